@@ -1,0 +1,40 @@
+/**
+ * Organization/fleet/permission checks shared by every route (spec: Authentication, rule 2).
+ *
+ * Policy: a wrong organization in the path or body is 403; a fleet or robot that does not exist or
+ * belongs to another organization is 404 (not visible, so ids cannot be probed); a fleet-scoped key
+ * used on another fleet of its own organization is 403.
+ */
+import { apiError } from '../errors/catalog.js';
+import type { AuthContext } from '../http/types.js';
+import type { Store } from '../store/lmdb.js';
+import type { FleetRecord, RobotRecord } from '../store/records.js';
+import { isLivePermission } from './permissions.js';
+
+/** Throws 403 unless the key carries `permission` (retired permissions never count). */
+export function requirePermission(auth: AuthContext, permission: string): void {
+  if (!isLivePermission(permission) || !auth.permissions.includes(permission)) {
+    throw apiError('forbidden_permission', { permission });
+  }
+}
+
+/** Throws 403 unless `orgId` is the key's organization. */
+export function requireOrg(auth: AuthContext, orgId: string): void {
+  if (orgId !== auth.orgId) throw apiError('forbidden_org', { orgId });
+}
+
+/** Loads a fleet the key may use: 404 when missing or in another org, 403 for a fleet-scoped key elsewhere. */
+export function requireFleet(store: Store, auth: AuthContext, fleetId: string): FleetRecord {
+  const fleet = store.fleets.get(fleetId);
+  if (!fleet || fleet.orgId !== auth.orgId) throw apiError('fleet_not_found', { fleetId });
+  if (auth.fleetId !== null && auth.fleetId !== fleetId) throw apiError('forbidden_fleet');
+  return fleet;
+}
+
+/** Loads a robot the key may use, by the same rules as {@link requireFleet} for its fleet. */
+export function requireRobot(store: Store, auth: AuthContext, robotId: string): RobotRecord {
+  const robot = store.robots.get(robotId);
+  if (!robot || robot.orgId !== auth.orgId) throw apiError('robot_not_found', { robotId });
+  if (auth.fleetId !== null && auth.fleetId !== robot.fleetId) throw apiError('forbidden_fleet');
+  return robot;
+}

@@ -1,0 +1,80 @@
+/**
+ * The contract between the transport adapter (uws-adapter.ts), the router and feature modules.
+ * Core logic sees only these plain objects, never uWS's request/response, so it is testable without
+ * sockets.
+ */
+import type { TSchema } from '@sinclair/typebox';
+import type { Permission } from '../auth/permissions.js';
+
+/** What the adapter copies synchronously out of a uWS request. */
+export interface PlainRequest {
+  method: string;
+  /** Path without the query string, e.g. `/v1/robots/…`. */
+  path: string;
+  /** Raw query string without `?` ('' when none). */
+  query: string;
+  /** Only the headers the core uses, lower-cased names. */
+  headers: {
+    authorization?: string;
+    'content-type'?: string;
+    'idempotency-key'?: string;
+  };
+  body: Buffer;
+  remoteAddress: string;
+}
+
+export interface PlainResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** Already-serialized body (JSON text for every API response). */
+  body: string;
+}
+
+/** The authenticated caller, resolved from an API key. */
+export interface AuthContext {
+  actorType: 'api_key';
+  apiKeyId: string;
+  orgId: string;
+  /** Fleet the key is bound to, or null for an org-wide key. */
+  fleetId: string | null;
+  permissions: readonly string[];
+}
+
+export interface HandlerResult {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface RouteContext<P = Record<string, string>, Q = Record<string, unknown>, B = unknown> {
+  params: P;
+  query: Q;
+  body: B;
+  /** null only on routes with `auth: 'none'`. */
+  auth: AuthContext;
+  /** Resolves when the client disconnected; handlers that wait (ack waits) race against it. */
+  aborted: AbortSignal;
+  /** Monotonic-ish wall clock of the request start (ms). */
+  nowMs: number;
+}
+
+/**
+ * One route. `params`, `query` and `body` schemas are compiled by ajv once at start-up and published
+ * in /openapi.json; `responses` is documentation (and the source of the TS types via Static<>).
+ */
+export interface RouteDef {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** OpenAPI-style template: `/v1/robots/{robot_id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tags: string[];
+  /** 'none': no credential (only /openapi.json); 'any': any valid key; otherwise the permission needed. */
+  auth: 'none' | 'any' | Permission;
+  params?: TSchema;
+  query?: TSchema;
+  body?: TSchema;
+  /** Status code -> response schema (error responses are added from the catalog automatically). */
+  responses: Record<number, { description: string; schema?: TSchema }>;
+  handler(ctx: RouteContext<any, any, any>): Promise<HandlerResult> | HandlerResult;
+}

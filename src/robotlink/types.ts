@@ -1,0 +1,28 @@
+/**
+ * What the rest of the gateway sees of the robot link (src/robotlink implements it over gRPC).
+ * Commands and telemetry depend on this interface, not on grpc-js.
+ */
+import type { Command, CommandAck } from '../gen/fleetgw/v1/robot_link_pb.js';
+
+export interface RobotLinkListener {
+  /** A robot finished its Hello and is online; `capabilities` are the ones it advertised. */
+  onOnline?(robotId: string, info: { fleetId: string; capabilities: string[]; agentVersion: string }): void;
+  /** The robot's stream ended or its keepalive failed. */
+  onOffline?(robotId: string, reason: string): void;
+  /** Raw, still-encoded TelemetryBatch bytes; never decoded on the main thread. */
+  onTelemetry?(robotId: string, fleetId: string, batch: Uint8Array): void;
+  onAck?(robotId: string, ack: CommandAck): void;
+}
+
+export interface RobotLink {
+  /** Registers a listener; returns a function that removes it. */
+  listen(listener: RobotLinkListener): () => void;
+  isOnline(robotId: string): boolean;
+  /**
+   * Writes a command to the robot's stream. Returns false when the robot is not connected (nothing
+   * was written). A true return means handed to the HTTP/2 stream, not that the robot received it.
+   */
+  send(robotId: string, command: Command): boolean;
+  /** Pauses or resumes reading from every robot stream (telemetry backpressure). */
+  setReadPaused(paused: boolean): void;
+}

@@ -1,0 +1,115 @@
+/**
+ * Organizations, fleets, robots and API keys in LMDB. Used by `fleetgw admin` (another process) and by
+ * the server's request path; writes are synchronous transactions so an admin command is durable before
+ * it prints its result.
+ */
+import { randomUUID } from 'node:crypto';
+import { indexRange, type Store } from './lmdb.js';
+import type { ApiKeyRecord, FleetRecord, OrgRecord, RobotRecord } from './records.js';
+import { mintApiKey, mintRobotToken } from './secrets.js';
+
+/** Creates an organization. */
+export function createOrg(store: Store, name: string, now = Date.now()): OrgRecord {
+  const org: OrgRecord = { orgId: randomUUID(), name, createdAtMs: now };
+  store.orgs.putSync(org.orgId, org);
+  return org;
+}
+
+/** Creates a fleet in an existing organization; throws when the organization does not exist. */
+export function createFleet(store: Store, orgId: string, name: string, now = Date.now()): FleetRecord {
+  if (!store.orgs.get(orgId)) throw new Error(`organization ${orgId} does not exist`);
+  const fleet: FleetRecord = { fleetId: randomUUID(), orgId, name, createdAtMs: now };
+  store.root.transactionSync(() => {
+    store.fleets.putSync(fleet.fleetId, fleet);
+    store.index.putSync(`fleetsByOrg/${orgId}/${fleet.fleetId}`, true);
+  });
+  return fleet;
+}
+
+export interface NewKeyOptions {
+  orgId: string;
+  fleetId: string | null;
+  permissions: string[];
+  expiresAtMs: number | null;
+}
+
+/** Mints an API key; the raw key is returned once and never stored. */
+export function createApiKey(store: Store, opts: NewKeyOptions, now = Date.now()): { record: ApiKeyRecord; apiKey: string } {
+  if (!store.orgs.get(opts.orgId)) throw new Error(`organization ${opts.orgId} does not exist`);
+  if (opts.fleetId !== null) {
+    const fleet = store.fleets.get(opts.fleetId);
+    if (!fleet || fleet.orgId !== opts.orgId) throw new Error(`fleet ${opts.fleetId} does not exist in organization ${opts.orgId}`);
+  }
+  const minted = mintApiKey();
+  const record: ApiKeyRecord = {
+    apiKeyId: minted.apiKeyId,
+    orgId: opts.orgId,
+    fleetId: opts.fleetId,
+    permissions: [...new Set(opts.permissions)],
+    secretHash: minted.secretHash,
+    createdAtMs: now,
+    expiresAtMs: opts.expiresAtMs,
+    revokedAtMs: null,
+  };
+  store.apikeys.putSync(record.apiKeyId, record);
+  return { record, apiKey: minted.apiKey };
+}
+
+/** Revokes a key; returns false when no such key exists. Revoking twice keeps the first time. */
+export function revokeApiKey(store: Store, apiKeyId: string, now = Date.now()): boolean {
+  return store.root.transactionSync(() => {
+    const rec = store.apikeys.get(apiKeyId);
+    if (!rec) return false;
+    if (rec.revokedAtMs === null) store.apikeys.putSync(apiKeyId, { ...rec, revokedAtMs: now });
+    return true;
+  });
+}
+
+export interface NewRobotOptions {
+  fleetId: string;
+  name: string;
+  capabilities: string[];
+  active: boolean;
+}
+
+/** Registers a robot in a fleet; the raw token is returned once and never stored. */
+export function addRobot(store: Store, opts: NewRobotOptions, now = Date.now()): { record: RobotRecord; robotToken: string } {
+  const fleet = store.fleets.get(opts.fleetId);
+  if (!fleet) throw new Error(`fleet ${opts.fleetId} does not exist`);
+  const { token, tokenHash } = mintRobotToken();
+  const record: RobotRecord = {
+    robotId: randomUUID(),
+    fleetId: fleet.fleetId,
+    orgId: fleet.orgId,
+    name: opts.name,
+    capabilities: [...new Set(opts.capabilities)],
+    active: opts.active,
+    tokenHash,
+    createdAtMs: now,
+  };
+  store.root.transactionSync(() => {
+    store.robots.putSync(record.robotId, record);
+    store.index.putSync(`robotsByFleet/${fleet.fleetId}/${record.robotId}`, true);
+  });
+  return { record, robotToken: token };
+}
+
+/** Fleets of an organization, ordered by id. */
+export function listFleets(store: Store, orgId: string): FleetRecord[] {
+  const out: FleetRecord[] = [];
+  for (const id of indexRange(store, `fleetsByOrg/${orgId}`)) {
+    const f = store.fleets.get(id);
+    if (f) out.push(f);
+  }
+  return out;
+}
+
+/** Robots of a fleet (active or not), ordered by id. */
+export function listRobots(store: Store, fleetId: string): RobotRecord[] {
+  const out: RobotRecord[] = [];
+  for (const id of indexRange(store, `robotsByFleet/${fleetId}`)) {
+    const r = store.robots.get(id);
+    if (r) out.push(r);
+  }
+  return out;
+}

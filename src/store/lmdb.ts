@@ -1,0 +1,66 @@
+/**
+ * Opens the gateway's LMDB environment. One environment per data dir, shared safely by the serving
+ * process and `fleetgw admin` processes (LMDB is multi-process), so admin changes are seen by the
+ * running server on its next read without any signalling.
+ *
+ * Key layout (docs/ARCHITECTURE.md has the full table):
+ *   orgs        orgId                      -> OrgRecord
+ *   fleets      fleetId                    -> FleetRecord
+ *   robots      robotId                    -> RobotRecord
+ *   apikeys     apiKeyId                   -> ApiKeyRecord
+ *   index       "fleetsByOrg/<org>/<fleet>" | "robotsByFleet/<fleet>/<robot>" -> true
+ *   snapshots   robotId                    -> TelemetrySnapshot (latest sample per robot)
+ *   commands    commandId                  -> CommandRecord
+ *   outbox      "<robotId>/<seq:16 hex>"   -> commandId (undelivered commands, in send order)
+ *   meta        string                     -> any
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import type { ApiKeyRecord, FleetRecord, OrgRecord, RobotRecord } from './records.js';
+
+export interface Store {
+  readonly root: RootDatabase;
+  readonly orgs: Database<OrgRecord, string>;
+  readonly fleets: Database<FleetRecord, string>;
+  readonly robots: Database<RobotRecord, string>;
+  readonly apikeys: Database<ApiKeyRecord, string>;
+  readonly index: Database<true, string>;
+  readonly snapshots: Database<unknown, string>;
+  readonly commands: Database<unknown, string>;
+  readonly outbox: Database<string, string>;
+  readonly meta: Database<unknown, string>;
+  close(): Promise<void>;
+}
+
+/** Opens (creating if needed) the LMDB environment under `<dataDir>/lmdb`. */
+export function openStore(dataDir: string): Store {
+  const path = join(dataDir, 'lmdb');
+  mkdirSync(path, { recursive: true });
+  // maxDbs leaves room for later tables; mapSize grows automatically in lmdb-js.
+  const root = open({ path, maxDbs: 32, compression: false });
+  const db = <V>(name: string): Database<V, string> => root.openDB<V, string>({ name });
+  return {
+    root,
+    orgs: db<OrgRecord>('orgs'),
+    fleets: db<FleetRecord>('fleets'),
+    robots: db<RobotRecord>('robots'),
+    apikeys: db<ApiKeyRecord>('apikeys'),
+    index: db<true>('index'),
+    snapshots: db<unknown>('snapshots'),
+    commands: db<unknown>('commands'),
+    outbox: db<string>('outbox'),
+    meta: db<unknown>('meta'),
+    close: () => root.close(),
+  };
+}
+
+/** Keys of an index range `<prefix>/<a>/` in insertion-independent (sorted) order. */
+export function indexRange(store: Store, prefix: string): string[] {
+  const start = `${prefix}/`;
+  const out: string[] = [];
+  for (const key of store.index.getKeys({ start, end: `${prefix}/\uffff` })) {
+    out.push(key.slice(start.length));
+  }
+  return out;
+}

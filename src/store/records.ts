@@ -1,0 +1,44 @@
+/**
+ * Records kept in LMDB (the control plane). Plain objects encoded by lmdb-js (msgpack), so every
+ * field here must be msgpack-safe. Secrets never appear: only SHA-256 digests of them.
+ */
+
+export interface OrgRecord {
+  orgId: string;
+  name: string;
+  createdAtMs: number;
+}
+
+export interface FleetRecord {
+  fleetId: string;
+  orgId: string;
+  name: string;
+  createdAtMs: number;
+}
+
+export interface RobotRecord {
+  robotId: string;
+  fleetId: string;
+  orgId: string;
+  name: string;
+  /** Capabilities set by the operator at registration; the agent's hello may add advertised ones. */
+  capabilities: string[];
+  /** Inactive robots are registered but not yet members of the fleet's working set. */
+  active: boolean;
+  /** SHA-256 of the robot token. */
+  tokenHash: Uint8Array;
+  createdAtMs: number;
+}
+
+export interface ApiKeyRecord {
+  apiKeyId: string;
+  orgId: string;
+  /** null: the key may use every fleet of its organization that its permissions allow. */
+  fleetId: string | null;
+  permissions: string[];
+  /** SHA-256 of the key's secret part. */
+  secretHash: Uint8Array;
+  createdAtMs: number;
+  expiresAtMs: number | null;
+  revokedAtMs: number | null;
+}
