@@ -1,0 +1,112 @@
+/**
+ * `fleetgw admin …`: identity management straight against the data dir's LMDB. Safe while a server
+ * runs on the same dir (LMDB is multi-process); the server reads these records on every request and
+ * every robot connect, so changes apply at once.
+ */
+import { existsSync } from 'node:fs';
+import { isKnownPermission, isLivePermission, LIVE_PERMISSIONS } from '../auth/permissions.js';
+import { addRobot, createApiKey, createFleet, createOrg, revokeApiKey } from '../store/identity.js';
+import { openStore, type Store } from '../store/lmdb.js';
+import { list, opt, parseStrict, positiveInt, req, reqUuid } from './args.js';
+import { UsageError } from './usage.js';
+
+type Out = (line: string) => void;
+
+function print(out: Out, json: boolean, value: Record<string, unknown>, human: string): void {
+  out(json ? JSON.stringify(value) : human);
+}
+
+async function withStore<T>(dataDir: string, create: boolean, fn: (store: Store) => T): Promise<T> {
+  if (!create && !existsSync(dataDir)) throw new UsageError(`data dir ${dataDir} does not exist (run 'fleetgw admin init' first)`);
+  const store = openStore(dataDir);
+  try {
+    return fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Runs one admin subcommand; returns the exit code. */
+export async function runAdmin(argv: string[], out: Out): Promise<number> {
+  const [sub, ...rest] = argv;
+  switch (sub) {
+    case 'init': {
+      const v = parseStrict(rest, { 'data-dir': { type: 'string' }, org: { type: 'string' }, fleet: { type: 'string' }, json: { type: 'boolean' } });
+      const dataDir = req(v, 'data-dir');
+      const orgName = req(v, 'org');
+      const fleetName = req(v, 'fleet');
+      const r = await withStore(dataDir, true, (store) => {
+        const org = createOrg(store, orgName);
+        const fleet = createFleet(store, org.orgId, fleetName);
+        const key = createApiKey(store, { orgId: org.orgId, fleetId: null, permissions: [...LIVE_PERMISSIONS], expiresAtMs: null });
+        return { orgId: org.orgId, fleetId: fleet.fleetId, apiKeyId: key.record.apiKeyId, apiKey: key.apiKey };
+      });
+      print(out, v.json === true, r, `org ${r.orgId}\nfleet ${r.fleetId}\napi key id ${r.apiKeyId}\napi key ${r.apiKey}  (shown once)`);
+      return 0;
+    }
+    case 'create-fleet': {
+      const v = parseStrict(rest, { 'data-dir': { type: 'string' }, org: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } });
+      const dataDir = req(v, 'data-dir');
+      const orgId = reqUuid(v, 'org');
+      const name = req(v, 'name');
+      const fleetId = await withStore(dataDir, false, (store) => {
+        if (!store.orgs.get(orgId)) throw new UsageError(`organization ${orgId} does not exist`);
+        return createFleet(store, orgId, name).fleetId;
+      });
+      print(out, v.json === true, { fleetId }, `fleet ${fleetId}`);
+      return 0;
+    }
+    case 'create-key': {
+      const v = parseStrict(rest, {
+        'data-dir': { type: 'string' }, org: { type: 'string' }, fleet: { type: 'string' },
+        permissions: { type: 'string' }, 'expires-in': { type: 'string' }, json: { type: 'boolean' },
+      });
+      const dataDir = req(v, 'data-dir');
+      const orgId = reqUuid(v, 'org');
+      const fleetId = opt(v, 'fleet') === undefined ? null : reqUuid(v, 'fleet');
+      const permissions = list(req(v, 'permissions'));
+      if (permissions.length === 0) throw new UsageError('--permissions needs at least one permission');
+      const unknown = permissions.find((p) => !isKnownPermission(p));
+      if (unknown !== undefined) throw new UsageError(`unknown permission '${unknown}'`);
+      const expiresIn = positiveInt(opt(v, 'expires-in'), 'expires-in');
+      const r = await withStore(dataDir, false, (store) => {
+        if (!store.orgs.get(orgId)) throw new UsageError(`organization ${orgId} does not exist`);
+        const fleet = fleetId === null ? null : store.fleets.get(fleetId);
+        if (fleetId !== null && (!fleet || fleet.orgId !== orgId)) throw new UsageError(`fleet ${fleetId} is not in organization ${orgId}`);
+        const expiresAtMs = expiresIn === undefined ? null : Date.now() + expiresIn * 1000;
+        return createApiKey(store, { orgId, fleetId, permissions, expiresAtMs });
+      });
+      const retired = permissions.filter((p) => !isLivePermission(p));
+      const note = retired.length > 0 ? `\nnote: retired permissions authorize nothing: ${retired.join(', ')}` : '';
+      print(out, v.json === true, { apiKeyId: r.record.apiKeyId, apiKey: r.apiKey }, `api key id ${r.record.apiKeyId}\napi key ${r.apiKey}  (shown once)${note}`);
+      return 0;
+    }
+    case 'revoke-key': {
+      const v = parseStrict(rest, { 'data-dir': { type: 'string' }, 'key-id': { type: 'string' }, json: { type: 'boolean' } });
+      const dataDir = req(v, 'data-dir');
+      const keyId = reqUuid(v, 'key-id');
+      const found = await withStore(dataDir, false, (store) => revokeApiKey(store, keyId));
+      if (!found) throw new UsageError(`no API key ${keyId}`);
+      print(out, v.json === true, { apiKeyId: keyId, revoked: true }, `revoked ${keyId}`);
+      return 0;
+    }
+    case 'add-robot': {
+      const v = parseStrict(rest, {
+        'data-dir': { type: 'string' }, fleet: { type: 'string' }, name: { type: 'string' },
+        capabilities: { type: 'string' }, inactive: { type: 'boolean' }, json: { type: 'boolean' },
+      });
+      const dataDir = req(v, 'data-dir');
+      const fleetId = reqUuid(v, 'fleet');
+      const name = req(v, 'name');
+      const capabilities = list(opt(v, 'capabilities'));
+      const r = await withStore(dataDir, false, (store) => {
+        if (!store.fleets.get(fleetId)) throw new UsageError(`fleet ${fleetId} does not exist`);
+        return addRobot(store, { fleetId, name, capabilities, active: v.inactive !== true });
+      });
+      print(out, v.json === true, { robotId: r.record.robotId, robotToken: r.robotToken }, `robot ${r.record.robotId}\nrobot token ${r.robotToken}  (shown once)`);
+      return 0;
+    }
+    default:
+      throw new UsageError(sub === undefined ? 'admin needs a subcommand (init, create-fleet, create-key, revoke-key, add-robot)' : `unknown admin subcommand '${sub}'`);
+  }
+}

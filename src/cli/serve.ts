@@ -1,0 +1,65 @@
+/**
+ * `fleetgw serve`: starts the gateway, prints the ready line, drains on SIGTERM/SIGINT and exits 0.
+ */
+import { isIP } from 'node:net';
+import { resolve } from 'node:path';
+import { tunablesFromEnv } from '../config.js';
+import { startGateway } from '../gateway/gateway.js';
+import { isLoopbackHost } from '../http/tls.js';
+import { opt, parseStrict, port, req } from './args.js';
+import { UsageError } from './usage.js';
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_HTTP_PORT = 8443;
+export const DEFAULT_GRPC_PORT = 50051;
+
+/** Parses serve's options and runs the gateway until a termination signal. */
+export async function runServe(argv: string[], out: (line: string) => void): Promise<number> {
+  const v = parseStrict(argv, {
+    'data-dir': { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, 'grpc-port': { type: 'string' },
+    'clickhouse-url': { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'insecure-http': { type: 'boolean' },
+  });
+  const dataDir = resolve(req(v, 'data-dir'));
+  const host = opt(v, 'host') ?? DEFAULT_HOST;
+  if (host !== 'localhost' && isIP(host) === 0) throw new UsageError(`--host must be an IP address or localhost, got '${host}'`);
+  const httpPort = port(opt(v, 'port'), 'port', DEFAULT_HTTP_PORT);
+  const grpcPort = port(opt(v, 'grpc-port'), 'grpc-port', DEFAULT_GRPC_PORT);
+  const clickhouseUrl = opt(v, 'clickhouse-url');
+  if (clickhouseUrl !== undefined && !/^https?:\/\/[^/]+/.test(clickhouseUrl)) throw new UsageError('--clickhouse-url must be an http(s) URL');
+  const certFile = opt(v, 'tls-cert');
+  const keyFile = opt(v, 'tls-key');
+  if ((certFile === undefined) !== (keyFile === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
+  const insecure = v['insecure-http'] === true;
+  if (insecure && certFile !== undefined) throw new UsageError('--insecure-http cannot be combined with --tls-cert/--tls-key');
+  if (insecure && !isLoopbackHost(host)) throw new UsageError(`--insecure-http is refused on non-loopback host ${host}: serve HTTPS there`);
+  let tunables;
+  try {
+    tunables = tunablesFromEnv();
+  } catch (err: unknown) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+
+  const gateway = await startGateway({
+    dataDir,
+    host,
+    httpPort,
+    grpcPort,
+    clickhouseUrl: clickhouseUrl ?? null,
+    tls: insecure ? 'insecure' : certFile !== undefined && keyFile !== undefined ? { certFile: resolve(certFile), keyFile: resolve(keyFile) } : 'self-signed',
+    tunables,
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
+  out(JSON.stringify({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemetryStore: gateway.telemetryStore }));
+
+  await new Promise<void>((done) => {
+    const stop = (signal: string): void => {
+      process.stderr.write(`fleetgw: ${signal}: draining\n`);
+      done();
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  await gateway.close();
+  out(JSON.stringify({ event: 'stopped' }));
+  return 0;
+}

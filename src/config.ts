@@ -1,0 +1,50 @@
+/**
+ * Tunables that are not part of the CLI contract, with their defaults. Each can be overridden by an
+ * environment variable (documented in README, "Configuration") so operators and benchmarks can adjust
+ * them without a new flag.
+ */
+
+export interface GatewayTunables {
+  /** Sustained requests per second allowed per API key. */
+  rateLimitPerSecond: number;
+  /** Burst size of the per-key token bucket. */
+  rateLimitBurst: number;
+  /** Largest accepted request body. */
+  maxBodyBytes: number;
+  /** gRPC keepalive ping interval towards robots. */
+  robotKeepaliveMs: number;
+  /** How long a keepalive ping may go unanswered before the robot is offline. */
+  robotKeepaliveTimeoutMs: number;
+}
+
+export const DEFAULT_TUNABLES: GatewayTunables = {
+  rateLimitPerSecond: 100,
+  rateLimitBurst: 200,
+  maxBodyBytes: 1024 * 1024,
+  robotKeepaliveMs: 2000,
+  robotKeepaliveTimeoutMs: 2000,
+};
+
+const ENV: Record<keyof GatewayTunables, string> = {
+  rateLimitPerSecond: 'FLEETGW_RATE_LIMIT_RPS',
+  rateLimitBurst: 'FLEETGW_RATE_LIMIT_BURST',
+  maxBodyBytes: 'FLEETGW_MAX_BODY_BYTES',
+  robotKeepaliveMs: 'FLEETGW_ROBOT_KEEPALIVE_MS',
+  robotKeepaliveTimeoutMs: 'FLEETGW_ROBOT_KEEPALIVE_TIMEOUT_MS',
+};
+
+/**
+ * Reads tunables from the environment over the defaults.
+ * @throws Error naming the variable when a value is not a positive integer
+ */
+export function tunablesFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayTunables {
+  const out = { ...DEFAULT_TUNABLES };
+  for (const [field, name] of Object.entries(ENV) as [keyof GatewayTunables, string][]) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    const n = Number(raw);
+    if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got '${raw}'`);
+    out[field] = n;
+  }
+  return out;
+}

@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+// Forks, not threads: chdb must run on a process main thread (it crashes when a worker_thread exits),
+// and tests start real servers that want their own process.
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    globalSetup: ['test/support/global-setup.ts'],
+  },
+});
