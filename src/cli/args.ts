@@ -12,7 +12,7 @@ export function parseStrict(argv: string[], spec: Spec): Record<string, string |
   try {
     const { values, positionals } = parseArgs({ args: argv, options: spec, strict: true, allowPositionals: true });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0] ?? ''}'`);
-    return values as Record<string, string | boolean | undefined>;
+    return values;
   } catch (err: unknown) {
     if (err instanceof UsageError) throw err;
     // node's messages are multi-line in places; keep the one-line contract.

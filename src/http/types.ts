@@ -5,6 +5,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import type { Permission } from '../auth/permissions.js';
+import type { ErrorId } from '../errors/catalog.js';
 
 /** What the adapter copies synchronously out of a uWS request. */
 export interface PlainRequest {
@@ -76,5 +77,13 @@ export interface RouteDef {
   body?: TSchema;
   /** Status code -> response schema (error responses are added from the catalog automatically). */
   responses: Record<number, { description: string; schema?: TSchema }>;
+  /**
+   * Catalog errors this route may return beyond the ones the router adds by itself (auth, validation,
+   * rate limit, internal); published in /openapi.json.
+   */
+  errors?: ErrorId[];
+  // Each handler narrows params/query/body to its own schemas' Static<> types, which the router has
+  // validated before the call; `any` here is what lets one RouteDef[] hold all of them.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   handler(ctx: RouteContext<any, any, any>): Promise<HandlerResult> | HandlerResult;
 }

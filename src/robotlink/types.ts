@@ -5,8 +5,16 @@
 import type { Command, CommandAck } from '../gen/fleetgw/v1/robot_link_pb.js';
 
 export interface RobotLinkListener {
-  /** A robot finished its Hello and is online; `capabilities` are the ones it advertised. */
-  onOnline?(robotId: string, info: { fleetId: string; capabilities: string[]; agentVersion: string }): void;
+  /**
+   * A robot finished its Hello and is online; `capabilities` are the ones it advertised and
+   * `lastAppliedSeq` the highest command seq its agent reports as applied (the gRPC link always sets it; 0n when none).
+   * A newer connection replacing the current one is reported as another onOnline without an
+   * onOffline in between, so handlers must be idempotent.
+   */
+  onOnline?(
+    robotId: string,
+    info: { fleetId: string; capabilities: string[]; agentVersion: string; lastAppliedSeq?: bigint },
+  ): void;
   /** The robot's stream ended or its keepalive failed. */
   onOffline?(robotId: string, reason: string): void;
   /** Raw, still-encoded TelemetryBatch bytes; never decoded on the main thread. */

@@ -1,0 +1,56 @@
+/**
+ * Builds the published robot record (schemas/robots.ts RobotView) from the control-plane record and
+ * the latest telemetry snapshot. Pure: no I/O, so the mapping is testable on its own.
+ */
+import type { RobotRecord } from '../store/records.js';
+import type { TelemetrySnapshot } from '../telemetry/snapshot.js';
+import type { MotionTelemetry, RobotView, StatusTelemetry } from './schemas/robots.js';
+
+/** Maps a robot and its latest snapshot (undefined before the first report) to the API record. */
+export function toRobotView(robot: RobotRecord, snap: TelemetrySnapshot | undefined, online: boolean): RobotView {
+  const motion: MotionTelemetry | null = snap
+    ? {
+        tsMs: snap.tsMs,
+        position: { latitude: snap.latitude, longitude: snap.longitude, elevationM: snap.elevationM },
+        pose: { xM: snap.pose.xM, yM: snap.pose.yM, zM: snap.pose.zM, headingDeg: snap.pose.headingDeg },
+        velocity: { linearMps: snap.velocity.linearMps, angularDps: snap.velocity.angularDps },
+        gpsFix: snap.gpsFix,
+      }
+    : null;
+  const status: StatusTelemetry | null = snap
+    ? {
+        tsMs: snap.tsMs,
+        mode: snap.mode,
+        estop: snap.estop,
+        battery: { percent: snap.battery.percent, voltageV: snap.battery.voltageV, charging: snap.battery.charging },
+        mission: snap.mission ? { ...snap.mission } : null,
+        health: { level: snap.health.level, faults: [...snap.health.faults], cpuTempC: snap.health.cpuTempC },
+      }
+    : null;
+  return {
+    id: robot.robotId,
+    name: robot.name,
+    fleetId: robot.fleetId,
+    active: robot.active,
+    online,
+    capabilities: [...robot.capabilities],
+    lastSeenMs: snap?.receivedAtMs ?? null,
+    latitude: snap?.latitude ?? null,
+    longitude: snap?.longitude ?? null,
+    elevationM: snap?.elevationM ?? null,
+    headingDeg: snap?.pose.headingDeg ?? null,
+    speedMps: snap?.velocity.linearMps ?? null,
+    angularDps: snap?.velocity.angularDps ?? null,
+    gpsFix: snap?.gpsFix ?? null,
+    mode: snap?.mode ?? null,
+    estop: snap?.estop ?? null,
+    batteryPct: snap?.battery.percent ?? null,
+    batteryVoltageV: snap?.battery.voltageV ?? null,
+    charging: snap?.battery.charging ?? null,
+    missionState: snap?.mission?.missionState ?? null,
+    missionProgressPct: snap?.mission?.progressPct ?? null,
+    healthLevel: snap?.health.level ?? null,
+    motionTelemetry: motion,
+    statusTelemetry: status,
+  };
+}

@@ -1,0 +1,28 @@
+/** GET /v1/me: the identity of the calling key (spec: Discovery). */
+import type { RouteDef } from '../../http/types.js';
+import { MeResponse } from '../schemas/me.js';
+
+/** Routes about the caller itself. */
+export function meRoutes(): RouteDef[] {
+  return [
+    {
+      method: 'GET',
+      path: '/v1/me',
+      operationId: 'getMe',
+      summary: 'Identity, organization, fleet binding and permissions of the calling API key.',
+      tags: ['Discovery'],
+      auth: 'any',
+      responses: { 200: { description: 'The key identity.', schema: MeResponse } },
+      handler: ({ auth }) => {
+        const body: MeResponse = {
+          actorType: auth.actorType,
+          apiKeyId: auth.apiKeyId,
+          orgId: auth.orgId,
+          fleetId: auth.fleetId,
+          permissions: [...auth.permissions],
+        };
+        return { status: 200, body };
+      },
+    },
+  ];
+}

@@ -1,0 +1,57 @@
+/**
+ * Compatibility robot routes (spec: Endpoints, "Robots (compatibility routes)"): the robot records of a
+ * fleet and one robot, each with its latest telemetry snapshot from LMDB and live link state.
+ */
+import { requireFleet, requireRobot } from '../../auth/access.js';
+import type { RouteContext, RouteDef } from '../../http/types.js';
+import type { Store } from '../../store/lmdb.js';
+import { listRobots } from '../../store/identity.js';
+import type { RobotRecord } from '../../store/records.js';
+import type { TelemetrySnapshot } from '../../telemetry/snapshot.js';
+import { toRobotView } from '../robot-view.js';
+import { RobotListQuery, RobotListResponse, RobotPathParams, RobotView } from '../schemas/robots.js';
+
+export interface RobotRouteDeps {
+  store: Store;
+  /** True while the robot holds a live link (from the RobotLink registry). */
+  isOnline(robotId: string): boolean;
+}
+
+/** GET /v1/robots and GET /v1/robots/{robot_id}. */
+export function robotRoutes(deps: RobotRouteDeps): RouteDef[] {
+  const view = (r: RobotRecord): RobotView =>
+    toRobotView(r, deps.store.snapshots.get(r.robotId) as TelemetrySnapshot | undefined, deps.isOnline(r.robotId));
+  return [
+    {
+      method: 'GET',
+      path: '/v1/robots',
+      operationId: 'listRobots',
+      summary: 'Every robot record of a fleet, including robots not yet active, with latest telemetry.',
+      tags: ['Robots'],
+      auth: 'robots:read',
+      query: RobotListQuery,
+      responses: { 200: { description: 'Robot records, ordered by id.', schema: RobotListResponse } },
+      errors: ['fleet_not_found', 'forbidden_fleet'],
+      handler: ({ auth, query }: RouteContext<Record<string, string>, RobotListQuery>) => {
+        const fleet = requireFleet(deps.store, auth, query.fleet_id);
+        const body: RobotListResponse = listRobots(deps.store, fleet.fleetId).map(view);
+        return { status: 200, body };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/robots/{robot_id}',
+      operationId: 'getRobot',
+      summary: 'One robot record with its latest telemetry.',
+      tags: ['Robots'],
+      auth: 'robots:read',
+      params: RobotPathParams,
+      responses: { 200: { description: 'The robot record.', schema: RobotView } },
+      errors: ['robot_not_found', 'forbidden_fleet'],
+      handler: ({ auth, params }: RouteContext<RobotPathParams>) => {
+        const robot = requireRobot(deps.store, auth, params.robot_id);
+        return { status: 200, body: view(robot) };
+      },
+    },
+  ];
+}

@@ -1,0 +1,50 @@
+/**
+ * POST /v1/telemetry/stream-tickets: a single-use ticket for the live telemetry WebSocket, so browser
+ * dashboards never hold an API key (docs/telemetry-stream.md).
+ */
+import { requireFleet, requireOrg } from '../../auth/access.js';
+import { apiError } from '../../errors/catalog.js';
+import type { RouteContext, RouteDef } from '../../http/types.js';
+import type { Store } from '../../store/lmdb.js';
+import { TicketCapacityError, type TicketIssuer } from '../../telemetry/ticket-issuer.js';
+import { StreamTicketRequest, StreamTicketResponse } from '../schemas/stream-tickets.js';
+
+export interface StreamTicketDeps {
+  store: Store;
+  tickets: TicketIssuer;
+  /**
+   * The stream's public URL, e.g. `wss://gw.example:8443/v1/telemetry/stream` (ws:// for plain HTTP).
+   * A function because the port is known only once the server listens.
+   */
+  streamUrl: () => string;
+}
+
+/** The stream-ticket route. */
+export function streamTicketRoutes(deps: StreamTicketDeps): RouteDef[] {
+  return [
+    {
+      method: 'POST',
+      path: '/v1/telemetry/stream-tickets',
+      operationId: 'createTelemetryStreamTicket',
+      summary: 'Mint a single-use, fleet-scoped ticket (valid for at most 60 s) to open the live telemetry WebSocket.',
+      tags: ['Telemetry'],
+      auth: 'robots:read',
+      body: StreamTicketRequest,
+      responses: { 201: { description: 'The ticket and where to use it.', schema: StreamTicketResponse } },
+      handler: ({ auth, body }: RouteContext<Record<string, string>, Record<string, unknown>, StreamTicketRequest>) => {
+        requireOrg(auth, body.org_id);
+        requireFleet(deps.store, auth, body.fleet_id);
+        try {
+          const issued = deps.tickets.issue({ orgId: auth.orgId, fleetId: body.fleet_id, apiKeyId: auth.apiKeyId });
+          const out: StreamTicketResponse = { ticket: issued.ticket, url: deps.streamUrl(), expiresAtMs: issued.expiresAtMs };
+          return { status: 201, body: out, headers: { 'cache-control': 'no-store' } };
+        } catch (e) {
+          if (e instanceof TicketCapacityError) {
+            throw apiError('rate_limited', { retryAfterS: e.retryAfterS }, { headers: { 'retry-after': String(e.retryAfterS) } });
+          }
+          throw e;
+        }
+      },
+    },
+  ];
+}

@@ -1,0 +1,43 @@
+/**
+ * Building blocks shared by every API schema. Each schema here is written once and drives request
+ * validation (ajv), the TypeScript types (Static<>) and /openapi.json.
+ */
+import { Type, type TSchema } from '@sinclair/typebox';
+
+/**
+ * A UUID in canonical lowercase form, the only form the gateway mints. The pattern (on top of the
+ * `uuid` format) rejects `urn:uuid:` prefixes and upper case, so an id either matches a stored record
+ * byte for byte or is a 400, never a confusing 404.
+ */
+export const Uuid = Type.String({
+  format: 'uuid',
+  pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$',
+  description: 'UUID, canonical lowercase form.',
+});
+
+/** `T` or null. */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** Spec, Errors: `{error, code}` plus an optional structured `details` object. */
+export const ErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'Human-readable message.' }),
+    code: Type.Union(
+      [
+        Type.Literal('bad_request'),
+        Type.Literal('unauthorized'),
+        Type.Literal('forbidden'),
+        Type.Literal('not_found'),
+        Type.Literal('conflict'),
+        Type.Literal('partial_failure'),
+        Type.Literal('policy_rejected'),
+        Type.Literal('rate_limited'),
+        Type.Literal('internal'),
+        Type.Literal('unavailable'),
+      ],
+      { description: 'Machine code.' },
+    ),
+    details: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Structured results, on some errors.' })),
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,89 @@
+/**
+ * `POST /v1/agent/control-robot` (spec: Agent API, robot control; Conventions 2 and 4; Limits).
+ *
+ * The request is strict: unknown fields, malformed UUIDs or a non-array `robot_ids` are 400. The ack
+ * wait may be spelled `wait_for_ack` / `wait_for_ack_ms` or `waitForAck` / `waitForAckMs`; sending
+ * more than one of the four is 400 (checked by the handler, which names the conflict).
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { ErrorBody, Uuid } from './common.js';
+
+export const CONTROL_ROBOT_ACTIONS = ['start', 'stop', 'release', 'mode', 'invoke_action', 'update_settings', 'stop_all', 'force_reset'] as const;
+export type ControlRobotAction = (typeof CONTROL_ROBOT_ACTIONS)[number];
+
+/** Spec, Limits: targets per bulk robot command. */
+export const MAX_TARGETS = 100;
+/** Spec, Conventions 4 / Limits: the acknowledgement wait is capped at 30 s. */
+export const MAX_ACK_WAIT_MS = 30_000;
+
+const WaitForAck = Type.Literal(true, { description: 'Wait for the robot agent\'s acknowledgement, up to 30 s.' });
+const WaitForAckMs = Type.Integer({ minimum: 1, description: 'Wait up to this many ms for the acknowledgement; values above 30000 are capped at 30000.' });
+
+export const ControlRobotBody = Type.Object(
+  {
+    org_id: Uuid,
+    fleet_id: Uuid,
+    action: Type.Unsafe<ControlRobotAction>({ type: 'string', enum: [...CONTROL_ROBOT_ACTIONS], description: 'Only `stop` is implemented in this version; the others answer 400.' }),
+    robot_id: Type.Optional(Uuid),
+    robot_ids: Type.Optional(Type.Array(Uuid, { maxItems: MAX_TARGETS, description: 'Combined with `robot_id`; duplicates count once; at most 100 targets in all.' })),
+    wait_for_ack: Type.Optional(WaitForAck),
+    wait_for_ack_ms: Type.Optional(WaitForAckMs),
+    waitForAck: Type.Optional(WaitForAck),
+    waitForAckMs: Type.Optional(WaitForAckMs),
+  },
+  { additionalProperties: false },
+);
+export type ControlRobotBody = Static<typeof ControlRobotBody>;
+
+/** The spec's Delivery object. */
+export const DeliveryObject = Type.Object(
+  {
+    state: Type.Unsafe<'dispatched' | 'deferred' | 'agent_received' | 'agent_rejected' | 'timed_out'>({
+      type: 'string',
+      enum: ['dispatched', 'deferred', 'agent_received', 'agent_rejected', 'timed_out'],
+      description: '`timed_out` means the wait elapsed: delivery observation only, not proof of failure.',
+    }),
+    commandId: Uuid,
+    retryBudgetExhausted: Type.Boolean({ description: 'When false after a timeout, background resends may continue.' }),
+  },
+  { additionalProperties: false },
+);
+export type DeliveryObject = Static<typeof DeliveryObject>;
+
+export const ControlRobotOutcome = Type.Object(
+  {
+    robotId: Uuid,
+    success: Type.Boolean(),
+    delivery: Type.Optional(DeliveryObject),
+    error: Type.Optional(
+      Type.Object(
+        { code: ErrorBody.properties.code, message: Type.String() },
+        { additionalProperties: false, description: 'Why this target failed: `not_found`, `unavailable` (backlog full), `policy_rejected` (agent rejected).' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ControlRobotOutcome = Static<typeof ControlRobotOutcome>;
+
+export const ControlRobotResponse = Type.Object(
+  {
+    success: Type.Boolean({ description: 'True when every target succeeded.' }),
+    action: Type.Unsafe<ControlRobotAction>({ type: 'string', enum: [...CONTROL_ROBOT_ACTIONS] }),
+    count: Type.Integer({ description: 'Number of targets (after de-duplication), one outcome each.' }),
+    outcomes: Type.Array(ControlRobotOutcome),
+    error: Type.Optional(Type.String({ description: 'On 207 and 502: summary message.' })),
+    code: Type.Optional(Type.Unsafe<'partial_failure' | 'unavailable'>({ type: 'string', enum: ['partial_failure', 'unavailable'], description: 'On 207: `partial_failure`; on 502: `unavailable`.' })),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'One outcome per target robot, in request order. A target succeeds when its command is `dispatched`, ' +
+      '`deferred` (robot offline: kept and sent on reconnect), `agent_received`, or `timed_out` (the wait ' +
+      'elapsed; not proof of failure, resends may continue). It fails when the robot is not a robot of the ' +
+      'fleet (`not_found`), its backlog is full (`unavailable`), or the agent rejected the command ' +
+      '(`agent_rejected`, error code `policy_rejected`). Status 200 when every target succeeded, 207 when ' +
+      'some failed, 502 when all failed; 207 and 502 bodies also carry `error` and `code`.',
+  },
+);
+export type ControlRobotResponse = Static<typeof ControlRobotResponse>;

@@ -1,0 +1,103 @@
+/**
+ * The robot record of the compatibility routes GET /v1/robots and GET /v1/robots/{robot_id}
+ * (spec: Resources, Robot, "Compatibility view").
+ *
+ * The latest telemetry appears twice on purpose: flattened top-level fields for simple clients, and
+ * the nested `motionTelemetry` / `statusTelemetry` objects the spec names. Before a robot's first
+ * report every telemetry field is null and both nested objects are null.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { Nullable, Uuid } from './common.js';
+
+export const RobotPathParams = Type.Object({ robot_id: Uuid }, { additionalProperties: false });
+export type RobotPathParams = Static<typeof RobotPathParams>;
+
+export const RobotListQuery = Type.Object({ fleet_id: Uuid }, { additionalProperties: false });
+export type RobotListQuery = Static<typeof RobotListQuery>;
+
+const NNumber = (description: string) => Nullable(Type.Number({ description }));
+
+export const MotionTelemetry = Type.Object(
+  {
+    tsMs: Type.Integer({ description: 'Robot clock of the sample (ms since epoch).' }),
+    position: Type.Object(
+      { latitude: Type.Number(), longitude: Type.Number(), elevationM: Type.Number() },
+      { additionalProperties: false },
+    ),
+    pose: Type.Object(
+      { xM: Type.Number(), yM: Type.Number(), zM: Type.Number(), headingDeg: Type.Number() },
+      { additionalProperties: false },
+    ),
+    velocity: Type.Object({ linearMps: Type.Number(), angularDps: Type.Number() }, { additionalProperties: false }),
+    gpsFix: Type.Integer({ description: 'GPS fix quality (0 none).' }),
+  },
+  { additionalProperties: false },
+);
+export type MotionTelemetry = Static<typeof MotionTelemetry>;
+
+export const MissionStatus = Type.Object(
+  {
+    runId: Type.String(),
+    missionState: Type.String(),
+    progressPct: Type.Number(),
+    stepIndex: Type.Integer(),
+    remainingDistanceM: Type.Number(),
+    etaS: Type.Number(),
+  },
+  { additionalProperties: false },
+);
+
+export const HealthLevel = Type.Union([Type.Literal('unspecified'), Type.Literal('ok'), Type.Literal('warn'), Type.Literal('error')]);
+
+export const StatusTelemetry = Type.Object(
+  {
+    tsMs: Type.Integer({ description: 'Robot clock of the sample (ms since epoch).' }),
+    mode: Type.String(),
+    estop: Type.Boolean(),
+    battery: Type.Object(
+      { percent: Type.Number(), voltageV: Type.Number(), charging: Type.Boolean() },
+      { additionalProperties: false },
+    ),
+    mission: Nullable(MissionStatus),
+    health: Type.Object(
+      { level: HealthLevel, faults: Type.Array(Type.String()), cpuTempC: Type.Number() },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type StatusTelemetry = Static<typeof StatusTelemetry>;
+
+export const RobotView = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String(),
+    fleetId: Uuid,
+    active: Type.Boolean({ description: 'False while registered but not yet in the fleet working set.' }),
+    online: Type.Boolean({ description: 'True while the robot holds a live link to this gateway.' }),
+    capabilities: Type.Array(Type.String()),
+    lastSeenMs: Nullable(Type.Integer({ description: 'Gateway clock when the latest telemetry arrived.' })),
+    latitude: NNumber('Degrees (WGS 84).'),
+    longitude: NNumber('Degrees (WGS 84).'),
+    elevationM: NNumber('Metres.'),
+    headingDeg: NNumber('Degrees clockwise from north.'),
+    speedMps: NNumber('Linear speed, m/s.'),
+    angularDps: NNumber('Turn rate, degrees/s.'),
+    gpsFix: Nullable(Type.Integer()),
+    mode: Nullable(Type.String()),
+    estop: Nullable(Type.Boolean()),
+    batteryPct: NNumber('Battery charge, percent.'),
+    batteryVoltageV: NNumber('Battery voltage.'),
+    charging: Nullable(Type.Boolean()),
+    missionState: Nullable(Type.String({ description: 'Null when no mission is running.' })),
+    missionProgressPct: NNumber('Null when no mission is running.'),
+    healthLevel: Nullable(HealthLevel),
+    motionTelemetry: Nullable(MotionTelemetry),
+    statusTelemetry: Nullable(StatusTelemetry),
+  },
+  { additionalProperties: false },
+);
+export type RobotView = Static<typeof RobotView>;
+
+export const RobotListResponse = Type.Array(RobotView, { description: 'Every robot of the fleet, inactive ones included, ordered by id.' });
+export type RobotListResponse = Static<typeof RobotListResponse>;

@@ -1,0 +1,232 @@
+/**
+ * The command outbox: every command record in LMDB (`commands`), plus an `outbox` index of the
+ * commands still owed to a robot, and an in-memory mirror of that backlog.
+ *
+ * Why a mirror: lmdb-js writes are asynchronous (batched per event turn, committed on a writer
+ * thread), and a read does not see a write until it commits. The mirror is the process's truth for
+ * records that are pending or have a write in flight; LMDB is the truth across restarts.
+ *
+ * Writes issued in the same event turn land in one LMDB transaction, so a new command's record, its
+ * outbox entry and the robot's seq counter commit together or not at all.
+ *
+ * Bounds (policy when full: the new command is refused with `outbox_full`, nothing is written or
+ * sent, and the caller reports that robot's outcome as `unavailable`):
+ *   - `maxPerRobot` pending commands per robot (default 1000);
+ *   - `maxTotal` pending commands across all robots (default 100 000).
+ */
+import { apiError } from '../errors/catalog.js';
+import type { Store } from '../store/lmdb.js';
+import { outboxKey, parseOutboxKey, seqMetaKey } from './keys.js';
+import type { CommandRecord } from './types.js';
+
+export interface OutboxLimits {
+  maxPerRobot: number;
+  maxTotal: number;
+}
+
+export const DEFAULT_OUTBOX_LIMITS: OutboxLimits = { maxPerRobot: 1000, maxTotal: 100_000 };
+
+/** Validates a record read back from LMDB (another version, or a damaged entry, is skipped). */
+function isCommandRecord(v: unknown): v is CommandRecord {
+  if (typeof v !== 'object' || v === null) return false;
+  const r = v as Partial<CommandRecord>;
+  return typeof r.commandId === 'string' && typeof r.robotId === 'string' && typeof r.seq === 'number'
+    && typeof r.state === 'string' && Array.isArray(r.history);
+}
+
+export class CommandOutbox {
+  /** Pending records plus records whose last write has not committed yet. */
+  private readonly live = new Map<string, CommandRecord>();
+  /** robotId -> pending records in seq order. */
+  private readonly pending = new Map<string, CommandRecord[]>();
+  private readonly pendingIds = new Set<string>();
+  /** commandId -> writes of that record not yet committed. */
+  private readonly writesInFlight = new Map<string, number>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly lastSeq = new Map<string, number>();
+  /** Failed LMDB writes since start (a disk problem; surfaced by the service's stats). */
+  writeErrors = 0;
+
+  constructor(
+    private readonly store: Store,
+    private readonly limits: OutboxLimits = DEFAULT_OUTBOX_LIMITS,
+  ) {}
+
+  /**
+   * Reads the persisted backlog into memory (gateway start). Entries whose record is missing or
+   * already acknowledged are dropped from the index. Returns the number of pending commands.
+   */
+  load(): number {
+    const stale: string[] = [];
+    for (const { key, value } of this.store.outbox.getRange({})) {
+      const k = parseOutboxKey(key);
+      const rec = this.store.commands.get(value);
+      if (!k || !isCommandRecord(rec) || rec.robotId !== k.robotId || rec.seq !== k.seq
+        || rec.state === 'agent_received' || rec.state === 'agent_rejected' || rec.retryBudgetExhausted) {
+        stale.push(key);
+        continue;
+      }
+      this.live.set(rec.commandId, rec);
+      this.queueOf(rec.robotId).push(rec);
+      this.pendingIds.add(rec.commandId);
+    }
+    for (const key of stale) this.track(this.store.outbox.remove(key));
+    return this.pendingIds.size;
+  }
+
+  /**
+   * Stores a new command and queues it for its robot. The seq is assigned here; `beforeWrite` runs
+   * with the numbered record before it is written (the service sends it there, so the first write
+   * already holds the post-send state).
+   * @returns the record and a promise that settles when the record, its outbox entry and the seq
+   *   counter are committed (rejects when LMDB fails to write).
+   * @throws ApiError `outbox_full` when a bound is reached (nothing is stored).
+   */
+  add(fields: Omit<CommandRecord, 'seq'>, beforeWrite?: (record: CommandRecord) => void): { record: CommandRecord; persisted: Promise<void> } {
+    const queue = this.queueOf(fields.robotId);
+    if (queue.length >= this.limits.maxPerRobot || this.pendingIds.size >= this.limits.maxTotal) {
+      throw apiError('outbox_full', { robotId: fields.robotId });
+    }
+    const seq = this.nextSeq(fields.robotId);
+    const record: CommandRecord = { ...fields, seq };
+    beforeWrite?.(record);
+    // Same event turn -> same LMDB transaction: the three writes are atomic.
+    const persisted = this.writeRecord(record);
+    this.track(this.store.outbox.put(outboxKey(record.robotId, seq), record.commandId));
+    this.track(this.store.meta.put(seqMetaKey(record.robotId), seq));
+    this.live.set(record.commandId, record);
+    queue.push(record);
+    this.pendingIds.add(record.commandId);
+    return { record, persisted };
+  }
+
+  /** Persists the current content of a record (after a state change). */
+  save(record: CommandRecord): void {
+    this.writeRecord(record).catch(() => undefined);
+  }
+
+  /** Takes a record off its robot's backlog (acknowledged or out of retries) and persists it. */
+  settle(record: CommandRecord): void {
+    const queue = this.pending.get(record.robotId);
+    const at = queue && this.pendingIds.has(record.commandId) ? queue.findIndex((r) => r.commandId === record.commandId) : -1;
+    if (queue && at >= 0) {
+      queue.splice(at, 1);
+      this.pendingIds.delete(record.commandId);
+      if (queue.length === 0) this.pending.delete(record.robotId);
+      this.track(this.store.outbox.remove(outboxKey(record.robotId, record.seq)));
+    }
+    this.save(record);
+  }
+
+  /** The live record, or the committed one from LMDB; undefined when unknown. */
+  get(commandId: string): CommandRecord | undefined {
+    const rec = this.live.get(commandId);
+    if (rec) return rec;
+    const stored = this.store.commands.get(commandId);
+    return isCommandRecord(stored) ? stored : undefined;
+  }
+
+  /**
+   * A record to mutate for an incoming ack: the live one, or one read back from LMDB and made live
+   * until its next write commits (a late ack after a restart or after the retry budget ran out).
+   */
+  getForUpdate(commandId: string): CommandRecord | undefined {
+    const rec = this.get(commandId);
+    if (rec) this.live.set(commandId, rec);
+    return rec;
+  }
+
+  /** A robot's backlog in seq order (the array is the outbox's own; do not mutate). */
+  pendingFor(robotId: string): readonly CommandRecord[] {
+    return this.pending.get(robotId) ?? [];
+  }
+
+  /** Robots that have a backlog. */
+  robotsWithPending(): IterableIterator<string> {
+    return this.pending.keys();
+  }
+
+  isPending(commandId: string): boolean {
+    return this.pendingIds.has(commandId);
+  }
+
+  get pendingCount(): number {
+    return this.pendingIds.size;
+  }
+
+  /** Resolves when every write issued so far has settled. */
+  async drain(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  private queueOf(robotId: string): CommandRecord[] {
+    let q = this.pending.get(robotId);
+    if (!q) {
+      q = [];
+      this.pending.set(robotId, q);
+    }
+    return q;
+  }
+
+  /**
+   * Moves a robot's seq counter past `seq` (the agent reported applying it): an agent treats a seq at
+   * or below its last applied one as stale, so a gateway whose counter fell behind (data dir restored
+   * from an older backup) must not hand out such numbers.
+   */
+  raiseSeq(robotId: string, seq: number): void {
+    if (seq > this.currentSeq(robotId)) this.lastSeq.set(robotId, seq);
+  }
+
+  private currentSeq(robotId: string): number {
+    let last = this.lastSeq.get(robotId);
+    if (last === undefined) {
+      const stored = this.store.meta.get(seqMetaKey(robotId));
+      last = typeof stored === 'number' ? stored : 0;
+      // A backlog loaded at start may be ahead of a counter from an older layout; never reuse a seq.
+      for (const r of this.pendingFor(robotId)) last = Math.max(last, r.seq);
+      this.lastSeq.set(robotId, last);
+    }
+    return last;
+  }
+
+  private nextSeq(robotId: string): number {
+    const seq = this.currentSeq(robotId) + 1;
+    this.lastSeq.set(robotId, seq);
+    return seq;
+  }
+
+  /** Writes a record; when its last write commits and it is no longer pending it leaves memory. */
+  private writeRecord(record: CommandRecord): Promise<void> {
+    const id = record.commandId;
+    this.writesInFlight.set(id, (this.writesInFlight.get(id) ?? 0) + 1);
+    const done = (): void => {
+      const left = (this.writesInFlight.get(id) ?? 1) - 1;
+      if (left > 0) {
+        this.writesInFlight.set(id, left);
+        return;
+      }
+      this.writesInFlight.delete(id);
+      if (!this.pendingIds.has(id) && this.live.get(id) === record) this.live.delete(id);
+    };
+    const p = this.store.commands.put(id, record).then(
+      () => done(),
+      (err: unknown) => {
+        done();
+        throw err;
+      },
+    );
+    this.track(p);
+    return p;
+  }
+
+  private track(p: Promise<unknown>): void {
+    const t = p.then(
+      () => undefined,
+      () => {
+        this.writeErrors++;
+      },
+    );
+    this.inFlight.add(t);
+    void t.finally(() => this.inFlight.delete(t));
+  }
+}

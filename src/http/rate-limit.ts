@@ -1,0 +1,91 @@
+/**
+ * Per-API-key rate limiting: one token bucket per key id, refilled continuously.
+ *
+ * Bound: at most `maxKeys` buckets are tracked. When full, the least recently used bucket is evicted
+ * (a Map keeps insertion order and every use re-inserts the key at the end). An evicted key starts over
+ * with a full bucket on its next request; only authenticated keys get a bucket, so the number of live
+ * buckets is bounded by the number of real keys that are busy at the same time.
+ */
+import { apiError } from '../errors/catalog.js';
+
+export interface RateLimitOptions {
+  /** Sustained requests per second per key (default 100). */
+  ratePerSecond?: number;
+  /** Bucket size: requests a quiet key may send at once (default 200). */
+  burst?: number;
+  /** Most buckets kept at once (default 10 000); least recently used is evicted past it. */
+  maxKeys?: number;
+}
+
+export const DEFAULT_RATE_PER_SECOND = 100;
+export const DEFAULT_BURST = 200;
+export const DEFAULT_MAX_TRACKED_KEYS = 10_000;
+
+interface Bucket {
+  tokens: number;
+  updatedMs: number;
+}
+
+/** Outcome of {@link RateLimiter.take}. */
+export type TakeResult = { ok: true } | { ok: false; retryAfterS: number };
+
+/** Token buckets keyed by API key id. */
+export class RateLimiter {
+  readonly ratePerSecond: number;
+  readonly burst: number;
+  readonly maxKeys: number;
+  private readonly buckets = new Map<string, Bucket>();
+
+  constructor(opts: RateLimitOptions = {}) {
+    this.ratePerSecond = positive(opts.ratePerSecond ?? DEFAULT_RATE_PER_SECOND, 'ratePerSecond');
+    this.burst = positive(opts.burst ?? DEFAULT_BURST, 'burst');
+    this.maxKeys = positive(opts.maxKeys ?? DEFAULT_MAX_TRACKED_KEYS, 'maxKeys');
+  }
+
+  /** Number of buckets currently tracked (for tests and metrics). */
+  get size(): number {
+    return this.buckets.size;
+  }
+
+  /**
+   * Spends one token of `key`'s bucket.
+   * @returns ok, or the whole seconds (>= 1) after which one token will be available
+   */
+  take(key: string, nowMs: number): TakeResult {
+    let bucket = this.buckets.get(key);
+    if (bucket === undefined) {
+      if (this.buckets.size >= this.maxKeys) {
+        const oldest = this.buckets.keys().next();
+        if (oldest.done !== true) this.buckets.delete(oldest.value);
+      }
+      bucket = { tokens: this.burst, updatedMs: nowMs };
+    } else {
+      this.buckets.delete(key);
+      const elapsedS = Math.max(0, nowMs - bucket.updatedMs) / 1000;
+      bucket.tokens = Math.min(this.burst, bucket.tokens + elapsedS * this.ratePerSecond);
+      bucket.updatedMs = nowMs;
+    }
+    this.buckets.set(key, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return { ok: true };
+    }
+    const waitS = (1 - bucket.tokens) / this.ratePerSecond;
+    return { ok: false, retryAfterS: Math.max(1, Math.ceil(waitS)) };
+  }
+
+  /**
+   * {@link take}, throwing the catalog's 429 `rate_limited` with a `Retry-After` header when empty.
+   */
+  consume(key: string, nowMs: number): void {
+    const r = this.take(key, nowMs);
+    if (!r.ok) {
+      throw apiError('rate_limited', { retryAfterS: r.retryAfterS }, { headers: { 'retry-after': String(r.retryAfterS) } });
+    }
+  }
+}
+
+function positive(n: number, name: string): number {
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`rate limit ${name} must be a positive number, got ${n}`);
+  return n;
+}

@@ -1,0 +1,136 @@
+/**
+ * The gateway's view of connected robots: which session is current per robot, fan-out to listeners,
+ * and the RobotLink operations (send, isOnline, setReadPaused) the rest of the gateway uses.
+ *
+ * A robot has at most one current session. A newer session replaces the older one when its Hello
+ * arrives; the old stream ends with ABORTED and emits no offline event, so listeners see
+ * online -> online for a replacement and exactly one offline when the current session ends.
+ */
+import { create } from '@bufbuild/protobuf';
+import { status } from '@grpc/grpc-js';
+import { GatewayMessageSchema, type Command, type CommandAck, type Hello } from '../gen/fleetgw/v1/robot_link_pb.js';
+import type { RobotLink, RobotLinkListener } from './types.js';
+import type { RobotSession, SessionHooks } from './session.js';
+
+const MAX_CAPABILITIES = 64;
+const MAX_TEXT = 128;
+
+export class RobotRegistry implements RobotLink, SessionHooks {
+  private readonly current = new Map<string, RobotSession>();
+  private readonly all = new Set<RobotSession>();
+  private readonly listeners = new Set<RobotLinkListener>();
+  private paused = false;
+
+  constructor(private readonly log: (line: string) => void) {}
+
+  listen(listener: RobotLinkListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  isOnline(robotId: string): boolean {
+    return this.current.has(robotId);
+  }
+
+  /** Robot ids with a current session. */
+  onlineRobots(): string[] {
+    return [...this.current.keys()];
+  }
+
+  send(robotId: string, command: Command): boolean {
+    const session = this.current.get(robotId);
+    if (!session) return false;
+    return session.write(create(GatewayMessageSchema, { body: { case: 'command', value: command } }));
+  }
+
+  setReadPaused(paused: boolean): void {
+    if (this.paused === paused) return;
+    this.paused = paused;
+    for (const s of this.current.values()) s.setPaused(paused);
+  }
+
+  /** Tracks a freshly authenticated session (not online until its Hello). */
+  add(session: RobotSession): void {
+    this.all.add(session);
+  }
+
+  /** Ends every stream with status OK (graceful shutdown). */
+  endAll(reason: string): void {
+    for (const s of [...this.all]) s.end(reason);
+  }
+
+  hello(session: RobotSession, hello: Hello): void {
+    const bad = validateHello(hello);
+    if (bad !== null) {
+      session.fail(status.INVALID_ARGUMENT, bad);
+      return;
+    }
+    const robotId = session.robotId;
+    const previous = this.current.get(robotId);
+    this.current.set(robotId, session);
+    if (previous && previous !== session) {
+      this.log(`robot ${robotId}: newer connection replaces the current one`);
+      previous.fail(status.ABORTED, 'replaced by a newer connection for this robot');
+    }
+    session.write(
+      create(GatewayMessageSchema, {
+        body: {
+          case: 'welcome',
+          value: { robotId, fleetId: session.robot.fleetId, serverTimeMs: BigInt(Date.now()) },
+        },
+      }),
+    );
+    session.setPaused(this.paused);
+    this.log(`robot ${robotId}: online (agent ${hello.agentVersion || 'unknown'})`);
+    const info = {
+      fleetId: session.robot.fleetId,
+      capabilities: [...hello.capabilities],
+      agentVersion: hello.agentVersion,
+      lastAppliedSeq: hello.lastAppliedSeq,
+    };
+    this.emit((l) => l.onOnline?.(robotId, info));
+  }
+
+  telemetry(session: RobotSession, batch: Uint8Array): void {
+    const { robotId, fleetId } = session.robot;
+    for (const l of this.listeners) {
+      if (!l.onTelemetry) continue;
+      try {
+        l.onTelemetry(robotId, fleetId, batch);
+      } catch (err) {
+        this.log(`robotlink listener failed on telemetry: ${String(err)}`);
+      }
+    }
+  }
+
+  ack(session: RobotSession, ack: CommandAck): void {
+    this.emit((l) => l.onAck?.(session.robotId, ack));
+  }
+
+  closed(session: RobotSession, reason: string): void {
+    this.all.delete(session);
+    const robotId = session.robotId;
+    if (this.current.get(robotId) !== session) return;
+    this.current.delete(robotId);
+    this.log(`robot ${robotId}: offline (${reason})`);
+    this.emit((l) => l.onOffline?.(robotId, reason));
+  }
+
+  // A throwing listener must not break the stream or starve the other listeners.
+  private emit(fn: (l: RobotLinkListener) => void): void {
+    for (const l of this.listeners) {
+      try {
+        fn(l);
+      } catch (err) {
+        this.log(`robotlink listener failed: ${String(err)}`);
+      }
+    }
+  }
+}
+
+function validateHello(hello: Hello): string | null {
+  if (hello.agentVersion.length > MAX_TEXT) return 'Hello.agent_version is too long';
+  if (hello.capabilities.length > MAX_CAPABILITIES) return 'Hello advertises too many capabilities';
+  if (hello.capabilities.some((c) => c.length === 0 || c.length > MAX_TEXT)) return 'Hello has an empty or too long capability';
+  return null;
+}

@@ -1,0 +1,109 @@
+/**
+ * The gateway's gRPC server for the robot link: authenticates each stream, hands it to a session,
+ * and keeps dead links short-lived with HTTP/2 keepalive pings.
+ */
+import { Server, ServerCredentials, status, type ChannelOptions } from '@grpc/grpc-js';
+import type { Store } from '../store/lmdb.js';
+import { authenticateRobot } from './auth.js';
+import { RobotRegistry } from './registry.js';
+import { robotLinkServiceDefinition } from './service.js';
+import { RobotSession, type RobotCall } from './session.js';
+import type { RobotLink } from './types.js';
+
+export interface RobotLinkServerOptions {
+  store: Store;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** null: plaintext (the caller allows that on loopback only). */
+  tls: { cert: Buffer; key: Buffer } | null;
+  /** Interval of server keepalive pings on each connection (default 2000 ms). */
+  keepaliveTimeMs?: number;
+  /** How long a ping may go unanswered before the connection is dropped (default 2000 ms). */
+  keepaliveTimeoutMs?: number;
+  /** How long an authenticated stream may take to send its Hello (default 10000 ms). */
+  helloTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface RobotLinkServer {
+  link: RobotLink;
+  port: number;
+  /** `host:port` as bound (IPv6 hosts in brackets). */
+  address: string;
+  /** Ends every stream with status OK, waits up to 5 s for a graceful shutdown, then forces it. */
+  close(): Promise<void>;
+  /** Drops every connection at once. */
+  forceClose(): void;
+}
+
+const SHUTDOWN_GRACE_MS = 5000;
+// Telemetry batches are a few kB to a few hundred kB; a bound keeps one robot from making the gateway
+// buffer arbitrarily large messages.
+const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/** Starts the robot link server and resolves once it listens. */
+export async function startRobotLinkServer(opts: RobotLinkServerOptions): Promise<RobotLinkServer> {
+  const log = opts.log ?? (() => {});
+  const keepaliveTimeMs = opts.keepaliveTimeMs ?? 2000;
+  const keepaliveTimeoutMs = opts.keepaliveTimeoutMs ?? 2000;
+  const helloTimeoutMs = opts.helloTimeoutMs ?? 10_000;
+  const options: ChannelOptions = {
+    // A dead link (robot powered off, TCP silently gone) is found within time + timeout.
+    'grpc.keepalive_time_ms': keepaliveTimeMs,
+    'grpc.keepalive_timeout_ms': keepaliveTimeoutMs,
+    'grpc.keepalive_permit_without_calls': 1,
+    // Robots ping too (their agents use keepalive); declare that we accept pings this often. grpc-js
+    // itself does not police client pings, other gRPC servers in front (proxies) may read these.
+    'grpc.http2.min_ping_interval_without_data_ms': 1000,
+    'grpc.http2.max_pings_without_data': 0,
+    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+  };
+  const server = new Server(options);
+  const registry = new RobotRegistry(log);
+
+  server.addService(robotLinkServiceDefinition, {
+    Connect: (call: RobotCall) => {
+      const robot = authenticateRobot(opts.store, call.metadata);
+      if (robot === null) {
+        log(`robot link: rejected a stream from ${call.getPeer()}: invalid robot credentials`);
+        call.emit('error', { code: status.UNAUTHENTICATED, details: 'invalid robot credentials' });
+        return;
+      }
+      registry.add(new RobotSession(robot, call, registry, helloTimeoutMs));
+    },
+  });
+
+  const creds = opts.tls
+    ? ServerCredentials.createSsl(null, [{ cert_chain: opts.tls.cert, private_key: opts.tls.key }], false)
+    : ServerCredentials.createInsecure();
+  const hostPart = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${hostPart}:${opts.port}`, creds, (err, bound) => (err ? reject(err) : resolve(bound)));
+  });
+
+  let closing: Promise<void> | null = null;
+  return {
+    link: registry,
+    port,
+    address: `${hostPart}:${port}`,
+    close: () => {
+      closing ??= new Promise<void>((resolve) => {
+        registry.endAll('gateway shutting down');
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, SHUTDOWN_GRACE_MS);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      return closing;
+    },
+    forceClose: () => {
+      registry.endAll('gateway shutting down');
+      server.forceShutdown();
+    },
+  };
+}

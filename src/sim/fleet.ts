@@ -1,0 +1,137 @@
+/**
+ * A fleet of simulated robots in one process: each robot is a kinematic model plus its own
+ * RobotAgent (own stream, own credentials). One shared timer steps every model and sends each
+ * robot's samples since the previous tick as one batch, so cost grows with samples, not timers,
+ * and 100+ robots at high rates stay cheap.
+ */
+import { RobotAgent, type AgentStats } from '../agent/agent.js';
+import type { SampleInput } from '../agent/sample-encoder.js';
+import type { Command } from '../gen/fleetgw/v1/robot_link_pb.js';
+import { RobotModel } from './robot-model.js';
+import type { SimRobotCredentials } from './robots-file.js';
+
+export const SIM_AGENT_VERSION = 'fleetgw-sim/0.1.0';
+/** Actions the simulated robots advertise and apply. */
+export const SIM_CAPABILITIES = ['stop'];
+// Send period: telemetry is at most this stale, and at 50 Hz a message carries 5 samples.
+const TICK_MS = 100;
+// After an event-loop stall, do not replay more than this much missed time as a burst.
+const MAX_CATCH_UP_MS = 1000;
+
+export interface SimFleetOptions {
+  /** Gateway robot link, `HOST:PORT`. */
+  grpc: string;
+  robots: SimRobotCredentials[];
+  /** Samples per second per robot. */
+  hz: number;
+  tlsRootCert?: Buffer;
+  /** Opt-in: a robot pauses itself after its link has been down this long. */
+  stopOnLinkLossMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface SimRobot {
+  readonly robotId: string;
+  readonly model: RobotModel;
+  readonly agent: RobotAgent;
+}
+
+export interface SimFleetStats extends Omit<AgentStats, 'connected'> {
+  robots: number;
+  connected: number;
+}
+
+export interface SimFleet {
+  readonly robots: SimRobot[];
+  stats(): SimFleetStats;
+  /** Stops the timer and closes every robot's stream. */
+  stop(): Promise<void>;
+}
+
+/** Starts the simulated robots; they connect in the background and keep reconnecting until stop(). */
+export function runSimFleet(opts: SimFleetOptions): SimFleet {
+  if (!Number.isFinite(opts.hz) || opts.hz <= 0) throw new Error('hz must be a positive number');
+  const log = opts.log ?? (() => {});
+  const periodMs = 1000 / opts.hz;
+  const robots: SimRobot[] = opts.robots.map((cred, i) => {
+    const model = new RobotModel(cred.robotId, i);
+    const agent = new RobotAgent({
+      address: opts.grpc,
+      robotId: cred.robotId,
+      robotToken: cred.robotToken,
+      tlsRootCert: opts.tlsRootCert ?? null,
+      agentVersion: SIM_AGENT_VERSION,
+      capabilities: SIM_CAPABILITIES,
+      onCommand: (cmd) => applyCommand(model, cmd),
+      // A few seconds of samples per robot; older ones are dropped while the link is down.
+      maxQueuedSamples: Math.max(256, Math.ceil(opts.hz * 5)),
+      ...(opts.stopOnLinkLossMs !== undefined
+        ? { linkLoss: { afterMs: opts.stopOnLinkLossMs, onLinkLoss: () => model.stop('link lost') } }
+        : {}),
+      log,
+    });
+    return { robotId: cred.robotId, model, agent };
+  });
+
+  let nextSampleAt = Date.now();
+  const tick = (): void => {
+    const now = Date.now();
+    if (now - nextSampleAt > MAX_CATCH_UP_MS) nextSampleAt = now - MAX_CATCH_UP_MS;
+    const due: number[] = [];
+    for (; nextSampleAt <= now; nextSampleAt += periodMs) due.push(Math.round(nextSampleAt));
+    if (due.length === 0) return;
+    const dtS = periodMs / 1000;
+    for (const r of robots) {
+      const samples: SampleInput[] = new Array<SampleInput>(due.length);
+      for (let i = 0; i < due.length; i++) {
+        r.model.step(dtS);
+        samples[i] = r.model.sample(due[i]!);
+      }
+      r.agent.sendSamples(samples);
+    }
+  };
+  const timer = setInterval(tick, TICK_MS);
+  for (const r of robots) r.agent.start();
+  log(`sim: ${robots.length} robot(s) at ${opts.hz} Hz -> ${opts.grpc}`);
+
+  let stopping: Promise<void> | null = null;
+  return {
+    robots,
+    stats: () => {
+      const total: SimFleetStats = {
+        robots: robots.length, connected: 0, connects: 0, samplesSent: 0, batchesSent: 0, samplesQueued: 0,
+        samplesDropped: 0, commandsApplied: 0, commandsRejected: 0, duplicateCommands: 0,
+      };
+      for (const r of robots) {
+        const s = r.agent.stats();
+        if (s.connected) total.connected++;
+        total.connects += s.connects;
+        total.samplesSent += s.samplesSent;
+        total.batchesSent += s.batchesSent;
+        total.samplesQueued += s.samplesQueued;
+        total.samplesDropped += s.samplesDropped;
+        total.commandsApplied += s.commandsApplied;
+        total.commandsRejected += s.commandsRejected;
+        total.duplicateCommands += s.duplicateCommands;
+      }
+      return total;
+    },
+    stop: () => {
+      stopping ??= (async () => {
+        clearInterval(timer);
+        await Promise.all(robots.map((r) => r.agent.stop()));
+      })();
+      return stopping;
+    },
+  };
+}
+
+function applyCommand(model: RobotModel, cmd: Command): { accept: true } | { accept: false; reason: string } {
+  switch (cmd.action.case) {
+    case 'stop':
+      model.stop(cmd.action.value.reason);
+      return { accept: true };
+    default:
+      return { accept: false, reason: 'unsupported_action' };
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * Kinematic model of one simulated robot: drives between random waypoints in the depot, drains its
+ * battery with distance and time, goes to its dock to recharge when low, and on Stop decelerates
+ * to zero and holds (mode "paused"; its position no longer changes).
+ */
+import { HealthLevel } from '../gen/fleetgw/v1/telemetry_pb.js';
+import type { SampleInput } from '../agent/sample-encoder.js';
+import { bearingDeg, DEPOT, headingDiff, seededRandom, toLatLon } from './geo.js';
+
+const ACCEL_MPS2 = 0.6;
+const STOP_DECEL_MPS2 = 1.5;
+const MAX_YAW_DPS = 60;
+const ARRIVE_M = 2;
+const DRAIN_PCT_PER_M = 0.025;
+const DRAIN_PCT_PER_S = 0.002;
+const CHARGE_PCT_PER_S = 0.1;
+const LOW_BATTERY_PCT = 20;
+const CHARGED_PCT = 95;
+
+type Phase = 'driving' | 'to-dock' | 'charging' | 'stopped';
+
+export class RobotModel {
+  x: number;
+  y: number;
+  headingDeg: number;
+  speedMps = 0;
+  yawRateDps = 0;
+  batteryPct: number;
+  phase: Phase = 'driving';
+  stopReason = '';
+  private readonly rand: () => number;
+  private readonly cruiseMps: number;
+  private readonly dock: { x: number; y: number };
+  private target: { x: number; y: number };
+
+  constructor(robotId: string, index: number) {
+    this.rand = seededRandom(robotId);
+    this.cruiseMps = 1.2 + this.rand() * 0.8;
+    // Docks stand in a row along the depot's south edge.
+    this.dock = { x: -DEPOT.halfSizeM + 5 + (index % 60) * 5, y: -DEPOT.halfSizeM + 3 };
+    this.x = this.randomCoord();
+    this.y = this.randomCoord();
+    this.headingDeg = this.rand() * 360;
+    this.batteryPct = 60 + this.rand() * 40;
+    this.target = this.randomPoint();
+  }
+
+  get mode(): string {
+    if (this.phase === 'stopped') return 'paused';
+    return this.phase === 'charging' ? 'idle' : 'autonomous';
+  }
+
+  /** Commands a controlled halt; the robot then holds until restarted. */
+  stop(reason: string): void {
+    this.phase = 'stopped';
+    this.stopReason = reason;
+  }
+
+  /** Advances the model by dtS seconds. */
+  step(dtS: number): void {
+    if (this.phase === 'stopped') {
+      this.speedMps = Math.max(0, this.speedMps - STOP_DECEL_MPS2 * dtS);
+      this.yawRateDps = 0;
+      this.move(dtS);
+      return;
+    }
+    if (this.phase === 'charging') {
+      this.batteryPct = Math.min(100, this.batteryPct + CHARGE_PCT_PER_S * dtS);
+      if (this.batteryPct >= CHARGED_PCT) {
+        this.phase = 'driving';
+        this.target = this.randomPoint();
+      }
+      return;
+    }
+    if (this.phase === 'driving' && this.batteryPct < LOW_BATTERY_PCT) {
+      this.phase = 'to-dock';
+      this.target = this.dock;
+    }
+    const dx = this.target.x - this.x;
+    const dy = this.target.y - this.y;
+    const dist = Math.hypot(dx, dy);
+    if (dist < ARRIVE_M) {
+      this.arrive();
+      return;
+    }
+    const diff = headingDiff(this.headingDeg, bearingDeg(dx, dy));
+    const yaw = Math.max(-MAX_YAW_DPS * dtS, Math.min(MAX_YAW_DPS * dtS, diff));
+    this.headingDeg = (this.headingDeg + yaw + 360) % 360;
+    this.yawRateDps = dtS > 0 ? yaw / dtS : 0;
+    // Slow down for sharp turns and to arrive without overshooting.
+    const wanted = Math.min(Math.abs(diff) > 45 ? 0.3 : this.cruiseMps, Math.sqrt(2 * ACCEL_MPS2 * dist));
+    const dv = Math.max(-ACCEL_MPS2 * dtS, Math.min(ACCEL_MPS2 * dtS, wanted - this.speedMps));
+    this.speedMps = Math.max(0, this.speedMps + dv);
+    this.move(dtS);
+  }
+
+  /** The robot's state as a telemetry sample. */
+  sample(tsMs: number): SampleInput {
+    const { latitude, longitude } = toLatLon(this.x, this.y);
+    return {
+      tsMs,
+      latitude,
+      longitude,
+      elevationM: DEPOT.elevationM,
+      xM: this.x,
+      yM: this.y,
+      zM: 0,
+      headingDeg: this.headingDeg,
+      linearMps: this.speedMps,
+      angularDps: this.yawRateDps,
+      batteryPercent: this.batteryPct,
+      voltageV: 42 + (12 * this.batteryPct) / 100,
+      charging: this.phase === 'charging',
+      mode: this.mode,
+      estop: false,
+      mission: null,
+      healthLevel: HealthLevel.OK,
+      faults: [],
+      cpuTempC: 45 + 10 * (this.speedMps / this.cruiseMps),
+      gpsFix: 4,
+    };
+  }
+
+  private move(dtS: number): void {
+    if (this.speedMps === 0) return;
+    const rad = (this.headingDeg * Math.PI) / 180;
+    const d = this.speedMps * dtS;
+    this.x += Math.sin(rad) * d;
+    this.y += Math.cos(rad) * d;
+    this.batteryPct = Math.max(0, this.batteryPct - DRAIN_PCT_PER_M * d - DRAIN_PCT_PER_S * dtS);
+  }
+
+  private arrive(): void {
+    if (this.phase === 'to-dock') {
+      this.phase = 'charging';
+      this.speedMps = 0;
+      this.yawRateDps = 0;
+      return;
+    }
+    this.target = this.randomPoint();
+  }
+
+  private randomCoord(): number {
+    return (this.rand() * 2 - 1) * (DEPOT.halfSizeM - 10);
+  }
+
+  private randomPoint(): { x: number; y: number } {
+    return { x: this.randomCoord(), y: this.randomCoord() };
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * A growable little-endian byte buffer for the decode worker's outputs (RowBinary, TSV, JSON lines).
+ *
+ * Why not strings + Buffer.concat: each output is handed back to the main thread as one transferable
+ * ArrayBuffer, so it is written in place once. Growth doubles; the size is bounded by the task (the
+ * ingest bounds frames per task), so no separate cap is kept here.
+ */
+const encoder = new TextEncoder();
+
+export class ByteWriter {
+  private buf: Uint8Array;
+  private view: DataView;
+  /** Bytes written so far. */
+  pos = 0;
+
+  constructor(initialBytes = 64 * 1024) {
+    this.buf = new Uint8Array(new ArrayBuffer(Math.max(64, initialBytes)));
+    this.view = new DataView(this.buf.buffer);
+  }
+
+  /** Makes room for `n` more bytes. */
+  ensure(n: number): void {
+    const need = this.pos + n;
+    if (need <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < need) size *= 2;
+    const next = new Uint8Array(new ArrayBuffer(size));
+    next.set(this.buf.subarray(0, this.pos));
+    this.buf = next;
+    this.view = new DataView(next.buffer);
+  }
+
+  u8(v: number): void {
+    this.ensure(1);
+    this.buf[this.pos++] = v;
+  }
+
+  i32(v: number): void {
+    this.ensure(4);
+    this.view.setInt32(this.pos, v, true);
+    this.pos += 4;
+  }
+
+  /** Int64 from a JS number (exact up to 2^53, plenty for epoch milliseconds). */
+  i64(v: number): void {
+    this.ensure(8);
+    this.view.setBigInt64(this.pos, BigInt(Math.trunc(v)), true);
+    this.pos += 8;
+  }
+
+  f32(v: number): void {
+    this.ensure(4);
+    this.view.setFloat32(this.pos, v, true);
+    this.pos += 4;
+  }
+
+  f64(v: number): void {
+    this.ensure(8);
+    this.view.setFloat64(this.pos, v, true);
+    this.pos += 8;
+  }
+
+  /** Unsigned LEB128, as RowBinary uses for string and array lengths. */
+  varUint(v: number): void {
+    this.ensure(10);
+    while (v >= 0x80) {
+      this.buf[this.pos++] = (v & 0x7f) | 0x80;
+      v = Math.floor(v / 128);
+    }
+    this.buf[this.pos++] = v;
+  }
+
+  /** Raw UTF-8 of `s`, returns the number of bytes written. */
+  utf8(s: string): number {
+    const start = this.pos;
+    const len = s.length;
+    this.ensure(len * 3);
+    // Short ASCII strings (ids, modes, numbers) are the common case: a plain loop beats encodeInto's call cost.
+    if (len < 64) {
+      let i = 0;
+      for (; i < len; i++) {
+        const c = s.charCodeAt(i);
+        if (c >= 0x80) break;
+        this.buf[this.pos + i] = c;
+      }
+      if (i === len) {
+        this.pos += len;
+        return len;
+      }
+    }
+    const { written } = encoder.encodeInto(s, this.buf.subarray(start));
+    this.pos = start + written;
+    return written;
+  }
+
+  /** Bytes of a UTF-8 string written with a length prefix (RowBinary String). */
+  rbString(s: string): void {
+    // Reserve the worst case, write, then fix the prefix if the varint is shorter than reserved.
+    const len = s.length;
+    if (len < 43) {
+      // 42 UTF-16 units * 3 bytes = 126 < 128: the length always fits one varint byte.
+      this.ensure(1 + len * 3);
+      const at = this.pos++;
+      this.buf[at] = this.utf8(s);
+      return;
+    }
+    const bytes = encoder.encode(s);
+    this.varUint(bytes.length);
+    this.raw(bytes);
+  }
+
+  raw(bytes: Uint8Array): void {
+    this.ensure(bytes.length);
+    this.buf.set(bytes, this.pos);
+    this.pos += bytes.length;
+  }
+
+  /** The written bytes as a view over this writer's buffer; call {@link reset} before reuse. */
+  bytes(): Uint8Array {
+    return this.buf.subarray(0, this.pos);
+  }
+
+  /**
+   * Hands the buffer over (for transfer to another thread) and starts a fresh one: the returned view
+   * must not be shared with later writes.
+   */
+  take(nextInitialBytes = this.buf.length): Uint8Array {
+    const out = this.buf.subarray(0, this.pos);
+    this.buf = new Uint8Array(new ArrayBuffer(Math.max(64, nextInitialBytes)));
+    this.view = new DataView(this.buf.buffer);
+    this.pos = 0;
+    return out;
+  }
+}

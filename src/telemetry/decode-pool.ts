@@ -1,0 +1,60 @@
+/**
+ * The piscina pool running decode-worker.js.
+ *
+ * Worker file: piscina needs JavaScript, so the worker always runs from compiled output. From dist/
+ * (the built gateway) the sibling `decode-worker.js` is used; from src/ (vitest runs the TypeScript
+ * directly) the pool uses `dist/telemetry/decode-worker.js`, which `npm install` builds (prepare
+ * script) and test/support/global-setup.ts rebuilds when a source file is newer. This keeps the worker
+ * a plain ESM file with no loader hooks (a tsx/ts-node loader inside worker threads is fragile and not
+ * a dependency here), and tests exercise the same JS that production runs.
+ */
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import type { DecodeResult, DecodeTask } from './worker-protocol.js';
+
+/** Where the compiled worker is; throws with the fix when it is not built. */
+export function decodeWorkerPath(): string {
+  const candidates = [
+    new URL('./decode-worker.js', import.meta.url),
+    new URL('../../dist/telemetry/decode-worker.js', import.meta.url),
+  ];
+  // Sync I/O once at start-up, not on the event loop's hot path.
+  for (const url of candidates) {
+    const path = fileURLToPath(url);
+    if (existsSync(path)) return path;
+  }
+  throw new Error('dist/telemetry/decode-worker.js is missing: run `npm run build`');
+}
+
+export interface DecodePoolOptions {
+  /** Worker threads. Default: available cores - 1 (at least 1), leaving a core to the event loop. */
+  threads?: number;
+  /** Tasks the pool may hold (running + queued); the ingest never posts more. */
+  maxTasks: number;
+}
+
+export interface DecodePool {
+  run(task: DecodeTask): Promise<DecodeResult>;
+  readonly threads: number;
+  close(): Promise<void>;
+}
+
+/** Starts the pool with its threads warm (no spawn latency on the first batches). */
+export function createDecodePool(opts: DecodePoolOptions): DecodePool {
+  const threads = opts.threads ?? Math.max(1, availableParallelism() - 1);
+  const pool = new Piscina({
+    filename: decodeWorkerPath(),
+    minThreads: threads,
+    maxThreads: threads,
+    idleTimeout: 60_000,
+    maxQueue: opts.maxTasks,
+    concurrentTasksPerWorker: 1,
+  });
+  return {
+    threads,
+    run: (task) => pool.run(task, { transferList: [task.frames] }) as Promise<DecodeResult>,
+    close: () => pool.close(),
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * Main-thread batch buffer: copies each robot's raw TelemetryBatch bytes (which may be a view into
+ * a larger gRPC buffer) into one ArrayBuffer that is later transferred to a decode worker.
+ * Layout: see worker-protocol.ts. One concept: append, then take the packed batch.
+ */
+import { FRAME_HEADER_BYTES } from './worker-protocol.js';
+
+export interface PackedBatch {
+  frames: ArrayBuffer;
+  byteLength: number;
+  frameCount: number;
+  robotIds: string[];
+  fleetIds: string[];
+}
+
+export class FramePacker {
+  private buf: Uint8Array;
+  private view: DataView;
+  private pos = 0;
+  private count = 0;
+  private robotIds: string[] = [];
+  private fleetIds: string[] = [];
+  private index = new Map<string, number>();
+  /** Wall clock of the first frame of the current batch (for the age bound). */
+  firstAtMs = 0;
+
+  constructor(private readonly initialBytes = 256 * 1024) {
+    this.buf = new Uint8Array(new ArrayBuffer(initialBytes));
+    this.view = new DataView(this.buf.buffer);
+  }
+
+  get frameCount(): number {
+    return this.count;
+  }
+
+  /** Bytes in use (headers included): what this batch adds to the queued-bytes bound. */
+  get byteLength(): number {
+    return this.pos;
+  }
+
+  /** Copies one frame in; `bytes` is not retained. */
+  add(robotId: string, fleetId: string, bytes: Uint8Array, receivedAtMs: number): void {
+    // A robot moved to another fleet mid-batch keeps its rows honest: the key includes the fleet.
+    const key = `${robotId}\u0000${fleetId}`;
+    let ri = this.index.get(key);
+    if (ri === undefined) {
+      ri = this.robotIds.length;
+      this.robotIds.push(robotId);
+      this.fleetIds.push(fleetId);
+      this.index.set(key, ri);
+    }
+    this.ensure(FRAME_HEADER_BYTES + bytes.length);
+    if (this.count === 0) this.firstAtMs = receivedAtMs;
+    this.view.setUint32(this.pos, ri, true);
+    this.view.setUint32(this.pos + 4, bytes.length, true);
+    this.view.setFloat64(this.pos + 8, receivedAtMs, true);
+    this.buf.set(bytes, this.pos + FRAME_HEADER_BYTES);
+    this.pos += FRAME_HEADER_BYTES + bytes.length;
+    this.count++;
+  }
+
+  /** Hands the current batch over (its buffer will be transferred) and starts an empty one. */
+  take(): PackedBatch {
+    const out: PackedBatch = {
+      frames: this.buf.buffer as ArrayBuffer,
+      byteLength: this.pos,
+      frameCount: this.count,
+      robotIds: this.robotIds,
+      fleetIds: this.fleetIds,
+    };
+    this.buf = new Uint8Array(new ArrayBuffer(this.initialBytes));
+    this.view = new DataView(this.buf.buffer);
+    this.pos = 0;
+    this.count = 0;
+    this.robotIds = [];
+    this.fleetIds = [];
+    this.index = new Map();
+    return out;
+  }
+
+  private ensure(n: number): void {
+    const need = this.pos + n;
+    if (need <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < need) size *= 2;
+    const next = new Uint8Array(new ArrayBuffer(size));
+    next.set(this.buf.subarray(0, this.pos));
+    this.buf = next;
+    this.view = new DataView(next.buffer);
+  }
+}

@@ -1,0 +1,341 @@
+/**
+ * The telemetry ingest (main thread): raw TelemetryBatch bytes in, rows in ClickHouse/chdb, latest
+ * snapshots in LMDB, live JSON out to stream subscribers. Nothing here decodes protobuf or touches
+ * JSON: frames are packed into transferable buffers and decoded by the piscina pool.
+ *
+ * Bounds and policy (docs/telemetry-stream.md and telemetry/README.md repeat them):
+ * - A batch is posted when it holds `maxBatchFrames` frames or `maxBatchBytes` bytes, or when its
+ *   first frame is `maxBatchAgeMs` old.
+ * - At most `maxTasksInFlight` batches are in the pool; further full batches wait in order.
+ * - Queued bytes = batch being filled + waiting batches + batches in the pool + rows waiting for or
+ *   in an insert. At `highWaterBytes` the backpressure callbacks get `true` (the gateway pauses robot
+ *   reads: robots are slowed, nothing is dropped); under `lowWaterBytes` they get `false`.
+ *   What robots already had in flight when paused is still accepted, so memory can exceed the high
+ *   mark by roughly one HTTP/2 window per robot stream; that is the hard bound's slack.
+ * - Results are applied in posting order (a small reorder map, at most `maxTasksInFlight` entries),
+ *   so live messages of one robot never go backwards across batches.
+ */
+import { join } from 'node:path';
+import type { Store } from '../store/lmdb.js';
+import { WatermarkGate } from './backpressure.js';
+import { openChdbStore } from './chdb-store.js';
+import { openClickHouseStore } from './clickhouse-store.js';
+import { createDecodePool, type DecodePool } from './decode-pool.js';
+import { FramePacker, type PackedBatch } from './frame-packer.js';
+import { InsertQueue, type InsertQueueOptions } from './insert-queue.js';
+import type { LiveSink } from './live-sink.js';
+import { stderrLog, type TelemetryLog } from './log.js';
+import type { SampleStore, StoreKind } from './sample-store.js';
+import { SnapshotWriter } from './snapshot-writer.js';
+import type { DecodeResult } from './worker-protocol.js';
+
+export interface TelemetryIngestOptions {
+  /** LMDB store; snapshots go to `store.snapshots`. */
+  store: Store;
+  /** Gateway data dir: chdb lives in `<dataDir>/chdb`, dead letters in `<dataDir>/telemetry-deadletter`. */
+  dataDir: string;
+  /** When set, rows go to this ClickHouse server instead of the embedded chdb. */
+  clickhouseUrl?: string;
+  clickhouseDatabase?: string;
+  /** TTL of rows on modern engines (chdb, ClickHouse 21+). Default 90 days. */
+  retentionDays?: number;
+  /** Live stream hub; without it no live JSON is produced. */
+  live?: LiveSink;
+  log?: TelemetryLog;
+  /** Decode threads. Default: cores - 1, at least 1. */
+  threads?: number;
+  /** Default 2,000 frames. */
+  maxBatchFrames?: number;
+  /** Default 1 MiB. */
+  maxBatchBytes?: number;
+  /** Default 20 ms. */
+  maxBatchAgeMs?: number;
+  /** Default 4 (two per thread on a 2-core machine keeps a worker busy while results travel). */
+  maxTasksInFlight?: number;
+  /** Default 64 MiB. */
+  highWaterBytes?: number;
+  /** Default 16 MiB. */
+  lowWaterBytes?: number;
+  /** Insert coalescing and retry; `deadLetterDir` defaults to `<dataDir>/telemetry-deadletter`. */
+  insert?: InsertQueueOptions;
+  /** Use this store instead of opening chdb/ClickHouse (the caller keeps ownership: close() leaves it open). */
+  sampleStore?: SampleStore;
+  now?: () => number;
+}
+
+export interface TelemetryIngestStats {
+  framesIn: number;
+  bytesIn: number;
+  /** Samples decoded from valid frames (each becomes one row). */
+  samplesIn: number;
+  rowsWritten: number;
+  /** Rows whose insert failed permanently (logged, dead-lettered when configured). */
+  rowsFailed: number;
+  /** Tasks posted to the decode pool. */
+  batches: number;
+  tasksInFlight: number;
+  queueBytes: number;
+  inserts: number;
+  insertsInFlight: number;
+  insertErrors: number;
+  corruptFrames: number;
+  /** Tasks lost to a crashed worker thread (a bug; their frames are counted in `framesLost`). */
+  workerErrors: number;
+  framesLost: number;
+  /** Frames pushed after close() began (the robot link should be stopped first). */
+  framesRejected: number;
+  snapshotsWritten: number;
+  liveMessages: number;
+  paused: boolean;
+}
+
+export interface TelemetryIngest {
+  readonly storeKind: StoreKind;
+  /** Takes a robot's raw TelemetryBatch bytes; copies them (a view into a gRPC buffer is fine). */
+  push(robotId: string, fleetId: string, bytes: Uint8Array): void;
+  /** `true` at the high-water mark (pause robot reads), `false` under the low-water mark. */
+  onBackpressure(cb: (paused: boolean) => void): void;
+  /** Resolves when everything pushed so far is in the store and the snapshots. */
+  flush(): Promise<void>;
+  /** Drains (flush), then stops the pool and closes the store it opened. */
+  close(): Promise<void>;
+  stats(): TelemetryIngestStats;
+  /** The row store (tests and ops queries). */
+  readonly sampleStore: SampleStore;
+}
+
+interface Waiting {
+  seq: number;
+  batch: PackedBatch;
+}
+
+/**
+ * Opens the store (chdb unless `clickhouseUrl`), starts the decode pool, returns the ingest.
+ * Call from the process main thread (chdb).
+ */
+export async function createTelemetryIngest(opts: TelemetryIngestOptions): Promise<TelemetryIngest> {
+  const ownsStore = opts.sampleStore === undefined;
+  const sampleStore = opts.sampleStore ?? (opts.clickhouseUrl !== undefined
+    ? await openClickHouseStore({
+        url: opts.clickhouseUrl,
+        ...(opts.clickhouseDatabase !== undefined ? { database: opts.clickhouseDatabase } : {}),
+        ...(opts.retentionDays !== undefined ? { retentionDays: opts.retentionDays } : {}),
+      })
+    : await openChdbStore({ dataDir: opts.dataDir, ...(opts.retentionDays !== undefined ? { retentionDays: opts.retentionDays } : {}) }));
+  const maxTasks = opts.maxTasksInFlight ?? 4;
+  let pool: DecodePool;
+  try {
+    pool = createDecodePool({ maxTasks, ...(opts.threads !== undefined ? { threads: opts.threads } : {}) });
+  } catch (e) {
+    if (ownsStore) await sampleStore.close();
+    throw e;
+  }
+  return new Ingest(opts, sampleStore, ownsStore, pool, maxTasks);
+}
+
+class Ingest implements TelemetryIngest {
+  readonly storeKind: StoreKind;
+  private readonly log: TelemetryLog;
+  private readonly now: () => number;
+  private readonly maxBatchFrames: number;
+  private readonly maxBatchBytes: number;
+  private readonly maxBatchAgeMs: number;
+  private readonly packer = new FramePacker();
+  private readonly gate: WatermarkGate;
+  private readonly inserts: InsertQueue;
+  private readonly snapshots: SnapshotWriter;
+  private readonly waiting: Waiting[] = [];
+  private readonly done = new Map<number, DecodeResult | null>();
+  private drainWaiters: { upTo: number; resolve: () => void }[] = [];
+  private ageTimer: NodeJS.Timeout | null = null;
+  private seq = 0;
+  private delivered = 0;
+  private waitingBytes = 0;
+  private inFlight = 0;
+  private inFlightBytes = 0;
+  private closing = false;
+  private closed: Promise<void> | null = null;
+  private lastErrorLogMs = 0;
+  private readonly s = {
+    framesIn: 0, bytesIn: 0, samplesIn: 0, batches: 0, corruptFrames: 0, workerErrors: 0, framesLost: 0,
+    framesRejected: 0, liveMessages: 0,
+  };
+
+  constructor(
+    private readonly opts: TelemetryIngestOptions,
+    readonly sampleStore: SampleStore,
+    private readonly ownsStore: boolean,
+    private readonly pool: DecodePool,
+    private readonly maxTasks: number,
+  ) {
+    this.storeKind = sampleStore.kind;
+    this.log = opts.log ?? stderrLog;
+    this.now = opts.now ?? Date.now;
+    this.maxBatchFrames = opts.maxBatchFrames ?? 2_000;
+    this.maxBatchBytes = opts.maxBatchBytes ?? 1024 * 1024;
+    this.maxBatchAgeMs = opts.maxBatchAgeMs ?? 20;
+    this.gate = new WatermarkGate(opts.highWaterBytes ?? 64 * 1024 * 1024, opts.lowWaterBytes ?? 16 * 1024 * 1024);
+    this.inserts = new InsertQueue(
+      sampleStore,
+      this.log,
+      { deadLetterDir: join(opts.dataDir, 'telemetry-deadletter'), ...opts.insert },
+      () => this.gate.update(this.queueBytes()),
+    );
+    this.snapshots = new SnapshotWriter(opts.store.snapshots);
+  }
+
+  push(robotId: string, fleetId: string, bytes: Uint8Array): void {
+    if (this.closing) {
+      this.s.framesRejected++;
+      return;
+    }
+    this.s.framesIn++;
+    this.s.bytesIn += bytes.length;
+    this.packer.add(robotId, fleetId, bytes, this.now());
+    if (this.packer.frameCount >= this.maxBatchFrames || this.packer.byteLength >= this.maxBatchBytes) {
+      this.cut();
+    } else if (this.ageTimer === null) {
+      this.ageTimer = setTimeout(() => this.cut(), this.maxBatchAgeMs);
+    }
+    this.gate.update(this.queueBytes());
+  }
+
+  onBackpressure(cb: (paused: boolean) => void): void {
+    this.gate.onChange(cb);
+  }
+
+  async flush(): Promise<void> {
+    this.cut();
+    const upTo = this.seq;
+    if (this.delivered < upTo) await new Promise<void>((resolve) => this.drainWaiters.push({ upTo, resolve }));
+    await this.inserts.flush();
+    await this.snapshots.flushed();
+  }
+
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      this.closing = true;
+      await this.flush();
+      await this.pool.close();
+      await this.inserts.close();
+      if (this.ownsStore) await this.sampleStore.close();
+    })();
+    return this.closed;
+  }
+
+  stats(): TelemetryIngestStats {
+    const q = this.inserts.stats();
+    return {
+      ...this.s,
+      rowsWritten: q.rowsWritten,
+      rowsFailed: q.rowsFailed,
+      tasksInFlight: this.inFlight,
+      queueBytes: this.queueBytes(),
+      inserts: q.inserts,
+      insertsInFlight: q.insertsInFlight,
+      insertErrors: q.insertErrors,
+      snapshotsWritten: this.snapshots.written,
+      paused: this.gate.isPaused,
+    };
+  }
+
+  private queueBytes(): number {
+    return this.packer.byteLength + this.waitingBytes + this.inFlightBytes + this.inserts.queuedBytes;
+  }
+
+  /** Closes the batch being filled (if any) and posts what the in-flight bound allows. */
+  private cut(): void {
+    if (this.ageTimer) {
+      clearTimeout(this.ageTimer);
+      this.ageTimer = null;
+    }
+    if (this.packer.frameCount > 0) {
+      const batch = this.packer.take();
+      this.waiting.push({ seq: ++this.seq, batch });
+      this.waitingBytes += batch.byteLength;
+    }
+    this.post();
+  }
+
+  private post(): void {
+    while (this.inFlight < this.maxTasks && this.waiting.length > 0) {
+      const { seq, batch } = this.waiting.shift()!;
+      this.waitingBytes -= batch.byteLength;
+      this.inFlightBytes += batch.byteLength;
+      this.inFlight++;
+      this.s.batches++;
+      const live = this.liveMask(batch.fleetIds);
+      const bytes = batch.byteLength;
+      const frames = batch.frameCount;
+      this.pool
+        .run({ format: this.sampleStore.format, live, ...batch })
+        .then(
+          (r) => this.settle(seq, bytes, r),
+          (e: unknown) => {
+            // Only a crashed worker gets here (bad input is answered, not thrown); the frames were
+            // transferred to it and are gone. Counted and logged: it is a bug to fix, not a policy.
+            this.s.workerErrors++;
+            this.s.framesLost += frames;
+            this.log.error('telemetry decode task failed', { frames, error: e instanceof Error ? e.message : String(e) });
+            this.settle(seq, bytes, null);
+          },
+        );
+    }
+  }
+
+  private liveMask(fleetIds: string[]): Uint8Array | null {
+    const live = this.opts.live;
+    if (!live?.anySubscribers()) return null;
+    const mask = new Uint8Array(fleetIds.length);
+    let any = false;
+    for (let i = 0; i < fleetIds.length; i++) {
+      if (live.hasSubscribers(fleetIds[i]!)) {
+        mask[i] = 1;
+        any = true;
+      }
+    }
+    return any ? mask : null;
+  }
+
+  /** Records a finished task and applies every result that is next in posting order. */
+  private settle(seq: number, bytes: number, result: DecodeResult | null): void {
+    this.inFlight--;
+    this.inFlightBytes -= bytes;
+    this.done.set(seq, result);
+    for (let next = this.delivered + 1; this.done.has(next); next++) {
+      const r = this.done.get(next)!;
+      this.done.delete(next);
+      this.delivered = next;
+      if (r) this.apply(r);
+    }
+    this.post();
+    this.gate.update(this.queueBytes());
+    if (this.drainWaiters.length > 0) {
+      const still = this.drainWaiters.filter((w) => w.upTo > this.delivered);
+      for (const w of this.drainWaiters) if (w.upTo <= this.delivered) w.resolve();
+      this.drainWaiters = still;
+    }
+  }
+
+  private apply(r: DecodeResult): void {
+    this.s.samplesIn += r.rowCount;
+    this.s.corruptFrames += r.corruptFrames;
+    this.inserts.enqueue(r.rows, r.rowCount);
+    for (const snap of r.snapshots) this.snapshots.offer(snap);
+    if (r.live && this.opts.live) {
+      this.s.liveMessages += r.live.index.length / 3;
+      this.opts.live.publish(r.live);
+    }
+    if (r.errors.length > 0) {
+      // At most one line per second: a robot sending garbage must not flood the log.
+      const t = this.now();
+      if (t - this.lastErrorLogMs >= 1_000) {
+        this.lastErrorLogMs = t;
+        this.log.warn('telemetry frames skipped', {
+          corruptFramesTotal: this.s.corruptFrames,
+          first: r.errors[0],
+        });
+      }
+    }
+  }
+}

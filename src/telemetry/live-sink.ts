@@ -1,0 +1,14 @@
+/**
+ * What the ingest needs from the live stream (stream-hub.ts implements it): which fleets are being
+ * watched, so the worker produces JSON only for those, and where to hand the produced messages.
+ */
+import type { LiveBatch } from './worker-protocol.js';
+
+export interface LiveSink {
+  /** True when at least one socket is subscribed to the fleet right now. */
+  hasSubscribers(fleetId: string): boolean;
+  /** True when any fleet has a subscriber (lets the ingest skip the per-robot check). */
+  anySubscribers(): boolean;
+  /** Delivers one worker result's messages, in sample order. */
+  publish(batch: LiveBatch): void;
+}

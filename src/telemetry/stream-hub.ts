@@ -1,0 +1,200 @@
+/**
+ * Live telemetry fan-out: the subscriptions of every dashboard socket and the delivery of decoded
+ * samples to them. Transport-agnostic (stream-ws.ts adapts uWS sockets to {@link StreamPeer}).
+ *
+ * Slow consumers: a socket whose send buffer holds `maxBufferedBytes` or more gets no new samples;
+ * they are counted, and once its buffer has drained below half of the bound it receives
+ * `{"op":"dropped","count":N}` before the next sample. A slow dashboard never slows the ingest or
+ * other dashboards, and its memory is bounded.
+ */
+import type { LiveSink } from './live-sink.js';
+import { CLOSE, notice, parseClientMessage } from './stream-protocol.js';
+import type { TicketIssuer, TicketScope } from './ticket-issuer.js';
+import type { LiveBatch } from './worker-protocol.js';
+
+/** One connected socket as the hub sees it. */
+export interface StreamPeer {
+  send(msg: Uint8Array | string): void;
+  bufferedAmount(): number;
+  /** Runs `fn` with sends batched into one write (uWS cork). */
+  cork(fn: () => void): void;
+  /** Sends a close frame with `code` (the transport then calls {@link StreamSession.onClose}). */
+  end(code: number, reason: string): void;
+}
+
+export interface StreamHubOptions {
+  tickets: TicketIssuer;
+  /** Per-socket send buffer bound. Default 1 MiB. */
+  maxBufferedBytes?: number;
+  /** Sockets that have not subscribed by then are closed (4408). Default 5 s. */
+  subscribeTimeoutMs?: number;
+  /** Concurrent sockets; more are closed with 1013 (try again later). Default 1,000. */
+  maxSockets?: number;
+}
+
+interface Sub {
+  peer: StreamPeer;
+  fleetId: string;
+  robots: Set<string> | null;
+  dropped: number;
+}
+
+/** Per-socket state machine: connected -> subscribed -> closed. */
+export interface StreamSession {
+  onMessage(data: ArrayBuffer): void;
+  onDrain(): void;
+  onClose(): void;
+}
+
+export class StreamHub implements LiveSink {
+  readonly tickets: TicketIssuer;
+  readonly maxBufferedBytes: number;
+  private readonly subscribeTimeoutMs: number;
+  private readonly maxSockets: number;
+  private readonly byFleet = new Map<string, Set<Sub>>();
+  private readonly peers = new Set<StreamPeer>();
+  private closing = false;
+  /** Samples not sent to some socket because it was slow (all sockets, since start). */
+  droppedTotal = 0;
+
+  constructor(opts: StreamHubOptions) {
+    this.tickets = opts.tickets;
+    this.maxBufferedBytes = opts.maxBufferedBytes ?? 1024 * 1024;
+    this.subscribeTimeoutMs = opts.subscribeTimeoutMs ?? 5_000;
+    this.maxSockets = opts.maxSockets ?? 1_000;
+  }
+
+  get socketCount(): number {
+    return this.peers.size;
+  }
+
+  hasSubscribers(fleetId: string): boolean {
+    return this.byFleet.has(fleetId);
+  }
+
+  anySubscribers(): boolean {
+    return this.byFleet.size > 0;
+  }
+
+  /**
+   * A socket opened. `scope` is set when the ticket came as a subprotocol at the upgrade (already
+   * redeemed); `ticketRejected` when that ticket was not valid.
+   */
+  connect(peer: StreamPeer, scope: TicketScope | null, ticketRejected: boolean): StreamSession {
+    if (this.closing || this.peers.size >= this.maxSockets) {
+      peer.send(notice.error('unavailable', 'too many stream connections, retry later'));
+      peer.end(1013, 'try again later');
+      return { onMessage() {}, onDrain() {}, onClose() {} };
+    }
+    if (ticketRejected) {
+      peer.send(notice.error('invalid_ticket', 'ticket is invalid, already used or expired'));
+      peer.end(CLOSE.invalidTicket, 'invalid ticket');
+      return { onMessage() {}, onDrain() {}, onClose() {} };
+    }
+    this.peers.add(peer);
+    let sub: Sub | null = null;
+    let open = true;
+    const timer = setTimeout(() => {
+      if (open && sub === null) {
+        peer.send(notice.error('subscribe_timeout', 'no subscribe message received in time'));
+        peer.end(CLOSE.subscribeTimeout, 'subscribe timeout');
+      }
+    }, this.subscribeTimeoutMs);
+    const fail = (code: number, errCode: string, message: string): void => {
+      peer.send(notice.error(errCode, message));
+      peer.end(code, errCode);
+    };
+    return {
+      onMessage: (data) => {
+        if (!open) return;
+        const parsed = parseClientMessage(data);
+        if (!parsed.ok) return fail(CLOSE.badRequest, parsed.code, parsed.message);
+        const { msg } = parsed;
+        let fleetId: string;
+        if (sub !== null) {
+          fleetId = sub.fleetId; // re-subscribe: only the robot filter changes
+        } else if (scope !== null) {
+          fleetId = scope.fleetId;
+        } else {
+          const redeemed = msg.ticket === null ? null : this.tickets.redeem(msg.ticket);
+          if (redeemed === null) return fail(CLOSE.invalidTicket, 'invalid_ticket', 'ticket is missing, invalid, already used or expired');
+          scope = redeemed;
+          fleetId = redeemed.fleetId;
+        }
+        clearTimeout(timer);
+        if (sub === null) {
+          sub = { peer, fleetId, robots: null, dropped: 0 };
+          let set = this.byFleet.get(fleetId);
+          if (!set) this.byFleet.set(fleetId, (set = new Set()));
+          set.add(sub);
+        }
+        sub.robots = msg.robotIds === null ? null : new Set(msg.robotIds);
+        peer.send(notice.subscribed(fleetId, msg.robotIds));
+      },
+      onDrain: () => {
+        if (sub !== null) this.sendDroppedNotice(sub);
+      },
+      onClose: () => {
+        open = false;
+        clearTimeout(timer);
+        this.peers.delete(peer);
+        if (sub !== null) {
+          const set = this.byFleet.get(sub.fleetId);
+          set?.delete(sub);
+          if (set?.size === 0) this.byFleet.delete(sub.fleetId);
+          sub = null;
+        }
+      },
+    };
+  }
+
+  /** Sends each sample message to the sockets of its fleet whose filter includes its robot. */
+  publish(batch: LiveBatch): void {
+    const { index, data, robotIds, fleetIds } = batch;
+    // Group by socket first so each socket gets one corked write for the whole batch.
+    const perSub = new Map<Sub, number[]>();
+    for (let i = 0; i < index.length; i += 3) {
+      const ri = index[i]!;
+      const subs = this.byFleet.get(fleetIds[ri]!);
+      if (!subs) continue;
+      const robotId = robotIds[ri]!;
+      for (const sub of subs) {
+        if (sub.robots !== null && !sub.robots.has(robotId)) continue;
+        let list = perSub.get(sub);
+        if (!list) perSub.set(sub, (list = []));
+        list.push(i);
+      }
+    }
+    for (const [sub, list] of perSub) {
+      sub.peer.cork(() => {
+        this.sendDroppedNotice(sub);
+        for (const i of list) {
+          if (sub.peer.bufferedAmount() >= this.maxBufferedBytes) {
+            sub.dropped++;
+            this.droppedTotal++;
+            continue;
+          }
+          sub.peer.send(data.subarray(index[i + 1], index[i + 2]));
+        }
+      });
+    }
+  }
+
+  /** Closes every socket with 1001 (gateway shutdown) and refuses new ones. */
+  close(): void {
+    this.closing = true;
+    for (const peer of [...this.peers]) peer.end(CLOSE.goingAway, 'server shutting down');
+  }
+
+  private sendDroppedNotice(sub: Sub): void {
+    if (sub.dropped > 0 && sub.peer.bufferedAmount() < this.maxBufferedBytes / 2) {
+      sub.peer.send(notice.dropped(sub.dropped));
+      sub.dropped = 0;
+    }
+  }
+}
+
+/** Creates the hub the ingest publishes to and the WebSocket route serves. */
+export function createStreamHub(opts: StreamHubOptions): StreamHub {
+  return new StreamHub(opts);
+}

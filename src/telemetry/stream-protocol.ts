@@ -1,0 +1,77 @@
+/**
+ * The telemetry WebSocket protocol (docs/telemetry-stream.md is the user-facing description): close
+ * codes, server notices, and the parser of client messages. Client messages are tiny control frames,
+ * so plain JSON.parse with a size cap is fine here; the per-sample path never parses anything.
+ */
+
+export const STREAM_PATH = '/v1/telemetry/stream';
+/** Subprotocol the server selects when offered (clients should offer it next to the ticket one). */
+export const STREAM_SUBPROTOCOL = 'fleetgw.v1';
+export const TICKET_SUBPROTOCOL_PREFIX = 'fleetgw.ticket.';
+
+export const CLOSE = {
+  /** Server shutting down. */
+  goingAway: 1001,
+  /** Malformed message, unknown op, unsupported encoding. */
+  badRequest: 4400,
+  /** Ticket missing, invalid, already used or expired. */
+  invalidTicket: 4401,
+  /** No valid subscribe message within the subscribe timeout. */
+  subscribeTimeout: 4408,
+} as const;
+
+/** Largest client message accepted (uWS closes the socket above it). */
+export const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024;
+export const MAX_ROBOT_IDS = 1_000;
+const MAX_ID_LENGTH = 128;
+
+export interface SubscribeMessage {
+  op: 'subscribe';
+  ticket: string | null;
+  /** null: every robot of the ticket's fleet. */
+  robotIds: string[] | null;
+  encoding: 'json';
+}
+
+export type ParseResult = { ok: true; msg: SubscribeMessage } | { ok: false; code: 'bad_request'; message: string };
+
+function bad(message: string): ParseResult {
+  return { ok: false, code: 'bad_request', message };
+}
+
+/** Validates one client message. Unknown fields are rejected, like the REST API's strict bodies. */
+export function parseClientMessage(data: ArrayBuffer): ParseResult {
+  let v: unknown;
+  try {
+    v = JSON.parse(Buffer.from(data).toString('utf8'));
+  } catch {
+    return bad('message is not valid JSON');
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return bad('message must be a JSON object');
+  const o = v as Record<string, unknown>;
+  if (o.op !== 'subscribe') return bad('unknown op (expected "subscribe")');
+  for (const k of Object.keys(o)) {
+    if (k !== 'op' && k !== 'ticket' && k !== 'robot_ids' && k !== 'encoding') return bad(`unknown field ${JSON.stringify(k).slice(0, 40)}`);
+  }
+  if (o.encoding !== undefined && o.encoding !== 'json') return bad('unsupported encoding (only "json")');
+  if (o.ticket !== undefined && typeof o.ticket !== 'string') return bad('ticket must be a string');
+  let robotIds: string[] | null = null;
+  if (o.robot_ids !== undefined && o.robot_ids !== null) {
+    if (!Array.isArray(o.robot_ids) || o.robot_ids.length > MAX_ROBOT_IDS) {
+      return bad(`robot_ids must be an array of at most ${MAX_ROBOT_IDS} strings`);
+    }
+    for (const id of o.robot_ids) {
+      if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_LENGTH) return bad('robot_ids must hold non-empty strings');
+    }
+    robotIds = o.robot_ids as string[];
+  }
+  return { ok: true, msg: { op: 'subscribe', ticket: (o.ticket as string | undefined) ?? null, robotIds, encoding: 'json' } };
+}
+
+/** Server notice texts (small, rare: plain JSON.stringify). */
+export const notice = {
+  subscribed: (fleetId: string, robotIds: string[] | null): string =>
+    JSON.stringify({ op: 'subscribed', fleet_id: fleetId, robot_ids: robotIds }),
+  dropped: (count: number): string => JSON.stringify({ op: 'dropped', count }),
+  error: (code: string, message: string): string => JSON.stringify({ op: 'error', code, message }),
+};

@@ -1,0 +1,197 @@
+import { create, fromBinary } from '@bufbuild/protobuf';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { RobotAgent, type RobotAgentOptions } from '../../src/agent/agent.js';
+import type { SampleInput } from '../../src/agent/sample-encoder.js';
+import { CommandAck_Status, CommandSchema, type Command } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
+import { HealthLevel, TelemetryBatchSchema, TelemetrySampleSchema, type TelemetrySample } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
+import { sleep, startHarness, startProxy, waitFor, type Harness } from '../robotlink/support.js';
+
+let h: Harness;
+const cleanups: (() => Promise<void> | void)[] = [];
+
+beforeEach(async () => {
+  h = await startHarness();
+});
+
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+  await h.close();
+});
+
+function agent(cred: { robotId: string; robotToken: string }, extra: Partial<RobotAgentOptions> = {}): RobotAgent {
+  const a = new RobotAgent({
+    address: h.server.address,
+    ...cred,
+    onCommand: () => ({ accept: true }),
+    reconnect: { initialMs: 50, maxMs: 200 },
+    ...extra,
+  });
+  cleanups.push(() => a.stop());
+  return a;
+}
+
+function stop(commandId: string, seq: bigint): Command {
+  return create(CommandSchema, { commandId, seq, issuedAtMs: BigInt(Date.now()), action: { case: 'stop', value: { reason: 'test' } } });
+}
+
+function decoded(robotId: string): TelemetrySample[] {
+  return h.events.telemetry.filter((t) => t.robotId === robotId).flatMap((t) => fromBinary(TelemetryBatchSchema, t.batch).samples);
+}
+
+describe('RobotAgent telemetry', () => {
+  it('delivers raw batches that decode to exactly the samples sent', async () => {
+    const cred = h.robot();
+    const a = agent(cred);
+    a.start();
+    await waitFor(() => a.connected, 'connected');
+    const sent = Array.from({ length: 25 }, (_, i) =>
+      create(TelemetrySampleSchema, {
+        tsMs: BigInt(1_700_000_000_000 + i),
+        position: { latitude: 52 + i / 1e5, longitude: 5, elevationM: 1 },
+        velocity: { linearMps: i / 10 },
+        mode: 'autonomous',
+        health: { level: HealthLevel.OK, faults: i % 5 === 0 ? ['x'] : [] },
+        gpsFix: 4,
+      }),
+    );
+    a.sendTelemetry(sent.slice(0, 10));
+    a.sendTelemetry(create(TelemetryBatchSchema, { samples: sent.slice(10) }));
+    const plain: SampleInput = {
+      tsMs: 1_800_000_000_000, latitude: 52.1, longitude: 5.1, elevationM: 3, xM: 1, yM: 2, zM: 0, headingDeg: 90,
+      linearMps: 1, angularDps: 0, batteryPercent: 50, voltageV: 48, charging: false, mode: 'paused', estop: true,
+      mission: null, healthLevel: HealthLevel.WARN, faults: ['f'], cpuTempC: 40, gpsFix: 1,
+    };
+    a.sendSamples([plain]);
+    await waitFor(() => decoded(cred.robotId).length === 26, 'all samples delivered');
+    const got = decoded(cred.robotId);
+    expect(got.slice(0, 25)).toEqual(sent);
+    expect(got[25]).toMatchObject({ tsMs: 1_800_000_000_000n, mode: 'paused', estop: true, gpsFix: 1 });
+    expect(h.events.telemetry.every((t) => t.fleetId === h.fleetId)).toBe(true);
+    expect(a.stats()).toMatchObject({ samplesSent: 26, samplesDropped: 0 });
+  });
+
+  it('queues samples while disconnected (bounded, oldest dropped) and sends them after connecting', async () => {
+    const cred = h.robot();
+    const a = agent(cred, { maxQueuedSamples: 5 });
+    const mk = (i: number) => create(TelemetrySampleSchema, { tsMs: BigInt(i) });
+    a.sendTelemetry(Array.from({ length: 8 }, (_, i) => mk(i + 1)));
+    expect(a.stats()).toMatchObject({ samplesQueued: 5, samplesDropped: 3 });
+    a.start();
+    await waitFor(() => decoded(cred.robotId).length === 5, 'queued samples delivered');
+    expect(decoded(cred.robotId).map((s) => s.tsMs)).toEqual([4n, 5n, 6n, 7n, 8n]);
+  });
+});
+
+describe('RobotAgent commands', () => {
+  it('applies a command once, acks RECEIVED, and re-acks a duplicate without re-applying', async () => {
+    const cred = h.robot();
+    const applied: string[] = [];
+    const a = agent(cred, { onCommand: (c) => (applied.push(c.commandId), { accept: true }) });
+    a.start();
+    await waitFor(() => h.server.link.isOnline(cred.robotId), 'online');
+    expect(h.server.link.send(cred.robotId, stop('cmd-1', 1n))).toBe(true);
+    await waitFor(() => h.events.acks.length === 1, 'ack');
+    expect(h.events.acks[0]).toMatchObject({ robotId: cred.robotId, ack: { commandId: 'cmd-1', status: CommandAck_Status.RECEIVED, reason: '' } });
+    h.server.link.send(cred.robotId, stop('cmd-1', 1n));
+    await waitFor(() => h.events.acks.length === 2, 'second ack');
+    expect(h.events.acks[1]?.ack.status).toBe(CommandAck_Status.RECEIVED);
+    expect(applied).toEqual(['cmd-1']);
+    expect(a.stats()).toMatchObject({ commandsApplied: 1, duplicateCommands: 1 });
+  });
+
+  it('does not re-apply a command resent after a reconnect, and reports its last applied seq in Hello', async () => {
+    const cred = h.robot();
+    const proxy = await startProxy(h.server.address);
+    cleanups.push(() => proxy.close());
+    const applied: string[] = [];
+    const a = agent(cred, { address: proxy.address, dedicatedConnection: true, onCommand: (c) => (applied.push(c.commandId), { accept: true }) });
+    a.start();
+    await waitFor(() => h.server.link.isOnline(cred.robotId), 'online');
+    h.server.link.send(cred.robotId, stop('cmd-7', 7n));
+    await waitFor(() => h.events.acks.length === 1, 'ack');
+    proxy.cut();
+    await waitFor(() => h.events.offline.length === 1, 'offline after cut');
+    await waitFor(() => h.events.online.length === 2, 'reconnected');
+    expect(h.events.online[1]?.lastAppliedSeq).toBe(7n);
+    h.server.link.send(cred.robotId, stop('cmd-7', 7n));
+    await waitFor(() => h.events.acks.length === 2, 're-ack after reconnect');
+    expect(h.events.acks[1]?.ack).toMatchObject({ commandId: 'cmd-7', status: CommandAck_Status.RECEIVED });
+    expect(applied).toEqual(['cmd-7']);
+  });
+
+  it('acks REJECTED with the handler reason, and a duplicate of it again without calling the handler', async () => {
+    const cred = h.robot();
+    let calls = 0;
+    const a = agent(cred, { onCommand: () => (calls++, { accept: false, reason: 'estop engaged' }) });
+    a.start();
+    await waitFor(() => h.server.link.isOnline(cred.robotId), 'online');
+    h.server.link.send(cred.robotId, stop('cmd-r', 1n));
+    h.server.link.send(cred.robotId, stop('cmd-r', 1n));
+    await waitFor(() => h.events.acks.length === 2, 'acks');
+    for (const e of h.events.acks) expect(e.ack).toMatchObject({ commandId: 'cmd-r', status: CommandAck_Status.REJECTED, reason: 'estop engaged' });
+    expect(calls).toBe(1);
+    expect(h.events.online[0]?.lastAppliedSeq).toBe(0n);
+  });
+
+  it('applies a command once when a duplicate arrives while an async handler is still running', async () => {
+    const cred = h.robot();
+    let calls = 0;
+    const a = agent(cred, {
+      onCommand: async () => {
+        calls++;
+        await sleep(200);
+        return { accept: true };
+      },
+    });
+    a.start();
+    await waitFor(() => h.server.link.isOnline(cred.robotId), 'online');
+    h.server.link.send(cred.robotId, stop('cmd-a', 1n));
+    await sleep(50);
+    h.server.link.send(cred.robotId, stop('cmd-a', 1n));
+    await waitFor(() => h.events.acks.length === 1, 'ack');
+    await sleep(100);
+    expect(calls).toBe(1);
+    expect(h.events.acks).toHaveLength(1);
+  });
+
+  it('never applies a forgotten command whose seq is not newer than the last one decided', async () => {
+    const cred = h.robot();
+    const applied: string[] = [];
+    const a = agent(cred, { commandMemory: 1, maxPendingCommands: 1, onCommand: (c) => (applied.push(c.commandId), { accept: true }) });
+    a.start();
+    await waitFor(() => h.server.link.isOnline(cred.robotId), 'online');
+    h.server.link.send(cred.robotId, stop('old', 1n));
+    await waitFor(() => h.events.acks.length === 1, 'first ack');
+    h.server.link.send(cred.robotId, stop('new', 2n));
+    await waitFor(() => h.events.acks.length === 2, 'second ack');
+    h.server.link.send(cred.robotId, stop('newer', 3n));
+    await waitFor(() => h.events.acks.length === 3, 'third ack');
+    // 'old' has been forgotten (memory holds two ids); its seq is below the high-water mark.
+    h.server.link.send(cred.robotId, stop('old', 1n));
+    await waitFor(() => h.events.acks.length === 4, 'fourth ack');
+    expect(h.events.acks[3]?.ack).toMatchObject({ commandId: 'old', status: CommandAck_Status.REJECTED, reason: 'stale_seq' });
+    expect(applied).toEqual(['old', 'new', 'newer']);
+  });
+
+  it('calls onLinkLoss once the link has been down for the configured time (opt-in stop on link loss)', async () => {
+    const cred = h.robot();
+    const proxy = await startProxy(h.server.address);
+    cleanups.push(() => proxy.close());
+    let lost = 0;
+    const a = agent(cred, {
+      address: proxy.address,
+      dedicatedConnection: true,
+      reconnect: { initialMs: 5000, maxMs: 5000 },
+      linkLoss: { afterMs: 300, onLinkLoss: () => lost++ },
+    });
+    a.start();
+    await waitFor(() => a.connected, 'connected');
+    await sleep(500);
+    expect(lost).toBe(0);
+    proxy.cut();
+    await waitFor(() => !a.connected, 'disconnected');
+    await sleep(150);
+    expect(lost).toBe(0);
+    await waitFor(() => lost === 1, 'link loss reported', 2000);
+  });
+});

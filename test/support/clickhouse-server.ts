@@ -1,0 +1,165 @@
+/**
+ * Starts a real ClickHouse server for tests: Debian's /usr/sbin/clickhouse-server (18.16 here) with a
+ * temp config (free http/tcp ports on 127.0.0.1, temp data path, the system users.xml). It answers in
+ * well under a second. stop()/start() keep the same ports and data (for outage tests); dispose()
+ * stops it and removes its directory.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const CLICKHOUSE_SERVER_BIN = '/usr/sbin/clickhouse-server';
+const USERS_XML = '/etc/clickhouse-server/users.xml';
+
+export interface ClickHouseTestServer {
+  readonly url: string;
+  readonly httpPort: number;
+  /** Stops the process (SIGTERM, SIGKILL after 10 s); data stays. */
+  stop(): Promise<void>;
+  /** Starts it again on the same ports and data. */
+  start(): Promise<void>;
+  /** stop() and remove the temp directory. */
+  dispose(): Promise<void>;
+}
+
+/** Why a local server cannot be started here, or null when it can. */
+export function clickhouseServerUnavailableReason(): string | null {
+  if (!existsSync(CLICKHOUSE_SERVER_BIN)) return `${CLICKHOUSE_SERVER_BIN} is not installed (apt-get install clickhouse-server)`;
+  if (!existsSync(USERS_XML)) return `${USERS_XML} is missing`;
+  return null;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * `SELECT 1` over a fresh connection: a keep-alive socket left in a pool would make the server wait
+ * for it (seconds) on shutdown.
+ */
+function selectOne(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = get(`${url}/?query=SELECT%201`, { agent: false, timeout: 1_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve(res.statusCode === 200 ? body.trim() : `HTTP ${res.statusCode}`));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+  });
+}
+
+/** Resolves once `url` answers `SELECT 1`. */
+export async function waitForClickHouse(url: string, timeoutMs: number, exited?: () => string | null): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    const gone = exited?.();
+    if (gone) throw new Error(`clickhouse-server exited: ${gone}`);
+    try {
+      if ((await selectOne(url)) === '1') return;
+      last = 'unexpected answer';
+    } catch (e) {
+      last = e instanceof Error ? e.message : String(e);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`ClickHouse at ${url} not ready after ${timeoutMs} ms (${last})`);
+}
+
+/** Starts a private server and waits until it answers. */
+export async function startClickHouseServer(opts: { readyTimeoutMs?: number } = {}): Promise<ClickHouseTestServer> {
+  const reason = clickhouseServerUnavailableReason();
+  if (reason) throw new Error(reason);
+  const dir = mkdtempSync(join(tmpdir(), 'fleetgw-ch-'));
+  const [httpPort, tcpPort] = [await freePort(), await freePort()];
+  const config = join(dir, 'config.xml');
+  writeFileSync(
+    config,
+    `<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>${dir}/server.log</log><errorlog>${dir}/server.err.log</errorlog></logger>
+  <http_port>${httpPort}</http_port>
+  <tcp_port>${tcpPort}</tcp_port>
+  <listen_host>127.0.0.1</listen_host>
+  <path>${dir}/data/</path>
+  <tmp_path>${dir}/tmp/</tmp_path>
+  <user_files_path>${dir}/user_files/</user_files_path>
+  <format_schema_path>${dir}/format_schemas/</format_schema_path>
+  <users_config>${USERS_XML}</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <mark_cache_size>5368709120</mark_cache_size>
+</yandex>
+`,
+  );
+  const url = `http://127.0.0.1:${httpPort}`;
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 20_000;
+  let child: ChildProcess | null = null;
+  let exitInfo: string | null = null;
+  const killOnExit = (): void => {
+    child?.kill('SIGKILL');
+  };
+
+  const start = async (): Promise<void> => {
+    if (child) return;
+    exitInfo = null;
+    const proc = spawn(CLICKHOUSE_SERVER_BIN, [`--config-file=${config}`], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    proc.stderr?.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-2_000);
+    });
+    proc.once('exit', (code, signal) => {
+      exitInfo = `code ${code} signal ${signal} ${stderr.trim()}`;
+      if (child === proc) child = null;
+    });
+    child = proc;
+    process.once('exit', killOnExit);
+    await waitForClickHouse(url, readyTimeoutMs, () => exitInfo);
+  };
+
+  const stop = async (): Promise<void> => {
+    const proc = child;
+    if (!proc) return;
+    process.removeListener('exit', killOnExit);
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+      proc.once('exit', () => {
+        clearTimeout(t);
+        resolve();
+      });
+      proc.kill('SIGTERM');
+    });
+    child = null;
+  };
+
+  try {
+    await start();
+  } catch (e) {
+    await stop();
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+  return {
+    url,
+    httpPort,
+    start,
+    stop,
+    dispose: async () => {
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * Starts the real gateway (`fleetgw serve` from the built dist) as a child process on free loopback
+ * ports and waits for its ready line.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { FLEETGW_BIN, adminJson } from './cli.js';
+
+export interface ReadyLine {
+  event: 'ready';
+  http: string;
+  grpc: string;
+  telemetryStore: 'chdb' | 'clickhouse';
+}
+
+export interface RunningGateway {
+  ready: ReadyLine;
+  proc: ChildProcess;
+  stderr: () => string;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** A data dir with an org, a fleet and an all-permission key. */
+export function makeDataDir(prefix = 'fleetgw-e2e-'): { dataDir: string; orgId: string; fleetId: string; apiKeyId: string; apiKey: string } {
+  const dataDir = mkdtempSync(join(tmpdir(), prefix));
+  const init = adminJson<{ orgId: string; fleetId: string; apiKeyId: string; apiKey: string }>(['init', '--data-dir', dataDir, '--org', 'Acme', '--fleet', 'Yard']);
+  return { dataDir, ...init };
+}
+
+/** Starts `fleetgw serve --data-dir DIR --port 0 --grpc-port 0 …extra` and waits for the ready line. */
+export async function startGatewayProcess(dataDir: string, extra: string[] = ['--insecure-http'], env: NodeJS.ProcessEnv = {}): Promise<RunningGateway> {
+  const proc = spawn(process.execPath, [FLEETGW_BIN, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--grpc-port', '0', ...extra], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  let err = '';
+  proc.stderr?.setEncoding('utf8');
+  proc.stderr?.on('data', (d: string) => {
+    err += d;
+  });
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const ready = await new Promise<ReadyLine>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway not ready within 30 s; stderr:\n${err}`)), 30_000);
+    const rl = createInterface({ input: proc.stdout });
+    rl.on('line', (line) => {
+      try {
+        const msg = JSON.parse(line) as { event?: string };
+        if (msg.event === 'ready') {
+          clearTimeout(timer);
+          resolve(msg as ReadyLine);
+        }
+      } catch {
+        // not JSON: ignore
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`gateway exited with ${String(code)} before ready; stderr:\n${err}`));
+    });
+  });
+  return {
+    ready,
+    proc,
+    stderr: () => err,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** fetch with the API key. */
+export async function api(base: string, key: string, path: string, init: RequestInit = {}): Promise<{ status: number; body: any; headers: Headers }> {
+  const res = await fetch(`${base}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${key}`, ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...(init.headers as Record<string, string> | undefined) },
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // keep text
+  }
+  return { status: res.status, body, headers: res.headers };
+}

@@ -1,0 +1,83 @@
+/**
+ * The ingest end to end on the embedded engine: raw batches -> piscina decode -> chdb rows + LMDB
+ * snapshots. One chdb data path per test file (chdb keeps one path per process at a time).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../../src/store/lmdb.js';
+import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest.js';
+import type { TelemetrySnapshot } from '../../src/telemetry/snapshot.js';
+import { CORRUPT_FRAME, encodeBatch, encodeSamples, sample, tempDir } from './helpers.js';
+
+describe('telemetry ingest into chdb', () => {
+  const tmp = tempDir('ingest-chdb');
+  let store: Store;
+  let ingest: TelemetryIngest;
+
+  beforeAll(async () => {
+    store = openStore(tmp.dir);
+    ingest = await createTelemetryIngest({ store, dataDir: tmp.dir, threads: 1, maxBatchFrames: 50 });
+  });
+
+  afterAll(async () => {
+    await ingest.close();
+    await store.close();
+    tmp.remove();
+  });
+
+  it('lands every sample as a row and keeps the newest snapshot per robot', async () => {
+    expect(ingest.storeKind).toBe('chdb');
+    const t0 = 1_700_000_000_000;
+    // 3 robots x 40 frames x 25 samples = 3,000 rows, frames interleaved like a live link.
+    for (let f = 0; f < 40; f++) {
+      for (let r = 0; r < 3; r++) ingest.push(`robot-${r}`, 'fleet-a', encodeBatch(t0 + f * 1_000 + r, 25, f * 25));
+    }
+    ingest.push('robot-0', 'fleet-a', CORRUPT_FRAME);
+    // An old sample arriving last must not replace robot-1's newer snapshot.
+    ingest.push('robot-1', 'fleet-a', encodeSamples([sample(t0 - 5_000, 1)]));
+    await ingest.flush();
+
+    const st = ingest.stats();
+    expect(st.samplesIn).toBe(3_001);
+    expect(st.rowsWritten).toBe(3_001);
+    expect(st.corruptFrames).toBe(1);
+    expect(st.queueBytes).toBe(0);
+    expect(st.tasksInFlight).toBe(0);
+
+    const counts = await ingest.sampleStore.queryText(
+      "SELECT robot_id, count(), max(ts_ms) FROM telemetry_samples WHERE fleet_id = 'fleet-a' GROUP BY robot_id ORDER BY robot_id",
+    );
+    expect(counts.trim().split('\n')).toEqual([
+      `robot-0\t1000\t${t0 + 39_000 + 240}`,
+      `robot-1\t1001\t${t0 + 39_001 + 240}`,
+      `robot-2\t1000\t${t0 + 39_002 + 240}`,
+    ]);
+    // Field values of one known row (robot-2, frame 7, sample 3 -> index 178).
+    const row = await ingest.sampleStore.queryText(
+      `SELECT lat, pose_y_m, heading_deg, battery_pct, charging, estop, mode, mission_run_id, step_index, health_level, faults, gps_fix, toUnixTimestamp64Milli(ts)
+       FROM telemetry_samples WHERE robot_id = 'robot-2' AND ts_ms = ${t0 + 7_000 + 2 + 30}`,
+    );
+    expect(row.trim().split('\t')).toEqual([
+      String(48.1 + 178 / 1e4), '356', String((178 * 7) % 360), '80', '1', '0', 'autonomous', 'run-1', '8', 'warn',
+      "['motor_overtemp']", '4', String(t0 + 7_032),
+    ]);
+
+    const snap = store.snapshots.get('robot-1') as TelemetrySnapshot;
+    expect(snap.tsMs).toBe(t0 + 39_001 + 240);
+    expect(snap.fleetId).toBe('fleet-a');
+    expect(snap.mission?.runId).toBe(`run-${(39 * 25 + 24) % 3}`);
+    expect((store.snapshots.get('robot-0') as TelemetrySnapshot).tsMs).toBe(t0 + 39_000 + 240);
+  });
+
+  it('round-trips strings that need TSV escaping', async () => {
+    const nasty = ["it's", 'tab\there', 'new\nline', 'back\\slash', 'ünïcødé ✓', "[',']"];
+    ingest.push('robot-\tx', 'fleet-esc', encodeSamples([sample(1_000, 1, { faults: nasty, mode: 'man\\ual\t1', runId: '' })]));
+    await ingest.flush();
+    const out = await ingest.sampleStore.queryText(
+      "SELECT robot_id, mode, mission_run_id, length(faults), arrayStringConcat(faults, '|') FROM telemetry_samples WHERE fleet_id = 'fleet-esc' FORMAT JSONCompactEachRow",
+    );
+    expect(JSON.parse(out)).toEqual(['robot-\tx', 'man\\ual\t1', '', 6, nasty.join('|')]);
+    const snap = store.snapshots.get('robot-\tx') as TelemetrySnapshot;
+    expect(snap.mission).toBeNull();
+    expect(snap.health.faults).toEqual(nasty);
+  });
+});
