@@ -4,7 +4,7 @@
  * 21.x and later the modern one (DateTime64, codecs, LowCardinality, TTL).
  */
 import { Readable } from 'node:stream';
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { INSERT_COLUMN_LIST, TABLE_NAME } from './columns.js';
 import type { SampleStore } from './sample-store.js';
 import { flavorForVersion, loadSamplesDdl, type SchemaFlavor } from './schema.js';
@@ -38,6 +38,9 @@ export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise
     request_timeout: opts.requestTimeoutMs ?? 30_000,
     // 18.16 rejects settings it does not know; send none by default.
     clickhouse_settings: {},
+    // Failures surface as rejected promises that the insert queue logs once, with context and retry
+    // state; the client's own error lines would repeat each one without it.
+    log: { level: ClickHouseLogLevel.OFF },
   });
   try {
     const rs = await client.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' });

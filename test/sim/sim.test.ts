@@ -4,7 +4,7 @@ import path from 'node:path';
 import { create, fromBinary } from '@bufbuild/protobuf';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CommandAck_Status, CommandSchema } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
-import { TelemetryBatchSchema, type TelemetrySample } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
+import { HealthLevel, TelemetryBatchSchema, type TelemetrySample } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
 import { DEPOT, loadRobotsFile, RobotModel, runSimFleet, toLatLon, type SimFleet } from '../../src/sim/index.js';
 import { sleep, startHarness, waitFor, type Harness } from '../robotlink/support.js';
 
@@ -44,7 +44,7 @@ describe('simulated fleet', () => {
       const gaps = s.slice(1).map((x, i) => Number(x.tsMs - s[i]!.tsMs));
       expect(gaps.every((g) => g >= 19 && g <= 21)).toBe(true);
       expect(s.every(inDepot)).toBe(true);
-      expect(s.every((x) => x.mode === 'autonomous' && x.gpsFix === 4 && x.health?.level === 1 && !x.estop)).toBe(true);
+      expect(s.every((x) => x.mode === 'autonomous' && x.gpsFix === 4 && x.health?.level === HealthLevel.OK && !x.estop)).toBe(true);
       expect(s.every((x) => x.battery!.percent > 0 && x.battery!.percent <= 100)).toBe(true);
       const first = s[0]!.position!;
       const last = s[s.length - 1]!.position!;

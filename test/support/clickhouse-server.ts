@@ -17,11 +17,14 @@ const USERS_XML = '/etc/clickhouse-server/users.xml';
 export interface ClickHouseTestServer {
   readonly url: string;
   readonly httpPort: number;
-  /** Stops the process (SIGTERM, SIGKILL after 10 s); data stays. */
-  stop(): Promise<void>;
+  /**
+   * Stops the process, data stays. SIGTERM lets it shut down cleanly (it waits for open client
+   * connections, up to seconds); SIGKILL is an instant crash, fine for outage tests. SIGKILL after 10 s.
+   */
+  stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
   /** Starts it again on the same ports and data. */
   start(): Promise<void>;
-  /** stop() and remove the temp directory. */
+  /** Kills the server (its data is thrown away anyway) and removes the temp directory. */
   dispose(): Promise<void>;
 }
 
@@ -130,7 +133,7 @@ export async function startClickHouseServer(opts: { readyTimeoutMs?: number } = 
     await waitForClickHouse(url, readyTimeoutMs, () => exitInfo);
   };
 
-  const stop = async (): Promise<void> => {
+  const stop = async (signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> => {
     const proc = child;
     if (!proc) return;
     process.removeListener('exit', killOnExit);
@@ -140,7 +143,7 @@ export async function startClickHouseServer(opts: { readyTimeoutMs?: number } = 
         clearTimeout(t);
         resolve();
       });
-      proc.kill('SIGTERM');
+      proc.kill(signal);
     });
     child = null;
   };
@@ -148,7 +151,7 @@ export async function startClickHouseServer(opts: { readyTimeoutMs?: number } = 
   try {
     await start();
   } catch (e) {
-    await stop();
+    await stop('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
     throw e;
   }
@@ -158,7 +161,7 @@ export async function startClickHouseServer(opts: { readyTimeoutMs?: number } = 
     start,
     stop,
     dispose: async () => {
-      await stop();
+      await stop('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -26,7 +26,8 @@ describe('telemetry ingest into chdb', () => {
 
   it('lands every sample as a row and keeps the newest snapshot per robot', async () => {
     expect(ingest.storeKind).toBe('chdb');
-    const t0 = 1_700_000_000_000;
+    // Recent timestamps: the modern table has a TTL, and merges would delete rows older than the retention.
+    const t0 = Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
     // 3 robots x 40 frames x 25 samples = 3,000 rows, frames interleaved like a live link.
     for (let f = 0; f < 40; f++) {
       for (let r = 0; r < 3; r++) ingest.push(`robot-${r}`, 'fleet-a', encodeBatch(t0 + f * 1_000 + r, 25, f * 25));
@@ -70,7 +71,7 @@ describe('telemetry ingest into chdb', () => {
 
   it('round-trips strings that need TSV escaping', async () => {
     const nasty = ["it's", 'tab\there', 'new\nline', 'back\\slash', 'ünïcødé ✓', "[',']"];
-    ingest.push('robot-\tx', 'fleet-esc', encodeSamples([sample(1_000, 1, { faults: nasty, mode: 'man\\ual\t1', runId: '' })]));
+    ingest.push('robot-\tx', 'fleet-esc', encodeSamples([sample(Date.now(), 1, { faults: nasty, mode: 'man\\ual\t1', runId: '' })]));
     await ingest.flush();
     const out = await ingest.sampleStore.queryText(
       "SELECT robot_id, mode, mission_run_id, length(faults), arrayStringConcat(faults, '|') FROM telemetry_samples WHERE fleet_id = 'fleet-esc' FORMAT JSONCompactEachRow",

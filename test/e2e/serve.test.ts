@@ -1,0 +1,121 @@
+/**
+ * `fleetgw serve` as a user runs it: HTTPS by default, admin changes honoured while it runs, SIGTERM.
+ */
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RobotAgent } from '../../src/agent/index.js';
+import { adminJson, fleetgw } from '../support/cli.js';
+import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
+
+function httpsGet(url: string, ca: Buffer, key: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { ca, headers: { authorization: `Bearer ${key}` } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function until(cond: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<number> {
+  const start = Date.now();
+  while (Date.now() - start < timeoutMs) {
+    if (await cond()) return Date.now() - start;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('fleetgw serve over HTTPS (default)', () => {
+  const d = makeDataDir();
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    gw = await startGatewayProcess(d.dataDir, []);
+  });
+  afterAll(async () => {
+    await gw.stop();
+    rmSync(d.dataDir, { recursive: true, force: true });
+  });
+
+  it('prints the ready line, makes a self-signed certificate and serves HTTPS with it', async () => {
+    expect(Object.keys(gw.ready).sort()).toEqual(['event', 'grpc', 'http', 'telemetryStore']);
+    expect(gw.ready.http).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    expect(gw.ready.grpc).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(gw.ready.telemetryStore).toBe('chdb');
+    const cert = join(d.dataDir, 'tls', 'cert.pem');
+    expect(existsSync(cert)).toBe(true);
+    expect(statSync(join(d.dataDir, 'tls', 'key.pem')).mode & 0o077).toBe(0);
+    const res = await httpsGet(`${gw.ready.http}/v1/me`, readFileSync(cert), d.apiKey);
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toMatchObject({ actorType: 'api_key', orgId: d.orgId, fleetId: null });
+  });
+
+  it('refuses plain HTTP on the HTTPS port', async () => {
+    await expect(fetch(`${gw.ready.http.replace('https:', 'http:')}/openapi.json`)).rejects.toThrow();
+  });
+});
+
+describe('fleetgw serve with admin commands from another process', () => {
+  const d = makeDataDir();
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    gw = await startGatewayProcess(d.dataDir);
+  });
+  afterAll(async () => {
+    await gw.stop();
+    rmSync(d.dataDir, { recursive: true, force: true });
+  });
+
+  it('a key revoked by `fleetgw admin revoke-key` gets 401 within 1 s', async () => {
+    const key = adminJson(['create-key', '--data-dir', d.dataDir, '--org', d.orgId, '--permissions', 'robots:read']);
+    expect((await api(gw.ready.http, key.apiKey!, '/v1/me')).status).toBe(200);
+    expect(fleetgw(['admin', 'revoke-key', '--data-dir', d.dataDir, '--key-id', key.apiKeyId!]).status).toBe(0);
+    const took = await until(async () => (await api(gw.ready.http, key.apiKey!, '/v1/me')).status === 401, 1000, 'revocation');
+    expect(took).toBeLessThan(1000);
+    const res = await api(gw.ready.http, key.apiKey!, '/v1/me');
+    expect(res.body).toEqual({ error: expect.any(String), code: 'unauthorized' });
+  });
+
+  it('a robot added by `fleetgw admin add-robot` can connect at once and shows online', async () => {
+    const robot = adminJson(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'late-joiner', '--capabilities', 'stop']);
+    const agent = new RobotAgent({ address: gw.ready.grpc, robotId: robot.robotId!, robotToken: robot.robotToken!, capabilities: ['stop'], onCommand: () => ({ accept: true }) });
+    agent.start();
+    try {
+      const took = await until(async () => (await api(gw.ready.http, d.apiKey, `/v1/robots/${robot.robotId}`)).body?.online === true, 5000, 'robot online');
+      expect(took).toBeLessThan(1000);
+      const list = await api(gw.ready.http, d.apiKey, `/v1/robots?fleet_id=${d.fleetId}`);
+      expect(list.status).toBe(200);
+      expect(list.body.map((r: { id: string }) => r.id)).toContain(robot.robotId);
+    } finally {
+      await agent.stop();
+    }
+  });
+
+  it('a robot with a wrong token cannot connect', async () => {
+    const robot = adminJson(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'impostor']);
+    const disconnects: number[] = [];
+    const agent = new RobotAgent({
+      address: gw.ready.grpc, robotId: robot.robotId!, robotToken: 'fgr_wrong', onCommand: () => ({ accept: true }),
+      onDisconnected: (r) => disconnects.push(r.code),
+    });
+    agent.start();
+    try {
+      await until(() => disconnects.length > 0, 5000, 'rejection');
+      expect(disconnects[0]).toBe(16); // UNAUTHENTICATED
+      expect((await api(gw.ready.http, d.apiKey, `/v1/robots/${robot.robotId}`)).body.online).toBe(false);
+    } finally {
+      await agent.stop();
+    }
+  });
+
+  it('SIGTERM drains and exits 0', async () => {
+    const code = await gw.stop('SIGTERM');
+    expect(code).toBe(0);
+    expect(gw.stderr()).not.toMatch(/fgk_[0-9a-f]{32}_/);
+  });
+});

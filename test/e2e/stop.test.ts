@@ -1,0 +1,146 @@
+/**
+ * control-robot `stop` end to end through the real gateway process and simulated robots on gRPC.
+ */
+import { rmSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { RobotAgent } from '../../src/agent/index.js';
+import type { Command } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
+import { runSimFleet } from '../../src/sim/index.js';
+import { adminJson } from '../support/cli.js';
+import { api, makeDataDir, startGatewayProcess } from '../support/gateway.js';
+
+async function until(cond: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
+  const start = Date.now();
+  while (Date.now() - start < timeoutMs) {
+    if (await cond()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function setup(robots: number): { d: ReturnType<typeof makeDataDir>; creds: { robotId: string; robotToken: string }[] } {
+  const d = makeDataDir();
+  dirs.push(d.dataDir);
+  const creds = Array.from({ length: robots }, (_, i) => adminJson<{ robotId: string; robotToken: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', `r${i}`]));
+  return { d, creds };
+}
+
+describe('stop', () => {
+  it('reaches an online simulated robot, is acknowledged, and the robot actually stops', async () => {
+    const { d, creds } = setup(2);
+    const gw = await startGatewayProcess(d.dataDir);
+    const sim = runSimFleet({ grpc: gw.ready.grpc, robots: creds, hz: 20 });
+    try {
+      await until(() => sim.stats().connected === 2, 10_000, 'robots online');
+      const [r0] = sim.robots;
+      await until(() => (r0?.model.speedMps ?? 0) > 0.2, 10_000, 'robot moving');
+      const res = await api(gw.ready.http, d.apiKey, '/v1/agent/control-robot', {
+        method: 'POST',
+        body: JSON.stringify({ org_id: d.orgId, fleet_id: d.fleetId, action: 'stop', robot_id: creds[0]!.robotId, wait_for_ack: true }),
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.success).toBe(true);
+      expect(res.body.outcomes).toHaveLength(1);
+      expect(res.body.outcomes[0].delivery).toMatchObject({ state: 'agent_received', commandId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+      // The robot decelerates to zero and holds; its reported telemetry says so.
+      await until(async () => {
+        const r = (await api(gw.ready.http, d.apiKey, `/v1/robots/${creds[0]!.robotId}`)).body;
+        return r.speedMps === 0 && r.mode === 'paused';
+      }, 10_000, 'robot reports stopped');
+      const x = r0!.model.sample(Date.now());
+      await new Promise((r) => setTimeout(r, 300));
+      const y = r0!.model.sample(Date.now());
+      expect([y.latitude, y.longitude]).toEqual([x.latitude, x.longitude]);
+      // The other robot was not told anything.
+      expect(sim.robots[1]!.agent.stats().commandsApplied).toBe(0);
+    } finally {
+      await sim.stop();
+      await gw.stop();
+    }
+  });
+
+  it('without a wait it answers dispatched; with both ack spellings it is 400', async () => {
+    const { d, creds } = setup(1);
+    const gw = await startGatewayProcess(d.dataDir);
+    const sim = runSimFleet({ grpc: gw.ready.grpc, robots: creds, hz: 5 });
+    try {
+      await until(() => sim.stats().connected === 1, 10_000, 'robot online');
+      const base = { org_id: d.orgId, fleet_id: d.fleetId, action: 'stop', robot_id: creds[0]!.robotId };
+      const res = await api(gw.ready.http, d.apiKey, '/v1/agent/control-robot', { method: 'POST', body: JSON.stringify(base) });
+      expect(res.status).toBe(200);
+      expect(res.body.outcomes[0].delivery.state).toBe('dispatched');
+      for (const extra of [{ wait_for_ack: true, wait_for_ack_ms: 100 }, { waitForAck: true, wait_for_ack_ms: 100 }, { wait_for_ack: true, waitForAckMs: 5 }]) {
+        const bad = await api(gw.ready.http, d.apiKey, '/v1/agent/control-robot', { method: 'POST', body: JSON.stringify({ ...base, ...extra }) });
+        expect(bad.status).toBe(400);
+        expect(bad.body.code).toBe('bad_request');
+      }
+      const alias = await api(gw.ready.http, d.apiKey, '/v1/agent/control-robot', { method: 'POST', body: JSON.stringify({ ...base, waitForAckMs: 5000 }) });
+      expect(alias.body.outcomes[0].delivery.state).toBe('agent_received');
+    } finally {
+      await sim.stop();
+      await gw.stop();
+    }
+  });
+
+  it('an agent rejection is agent_rejected; a silent robot is timed_out', async () => {
+    const { d, creds } = setup(2);
+    const gw = await startGatewayProcess(d.dataDir);
+    const rejecting = new RobotAgent({ address: gw.ready.grpc, ...creds[0]!, onCommand: () => ({ accept: false, reason: 'estop engaged' }) });
+    const silent = new RobotAgent({ address: gw.ready.grpc, ...creds[1]!, onCommand: () => new Promise(() => {}) });
+    rejecting.start();
+    silent.start();
+    try {
+      await until(() => rejecting.connected && silent.connected, 10_000, 'robots online');
+      const post = (robotId: string, ms: number): Promise<{ status: number; body: any }> => api(gw.ready.http, d.apiKey, '/v1/agent/control-robot', {
+        method: 'POST', body: JSON.stringify({ org_id: d.orgId, fleet_id: d.fleetId, action: 'stop', robot_id: robotId, wait_for_ack_ms: ms }),
+      });
+      const rej = await post(creds[0]!.robotId, 5000);
+      expect(rej.status).toBe(502);
+      expect(rej.body.outcomes[0].delivery.state).toBe('agent_rejected');
+      const t0 = Date.now();
+      const slow = await post(creds[1]!.robotId, 300);
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
+      expect(slow.body.outcomes[0].delivery).toMatchObject({ state: 'timed_out', retryBudgetExhausted: expect.any(Boolean) });
+    } finally {
+      await rejecting.stop();
+      await silent.stop();
+      await gw.stop();
+    }
+  });
+
+  it('an offline robot gets it deferred; it survives a gateway restart and arrives once on reconnect', async () => {
+    const { d, creds } = setup(1);
+    let gw = await startGatewayProcess(d.dataDir);
+    const res = await api(gw.ready.http, d.apiKey, '/v1/agent/control-robot', {
+      method: 'POST', body: JSON.stringify({ org_id: d.orgId, fleet_id: d.fleetId, action: 'stop', robot_ids: [creds[0]!.robotId], wait_for_ack_ms: 200 }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.outcomes[0].delivery.state).toBe('deferred');
+    const commandId = res.body.outcomes[0].delivery.commandId as string;
+    expect(await gw.stop('SIGKILL')).toBeNull(); // no drain: the outbox must already be durable
+    gw = await startGatewayProcess(d.dataDir);
+    const got: Command[] = [];
+    const agent = new RobotAgent({ address: gw.ready.grpc, ...creds[0]!, onCommand: (c) => { got.push(c); return { accept: true }; } });
+    agent.start();
+    try {
+      await until(() => got.length === 1, 10_000, 'deferred stop delivered');
+      expect(got[0]!.commandId).toBe(commandId);
+      expect(got[0]!.action.case).toBe('stop');
+      // reconnecting must not deliver it again
+      await agent.stop();
+      agent.start();
+      await until(() => agent.connected, 10_000, 'reconnect');
+      await new Promise((r) => setTimeout(r, 500));
+      expect(got).toHaveLength(1);
+      expect(agent.stats().duplicateCommands).toBe(0); // the gateway did not resend an acknowledged command
+    } finally {
+      await agent.stop();
+      await gw.stop();
+    }
+  });
+});

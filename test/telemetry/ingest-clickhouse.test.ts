@@ -1,0 +1,115 @@
+/**
+ * The ingest against a real ClickHouse server (Debian 18.16 here, or FLEETGW_TEST_CLICKHOUSE_URL):
+ * RowBinary rows, the legacy/modern DDL choice, and retries across a server outage.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { openStore, type Store } from '../../src/store/lmdb.js';
+import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest.js';
+import type { TelemetryLog } from '../../src/telemetry/log.js';
+import type { TelemetrySnapshot } from '../../src/telemetry/snapshot.js';
+import { startClickHouseServer, type ClickHouseTestServer } from '../support/clickhouse-server.js';
+import { CORRUPT_FRAME, encodeBatch, encodeSamples, sample, tempDir, until } from './helpers.js';
+
+const url = inject('clickhouseUrl');
+const skipReason = inject('clickhouseSkipReason');
+const quietLog: TelemetryLog & { warnings: string[] } = {
+  warnings: [],
+  warn(msg) {
+    this.warnings.push(msg);
+  },
+  error(msg) {
+    this.warnings.push(msg);
+  },
+};
+
+describe.skipIf(url === null)(`telemetry ingest into a ClickHouse server${url === null ? ` (skipped: ${skipReason})` : ''}`, () => {
+  const tmp = tempDir('ingest-ch');
+  let store: Store;
+  let ingest: TelemetryIngest;
+  // Each run gets its own database so runs against a shared FLEETGW_TEST_CLICKHOUSE_URL do not mix.
+  const database = `fleetgw_test_${process.pid}_${Date.now()}`;
+
+  beforeAll(async () => {
+    await fetch(`${url}/`, { method: 'POST', body: `CREATE DATABASE IF NOT EXISTS ${database}` });
+    store = openStore(tmp.dir);
+    ingest = await createTelemetryIngest({ store, dataDir: tmp.dir, clickhouseUrl: url!, clickhouseDatabase: database, threads: 1, log: quietLog });
+  });
+
+  afterAll(async () => {
+    await ingest?.close();
+    await store?.close();
+    await fetch(`${url}/`, { method: 'POST', body: `DROP DATABASE IF EXISTS ${database}` });
+    tmp.remove();
+  });
+
+  it('lands samples as RowBinary rows with the right field values', async () => {
+    expect(ingest.storeKind).toBe('clickhouse');
+    const t0 = Math.floor(Date.now() / 1000) * 1000 - 60_000;
+    for (let f = 0; f < 20; f++) {
+      ingest.push('robot-a', 'fleet-1', encodeBatch(t0 + f * 1_000, 50, f * 50));
+      ingest.push('robot-b', 'fleet-1', encodeBatch(t0 + f * 1_000 + 5, 50, f * 50));
+    }
+    ingest.push('robot-b', 'fleet-1', CORRUPT_FRAME);
+    ingest.push('robot-c', 'fleet-1', encodeSamples([sample(t0, 3, { faults: ["quote'd", 'tab\t', 'ü'], mode: 'manual' })]));
+    await ingest.flush();
+
+    expect(ingest.stats()).toMatchObject({ samplesIn: 2_001, rowsWritten: 2_001, corruptFrames: 1, queueBytes: 0 });
+    const counts = await ingest.sampleStore.queryText(
+      'SELECT robot_id, count(), min(ts_ms), max(ts_ms) FROM telemetry_samples GROUP BY robot_id ORDER BY robot_id',
+    );
+    expect(counts.trim().split('\n')).toEqual([
+      `robot-a\t1000\t${t0}\t${t0 + 19_000 + 490}`,
+      `robot-b\t1000\t${t0 + 5}\t${t0 + 19_005 + 490}`,
+      `robot-c\t1\t${t0}\t${t0}`,
+    ]);
+    const row = await ingest.sampleStore.queryText(
+      `SELECT lon, pose_x_m, speed_mps, yaw_rate_dps, voltage_v, charging, estop, mission_state, progress_pct, health_level, faults, toUnixTimestamp(ts)
+       FROM telemetry_samples WHERE robot_id = 'robot-a' AND ts_ms = ${t0 + 3_000 + 70}`,
+    );
+    // frame 3, sample 7 -> index 157
+    expect(row.trim().split('\t')).toEqual([
+      String(11.5 + 157 / 1e4), '157', '1.25', '-3.5', '48.5', '0', '0', 'running', '42.5', 'warn', "['motor_overtemp']",
+      String(Math.floor((t0 + 3_070) / 1000)),
+    ]);
+    const c = await ingest.sampleStore.queryText("SELECT mode, faults FROM telemetry_samples WHERE robot_id = 'robot-c'");
+    expect(c).toBe("manual\t['quote\\'d','tab\\t','ü']\n");
+    const snap = store.snapshots.get('robot-b') as TelemetrySnapshot;
+    expect(snap.tsMs).toBe(t0 + 19_005 + 490);
+  });
+});
+
+describe.skipIf(url === null)('insert retries across a ClickHouse outage', () => {
+  const tmp = tempDir('ingest-ch-outage');
+  let server: ClickHouseTestServer | null = null;
+
+  afterAll(async () => {
+    await server?.dispose();
+    tmp.remove();
+  });
+
+  it('keeps rows while the server is down and writes them when it is back', async () => {
+    // A private server: stopping the shared one would break other test files.
+    server = await startClickHouseServer();
+    const store = openStore(tmp.dir);
+    const ingest = await createTelemetryIngest({
+      store, dataDir: tmp.dir, clickhouseUrl: server.url, threads: 1, log: quietLog,
+      insert: { maxAgeMs: 10, baseDelayMs: 50, maxDelayMs: 200, maxAttempts: 1_000 },
+    });
+    try {
+      await server.stop('SIGKILL');
+      const t0 = Date.now();
+      for (let f = 0; f < 10; f++) ingest.push('robot-x', 'fleet-9', encodeBatch(t0 + f * 100, 10));
+      const flushed = ingest.flush();
+      await until(() => ingest.stats().insertErrors >= 2, 10_000, 'failed insert attempts');
+      expect(ingest.stats().rowsWritten).toBe(0);
+      expect(ingest.stats().queueBytes).toBeGreaterThan(0);
+      await server.start();
+      await flushed;
+      expect(ingest.stats()).toMatchObject({ rowsWritten: 100, rowsFailed: 0 });
+      expect(await ingest.sampleStore.queryText("SELECT count() FROM telemetry_samples WHERE robot_id = 'robot-x'")).toBe('100\n');
+    } finally {
+      await ingest.close();
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,126 @@
+/** Stream tickets: the issuer's rules and the POST /v1/telemetry/stream-tickets route. */
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { streamTicketRoutes } from '../../src/api/routes/stream-tickets.js';
+import { StreamTicketRequest, StreamTicketResponse } from '../../src/api/schemas/stream-tickets.js';
+import { ApiError } from '../../src/errors/catalog.js';
+import type { AuthContext, RouteDef } from '../../src/http/types.js';
+import { createFleet, createOrg } from '../../src/store/identity.js';
+import { openStore, type Store } from '../../src/store/lmdb.js';
+import { TicketIssuer } from '../../src/telemetry/ticket-issuer.js';
+import { tempDir } from './helpers.js';
+
+describe('TicketIssuer', () => {
+  it('issues 256-bit single-use tickets scoped to org and fleet', () => {
+    const issuer = new TicketIssuer();
+    const a = issuer.issue({ orgId: 'o1', fleetId: 'f1', apiKeyId: 'k1' });
+    const b = issuer.issue({ orgId: 'o1', fleetId: 'f2', apiKeyId: 'k1' });
+    expect(Buffer.from(a.ticket, 'base64url')).toHaveLength(32);
+    expect(a.ticket).not.toBe(b.ticket);
+    expect(issuer.redeem(b.ticket)).toEqual({ orgId: 'o1', fleetId: 'f2', apiKeyId: 'k1' });
+    expect(issuer.redeem(a.ticket)).toEqual({ orgId: 'o1', fleetId: 'f1', apiKeyId: 'k1' });
+    expect(issuer.redeem(a.ticket)).toBeNull();
+    expect(issuer.redeem('not-a-ticket')).toBeNull();
+    expect(issuer.outstanding).toBe(0);
+  });
+
+  it('expires tickets after the ttl, which is capped at 60 s', () => {
+    let now = 1_000_000;
+    const issuer = new TicketIssuer({ ttlMs: 10 * 60_000, now: () => now });
+    expect(issuer.ttlMs).toBe(60_000);
+    const t = issuer.issue({ orgId: 'o', fleetId: 'f', apiKeyId: 'k' });
+    expect(t.expiresAtMs).toBe(1_060_000);
+    const u = issuer.issue({ orgId: 'o', fleetId: 'f', apiKeyId: 'k' });
+    now += 59_999;
+    expect(issuer.redeem(u.ticket)).not.toBeNull();
+    now += 1;
+    expect(issuer.redeem(t.ticket)).toBeNull();
+  });
+
+  it('refuses to issue when full of live tickets instead of evicting one', () => {
+    let now = 0;
+    const issuer = new TicketIssuer({ maxOutstanding: 2, ttlMs: 1_000, now: () => now });
+    const first = issuer.issue({ orgId: 'o', fleetId: 'f', apiKeyId: 'k' });
+    issuer.issue({ orgId: 'o', fleetId: 'f', apiKeyId: 'k' });
+    expect(() => issuer.issue({ orgId: 'o', fleetId: 'f', apiKeyId: 'k' })).toThrow(/too many/);
+    expect(issuer.redeem(first.ticket)).not.toBeNull();
+    issuer.issue({ orgId: 'o', fleetId: 'f', apiKeyId: 'k' });
+    now = 1_000; // all expired: purged on the next issue
+    issuer.issue({ orgId: 'o', fleetId: 'f', apiKeyId: 'k' });
+    expect(issuer.outstanding).toBe(1);
+  });
+});
+
+describe('POST /v1/telemetry/stream-tickets', () => {
+  const tmp = tempDir('tickets');
+  let store: Store;
+  let route: RouteDef;
+  let orgId: string;
+  let fleetId: string;
+  let otherFleetId: string;
+  let foreignFleetId: string;
+  const tickets = new TicketIssuer();
+
+  beforeAll(() => {
+    store = openStore(tmp.dir);
+    const org = createOrg(store, 'acme');
+    orgId = org.orgId;
+    fleetId = createFleet(store, orgId, 'north').fleetId;
+    otherFleetId = createFleet(store, orgId, 'south').fleetId;
+    foreignFleetId = createFleet(store, createOrg(store, 'other').orgId, 'x').fleetId;
+    [route] = streamTicketRoutes({ store, tickets, streamUrl: () => 'wss://gw.test:8443/v1/telemetry/stream' }) as [RouteDef];
+  });
+
+  afterAll(async () => {
+    await store.close();
+    tmp.remove();
+  });
+
+  const auth = (over: Partial<AuthContext> = {}): AuthContext => ({
+    actorType: 'api_key', apiKeyId: 'key-1', orgId, fleetId: null, permissions: ['robots:read'], ...over,
+  });
+  const call = (a: AuthContext, body: unknown) =>
+    route.handler({ params: {}, query: {}, body, auth: a, aborted: new AbortController().signal, nowMs: Date.now() });
+  const status = async (p: () => unknown): Promise<number> => {
+    try {
+      await p();
+      return 0;
+    } catch (e) {
+      return e instanceof ApiError ? e.status : -1;
+    }
+  };
+
+  it('declares robots:read and a strict {org_id, fleet_id} body', () => {
+    expect(route).toMatchObject({ method: 'POST', path: '/v1/telemetry/stream-tickets', auth: 'robots:read' });
+    const ajv = new Ajv({ strict: true });
+    addFormats.default(ajv);
+    const validate = ajv.compile(StreamTicketRequest);
+    expect(validate({ org_id: orgId, fleet_id: fleetId })).toBe(true);
+    expect(validate({ org_id: orgId, fleet_id: fleetId, extra: 1 })).toBe(false);
+    expect(validate({ org_id: orgId })).toBe(false);
+    expect(validate({ org_id: orgId, fleet_id: 'not-a-uuid' })).toBe(false);
+  });
+
+  it('answers 201 with a redeemable ticket scoped to the fleet and a URL without the secret', async () => {
+    const res = await call(auth(), { org_id: orgId, fleet_id: fleetId });
+    expect(res.status).toBe(201);
+    const body = res.body as StreamTicketResponse;
+    const ajv = new Ajv({ strict: true });
+    addFormats.default(ajv);
+    expect(ajv.validate(StreamTicketResponse, body)).toBe(true);
+    expect(body.url).toBe('wss://gw.test:8443/v1/telemetry/stream');
+    expect(body.url).not.toContain(body.ticket);
+    expect(body.expiresAtMs - Date.now()).toBeLessThanOrEqual(60_000);
+    expect(tickets.redeem(body.ticket)).toEqual({ orgId, fleetId, apiKeyId: 'key-1' });
+    expect(tickets.redeem(body.ticket)).toBeNull();
+  });
+
+  it('rejects a wrong org (403), a foreign or unknown fleet (404), a fleet-bound key elsewhere (403)', async () => {
+    expect(await status(() => call(auth(), { org_id: '00000000-0000-4000-8000-000000000000', fleet_id: fleetId }))).toBe(403);
+    expect(await status(() => call(auth(), { org_id: orgId, fleet_id: foreignFleetId }))).toBe(404);
+    expect(await status(() => call(auth(), { org_id: orgId, fleet_id: '00000000-0000-4000-8000-000000000001' }))).toBe(404);
+    expect(await status(() => call(auth({ fleetId }), { org_id: orgId, fleet_id: otherFleetId }))).toBe(403);
+    expect(tickets.outstanding).toBe(0);
+  });
+});
