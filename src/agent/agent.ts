@@ -7,17 +7,14 @@
  * TelemetryQueue). They are written while the stream is connected and writable; when grpc-js
  * reports backpressure the agent waits for 'drain', so a slow gateway slows the queue, not memory.
  *
- * Command policy: commands are handled one at a time in arrival order (bounded: beyond
- * `maxPendingCommands` waiting, a new command is acked REJECTED "agent_busy" without being
- * remembered, so a resend may succeed). Acks are written on the stream current when the decision is
- * made; an ack lost with a dropped stream is re-sent when the gateway resends the command.
+ * Command policy: see CommandProcessor (at most once per id, in order, bounded). Acks are written on
+ * the stream current when the decision is made; an ack lost with a dropped stream is re-sent when
+ * the gateway resends the command.
  */
 import { create, toBinary } from '@bufbuild/protobuf';
 import { Client, credentials, Metadata, status, type ClientDuplexStream, type StatusObject } from '@grpc/grpc-js';
 import {
-  CommandAck_Status,
   RobotMessageSchema,
-  type Command,
   type GatewayMessage,
   type RobotMessage,
   type Welcome,
@@ -25,15 +22,14 @@ import {
 import { TelemetrySampleSchema, type TelemetryBatch, type TelemetrySample } from '../gen/fleetgw/v1/telemetry_pb.js';
 import { CONNECT_PATH, connectClientCodec, ROBOT_ID_METADATA } from '../robotlink/service.js';
 import { Backoff } from './backoff.js';
-import { CommandLedger, type Decision } from './command-ledger.js';
+import type { Decision } from './command-ledger.js';
+import { CommandProcessor, type CommandHandler } from './command-processor.js';
 import { encodeSample, type SampleInput } from './sample-encoder.js';
 import { TelemetryQueue } from './telemetry-queue.js';
 
 export const AGENT_VERSION = 'fleetgw-agent-ts/0.1.0';
 
-/** What the robot's command handler decides. */
-export type CommandResult = { accept: true } | { accept: false; reason: string };
-export type CommandHandler = (cmd: Command) => CommandResult | Promise<CommandResult>;
+export type { CommandHandler, CommandResult } from './command-processor.js';
 
 export interface RobotAgentOptions {
   /** Gateway robot-link address, `host:port`. */
@@ -93,7 +89,7 @@ type Stream = ClientDuplexStream<RobotMessage | Uint8Array, GatewayMessage>;
 export class RobotAgent {
   private readonly client: Client;
   private readonly queue: TelemetryQueue;
-  private readonly ledger: CommandLedger;
+  private readonly commands: CommandProcessor;
   private readonly backoff: Backoff;
   private readonly log: (line: string) => void;
   private stream: Stream | null = null;
@@ -102,20 +98,16 @@ export class RobotAgent {
   private running = false;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private linkLossTimer: NodeJS.Timeout | null = null;
-  private commandChain: Promise<void> = Promise.resolve();
-  private pendingCommands = 0;
-  private readonly maxPendingCommands: number;
-  private readonly counters = {
-    connects: 0, samplesSent: 0, batchesSent: 0, commandsApplied: 0, commandsRejected: 0, duplicateCommands: 0,
-  };
+  private readonly counters = { connects: 0, samplesSent: 0, batchesSent: 0 };
 
   constructor(private readonly opts: RobotAgentOptions) {
     this.log = opts.log ?? (() => {});
     this.queue = new TelemetryQueue(opts.maxQueuedSamples ?? 4096);
-    // Memory must outlive every command still waiting for the handler, or a pending id could be forgotten.
-    this.maxPendingCommands = Math.max(1, opts.maxPendingCommands ?? 256);
-    const memory = Math.max(opts.commandMemory ?? 1024, this.maxPendingCommands + 1);
-    this.ledger = new CommandLedger(memory, opts.lastAppliedSeq ?? 0n);
+    this.commands = new CommandProcessor(opts.onCommand, (id, d) => this.sendAck(id, d), (line) => this.log(`agent ${opts.robotId}: ${line}`), {
+      memory: opts.commandMemory ?? 1024,
+      maxPending: opts.maxPendingCommands ?? 256,
+      lastAppliedSeq: opts.lastAppliedSeq ?? 0n,
+    });
     this.backoff = new Backoff(opts.reconnect?.initialMs ?? 250, opts.reconnect?.maxMs ?? 10_000);
     const creds = opts.tlsRootCert ? credentials.createSsl(opts.tlsRootCert) : credentials.createInsecure();
     this.client = new Client(opts.address, creds, {
@@ -141,7 +133,7 @@ export class RobotAgent {
 
   /** Highest command seq the handler accepted (persist it to restore dedup across restarts). */
   get lastAppliedSeq(): bigint {
-    return this.ledger.lastAppliedSeq;
+    return this.commands.lastAppliedSeq;
   }
 
   /** Starts connecting (and reconnecting until stop()). */
@@ -193,6 +185,7 @@ export class RobotAgent {
     return {
       connected: this.welcomed,
       ...this.counters,
+      ...this.commands.counters,
       samplesQueued: this.queue.length,
       samplesDropped: this.queue.dropped,
     };
@@ -223,7 +216,7 @@ export class RobotAgent {
         value: {
           agentVersion: this.opts.agentVersion ?? AGENT_VERSION,
           capabilities: [...(this.opts.capabilities ?? [])],
-          lastAppliedSeq: this.ledger.lastAppliedSeq,
+          lastAppliedSeq: this.commands.lastAppliedSeq,
         },
       },
     });
@@ -243,7 +236,7 @@ export class RobotAgent {
       this.opts.onConnected?.(body.value);
       this.pump();
     } else if (body.case === 'command') {
-      this.onCommand(body.value);
+      this.commands.handle(body.value);
     }
   }
 
@@ -291,47 +284,5 @@ export class RobotAgent {
     const s = this.stream;
     if (!s || !this.welcomed) return;
     s.write(create(RobotMessageSchema, { body: { case: 'ack', value: { commandId, status: d.status, reason: d.reason } } }));
-  }
-
-  private onCommand(cmd: Command): void {
-    const seen = this.ledger.get(cmd.commandId);
-    if (seen) {
-      this.counters.duplicateCommands++;
-      // Still being handled: its ack goes out when the handler finishes.
-      if (seen.state === 'decided') this.sendAck(cmd.commandId, seen.decision);
-      return;
-    }
-    if (this.ledger.isStale(cmd.seq)) {
-      const d: Decision = { status: CommandAck_Status.REJECTED, reason: 'stale_seq' };
-      this.ledger.decide(cmd.commandId, cmd.seq, d);
-      this.sendAck(cmd.commandId, d);
-      return;
-    }
-    if (this.pendingCommands >= this.maxPendingCommands) {
-      this.sendAck(cmd.commandId, { status: CommandAck_Status.REJECTED, reason: 'agent_busy' });
-      return;
-    }
-    this.ledger.begin(cmd.commandId);
-    this.pendingCommands++;
-    this.commandChain = this.commandChain.then(async () => {
-      const d = await this.decide(cmd);
-      this.pendingCommands--;
-      this.ledger.decide(cmd.commandId, cmd.seq, d);
-      if (d.status === CommandAck_Status.RECEIVED) this.counters.commandsApplied++;
-      else this.counters.commandsRejected++;
-      this.sendAck(cmd.commandId, d);
-    });
-  }
-
-  private async decide(cmd: Command): Promise<Decision> {
-    try {
-      const r = await this.opts.onCommand(cmd);
-      return r.accept
-        ? { status: CommandAck_Status.RECEIVED, reason: '' }
-        : { status: CommandAck_Status.REJECTED, reason: r.reason || 'rejected' };
-    } catch (err) {
-      this.log(`agent ${this.opts.robotId}: command handler failed: ${err instanceof Error ? err.message : String(err)}`);
-      return { status: CommandAck_Status.REJECTED, reason: 'handler_error' };
-    }
   }
 }

@@ -143,8 +143,5 @@ export default function run(task: DecodeTask): unknown {
   }
   const transfer: ArrayBufferLike[] = [result.rows.buffer];
   if (result.live) transfer.push(result.live.data.buffer, result.live.index.buffer);
-  return move({
-    [transferableSymbol]: transfer,
-    [valueSymbol]: result,
-  } as unknown as Parameters<typeof move>[0]);
+  return move({ [transferableSymbol]: transfer, [valueSymbol]: result });
 }

@@ -25,7 +25,7 @@ export interface InsertQueueOptions {
   maxAgeMs?: number;
   /** Inserts running at once. Default 2. */
   maxInFlight?: number;
-  /** Attempts per batch before it is declared failed. Default 10 (about 25 s of retrying). */
+  /** Attempts per batch before it is declared failed. Default 10 (about 20 s of retrying with the default delays). */
   maxAttempts?: number;
   baseDelayMs?: number;
   maxDelayMs?: number;

@@ -85,7 +85,7 @@ export function flattenSample(s: TelemetrySample, receivedAtMs: number, out: Fla
   out.remainingDistanceM = m ? m.remainingDistanceM : 0;
   out.etaS = m ? m.etaS : 0;
   const h = s.health;
-  const level = h ? h.level : 0;
+  const level: number = h ? h.level : 0;
   out.healthLevel = level >= 0 && level < HEALTH_LEVEL_NAMES.length ? level : 0;
   out.faults = h ? h.faults : NO_FAULTS;
   out.cpuTempC = h ? h.cpuTempC : 0;

@@ -65,7 +65,7 @@ export function parseClientMessage(data: ArrayBuffer): ParseResult {
     }
     robotIds = o.robot_ids as string[];
   }
-  return { ok: true, msg: { op: 'subscribe', ticket: (o.ticket as string | undefined) ?? null, robotIds, encoding: 'json' } };
+  return { ok: true, msg: { op: 'subscribe', ticket: o.ticket ?? null, robotIds, encoding: 'json' } };
 }
 
 /** Server notice texts (small, rare: plain JSON.stringify). */

@@ -64,8 +64,13 @@ function ensureDecodeWorkerBuilt(): void {
 async function clickhouse(): Promise<{ url: string | null; reason: string; server: ClickHouseTestServer | null }> {
   const fromEnv = process.env.FLEETGW_TEST_CLICKHOUSE_URL;
   if (fromEnv) {
-    await waitForClickHouse(fromEnv.replace(/\/+$/, ''), 10_000);
-    return { url: fromEnv.replace(/\/+$/, ''), reason: '', server: null };
+    const url = fromEnv.replace(/\/+$/, '');
+    try {
+      await waitForClickHouse(url, 10_000);
+      return { url, reason: '', server: null };
+    } catch (e) {
+      return { url: null, reason: `FLEETGW_TEST_CLICKHOUSE_URL does not answer: ${e instanceof Error ? e.message : String(e)}`, server: null };
+    }
   }
   const unavailable = clickhouseServerUnavailableReason();
   if (unavailable) return { url: null, reason: unavailable, server: null };

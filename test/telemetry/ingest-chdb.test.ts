@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/lmdb.js';
+import { openChdbStore } from '../../src/telemetry/chdb-store.js';
 import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest.js';
 import type { TelemetrySnapshot } from '../../src/telemetry/snapshot.js';
 import { CORRUPT_FRAME, encodeBatch, encodeSamples, sample, tempDir } from './helpers.js';
@@ -80,5 +81,21 @@ describe('telemetry ingest into chdb', () => {
     const snap = store.snapshots.get('robot-\tx') as TelemetrySnapshot;
     expect(snap.mission).toBeNull();
     expect(snap.health.faults).toEqual(nasty);
+  });
+
+  it('close() drains what was pushed without a flush: rows and snapshots survive a restart', async () => {
+    const t = Date.now();
+    for (let i = 0; i < 30; i++) ingest.push('robot-late', 'fleet-close', encodeBatch(t + i * 100, 10));
+    await ingest.close();
+    expect(ingest.stats()).toMatchObject({ rowsWritten: expect.any(Number), queueBytes: 0, tasksInFlight: 0, insertsInFlight: 0 });
+    ingest.push('robot-late', 'fleet-close', encodeBatch(t, 1)); // after close: refused, counted
+    expect(ingest.stats().framesRejected).toBe(1);
+    const reopened = await openChdbStore({ dataDir: tmp.dir });
+    try {
+      expect(await reopened.queryText("SELECT count() FROM telemetry_samples WHERE fleet_id = 'fleet-close'")).toBe('300\n');
+    } finally {
+      await reopened.close();
+    }
+    expect((store.snapshots.get('robot-late') as TelemetrySnapshot).tsMs).toBe(t + 29 * 100 + 90);
   });
 });

@@ -2,6 +2,8 @@
  * The ingest against a real ClickHouse server (Debian 18.16 here, or FLEETGW_TEST_CLICKHOUSE_URL):
  * RowBinary rows, the legacy/modern DDL choice, and retries across a server outage.
  */
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/lmdb.js';
 import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest.js';
@@ -107,6 +109,30 @@ describe.skipIf(url === null)('insert retries across a ClickHouse outage', () =>
       await flushed;
       expect(ingest.stats()).toMatchObject({ rowsWritten: 100, rowsFailed: 0 });
       expect(await ingest.sampleStore.queryText("SELECT count() FROM telemetry_samples WHERE robot_id = 'robot-x'")).toBe('100\n');
+    } finally {
+      await ingest.close();
+      await store.close();
+    }
+  });
+
+  it('reports a batch that keeps failing and writes it to the dead-letter dir', async () => {
+    server ??= await startClickHouseServer();
+    const store = openStore(tmp.dir);
+    const ingest = await createTelemetryIngest({
+      store, dataDir: tmp.dir, clickhouseUrl: server.url, threads: 1, log: quietLog,
+      insert: { maxAgeMs: 10, baseDelayMs: 10, maxDelayMs: 20, maxAttempts: 3 },
+    });
+    try {
+      await server.stop('SIGKILL');
+      ingest.push('robot-y', 'fleet-9', encodeBatch(Date.now(), 7));
+      await ingest.flush();
+      expect(ingest.stats()).toMatchObject({ rowsWritten: 0, rowsFailed: 7, insertErrors: 3, queueBytes: 0 });
+      const dir = join(tmp.dir, 'telemetry-deadletter');
+      const files = readdirSync(dir);
+      expect(files).toHaveLength(1);
+      expect(files[0]).toMatch(/\.rowbinary$/);
+      expect(statSync(join(dir, files[0]!)).size).toBeGreaterThan(7 * 100);
+      expect(quietLog.warnings).toContain('telemetry insert failed permanently');
     } finally {
       await ingest.close();
       await store.close();

@@ -1,0 +1,170 @@
+// Benchmark (b): telemetry samples per second through the whole pipe — simulated robots (own process)
+// -> gRPC robot link -> ingest -> decode workers -> chdb (or a ClickHouse server) + LMDB snapshots.
+// Afterwards: rows counted in the store vs samples the simulator wrote, every robot's snapshot checked.
+// Usage and figures: bench/README.md.
+//
+//   node bench/telemetry-throughput.mjs [--robots 100] [--hz 1000] [--duration 60]
+//       [--clickhouse-url URL] [--gateway-cpus LIST] [--sim-cpus LIST] [--cpu-prof DIR]
+//       [--sample-ms 5000] [--keep]
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { openStore } from '../dist/store/lmdb.js';
+import { addRobot, createFleet, createOrg } from '../dist/store/identity.js';
+import { countStored } from './lib/store-check.mjs';
+import { busyBetween, cpuSeconds, FLEETGW, machineCpu, machineInfo, parseArgs, ROOT, spawnNode, stopChild } from './lib/procs.mjs';
+
+const opts = parseArgs(process.argv.slice(2), {
+  robots: 100, hz: 1000, duration: 60, 'clickhouse-url': '', 'gateway-cpus': '', 'sim-cpus': '',
+  'cpu-prof': '', 'sample-ms': 5000, keep: false,
+});
+const pin = (s) => (s === '' ? undefined : s);
+const log = (s) => process.stderr.write(`${s}\n`);
+
+/** Creates org, fleet and N robots straight in LMDB (what `fleetgw admin` does, without N process starts). */
+function provision(dataDir) {
+  const store = openStore(dataDir);
+  const org = createOrg(store, 'bench');
+  const fleet = createFleet(store, org.orgId, 'bench');
+  const robots = [];
+  for (let i = 0; i < opts.robots; i++) {
+    const r = addRobot(store, { fleetId: fleet.fleetId, name: `bench-${i}`, capabilities: ['stop'], active: true });
+    robots.push({ robotId: r.record.robotId, robotToken: r.robotToken });
+  }
+  return { store, fleetId: fleet.fleetId, robots };
+}
+
+function cpuPoint(gwPid, simPid) {
+  return { t: Date.now(), gw: cpuSeconds(gwPid), sim: cpuSeconds(simPid), m: machineCpu() };
+}
+
+function interval(a, b) {
+  const s = (b.t - a.t) / 1000;
+  const busy = busyBetween(a.m, b.m);
+  const gwCores = (b.gw - a.gw) / s;
+  const simCores = (b.sim - a.sim) / s;
+  const machineCores = busy.all * busy.cpus.length;
+  return { seconds: s, gwCores, simCores, machineCores, otherCores: Math.max(0, machineCores - gwCores - simCores) };
+}
+
+async function main() {
+  const machine = machineInfo();
+  const dataDir = mkdtempSync(join(tmpdir(), 'fleetgw-bench-tel-'));
+  let gateway;
+  let sim;
+  try {
+    const { store, fleetId, robots } = provision(dataDir);
+    await store.close();
+    const robotsFile = join(dataDir, 'robots.json');
+    writeFileSync(robotsFile, JSON.stringify(robots));
+
+    const nodeFlags = [];
+    if (opts['cpu-prof'] !== '') {
+      mkdirSync(resolve(opts['cpu-prof']), { recursive: true });
+      nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${resolve(opts['cpu-prof'])}`);
+    }
+    const serveArgs = ['serve', '--data-dir', dataDir, '--port', '0', '--grpc-port', '0', '--insecure-http'];
+    if (opts['clickhouse-url'] !== '') serveArgs.push('--clickhouse-url', opts['clickhouse-url']);
+    gateway = spawnNode([...nodeFlags, FLEETGW, ...serveArgs], { cpus: pin(opts['gateway-cpus']) });
+    const ready = await gateway.waitJson((o) => o.event === 'ready', 120_000);
+    log(`gateway ready (${ready.telemetryStore}); ${opts.robots} robots x ${opts.hz} Hz = ${opts.robots * opts.hz} samples/s offered, ${opts.duration} s`);
+
+    sim = spawnNode([join(ROOT, 'bench', 'lib', 'sim-child.mjs'), '--grpc', ready.grpc, '--robots-file', robotsFile,
+      '--hz', String(opts.hz), '--duration', String(opts.duration), '--report-ms', String(opts['sample-ms'])], { cpus: pin(opts['sim-cpus']) });
+    const connected = await sim.waitJson((o) => o.event === 'connected' || o.event === 'error', 90_000);
+    if (connected.event !== 'connected') throw new Error(connected.message);
+
+    // CPU timeline over the measured window (connected .. connected + duration).
+    const points = [cpuPoint(gateway.pid, sim.pid)];
+    const endAt = connected.tMs + opts.duration * 1000;
+    let lastSent = connected.stats.samplesSent;
+    let lastT = connected.tMs;
+    const progress = [];
+    const onLine = (line) => {
+      let o;
+      try { o = JSON.parse(line); } catch { return; }
+      if (o.event !== 'progress') return;
+      const a = points.at(-2) ?? points[0];
+      const b = points.at(-1);
+      const rate = (o.stats.samplesSent - lastSent) / ((o.tMs - lastT) / 1000);
+      progress.push({ tS: (o.tMs - connected.tMs) / 1000, sentPerS: Math.round(rate), dropped: o.stats.samplesDropped, queued: o.stats.samplesQueued });
+      const iv = a === b ? null : interval(a, b);
+      log(`  t=${((o.tMs - connected.tMs) / 1000).toFixed(0).padStart(3)} s  sent ${Math.round(rate).toString().padStart(7)}/s` +
+        `  robot queue ${o.stats.samplesQueued}  dropped ${o.stats.samplesDropped}` +
+        (iv ? `  cores: gateway ${iv.gwCores.toFixed(2)} sim ${iv.simCores.toFixed(2)} others ${iv.otherCores.toFixed(2)}` : ''));
+      lastSent = o.stats.samplesSent;
+      lastT = o.tMs;
+    };
+    const seen = new Set();
+    const timer = setInterval(() => {
+      if (Date.now() < endAt) points.push(cpuPoint(gateway.pid, sim.pid));
+      for (const l of sim.lines) if (!seen.has(l)) { seen.add(l); onLine(l); }
+    }, Math.min(1000, opts['sample-ms']));
+    await new Promise((r) => setTimeout(r, Math.max(0, endAt - Date.now())));
+    points.push(cpuPoint(gateway.pid, sim.pid));
+    const done = await sim.waitJson((o) => o.event === 'done', 60_000);
+    clearInterval(timer);
+    for (const l of sim.lines) if (!seen.has(l)) { seen.add(l); onLine(l); }
+    const simCpuTotal = done.cpuSeconds;
+    await sim.exited;
+
+    const t0 = Date.now();
+    const gwCpuBeforeDrain = cpuSeconds(gateway.pid);
+    gateway.kill('SIGTERM');
+    const exit = await gateway.exited;
+    const drainS = (Date.now() - t0) / 1000;
+    if (exit.code !== 0) throw new Error(`gateway exited with ${exit.code ?? exit.signal}: ${gateway.stderrText.slice(-3000)}`);
+
+    const window = interval(points[0], points.at(-1));
+    const f = done.final;
+    const windowSent = done.beforeStop.samplesSent - done.atConnect.samplesSent;
+    const windowS = (done.stoppingAtMs - done.connectedAtMs) / 1000;
+    const stored = await countStored({ dataDir, clickhouseUrl: opts['clickhouse-url'], fleetId, robots, stopAtMs: done.stoppingAtMs });
+    const lost = f.samplesSent - stored.rows;
+    const result = {
+      bench: 'telemetry-throughput',
+      machine,
+      options: opts,
+      store: ready.telemetryStore,
+      offeredPerS: opts.robots * opts.hz,
+      measuredWindowS: Number(windowS.toFixed(2)),
+      sentInWindow: windowSent,
+      sustainedSentPerS: Math.round(windowSent / windowS),
+      samplesSent: f.samplesSent,
+      samplesDroppedAtRobots: f.samplesDropped,
+      samplesQueuedAtRobotsAtStop: f.samplesQueued,
+      batchesSent: f.batchesSent,
+      rowsStored: stored.rows,
+      lost,
+      duplicates: stored.duplicates,
+      robotsWithRows: stored.robotsWithRows,
+      snapshots: stored.snapshots,
+      gatewayDrainS: Number(drainS.toFixed(2)),
+      cores: {
+        gateway: Number(window.gwCores.toFixed(2)),
+        simulator: Number(window.simCores.toFixed(2)),
+        others: Number(window.otherCores.toFixed(2)),
+        machine: Number(window.machineCores.toFixed(2)),
+      },
+      simCpuSecondsTotal: Number(simCpuTotal.toFixed(1)),
+      gatewayCpuSecondsAtDrain: Number(gwCpuBeforeDrain.toFixed(1)),
+      timeline: progress,
+      target: '100000 samples/s for 60 s, lost = 0',
+      targetMet: windowSent / windowS >= 100_000 && windowS >= 59 && lost === 0 && f.samplesDropped === 0 && stored.snapshots.ok === robots.length,
+      profileDir: opts['cpu-prof'] !== '' ? resolve(opts['cpu-prof']) : null,
+    };
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    log(`telemetry: sustained ${result.sustainedSentPerS} samples/s sent over ${result.measuredWindowS} s; stored ${stored.rows}` +
+      ` of ${f.samplesSent} sent (lost ${lost}, dropped at robots ${f.samplesDropped}); snapshots ok ${stored.snapshots.ok}/${robots.length};` +
+      ` cores gateway ${result.cores.gateway}, sim ${result.cores.simulator}, others ${result.cores.others}; drain ${result.gatewayDrainS} s;` +
+      ` target ${result.targetMet ? 'met' : 'NOT met'}`);
+    if (lost !== 0 || stored.snapshots.ok !== robots.length) process.exitCode = 1;
+  } finally {
+    if (sim) await stopChild(sim, 'SIGTERM', 10_000);
+    if (gateway) await stopChild(gateway, 'SIGTERM', 120_000);
+    if (!opts.keep) rmSync(dataDir, { recursive: true, force: true });
+    else log(`data dir kept: ${dataDir}`);
+  }
+}
+
+await main();

@@ -1,0 +1,29 @@
+/** The DDL files and the row encoders agree on the columns; version -> flavor rules. */
+import { describe, expect, it } from 'vitest';
+import { INSERT_COLUMNS } from '../../src/telemetry/columns.js';
+import { flavorForVersion, loadSamplesDdl } from '../../src/telemetry/schema.js';
+
+function columnsOf(ddl: string): string[] {
+  const body = ddl.slice(ddl.indexOf('(') + 1, ddl.indexOf('\n)'));
+  return body.split('\n').map((l) => l.trim().split(/\s+/)[0] ?? '').filter((n) => /^[a-z_]+$/.test(n));
+}
+
+describe('telemetry_samples schema', () => {
+  it.each(['modern', 'legacy'] as const)('%s DDL has exactly the insert columns plus the computed ts', async (flavor) => {
+    const ddl = await loadSamplesDdl(flavor, 30);
+    const cols = columnsOf(ddl);
+    expect(cols.filter((c) => c !== 'ts')).toEqual([...INSERT_COLUMNS]);
+    expect(cols).toContain('ts');
+    expect(ddl).not.toContain('--');
+    if (flavor === 'modern') expect(ddl).toContain('INTERVAL 30 DAY');
+    else expect(ddl).not.toMatch(/DateTime64|CODEC|LowCardinality|TTL/);
+  });
+
+  it('uses the legacy table before 21.x and the modern one after', () => {
+    expect(flavorForVersion('18.16.1')).toBe('legacy');
+    expect(flavorForVersion('20.3.4.1')).toBe('legacy');
+    expect(flavorForVersion('21.8.15.7')).toBe('modern');
+    expect(flavorForVersion('24.8.4.13')).toBe('modern');
+    expect(flavorForVersion('garbage')).toBe('legacy');
+  });
+});
