@@ -1,6 +1,7 @@
 // Lint config: typed rules so promise misuse on the event loop (floating promises) fails CI.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import globals from 'globals';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'src/gen/**', 'coverage/**', 'native-bridge/build/**'] },
@@ -9,7 +10,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: { projectService: { allowDefaultProject: ['*.js', '*.mjs', 'scripts/*.mjs', 'bin/*.js', 'bench/*.mjs'] }, tsconfigRootDir: import.meta.dirname },
-      globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', URL: 'readonly', setImmediate: 'readonly' },
+      globals: { ...globals.node },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',

@@ -38,6 +38,21 @@ function cpuPoint(gwPid, simPid) {
   return { t: Date.now(), gw: cpuSeconds(gwPid), sim: cpuSeconds(simPid), m: machineCpu() };
 }
 
+/** Seconds from `sinceMs` until the process used under 10% of a core for two 250 ms polls in a row. */
+async function waitIdle(pid, sinceMs, maxS = 180) {
+  let prev = cpuSeconds(pid);
+  let quiet = 0;
+  let lastBusyAt = Date.now();
+  while (quiet < 2 && Date.now() - sinceMs < maxS * 1000) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = cpuSeconds(pid);
+    if (now - prev < 0.025) quiet++;
+    else { quiet = 0; lastBusyAt = Date.now(); }
+    prev = now;
+  }
+  return Math.max(0, (lastBusyAt - sinceMs) / 1000);
+}
+
 function interval(a, b) {
   const s = (b.t - a.t) / 1000;
   const busy = busyBetween(a.m, b.m);
@@ -108,6 +123,9 @@ async function main() {
     const simCpuTotal = done.cpuSeconds;
     await sim.exited;
 
+    // Catch-up: how long the gateway stays busy after the robots stopped (its backlog), measured
+    // before SIGTERM so it is not mixed with the shutdown's own cost.
+    const catchUpS = await waitIdle(gateway.pid, done.stoppingAtMs);
     const t0 = Date.now();
     const gwCpuBeforeDrain = cpuSeconds(gateway.pid);
     gateway.kill('SIGTERM');
@@ -139,7 +157,12 @@ async function main() {
       duplicates: stored.duplicates,
       robotsWithRows: stored.robotsWithRows,
       snapshots: stored.snapshots,
+      gatewayCatchUpS: Number(catchUpS.toFixed(2)),
+      storedPerS: Math.round(stored.rows / (windowS + catchUpS)),
       gatewayDrainS: Number(drainS.toFixed(2)),
+      // Gateway CPU from the window's start through the catch-up, per stored row (robust to other tenants' load).
+      gatewayCpuUsPerSample: Number((((gwCpuBeforeDrain - points[0].gw) / Math.max(1, windowSent)) * 1e6).toFixed(2)),
+      simCpuUsPerSample: Number(((simCpuTotal / Math.max(1, f.samplesSent)) * 1e6).toFixed(2)),
       cores: {
         gateway: Number(window.gwCores.toFixed(2)),
         simulator: Number(window.simCores.toFixed(2)),
@@ -150,13 +173,17 @@ async function main() {
       gatewayCpuSecondsAtDrain: Number(gwCpuBeforeDrain.toFixed(1)),
       timeline: progress,
       target: '100000 samples/s for 60 s, lost = 0',
-      targetMet: windowSent / windowS >= 100_000 && windowS >= 59 && lost === 0 && f.samplesDropped === 0 && stored.snapshots.ok === robots.length,
+      // Sustained means the store kept up: sent at >= 100k/s and stored at >= 100k/s including the catch-up.
+      targetMet: windowSent / windowS >= 100_000 && stored.rows / (windowS + catchUpS) >= 100_000 && windowS >= 59
+        && lost === 0 && f.samplesDropped === 0 && stored.snapshots.ok === robots.length,
       profileDir: opts['cpu-prof'] !== '' ? resolve(opts['cpu-prof']) : null,
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     log(`telemetry: sustained ${result.sustainedSentPerS} samples/s sent over ${result.measuredWindowS} s; stored ${stored.rows}` +
       ` of ${f.samplesSent} sent (lost ${lost}, dropped at robots ${f.samplesDropped}); snapshots ok ${stored.snapshots.ok}/${robots.length};` +
-      ` cores gateway ${result.cores.gateway}, sim ${result.cores.simulator}, others ${result.cores.others}; drain ${result.gatewayDrainS} s;` +
+      ` stored at ${result.storedPerS}/s incl. ${result.gatewayCatchUpS} s catch-up;` +
+      ` cores gateway ${result.cores.gateway}, sim ${result.cores.simulator}, others ${result.cores.others};` +
+      ` CPU per sample gateway ${result.gatewayCpuUsPerSample} us, sim ${result.simCpuUsPerSample} us; drain ${result.gatewayDrainS} s;` +
       ` target ${result.targetMet ? 'met' : 'NOT met'}`);
     if (lost !== 0 || stored.snapshots.ok !== robots.length) process.exitCode = 1;
   } finally {

@@ -131,13 +131,18 @@ describe('stop', () => {
       await until(() => got.length === 1, 10_000, 'deferred stop delivered');
       expect(got[0]!.commandId).toBe(commandId);
       expect(got[0]!.action.case).toBe('stop');
-      // reconnecting must not deliver it again
+      // A fresh connection (no de-duplication memory on the robot side) gets nothing: the gateway
+      // does not resend an acknowledged command.
       await agent.stop();
-      agent.start();
-      await until(() => agent.connected, 10_000, 'reconnect');
-      await new Promise((r) => setTimeout(r, 500));
-      expect(got).toHaveLength(1);
-      expect(agent.stats().duplicateCommands).toBe(0); // the gateway did not resend an acknowledged command
+      const again = new RobotAgent({ address: gw.ready.grpc, ...creds[0]!, onCommand: (c) => { got.push(c); return { accept: true }; } });
+      again.start();
+      try {
+        await until(() => again.connected, 10_000, 'reconnect');
+        await new Promise((r) => setTimeout(r, 500));
+        expect(got).toHaveLength(1);
+      } finally {
+        await again.stop();
+      }
     } finally {
       await agent.stop();
       await gw.stop();

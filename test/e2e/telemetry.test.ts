@@ -43,7 +43,7 @@ async function runPipe(extraArgs: string[]): Promise<{ dataDir: string; sent: nu
   const ws = new WebSocket(t.body.url);
   const live: Record<string, unknown>[] = [];
   ws.on('message', (data) => {
-    const msg = JSON.parse(String(data));
+    const msg = JSON.parse((data as Buffer).toString('utf8'));
     if (msg.robot_id !== undefined) live.push(msg);
   });
   await new Promise<void>((resolve, reject) => {

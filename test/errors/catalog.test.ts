@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { apiError, ERROR_CATALOG, type ErrorId } from '../../src/errors/catalog.js';
+import { apiError, ERROR_CATALOG } from '../../src/errors/catalog.js';
 
 // docs/errors.md is the human-facing copy of the catalog; this keeps the two identical.
 const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
@@ -24,7 +24,7 @@ describe('error catalog', () => {
   });
 
   it('builds the spec error body from a template', () => {
-    const err = apiError('robot_not_found' as ErrorId, { robotId: 'abc' });
+    const err = apiError('robot_not_found', { robotId: 'abc' });
     expect(err.status).toBe(404);
     expect(err.toBody()).toEqual({ error: 'Robot abc was not found.', code: 'not_found' });
   });
