@@ -85,57 +85,63 @@ async function main() {
     log(`gateway ready (${ready.telemetryStore}); ${opts.robots} robots x ${opts.hz} Hz = ${opts.robots * opts.hz} samples/s offered, ${opts.duration} s`);
 
     sim = spawnNode([join(ROOT, 'bench', 'lib', 'sim-child.mjs'), '--grpc', ready.grpc, '--robots-file', robotsFile,
-      '--hz', String(opts.hz), '--duration', String(opts.duration), '--report-ms', String(opts['sample-ms'])], { cpus: pin(opts['sim-cpus']) });
+      '--hz', String(opts.hz), '--duration', String(opts.duration), '--report-ms', '1000'], { cpus: pin(opts['sim-cpus']) });
     const connected = await sim.waitJson((o) => o.event === 'connected' || o.event === 'error', 90_000);
     if (connected.event !== 'connected') throw new Error(connected.message);
 
-    // CPU timeline over the measured window (connected .. connected + duration).
-    const points = [cpuPoint(gateway.pid, sim.pid)];
-    const endAt = connected.tMs + opts.duration * 1000;
-    let lastSent = connected.stats.samplesSent;
-    let lastT = connected.tMs;
-    const progress = [];
-    const onLine = (line) => {
-      let o;
-      try { o = JSON.parse(line); } catch { return; }
-      if (o.event !== 'progress') return;
-      const a = points.at(-2) ?? points[0];
-      const b = points.at(-1);
-      const rate = (o.stats.samplesSent - lastSent) / ((o.tMs - lastT) / 1000);
-      progress.push({ tS: (o.tMs - connected.tMs) / 1000, sentPerS: Math.round(rate), dropped: o.stats.samplesDropped, queued: o.stats.samplesQueued });
-      const iv = a === b ? null : interval(a, b);
-      log(`  t=${((o.tMs - connected.tMs) / 1000).toFixed(0).padStart(3)} s  sent ${Math.round(rate).toString().padStart(7)}/s` +
-        `  robot queue ${o.stats.samplesQueued}  dropped ${o.stats.samplesDropped}` +
-        (iv ? `  cores: gateway ${iv.gwCores.toFixed(2)} sim ${iv.simCores.toFixed(2)} others ${iv.otherCores.toFixed(2)}` : ''));
-      lastSent = o.stats.samplesSent;
-      lastT = o.tMs;
+    // Timeline over the measured window: every --sample-ms, CPU of each process and the sim's counters.
+    const lastProgress = () => {
+      for (let i = sim.lines.length - 1; i >= 0; i--) {
+        const o = JSON.parse(sim.lines[i]);
+        if (o.event === 'progress' || o.event === 'connected') return o;
+      }
+      return connected;
     };
-    const seen = new Set();
-    const timer = setInterval(() => {
-      if (Date.now() < endAt) points.push(cpuPoint(gateway.pid, sim.pid));
-      for (const l of sim.lines) if (!seen.has(l)) { seen.add(l); onLine(l); }
-    }, Math.min(1000, opts['sample-ms']));
-    await new Promise((r) => setTimeout(r, Math.max(0, endAt - Date.now())));
-    points.push(cpuPoint(gateway.pid, sim.pid));
-    const done = await sim.waitJson((o) => o.event === 'done', 60_000);
+    const points = [{ ...cpuPoint(gateway.pid, sim.pid), p: connected }];
+    const timeline = [];
+    const tick = () => {
+      const b = { ...cpuPoint(gateway.pid, sim.pid), p: lastProgress() };
+      const a = points.at(-1);
+      points.push(b);
+      if (b.p === a.p) return;
+      const iv = interval(a, b);
+      const rate = (b.p.stats.samplesSent - a.p.stats.samplesSent) / ((b.p.tMs - a.p.tMs) / 1000);
+      const row = {
+        tS: Math.round((b.p.tMs - connected.tMs) / 1000), sentPerS: Math.round(rate), robotQueue: b.p.stats.samplesQueued,
+        dropped: b.p.stats.samplesDropped, gatewayCores: Number(iv.gwCores.toFixed(2)), simCores: Number(iv.simCores.toFixed(2)),
+        otherCores: Number(iv.otherCores.toFixed(2)),
+      };
+      timeline.push(row);
+      log(`  t=${String(row.tS).padStart(3)} s  sent ${String(row.sentPerS).padStart(7)}/s  robot queue ${row.robotQueue}` +
+        `  dropped ${row.dropped}  cores: gateway ${row.gatewayCores} sim ${row.simCores} others ${row.otherCores}`);
+    };
+    const timer = setInterval(tick, opts['sample-ms']);
+    const genStop = await sim.waitJson((o) => o.event === 'generation-stopped', (opts.duration + 60) * 1000);
     clearInterval(timer);
-    for (const l of sim.lines) if (!seen.has(l)) { seen.add(l); onLine(l); }
-    const simCpuTotal = done.cpuSeconds;
-    await sim.exited;
+    tick();
+    const window = interval(points[0], points.at(-1));
 
-    // Catch-up: how long the gateway stays busy after the robots stopped (its backlog), measured
-    // before SIGTERM so it is not mixed with the shutdown's own cost.
-    const catchUpS = await waitIdle(gateway.pid, done.stoppingAtMs);
-    const t0 = Date.now();
+    // Catch-up: the robots' queues empty into gRPC, then the gateway works off its backlog. Measured
+    // until the gateway is idle, before SIGTERM, so it is not mixed with the shutdown's own cost.
+    await sim.waitJson((o) => o.event === 'flushed', 300_000);
+    const catchUpS = await waitIdle(gateway.pid, genStop.tMs);
     const gwCpuBeforeDrain = cpuSeconds(gateway.pid);
+    const done = await (async () => {
+      sim.kill('SIGTERM');
+      return sim.waitJson((o) => o.event === 'done', 30_000);
+    })();
+    await sim.exited;
+    const simCpuTotal = done.cpuSeconds;
+
+    const t0 = Date.now();
     gateway.kill('SIGTERM');
     const exit = await gateway.exited;
     const drainS = (Date.now() - t0) / 1000;
+    writeFileSync(join(dataDir, 'gateway.stderr.log'), gateway.stderrText);
     if (exit.code !== 0) throw new Error(`gateway exited with ${exit.code ?? exit.signal}: ${gateway.stderrText.slice(-3000)}`);
 
-    const window = interval(points[0], points.at(-1));
     const f = done.final;
-    const windowSent = done.beforeStop.samplesSent - done.atConnect.samplesSent;
+    const windowSent = done.atGenerationStop.samplesSent - done.atConnect.samplesSent;
     const windowS = (done.stoppingAtMs - done.connectedAtMs) / 1000;
     const stored = await countStored({ dataDir, clickhouseUrl: opts['clickhouse-url'], fleetId, robots, stopAtMs: done.stoppingAtMs });
     const lost = f.samplesSent - stored.rows;
@@ -158,11 +164,11 @@ async function main() {
       robotsWithRows: stored.robotsWithRows,
       snapshots: stored.snapshots,
       gatewayCatchUpS: Number(catchUpS.toFixed(2)),
-      storedPerS: Math.round(stored.rows / (windowS + catchUpS)),
+      storedPerS: Math.round((stored.rows - done.atConnect.samplesSent) / (windowS + catchUpS)),
       gatewayDrainS: Number(drainS.toFixed(2)),
       // Gateway CPU from the window's start through the catch-up, per stored row (robust to other tenants' load).
-      gatewayCpuUsPerSample: Number((((gwCpuBeforeDrain - points[0].gw) / Math.max(1, windowSent)) * 1e6).toFixed(2)),
-      simCpuUsPerSample: Number(((simCpuTotal / Math.max(1, f.samplesSent)) * 1e6).toFixed(2)),
+      gatewayCpuUsPerSample: Number((((gwCpuBeforeDrain - points[0].gw) / Math.max(1, f.samplesSent - done.atConnect.samplesSent)) * 1e6).toFixed(2)),
+      simCpuUsPerSample: Number((((points.at(-1).sim - points[0].sim) / Math.max(1, windowSent)) * 1e6).toFixed(2)),
       cores: {
         gateway: Number(window.gwCores.toFixed(2)),
         simulator: Number(window.simCores.toFixed(2)),
@@ -170,11 +176,12 @@ async function main() {
         machine: Number(window.machineCores.toFixed(2)),
       },
       simCpuSecondsTotal: Number(simCpuTotal.toFixed(1)),
-      gatewayCpuSecondsAtDrain: Number(gwCpuBeforeDrain.toFixed(1)),
-      timeline: progress,
+      robotStreamEndsByStatus: done.streamEnds,
+      gatewayStderrTail: gateway.stderrText.split('\n').slice(-6).join('\n'),
+      timeline,
       target: '100000 samples/s for 60 s, lost = 0',
       // Sustained means the store kept up: sent at >= 100k/s and stored at >= 100k/s including the catch-up.
-      targetMet: windowSent / windowS >= 100_000 && stored.rows / (windowS + catchUpS) >= 100_000 && windowS >= 59
+      targetMet: windowSent / windowS >= 100_000 && (stored.rows - done.atConnect.samplesSent) / (windowS + catchUpS) >= 100_000 && windowS >= 59
         && lost === 0 && f.samplesDropped === 0 && stored.snapshots.ok === robots.length,
       profileDir: opts['cpu-prof'] !== '' ? resolve(opts['cpu-prof']) : null,
     };

@@ -5,6 +5,7 @@ import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { RobotAgent } from '../../src/agent/index.js';
 import { adminJson, fleetgw } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
@@ -111,6 +112,34 @@ describe('fleetgw serve with admin commands from another process', () => {
     } finally {
       await agent.stop();
     }
+  });
+
+  it('publishes a valid OpenAPI 3.1 document listing exactly the routes the gateway serves', async () => {
+    const res = await fetch(`${gw.ready.http}/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { paths: Record<string, Record<string, unknown>> };
+    const v = new Validator();
+    expect((await v.validate(doc)).valid).toBe(true);
+    const documented = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`)).sort();
+    expect(documented).toEqual([
+      'GET /openapi.json',
+      'GET /v1/me',
+      'GET /v1/orgs/{org_id}/fleets',
+      'GET /v1/robots',
+      'GET /v1/robots/{robot_id}',
+      'POST /v1/agent/control-robot',
+      'POST /v1/telemetry/stream-tickets',
+    ]);
+    // Every documented operation is served (no route_not_found), and an undocumented one is not.
+    const uuid = '00000000-0000-4000-8000-000000000000';
+    for (const op of documented) {
+      const [method, template] = op.split(' ') as [string, string];
+      const path = template.replace('{org_id}', d.orgId).replace('{robot_id}', uuid);
+      const r = await api(gw.ready.http, d.apiKey, path, method === 'POST' ? { method, body: '{}' } : { method });
+      expect(r.body?.code === 'not_found' && /No route/.test(String(r.body?.error)), op).toBe(false);
+    }
+    const none = await api(gw.ready.http, d.apiKey, '/v1/nothing-here');
+    expect(none).toMatchObject({ status: 404, body: { code: 'not_found' } });
   });
 
   it('SIGTERM drains and exits 0', async () => {
