@@ -38,19 +38,26 @@ function cpuPoint(gwPid, simPid) {
   return { t: Date.now(), gw: cpuSeconds(gwPid), sim: cpuSeconds(simPid), m: machineCpu() };
 }
 
-/** Seconds from `sinceMs` until the process used under 10% of a core for two 250 ms polls in a row. */
+/**
+ * Seconds from `sinceMs` until the process used under 10% of a core for two 250 ms polls in a row,
+ * and its cores used per second meanwhile (the shape of the catch-up).
+ */
 async function waitIdle(pid, sinceMs, maxS = 180) {
   let prev = cpuSeconds(pid);
   let quiet = 0;
   let lastBusyAt = Date.now();
+  const trace = [];
+  let secStart = prev;
+  let polls = 0;
   while (quiet < 2 && Date.now() - sinceMs < maxS * 1000) {
     await new Promise((r) => setTimeout(r, 250));
     const now = cpuSeconds(pid);
     if (now - prev < 0.025) quiet++;
     else { quiet = 0; lastBusyAt = Date.now(); }
     prev = now;
+    if (++polls % 4 === 0) { trace.push(Number((now - secStart).toFixed(2))); secStart = now; }
   }
-  return Math.max(0, (lastBusyAt - sinceMs) / 1000);
+  return { seconds: Math.max(0, (lastBusyAt - sinceMs) / 1000), coresPerSecond: trace };
 }
 
 function interval(a, b) {
@@ -124,7 +131,8 @@ async function main() {
     // Catch-up: the robots' queues empty into gRPC, then the gateway works off its backlog. Measured
     // until the gateway is idle, before SIGTERM, so it is not mixed with the shutdown's own cost.
     await sim.waitJson((o) => o.event === 'flushed', 300_000);
-    const catchUpS = await waitIdle(gateway.pid, genStop.tMs);
+    const catchUp = await waitIdle(gateway.pid, genStop.tMs);
+    const catchUpS = catchUp.seconds;
     const gwCpuBeforeDrain = cpuSeconds(gateway.pid);
     const done = await (async () => {
       sim.kill('SIGTERM');
@@ -164,6 +172,7 @@ async function main() {
       robotsWithRows: stored.robotsWithRows,
       snapshots: stored.snapshots,
       gatewayCatchUpS: Number(catchUpS.toFixed(2)),
+      gatewayCatchUpCoresPerSecond: catchUp.coresPerSecond,
       storedPerS: Math.round((stored.rows - done.atConnect.samplesSent) / (windowS + catchUpS)),
       gatewayDrainS: Number(drainS.toFixed(2)),
       // Gateway CPU from the window's start through the catch-up, per stored row (robust to other tenants' load).

@@ -11,11 +11,15 @@
  * the stream current when the decision is made; an ack lost with a dropped stream is re-sent when
  * the gateway resends the command.
  */
-import { create, toBinary } from '@bufbuild/protobuf';
+import { create, toBinary, type MessageInitShape } from '@bufbuild/protobuf';
 import { Client, credentials, Metadata, status, type ClientDuplexStream, type StatusObject } from '@grpc/grpc-js';
 import {
+  CommandResultSchema,
+  MissionStatusSchema,
   RobotMessageSchema,
+  type CommandPolicy,
   type GatewayMessage,
+  type MissionStatus,
   type RobotMessage,
   type Welcome,
 } from '../gen/fleetgw/v1/robot_link_pb.js';
@@ -69,6 +73,10 @@ export interface RobotAgentOptions {
    * `afterMs` (from start or from the last disconnect); connecting again re-arms it.
    */
   linkLoss?: { afterMs: number; onLinkLoss(): void };
+  /** The command policy advertised in Hello; without one the gateway refuses policy-bound commands (mode, actions, settings, go-to, config). */
+  policy?: CommandPolicy;
+  /** Mission runs active now, re-announced in every Hello so a reconnect re-syncs the gateway. */
+  activeMissions?: () => MissionStatus[];
   log?: (line: string) => void;
 }
 
@@ -217,6 +225,8 @@ export class RobotAgent {
           agentVersion: this.opts.agentVersion ?? AGENT_VERSION,
           capabilities: [...(this.opts.capabilities ?? [])],
           lastAppliedSeq: this.commands.lastAppliedSeq,
+          ...(this.opts.policy !== undefined ? { policy: this.opts.policy } : {}),
+          activeMissions: this.opts.activeMissions?.() ?? [],
         },
       },
     });
@@ -278,6 +288,30 @@ export class RobotAgent {
         return;
       }
     }
+  }
+
+  /**
+   * Reports the outcome of a request/response command (config, onboard settings) after its ack.
+   * Returns false when not connected: the gateway's wait then times out and the caller may retry.
+   */
+  sendCommandResult(result: MessageInitShape<typeof CommandResultSchema>): boolean {
+    return this.sendControl(create(RobotMessageSchema, { body: { case: 'commandResult', value: create(CommandResultSchema, result) } }));
+  }
+
+  /**
+   * Reports a mission run's state. Returns false when not connected; the robot's current runs are
+   * re-announced in the next Hello (`activeMissions`), so nothing is lost for the gateway's view.
+   */
+  sendMissionStatus(status: MessageInitShape<typeof MissionStatusSchema>): boolean {
+    return this.sendControl(create(RobotMessageSchema, { body: { case: 'missionStatus', value: create(MissionStatusSchema, status) } }));
+  }
+
+  // Control messages bypass the telemetry queue: they are small and must not wait behind samples.
+  private sendControl(msg: RobotMessage): boolean {
+    const s = this.stream;
+    if (!s || !this.welcomed) return false;
+    s.write(msg);
+    return true;
   }
 
   private sendAck(commandId: string, d: Decision): void {

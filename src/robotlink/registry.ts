@@ -8,7 +8,7 @@
  */
 import { create } from '@bufbuild/protobuf';
 import { status } from '@grpc/grpc-js';
-import { GatewayMessageSchema, type Command, type CommandAck, type Hello } from '../gen/fleetgw/v1/robot_link_pb.js';
+import { GatewayMessageSchema, type Command, type CommandAck, type CommandResult, type Hello, type MissionStatus } from '../gen/fleetgw/v1/robot_link_pb.js';
 import type { RobotLink, RobotLinkListener } from './types.js';
 import type { RobotSession, SessionHooks } from './session.js';
 
@@ -87,6 +87,8 @@ export class RobotRegistry implements RobotLink, SessionHooks {
       capabilities: [...hello.capabilities],
       agentVersion: hello.agentVersion,
       lastAppliedSeq: hello.lastAppliedSeq,
+      ...(hello.policy !== undefined ? { policy: hello.policy } : {}),
+      activeMissions: [...hello.activeMissions],
     };
     this.emit((l) => l.onOnline?.(robotId, info));
   }
@@ -105,6 +107,14 @@ export class RobotRegistry implements RobotLink, SessionHooks {
 
   ack(session: RobotSession, ack: CommandAck): void {
     this.emit((l) => l.onAck?.(session.robotId, ack));
+  }
+
+  commandResult(session: RobotSession, result: CommandResult): void {
+    this.emit((l) => l.onCommandResult?.(session.robotId, result));
+  }
+
+  missionStatus(session: RobotSession, status: MissionStatus): void {
+    this.emit((l) => l.onMissionStatus?.(session.robotId, status));
   }
 
   closed(session: RobotSession, reason: string): void {

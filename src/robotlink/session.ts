@@ -4,7 +4,7 @@
  * failure, replacement, server shutdown).
  */
 import { status, type ServerDuplexStream } from '@grpc/grpc-js';
-import type { CommandAck, GatewayMessage, Hello } from '../gen/fleetgw/v1/robot_link_pb.js';
+import type { CommandAck, CommandResult, GatewayMessage, Hello, MissionStatus } from '../gen/fleetgw/v1/robot_link_pb.js';
 import type { RobotRecord } from '../store/records.js';
 import type { RobotInbound } from './envelope.js';
 
@@ -15,6 +15,8 @@ export interface SessionHooks {
   hello(session: RobotSession, hello: Hello): void;
   telemetry(session: RobotSession, batch: Uint8Array): void;
   ack(session: RobotSession, ack: CommandAck): void;
+  commandResult(session: RobotSession, result: CommandResult): void;
+  missionStatus(session: RobotSession, status: MissionStatus): void;
   closed(session: RobotSession, reason: string): void;
 }
 
@@ -92,6 +94,8 @@ export class RobotSession {
     }
     const body = msg.message.body;
     if (body.case === 'ack') this.hooks.ack(this, body.value);
+    else if (body.case === 'commandResult') this.hooks.commandResult(this, body.value);
+    else if (body.case === 'missionStatus') this.hooks.missionStatus(this, body.value);
     else if (body.case === 'hello') this.fail(status.INVALID_ARGUMENT, 'Hello sent twice');
     // An empty envelope (a field this gateway does not know) is ignored for forward compatibility.
   }

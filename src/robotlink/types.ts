@@ -2,7 +2,7 @@
  * What the rest of the gateway sees of the robot link (src/robotlink implements it over gRPC).
  * Commands and telemetry depend on this interface, not on grpc-js.
  */
-import type { Command, CommandAck } from '../gen/fleetgw/v1/robot_link_pb.js';
+import type { Command, CommandAck, CommandPolicy, CommandResult, MissionStatus } from '../gen/fleetgw/v1/robot_link_pb.js';
 
 export interface RobotLinkListener {
   /**
@@ -13,13 +13,26 @@ export interface RobotLinkListener {
    */
   onOnline?(
     robotId: string,
-    info: { fleetId: string; capabilities: string[]; agentVersion: string; lastAppliedSeq?: bigint },
+    info: {
+      fleetId: string;
+      capabilities: string[];
+      agentVersion: string;
+      lastAppliedSeq?: bigint;
+      /** The command policy from the Hello; undefined when the agent sent none (it then accepts only stop). */
+      policy?: CommandPolicy;
+      /** Mission runs the robot reports as active at connect time. */
+      activeMissions?: MissionStatus[];
+    },
   ): void;
   /** The robot's stream ended or its keepalive failed. */
   onOffline?(robotId: string, reason: string): void;
   /** Raw, still-encoded TelemetryBatch bytes; never decoded on the main thread. */
   onTelemetry?(robotId: string, fleetId: string, batch: Uint8Array): void;
   onAck?(robotId: string, ack: CommandAck): void;
+  /** The outcome of a request/response command (config, onboard settings). */
+  onCommandResult?(robotId: string, result: CommandResult): void;
+  /** A mission run's state change or progress report. */
+  onMissionStatus?(robotId: string, status: MissionStatus): void;
 }
 
 export interface RobotLink {

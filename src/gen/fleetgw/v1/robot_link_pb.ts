@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file fleetgw/v1/robot_link.proto.
  */
 export const file_fleetgw_v1_robot_link: GenFile = /*@__PURE__*/
-  fileDesc("ChtmbGVldGd3L3YxL3JvYm90X2xpbmsucHJvdG8SCmZsZWV0Z3cudjEikgEKDFJvYm90TWVzc2FnZRIiCgVoZWxsbxgBIAEoCzIRLmZsZWV0Z3cudjEuSGVsbG9IABIvCgl0ZWxlbWV0cnkYAiABKAsyGi5mbGVldGd3LnYxLlRlbGVtZXRyeUJhdGNoSAASJQoDYWNrGAMgASgLMhYuZmxlZXRndy52MS5Db21tYW5kQWNrSABCBgoEYm9keSJOCgVIZWxsbxIVCg1hZ2VudF92ZXJzaW9uGAEgASgJEhQKDGNhcGFiaWxpdGllcxgCIAMoCRIYChBsYXN0X2FwcGxpZWRfc2VxGAMgASgEIqsBCgpDb21tYW5kQWNrEhIKCmNvbW1hbmRfaWQYASABKAkSLQoGc3RhdHVzGAIgASgOMh0uZmxlZXRndy52MS5Db21tYW5kQWNrLlN0YXR1cxIOCgZyZWFzb24YAyABKAkiSgoGU3RhdHVzEhYKElNUQVRVU19VTlNQRUNJRklFRBAAEhMKD1NUQVRVU19SRUNFSVZFRBABEhMKD1NUQVRVU19SRUpFQ1RFRBACImgKDkdhdGV3YXlNZXNzYWdlEiYKB2NvbW1hbmQYASABKAsyEy5mbGVldGd3LnYxLkNvbW1hbmRIABImCgd3ZWxjb21lGAIgASgLMhMuZmxlZXRndy52MS5XZWxjb21lSABCBgoEYm9keSJFCgdXZWxjb21lEhAKCHJvYm90X2lkGAEgASgJEhAKCGZsZWV0X2lkGAIgASgJEhYKDnNlcnZlcl90aW1lX21zGAMgASgDImwKB0NvbW1hbmQSEgoKY29tbWFuZF9pZBgBIAEoCRIUCgxpc3N1ZWRfYXRfbXMYAiABKAMSCwoDc2VxGAMgASgEEiAKBHN0b3AYCiABKAsyEC5mbGVldGd3LnYxLlN0b3BIAEIICgZhY3Rpb24iFgoEU3RvcBIOCgZyZWFzb24YASABKAkyUAoJUm9ib3RMaW5rEkMKB0Nvbm5lY3QSGC5mbGVldGd3LnYxLlJvYm90TWVzc2FnZRoaLmZsZWV0Z3cudjEuR2F0ZXdheU1lc3NhZ2UoATABYgZwcm90bzM", [file_fleetgw_v1_telemetry]);
+  fileDesc("ChtmbGVldGd3L3YxL3JvYm90X2xpbmsucHJvdG8SCmZsZWV0Z3cudjEi/AEKDFJvYm90TWVzc2FnZRIiCgVoZWxsbxgBIAEoCzIRLmZsZWV0Z3cudjEuSGVsbG9IABIvCgl0ZWxlbWV0cnkYAiABKAsyGi5mbGVldGd3LnYxLlRlbGVtZXRyeUJhdGNoSAASJQoDYWNrGAMgASgLMhYuZmxlZXRndy52MS5Db21tYW5kQWNrSAASMwoOY29tbWFuZF9yZXN1bHQYBCABKAsyGS5mbGVldGd3LnYxLkNvbW1hbmRSZXN1bHRIABIzCg5taXNzaW9uX3N0YXR1cxgFIAEoCzIZLmZsZWV0Z3cudjEuTWlzc2lvblN0YXR1c0gAQgYKBGJvZHkirQEKBUhlbGxvEhUKDWFnZW50X3ZlcnNpb24YASABKAkSFAoMY2FwYWJpbGl0aWVzGAIgAygJEhgKEGxhc3RfYXBwbGllZF9zZXEYAyABKAQSKQoGcG9saWN5GAQgASgLMhkuZmxlZXRndy52MS5Db21tYW5kUG9saWN5EjIKD2FjdGl2ZV9taXNzaW9ucxgFIAMoCzIZLmZsZWV0Z3cudjEuTWlzc2lvblN0YXR1cyLXAQoNQ29tbWFuZFBvbGljeRIVCg1hbGxvd2VkX21vZGVzGAEgAygJEicKB2FjdGlvbnMYAiADKAsyFi5mbGVldGd3LnYxLkFjdGlvblNwZWMSKQoIc2V0dGluZ3MYAyADKAsyFy5mbGVldGd3LnYxLlNldHRpbmdTcGVjEioKCmdvX3RvX2FyZWEYBCABKAsyFi5mbGVldGd3LnYxLkdlb1BvbHlnb24SFQoNcmVtb3RlX2NvbmZpZxgFIAEoCBIYChBvbmJvYXJkX3NldHRpbmdzGAYgASgIIjkKCkFjdGlvblNwZWMSDAoEbmFtZRgBIAEoCRIdChVhcmd1bWVudHNfc2NoZW1hX2pzb24YAiABKAki3QEKC1NldHRpbmdTcGVjEgsKA2tleRgBIAEoCRIqCgRraW5kGAIgASgOMhwuZmxlZXRndy52MS5TZXR0aW5nU3BlYy5LaW5kEhEKCWhhc19yYW5nZRgDIAEoCBILCgNtaW4YBCABKAESCwoDbWF4GAUgASgBEhYKDmFsbG93ZWRfdmFsdWVzGAYgAygJIlAKBEtpbmQSFAoQS0lORF9VTlNQRUNJRklFRBAAEg8KC0tJTkRfTlVNQkVSEAESEAoMS0lORF9CT09MRUFOEAISDwoLS0lORF9TVFJJTkcQAyIvCghHZW9Qb2ludBIQCghsYXRpdHVkZRgBIAEoARIRCglsb25naXR1ZGUYAiABKAEiMAoKR2VvUG9seWdvbhIiCgRyaW5nGAEgAygLMhQuZmxlZXRndy52MS5HZW9Qb2ludCJZCg1Db21tYW5kUmVzdWx0EhIKCmNvbW1hbmRfaWQYASABKAkSDwoHc3VjY2VzcxgCIAEoCBINCgVlcnJvchgDIAEoCRIUCgxwYXlsb2FkX2pzb24YBCABKAkiuAEKDU1pc3Npb25TdGF0dXMSDgoGcnVuX2lkGAEgASgJEhIKCm1pc3Npb25faWQYAiABKAkSDQoFc3RhdGUYAyABKAkSFAoMcHJvZ3Jlc3NfcGN0GAQgASgCEhIKCnN0ZXBfaW5kZXgYBSABKAUSHAoUcmVtYWluaW5nX2Rpc3RhbmNlX20YBiABKAESDQoFZXRhX3MYByABKAESDgoGZGV0YWlsGAggASgJEg0KBXRzX21zGAkgASgDIqsBCgpDb21tYW5kQWNrEhIKCmNvbW1hbmRfaWQYASABKAkSLQoGc3RhdHVzGAIgASgOMh0uZmxlZXRndy52MS5Db21tYW5kQWNrLlN0YXR1cxIOCgZyZWFzb24YAyABKAkiSgoGU3RhdHVzEhYKElNUQVRVU19VTlNQRUNJRklFRBAAEhMKD1NUQVRVU19SRUNFSVZFRBABEhMKD1NUQVRVU19SRUpFQ1RFRBACImgKDkdhdGV3YXlNZXNzYWdlEiYKB2NvbW1hbmQYASABKAsyEy5mbGVldGd3LnYxLkNvbW1hbmRIABImCgd3ZWxjb21lGAIgASgLMhMuZmxlZXRndy52MS5XZWxjb21lSABCBgoEYm9keSJFCgdXZWxjb21lEhAKCHJvYm90X2lkGAEgASgJEhAKCGZsZWV0X2lkGAIgASgJEhYKDnNlcnZlcl90aW1lX21zGAMgASgDIvQECgdDb21tYW5kEhIKCmNvbW1hbmRfaWQYASABKAkSFAoMaXNzdWVkX2F0X21zGAIgASgDEgsKA3NlcRgDIAEoBBIgCgRzdG9wGAogASgLMhAuZmxlZXRndy52MS5TdG9wSAASIgoFc3RhcnQYCyABKAsyES5mbGVldGd3LnYxLlN0YXJ0SAASJgoHcmVsZWFzZRgMIAEoCzITLmZsZWV0Z3cudjEuUmVsZWFzZUgAEi0KC2ZvcmNlX3Jlc2V0GA0gASgLMhYuZmxlZXRndy52MS5Gb3JjZVJlc2V0SAASJwoIc2V0X21vZGUYDiABKAsyEy5mbGVldGd3LnYxLlNldE1vZGVIABIxCg1pbnZva2VfYWN0aW9uGA8gASgLMhguZmxlZXRndy52MS5JbnZva2VBY3Rpb25IABI1Cg91cGRhdGVfc2V0dGluZ3MYECABKAsyGi5mbGVldGd3LnYxLlVwZGF0ZVNldHRpbmdzSAASIQoFZ29fdG8YESABKAsyEC5mbGVldGd3LnYxLkdvVG9IABIrCgZjb25maWcYEiABKAsyGS5mbGVldGd3LnYxLkNvbmZpZ1JlcXVlc3RIABI+ChBvbmJvYXJkX3NldHRpbmdzGBMgASgLMiIuZmxlZXRndy52MS5PbmJvYXJkU2V0dGluZ3NSZXF1ZXN0SAASMQoNbWlzc2lvbl9zdGFydBgUIAEoCzIYLmZsZWV0Z3cudjEuTWlzc2lvblN0YXJ0SAASNQoPbWlzc2lvbl9jb250cm9sGBUgASgLMhouZmxlZXRndy52MS5NaXNzaW9uQ29udHJvbEgAQggKBmFjdGlvbiIWCgRTdG9wEg4KBnJlYXNvbhgBIAEoCSIHCgVTdGFydCIJCgdSZWxlYXNlIgwKCkZvcmNlUmVzZXQiFwoHU2V0TW9kZRIMCgRtb2RlGAEgASgJIjQKDEludm9rZUFjdGlvbhIMCgRuYW1lGAEgASgJEhYKDmFyZ3VtZW50c19qc29uGAIgASgJIiUKDlVwZGF0ZVNldHRpbmdzEhMKC3ZhbHVlc19qc29uGAEgASgJImwKBEdvVG8SEAoIbGF0aXR1ZGUYASABKAESEQoJbG9uZ2l0dWRlGAIgASgBEhMKC2hhc19oZWFkaW5nGAMgASgIEhMKC2hlYWRpbmdfZGVnGAQgASgBEhUKDW1heF9zcGVlZF9tcHMYBSABKAEiMwoNQ29uZmlnUmVxdWVzdBINCgV3cml0ZRgBIAEoCBITCgt2YWx1ZXNfanNvbhgCIAEoCSI8ChZPbmJvYXJkU2V0dGluZ3NSZXF1ZXN0Eg0KBXdyaXRlGAEgASgIEhMKC3ZhbHVlc19qc29uGAIgASgJIjAKC01pc3Npb25TdGVwEgwKBGtpbmQYASABKAkSEwoLY29uZmlnX2pzb24YAiABKAkilQEKDE1pc3Npb25TdGFydBIOCgZydW5faWQYASABKAkSEgoKbWlzc2lvbl9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEiYKBXN0ZXBzGAQgAygLMhcuZmxlZXRndy52MS5NaXNzaW9uU3RlcBIXCg9wYXJhbWV0ZXJzX2pzb24YBSABKAkSEgoKZmVhdHVyZV9pZBgGIAEoCSK/AQoOTWlzc2lvbkNvbnRyb2wSDgoGcnVuX2lkGAEgASgJEjEKBmFjdGlvbhgCIAEoDjIhLmZsZWV0Z3cudjEuTWlzc2lvbkNvbnRyb2wuQWN0aW9uImoKBkFjdGlvbhIWChJBQ1RJT05fVU5TUEVDSUZJRUQQABIQCgxBQ1RJT05fUEFVU0UQARIRCg1BQ1RJT05fUkVTVU1FEAISEQoNQUNUSU9OX0NBTkNFTBADEhAKDEFDVElPTl9BQk9SVBAEMlAKCVJvYm90TGluaxJDCgdDb25uZWN0EhguZmxlZXRndy52MS5Sb2JvdE1lc3NhZ2UaGi5mbGVldGd3LnYxLkdhdGV3YXlNZXNzYWdlKAEwAWIGcHJvdG8z", [file_fleetgw_v1_telemetry]);
 
 /**
  * @generated from message fleetgw.v1.RobotMessage
@@ -45,6 +45,22 @@ export type RobotMessage = Message<"fleetgw.v1.RobotMessage"> & {
      */
     value: CommandAck;
     case: "ack";
+  } | {
+    /**
+     * The outcome of a request/response command (config, onboard settings), after its ack.
+     *
+     * @generated from field: fleetgw.v1.CommandResult command_result = 4;
+     */
+    value: CommandResult;
+    case: "commandResult";
+  } | {
+    /**
+     * A mission run's state on this robot; sent on every state change and periodically while running.
+     *
+     * @generated from field: fleetgw.v1.MissionStatus mission_status = 5;
+     */
+    value: MissionStatus;
+    case: "missionStatus";
   } | { case: undefined; value?: undefined };
 };
 
@@ -77,6 +93,20 @@ export type Hello = Message<"fleetgw.v1.Hello"> & {
    * @generated from field: uint64 last_applied_seq = 3;
    */
   lastAppliedSeq: bigint;
+
+  /**
+   * What this robot accepts; commands outside it are refused by the gateway before they are sent.
+   *
+   * @generated from field: fleetgw.v1.CommandPolicy policy = 4;
+   */
+  policy?: CommandPolicy | undefined;
+
+  /**
+   * Mission runs the robot is executing right now (after a reconnect the gateway re-syncs from these).
+   *
+   * @generated from field: repeated fleetgw.v1.MissionStatus active_missions = 5;
+   */
+  activeMissions: MissionStatus[];
 };
 
 /**
@@ -85,6 +115,307 @@ export type Hello = Message<"fleetgw.v1.Hello"> & {
  */
 export const HelloSchema: GenMessage<Hello> = /*@__PURE__*/
   messageDesc(file_fleetgw_v1_robot_link, 1);
+
+/**
+ * The command policy a robot advertises in its Hello.
+ *
+ * @generated from message fleetgw.v1.CommandPolicy
+ */
+export type CommandPolicy = Message<"fleetgw.v1.CommandPolicy"> & {
+  /**
+   * Modes accepted by SetMode, e.g. "autonomous", "manual", "docking".
+   *
+   * @generated from field: repeated string allowed_modes = 1;
+   */
+  allowedModes: string[];
+
+  /**
+   * Actions accepted by InvokeAction.
+   *
+   * @generated from field: repeated fleetgw.v1.ActionSpec actions = 2;
+   */
+  actions: ActionSpec[];
+
+  /**
+   * Settings accepted by UpdateSettings.
+   *
+   * @generated from field: repeated fleetgw.v1.SettingSpec settings = 3;
+   */
+  settings: SettingSpec[];
+
+  /**
+   * GoTo targets must lie inside this area; absent: GoTo is not accepted.
+   *
+   * @generated from field: fleetgw.v1.GeoPolygon go_to_area = 4;
+   */
+  goToArea?: GeoPolygon | undefined;
+
+  /**
+   * Opted in to remote configuration (ConfigRequest).
+   *
+   * @generated from field: bool remote_config = 5;
+   */
+  remoteConfig: boolean;
+
+  /**
+   * Opted in to remote read/write of robot-local settings (OnboardSettingsRequest).
+   *
+   * @generated from field: bool onboard_settings = 6;
+   */
+  onboardSettings: boolean;
+};
+
+/**
+ * Describes the message fleetgw.v1.CommandPolicy.
+ * Use `create(CommandPolicySchema)` to create a new message.
+ */
+export const CommandPolicySchema: GenMessage<CommandPolicy> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 2);
+
+/**
+ * @generated from message fleetgw.v1.ActionSpec
+ */
+export type ActionSpec = Message<"fleetgw.v1.ActionSpec"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * JSON Schema (draft 2020-12) of the action's arguments object; empty: no arguments allowed.
+   *
+   * @generated from field: string arguments_schema_json = 2;
+   */
+  argumentsSchemaJson: string;
+};
+
+/**
+ * Describes the message fleetgw.v1.ActionSpec.
+ * Use `create(ActionSpecSchema)` to create a new message.
+ */
+export const ActionSpecSchema: GenMessage<ActionSpec> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 3);
+
+/**
+ * @generated from message fleetgw.v1.SettingSpec
+ */
+export type SettingSpec = Message<"fleetgw.v1.SettingSpec"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from field: fleetgw.v1.SettingSpec.Kind kind = 2;
+   */
+  kind: SettingSpec_Kind;
+
+  /**
+   * Bounds for numbers (inclusive); ignored unless has_range.
+   *
+   * @generated from field: bool has_range = 3;
+   */
+  hasRange: boolean;
+
+  /**
+   * @generated from field: double min = 4;
+   */
+  min: number;
+
+  /**
+   * @generated from field: double max = 5;
+   */
+  max: number;
+
+  /**
+   * Allowed values for strings; empty: any string.
+   *
+   * @generated from field: repeated string allowed_values = 6;
+   */
+  allowedValues: string[];
+};
+
+/**
+ * Describes the message fleetgw.v1.SettingSpec.
+ * Use `create(SettingSpecSchema)` to create a new message.
+ */
+export const SettingSpecSchema: GenMessage<SettingSpec> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 4);
+
+/**
+ * @generated from enum fleetgw.v1.SettingSpec.Kind
+ */
+export enum SettingSpec_Kind {
+  /**
+   * @generated from enum value: KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: KIND_NUMBER = 1;
+   */
+  NUMBER = 1,
+
+  /**
+   * @generated from enum value: KIND_BOOLEAN = 2;
+   */
+  BOOLEAN = 2,
+
+  /**
+   * @generated from enum value: KIND_STRING = 3;
+   */
+  STRING = 3,
+}
+
+/**
+ * Describes the enum fleetgw.v1.SettingSpec.Kind.
+ */
+export const SettingSpec_KindSchema: GenEnum<SettingSpec_Kind> = /*@__PURE__*/
+  enumDesc(file_fleetgw_v1_robot_link, 4, 0);
+
+/**
+ * @generated from message fleetgw.v1.GeoPoint
+ */
+export type GeoPoint = Message<"fleetgw.v1.GeoPoint"> & {
+  /**
+   * @generated from field: double latitude = 1;
+   */
+  latitude: number;
+
+  /**
+   * @generated from field: double longitude = 2;
+   */
+  longitude: number;
+};
+
+/**
+ * Describes the message fleetgw.v1.GeoPoint.
+ * Use `create(GeoPointSchema)` to create a new message.
+ */
+export const GeoPointSchema: GenMessage<GeoPoint> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 5);
+
+/**
+ * A simple polygon (outer ring, not closed: the last point joins the first).
+ *
+ * @generated from message fleetgw.v1.GeoPolygon
+ */
+export type GeoPolygon = Message<"fleetgw.v1.GeoPolygon"> & {
+  /**
+   * @generated from field: repeated fleetgw.v1.GeoPoint ring = 1;
+   */
+  ring: GeoPoint[];
+};
+
+/**
+ * Describes the message fleetgw.v1.GeoPolygon.
+ * Use `create(GeoPolygonSchema)` to create a new message.
+ */
+export const GeoPolygonSchema: GenMessage<GeoPolygon> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 6);
+
+/**
+ * The result of a request/response command, sent after the CommandAck RECEIVED.
+ *
+ * @generated from message fleetgw.v1.CommandResult
+ */
+export type CommandResult = Message<"fleetgw.v1.CommandResult"> & {
+  /**
+   * @generated from field: string command_id = 1;
+   */
+  commandId: string;
+
+  /**
+   * @generated from field: bool success = 2;
+   */
+  success: boolean;
+
+  /**
+   * Machine-readable reason when !success, e.g. "invalid_value", "not_supported".
+   *
+   * @generated from field: string error = 3;
+   */
+  error: string;
+
+  /**
+   * JSON object: the configuration or settings as the robot now has them.
+   *
+   * @generated from field: string payload_json = 4;
+   */
+  payloadJson: string;
+};
+
+/**
+ * Describes the message fleetgw.v1.CommandResult.
+ * Use `create(CommandResultSchema)` to create a new message.
+ */
+export const CommandResultSchema: GenMessage<CommandResult> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 7);
+
+/**
+ * One mission run's state as the robot reports it.
+ *
+ * @generated from message fleetgw.v1.MissionStatus
+ */
+export type MissionStatus = Message<"fleetgw.v1.MissionStatus"> & {
+  /**
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * @generated from field: string mission_id = 2;
+   */
+  missionId: string;
+
+  /**
+   * "running", "paused", "completed", "failed", "cancelled", "aborted".
+   *
+   * @generated from field: string state = 3;
+   */
+  state: string;
+
+  /**
+   * @generated from field: float progress_pct = 4;
+   */
+  progressPct: number;
+
+  /**
+   * @generated from field: int32 step_index = 5;
+   */
+  stepIndex: number;
+
+  /**
+   * @generated from field: double remaining_distance_m = 6;
+   */
+  remainingDistanceM: number;
+
+  /**
+   * @generated from field: double eta_s = 7;
+   */
+  etaS: number;
+
+  /**
+   * Failure or rejection detail (e.g. "battery_low"); empty otherwise.
+   *
+   * @generated from field: string detail = 8;
+   */
+  detail: string;
+
+  /**
+   * Robot clock of this report.
+   *
+   * @generated from field: int64 ts_ms = 9;
+   */
+  tsMs: bigint;
+};
+
+/**
+ * Describes the message fleetgw.v1.MissionStatus.
+ * Use `create(MissionStatusSchema)` to create a new message.
+ */
+export const MissionStatusSchema: GenMessage<MissionStatus> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 8);
 
 /**
  * @generated from message fleetgw.v1.CommandAck
@@ -113,7 +444,7 @@ export type CommandAck = Message<"fleetgw.v1.CommandAck"> & {
  * Use `create(CommandAckSchema)` to create a new message.
  */
 export const CommandAckSchema: GenMessage<CommandAck> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 2);
+  messageDesc(file_fleetgw_v1_robot_link, 9);
 
 /**
  * @generated from enum fleetgw.v1.CommandAck.Status
@@ -139,7 +470,7 @@ export enum CommandAck_Status {
  * Describes the enum fleetgw.v1.CommandAck.Status.
  */
 export const CommandAck_StatusSchema: GenEnum<CommandAck_Status> = /*@__PURE__*/
-  enumDesc(file_fleetgw_v1_robot_link, 2, 0);
+  enumDesc(file_fleetgw_v1_robot_link, 9, 0);
 
 /**
  * @generated from message fleetgw.v1.GatewayMessage
@@ -168,7 +499,7 @@ export type GatewayMessage = Message<"fleetgw.v1.GatewayMessage"> & {
  * Use `create(GatewayMessageSchema)` to create a new message.
  */
 export const GatewayMessageSchema: GenMessage<GatewayMessage> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 3);
+  messageDesc(file_fleetgw_v1_robot_link, 10);
 
 /**
  * Sent once after a valid Hello.
@@ -197,7 +528,7 @@ export type Welcome = Message<"fleetgw.v1.Welcome"> & {
  * Use `create(WelcomeSchema)` to create a new message.
  */
 export const WelcomeSchema: GenMessage<Welcome> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 4);
+  messageDesc(file_fleetgw_v1_robot_link, 11);
 
 /**
  * @generated from message fleetgw.v1.Command
@@ -231,6 +562,72 @@ export type Command = Message<"fleetgw.v1.Command"> & {
      */
     value: Stop;
     case: "stop";
+  } | {
+    /**
+     * @generated from field: fleetgw.v1.Start start = 11;
+     */
+    value: Start;
+    case: "start";
+  } | {
+    /**
+     * @generated from field: fleetgw.v1.Release release = 12;
+     */
+    value: Release;
+    case: "release";
+  } | {
+    /**
+     * @generated from field: fleetgw.v1.ForceReset force_reset = 13;
+     */
+    value: ForceReset;
+    case: "forceReset";
+  } | {
+    /**
+     * @generated from field: fleetgw.v1.SetMode set_mode = 14;
+     */
+    value: SetMode;
+    case: "setMode";
+  } | {
+    /**
+     * @generated from field: fleetgw.v1.InvokeAction invoke_action = 15;
+     */
+    value: InvokeAction;
+    case: "invokeAction";
+  } | {
+    /**
+     * @generated from field: fleetgw.v1.UpdateSettings update_settings = 16;
+     */
+    value: UpdateSettings;
+    case: "updateSettings";
+  } | {
+    /**
+     * @generated from field: fleetgw.v1.GoTo go_to = 17;
+     */
+    value: GoTo;
+    case: "goTo";
+  } | {
+    /**
+     * @generated from field: fleetgw.v1.ConfigRequest config = 18;
+     */
+    value: ConfigRequest;
+    case: "config";
+  } | {
+    /**
+     * @generated from field: fleetgw.v1.OnboardSettingsRequest onboard_settings = 19;
+     */
+    value: OnboardSettingsRequest;
+    case: "onboardSettings";
+  } | {
+    /**
+     * @generated from field: fleetgw.v1.MissionStart mission_start = 20;
+     */
+    value: MissionStart;
+    case: "missionStart";
+  } | {
+    /**
+     * @generated from field: fleetgw.v1.MissionControl mission_control = 21;
+     */
+    value: MissionControl;
+    case: "missionControl";
   } | { case: undefined; value?: undefined };
 };
 
@@ -239,7 +636,7 @@ export type Command = Message<"fleetgw.v1.Command"> & {
  * Use `create(CommandSchema)` to create a new message.
  */
 export const CommandSchema: GenMessage<Command> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 5);
+  messageDesc(file_fleetgw_v1_robot_link, 12);
 
 /**
  * Pause the robot: bring it to a controlled halt and hold.
@@ -258,7 +655,337 @@ export type Stop = Message<"fleetgw.v1.Stop"> & {
  * Use `create(StopSchema)` to create a new message.
  */
 export const StopSchema: GenMessage<Stop> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 6);
+  messageDesc(file_fleetgw_v1_robot_link, 13);
+
+/**
+ * Resume autonomous operation after a stop.
+ *
+ * @generated from message fleetgw.v1.Start
+ */
+export type Start = Message<"fleetgw.v1.Start"> & {
+};
+
+/**
+ * Describes the message fleetgw.v1.Start.
+ * Use `create(StartSchema)` to create a new message.
+ */
+export const StartSchema: GenMessage<Start> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 14);
+
+/**
+ * Release the robot from its current assignment (it finishes no further work of it).
+ *
+ * @generated from message fleetgw.v1.Release
+ */
+export type Release = Message<"fleetgw.v1.Release"> & {
+};
+
+/**
+ * Describes the message fleetgw.v1.Release.
+ * Use `create(ReleaseSchema)` to create a new message.
+ */
+export const ReleaseSchema: GenMessage<Release> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 15);
+
+/**
+ * Clear faults and reinitialize the robot's autonomy stack.
+ *
+ * @generated from message fleetgw.v1.ForceReset
+ */
+export type ForceReset = Message<"fleetgw.v1.ForceReset"> & {
+};
+
+/**
+ * Describes the message fleetgw.v1.ForceReset.
+ * Use `create(ForceResetSchema)` to create a new message.
+ */
+export const ForceResetSchema: GenMessage<ForceReset> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 16);
+
+/**
+ * @generated from message fleetgw.v1.SetMode
+ */
+export type SetMode = Message<"fleetgw.v1.SetMode"> & {
+  /**
+   * @generated from field: string mode = 1;
+   */
+  mode: string;
+};
+
+/**
+ * Describes the message fleetgw.v1.SetMode.
+ * Use `create(SetModeSchema)` to create a new message.
+ */
+export const SetModeSchema: GenMessage<SetMode> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 17);
+
+/**
+ * @generated from message fleetgw.v1.InvokeAction
+ */
+export type InvokeAction = Message<"fleetgw.v1.InvokeAction"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * JSON object, validated by the gateway against the robot's ActionSpec.
+   *
+   * @generated from field: string arguments_json = 2;
+   */
+  argumentsJson: string;
+};
+
+/**
+ * Describes the message fleetgw.v1.InvokeAction.
+ * Use `create(InvokeActionSchema)` to create a new message.
+ */
+export const InvokeActionSchema: GenMessage<InvokeAction> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 18);
+
+/**
+ * @generated from message fleetgw.v1.UpdateSettings
+ */
+export type UpdateSettings = Message<"fleetgw.v1.UpdateSettings"> & {
+  /**
+   * JSON object of key -> value, validated against the robot's SettingSpecs.
+   *
+   * @generated from field: string values_json = 1;
+   */
+  valuesJson: string;
+};
+
+/**
+ * Describes the message fleetgw.v1.UpdateSettings.
+ * Use `create(UpdateSettingsSchema)` to create a new message.
+ */
+export const UpdateSettingsSchema: GenMessage<UpdateSettings> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 19);
+
+/**
+ * A one-shot geographic destination.
+ *
+ * @generated from message fleetgw.v1.GoTo
+ */
+export type GoTo = Message<"fleetgw.v1.GoTo"> & {
+  /**
+   * @generated from field: double latitude = 1;
+   */
+  latitude: number;
+
+  /**
+   * @generated from field: double longitude = 2;
+   */
+  longitude: number;
+
+  /**
+   * Optional heading on arrival, degrees; NaN or absent (has_heading false): any.
+   *
+   * @generated from field: bool has_heading = 3;
+   */
+  hasHeading: boolean;
+
+  /**
+   * @generated from field: double heading_deg = 4;
+   */
+  headingDeg: number;
+
+  /**
+   * Optional speed cap, m/s; 0: the robot's default.
+   *
+   * @generated from field: double max_speed_mps = 5;
+   */
+  maxSpeedMps: number;
+};
+
+/**
+ * Describes the message fleetgw.v1.GoTo.
+ * Use `create(GoToSchema)` to create a new message.
+ */
+export const GoToSchema: GenMessage<GoTo> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 20);
+
+/**
+ * Read (empty values_json) or write remote configuration; the result comes as CommandResult.
+ *
+ * @generated from message fleetgw.v1.ConfigRequest
+ */
+export type ConfigRequest = Message<"fleetgw.v1.ConfigRequest"> & {
+  /**
+   * @generated from field: bool write = 1;
+   */
+  write: boolean;
+
+  /**
+   * @generated from field: string values_json = 2;
+   */
+  valuesJson: string;
+};
+
+/**
+ * Describes the message fleetgw.v1.ConfigRequest.
+ * Use `create(ConfigRequestSchema)` to create a new message.
+ */
+export const ConfigRequestSchema: GenMessage<ConfigRequest> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 21);
+
+/**
+ * Read (empty values_json) or write robot-local settings; the result comes as CommandResult.
+ *
+ * @generated from message fleetgw.v1.OnboardSettingsRequest
+ */
+export type OnboardSettingsRequest = Message<"fleetgw.v1.OnboardSettingsRequest"> & {
+  /**
+   * @generated from field: bool write = 1;
+   */
+  write: boolean;
+
+  /**
+   * @generated from field: string values_json = 2;
+   */
+  valuesJson: string;
+};
+
+/**
+ * Describes the message fleetgw.v1.OnboardSettingsRequest.
+ * Use `create(OnboardSettingsRequestSchema)` to create a new message.
+ */
+export const OnboardSettingsRequestSchema: GenMessage<OnboardSettingsRequest> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 22);
+
+/**
+ * @generated from message fleetgw.v1.MissionStep
+ */
+export type MissionStep = Message<"fleetgw.v1.MissionStep"> & {
+  /**
+   * e.g. "drive_to", "mow_area", "wait", "dock".
+   *
+   * @generated from field: string kind = 1;
+   */
+  kind: string;
+
+  /**
+   * JSON object of the step's configuration.
+   *
+   * @generated from field: string config_json = 2;
+   */
+  configJson: string;
+};
+
+/**
+ * Describes the message fleetgw.v1.MissionStep.
+ * Use `create(MissionStepSchema)` to create a new message.
+ */
+export const MissionStepSchema: GenMessage<MissionStep> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 23);
+
+/**
+ * Start a mission run on the robot.
+ *
+ * @generated from message fleetgw.v1.MissionStart
+ */
+export type MissionStart = Message<"fleetgw.v1.MissionStart"> & {
+  /**
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * @generated from field: string mission_id = 2;
+   */
+  missionId: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * @generated from field: repeated fleetgw.v1.MissionStep steps = 4;
+   */
+  steps: MissionStep[];
+
+  /**
+   * JSON object of the template's parameters.
+   *
+   * @generated from field: string parameters_json = 5;
+   */
+  parametersJson: string;
+
+  /**
+   * Feature (work area) the mission runs in, when any.
+   *
+   * @generated from field: string feature_id = 6;
+   */
+  featureId: string;
+};
+
+/**
+ * Describes the message fleetgw.v1.MissionStart.
+ * Use `create(MissionStartSchema)` to create a new message.
+ */
+export const MissionStartSchema: GenMessage<MissionStart> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 24);
+
+/**
+ * Control a running mission.
+ *
+ * @generated from message fleetgw.v1.MissionControl
+ */
+export type MissionControl = Message<"fleetgw.v1.MissionControl"> & {
+  /**
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * @generated from field: fleetgw.v1.MissionControl.Action action = 2;
+   */
+  action: MissionControl_Action;
+};
+
+/**
+ * Describes the message fleetgw.v1.MissionControl.
+ * Use `create(MissionControlSchema)` to create a new message.
+ */
+export const MissionControlSchema: GenMessage<MissionControl> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 25);
+
+/**
+ * @generated from enum fleetgw.v1.MissionControl.Action
+ */
+export enum MissionControl_Action {
+  /**
+   * @generated from enum value: ACTION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: ACTION_PAUSE = 1;
+   */
+  PAUSE = 1,
+
+  /**
+   * @generated from enum value: ACTION_RESUME = 2;
+   */
+  RESUME = 2,
+
+  /**
+   * @generated from enum value: ACTION_CANCEL = 3;
+   */
+  CANCEL = 3,
+
+  /**
+   * @generated from enum value: ACTION_ABORT = 4;
+   */
+  ABORT = 4,
+}
+
+/**
+ * Describes the enum fleetgw.v1.MissionControl.Action.
+ */
+export const MissionControl_ActionSchema: GenEnum<MissionControl_Action> = /*@__PURE__*/
+  enumDesc(file_fleetgw_v1_robot_link, 25, 0);
 
 /**
  * @generated from service fleetgw.v1.RobotLink
