@@ -3,18 +3,21 @@
 // Both servers are pinned to one core, wrk to the other. Usage and figures: bench/README.md.
 //
 //   node bench/http-read.mjs [--duration 10] [--connections 50] [--threads 1] [--rounds 2]
-//                            [--warmup 2] [--server-cpus 0] [--wrk-cpus 1] [--keep]
+//                            [--warmup 2] [--server-cpus 0] [--wrk-cpus 1] [--cpu-prof DIR] [--keep]
+// --cpu-prof DIR starts the gateway under `node --cpu-prof` (profile written at its SIGTERM);
+// summarize with bench/profile-summary.mjs.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { runSimFleet } from '../dist/sim/index.js';
 import {
-  adminJson, busyBetween, cpuSeconds, FLEETGW, machineCpu, machineInfo, parseArgs, ROOT, spawnNode, stopChild,
+  adminJson, busyBetween, cpuSeconds, FLEETGW, machineCpu, machineInfo, parseArgs, ROOT, spawnNode, stopChild, threadCpu,
+  threadCpuByName,
 } from './lib/procs.mjs';
 
 const opts = parseArgs(process.argv.slice(2), {
-  duration: 10, connections: 50, threads: 1, rounds: 2, warmup: 2, 'server-cpus': '0', 'wrk-cpus': '1', keep: false,
+  duration: 10, connections: 50, threads: 1, rounds: 2, warmup: 2, 'server-cpus': '0', 'wrk-cpus': '1', 'cpu-prof': '', keep: false,
 });
 
 /** Runs wrk pinned to `wrk-cpus`; returns its report line and Requests/sec. */
@@ -57,7 +60,8 @@ async function main() {
     const init = adminJson(['init', '--data-dir', dataDir, '--org', 'bench', '--fleet', 'bench']);
     const robot = adminJson(['add-robot', '--data-dir', dataDir, '--fleet', init.fleetId, '--name', 'bench-1']);
 
-    gateway = spawnNode([FLEETGW, 'serve', '--data-dir', dataDir, '--port', '0', '--grpc-port', '0', '--insecure-http'], {
+    const profFlags = opts['cpu-prof'] !== '' ? ['--cpu-prof', `--cpu-prof-dir=${resolve(opts['cpu-prof'])}`] : [];
+    gateway = spawnNode([...profFlags, FLEETGW, 'serve', '--data-dir', dataDir, '--port', '0', '--grpc-port', '0', '--insecure-http'], {
       cpus: opts['server-cpus'],
       env: { FLEETGW_RATE_LIMIT_RPS: '100000000', FLEETGW_RATE_LIMIT_BURST: '100000000' },
     });
@@ -102,16 +106,21 @@ async function main() {
     for (let round = 1; round <= opts.rounds; round++) {
       for (const t of targets) {
         const cpu0 = cpuSeconds(t.pid);
+        const threads0 = threadCpu(t.pid);
         const m0 = machineCpu();
         const r = await runWrk(t.url, opts.duration, t.key);
         const m1 = machineCpu();
         const serverCores = (cpuSeconds(t.pid) - cpu0) / (r.duration_us / 1e6);
         const busy = busyBetween(m0, m1);
-        const run = { round, target: t.name, ...r, serverCores, coreBusy: busy.cpus };
+        // Server CPU per request: robust to other tenants' load (wall-clock req/s is not).
+        const serverCpuUsPerRequest = (serverCores * (r.duration_us / 1e6) * 1e6) / Math.max(1, r.requests);
+        const threads = threadCpuByName(threads0, threadCpu(t.pid)).slice(0, 6);
+        const run = { round, target: t.name, ...r, serverCores, serverCpuUsPerRequest, coreBusy: busy.cpus, serverCpuSecondsByThread: threads };
         runs.push(run);
         process.stderr.write(
           `  round ${round} ${t.name.padEnd(7)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${(r.lat_p50_us / 1000).toFixed(2)} ms` +
-          `  p99 ${(r.lat_p99_us / 1000).toFixed(2)} ms  non-2xx ${r.non2xx}  server ${serverCores.toFixed(2)} cores` +
+          `  p99 ${(r.lat_p99_us / 1000).toFixed(2)} ms  non-2xx ${r.non2xx}  server ${serverCores.toFixed(2)} cores,` +
+          ` ${serverCpuUsPerRequest.toFixed(1)} us CPU/req` +
           `  core busy ${busy.cpus.map((b) => `${(b * 100).toFixed(0)}%`).join('/')}\n`,
         );
       }
@@ -137,6 +146,8 @@ async function main() {
         const g = runs.find((r) => r.round === i + 1 && r.target === 'gateway');
         return Number((g.rps / b.rps).toFixed(3));
       }),
+      bareCpuUsPerRequest: Number((sum('bare', (r) => r.serverCpuUsPerRequest * r.requests) / sum('bare', (r) => r.requests)).toFixed(1)),
+      gatewayCpuUsPerRequest: Number((sum('gateway', (r) => r.serverCpuUsPerRequest * r.requests) / sum('gateway', (r) => r.requests)).toFixed(1)),
       gatewayNon2xxOrErrors: gwErrors,
       target: 'ratio >= 0.5',
       targetMet: gwRps / bareRps >= 0.5 && gwErrors === 0,
@@ -145,6 +156,7 @@ async function main() {
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     process.stderr.write(
       `http-read: bare ${result.bareRps} req/s, gateway ${result.gatewayRps} req/s, ratio ${result.ratio}` +
+      ` (server CPU per request: bare ${result.bareCpuUsPerRequest} us, gateway ${result.gatewayCpuUsPerRequest} us)` +
       ` (target >= 0.5: ${result.targetMet ? 'met' : 'NOT met'}), gateway errors ${gwErrors}\n`,
     );
     if (gwErrors > 0) process.exitCode = 1;

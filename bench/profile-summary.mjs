@@ -3,6 +3,8 @@
 //
 //   node bench/profile-summary.mjs FILE_OR_DIR... [--top 25]
 // A directory means every .cpuprofile in it (one per thread: the main thread and each worker).
+// Waiting counts as idle: V8's "(idle)" and piscina's atomicsWaitLoop (a worker blocked in
+// Atomics.wait for its next task: on the stack, but not using the CPU).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ROOT } from './lib/procs.mjs';
@@ -34,6 +36,8 @@ function source(url, fn) {
   return path.startsWith(ROOT) ? relative(ROOT, path) : path;
 }
 
+const IDLE = new Set(['(idle)', 'atomicsWaitLoop']);
+
 function summarize(file) {
   const prof = JSON.parse(readFileSync(file, 'utf8'));
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
@@ -49,7 +53,7 @@ function summarize(file) {
     const { callFrame: cf } = byId.get(id);
     const name = cf.functionName || '(anonymous)';
     total += us;
-    if (name === '(idle)') idle += us;
+    if (IDLE.has(name)) idle += us;
     const src = source(cf.url, name);
     const key = `${name}  ${src}${cf.url ? `:${cf.lineNumber + 1}` : ''}`;
     fns.set(key, (fns.get(key) ?? 0) + us);
@@ -60,9 +64,12 @@ function summarize(file) {
   const ms = (us) => `${(us / 1000).toFixed(0).padStart(7)} ms`;
   console.log(`\n== ${relative(process.cwd(), file)}: ${(total / 1e6).toFixed(1)} s profiled, ${(busy / 1e6).toFixed(1)} s busy (not idle); % of busy`);
   console.log('-- by source');
-  for (const [k, v] of [...srcs].filter(([k]) => k !== '(idle)').sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`${ms(v)} ${pct(v)}  ${k}`);
+  // A source's share excludes its idle frames (piscina's wait loop).
+  const idleIn = (k) => [...fns].filter(([f]) => f.startsWith('atomicsWaitLoop  ') && f.includes(`  ${k}:`)).reduce((a, [, x]) => a + x, 0);
+  const busyBySrc = [...srcs].filter(([k]) => k !== '(idle)').map(([k, v]) => [k, v - idleIn(k)]).filter(([, v]) => v > 0);
+  for (const [k, v] of busyBySrc.sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`${ms(v)} ${pct(v)}  ${k}`);
   console.log(`-- top ${top} functions by self time`);
-  for (const [k, v] of [...fns].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${ms(v)} ${pct(v)}  ${k}`);
+  for (const [k, v] of [...fns].filter(([k]) => !IDLE.has(k.split('  ')[0])).sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${ms(v)} ${pct(v)}  ${k}`);
 }
 
 for (const f of files) summarize(f);

@@ -5,18 +5,23 @@
 //
 //   node bench/telemetry-throughput.mjs [--robots 100] [--hz 1000] [--duration 60]
 //       [--clickhouse-url URL] [--gateway-cpus LIST] [--sim-cpus LIST] [--cpu-prof DIR]
-//       [--sample-ms 5000] [--keep]
+//       [--sample-ms 5000] [--ingest-stats] [--keep]
+// --ingest-stats runs the gateway through bench/lib/gateway-child.mjs (the same startGateway() as
+// `fleetgw serve`) so the timeline also shows the ingest's stages (rows written/s, queued bytes,
+// decode tasks and inserts in flight, robots paused).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openStore } from '../dist/store/lmdb.js';
 import { addRobot, createFleet, createOrg } from '../dist/store/identity.js';
 import { countStored } from './lib/store-check.mjs';
-import { busyBetween, cpuSeconds, FLEETGW, machineCpu, machineInfo, parseArgs, ROOT, spawnNode, stopChild } from './lib/procs.mjs';
+import {
+  busyBetween, cpuSeconds, FLEETGW, machineCpu, machineInfo, parseArgs, ROOT, spawnNode, stopChild, threadCpu, threadCpuByName,
+} from './lib/procs.mjs';
 
 const opts = parseArgs(process.argv.slice(2), {
   robots: 100, hz: 1000, duration: 60, 'clickhouse-url': '', 'gateway-cpus': '', 'sim-cpus': '',
-  'cpu-prof': '', 'sample-ms': 5000, keep: false,
+  'cpu-prof': '', 'sample-ms': 5000, 'ingest-stats': false, 'stats-ms': 1000, keep: false,
 });
 const pin = (s) => (s === '' ? undefined : s);
 const log = (s) => process.stderr.write(`${s}\n`);
@@ -87,8 +92,15 @@ async function main() {
     }
     const serveArgs = ['serve', '--data-dir', dataDir, '--port', '0', '--grpc-port', '0', '--insecure-http'];
     if (opts['clickhouse-url'] !== '') serveArgs.push('--clickhouse-url', opts['clickhouse-url']);
-    gateway = spawnNode([...nodeFlags, FLEETGW, ...serveArgs], { cpus: pin(opts['gateway-cpus']) });
+    const entry = opts['ingest-stats']
+      ? [join(ROOT, 'bench', 'lib', 'gateway-child.mjs'), '--data-dir', dataDir, '--stats-ms', String(opts['stats-ms']),
+        ...(opts['clickhouse-url'] !== '' ? ['--clickhouse-url', opts['clickhouse-url']] : [])]
+      : [FLEETGW, ...serveArgs];
+    gateway = spawnNode([...nodeFlags, ...entry], { cpus: pin(opts['gateway-cpus']) });
     const ready = await gateway.waitJson((o) => o.event === 'ready', 120_000);
+    // Every stored row is processed after this point, so CPU from here / rows stored is a per-row
+    // cost that does not depend on how many samples robots sent before the window opened.
+    const gwCpuAtReady = cpuSeconds(gateway.pid);
     log(`gateway ready (${ready.telemetryStore}); ${opts.robots} robots x ${opts.hz} Hz = ${opts.robots * opts.hz} samples/s offered, ${opts.duration} s`);
 
     sim = spawnNode([join(ROOT, 'bench', 'lib', 'sim-child.mjs'), '--grpc', ready.grpc, '--robots-file', robotsFile,
@@ -104,7 +116,26 @@ async function main() {
       }
       return connected;
     };
+    // With --ingest-stats: rows written per second and queue state from the gateway's last stats line.
+    let prevIngest = null;
+    const ingestLine = (now) => {
+      if (!opts['ingest-stats']) return null;
+      let st = null;
+      for (let i = gateway.lines.length - 1; i >= 0 && !st; i--) {
+        const o = JSON.parse(gateway.lines[i]);
+        if (o.event === 'stats') st = o;
+      }
+      if (!st) return null;
+      const out = {
+        rowsPerS: prevIngest ? Math.round((st.rowsWritten - prevIngest.rowsWritten) / ((st.tMs - prevIngest.tMs) / 1000)) : 0,
+        rowsWritten: st.rowsWritten, queueMiB: Number((st.queueBytes / 1048576).toFixed(1)), tasksInFlight: st.tasksInFlight,
+        insertsInFlight: st.insertsInFlight, inserts: st.inserts, paused: st.paused, ageMs: now - st.tMs,
+      };
+      prevIngest = st;
+      return out;
+    };
     const points = [{ ...cpuPoint(gateway.pid, sim.pid), p: connected }];
+    const threads0 = threadCpu(gateway.pid);
     const timeline = [];
     const tick = () => {
       const b = { ...cpuPoint(gateway.pid, sim.pid), p: lastProgress() };
@@ -113,14 +144,17 @@ async function main() {
       if (b.p === a.p) return;
       const iv = interval(a, b);
       const rate = (b.p.stats.samplesSent - a.p.stats.samplesSent) / ((b.p.tMs - a.p.tMs) / 1000);
+      const ing = ingestLine(b.t);
       const row = {
         tS: Math.round((b.p.tMs - connected.tMs) / 1000), sentPerS: Math.round(rate), robotQueue: b.p.stats.samplesQueued,
         dropped: b.p.stats.samplesDropped, gatewayCores: Number(iv.gwCores.toFixed(2)), simCores: Number(iv.simCores.toFixed(2)),
         otherCores: Number(iv.otherCores.toFixed(2)),
+        ...(ing ? { ingest: ing } : {}),
       };
       timeline.push(row);
       log(`  t=${String(row.tS).padStart(3)} s  sent ${String(row.sentPerS).padStart(7)}/s  robot queue ${row.robotQueue}` +
-        `  dropped ${row.dropped}  cores: gateway ${row.gatewayCores} sim ${row.simCores} others ${row.otherCores}`);
+        `  dropped ${row.dropped}  cores: gateway ${row.gatewayCores} sim ${row.simCores} others ${row.otherCores}` +
+        (ing ? `  | stored ${ing.rowsPerS}/s, queued ${ing.queueMiB} MiB, tasks ${ing.tasksInFlight}, inserts ${ing.insertsInFlight}${ing.paused ? ', PAUSED' : ''}` : ''));
     };
     const timer = setInterval(tick, opts['sample-ms']);
     const genStop = await sim.waitJson((o) => o.event === 'generation-stopped', (opts.duration + 60) * 1000);
@@ -130,10 +164,17 @@ async function main() {
 
     // Catch-up: the robots' queues empty into gRPC, then the gateway works off its backlog. Measured
     // until the gateway is idle, before SIGTERM, so it is not mixed with the shutdown's own cost.
-    await sim.waitJson((o) => o.event === 'flushed', 300_000);
+    const flushed = await sim.waitJson((o) => o.event === 'flushed', 300_000);
+    // With --ingest-stats the catch-up is also read off the gateway's own counter: the first stats
+    // line whose rowsWritten covers every sample sent.
+    const rowsCaughtUp = opts['ingest-stats']
+      ? gateway.waitJson((o) => o.event === 'stats' && o.rowsWritten >= flushed.stats.samplesSent, 300_000).then((o) => (o.tMs - genStop.tMs) / 1000)
+      : Promise.resolve(null);
     const catchUp = await waitIdle(gateway.pid, genStop.tMs);
     const catchUpS = catchUp.seconds;
+    const catchUpByRowsS = await rowsCaughtUp;
     const gwCpuBeforeDrain = cpuSeconds(gateway.pid);
+    const gatewayThreads = threadCpuByName(threads0, threadCpu(gateway.pid));
     const done = await (async () => {
       sim.kill('SIGTERM');
       return sim.waitJson((o) => o.event === 'done', 30_000);
@@ -146,6 +187,7 @@ async function main() {
     const exit = await gateway.exited;
     const drainS = (Date.now() - t0) / 1000;
     writeFileSync(join(dataDir, 'gateway.stderr.log'), gateway.stderrText);
+    writeFileSync(join(dataDir, 'gateway.stdout.log'), `${gateway.lines.join('\n')}\n`);
     if (exit.code !== 0) throw new Error(`gateway exited with ${exit.code ?? exit.signal}: ${gateway.stderrText.slice(-3000)}`);
 
     const f = done.final;
@@ -173,10 +215,13 @@ async function main() {
       snapshots: stored.snapshots,
       gatewayCatchUpS: Number(catchUpS.toFixed(2)),
       gatewayCatchUpCoresPerSecond: catchUp.coresPerSecond,
+      ...(catchUpByRowsS !== null ? { catchUpByRowsWrittenS: Number(catchUpByRowsS.toFixed(2)) } : {}),
       storedPerS: Math.round((stored.rows - done.atConnect.samplesSent) / (windowS + catchUpS)),
       gatewayDrainS: Number(drainS.toFixed(2)),
       // Gateway CPU from the window's start through the catch-up, per stored row (robust to other tenants' load).
       gatewayCpuUsPerSample: Number((((gwCpuBeforeDrain - points[0].gw) / Math.max(1, f.samplesSent - done.atConnect.samplesSent)) * 1e6).toFixed(2)),
+      // Gateway CPU from ready (start-up excluded) through the catch-up, per row stored.
+      gatewayCpuUsPerStoredRow: Number((((gwCpuBeforeDrain - gwCpuAtReady) / Math.max(1, stored.rows)) * 1e6).toFixed(2)),
       simCpuUsPerSample: Number((((points.at(-1).sim - points[0].sim) / Math.max(1, windowSent)) * 1e6).toFixed(2)),
       cores: {
         gateway: Number(window.gwCores.toFixed(2)),
@@ -185,6 +230,8 @@ async function main() {
         machine: Number(window.machineCores.toFixed(2)),
       },
       simCpuSecondsTotal: Number(simCpuTotal.toFixed(1)),
+      // Gateway CPU seconds by thread name, window start through catch-up (where the time goes, natively too).
+      gatewayCpuSecondsByThread: gatewayThreads.slice(0, 12),
       robotStreamEndsByStatus: done.streamEnds,
       gatewayStderrTail: gateway.stderrText.split('\n').slice(-6).join('\n'),
       timeline,
@@ -199,7 +246,7 @@ async function main() {
       ` of ${f.samplesSent} sent (lost ${lost}, dropped at robots ${f.samplesDropped}); snapshots ok ${stored.snapshots.ok}/${robots.length};` +
       ` stored at ${result.storedPerS}/s incl. ${result.gatewayCatchUpS} s catch-up;` +
       ` cores gateway ${result.cores.gateway}, sim ${result.cores.simulator}, others ${result.cores.others};` +
-      ` CPU per sample gateway ${result.gatewayCpuUsPerSample} us, sim ${result.simCpuUsPerSample} us; drain ${result.gatewayDrainS} s;` +
+      ` CPU per sample gateway ${result.gatewayCpuUsPerSample} us (${result.gatewayCpuUsPerStoredRow} us per stored row from ready), sim ${result.simCpuUsPerSample} us; drain ${result.gatewayDrainS} s;` +
       ` target ${result.targetMet ? 'met' : 'NOT met'}`);
     if (lost !== 0 || stored.snapshots.ok !== robots.length) process.exitCode = 1;
   } finally {

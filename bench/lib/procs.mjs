@@ -1,7 +1,7 @@
 // Child-process plumbing shared by the benchmarks: spawn with optional CPU pinning, wait for a JSON
 // line, read a process's CPU time from /proc, and kill every child on exit or error.
 import { spawn, execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
@@ -157,4 +157,36 @@ export function parseArgs(argv, defaults) {
     if (typeof defaults[key] === 'number' && !Number.isFinite(out[key])) throw new Error(`${a} must be a number`);
   }
   return out;
+}
+
+/** CPU seconds per thread of a process: Map tid -> {name, cpu} from /proc/<pid>/task/<tid>/stat. */
+export function threadCpu(pid) {
+  const out = new Map();
+  let tids = [];
+  try { tids = readdirSync(`/proc/${pid}/task`); } catch { return out; }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      // The main thread shares its name ("node") with workers and libuv threads: tell it apart.
+      const name = tid === String(pid) ? 'main thread' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(tid, { name, cpu: (Number(rest[11]) + Number(rest[12])) / CLK_TCK });
+    } catch { /* thread ended */ }
+  }
+  return out;
+}
+
+/**
+ * CPU seconds used between two threadCpu() readings, summed by thread name with digits folded
+ * (e.g. all "QueryPipelineEx" threads together), largest first. Threads that ended in between are
+ * not counted (their time is in the process total only).
+ */
+export function threadCpuByName(a, b) {
+  const sums = new Map();
+  for (const [tid, t] of b) {
+    const used = t.cpu - (a.get(tid)?.cpu ?? 0);
+    const key = t.name.replace(/\d+/g, '#');
+    sums.set(key, (sums.get(key) ?? 0) + used);
+  }
+  return [...sums].filter(([, v]) => v > 0).sort((x, y) => y[1] - x[1]).map(([name, cpuS]) => ({ name, cpuS: Number(cpuS.toFixed(2)) }));
 }

@@ -34,8 +34,8 @@ let sink = 0;
 const suite = new Benchmark.Suite();
 suite
   .add('fromBinary only', () => { for (const f of frames) sink += fromBinary(TelemetryBatchSchema, f).samples.length; })
-  .add('decodeTask tsv (chdb)', () => { sink += decodeTask(task('tsv')).rowCount; })
-  .add('decodeTask rowbinary (server)', () => { sink += decodeTask(task('rowbinary')).rowCount; })
+  .add('decodeTask tsv (chdb before the RowBinary spool)', () => { sink += decodeTask(task('tsv')).rowCount; })
+  .add('decodeTask rowbinary (chdb and server)', () => { sink += decodeTask(task('rowbinary')).rowCount; })
   .on('cycle', (e) => console.error(String(e.target)))
   .run();
 const perSampleUs = (b) => 1e6 / b.hz / total;

@@ -1,10 +1,12 @@
 /**
  * RobotAgent: the robot side of the robot link, reusable by field robots (it only needs the proto
- * and grpc-js). It keeps one authenticated stream to the gateway, reconnecting with capped,
- * jittered backoff; sends Hello then telemetry; applies each command at most once and acks it.
+ * and grpc-js). It keeps one authenticated control stream (Connect) to the gateway, reconnecting
+ * with capped, jittered backoff; sends Hello; applies each command at most once and acks it. Once
+ * welcomed it opens a second stream for telemetry (PublishTelemetry, see TelemetryPublisher) on the
+ * same connection, so telemetry backpressure never delays acks.
  *
  * Telemetry policy: samples are encoded at once and queued (bounded, drop-oldest, counted, see
- * TelemetryQueue). They are written while the stream is connected and writable; when grpc-js
+ * TelemetryQueue). They are written while the telemetry stream is open and writable; when grpc-js
  * reports backpressure the agent waits for 'drain', so a slow gateway slows the queue, not memory.
  *
  * Command policy: see CommandProcessor (at most once per id, in order, bounded). Acks are written on
@@ -29,6 +31,7 @@ import { Backoff } from './backoff.js';
 import type { Decision } from './command-ledger.js';
 import { CommandProcessor, type CommandHandler } from './command-processor.js';
 import { encodeSample, type SampleInput } from './sample-encoder.js';
+import { TelemetryPublisher } from './telemetry-publisher.js';
 import { TelemetryQueue } from './telemetry-queue.js';
 
 export const AGENT_VERSION = 'fleetgw-agent-ts/0.1.0';
@@ -69,8 +72,10 @@ export interface RobotAgentOptions {
    */
   dedicatedConnection?: boolean;
   /**
-   * Opt-in "stop on link loss": `onLinkLoss` runs once when the agent has not been connected for
-   * `afterMs` (from start or from the last disconnect); connecting again re-arms it.
+   * Opt-in "stop on link loss": `onLinkLoss` runs once when the control stream has not been
+   * connected for `afterMs` (from start() or from the last disconnect); connecting again re-arms it.
+   * A silently dead network is noticed only after the keepalive (time + timeout), so the worst case
+   * is keepaliveTimeMs + keepaliveTimeoutMs + afterMs (docs/robot-link.md).
    */
   linkLoss?: { afterMs: number; onLinkLoss(): void };
   /** The command policy advertised in Hello; without one the gateway refuses policy-bound commands (mode, actions, settings, go-to, config). */
@@ -97,16 +102,16 @@ type Stream = ClientDuplexStream<RobotMessage | Uint8Array, GatewayMessage>;
 export class RobotAgent {
   private readonly client: Client;
   private readonly queue: TelemetryQueue;
+  private readonly telemetry: TelemetryPublisher;
   private readonly commands: CommandProcessor;
   private readonly backoff: Backoff;
   private readonly log: (line: string) => void;
   private stream: Stream | null = null;
   private welcomed = false;
-  private waitingDrain = false;
   private running = false;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private linkLossTimer: NodeJS.Timeout | null = null;
-  private readonly counters = { connects: 0, samplesSent: 0, batchesSent: 0 };
+  private connects = 0;
 
   constructor(private readonly opts: RobotAgentOptions) {
     this.log = opts.log ?? (() => {});
@@ -128,6 +133,8 @@ export class RobotAgent {
       'grpc.max_reconnect_backoff_ms': opts.reconnect?.maxMs ?? 10_000,
       'grpc.use_local_subchannel_pool': opts.dedicatedConnection ? 1 : 0,
     });
+    this.telemetry = new TelemetryPublisher(this.client, () => this.metadata(), this.queue, opts.maxBatchSamples ?? 1000, (line) =>
+      this.log(`agent ${opts.robotId}: ${line}`));
   }
 
   get robotId(): string {
@@ -152,13 +159,17 @@ export class RobotAgent {
     this.connect();
   }
 
-  /** Half-closes the stream, waits briefly for the gateway to finish it, and closes the channel. */
+  /**
+   * Half-closes the telemetry stream (waiting briefly for the gateway to read it), then the control
+   * stream, and closes the channel.
+   */
   async stop(): Promise<void> {
     this.running = false;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.linkLossTimer) clearTimeout(this.linkLossTimer);
     this.reconnectTimer = null;
     this.linkLossTimer = null;
+    await this.telemetry.finish(1000);
     const s = this.stream;
     if (s) {
       await new Promise<void>((resolve) => {
@@ -180,44 +191,44 @@ export class RobotAgent {
   sendTelemetry(batch: TelemetryBatch | readonly TelemetrySample[]): void {
     const samples = Array.isArray(batch) ? (batch as readonly TelemetrySample[]) : (batch as TelemetryBatch).samples;
     for (const s of samples) this.queue.push(toBinary(TelemetrySampleSchema, s));
-    this.pump();
+    this.telemetry.pump();
   }
 
   /** Queues plain samples, encoded with the fast encoder (same wire bytes as sendTelemetry). */
   sendSamples(samples: readonly SampleInput[]): void {
     for (const s of samples) this.queue.push(encodeSample(s));
-    this.pump();
+    this.telemetry.pump();
   }
 
   stats(): AgentStats {
     return {
       connected: this.welcomed,
-      ...this.counters,
+      connects: this.connects,
+      ...this.telemetry.counters,
       ...this.commands.counters,
       samplesQueued: this.queue.length,
       samplesDropped: this.queue.dropped,
     };
   }
 
-  private connect(): void {
-    this.reconnectTimer = null;
-    if (!this.running) return;
+  /** Call metadata of both streams: the robot id and its token. */
+  private metadata(): Metadata {
     const md = new Metadata();
     md.set(ROBOT_ID_METADATA, this.opts.robotId);
     md.set('authorization', `Bearer ${this.opts.robotToken}`);
-    const stream: Stream = this.client.makeBidiStreamRequest(CONNECT_PATH, connectClientCodec.serialize, connectClientCodec.deserialize, md, {});
+    return md;
+  }
+
+  private connect(): void {
+    this.reconnectTimer = null;
+    if (!this.running) return;
+    const stream: Stream = this.client.makeBidiStreamRequest(CONNECT_PATH, connectClientCodec.serialize, connectClientCodec.deserialize, this.metadata(), {});
     this.stream = stream;
     this.welcomed = false;
-    this.waitingDrain = false;
     stream.on('data', (msg: GatewayMessage) => this.onMessage(stream, msg));
     // 'status' always ends a call; 'error' repeats non-OK statuses and only needs a listener.
     stream.on('error', () => {});
     stream.on('status', (st: StatusObject) => this.onEnded(stream, st));
-    stream.on('drain', () => {
-      if (stream !== this.stream) return;
-      this.waitingDrain = false;
-      this.pump();
-    });
     const hello = create(RobotMessageSchema, {
       body: {
         case: 'hello',
@@ -238,13 +249,13 @@ export class RobotAgent {
     const body = msg.body;
     if (body.case === 'welcome') {
       this.welcomed = true;
-      this.counters.connects++;
+      this.connects++;
       this.backoff.reset();
       if (this.linkLossTimer) clearTimeout(this.linkLossTimer);
       this.linkLossTimer = null;
       this.log(`agent ${this.opts.robotId}: connected`);
+      this.telemetry.start();
       this.opts.onConnected?.(body.value);
-      this.pump();
     } else if (body.case === 'command') {
       this.commands.handle(body.value);
     }
@@ -255,7 +266,7 @@ export class RobotAgent {
     const wasConnected = this.welcomed;
     this.stream = null;
     this.welcomed = false;
-    this.waitingDrain = false;
+    this.telemetry.stop();
     const reason = { code: st.code, details: st.details };
     if (wasConnected) this.armLinkLoss();
     if (st.code !== status.OK || this.running) this.log(`agent ${this.opts.robotId}: stream ended (${st.code} ${st.details})`);
@@ -272,22 +283,6 @@ export class RobotAgent {
       this.linkLossTimer = null;
       if (!this.welcomed && this.running) ll.onLinkLoss();
     }, ll.afterMs);
-  }
-
-  private pump(): void {
-    const s = this.stream;
-    if (!s || !this.welcomed || this.waitingDrain) return;
-    const max = this.opts.maxBatchSamples ?? 1000;
-    for (;;) {
-      const next = this.queue.takeEnvelope(max);
-      if (!next) return;
-      this.counters.samplesSent += next.samples;
-      this.counters.batchesSent++;
-      if (!s.write(next.envelope)) {
-        this.waitingDrain = true;
-        return;
-      }
-    }
   }
 
   /**

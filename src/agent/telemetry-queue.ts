@@ -1,6 +1,6 @@
 /**
- * The agent's bounded outbound telemetry queue: encoded samples wait here while the stream is
- * disconnected or not writable (HTTP/2 flow control from a busy gateway).
+ * The agent's bounded outbound telemetry queue: encoded samples wait here while the telemetry stream
+ * is disconnected or not writable (HTTP/2 flow control from a busy gateway).
  *
  * Policy when full: the oldest samples are dropped and counted. For live telemetry the newest state
  * matters most, and a robot must never grow memory without bound while its link is down.
@@ -36,10 +36,10 @@ export class TelemetryQueue {
   }
 
   /**
-   * Removes up to `max` of the oldest samples and returns them framed as a complete RobotMessage
-   * envelope (`telemetry` = TelemetryBatch{samples}), ready to write; null when empty.
+   * Removes up to `max` of the oldest samples and returns them as one encoded TelemetryBatch
+   * (what PublishTelemetry carries), ready to write; null when empty.
    */
-  takeEnvelope(max: number): { envelope: Buffer; samples: number } | null {
+  takeBatch(max: number): { batch: Buffer; samples: number } | null {
     const n = Math.min(max, this.size);
     if (n === 0) return null;
     let batchLen = 0;
@@ -47,22 +47,21 @@ export class TelemetryQueue {
       const s = this.ring[(this.head + i) % this.capacity]!;
       batchLen += 1 + varintSize(s.length) + s.length;
     }
-    // One allocation: envelope tag (RobotMessage.telemetry = 2, length-delimited), batch length, samples.
-    const envelope = Buffer.allocUnsafe(1 + varintSize(batchLen) + batchLen);
-    envelope[0] = 0x12;
-    let pos = writeVarint(envelope, 1, batchLen);
+    // One allocation, filled with the `samples` field (1, length-delimited) of each sample in turn.
+    const batch = Buffer.allocUnsafe(batchLen);
+    let pos = 0;
     for (let i = 0; i < n; i++) {
       const idx = (this.head + i) % this.capacity;
       const s = this.ring[idx]!;
       this.ring[idx] = undefined;
-      envelope[pos++] = 0x0a; // TelemetryBatch.samples, length-delimited
-      pos = writeVarint(envelope, pos, s.length);
-      envelope.set(s, pos);
+      batch[pos++] = 0x0a; // TelemetryBatch.samples, length-delimited
+      pos = writeVarint(batch, pos, s.length);
+      batch.set(s, pos);
       pos += s.length;
     }
     this.head = (this.head + n) % this.capacity;
     this.size -= n;
-    return { envelope, samples: n };
+    return { batch, samples: n };
   }
 
   clear(): void {

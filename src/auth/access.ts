@@ -34,7 +34,12 @@ export function requireFleet(store: Store, auth: AuthContext, fleetId: string): 
 /** Loads a robot the key may use, by the same rules as {@link requireFleet} for its fleet. */
 export function requireRobot(store: Store, auth: AuthContext, robotId: string): RobotRecord {
   const robot = store.robots.get(robotId);
+  assertRobotVisible(auth, robotId, robot);
+  return robot;
+}
+
+/** {@link requireRobot}'s rules for a record the caller already read (e.g. from a cache). */
+export function assertRobotVisible(auth: AuthContext, robotId: string, robot: RobotRecord | undefined): asserts robot is RobotRecord {
   if (!robot || robot.orgId !== auth.orgId) throw apiError('robot_not_found', { robotId });
   if (auth.fleetId !== null && auth.fleetId !== robot.fleetId) throw apiError('forbidden_fleet');
-  return robot;
 }

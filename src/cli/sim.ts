@@ -1,5 +1,7 @@
 /**
  * `fleetgw sim`: runs simulated robots against a gateway's robot link until SIGTERM/SIGINT.
+ * The robots stop themselves when their link has been down for `--stop-on-link-loss-ms` (default
+ * 3000; 0 turns it off), as a field robot running the agent with `linkLoss` would.
  */
 import { readFileSync } from 'node:fs';
 import { loadRobotsFile, runSimFleet } from '../sim/index.js';
@@ -11,6 +13,7 @@ export async function runSimCommand(argv: string[], out: (line: string) => void)
   const v = parseStrict(argv, {
     grpc: { type: 'string' }, 'robots-file': { type: 'string' }, 'robot-id': { type: 'string' },
     'robot-token': { type: 'string' }, hz: { type: 'string' }, 'tls-ca': { type: 'string' },
+    'stop-on-link-loss-ms': { type: 'string' },
   });
   const grpc = req(v, 'grpc');
   if (!/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/.test(grpc)) throw new UsageError('--grpc must be HOST:PORT');
@@ -31,18 +34,32 @@ export async function runSimCommand(argv: string[], out: (line: string) => void)
   }
   const hz = positiveInt(opt(v, 'hz'), 'hz') ?? 10;
   const caFile = opt(v, 'tls-ca');
+  const stopOnLinkLossMs = linkLossMs(opt(v, 'stop-on-link-loss-ms'));
   const fleet = runSimFleet({
     grpc,
     robots,
     hz,
     ...(caFile !== undefined ? { tlsRootCert: readFileSync(caFile) } : {}),
+    ...(stopOnLinkLossMs > 0 ? { stopOnLinkLossMs } : {}),
     log: (line: string) => process.stderr.write(`${line}\n`),
   });
-  out(JSON.stringify({ event: 'sim-started', robots: robots.length, hz }));
+  out(JSON.stringify({ event: 'sim-started', robots: robots.length, hz, stopOnLinkLossMs }));
   await new Promise<void>((done) => {
     process.once('SIGTERM', () => done());
     process.once('SIGINT', () => done());
   });
   await fleet.stop();
   return 0;
+}
+
+/**
+ * Default time a simulated robot tolerates a lost link before pausing itself: long enough to ride
+ * out a gateway restart's reconnect, short enough that a robot never drives unsupervised for long.
+ */
+export const DEFAULT_SIM_STOP_ON_LINK_LOSS_MS = 3000;
+
+function linkLossMs(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_SIM_STOP_ON_LINK_LOSS_MS;
+  if (!/^\d{1,9}$/.test(value)) throw new UsageError('--stop-on-link-loss-ms must be a whole number of milliseconds (0: off)');
+  return Number(value);
 }

@@ -80,9 +80,15 @@ export class CommandOutbox {
    * already holds the post-send state).
    * @returns the record and a promise that settles when the record, its outbox entry and the seq
    *   counter are committed (rejects when LMDB fails to write).
+   *   `beforeWrite` may throw to refuse the command: nothing is then stored. `alsoWrite` returns
+   *   further writes that must commit with the record (the audit index).
    * @throws ApiError `outbox_full` when a bound is reached (nothing is stored).
    */
-  add(fields: Omit<CommandRecord, 'seq'>, beforeWrite?: (record: CommandRecord) => void): { record: CommandRecord; persisted: Promise<void> } {
+  add(
+    fields: Omit<CommandRecord, 'seq'>,
+    beforeWrite?: (record: CommandRecord) => void,
+    alsoWrite?: (record: CommandRecord) => Promise<unknown>[],
+  ): { record: CommandRecord; persisted: Promise<void> } {
     const queue = this.queueOf(fields.robotId);
     if (queue.length >= this.limits.maxPerRobot || this.pendingIds.size >= this.limits.maxTotal) {
       throw apiError('outbox_full', { robotId: fields.robotId });
@@ -94,6 +100,7 @@ export class CommandOutbox {
     const persisted = this.writeRecord(record);
     this.track(this.store.outbox.put(outboxKey(record.robotId, seq), record.commandId));
     this.track(this.store.meta.put(seqMetaKey(record.robotId), seq));
+    for (const p of alsoWrite?.(record) ?? []) this.track(p);
     this.live.set(record.commandId, record);
     queue.push(record);
     this.pendingIds.add(record.commandId);
@@ -123,7 +130,8 @@ export class CommandOutbox {
     const rec = this.live.get(commandId);
     if (rec) return rec;
     const stored = this.store.commands.get(commandId);
-    return isCommandRecord(stored) ? stored : undefined;
+    // Records written before request/response commands existed lack `result` / `argsDigest`.
+    return isCommandRecord(stored) ? { ...stored, result: stored.result ?? null, argsDigest: stored.argsDigest ?? '' } : undefined;
   }
 
   /**

@@ -15,29 +15,46 @@
  * p99 1.1 ms when the commit is also awaited, so "persisted before sent" (commit, then send, then
  * ack, in series) cannot meet the 0.5 ms p50 target. The cost: if the gateway process dies between
  * the send and the commit, the robot may act on a command the gateway has no record (or audit entry)
- * of, and the caller, who got no answer, retries it. For a stop that is a harmless second halt;
- * non-idempotent actions (next issue) must be weighed against this before they reuse the path.
+ * of, and the caller, who got no answer, retries it. For a stop that is a harmless second halt; for
+ * the other actions it is accepted for the same latency reason and bounded: the window is the
+ * commit latency (about a millisecond), the retry carries a new commandId, and every action here is
+ * a set-to-value (mode, settings, go-to target, config write) except `invoke_action`, whose
+ * advertised actions a robot should make idempotent or guard by time (documented in docs/commands.md).
  * "Committed" is lmdb-js's commit (visible, survives a process crash); with its default overlapping
  * sync the flush to the disk follows within milliseconds (an OS crash in that window loses it).
  */
 import { randomUUID } from 'node:crypto';
-import { CommandAck_Status, type CommandAck } from '../gen/fleetgw/v1/robot_link_pb.js';
+import { CommandAck_Status, type CommandAck, type CommandPolicy, type CommandResult } from '../gen/fleetgw/v1/robot_link_pb.js';
+import { apiError } from '../errors/catalog.js';
 import type { RobotLink } from '../robotlink/types.js';
 import type { Store } from '../store/lmdb.js';
+import { AuditIndex, DEFAULT_AUDIT_RETENTION, type AuditRetention } from './audit.js';
+import { argsDigest } from './digest.js';
 import { CommandOutbox, DEFAULT_OUTBOX_LIMITS, type OutboxLimits } from './outbox.js';
+import { checkCommand } from './policy-check.js';
+import { PolicyRegistry } from './policy.js';
+import { parseResultPayload } from './result.js';
 import { DEFAULT_RETRY_POLICY, retryDecision, type RetryPolicy } from './retry.js';
 import {
   deliveryOf,
+  expectsResult,
   isAcknowledged,
-  URGENT_ACTIONS,
+  isDeferrable,
+  isUrgent,
+  type ActionAndArgs,
   type CommandAction,
   type CommandArgsByAction,
   type CommandRecord,
   type Delivery,
   type StoredDeliveryState,
 } from './types.js';
-import { AckWaiters, DEFAULT_MAX_WAITERS } from './waiters.js';
+import { AckWaiters, DEFAULT_MAX_WAITERS, Waiters } from './waiters.js';
 import { toWire } from './wire.js';
+
+const SWEEP_INTERVAL_MS = 3600_000;
+const FIRST_SWEEP_MS = 60_000;
+/** Bound on concurrent result waits (config / onboard settings). */
+const MAX_RESULT_WAITERS = 1000;
 
 export interface CommandServiceOptions {
   store: Store;
@@ -48,8 +65,13 @@ export interface CommandServiceOptions {
   outbox?: Partial<OutboxLimits>;
   /** Bound on concurrent ack waits (see waiters.ts). */
   maxWaiters?: number;
+  audit?: Partial<AuditRetention>;
 }
 
+/**
+ * One command to submit. `action` and `args` go together as in {@link CommandArgsByAction}; any
+ * action kind goes through the same path (policy check, outbox, delivery states, audit).
+ */
 export interface SubmitRequest<A extends CommandAction = CommandAction> {
   robotId: string;
   fleetId: string;
@@ -70,12 +92,22 @@ export interface Submitted {
   persisted: Promise<void>;
 }
 
+/** How a wait for a request/response command's result ended. */
+export interface ResultWait {
+  /** A copy of the record at the end of the wait (`result` set when the robot reported). */
+  record: CommandRecord;
+  /** True when the wait elapsed (or was aborted) before the robot reported or rejected. */
+  timedOut: boolean;
+}
+
 export interface CommandServiceStats {
   pending: number;
   waiters: number;
   writeErrors: number;
-  /** Acks naming a command that belongs to another robot, or to no known command (ignored). */
+  /** Acks or results naming a command that belongs to another robot, or to no known command (ignored). */
   foreignAcks: number;
+  /** Distinct command policies compiled since start. */
+  policiesCompiled: number;
 }
 
 export class CommandService {
@@ -85,8 +117,14 @@ export class CommandService {
   private readonly policy: RetryPolicy;
   private readonly outbox: CommandOutbox;
   private readonly waiters: AckWaiters;
+  private readonly resultWaiters = new Waiters<ResultWait>(MAX_RESULT_WAITERS);
+  /** What each robot advertised in its latest Hello. */
+  readonly policies = new PolicyRegistry();
+  readonly audit: AuditIndex;
   private readonly unlisten: () => void;
   private readonly timer: NodeJS.Timeout;
+  private sweepTimer: NodeJS.Timeout;
+  private sweeping: Promise<unknown> = Promise.resolve();
   private foreignAcks = 0;
   private closed = false;
 
@@ -98,33 +136,48 @@ export class CommandService {
     this.policy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
     this.outbox = new CommandOutbox(this.store, { ...DEFAULT_OUTBOX_LIMITS, ...opts.outbox });
     this.waiters = new AckWaiters(opts.maxWaiters ?? DEFAULT_MAX_WAITERS);
+    this.audit = new AuditIndex(this.store, { ...DEFAULT_AUDIT_RETENTION, ...opts.audit });
     this.outbox.load();
     this.unlisten = this.link.listen({
-      onOnline: (robotId, info) => this.onOnline(robotId, info.lastAppliedSeq),
+      onOnline: (robotId, info) => this.onOnline(robotId, info.lastAppliedSeq, info.policy),
       onAck: (robotId, ack) => this.onAck(robotId, ack),
+      onCommandResult: (robotId, result) => this.onCommandResult(robotId, result),
     });
     for (const robotId of [...this.outbox.robotsWithPending()]) {
       if (this.link.isOnline(robotId)) this.flush(robotId);
     }
     this.timer = setInterval(() => this.retryTick(), this.policy.tickMs);
     this.timer.unref();
+    this.sweepTimer = setTimeout(() => this.sweep(), FIRST_SWEEP_MS);
+    this.sweepTimer.unref();
   }
 
   /**
-   * Persists a command and sends it now if the robot is connected (`dispatched`), otherwise keeps it
-   * for the robot's reconnect (`deferred`).
-   * @throws ApiError `outbox_full` when the robot's backlog is at its bound (nothing stored or sent).
+   * Checks a command against the robot's state and advertised policy, persists it, and sends it now
+   * if the robot is connected (`dispatched`); a stop / pause / cancel / abort for an offline robot is
+   * kept for its reconnect (`deferred`).
+   * @throws ApiError `robot_not_found` (no such robot in `fleetId`), `robot_offline` (offline and
+   *   the action is not kept for later), `robot_inactive`, `policy_rejected`,
+   *   `remote_config_not_enabled`, `outbox_full`. Nothing is stored or sent when it throws.
    */
   submit<A extends CommandAction>(req: SubmitRequest<A>): Submitted {
-    if (this.closed) throw new Error('command service is closed');
+    if (this.closed) throw apiError('shutting_down');
+    const robotId = req.robotId;
+    const robot = this.store.robots.get(robotId);
+    if (!robot || robot.fleetId !== req.fleetId) throw apiError('robot_not_found', { robotId });
+    const c = { action: req.action, args: req.args } as ActionAndArgs;
+    const deferrable = isDeferrable(c);
+    if (!deferrable && !this.link.isOnline(robotId)) throw apiError('robot_offline', { robotId, action: req.action });
+    checkCommand(robot, this.policies.get(robotId), c);
     const at = this.now();
     const fields = {
       commandId: randomUUID(),
-      robotId: req.robotId,
+      robotId,
       fleetId: req.fleetId,
       orgId: req.orgId,
-      action: req.action,
-      args: req.args,
+      action: c.action,
+      args: c.args,
+      argsDigest: argsDigest(c.args),
       requestedBy: { apiKeyId: req.requestedBy.apiKeyId },
       createdAtMs: at,
       state: 'deferred' as const,
@@ -133,11 +186,18 @@ export class CommandService {
       attempts: 0,
       lastSentAtMs: null,
       retryBudgetExhausted: false,
+      result: null,
     };
-    const { record, persisted } = this.outbox.add(fields, (rec) => {
-      // Sent before the write commits: see the durability note at the top.
-      if (!(this.link.isOnline(rec.robotId) && this.sendNow(rec, at))) rec.history.push({ state: 'deferred', atMs: at });
-    });
+    const { record, persisted } = this.outbox.add(
+      fields,
+      (rec) => {
+        // Sent before the write commits: see the durability note at the top.
+        if (this.link.isOnline(robotId) && this.sendNow(rec, at)) return;
+        if (!deferrable) throw apiError('robot_offline', { robotId, action: req.action });
+        rec.history.push({ state: 'deferred', atMs: at });
+      },
+      (rec) => this.audit.index(rec),
+    );
     return { commandId: record.commandId, delivery: deliveryOf(record), persisted };
   }
 
@@ -159,9 +219,27 @@ export class CommandService {
     });
   }
 
+  /**
+   * Waits up to `ms` for the result of a request/response command (config, onboard settings): ends
+   * when the robot reports it, when the agent rejects the command, or when the time elapses (the
+   * command carries on; a later result is still recorded and readable by commandId).
+   * @throws ApiError `ack_waiters_full` at the waiter bound; Error for an unknown commandId.
+   */
+  waitForResult(commandId: string, ms: number, signal?: AbortSignal): Promise<ResultWait> {
+    const rec = this.outbox.get(commandId);
+    if (!rec) throw new Error(`unknown command ${commandId}`);
+    if (rec.result || rec.state === 'agent_rejected') return Promise.resolve({ record: structuredClone(rec), timedOut: false });
+    return this.resultWaiters.add(commandId, ms, signal, () => ({ record: structuredClone(this.outbox.get(commandId) ?? rec), timedOut: true }));
+  }
+
   /** Free waiter slots; the route refuses a request that needs more before dispatching anything. */
   waiterRoom(): number {
     return this.waiters.room();
+  }
+
+  /** Free result-waiter slots (request/response commands), checked the same way. */
+  resultWaiterRoom(): number {
+    return this.resultWaiters.room();
   }
 
   /** A copy of the command's record (live or from LMDB), or undefined. */
@@ -173,10 +251,18 @@ export class CommandService {
   stats(): CommandServiceStats {
     return {
       pending: this.outbox.pendingCount,
-      waiters: this.waiters.size,
+      waiters: this.waiters.size + this.resultWaiters.size,
       writeErrors: this.outbox.writeErrors,
       foreignAcks: this.foreignAcks,
+      policiesCompiled: this.policies.compiled,
     };
+  }
+
+  /** Runs one audit retention sweep now (also runs hourly by itself); resolves with entries removed. */
+  sweepAudit(): Promise<number> {
+    const run = this.audit.sweep(this.now(), (id) => this.outbox.isPending(id));
+    this.sweeping = run.catch(() => undefined);
+    return run;
   }
 
   /** Stops resends and link handling, ends open waits as `timed_out`, and waits for LMDB writes. */
@@ -184,9 +270,19 @@ export class CommandService {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.timer);
+    clearTimeout(this.sweepTimer);
     this.unlisten();
     this.waiters.expireAll();
+    this.resultWaiters.expireAll();
+    await this.sweeping;
     await this.outbox.drain();
+  }
+
+  private sweep(): void {
+    if (this.closed) return;
+    void this.sweepAudit().catch(() => undefined);
+    this.sweepTimer = setTimeout(() => this.sweep(), SWEEP_INTERVAL_MS);
+    this.sweepTimer.unref();
   }
 
   /** Writes one record to the stream; false when the robot is not connected. */
@@ -199,13 +295,15 @@ export class CommandService {
   }
 
   /**
-   * A (re)connected robot. Its Hello reports the highest seq its agent applied: that command was
-   * received even if the ack was lost with the old stream, so it is settled instead of resent (an
-   * agent restarted since would otherwise refuse the resend as stale). The rest of the backlog is
-   * resent; an agent that still remembers a command id answers the resend with its earlier decision.
+   * A (re)connected robot. Its Hello carries its command policy (replacing the previous one) and
+   * the highest seq its agent applied: that command was received even if the ack was lost with the
+   * old stream, so it is settled instead of resent (an agent restarted since would otherwise refuse
+   * the resend as stale). The rest of the backlog is resent; an agent that still remembers a command
+   * id answers the resend with its earlier decision.
    */
-  private onOnline(robotId: string, lastAppliedSeq: bigint | undefined): void {
+  private onOnline(robotId: string, lastAppliedSeq: bigint | undefined, policy: CommandPolicy | undefined): void {
     if (this.closed) return;
+    this.policies.set(robotId, policy);
     const applied = lastAppliedSeq !== undefined && lastAppliedSeq <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(lastAppliedSeq) : 0;
     if (applied > 0) {
       this.outbox.raiseSeq(robotId, applied);
@@ -216,16 +314,15 @@ export class CommandService {
   }
 
   /**
-   * Sends a robot's backlog: urgent actions (stop) first, then the rest, each group in seq order.
-   * Already-dispatched commands go again too: their stream is gone, so they may never have arrived.
+   * Sends a robot's backlog: urgent commands (stop, mission pause) first, then the rest, each group
+   * in seq order. Already-dispatched commands go again too: their stream is gone, so they may never
+   * have arrived. The agent does not apply a motion command older than a stop it already applied
+   * (`superseded_by_stop`), so a stop that jumps ahead is never undone by an older start.
    */
   private flush(robotId: string): void {
     if (this.closed) return;
     const backlog = this.outbox.pendingFor(robotId);
-    const ordered = [
-      ...backlog.filter((r) => URGENT_ACTIONS.has(r.action)),
-      ...backlog.filter((r) => !URGENT_ACTIONS.has(r.action)),
-    ];
+    const ordered = [...backlog.filter((r) => isUrgent(r)), ...backlog.filter((r) => !isUrgent(r))];
     const at = this.now();
     for (const rec of ordered) {
       if (!this.sendNow(rec, at)) return;
@@ -248,11 +345,27 @@ export class CommandService {
     this.acknowledge(rec, state, ack.reason);
   }
 
+  /** A request/response command's outcome. It implies the ack if that was lost. */
+  private onCommandResult(robotId: string, result: CommandResult): void {
+    if (this.closed) return;
+    const rec = this.outbox.getForUpdate(result.commandId);
+    if (!rec || rec.robotId !== robotId || !expectsResult(rec.action)) {
+      this.foreignAcks++;
+      return;
+    }
+    if (rec.result || rec.state === 'agent_rejected') return; // duplicate report
+    rec.result = { success: result.success, error: result.error, payload: parseResultPayload(result.payloadJson), atMs: this.now() };
+    if (isAcknowledged(rec.state)) this.outbox.save(rec);
+    else this.acknowledge(rec, 'agent_received', '');
+    this.resultWaiters.settle(rec.commandId, { record: structuredClone(rec), timedOut: false });
+  }
+
   private acknowledge(rec: CommandRecord, state: 'agent_received' | 'agent_rejected', reason: string): void {
     if (state === 'agent_rejected') rec.rejectReason = reason;
     this.transition(rec, state, this.now());
     this.outbox.settle(rec);
     this.waiters.settle(rec.commandId, deliveryOf(rec));
+    if (state === 'agent_rejected') this.resultWaiters.settle(rec.commandId, { record: structuredClone(rec), timedOut: false });
   }
 
   private retryTick(): void {

@@ -3,21 +3,79 @@
  * the spec's delivery object. Plain msgpack-safe objects only (lmdb-js encodes them).
  */
 
-/** Actions the gateway can put on a robot's stream today (one `Command.action` case each). */
-export type CommandAction = 'stop';
+/** A JSON value as commands carry it (arguments, settings, configuration). */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
 
-/** Arguments of each action; digested into the audit entry, copied onto the wire message. */
+/** Mission run control verbs (`mission_control` args). */
+export type MissionControlVerb = 'pause' | 'resume' | 'cancel' | 'abort';
+
+/**
+ * Arguments of each action, one entry per `Command.action` case of the proto. Digested into the
+ * audit entry and copied onto the wire message by wire.ts.
+ */
 export interface CommandArgsByAction {
   stop: { reason: string };
+  start: Record<string, never>;
+  release: Record<string, never>;
+  force_reset: Record<string, never>;
+  mode: { mode: string };
+  /** `arguments` validated against the robot's advertised JSON Schema for `name`. */
+  invoke_action: { name: string; arguments: JsonObject };
+  /** key -> value, each validated against the robot's SettingSpec. */
+  update_settings: { values: { [key: string]: string | number | boolean } };
+  /** Inside the robot's advertised go-to area; null: the robot's choice. */
+  go_to: { latitude: number; longitude: number; headingDeg: number | null; maxSpeedMps: number | null };
+  /** `values` null: a read. A write sends the keys to change. */
+  config: { write: boolean; values: JsonObject | null };
+  onboard_settings: { write: boolean; values: JsonObject | null };
+  mission_start: {
+    runId: string;
+    missionId: string;
+    name: string;
+    steps: { kind: string; config: JsonObject }[];
+    parameters: JsonObject;
+    featureId: string | null;
+  };
+  mission_control: { runId: string; action: MissionControlVerb };
 }
+
+/** Every action the gateway can put on a robot's stream. */
+export type CommandAction = keyof CommandArgsByAction;
 
 export type CommandArgs = CommandArgsByAction[CommandAction];
 
+export const COMMAND_ACTIONS: readonly CommandAction[] = [
+  'stop', 'start', 'release', 'force_reset', 'mode', 'invoke_action', 'update_settings', 'go_to',
+  'config', 'onboard_settings', 'mission_start', 'mission_control',
+];
+
+/** A command as submitted: the action and its arguments, typed together. */
+export type ActionAndArgs = { [A in CommandAction]: { action: A; args: CommandArgsByAction[A] } }[CommandAction];
+
 /**
  * Actions that jump ahead of everything else queued for a robot (spec: stop and pause must not wait
- * behind a backlog). `pause` joins when it exists on the wire.
+ * behind a backlog): `stop`, and `mission_control` with `pause`.
  */
-export const URGENT_ACTIONS: ReadonlySet<CommandAction> = new Set<CommandAction>(['stop']);
+export function isUrgent(c: { action: CommandAction; args: unknown }): boolean {
+  return c.action === 'stop' || (c.action === 'mission_control' && (c.args as CommandArgsByAction['mission_control']).action === 'pause');
+}
+
+/**
+ * Commands kept for an offline robot and sent on reconnect (spec, Delivery state: `stop`, `pause`,
+ * `cancel`, `abort`). Every other command to an offline robot fails with `unavailable`: a start,
+ * a move or a configuration change delivered minutes later could surprise the people near it.
+ */
+export function isDeferrable(c: { action: CommandAction; args: unknown }): boolean {
+  if (c.action === 'stop') return true;
+  if (c.action !== 'mission_control') return false;
+  return (c.args as CommandArgsByAction['mission_control']).action !== 'resume';
+}
+
+/** Request/response actions: the robot reports a CommandResult after its ack. */
+export function expectsResult(action: CommandAction): boolean {
+  return action === 'config' || action === 'onboard_settings';
+}
 
 /**
  * States a record can be in. `timed_out` is not among them: the spec makes it an observation of one
@@ -38,6 +96,16 @@ export interface HistoryEntry {
   atMs: number;
 }
 
+/** What a robot reported for a request/response command (CommandResult). */
+export interface CommandResultRecord {
+  success: boolean;
+  /** Machine-readable reason when `success` is false (the robot's), '' otherwise. */
+  error: string;
+  /** The configuration or settings as the robot now has them; null when it sent none or not JSON. */
+  payload: JsonObject | null;
+  atMs: number;
+}
+
 export interface CommandRecord {
   /** UUID; the agent applies each id at most once, so resends are safe. */
   commandId: string;
@@ -46,7 +114,9 @@ export interface CommandRecord {
   orgId: string;
   action: CommandAction;
   args: CommandArgs;
-  /** Per-robot creation order, 1-based; also the outbox key suffix. */
+  /** SHA-256 (hex) of the canonical JSON of `args` (audit). */
+  argsDigest: string;
+  /** Per-robot creation order, 1-based; also the outbox key suffix and the wire seq. */
   seq: number;
   requestedBy: { apiKeyId: string };
   createdAtMs: number;
@@ -60,6 +130,8 @@ export interface CommandRecord {
   lastSentAtMs: number | null;
   /** True once background resends stopped without an ack; the command then leaves the outbox. */
   retryBudgetExhausted: boolean;
+  /** Request/response commands: the robot's report, once it arrived. */
+  result: CommandResultRecord | null;
 }
 
 /** The spec's Delivery object as the API returns it. */

@@ -1,5 +1,6 @@
 /**
- * HTTP requests waiting for a robot's acknowledgement of a command.
+ * HTTP requests waiting for a robot's acknowledgement (or, for request/response commands, its
+ * result) of a command.
  *
  * Bound: at most `max` waiters across all commands (default 10 000; each costs a timer and a closure,
  * about 0.5 kB). Policy when full: {@link AckWaiters.add} throws `ack_waiters_full` (503) and the
@@ -9,16 +10,17 @@
 import { apiError } from '../errors/catalog.js';
 import type { Delivery } from './types.js';
 
-interface Waiter {
-  resolve(d: Delivery): void;
+interface Waiter<T> {
+  resolve(d: T): void;
   /** Called when the wait ends without an ack (elapsed, aborted or service closing). */
   expire(): void;
 }
 
 export const DEFAULT_MAX_WAITERS = 10_000;
 
-export class AckWaiters {
-  private readonly byCommand = new Map<string, Set<Waiter>>();
+/** Waits keyed by commandId, resolved with a `T` (bounded; see the header). */
+export class Waiters<T> {
+  private readonly byCommand = new Map<string, Set<Waiter<T>>>();
   private count = 0;
 
   constructor(private readonly max = DEFAULT_MAX_WAITERS) {}
@@ -36,11 +38,11 @@ export class AckWaiters {
    * Waits for {@link AckWaiters.settle} on `commandId`, at most `ms`, or until `signal` aborts.
    * @param onExpire builds the answer when the wait ends without an ack (`timed_out`).
    */
-  add(commandId: string, ms: number, signal: AbortSignal | undefined, onExpire: () => Delivery): Promise<Delivery> {
+  add(commandId: string, ms: number, signal: AbortSignal | undefined, onExpire: () => T): Promise<T> {
     if (this.count >= this.max) throw apiError('ack_waiters_full');
-    return new Promise<Delivery>((resolve) => {
+    return new Promise<T>((resolve) => {
       let done = false;
-      const finish = (d: Delivery): void => {
+      const finish = (d: T): void => {
         if (done) return;
         done = true;
         clearTimeout(timer);
@@ -48,7 +50,7 @@ export class AckWaiters {
         this.remove(commandId, waiter);
         resolve(d);
       };
-      const waiter: Waiter = { resolve: finish, expire: () => finish(onExpire()) };
+      const waiter: Waiter<T> = { resolve: finish, expire: () => finish(onExpire()) };
       const onAbort = (): void => waiter.expire();
       const timer = setTimeout(() => waiter.expire(), ms);
       let set = this.byCommand.get(commandId);
@@ -63,8 +65,8 @@ export class AckWaiters {
     });
   }
 
-  /** Resolves every waiter of a command with its acknowledged delivery. */
-  settle(commandId: string, delivery: Delivery): void {
+  /** Resolves every waiter of a command with its outcome. */
+  settle(commandId: string, delivery: T): void {
     const set = this.byCommand.get(commandId);
     if (!set) return;
     for (const w of [...set]) w.resolve(delivery);
@@ -75,10 +77,13 @@ export class AckWaiters {
     for (const set of [...this.byCommand.values()]) for (const w of [...set]) w.expire();
   }
 
-  private remove(commandId: string, waiter: Waiter): void {
+  private remove(commandId: string, waiter: Waiter<T>): void {
     const set = this.byCommand.get(commandId);
     if (!set?.delete(waiter)) return;
     this.count--;
     if (set.size === 0) this.byCommand.delete(commandId);
   }
 }
+
+/** Waits for acknowledgements. */
+export class AckWaiters extends Waiters<Delivery> {}

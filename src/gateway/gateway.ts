@@ -17,6 +17,9 @@ import { StreamHub } from '../telemetry/stream-hub.js';
 import { STREAM_PATH } from '../telemetry/stream-protocol.js';
 import { registerTelemetryStream } from '../telemetry/stream-ws.js';
 import { TicketIssuer } from '../telemetry/ticket-issuer.js';
+import { startIdempotencyPurger } from '../idempotency/index.js';
+import { OperationRuntime } from '../missions/runtime.js';
+import { attachToRuntime, MissionScheduling, runtimeGate } from '../missions/scheduling-service.js';
 import { buildRoutes } from './routes.js';
 
 export interface GatewayOptions {
@@ -40,6 +43,8 @@ export interface Gateway {
   readonly store: Store;
   readonly ingest: TelemetryIngest;
   readonly commands: CommandService;
+  /** Schedules, the scheduler and mission runs. */
+  readonly missions: MissionScheduling;
   /** Drains and stops everything; safe to call twice. */
   close(): Promise<void>;
 }
@@ -82,8 +87,16 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     ingest.onBackpressure((paused) => link.setReadPaused(paused));
     const commands = new CommandService({ store, link });
 
+    const runtime = new OperationRuntime(store, { log });
+    runtime.loadAll();
+    const stopPurger = startIdempotencyPurger(store, { log });
+    // Schedules fire only after the runtime has loaded every operation (the dispatch gate reads it).
+    const missions = new MissionScheduling({ store, link, commands, gate: runtimeGate(runtime), log });
+    attachToRuntime(missions, runtime);
+    await missions.start();
+
     let streamUrl = '';
-    const { routes } = buildRoutes({ store, link, commands, tickets, streamUrl: () => streamUrl });
+    const { routes } = buildRoutes({ store, link, commands, tickets, streamUrl: () => streamUrl, runtime, missions, log });
     const router = createRouter(routes, {
       store,
       rateLimiter: new RateLimiter({ ratePerSecond: tunables.rateLimitPerSecond, burst: tunables.rateLimitBurst }),
@@ -112,6 +125,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       while (httpServer.inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       hub.close();
       httpServer.close();
+      stopPurger();
+      missions.stop();
+      runtime.close();
       await ingest.close();
       await commands.close();
       await store.close();
@@ -123,6 +139,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       store,
       ingest,
       commands,
+      missions,
       close: () => (closing ??= close()),
     };
   } catch (err: unknown) {

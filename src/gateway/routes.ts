@@ -4,13 +4,24 @@
  */
 import type { CommandService } from '../commands/service.js';
 import { buildOpenApi } from '../api/openapi.js';
+import { controlOperationRoutes } from '../api/routes/control-operation.js';
+import { commandReadRoutes } from '../api/routes/command-read.js';
 import { controlRobotRoutes } from '../api/routes/control-robot.js';
+import { robotCommandRoutes } from '../api/routes/robot-commands.js';
+import { robotConfigRoutes } from '../api/routes/robot-config.js';
+import { eventRoutes } from '../api/routes/events.js';
+import { featureRoutes } from '../api/routes/features.js';
+import { templateRoutes } from '../api/routes/templates.js';
+import { missionRuntimeRoutes } from '../api/routes/mission-runtime.js';
+import { missionToolRoutes } from '../api/routes/mission-tools.js';
 import { fleetRoutes } from '../api/routes/fleets.js';
 import { meRoutes } from '../api/routes/me.js';
 import { openApiRoutes } from '../api/routes/openapi.js';
 import { robotRoutes } from '../api/routes/robots.js';
 import { streamTicketRoutes } from '../api/routes/stream-tickets.js';
 import type { RouteDef } from '../http/types.js';
+import type { OperationRuntime } from '../missions/runtime.js';
+import type { MissionScheduling } from '../missions/scheduling-service.js';
 import type { RobotLink } from '../robotlink/types.js';
 import type { Store } from '../store/lmdb.js';
 import type { TicketIssuer } from '../telemetry/ticket-issuer.js';
@@ -22,6 +33,11 @@ export interface RouteDeps {
   tickets: TicketIssuer;
   /** Public URL of the telemetry WebSocket (known once the HTTP server listens). */
   streamUrl: () => string;
+  /** Live view of each fleet's operation and templates (src/missions/runtime.ts). */
+  runtime: OperationRuntime;
+  /** Schedules, the scheduler and mission runs (src/missions/scheduling-service.ts). */
+  missions?: MissionScheduling;
+  log?: (line: string) => void;
 }
 
 export const API_INFO = {
@@ -39,7 +55,20 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...fleetRoutes({ store: deps.store }),
     ...robotRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id) }),
     ...controlRobotRoutes({ store: deps.store, commands: deps.commands }),
+    ...robotCommandRoutes({ store: deps.store, commands: deps.commands }),
+    ...robotConfigRoutes({ store: deps.store, commands: deps.commands }),
+    ...commandReadRoutes({ store: deps.store, commands: deps.commands }),
     ...streamTicketRoutes({ store: deps.store, tickets: deps.tickets, streamUrl: deps.streamUrl }),
+    ...eventRoutes({ store: deps.store }),
+    ...featureRoutes({ store: deps.store }),
+    ...templateRoutes({ store: deps.store, runtime: deps.runtime }),
+    ...controlOperationRoutes({ store: deps.store, runtime: deps.runtime, ...(deps.log ? { log: deps.log } : {}) }),
+    ...(deps.missions
+      ? [
+          ...missionToolRoutes({ store: deps.store, missions: deps.missions, runtime: deps.runtime }),
+          ...missionRuntimeRoutes({ store: deps.store, missions: deps.missions, link: deps.link }),
+        ]
+      : []),
   ];
   doc = buildOpenApi(routes, API_INFO);
   return { routes, openapi: doc };

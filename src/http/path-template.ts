@@ -3,9 +3,14 @@
  * publishes, so a route cannot be documented under one path and served under another.
  */
 
+/** One segment of a template: a literal to equal, or a parameter taking one whole non-empty segment. */
+export type PathPart = { readonly param: string } | { readonly literal: string };
+
 export interface CompiledPath {
   readonly template: string;
   readonly paramNames: readonly string[];
+  /** The template's segments after the leading `/` (route-table.ts builds its trie from them). */
+  readonly parts: readonly PathPart[];
   /** One char per segment, 'a' literal, 'b' parameter: sorting by it tries literal segments first. */
   readonly specificity: string;
   /** Decoded parameters when `path` matches, else null. */
@@ -21,7 +26,7 @@ const PARAM = /^\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
 export function compilePath(template: string): CompiledPath {
   if (!template.startsWith('/')) throw new Error(`path template must start with '/': ${template}`);
   const segments = template.split('/').slice(1);
-  const parts = segments.map((seg): { param: string } | { literal: string } => {
+  const parts = segments.map((seg): PathPart => {
     const name = PARAM.exec(seg)?.[1];
     return name !== undefined ? { param: name } : { literal: seg };
   });
@@ -31,6 +36,7 @@ export function compilePath(template: string): CompiledPath {
   return {
     template,
     paramNames,
+    parts,
     specificity: parts.map((p) => ('param' in p ? 'b' : 'a')).join(''),
     match(path: string): Record<string, string> | null {
       const got = path.split('/');
@@ -45,15 +51,22 @@ export function compilePath(template: string): CompiledPath {
           continue;
         }
         if (seg === '') return null;
-        let decoded: string;
-        try {
-          decoded = decodeURIComponent(seg);
-        } catch {
-          return null;
-        }
+        const decoded = decodeSegment(seg);
+        if (decoded === null) return null;
         params[part.param] = decoded;
       }
       return params;
     },
   };
+}
+
+/** A path segment with %-escapes decoded; null when the escapes are malformed. */
+export function decodeSegment(seg: string): string | null {
+  // Most ids carry no escape at all: skip decodeURIComponent (same result, no call).
+  if (!seg.includes('%')) return seg;
+  try {
+    return decodeURIComponent(seg);
+  } catch {
+    return null;
+  }
 }

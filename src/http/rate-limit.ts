@@ -29,12 +29,16 @@ interface Bucket {
 /** Outcome of {@link RateLimiter.take}. */
 export type TakeResult = { ok: true } | { ok: false; retryAfterS: number };
 
+const TAKEN: TakeResult = Object.freeze({ ok: true });
+
 /** Token buckets keyed by API key id. */
 export class RateLimiter {
   readonly ratePerSecond: number;
   readonly burst: number;
   readonly maxKeys: number;
   private readonly buckets = new Map<string, Bucket>();
+  /** The most recently used key: already last in `buckets`, so its use needs no re-insert. */
+  private newest: string | null = null;
 
   constructor(opts: RateLimitOptions = {}) {
     this.ratePerSecond = positive(opts.ratePerSecond ?? DEFAULT_RATE_PER_SECOND, 'ratePerSecond');
@@ -59,16 +63,21 @@ export class RateLimiter {
         if (oldest.done !== true) this.buckets.delete(oldest.value);
       }
       bucket = { tokens: this.burst, updatedMs: nowMs };
+      this.buckets.set(key, bucket);
     } else {
-      this.buckets.delete(key);
+      if (key !== this.newest) {
+        // Re-insert: a Map iterates in insertion order, so the least recently used key comes first.
+        this.buckets.delete(key);
+        this.buckets.set(key, bucket);
+      }
       const elapsedS = Math.max(0, nowMs - bucket.updatedMs) / 1000;
       bucket.tokens = Math.min(this.burst, bucket.tokens + elapsedS * this.ratePerSecond);
       bucket.updatedMs = nowMs;
     }
-    this.buckets.set(key, bucket);
+    this.newest = key;
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
-      return { ok: true };
+      return TAKEN;
     }
     const waitS = (1 - bucket.tokens) / this.ratePerSecond;
     return { ok: false, retryAfterS: Math.max(1, Math.ceil(waitS)) };

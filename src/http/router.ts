@@ -4,15 +4,21 @@
  * `{error, code}` body, so unknown routes, bad methods and bad JSON look like any other API error.
  *
  * All schemas are compiled here, once, when the router is created.
+ *
+ * A handler that answers synchronously gets its response back synchronously (no promise, no
+ * microtask hop), and the abort signal is only created if a handler reads it: both matter on the
+ * hot read routes (bench/README.md).
  */
 import type { ValidateFunction } from 'ajv';
 import { requirePermission } from '../auth/access.js';
 import { authenticate } from '../auth/authenticate.js';
 import { ApiError, apiError } from '../errors/catalog.js';
 import type { Store } from '../store/lmdb.js';
+import { JsonText } from './json-text.js';
 import { compilePath, type CompiledPath } from './path-template.js';
 import type { RateLimiter } from './rate-limit.js';
-import type { AuthContext, PlainRequest, PlainResponse, RouteDef } from './types.js';
+import { RouteTable } from './route-table.js';
+import type { AuthContext, HandlerResult, PlainRequest, PlainResponse, RouteContext, RouteDef } from './types.js';
 import { describeErrors, RequestValidators } from './validation.js';
 
 export interface RouterDeps {
@@ -24,9 +30,18 @@ export interface RouterDeps {
   log?: (line: string) => void;
 }
 
-/** A request handler plus the (method, path template) pairs it serves. */
+/**
+ * Where a handler's abort signal comes from: a signal, or an object that creates one on first use
+ * (the HTTP adapter passes the latter, so requests whose handler never waits allocate no controller).
+ */
+export type AbortSource = AbortSignal | { readonly signal: AbortSignal };
+
+/**
+ * A request handler plus the (method, path template) pairs it serves. Never throws: every failure
+ * is an error response. The response is a plain value when the route's handler answered synchronously.
+ */
 export interface Router {
-  (req: PlainRequest, signal: AbortSignal): Promise<PlainResponse>;
+  (req: PlainRequest, signal: AbortSource): PlainResponse | Promise<PlainResponse>;
   readonly routes: readonly { method: string; path: string }[];
 }
 
@@ -64,32 +79,38 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     });
   }
 
-  // `/v1/agent/control-robot` must win over a `/v1/agent/{tool}` template whatever the declared order.
-  const byPrecedence = [...compiled].sort((a, b) => (a.path.specificity < b.path.specificity ? -1 : a.path.specificity > b.path.specificity ? 1 : 0));
+  // `/v1/agent/control-robot` must win over a `/v1/agent/{tool}` template whatever the declared order:
+  // the table tries literal segments before parameters (route-table.ts).
+  const table = new RouteTable<CompiledRoute>();
+  for (const c of compiled) table.add(c.def.method, c.path, c);
 
-  const handle = async (req: PlainRequest, signal: AbortSignal): Promise<PlainResponse> => {
+  const handle = (req: PlainRequest, signal: AbortSource): PlainResponse | Promise<PlainResponse> => {
     const nowMs = now();
     let route: CompiledRoute | undefined;
-    try {
-      const found = match(byPrecedence, req.method, req.path);
-      route = found.route;
-      return await run(found.route, found.params, req, signal, nowMs);
-    } catch (err: unknown) {
+    const fail = (err: unknown): PlainResponse => {
       if (err instanceof ApiError) return errorResponse(err);
       // Method and template only: the query string and headers may hold a secret pasted by a caller.
       const where = `${req.method} ${route?.def.path ?? '(unmatched)'}`;
       log(`internal error on ${where}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       return errorResponse(apiError('internal'));
+    };
+    try {
+      const found = match(table, req.method, req.path);
+      route = found.route;
+      const result = run(found.route, found.params, req, signal, nowMs);
+      return isPromise(result) ? result.then(toResponse).catch(fail) : toResponse(result);
+    } catch (err: unknown) {
+      return fail(err);
     }
   };
 
-  async function run(
+  function run(
     route: CompiledRoute,
     rawParams: Record<string, string>,
     req: PlainRequest,
-    signal: AbortSignal,
+    signal: AbortSource,
     nowMs: number,
-  ): Promise<PlainResponse> {
+  ): HandlerResult | Promise<HandlerResult> {
     const { def } = route;
     let auth: AuthContext | null = null;
     if (def.auth !== 'none') {
@@ -100,18 +121,8 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     const params = validateParams(route, rawParams);
     const query = validateQuery(route, req.query);
     const body = parseBody(route, req);
-    const result = await def.handler({
-      params,
-      query,
-      body,
-      // RouteContext types auth as non-null for handler ergonomics; only 'none' routes see null.
-      auth: auth as AuthContext,
-      aborted: signal,
-      nowMs,
-    });
-    const headers = { ...result.headers, ...JSON_HEADERS };
-    const text = result.status === 204 ? '' : JSON.stringify(result.body);
-    return { status: result.status, headers, body: text };
+    // RouteContext types auth as non-null for handler ergonomics; only 'none' routes see null.
+    return def.handler(new HandlerContext(params, query, body, auth as AuthContext, signal, nowMs, req.headers['idempotency-key']));
   }
 
   const router = handle as Router;
@@ -119,21 +130,52 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
   return router;
 }
 
-function match(routes: CompiledRoute[], method: string, path: string): { route: CompiledRoute; params: Record<string, string> } {
-  const allowed: string[] = [];
-  for (const r of routes) {
-    const params = r.path.match(path);
-    if (params === null) continue;
-    if (r.def.method === method) return { route: r, params };
-    if (!allowed.includes(r.def.method)) allowed.push(r.def.method);
+/**
+ * The handler's context. A class so that `aborted` is a prototype getter: the signal (an
+ * AbortController in the HTTP adapter) is only created when a handler reads it.
+ */
+class HandlerContext implements RouteContext<Record<string, unknown>, Record<string, unknown>> {
+  idempotencyKey?: string;
+
+  constructor(
+    readonly params: Record<string, unknown>,
+    readonly query: Record<string, unknown>,
+    readonly body: unknown,
+    readonly auth: AuthContext,
+    private readonly abortSource: AbortSource,
+    readonly nowMs: number,
+    idempotencyKey: string | undefined,
+  ) {
+    if (idempotencyKey !== undefined) this.idempotencyKey = idempotencyKey;
   }
-  if (allowed.length === 0) throw apiError('route_not_found', { method: safeText(method), path: safeText(path) });
-  throw apiError('method_not_allowed', { method: safeText(method), path: safeText(path) }, { headers: { allow: allowed.join(', ') } });
+
+  get aborted(): AbortSignal {
+    return this.abortSource instanceof AbortSignal ? this.abortSource : this.abortSource.signal;
+  }
+}
+
+function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
+  return typeof (v as { then?: unknown } | null)?.then === 'function';
+}
+
+function toResponse(result: HandlerResult): PlainResponse {
+  const headers = result.headers === undefined ? { 'content-type': JSON_HEADERS['content-type'] } : { ...result.headers, ...JSON_HEADERS };
+  const body = result.body;
+  const text = result.status === 204 ? '' : body instanceof JsonText ? body.text : JSON.stringify(body);
+  return { status: result.status, headers, body: text };
+}
+
+function match(table: RouteTable<CompiledRoute>, method: string, path: string): { route: CompiledRoute; params: Record<string, string> } {
+  const found = table.match(method, path);
+  if (found.route !== null) return found;
+  if (found.allowed.length === 0) throw apiError('route_not_found', { method: safeText(method), path: safeText(path) });
+  throw apiError('method_not_allowed', { method: safeText(method), path: safeText(path) }, { headers: { allow: found.allowed.join(', ') } });
 }
 
 function validateParams(route: CompiledRoute, raw: Record<string, string>): Record<string, unknown> {
   if (route.params === null) return raw;
-  const value: Record<string, unknown> = { ...raw };
+  // `raw` is this request's own object (route-table.ts builds it per match): coerce it in place.
+  const value: Record<string, unknown> = raw;
   if (!route.params(value)) {
     const e = route.params.errors?.[0];
     const param = e ? e.instancePath.slice(1) || 'path' : 'path';
@@ -143,6 +185,7 @@ function validateParams(route: CompiledRoute, raw: Record<string, string>): Reco
 }
 
 function validateQuery(route: CompiledRoute, raw: string): Record<string, unknown> {
+  if (raw === '' && route.query === null) return {};
   const value = parseQuery(raw);
   if (route.query === null) {
     const first = Object.keys(value)[0];

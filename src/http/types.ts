@@ -57,6 +57,11 @@ export interface RouteContext<P = Record<string, string>, Q = Record<string, unk
   aborted: AbortSignal;
   /** Monotonic-ish wall clock of the request start (ms). */
   nowMs: number;
+  /**
+   * The `Idempotency-Key` header as sent (undefined when absent). Routes that require it pass it to
+   * `withIdempotency` (src/idempotency), which answers 400 when it is missing.
+   */
+  idempotencyKey?: string;
 }
 
 /**

@@ -5,11 +5,15 @@
  * invalid once the client goes away, so this module copies what the core needs up front, reads the body
  * with a size limit, registers onAborted before anything asynchronous happens, and writes the answer
  * (corked, one syscall) only if the client is still there. The core sees PlainRequest/PlainResponse.
+ *
+ * Per-request cost matters here (bench/README.md, issue 2 (a)): the AbortController a handler may wait
+ * on is created only if the handler reads the signal, and a synchronous answer is written before the
+ * uWS callback returns.
  */
 import { STATUS_CODES } from 'node:http';
 import * as uws from 'uWebSockets.js';
 import { ApiError, apiError } from '../errors/catalog.js';
-import { errorResponse } from './router.js';
+import { errorResponse, type AbortSource } from './router.js';
 import type { PlainRequest, PlainResponse } from './types.js';
 
 /** Default largest request body, in bytes (1 MiB); larger bodies get 413 `body_too_large`. */
@@ -21,7 +25,8 @@ export interface HttpServerOptions {
   port: number;
   /** PEM files for HTTPS, or null for plain HTTP (loopback only; the CLI enforces that). */
   tls: { certFile: string; keyFile: string } | null;
-  handle(req: PlainRequest, signal: AbortSignal): Promise<PlainResponse>;
+  /** The router: answers synchronously or with a promise; `signal.signal` is created on first read. */
+  handle(req: PlainRequest, signal: AbortSource): PlainResponse | Promise<PlainResponse>;
   maxBodyBytes?: number;
   /** Adds more routes (the telemetry WebSocket) to the same app before the catch-all HTTP route. */
   configure?(app: uws.TemplatedApp): void;
@@ -62,10 +67,10 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
         inFlight--;
       }
     };
-    const controller = new AbortController();
+    const abort = new LazyAbort();
     res.onAborted(() => {
       settle();
-      controller.abort();
+      abort.abort();
     });
 
     const plain = copyRequest(res, req);
@@ -75,8 +80,8 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       if (settled) return;
       settle();
       res.cork(() => {
-        res.writeStatus(`${out.status} ${STATUS_CODES[out.status] ?? ''}`);
-        for (const [k, v] of Object.entries(out.headers)) res.writeHeader(k, v);
+        res.writeStatus(statusLine(out.status));
+        for (const k in out.headers) res.writeHeader(k, out.headers[k]!);
         res.end(out.body, closeConnection);
       });
     };
@@ -87,7 +92,9 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
         write(errorResponse(err instanceof ApiError ? err : apiError('internal')));
       };
       try {
-        opts.handle(plain, controller.signal).then((out) => write(out), fail);
+        const out = opts.handle(plain, abort);
+        if (out instanceof Promise) out.then((o) => write(o), fail);
+        else write(out);
       } catch (err: unknown) {
         // A handler that throws before returning its promise must not take the uWS callback down.
         fail(err);
@@ -100,7 +107,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       return;
     }
     if (!hasBody) {
-      dispatch(Buffer.alloc(0));
+      dispatch(EMPTY_BODY);
       return;
     }
     const chunks: Buffer[] = [];
@@ -149,6 +156,47 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   };
 }
 
+// An address is ASCII text; TextDecoder reads uWS's ArrayBuffer without wrapping it in a Buffer first.
+const ADDRESS_DECODER = new TextDecoder();
+
+/** Shared by every request without a body (zero bytes: nothing to mutate). */
+const EMPTY_BODY = Buffer.alloc(0);
+
+const statusLines = new Map<number, string>();
+
+/** `200 OK`, built once per status code. */
+function statusLine(status: number): string {
+  let line = statusLines.get(status);
+  if (line === undefined) {
+    line = `${status} ${STATUS_CODES[status] ?? ''}`;
+    statusLines.set(status, line);
+  }
+  return line;
+}
+
+/**
+ * A request's abort state. Most handlers never wait, so the AbortController (a few microseconds per
+ * request) is created only when a handler reads `signal`; one read after the client left gets an
+ * already-aborted signal.
+ */
+class LazyAbort {
+  private controller: AbortController | null = null;
+  private aborted = false;
+
+  get signal(): AbortSignal {
+    if (this.controller === null) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
+
+  abort(): void {
+    this.aborted = true;
+    this.controller?.abort();
+  }
+}
+
 function copyRequest(res: uws.HttpResponse, req: uws.HttpRequest): PlainRequest {
   const headers: PlainRequest['headers'] = {};
   const authorization = req.getHeader('authorization');
@@ -162,7 +210,7 @@ function copyRequest(res: uws.HttpResponse, req: uws.HttpRequest): PlainRequest 
     path: req.getUrl(),
     query: req.getQuery() ?? '',
     headers,
-    body: Buffer.alloc(0),
-    remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString('utf8'),
+    body: EMPTY_BODY,
+    remoteAddress: ADDRESS_DECODER.decode(res.getRemoteAddressAsText()),
   };
 }

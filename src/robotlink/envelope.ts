@@ -1,5 +1,7 @@
 /**
  * Serializers for the robot link's two message types, used by the grpc-js service definition.
+ * (Telemetry on Connect is deprecated: agents send it on PublishTelemetry, whose bytes need no
+ * peeking at all; the peek below stays for older agents, see docs/robot-link.md.)
  *
  * The gateway must not decode telemetry on its main thread (ingest workers do), so the RobotMessage
  * deserializer scans only the envelope's top-level fields. When the oneof ends up as `telemetry`
@@ -22,7 +24,8 @@ export type RobotInbound =
 
 const FIELD_HELLO = 1;
 const FIELD_TELEMETRY = 2;
-const FIELD_ACK = 3;
+// RobotMessage's `body` oneof spans fields 1 (hello) .. 5 (mission_status): the last one on the wire wins.
+const FIELD_MISSION_STATUS = 5;
 
 /**
  * Decodes a RobotMessage envelope; telemetry stays encoded.
@@ -43,7 +46,7 @@ export function deserializeRobotMessage(buf: Uint8Array): RobotInbound {
     const field = Math.floor(tag.value / 8);
     const wire = tag.value & 7;
     if (field === 0) throw new Error('malformed RobotMessage: field number 0');
-    const isOneof = field === FIELD_HELLO || field === FIELD_TELEMETRY || field === FIELD_ACK;
+    const isOneof = field >= FIELD_HELLO && field <= FIELD_MISSION_STATUS;
     if (isOneof && wire !== WireType.LengthDelimited) throw new Error(`malformed RobotMessage: field ${field} is not length-delimited`);
     switch (wire) {
       case WireType.Varint:

@@ -7,10 +7,13 @@
  * online -> online for a replacement and exactly one offline when the current session ends.
  */
 import { create } from '@bufbuild/protobuf';
-import { status } from '@grpc/grpc-js';
-import { GatewayMessageSchema, type Command, type CommandAck, type CommandResult, type Hello, type MissionStatus } from '../gen/fleetgw/v1/robot_link_pb.js';
+import { status, type sendUnaryData } from '@grpc/grpc-js';
+import {
+  GatewayMessageSchema, type Command, type CommandAck, type CommandResult, type Hello, type MissionStatus, type TelemetryReceipt,
+} from '../gen/fleetgw/v1/robot_link_pb.js';
 import type { RobotLink, RobotLinkListener } from './types.js';
 import type { RobotSession, SessionHooks } from './session.js';
+import type { TelemetryCall } from './telemetry-stream.js';
 
 const MAX_CAPABILITIES = 64;
 const MAX_TEXT = 128;
@@ -47,6 +50,19 @@ export class RobotRegistry implements RobotLink, SessionHooks {
     if (this.paused === paused) return;
     this.paused = paused;
     for (const s of this.current.values()) s.setPaused(paused);
+  }
+
+  /**
+   * Hands an authenticated PublishTelemetry stream to the robot's current control session; refused
+   * with FAILED_PRECONDITION when the robot has none (telemetry needs an online control link).
+   */
+  attachTelemetry(robotId: string, call: TelemetryCall, callback: sendUnaryData<TelemetryReceipt>): void {
+    const session = this.current.get(robotId);
+    if (!session) {
+      callback({ code: status.FAILED_PRECONDITION, details: 'the robot control stream (Connect) is not online' });
+      return;
+    }
+    session.attachTelemetry(call, callback);
   }
 
   /** Tracks a freshly authenticated session (not online until its Hello). */

@@ -1,13 +1,16 @@
 /**
- * The gateway's gRPC server for the robot link: authenticates each stream, hands it to a session,
- * and keeps dead links short-lived with HTTP/2 keepalive pings.
+ * The gateway's gRPC server for the robot link: authenticates each stream, hands a control stream
+ * (Connect) to a new session and a telemetry stream (PublishTelemetry) to the robot's current
+ * session, and keeps dead links short-lived with HTTP/2 keepalive pings.
  */
-import { Server, ServerCredentials, status, type ChannelOptions } from '@grpc/grpc-js';
+import { Server, ServerCredentials, status, type ChannelOptions, type sendUnaryData } from '@grpc/grpc-js';
+import type { TelemetryReceipt } from '../gen/fleetgw/v1/robot_link_pb.js';
 import type { Store } from '../store/lmdb.js';
 import { authenticateRobot } from './auth.js';
 import { RobotRegistry } from './registry.js';
 import { robotLinkServiceDefinition } from './service.js';
 import { RobotSession, type RobotCall } from './session.js';
+import type { TelemetryCall } from './telemetry-stream.js';
 import type { RobotLink } from './types.js';
 
 export interface RobotLinkServerOptions {
@@ -71,6 +74,15 @@ export async function startRobotLinkServer(opts: RobotLinkServerOptions): Promis
         return;
       }
       registry.add(new RobotSession(robot, call, registry, helloTimeoutMs));
+    },
+    PublishTelemetry: (call: TelemetryCall, callback: sendUnaryData<TelemetryReceipt>) => {
+      const robot = authenticateRobot(opts.store, call.metadata);
+      if (robot === null) {
+        log(`robot link: rejected a telemetry stream from ${call.getPeer()}: invalid robot credentials`);
+        callback({ code: status.UNAUTHENTICATED, details: 'invalid robot credentials' });
+        return;
+      }
+      registry.attachTelemetry(robot.robotId, call, callback);
     },
   });
 

@@ -1,12 +1,18 @@
 /**
- * One authenticated robot stream: enforces the Hello-first protocol, routes inbound messages to the
- * registry, and reports its end exactly once whatever ended it (robot half-close, cancel, keepalive
- * failure, replacement, server shutdown).
+ * One authenticated robot control stream (Connect): enforces the Hello-first protocol, routes inbound
+ * messages to the registry, owns the robot's telemetry stream (PublishTelemetry) while online, and
+ * reports its end exactly once whatever ended it (robot half-close, cancel, keepalive failure,
+ * replacement, server shutdown).
+ *
+ * Telemetry backpressure pauses the telemetry stream only. The control stream is paused too only for
+ * an older agent that sends telemetry on Connect itself (deprecated field 2): its acks then wait
+ * behind its telemetry, which is why agents should use PublishTelemetry (docs/robot-link.md).
  */
-import { status, type ServerDuplexStream } from '@grpc/grpc-js';
-import type { CommandAck, CommandResult, GatewayMessage, Hello, MissionStatus } from '../gen/fleetgw/v1/robot_link_pb.js';
+import { status, type sendUnaryData, type ServerDuplexStream } from '@grpc/grpc-js';
+import type { CommandAck, CommandResult, GatewayMessage, Hello, MissionStatus, TelemetryReceipt } from '../gen/fleetgw/v1/robot_link_pb.js';
 import type { RobotRecord } from '../store/records.js';
 import type { RobotInbound } from './envelope.js';
+import { TelemetryStream, type TelemetryCall } from './telemetry-stream.js';
 
 export type RobotCall = ServerDuplexStream<RobotInbound, GatewayMessage>;
 
@@ -23,6 +29,10 @@ export interface SessionHooks {
 export class RobotSession {
   private state: 'awaiting-hello' | 'online' | 'closed' = 'awaiting-hello';
   private helloTimer: NodeJS.Timeout | null;
+  private paused = false;
+  /** Set once the robot sends telemetry on this control stream (deprecated path). */
+  private legacyTelemetry = false;
+  private telemetryStream: TelemetryStream | null = null;
 
   constructor(
     readonly robot: RobotRecord,
@@ -54,11 +64,33 @@ export class RobotSession {
     return true;
   }
 
-  /** Stops or resumes reading; HTTP/2 flow control then holds the robot's further writes. */
+  /**
+   * Stops or resumes reading telemetry; HTTP/2 flow control then holds the robot's further telemetry
+   * writes. The control stream itself is paused only for a legacy agent that sends telemetry on it.
+   */
   setPaused(paused: boolean): void {
+    this.paused = paused;
     if (this.state !== 'online') return;
-    if (paused) this.call.pause();
-    else this.call.resume();
+    this.telemetryStream?.setPaused(paused);
+    if (this.legacyTelemetry) this.pauseControl(paused);
+  }
+
+  /**
+   * Takes the robot's PublishTelemetry stream. Refused (FAILED_PRECONDITION) unless this session is
+   * online; a newer telemetry stream replaces an older one (ABORTED), so a robot has at most one.
+   */
+  attachTelemetry(call: TelemetryCall, callback: sendUnaryData<TelemetryReceipt>): void {
+    if (this.state !== 'online') {
+      callback({ code: status.FAILED_PRECONDITION, details: 'the robot control stream (Connect) is not online' });
+      return;
+    }
+    const previous = this.telemetryStream;
+    const stream = new TelemetryStream(call, callback, (batch) => this.hooks.telemetry(this, batch), (ended) => {
+      if (this.telemetryStream === ended) this.telemetryStream = null;
+    });
+    this.telemetryStream = stream;
+    previous?.abort(status.ABORTED, 'replaced by a newer telemetry stream');
+    if (this.paused) stream.setPaused(true);
   }
 
   /** Ends the stream with status OK (server shutdown, robot leaving). */
@@ -89,6 +121,10 @@ export class RobotSession {
       return;
     }
     if (msg.kind === 'telemetry') {
+      if (!this.legacyTelemetry) {
+        this.legacyTelemetry = true;
+        if (this.paused) this.pauseControl(true);
+      }
       this.hooks.telemetry(this, msg.batch);
       return;
     }
@@ -100,10 +136,17 @@ export class RobotSession {
     // An empty envelope (a field this gateway does not know) is ignored for forward compatibility.
   }
 
+  private pauseControl(paused: boolean): void {
+    if (paused) this.call.pause();
+    else this.call.resume();
+  }
+
   private markClosed(reason: string): void {
     if (this.state === 'closed') return;
     this.clearHelloTimer();
     this.state = 'closed';
+    this.telemetryStream?.abort(status.ABORTED, `the robot control stream ended: ${reason}`);
+    this.telemetryStream = null;
     this.hooks.closed(this, reason);
   }
 

@@ -44,6 +44,10 @@ export interface RobotLink {
    * was written). A true return means handed to the HTTP/2 stream, not that the robot received it.
    */
   send(robotId: string, command: Command): boolean;
-  /** Pauses or resumes reading from every robot stream (telemetry backpressure). */
+  /**
+   * Pauses or resumes reading telemetry from every robot (telemetry backpressure). Control messages
+   * (acks, command results, mission status) keep flowing, except from older agents that still send
+   * telemetry on their control stream (see docs/robot-link.md).
+   */
   setReadPaused(paused: boolean): void;
 }

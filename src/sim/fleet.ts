@@ -6,13 +6,15 @@
  */
 import { RobotAgent, type AgentStats } from '../agent/agent.js';
 import type { SampleInput } from '../agent/sample-encoder.js';
-import type { Command } from '../gen/fleetgw/v1/robot_link_pb.js';
+import { applyCommand, initialSimState, type SimCommandContext } from './commands.js';
+import { SimMissionRunner, type SimMissionBehaviour } from './missions.js';
+import { simPolicy } from './policy.js';
 import { RobotModel } from './robot-model.js';
 import type { SimRobotCredentials } from './robots-file.js';
 
 export const SIM_AGENT_VERSION = 'fleetgw-sim/0.1.0';
-/** Actions the simulated robots advertise and apply. */
-export const SIM_CAPABILITIES = ['stop'];
+/** Actions the simulated robots advertise and apply (src/sim/commands.ts). */
+export const SIM_CAPABILITIES = ['stop', 'start', 'release', 'force_reset', 'mode', 'invoke_action', 'update_settings', 'go_to', 'config', 'onboard_settings'];
 // Send period: telemetry is at most this stale, and at 50 Hz a message carries 5 samples.
 const TICK_MS = 100;
 // After an event-loop stall, do not replay more than this much missed time as a burst.
@@ -27,6 +29,10 @@ export interface SimFleetOptions {
   tlsRootCert?: Buffer;
   /** Opt-in: a robot pauses itself after its link has been down this long. */
   stopOnLinkLossMs?: number;
+  /** Robots (by index) that do not opt into remote configuration / onboard settings. */
+  noRemoteConfig?: (index: number) => boolean;
+  /** Mission failure paths per robot (reject MissionStart, fail at a step); changeable later via `robot.missions.behaviour`. */
+  missionBehaviour?: (index: number) => SimMissionBehaviour;
   log?: (line: string) => void;
 }
 
@@ -34,6 +40,10 @@ export interface SimRobot {
   readonly robotId: string;
   readonly model: RobotModel;
   readonly agent: RobotAgent;
+  /** What the robot's command handlers work with (model, robot-local state, agent). */
+  readonly commands: SimCommandContext;
+  /** The robot's mission executor. */
+  readonly missions: SimMissionRunner;
 }
 
 export interface SimFleetStats extends Omit<AgentStats, 'connected'> {
@@ -55,6 +65,15 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
   const periodMs = 1000 / opts.hz;
   const robots: SimRobot[] = opts.robots.map((cred, i) => {
     const model = new RobotModel(cred.robotId, i);
+    // The handlers reach the agent through `ctx`, which exists before the agent does.
+    const ctx: { -readonly [K in keyof SimCommandContext]: SimCommandContext[K] } = {
+      robotId: cred.robotId,
+      model,
+      state: initialSimState(),
+      agent: { sendCommandResult: () => false, sendMissionStatus: () => false },
+      missions: new SimMissionRunner(model, (st) => ctx.agent.sendMissionStatus(st)),
+    };
+    ctx.missions.behaviour = opts.missionBehaviour?.(i) ?? {};
     const agent = new RobotAgent({
       address: opts.grpc,
       robotId: cred.robotId,
@@ -62,7 +81,9 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
       tlsRootCert: opts.tlsRootCert ?? null,
       agentVersion: SIM_AGENT_VERSION,
       capabilities: SIM_CAPABILITIES,
-      onCommand: (cmd) => applyCommand(model, cmd),
+      policy: simPolicy(!(opts.noRemoteConfig?.(i) ?? false)),
+      onCommand: (cmd) => applyCommand(ctx, cmd),
+      activeMissions: () => ctx.missions.activeMissions(),
       // A few seconds of samples per robot; older ones are dropped while the link is down.
       maxQueuedSamples: Math.max(256, Math.ceil(opts.hz * 5)),
       ...(opts.stopOnLinkLossMs !== undefined
@@ -70,7 +91,8 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
         : {}),
       log,
     });
-    return { robotId: cred.robotId, model, agent };
+    ctx.agent = agent;
+    return { robotId: cred.robotId, model, agent, commands: ctx, missions: ctx.missions };
   });
 
   let nextSampleAt = Date.now();
@@ -82,6 +104,7 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
     if (due.length === 0) return;
     const dtS = periodMs / 1000;
     for (const r of robots) {
+      if (r.missions.busy) r.missions.tick();
       const samples: SampleInput[] = new Array<SampleInput>(due.length);
       for (let i = 0; i < due.length; i++) {
         r.model.step(dtS);
@@ -124,14 +147,4 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
       return stopping;
     },
   };
-}
-
-function applyCommand(model: RobotModel, cmd: Command): { accept: true } | { accept: false; reason: string } {
-  switch (cmd.action.case) {
-    case 'stop':
-      model.stop(cmd.action.value.reason);
-      return { accept: true };
-    default:
-      return { accept: false, reason: 'unsupported_action' };
-  }
 }

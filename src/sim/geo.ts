@@ -45,3 +45,8 @@ export function seededRandom(seedText: string): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** The depot-frame point (x east, y north, metres) of a latitude/longitude (inverse of toLatLon). */
+export function fromLatLon(latitude: number, longitude: number): { xM: number; yM: number } {
+  return { xM: (longitude - DEPOT.longitude) * METRES_PER_DEG_LON, yM: (latitude - DEPOT.latitude) * METRES_PER_DEG_LAT };
+}

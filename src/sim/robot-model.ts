@@ -1,7 +1,12 @@
 /**
  * Kinematic model of one simulated robot: drives between random waypoints in the depot, drains its
  * battery with distance and time, goes to its dock to recharge when low, and on Stop decelerates
- * to zero and holds (mode "paused"; its position no longer changes).
+ * to zero and holds (mode "paused"; its position no longer changes) until Start.
+ *
+ * Commanded modes: "autonomous" (random waypoints), "manual" (holds in place, drives only to go-to
+ * targets), "docking" (drives to its dock and stays there charging). A go-to switches to manual,
+ * drives to the target (speed capped by the command and the max_speed_mps setting), turns to the
+ * requested heading and holds.
  */
 import { HealthLevel } from '../gen/fleetgw/v1/telemetry_pb.js';
 import type { SampleInput } from '../agent/sample-encoder.js';
@@ -17,7 +22,22 @@ const CHARGE_PCT_PER_S = 0.1;
 const LOW_BATTERY_PCT = 20;
 const CHARGED_PCT = 95;
 
-type Phase = 'driving' | 'to-dock' | 'charging' | 'stopped';
+type Phase = 'driving' | 'to-dock' | 'charging' | 'stopped' | 'holding' | 'go-to';
+export type CommandedMode = 'autonomous' | 'manual' | 'docking';
+
+export interface GoToGoal {
+  x: number;
+  y: number;
+  headingDeg: number | null;
+  maxSpeedMps: number | null;
+}
+
+/** Robot-local settings (SettingSpecs of the simulator's policy). */
+export interface SimSettings {
+  max_speed_mps: number;
+  lights_enabled: boolean;
+  obstacle_sensitivity: string;
+}
 
 export class RobotModel {
   x: number;
@@ -28,6 +48,11 @@ export class RobotModel {
   batteryPct: number;
   phase: Phase = 'driving';
   stopReason = '';
+  commandedMode: CommandedMode = 'autonomous';
+  goal: GoToGoal | null = null;
+  settings: SimSettings = { max_speed_mps: 2.0, lights_enabled: false, obstacle_sensitivity: 'medium' };
+  /** Advertised actions invoked so far, newest last (bounded). */
+  readonly invokedActions: { name: string; arguments: unknown }[] = [];
   private readonly rand: () => number;
   private readonly cruiseMps: number;
   private readonly dock: { x: number; y: number };
@@ -47,7 +72,7 @@ export class RobotModel {
 
   get mode(): string {
     if (this.phase === 'stopped') return 'paused';
-    return this.phase === 'charging' ? 'idle' : 'autonomous';
+    return this.phase === 'charging' ? 'idle' : this.commandedMode;
   }
 
   /** Commands a controlled halt; the robot then holds until restarted. */
@@ -56,9 +81,64 @@ export class RobotModel {
     this.stopReason = reason;
   }
 
+  /** Resumes the commanded mode after a stop (no effect when not stopped). */
+  start(): void {
+    if (this.phase !== 'stopped') return;
+    this.stopReason = '';
+    this.resume();
+  }
+
+  /** Switches the commanded mode; a stopped robot keeps holding until started. */
+  setMode(mode: CommandedMode): void {
+    this.commandedMode = mode;
+    if (mode !== 'manual') this.goal = null;
+    if (this.phase !== 'stopped') this.resume();
+  }
+
+  /** A one-shot destination (depot frame): switches to manual and drives there unless stopped. */
+  goTo(goal: GoToGoal): void {
+    this.commandedMode = 'manual';
+    this.goal = goal;
+    if (this.phase !== 'stopped') this.resume();
+  }
+
+  /** Drops the current assignment (go-to target) and returns to autonomous work. */
+  release(): void {
+    this.goal = null;
+    this.commandedMode = 'autonomous';
+    if (this.phase !== 'stopped') this.resume();
+  }
+
+  /** Clears faults and the assignment; the autonomy stack restarts halted, waiting for Start. */
+  forceReset(): void {
+    this.goal = null;
+    this.commandedMode = 'autonomous';
+    this.phase = 'stopped';
+    this.stopReason = 'reset';
+  }
+
+  /** Records an invoked action (the simulator has no actuators beyond the drive). */
+  invoke(name: string, args: unknown): void {
+    this.invokedActions.push({ name, arguments: args });
+    if (this.invokedActions.length > 32) this.invokedActions.shift();
+  }
+
+  private resume(): void {
+    if (this.commandedMode === 'docking') {
+      this.phase = 'to-dock';
+      this.target = this.dock;
+    } else if (this.commandedMode === 'manual') {
+      this.phase = this.goal ? 'go-to' : 'holding';
+      if (this.goal) this.target = { x: this.goal.x, y: this.goal.y };
+    } else {
+      this.phase = 'driving';
+      this.target = this.randomPoint();
+    }
+  }
+
   /** Advances the model by dtS seconds. */
   step(dtS: number): void {
-    if (this.phase === 'stopped') {
+    if (this.phase === 'stopped' || this.phase === 'holding') {
       this.speedMps = Math.max(0, this.speedMps - STOP_DECEL_MPS2 * dtS);
       this.yawRateDps = 0;
       this.move(dtS);
@@ -66,7 +146,7 @@ export class RobotModel {
     }
     if (this.phase === 'charging') {
       this.batteryPct = Math.min(100, this.batteryPct + CHARGE_PCT_PER_S * dtS);
-      if (this.batteryPct >= CHARGED_PCT) {
+      if (this.batteryPct >= CHARGED_PCT && this.commandedMode !== 'docking') {
         this.phase = 'driving';
         this.target = this.randomPoint();
       }
@@ -88,7 +168,8 @@ export class RobotModel {
     this.headingDeg = (this.headingDeg + yaw + 360) % 360;
     this.yawRateDps = dtS > 0 ? yaw / dtS : 0;
     // Slow down for sharp turns and to arrive without overshooting.
-    const wanted = Math.min(Math.abs(diff) > 45 ? 0.3 : this.cruiseMps, Math.sqrt(2 * ACCEL_MPS2 * dist));
+    const cap = Math.min(this.cruiseMps, this.settings.max_speed_mps, this.goal?.maxSpeedMps ?? Infinity);
+    const wanted = Math.min(Math.abs(diff) > 45 ? 0.3 : cap, Math.sqrt(2 * ACCEL_MPS2 * dist));
     const dv = Math.max(-ACCEL_MPS2 * dtS, Math.min(ACCEL_MPS2 * dtS, wanted - this.speedMps));
     this.speedMps = Math.max(0, this.speedMps + dv);
     this.move(dtS);
@@ -131,6 +212,12 @@ export class RobotModel {
   }
 
   private arrive(): void {
+    if (this.phase === 'go-to') {
+      if (this.goal?.headingDeg != null) this.headingDeg = this.goal.headingDeg;
+      this.goal = null;
+      this.phase = 'holding';
+      return;
+    }
     if (this.phase === 'to-dock') {
       this.phase = 'charging';
       this.speedMps = 0;

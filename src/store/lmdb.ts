@@ -13,10 +13,21 @@
  *   commands    commandId                  -> CommandRecord
  *   outbox      "<robotId>/<seq:16 hex>"   -> commandId (undelivered commands, in send order)
  *   meta        string                     -> any
+ *   audit       "t|f|r/…/<createdAtMs:12 hex>/<commandId>" -> command audit index (src/commands/audit.ts)
+ *   idempotency sha256(actor|org|fleet|endpoint|key) hex -> IdempotencyRecord (claim or completed reply)
+ *   events      "<fleetId>/<correlationId>/<seq:16 hex>"  -> EventRecord
+ *   features    featureId                  -> FeatureRecord
+ *   templates   missionId                  -> TemplateRecord
+ *   operations  fleetId                    -> OperationRecord (one per fleet)
+ *   schedules   scheduleId                 -> ScheduleRecord
+ *   fires       "<scheduleId>/<fireAtMs:16 hex>" -> FireRecord (one per due occurrence; the key makes a fire unique)
+ *   runs        runId                      -> RunRecord
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import type { IdempotencyRecord } from '../idempotency/record.js';
+import type { EventRecord, FeatureRecord, FireRecord, OperationRecord, RunRecord, ScheduleRecord, TemplateRecord } from '../missions/records.js';
 import type { ApiKeyRecord, FleetRecord, OrgRecord, RobotRecord } from './records.js';
 
 export interface Store {
@@ -30,6 +41,15 @@ export interface Store {
   readonly commands: Database<unknown, string>;
   readonly outbox: Database<string, string>;
   readonly meta: Database<unknown, string>;
+  readonly audit: Database<string, string>;
+  readonly idempotency: Database<IdempotencyRecord, string>;
+  readonly events: Database<EventRecord, string>;
+  readonly features: Database<FeatureRecord, string>;
+  readonly templates: Database<TemplateRecord, string>;
+  readonly operations: Database<OperationRecord, string>;
+  readonly schedules: Database<ScheduleRecord, string>;
+  readonly fires: Database<FireRecord, string>;
+  readonly runs: Database<RunRecord, string>;
   close(): Promise<void>;
 }
 
@@ -51,6 +71,15 @@ export function openStore(dataDir: string): Store {
     commands: db<unknown>('commands'),
     outbox: db<string>('outbox'),
     meta: db<unknown>('meta'),
+    audit: db<string>('audit'),
+    idempotency: db<IdempotencyRecord>('idempotency'),
+    events: db<EventRecord>('events'),
+    features: db<FeatureRecord>('features'),
+    templates: db<TemplateRecord>('templates'),
+    operations: db<OperationRecord>('operations'),
+    schedules: db<ScheduleRecord>('schedules'),
+    fires: db<FireRecord>('fires'),
+    runs: db<RunRecord>('runs'),
     close: () => root.close(),
   };
 }

@@ -51,6 +51,10 @@ export function createDecodePool(opts: DecodePoolOptions): DecodePool {
     idleTimeout: 60_000,
     maxQueue: opts.maxTasks,
     concurrentTasksPerWorker: 1,
+    // Without it piscina re-queues a task it could not hand to a busy worker at the tail, so with
+    // several tasks in flight the oldest one can starve for seconds while newer ones run; the ingest
+    // applies results in posting order, so every later result waits behind it (bench/README.md).
+    stricterFIFO: true,
   });
   return {
     threads,

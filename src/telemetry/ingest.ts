@@ -7,9 +7,10 @@
  * - A batch is posted when it holds `maxBatchFrames` frames or `maxBatchBytes` bytes, or when its
  *   first frame is `maxBatchAgeMs` old.
  * - At most `maxTasksInFlight` batches are in the pool; further full batches wait in order.
- * - Queued bytes = batch being filled + waiting batches + batches in the pool + rows waiting for or
- *   in an insert. At `highWaterBytes` the backpressure callbacks get `true` (the gateway pauses robot
- *   reads: robots are slowed, nothing is dropped); under `lowWaterBytes` they get `false`.
+ * - Queued bytes = batch being filled + waiting batches + batches in the pool + decoded rows parked
+ *   until an earlier batch's result arrives + rows waiting for or in an insert. At `highWaterBytes`
+ *   the backpressure callbacks get `true` (the gateway pauses robot reads: robots are slowed, nothing
+ *   is dropped); under `lowWaterBytes` they get `false`.
  *   What robots already had in flight when paused is still accepted, so memory can exceed the high
  *   mark by roughly one HTTP/2 window per robot stream; that is the hard bound's slack.
  * - Results are applied in posting order (a small reorder map, at most `maxTasksInFlight` entries),
@@ -146,6 +147,8 @@ class Ingest implements TelemetryIngest {
   private readonly snapshots: SnapshotWriter;
   private readonly waiting: Waiting[] = [];
   private readonly done = new Map<number, DecodeResult | null>();
+  /** Row bytes of results parked in `done` (decoded, waiting for an earlier seq): still queued memory. */
+  private parkedBytes = 0;
   private drainWaiters: { upTo: number; resolve: () => void }[] = [];
   private ageTimer: NodeJS.Timeout | null = null;
   private seq = 0;
@@ -240,7 +243,7 @@ class Ingest implements TelemetryIngest {
   }
 
   private queueBytes(): number {
-    return this.packer.byteLength + this.waitingBytes + this.inFlightBytes + this.inserts.queuedBytes;
+    return this.packer.byteLength + this.waitingBytes + this.inFlightBytes + this.parkedBytes + this.inserts.queuedBytes;
   }
 
   /** Closes the batch being filled (if any) and posts what the in-flight bound allows. */
@@ -302,11 +305,15 @@ class Ingest implements TelemetryIngest {
     this.inFlight--;
     this.inFlightBytes -= bytes;
     this.done.set(seq, result);
+    this.parkedBytes += result?.rows.byteLength ?? 0;
     for (let next = this.delivered + 1; this.done.has(next); next++) {
       const r = this.done.get(next)!;
       this.done.delete(next);
       this.delivered = next;
-      if (r) this.apply(r);
+      if (r) {
+        this.parkedBytes -= r.rows.byteLength;
+        this.apply(r);
+      }
     }
     this.post();
     this.gate.update(this.queueBytes());

@@ -1,5 +1,6 @@
 /**
- * TabSeparated rows for chdb (its raw insert takes text formats only), columns in
+ * TabSeparated rows, for a store that takes text only (chdb's raw insert; chdb-store.ts now goes
+ * through a RowBinary spool file instead, which costs far less on both sides), columns in
  * {@link INSERT_COLUMNS} order. Escaping follows ClickHouse's TSV rules: `\\`, `\t`, `\n` (and `\r`,
  * `\0`) inside a field; array elements are single-quoted with `\'` escaped as well.
  */

@@ -7,7 +7,10 @@
  */
 import type { TelemetrySnapshot } from './snapshot.js';
 
-/** Row encoding the store wants: RowBinary for the ClickHouse server, TSV for chdb (text only). */
+/**
+ * Row encoding the store wants. Both stores take RowBinary (chdb through a spool file, chdb-store.ts);
+ * TSV remains for a store that only accepts text.
+ */
 export type RowFormat = 'rowbinary' | 'tsv';
 
 export const FRAME_HEADER_BYTES = 16;

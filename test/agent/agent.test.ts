@@ -34,6 +34,11 @@ function stop(commandId: string, seq: bigint): Command {
   return create(CommandSchema, { commandId, seq, issuedAtMs: BigInt(Date.now()), action: { case: 'stop', value: { reason: 'test' } } });
 }
 
+/** A non-urgent command: the seq rules (stale_seq, last applied seq) apply to it; stop overtakes them. */
+function startCmd(commandId: string, seq: bigint): Command {
+  return create(CommandSchema, { commandId, seq, issuedAtMs: BigInt(Date.now()), action: { case: 'start', value: {} } });
+}
+
 function decoded(robotId: string): TelemetrySample[] {
   return h.events.telemetry.filter((t) => t.robotId === robotId).flatMap((t) => fromBinary(TelemetryBatchSchema, t.batch).samples);
 }
@@ -107,13 +112,13 @@ describe('RobotAgent commands', () => {
     const a = agent(cred, { address: proxy.address, dedicatedConnection: true, onCommand: (c) => (applied.push(c.commandId), { accept: true }) });
     a.start();
     await waitFor(() => h.server.link.isOnline(cred.robotId), 'online');
-    h.server.link.send(cred.robotId, stop('cmd-7', 7n));
+    h.server.link.send(cred.robotId, startCmd('cmd-7', 7n));
     await waitFor(() => h.events.acks.length === 1, 'ack');
     proxy.cut();
     await waitFor(() => h.events.offline.length === 1, 'offline after cut');
     await waitFor(() => h.events.online.length === 2, 'reconnected');
     expect(h.events.online[1]?.lastAppliedSeq).toBe(7n);
-    h.server.link.send(cred.robotId, stop('cmd-7', 7n));
+    h.server.link.send(cred.robotId, startCmd('cmd-7', 7n));
     await waitFor(() => h.events.acks.length === 2, 're-ack after reconnect');
     expect(h.events.acks[1]?.ack).toMatchObject({ commandId: 'cmd-7', status: CommandAck_Status.RECEIVED });
     expect(applied).toEqual(['cmd-7']);
@@ -160,14 +165,14 @@ describe('RobotAgent commands', () => {
     const a = agent(cred, { commandMemory: 1, maxPendingCommands: 1, onCommand: (c) => (applied.push(c.commandId), { accept: true }) });
     a.start();
     await waitFor(() => h.server.link.isOnline(cred.robotId), 'online');
-    h.server.link.send(cred.robotId, stop('old', 1n));
+    h.server.link.send(cred.robotId, startCmd('old', 1n));
     await waitFor(() => h.events.acks.length === 1, 'first ack');
-    h.server.link.send(cred.robotId, stop('new', 2n));
+    h.server.link.send(cred.robotId, startCmd('new', 2n));
     await waitFor(() => h.events.acks.length === 2, 'second ack');
-    h.server.link.send(cred.robotId, stop('newer', 3n));
+    h.server.link.send(cred.robotId, startCmd('newer', 3n));
     await waitFor(() => h.events.acks.length === 3, 'third ack');
     // 'old' has been forgotten (memory holds two ids); its seq is below the high-water mark.
-    h.server.link.send(cred.robotId, stop('old', 1n));
+    h.server.link.send(cred.robotId, startCmd('old', 1n));
     await waitFor(() => h.events.acks.length === 4, 'fourth ack');
     expect(h.events.acks[3]?.ack).toMatchObject({ commandId: 'old', status: CommandAck_Status.REJECTED, reason: 'stale_seq' });
     expect(applied).toEqual(['old', 'new', 'newer']);
@@ -193,5 +198,40 @@ describe('RobotAgent commands', () => {
     await sleep(150);
     expect(lost).toBe(0);
     await waitFor(() => lost === 1, 'link loss reported', 2000);
+  });
+
+  it('link loss: a link back within the time does not trigger it, it fires once per outage, and is re-armed by a reconnect', async () => {
+    const cred = h.robot();
+    const proxy = await startProxy(h.server.address);
+    cleanups.push(() => proxy.close());
+    let lost = 0;
+    const a = agent(cred, {
+      address: proxy.address,
+      dedicatedConnection: true,
+      reconnect: { initialMs: 20, maxMs: 40 },
+      linkLoss: { afterMs: 400, onLinkLoss: () => lost++ },
+    });
+    a.start();
+    await waitFor(() => a.connected, 'connected');
+    const connects = a.stats().connects;
+    proxy.cut(); // the agent reconnects within ~40 ms, well inside 400 ms
+    await waitFor(() => a.stats().connects > connects && a.connected, 'reconnected');
+    await sleep(600);
+    expect(lost).toBe(0);
+    // A lasting outage: the proxy black-holes new connections' bytes, so reconnects never get a Welcome.
+    proxy.blackhole(true);
+    proxy.cut();
+    await waitFor(() => !a.connected, 'disconnected');
+    await waitFor(() => lost === 1, 'link loss reported', 2000);
+    await sleep(600);
+    expect(lost).toBe(1); // once per outage, however many reconnect attempts fail
+    proxy.blackhole(false);
+    proxy.cut();
+    await waitFor(() => a.connected, 'connected again', 5000);
+    proxy.cut();
+    await waitFor(() => !a.connected, 'disconnected again');
+    proxy.blackhole(true);
+    proxy.cut();
+    await waitFor(() => lost === 2, 'second outage reported', 3000);
   });
 });

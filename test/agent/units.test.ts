@@ -3,29 +3,28 @@ import { describe, expect, it } from 'vitest';
 import { Backoff } from '../../src/agent/backoff.js';
 import { CommandLedger } from '../../src/agent/command-ledger.js';
 import { TelemetryQueue } from '../../src/agent/telemetry-queue.js';
-import { CommandAck_Status, RobotMessageSchema } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
+import { CommandAck_Status } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
+import { TelemetryBatchSchema } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
 
 describe('TelemetryQueue', () => {
-  it('frames queued samples as a RobotMessage telemetry envelope, oldest first, in bounded batches', () => {
+  it('frames queued samples as an encoded TelemetryBatch, oldest first, in bounded batches', () => {
     const q = new TelemetryQueue(10);
     for (let i = 0; i < 5; i++) q.push(Uint8Array.from([0x50, i + 1])); // TelemetrySample{gps_fix: i+1}
-    const first = q.takeEnvelope(3);
+    const first = q.takeBatch(3);
     expect(first?.samples).toBe(3);
-    const msg = fromBinary(RobotMessageSchema, first!.envelope);
-    expect(msg.body.case).toBe('telemetry');
-    if (msg.body.case === 'telemetry') expect(msg.body.value.samples.map((s) => s.gpsFix)).toEqual([1, 2, 3]);
+    const batch = fromBinary(TelemetryBatchSchema, first!.batch);
+    expect(batch.samples.map((s) => s.gpsFix)).toEqual([1, 2, 3]);
     expect(q.length).toBe(2);
-    expect(q.takeEnvelope(10)?.samples).toBe(2);
-    expect(q.takeEnvelope(10)).toBeNull();
+    expect(q.takeBatch(10)?.samples).toBe(2);
+    expect(q.takeBatch(10)).toBeNull();
   });
 
   it('drops the oldest samples when full and counts them', () => {
     const q = new TelemetryQueue(3);
     for (let i = 0; i < 7; i++) q.push(Uint8Array.from([0x50, i + 1]));
     expect(q.dropped).toBe(4);
-    const msg = fromBinary(RobotMessageSchema, q.takeEnvelope(10)!.envelope);
-    if (msg.body.case === 'telemetry') expect(msg.body.value.samples.map((s) => s.gpsFix)).toEqual([5, 6, 7]);
-    else expect.fail('not telemetry');
+    const batch = fromBinary(TelemetryBatchSchema, q.takeBatch(10)!.batch);
+    expect(batch.samples.map((s) => s.gpsFix)).toEqual([5, 6, 7]);
   });
 });
 

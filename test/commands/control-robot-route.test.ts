@@ -111,11 +111,15 @@ describe('control-robot validation', () => {
     expect(c.svc.stats().pending).toBe(0);
   });
 
-  it('answers 400 action_not_supported for actions not built yet', async () => {
+  it('fails start for an offline robot with unavailable and sends nothing', async () => {
     const c = setup();
     const res = await c.post({ ...base(c), action: 'start', robot_id: c.a });
-    expect(res.status).toBe(400);
-    expect(res.json).toEqual({ code: 'bad_request', error: 'Action start is not supported yet.' });
+    expect(res.status).toBe(502);
+    const out = (res.json as unknown as ControlRobotResponse).outcomes[0];
+    expect(out?.success).toBe(false);
+    expect(out?.error?.code).toBe('unavailable');
+    expect(out?.error?.message).toContain('offline');
+    expect(c.svc.stats().pending).toBe(0);
   });
 
   it('checks permission, organization and fleet', async () => {
@@ -131,10 +135,10 @@ describe('control-robot validation', () => {
   });
 
   it('caps the wait at 30 s', () => {
-    expect(ackWaitMs({ org_id: '', fleet_id: '', action: 'stop', wait_for_ack_ms: 600_000 })).toBe(30_000);
-    expect(ackWaitMs({ org_id: '', fleet_id: '', action: 'stop', waitForAck: true })).toBe(30_000);
-    expect(ackWaitMs({ org_id: '', fleet_id: '', action: 'stop', waitForAckMs: 250 })).toBe(250);
-    expect(ackWaitMs({ org_id: '', fleet_id: '', action: 'stop' })).toBeNull();
+    expect(ackWaitMs({ wait_for_ack_ms: 600_000 })).toBe(30_000);
+    expect(ackWaitMs({ waitForAck: true })).toBe(30_000);
+    expect(ackWaitMs({ waitForAckMs: 250 })).toBe(250);
+    expect(ackWaitMs({})).toBeNull();
   });
 });
 

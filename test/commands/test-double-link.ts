@@ -4,7 +4,7 @@
  * disconnect, ack) deterministically. The real gRPC link + agent are exercised in real-link.test.ts.
  */
 import { create } from '@bufbuild/protobuf';
-import { CommandAckSchema, CommandAck_Status, type Command } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
+import { CommandAckSchema, CommandAck_Status, type Command, type CommandPolicy } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
 import type { RobotLink, RobotLinkListener } from '../../src/robotlink/types.js';
 
 export class TestDoubleLink implements RobotLink {
@@ -36,9 +36,11 @@ export class TestDoubleLink implements RobotLink {
     return this.sent.get(robotId) ?? [];
   }
 
-  connect(robotId: string, lastAppliedSeq = 0n): void {
+  connect(robotId: string, lastAppliedSeq = 0n, policy?: CommandPolicy): void {
     this.online.add(robotId);
-    for (const l of this.listeners) l.onOnline?.(robotId, { fleetId: 'f', capabilities: [], agentVersion: 'test-double', lastAppliedSeq });
+    for (const l of this.listeners) {
+      l.onOnline?.(robotId, { fleetId: 'f', capabilities: [], agentVersion: 'test-double', lastAppliedSeq, ...(policy ? { policy } : {}) });
+    }
   }
 
   disconnect(robotId: string): void {

@@ -122,20 +122,56 @@ describe('fleetgw serve with admin commands from another process', () => {
     expect((await v.validate(doc)).valid).toBe(true);
     const documented = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`)).sort();
     expect(documented).toEqual([
+      'DELETE /v1/orgs/{org_id}/fleets/{fleet_id}/features/{feature_id}',
+      'DELETE /v1/orgs/{org_id}/fleets/{fleet_id}/mission-templates/{mission_id}',
       'GET /openapi.json',
+      'GET /v1/audit-log',
+      'GET /v1/events',
       'GET /v1/me',
+      'GET /v1/mission-runs',
+      'GET /v1/mission-schedule',
       'GET /v1/orgs/{org_id}/fleets',
+      'GET /v1/orgs/{org_id}/fleets/{fleet_id}/features',
+      'GET /v1/orgs/{org_id}/fleets/{fleet_id}/features/{feature_id}',
+      'GET /v1/orgs/{org_id}/fleets/{fleet_id}/mission-templates',
+      'GET /v1/orgs/{org_id}/fleets/{fleet_id}/mission-templates/{mission_id}',
+      'GET /v1/orgs/{org_id}/fleets/{fleet_id}/robots/{robot_id}/config',
+      'GET /v1/orgs/{org_id}/fleets/{fleet_id}/robots/{robot_id}/onboard-settings',
+      'GET /v1/robot-commands/{command_id}',
       'GET /v1/robots',
       'GET /v1/robots/{robot_id}',
+      'POST /v1/agent/cancel-schedule',
+      'POST /v1/agent/control-feature',
+      'POST /v1/agent/control-mission',
+      'POST /v1/agent/control-operation',
       'POST /v1/agent/control-robot',
+      'POST /v1/agent/deploy-mission',
+      'POST /v1/agent/edit-schedule',
+      'POST /v1/agent/get-runtime-status',
+      'POST /v1/agent/schedule-command',
+      'POST /v1/agent/schedule-mission',
+      'POST /v1/agent/set-mission-priorities',
+      'POST /v1/agent/submit-job',
+      'POST /v1/orgs/{org_id}/fleets/{fleet_id}/features',
+      'POST /v1/orgs/{org_id}/fleets/{fleet_id}/mission-templates',
+      'POST /v1/orgs/{org_id}/fleets/{fleet_id}/robots/{robot_id}/config',
+      'POST /v1/orgs/{org_id}/fleets/{fleet_id}/robots/{robot_id}/go-to',
+      'POST /v1/orgs/{org_id}/fleets/{fleet_id}/robots/{robot_id}/invoke-service',
+      'POST /v1/orgs/{org_id}/fleets/{fleet_id}/robots/{robot_id}/mode',
+      'POST /v1/orgs/{org_id}/fleets/{fleet_id}/robots/{robot_id}/onboard-settings',
+      'POST /v1/orgs/{org_id}/fleets/{fleet_id}/robots/{robot_id}/settings',
+      'POST /v1/orgs/{org_id}/fleets/{fleet_id}/stop-all',
       'POST /v1/telemetry/stream-tickets',
+      'PUT /v1/orgs/{org_id}/fleets/{fleet_id}/features/{feature_id}',
+      'PUT /v1/orgs/{org_id}/fleets/{fleet_id}/mission-templates/{mission_id}',
+      'PUT /v1/orgs/{org_id}/fleets/{fleet_id}/mission-templates/{mission_id}/enabled',
     ]);
     // Every documented operation is served (no route_not_found), and an undocumented one is not.
     const uuid = '00000000-0000-4000-8000-000000000000';
     for (const op of documented) {
       const [method, template] = op.split(' ') as [string, string];
-      const path = template.replace('{org_id}', d.orgId).replace('{robot_id}', uuid);
-      const r = await api(gw.ready.http, d.apiKey, path, method === 'POST' ? { method, body: '{}' } : { method });
+      const path = template.replace('{org_id}', d.orgId).replace('{fleet_id}', d.fleetId).replace(/\{[a-z_]+\}/g, uuid);
+      const r = await api(gw.ready.http, d.apiKey, path, method === 'POST' || method === 'PUT' ? { method, body: '{}' } : { method });
       expect(r.body?.code === 'not_found' && /No route/.test(String(r.body?.error)), op).toBe(false);
     }
     const none = await api(gw.ready.http, d.apiKey, '/v1/nothing-here');

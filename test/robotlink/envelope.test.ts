@@ -83,6 +83,18 @@ describe('RobotMessage envelope deserializer', () => {
     expect(telemetryLast.kind).toBe('telemetry');
   });
 
+  it('lets a later command_result or mission_status win over telemetry, like protobuf-es', () => {
+    const a = telemetryEnvelope(2).bytes;
+    const result = toBinary(RobotMessageSchema, create(RobotMessageSchema, { body: { case: 'commandResult', value: { commandId: 'c1', success: true } } }));
+    const status = toBinary(RobotMessageSchema, create(RobotMessageSchema, { body: { case: 'missionStatus', value: { runId: 'r1', state: 'running' } } }));
+    for (const [bytes, kind] of [[result, 'commandResult'], [status, 'missionStatus']] as const) {
+      const got = deserializeRobotMessage(Buffer.concat([a, bytes]));
+      expect(fromBinary(RobotMessageSchema, Buffer.concat([a, bytes])).body.case).toBe(kind);
+      expect(got.kind).toBe('message');
+      if (got.kind === 'message') expect(got.message.body.case).toBe(kind);
+    }
+  });
+
   it('skips unknown fields around the telemetry field', () => {
     const { bytes, batch } = telemetryEnvelope(4);
     // field 15 varint 300, field 16 fixed64, field 17 bytes "hi", field 18 fixed32

@@ -1,6 +1,6 @@
 /** The DDL files and the row encoders agree on the columns; version -> flavor rules. */
 import { describe, expect, it } from 'vitest';
-import { INSERT_COLUMNS } from '../../src/telemetry/columns.js';
+import { INSERT_COLUMNS, ROWBINARY_STRUCTURE, ROWBINARY_TYPES } from '../../src/telemetry/columns.js';
 import { flavorForVersion, loadSamplesDdl } from '../../src/telemetry/schema.js';
 
 function columnsOf(ddl: string): string[] {
@@ -17,6 +17,18 @@ describe('telemetry_samples schema', () => {
     expect(ddl).not.toContain('--');
     if (flavor === 'modern') expect(ddl).toContain('INTERVAL 30 DAY');
     else expect(ddl).not.toMatch(/DateTime64|CODEC|LowCardinality|TTL/);
+  });
+
+  it('the RowBinary structure (chdb file() inserts) names every insert column with its modern DDL type', async () => {
+    const ddl = await loadSamplesDdl('modern', 30);
+    expect(Object.keys(ROWBINARY_TYPES)).toEqual([...INSERT_COLUMNS]);
+    for (const col of INSERT_COLUMNS) {
+      const line = ddl.split('\n').find((l) => l.trim().split(/\s+/)[0] === col)!;
+      // The DDL type with LowCardinality (a storage detail) removed, before any DEFAULT/CODEC clause.
+      const type = line.trim().slice(col.length).trim().split(/ (?:DEFAULT|CODEC)/)[0]!.replace(/,$/, '');
+      expect(type.replace(/LowCardinality\((\w+)\)/g, '$1')).toBe(ROWBINARY_TYPES[col]);
+    }
+    expect(ROWBINARY_STRUCTURE.startsWith('robot_id String, fleet_id String, ts_ms Int64,')).toBe(true);
   });
 
   it('uses the legacy table before 21.x and the modern one after', () => {

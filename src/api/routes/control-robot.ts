@@ -1,41 +1,32 @@
 /**
- * `POST /v1/agent/control-robot`: one independent command per target robot. Every command is handed
- * to the command service (and, for an online robot, written to its stream) before any ack is awaited,
- * so one slow robot never delays another's stop.
+ * `POST /v1/agent/control-robot`: one independent command per target robot (spec: Agent API, robot
+ * control). The request-wide rules are checked before anything is sent; per-robot problems (not in
+ * the fleet, offline for a command that is not kept, inactive, outside the robot's policy, rejected
+ * by the agent) fail that robot alone. See command-dispatch.ts for the two-phase dispatch.
  */
-import { requireFleet, requireOrg } from '../../auth/access.js';
-import type { CommandService, Submitted } from '../../commands/service.js';
-import { isAcknowledged, type Delivery } from '../../commands/types.js';
-import { apiError, ApiError } from '../../errors/catalog.js';
+import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
+import type { CommandService, SubmitRequest } from '../../commands/service.js';
+import type { ActionAndArgs } from '../../commands/types.js';
+import { apiError } from '../../errors/catalog.js';
 import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
-import type { Store } from '../../store/lmdb.js';
-import {
-  ControlRobotBody,
-  ControlRobotResponse,
-  MAX_ACK_WAIT_MS,
-  MAX_TARGETS,
-  type ControlRobotOutcome,
-} from '../schemas/control-robot.js';
+import { indexRange, type Store } from '../../store/lmdb.js';
+import { ackWaitMs, bulkStatus, dispatchAll } from '../command-dispatch.js';
+import { ControlRobotBody, ControlRobotResponse, MAX_TARGETS, type ControlRobotAction } from '../schemas/control-robot.js';
+
+export { ackWaitMs } from '../command-dispatch.js';
 
 export interface ControlRobotDeps {
   store: Store;
   commands: CommandService;
 }
 
-/** Actions this version puts on the wire; the rest answer `action_not_supported`. */
-const IMPLEMENTED = new Set<string>(['stop']);
-
-/**
- * The ack wait asked for, in ms (capped at 30 s), or null for none.
- * @throws ApiError `ack_wait_conflict` when more than one of the four spellings is present
- */
-export function ackWaitMs(body: ControlRobotBody): number | null {
-  const given = [body.wait_for_ack, body.wait_for_ack_ms, body.waitForAck, body.waitForAckMs].filter((v) => v !== undefined);
-  if (given.length > 1) throw apiError('ack_wait_conflict');
-  const v = given[0];
-  if (v === undefined) return null;
-  return v === true ? MAX_ACK_WAIT_MS : Math.min(v, MAX_ACK_WAIT_MS);
-}
+/** Body fields that belong to one action only. */
+const FIELD_OF: Record<'mode' | 'action_name' | 'arguments' | 'settings', ControlRobotAction> = {
+  mode: 'mode',
+  action_name: 'invoke_action',
+  arguments: 'invoke_action',
+  settings: 'update_settings',
+};
 
 /**
  * `robot_id` then `robot_ids`, duplicates removed, order kept.
@@ -50,25 +41,42 @@ export function targetsOf(body: ControlRobotBody): string[] {
   return [...ids];
 }
 
-function failed(robotId: string, err: ApiError, delivery?: Delivery): ControlRobotOutcome {
-  const out: ControlRobotOutcome = { robotId, success: false, error: { code: err.code, message: err.message } };
-  if (delivery) out.delivery = publicDelivery(delivery);
-  return out;
+/**
+ * The command every target gets, from the action and its fields.
+ * @throws ApiError `action_field_missing` / `action_field_unexpected`
+ */
+export function commandOf(body: ControlRobotBody): ActionAndArgs {
+  for (const [field, owner] of Object.entries(FIELD_OF)) {
+    if (body[field as keyof typeof FIELD_OF] !== undefined && body.action !== owner) {
+      throw apiError('action_field_unexpected', { action: body.action, field });
+    }
+  }
+  if (body.reason !== undefined && body.action !== 'stop' && body.action !== 'stop_all') {
+    throw apiError('action_field_unexpected', { action: body.action, field: 'reason' });
+  }
+  switch (body.action) {
+    case 'stop':
+    case 'stop_all':
+      return { action: 'stop', args: { reason: body.reason ?? `control-robot ${body.action}` } };
+    case 'start':
+    case 'release':
+    case 'force_reset':
+      return { action: body.action, args: {} };
+    case 'mode':
+      if (body.mode === undefined) throw apiError('action_field_missing', { action: 'mode', field: 'mode' });
+      return { action: 'mode', args: { mode: body.mode } };
+    case 'invoke_action':
+      if (body.action_name === undefined) throw apiError('action_field_missing', { action: 'invoke_action', field: 'action_name' });
+      return { action: 'invoke_action', args: { name: body.action_name, arguments: (body.arguments ?? {}) } };
+    case 'update_settings':
+      if (body.settings === undefined) throw apiError('action_field_missing', { action: 'update_settings', field: 'settings' });
+      return { action: 'update_settings', args: { values: body.settings } };
+  }
 }
 
-function publicDelivery(d: Delivery): ControlRobotOutcome['delivery'] {
-  return { state: d.state, commandId: d.commandId, retryBudgetExhausted: d.retryBudgetExhausted };
-}
-
-/** The spec's 200 / 207 / 502 rule over per-robot outcomes. */
-function summarize(action: ControlRobotBody['action'], outcomes: ControlRobotOutcome[]): HandlerResult {
-  const bad = outcomes.filter((o) => !o.success).length;
-  const body: ControlRobotResponse = { success: bad === 0, action, count: outcomes.length, outcomes };
-  if (bad === 0) return { status: 200, body };
-  const err = bad === outcomes.length
-    ? apiError('all_targets_failed')
-    : apiError('some_targets_failed', { failed: bad, count: outcomes.length });
-  return { status: err.status, body: { ...body, error: err.message, code: err.code } };
+/** Active robots of a fleet, in id order (the `stop_all` targets). */
+export function activeRobots(store: Store, fleetId: string): string[] {
+  return indexRange(store, `robotsByFleet/${fleetId}`).filter((id) => store.robots.get(id)?.active === true);
 }
 
 /** The control-robot route. */
@@ -79,53 +87,22 @@ export function controlRobotRoutes(deps: ControlRobotDeps): RouteDef[] {
     const { body, auth } = ctx;
     requireOrg(auth, body.org_id);
     const fleet = requireFleet(store, auth, body.fleet_id);
-    if (!IMPLEMENTED.has(body.action)) throw apiError('action_not_supported', { action: body.action });
+    if (body.action === 'release' || body.action === 'force_reset') requirePermission(auth, 'operations:control');
     const waitMs = ackWaitMs(body);
-    const targets = targetsOf(body);
-    // Refuse the whole request before sending anything it could not then report on.
-    if (waitMs !== null && commands.waiterRoom() < targets.length) throw apiError('ack_waiters_full');
-
-    // Phase 1: every dispatch, synchronously, before any wait.
-    const outcomes: ControlRobotOutcome[] = [];
-    const submitted: { at: number; robotId: string; s: Submitted }[] = [];
-    for (const robotId of targets) {
-      const robot = store.robots.get(robotId);
-      if (!robot || robot.fleetId !== fleet.fleetId) {
-        outcomes.push(failed(robotId, apiError('robot_not_found', { robotId })));
-        continue;
-      }
-      try {
-        const s = commands.submit({
-          robotId,
-          fleetId: fleet.fleetId,
-          orgId: fleet.orgId,
-          action: 'stop',
-          args: { reason: 'control-robot stop' },
-          requestedBy: { apiKeyId: auth.apiKeyId },
-        });
-        submitted.push({ at: outcomes.length, robotId, s });
-        outcomes.push({ robotId, success: true, delivery: publicDelivery(s.delivery) });
-      } catch (err) {
-        if (!(err instanceof ApiError)) throw err;
-        outcomes.push(failed(robotId, err));
-      }
+    const command = commandOf(body);
+    let targets: string[];
+    if (body.action === 'stop_all') {
+      if (body.robot_id !== undefined || body.robot_ids !== undefined) throw apiError('stop_all_no_targets');
+      targets = activeRobots(store, fleet.fleetId);
+    } else {
+      targets = targetsOf(body);
+      if (body.action === 'force_reset' && targets.length !== 1) throw apiError('force_reset_one_target');
     }
-
-    // Phase 2: acks (raced against the client going away inside waitForAck), then durability: the
-    // answer leaves only once each command is acknowledged by its robot or committed to LMDB.
-    const finals = await Promise.all(
-      submitted.map(({ s }) => (waitMs === null ? Promise.resolve(s.delivery) : commands.waitForAck(s.commandId, waitMs, ctx.aborted))),
-    );
-    await Promise.all(submitted.filter((_, i) => !isAcknowledged(finals[i]?.state ?? 'dispatched')).map(({ s }) => s.persisted));
-
-    submitted.forEach(({ at, robotId }, i) => {
-      const d = finals[i];
-      if (!d) return;
-      outcomes[at] = d.state === 'agent_rejected'
-        ? failed(robotId, apiError('agent_rejected', { reason: d.rejectReason || 'no reason given' }), d)
-        : { robotId, success: true, delivery: publicDelivery(d) };
-    });
-    return summarize(body.action, outcomes);
+    const build = (robotId: string): SubmitRequest =>
+      ({ robotId, fleetId: fleet.fleetId, orgId: fleet.orgId, ...command, requestedBy: { apiKeyId: auth.apiKeyId } });
+    const outcomes = await dispatchAll(commands, targets, build, waitMs, ctx.aborted);
+    const response: ControlRobotResponse = { success: outcomes.every((o) => o.success), action: body.action, count: outcomes.length, outcomes };
+    return bulkStatus(outcomes, response);
   }
 
   return [
@@ -133,16 +110,21 @@ export function controlRobotRoutes(deps: ControlRobotDeps): RouteDef[] {
       method: 'POST',
       path: '/v1/agent/control-robot',
       operationId: 'controlRobot',
-      summary: 'Send a robot command (stop) to one or more robots of a fleet, optionally waiting for acknowledgement.',
+      summary:
+        'Send a robot command to up to 100 robots of a fleet (or, with stop_all, every active one), one independent command ' +
+        'per robot, optionally waiting for acknowledgements. Answers 200 / 207 / 502 with a per-robot outcome.',
       tags: ['Agent API'],
       auth: 'robots:write',
       body: ControlRobotBody,
       responses: {
-        200: { description: 'Every target succeeded.', schema: ControlRobotResponse },
+        200: { description: 'Every target succeeded (also: stop_all on a fleet with no active robot, count 0).', schema: ControlRobotResponse },
         207: { description: 'Some targets failed (code `partial_failure`); see outcomes.', schema: ControlRobotResponse },
         502: { description: 'Every target failed (code `unavailable`); see outcomes.', schema: ControlRobotResponse },
       },
-      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'action_not_supported', 'ack_wait_conflict', 'too_many_targets', 'no_targets', 'ack_waiters_full'],
+      errors: [
+        'forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'forbidden_permission', 'ack_wait_conflict', 'too_many_targets', 'no_targets',
+        'force_reset_one_target', 'stop_all_no_targets', 'action_field_missing', 'action_field_unexpected', 'ack_waiters_full',
+      ],
       handler: handle,
     },
   ];

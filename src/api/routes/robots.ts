@@ -2,12 +2,14 @@
  * Compatibility robot routes (spec: Endpoints, "Robots (compatibility routes)"): the robot records of a
  * fleet and one robot, each with its latest telemetry snapshot from LMDB and live link state.
  */
-import { requireFleet, requireRobot } from '../../auth/access.js';
+import { requireFleet } from '../../auth/access.js';
+import { JsonText } from '../../http/json-text.js';
 import type { RouteContext, RouteDef } from '../../http/types.js';
 import type { Store } from '../../store/lmdb.js';
 import { listRobots } from '../../store/identity.js';
 import type { RobotRecord } from '../../store/records.js';
 import type { TelemetrySnapshot } from '../../telemetry/snapshot.js';
+import { RobotViewCache } from '../robot-view-cache.js';
 import { toRobotView } from '../robot-view.js';
 import { RobotListQuery, RobotListResponse, RobotPathParams, RobotView } from '../schemas/robots.js';
 
@@ -21,6 +23,8 @@ export interface RobotRouteDeps {
 export function robotRoutes(deps: RobotRouteDeps): RouteDef[] {
   const view = (r: RobotRecord): RobotView =>
     toRobotView(r, deps.store.snapshots.get(r.robotId) as TelemetrySnapshot | undefined, deps.isOnline(r.robotId));
+  // The single-robot read is the hot one (dashboards poll it): served from a change-checked cache.
+  const views = new RobotViewCache(deps.store, (id) => deps.isOnline(id));
   return [
     {
       method: 'GET',
@@ -49,8 +53,7 @@ export function robotRoutes(deps: RobotRouteDeps): RouteDef[] {
       responses: { 200: { description: 'The robot record.', schema: RobotView } },
       errors: ['robot_not_found', 'forbidden_fleet'],
       handler: ({ auth, params }: RouteContext<RobotPathParams>) => {
-        const robot = requireRobot(deps.store, auth, params.robot_id);
-        return { status: 200, body: view(robot) };
+        return { status: 200, body: new JsonText(views.json(auth, params.robot_id)) };
       },
     },
   ];

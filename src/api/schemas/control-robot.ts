@@ -19,17 +19,55 @@ export const MAX_ACK_WAIT_MS = 30_000;
 const WaitForAck = Type.Literal(true, { description: 'Wait for the robot agent\'s acknowledgement, up to 30 s.' });
 const WaitForAckMs = Type.Integer({ minimum: 1, description: 'Wait up to this many ms for the acknowledgement; values above 30000 are capped at 30000.' });
 
+/** Spec, Conventions 4: the optional ack wait, in any of its four spellings (at most one). */
+export const AckWaitProps = {
+  wait_for_ack: Type.Optional(WaitForAck),
+  wait_for_ack_ms: Type.Optional(WaitForAckMs),
+  waitForAck: Type.Optional(WaitForAck),
+  waitForAckMs: Type.Optional(WaitForAckMs),
+};
+
+/** A mode name; the robot's advertised `allowed_modes` decide which are accepted. */
+export const ModeName = Type.String({ minLength: 1, maxLength: 64, description: "A mode from the robot's advertised policy (`allowed_modes`), e.g. `autonomous`, `manual`, `docking`." });
+/** An advertised action's name. */
+export const ActionName = Type.String({ minLength: 1, maxLength: 128, description: "An action the robot advertises in its policy." });
+/** Arguments of an invoked action, validated against the action's advertised JSON Schema. */
+export const ActionArguments = Type.Object({}, {
+  additionalProperties: true,
+  description: "Arguments object, validated by the gateway against the JSON Schema (2020-12) the robot advertised for the action; default `{}`.",
+});
+/** Setting updates: key -> value, each checked against the robot's advertised SettingSpec. */
+export const SettingValues = Type.Record(
+  Type.String({ minLength: 1, maxLength: 128 }),
+  Type.Union([Type.String({ maxLength: 1024 }), Type.Number(), Type.Boolean()]),
+  {
+    minProperties: 1,
+    maxProperties: 100,
+    description: 'key -> value. Each key must be an advertised setting; numbers must lie in its range, strings among its allowed values, booleans be booleans.',
+  },
+);
+export const StopReason = Type.String({ maxLength: 256, description: 'Free text passed to the robot with the stop (default: the route name).' });
+
 export const ControlRobotBody = Type.Object(
   {
     org_id: Uuid,
     fleet_id: Uuid,
-    action: Type.Unsafe<ControlRobotAction>({ type: 'string', enum: [...CONTROL_ROBOT_ACTIONS], description: 'Only `stop` is implemented in this version; the others answer 400.' }),
+    action: Type.Unsafe<ControlRobotAction>({
+      type: 'string',
+      enum: [...CONTROL_ROBOT_ACTIONS],
+      description:
+        '`stop` (offline: deferred), `start` (offline: fails for that robot with `unavailable`), `release` and `force_reset` ' +
+        '(also need `operations:control`; `force_reset` exactly one robot), `mode` (needs `mode`), `invoke_action` (needs ' +
+        '`action_name`, optional `arguments`), `update_settings` (needs `settings`), `stop_all` (no robot list: every active robot of the fleet).',
+    }),
     robot_id: Type.Optional(Uuid),
     robot_ids: Type.Optional(Type.Array(Uuid, { maxItems: MAX_TARGETS, description: 'Combined with `robot_id`; duplicates count once; at most 100 targets in all.' })),
-    wait_for_ack: Type.Optional(WaitForAck),
-    wait_for_ack_ms: Type.Optional(WaitForAckMs),
-    waitForAck: Type.Optional(WaitForAck),
-    waitForAckMs: Type.Optional(WaitForAckMs),
+    mode: Type.Optional(ModeName),
+    action_name: Type.Optional(ActionName),
+    arguments: Type.Optional(ActionArguments),
+    settings: Type.Optional(SettingValues),
+    reason: Type.Optional(StopReason),
+    ...AckWaitProps,
   },
   { additionalProperties: false },
 );
@@ -58,7 +96,13 @@ export const ControlRobotOutcome = Type.Object(
     error: Type.Optional(
       Type.Object(
         { code: ErrorBody.properties.code, message: Type.String() },
-        { additionalProperties: false, description: 'Why this target failed: `not_found`, `unavailable` (backlog full), `policy_rejected` (agent rejected).' },
+        {
+          additionalProperties: false,
+          description:
+            'Why this target failed: `not_found` (not a robot of the fleet), `unavailable` (offline for a command that is not kept, ' +
+            'or backlog full), `conflict` (robot inactive: it accepts only stop), `policy_rejected` (outside the robot\'s advertised ' +
+            'policy, never sent; or rejected by the robot agent, then `delivery.state` is `agent_rejected`).',
+        },
       ),
     ),
   },
@@ -81,8 +125,9 @@ export const ControlRobotResponse = Type.Object(
       'One outcome per target robot, in request order. A target succeeds when its command is `dispatched`, ' +
       '`deferred` (robot offline: kept and sent on reconnect), `agent_received`, or `timed_out` (the wait ' +
       'elapsed; not proof of failure, resends may continue). It fails when the robot is not a robot of the ' +
-      'fleet (`not_found`), its backlog is full (`unavailable`), or the agent rejected the command ' +
-      '(`agent_rejected`, error code `policy_rejected`). Status 200 when every target succeeded, 207 when ' +
+      'fleet (`not_found`), is offline for a command that is not kept for later or its backlog is full (`unavailable`), ' +
+      'is inactive (`conflict`), the command lies outside its advertised policy (`policy_rejected`, never sent), or the agent ' +
+      'rejected it (`delivery.state` `agent_rejected`, error code `policy_rejected`). Status 200 when every target succeeded, 207 when ' +
       'some failed, 502 when all failed; 207 and 502 bodies also carry `error` and `code`.',
   },
 );

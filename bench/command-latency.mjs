@@ -1,0 +1,276 @@
+// Benchmark: robot command latency through the whole gateway — HTTP request in (keep-alive), command
+// persisted and written to the robot's gRPC stream, the robot agent's ack back, HTTP answer out.
+//   (a) single `stop` with wait_for_ack to one online robot: p50 / p99, beside a bare grpc-js bidi
+//       ping-pong between the same two processes (the floor of the robot hop);
+//   (b) `stop_all` (falls back to a 100-target `stop` via robot_ids where stop_all is not served)
+//       across 100 robots, until every ack is in: p50 / p99;
+//   (c) (a) and (b) again while the 100 robots stream telemetry at --hz (default 50 Hz).
+// Gateway (`fleetgw serve`, real CLI, embedded chdb) in its own process, the robots (RobotAgent, one
+// TCP connection each, like real robots) in another, the HTTP client in this one.
+// Results and method: bench/command-latency.md.
+//
+//   npm run build && node bench/command-latency.mjs [--robots 100] [--hz 50] [--single 3000]
+//       [--bulk 300] [--gateway-cpus 0] [--robots-cpus 1] [--bench-cpus 1] [--cpu-prof DIR] [--json FILE]
+// Internal: `--role robots` runs the robot side (spawned by the main role).
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, credentials, Server, ServerCredentials } from '@grpc/grpc-js';
+import { cpuSeconds, FLEETGW, machineInfo, parseArgs, spawnNode, stopChild } from './lib/procs.mjs';
+
+const SELF = fileURLToPath(import.meta.url);
+const ECHO_PATH = '/bench.Echo/Ping';
+const raw = { serialize: (b) => b, deserialize: (b) => b };
+const emit = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const log = (s) => process.stderr.write(`${s}\n`);
+
+const roleIdx = process.argv.indexOf('--role');
+if (roleIdx >= 0 && process.argv[roleIdx + 1] === 'robots') {
+  const argv = process.argv.slice(2).filter((_, i, a) => a[i] !== '--role' && a[i - 1] !== '--role');
+  await robotsRole(parseArgs(argv, { grpc: '', 'robots-file': '', hz: 50 }));
+} else {
+  await main(parseArgs(process.argv.slice(2), {
+    robots: 100, hz: 50, single: 3000, bulk: 300, 'gateway-cpus': '', 'robots-cpus': '', 'bench-cpus': '',
+    'cpu-prof': '', json: '',
+  }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Robot side: one RobotAgent per robot (dedicated TCP connection each), a grpc-js echo server for
+// the ping-pong floor, telemetry at --hz toggled on and off by SIGUSR2.
+async function robotsRole(opts) {
+  const { RobotAgent } = await import('../dist/agent/index.js');
+  const robots = JSON.parse(readFileSync(opts['robots-file'], 'utf8'));
+
+  const server = new Server();
+  server.register(ECHO_PATH, (call) => {
+    call.on('data', (b) => call.write(b));
+    call.on('end', () => call.end());
+  }, raw.serialize, raw.deserialize, 'bidi');
+  const echoPort = await new Promise((res, rej) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+  emit({ event: 'echo', port: echoPort });
+
+  const agents = robots.map((r) => new RobotAgent({
+    address: opts.grpc, robotId: r.robotId, robotToken: r.robotToken, dedicatedConnection: true,
+    onCommand: () => ({ accept: true }), maxQueuedSamples: 1000,
+  }));
+  for (const a of agents) a.start();
+  while (!agents.every((a) => a.connected)) await sleep(20);
+  emit({ event: 'connected', robots: agents.length });
+
+  // Telemetry: every 100 ms each robot sends the samples due since the last tick (like src/sim).
+  let hz = 0;
+  const onHz = opts.hz;
+  let carry = 0;
+  let ts = Date.now();
+  const sample = (t, i) => ({
+    tsMs: t, latitude: 52.1 + i * 1e-5, longitude: 5.1, elevationM: 2, xM: i, yM: 2, zM: 0, headingDeg: 10, linearMps: 1.2,
+    angularDps: 0, batteryPercent: 80, voltageV: 50, charging: false, mode: 'autonomous', estop: false, mission: null,
+    healthLevel: 1, faults: [], cpuTempC: 40, gpsFix: 4,
+  });
+  setInterval(() => {
+    if (hz === 0) return;
+    carry += hz / 10;
+    const n = Math.floor(carry);
+    carry -= n;
+    if (n === 0) return;
+    for (let i = 0; i < agents.length; i++) {
+      const batch = [];
+      for (let k = 0; k < n; k++) batch.push(sample(ts + k, i));
+      agents[i].sendSamples(batch);
+    }
+    ts += n;
+  }, 100);
+  const stats = () => agents.reduce((s, a) => {
+    const x = a.stats();
+    s.samplesSent += x.samplesSent; s.samplesDropped += x.samplesDropped; s.commandsApplied += x.commandsApplied;
+    return s;
+  }, { samplesSent: 0, samplesDropped: 0, commandsApplied: 0 });
+  process.on('SIGUSR2', () => {
+    hz = hz === 0 ? onHz : 0;
+    emit({ event: 'hz', hz, stats: stats() });
+  });
+  await new Promise((done) => process.once('SIGTERM', done));
+  await Promise.all(agents.map((a) => a.stop()));
+  server.forceShutdown();
+  emit({ event: 'done', stats: stats() });
+  process.exit(0);
+}
+
+// ---------------------------------------------------------------------------------------------
+function pct(sortedMs, p) {
+  if (sortedMs.length === 0) return NaN;
+  return sortedMs[Math.min(sortedMs.length - 1, Math.ceil((p / 100) * sortedMs.length) - 1)];
+}
+
+function summary(ms) {
+  const s = [...ms].sort((a, b) => a - b);
+  const r = (x) => Number(x.toFixed(3));
+  return { n: s.length, p50: r(pct(s, 50)), p90: r(pct(s, 90)), p99: r(pct(s, 99)), max: r(s[s.length - 1]), mean: r(s.reduce((a, b) => a + b, 0) / s.length) };
+}
+
+function makeHttp(base, apiKey) {
+  const url = new URL(base);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  return (path, body) => new Promise((res, rej) => {
+    const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
+    const headers = { authorization: `Bearer ${apiKey}` };
+    if (payload) Object.assign(headers, { 'content-type': 'application/json', 'content-length': payload.length });
+    const req = http.request({ host: url.hostname, port: url.port, path, method: payload ? 'POST' : 'GET', agent, headers }, (resp) => {
+      const chunks = [];
+      resp.on('data', (c) => chunks.push(c));
+      resp.on('end', () => {
+        try { res({ status: resp.statusCode, body: JSON.parse(Buffer.concat(chunks).toString()) }); } catch (e) { rej(e); }
+      });
+    });
+    req.on('error', rej);
+    req.end(payload ?? undefined);
+  });
+}
+
+async function pingPong(address, n, warm) {
+  const client = new Client(address, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
+  const call = client.makeBidiStreamRequest(ECHO_PATH, raw.serialize, raw.deserialize);
+  call.on('error', () => {}); // the final status after end() is of no interest
+  const msg = Buffer.alloc(64, 1);
+  let resolveNext;
+  call.on('data', () => resolveNext());
+  const out = [];
+  for (let i = 0; i < warm + n; i++) {
+    const t0 = process.hrtime.bigint();
+    await new Promise((r) => { resolveNext = r; call.write(msg); });
+    if (i >= warm) out.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  call.end();
+  client.close();
+  return summary(out);
+}
+
+async function timed(n, warm, fn) {
+  const out = [];
+  let bad = 0;
+  let example = null;
+  for (let i = 0; i < warm + n; i++) {
+    const t0 = process.hrtime.bigint();
+    const r = await fn();
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (!r.ok) { bad++; example ??= r.detail; }
+    if (i >= warm) out.push(ms);
+  }
+  return { ...summary(out), notAllAcked: bad, ...(example ? { example } : {}) };
+}
+
+async function main(opts) {
+  // Machine facts first: nproc honours this process's CPU affinity.
+  const machine = machineInfo();
+  if (opts['bench-cpus'] !== '') execFileSync('taskset', ['-pc', opts['bench-cpus'], String(process.pid)], { stdio: 'ignore' });
+  const { openStore } = await import('../dist/store/lmdb.js');
+  const { addRobot } = await import('../dist/store/identity.js');
+  const dataDir = mkdtempSync(join(tmpdir(), 'fleetgw-bench-cmd-'));
+  const init = JSON.parse(execFileSync(process.execPath, [FLEETGW, 'admin', 'init', '--data-dir', dataDir, '--org', 'bench', '--fleet', 'bench', '--json']).toString());
+  const store = openStore(dataDir);
+  const robots = [];
+  for (let i = 0; i < opts.robots; i++) {
+    const r = addRobot(store, { fleetId: init.fleetId, name: `bench-${i}`, capabilities: ['stop'], active: true });
+    robots.push({ robotId: r.record.robotId, robotToken: r.robotToken });
+  }
+  await store.close();
+  const robotsFile = join(dataDir, 'robots.json');
+  writeFileSync(robotsFile, JSON.stringify(robots));
+
+  const nodeFlags = [];
+  if (opts['cpu-prof'] !== '') {
+    mkdirSync(resolve(opts['cpu-prof']), { recursive: true });
+    nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${resolve(opts['cpu-prof'])}`);
+  }
+  const pin = (s) => (s === '' ? undefined : s);
+  const gateway = spawnNode([...nodeFlags, FLEETGW, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--grpc-port', '0', '--insecure-http'], {
+    cpus: pin(opts['gateway-cpus']),
+    env: { FLEETGW_RATE_LIMIT_RPS: '100000000', FLEETGW_RATE_LIMIT_BURST: '100000000' },
+  });
+  let robotsProc;
+  try {
+    const ready = await gateway.waitJson((o) => o.event === 'ready');
+    robotsProc = spawnNode([SELF, '--role', 'robots', '--grpc', ready.grpc, '--robots-file', robotsFile, '--hz', String(opts.hz)], { cpus: pin(opts['robots-cpus']) });
+    const echo = await robotsProc.waitJson((o) => o.event === 'echo');
+    await robotsProc.waitJson((o) => o.event === 'connected', 60_000);
+    log(`gateway pid ${gateway.pid} (cpus ${opts['gateway-cpus'] || 'any'}), robots pid ${robotsProc.pid} (cpus ${opts['robots-cpus'] || 'any'}), bench cpus ${opts['bench-cpus'] || 'any'}`);
+
+    const post = makeHttp(ready.http, init.apiKey);
+    const base = { org_id: init.orgId, fleet_id: init.fleetId };
+    const r0 = robots[0].robotId;
+    const allIds = robots.map((r) => r.robotId);
+    const stopOne = async () => {
+      const res = await post('/v1/agent/control-robot', { ...base, action: 'stop', robot_id: r0, wait_for_ack: true });
+      const ok = res.status === 200 && res.body.outcomes?.[0]?.delivery?.state === 'agent_received';
+      return { ok, detail: ok ? null : { status: res.status, body: res.body } };
+    };
+    // stop_all where served, else the same 100 robots by id.
+    const probe = await post('/v1/agent/control-robot', { ...base, action: 'stop_all', wait_for_ack: true });
+    const bulkKind = probe.status === 200 && probe.body.count === robots.length ? 'stop_all' : 'stop robot_ids[100]';
+    if (bulkKind !== 'stop_all') log(`stop_all not served (${probe.status} ${JSON.stringify(probe.body).slice(0, 200)}); using robot_ids`);
+    const bulkBody = bulkKind === 'stop_all' ? { ...base, action: 'stop_all', wait_for_ack: true } : { ...base, action: 'stop', robot_ids: allIds, wait_for_ack: true };
+    const stopBulk = async () => {
+      const res = await post('/v1/agent/control-robot', bulkBody);
+      const ok = res.status === 200 && res.body.outcomes?.length === robots.length && res.body.outcomes.every((o) => o.delivery?.state === 'agent_received');
+      return { ok, detail: ok ? null : { status: res.status, body: JSON.stringify(res.body).slice(0, 300) } };
+    };
+
+    const phase = async (name) => {
+      const cpu0 = cpuSeconds(gateway.pid);
+      const t0 = Date.now();
+      const pingBefore = await pingPong(`127.0.0.1:${echo.port}`, 2000, 300);
+      // The HTTP floor: an authenticated GET answered from memory by the same gateway.
+      const httpGet = await timed(2000, 300, async () => {
+        const res = await post('/v1/me');
+        return { ok: res.status === 200, detail: res.status };
+      });
+      const single = await timed(opts.single, Math.min(300, opts.single), stopOne);
+      const bulk = await timed(opts.bulk, Math.min(20, opts.bulk), stopBulk);
+      const pingAfter = await pingPong(`127.0.0.1:${echo.port}`, 2000, 300);
+      const s = (Date.now() - t0) / 1000;
+      const r = { name, pingBefore, httpGet, single, bulkKind, bulk, pingAfter, seconds: s, gatewayCores: Number(((cpuSeconds(gateway.pid) - cpu0) / s).toFixed(2)) };
+      log(JSON.stringify(r));
+      return r;
+    };
+
+    const idle = await phase('no telemetry');
+    if (opts.hz === 0) {
+      console.log(JSON.stringify({ machine, phases: [idle] }, null, 2));
+      return;
+    }
+    robotsProc.kill('SIGUSR2');
+    await robotsProc.waitJson((o) => o.event === 'hz' && o.hz === opts.hz);
+    await sleep(5000); // steady state: ingest batches flowing
+    const cpuT0 = cpuSeconds(gateway.pid);
+    const tT0 = Date.now();
+    await sleep(2000);
+    const telemetryOnlyCores = Number(((cpuSeconds(gateway.pid) - cpuT0) / ((Date.now() - tT0) / 1000)).toFixed(2));
+    const loaded = await phase(`telemetry ${opts.robots} x ${opts.hz} Hz`);
+    robotsProc.kill('SIGUSR2');
+    const result = {
+      machine, command: `node bench/command-latency.mjs ${process.argv.slice(2).join(' ')}`.trim(),
+      robots: opts.robots, hz: opts.hz, cores: { gateway: opts['gateway-cpus'] || 'any', robots: opts['robots-cpus'] || 'any', bench: opts['bench-cpus'] || 'any' },
+      phases: [idle, loaded], telemetryOnlyGatewayCores: telemetryOnlyCores,
+      degradation: {
+        singleP50: Number((loaded.single.p50 / idle.single.p50).toFixed(2)), singleP99: Number((loaded.single.p99 / idle.single.p99).toFixed(2)),
+        bulkP50: Number((loaded.bulk.p50 / idle.bulk.p50).toFixed(2)), bulkP99: Number((loaded.bulk.p99 / idle.bulk.p99).toFixed(2)),
+      },
+    };
+    await stopChild(robotsProc, 'SIGTERM', 10_000);
+    const robotsDone = robotsProc.lines.map((l) => { try { return JSON.parse(l); } catch { return null; } }).find((o) => o?.event === 'done');
+    result.robotsFinal = robotsDone?.stats;
+    const gw = await stopChild(gateway, 'SIGTERM', 60_000);
+    result.gatewayExit = gw;
+    console.log(JSON.stringify(result, null, 2));
+    if (opts.json !== '') writeFileSync(opts.json, JSON.stringify(result, null, 2));
+  } finally {
+    if (robotsProc) await stopChild(robotsProc, 'SIGKILL', 1000);
+    await stopChild(gateway, 'SIGTERM', 60_000);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}

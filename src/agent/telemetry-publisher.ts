@@ -1,0 +1,123 @@
+/**
+ * The agent's telemetry stream (PublishTelemetry), kept apart from the control stream (Connect) so
+ * that a gateway holding back telemetry never holds back acks, command results or mission status.
+ *
+ * Lifecycle: opened when the control stream is welcomed, dropped when it ends (the gateway ends the
+ * telemetry stream then too). If the telemetry stream ends while the control stream is up (the
+ * gateway replaced it, or the open raced the Welcome), it is reopened after a capped backoff; queued
+ * samples wait in the bounded TelemetryQueue meanwhile. Writes respect HTTP/2 flow control: after a
+ * write that reports backpressure, nothing more is written until 'drain'.
+ */
+import type { Client, ClientWritableStream, Metadata, ServiceError } from '@grpc/grpc-js';
+import type { TelemetryReceipt } from '../gen/fleetgw/v1/robot_link_pb.js';
+import { PUBLISH_TELEMETRY_PATH, publishTelemetryClientCodec } from '../robotlink/service.js';
+import { Backoff } from './backoff.js';
+import type { TelemetryQueue } from './telemetry-queue.js';
+
+type Stream = ClientWritableStream<Uint8Array>;
+
+export class TelemetryPublisher {
+  private stream: Stream | null = null;
+  private waitingDrain = false;
+  private active = false;
+  private reopenTimer: NodeJS.Timeout | null = null;
+  private readonly backoff = new Backoff(100, 5000);
+  /** Samples and batches handed to the telemetry stream. */
+  readonly counters = { samplesSent: 0, batchesSent: 0 };
+
+  constructor(
+    private readonly client: Client,
+    private readonly metadata: () => Metadata,
+    private readonly queue: TelemetryQueue,
+    private readonly maxBatchSamples: number,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** The control stream is online: open the telemetry stream and send what is queued. */
+  start(): void {
+    this.active = true;
+    this.backoff.reset();
+    if (this.stream === null && this.reopenTimer === null) this.open();
+  }
+
+  /** The control stream ended: drop the telemetry stream (what it had not delivered is lost with it). */
+  stop(): void {
+    this.active = false;
+    this.clearTimer();
+    const s = this.stream;
+    this.stream = null;
+    s?.cancel();
+  }
+
+  /**
+   * Half-closes the telemetry stream and waits up to `timeoutMs` for the gateway's receipt, so what
+   * was written has been read; then cancels whatever is left.
+   */
+  async finish(timeoutMs: number): Promise<void> {
+    this.active = false;
+    this.clearTimer();
+    const s = this.stream;
+    this.stream = null;
+    if (!s) return;
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(() => {
+        s.cancel();
+        resolve();
+      }, timeoutMs);
+      s.once('status', () => {
+        clearTimeout(t);
+        resolve();
+      });
+      s.end();
+    });
+  }
+
+  /** Writes queued samples while the stream accepts them. */
+  pump(): void {
+    const s = this.stream;
+    if (!s || this.waitingDrain) return;
+    for (;;) {
+      const next = this.queue.takeBatch(this.maxBatchSamples);
+      if (!next) return;
+      this.counters.samplesSent += next.samples;
+      this.counters.batchesSent++;
+      if (!s.write(next.batch)) {
+        this.waitingDrain = true;
+        return;
+      }
+    }
+  }
+
+  private open(): void {
+    this.reopenTimer = null;
+    if (!this.active) return;
+    const { serialize, deserialize } = publishTelemetryClientCodec;
+    const stream: Stream = this.client.makeClientStreamRequest<Uint8Array, TelemetryReceipt>(
+      PUBLISH_TELEMETRY_PATH, serialize, deserialize, this.metadata(), {},
+      (err: ServiceError | null) => this.onEnded(stream, err),
+    );
+    this.stream = stream;
+    this.waitingDrain = false;
+    stream.on('drain', () => {
+      if (stream !== this.stream) return;
+      this.waitingDrain = false;
+      this.pump();
+    });
+    this.pump();
+  }
+
+  private onEnded(stream: Stream, err: ServiceError | null): void {
+    if (stream !== this.stream) return;
+    this.stream = null;
+    this.waitingDrain = false;
+    if (!this.active) return;
+    const delay = this.backoff.next();
+    this.log(`telemetry stream ended (${err ? `${err.code} ${err.details}` : 'OK'}); reopening in ${delay} ms`);
+    this.reopenTimer = setTimeout(() => this.open(), delay);
+  }
+
+  private clearTimer(): void {
+    if (this.reopenTimer !== null) clearTimeout(this.reopenTimer);
+    this.reopenTimer = null;
+  }
+}

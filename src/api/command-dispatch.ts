@@ -1,0 +1,95 @@
+/**
+ * The shared two-phase dispatch of robot-hop commands (control-robot, stop-all and the nested
+ * single-robot routes): every command is handed to the command service, and for an online robot
+ * written to its stream, before any acknowledgement is awaited, so one slow robot never delays
+ * another's stop. The answer leaves only once each command is acknowledged or committed to LMDB.
+ */
+import type { CommandService, SubmitRequest, Submitted } from '../commands/service.js';
+import { isAcknowledged, type Delivery } from '../commands/types.js';
+import { apiError, ApiError } from '../errors/catalog.js';
+import type { HandlerResult } from '../http/types.js';
+import { MAX_ACK_WAIT_MS, type ControlRobotOutcome, type DeliveryObject } from './schemas/control-robot.js';
+
+/** The four spellings of the ack wait (spec, Conventions 4). */
+export interface AckWaitFields {
+  wait_for_ack?: true;
+  wait_for_ack_ms?: number;
+  waitForAck?: true;
+  waitForAckMs?: number;
+}
+
+/**
+ * The ack wait asked for, in ms (capped at 30 s), or null for none.
+ * @throws ApiError `ack_wait_conflict` when more than one of the four spellings is present
+ */
+export function ackWaitMs(body: AckWaitFields): number | null {
+  const given = [body.wait_for_ack, body.wait_for_ack_ms, body.waitForAck, body.waitForAckMs].filter((v) => v !== undefined);
+  if (given.length > 1) throw apiError('ack_wait_conflict');
+  const v = given[0];
+  if (v === undefined) return null;
+  return v === true ? MAX_ACK_WAIT_MS : Math.min(v, MAX_ACK_WAIT_MS);
+}
+
+/** The spec's Delivery object as published (no internal fields). */
+export function publicDelivery(d: Delivery): DeliveryObject {
+  return { state: d.state, commandId: d.commandId, retryBudgetExhausted: d.retryBudgetExhausted };
+}
+
+/** A failed target's outcome. */
+export function failedOutcome(robotId: string, err: ApiError, delivery?: Delivery): ControlRobotOutcome {
+  const out: ControlRobotOutcome = { robotId, success: false, error: { code: err.code, message: err.message } };
+  if (delivery) out.delivery = publicDelivery(delivery);
+  return out;
+}
+
+/** The failure an agent rejection is reported as. */
+export function rejectionError(d: Delivery): ApiError {
+  return apiError('agent_rejected', { reason: d.rejectReason || 'no reason given' });
+}
+
+/**
+ * Submits one command per target (phase 1, synchronous, before any wait), then collects acks when
+ * `waitMs` is set and waits for each command to be safe (phase 2). A target whose `build` or submit
+ * throws an ApiError fails on its own; an agent rejection is a failure outcome.
+ * @throws ApiError `ack_waiters_full` before anything is sent when the waits would not fit
+ */
+export async function dispatchAll(
+  commands: CommandService,
+  targets: readonly string[],
+  build: (robotId: string) => SubmitRequest,
+  waitMs: number | null,
+  signal: AbortSignal,
+): Promise<ControlRobotOutcome[]> {
+  // Refuse the whole request before sending anything it could not then report on.
+  if (waitMs !== null && commands.waiterRoom() < targets.length) throw apiError('ack_waiters_full');
+  const outcomes: ControlRobotOutcome[] = [];
+  const submitted: { at: number; robotId: string; s: Submitted }[] = [];
+  for (const robotId of targets) {
+    try {
+      const s = commands.submit(build(robotId));
+      submitted.push({ at: outcomes.length, robotId, s });
+      outcomes.push({ robotId, success: true, delivery: publicDelivery(s.delivery) });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      outcomes.push(failedOutcome(robotId, err));
+    }
+  }
+  const finals = await Promise.all(
+    submitted.map(({ s }) => (waitMs === null ? Promise.resolve(s.delivery) : commands.waitForAck(s.commandId, waitMs, signal))),
+  );
+  await Promise.all(submitted.filter((_, i) => !isAcknowledged(finals[i]?.state ?? 'dispatched')).map(({ s }) => s.persisted));
+  submitted.forEach(({ at, robotId }, i) => {
+    const d = finals[i];
+    if (!d) return;
+    outcomes[at] = d.state === 'agent_rejected' ? failedOutcome(robotId, rejectionError(d), d) : { robotId, success: true, delivery: publicDelivery(d) };
+  });
+  return outcomes;
+}
+
+/** The spec's 200 / 207 / 502 rule over per-robot outcomes; `body` gets `error`/`code` on 207 and 502. */
+export function bulkStatus<B extends object>(outcomes: readonly ControlRobotOutcome[], body: B): HandlerResult {
+  const bad = outcomes.filter((o) => !o.success).length;
+  if (bad === 0) return { status: 200, body };
+  const err = bad === outcomes.length ? apiError('all_targets_failed') : apiError('some_targets_failed', { failed: bad, count: outcomes.length });
+  return { status: err.status, body: { ...body, error: err.message, code: err.code } };
+}

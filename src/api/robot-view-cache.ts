@@ -1,0 +1,75 @@
+/**
+ * The serialized robot view (GET /v1/robots/{robot_id}) per robot, reused while nothing it is built
+ * from has changed.
+ *
+ * Freshness: every call reads the robot record's and the snapshot's raw bytes from LMDB and asks the
+ * link registry whether the robot is online; the cached JSON is used only when all three equal what
+ * it was built from, so an answer is exactly what building it afresh would give. What is saved is the
+ * msgpack decode of both records, the mapping and `JSON.stringify` of the ~1 KB view: most of the
+ * route's cost (bench/README.md). A robot streaming telemetry changes its snapshot at its report rate
+ * (10 Hz by default), so readers polling faster than that still mostly hit.
+ *
+ * Bound: at most `maxEntries` robots; past it the oldest inserted entry is dropped.
+ */
+import { assertRobotVisible } from '../auth/access.js';
+import type { AuthContext } from '../http/types.js';
+import type { Store } from '../store/lmdb.js';
+import { readRaw } from '../store/raw-bytes-cache.js';
+import type { RobotRecord } from '../store/records.js';
+import type { TelemetrySnapshot } from '../telemetry/snapshot.js';
+import { toRobotView } from './robot-view.js';
+
+interface Entry {
+  robotBytes: Buffer;
+  robot: RobotRecord;
+  /** null when the robot had no snapshot yet. */
+  snapshotBytes: Buffer | null;
+  online: boolean;
+  json: string;
+}
+
+export class RobotViewCache {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly isOnline: (robotId: string) => boolean,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  /**
+   * The robot's view as JSON text.
+   * @throws ApiError 404 `robot_not_found` / 403 `forbidden_fleet`, by the rules of requireRobot
+   */
+  json(auth: AuthContext, robotId: string): string {
+    // readRaw views lmdb's one reusable buffer: each value is compared (or copied) before the next
+    // read. All reads share the read transaction of this synchronous call.
+    const rawRobot = readRaw(this.store.robots, robotId);
+    let entry = this.entries.get(robotId);
+    if (entry !== undefined && (rawRobot === undefined || !entry.robotBytes.equals(rawRobot))) {
+      this.entries.delete(robotId);
+      entry = undefined;
+    }
+    const robotBytes = entry === undefined && rawRobot !== undefined ? Buffer.from(rawRobot) : null;
+    const robot = entry?.robot ?? (rawRobot === undefined ? undefined : this.store.robots.get(robotId));
+    assertRobotVisible(auth, robotId, robot);
+
+    const rawSnap = readRaw(this.store.snapshots, robotId);
+    const online = this.isOnline(robotId);
+    if (entry !== undefined && entry.online === online && sameBytes(entry.snapshotBytes, rawSnap)) return entry.json;
+
+    const snapshotBytes = rawSnap === undefined ? null : Buffer.from(rawSnap);
+    const snap = rawSnap === undefined ? undefined : (this.store.snapshots.get(robotId) as TelemetrySnapshot | undefined);
+    const json = JSON.stringify(toRobotView(robot, snap, online));
+    if (entry === undefined && this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done !== true) this.entries.delete(oldest.value);
+    }
+    this.entries.set(robotId, { robotBytes: entry?.robotBytes ?? robotBytes!, robot, snapshotBytes, online, json });
+    return json;
+  }
+}
+
+function sameBytes(cached: Buffer | null, raw: Buffer | undefined): boolean {
+  return cached === null ? raw === undefined : raw !== undefined && cached.equals(raw);
+}

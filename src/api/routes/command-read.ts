@@ -1,0 +1,108 @@
+/**
+ * Reading commands back: `GET /v1/audit-log` (every command of a fleet, filterable by robot and
+ * time, cursor-paged, newest first) and `GET /v1/robot-commands/{command_id}` (one command's later
+ * states, e.g. after an ack wait timed out, and a request/response command's result).
+ */
+import { requireFleet } from '../../auth/access.js';
+import type { CommandService } from '../../commands/service.js';
+import { deliveryOf, type CommandRecord } from '../../commands/types.js';
+import { apiError } from '../../errors/catalog.js';
+import type { RouteContext, RouteDef } from '../../http/types.js';
+import type { Store } from '../../store/lmdb.js';
+import { publicDelivery } from '../command-dispatch.js';
+import {
+  AUDIT_DEFAULT_LIMIT,
+  AuditLogQuery,
+  AuditLogResponse,
+  CommandPathParams,
+  CommandView,
+  type AuditEntry,
+} from '../schemas/audit.js';
+
+export interface CommandReadDeps {
+  store: Store;
+  commands: CommandService;
+}
+
+/** The audit view of a command record (arguments only as their digest). */
+export function auditEntryOf(rec: CommandRecord): AuditEntry {
+  return {
+    commandId: rec.commandId,
+    robotId: rec.robotId,
+    fleetId: rec.fleetId,
+    action: rec.action,
+    argsDigest: rec.argsDigest,
+    requestedBy: { actorType: 'api_key', apiKeyId: rec.requestedBy.apiKeyId },
+    createdAtMs: rec.createdAtMs,
+    state: rec.state,
+    retryBudgetExhausted: rec.retryBudgetExhausted,
+    rejectReason: rec.rejectReason,
+    attempts: rec.attempts,
+    history: rec.history.map((h) => ({ state: h.state, atMs: h.atMs })),
+    resultAtMs: rec.result?.atMs ?? null,
+  };
+}
+
+/** The audit and command read routes. */
+export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
+  const { store, commands } = deps;
+  return [
+    {
+      method: 'GET',
+      path: '/v1/audit-log',
+      operationId: 'getAuditLog',
+      summary:
+        'Command audit entries of a fleet, newest first: who asked (key id), robot, action, SHA-256 of the arguments, every ' +
+        'delivery state change with its time. Filter by robot_id and time (from_ms, to_ms); page with limit and next_cursor.',
+      tags: ['Audit'],
+      auth: 'fleet:read',
+      query: AuditLogQuery,
+      responses: { 200: { description: 'One page of entries.', schema: AuditLogResponse } },
+      errors: ['fleet_not_found', 'forbidden_fleet', 'audit_cursor_invalid'],
+      handler: ({ auth, query }: RouteContext<Record<string, string>, AuditLogQuery>) => {
+        requireFleet(store, auth, query.fleet_id);
+        const page = commands.audit.query({
+          fleetId: query.fleet_id,
+          ...(query.robot_id !== undefined ? { robotId: query.robot_id } : {}),
+          ...(query.from_ms !== undefined ? { fromMs: query.from_ms } : {}),
+          ...(query.to_ms !== undefined ? { toMs: query.to_ms } : {}),
+          ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+          limit: query.limit ?? AUDIT_DEFAULT_LIMIT,
+        });
+        const items: AuditEntry[] = [];
+        for (const id of page.commandIds) {
+          const rec = commands.get(id);
+          if (rec) items.push(auditEntryOf(rec));
+        }
+        const body: AuditLogResponse = { items, next_cursor: page.nextCursor };
+        return { status: 200, body };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/robot-commands/{command_id}',
+      operationId: 'getRobotCommand',
+      summary: "A command's current delivery state, history, arguments and (config / onboard settings) the robot's result.",
+      tags: ['Robot commands'],
+      auth: 'robots:read',
+      params: CommandPathParams,
+      responses: { 200: { description: 'The command.', schema: CommandView } },
+      errors: ['command_not_found'],
+      handler: ({ auth, params }: RouteContext<CommandPathParams>) => {
+        const rec = commands.get(params.command_id);
+        // Another organization's or fleet's command is not visible: 404, so ids cannot be probed.
+        if (!rec || rec.orgId !== auth.orgId || (auth.fleetId !== null && auth.fleetId !== rec.fleetId)) {
+          throw apiError('command_not_found', { commandId: params.command_id });
+        }
+        const r = rec.result;
+        const body: CommandView = {
+          ...auditEntryOf(rec),
+          args: rec.args,
+          delivery: publicDelivery(deliveryOf(rec)),
+          result: r ? { success: r.success, error: r.error, values: r.payload, atMs: r.atMs } : null,
+        };
+        return { status: 200, body };
+      },
+    },
+  ];
+}

@@ -1,0 +1,77 @@
+/**
+ * `POST /v1/agent/control-operation`: the fleet operation's actions (src/missions/operation-control.ts
+ * documents each). The permission depends on the action, so the route takes any valid key and checks
+ * the action's permission before anything else is read.
+ *
+ * Status: 200; 202 when the change committed but the live runtime has not adopted it yet; 207
+ * `partial_failure` when the state changed but pausing/resuming/aborting the runs in flight failed.
+ */
+import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
+import { apiError } from '../../errors/catalog.js';
+import type { RouteContext, RouteDef } from '../../http/types.js';
+import { ACTION_PERMISSION, controlOperation } from '../../missions/operation-control.js';
+import type { OperationRuntime } from '../../missions/runtime.js';
+import type { Store } from '../../store/lmdb.js';
+import { ControlOperationBody, ControlOperationResponse } from '../schemas/control-operation.js';
+import { templateView } from './templates.js';
+
+/** The control-operation route. */
+export function controlOperationRoutes(deps: { store: Store; runtime: OperationRuntime; log?: (line: string) => void }): RouteDef[] {
+  const { store, runtime } = deps;
+  const log = deps.log ?? ((): void => {});
+  return [
+    {
+      method: 'POST',
+      path: '/v1/agent/control-operation',
+      operationId: 'controlOperation',
+      summary: 'Control the fleet\'s operation: start, pause, reset, restart, reset_step, abort_missions, enable/disable a mission, assign/unassign a robot, reset_decomposers.',
+      tags: ['Agent API'],
+      auth: 'any',
+      body: ControlOperationBody,
+      responses: {
+        200: { description: 'Done; the live operation adopted the change.', schema: ControlOperationResponse },
+        202: { description: 'Committed; the live operation has not adopted it yet (runtimeSync `pending`).', schema: ControlOperationResponse },
+        207: { description: 'The state changed but pausing, resuming or aborting the runs in flight failed (code `partial_failure`).', schema: ControlOperationResponse },
+      },
+      errors: [
+        'forbidden_permission', 'forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'operation_not_found', 'operation_mismatch', 'operation_state_conflict',
+        'missing_field', 'template_not_found', 'robot_not_found', 'robot_not_active_member', 'robot_missing_capability', 'roster_last_robot',
+      ],
+      handler: async ({ auth, body, nowMs }: RouteContext<Record<string, string>, Record<string, unknown>, ControlOperationBody>) => {
+        requirePermission(auth, ACTION_PERMISSION[body.action]);
+        requireOrg(auth, body.org_id);
+        const fleet = requireFleet(store, auth, body.fleet_id);
+        const out = await controlOperation(
+          { store, runtime, log },
+          fleet.fleetId,
+          {
+            action: body.action,
+            ...(body.operation_id !== undefined ? { operationId: body.operation_id } : {}),
+            ...(body.mission_id !== undefined ? { missionId: body.mission_id } : {}),
+            ...(body.robot_id !== undefined ? { robotId: body.robot_id } : {}),
+          },
+          nowMs,
+        );
+        const runsFailed = out.runs !== undefined && out.runs.attached && !out.runs.applied;
+        const pending = out.runtimeSync.runtimeSync === 'pending';
+        const res: ControlOperationResponse = {
+          success: !runsFailed && !pending,
+          action: body.action,
+          operation: { operation_id: out.operation.operationId, name: out.operation.name, state: out.operation.state, epoch: out.operation.epoch },
+          changed: out.changed,
+          persistenceState: 'committed',
+          runtimeSync: out.runtimeSync.runtimeSync,
+          ...(out.runtimeSync.runtimeSync === 'pending' ? { runtimeSyncError: out.runtimeSync.runtimeSyncError } : {}),
+          ...(out.template ? { template: templateView(out.template) } : {}),
+          ...(out.features ? { features: out.features } : {}),
+          ...(out.runs ? { runs: out.runs } : {}),
+        };
+        if (runsFailed) {
+          const err = apiError('some_targets_failed', { failed: 1, count: 1 });
+          return { status: 207, body: { ...res, error: `The operation is ${out.operation.state}, but the runs in flight were not ${out.runs?.effect === 'abort' ? 'aborted' : out.runs?.effect === 'pause' ? 'paused' : 'resumed'}: ${out.runs?.detail ?? ''}`, code: err.code } };
+        }
+        return { status: pending ? 202 : 200, body: res };
+      },
+    },
+  ];
+}

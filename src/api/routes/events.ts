@@ -1,0 +1,39 @@
+/** `GET /v1/events`: one correlation's timeline in a fleet (spec: Events, rule 1). */
+import { requireFleet } from '../../auth/access.js';
+import { readTimeline } from '../../events/index.js';
+import type { RouteContext, RouteDef } from '../../http/types.js';
+import type { Store } from '../../store/lmdb.js';
+import { EventsQuery, EventsResponse } from '../schemas/events.js';
+
+const DEFAULT_LIMIT = 500;
+
+/** The events read route. */
+export function eventRoutes(deps: { store: Store }): RouteDef[] {
+  return [
+    {
+      method: 'GET',
+      path: '/v1/events',
+      operationId: 'listEvents',
+      summary: 'The correlated event timeline of a fleet (e.g. a schedule, run, template or the operation), oldest first.',
+      tags: ['Events'],
+      auth: 'fleet:read',
+      query: EventsQuery,
+      responses: { 200: { description: 'Events in append order.', schema: EventsResponse } },
+      errors: ['fleet_not_found', 'forbidden_fleet'],
+      handler: ({ auth, query }: RouteContext<Record<string, string>, EventsQuery>) => {
+        const fleet = requireFleet(deps.store, auth, query.fleet_id);
+        const limit = query.limit ?? DEFAULT_LIMIT;
+        const after = query.cursor === undefined ? undefined : Number(query.cursor);
+        // One extra row tells whether another page exists without a second read.
+        const rows = readTimeline(deps.store, fleet.fleetId, query.correlation_id, { limit: limit + 1, ...(after !== undefined ? { after } : {}) });
+        const page = rows.slice(0, limit);
+        const last = page[page.length - 1];
+        const body: EventsResponse = {
+          items: page.map((e) => ({ eventId: e.eventId, seq: e.seq, atMs: e.atMs, kind: e.kind, subject: e.subject, data: e.data })),
+          next_cursor: rows.length > limit && last !== undefined ? String(last.seq) : null,
+        };
+        return { status: 200, body };
+      },
+    },
+  ];
+}

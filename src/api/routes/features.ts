@@ -1,0 +1,177 @@
+/**
+ * Features: `…/features` CRUD (nested under `/v1/orgs/{org_id}/fleets/{fleet_id}`) and the
+ * `control-feature` Agent tool (lock with an optional reason, unlock, reset).
+ */
+import { requireFleet, requireOrg } from '../../auth/access.js';
+import { apiError } from '../../errors/catalog.js';
+import type { RouteContext, RouteDef } from '../../http/types.js';
+import { withIdempotency } from '../../idempotency/index.js';
+import {
+  createFeature,
+  deleteFeature,
+  listFeatures,
+  lockFeature,
+  requireFeature,
+  resetFeature,
+  unlockFeature,
+  updateFeature,
+} from '../../missions/features.js';
+import type { FeatureRecord } from '../../missions/records.js';
+import type { AuthContext } from '../../http/types.js';
+import type { Store } from '../../store/lmdb.js';
+import type { FleetRecord } from '../../store/records.js';
+import {
+  ControlFeatureBody,
+  ControlFeatureResponse,
+  FeatureCreateBody,
+  FeatureListResponse,
+  FeaturePathParams,
+  FeatureUpdateBody,
+  FeatureView,
+  FleetPathParams,
+} from '../schemas/features.js';
+
+const BASE = '/v1/orgs/{org_id}/fleets/{fleet_id}/features';
+
+/** The fleet named by nested path params, checked against the key (org 403, fleet 404/403). */
+export function fleetFromPath(store: Store, auth: AuthContext, params: { org_id: string; fleet_id: string }): FleetRecord {
+  requireOrg(auth, params.org_id);
+  const fleet = requireFleet(store, auth, params.fleet_id);
+  // requireFleet already ties the fleet to the key's org, and requireOrg the path's org to the key.
+  return fleet;
+}
+
+/** The public view of a feature. */
+export function featureView(f: FeatureRecord): FeatureView {
+  return {
+    featureId: f.featureId,
+    name: f.name,
+    geometry: f.geometry,
+    locked: f.locked,
+    lockReason: f.lockReason,
+    holders: f.holders,
+    decompositionEpoch: f.decompositionEpoch,
+    createdAtMs: f.createdAtMs,
+    updatedAtMs: f.updatedAtMs,
+  };
+}
+
+/** Feature routes. */
+export function featureRoutes(deps: { store: Store }): RouteDef[] {
+  const { store } = deps;
+  const tags = ['Features'];
+  return [
+    {
+      method: 'GET',
+      path: BASE,
+      operationId: 'listFeatures',
+      summary: 'The fleet\'s features.',
+      tags,
+      auth: 'features:read',
+      params: FleetPathParams,
+      responses: { 200: { description: 'Features, ordered by id.', schema: FeatureListResponse } },
+      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet'],
+      handler: ({ auth, params }: RouteContext<FleetPathParams>) => {
+        const fleet = fleetFromPath(store, auth, params);
+        const body: FeatureListResponse = { items: listFeatures(store, fleet.fleetId).map((f) => ({ featureId: f.featureId, name: f.name, locked: f.locked })) };
+        return { status: 200, body };
+      },
+    },
+    {
+      method: 'POST',
+      path: BASE,
+      operationId: 'createFeature',
+      summary: 'Create a feature from a GeoJSON Polygon or MultiPolygon. An Idempotency-Key header is honoured when sent.',
+      tags,
+      auth: 'features:write',
+      params: FleetPathParams,
+      body: FeatureCreateBody,
+      responses: { 201: { description: 'Created; the server minted featureId.', schema: FeatureView } },
+      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'invalid_geometry', 'idempotency_key_invalid', 'idempotency_in_progress'],
+      handler: (ctx: RouteContext<FleetPathParams, Record<string, unknown>, FeatureCreateBody>) => {
+        const fleet = fleetFromPath(store, ctx.auth, ctx.params);
+        return withIdempotency(
+          store,
+          { actor: ctx.auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint: `POST ${BASE}` },
+          ctx.idempotencyKey,
+          ctx.body,
+          async () => ({ status: 201, body: featureView(await createFeature(store, fleet, ctx.body, ctx.nowMs)) }),
+          { required: false },
+        );
+      },
+    },
+    {
+      method: 'GET',
+      path: `${BASE}/{feature_id}`,
+      operationId: 'getFeature',
+      summary: 'One feature with its geometry.',
+      tags,
+      auth: 'features:read',
+      params: FeaturePathParams,
+      responses: { 200: { description: 'The feature.', schema: FeatureView } },
+      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found'],
+      handler: ({ auth, params }: RouteContext<FeaturePathParams>) => {
+        const fleet = fleetFromPath(store, auth, params);
+        return { status: 200, body: featureView(requireFeature(store, fleet.fleetId, params.feature_id)) };
+      },
+    },
+    {
+      method: 'PUT',
+      path: `${BASE}/{feature_id}`,
+      operationId: 'updateFeature',
+      summary: 'Edit a feature\'s name and/or geometry; omitted fields are kept.',
+      tags,
+      auth: 'features:write',
+      params: FeaturePathParams,
+      body: FeatureUpdateBody,
+      responses: { 200: { description: 'The edited feature.', schema: FeatureView } },
+      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'invalid_geometry'],
+      handler: async ({ auth, params, body, nowMs }: RouteContext<FeaturePathParams, Record<string, unknown>, FeatureUpdateBody>) => {
+        const fleet = fleetFromPath(store, auth, params);
+        return { status: 200, body: featureView(await updateFeature(store, fleet.fleetId, params.feature_id, body, nowMs)) };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: `${BASE}/{feature_id}`,
+      operationId: 'deleteFeature',
+      summary: 'Delete a feature; 409 while a mission template uses it.',
+      tags,
+      auth: 'features:write',
+      params: FeaturePathParams,
+      responses: { 204: { description: 'Deleted.' } },
+      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'feature_in_use'],
+      handler: async ({ auth, params, nowMs }: RouteContext<FeaturePathParams>) => {
+        const fleet = fleetFromPath(store, auth, params);
+        await deleteFeature(store, fleet.fleetId, params.feature_id, nowMs);
+        return { status: 204, body: null };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v1/agent/control-feature',
+      operationId: 'controlFeature',
+      summary: 'Lock (optional lock_reason), unlock or reset (clear holders, restart decomposition) a feature. No run is dispatched on a locked feature.',
+      tags: ['Agent API'],
+      auth: 'features:write',
+      body: ControlFeatureBody,
+      responses: { 200: { description: 'The feature after the action.', schema: ControlFeatureResponse } },
+      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'missing_field', 'action_not_supported'],
+      handler: async ({ auth, body, nowMs }: RouteContext<Record<string, string>, Record<string, unknown>, ControlFeatureBody>) => {
+        requireOrg(auth, body.org_id);
+        const fleet = requireFleet(store, auth, body.fleet_id);
+        const { action } = body;
+        if (action === 'enable_field_rule' || action === 'disable_field_rule') throw apiError('action_not_supported', { action });
+        if (body.feature_id === undefined) throw apiError('missing_field', { action, field: 'feature_id' });
+        if (body.lock_reason !== undefined && action !== 'lock') throw apiError('invalid_body', { detail: 'lock_reason is accepted only with action lock' });
+        const f = action === 'lock'
+          ? await lockFeature(store, fleet.fleetId, body.feature_id, body.lock_reason ?? null, nowMs)
+          : action === 'unlock'
+            ? await unlockFeature(store, fleet.fleetId, body.feature_id, nowMs)
+            : await resetFeature(store, fleet.fleetId, body.feature_id, nowMs);
+        const res: ControlFeatureResponse = { success: true, action, feature: featureView(f) };
+        return { status: 200, body: res };
+      },
+    },
+  ];
+}

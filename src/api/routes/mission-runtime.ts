@@ -1,0 +1,281 @@
+/**
+ * Live mission routes: `control-mission` (one robot's run), `get-runtime-status` (schedule, robot or
+ * fleet rollup), and the reads `GET /v1/mission-schedule` and `GET /v1/mission-runs`.
+ */
+import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
+import { isAcknowledged } from '../../commands/types.js';
+import { apiError } from '../../errors/catalog.js';
+import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
+import type { RunRecord, ScheduleRecord } from '../../missions/records.js';
+import { controlRun } from '../../missions/run-control.js';
+import { listRuns, runView } from '../../missions/runs.js';
+import { pageSchedules, scheduleRow } from '../../missions/schedules.js';
+import type { MissionScheduling } from '../../missions/scheduling-service.js';
+import type { RobotLink } from '../../robotlink/types.js';
+import { indexRange, type Store } from '../../store/lmdb.js';
+import { ackWaitMs, publicDelivery } from '../command-dispatch.js';
+import {
+  ControlMissionBody,
+  ControlMissionResponse,
+  MissionRunsQuery,
+  MissionScheduleQuery,
+  RunItem,
+  RuntimeStatusBody,
+  RuntimeStatusResponse,
+  ScheduleRow,
+} from '../schemas/mission-runtime.js';
+import { Type } from '@sinclair/typebox';
+import { requireSchedule } from './mission-tools.js';
+
+export interface MissionRuntimeDeps {
+  store: Store;
+  missions: MissionScheduling;
+  link: Pick<RobotLink, 'isOnline'>;
+}
+
+/** Largest unpaged `GET /v1/mission-schedule` list (newest first); page with `limit`/`before` for more. */
+export const MAX_UNPAGED_SCHEDULES = 1000;
+const DAY_MS = 86_400_000;
+
+function liveRun(r: RunRecord): Record<string, unknown> {
+  return {
+    run_id: r.runId,
+    mission_id: r.missionId,
+    schedule_id: r.scheduleId,
+    robot_id: r.robotId,
+    state: r.state,
+    progress_pct: r.progressPct,
+    step_index: r.stepIndex,
+    remaining_distance_m: r.remainingDistanceM,
+    eta_s: r.etaS,
+  };
+}
+
+function encodeCursor(fleetId: string, key: string): string {
+  return Buffer.from(JSON.stringify({ f: fleetId, k: key })).toString('base64url');
+}
+
+function decodeCursor(fleetId: string, cursor: string): string {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { f?: unknown; k?: unknown };
+    if (v.f === fleetId && typeof v.k === 'string' && v.k.startsWith(`schedulesByFleet/${fleetId}/`)) return v.k;
+  } catch {
+    // fall through
+  }
+  throw apiError('invalid_query', { detail: 'before is not a cursor of this fleet\'s schedule list' });
+}
+
+/** The routes. */
+export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
+  const { store, missions, link } = deps;
+
+  async function controlMission(ctx: RouteContext<Record<string, string>, Record<string, unknown>, ControlMissionBody>): Promise<HandlerResult> {
+    const { body, auth } = ctx;
+    requireOrg(auth, body.org_id);
+    const fleet = requireFleet(store, auth, body.fleet_id);
+    const robot = store.robots.get(body.robot_id);
+    if (!robot || robot.fleetId !== fleet.fleetId) throw apiError('robot_not_found', { robotId: body.robot_id });
+    const waitMs = ackWaitMs(body);
+    if (waitMs !== null && missions.opts.commands.waiterRoom() < 1) throw apiError('ack_waiters_full');
+    const { run, submitted } = controlRun(store, missions.tracker, missions.opts.commands, link, {
+      fleetId: fleet.fleetId,
+      orgId: fleet.orgId,
+      robotId: body.robot_id,
+      missionId: body.mission_id,
+      ...(body.run_id !== undefined ? { runId: body.run_id } : {}),
+      verb: body.action,
+      requestedBy: { apiKeyId: auth.apiKeyId },
+    });
+    const delivery = waitMs === null ? submitted.delivery : await missions.opts.commands.waitForAck(submitted.commandId, waitMs, ctx.aborted);
+    if (!isAcknowledged(delivery.state)) await submitted.persisted;
+    const out: ControlMissionResponse = {
+      success: delivery.state !== 'agent_rejected',
+      robotId: body.robot_id,
+      missionId: run.missionId,
+      runId: run.runId,
+      delivery: publicDelivery(delivery),
+    };
+    return { status: 200, body: out };
+  }
+
+  function scheduleStatus(s: ScheduleRecord): Record<string, unknown> {
+    const fire = missions.dispatcher.openFire(s.openFireKey) ?? (s.openFireKey !== null ? store.fires.get(s.openFireKey) : undefined);
+    const sel = !s.cancelled && s.target.type === 'mission' ? missions.dispatcher.explain(s) : null;
+    const lastRun = s.lastRunId !== null ? missions.tracker.get(s.lastRunId) : fire?.runId ? missions.tracker.get(fire.runId) : undefined;
+    const phase = s.cancelled ? 'cancelled' : fire ? fire.phase : 'idle';
+    const summary = s.cancelled
+      ? 'Cancelled; no further fires.'
+      : phase === 'selecting'
+        ? sel && sel.blocking.length > 0 ? `Looking for a robot; blocked: ${sel.blocking.join('; ')}.` : 'Looking for a robot.'
+        : phase === 'sent' ? `MissionStart sent to robot ${fire?.robotId ?? ''}; waiting for its acknowledgement.`
+          : phase === 'retry_wait' ? `Attempt failed (${s.lastFailureReason ?? ''}); retry at ${new Date(fire?.retryAtMs ?? 0).toISOString()}.`
+            : s.nextFireAtMs !== null ? `Idle (${s.status}); next fire at ${new Date(s.nextFireAtMs).toISOString()}.` : `Idle (${s.status}); no further fire.`;
+    return {
+      kind: 'schedule',
+      schedule_id: s.scheduleId,
+      status: s.status,
+      cancelled: s.cancelled,
+      phase,
+      summary,
+      next_fire_at_ms: s.nextFireAtMs,
+      open_fire: fire
+        ? { due_at_ms: fire.dueAtMs, attempt: fire.attempt, attempt_deadline_ms: fire.attemptDeadlineMs, retry_at_ms: fire.retryAtMs, robot_id: fire.robotId, run_id: fire.runId }
+        : null,
+      candidate_robots: (sel?.candidates ?? []).map((c) => ({ robot_id: c.robotId, name: c.name, eligible: c.eligible, reasons: c.reasons })),
+      blocking_reasons: sel?.blocking ?? [],
+      last_failure_reason: s.lastFailureReason,
+      last_failure_detail: s.lastFailureDetail,
+      last_run: lastRun ? liveRun(lastRun) : null,
+      correlation_id: s.correlationId,
+    };
+  }
+
+  function robotStatus(robotId: string, fleetId: string): Record<string, unknown> {
+    const r = store.robots.get(robotId);
+    if (!r || r.fleetId !== fleetId) throw apiError('robot_not_found', { robotId });
+    const online = link.isOnline(robotId);
+    const run = missions.tracker.activeRunOf(robotId);
+    return {
+      kind: 'robot',
+      robot_id: robotId,
+      name: r.name,
+      online,
+      available: r.active && online && !run,
+      assignment: run ? { run_id: run.runId, mission_id: run.missionId, schedule_id: run.scheduleId } : null,
+      mission_state: run?.state ?? null,
+      mission_progress_pct: run?.progressPct ?? null,
+      current_step_index: run?.stepIndex ?? null,
+      remaining_distance_m: run?.remainingDistanceM ?? null,
+      estimated_time_remaining_s: run?.etaS ?? null,
+    };
+  }
+
+  function fleetRollup(fleetId: string): Record<string, unknown> {
+    const robots = { total: 0, active: 0, online: 0, available: 0, busy: 0 };
+    for (const id of indexRange(store, `robotsByFleet/${fleetId}`)) {
+      const r = store.robots.get(id);
+      if (!r || r.fleetId !== fleetId) continue;
+      const online = link.isOnline(id);
+      const busy = missions.tracker.activeRunOf(id) !== undefined;
+      robots.total++;
+      if (r.active) robots.active++;
+      if (online) robots.online++;
+      if (busy) robots.busy++;
+      if (r.active && online && !busy) robots.available++;
+    }
+    const schedules = { scheduled: 0, pending: 0, deployed: 0, failed: 0, cancelled: 0 };
+    for (const key of store.index.getKeys({ start: `schedulesByFleet/${fleetId}/`, end: `schedulesByFleet/${fleetId}/\uffff` })) {
+      const s = store.schedules.get(key.slice(key.lastIndexOf('/') + 1));
+      if (!s) continue;
+      if (s.cancelled) schedules.cancelled++;
+      else schedules[s.status]++;
+    }
+    const op = store.operations.get(fleetId);
+    return {
+      kind: 'fleet',
+      fleet_id: fleetId,
+      operation: op ? { operation_id: op.operationId, name: op.name, state: op.state } : null,
+      robots,
+      schedules,
+      active_runs: missions.tracker.activeRunsOfFleet(fleetId).map(liveRun),
+    };
+  }
+
+  function runtimeStatus(ctx: RouteContext<Record<string, string>, Record<string, unknown>, RuntimeStatusBody>): HandlerResult {
+    const { body, auth } = ctx;
+    requirePermission(auth, 'operations:read');
+    requireOrg(auth, body.org_id);
+    const fleet = requireFleet(store, auth, body.fleet_id);
+    if (body.robot_id !== undefined && body.schedule_id !== undefined) throw apiError('invalid_body', { detail: 'give robot_id or schedule_id, not both' });
+    if (body.schedule_id !== undefined) return { status: 200, body: scheduleStatus(missions.scheduler.liveView(requireSchedule(store, fleet.fleetId, body.schedule_id))) };
+    if (body.robot_id !== undefined) return { status: 200, body: robotStatus(body.robot_id, fleet.fleetId) };
+    return { status: 200, body: fleetRollup(fleet.fleetId) };
+  }
+
+  function readSchedules(ctx: RouteContext<Record<string, string>, MissionScheduleQuery>): HandlerResult {
+    const { query, auth } = ctx;
+    const fleet = requireFleet(store, auth, query.fleet_id);
+    const row = (s: ScheduleRecord): Record<string, unknown> => scheduleRow(missions.scheduler.liveView(s));
+    if (query.id !== undefined) return { status: 200, body: row(requireSchedule(store, fleet.fleetId, query.id)) };
+    if (query.limit === undefined && query.before === undefined) {
+      return { status: 200, body: pageSchedules(store, fleet.fleetId, MAX_UNPAGED_SCHEDULES, null).items.map(row) };
+    }
+    const before = query.before !== undefined ? decodeCursor(fleet.fleetId, query.before) : null;
+    const page = pageSchedules(store, fleet.fleetId, query.limit ?? 50, before);
+    return {
+      status: 200,
+      body: { items: page.items.map(row), next_cursor: page.more && page.lastKey !== null ? encodeCursor(fleet.fleetId, page.lastKey) : null },
+    };
+  }
+
+  function readRuns(ctx: RouteContext<Record<string, string>, MissionRunsQuery>): HandlerResult {
+    const { query, auth } = ctx;
+    const fleet = requireFleet(store, auth, query.fleet_id);
+    const runs = listRuns(store, {
+      fleetId: fleet.fleetId,
+      sinceMs: Math.max(0, missions.clock.now() - query.days * DAY_MS),
+      ...(query.schedule_id !== undefined ? { scheduleId: query.schedule_id } : {}),
+      ...(query.robot_id !== undefined ? { robotId: query.robot_id } : {}),
+      limit: Math.min(query.limit ?? 100, 500),
+    });
+    // Active runs carry their live (in-memory) progress.
+    return { status: 200, body: runs.map((r) => runView(missions.tracker.get(r.runId) ?? r)) };
+  }
+
+  const fleetErrors = ['forbidden_org', 'fleet_not_found', 'forbidden_fleet'] as const;
+  return [
+    {
+      method: 'POST',
+      path: '/v1/agent/control-mission',
+      operationId: 'controlMission',
+      summary: 'Pause, resume, cancel or abort one robot\'s mission run.',
+      tags: ['Agent API', 'Mission runs'],
+      auth: 'missions:write',
+      body: ControlMissionBody,
+      responses: { 200: { description: 'Command submitted (see delivery).', schema: ControlMissionResponse } },
+      errors: [...fleetErrors, 'robot_not_found', 'run_not_found', 'run_finished', 'robot_offline', 'ack_wait_conflict', 'ack_waiters_full', 'outbox_full'],
+      handler: controlMission,
+    },
+    {
+      method: 'POST',
+      path: '/v1/agent/get-runtime-status',
+      operationId: 'getRuntimeStatus',
+      summary: 'Live status: a schedule (phase, candidate robots, blocking reasons), a robot (live run), or the fleet rollup.',
+      tags: ['Agent API', 'Mission runs'],
+      auth: 'robots:read',
+      body: RuntimeStatusBody,
+      responses: { 200: { description: 'One of the three forms, told apart by `kind`.', schema: RuntimeStatusResponse } },
+      errors: [...fleetErrors, 'forbidden_permission', 'schedule_not_found', 'robot_not_found', 'invalid_body'],
+      handler: runtimeStatus,
+    },
+    {
+      method: 'GET',
+      path: '/v1/mission-schedule',
+      operationId: 'listMissionSchedule',
+      summary: 'Schedules of a fleet (mission and command), newest first; one by `id`; `limit`/`before` page it.',
+      tags: ['Schedules'],
+      auth: 'missions:read',
+      query: MissionScheduleQuery,
+      responses: {
+        200: {
+          description: `With id: one row. Without limit/before: an array of at most ${MAX_UNPAGED_SCHEDULES} rows. With either: {items, next_cursor}.`,
+          schema: Type.Union([ScheduleRow, Type.Array(ScheduleRow), Type.Object({ items: Type.Array(ScheduleRow), next_cursor: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false })]),
+        },
+      },
+      errors: ['fleet_not_found', 'forbidden_fleet', 'schedule_not_found'],
+      handler: readSchedules,
+    },
+    {
+      method: 'GET',
+      path: '/v1/mission-runs',
+      operationId: 'listMissionRuns',
+      summary: 'Recent mission runs of a fleet (active and finished), newest first. Finished runs are the mission history.',
+      tags: ['Mission runs'],
+      auth: 'fleet:read',
+      query: MissionRunsQuery,
+      responses: { 200: { description: 'Runs, newest first (limit capped at 500).', schema: Type.Array(RunItem) } },
+      errors: ['fleet_not_found', 'forbidden_fleet'],
+      handler: readRuns,
+    },
+  ];
+}

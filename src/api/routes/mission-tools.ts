@@ -1,0 +1,239 @@
+/**
+ * Agent API mission tools: submit-job, deploy-mission, schedule-mission, edit-schedule,
+ * schedule-command, cancel-schedule, set-mission-priorities. Each registers or changes a schedule
+ * (committed to LMDB before the answer) that the gateway's scheduler then fires; the answer's
+ * `correlationId` follows the whole chain on GET /v1/events.
+ */
+import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
+import { apiError } from '../../errors/catalog.js';
+import type { AuthContext, HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
+import { withIdempotency } from '../../idempotency/index.js';
+import type { ScheduleRecord, ScheduleSpec } from '../../missions/records.js';
+import type { OperationRuntime } from '../../missions/runtime.js';
+import { DEFAULT_DEPLOYMENT_DEADLINE_MS, DEFAULT_RETRY_INTERVAL_SECS } from '../../missions/schedules.js';
+import type { MissionScheduling } from '../../missions/scheduling-service.js';
+import { createTemplate, requireTemplate } from '../../missions/templates.js';
+import { validateSchedule } from '../../scheduling/recurrence.js';
+import type { Store } from '../../store/lmdb.js';
+import type { FleetRecord } from '../../store/records.js';
+import {
+  CancelScheduleBody,
+  CancelScheduleResponse,
+  DeployMissionBody,
+  EditScheduleBody,
+  ScheduleAccepted,
+  ScheduleCommandBody,
+  ScheduleMissionBody,
+  SetPrioritiesBody,
+  SetPrioritiesResponse,
+  SubmitJobBody,
+  type ScheduleObject,
+} from '../schemas/mission-tools.js';
+
+export interface MissionToolDeps {
+  store: Store;
+  missions: MissionScheduling;
+  /** The live operation; submit-job waits for it to adopt the new template (202 when it has not). */
+  runtime?: OperationRuntime;
+}
+
+/** A request's schedule object as stored, validated. @throws ApiError `invalid_schedule` */
+export function toSpec(o: ScheduleObject | null | undefined, auth: AuthContext): ScheduleSpec | null {
+  if (o === null || o === undefined) return null;
+  const spec: ScheduleSpec = { owner: o.owner ?? auth.apiKeyId, timezone: o.timezone, startTimeMs: o.startTimeMs, kind: o.kind };
+  const why = validateSchedule(spec);
+  if (why !== null) throw apiError('invalid_schedule', { detail: why });
+  return spec;
+}
+
+/**
+ * The spec's `robot_ids` rules: one id must be an active fleet member advertising every required
+ * capability; several ids must each belong to the fleet. Returns the ids without duplicates.
+ */
+export function checkRobotIds(deps: MissionToolDeps, fleetId: string, ids: readonly string[], capabilities: readonly string[]): string[] {
+  const unique = [...new Set(ids)];
+  if (unique.length === 1) {
+    const robotId = unique[0]!;
+    const r = deps.store.robots.get(robotId);
+    if (!r || r.fleetId !== fleetId || !r.active) throw apiError('robot_not_active_member', { robotId });
+    const have = new Set([...r.capabilities, ...deps.missions.tracker.advertisedCapabilities(robotId)]);
+    const missing = capabilities.find((c) => !have.has(c));
+    if (missing !== undefined) throw apiError('robot_missing_capability', { robotId, capability: missing });
+    return unique;
+  }
+  for (const robotId of unique) {
+    const r = deps.store.robots.get(robotId);
+    if (!r || r.fleetId !== fleetId) throw apiError('robot_not_found', { robotId });
+  }
+  return unique;
+}
+
+function fleetOf(deps: MissionToolDeps, auth: AuthContext, body: { org_id: string; fleet_id: string }): FleetRecord {
+  requireOrg(auth, body.org_id);
+  return requireFleet(deps.store, auth, body.fleet_id);
+}
+
+/** A schedule of the fleet. @throws ApiError `schedule_not_found` */
+export function requireSchedule(store: Store, fleetId: string, scheduleId: string): ScheduleRecord {
+  const s = store.schedules.get(scheduleId);
+  if (!s || s.fleetId !== fleetId) throw apiError('schedule_not_found', { scheduleId });
+  return s;
+}
+
+function accepted(s: ScheduleRecord, what: string): ScheduleAccepted {
+  const when = s.nextFireAtMs === null ? 'no further fire' : `first fire at ${new Date(s.nextFireAtMs).toISOString()}`;
+  return {
+    missionId: s.target.type === 'mission' ? s.target.missionId : null,
+    scheduleId: s.scheduleId,
+    status: s.status,
+    detail: `${what}; ${when}. Follow it with GET /v1/events?fleet_id=${s.fleetId}&correlation_id=${s.correlationId}.`,
+    correlationId: s.correlationId,
+  };
+}
+
+const MISSION_ERRORS = ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'invalid_schedule', 'robot_not_active_member', 'robot_missing_capability', 'robot_not_found', 'schedule_limit'] as const;
+const IDEM_ERRORS = ['idempotency_key_required', 'idempotency_key_invalid', 'idempotency_in_progress', 'idempotency_body_mismatch'] as const;
+
+/** The mission tool routes. */
+export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
+  const { store, missions } = deps;
+  const tags = ['Agent API', 'Schedules'];
+  const idem = (ctx: RouteContext<Record<string, string>, Record<string, unknown>, unknown>, fleet: FleetRecord, endpoint: string, run: () => Promise<HandlerResult>): Promise<HandlerResult> =>
+    withIdempotency(store, { actor: ctx.auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint }, ctx.idempotencyKey, ctx.body, run);
+  const options = (b: { deployment_deadline_ms?: number; retry_limit?: number; retry_interval_secs?: number }) => ({
+    deploymentDeadlineMs: b.deployment_deadline_ms ?? DEFAULT_DEPLOYMENT_DEADLINE_MS,
+    retryLimit: b.retry_limit ?? 0,
+    retryIntervalSecs: b.retry_interval_secs ?? DEFAULT_RETRY_INTERVAL_SECS,
+  });
+
+  async function submitJob(ctx: RouteContext<Record<string, string>, Record<string, unknown>, SubmitJobBody>): Promise<HandlerResult> {
+    const { body, auth } = ctx;
+    const fleet = fleetOf(deps, auth, body);
+    return idem(ctx, fleet, 'POST /v1/agent/submit-job', async () => {
+      const spec = toSpec(body.schedule, auth);
+      const capabilities = [...new Set(body.capabilities)];
+      const robotIds = checkRobotIds(deps, fleet.fleetId, body.robot_ids, capabilities);
+      const { template } = await createTemplate(store, fleet, {
+        name: body.name,
+        featureId: body.feature_id,
+        enabled: true,
+        capabilities,
+        steps: body.steps ?? [{ kind: 'mow_area', config: { feature_id: body.feature_id } }],
+        parameters: body.parameters ?? {},
+      }, missions.clock.now());
+      const sync = deps.runtime ? await deps.runtime.awaitSync(fleet.fleetId) : { runtimeSync: 'applied' as const };
+      const s = await missions.create({
+        orgId: fleet.orgId, fleetId: fleet.fleetId, target: { type: 'mission', missionId: template.missionId }, robotIds, schedule: spec,
+        ...options(body), createdBy: { apiKeyId: auth.apiKeyId },
+      });
+      const out = { ...accepted(s, `Job accepted: template ${template.missionId} created enabled`), ...sync };
+      return { status: sync.runtimeSync === 'applied' ? 201 : 202, body: out };
+    });
+  }
+
+  async function deployOrSchedule(ctx: RouteContext<Record<string, string>, Record<string, unknown>, DeployMissionBody | ScheduleMissionBody>, endpoint: string, spec: ScheduleObject | null): Promise<HandlerResult> {
+    const { body, auth } = ctx;
+    const fleet = fleetOf(deps, auth, body);
+    return idem(ctx, fleet, endpoint, async () => {
+      const schedule = toSpec(spec, auth);
+      const t = requireTemplate(store, fleet.fleetId, body.mission_id);
+      const robotIds = checkRobotIds(deps, fleet.fleetId, body.robot_ids, t.capabilities);
+      const s = await missions.create({
+        orgId: fleet.orgId, fleetId: fleet.fleetId, target: { type: 'mission', missionId: t.missionId }, robotIds, schedule,
+        ...options(body), createdBy: { apiKeyId: auth.apiKeyId },
+      });
+      return { status: schedule === null ? 202 : 201, body: accepted(s, schedule === null ? 'Fire-now run accepted' : 'Schedule accepted') };
+    });
+  }
+
+  async function editSchedule(ctx: RouteContext<Record<string, string>, Record<string, unknown>, EditScheduleBody>): Promise<HandlerResult> {
+    const { body, auth } = ctx;
+    const fleet = fleetOf(deps, auth, body);
+    const s = requireSchedule(store, fleet.fleetId, body.schedule_id);
+    if (s.target.type === 'command') requirePermission(auth, 'operations:control');
+    let robotIds: string[] | undefined;
+    if (body.robot_ids !== undefined) {
+      const caps = s.target.type === 'mission' ? (store.templates.get(s.target.missionId)?.capabilities ?? []) : [];
+      robotIds = checkRobotIds(deps, fleet.fleetId, body.robot_ids, caps);
+      if (s.target.type === 'command' && robotIds.length === 0) throw apiError('robot_ids_invalid', { detail: 'a command schedule needs at least one robot' });
+    }
+    const updated = await missions.edit(s.scheduleId, {
+      ...(body.schedule !== undefined ? { schedule: toSpec(body.schedule, auth) } : {}),
+      ...(robotIds !== undefined ? { robotIds } : {}),
+      ...(body.deployment_deadline_ms !== undefined ? { deploymentDeadlineMs: body.deployment_deadline_ms } : {}),
+      ...(body.retry_limit !== undefined ? { retryLimit: body.retry_limit } : {}),
+      ...(body.retry_interval_secs !== undefined ? { retryIntervalSecs: body.retry_interval_secs } : {}),
+    });
+    return { status: 200, body: accepted(updated, 'Schedule edited') };
+  }
+
+  async function scheduleCommand(ctx: RouteContext<Record<string, string>, Record<string, unknown>, ScheduleCommandBody>): Promise<HandlerResult> {
+    const { body, auth } = ctx;
+    requirePermission(auth, 'robots:write');
+    const fleet = fleetOf(deps, auth, body);
+    return idem(ctx, fleet, 'POST /v1/agent/schedule-command', async () => {
+      const spec = toSpec(body.schedule, auth);
+      const c = body.command;
+      if (c.action === 'mode' && c.mode === undefined) throw apiError('action_field_missing', { action: 'mode', field: 'command.mode' });
+      if (c.action !== 'mode' && c.mode !== undefined) throw apiError('action_field_unexpected', { action: c.action, field: 'command.mode' });
+      if (c.action !== 'stop' && c.reason !== undefined) throw apiError('action_field_unexpected', { action: c.action, field: 'command.reason' });
+      const robotIds = [...new Set(c.robot_ids)];
+      for (const robotId of robotIds) {
+        const r = store.robots.get(robotId);
+        if (!r || r.fleetId !== fleet.fleetId) throw apiError('robot_not_found', { robotId });
+      }
+      const command: Record<string, unknown> = { action: c.action };
+      if (c.mode !== undefined) command.mode = c.mode;
+      if (c.reason !== undefined) command.reason = c.reason;
+      const s = await missions.create({
+        orgId: fleet.orgId, fleetId: fleet.fleetId, target: { type: 'command', command }, robotIds, schedule: spec,
+        ...options(body), createdBy: { apiKeyId: auth.apiKeyId },
+      });
+      return { status: 201, body: accepted(s, `Command schedule accepted (${c.action} to ${robotIds.length} robot(s))`) };
+    });
+  }
+
+  async function cancelSchedule(ctx: RouteContext<Record<string, string>, Record<string, unknown>, CancelScheduleBody>): Promise<HandlerResult> {
+    const { body, auth } = ctx;
+    const fleet = fleetOf(deps, auth, body);
+    const s = requireSchedule(store, fleet.fleetId, body.schedule_id);
+    requirePermission(auth, s.target.type === 'mission' ? 'missions:write' : 'operations:control');
+    const out = await missions.cancel(s.scheduleId);
+    return { status: 200, body: { scheduleId: out.scheduleId, cancelled: true, status: out.status, detail: 'No further fires; a run already started carries on (control-mission stops it).' } };
+  }
+
+  async function setPriorities(ctx: RouteContext<Record<string, string>, Record<string, unknown>, SetPrioritiesBody>): Promise<HandlerResult> {
+    const { body, auth } = ctx;
+    const fleet = fleetOf(deps, auth, body);
+    const written = await missions.setPriorities(fleet.fleetId, body.priorities.map((p) => ({ missionId: p.mission_id, priority: p.priority })));
+    if (deps.runtime) void deps.runtime.changed(fleet.fleetId);
+    return { status: 200, body: { success: true, items: written.map((t) => ({ missionId: t.missionId, priority: t.priority })) } };
+  }
+
+  const route = (path: string, operationId: string, summary: string, auth: RouteDef['auth'], body: RouteDef['body'], responses: RouteDef['responses'], errors: RouteDef['errors'], handler: RouteDef['handler']): RouteDef =>
+    ({ method: 'POST', path, operationId, summary, tags, auth, body, responses, errors, handler });
+
+  return [
+    route('/v1/agent/submit-job', 'submitJob', 'Create an enabled mission template for a job and register its schedule (null or omitted schedule: fire now). Requires Idempotency-Key.', 'missions:write', SubmitJobBody,
+      { 201: { description: 'Template and schedule committed; status `scheduled`.', schema: ScheduleAccepted }, 202: { description: 'Committed, but the live operation has not adopted the template yet (`runtimeSync` `pending`).', schema: ScheduleAccepted } },
+      [...MISSION_ERRORS, ...IDEM_ERRORS, 'feature_not_found'], submitJob),
+    route('/v1/agent/deploy-mission', 'deployMission', 'Fire-now run of an existing template (a schedule that falls due at once). Requires Idempotency-Key.', 'missions:write', DeployMissionBody,
+      { 202: { description: 'Accepted asynchronously; status `scheduled`. No robot is chosen yet.', schema: ScheduleAccepted } },
+      [...MISSION_ERRORS, ...IDEM_ERRORS, 'template_not_found'], (ctx: RouteContext<Record<string, string>, Record<string, unknown>, DeployMissionBody>) => deployOrSchedule(ctx, 'POST /v1/agent/deploy-mission', null)),
+    route('/v1/agent/schedule-mission', 'scheduleMission', 'Register a schedule (once, interval or cron in an IANA zone) for an existing template. Requires Idempotency-Key.', 'missions:write', ScheduleMissionBody,
+      { 201: { description: 'Schedule committed; status `scheduled`.', schema: ScheduleAccepted } },
+      [...MISSION_ERRORS, ...IDEM_ERRORS, 'template_not_found'], (ctx: RouteContext<Record<string, string>, Record<string, unknown>, ScheduleMissionBody>) => deployOrSchedule(ctx, 'POST /v1/agent/schedule-mission', ctx.body.schedule)),
+    route('/v1/agent/edit-schedule', 'editSchedule', 'Edit a schedule in place (same schedule id). Command schedules also need operations:control.', 'missions:write', EditScheduleBody,
+      { 200: { description: 'The edited schedule.', schema: ScheduleAccepted } },
+      [...MISSION_ERRORS, 'schedule_not_found', 'schedule_cancelled', 'robot_ids_invalid', 'forbidden_permission'], editSchedule),
+    route('/v1/agent/schedule-command', 'scheduleCommand', 'Schedule a non-mission robot command (stop, start, release, mode). Needs operations:control and robots:write. Requires Idempotency-Key.', 'operations:control', ScheduleCommandBody,
+      { 201: { description: 'Command schedule committed; status `scheduled`.', schema: ScheduleAccepted } },
+      [...MISSION_ERRORS, ...IDEM_ERRORS, 'forbidden_permission', 'action_field_missing', 'action_field_unexpected'], scheduleCommand),
+    route('/v1/agent/cancel-schedule', 'cancelSchedule', 'Cancel a mission schedule (missions:write) or command schedule (operations:control). Idempotent.', 'any', CancelScheduleBody,
+      { 200: { description: 'Cancelled.', schema: CancelScheduleResponse } },
+      ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'schedule_not_found', 'forbidden_permission'], cancelSchedule),
+    route('/v1/agent/set-mission-priorities', 'setMissionPriorities', 'Set template priorities as one batch (all applied or none).', 'missions:write', SetPrioritiesBody,
+      { 200: { description: 'All priorities applied.', schema: SetPrioritiesResponse } },
+      ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'template_not_found', 'duplicate_priority'], setPriorities),
+  ];
+}

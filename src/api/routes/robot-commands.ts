@@ -1,0 +1,135 @@
+/**
+ * Nested robot command routes (spec: Nested robot commands and configuration, `robots:write`):
+ * `…/robots/{robot_id}/go-to`, `/mode`, `/invoke-service`, `/settings`, and `…/stop-all`.
+ *
+ * Single-robot routes answer with errors for the one robot (404 not in the fleet, 409 inactive, 422
+ * outside its policy or rejected by its agent, 503 offline); stop-all follows the bulk 200 / 207 /
+ * 502 rule of control-robot.
+ */
+import { requireFleet, requireOrg } from '../../auth/access.js';
+import type { CommandService } from '../../commands/service.js';
+import { isAcknowledged, type ActionAndArgs } from '../../commands/types.js';
+import { apiError, type ErrorId } from '../../errors/catalog.js';
+import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
+import type { Store } from '../../store/lmdb.js';
+import { ackWaitMs, bulkStatus, dispatchAll, publicDelivery, type AckWaitFields } from '../command-dispatch.js';
+import {
+  FleetPathParams,
+  GoToBody,
+  InvokeServiceBody,
+  ModeBody,
+  RobotCommandResponse,
+  RobotPathParams,
+  SettingsBody,
+  StopAllBody,
+  StopAllResponse,
+} from '../schemas/robot-commands.js';
+import { activeRobots } from './control-robot.js';
+
+export interface RobotCommandDeps {
+  store: Store;
+  commands: CommandService;
+}
+
+const SINGLE_ERRORS: ErrorId[] = [
+  'forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'robot_not_found', 'robot_inactive', 'robot_offline', 'policy_rejected',
+  'agent_rejected', 'ack_wait_conflict', 'ack_waiters_full', 'outbox_full',
+];
+
+/** The nested command routes. */
+export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
+  const { store, commands } = deps;
+
+  /** Sends one command to the path's robot and reports its delivery. */
+  async function single(ctx: RouteContext<RobotPathParams, Record<string, unknown>, AckWaitFields>, command: ActionAndArgs): Promise<HandlerResult> {
+    const { params, auth } = ctx;
+    requireOrg(auth, params.org_id);
+    const fleet = requireFleet(store, auth, params.fleet_id);
+    const waitMs = ackWaitMs(ctx.body);
+    if (waitMs !== null && commands.waiterRoom() < 1) throw apiError('ack_waiters_full');
+    const s = commands.submit({ robotId: params.robot_id, fleetId: fleet.fleetId, orgId: fleet.orgId, ...command, requestedBy: { apiKeyId: auth.apiKeyId } });
+    const d = waitMs === null ? s.delivery : await commands.waitForAck(s.commandId, waitMs, ctx.aborted);
+    if (!isAcknowledged(d.state)) await s.persisted;
+    if (d.state === 'agent_rejected') {
+      throw apiError('agent_rejected', { reason: d.rejectReason || 'no reason given' }, { details: { robotId: params.robot_id, delivery: publicDelivery(d) } });
+    }
+    const body: RobotCommandResponse = { success: true, robotId: params.robot_id, action: command.action, delivery: publicDelivery(d) };
+    return { status: 200, body };
+  }
+
+  const base = '/v1/orgs/{org_id}/fleets/{fleet_id}';
+  const ok = { 200: { description: 'Dispatched, deferred, received, or the wait timed out (see `delivery`).', schema: RobotCommandResponse } };
+  const common = { method: 'POST' as const, tags: ['Robot commands'], auth: 'robots:write' as const, params: RobotPathParams, responses: ok, errors: SINGLE_ERRORS };
+
+  return [
+    {
+      ...common,
+      path: `${base}/robots/{robot_id}/go-to`,
+      operationId: 'robotGoTo',
+      summary: "Assign a one-shot geographic destination inside the robot's advertised go-to area (optional heading and speed cap).",
+      body: GoToBody,
+      handler: (ctx: RouteContext<RobotPathParams, Record<string, unknown>, GoToBody>) =>
+        single(ctx, {
+          action: 'go_to',
+          args: { latitude: ctx.body.latitude, longitude: ctx.body.longitude, headingDeg: ctx.body.heading_deg ?? null, maxSpeedMps: ctx.body.max_speed_mps ?? null },
+        }),
+    },
+    {
+      ...common,
+      path: `${base}/robots/{robot_id}/mode`,
+      operationId: 'robotSetMode',
+      summary: "Set the robot mode; the mode must be one of the robot's advertised allowed modes.",
+      body: ModeBody,
+      handler: (ctx: RouteContext<RobotPathParams, Record<string, unknown>, ModeBody>) => single(ctx, { action: 'mode', args: { mode: ctx.body.mode } }),
+    },
+    {
+      ...common,
+      path: `${base}/robots/{robot_id}/invoke-service`,
+      operationId: 'robotInvokeService',
+      summary: "Invoke an advertised action; `arguments` are validated against the action's advertised JSON Schema.",
+      body: InvokeServiceBody,
+      handler: (ctx: RouteContext<RobotPathParams, Record<string, unknown>, InvokeServiceBody>) =>
+        single(ctx, { action: 'invoke_action', args: { name: ctx.body.name, arguments: (ctx.body.arguments ?? {}) } }),
+    },
+    {
+      ...common,
+      path: `${base}/robots/{robot_id}/settings`,
+      operationId: 'robotUpdateSettings',
+      summary: "Send setting updates; each key must be an advertised setting and each value inside its range or allowed values.",
+      body: SettingsBody,
+      handler: (ctx: RouteContext<RobotPathParams, Record<string, unknown>, SettingsBody>) => single(ctx, { action: 'update_settings', args: { values: ctx.body.settings } }),
+    },
+    {
+      method: 'POST',
+      path: `${base}/stop-all`,
+      operationId: 'fleetStopAll',
+      summary: 'Pause every active robot of the fleet: one stop per robot (offline robots: deferred, sent on reconnect).',
+      tags: ['Robot commands'],
+      auth: 'robots:write',
+      params: FleetPathParams,
+      body: StopAllBody,
+      responses: {
+        200: { description: 'Every active robot\'s stop succeeded (count 0 when the fleet has none).', schema: StopAllResponse },
+        207: { description: 'Some stops failed (code `partial_failure`).', schema: StopAllResponse },
+        502: { description: 'Every stop failed (code `unavailable`).', schema: StopAllResponse },
+      },
+      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'ack_wait_conflict', 'ack_waiters_full'],
+      handler: async (ctx: RouteContext<FleetPathParams, Record<string, unknown>, StopAllBody>) => {
+        const { params, auth, body } = ctx;
+        requireOrg(auth, params.org_id);
+        const fleet = requireFleet(store, auth, params.fleet_id);
+        const waitMs = ackWaitMs(body);
+        const reason = body.reason ?? 'stop-all';
+        const outcomes = await dispatchAll(
+          commands,
+          activeRobots(store, fleet.fleetId),
+          (robotId) => ({ robotId, fleetId: fleet.fleetId, orgId: fleet.orgId, action: 'stop', args: { reason }, requestedBy: { apiKeyId: auth.apiKeyId } }),
+          waitMs,
+          ctx.aborted,
+        );
+        const response: StopAllResponse = { success: outcomes.every((o) => o.success), count: outcomes.length, outcomes };
+        return bulkStatus(outcomes, response);
+      },
+    },
+  ];
+}

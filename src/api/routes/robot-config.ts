@@ -1,0 +1,97 @@
+/**
+ * `GET`/`POST …/robots/{robot_id}/config` and `…/onboard-settings`: request/response operations.
+ * The command goes through the command service like any other (policy check: the robot must have
+ * opted in; outbox; audit); the answer waits for the robot's CommandResult. A write succeeds only
+ * once the robot reported success. When the robot does not report in time the answer is 503 with
+ * the commandId, and the operation stays observable at `GET /v1/robot-commands/{command_id}`.
+ */
+import { requireFleet, requireOrg } from '../../auth/access.js';
+import type { CommandService } from '../../commands/service.js';
+import { deliveryOf, type JsonObject } from '../../commands/types.js';
+import { apiError, type ErrorId } from '../../errors/catalog.js';
+import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
+import type { Store } from '../../store/lmdb.js';
+import { publicDelivery } from '../command-dispatch.js';
+import { RobotPathParams } from '../schemas/robot-commands.js';
+import { ConfigReadQuery, ConfigResponse, ConfigWriteBody, DEFAULT_RESULT_WAIT_MS } from '../schemas/robot-config.js';
+
+export interface RobotConfigDeps {
+  store: Store;
+  commands: CommandService;
+}
+
+type Kind = 'config' | 'onboard_settings';
+
+const ERRORS: ErrorId[] = [
+  'forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'robot_not_found', 'robot_inactive', 'robot_offline', 'policy_rejected',
+  'remote_config_not_enabled', 'agent_rejected', 'robot_result_failed', 'robot_result_timeout', 'ack_waiters_full', 'outbox_full',
+];
+
+/** The config and onboard-settings routes. */
+export function robotConfigRoutes(deps: RobotConfigDeps): RouteDef[] {
+  const { store, commands } = deps;
+
+  async function exchange(ctx: RouteContext<RobotPathParams>, action: Kind, values: JsonObject | null, timeoutMs: number | undefined): Promise<HandlerResult> {
+    const { params, auth } = ctx;
+    requireOrg(auth, params.org_id);
+    const fleet = requireFleet(store, auth, params.fleet_id);
+    if (commands.resultWaiterRoom() < 1) throw apiError('ack_waiters_full');
+    const robotId = params.robot_id;
+    const s = commands.submit({
+      robotId, fleetId: fleet.fleetId, orgId: fleet.orgId, action, args: { write: values !== null, values }, requestedBy: { apiKeyId: auth.apiKeyId },
+    });
+    const w = await commands.waitForResult(s.commandId, timeoutMs ?? DEFAULT_RESULT_WAIT_MS, ctx.aborted);
+    await s.persisted;
+    const rec = w.record;
+    if (rec.state === 'agent_rejected') {
+      throw apiError('agent_rejected', { reason: rec.rejectReason || 'no reason given' }, { details: { commandId: rec.commandId, delivery: publicDelivery(deliveryOf(rec)) } });
+    }
+    if (w.timedOut || !rec.result) {
+      throw apiError('robot_result_timeout', { robotId, commandId: rec.commandId }, { details: { commandId: rec.commandId, delivery: publicDelivery(deliveryOf(rec, true)) } });
+    }
+    if (!rec.result.success) {
+      throw apiError('robot_result_failed', { robotId, reason: rec.result.error || 'no reason given' }, { details: { commandId: rec.commandId, error: rec.result.error } });
+    }
+    const body: ConfigResponse = { robotId, commandId: rec.commandId, values: rec.result.payload ?? {} };
+    return { status: 200, body };
+  }
+
+  const routesFor = (segment: string, action: Kind, what: string, id: string): RouteDef[] => {
+    const path = `/v1/orgs/{org_id}/fleets/{fleet_id}/robots/{robot_id}/${segment}`;
+    const ok = { 200: { description: `The ${what} as the robot reported it.`, schema: ConfigResponse } };
+    return [
+      {
+        method: 'GET',
+        path,
+        operationId: `get${id}`,
+        summary: `Read the robot's ${what} (asks the robot; needs its opt-in).`,
+        tags: ['Robot configuration'],
+        auth: 'robots:read',
+        params: RobotPathParams,
+        query: ConfigReadQuery,
+        responses: ok,
+        errors: ERRORS,
+        handler: (ctx: RouteContext<RobotPathParams, ConfigReadQuery>) => exchange(ctx, action, null, ctx.query.timeout_ms),
+      },
+      {
+        method: 'POST',
+        path,
+        operationId: `update${id}`,
+        summary: `Update the robot's ${what}; succeeds only after the robot reports the result.`,
+        tags: ['Robot configuration'],
+        auth: 'robots:write',
+        params: RobotPathParams,
+        body: ConfigWriteBody,
+        responses: ok,
+        errors: ERRORS,
+        handler: (ctx: RouteContext<RobotPathParams, Record<string, unknown>, ConfigWriteBody>) =>
+          exchange(ctx, action, ctx.body.values, ctx.body.timeout_ms),
+      },
+    ];
+  };
+
+  return [
+    ...routesFor('config', 'config', 'remote configuration', 'RobotConfig'),
+    ...routesFor('onboard-settings', 'onboard_settings', 'onboard settings', 'RobotOnboardSettings'),
+  ];
+}

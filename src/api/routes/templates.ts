@@ -1,0 +1,190 @@
+/**
+ * Mission templates (spec: Mission templates endpoints): list, read, create (Idempotency-Key
+ * required, server mints missionId), edit (omitted step configuration preserved), delete (409 while
+ * a schedule references the template or a robot runs it), enable/disable.
+ *
+ * Every mutation commits first, then waits briefly for the live operation runtime to adopt it:
+ * `runtimeSync: "applied"` (200/201), or 202 with `success: false, persistenceState: "committed",
+ * runtimeSync: "pending", runtimeSyncError` — the change is never rolled back.
+ */
+import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
+import { withIdempotency } from '../../idempotency/index.js';
+import { getOperation } from '../../missions/operation.js';
+import type { TemplateRecord } from '../../missions/records.js';
+import type { OperationRuntime, SyncResult } from '../../missions/runtime.js';
+import { createTemplate, deleteTemplate, listTemplates, requireTemplate, setTemplateEnabled, updateTemplate } from '../../missions/templates.js';
+import type { Store } from '../../store/lmdb.js';
+import { FleetPathParams } from '../schemas/features.js';
+import {
+  EnabledBody,
+  TemplateCreateBody,
+  TemplateListResponse,
+  TemplateMutationResponse,
+  TemplatePathParams,
+  TemplateUpdateBody,
+  TemplateView,
+} from '../schemas/templates.js';
+import { fleetFromPath } from './features.js';
+
+const BASE = '/v1/orgs/{org_id}/fleets/{fleet_id}/mission-templates';
+
+/** The public view of a template. */
+export function templateView(t: TemplateRecord): TemplateView {
+  return {
+    missionId: t.missionId,
+    name: t.name,
+    featureId: t.featureId,
+    enabled: t.enabled,
+    capabilities: t.capabilities,
+    roster: t.roster,
+    steps: t.steps,
+    parameters: t.parameters,
+    prerequisites: t.prerequisites,
+    priority: t.priority,
+    version: t.version,
+    createdAtMs: t.createdAtMs,
+    updatedAtMs: t.updatedAtMs,
+  };
+}
+
+/** The 200/201 or 202 answer of a committed template change. */
+export function mutationResult(okStatus: number, sync: SyncResult, base: { missionId: string; operationId: string; template?: TemplateRecord; deleted?: true }): HandlerResult {
+  const body: TemplateMutationResponse = {
+    success: sync.runtimeSync === 'applied',
+    persistenceState: 'committed',
+    runtimeSync: sync.runtimeSync,
+    ...(sync.runtimeSync === 'pending' ? { runtimeSyncError: sync.runtimeSyncError } : {}),
+    missionId: base.missionId,
+    operationId: base.operationId,
+    ...(base.deleted ? { deleted: true as const } : {}),
+    ...(base.template ? { template: templateView(base.template) } : {}),
+  };
+  return { status: sync.runtimeSync === 'applied' ? okStatus : 202, body };
+}
+
+const MUTATION_ERRORS = ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'template_not_found'] as const;
+const syncResponses = (ok: number, what: string) => ({
+  [ok]: { description: `${what}; the live operation adopted it (runtimeSync \`applied\`).`, schema: TemplateMutationResponse },
+  202: { description: 'Committed, but the live operation has not adopted it yet (runtimeSync `pending`); not rolled back.', schema: TemplateMutationResponse },
+});
+
+/** Template routes. */
+export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }): RouteDef[] {
+  const { store, runtime } = deps;
+  const tags = ['Mission templates'];
+  const operationIdOf = (fleetId: string): string => getOperation(store, fleetId)?.operationId ?? '';
+  return [
+    {
+      method: 'GET',
+      path: BASE,
+      operationId: 'listMissionTemplates',
+      summary: 'The fleet\'s mission templates (the steps of its operation).',
+      tags,
+      auth: 'missions:read',
+      params: FleetPathParams,
+      responses: { 200: { description: 'Templates, ordered by missionId.', schema: TemplateListResponse } },
+      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet'],
+      handler: ({ auth, params }: RouteContext<FleetPathParams>) => {
+        const fleet = fleetFromPath(store, auth, params);
+        const body: TemplateListResponse = {
+          items: listTemplates(store, fleet.fleetId).map((t) => ({ missionId: t.missionId, name: t.name, featureId: t.featureId, enabled: t.enabled, priority: t.priority })),
+        };
+        return { status: 200, body };
+      },
+    },
+    {
+      method: 'GET',
+      path: `${BASE}/{mission_id}`,
+      operationId: 'getMissionTemplate',
+      summary: 'One template with enabled state, steps, parameters, capabilities, roster and prerequisites.',
+      tags,
+      auth: 'missions:read',
+      params: TemplatePathParams,
+      responses: { 200: { description: 'The template.', schema: TemplateView } },
+      errors: [...MUTATION_ERRORS],
+      handler: ({ auth, params }: RouteContext<TemplatePathParams>) => {
+        const fleet = fleetFromPath(store, auth, params);
+        return { status: 200, body: templateView(requireTemplate(store, fleet.fleetId, params.mission_id)) };
+      },
+    },
+    {
+      method: 'POST',
+      path: BASE,
+      operationId: 'createMissionTemplate',
+      summary: 'Create a template (requires Idempotency-Key; the server mints missionId). The fleet\'s operation is created with its first template.',
+      tags,
+      auth: 'missions:write',
+      params: FleetPathParams,
+      body: TemplateCreateBody,
+      responses: syncResponses(201, 'Created'),
+      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'robot_not_active_member', 'robot_missing_capability', 'idempotency_key_required', 'idempotency_key_invalid', 'idempotency_in_progress', 'idempotency_body_mismatch'],
+      handler: (ctx: RouteContext<FleetPathParams, Record<string, unknown>, TemplateCreateBody>) => {
+        const fleet = fleetFromPath(store, ctx.auth, ctx.params);
+        return withIdempotency(
+          store,
+          { actor: ctx.auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint: `POST ${BASE}` },
+          ctx.idempotencyKey,
+          ctx.body,
+          async () => {
+            const { template, operation } = await createTemplate(store, fleet, ctx.body, ctx.nowMs);
+            const sync = await runtime.awaitSync(fleet.fleetId);
+            return mutationResult(201, sync, { missionId: template.missionId, operationId: operation.operationId, template });
+          },
+        );
+      },
+    },
+    {
+      method: 'PUT',
+      path: `${BASE}/{mission_id}`,
+      operationId: 'updateMissionTemplate',
+      summary: 'Edit a template; omitted fields and omitted step configuration are preserved.',
+      tags,
+      auth: 'missions:write',
+      params: TemplatePathParams,
+      body: TemplateUpdateBody,
+      responses: syncResponses(200, 'Edited'),
+      errors: [...MUTATION_ERRORS, 'feature_not_found', 'robot_not_active_member', 'robot_missing_capability'],
+      handler: async ({ auth, params, body, nowMs }: RouteContext<TemplatePathParams, Record<string, unknown>, TemplateUpdateBody>) => {
+        const fleet = fleetFromPath(store, auth, params);
+        const template = await updateTemplate(store, fleet.fleetId, params.mission_id, body, nowMs);
+        const sync = await runtime.awaitSync(fleet.fleetId);
+        return mutationResult(200, sync, { missionId: template.missionId, operationId: operationIdOf(fleet.fleetId), template });
+      },
+    },
+    {
+      method: 'DELETE',
+      path: `${BASE}/{mission_id}`,
+      operationId: 'deleteMissionTemplate',
+      summary: 'Delete a template; 409 while a schedule references it or a robot is running it.',
+      tags,
+      auth: 'missions:write',
+      params: TemplatePathParams,
+      responses: syncResponses(200, 'Deleted'),
+      errors: [...MUTATION_ERRORS, 'template_in_use'],
+      handler: async ({ auth, params, nowMs }: RouteContext<TemplatePathParams>) => {
+        const fleet = fleetFromPath(store, auth, params);
+        await deleteTemplate(store, fleet.fleetId, params.mission_id, nowMs);
+        const sync = await runtime.awaitSync(fleet.fleetId);
+        return mutationResult(200, sync, { missionId: params.mission_id, operationId: operationIdOf(fleet.fleetId), deleted: true });
+      },
+    },
+    {
+      method: 'PUT',
+      path: `${BASE}/{mission_id}/enabled`,
+      operationId: 'setMissionTemplateEnabled',
+      summary: 'Enable or disable dispatch of a template.',
+      tags,
+      auth: 'missions:write',
+      params: TemplatePathParams,
+      body: EnabledBody,
+      responses: syncResponses(200, 'Set'),
+      errors: [...MUTATION_ERRORS],
+      handler: async ({ auth, params, body, nowMs }: RouteContext<TemplatePathParams, Record<string, unknown>, EnabledBody>) => {
+        const fleet = fleetFromPath(store, auth, params);
+        const template = await setTemplateEnabled(store, fleet.fleetId, params.mission_id, body.enabled, nowMs);
+        const sync = await runtime.awaitSync(fleet.fleetId);
+        return mutationResult(200, sync, { missionId: template.missionId, operationId: operationIdOf(fleet.fleetId), template });
+      },
+    },
+  ];
+}

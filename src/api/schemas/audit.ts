@@ -1,0 +1,82 @@
+/**
+ * Command audit (`GET /v1/audit-log`, `fleet:read`) and one command's later states
+ * (`GET /v1/robot-commands/{command_id}`, `robots:read`).
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { Nullable, Uuid } from './common.js';
+import { DeliveryObject } from './control-robot.js';
+
+export const AUDIT_MAX_LIMIT = 500;
+export const AUDIT_DEFAULT_LIMIT = 100;
+
+const StoredState = Type.Unsafe<'deferred' | 'dispatched' | 'agent_received' | 'agent_rejected'>({
+  type: 'string',
+  enum: ['deferred', 'dispatched', 'agent_received', 'agent_rejected'],
+});
+
+const TimeMs = Type.Integer({ minimum: 0, description: 'Milliseconds since the Unix epoch.' });
+
+export const AuditEntry = Type.Object(
+  {
+    commandId: Uuid,
+    robotId: Uuid,
+    fleetId: Uuid,
+    action: Type.String({ description: '`stop`, `start`, `release`, `force_reset`, `mode`, `invoke_action`, `update_settings`, `go_to`, `config`, `onboard_settings`, `mission_start`, `mission_control`.' }),
+    argsDigest: Type.String({ description: 'SHA-256 (hex) of the canonical JSON (keys sorted) of the command arguments.' }),
+    requestedBy: Type.Object({ actorType: Type.Literal('api_key'), apiKeyId: Uuid }, { additionalProperties: false }),
+    createdAtMs: TimeMs,
+    state: StoredState,
+    retryBudgetExhausted: Type.Boolean(),
+    rejectReason: Nullable(Type.String({ description: 'The agent\'s reason with `agent_rejected`.' })),
+    attempts: Type.Integer({ description: 'Times the command was written to the robot\'s stream.' }),
+    history: Type.Array(Type.Object({ state: StoredState, atMs: TimeMs }, { additionalProperties: false }), {
+      description: 'Every delivery state change with its time, oldest first.',
+    }),
+    resultAtMs: Nullable(TimeMs),
+  },
+  { additionalProperties: false },
+);
+export type AuditEntry = Static<typeof AuditEntry>;
+
+export const AuditLogQuery = Type.Object(
+  {
+    fleet_id: Uuid,
+    robot_id: Type.Optional(Uuid),
+    from_ms: Type.Optional(Type.Integer({ minimum: 0, description: 'Only commands created at or after this time.' })),
+    to_ms: Type.Optional(Type.Integer({ minimum: 0, description: 'Only commands created before this time.' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: AUDIT_MAX_LIMIT, description: `Page size, default ${AUDIT_DEFAULT_LIMIT}, at most ${AUDIT_MAX_LIMIT}.` })),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'The previous page\'s `next_cursor`; bound to the same filters (other filters: 400).' })),
+  },
+  { additionalProperties: false },
+);
+export type AuditLogQuery = Static<typeof AuditLogQuery>;
+
+export const AuditLogResponse = Type.Object(
+  { items: Type.Array(AuditEntry, { description: 'Newest first.' }), next_cursor: Nullable(Type.String()) },
+  { additionalProperties: false },
+);
+export type AuditLogResponse = Static<typeof AuditLogResponse>;
+
+export const CommandPathParams = Type.Object({ command_id: Uuid }, { additionalProperties: false });
+export type CommandPathParams = Static<typeof CommandPathParams>;
+
+export const CommandView = Type.Object(
+  {
+    ...AuditEntry.properties,
+    args: Type.Object({}, { additionalProperties: true, description: 'The command arguments as sent.' }),
+    delivery: DeliveryObject,
+    result: Nullable(
+      Type.Object(
+        {
+          success: Type.Boolean(),
+          error: Type.String({ description: 'The robot\'s reason when `success` is false.' }),
+          values: Nullable(Type.Object({}, { additionalProperties: true })),
+          atMs: TimeMs,
+        },
+        { additionalProperties: false, description: 'config / onboard_settings: what the robot reported (null until it did).' },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: 'A command\'s current state; `timed_out` is never stored, so `delivery.state` is a stored state.' },
+);
+export type CommandView = Static<typeof CommandView>;

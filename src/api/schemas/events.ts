@@ -1,0 +1,48 @@
+/**
+ * `GET /v1/events` (spec: Schedules and runs (read); Events). The spec leaves the response open; this
+ * is the gateway's shape: one correlation's events in append order, keyset-paged by `seq`.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { Nullable, Uuid } from './common.js';
+
+export const EventsQuery = Type.Object(
+  {
+    fleet_id: Uuid,
+    correlation_id: Uuid,
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Page size; default 500, at most 1000.' })),
+    cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,16}$', description: 'The previous page\'s `next_cursor`.' })),
+  },
+  { additionalProperties: false },
+);
+export type EventsQuery = Static<typeof EventsQuery>;
+
+export const EventView = Type.Object(
+  {
+    eventId: Uuid,
+    seq: Type.Integer({ description: 'Global append order: strictly increasing along a timeline, also across restarts.' }),
+    atMs: Type.Integer({ description: 'When it happened (Unix ms).' }),
+    kind: Type.String({ description: 'e.g. `template.created`, `operation.paused`, `schedule.accepted`, `run.completed`.' }),
+    subject: Type.Object(
+      {
+        type: Type.Unsafe<'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command'>({
+          type: 'string',
+          enum: ['schedule', 'run', 'operation', 'template', 'feature', 'command'],
+        }),
+        id: Type.String(),
+      },
+      { additionalProperties: false },
+    ),
+    data: Type.Object({}, { additionalProperties: true, description: 'Kind-specific fields (docs/missions.md lists them).' }),
+  },
+  { additionalProperties: false },
+);
+export type EventView = Static<typeof EventView>;
+
+export const EventsResponse = Type.Object(
+  {
+    items: Type.Array(EventView),
+    next_cursor: Nullable(Type.String({ description: 'Pass as `cursor` for the next page; null on the last page.' })),
+  },
+  { additionalProperties: false },
+);
+export type EventsResponse = Static<typeof EventsResponse>;

@@ -1,0 +1,9 @@
+/**
+ * A handler body that is already JSON text. The router writes it as is instead of running
+ * `JSON.stringify` on it, so a handler that caches its serialized answer (the robot view) pays for
+ * serialization once per change, not once per request.
+ */
+export class JsonText {
+  /** @param text valid JSON, exactly what `JSON.stringify` of the published value gives */
+  constructor(readonly text: string) {}
+}

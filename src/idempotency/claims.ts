@@ -1,0 +1,129 @@
+/**
+ * The claim protocol on the `idempotency` db. Every step is one asynchronous LMDB write transaction
+ * (check and write atomically, committed before the promise resolves), so a claim is durable before
+ * the handler runs and two requests can never both win the same key — even from two processes.
+ */
+import type { Store } from '../store/lmdb.js';
+import { BOOT, CLAIM_LEASE_MS, REPLAY_WINDOW_MS, type IdempotencyRecord, type StoredReply } from './record.js';
+
+/** Expiry index entries in `store.index`: `idemExpiry/<expiresAtMs 16 hex>/<storageKey>`. */
+export const EXPIRY_PREFIX = 'idemExpiry';
+
+export function expiryKey(expiresAtMs: number, key: string): string {
+  return `${EXPIRY_PREFIX}/${expiresAtMs.toString(16).padStart(16, '0')}/${key}`;
+}
+
+export type ClaimOutcome =
+  | { kind: 'claimed' }
+  | { kind: 'replay'; reply: StoredReply }
+  | { kind: 'not_replayable' }
+  | { kind: 'in_progress' }
+  | { kind: 'body_mismatch' };
+
+/** Keys this process is running right now, per store: the only claims of this boot that are live. */
+const running = new WeakMap<Store, Set<string>>();
+
+function runningSet(store: Store): Set<string> {
+  let s = running.get(store);
+  if (!s) {
+    s = new Set();
+    running.set(store, s);
+  }
+  return s;
+}
+
+/** True when `pid` names a live process (signal 0 probes without sending anything). */
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: the process exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Whether a `running` claim can no longer be completed by its owner.
+ * - Own boot: live only while this process has it in flight (a claim of ours not in flight was left
+ *   by a store that was closed mid-request, or a release that failed).
+ * - Other boot: stale when its pid is ours (pid reuse after a restart, common in containers), when
+ *   that pid is gone, or when its lease ran out (the pid may have been reused by another program).
+ */
+export function isStale(store: Store, key: string, rec: IdempotencyRecord, nowMs: number): boolean {
+  const owner = rec.owner;
+  if (owner === null) return true;
+  if (owner.bootId === BOOT.bootId) return !runningSet(store).has(key);
+  if (owner.pid === BOOT.pid) return true;
+  if (!pidAlive(owner.pid)) return true;
+  return nowMs >= rec.leaseUntilMs;
+}
+
+/** Tries to claim `key` for a request with body hash `hash`; tells the caller what to do instead if not. */
+export async function claim(store: Store, key: string, hash: string, nowMs: number): Promise<ClaimOutcome> {
+  let added = false;
+  const attempt = (): ClaimOutcome => {
+    const rec = store.idempotency.get(key);
+    if (rec !== undefined && rec.expiresAtMs > nowMs) {
+      if (rec.bodyHash !== hash) return { kind: 'body_mismatch' };
+      if (rec.state === 'done') return rec.reply === null ? { kind: 'not_replayable' } : { kind: 'replay', reply: rec.reply };
+      if (!isStale(store, key, rec, nowMs)) return { kind: 'in_progress' };
+    }
+    if (rec !== undefined) store.index.removeSync(expiryKey(rec.expiresAtMs, key));
+    const expiresAtMs = nowMs + CLAIM_LEASE_MS + REPLAY_WINDOW_MS;
+    const next: IdempotencyRecord = {
+      bodyHash: hash,
+      state: 'running',
+      owner: { ...BOOT },
+      leaseUntilMs: nowMs + CLAIM_LEASE_MS,
+      reply: null,
+      createdAtMs: nowMs,
+      expiresAtMs,
+    };
+    store.idempotency.putSync(key, next);
+    store.index.putSync(expiryKey(expiresAtMs, key), true);
+    // In flight from inside the transaction: a second claim queued in the same batch must see it live.
+    runningSet(store).add(key);
+    added = true;
+    return { kind: 'claimed' };
+  };
+  try {
+    return await store.root.transaction(attempt);
+  } catch (err) {
+    if (added) runningSet(store).delete(key);
+    throw err;
+  }
+}
+
+/**
+ * Records the finished request: `reply` is replayed for 24 h from `nowMs`; null keeps the key used
+ * (a retry gets 409) without storing the response.
+ */
+export async function complete(store: Store, key: string, reply: StoredReply | null, nowMs: number): Promise<void> {
+  try {
+    await store.root.transaction(() => {
+      const rec = store.idempotency.get(key);
+      if (rec === undefined || rec.state !== 'running' || rec.owner?.bootId !== BOOT.bootId) return;
+      store.index.removeSync(expiryKey(rec.expiresAtMs, key));
+      const expiresAtMs = nowMs + REPLAY_WINDOW_MS;
+      store.idempotency.putSync(key, { ...rec, state: 'done', owner: null, reply, expiresAtMs });
+      store.index.putSync(expiryKey(expiresAtMs, key), true);
+    });
+  } finally {
+    runningSet(store).delete(key);
+  }
+}
+
+/** Drops the claim so the same key can be retried (the handler failed). */
+export async function release(store: Store, key: string): Promise<void> {
+  try {
+    await store.root.transaction(() => {
+      const rec = store.idempotency.get(key);
+      if (rec === undefined || rec.state !== 'running' || rec.owner?.bootId !== BOOT.bootId) return;
+      store.index.removeSync(expiryKey(rec.expiresAtMs, key));
+      store.idempotency.removeSync(key);
+    });
+  } finally {
+    runningSet(store).delete(key);
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * Idempotent execution of a request (spec Conventions 3). Usage in a route:
+ *
+ *   return withIdempotency(store, { actor: auth.apiKeyId, orgId, fleetId, endpoint: 'POST …' },
+ *     ctx.idempotencyKey, ctx.body, () => createTheThing());
+ *
+ * - The key is scoped to actor (API key id), organization, fleet, endpoint and the request body.
+ * - The first request claims the key (an LMDB record committed before `run` starts).
+ * - A concurrent request with the same key gets 409 `conflict` while the first runs.
+ * - A completed request with the same key and body replays the stored status and body for 24 h,
+ *   also after a restart; the same key with another body is 409.
+ * - A failed handler (it throws, or answers 5xx) releases the claim so the request can be retried.
+ * - A claim left by a crashed process does not block the key: see {@link isStale}.
+ * - `replayable: false` (API-key creation): the key is used up but the response, which holds a
+ *   secret, is not stored; a retry gets 409.
+ */
+import { apiError } from '../errors/catalog.js';
+import type { HandlerResult } from '../http/types.js';
+import type { Store } from '../store/lmdb.js';
+import { claim, complete, release } from './claims.js';
+import { bodyHash, storageKey, type IdempotencyScope } from './record.js';
+
+export { isStale } from './claims.js';
+export { startIdempotencyPurger, purgeExpired } from './purge.js';
+export { BOOT, CLAIM_LEASE_MS, REPLAY_WINDOW_MS, storageKey, bodyHash, canonicalJson } from './record.js';
+export type { IdempotencyRecord, IdempotencyScope, StoredReply, ClaimOwner } from './record.js';
+
+/** Response header set on a replayed response. */
+export const REPLAY_HEADER = 'idempotent-replayed';
+
+export interface IdempotencyOptions {
+  /** false: the response holds a secret; it is never stored or replayed. Default true. */
+  replayable?: boolean;
+  /** false: a missing header runs the request without idempotency. Default true (missing = 400). */
+  required?: boolean;
+  /** Wall clock (ms), for the 24 h window and claim leases. */
+  now?: () => number;
+}
+
+// Printable ASCII without spaces at the ends: what fits an HTTP header value unambiguously.
+const KEY_SHAPE = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
+
+/**
+ * Runs `run` at most once per (scope, key, body) and replays its result.
+ * @throws ApiError 400 `idempotency_key_required` / `idempotency_key_invalid`; 409 on a running
+ *   claim, a different body, or a completed non-replayable request; whatever `run` throws
+ */
+export async function withIdempotency(
+  store: Store,
+  scope: IdempotencyScope,
+  key: string | undefined,
+  body: unknown,
+  run: () => Promise<HandlerResult>,
+  opts: IdempotencyOptions = {},
+): Promise<HandlerResult> {
+  const now = opts.now ?? Date.now;
+  if (key === undefined || key === '') {
+    if (opts.required === false) return run();
+    throw apiError('idempotency_key_required');
+  }
+  if (!KEY_SHAPE.test(key)) throw apiError('idempotency_key_invalid');
+  const skey = storageKey(scope, key);
+  const outcome = await claim(store, skey, bodyHash(body), now());
+  switch (outcome.kind) {
+    case 'replay': {
+      const { reply } = outcome;
+      return { status: reply.status, body: reply.body, headers: { ...reply.headers, [REPLAY_HEADER]: 'true' } };
+    }
+    case 'in_progress':
+      throw apiError('idempotency_in_progress');
+    case 'body_mismatch':
+      throw apiError('idempotency_body_mismatch');
+    case 'not_replayable':
+      throw apiError('idempotency_not_replayable');
+    case 'claimed':
+      break;
+  }
+  let result: HandlerResult;
+  try {
+    result = await run();
+  } catch (err) {
+    await release(store, skey);
+    throw err;
+  }
+  if (result.status >= 500) {
+    await release(store, skey);
+    return result;
+  }
+  const reply = opts.replayable === false
+    ? null
+    : { status: result.status, body: result.body, ...(result.headers ? { headers: result.headers } : {}) };
+  try {
+    await complete(store, skey, reply, now());
+  } catch {
+    // The work is done: answer it. Without the record a retry would run again (the claim is stale
+    // once this request leaves the in-flight set), which is the best left when LMDB cannot write.
+  }
+  return result;
+}

@@ -1,0 +1,282 @@
+/**
+ * The mission runtime of the gateway: the durable scheduler, the mission dispatcher, command fires
+ * and the run tracker, composed, plus the schedule mutations the Agent API tools call. Every
+ * mutation commits to LMDB before it resolves (so the API answers only about durable state) and
+ * appends its event to the schedule's timeline.
+ */
+import type { CommandService } from '../commands/service.js';
+import { apiError } from '../errors/catalog.js';
+import type { RobotLink } from '../robotlink/types.js';
+import { systemClock, type Clock } from '../scheduling/clock.js';
+import { Scheduler, type FireOutcome } from '../scheduling/scheduler.js';
+import type { Store } from '../store/lmdb.js';
+import { CommandFires } from './command-fires.js';
+import type { OperationRuntime } from './runtime.js';
+import { MissionDispatcher, type DispatchGate } from './dispatcher.js';
+import type { ScheduleRecord, ScheduleSpec, TemplateRecord } from './records.js';
+import { RunTracker } from './run-tracker.js';
+import {
+  countActiveSchedules,
+  firstFireAt,
+  MAX_ACTIVE_SCHEDULES_PER_FLEET,
+  newScheduleRecord,
+  putCancelled,
+  putNewSchedule,
+  syncTemplateRef,
+  type NewSchedule,
+} from './schedules.js';
+import { scheduleEvent } from './timeline.js';
+
+export interface MissionSchedulingOptions {
+  store: Store;
+  link: RobotLink;
+  commands: CommandService;
+  clock?: Clock;
+  /** Operation running and template enabled; default reads the stored operation and template. */
+  gate?: DispatchGate;
+  passIntervalMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface SchedulePatch {
+  schedule?: ScheduleSpec | null;
+  robotIds?: string[];
+  deploymentDeadlineMs?: number;
+  retryLimit?: number;
+  retryIntervalSecs?: number;
+}
+
+/** Default gate: the fleet's stored operation must be `running` and the template enabled. */
+export function storedGate(store: Store): DispatchGate {
+  return (fleetId: string, t: TemplateRecord) => {
+    if (!t.enabled) return { open: false, reason: 'template_disabled' };
+    const op = store.operations.get(fleetId);
+    if (!op) return { open: false, reason: 'operation_missing' };
+    if (op.state !== 'running') return { open: false, reason: `operation_${op.state}` };
+    return { open: true };
+  };
+}
+
+/** Gate from the live operation runtime (what the operation has adopted). */
+export function runtimeGate(runtime: Pick<OperationRuntime, 'blockedReason'>): DispatchGate {
+  return (fleetId: string, t: TemplateRecord) => {
+    const reason = runtime.blockedReason(fleetId, t.missionId);
+    return reason === null ? { open: true } : { open: false, reason };
+  };
+}
+
+/** Wires operation control (pause / start / abort_missions) to the runs in flight. */
+export function attachToRuntime(missions: MissionScheduling, runtime: Pick<OperationRuntime, 'setRunEffects' | 'onAdopted'>): void {
+  runtime.setRunEffects({
+    pauseRuns: (fleetId) => Promise.resolve(void missions.runEffects('pause', fleetId)),
+    resumeRuns: (fleetId) => Promise.resolve(void missions.runEffects('resume', fleetId)),
+    abortRuns: (fleetId) => Promise.resolve(void missions.runEffects('abort', fleetId)),
+  });
+  runtime.onAdopted(() => missions.dispatcher.kick());
+}
+
+export class MissionScheduling {
+  readonly clock: Clock;
+  readonly tracker: RunTracker;
+  readonly dispatcher: MissionDispatcher;
+  readonly commandFires: CommandFires;
+  readonly scheduler: Scheduler;
+  private readonly store: Store;
+  private readonly unlisten: () => void;
+
+  constructor(readonly opts: MissionSchedulingOptions) {
+    this.store = opts.store;
+    this.clock = opts.clock ?? systemClock;
+    this.tracker = new RunTracker(this.store, this.clock, opts.link);
+    this.dispatcher = new MissionDispatcher({
+      store: this.store,
+      clock: this.clock,
+      tracker: this.tracker,
+      commands: opts.commands,
+      link: opts.link,
+      gate: opts.gate ?? storedGate(this.store),
+      ...(opts.passIntervalMs !== undefined ? { passIntervalMs: opts.passIntervalMs } : {}),
+      ...(opts.log ? { log: opts.log } : {}),
+    });
+    this.commandFires = new CommandFires(this.store, this.clock, opts.commands);
+    this.scheduler = new Scheduler({ store: this.store, clock: this.clock, onOutcome: (o) => this.onOutcome(o), ...(opts.log ? { log: opts.log } : {}) });
+    // Robots coming online may unblock waiting fires.
+    this.unlisten = opts.link.listen({ onOnline: () => this.dispatcher.kick() });
+  }
+
+  /** Resumes open fires, applies the misfire policy and starts the timer. */
+  async start(): Promise<void> {
+    this.dispatcher.start();
+    this.commandFires.start();
+    await this.scheduler.start();
+  }
+
+  /** Stops timers and the link subscription (state stays in LMDB). */
+  stop(): void {
+    this.scheduler.stop();
+    this.dispatcher.stop();
+    this.commandFires.stop();
+    this.tracker.close();
+    this.unlisten();
+  }
+
+  /**
+   * Registers a schedule: committed before it resolves, then armed.
+   * @throws ApiError `schedule_limit`
+   */
+  async create(n: NewSchedule): Promise<ScheduleRecord> {
+    if (countActiveSchedules(this.store, n.fleetId) >= MAX_ACTIVE_SCHEDULES_PER_FLEET) {
+      throw apiError('schedule_limit', { fleetId: n.fleetId, max: MAX_ACTIVE_SCHEDULES_PER_FLEET });
+    }
+    const now = this.clock.now();
+    const s = newScheduleRecord(n, now);
+    await this.store.root.transaction(() => putNewSchedule(this.store, s));
+    scheduleEvent(this.store, s, now, 'schedule.accepted', { target: s.target, robotIds: s.robotIds, nextFireAtMs: s.nextFireAtMs });
+    this.scheduler.arm(s);
+    return s;
+  }
+
+  /**
+   * Edits a schedule in place (same id). A new `schedule` object re-arms it from now.
+   * @throws ApiError `schedule_not_found`, `schedule_cancelled`
+   */
+  async edit(scheduleId: string, patch: SchedulePatch): Promise<ScheduleRecord> {
+    const now = this.clock.now();
+    let out: ScheduleRecord | undefined;
+    let error: 'schedule_not_found' | 'schedule_cancelled' | null = null;
+    await this.store.root.transaction(() => {
+      const s = this.store.schedules.get(scheduleId);
+      if (!s) return void (error = 'schedule_not_found');
+      if (s.cancelled) return void (error = 'schedule_cancelled');
+      // The live view: skips the scheduler has not written yet (nextFireAtMs, counters) are kept.
+      const next: ScheduleRecord = { ...this.scheduler.liveView(s), updatedAtMs: now };
+      if (patch.robotIds !== undefined) next.robotIds = patch.robotIds;
+      if (patch.deploymentDeadlineMs !== undefined) next.deploymentDeadlineMs = patch.deploymentDeadlineMs;
+      if (patch.retryLimit !== undefined) next.retryLimit = patch.retryLimit;
+      if (patch.retryIntervalSecs !== undefined) next.retryIntervalSecs = patch.retryIntervalSecs;
+      if (patch.schedule !== undefined) {
+        next.schedule = patch.schedule;
+        next.nextFireAtMs = firstFireAt(patch.schedule, now);
+        if (s.openFireKey === null) next.status = 'scheduled';
+      }
+      this.store.schedules.putSync(scheduleId, next);
+      syncTemplateRef(this.store, next);
+      out = next;
+    });
+    if (error !== null) throw apiError(error, { scheduleId });
+    const s = out as unknown as ScheduleRecord;
+    scheduleEvent(this.store, s, now, 'schedule.edited', { patch: { ...patch }, nextFireAtMs: s.nextFireAtMs });
+    this.scheduler.arm(s);
+    this.dispatcher.kick();
+    return s;
+  }
+
+  /**
+   * Cancels a schedule: no further fires; an open fire stops looking for a robot. A run already
+   * started carries on (stop it with control-mission).
+   * @throws ApiError `schedule_not_found`
+   */
+  async cancel(scheduleId: string): Promise<ScheduleRecord> {
+    const now = this.clock.now();
+    let out: ScheduleRecord | undefined;
+    let openFire: string | null = null;
+    await this.store.root.transaction(() => {
+      const s = this.store.schedules.get(scheduleId);
+      if (!s || s.cancelled) {
+        out = s;
+        return;
+      }
+      openFire = s.openFireKey;
+      if (openFire !== null) {
+        const f = this.store.fires.get(openFire);
+        if (f) this.store.fires.putSync(openFire, { ...f, phase: 'cancelled', endedAtMs: now });
+      }
+      out = { ...s, cancelled: true, nextFireAtMs: null, openFireKey: null, updatedAtMs: now };
+      putCancelled(this.store, out);
+    });
+    if (!out) throw apiError('schedule_not_found', { scheduleId });
+    this.scheduler.disarm(scheduleId);
+    if (openFire !== null) {
+      this.dispatcher.forget(openFire);
+      this.commandFires.forget(openFire);
+    }
+    scheduleEvent(this.store, out, now, 'schedule.cancelled', { hadOpenFire: openFire !== null });
+    return out;
+  }
+
+  /**
+   * Sets template priorities as one batch: every mission must be a template of the fleet, or
+   * nothing is written.
+   * @throws ApiError `template_not_found`, `duplicate_priority`
+   */
+  async setPriorities(fleetId: string, updates: { missionId: string; priority: number }[]): Promise<TemplateRecord[]> {
+    const seen = new Set<string>();
+    for (const u of updates) {
+      if (seen.has(u.missionId)) throw apiError('duplicate_priority', { missionId: u.missionId });
+      seen.add(u.missionId);
+    }
+    const now = this.clock.now();
+    let missing: string | null = null;
+    const written: TemplateRecord[] = [];
+    await this.store.root.transaction(() => {
+      const recs: TemplateRecord[] = [];
+      for (const u of updates) {
+        const t = this.store.templates.get(u.missionId);
+        if (!t || t.fleetId !== fleetId) {
+          missing = u.missionId;
+          return;
+        }
+        recs.push({ ...t, priority: u.priority, updatedAtMs: now });
+      }
+      for (const t of recs) {
+        this.store.templates.putSync(t.missionId, t);
+        written.push(t);
+      }
+    });
+    if (missing !== null) throw apiError('template_not_found', { missionId: missing });
+    this.dispatcher.kick();
+    return written;
+  }
+
+  /**
+   * Run effects of operation control (pause / start / abort_missions): one MissionControl per
+   * active run of the fleet. Returns how many commands were submitted.
+   */
+  runEffects(verb: 'pause' | 'resume' | 'abort', fleetId: string): number {
+    let n = 0;
+    for (const run of this.tracker.activeRunsOfFleet(fleetId)) {
+      try {
+        this.opts.commands.submit({
+          robotId: run.robotId,
+          fleetId,
+          orgId: run.orgId,
+          action: 'mission_control',
+          args: { runId: run.runId, action: verb },
+          requestedBy: { apiKeyId: 'operation' },
+        });
+        if (verb === 'abort') this.tracker.markCancelRequested(run.runId, 'abort');
+        n++;
+      } catch (err) {
+        this.opts.log?.(`operation ${verb}: run ${run.runId}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    if (verb === 'resume') this.dispatcher.kick();
+    return n;
+  }
+
+  private onOutcome(o: FireOutcome): void {
+    const now = this.clock.now();
+    if (o.kind === 'fired') {
+      scheduleEvent(this.store, o.schedule, now, 'schedule.pending', { dueAtMs: o.fire.dueAtMs, fireKey: o.fire.fireKey, nextFireAtMs: o.schedule.nextFireAtMs });
+      if (o.schedule.target.type === 'mission') this.dispatcher.accept(o.fire, o.schedule.target.missionId);
+      else this.commandFires.accept(o.fire);
+    } else if (o.kind === 'skipped') {
+      // A skip because the previous fire is still open is only counted (skippedFires): a 1-second
+      // schedule behind a long run would otherwise flood its timeline. Misfires are events.
+      if (o.reason === 'previous_open') return;
+      scheduleEvent(this.store, o.schedule, now, 'schedule.fire_skipped', { dueAtMs: o.dueAtMs, reason: o.reason, skippedFires: o.schedule.skippedFires });
+    } else {
+      scheduleEvent(this.store, o.schedule, now, 'schedule.failed', { reason: 'missed', detail: o.schedule.lastFailureDetail });
+    }
+  }
+}

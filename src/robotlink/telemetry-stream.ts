@@ -1,0 +1,67 @@
+/**
+ * One robot's PublishTelemetry stream on the gateway: raw TelemetryBatch bytes in, a receipt out
+ * when the robot half-closes it. It lives inside the robot's control session (RobotSession): it is
+ * accepted only while that session is online and is ended when the session ends, so telemetry never
+ * outlives the control link that authorizes it.
+ *
+ * Pausing it (telemetry backpressure) holds only this HTTP/2 stream's flow-control window; Node's
+ * HTTP/2 returns the connection-level window at once, so the control stream on the same connection
+ * keeps flowing.
+ */
+import { create } from '@bufbuild/protobuf';
+import type { sendUnaryData, ServerReadableStream, status } from '@grpc/grpc-js';
+import { TelemetryReceiptSchema, type TelemetryReceipt } from '../gen/fleetgw/v1/robot_link_pb.js';
+
+export type TelemetryCall = ServerReadableStream<Uint8Array, TelemetryReceipt>;
+
+export class TelemetryStream {
+  private done = false;
+  private batches = 0n;
+
+  /**
+   * @param onBatch receives each batch's raw bytes (may be a view into a buffer grpc-js reuses).
+   * @param onDone runs once, whatever ended the stream.
+   */
+  constructor(
+    private readonly call: TelemetryCall,
+    private readonly callback: sendUnaryData<TelemetryReceipt>,
+    private readonly onBatch: (batch: Uint8Array) => void,
+    private readonly onDone: (stream: TelemetryStream) => void,
+  ) {
+    call.on('data', (batch: Uint8Array) => {
+      if (this.done) return;
+      this.batches++;
+      this.onBatch(batch);
+    });
+    // The robot half-closed: everything it wrote has been read, so the receipt is exact.
+    call.on('end', () => this.finish(null));
+    call.on('cancelled', () => this.markDone());
+    call.on('error', () => this.markDone());
+    call.on('close', () => this.markDone());
+  }
+
+  /** Stops or resumes reading; HTTP/2 flow control then holds the robot's further telemetry writes. */
+  setPaused(paused: boolean): void {
+    if (this.done) return;
+    if (paused) this.call.pause();
+    else this.call.resume();
+  }
+
+  /** Ends the stream with an error status (its control session ended, or a newer stream replaced it). */
+  abort(code: status, details: string): void {
+    this.finish({ code, details });
+  }
+
+  private finish(error: { code: status; details: string } | null): void {
+    if (this.done) return;
+    this.markDone();
+    if (error) this.callback(error);
+    else this.callback(null, create(TelemetryReceiptSchema, { batches: this.batches }));
+  }
+
+  private markDone(): void {
+    if (this.done) return;
+    this.done = true;
+    this.onDone(this);
+  }
+}

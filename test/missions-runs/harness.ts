@@ -1,0 +1,229 @@
+/**
+ * A mission-side gateway for tests: LMDB in a temp dir, the real robot link (grpc-js on 127.0.0.1),
+ * the real command service, operation runtime and mission scheduling (with an injectable clock),
+ * the real router on uWS, and simulated robots (src/sim) connected over gRPC. `restart` stops every
+ * part and starts them again on the same data dir, as a gateway restart would.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { eventRoutes } from '../../src/api/routes/events.js';
+import { controlOperationRoutes } from '../../src/api/routes/control-operation.js';
+import { featureRoutes } from '../../src/api/routes/features.js';
+import { missionRuntimeRoutes } from '../../src/api/routes/mission-runtime.js';
+import { missionToolRoutes } from '../../src/api/routes/mission-tools.js';
+import { templateRoutes } from '../../src/api/routes/templates.js';
+import { LIVE_PERMISSIONS } from '../../src/auth/permissions.js';
+import { CommandService } from '../../src/commands/service.js';
+import { RateLimiter } from '../../src/http/rate-limit.js';
+import { createRouter } from '../../src/http/router.js';
+import { startHttpServer, type HttpServer } from '../../src/http/uws-adapter.js';
+import { OperationRuntime } from '../../src/missions/runtime.js';
+import { attachToRuntime, MissionScheduling, runtimeGate } from '../../src/missions/scheduling-service.js';
+import { startRobotLinkServer, type RobotLinkServer } from '../../src/robotlink/index.js';
+import type { Clock } from '../../src/scheduling/clock.js';
+import type { SimMissionBehaviour } from '../../src/sim/missions.js';
+import { runSimFleet, type SimFleet } from '../../src/sim/fleet.js';
+import { addRobot, createApiKey, createFleet, createOrg } from '../../src/store/identity.js';
+import { openStore, type Store } from '../../src/store/lmdb.js';
+
+export interface Seed {
+  dir: string;
+  orgId: string;
+  fleetId: string;
+  key: string;
+  /** A key with every permission but missions:write. */
+  noMissionsKey: string;
+  /** A robot of another fleet of the same org. */
+  otherFleetRobot: string;
+  robots: { robotId: string; robotToken: string }[];
+}
+
+/** A data dir with one org, a fleet of `n` active robots (capability `mow`), and keys. */
+export function seed(n: number): Seed {
+  const dir = mkdtempSync(join(tmpdir(), 'fleetgw-missions-'));
+  const store = openStore(dir);
+  const org = createOrg(store, 'Org');
+  const fleet = createFleet(store, org.orgId, 'Yard');
+  const other = createFleet(store, org.orgId, 'Other');
+  const robots = Array.from({ length: n }, (_, i) => {
+    const r = addRobot(store, { fleetId: fleet.fleetId, name: `bot-${i}`, capabilities: ['mow'], active: true });
+    return { robotId: r.record.robotId, robotToken: r.robotToken };
+  });
+  const otherFleetRobot = addRobot(store, { fleetId: other.fleetId, name: 'elsewhere', capabilities: ['mow'], active: true }).record.robotId;
+  const key = createApiKey(store, { orgId: org.orgId, fleetId: null, permissions: [...LIVE_PERMISSIONS], expiresAtMs: null }).apiKey;
+  const noMissionsKey = createApiKey(store, { orgId: org.orgId, fleetId: null, permissions: LIVE_PERMISSIONS.filter((p) => p !== 'missions:write'), expiresAtMs: null }).apiKey;
+  void store.close();
+  return { dir, orgId: org.orgId, fleetId: fleet.fleetId, key, noMissionsKey, otherFleetRobot, robots };
+}
+
+export interface HarnessOptions {
+  clock?: Clock;
+  /** Start simulated robots (default true). */
+  sim?: boolean;
+  missionBehaviour?: (index: number) => SimMissionBehaviour;
+  passIntervalMs?: number;
+}
+
+export interface Res {
+  status: number;
+  json: any;  
+}
+
+export class Harness {
+  store!: Store;
+  link!: RobotLinkServer;
+  commands!: CommandService;
+  runtime!: OperationRuntime;
+  missions!: MissionScheduling;
+  http!: HttpServer;
+  sim: SimFleet | null = null;
+
+  private constructor(readonly seed: Seed, private readonly opts: HarnessOptions) {}
+
+  /** Starts every part on the seed's data dir. */
+  static async start(s: Seed, opts: HarnessOptions = {}): Promise<Harness> {
+    const h = new Harness(s, opts);
+    await h.up();
+    return h;
+  }
+
+  /** Starts every part (again, after `down`). */
+  async up(): Promise<void> {
+    this.store = openStore(this.seed.dir);
+    this.link = await startRobotLinkServer({ store: this.store, host: '127.0.0.1', port: 0, tls: null });
+    this.commands = new CommandService({ store: this.store, link: this.link.link });
+    this.runtime = new OperationRuntime(this.store);
+    this.runtime.loadAll();
+    this.missions = new MissionScheduling({
+      store: this.store,
+      link: this.link.link,
+      commands: this.commands,
+      gate: runtimeGate(this.runtime),
+      ...(this.opts.clock ? { clock: this.opts.clock } : {}),
+      ...(this.opts.passIntervalMs !== undefined ? { passIntervalMs: this.opts.passIntervalMs } : {}),
+    });
+    attachToRuntime(this.missions, this.runtime);
+    await this.missions.start();
+    const routes = [
+      ...eventRoutes({ store: this.store }),
+      ...featureRoutes({ store: this.store }),
+      ...templateRoutes({ store: this.store, runtime: this.runtime }),
+      ...controlOperationRoutes({ store: this.store, runtime: this.runtime }),
+      ...missionToolRoutes({ store: this.store, missions: this.missions, runtime: this.runtime }),
+      ...missionRuntimeRoutes({ store: this.store, missions: this.missions, link: this.link.link }),
+    ];
+    const router = createRouter(routes, { store: this.store, rateLimiter: new RateLimiter({ ratePerSecond: 1e6, burst: 1e6 }) });
+    this.http = await startHttpServer({ host: '127.0.0.1', port: 0, tls: null, handle: router });
+    if (this.opts.sim !== false) {
+      this.sim = runSimFleet({
+        grpc: this.link.address,
+        robots: this.seed.robots,
+        hz: 10,
+        ...(this.opts.missionBehaviour ? { missionBehaviour: this.opts.missionBehaviour } : {}),
+      });
+    }
+  }
+
+  /** Stops every part (robots first); the data dir stays. */
+  async down(): Promise<void> {
+    await this.sim?.stop();
+    this.sim = null;
+    this.http.close();
+    this.missions.stop();
+    this.runtime.close();
+    await this.link.close();
+    await this.commands.close();
+    await this.store.close();
+  }
+
+  /** A restart on the same data dir (optionally with another clock). */
+  async restart(opts: HarnessOptions = this.opts): Promise<void> {
+    await this.down();
+    Object.assign(this.opts, opts);
+    await this.up();
+  }
+
+  async call(method: string, path: string, body?: unknown, extra: { key?: string; idem?: string } = {}): Promise<Res> {
+    const headers: Record<string, string> = { authorization: `Bearer ${extra.key ?? this.seed.key}` };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (extra.idem !== undefined) headers['idempotency-key'] = extra.idem;
+    const res = await fetch(`${this.http.url}${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const text = await res.text();
+    return { status: res.status, json: text === '' ? null : JSON.parse(text) };
+  }
+
+  /** POST /v1/agent/<tool> with org_id and fleet_id filled in; an Idempotency-Key unless `idem` is null. */
+  tool(name: string, body: Record<string, unknown>, extra: { key?: string; idem?: string | null } = {}): Promise<Res> {
+    const idem = extra.idem === null ? undefined : (extra.idem ?? randomUUID());
+    return this.call('POST', `/v1/agent/${name}`, { org_id: this.seed.orgId, fleet_id: this.seed.fleetId, ...body }, { ...(extra.key ? { key: extra.key } : {}), ...(idem ? { idem } : {}) });
+  }
+
+  /** Creates a feature and an enabled template; starts the operation unless told not to. */
+  async template(body: Record<string, unknown> = {}, start = true): Promise<string> {
+    const base = `/v1/orgs/${this.seed.orgId}/fleets/${this.seed.fleetId}`;
+    const feature = await this.call('POST', `${base}/features`, {
+      name: 'lawn',
+      geometry: { type: 'Polygon', coordinates: [[[8.0, 47.0], [8.001, 47.0], [8.001, 47.001], [8.0, 47.0]]] },
+    }, { idem: randomUUID() });
+    if (feature.status !== 201) throw new Error(`feature: ${feature.status} ${JSON.stringify(feature.json)}`);
+    const t = await this.call('POST', `${base}/mission-templates`, {
+      name: 'mow',
+      featureId: feature.json.featureId,
+      steps: [{ kind: 'wait', config: { seconds: 0.3 } }, { kind: 'wait', config: { seconds: 0.3 } }],
+      ...body,
+    }, { idem: randomUUID() });
+    if (t.status !== 201) throw new Error(`template: ${t.status} ${JSON.stringify(t.json)}`);
+    if (start) await this.operation('start');
+    return t.json.missionId as string;
+  }
+
+  async featureId(): Promise<string> {
+    const base = `/v1/orgs/${this.seed.orgId}/fleets/${this.seed.fleetId}`;
+    const feature = await this.call('POST', `${base}/features`, {
+      name: 'job-area',
+      geometry: { type: 'Polygon', coordinates: [[[8.0, 47.0], [8.001, 47.0], [8.001, 47.001], [8.0, 47.0]]] },
+    }, { idem: randomUUID() });
+    return feature.json.featureId as string;
+  }
+
+  async operation(action: string, extra: Record<string, unknown> = {}): Promise<Res> {
+    const r = await this.tool('control-operation', { action, ...extra }, { idem: null });
+    if (r.status >= 300) throw new Error(`control-operation ${action}: ${r.status} ${JSON.stringify(r.json)}`);
+    return r;
+  }
+
+  async schedule(id: string): Promise<Record<string, any>> {  
+    const r = await this.call('GET', `/v1/mission-schedule?fleet_id=${this.seed.fleetId}&id=${id}`);
+    if (r.status !== 200) throw new Error(`schedule: ${r.status}`);
+    return r.json;
+  }
+
+  async eventKinds(correlationId: string): Promise<string[]> {
+    const r = await this.call('GET', `/v1/events?fleet_id=${this.seed.fleetId}&correlation_id=${correlationId}&limit=1000`);
+    return (r.json.items as { kind: string }[]).map((e) => e.kind);
+  }
+
+  /** Waits until every robot is connected. */
+  async robotsOnline(ms = 10_000): Promise<void> {
+    await until(() => this.seed.robots.every((r) => this.link.link.isOnline(r.robotId)), ms, 'robots online');
+  }
+
+  /** Stops everything and deletes the data dir. */
+  async close(): Promise<void> {
+    await this.down();
+    rmSync(this.seed.dir, { recursive: true, force: true });
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `cond` (sync or async) every 20 ms until true. */
+export async function until(cond: () => boolean | Promise<boolean>, ms = 10_000, what = 'condition'): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`${what} not met within ${ms} ms`);
+    await sleep(20);
+  }
+}
