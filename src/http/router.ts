@@ -113,14 +113,22 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
   ): HandlerResult | Promise<HandlerResult> {
     const { def } = route;
     let auth: AuthContext | null = null;
+    let limited: ApiError | null = null;
     if (def.auth !== 'none') {
       auth = authenticate(deps.store, req.headers.authorization, nowMs);
-      deps.rateLimiter.consume(auth.apiKeyId, nowMs);
+      try {
+        deps.rateLimiter.consume(auth.apiKeyId, nowMs);
+      } catch (err: unknown) {
+        // A request that may stop a robot is decided after validation: see RouteDef.urgent.
+        if (def.urgent === undefined || !(err instanceof ApiError)) throw err;
+        limited = err;
+      }
       if (def.auth !== 'any') requirePermission(auth, def.auth);
     }
     const params = validateParams(route, rawParams);
     const query = validateQuery(route, req.query);
     const body = parseBody(route, req);
+    if (limited !== null && def.urgent?.(body) !== true) throw limited;
     // RouteContext types auth as non-null for handler ergonomics; only 'none' routes see null.
     return def.handler(new HandlerContext(params, query, body, auth as AuthContext, signal, nowMs, req.headers['idempotency-key']));
   }

@@ -87,6 +87,12 @@ export interface RouteDef {
    * rate limit, internal); published in /openapi.json.
    */
   errors?: ErrorId[];
+  /**
+   * Safety valve for the per-key rate limit: when it returns true for a validated body (a stop, a
+   * stop-all, a mission pause), the request is served even past the key's limit, so a busy automation
+   * key can always halt its robots. Still authenticated, authorized and validated as usual.
+   */
+  urgent?(body: unknown): boolean;
   // Each handler narrows params/query/body to its own schemas' Static<> types, which the router has
   // validated before the call; `any` here is what lets one RouteDef[] hold all of them.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -7,7 +7,8 @@
  * Attempt failures and their reasons:
  *   deadline_passed      no eligible robot before dueAt + deployment_deadline_ms (detail: why not)
  *   robot_rejected       the robot's agent rejected MissionStart (detail: its reason)
- *   robot_unresponsive   MissionStart was never acknowledged within the command service's resend budget
+ *   robot_unresponsive   MissionStart was never acknowledged within the command service's resend budget,
+ *                        or within deployment_deadline_ms (default 300 000) of the run's creation
  *   dispatch_failed      the command could not be submitted (robot went offline, backlog full, policy)
  *   template_missing     the template was deleted
  * A failed attempt is retried after `retry_interval_secs` (fresh deployment window) until
@@ -19,6 +20,9 @@
  * robot applies a run id once). A run is never created twice for one fire.
  *
  * Priorities: each pass serves open fires by template priority (higher first), then due time.
+ *
+ * Feature locks: a template whose feature is locked is not dispatched (blocking reason
+ * `feature_locked`); the fire waits (and fails `deadline_passed` when its window closes).
  */
 import { randomUUID } from 'node:crypto';
 import type { CommandService } from '../commands/service.js';
@@ -28,10 +32,11 @@ import type { RobotLink } from '../robotlink/types.js';
 import type { Clock } from '../scheduling/clock.js';
 import { indexRange, type Store } from '../store/lmdb.js';
 import type { TelemetrySnapshot } from '../telemetry/snapshot.js';
+import { holdFeature, isFeatureLocked, listFeatures, releaseFeature } from './features.js';
 import type { FireRecord, RunRecord, ScheduleRecord, TemplateRecord } from './records.js';
 import type { RunTracker } from './run-tracker.js';
 import { selectRobot, type RobotView, type Selection, type SelectionInput } from './selection.js';
-import { syncTemplateRef } from './schedules.js';
+import { DEFAULT_DEPLOYMENT_DEADLINE_MS as DEFAULT_SENT_DEADLINE_MS, syncTemplateRef } from './schedules.js';
 import { scheduleEvent } from './timeline.js';
 
 /** Fleet-level dispatch gate: operation running and template enabled. */
@@ -86,7 +91,10 @@ export class MissionDispatcher {
     this.log = opts.log ?? (() => {});
     opts.tracker.onChange((run) => {
       // A robot freed up, or a deployed run reported: look again.
-      if (run.endedAtMs !== null) this.kick();
+      if (run.endedAtMs !== null) {
+        this.releaseAreas(run);
+        this.kick();
+      }
     });
   }
 
@@ -141,12 +149,20 @@ export class MissionDispatcher {
     const template = this.store.templates.get(s.target.missionId);
     return selectRobot({
       template,
-      gate: template ? this.opts.gate(s.fleetId, template) : { open: false, reason: 'template_missing' },
+      gate: this.gateFor(s.fleetId, template),
       robots: this.robotViews(s.fleetId),
       robotIds: s.robotIds,
       reserved: new Set(),
       lastAssignedAt: this.lastAssigned,
     });
+  }
+
+  /** The fleet-level gate plus the feature lock (read at every check: a lock applies at once). */
+  private gateFor(fleetId: string, template: TemplateRecord | undefined): SelectionInput['gate'] {
+    if (!template) return { open: false, reason: 'template_missing' };
+    const g = this.opts.gate(fleetId, template);
+    if (g.open && template.featureId !== null && isFeatureLocked(this.store, template.featureId)) return { open: false, reason: 'feature_locked' };
+    return g;
   }
 
   /**
@@ -182,6 +198,23 @@ export class MissionDispatcher {
         },
       };
     });
+  }
+
+  /**
+   * A run ended: its robot leaves every feature of the fleet it holds. A robot has one active run at
+   * a time, so it holds nothing once that run ends (also when the template moved to another feature).
+   */
+  private releaseAreas(run: RunRecord): void {
+    const now = this.clock.now();
+    // The template's feature is released even when no committed hold is seen yet: the hold's write
+    // is queued ahead of this one (LMDB runs async transactions in order), and a release of a
+    // non-holder writes nothing.
+    const areas = new Set(listFeatures(this.store, run.fleetId).filter((feat) => feat.holders.includes(run.robotId)).map((feat) => feat.featureId));
+    const own = this.store.templates.get(run.missionId)?.featureId;
+    if (own != null) areas.add(own);
+    for (const featureId of areas) {
+      releaseFeature(this.store, run.fleetId, featureId, run.robotId, now).catch((err: unknown) => this.log(`dispatcher: release feature ${featureId}: ${String(err)}`));
+    }
   }
 
   /** Schedules a pass soon (coalesced: many kicks in one turn make one pass). */
@@ -278,7 +311,7 @@ export class MissionDispatcher {
       const template = templateOf(s);
       const sel = selectRobot({
         template,
-        gate: template ? this.opts.gate(f.fleetId, template) : { open: false, reason: 'template_missing' },
+        gate: this.gateFor(f.fleetId, template),
         robots: views,
         robotIds: s.robotIds,
         reserved,
@@ -343,9 +376,15 @@ export class MissionDispatcher {
       return;
     }
     Object.assign(f, sent);
+    // Queued before MissionStart is submitted, so the release of a run that ends at once follows it.
+    const area = t.featureId;
+    if (area !== null) holdFeature(this.store, s.fleetId, area, robotId, now).catch((err: unknown) => this.log(`dispatcher: hold feature ${area}: ${String(err)}`));
     scheduleEvent(this.store, s, now, 'schedule.robot_chosen', { robotId, runId: run.runId, attempt: f.attempt, fireKey: f.fireKey });
     this.submitStart(f, s, t, run);
     this.inFlight.delete(f.fireKey);
+    // Sent fires are re-checked every pass (ack, rejection, the sent deadline), also when no ack
+    // ever comes to kick one.
+    this.schedulePass(this.clock.now() + this.passIntervalMs);
   }
 
   /** Submits MissionStart for a fire's run; a refused submit fails the attempt. */
@@ -389,7 +428,8 @@ export class MissionDispatcher {
 
   private checkSent(f: FireRecord): void {
     const s = this.store.schedules.get(f.scheduleId);
-    if (!s || s.cancelled || s.target.type !== 'mission' || f.runId === null) return;
+    // A cancelled schedule's sent fire still settles: its run carries on.
+    if (!s || s.target.type !== 'mission' || f.runId === null) return;
     const cmdId = f.commandIds[f.commandIds.length - 1];
     if (cmdId === undefined) {
       // Restarted between the run's commit and the MissionStart submit: submit it now.
@@ -403,15 +443,46 @@ export class MissionDispatcher {
       return;
     }
     const rec = this.opts.commands.get(cmdId);
-    if (!rec) return;
-    if (rec.state === 'agent_received') void this.deployed(f);
-    else if (rec.state === 'agent_rejected') {
+    if (rec?.state === 'agent_received') void this.deployed(f);
+    else if (rec?.state === 'agent_rejected') {
       this.opts.tracker.finish(f.runId, 'failed', `rejected: ${rec.rejectReason ?? ''}`);
       void this.failAttempt(f, 'robot_rejected', rec.rejectReason || 'no reason given');
-    } else if (rec.retryBudgetExhausted) {
+    } else if (rec?.retryBudgetExhausted) {
       this.opts.tracker.finish(f.runId, 'failed', 'robot_unresponsive');
       void this.failAttempt(f, 'robot_unresponsive', `MissionStart ${cmdId} was not acknowledged after ${rec.attempts} sends`);
+    } else this.checkSentDeadline(f, s, cmdId);
+  }
+
+  /**
+   * The sent phase's own deadline: MissionStart unacknowledged `deployment_deadline_ms` (default
+   * {@link DEFAULT_SENT_DEADLINE_MS} when the schedule has none) after the run was created, e.g. the
+   * robot went offline before acknowledging (the resend budget is not spent while it is offline).
+   * The attempt fails `robot_unresponsive` and the robot is free again. An abort for the run is
+   * queued behind the MissionStart, so a robot that reconnects later does not keep a run the
+   * gateway has given up on.
+   */
+  private checkSentDeadline(f: FireRecord, s: ScheduleRecord, cmdId: string): void {
+    if (f.runId === null) return;
+    const run = this.opts.tracker.get(f.runId);
+    const limit = s.deploymentDeadlineMs ?? DEFAULT_SENT_DEADLINE_MS;
+    const sentAt = run?.startedAtMs ?? f.dueAtMs;
+    if (this.clock.now() < sentAt + limit) return;
+    if (run && run.endedAtMs === null) {
+      try {
+        this.opts.commands.submit({
+          robotId: run.robotId,
+          fleetId: run.fleetId,
+          orgId: run.orgId,
+          action: 'mission_control',
+          args: { runId: run.runId, action: 'abort' },
+          requestedBy: { apiKeyId: s.createdBy.apiKeyId },
+        });
+      } catch (err) {
+        this.log(`dispatcher: abort of unacknowledged run ${run.runId}: ${err instanceof Error ? err.message : String(err)}`);
+      }
     }
+    this.opts.tracker.finish(f.runId, 'failed', 'robot_unresponsive');
+    void this.failAttempt(f, 'robot_unresponsive', `MissionStart ${cmdId} was not acknowledged within ${limit} ms`);
   }
 
   private async deployed(f: FireRecord): Promise<void> {
@@ -425,7 +496,7 @@ export class MissionDispatcher {
         this.store.fires.putSync(f.fireKey, { ...f, phase: 'deployed', endedAtMs: now });
         if (!s) return;
         sched = { ...s, openFireKey: s.openFireKey === f.fireKey ? null : s.openFireKey, lastRunId: f.runId, updatedAtMs: now };
-        if (!s.cancelled) sched.status = 'deployed';
+        sched.status = 'deployed';
         this.store.schedules.putSync(s.scheduleId, sched);
         syncTemplateRef(this.store, sched);
       });
@@ -457,7 +528,7 @@ export class MissionDispatcher {
         sched = { ...s, lastFailureReason: reason, lastFailureDetail: detail, updatedAtMs: now };
         if (!retry) {
           if (sched.openFireKey === f.fireKey) sched.openFireKey = null;
-          if (!s.cancelled) sched.status = 'failed';
+          sched.status = 'failed';
         }
         this.store.schedules.putSync(s.scheduleId, sched);
         syncTemplateRef(this.store, sched);

@@ -47,7 +47,7 @@ export function listFeatures(store: Store, fleetId: string): FeatureRecord[] {
   return out;
 }
 
-/** True when the feature is locked: the scheduler dispatches no run on a locked feature. */
+/** True when the feature is locked: the mission dispatcher's gate dispatches no run on a locked feature. */
 export function isFeatureLocked(store: Store, featureId: string): boolean {
   return store.features.get(featureId)?.locked === true;
 }
@@ -80,8 +80,8 @@ export async function createFeature(store: Store, fleet: FleetRecord, input: { n
 }
 
 /**
- * Applies `change` to the stored feature atomically; `change` returns the new record, or an error to
- * refuse (it must not write).
+ * Applies `change` to the stored feature atomically; `change` returns the new record, the same
+ * record for no change (nothing is written), or an error to refuse (it must not write).
  */
 export async function changeFeature(
   store: Store,
@@ -96,6 +96,7 @@ export async function changeFeature(
     if (cur === undefined) return apiError('feature_not_found', { featureId });
     const next = change(cur);
     if (next instanceof ApiError) return next;
+    if (next === cur) return cur; // no change: nothing written, no event
     const rec = { ...next, updatedAtMs: nowMs };
     store.features.putSync(featureId, rec);
     featureEvent(store, rec, nowMs, event.kind, event.data?.(rec) ?? {});
@@ -166,7 +167,7 @@ export function holdFeature(store: Store, fleetId: string, featureId: string, ro
   return changeFeature(store, fleetId, featureId, (f) => (f.holders.includes(robotId) ? f : { ...f, holders: [...f.holders, robotId] }), { kind: 'feature.held', data: () => ({ robotId }) }, nowMs);
 }
 
-/** Removes `robotId` from the feature's holders (its run ended). */
+/** Removes `robotId` from the feature's holders (its run ended); no-op when it is not a holder. */
 export function releaseFeature(store: Store, fleetId: string, featureId: string, robotId: string, nowMs: number): Promise<FeatureRecord> {
-  return changeFeature(store, fleetId, featureId, (f) => ({ ...f, holders: f.holders.filter((h) => h !== robotId) }), { kind: 'feature.released', data: () => ({ robotId }) }, nowMs);
+  return changeFeature(store, fleetId, featureId, (f) => (f.holders.includes(robotId) ? { ...f, holders: f.holders.filter((h) => h !== robotId) } : f), { kind: 'feature.released', data: () => ({ robotId }) }, nowMs);
 }

@@ -26,7 +26,7 @@ import { changeFeature } from './features.js';
 import { changeOperation, requireOperation } from './operation.js';
 import type { OperationRecord, TemplateRecord } from './records.js';
 import { assignRobot, unassignRobot } from './roster.js';
-import type { OperationRuntime, RunEffects, SyncResult } from './runtime.js';
+import type { OperationRuntime, RunEffectFailure, RunEffects, SyncResult } from './runtime.js';
 import { listTemplates, requireTemplate, setTemplateEnabled } from './templates.js';
 
 export const OPERATION_ACTIONS = [
@@ -75,6 +75,10 @@ export interface RunsOutcome {
   attached: boolean;
   applied: boolean;
   detail?: string;
+  /** Active runs the effect addressed (when attached and it ran). */
+  count?: number;
+  /** Runs whose pause/resume/abort could not be submitted (`applied` is false when any). */
+  failures?: RunEffectFailure[];
 }
 
 export interface ControlOutcome {
@@ -204,10 +208,11 @@ async function runEffect(deps: ControlDeps, effects: RunEffects | null, effect: 
     return { effect, attached: false, applied: false, detail: 'no run tracker is attached' };
   }
   try {
-    if (effect === 'pause') await effects.pauseRuns(fleetId);
-    else if (effect === 'resume') await effects.resumeRuns(fleetId);
-    else await effects.abortRuns(fleetId);
-    return { effect, attached: true, applied: true };
+    const report = effect === 'pause' ? await effects.pauseRuns(fleetId) : effect === 'resume' ? await effects.resumeRuns(fleetId) : await effects.abortRuns(fleetId);
+    if (report.failures.length === 0) return { effect, attached: true, applied: true, count: report.count };
+    const detail = `${report.failures.length} of ${report.count} runs failed: ${report.failures.map((f) => `${f.runId}: ${f.error}`).join('; ')}`;
+    deps.log(`control-operation ${effect} on fleet ${fleetId}: ${detail}`);
+    return { effect, attached: true, applied: false, detail, count: report.count, failures: report.failures };
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
     deps.log(`control-operation ${effect} on fleet ${fleetId}: run effect failed: ${detail}`);

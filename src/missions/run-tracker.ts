@@ -11,7 +11,8 @@
  *   timeline stays readable for long runs.
  * - Reconnect: a run the gateway believes is `running` or `paused` on a robot whose Hello does not
  *   list it is ended as `failed` with detail `lost_by_robot` (the robot restarted without it).
- *   A `starting` run is left alone: its MissionStart may still be on its way.
+ *   So is a `starting` run whose MissionStart the robot had acknowledged (`startAcknowledged`);
+ *   a `starting` run without an ack is left alone: its MissionStart may still be on its way.
  * - In memory: the active runs only (bounded by the number of robots: one active run per robot).
  */
 import type { MissionStatus } from '../gen/fleetgw/v1/robot_link_pb.js';
@@ -45,6 +46,8 @@ export class RunTracker {
     private readonly store: Store,
     private readonly clock: Clock,
     link: Pick<RobotLink, 'listen'>,
+    /** True when the run's MissionStart was acknowledged by the robot's agent (default: never known). */
+    private readonly startAcknowledged: (run: RunRecord) => boolean = () => false,
   ) {
     for (const r of loadActiveRuns(store)) this.track(r);
     this.unlisten = link.listen({
@@ -154,7 +157,7 @@ export class RunTracker {
     const listed = new Set(reported.map((m) => m.runId));
     for (const st of reported) this.apply(robotId, st);
     const mine = this.activeRunOf(robotId);
-    if (mine && !listed.has(mine.runId) && (mine.state === 'running' || mine.state === 'paused')) {
+    if (mine && !listed.has(mine.runId) && (mine.state === 'running' || mine.state === 'paused' || (mine.state === 'starting' && this.startAcknowledged(mine)))) {
       runEvent(this.store, mine, this.clock.now(), 'run.lost', { robotId });
       this.change(mine, { state: 'failed', detail: 'lost_by_robot' }, 'gateway');
     }

@@ -17,11 +17,24 @@ import { getOperation } from './operation.js';
 import type { OperationRecord, TemplateRecord } from './records.js';
 import { listTemplates } from './templates.js';
 
+/** One run the effect could not reach (e.g. resume to an offline robot: `unavailable`). */
+export interface RunEffectFailure {
+  runId: string;
+  robotId: string;
+  error: string;
+}
+
+/** What a run effect did: how many active runs it addressed and which of them failed. */
+export interface RunEffectReport {
+  count: number;
+  failures: RunEffectFailure[];
+}
+
 /** What the run tracker does when the operation is paused, resumed or its missions aborted. */
 export interface RunEffects {
-  pauseRuns(fleetId: string): Promise<void>;
-  resumeRuns(fleetId: string): Promise<void>;
-  abortRuns(fleetId: string): Promise<void>;
+  pauseRuns(fleetId: string): Promise<RunEffectReport>;
+  resumeRuns(fleetId: string): Promise<RunEffectReport>;
+  abortRuns(fleetId: string): Promise<RunEffectReport>;
 }
 
 /** A fleet as the runtime last adopted it. */

@@ -118,6 +118,11 @@ export function countActiveSchedules(store: Store, fleetId: string): number {
   return store.index.getKeysCount({ start: `activeSchedules/${fleetId}/`, end: `activeSchedules/${fleetId}/\uffff` });
 }
 
+/** How many schedules the fleet has ever had, cancelled included (counted by key, nothing decoded). */
+export function countFleetSchedules(store: Store, fleetId: string): number {
+  return store.index.getKeysCount({ start: `schedulesByFleet/${fleetId}/`, end: `schedulesByFleet/${fleetId}/\uffff` });
+}
+
 /** A page of a fleet's schedules, newest first; `before` is the last key of the previous page. */
 export function pageSchedules(store: Store, fleetId: string, limit: number, beforeKey: string | null): { items: ScheduleRecord[]; lastKey: string | null; more: boolean } {
   const prefix = `schedulesByFleet/${fleetId}/`;

@@ -11,7 +11,7 @@ import { systemClock, type Clock } from '../scheduling/clock.js';
 import { Scheduler, type FireOutcome } from '../scheduling/scheduler.js';
 import type { Store } from '../store/lmdb.js';
 import { CommandFires } from './command-fires.js';
-import type { OperationRuntime } from './runtime.js';
+import type { OperationRuntime, RunEffectReport } from './runtime.js';
 import { MissionDispatcher, type DispatchGate } from './dispatcher.js';
 import type { ScheduleRecord, ScheduleSpec, TemplateRecord } from './records.js';
 import { RunTracker } from './run-tracker.js';
@@ -68,9 +68,9 @@ export function runtimeGate(runtime: Pick<OperationRuntime, 'blockedReason'>): D
 /** Wires operation control (pause / start / abort_missions) to the runs in flight. */
 export function attachToRuntime(missions: MissionScheduling, runtime: Pick<OperationRuntime, 'setRunEffects' | 'onAdopted'>): void {
   runtime.setRunEffects({
-    pauseRuns: (fleetId) => Promise.resolve(void missions.runEffects('pause', fleetId)),
-    resumeRuns: (fleetId) => Promise.resolve(void missions.runEffects('resume', fleetId)),
-    abortRuns: (fleetId) => Promise.resolve(void missions.runEffects('abort', fleetId)),
+    pauseRuns: (fleetId) => Promise.resolve(missions.runEffects('pause', fleetId)),
+    resumeRuns: (fleetId) => Promise.resolve(missions.runEffects('resume', fleetId)),
+    abortRuns: (fleetId) => Promise.resolve(missions.runEffects('abort', fleetId)),
   });
   runtime.onAdopted(() => missions.dispatcher.kick());
 }
@@ -87,7 +87,7 @@ export class MissionScheduling {
   constructor(readonly opts: MissionSchedulingOptions) {
     this.store = opts.store;
     this.clock = opts.clock ?? systemClock;
-    this.tracker = new RunTracker(this.store, this.clock, opts.link);
+    this.tracker = new RunTracker(this.store, this.clock, opts.link, (run) => run.startCommandId !== null && opts.commands.get(run.startCommandId)?.state === 'agent_received');
     this.dispatcher = new MissionDispatcher({
       store: this.store,
       clock: this.clock,
@@ -173,13 +173,15 @@ export class MissionScheduling {
 
   /**
    * Cancels a schedule: no further fires; an open fire stops looking for a robot. A run already
-   * started carries on (stop it with control-mission).
+   * started carries on (stop it with control-mission), and its fire still settles the schedule's
+   * status (`deployed` once acknowledged, or `failed`; no retry).
    * @throws ApiError `schedule_not_found`
    */
   async cancel(scheduleId: string): Promise<ScheduleRecord> {
     const now = this.clock.now();
     let out: ScheduleRecord | undefined;
     let openFire: string | null = null;
+    let settling = false;
     await this.store.root.transaction(() => {
       const s = this.store.schedules.get(scheduleId);
       if (!s || s.cancelled) {
@@ -189,14 +191,17 @@ export class MissionScheduling {
       openFire = s.openFireKey;
       if (openFire !== null) {
         const f = this.store.fires.get(openFire);
-        if (f) this.store.fires.putSync(openFire, { ...f, phase: 'cancelled', endedAtMs: now });
+        // A mission fire whose MissionStart is out has its run: it carries on, so the fire stays
+        // open until the dispatcher settles it (deployed, or failed without retry).
+        settling = f?.phase === 'sent' && s.target.type === 'mission';
+        if (f && !settling) this.store.fires.putSync(openFire, { ...f, phase: 'cancelled', endedAtMs: now });
       }
-      out = { ...s, cancelled: true, nextFireAtMs: null, openFireKey: null, updatedAtMs: now };
+      out = { ...s, cancelled: true, nextFireAtMs: null, openFireKey: settling ? openFire : null, updatedAtMs: now };
       putCancelled(this.store, out);
     });
     if (!out) throw apiError('schedule_not_found', { scheduleId });
     this.scheduler.disarm(scheduleId);
-    if (openFire !== null) {
+    if (openFire !== null && !settling) {
       this.dispatcher.forget(openFire);
       this.commandFires.forget(openFire);
     }
@@ -240,11 +245,13 @@ export class MissionScheduling {
 
   /**
    * Run effects of operation control (pause / start / abort_missions): one MissionControl per
-   * active run of the fleet. Returns how many commands were submitted.
+   * active run of the fleet. Returns how many runs were addressed and, per run, why its command
+   * could not be submitted (control-operation answers 207 then).
    */
-  runEffects(verb: 'pause' | 'resume' | 'abort', fleetId: string): number {
-    let n = 0;
-    for (const run of this.tracker.activeRunsOfFleet(fleetId)) {
+  runEffects(verb: 'pause' | 'resume' | 'abort', fleetId: string): RunEffectReport {
+    const runs = this.tracker.activeRunsOfFleet(fleetId);
+    const failures: RunEffectReport['failures'] = [];
+    for (const run of runs) {
       try {
         this.opts.commands.submit({
           robotId: run.robotId,
@@ -255,13 +262,14 @@ export class MissionScheduling {
           requestedBy: { apiKeyId: 'operation' },
         });
         if (verb === 'abort') this.tracker.markCancelRequested(run.runId, 'abort');
-        n++;
       } catch (err) {
-        this.opts.log?.(`operation ${verb}: run ${run.runId}: ${err instanceof Error ? err.message : String(err)}`);
+        const error = err instanceof Error ? err.message : String(err);
+        failures.push({ runId: run.runId, robotId: run.robotId, error });
+        this.opts.log?.(`operation ${verb}: run ${run.runId}: ${error}`);
       }
     }
     if (verb === 'resume') this.dispatcher.kick();
-    return n;
+    return { count: runs.length, failures };
   }
 
   private onOutcome(o: FireOutcome): void {

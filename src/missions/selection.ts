@@ -7,8 +7,8 @@
  * among the schedule's `robot_ids` (empty: no restriction); it is online; it is not running a mission
  * (nor reserved by another fire in the same pass); and its battery meets the template's
  * `prerequisites.minBatteryPct` when one is set and the robot reported a battery level.
- * Nothing is dispatched at all while the template is missing or disabled, or the fleet operation is
- * not running.
+ * Nothing is dispatched at all while the template is missing or disabled, its feature is locked
+ * (`feature_locked`, checked by the dispatcher's gate), or the fleet operation is not running.
  *
  * Choice among eligible robots: the one assigned least recently (spreads wear), then the lowest id.
  */

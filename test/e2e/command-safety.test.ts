@@ -24,6 +24,7 @@ import type { Command } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
 import { runSimFleet } from '../../src/sim/index.js';
 import { adminJson, FLEETGW_BIN } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
+import { until } from '../support/until.js';
 
 const AGENT_MODULE = fileURLToPath(new URL('../../dist/agent/index.js', import.meta.url));
 
@@ -74,13 +75,6 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-async function until(cond: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

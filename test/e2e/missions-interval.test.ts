@@ -9,14 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSimFleet, type SimFleet } from '../../src/sim/fleet.js';
 import { adminJson } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
+import { until } from '../support/until.js';
 
-async function until(cond: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('missions over the real gateway process', () => {
   const d = makeDataDir('fleetgw-e2e-missions-');

@@ -9,6 +9,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { RobotAgent } from '../../src/agent/index.js';
 import { adminJson, fleetgw } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
+import { until } from '../support/until.js';
 
 function httpsGet(url: string, ca: Buffer, key: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -23,14 +24,6 @@ function httpsGet(url: string, ca: Buffer, key: string): Promise<{ status: numbe
   });
 }
 
-async function until(cond: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<number> {
-  const start = Date.now();
-  while (Date.now() - start < timeoutMs) {
-    if (await cond()) return Date.now() - start;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe('fleetgw serve over HTTPS (default)', () => {
   const d = makeDataDir();

@@ -8,15 +8,8 @@ import type { Command } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
 import { runSimFleet } from '../../src/sim/index.js';
 import { adminJson } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess } from '../support/gateway.js';
+import { until } from '../support/until.js';
 
-async function until(cond: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
-  const start = Date.now();
-  while (Date.now() - start < timeoutMs) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 const dirs: string[] = [];
 afterAll(() => {

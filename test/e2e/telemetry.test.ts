@@ -10,15 +10,8 @@ import { openChdbStore } from '../../src/telemetry/chdb-store.js';
 import { adminJson } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess } from '../support/gateway.js';
 import { testSample } from '../support/samples.js';
+import { until } from '../support/until.js';
 
-async function until(cond: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
-  const start = Date.now();
-  while (Date.now() - start < timeoutMs) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 const ROBOTS = 3;
 const BATCHES = 10;

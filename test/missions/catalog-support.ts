@@ -3,7 +3,7 @@ import { controlOperationRoutes } from '../../src/api/routes/control-operation.j
 import { eventRoutes } from '../../src/api/routes/events.js';
 import { featureRoutes } from '../../src/api/routes/features.js';
 import { templateRoutes } from '../../src/api/routes/templates.js';
-import { OperationRuntime, type RunEffects } from '../../src/missions/runtime.js';
+import { OperationRuntime, type RunEffectReport, type RunEffects } from '../../src/missions/runtime.js';
 import type { Store } from '../../src/store/lmdb.js';
 import { req, startStack, type Res, type Stack } from '../idempotency/harness.js';
 
@@ -28,18 +28,19 @@ export const square = (lon = 10, lat = 50, d = 0.001) => ({
 export class RecordingEffects implements RunEffects {
   calls: string[] = [];
   fail: string | null = null;
-  private async record(what: string, fleetId: string): Promise<void> {
+  private async record(what: string, fleetId: string): Promise<RunEffectReport> {
     await Promise.resolve();
     this.calls.push(`${what}:${fleetId}`);
     if (this.fail !== null) throw new Error(this.fail);
+    return { count: 0, failures: [] };
   }
-  pauseRuns(fleetId: string): Promise<void> {
+  pauseRuns(fleetId: string): Promise<RunEffectReport> {
     return this.record('pause', fleetId);
   }
-  resumeRuns(fleetId: string): Promise<void> {
+  resumeRuns(fleetId: string): Promise<RunEffectReport> {
     return this.record('resume', fleetId);
   }
-  abortRuns(fleetId: string): Promise<void> {
+  abortRuns(fleetId: string): Promise<RunEffectReport> {
     return this.record('abort', fleetId);
   }
 }

@@ -67,7 +67,7 @@ export function controlOperationRoutes(deps: { store: Store; runtime: OperationR
           ...(out.runs ? { runs: out.runs } : {}),
         };
         if (runsFailed) {
-          const err = apiError('some_targets_failed', { failed: 1, count: 1 });
+          const err = apiError('some_targets_failed', { failed: out.runs?.failures?.length ?? 1, count: out.runs?.count ?? 1 });
           return { status: 207, body: { ...res, error: `The operation is ${out.operation.state}, but the runs in flight were not ${out.runs?.effect === 'abort' ? 'aborted' : out.runs?.effect === 'pause' ? 'paused' : 'resumed'}: ${out.runs?.detail ?? ''}`, code: err.code } };
         }
         return { status: pending ? 202 : 200, body: res };

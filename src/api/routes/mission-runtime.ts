@@ -9,7 +9,7 @@ import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js'
 import type { RunRecord, ScheduleRecord } from '../../missions/records.js';
 import { controlRun } from '../../missions/run-control.js';
 import { listRuns, runView } from '../../missions/runs.js';
-import { pageSchedules, scheduleRow } from '../../missions/schedules.js';
+import { countFleetSchedules, pageSchedules, scheduleRow } from '../../missions/schedules.js';
 import type { MissionScheduling } from '../../missions/scheduling-service.js';
 import type { RobotLink } from '../../robotlink/types.js';
 import { indexRange, type Store } from '../../store/lmdb.js';
@@ -163,13 +163,17 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       if (busy) robots.busy++;
       if (r.active && online && !busy) robots.available++;
     }
+    // Only live schedules are decoded (the `activeSchedules` index); cancelled ones are counted by
+    // key, so a fleet's long history costs a key count, not a read per schedule ever created.
     const schedules = { scheduled: 0, pending: 0, deployed: 0, failed: 0, cancelled: 0 };
-    for (const key of store.index.getKeys({ start: `schedulesByFleet/${fleetId}/`, end: `schedulesByFleet/${fleetId}/\uffff` })) {
+    let active = 0;
+    for (const key of store.index.getKeys({ start: `activeSchedules/${fleetId}/`, end: `activeSchedules/${fleetId}/\uffff` })) {
       const s = store.schedules.get(key.slice(key.lastIndexOf('/') + 1));
-      if (!s) continue;
-      if (s.cancelled) schedules.cancelled++;
-      else schedules[s.status]++;
+      if (!s || s.cancelled) continue;
+      active++;
+      schedules[s.status]++;
     }
+    schedules.cancelled = Math.max(0, countFleetSchedules(store, fleetId) - active);
     const op = store.operations.get(fleetId);
     return {
       kind: 'fleet',

@@ -12,7 +12,7 @@ import type { ScheduleRecord, ScheduleSpec } from '../../missions/records.js';
 import type { OperationRuntime } from '../../missions/runtime.js';
 import { DEFAULT_DEPLOYMENT_DEADLINE_MS, DEFAULT_RETRY_INTERVAL_SECS } from '../../missions/schedules.js';
 import type { MissionScheduling } from '../../missions/scheduling-service.js';
-import { createTemplate, requireTemplate } from '../../missions/templates.js';
+import { createTemplate, deleteTemplate, requireTemplate } from '../../missions/templates.js';
 import { validateSchedule } from '../../scheduling/recurrence.js';
 import type { Store } from '../../store/lmdb.js';
 import type { FleetRecord } from '../../store/records.js';
@@ -122,10 +122,19 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
         parameters: body.parameters ?? {},
       }, missions.clock.now());
       const sync = deps.runtime ? await deps.runtime.awaitSync(fleet.fleetId) : { runtimeSync: 'applied' as const };
-      const s = await missions.create({
-        orgId: fleet.orgId, fleetId: fleet.fleetId, target: { type: 'mission', missionId: template.missionId }, robotIds, schedule: spec,
-        ...options(body), createdBy: { apiKeyId: auth.apiKeyId },
-      });
+      let s: ScheduleRecord;
+      try {
+        s = await missions.create({
+          orgId: fleet.orgId, fleetId: fleet.fleetId, target: { type: 'mission', missionId: template.missionId }, robotIds, schedule: spec,
+          ...options(body), createdBy: { apiKeyId: auth.apiKeyId },
+        });
+      } catch (err) {
+        // No job without its schedule: the template goes again, so a retry does not leave a second one.
+        // If the delete fails too, the schedule error is still the answer (the template then stays).
+        await deleteTemplate(store, fleet.fleetId, template.missionId, missions.clock.now()).catch(() => undefined);
+        if (deps.runtime) void deps.runtime.changed(fleet.fleetId);
+        throw err;
+      }
       const out = { ...accepted(s, `Job accepted: template ${template.missionId} created enabled`), ...sync };
       return { status: sync.runtimeSync === 'applied' ? 201 : 202, body: out };
     });
@@ -195,6 +204,9 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
 
   async function cancelSchedule(ctx: RouteContext<Record<string, string>, Record<string, unknown>, CancelScheduleBody>): Promise<HandlerResult> {
     const { body, auth } = ctx;
+    // A key that may cancel no kind of schedule is refused before the lookup, so it cannot tell
+    // from 404 vs 403 whether a schedule id exists.
+    if (!auth.permissions.includes('missions:write') && !auth.permissions.includes('operations:control')) requirePermission(auth, 'missions:write');
     const fleet = fleetOf(deps, auth, body);
     const s = requireSchedule(store, fleet.fleetId, body.schedule_id);
     requirePermission(auth, s.target.type === 'mission' ? 'missions:write' : 'operations:control');

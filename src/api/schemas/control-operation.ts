@@ -53,6 +53,13 @@ export const ControlOperationResponse = Type.Object(
           attached: Type.Boolean({ description: 'False when no run tracker is attached (the state changed, no run was touched).' }),
           applied: Type.Boolean(),
           detail: Type.Optional(Type.String()),
+          count: Type.Optional(Type.Integer({ description: 'Active runs the effect addressed.' })),
+          failures: Type.Optional(
+            Type.Array(
+              Type.Object({ runId: Uuid, robotId: Uuid, error: Type.String() }, { additionalProperties: false }),
+              { description: 'Runs that could not be paused, resumed or aborted (207).' },
+            ),
+          ),
         },
         { additionalProperties: false, description: 'What happened to the runs in flight (pause, resume, abort actions).' },
       ),
