@@ -51,17 +51,22 @@ export function rejectionError(d: Delivery): ApiError {
  * Submits one command per target (phase 1, synchronous, before any wait), then collects acks when
  * `waitMs` is set and waits for each command to be safe (phase 2). A target whose `build` or submit
  * throws an ApiError fails on its own; an agent rejection is a failure outcome.
- * @throws ApiError `ack_waiters_full` before anything is sent when the waits would not fit
+ * @param urgent a stop: when the ack waits would not fit, it is sent anyway and answered without
+ *   waiting (the delivery shows `dispatched`/`deferred`) instead of being refused
+ * @throws ApiError `ack_waiters_full` before anything is sent when the waits would not fit (not urgent)
  */
 export async function dispatchAll(
   commands: CommandService,
   targets: readonly string[],
   build: (robotId: string) => SubmitRequest,
-  waitMs: number | null,
+  requestedWaitMs: number | null,
   signal: AbortSignal,
+  urgent = false,
 ): Promise<ControlRobotOutcome[]> {
-  // Refuse the whole request before sending anything it could not then report on.
-  if (waitMs !== null && commands.waiterRoom() < targets.length) throw apiError('ack_waiters_full');
+  const noRoom = requestedWaitMs !== null && commands.waiterRoom() < targets.length;
+  // Refuse the whole request before sending anything it could not then report on, unless it stops robots.
+  if (noRoom && !urgent) throw apiError('ack_waiters_full');
+  const waitMs = noRoom ? null : requestedWaitMs;
   const outcomes: ControlRobotOutcome[] = [];
   const submitted: { at: number; robotId: string; s: Submitted }[] = [];
   for (const robotId of targets) {
@@ -74,10 +79,14 @@ export async function dispatchAll(
       outcomes.push(failedOutcome(robotId, err));
     }
   }
-  const finals = await Promise.all(
-    submitted.map(({ s }) => (waitMs === null ? Promise.resolve(s.delivery) : commands.waitForAck(s.commandId, waitMs, signal))),
-  );
-  await Promise.all(submitted.filter((_, i) => !isAcknowledged(finals[i]?.state ?? 'dispatched')).map(({ s }) => s.persisted));
+  // One wait (one timer, one abort listener) for the whole request, not one per target.
+  const finals = waitMs === null ? submitted.map(({ s }) => s.delivery) : await commands.waitForAcks(submitted.map(({ s }) => s.commandId), waitMs, signal);
+  // Commands submitted in one turn share one LMDB transaction, hence (mostly) one commit promise.
+  const commits = new Set<Promise<void>>();
+  submitted.forEach(({ s }, i) => {
+    if (!isAcknowledged(finals[i]?.state ?? 'dispatched')) commits.add(s.persisted);
+  });
+  await Promise.all(commits);
   submitted.forEach(({ at, robotId }, i) => {
     const d = finals[i];
     if (!d) return;

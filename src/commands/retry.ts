@@ -9,6 +9,10 @@
  * it is never sent again (a stale command arriving much later could surprise the people near the
  * robot). A later ack is still recorded.
  *
+ * Urgent commands (stop, mission pause) are the exception: they have no budget and are resent at
+ * `maxIntervalMs` until acknowledged (CommandService.retryTick), because a flapping link may swallow
+ * any number of sends and a stop must still arrive.
+ *
  * Only sends to a connected robot count as attempts: while the robot is offline the command waits
  * (`deferred` / still `dispatched`) and goes out again when the robot reconnects.
  *

@@ -24,7 +24,7 @@
  * sync the flush to the disk follows within milliseconds (an OS crash in that window loses it).
  */
 import { randomUUID } from 'node:crypto';
-import { CommandAck_Status, type CommandAck, type CommandPolicy, type CommandResult } from '../gen/fleetgw/v1/robot_link_pb.js';
+import { CommandAck_Status, type Command, type CommandAck, type CommandPolicy, type CommandResult } from '../gen/fleetgw/v1/robot_link_pb.js';
 import { apiError } from '../errors/catalog.js';
 import type { RobotLink } from '../robotlink/types.js';
 import type { Store } from '../store/lmdb.js';
@@ -52,6 +52,11 @@ import { AckWaiters, DEFAULT_MAX_WAITERS, Waiters } from './waiters.js';
 import { toWire } from './wire.js';
 
 const SWEEP_INTERVAL_MS = 3600_000;
+/**
+ * Non-deferrable commands (start, motion, configuration) still unacknowledged this long after they were
+ * created are not resent on reconnect: 30 s is the longest ack wait a caller can ask for.
+ */
+export const STALE_AFTER_MS = 30_000;
 const FIRST_SWEEP_MS = 60_000;
 /** Bound on concurrent result waits (config / onboard settings). */
 const MAX_RESULT_WAITERS = 1000;
@@ -116,6 +121,7 @@ export class CommandService {
   private readonly now: () => number;
   private readonly policy: RetryPolicy;
   private readonly outbox: CommandOutbox;
+  private readonly outboxLimits: OutboxLimits;
   private readonly waiters: AckWaiters;
   private readonly resultWaiters = new Waiters<ResultWait>(MAX_RESULT_WAITERS);
   /** What each robot advertised in its latest Hello. */
@@ -126,6 +132,12 @@ export class CommandService {
   private sweepTimer: NodeJS.Timeout;
   private sweeping: Promise<unknown> = Promise.resolve();
   private foreignAcks = 0;
+  private readonly digests = new WeakMap<object, string>();
+  /**
+   * Each record's wire message, built once: a resend or reconnect flush sends the same commandId,
+   * seq and args, so there is nothing to rebuild. Dropped with the record.
+   */
+  private readonly wire = new WeakMap<CommandRecord, Command>();
   private closed = false;
 
   /** Loads the persisted backlog, subscribes to the link and delivers to robots already online. */
@@ -134,7 +146,8 @@ export class CommandService {
     this.link = opts.link;
     this.now = opts.now ?? ((): number => Date.now());
     this.policy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
-    this.outbox = new CommandOutbox(this.store, { ...DEFAULT_OUTBOX_LIMITS, ...opts.outbox });
+    this.outboxLimits = { ...DEFAULT_OUTBOX_LIMITS, ...opts.outbox };
+    this.outbox = new CommandOutbox(this.store, this.outboxLimits);
     this.waiters = new AckWaiters(opts.maxWaiters ?? DEFAULT_MAX_WAITERS);
     this.audit = new AuditIndex(this.store, { ...DEFAULT_AUDIT_RETENTION, ...opts.audit });
     this.outbox.load();
@@ -170,6 +183,8 @@ export class CommandService {
     if (!deferrable && !this.link.isOnline(robotId)) throw apiError('robot_offline', { robotId, action: req.action });
     checkCommand(robot, this.policies.get(robotId), c);
     const at = this.now();
+    const folded = isUrgent(c) ? this.foldUrgent(robotId, c, at) : null;
+    if (folded !== null) return folded;
     const fields = {
       commandId: randomUUID(),
       robotId,
@@ -177,7 +192,7 @@ export class CommandService {
       orgId: req.orgId,
       action: c.action,
       args: c.args,
-      argsDigest: argsDigest(c.args),
+      argsDigest: this.digestOf(c.args),
       requestedBy: { apiKeyId: req.requestedBy.apiKeyId },
       createdAtMs: at,
       state: 'deferred' as const,
@@ -202,6 +217,22 @@ export class CommandService {
   }
 
   /**
+   * Past `maxUrgentPerRobot` pending urgent commands for one robot (e.g. repeated stop_all while it
+   * is offline), a new one of the same kind is folded into the newest pending one instead of growing
+   * the backlog: that command is (re)sent now if the robot is online and its delivery is returned.
+   * Stopping twice adds nothing; the bound keeps the outbox finite. Returns null when not folded.
+   */
+  private foldUrgent(robotId: string, c: ActionAndArgs, at: number): Submitted | null {
+    const urgent = this.outbox.pendingFor(robotId).filter((r) => isUrgent(r));
+    if (urgent.length < this.outboxLimits.maxUrgentPerRobot) return null;
+    const same = [...urgent].reverse().find((r) => r.action === c.action && JSON.stringify(r.args) === JSON.stringify(c.args))
+      ?? [...urgent].reverse().find((r) => r.action === c.action);
+    if (same === undefined) return null;
+    if (this.link.isOnline(robotId) && this.sendNow(same, at)) this.outbox.save(same);
+    return { commandId: same.commandId, delivery: deliveryOf(same), persisted: Promise.resolve() };
+  }
+
+  /**
    * Waits up to `ms` for the robot's ack. Resolves with `agent_received` / `agent_rejected`, or
    * `timed_out` when the time elapses or `signal` aborts (the command itself carries on), or
    * `deferred` when the robot stayed offline for the whole wait.
@@ -211,11 +242,42 @@ export class CommandService {
     const rec = this.outbox.get(commandId);
     if (!rec) throw new Error(`unknown command ${commandId}`);
     if (isAcknowledged(rec.state)) return Promise.resolve(deliveryOf(rec));
-    return this.waiters.add(commandId, ms, signal, () => {
-      const now = this.outbox.get(commandId) ?? rec;
-      // A command still waiting for an offline robot is reported as `deferred` (kept, sent on
-      // reconnect): that tells the caller more than `timed_out`, which is for a sent, unanswered one.
-      return isAcknowledged(now.state) || now.state === 'deferred' ? deliveryOf(now) : deliveryOf(now, true);
+    return this.waiters.add(commandId, ms, signal, () => this.expiredDelivery(commandId, rec));
+  }
+
+  /** What a wait that ended without an ack reports. */
+  private expiredDelivery(commandId: string, fallback?: CommandRecord): Delivery {
+    const now = this.outbox.get(commandId) ?? fallback;
+    if (!now) throw new Error(`unknown command ${commandId}`);
+    // A command still waiting for an offline robot is reported as `deferred` (kept, sent on
+    // reconnect): that tells the caller more than `timed_out`, which is for a sent, unanswered one.
+    return isAcknowledged(now.state) || now.state === 'deferred' ? deliveryOf(now) : deliveryOf(now, true);
+  }
+
+  /**
+   * {@link waitForAck} for many commands at once (one bulk request): one timer and one abort
+   * listener for the whole group; the answers come in the order of `commandIds`.
+   * @throws ApiError `ack_waiters_full` when the waits do not fit; Error for an unknown commandId.
+   */
+  waitForAcks(commandIds: readonly string[], ms: number, signal?: AbortSignal): Promise<Delivery[]> {
+    const answers = new Array<Delivery | undefined>(commandIds.length);
+    const open: string[] = [];
+    const openAt: number[] = [];
+    commandIds.forEach((commandId, i) => {
+      const rec = this.outbox.get(commandId);
+      if (!rec) throw new Error(`unknown command ${commandId}`);
+      if (isAcknowledged(rec.state)) answers[i] = deliveryOf(rec);
+      else {
+        open.push(commandId);
+        openAt.push(i);
+      }
+    });
+    if (open.length === 0) return Promise.resolve(answers as Delivery[]);
+    return this.waiters.addMany(open, ms, signal, (commandId) => this.expiredDelivery(commandId)).then((got) => {
+      got.forEach((d, j) => {
+        answers[openAt[j] as number] = d;
+      });
+      return answers as Delivery[];
     });
   }
 
@@ -285,9 +347,28 @@ export class CommandService {
     this.sweepTimer.unref();
   }
 
+  /**
+   * The args digest, reused when the same args object comes again: a bulk request hands every
+   * target one shared args object, so a 100-robot stop hashes once instead of 100 times. Keyed by
+   * identity (args are never mutated after submit: the record keeps the same object).
+   */
+  private digestOf(args: object): string {
+    let d = this.digests.get(args);
+    if (d === undefined) {
+      d = argsDigest(args);
+      this.digests.set(args, d);
+    }
+    return d;
+  }
+
   /** Writes one record to the stream; false when the robot is not connected. */
   private sendNow(rec: CommandRecord, at: number): boolean {
-    if (!this.link.send(rec.robotId, toWire(rec))) return false;
+    let wire = this.wire.get(rec);
+    if (!wire) {
+      wire = toWire(rec);
+      this.wire.set(rec, wire);
+    }
+    if (!this.link.send(rec.robotId, wire)) return false;
     rec.attempts++;
     rec.lastSentAtMs = at;
     if (rec.state === 'deferred') this.transition(rec, 'dispatched', at);
@@ -322,8 +403,18 @@ export class CommandService {
   private flush(robotId: string): void {
     if (this.closed) return;
     const backlog = this.outbox.pendingFor(robotId);
-    const ordered = [...backlog.filter((r) => isUrgent(r)), ...backlog.filter((r) => !isUrgent(r))];
     const at = this.now();
+    // A motion or configuration command that was sent but never acknowledged is not delivered after
+    // a long absence: once it is older than the longest ack wait a caller can ask for, nobody is
+    // waiting on it any more and a robot acting on it later could surprise the people near it.
+    for (const rec of [...backlog]) {
+      if (!isDeferrable(rec) && at - rec.createdAtMs > STALE_AFTER_MS) {
+        rec.retryBudgetExhausted = true;
+        this.outbox.settle(rec);
+      }
+    }
+    const remaining = this.outbox.pendingFor(robotId);
+    const ordered = [...remaining.filter((r) => isUrgent(r)), ...remaining.filter((r) => !isUrgent(r))];
     for (const rec of ordered) {
       if (!this.sendNow(rec, at)) return;
       this.outbox.save(rec);
@@ -381,6 +472,10 @@ export class CommandService {
         }
         const decision = retryDecision(this.policy, rec.attempts, rec.lastSentAtMs, at);
         if (decision === 'resend') {
+          if (this.sendNow(rec, at)) this.outbox.save(rec);
+        } else if (decision === 'exhausted' && isUrgent(rec)) {
+          // A stop or pause is never given up: it is resent at the longest interval until the robot
+          // acknowledges it (a flapping link may swallow any number of sends).
           if (this.sendNow(rec, at)) this.outbox.save(rec);
         } else if (decision === 'exhausted') {
           rec.retryBudgetExhausted = true;

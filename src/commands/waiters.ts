@@ -2,8 +2,9 @@
  * HTTP requests waiting for a robot's acknowledgement (or, for request/response commands, its
  * result) of a command.
  *
- * Bound: at most `max` waiters across all commands (default 10 000; each costs a timer and a closure,
- * about 0.5 kB). Policy when full: {@link AckWaiters.add} throws `ack_waiters_full` (503) and the
+ * Bound: at most `max` waiters across all commands (default 10 000; a single wait costs a timer and
+ * a closure, about 0.5 kB; a bulk request's group wait shares one timer, one abort listener and one
+ * promise, and counts one waiter per command). Policy when full: {@link AckWaiters.add} throws `ack_waiters_full` (503) and the
  * route checks {@link AckWaiters.room} before it dispatches anything, so a request is refused whole
  * instead of sending commands it then cannot report on.
  */
@@ -61,6 +62,57 @@ export class Waiters<T> {
       set.add(waiter);
       this.count++;
       if (signal?.aborted) waiter.expire();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /**
+   * Waits for {@link Waiters.settle} on each of `commandIds` with ONE timer, one abort listener and one
+   * promise for the whole group (a 100-robot request would otherwise allocate a hundred of each).
+   * Counts as `commandIds.length` waiters against the bound; each command is answered on its own
+   * (settled, or `onExpire(commandId)` when the shared time elapses or `signal` aborts).
+   * @throws ApiError `ack_waiters_full` when the group does not fit (nothing is registered)
+   */
+  addMany(commandIds: readonly string[], ms: number, signal: AbortSignal | undefined, onExpire: (commandId: string) => T): Promise<T[]> {
+    if (this.count + commandIds.length > this.max) throw apiError('ack_waiters_full');
+    const n = commandIds.length;
+    if (n === 0) return Promise.resolve([]);
+    return new Promise<T[]>((resolve) => {
+      const results = new Array<T>(n);
+      const members: (Waiter<T> | null)[] = new Array<Waiter<T> | null>(n);
+      let open = n;
+      const end = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(results);
+      };
+      const expireRest = (): void => {
+        for (let i = 0; i < n; i++) members[i]?.expire();
+      };
+      const onAbort = (): void => expireRest();
+      for (let i = 0; i < n; i++) {
+        const commandId = commandIds[i] as string;
+        const member: Waiter<T> = {
+          resolve: (d: T): void => {
+            if (members[i] !== member) return;
+            members[i] = null;
+            this.remove(commandId, member);
+            results[i] = d;
+            if (--open === 0) end();
+          },
+          expire: (): void => member.resolve(onExpire(commandId)),
+        };
+        members[i] = member;
+        let set = this.byCommand.get(commandId);
+        if (!set) {
+          set = new Set();
+          this.byCommand.set(commandId, set);
+        }
+        set.add(member);
+        this.count++;
+      }
+      const timer = setTimeout(expireRest, ms);
+      if (signal?.aborted) expireRest();
       else signal?.addEventListener('abort', onAbort, { once: true });
     });
   }

@@ -52,7 +52,8 @@ describe('delivery', () => {
     const a = st.agent(st.robots[0]!, { onCommand: () => (calls++, new Promise(() => {})) });
     a.start();
     await until(() => a.connected, 'agent');
-    const r = await control(st, { action: 'stop', robot_id: st.robots[0]!.robotId, wait_for_ack_ms: 30 });
+    // A start: non-urgent commands have a retry budget (a stop is resent until acknowledged).
+    const r = await control(st, { action: 'start', robot_id: st.robots[0]!.robotId, wait_for_ack_ms: 30 });
     const o = (r.json as unknown as ControlRobotResponse).outcomes[0];
     expect(r.status).toBe(200);
     expect(o?.delivery).toMatchObject({ state: 'timed_out', retryBudgetExhausted: false });

@@ -32,7 +32,16 @@ function setup(opts: Partial<ConstructorParameters<typeof CommandService>[0]> = 
     args: { reason },
     requestedBy: { apiKeyId: '00000000-0000-4000-8000-000000000001' },
   });
-  return { fx, link, svc, a, b, stop };
+  // Not urgent: the retry budget and the backlog bounds apply to it (a stop is never given up).
+  const start = (robotId: string): SubmitRequest<'start'> => ({
+    robotId,
+    fleetId: fx.fleet.fleetId,
+    orgId: fx.org.orgId,
+    action: 'start',
+    args: {},
+    requestedBy: { apiKeyId: '00000000-0000-4000-8000-000000000001' },
+  });
+  return { fx, link, svc, a, b, stop, start };
 }
 
 const stored = (fx: Fixture, id: string) => fx.store.commands.get(id) as CommandRecord | undefined;
@@ -138,6 +147,31 @@ describe('CommandService', () => {
     expect((await svc.waitForAck(ok.commandId, 10)).state).toBe('agent_received');
   });
 
+  it('waits for a group of acks with one wait: outcomes in order, an offline robot deferred, one shared commit', async () => {
+    const { fx, link, svc, a, b, stop } = setup({ retry: { ackTimeoutMs: 60_000 } });
+    link.connect(a.robotId);
+    const first = svc.submit(stop(a.robotId, 'first'));
+    link.ack(a.robotId, first.commandId, 'received');
+    const ok = svc.submit(stop(a.robotId, 'ok'));
+    const quiet = svc.submit(stop(a.robotId, 'quiet'));
+    const away = svc.submit(stop(b.robotId, 'away'));
+    // Submitted in one turn: one LMDB transaction, so one commit promise for all three.
+    expect(quiet.persisted).toBe(ok.persisted);
+    expect(away.persisted).toBe(ok.persisted);
+    const wait = svc.waitForAcks([first.commandId, ok.commandId, quiet.commandId, away.commandId], 80);
+    expect(svc.stats().waiters).toBe(3);
+    link.ack(a.robotId, ok.commandId, 'rejected', 'busy');
+    const d = await wait;
+    expect(d.map((x) => x.state)).toEqual(['agent_received', 'agent_rejected', 'timed_out', 'deferred']);
+    expect(d.map((x) => x.commandId)).toEqual([first.commandId, ok.commandId, quiet.commandId, away.commandId]);
+    expect(svc.stats().waiters).toBe(0);
+    await svc.close();
+    expect(stored(fx, ok.commandId)?.history.map((h) => h.state)).toEqual(['dispatched', 'agent_rejected']);
+    expect(stored(fx, quiet.commandId)?.state).toBe('dispatched');
+    expect(stored(fx, away.commandId)?.state).toBe('deferred');
+    expect(svc.stats().writeErrors).toBe(0);
+  });
+
   it('times out a wait when the robot never acks; the record stays readable and pending', async () => {
     const { fx, link, svc, a, stop } = setup({ retry: { ackTimeoutMs: 60_000 } });
     link.connect(a.robotId);
@@ -164,10 +198,10 @@ describe('CommandService', () => {
     expect(svc.stats().waiters).toBe(0);
   });
 
-  it('resends an unacknowledged command until the retry budget is spent, then stops', async () => {
-    const { fx, link, svc, a, stop } = setup({ retry: { ackTimeoutMs: 20, backoffFactor: 1, maxIntervalMs: 20, maxAttempts: 3, tickMs: 5 } });
+  it('resends an unacknowledged (non-urgent) command until the retry budget is spent, then stops', async () => {
+    const { fx, link, svc, a, start } = setup({ retry: { ackTimeoutMs: 20, backoffFactor: 1, maxIntervalMs: 20, maxAttempts: 3, tickMs: 5 } });
     link.connect(a.robotId);
-    const s = svc.submit(stop(a.robotId));
+    const s = svc.submit(start(a.robotId));
     // Sends at ~0, 20, 40 ms; budget spent at ~60 ms, so a 200 ms wait sees it.
     expect(await svc.waitForAck(s.commandId, 200)).toEqual({ state: 'timed_out', commandId: s.commandId, retryBudgetExhausted: true });
     await until(() => svc.get(s.commandId)?.retryBudgetExhausted === true);
@@ -246,13 +280,15 @@ describe('CommandService', () => {
     await w2;
   });
 
-  it('bounds the per-robot backlog and stores nothing for a refused command', () => {
-    const { fx, svc, a, b, stop } = setup({ outbox: { maxPerRobot: 2 } });
-    svc.submit(stop(a.robotId));
-    svc.submit(stop(a.robotId));
-    expect(() => svc.submit(stop(a.robotId))).toThrow(expect.objectContaining({ id: 'outbox_full' }) as Error);
+  it('bounds the per-robot backlog and stores nothing for a refused (non-urgent) command', () => {
+    const { fx, link, svc, a, b, start } = setup({ outbox: { maxPerRobot: 2 }, retry: { ackTimeoutMs: 60_000 } });
+    link.connect(a.robotId);
+    link.connect(b.robotId);
+    svc.submit(start(a.robotId));
+    svc.submit(start(a.robotId));
+    expect(() => svc.submit(start(a.robotId))).toThrow(expect.objectContaining({ id: 'outbox_full' }) as Error);
     expect(svc.stats().pending).toBe(2);
-    expect(svc.submit(stop(b.robotId)).delivery.state).toBe('deferred');
+    expect(svc.submit(start(b.robotId)).delivery.state).toBe('dispatched');
     void fx;
   });
 

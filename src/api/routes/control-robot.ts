@@ -100,7 +100,7 @@ export function controlRobotRoutes(deps: ControlRobotDeps): RouteDef[] {
     }
     const build = (robotId: string): SubmitRequest =>
       ({ robotId, fleetId: fleet.fleetId, orgId: fleet.orgId, ...command, requestedBy: { apiKeyId: auth.apiKeyId } });
-    const outcomes = await dispatchAll(commands, targets, build, waitMs, ctx.aborted);
+    const outcomes = await dispatchAll(commands, targets, build, waitMs, ctx.aborted, body.action === 'stop' || body.action === 'stop_all');
     const response: ControlRobotResponse = { success: outcomes.every((o) => o.success), action: body.action, count: outcomes.length, outcomes };
     return bulkStatus(outcomes, response);
   }
@@ -116,6 +116,11 @@ export function controlRobotRoutes(deps: ControlRobotDeps): RouteDef[] {
       tags: ['Agent API'],
       auth: 'robots:write',
       body: ControlRobotBody,
+      // Past the key's rate limit a stop still goes through (a busy automation key can always halt).
+      urgent: (b) => {
+        const action = (b as ControlRobotBody).action;
+        return action === 'stop' || action === 'stop_all';
+      },
       responses: {
         200: { description: 'Every target succeeded (also: stop_all on a fleet with no active robot, count 0).', schema: ControlRobotResponse },
         207: { description: 'Some targets failed (code `partial_failure`); see outcomes.', schema: ControlRobotResponse },

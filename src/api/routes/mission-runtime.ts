@@ -75,8 +75,12 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     const fleet = requireFleet(store, auth, body.fleet_id);
     const robot = store.robots.get(body.robot_id);
     if (!robot || robot.fleetId !== fleet.fleetId) throw apiError('robot_not_found', { robotId: body.robot_id });
-    const waitMs = ackWaitMs(body);
-    if (waitMs !== null && missions.opts.commands.waiterRoom() < 1) throw apiError('ack_waiters_full');
+    let waitMs = ackWaitMs(body);
+    if (waitMs !== null && missions.opts.commands.waiterRoom() < 1) {
+      // A pause is still sent when no ack wait fits (answered without waiting); the rest are refused.
+      if (body.action !== 'pause') throw apiError('ack_waiters_full');
+      waitMs = null;
+    }
     const { run, submitted } = controlRun(store, missions.tracker, missions.opts.commands, link, {
       fleetId: fleet.fleetId,
       orgId: fleet.orgId,
@@ -236,6 +240,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       tags: ['Agent API', 'Mission runs'],
       auth: 'missions:write',
       body: ControlMissionBody,
+      urgent: (b) => (b as { action: string }).action === 'pause',
       responses: { 200: { description: 'Command submitted (see delivery).', schema: ControlMissionResponse } },
       errors: [...fleetErrors, 'robot_not_found', 'run_not_found', 'run_finished', 'robot_offline', 'ack_wait_conflict', 'ack_waiters_full', 'outbox_full'],
       handler: controlMission,

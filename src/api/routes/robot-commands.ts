@@ -106,6 +106,7 @@ export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
       summary: 'Pause every active robot of the fleet: one stop per robot (offline robots: deferred, sent on reconnect).',
       tags: ['Robot commands'],
       auth: 'robots:write',
+      urgent: () => true,
       params: FleetPathParams,
       body: StopAllBody,
       responses: {
@@ -126,6 +127,7 @@ export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
           (robotId) => ({ robotId, fleetId: fleet.fleetId, orgId: fleet.orgId, action: 'stop', args: { reason }, requestedBy: { apiKeyId: auth.apiKeyId } }),
           waitMs,
           ctx.aborted,
+          true,
         );
         const response: StopAllResponse = { success: outcomes.every((o) => o.success), count: outcomes.length, outcomes };
         return bulkStatus(outcomes, response);
