@@ -40,6 +40,11 @@ describe.each(['config', 'onboard-settings'])('%s', (what) => {
     expect(state(0)[key]).toBe('north-yard');
     const cmd = await call(s, 'GET', `/v1/robot-commands/${String(res.json.commandId)}`, s.keys.read);
     expect(cmd.json).toMatchObject({ action: what === 'config' ? 'config' : 'onboard_settings', state: 'agent_received', result: { success: true } });
+    // A read-only key sees the digest, not the values that were sent; a key that may send sees them.
+    expect(cmd.json.args).toBeNull();
+    expect(cmd.json.argsDigest).toMatch(/^[0-9a-f]{64}$/);
+    const asWriter = await call(s, 'GET', `/v1/robot-commands/${String(res.json.commandId)}`, s.keys.write);
+    expect(JSON.stringify(asWriter.json.args)).toContain('north-yard');
   });
 
   it('fails a write the robot refuses with 422 and the robot\'s reason', async () => {

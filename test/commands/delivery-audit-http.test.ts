@@ -133,8 +133,10 @@ describe('audit log', () => {
     const st = s;
     const r = await control(st, { action: 'stop', robot_id: st.robots[0]!.robotId });
     const id = firstCommandId(r);
-    const mine = await call(st, 'GET', `/v1/robot-commands/${id}`, st.keys.read);
+    const mine = await call(st, 'GET', `/v1/robot-commands/${id}`, st.keys.write);
     expect(mine.json).toMatchObject({ commandId: id, action: 'stop', args: { reason: 'control-robot stop' }, delivery: { state: 'deferred', commandId: id } });
+    const readOnly = await call(st, 'GET', `/v1/robot-commands/${id}`, st.keys.read);
+    expect(readOnly.json).toMatchObject({ commandId: id, args: null, argsDigest: mine.json.argsDigest });
     expect((await call(st, 'GET', `/v1/robot-commands/${id}`, st.keys.foreign)).status).toBe(404);
     expect((await call(st, 'GET', `/v1/robot-commands/${id}`, st.keys.fleetRead)).status).toBe(403);
   });

@@ -97,7 +97,8 @@ export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
         const r = rec.result;
         const body: CommandView = {
           ...auditEntryOf(rec),
-          args: rec.args,
+          // Arguments can hold configuration values: shown to keys that may send commands, digest only otherwise.
+          args: auth.permissions.includes('robots:write') ? rec.args : null,
           delivery: publicDelivery(deliveryOf(rec)),
           result: r ? { success: r.success, error: r.error, values: r.payload, atMs: r.atMs } : null,
         };

@@ -63,7 +63,9 @@ export type CommandPathParams = Static<typeof CommandPathParams>;
 export const CommandView = Type.Object(
   {
     ...AuditEntry.properties,
-    args: Type.Object({}, { additionalProperties: true, description: 'The command arguments as sent.' }),
+    args: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
+      description: 'The command arguments as sent, for keys holding robots:write (who may send them); null for read-only keys, which see `argsDigest` only (arguments can carry configuration values).',
+    }),
     delivery: DeliveryObject,
     result: Nullable(
       Type.Object(
