@@ -18,6 +18,7 @@ import { STREAM_PATH } from '../telemetry/stream-protocol.js';
 import { registerTelemetryStream } from '../telemetry/stream-ws.js';
 import { TicketIssuer } from '../telemetry/ticket-issuer.js';
 import { startIdempotencyPurger } from '../idempotency/index.js';
+import { startMissionRetention } from '../missions/retention.js';
 import { OperationRuntime } from '../missions/runtime.js';
 import { attachToRuntime, MissionScheduling, runtimeGate } from '../missions/scheduling-service.js';
 import { buildRoutes } from './routes.js';
@@ -94,6 +95,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const missions = new MissionScheduling({ store, link, commands, gate: runtimeGate(runtime), log });
     attachToRuntime(missions, runtime);
     await missions.start();
+    const stopRetention = startMissionRetention(store, { log });
 
     let streamUrl = '';
     const { routes } = buildRoutes({ store, link, commands, tickets, streamUrl: () => streamUrl, runtime, missions, log });
@@ -126,6 +128,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       hub.close();
       httpServer.close();
       stopPurger();
+      stopRetention();
       missions.stop();
       runtime.close();
       await ingest.close();

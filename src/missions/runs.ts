@@ -6,7 +6,8 @@
  *   activeRunsByTemplate/<missionId>/<runId>                while the run is not finished (the
  *                                                           catalog refuses to delete the template)
  *   activeRuns/<fleetId>/<runId>                            while the run is not finished
- * Finished runs are the mission history; they are kept (no pruning in this version).
+ * Finished runs are the mission history; src/missions/retention.ts removes them (and these keys) 90
+ * days after they ended.
  */
 import type { Store } from '../store/lmdb.js';
 import type { RunRecord, RunState } from './records.js';
