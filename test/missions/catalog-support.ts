@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest';
 /** The catalog routes on the real HTTP stack (test/idempotency/harness.ts), with a controllable runtime. */
 import { controlOperationRoutes } from '../../src/api/routes/control-operation.js';
 import { eventRoutes } from '../../src/api/routes/events.js';
@@ -93,4 +94,24 @@ export async function startCatalog(opts: { syncWaitMs?: number } = {}): Promise<
     },
   };
   return c;
+}
+
+/**
+ * Starts a fresh catalog stack per test: returns the setup function and registers the matching
+ * cleanup (release a held runtime gate, close the runtime and the stack) with vitest's afterEach.
+ */
+export function catalogPerTest(): (opts?: { syncWaitMs?: number }) => Promise<Catalog> {
+  const live: Catalog[] = [];
+  afterEach(async () => {
+    for (const c of live.splice(0)) {
+      c.slow.gate = null;
+      c.runtime().close();
+      await c.s.close();
+    }
+  });
+  return async (opts = {}) => {
+    const c = await startCatalog(opts);
+    live.push(c);
+    return c;
+  };
 }

@@ -1,21 +1,14 @@
 // GET /v1/events and the event log: every catalog transition appends an ordered, durable event.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { appendEvent, readTimeline } from '../../src/events/index.js';
 import { req } from '../idempotency/harness.js';
-import { startCatalog, type Catalog } from './catalog-support.js';
+import { catalogPerTest } from './catalog-support.js';
 
-const live: Catalog[] = [];
-afterEach(async () => {
-  for (const c of live.splice(0)) {
-    c.runtime().close();
-    await c.s.close();
-  }
-});
+const setup = catalogPerTest();
 
 describe('event timeline', () => {
   it('lists a template\'s and the operation\'s transitions in order, paged, fleet:read only', async () => {
-    const c = await startCatalog();
-    live.push(c);
+    const c = await setup();
     const created = await c.template({ roster: [c.s.robots.active[0]] });
     const id = created.json.missionId;
     const opId = created.json.operationId;
@@ -51,8 +44,7 @@ describe('event timeline', () => {
   });
 
   it('keeps seq monotonic across a restart and reads an appended event at once', async () => {
-    const c = await startCatalog();
-    live.push(c);
+    const c = await setup();
     const corr = '11111111-1111-4111-8111-111111111111';
     const ev = (n: number) => ({ fleetId: c.s.fleetId, correlationId: corr, atMs: n, kind: 'test.tick', subject: { type: 'schedule' as const, id: 'x' }, data: { n } });
     const a = appendEvent(c.s.store, ev(1));

@@ -1,21 +1,10 @@
 // Features through the real HTTP stack: CRUD, geometry validation, delete while used, control-feature.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { holdFeature, isFeatureLocked } from '../../src/missions/features.js';
 import { req } from '../idempotency/harness.js';
-import { square, startCatalog, type Catalog } from './catalog-support.js';
+import { square, type Catalog, catalogPerTest } from './catalog-support.js';
 
-const live: Catalog[] = [];
-afterEach(async () => {
-  for (const c of live.splice(0)) {
-    c.runtime().close();
-    await c.s.close();
-  }
-});
-async function setup(): Promise<Catalog> {
-  const c = await startCatalog();
-  live.push(c);
-  return c;
-}
+const setup = catalogPerTest();
 
 describe('features', () => {
   it('create, list, read, edit and delete', async () => {

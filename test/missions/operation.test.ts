@@ -1,23 +1,12 @@
 // control-operation through the real HTTP stack: 404 before the first template, every action and its
 // permission, operation_id assertion, state rules and run effects, roster rules 1-4.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ACTION_PERMISSION, OPERATION_ACTIONS } from '../../src/missions/operation-control.js';
 import { LIVE_PERMISSIONS } from '../../src/auth/permissions.js';
 import { req } from '../idempotency/harness.js';
-import { RecordingEffects, startCatalog, type Catalog } from './catalog-support.js';
+import { RecordingEffects, catalogPerTest } from './catalog-support.js';
 
-const live: Catalog[] = [];
-afterEach(async () => {
-  for (const c of live.splice(0)) {
-    c.runtime().close();
-    await c.s.close();
-  }
-});
-async function setup(): Promise<Catalog> {
-  const c = await startCatalog();
-  live.push(c);
-  return c;
-}
+const setup = catalogPerTest();
 
 describe('the fleet operation', () => {
   it('does not exist before the first template (404), then exactly one per fleet, created stopped', async () => {

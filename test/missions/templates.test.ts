@@ -1,22 +1,10 @@
 // Mission templates through the real HTTP stack: idempotent create, read, edit with omitted step
 // configuration preserved, delete refused while referenced, enable/disable, runtime sync.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { req } from '../idempotency/harness.js';
-import { startCatalog, type Catalog } from './catalog-support.js';
+import { catalogPerTest } from './catalog-support.js';
 
-const live: Catalog[] = [];
-afterEach(async () => {
-  for (const c of live.splice(0)) {
-    c.slow.gate = null;
-    c.runtime().close();
-    await c.s.close();
-  }
-});
-async function setup(opts: { syncWaitMs?: number } = {}): Promise<Catalog> {
-  const c = await startCatalog(opts);
-  live.push(c);
-  return c;
-}
+const setup = catalogPerTest();
 
 describe('mission templates', () => {
   it('create requires Idempotency-Key, mints missionId, reports runtimeSync applied and replays', async () => {
