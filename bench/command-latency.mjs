@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, credentials, Server, ServerCredentials } from '@grpc/grpc-js';
+import { leanHttp } from './lib/lean-http.mjs';
 import { cpuSeconds, FLEETGW, machineInfo, parseArgs, spawnNode, stopChild } from './lib/procs.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -35,7 +36,7 @@ if (roleIdx >= 0 && process.argv[roleIdx + 1] === 'robots') {
 } else {
   await main(parseArgs(process.argv.slice(2), {
     robots: 100, hz: 50, single: 3000, bulk: 300, 'gateway-cpus': '', 'robots-cpus': '', 'bench-cpus': '',
-    'cpu-prof': '', json: '',
+    'cpu-prof': '', json: '', client: 'lean',
   }));
 }
 
@@ -209,7 +210,9 @@ async function main(opts) {
     await robotsProc.waitJson((o) => o.event === 'connected', 60_000);
     log(`gateway pid ${gateway.pid} (cpus ${opts['gateway-cpus'] || 'any'}), robots pid ${robotsProc.pid} (cpus ${opts['robots-cpus'] || 'any'}), bench cpus ${opts['bench-cpus'] || 'any'}`);
 
-    const post = makeHttp(ready.http, init.apiKey);
+    if (opts.client !== 'lean' && opts.client !== 'node') throw new Error('--client is lean or node');
+    const lean = opts.client === 'lean' ? await leanHttp(ready.http, init.apiKey) : null;
+    const post = lean ? lean.request : makeHttp(ready.http, init.apiKey);
     const base = { org_id: init.orgId, fleet_id: init.fleetId };
     const r0 = robots[0].robotId;
     const allIds = robots.map((r) => r.robotId);
@@ -259,7 +262,10 @@ async function main(opts) {
 
     const idle = await phase('no telemetry');
     if (opts.hz === 0) {
-      console.log(JSON.stringify({ machine, phases: [idle] }, null, 2));
+      const result = { machine, client: opts.client, command: `node bench/command-latency.mjs ${process.argv.slice(2).join(' ')}`.trim(), phases: [idle] };
+      console.log(JSON.stringify(result, null, 2));
+      if (opts.json !== '') writeFileSync(opts.json, JSON.stringify(result, null, 2));
+      lean?.close();
       return;
     }
     robotsProc.kill('SIGUSR2');
@@ -272,7 +278,7 @@ async function main(opts) {
     const loaded = await phase(`telemetry ${opts.robots} x ${opts.hz} Hz`);
     robotsProc.kill('SIGUSR2');
     const result = {
-      machine, command: `node bench/command-latency.mjs ${process.argv.slice(2).join(' ')}`.trim(),
+      machine, client: opts.client, command: `node bench/command-latency.mjs ${process.argv.slice(2).join(' ')}`.trim(),
       robots: opts.robots, hz: opts.hz, cores: { gateway: opts['gateway-cpus'] || 'any', robots: opts['robots-cpus'] || 'any', bench: opts['bench-cpus'] || 'any' },
       phases: [idle, loaded], telemetryOnlyGatewayCores: telemetryOnlyCores,
       degradation: {
@@ -280,6 +286,7 @@ async function main(opts) {
         bulkP50: Number((loaded.bulk.p50 / idle.bulk.p50).toFixed(2)), bulkP99: Number((loaded.bulk.p99 / idle.bulk.p99).toFixed(2)),
       },
     };
+    lean?.close();
     await stopChild(robotsProc, 'SIGTERM', 10_000);
     const robotsDone = robotsProc.lines.map((l) => { try { return JSON.parse(l); } catch { return null; } }).find((o) => o?.event === 'done');
     result.robotsFinal = robotsDone?.stats;

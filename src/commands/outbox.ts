@@ -6,8 +6,15 @@
  * thread), and a read does not see a write until it commits. The mirror is the process's truth for
  * records that are pending or have a write in flight; LMDB is the truth across restarts.
  *
- * Writes issued in the same event turn land in one LMDB transaction, so a new command's record, its
- * outbox entry and the robot's seq counter commit together or not at all.
+ * Writes are issued at the end of the event turn that asked for them (write-behind.ts: after the
+ * turn's gRPC frames have left), all together, so they land in one LMDB transaction: a new command's
+ * record, its outbox entry and audit keys (and a seq reservation, when one is due) commit together or
+ * not at all.
+ *
+ * Seq numbers: each robot's counter is persisted as a reservation (`seqMetaKey`), moved ahead
+ * `SEQ_BLOCK` at a time, not written per command. After a restart numbering continues past the
+ * reservation, so a seq is never handed out twice; the gap this leaves is harmless (agents only
+ * compare seqs). A counter written by an older version (the last seq used) reads as a reservation.
  *
  * Bounds (policy when full: the new command is refused with `outbox_full`, nothing is written or
  * sent, and the caller reports that robot's outcome as `unavailable`):
@@ -22,6 +29,10 @@ import { apiError } from '../errors/catalog.js';
 import type { Store } from '../store/lmdb.js';
 import { outboxKey, parseOutboxKey, seqMetaKey } from './keys.js';
 import { isUrgent, type CommandRecord } from './types.js';
+import { WriteBehind } from './write-behind.js';
+
+/** How far ahead a robot's seq counter is reserved in LMDB (one meta write per this many commands). */
+export const SEQ_BLOCK = 1024;
 
 export interface OutboxLimits {
   maxPerRobot: number;
@@ -64,6 +75,11 @@ export class CommandOutbox {
    */
   private readonly batches = new Map<Promise<unknown>, WriteBatch>();
   private readonly lastSeq = new Map<string, number>();
+  /** robotId -> highest seq covered by the persisted reservation (or by one queued this turn). */
+  private readonly reservedSeq = new Map<string, number>();
+  private readonly writes = new WriteBehind();
+  /** Records whose write is queued for the end of this turn (packed once, in their latest state). */
+  private readonly dirty = new Set<CommandRecord>();
   /** Failed LMDB writes since start (a disk problem; surfaced by the service's stats). */
   writeErrors = 0;
 
@@ -90,7 +106,7 @@ export class CommandOutbox {
       this.queueOf(rec.robotId).push(rec);
       this.pendingIds.add(rec.commandId);
     }
-    for (const key of stale) this.track(this.store.outbox.remove(key));
+    for (const key of stale) void this.track(this.store.outbox.remove(key));
     return this.pendingIds.size;
   }
 
@@ -99,9 +115,10 @@ export class CommandOutbox {
    * with the numbered record before it is written (the service sends it there, so the first write
    * already holds the post-send state).
    * @returns the record and a promise that settles when the record, its outbox entry and the seq
-   *   counter are committed (rejects when LMDB fails to write).
-   *   `beforeWrite` may throw to refuse the command: nothing is then stored. `alsoWrite` returns
-   *   further writes that must commit with the record (the audit index).
+   *   reservation are committed (rejects when LMDB fails to write).
+   *   `beforeWrite` may throw to refuse the command: nothing is then stored. `alsoWrite` issues
+   *   further writes that must commit with the record (the audit index); it runs at the end of the
+   *   turn, with the rest of the record's writes.
    * @throws ApiError `outbox_full` when a bound is reached (nothing is stored).
    */
   add(
@@ -113,14 +130,17 @@ export class CommandOutbox {
     if (!isUrgent(fields) && (queue.length >= this.limits.maxPerRobot || this.pendingIds.size >= this.limits.maxTotal)) {
       throw apiError('outbox_full', { robotId: fields.robotId });
     }
-    const seq = this.nextSeq(fields.robotId);
+    const seq = this.currentSeq(fields.robotId) + 1;
     const record: CommandRecord = { ...fields, seq };
     beforeWrite?.(record);
-    // Same event turn -> same LMDB transaction: the three writes are atomic.
+    this.useSeq(record.robotId, seq);
+    // Queued in this turn -> issued together -> one LMDB transaction: the writes are atomic.
     const persisted = this.writeRecord(record);
-    this.track(this.store.outbox.put(outboxKey(record.robotId, seq), record.commandId));
-    this.track(this.store.meta.put(seqMetaKey(record.robotId), seq));
-    for (const p of alsoWrite?.(record) ?? []) this.track(p);
+    void this.writes.defer(() => {
+      const issued = [this.track(this.store.outbox.put(outboxKey(record.robotId, seq), record.commandId))];
+      for (const p of alsoWrite?.(record) ?? []) issued.push(this.track(p));
+      return issued;
+    });
     this.live.set(record.commandId, record);
     queue.push(record);
     this.pendingIds.add(record.commandId);
@@ -132,7 +152,11 @@ export class CommandOutbox {
     void this.writeRecord(record);
   }
 
-  /** Takes a record off its robot's backlog (acknowledged or out of retries) and persists it. */
+  /**
+   * Takes a record off its robot's backlog (acknowledged or out of retries) and persists it. The
+   * writes are lazy (write-behind.ts): losing them in a crash only means a resend the agent answers
+   * from its ledger, or for a command out of retries, one more try.
+   */
   settle(record: CommandRecord): void {
     const queue = this.pending.get(record.robotId);
     const at = queue && this.pendingIds.has(record.commandId) ? queue.findIndex((r) => r.commandId === record.commandId) : -1;
@@ -140,9 +164,10 @@ export class CommandOutbox {
       queue.splice(at, 1);
       this.pendingIds.delete(record.commandId);
       if (queue.length === 0) this.pending.delete(record.robotId);
-      this.track(this.store.outbox.remove(outboxKey(record.robotId, record.seq)));
+      const key = outboxKey(record.robotId, record.seq);
+      void this.writes.defer(() => this.track(this.store.outbox.remove(key)), true);
     }
-    this.save(record);
+    void this.writeRecord(record, true);
   }
 
   /** The live record, or the committed one from LMDB; undefined when unknown. */
@@ -184,6 +209,7 @@ export class CommandOutbox {
 
   /** Resolves when every write issued so far has settled. */
   async drain(): Promise<void> {
+    this.writes.flush();
     while (this.batches.size > 0) await Promise.allSettled([...this.batches.values()].map((b) => b.done));
   }
 
@@ -208,8 +234,10 @@ export class CommandOutbox {
   private currentSeq(robotId: string): number {
     let last = this.lastSeq.get(robotId);
     if (last === undefined) {
+      // Numbering resumes past the persisted reservation: seqs up to it may have been used.
       const stored = this.store.meta.get(seqMetaKey(robotId));
       last = typeof stored === 'number' ? stored : 0;
+      this.reservedSeq.set(robotId, last);
       // A backlog loaded at start may be ahead of a counter from an older layout; never reuse a seq.
       for (const r of this.pendingFor(robotId)) last = Math.max(last, r.seq);
       this.lastSeq.set(robotId, last);
@@ -217,24 +245,39 @@ export class CommandOutbox {
     return last;
   }
 
-  private nextSeq(robotId: string): number {
-    const seq = this.currentSeq(robotId) + 1;
+  /** Hands out `seq`, first reserving a new block in LMDB (same turn, same transaction) if it is past the reservation. */
+  private useSeq(robotId: string, seq: number): void {
     this.lastSeq.set(robotId, seq);
-    return seq;
+    if (seq <= (this.reservedSeq.get(robotId) ?? 0)) return;
+    const upTo = seq + SEQ_BLOCK - 1;
+    this.reservedSeq.set(robotId, upTo);
+    void this.writes.defer(() => this.track(this.store.meta.put(seqMetaKey(robotId), upTo)));
   }
 
-  /** Writes a record; when its last write commits and it is no longer pending it leaves memory. */
-  private writeRecord(record: CommandRecord): Promise<void> {
+  /**
+   * Queues a write of the record for the end of the turn (packed then, in its latest state, once
+   * however often it was asked for); when its last write commits and it is no longer pending it
+   * leaves memory.
+   */
+  private writeRecord(record: CommandRecord, lazy = false): Promise<void> {
+    if (this.dirty.has(record)) return this.writes.defer(() => [], lazy);
+    this.dirty.add(record);
     const id = record.commandId;
     this.writesInFlight.set(id, (this.writesInFlight.get(id) ?? 0) + 1);
-    const batch = this.batchOf(this.store.commands.put(id, record));
-    batch.ops++;
-    batch.records.push(record);
-    return batch.done;
+    return this.writes.defer(() => {
+      this.dirty.delete(record);
+      const batch = this.batchOf(this.store.commands.put(id, record));
+      batch.ops++;
+      batch.records.push(record);
+      return batch.done;
+    }, lazy);
   }
 
-  private track(p: Promise<unknown>): void {
-    this.batchOf(p).ops++;
+  /** Counts a write into its commit's batch; returns the batch's settled promise. */
+  private track(p: Promise<unknown>): Promise<void> {
+    const batch = this.batchOf(p);
+    batch.ops++;
+    return batch.done;
   }
 
   private batchOf(p: Promise<unknown>): WriteBatch {
