@@ -205,7 +205,7 @@ async function main(opts) {
   let robotsProc;
   try {
     const ready = await gateway.waitJson((o) => o.event === 'ready');
-    robotsProc = spawnNode([SELF, '--role', 'robots', '--grpc', ready.grpc, '--robots-file', robotsFile, '--hz', String(opts.hz)], { cpus: pin(opts['robots-cpus']) });
+    robotsProc = spawnNode([...nodeFlags, SELF, '--role', 'robots', '--grpc', ready.grpc, '--robots-file', robotsFile, '--hz', String(opts.hz)], { cpus: pin(opts['robots-cpus']) });
     const echo = await robotsProc.waitJson((o) => o.event === 'echo');
     await robotsProc.waitJson((o) => o.event === 'connected', 60_000);
     log(`gateway pid ${gateway.pid} (cpus ${opts['gateway-cpus'] || 'any'}), robots pid ${robotsProc.pid} (cpus ${opts['robots-cpus'] || 'any'}), bench cpus ${opts['bench-cpus'] || 'any'}`);
@@ -266,6 +266,7 @@ async function main(opts) {
       console.log(JSON.stringify(result, null, 2));
       if (opts.json !== '') writeFileSync(opts.json, JSON.stringify(result, null, 2));
       lean?.close();
+      await stopChild(robotsProc, 'SIGTERM', 10_000);
       return;
     }
     robotsProc.kill('SIGUSR2');

@@ -71,7 +71,7 @@ export async function dispatchAll(
   const submitted: { at: number; robotId: string; s: Submitted }[] = [];
   for (const robotId of targets) {
     try {
-      const s = commands.submit(build(robotId));
+      const s = commands.submit({ ...build(robotId), awaitingAck: waitMs !== null });
       submitted.push({ at: outcomes.length, robotId, s });
       outcomes.push({ robotId, success: true, delivery: publicDelivery(s.delivery) });
     } catch (err) {

@@ -80,6 +80,8 @@ export class CommandOutbox {
   private readonly writes = new WriteBehind();
   /** Records whose write is queued for the end of this turn (packed once, in their latest state). */
   private readonly dirty = new Set<CommandRecord>();
+  /** Commands whose outbox entry has been issued to LMDB (and not yet its removal). */
+  private readonly indexed = new Set<string>();
   /** Failed LMDB writes since start (a disk problem; surfaced by the service's stats). */
   writeErrors = 0;
 
@@ -105,6 +107,7 @@ export class CommandOutbox {
       this.live.set(rec.commandId, rec);
       this.queueOf(rec.robotId).push(rec);
       this.pendingIds.add(rec.commandId);
+      this.indexed.add(rec.commandId);
     }
     for (const key of stale) void this.track(this.store.outbox.remove(key));
     return this.pendingIds.size;
@@ -119,12 +122,16 @@ export class CommandOutbox {
    *   `beforeWrite` may throw to refuse the command: nothing is then stored. `alsoWrite` issues
    *   further writes that must commit with the record (the audit index); it runs at the end of the
    *   turn, with the rest of the record's writes.
+   *   `lazyWrite` (asked after `beforeWrite`): the writes may wait up to LAZY_MS (write-behind.ts) for the record's next state. Meant
+   *   for a command already on the robot's stream whose caller waits for the ack: when the ack comes
+   *   first, the record is packed once, in its settled state, and its outbox entry is never written.
    * @throws ApiError `outbox_full` when a bound is reached (nothing is stored).
    */
   add(
     fields: Omit<CommandRecord, 'seq'>,
     beforeWrite?: (record: CommandRecord) => void,
     alsoWrite?: (record: CommandRecord) => Promise<unknown>[],
+    lazyWrite?: () => boolean,
   ): { record: CommandRecord; persisted: Promise<void> } {
     const queue = this.queueOf(fields.robotId);
     if (!isUrgent(fields) && (queue.length >= this.limits.maxPerRobot || this.pendingIds.size >= this.limits.maxTotal)) {
@@ -134,13 +141,19 @@ export class CommandOutbox {
     const record: CommandRecord = { ...fields, seq };
     beforeWrite?.(record);
     this.useSeq(record.robotId, seq);
+    const lazy = lazyWrite?.() ?? false;
     // Queued in this turn -> issued together -> one LMDB transaction: the writes are atomic.
-    const persisted = this.writeRecord(record);
+    const persisted = this.writeRecord(record, lazy);
     void this.writes.defer(() => {
-      const issued = [this.track(this.store.outbox.put(outboxKey(record.robotId, seq), record.commandId))];
+      const issued: Promise<void>[] = [];
+      // Already settled by the time its writes go out: the record alone says so; no outbox entry.
+      if (this.pendingIds.has(record.commandId)) {
+        this.indexed.add(record.commandId);
+        issued.push(this.track(this.store.outbox.put(outboxKey(record.robotId, seq), record.commandId)));
+      }
       for (const p of alsoWrite?.(record) ?? []) issued.push(this.track(p));
       return issued;
-    });
+    }, lazy);
     this.live.set(record.commandId, record);
     queue.push(record);
     this.pendingIds.add(record.commandId);
@@ -165,7 +178,12 @@ export class CommandOutbox {
       this.pendingIds.delete(record.commandId);
       if (queue.length === 0) this.pending.delete(record.robotId);
       const key = outboxKey(record.robotId, record.seq);
-      void this.writes.defer(() => this.track(this.store.outbox.remove(key)), true);
+      const id = record.commandId;
+      void this.writes.defer(() => {
+        // Nothing to remove when the entry was never written (settled before its first write).
+        if (!this.indexed.delete(id)) return [];
+        return this.track(this.store.outbox.remove(key));
+      }, true);
     }
     void this.writeRecord(record, true);
   }

@@ -84,6 +84,13 @@ export interface SubmitRequest<A extends CommandAction = CommandAction> {
   action: A;
   args: CommandArgsByAction[A];
   requestedBy: { apiKeyId: string };
+  /**
+   * The caller waits for the ack before answering (and for the commit only if no ack came). A
+   * command sent at once may then have its first LMDB write held up to LAZY_MS (write-behind.ts),
+   * so that an ack arriving meanwhile is stored in the same write: one record write instead of
+   * two, and no outbox entry to add and remove. Not for commands answered without an ack wait.
+   */
+  awaitingAck?: boolean;
 }
 
 export interface Submitted {
@@ -203,15 +210,21 @@ export class CommandService {
       retryBudgetExhausted: false,
       result: null,
     };
+    let sent = false;
     const { record, persisted } = this.outbox.add(
       fields,
       (rec) => {
         // Sent before the write commits: see the durability note at the top.
-        if (this.link.isOnline(robotId) && this.sendNow(rec, at)) return;
+        if (this.link.isOnline(robotId) && this.sendNow(rec, at)) {
+          sent = true;
+          return;
+        }
         if (!deferrable) throw apiError('robot_offline', { robotId, action: req.action });
         rec.history.push({ state: 'deferred', atMs: at });
       },
       (rec) => this.audit.index(rec),
+      // A deferred command is answered on its commit: that write is never held.
+      () => sent && req.awaitingAck === true,
     );
     return { commandId: record.commandId, delivery: deliveryOf(record), persisted };
   }
