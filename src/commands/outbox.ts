@@ -140,8 +140,8 @@ export class CommandOutbox {
     const seq = this.currentSeq(fields.robotId) + 1;
     const record: CommandRecord = { ...fields, seq };
     beforeWrite?.(record);
-    this.useSeq(record.robotId, seq);
     const lazy = lazyWrite?.() ?? false;
+    this.useSeq(record.robotId, seq, lazy);
     // Queued in this turn -> issued together -> one LMDB transaction: the writes are atomic.
     const persisted = this.writeRecord(record, lazy);
     void this.writes.defer(() => {
@@ -263,13 +263,16 @@ export class CommandOutbox {
     return last;
   }
 
-  /** Hands out `seq`, first reserving a new block in LMDB (same turn, same transaction) if it is past the reservation. */
-  private useSeq(robotId: string, seq: number): void {
+  /**
+   * Hands out `seq`, first reserving a new block in LMDB if it is past the reservation (queued like
+   * the record's own writes, so it commits with them).
+   */
+  private useSeq(robotId: string, seq: number, lazy: boolean): void {
     this.lastSeq.set(robotId, seq);
     if (seq <= (this.reservedSeq.get(robotId) ?? 0)) return;
     const upTo = seq + SEQ_BLOCK - 1;
     this.reservedSeq.set(robotId, upTo);
-    void this.writes.defer(() => this.track(this.store.meta.put(seqMetaKey(robotId), upTo)));
+    void this.writes.defer(() => this.track(this.store.meta.put(seqMetaKey(robotId), upTo)), lazy);
   }
 
   /**

@@ -6,19 +6,26 @@
  * Delivery guarantee: at-least-once delivery (outbox + resends) with at-most-once application (the
  * agent applies each commandId once and acks duplicates again).
  *
- * Durability point: a new command's record, outbox entry and seq counter are queued as one LMDB
- * transaction, and the command is written to the robot's stream in the same event turn, without
- * waiting for the commit. The HTTP answer is held until the command is safe: either the agent
- * acknowledged it (it is the robot's now) or the transaction committed (the gateway will deliver it,
- * also after a crash). Measured on this 2-core machine (gateway + agent in one process, gRPC on
- * loopback): stop + ack wait p50 0.15-0.21 ms / p99 0.34 ms this way, against p50 0.57-0.67 ms /
- * p99 1.1 ms when the commit is also awaited, so "persisted before sent" (commit, then send, then
- * ack, in series) cannot meet the 0.5 ms p50 target. The cost: if the gateway process dies between
- * the send and the commit, the robot may act on a command the gateway has no record (or audit entry)
- * of, and the caller, who got no answer, retries it. For a stop that is a harmless second halt; for
- * the other actions it is accepted for the same latency reason and bounded: the window is the
- * commit latency (about a millisecond), the retry carries a new commandId, and every action here is
- * a set-to-value (mode, settings, go-to target, config write) except `invoke_action`, whose
+ * Durability point: a new command's record, outbox entry, audit keys (and seq reservation, when due)
+ * are written to LMDB together, in one transaction, and the command is written to the robot's stream
+ * first: the writes are issued at the end of the turn, after the gRPC frames have left
+ * (write-behind.ts). The HTTP answer is held until the command is safe: either the agent
+ * acknowledged it (it is the robot's now) or the transaction committed (the gateway will deliver
+ * it, also after a crash). Waiting for the commit before sending would put a commit (and on these
+ * machines a disk flush's worth of CPU) on every command's path, against a 0.5 ms p50 target.
+ *
+ * When the caller waits for the ack (`awaitingAck`), the first write may be held up to LAZY_MS (5 ms)
+ * after the turn, so that an ack arriving meanwhile is stored with it: one record write and one
+ * commit for many commands instead of two writes and two commits each. An unacknowledged command is
+ * still answered only after its commit; an acknowledged one is answered at once, and committed
+ * within about LAZY_MS plus a commit after that.
+ *
+ * The cost, stated plainly: if the gateway process dies between the send and the commit (a few
+ * milliseconds), the robot may act on a command the gateway then has no record or audit entry of.
+ * A caller that got no answer retries with a new commandId; a caller that was answered
+ * `agent_received` in that window was told the truth about the robot, but the command is missing from
+ * the audit log after the restart. For a stop that is a harmless second halt; every other action
+ * here is a set-to-value (mode, settings, go-to target, config write) except `invoke_action`, whose
  * advertised actions a robot should make idempotent or guard by time (documented in docs/commands.md).
  * "Committed" is lmdb-js's commit (visible, survives a process crash); with its default overlapping
  * sync the flush to the disk follows within milliseconds (an OS crash in that window loses it).

@@ -36,6 +36,8 @@ export class WriteBehind {
   private turn: { done: Promise<void>; resolve: () => void; reject: (err: unknown) => void } | null = null;
   private immediate: NodeJS.Immediate | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** A write queued since the last flush must go out at the end of its turn. */
+  private urgent = false;
 
   /**
    * Queues a write for the end of this turn (or, `lazy`, for the next flush within `LAZY_MS`).
@@ -56,13 +58,28 @@ export class WriteBehind {
       done.catch(() => undefined);
       this.turn = { done, resolve, reject };
     }
-    if (!lazy) this.immediate ??= setImmediate(() => this.flush());
-    else if (this.immediate === null && this.timer === null) {
+    if (!lazy) {
+      this.urgent = true;
+      this.immediate ??= setImmediate(() => this.endOfTurn());
+    } else if (this.immediate === null && this.timer === null) {
+      // The wait starts when the turn ends: a turn that sends 100 commands may itself take longer
+      // than LAZY_MS, and their acks can only be read after it.
+      this.immediate = setImmediate(() => this.endOfTurn());
+    }
+    return this.turn.done;
+  }
+
+  private endOfTurn(): void {
+    this.immediate = null;
+    if (this.urgent || this.turn === null) {
+      this.flush();
+      return;
+    }
+    if (this.timer === null) {
       this.timer = setTimeout(() => this.flush(), LAZY_MS);
       // A pending lazy write must not keep a process alive; close() flushes it.
       this.timer.unref();
     }
-    return this.turn.done;
   }
 
   /** Issues the queued writes now (the end-of-turn callback, and close, which must not wait a turn). */
@@ -71,6 +88,7 @@ export class WriteBehind {
     if (this.timer !== null) clearTimeout(this.timer);
     this.immediate = null;
     this.timer = null;
+    this.urgent = false;
     const turn = this.turn;
     if (turn === null) return;
     const ops = this.ops;

@@ -1,0 +1,113 @@
+// How the outbox writes to LMDB (src/commands/outbox.ts + write-behind.ts): a command acknowledged
+// before its first write is stored once, in its settled state, without an outbox entry; one that is
+// not is stored with its entry within LAZY_MS; seq numbers are reserved in blocks and never reused.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { outboxKey, seqMetaKey } from '../../src/commands/keys.js';
+import { SEQ_BLOCK } from '../../src/commands/outbox.js';
+import { CommandService, type SubmitRequest } from '../../src/commands/service.js';
+import type { CommandRecord } from '../../src/commands/types.js';
+import { LAZY_MS } from '../../src/commands/write-behind.js';
+import { openStore } from '../../src/store/lmdb.js';
+import { makeFixture, sleep, until, type Fixture } from './fixtures.js';
+import { TestDoubleLink } from './test-double-link.js';
+
+const open: { svc: CommandService; fx: Fixture }[] = [];
+afterEach(async () => {
+  const all = open.splice(0);
+  for (const { svc } of all) await svc.close();
+  for (const fx of new Set(all.map((o) => o.fx))) await fx.cleanup();
+  vi.restoreAllMocks();
+});
+
+function setup() {
+  const fx = makeFixture(1);
+  const link = new TestDoubleLink();
+  const svc = new CommandService({ store: fx.store, link });
+  open.push({ svc, fx });
+  const robotId = fx.robots[0]?.record.robotId ?? '';
+  const stop = (awaitingAck: boolean): SubmitRequest<'stop'> => ({
+    robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop', args: { reason: 't' },
+    requestedBy: { apiKeyId: 'k' }, awaitingAck,
+  });
+  return { fx, link, svc, robotId, stop };
+}
+
+const stored = (fx: Fixture, id: string) => fx.store.commands.get(id) as CommandRecord | undefined;
+
+describe('outbox writes', () => {
+  it('stores a command acknowledged before its first write once, settled, with no outbox entry', async () => {
+    const { fx, link, svc, robotId, stop } = setup();
+    const outboxPuts = vi.spyOn(fx.store.outbox, 'put');
+    const recordPuts = vi.spyOn(fx.store.commands, 'put');
+    link.connect(robotId);
+    const s = svc.submit(stop(true));
+    // The ack arrives a few turns later (the robot hop), as it does over gRPC.
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    link.ack(robotId, s.commandId);
+    await until(() => stored(fx, s.commandId)?.state === 'agent_received', 2000);
+    expect(outboxPuts).not.toHaveBeenCalled();
+    expect(recordPuts.mock.calls.filter(([id]) => id === s.commandId)).toHaveLength(1);
+    expect(stored(fx, s.commandId)?.history.map((h) => h.state)).toEqual(['dispatched', 'agent_received']);
+    // The audit index has it as well.
+    expect(svc.audit.query({ fleetId: fx.fleet.fleetId, limit: 10 }).commandIds).toEqual([s.commandId]);
+  });
+
+  it('stores an unacknowledged command with its outbox entry within LAZY_MS, and removes the entry on the ack', async () => {
+    const { fx, link, svc, robotId, stop } = setup();
+    link.connect(robotId);
+    const s = svc.submit(stop(true));
+    const t0 = Date.now();
+    await s.persisted;
+    expect(Date.now() - t0).toBeLessThan(LAZY_MS + 500);
+    expect(fx.store.outbox.get(outboxKey(robotId, 1))).toBe(s.commandId);
+    expect(stored(fx, s.commandId)?.state).toBe('dispatched');
+    link.ack(robotId, s.commandId);
+    await until(() => fx.store.outbox.get(outboxKey(robotId, 1)) === undefined && stored(fx, s.commandId)?.state === 'agent_received', 2000);
+  });
+
+  it('writes a command nobody waits an ack for at the end of its turn', async () => {
+    const { fx, link, svc, robotId, stop } = setup();
+    link.connect(robotId);
+    const s = svc.submit(stop(false));
+    await new Promise((r) => setImmediate(r));
+    await s.persisted;
+    expect(fx.store.outbox.get(outboxKey(robotId, 1))).toBe(s.commandId);
+  });
+
+  it('reserves seq numbers in blocks and continues past the reservation after a restart', async () => {
+    const { fx, link, svc, robotId, stop } = setup();
+    link.connect(robotId);
+    const a = svc.submit(stop(false));
+    const b = svc.submit(stop(false));
+    await Promise.all([a.persisted, b.persisted]);
+    expect(link.sentTo(robotId).map((c) => c.seq)).toEqual([1n, 2n]);
+    expect(fx.store.meta.get(seqMetaKey(robotId))).toBe(SEQ_BLOCK);
+    await svc.close();
+
+    const link2 = new TestDoubleLink();
+    const svc2 = new CommandService({ store: fx.store, link: link2 });
+    open.push({ svc: svc2, fx });
+    link2.connect(robotId);
+    const c = svc2.submit(stop(false));
+    await c.persisted;
+    expect(link2.sentTo(robotId).find((m) => m.commandId === c.commandId)?.seq).toBe(BigInt(SEQ_BLOCK + 1));
+    expect(fx.store.meta.get(seqMetaKey(robotId))).toBe(2 * SEQ_BLOCK);
+  });
+
+  it('reads a counter written by an older version (the last seq used) as a reservation', async () => {
+    const fx = makeFixture(1);
+    const robotId = fx.robots[0]?.record.robotId ?? '';
+    await fx.store.meta.put(seqMetaKey(robotId), 7);
+    await fx.store.close();
+    fx.store = openStore(fx.dir);
+    const link = new TestDoubleLink();
+    const svc = new CommandService({ store: fx.store, link });
+    open.push({ svc, fx });
+    link.connect(robotId);
+    const s = svc.submit({ robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop', args: { reason: 'x' }, requestedBy: { apiKeyId: 'k' } });
+    await s.persisted;
+    expect(link.sentTo(robotId)[0]?.seq).toBe(8n);
+    expect(fx.store.meta.get(seqMetaKey(robotId))).toBe(8 + SEQ_BLOCK - 1);
+    await sleep(1);
+  });
+});

@@ -1,0 +1,60 @@
+// The outbox's write scheduling (src/commands/write-behind.ts): end-of-turn writes, lazy writes that
+// wait for company, order across both kinds, and failures.
+import { describe, expect, it } from 'vitest';
+import { LAZY_MS, WriteBehind } from '../../src/commands/write-behind.js';
+
+const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('WriteBehind', () => {
+  it('issues writes at the end of the turn, in order, and settles when they commit', async () => {
+    const wb = new WriteBehind();
+    const issued: string[] = [];
+    const p1 = wb.defer(() => { issued.push('a'); return Promise.resolve(); });
+    const p2 = wb.defer(() => { issued.push('b'); return [Promise.resolve(), Promise.resolve()]; });
+    expect(issued).toEqual([]); // nothing during the turn that asked
+    expect(p1).toBe(p2); // one flush, one promise
+    await tick();
+    expect(issued).toEqual(['a', 'b']);
+    await expect(p1).resolves.toBeUndefined();
+  });
+
+  it('holds lazy writes up to LAZY_MS after the turn, unless an end-of-turn write takes them along', async () => {
+    const wb = new WriteBehind();
+    const issued: string[] = [];
+    void wb.defer(() => { issued.push('lazy'); return []; }, true);
+    await tick();
+    await tick();
+    expect(issued).toEqual([]);
+    await sleep(LAZY_MS + 20);
+    expect(issued).toEqual(['lazy']);
+
+    void wb.defer(() => { issued.push('lazy2'); return []; }, true);
+    void wb.defer(() => { issued.push('now'); return []; });
+    await tick();
+    // Queued order is kept across kinds: the lazy write went out first, with the urgent one.
+    expect(issued).toEqual(['lazy', 'lazy2', 'now']);
+  });
+
+  it('flush() issues everything at once (close must not wait)', () => {
+    const wb = new WriteBehind();
+    const issued: string[] = [];
+    void wb.defer(() => { issued.push('lazy'); return []; }, true);
+    void wb.defer(() => { issued.push('now'); return []; });
+    wb.flush();
+    expect(issued).toEqual(['lazy', 'now']);
+  });
+
+  it('a failed or throwing write rejects the flush, and the other writes are still issued', async () => {
+    const wb = new WriteBehind();
+    const issued: string[] = [];
+    const p = wb.defer(() => { throw new Error('cannot encode'); });
+    void wb.defer(() => { issued.push('after'); return Promise.resolve(); });
+    await tick();
+    expect(issued).toEqual(['after']);
+    await expect(p).rejects.toThrow('cannot encode');
+
+    const q = wb.defer(() => Promise.reject(new Error('disk full')));
+    await expect(q).rejects.toThrow('disk full');
+  });
+});
