@@ -8,6 +8,7 @@
 import { apiError } from '../errors/catalog.js';
 import type { AuthContext } from '../http/types.js';
 import type { Store } from '../store/lmdb.js';
+import { readFleet } from '../store/record-cache.js';
 import type { FleetRecord, RobotRecord } from '../store/records.js';
 import { isLivePermission } from './permissions.js';
 
@@ -23,9 +24,12 @@ export function requireOrg(auth: AuthContext, orgId: string): void {
   if (orgId !== auth.orgId) throw apiError('forbidden_org', { orgId });
 }
 
-/** Loads a fleet the key may use: 404 when missing or in another org, 403 for a fleet-scoped key elsewhere. */
-export function requireFleet(store: Store, auth: AuthContext, fleetId: string): FleetRecord {
-  const fleet = store.fleets.get(fleetId);
+/**
+ * Loads a fleet the key may use: 404 when missing or in another org, 403 for a fleet-scoped key
+ * elsewhere. The record is shared and frozen (record-cache.ts): read your own copy to change it.
+ */
+export function requireFleet(store: Store, auth: AuthContext, fleetId: string): Readonly<FleetRecord> {
+  const fleet = readFleet(store, fleetId);
   if (!fleet || fleet.orgId !== auth.orgId) throw apiError('fleet_not_found', { fleetId });
   if (auth.fleetId !== null && auth.fleetId !== fleetId) throw apiError('forbidden_fleet');
   return fleet;

@@ -35,6 +35,7 @@ import { CommandAck_Status, type Command, type CommandAck, type CommandPolicy, t
 import { apiError } from '../errors/catalog.js';
 import type { RobotLink } from '../robotlink/types.js';
 import type { Store } from '../store/lmdb.js';
+import { readRobot } from '../store/record-cache.js';
 import { AuditIndex, DEFAULT_AUDIT_RETENTION, type AuditRetention } from './audit.js';
 import { argsDigest } from './digest.js';
 import { CommandOutbox, DEFAULT_OUTBOX_LIMITS, type OutboxLimits } from './outbox.js';
@@ -190,7 +191,7 @@ export class CommandService {
   submit<A extends CommandAction>(req: SubmitRequest<A>): Submitted {
     if (this.closed) throw apiError('shutting_down');
     const robotId = req.robotId;
-    const robot = this.store.robots.get(robotId);
+    const robot = readRobot(this.store, robotId);
     if (!robot || robot.fleetId !== req.fleetId) throw apiError('robot_not_found', { robotId });
     const c = { action: req.action, args: req.args } as ActionAndArgs;
     const deferrable = isDeferrable(c);

@@ -10,6 +10,7 @@ import type { ActionAndArgs } from '../../commands/types.js';
 import { apiError } from '../../errors/catalog.js';
 import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
 import { indexRange, type Store } from '../../store/lmdb.js';
+import { readRobot } from '../../store/record-cache.js';
 import { ackWaitMs, bulkStatus, dispatchAll } from '../command-dispatch.js';
 import { ControlRobotBody, ControlRobotResponse, MAX_TARGETS, type ControlRobotAction } from '../schemas/control-robot.js';
 
@@ -76,7 +77,7 @@ export function commandOf(body: ControlRobotBody): ActionAndArgs {
 
 /** Active robots of a fleet, in id order (the `stop_all` targets). */
 export function activeRobots(store: Store, fleetId: string): string[] {
-  return indexRange(store, `robotsByFleet/${fleetId}`).filter((id) => store.robots.get(id)?.active === true);
+  return indexRange(store, `robotsByFleet/${fleetId}`).filter((id) => readRobot(store, id)?.active === true);
 }
 
 /** The control-robot route. */
