@@ -11,6 +11,7 @@
 //
 //   npm run build && node bench/command-latency.mjs [--robots 100] [--hz 50] [--single 3000]
 //       [--bulk 300] [--gateway-cpus 0] [--robots-cpus 1] [--bench-cpus 1] [--cpu-prof DIR] [--json FILE]
+//       [--client lean|node] [--node-flags '--max-semi-space-size=64 ...' (gateway and robots)]
 // Internal: `--role robots` runs the robot side (spawned by the main role).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,7 +37,7 @@ if (roleIdx >= 0 && process.argv[roleIdx + 1] === 'robots') {
 } else {
   await main(parseArgs(process.argv.slice(2), {
     robots: 100, hz: 50, single: 3000, bulk: 300, 'gateway-cpus': '', 'robots-cpus': '', 'bench-cpus': '',
-    'cpu-prof': '', json: '', client: 'lean',
+    'cpu-prof': '', json: '', client: 'lean', 'node-flags': '',
   }));
 }
 
@@ -192,7 +193,7 @@ async function main(opts) {
   const robotsFile = join(dataDir, 'robots.json');
   writeFileSync(robotsFile, JSON.stringify(robots));
 
-  const nodeFlags = [];
+  const nodeFlags = opts['node-flags'] === '' ? [] : opts['node-flags'].split(' ');
   if (opts['cpu-prof'] !== '') {
     mkdirSync(resolve(opts['cpu-prof']), { recursive: true });
     nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${resolve(opts['cpu-prof'])}`);

@@ -68,6 +68,8 @@ export const STALE_AFTER_MS = 30_000;
 const FIRST_SWEEP_MS = 60_000;
 /** Bound on concurrent result waits (config / onboard settings). */
 const MAX_RESULT_WAITERS = 1000;
+/** Distinct argument texts whose digest is kept (oldest dropped first). */
+const DIGEST_CACHE_ENTRIES = 256;
 
 export interface CommandServiceOptions {
   store: Store;
@@ -148,6 +150,7 @@ export class CommandService {
   private sweeping: Promise<unknown> = Promise.resolve();
   private foreignAcks = 0;
   private readonly digests = new WeakMap<object, string>();
+  private readonly digestsByText = new Map<string, string>();
   /**
    * Each record's wire message, built once: a resend or reconnect flush sends the same commandId,
    * seq and args, so there is nothing to rebuild. Dropped with the record.
@@ -375,10 +378,21 @@ export class CommandService {
    */
   private digestOf(args: object): string {
     let d = this.digests.get(args);
+    if (d !== undefined) return d;
+    // Single requests bring a new args object each time, mostly with the same content (a stop's
+    // reason): a bounded map by JSON text saves the canonical form and the SHA-256 on the command's
+    // path. The text is only a cache key (key order may differ); the digest is argsDigest's.
+    const text = JSON.stringify(args);
+    d = this.digestsByText.get(text);
     if (d === undefined) {
       d = argsDigest(args);
-      this.digests.set(args, d);
+      if (this.digestsByText.size >= DIGEST_CACHE_ENTRIES) {
+        const oldest = this.digestsByText.keys().next();
+        if (oldest.done !== true) this.digestsByText.delete(oldest.value);
+      }
+      this.digestsByText.set(text, d);
     }
+    this.digests.set(args, d);
     return d;
   }
 
