@@ -30,12 +30,12 @@
  * "Committed" is lmdb-js's commit (visible, survives a process crash); with its default overlapping
  * sync the flush to the disk follows within milliseconds (an OS crash in that window loses it).
  */
-import { randomUUID } from 'node:crypto';
 import { CommandAck_Status, type Command, type CommandAck, type CommandPolicy, type CommandResult } from '../gen/fleetgw/v1/robot_link_pb.js';
 import { apiError } from '../errors/catalog.js';
 import type { RobotLink } from '../robotlink/types.js';
 import type { Store } from '../store/lmdb.js';
 import { readRobot } from '../store/record-cache.js';
+import { newCommandId } from './command-id.js';
 import { AuditIndex, DEFAULT_AUDIT_RETENTION, type AuditRetention } from './audit.js';
 import { argsDigest } from './digest.js';
 import { CommandOutbox, DEFAULT_OUTBOX_LIMITS, type OutboxLimits } from './outbox.js';
@@ -204,7 +204,7 @@ export class CommandService {
     const folded = isUrgent(c) ? this.foldUrgent(robotId, c, at) : null;
     if (folded !== null) return folded;
     const fields = {
-      commandId: randomUUID(),
+      commandId: newCommandId(at),
       robotId,
       fleetId: req.fleetId,
       orgId: req.orgId,
