@@ -30,13 +30,14 @@ import type { JsonObject } from '../commands/types.js';
 import { ApiError } from '../errors/catalog.js';
 import type { RobotLink } from '../robotlink/types.js';
 import type { Clock } from '../scheduling/clock.js';
-import { indexRange, type Store } from '../store/lmdb.js';
-import type { TelemetrySnapshot } from '../telemetry/snapshot.js';
+import type { Store } from '../store/lmdb.js';
 import { holdFeature, isFeatureLocked, listFeatures, releaseFeature } from './features.js';
 import type { FireRecord, RunRecord, ScheduleRecord, TemplateRecord } from './records.js';
 import type { RunTracker } from './run-tracker.js';
 import { selectRobot, type RobotView, type Selection, type SelectionInput } from './selection.js';
-import { DEFAULT_DEPLOYMENT_DEADLINE_MS as DEFAULT_SENT_DEADLINE_MS, syncTemplateRef } from './schedules.js';
+import { DEFAULT_DEPLOYMENT_DEADLINE_MS as DEFAULT_SENT_DEADLINE_MS } from './schedules.js';
+import { commitDeployed, commitFailedAttempt } from './fire-outcome.js';
+import { FleetRoster } from './fleet-roster.js';
 import { scheduleEvent } from './timeline.js';
 
 /** Fleet-level dispatch gate: operation running and template enabled. */
@@ -57,16 +58,6 @@ export interface DispatcherOptions {
 const OPEN_PHASES = new Set(['selecting', 'sent', 'retry_wait']);
 /** Shortest gap between two dispatch passes (ms). */
 const MIN_PASS_GAP_MS = 5;
-/** How long a fleet's registered robot fields are reused between passes. */
-const ROSTER_TTL_MS = 1000;
-
-interface RegisteredRobot {
-  robotId: string;
-  name: string;
-  active: boolean;
-  capabilities: string[];
-}
-
 export class MissionDispatcher {
   private readonly open = new Map<string, FireRecord>();
   /** Template of each open fire (a schedule's target never changes), so ordering reads no schedule. */
@@ -74,7 +65,7 @@ export class MissionDispatcher {
   /** Fires with a write in flight: not looked at again until it lands. */
   private readonly inFlight = new Set<string>();
   private readonly lastAssigned = new Map<string, number>();
-  private readonly rosterCache = new Map<string, { atMs: number; robots: RegisteredRobot[] }>();
+  private readonly roster: FleetRoster;
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly passIntervalMs: number;
@@ -89,6 +80,7 @@ export class MissionDispatcher {
     this.clock = opts.clock;
     this.passIntervalMs = opts.passIntervalMs ?? 500;
     this.log = opts.log ?? (() => {});
+    this.roster = new FleetRoster(opts.store, opts.clock, opts.tracker, opts.link);
     opts.tracker.onChange((run) => {
       // A robot freed up, or a deployed run reported: look again.
       if (run.endedAtMs !== null) {
@@ -165,39 +157,9 @@ export class MissionDispatcher {
     return g;
   }
 
-  /**
-   * The fleet's robots as selection sees them. Registered fields are cached per fleet for
-   * {@link ROSTER_TTL_MS} (record decoding dominated passes under load); online state, advertised
-   * capabilities and busy runs are always current; the battery level is read only when a template
-   * asks for it.
-   */
+  /** The fleet's robots as selection sees them (roster.ts). */
   robotViews(fleetId: string): RobotView[] {
-    const now = this.clock.now();
-    let cached = this.rosterCache.get(fleetId);
-    if (!cached || now - cached.atMs >= ROSTER_TTL_MS || now < cached.atMs) {
-      const robots: RegisteredRobot[] = [];
-      for (const robotId of indexRange(this.store, `robotsByFleet/${fleetId}`)) {
-        const r = this.store.robots.get(robotId);
-        if (r && r.fleetId === fleetId) robots.push({ robotId, name: r.name, active: r.active, capabilities: r.capabilities });
-      }
-      cached = { atMs: now, robots };
-      this.rosterCache.set(fleetId, cached);
-    }
-    const store = this.store;
-    return cached.robots.map((r) => {
-      const advertised = this.opts.tracker.advertisedCapabilities(r.robotId);
-      return {
-        robotId: r.robotId,
-        name: r.name,
-        active: r.active,
-        capabilities: advertised.length === 0 ? r.capabilities : [...new Set([...r.capabilities, ...advertised])],
-        online: this.opts.link.isOnline(r.robotId),
-        busyRunId: this.opts.tracker.activeRunOf(r.robotId)?.runId ?? null,
-        get batteryPct(): number | null {
-          return (store.snapshots.get(r.robotId) as TelemetrySnapshot | undefined)?.battery.percent ?? null;
-        },
-      };
-    });
+    return this.roster.views(fleetId);
   }
 
   /**
@@ -491,15 +453,7 @@ export class MissionDispatcher {
     const now = this.clock.now();
     let sched: ScheduleRecord | undefined;
     try {
-      await this.store.root.transaction(() => {
-        const s = this.store.schedules.get(f.scheduleId);
-        this.store.fires.putSync(f.fireKey, { ...f, phase: 'deployed', endedAtMs: now });
-        if (!s) return;
-        sched = { ...s, openFireKey: s.openFireKey === f.fireKey ? null : s.openFireKey, lastRunId: f.runId, updatedAtMs: now };
-        sched.status = 'deployed';
-        this.store.schedules.putSync(s.scheduleId, sched);
-        syncTemplateRef(this.store, sched);
-      });
+      sched = await commitDeployed(this.store, f, now);
     } finally {
       this.inFlight.delete(f.fireKey);
     }
@@ -513,29 +467,13 @@ export class MissionDispatcher {
     if (this.inFlight.has(f.fireKey)) return;
     this.inFlight.add(f.fireKey);
     const now = this.clock.now();
-    let sched: ScheduleRecord | undefined;
-    let retry = false;
+    let outcome: { sched: ScheduleRecord | undefined; retry: boolean };
     try {
-      await this.store.root.transaction(() => {
-        const s = this.store.schedules.get(f.scheduleId);
-        retry = s !== undefined && !s.cancelled && f.attempt < s.retryLimit;
-        const next: FireRecord = retry
-          ? { ...f, phase: 'retry_wait', retryAtMs: now + (s?.retryIntervalSecs ?? 0) * 1000, robotId: null, runId: null, failureReason: reason, failureDetail: detail }
-          : { ...f, phase: 'failed', failureReason: reason, failureDetail: detail, endedAtMs: now };
-        this.store.fires.putSync(f.fireKey, next);
-        Object.assign(f, next);
-        if (!s) return;
-        sched = { ...s, lastFailureReason: reason, lastFailureDetail: detail, updatedAtMs: now };
-        if (!retry) {
-          if (sched.openFireKey === f.fireKey) sched.openFireKey = null;
-          sched.status = 'failed';
-        }
-        this.store.schedules.putSync(s.scheduleId, sched);
-        syncTemplateRef(this.store, sched);
-      });
+      outcome = await commitFailedAttempt(this.store, f, reason, detail, now);
     } finally {
       this.inFlight.delete(f.fireKey);
     }
+    const { sched, retry } = outcome;
     if (!retry) this.drop(f.fireKey);
     if (sched) {
       scheduleEvent(this.store, sched, now, 'schedule.attempt_failed', { reason, detail, attempt: f.attempt });
