@@ -8,13 +8,11 @@
  *
  * Writes are issued at the end of the event turn that asked for them (write-behind.ts: after the
  * turn's gRPC frames have left), all together, so they land in one LMDB transaction: a new command's
- * record, its outbox entry and audit keys (and a seq reservation, when one is due) commit together or
+ * record, its outbox entry and audit keys commit together or
  * not at all.
  *
- * Seq numbers: each robot's counter is persisted as a reservation (`seqMetaKey`), moved ahead
- * `SEQ_BLOCK` at a time, not written per command. After a restart numbering continues past the
- * reservation, so a seq is never handed out twice; the gap this leaves is harmless (agents only
- * compare seqs). A counter written by an older version (the last seq used) reads as a reservation.
+ * Seq numbers come from seq-counter.ts: a seq is sent only once a reservation covering it has
+ * committed, so none is handed out twice, also across a crash.
  *
  * Bounds (policy when full: the new command is refused with `outbox_full`, nothing is written or
  * sent, and the caller reports that robot's outcome as `unavailable`):
@@ -27,12 +25,15 @@
  */
 import { apiError } from '../errors/catalog.js';
 import type { Store } from '../store/lmdb.js';
-import { outboxKey, parseOutboxKey, seqMetaKey } from './keys.js';
+import { outboxKey, parseOutboxKey } from './keys.js';
+import { SeqCounter } from './seq-counter.js';
 import { isUrgent, type CommandRecord } from './types.js';
 import { WriteBehind } from './write-behind.js';
 
-/** How far ahead a robot's seq counter is reserved in LMDB (one meta write per this many commands). */
-export const SEQ_BLOCK = 1024;
+export { SEQ_BLOCK } from './seq-counter.js';
+
+/** How often a record write that failed is queued again before the record leaves memory anyway. */
+const MAX_REWRITES = 3;
 
 export interface OutboxLimits {
   maxPerRobot: number;
@@ -74,12 +75,14 @@ export class CommandOutbox {
    * (and a 100-robot request's five hundred) cost one `then` instead of one chain each.
    */
   private readonly batches = new Map<Promise<unknown>, WriteBatch>();
-  private readonly lastSeq = new Map<string, number>();
-  /** robotId -> highest seq covered by the persisted reservation (or by one queued this turn). */
-  private readonly reservedSeq = new Map<string, number>();
   private readonly writes = new WriteBehind();
+  private readonly seqs: SeqCounter;
   /** Records whose write is queued for the end of this turn (packed once, in their latest state). */
   private readonly dirty = new Set<CommandRecord>();
+  /** Each record's latest queued or uncommitted write (what a caller waiting on the record awaits). */
+  private readonly pendingWrite = new WeakMap<CommandRecord, Promise<void>>();
+  /** commandId -> times its record write failed and was queued again. */
+  private readonly rewrites = new Map<string, number>();
   /** Commands whose outbox entry has been issued to LMDB (and not yet its removal). */
   private readonly indexed = new Set<string>();
   /** Failed LMDB writes since start (a disk problem; surfaced by the service's stats). */
@@ -88,7 +91,9 @@ export class CommandOutbox {
   constructor(
     private readonly store: Store,
     private readonly limits: OutboxLimits = DEFAULT_OUTBOX_LIMITS,
-  ) {}
+  ) {
+    this.seqs = new SeqCounter(store, this.writes, (robotId) => this.pendingFor(robotId).map((r) => r.seq), (p) => this.track(p));
+  }
 
   /**
    * Reads the persisted backlog into memory (gateway start). Entries whose record is missing or
@@ -117,8 +122,8 @@ export class CommandOutbox {
    * Stores a new command and queues it for its robot. The seq is assigned here; `beforeWrite` runs
    * with the numbered record before it is written (the service sends it there, so the first write
    * already holds the post-send state).
-   * @returns the record and a promise that settles when the record, its outbox entry and the seq
-   *   reservation are committed (rejects when LMDB fails to write).
+   * @returns the record and a promise that settles when the record and its outbox entry are
+   *   committed (rejects when LMDB fails to write them).
    *   `beforeWrite` may throw to refuse the command: nothing is then stored. `alsoWrite` issues
    *   further writes that must commit with the record (the audit index); it runs at the end of the
    *   turn, with the rest of the record's writes.
@@ -137,14 +142,15 @@ export class CommandOutbox {
     if (!isUrgent(fields) && (queue.length >= this.limits.maxPerRobot || this.pendingIds.size >= this.limits.maxTotal)) {
       throw apiError('outbox_full', { robotId: fields.robotId });
     }
-    const seq = this.currentSeq(fields.robotId) + 1;
+    // Committed before the command can be sent (seq-counter.ts).
+    const seq = this.seqs.next(fields.robotId);
     const record: CommandRecord = { ...fields, seq };
     beforeWrite?.(record);
     const lazy = lazyWrite?.() ?? false;
-    this.useSeq(record.robotId, seq, lazy);
+    this.seqs.use(record.robotId, seq);
     // Queued in this turn -> issued together -> one LMDB transaction: the writes are atomic.
     const persisted = this.writeRecord(record, lazy);
-    void this.writes.defer(() => {
+    this.writes.deferQuiet(() => {
       const issued: Promise<void>[] = [];
       // Already settled by the time its writes go out: the record alone says so; no outbox entry.
       if (this.pendingIds.has(record.commandId)) {
@@ -179,13 +185,23 @@ export class CommandOutbox {
       if (queue.length === 0) this.pending.delete(record.robotId);
       const key = outboxKey(record.robotId, record.seq);
       const id = record.commandId;
-      void this.writes.defer(() => {
+      this.writes.deferQuiet(() => {
         // Nothing to remove when the entry was never written (settled before its first write).
         if (!this.indexed.delete(id)) return [];
         return this.track(this.store.outbox.remove(key));
       }, true);
     }
     void this.writeRecord(record, true);
+  }
+
+  /**
+   * Settles when the record's latest write has committed (at once when none is outstanding): what an
+   * answer about this record must wait for when the robot has not acknowledged it.
+   */
+  persistedOf(record: CommandRecord): Promise<void> {
+    if ((this.writesInFlight.get(record.commandId) ?? 0) === 0) return Promise.resolve();
+    if (this.dirty.has(record)) this.writes.hurry();
+    return this.pendingWrite.get(record) ?? Promise.resolve();
   }
 
   /** The live record, or the committed one from LMDB; undefined when unknown. */
@@ -240,39 +256,14 @@ export class CommandOutbox {
     return q;
   }
 
-  /**
-   * Moves a robot's seq counter past `seq` (the agent reported applying it): an agent treats a seq at
-   * or below its last applied one as stale, so a gateway whose counter fell behind (data dir restored
-   * from an older backup) must not hand out such numbers.
-   */
+  /** Moves a robot's seq counter past `seq`, which its agent reported applying (seq-counter.ts). */
   raiseSeq(robotId: string, seq: number): void {
-    if (seq > this.currentSeq(robotId)) this.lastSeq.set(robotId, seq);
+    this.seqs.raise(robotId, seq);
   }
 
-  private currentSeq(robotId: string): number {
-    let last = this.lastSeq.get(robotId);
-    if (last === undefined) {
-      // Numbering resumes past the persisted reservation: seqs up to it may have been used.
-      const stored = this.store.meta.get(seqMetaKey(robotId));
-      last = typeof stored === 'number' ? stored : 0;
-      this.reservedSeq.set(robotId, last);
-      // A backlog loaded at start may be ahead of a counter from an older layout; never reuse a seq.
-      for (const r of this.pendingFor(robotId)) last = Math.max(last, r.seq);
-      this.lastSeq.set(robotId, last);
-    }
-    return last;
-  }
-
-  /**
-   * Hands out `seq`, first reserving a new block in LMDB if it is past the reservation (queued like
-   * the record's own writes, so it commits with them).
-   */
-  private useSeq(robotId: string, seq: number, lazy: boolean): void {
-    this.lastSeq.set(robotId, seq);
-    if (seq <= (this.reservedSeq.get(robotId) ?? 0)) return;
-    const upTo = seq + SEQ_BLOCK - 1;
-    this.reservedSeq.set(robotId, upTo);
-    void this.writes.defer(() => this.track(this.store.meta.put(seqMetaKey(robotId), upTo)), lazy);
+  /** Reserves the robot's next seqs ahead, so its commands do not wait for a reservation (robot connected). */
+  prepareSeq(robotId: string): void {
+    this.seqs.prepare(robotId);
   }
 
   /**
@@ -281,17 +272,24 @@ export class CommandOutbox {
    * leaves memory.
    */
   private writeRecord(record: CommandRecord, lazy = false): Promise<void> {
-    if (this.dirty.has(record)) return this.writes.defer(() => [], lazy);
+    if (this.dirty.has(record)) {
+      if (!lazy) this.writes.hurry();
+      return this.pendingWrite.get(record) ?? Promise.resolve();
+    }
     this.dirty.add(record);
     const id = record.commandId;
     this.writesInFlight.set(id, (this.writesInFlight.get(id) ?? 0) + 1);
-    return this.writes.defer(() => {
+    const written = this.writes.defer(() => {
       this.dirty.delete(record);
       const batch = this.batchOf(this.store.commands.put(id, record));
       batch.ops++;
       batch.records.push(record);
       return batch.done;
     }, lazy);
+    this.pendingWrite.set(record, written);
+    // Callers that await it see the error; nobody else has to handle it.
+    written.catch(() => undefined);
+    return written;
   }
 
   /** Counts a write into its commit's batch; returns the batch's settled promise. */
@@ -306,10 +304,10 @@ export class CommandOutbox {
     if (known) return known;
     const batch: WriteBatch = { ops: 0, records: [], done: Promise.resolve() };
     batch.done = p.then(
-      () => this.finish(p, batch),
+      () => this.finish(p, batch, false),
       (err: unknown) => {
         this.writeErrors += batch.ops;
-        this.finish(p, batch);
+        this.finish(p, batch, true);
         throw err;
       },
     );
@@ -319,7 +317,7 @@ export class CommandOutbox {
     return batch;
   }
 
-  private finish(p: Promise<unknown>, batch: WriteBatch): void {
+  private finish(p: Promise<unknown>, batch: WriteBatch, failed: boolean): void {
     if (this.batches.get(p) === batch) this.batches.delete(p);
     for (const record of batch.records) {
       const id = record.commandId;
@@ -329,6 +327,17 @@ export class CommandOutbox {
         continue;
       }
       this.writesInFlight.delete(id);
+      if (failed && this.live.get(id) === record) {
+        // Not stored: keep it readable and try again (a caller may have been answered on the ack,
+        // and the record is its only audit entry), a bounded number of times.
+        const tries = (this.rewrites.get(id) ?? 0) + 1;
+        if (tries <= MAX_REWRITES) {
+          this.rewrites.set(id, tries);
+          void this.writeRecord(record, true);
+          continue;
+        }
+      }
+      this.rewrites.delete(id);
       if (!this.pendingIds.has(id) && this.live.get(id) === record) this.live.delete(id);
     }
   }

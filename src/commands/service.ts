@@ -6,7 +6,7 @@
  * Delivery guarantee: at-least-once delivery (outbox + resends) with at-most-once application (the
  * agent applies each commandId once and acks duplicates again).
  *
- * Durability point: a new command's record, outbox entry, audit keys (and seq reservation, when due)
+ * Durability point: a new command's record, outbox entry and audit keys
  * are written to LMDB together, in one transaction, and the command is written to the robot's stream
  * first: the writes are issued at the end of the turn, after the gRPC frames have left
  * (write-behind.ts). The HTTP answer is held until the command is safe: either the agent
@@ -22,6 +22,8 @@
  *
  * The cost, stated plainly: if the gateway process dies between the send and the commit (a few
  * milliseconds), the robot may act on a command the gateway then has no record or audit entry of.
+ * Its seq is not lost with it: seqs are only sent once their reservation has committed
+ * (seq-counter.ts), so the next command after a restart never reuses one.
  * A caller that got no answer retries with a new commandId; a caller that was answered
  * `agent_received` in that window was told the truth about the robot, but the command is missing from
  * the audit log after the restart. For a stop that is a harmless second halt; every other action
@@ -253,7 +255,8 @@ export class CommandService {
       ?? [...urgent].reverse().find((r) => r.action === c.action);
     if (same === undefined) return null;
     if (this.link.isOnline(robotId) && this.sendNow(same, at)) this.outbox.save(same);
-    return { commandId: same.commandId, delivery: deliveryOf(same), persisted: Promise.resolve() };
+    // The command folded into may itself still be on its way to LMDB: a `deferred` answer waits for it.
+    return { commandId: same.commandId, delivery: deliveryOf(same), persisted: this.outbox.persistedOf(same) };
   }
 
   /**
@@ -423,9 +426,12 @@ export class CommandService {
     const applied = lastAppliedSeq !== undefined && lastAppliedSeq <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(lastAppliedSeq) : 0;
     if (applied > 0) {
       this.outbox.raiseSeq(robotId, applied);
-      const rec = this.outbox.pendingFor(robotId).find((r) => r.seq === applied);
+      // Only a command that was sent can have been applied: a seq match with one never sent (a seq
+      // reused after an OS crash lost its reservation) must be delivered, not assumed.
+      const rec = this.outbox.pendingFor(robotId).find((r) => r.seq === applied && r.attempts > 0);
       if (rec) this.acknowledge(rec, 'agent_received', '');
     }
+    this.outbox.prepareSeq(robotId);
     this.flush(robotId);
   }
 

@@ -12,7 +12,7 @@
  *
  * What does not change: writes still land in LMDB in the order asked (one list, run in order), the
  * writes of one turn are still one LMDB transaction (lmdb-js batches per event turn, and they are all
- * issued from one callback), and callers still get a promise that settles when their writes commit.
+ * issued from one callback), and a caller still gets a promise that settles when its writes commit.
  * A record is packed when its write is issued, so it holds its latest state; a record asked to be
  * written twice in one turn is packed once.
  *
@@ -29,11 +29,17 @@
 export const LAZY_MS = 5;
 
 /** One deferred write: issues its LMDB operations and returns the promises of their commits. */
-export type WriteOp = () => Promise<unknown> | readonly Promise<unknown>[];
+export type WriteOp = () => Promise<unknown> | readonly Promise<unknown>[] | void;
+
+interface Entry {
+  op: WriteOp;
+  /** Present when the caller waits on this write: settled by this op's own commits. */
+  resolve?: () => void;
+  reject?: (err: unknown) => void;
+}
 
 export class WriteBehind {
-  private ops: WriteOp[] = [];
-  private turn: { done: Promise<void>; resolve: () => void; reject: (err: unknown) => void } | null = null;
+  private entries: Entry[] = [];
   private immediate: NodeJS.Immediate | null = null;
   private timer: NodeJS.Timeout | null = null;
   /** A write queued since the last flush must go out at the end of its turn. */
@@ -42,22 +48,28 @@ export class WriteBehind {
   /**
    * Queues a write for the end of this turn (or, `lazy`, for the next flush within `LAZY_MS`).
    * Writes are issued in the order queued, whichever kind they are.
-   * @returns a promise that settles when every write of the flush has committed (rejects with the
-   *   first failure); it is shared by all writes of the flush.
+   * @returns a promise that settles when this write's own operations have committed (rejects with
+   *   their failure, or with what the op threw); other writes of the same flush do not affect it.
    */
   defer(op: WriteOp, lazy = false): Promise<void> {
-    this.ops.push(op);
-    if (this.turn === null) {
-      let resolve!: () => void;
-      let reject!: (err: unknown) => void;
-      const done = new Promise<void>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      // Callers that await it see the error; nobody else has to handle it.
-      done.catch(() => undefined);
-      this.turn = { done, resolve, reject };
-    }
+    return new Promise<void>((resolve, reject) => {
+      this.entries.push({ op, resolve, reject });
+      this.schedule(lazy);
+    });
+  }
+
+  /** {@link defer} for a write nobody waits on (its failure is counted by the op's own bookkeeping). */
+  deferQuiet(op: WriteOp, lazy = false): void {
+    this.entries.push({ op });
+    this.schedule(lazy);
+  }
+
+  /** Makes queued lazy writes go out at the end of this turn (someone now waits on one). */
+  hurry(): void {
+    if (this.entries.length > 0) this.schedule(false);
+  }
+
+  private schedule(lazy: boolean): void {
     if (!lazy) {
       this.urgent = true;
       this.immediate ??= setImmediate(() => this.endOfTurn());
@@ -66,12 +78,11 @@ export class WriteBehind {
       // than LAZY_MS, and their acks can only be read after it.
       this.immediate = setImmediate(() => this.endOfTurn());
     }
-    return this.turn.done;
   }
 
   private endOfTurn(): void {
     this.immediate = null;
-    if (this.urgent || this.turn === null) {
+    if (this.urgent || this.entries.length === 0) {
       this.flush();
       return;
     }
@@ -89,29 +100,23 @@ export class WriteBehind {
     this.immediate = null;
     this.timer = null;
     this.urgent = false;
-    const turn = this.turn;
-    if (turn === null) return;
-    const ops = this.ops;
-    this.ops = [];
-    this.turn = null;
-    // lmdb-js hands every write of a transaction the same promise: keep each once.
-    const commits = new Set<Promise<unknown>>();
-    let failure: { err: unknown } | null = null;
-    for (const op of ops) {
+    const entries = this.entries;
+    this.entries = [];
+    for (const e of entries) {
+      let r: ReturnType<WriteOp>;
       try {
-        const r = op();
-        if (r instanceof Promise) commits.add(r);
-        else for (const p of r) commits.add(p);
+        r = e.op();
       } catch (err: unknown) {
-        // A write that throws at once (a value lmdb-js cannot encode) fails the turn; the others
-        // are still issued.
-        failure ??= { err };
+        // A write that throws at once (a value lmdb-js cannot encode) fails only its own caller;
+        // the other writes are still issued.
+        e.reject?.(err);
+        continue;
       }
+      const { resolve, reject } = e;
+      if (resolve === undefined || reject === undefined) continue;
+      if (r instanceof Promise) r.then(() => resolve(), reject);
+      else if (r === undefined || r.length === 0) resolve();
+      else Promise.all(r).then(() => resolve(), reject);
     }
-    const all = Promise.all([...commits]);
-    if (failure !== null) {
-      const { err } = failure;
-      all.then(() => turn.reject(err), () => turn.reject(err));
-    } else all.then(() => turn.resolve(), turn.reject);
   }
 }

@@ -1,6 +1,9 @@
 // How the outbox writes to LMDB (src/commands/outbox.ts + write-behind.ts): a command acknowledged
 // before its first write is stored once, in its settled state, without an outbox entry; one that is
 // not is stored with its entry within LAZY_MS; seq numbers are reserved in blocks and never reused.
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { outboxKey, seqMetaKey } from '../../src/commands/keys.js';
 import { SEQ_BLOCK } from '../../src/commands/outbox.js';
@@ -109,5 +112,91 @@ describe('outbox writes', () => {
     expect(link.sentTo(robotId)[0]?.seq).toBe(8n);
     expect(fx.store.meta.get(seqMetaKey(robotId))).toBe(8 + SEQ_BLOCK - 1);
     await sleep(1);
+  });
+
+  it('sends a seq only once a reservation covering it has committed', () => {
+    const { fx, link, svc, robotId, stop } = setup();
+    const seen: [bigint, unknown][] = [];
+    const send = link.send.bind(link);
+    link.send = (id, cmd) => {
+      seen.push([cmd.seq, fx.store.meta.get(seqMetaKey(id))]);
+      return send(id, cmd);
+    };
+    link.connect(robotId);
+    for (let i = 0; i < 5; i++) svc.submit(stop(true));
+    expect(seen.length).toBe(5);
+    for (const [seq, reserved] of seen) expect(Number(seq)).toBeLessThanOrEqual(reserved as number);
+  });
+
+  it('after a crash inside the lazy window, numbering does not reuse the lost seq and the Hello settles nothing unsent', async () => {
+    const { fx, link, svc, robotId, stop } = setup();
+    link.connect(robotId);
+    const s = svc.submit(stop(true));
+    await new Promise((r) => setImmediate(r));
+    link.ack(robotId, s.commandId); // applied by the robot; its record is not written yet
+    // The data dir as a crash now would leave it.
+    const dir = mkdtempSync(join(tmpdir(), 'fleetgw-crash-'));
+    cpSync(fx.dir, dir, { recursive: true });
+    const store2 = openStore(dir);
+    try {
+      const link2 = new TestDoubleLink();
+      const svc2 = new CommandService({ store: store2, link: link2 });
+      const d = svc2.submit(stop(false));
+      await d.persisted;
+      expect(svc2.get(d.commandId)?.seq).toBeGreaterThan(1);
+      link2.connect(robotId, 1n); // the agent applied seq 1
+      expect(link2.sentTo(robotId).map((c) => c.commandId)).toEqual([d.commandId]);
+      expect(svc2.get(d.commandId)?.state).toBe('dispatched');
+      await svc2.close();
+    } finally {
+      await store2.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers a folded stop only after the command it was folded into has committed', async () => {
+    const fx = makeFixture(1);
+    const link = new TestDoubleLink();
+    const svc = new CommandService({ store: fx.store, link, outbox: { maxUrgentPerRobot: 2 } });
+    open.push({ svc, fx });
+    const robotId = fx.robots[0]?.record.robotId ?? '';
+    const req = { robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop' as const, args: { reason: 'x' }, requestedBy: { apiKeyId: 'k' } };
+    svc.submit(req);
+    const second = svc.submit(req);
+    const folded = svc.submit(req); // same turn: folded into `second`, whose write is still queued
+    expect(folded.commandId).toBe(second.commandId);
+    await folded.persisted;
+    expect(stored(fx, second.commandId)?.state).toBe('deferred');
+  });
+
+  it('keeps a record readable and writes it again when its write fails', async () => {
+    const { fx, link, svc, robotId, stop } = setup();
+    const put = fx.store.commands.put.bind(fx.store.commands);
+    let failed = 0;
+    vi.spyOn(fx.store.commands, 'put').mockImplementation((key, value) => {
+      if (failed === 0) {
+        failed++;
+        return Promise.reject(new Error('disk full'));
+      }
+      return put(key, value);
+    });
+    link.connect(robotId);
+    const s = svc.submit(stop(true));
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    link.ack(robotId, s.commandId);
+    await expect(s.persisted).rejects.toThrow('disk full');
+    expect(svc.get(s.commandId)?.state).toBe('agent_received');
+    await until(() => stored(fx, s.commandId)?.state === 'agent_received', 2000);
+    expect(svc.stats().writeErrors).toBeGreaterThan(0);
+  });
+
+  it('a Hello reporting a seq settles only a command that was actually sent with it', () => {
+    // E.g. an OS crash lost the last reservation and the agent remembers more than the gateway.
+    const { link, svc, robotId, stop } = setup();
+    const d = svc.submit(stop(false)); // robot offline: deferred, seq 1, never sent
+    expect(svc.get(d.commandId)?.seq).toBe(1);
+    link.connect(robotId, 1n);
+    expect(link.sentTo(robotId).map((c) => c.commandId)).toEqual([d.commandId]);
+    expect(svc.get(d.commandId)?.state).toBe('dispatched');
   });
 });
