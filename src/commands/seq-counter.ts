@@ -18,6 +18,7 @@
  * A value stored by an older version (the last seq used, written with each command) reads as a
  * reservation: numbering continues after it.
  */
+import { apiError } from '../errors/catalog.js';
 import type { Store } from '../store/lmdb.js';
 import { seqMetaKey } from './keys.js';
 import type { WriteBehind } from './write-behind.js';
@@ -65,14 +66,19 @@ export class SeqCounter {
   /**
    * The seq the robot's next command gets, covered by a committed reservation before it returns.
    * Nothing is handed out yet: call {@link use} once the command is accepted.
-   * @throws Error when the reservation cannot be written (the command must then not be sent)
+   * @throws ApiError `unavailable` when the reservation cannot be written (nothing is sent; in a bulk
+   *   request that target alone fails)
    */
   next(robotId: string): number {
     const seq = this.current(robotId) + 1;
     if (seq > (this.committed.get(robotId) ?? 0)) {
       const upTo = Math.max(seq + SEQ_BLOCK - 1, this.target.get(robotId) ?? 0);
       this.target.set(robotId, upTo);
-      this.store.meta.putSync(seqMetaKey(robotId), upTo);
+      try {
+        this.store.meta.putSync(seqMetaKey(robotId), upTo);
+      } catch {
+        throw apiError('unavailable', { what: 'Command storage' });
+      }
       this.committed.set(robotId, upTo);
     }
     return seq;

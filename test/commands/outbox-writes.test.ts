@@ -199,4 +199,15 @@ describe('outbox writes', () => {
     expect(link.sentTo(robotId).map((c) => c.commandId)).toEqual([d.commandId]);
     expect(svc.get(d.commandId)?.state).toBe('dispatched');
   });
+
+  it('refuses a command (nothing sent) when its seq reservation cannot be written', () => {
+    const { fx, link, svc, robotId, stop } = setup();
+    vi.spyOn(fx.store.meta, 'putSync').mockImplementation(() => {
+      throw new Error('MDB_MAP_FULL');
+    });
+    link.connect(robotId);
+    expect(() => svc.submit(stop(true))).toThrow(expect.objectContaining({ id: 'unavailable', status: 503 }) as Error);
+    expect(link.sentTo(robotId)).toEqual([]);
+    expect(svc.stats().pending).toBe(0);
+  });
 });
