@@ -69,6 +69,7 @@ export async function dispatchAll(
   const waitMs = noRoom ? null : requestedWaitMs;
   const outcomes: ControlRobotOutcome[] = [];
   const submitted: { at: number; robotId: string; s: Submitted }[] = [];
+  if (targets.length > 1) commands.prepareTargets(targets);
   for (const robotId of targets) {
     try {
       const s = commands.submit({ ...build(robotId), awaitingAck: waitMs !== null });

@@ -267,6 +267,18 @@ export class CommandOutbox {
   }
 
   /**
+   * Covers each robot's next seq by a committed reservation now, in one commit for all of them (a
+   * bulk request's targets). Best effort: a robot left uncovered is reserved, or refused, on submit.
+   */
+  ensureSeqs(robotIds: Iterable<string>): void {
+    try {
+      this.seqs.ensure(robotIds);
+    } catch {
+      // submit() tries again per robot and fails that robot alone.
+    }
+  }
+
+  /**
    * Queues a write of the record for the end of the turn (packed then, in its latest state, once
    * however often it was asked for); when its last write commits and it is no longer pending it
    * leaves memory.

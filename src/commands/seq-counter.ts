@@ -13,7 +13,8 @@
  * normally find their seq already covered. When none covers it (the first command to a robot that
  * has not connected since the start, or a burst that outruns the prefetch) the reservation is
  * committed synchronously before the command is sent: one LMDB commit on the event loop per such
- * case, at most once per SEQ_BLOCK commands of a robot.
+ * case (one for all targets of a bulk request), at most once per SEQ_BLOCK commands of a robot. At
+ * start every registered robot gets its reservation ahead in one ordinary write.
  *
  * A value stored by an older version (the last seq used, written with each command) reads as a
  * reservation: numbering continues after it.
@@ -70,18 +71,34 @@ export class SeqCounter {
    *   request that target alone fails)
    */
   next(robotId: string): number {
-    const seq = this.current(robotId) + 1;
-    if (seq > (this.committed.get(robotId) ?? 0)) {
+    this.ensure([robotId]);
+    return this.current(robotId) + 1;
+  }
+
+  /**
+   * Makes each robot's next seq covered by a committed reservation, with one synchronous LMDB commit
+   * for all robots that need one (none when the reservations made ahead suffice): a bulk request
+   * calls this once for its targets instead of paying a commit per robot.
+   * @throws ApiError `unavailable` when the reservations cannot be written
+   */
+  ensure(robotIds: Iterable<string>): void {
+    const need: { robotId: string; upTo: number }[] = [];
+    for (const robotId of robotIds) {
+      const seq = this.current(robotId) + 1;
+      if (seq <= (this.committed.get(robotId) ?? 0)) continue;
       const upTo = Math.max(seq + SEQ_BLOCK - 1, this.target.get(robotId) ?? 0);
       this.target.set(robotId, upTo);
-      try {
-        this.store.meta.putSync(seqMetaKey(robotId), upTo);
-      } catch {
-        throw apiError('unavailable', { what: 'Command storage' });
-      }
-      this.committed.set(robotId, upTo);
+      need.push({ robotId, upTo });
     }
-    return seq;
+    if (need.length === 0) return;
+    try {
+      this.store.root.transactionSync(() => {
+        for (const { robotId, upTo } of need) this.store.meta.putSync(seqMetaKey(robotId), upTo);
+      });
+    } catch {
+      throw apiError('unavailable', { what: 'Command storage' });
+    }
+    for (const { robotId, upTo } of need) this.committed.set(robotId, upTo);
   }
 
   /** Marks `seq` (from {@link next}) as handed out; reserves the next block ahead when due. */

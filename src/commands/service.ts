@@ -179,6 +179,9 @@ export class CommandService {
     for (const robotId of [...this.outbox.robotsWithPending()]) {
       if (this.link.isOnline(robotId)) this.flush(robotId);
     }
+    // Seq reservations ahead for every registered robot (one write), so that the first command to a
+    // robot after a start, even a stop_all to robots that are offline, does not commit one itself.
+    for (const robotId of this.store.robots.getKeys()) this.outbox.prepareSeq(robotId);
     this.timer = setInterval(() => this.retryTick(), this.policy.tickMs);
     this.timer.unref();
     this.sweepTimer = setTimeout(() => this.sweep(), FIRST_SWEEP_MS);
@@ -319,6 +322,14 @@ export class CommandService {
     if (!rec) throw new Error(`unknown command ${commandId}`);
     if (rec.result || rec.state === 'agent_rejected') return Promise.resolve({ record: structuredClone(rec), timedOut: false });
     return this.resultWaiters.add(commandId, ms, signal, () => ({ record: structuredClone(this.outbox.get(commandId) ?? rec), timedOut: true }));
+  }
+
+  /**
+   * Reserves seq numbers for a bulk request's targets in one LMDB commit when any lack a committed
+   * reservation (seq-counter.ts); best effort, called before the first submit.
+   */
+  prepareTargets(robotIds: readonly string[]): void {
+    if (!this.closed) this.outbox.ensureSeqs(robotIds);
   }
 
   /** Free waiter slots; the route refuses a request that needs more before dispatching anything. */

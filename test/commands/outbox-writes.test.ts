@@ -10,6 +10,7 @@ import { SEQ_BLOCK } from '../../src/commands/outbox.js';
 import { CommandService, type SubmitRequest } from '../../src/commands/service.js';
 import type { CommandRecord } from '../../src/commands/types.js';
 import { LAZY_MS } from '../../src/commands/write-behind.js';
+import { addRobot } from '../../src/store/identity.js';
 import { openStore } from '../../src/store/lmdb.js';
 import { makeFixture, sleep, until, type Fixture } from './fixtures.js';
 import { TestDoubleLink } from './test-double-link.js';
@@ -209,5 +210,26 @@ describe('outbox writes', () => {
     expect(() => svc.submit(stop(true))).toThrow(expect.objectContaining({ id: 'unavailable', status: 503 }) as Error);
     expect(link.sentTo(robotId)).toEqual([]);
     expect(svc.stats().pending).toBe(0);
+  });
+
+  it('reserves seqs ahead at start, and in one commit for the targets of a bulk request', async () => {
+    const fx = makeFixture(3);
+    const link = new TestDoubleLink();
+    const svc = new CommandService({ store: fx.store, link });
+    open.push({ svc, fx });
+    const sync = vi.spyOn(fx.store.root, 'transactionSync');
+    const stopFor = (robotId: string) => ({ robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop' as const, args: { reason: 'x' }, requestedBy: { apiKeyId: 'k' } });
+    // The start-up reservations (one lazy write) have committed: offline robots need no commit of their own.
+    await sleep(LAZY_MS + 50);
+    const known = fx.robots.map((r) => r.record.robotId);
+    svc.prepareTargets(known);
+    await Promise.all(known.map((id) => svc.submit(stopFor(id)).persisted));
+    expect(sync).not.toHaveBeenCalled();
+    // Robots registered while serving: one synchronous commit for all of them, none per submit.
+    const added = [0, 1, 2, 3].map((i) => addRobot(fx.store, { fleetId: fx.fleet.fleetId, name: `late${i}`, capabilities: [], active: true }).record.robotId);
+    sync.mockClear(); // registering them used transactions of its own
+    svc.prepareTargets(added);
+    for (const id of added) svc.submit(stopFor(id));
+    expect(sync).toHaveBeenCalledTimes(1);
   });
 });
