@@ -243,8 +243,13 @@ export class CommandOutbox {
 
   /** Resolves when every write issued so far has settled. */
   async drain(): Promise<void> {
-    this.writes.flush();
-    while (this.batches.size > 0) await Promise.allSettled([...this.batches.values()].map((b) => b.done));
+    // A failed write may queue its retry while we wait: loop until nothing is queued or in flight,
+    // a bounded number of rounds (a disk that keeps failing must not hold the shutdown forever).
+    for (let round = 0; round <= MAX_REWRITES + 1; round++) {
+      this.writes.flush();
+      await Promise.allSettled([...this.batches.values()].map((b) => b.done));
+      if (this.batches.size === 0 && !this.writes.queued) return;
+    }
   }
 
   private queueOf(robotId: string): CommandRecord[] {
@@ -341,9 +346,10 @@ export class CommandOutbox {
       this.writesInFlight.delete(id);
       if (failed && this.live.get(id) === record) {
         // Not stored: keep it readable and try again (a caller may have been answered on the ack,
-        // and the record is its only audit entry), a bounded number of times.
+        // and the record is its only audit entry). A command still owed to a robot is retried until
+        // it is stored (the outbox bounds limit how many); a settled one a bounded number of times.
         const tries = (this.rewrites.get(id) ?? 0) + 1;
-        if (tries <= MAX_REWRITES) {
+        if (tries <= MAX_REWRITES || this.pendingIds.has(id)) {
           this.rewrites.set(id, tries);
           void this.writeRecord(record, true);
           continue;

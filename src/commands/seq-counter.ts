@@ -93,7 +93,8 @@ export class SeqCounter {
     if (need.length === 0) return;
     try {
       this.store.root.transactionSync(() => {
-        for (const { robotId, upTo } of need) this.store.meta.putSync(seqMetaKey(robotId), upTo);
+        // Never below what is stored: reservations only grow, whoever wrote last.
+        for (const n of need) n.upTo = this.raiseStored(n.robotId, n.upTo);
       });
     } catch {
       throw apiError('unavailable', { what: 'Command storage' });
@@ -116,6 +117,14 @@ export class SeqCounter {
     this.prepare(robotId);
   }
 
+  /** Inside a write transaction: stores max(stored, upTo) as the robot's reservation; returns it. */
+  private raiseStored(robotId: string, upTo: number): number {
+    const stored = this.store.meta.get(seqMetaKey(robotId));
+    const value = typeof stored === 'number' && stored > upTo ? stored : upTo;
+    if (value !== stored) this.store.meta.putSync(seqMetaKey(robotId), value);
+    return value;
+  }
+
   /** Queues the next block's reservation when less than half a block is left (robot connected, seq used). */
   prepare(robotId: string): void {
     const last = this.current(robotId);
@@ -125,12 +134,12 @@ export class SeqCounter {
     const wanted = Math.max(last, committed) + SEQ_BLOCK;
     this.target.set(robotId, Math.max(wanted, this.target.get(robotId) ?? 0));
     let written = 0;
-    // Lazy: nobody waits on it, so it rides along with the next flush of command writes.
-    this.writes.defer(() => {
-      // Written when issued: never below a synchronous reservation made meanwhile.
-      written = this.target.get(robotId) ?? wanted;
-      return this.track(this.store.meta.put(seqMetaKey(robotId), written));
-    }, true).then(
+    // Lazy: nobody waits on it, so it rides along with the next flush of command writes. A
+    // transaction that reads before it writes: a synchronous reservation may commit between this
+    // write being issued and lmdb-js running it, and the stored value must not go back down.
+    this.writes.defer(() => this.track(this.store.root.transaction(() => {
+      written = this.raiseStored(robotId, this.target.get(robotId) ?? wanted);
+    })), true).then(
       () => {
         this.reserving.delete(robotId);
         if (written > (this.committed.get(robotId) ?? 0)) this.committed.set(robotId, written);

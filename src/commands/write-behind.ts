@@ -64,6 +64,11 @@ export class WriteBehind {
     this.schedule(lazy);
   }
 
+  /** Whether writes are queued and not yet issued. */
+  get queued(): boolean {
+    return this.entries.length > 0;
+  }
+
   /** Makes queued lazy writes go out at the end of this turn (someone now waits on one). */
   hurry(): void {
     if (this.entries.length > 0) this.schedule(false);
