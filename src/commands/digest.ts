@@ -17,3 +17,35 @@ export function canonicalJson(value: unknown): string {
 export function argsDigest(args: unknown): string {
   return createHash('sha256').update(canonicalJson(args)).digest('hex');
 }
+
+/** Distinct argument texts whose digest is kept (oldest dropped first). */
+const DIGEST_CACHE_ENTRIES = 256;
+
+/**
+ * {@link argsDigest} with two caches, because the digest is computed on every command's path. By
+ * identity: a bulk request hands every target one shared args object, so a 100-robot stop hashes
+ * once (args are never mutated after submit). By JSON text (bounded): single requests bring a new
+ * args object each time, mostly with the same content (a stop's reason). The text is only a cache
+ * key (key order may differ); the digest is always argsDigest's.
+ */
+export class DigestCache {
+  private readonly byObject = new WeakMap<object, string>();
+  private readonly byText = new Map<string, string>();
+
+  of(args: object): string {
+    let d = this.byObject.get(args);
+    if (d !== undefined) return d;
+    const text = JSON.stringify(args);
+    d = this.byText.get(text);
+    if (d === undefined) {
+      d = argsDigest(args);
+      if (this.byText.size >= DIGEST_CACHE_ENTRIES) {
+        const oldest = this.byText.keys().next();
+        if (oldest.done !== true) this.byText.delete(oldest.value);
+      }
+      this.byText.set(text, d);
+    }
+    this.byObject.set(args, d);
+    return d;
+  }
+}

@@ -38,8 +38,8 @@ import type { RobotLink } from '../robotlink/types.js';
 import type { Store } from '../store/lmdb.js';
 import { readRobot } from '../store/record-cache.js';
 import { newCommandId } from './command-id.js';
-import { AuditIndex, DEFAULT_AUDIT_RETENTION, type AuditRetention } from './audit.js';
-import { argsDigest } from './digest.js';
+import { AuditIndex, DEFAULT_AUDIT_RETENTION } from './audit.js';
+import { DigestCache } from './digest.js';
 import { CommandOutbox, DEFAULT_OUTBOX_LIMITS, type OutboxLimits } from './outbox.js';
 import { checkCommand } from './policy-check.js';
 import { PolicyRegistry } from './policy.js';
@@ -53,11 +53,11 @@ import {
   isUrgent,
   type ActionAndArgs,
   type CommandAction,
-  type CommandArgsByAction,
   type CommandRecord,
   type Delivery,
   type StoredDeliveryState,
 } from './types.js';
+import type { CommandServiceOptions, CommandServiceStats, ResultWait, SubmitRequest, Submitted } from './service-types.js';
 import { AckWaiters, DEFAULT_MAX_WAITERS, Waiters } from './waiters.js';
 import { toWire } from './wire.js';
 
@@ -70,69 +70,8 @@ export const STALE_AFTER_MS = 30_000;
 const FIRST_SWEEP_MS = 60_000;
 /** Bound on concurrent result waits (config / onboard settings). */
 const MAX_RESULT_WAITERS = 1000;
-/** Distinct argument texts whose digest is kept (oldest dropped first). */
-const DIGEST_CACHE_ENTRIES = 256;
 
-export interface CommandServiceOptions {
-  store: Store;
-  link: RobotLink;
-  /** Wall clock in ms (tests pass their own). */
-  now?: () => number;
-  retry?: Partial<RetryPolicy>;
-  outbox?: Partial<OutboxLimits>;
-  /** Bound on concurrent ack waits (see waiters.ts). */
-  maxWaiters?: number;
-  audit?: Partial<AuditRetention>;
-}
-
-/**
- * One command to submit. `action` and `args` go together as in {@link CommandArgsByAction}; any
- * action kind goes through the same path (policy check, outbox, delivery states, audit).
- */
-export interface SubmitRequest<A extends CommandAction = CommandAction> {
-  robotId: string;
-  fleetId: string;
-  orgId: string;
-  action: A;
-  args: CommandArgsByAction[A];
-  requestedBy: { apiKeyId: string };
-  /**
-   * The caller waits for the ack before answering (and for the commit only if no ack came). A
-   * command sent at once may then have its first LMDB write held up to LAZY_MS (write-behind.ts),
-   * so that an ack arriving meanwhile is stored in the same write: one record write instead of
-   * two, and no outbox entry to add and remove. Not for commands answered without an ack wait.
-   */
-  awaitingAck?: boolean;
-}
-
-export interface Submitted {
-  commandId: string;
-  /** `dispatched` or `deferred` at the moment of submission. */
-  delivery: Delivery;
-  /**
-   * Settles when the command is committed to LMDB; rejects when the write failed. Callers answer
-   * HTTP only after it (unless the robot already acknowledged).
-   */
-  persisted: Promise<void>;
-}
-
-/** How a wait for a request/response command's result ended. */
-export interface ResultWait {
-  /** A copy of the record at the end of the wait (`result` set when the robot reported). */
-  record: CommandRecord;
-  /** True when the wait elapsed (or was aborted) before the robot reported or rejected. */
-  timedOut: boolean;
-}
-
-export interface CommandServiceStats {
-  pending: number;
-  waiters: number;
-  writeErrors: number;
-  /** Acks or results naming a command that belongs to another robot, or to no known command (ignored). */
-  foreignAcks: number;
-  /** Distinct command policies compiled since start. */
-  policiesCompiled: number;
-}
+export type { CommandServiceOptions, CommandServiceStats, ResultWait, SubmitRequest, Submitted } from './service-types.js';
 
 export class CommandService {
   private readonly store: Store;
@@ -151,8 +90,7 @@ export class CommandService {
   private sweepTimer: NodeJS.Timeout;
   private sweeping: Promise<unknown> = Promise.resolve();
   private foreignAcks = 0;
-  private readonly digests = new WeakMap<object, string>();
-  private readonly digestsByText = new Map<string, string>();
+  private readonly digests = new DigestCache();
   /**
    * Each record's wire message, built once: a resend or reconnect flush sends the same commandId,
    * seq and args, so there is nothing to rebuild. Dropped with the record.
@@ -215,7 +153,7 @@ export class CommandService {
       orgId: req.orgId,
       action: c.action,
       args: c.args,
-      argsDigest: this.digestOf(c.args),
+      argsDigest: this.digests.of(c.args),
       requestedBy: { apiKeyId: req.requestedBy.apiKeyId },
       createdAtMs: at,
       state: 'deferred' as const,
@@ -383,31 +321,6 @@ export class CommandService {
     void this.sweepAudit().catch(() => undefined);
     this.sweepTimer = setTimeout(() => this.sweep(), SWEEP_INTERVAL_MS);
     this.sweepTimer.unref();
-  }
-
-  /**
-   * The args digest, reused when the same args object comes again: a bulk request hands every
-   * target one shared args object, so a 100-robot stop hashes once instead of 100 times. Keyed by
-   * identity (args are never mutated after submit: the record keeps the same object).
-   */
-  private digestOf(args: object): string {
-    let d = this.digests.get(args);
-    if (d !== undefined) return d;
-    // Single requests bring a new args object each time, mostly with the same content (a stop's
-    // reason): a bounded map by JSON text saves the canonical form and the SHA-256 on the command's
-    // path. The text is only a cache key (key order may differ); the digest is argsDigest's.
-    const text = JSON.stringify(args);
-    d = this.digestsByText.get(text);
-    if (d === undefined) {
-      d = argsDigest(args);
-      if (this.digestsByText.size >= DIGEST_CACHE_ENTRIES) {
-        const oldest = this.digestsByText.keys().next();
-        if (oldest.done !== true) this.digestsByText.delete(oldest.value);
-      }
-      this.digestsByText.set(text, d);
-    }
-    this.digests.set(args, d);
-    return d;
   }
 
   /** Writes one record to the stream; false when the robot is not connected. */

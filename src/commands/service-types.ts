@@ -1,0 +1,70 @@
+/**
+ * The command service's request and result shapes (service.ts is the service itself).
+ */
+import type { Store } from '../store/lmdb.js';
+import type { RobotLink } from '../robotlink/types.js';
+import type { AuditRetention } from './audit.js';
+import type { OutboxLimits } from './outbox.js';
+import type { RetryPolicy } from './retry.js';
+import type { CommandAction, CommandArgsByAction, CommandRecord, Delivery } from './types.js';
+
+export interface CommandServiceOptions {
+  store: Store;
+  link: RobotLink;
+  /** Wall clock in ms (tests pass their own). */
+  now?: () => number;
+  retry?: Partial<RetryPolicy>;
+  outbox?: Partial<OutboxLimits>;
+  /** Bound on concurrent ack waits (see waiters.ts). */
+  maxWaiters?: number;
+  audit?: Partial<AuditRetention>;
+}
+
+/**
+ * One command to submit. `action` and `args` go together as in {@link CommandArgsByAction}; any
+ * action kind goes through the same path (policy check, outbox, delivery states, audit).
+ */
+export interface SubmitRequest<A extends CommandAction = CommandAction> {
+  robotId: string;
+  fleetId: string;
+  orgId: string;
+  action: A;
+  args: CommandArgsByAction[A];
+  requestedBy: { apiKeyId: string };
+  /**
+   * The caller waits for the ack before answering (and for the commit only if no ack came). A
+   * command sent at once may then have its first LMDB write held up to LAZY_MS (write-behind.ts),
+   * so that an ack arriving meanwhile is stored in the same write: one record write instead of
+   * two, and no outbox entry to add and remove. Not for commands answered without an ack wait.
+   */
+  awaitingAck?: boolean;
+}
+
+export interface Submitted {
+  commandId: string;
+  /** `dispatched` or `deferred` at the moment of submission. */
+  delivery: Delivery;
+  /**
+   * Settles when the command is committed to LMDB; rejects when the write failed. Callers answer
+   * HTTP only after it (unless the robot already acknowledged).
+   */
+  persisted: Promise<void>;
+}
+
+/** How a wait for a request/response command's result ended. */
+export interface ResultWait {
+  /** A copy of the record at the end of the wait (`result` set when the robot reported). */
+  record: CommandRecord;
+  /** True when the wait elapsed (or was aborted) before the robot reported or rejected. */
+  timedOut: boolean;
+}
+
+export interface CommandServiceStats {
+  pending: number;
+  waiters: number;
+  writeErrors: number;
+  /** Acks or results naming a command that belongs to another robot, or to no known command (ignored). */
+  foreignAcks: number;
+  /** Distinct command policies compiled since start. */
+  policiesCompiled: number;
+}
