@@ -80,7 +80,14 @@ export function openStore(dataDir: string): Store {
     schedules: db<ScheduleRecord>('schedules'),
     fires: db<FireRecord>('fires'),
     runs: db<RunRecord>('runs'),
-    close: () => root.close(),
+    close: async () => {
+      // Writes nobody awaited (event log entries, run records written on the way out) are queued
+      // for the end of the turn and committed on lmdb-js's writer: let them start and commit before
+      // the environment closes under them.
+      await new Promise((resolve) => setImmediate(resolve));
+      await root.committed;
+      await root.close();
+    },
   };
 }
 
