@@ -72,7 +72,9 @@ export async function dispatchAll(
   if (targets.length > 1) commands.prepareTargets(targets);
   for (const robotId of targets) {
     try {
-      const s = commands.submit({ ...build(robotId), awaitingAck: waitMs !== null });
+      const req = build(robotId); // a fresh object per target: mark it instead of copying it
+      req.awaitingAck = waitMs !== null;
+      const s = commands.submit(req);
       submitted.push({ at: outcomes.length, robotId, s });
       outcomes.push({ robotId, success: true, delivery: publicDelivery(s.delivery) });
     } catch (err) {

@@ -8,8 +8,7 @@
  *
  * Writes are issued at the end of the event turn that asked for them (write-behind.ts: after the
  * turn's gRPC frames have left), all together, so they land in one LMDB transaction: a new command's
- * record, its outbox entry and audit keys commit together or
- * not at all.
+ * record, its outbox entry and audit keys commit together or not at all.
  *
  * Seq numbers come from seq-counter.ts: a seq is sent only once a reservation covering it has
  * committed, so none is handed out twice, also across a crash.

@@ -6,9 +6,8 @@
  * Delivery guarantee: at-least-once delivery (outbox + resends) with at-most-once application (the
  * agent applies each commandId once and acks duplicates again).
  *
- * Durability point: a new command's record, outbox entry and audit keys
- * are written to LMDB together, in one transaction, and the command is written to the robot's stream
- * first: the writes are issued at the end of the turn, after the gRPC frames have left
+ * Durability point: a new command's record, outbox entry and audit keys are written to LMDB
+ * together, in one transaction, and the command is written to the robot's stream first: the writes are issued at the end of the turn, after the gRPC frames have left
  * (write-behind.ts). The HTTP answer is held until the command is safe: either the agent
  * acknowledged it (it is the robot's now) or the transaction committed (the gateway will deliver
  * it, also after a crash). Waiting for the commit before sending would put a commit (and on these

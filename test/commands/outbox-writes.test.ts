@@ -71,9 +71,12 @@ describe('outbox writes', () => {
 
   it('writes a command nobody waits an ack for at the end of its turn', async () => {
     const { fx, link, svc, robotId, stop } = setup();
+    const outboxPuts = vi.spyOn(fx.store.outbox, 'put');
     link.connect(robotId);
     const s = svc.submit(stop(false));
+    expect(outboxPuts).not.toHaveBeenCalled(); // not during the turn that sent it
     await new Promise((r) => setImmediate(r));
+    expect(outboxPuts).toHaveBeenCalledTimes(1); // issued at its end, not held for LAZY_MS
     await s.persisted;
     expect(fx.store.outbox.get(outboxKey(robotId, 1))).toBe(s.commandId);
   });
