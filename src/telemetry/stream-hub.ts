@@ -8,7 +8,7 @@
  * other dashboards, and its memory is bounded.
  */
 import type { LiveSink } from './live-sink.js';
-import { CLOSE, notice, parseClientMessage } from './stream-protocol.js';
+import { CLOSE, closeReason, notice, parseClientMessage } from './stream-protocol.js';
 import type { TicketIssuer, TicketScope } from './ticket-issuer.js';
 import type { LiveBatch } from './worker-protocol.js';
 
@@ -38,6 +38,11 @@ interface Sub {
   robots: Set<string> | null;
   dropped: number;
 }
+
+// Error notice texts, also sent as the close frame's reason (all under its 123-byte limit).
+const TOO_MANY_MESSAGE = 'too many stream connections, retry later';
+const REJECTED_TICKET_MESSAGE = 'ticket is missing, invalid, already used or expired';
+const SUBSCRIBE_TIMEOUT_MESSAGE = 'no subscribe message received in time';
 
 /** Per-socket state machine: connected -> subscribed -> closed. */
 export interface StreamSession {
@@ -82,13 +87,13 @@ export class StreamHub implements LiveSink {
    */
   connect(peer: StreamPeer, scope: TicketScope | null, ticketRejected: boolean): StreamSession {
     if (this.closing || this.peers.size >= this.maxSockets) {
-      peer.send(notice.error('unavailable', 'too many stream connections, retry later'));
-      peer.end(1013, 'try again later');
+      peer.send(notice.error('unavailable', TOO_MANY_MESSAGE));
+      peer.end(1013, TOO_MANY_MESSAGE);
       return { onMessage() {}, onDrain() {}, onClose() {} };
     }
     if (ticketRejected) {
-      peer.send(notice.error('invalid_ticket', 'ticket is invalid, already used or expired'));
-      peer.end(CLOSE.invalidTicket, 'invalid ticket');
+      peer.send(notice.error('invalid_ticket', REJECTED_TICKET_MESSAGE));
+      peer.end(CLOSE.invalidTicket, REJECTED_TICKET_MESSAGE);
       return { onMessage() {}, onDrain() {}, onClose() {} };
     }
     this.peers.add(peer);
@@ -96,13 +101,15 @@ export class StreamHub implements LiveSink {
     let open = true;
     const timer = setTimeout(() => {
       if (open && sub === null) {
-        peer.send(notice.error('subscribe_timeout', 'no subscribe message received in time'));
-        peer.end(CLOSE.subscribeTimeout, 'subscribe timeout');
+        peer.send(notice.error('subscribe_timeout', SUBSCRIBE_TIMEOUT_MESSAGE));
+        peer.end(CLOSE.subscribeTimeout, SUBSCRIBE_TIMEOUT_MESSAGE);
       }
     }, this.subscribeTimeoutMs);
     const fail = (code: number, errCode: string, message: string): void => {
+      if (!open) return;
       peer.send(notice.error(errCode, message));
-      peer.end(code, errCode);
+      // The reason says why in words (clients show it); the error notice just sent carries errCode.
+      peer.end(code, closeReason(message));
     };
     return {
       onMessage: (data) => {
@@ -117,7 +124,7 @@ export class StreamHub implements LiveSink {
           fleetId = scope.fleetId;
         } else {
           const redeemed = msg.ticket === null ? null : this.tickets.redeem(msg.ticket);
-          if (redeemed === null) return fail(CLOSE.invalidTicket, 'invalid_ticket', 'ticket is missing, invalid, already used or expired');
+          if (redeemed === null) return fail(CLOSE.invalidTicket, 'invalid_ticket', REJECTED_TICKET_MESSAGE);
           scope = redeemed;
           fleetId = redeemed.fleetId;
         }
