@@ -14,8 +14,10 @@ export const CLOSE = {
   goingAway: 1001,
   /** Malformed message, unknown op, unsupported encoding. */
   badRequest: 4400,
-  /** Ticket missing, invalid, already used or expired. */
+  /** Ticket missing, invalid, already used or expired, or its API key was revoked or expired. */
   invalidTicket: 4401,
+  /** The API key that issued this socket's ticket was revoked or expired while the socket was open. */
+  keyRevoked: 4403,
   /** No valid subscribe message within the subscribe timeout. */
   subscribeTimeout: 4408,
 } as const;

@@ -7,6 +7,8 @@
  *   map reveals nothing usable. Lookup by digest needs no secret comparison at all.
  * - Scoped to one org + fleet, valid for at most 60 s, consumed by the first redeem (valid or not
  *   for the caller's purpose, it is gone).
+ * - Refused at redemption when the API key that asked for it is no longer usable (revoked, expired):
+ *   `keyUsable` is asked once per redeem, i.e. once per socket, never per message.
  * - Bounded three ways: at most `maxPerKey` outstanding (unredeemed, unexpired) tickets per API key,
  *   `maxPerOrg` per organization and `maxOutstanding` gateway-wide. The per-key and per-org bounds
  *   are far below the gateway-wide one, so one organization cannot starve the others. When a bound is
@@ -23,7 +25,7 @@ export const DEFAULT_MAX_TICKETS = { perKey: 100, perOrg: 500, gateway: 10_000 }
 export interface TicketScope {
   orgId: string;
   fleetId: string;
-  /** The API key that asked (audit only). */
+  /** The API key that asked: its revocation or expiry voids the ticket and the stream it opened. */
   apiKeyId: string;
 }
 
@@ -41,6 +43,8 @@ export interface TicketIssuerOptions {
   maxPerOrg?: number;
   /** Bound per API key. Default 100. */
   maxPerKey?: number;
+  /** Whether the key that issued a ticket may still use it (not revoked, not expired). Default: always. */
+  keyUsable?: (apiKeyId: string, nowMs: number) => boolean;
   now?: () => number;
 }
 
@@ -77,6 +81,14 @@ class GroupIndex {
     return this.groups.get(id)?.values().next().value;
   }
 
+  ids(): IterableIterator<string> {
+    return this.groups.keys();
+  }
+
+  digests(id: string): string[] {
+    return [...(this.groups.get(id) ?? [])];
+  }
+
   add(id: string, key: string): void {
     let set = this.groups.get(id);
     if (set === undefined) this.groups.set(id, (set = new Set()));
@@ -96,6 +108,7 @@ export class TicketIssuer {
   readonly maxOutstanding: number;
   readonly maxPerOrg: number;
   readonly maxPerKey: number;
+  private readonly keyUsable: (apiKeyId: string, nowMs: number) => boolean;
   private readonly now: () => number;
   private readonly entries = new Map<string, Entry>();
   private readonly byOrg = new GroupIndex();
@@ -106,6 +119,7 @@ export class TicketIssuer {
     this.maxOutstanding = opts.maxOutstanding ?? DEFAULT_MAX_TICKETS.gateway;
     this.maxPerOrg = opts.maxPerOrg ?? DEFAULT_MAX_TICKETS.perOrg;
     this.maxPerKey = opts.maxPerKey ?? DEFAULT_MAX_TICKETS.perKey;
+    this.keyUsable = opts.keyUsable ?? (() => true);
     this.now = opts.now ?? Date.now;
   }
 
@@ -113,6 +127,12 @@ export class TicketIssuer {
   get outstanding(): number {
     this.purge();
     return this.entries.size;
+  }
+
+  /** API keys that hold at least one outstanding ticket (for the revocation sweep). */
+  apiKeyIds(): IterableIterator<string> {
+    this.purge();
+    return this.byKey.ids();
   }
 
   /**
@@ -133,15 +153,30 @@ export class TicketIssuer {
     return { ticket, expiresAtMs };
   }
 
-  /** Consumes a ticket: its scope when valid and unexpired, else null. A second redeem returns null. */
+  /**
+   * Consumes a ticket: its scope when valid, unexpired and its API key still usable, else null. A
+   * second redeem returns null.
+   */
   redeem(ticket: string): TicketScope | null {
     if (typeof ticket !== 'string' || ticket.length === 0 || ticket.length > 128) return null;
     const key = digest(ticket);
     const entry = this.entries.get(key);
     if (!entry) return null;
     this.delete(key, entry);
-    if (entry.expiresAtMs <= this.now()) return null;
+    const now = this.now();
+    if (entry.expiresAtMs <= now) return null;
+    if (!this.keyUsable(entry.apiKeyId, now)) return null;
     return { orgId: entry.orgId, fleetId: entry.fleetId, apiKeyId: entry.apiKeyId };
+  }
+
+  /** Voids every outstanding ticket of `apiKeyId` (its key was revoked or expired). Returns how many. */
+  revokeKey(apiKeyId: string): number {
+    const keys = this.byKey.digests(apiKeyId);
+    for (const key of keys) {
+      const entry = this.entries.get(key);
+      if (entry !== undefined) this.delete(key, entry);
+    }
+    return keys.length;
   }
 
   private full(bound: TicketBound, max: number, oldestKey: string | undefined): never {

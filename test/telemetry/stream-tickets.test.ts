@@ -79,6 +79,21 @@ describe('TicketIssuer bounds and key revocation', () => {
     issuer.issue({ orgId: 'A', fleetId: 'f', apiKeyId: 'k1' });
     expect(issuer.outstanding).toBe(2);
   });
+
+  it('refuses at redemption a ticket whose key is no longer usable, and voids a key\'s tickets', () => {
+    const revoked = new Set<string>();
+    const issuer = new TicketIssuer({ keyUsable: (id) => !revoked.has(id) });
+    const t1 = issuer.issue({ orgId: 'o', fleetId: 'f', apiKeyId: 'k1' });
+    const t2 = issuer.issue({ orgId: 'o', fleetId: 'f', apiKeyId: 'k1' });
+    const t3 = issuer.issue({ orgId: 'o', fleetId: 'f', apiKeyId: 'k2' });
+    revoked.add('k1');
+    expect(issuer.redeem(t1.ticket)).toBeNull();
+    expect([...issuer.apiKeyIds()].sort()).toEqual(['k1', 'k2']);
+    expect(issuer.revokeKey('k1')).toBe(1);
+    expect(issuer.redeem(t2.ticket)).toBeNull();
+    expect([...issuer.apiKeyIds()]).toEqual(['k2']);
+    expect(issuer.redeem(t3.ticket)).toEqual({ orgId: 'o', fleetId: 'f', apiKeyId: 'k2' });
+  });
 });
 
 describe('POST /v1/telemetry/stream-tickets', () => {
