@@ -92,6 +92,8 @@ export const ERROR_CATALOG = {
   schedule_cancelled: { code: 'conflict', status: 409, template: 'Schedule {scheduleId} is cancelled.' },
   schedule_limit: { code: 'conflict', status: 409, template: 'Fleet {fleetId} already has {max} active schedules; cancel some first.' },
   run_finished: { code: 'conflict', status: 409, template: 'Run {runId} is {state}; {action} is not possible.' },
+  // Live telemetry stream.
+  stream_tickets_exhausted: { code: 'rate_limited', status: 429, template: 'Too many outstanding stream tickets: the {bound} bound of {max} is reached; retry after {retryAfterS} s.' },
   internal: { code: 'internal', status: 500, template: 'Unexpected server error.' },
 } as const satisfies Record<string, CatalogEntry>;
 

@@ -13,6 +13,8 @@ import { startRobotLinkServer, type RobotLinkServer } from '../robotlink/server.
 import { isLoopbackHost } from '../http/tls.js';
 import { openStore, type Store } from '../store/lmdb.js';
 import { createTelemetryIngest, type TelemetryIngest } from '../telemetry/ingest.js';
+import { apiKeyUsable } from '../auth/key-status.js';
+import { startKeyRevocationSweep } from '../telemetry/key-revocation-sweep.js';
 import { StreamHub } from '../telemetry/stream-hub.js';
 import { STREAM_PATH } from '../telemetry/stream-protocol.js';
 import { registerTelemetryStream } from '../telemetry/stream-ws.js';
@@ -63,8 +65,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     ? { cert: await readFile(tlsFiles.certFile), key: await readFile(tlsFiles.keyFile) }
     : null;
 
-  const tickets = new TicketIssuer();
+  const keyUsable = (apiKeyId: string, nowMs: number): boolean => apiKeyUsable(store, apiKeyId, nowMs);
+  const tickets = new TicketIssuer({ keyUsable });
   const hub = new StreamHub({ tickets });
+  const stopKeySweep = startKeyRevocationSweep({ hub, tickets, keyUsable, log });
   const ingest = await createTelemetryIngest({
     store,
     dataDir: opts.dataDir,
@@ -125,6 +129,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       await grpc.close();
       const deadline = Date.now() + HTTP_DRAIN_MS;
       while (httpServer.inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      stopKeySweep();
       hub.close();
       httpServer.close();
       stopPurger();
@@ -146,6 +151,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       close: () => (closing ??= close()),
     };
   } catch (err: unknown) {
+    stopKeySweep();
     http?.close();
     linkServer?.forceClose();
     await ingest.close();

@@ -6,9 +6,13 @@
  * they are counted, and once its buffer has drained below half of the bound it receives
  * `{"op":"dropped","count":N}` before the next sample. A slow dashboard never slows the ingest or
  * other dashboards, and its memory is bounded.
+ *
+ * Revocation: every socket whose ticket has been redeemed is indexed by the API key that issued the
+ * ticket, so {@link StreamHub.closeKey} can end the streams of a revoked or expired key (4403). The
+ * hub never reads key records itself; the revocation sweep (key-revocation-sweep.ts) tells it.
  */
 import type { LiveSink } from './live-sink.js';
-import { CLOSE, notice, parseClientMessage } from './stream-protocol.js';
+import { CLOSE, closeReason, notice, parseClientMessage } from './stream-protocol.js';
 import type { TicketIssuer, TicketScope } from './ticket-issuer.js';
 import type { LiveBatch } from './worker-protocol.js';
 
@@ -39,6 +43,17 @@ interface Sub {
   dropped: number;
 }
 
+/** A socket whose ticket scope is known, as the per-key index holds it. */
+interface Keyed {
+  fail(code: number, errCode: string, message: string): void;
+}
+
+// Error notice texts, also sent as the close frame's reason (all under its 123-byte limit).
+const KEY_REVOKED_MESSAGE = 'the API key that issued this stream\'s ticket was revoked or has expired';
+const TOO_MANY_MESSAGE = 'too many stream connections, retry later';
+const REJECTED_TICKET_MESSAGE = 'ticket is missing, invalid, already used or expired, or its API key was revoked or has expired';
+const SUBSCRIBE_TIMEOUT_MESSAGE = 'no subscribe message received in time';
+
 /** Per-socket state machine: connected -> subscribed -> closed. */
 export interface StreamSession {
   onMessage(data: ArrayBuffer): void;
@@ -53,6 +68,8 @@ export class StreamHub implements LiveSink {
   private readonly maxSockets: number;
   private readonly byFleet = new Map<string, Set<Sub>>();
   private readonly peers = new Set<StreamPeer>();
+  /** Sockets with a redeemed ticket, by the API key that issued it. */
+  private readonly byKey = new Map<string, Set<Keyed>>();
   private closing = false;
   /** Samples not sent to some socket because it was slow (all sockets, since start). */
   droppedTotal = 0;
@@ -76,19 +93,36 @@ export class StreamHub implements LiveSink {
     return this.byFleet.size > 0;
   }
 
+  /** API keys with at least one open socket (for the revocation sweep). */
+  apiKeyIds(): IterableIterator<string> {
+    return this.byKey.keys();
+  }
+
+  /**
+   * Closes every socket opened with a ticket of `apiKeyId` with 4403 (`key_revoked`): its key was
+   * revoked or has expired. Returns how many were closed.
+   */
+  closeKey(apiKeyId: string): number {
+    const set = this.byKey.get(apiKeyId);
+    if (set === undefined) return 0;
+    const holders = [...set];
+    for (const h of holders) h.fail(CLOSE.keyRevoked, 'key_revoked', KEY_REVOKED_MESSAGE);
+    return holders.length;
+  }
+
   /**
    * A socket opened. `scope` is set when the ticket came as a subprotocol at the upgrade (already
    * redeemed); `ticketRejected` when that ticket was not valid.
    */
   connect(peer: StreamPeer, scope: TicketScope | null, ticketRejected: boolean): StreamSession {
     if (this.closing || this.peers.size >= this.maxSockets) {
-      peer.send(notice.error('unavailable', 'too many stream connections, retry later'));
-      peer.end(1013, 'try again later');
+      peer.send(notice.error('unavailable', TOO_MANY_MESSAGE));
+      peer.end(1013, TOO_MANY_MESSAGE);
       return { onMessage() {}, onDrain() {}, onClose() {} };
     }
     if (ticketRejected) {
-      peer.send(notice.error('invalid_ticket', 'ticket is invalid, already used or expired'));
-      peer.end(CLOSE.invalidTicket, 'invalid ticket');
+      peer.send(notice.error('invalid_ticket', REJECTED_TICKET_MESSAGE));
+      peer.end(CLOSE.invalidTicket, REJECTED_TICKET_MESSAGE);
       return { onMessage() {}, onDrain() {}, onClose() {} };
     }
     this.peers.add(peer);
@@ -96,14 +130,23 @@ export class StreamHub implements LiveSink {
     let open = true;
     const timer = setTimeout(() => {
       if (open && sub === null) {
-        peer.send(notice.error('subscribe_timeout', 'no subscribe message received in time'));
-        peer.end(CLOSE.subscribeTimeout, 'subscribe timeout');
+        peer.send(notice.error('subscribe_timeout', SUBSCRIBE_TIMEOUT_MESSAGE));
+        peer.end(CLOSE.subscribeTimeout, SUBSCRIBE_TIMEOUT_MESSAGE);
       }
     }, this.subscribeTimeoutMs);
     const fail = (code: number, errCode: string, message: string): void => {
+      if (!open) return;
       peer.send(notice.error(errCode, message));
-      peer.end(code, errCode);
+      // The reason says why in words (clients show it); the error notice just sent carries errCode.
+      peer.end(code, closeReason(message));
     };
+    const keyed: Keyed = { fail };
+    const track = (s: TicketScope): void => {
+      let set = this.byKey.get(s.apiKeyId);
+      if (!set) this.byKey.set(s.apiKeyId, (set = new Set()));
+      set.add(keyed);
+    };
+    if (scope !== null) track(scope);
     return {
       onMessage: (data) => {
         if (!open) return;
@@ -117,9 +160,10 @@ export class StreamHub implements LiveSink {
           fleetId = scope.fleetId;
         } else {
           const redeemed = msg.ticket === null ? null : this.tickets.redeem(msg.ticket);
-          if (redeemed === null) return fail(CLOSE.invalidTicket, 'invalid_ticket', 'ticket is missing, invalid, already used or expired');
+          if (redeemed === null) return fail(CLOSE.invalidTicket, 'invalid_ticket', REJECTED_TICKET_MESSAGE);
           scope = redeemed;
           fleetId = redeemed.fleetId;
+          track(redeemed);
         }
         clearTimeout(timer);
         if (sub === null) {
@@ -138,6 +182,11 @@ export class StreamHub implements LiveSink {
         open = false;
         clearTimeout(timer);
         this.peers.delete(peer);
+        if (scope !== null) {
+          const set = this.byKey.get(scope.apiKeyId);
+          set?.delete(keyed);
+          if (set?.size === 0) this.byKey.delete(scope.apiKeyId);
+        }
         if (sub !== null) {
           const set = this.byFleet.get(sub.fleetId);
           set?.delete(sub);

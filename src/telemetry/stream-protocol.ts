@@ -14,15 +14,30 @@ export const CLOSE = {
   goingAway: 1001,
   /** Malformed message, unknown op, unsupported encoding. */
   badRequest: 4400,
-  /** Ticket missing, invalid, already used or expired. */
+  /** Ticket missing, invalid, already used or expired, or its API key was revoked or expired. */
   invalidTicket: 4401,
+  /** The API key that issued this socket's ticket was revoked or expired while the socket was open. */
+  keyRevoked: 4403,
   /** No valid subscribe message within the subscribe timeout. */
   subscribeTimeout: 4408,
 } as const;
 
-/** Largest client message accepted (uWS closes the socket above it). */
-export const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024;
 export const MAX_ROBOT_IDS = 1_000;
+/**
+ * Largest client message accepted; a larger one is refused with 4400 and a reason naming the limit.
+ * Sized so that a subscribe naming {@link MAX_ROBOT_IDS} robot ids as the gateway assigns them (UUIDs,
+ * 39 bytes each quoted with a comma: ~39 KB) fits with room for a ticket and pretty-printing.
+ */
+export const MAX_CLIENT_MESSAGE_BYTES = 64 * 1024;
+/**
+ * uWS's own limit (`maxPayloadLength`). uWS drops a connection above it without a close frame (the
+ * client sees 1006), so it sits above {@link MAX_CLIENT_MESSAGE_BYTES}: messages between the two get
+ * our 4400 with a reason. It stays a small multiple of the cap because uWS buffers a message that
+ * spans TCP reads up to this size, per socket.
+ */
+export const MAX_CLIENT_FRAME_BYTES = 2 * MAX_CLIENT_MESSAGE_BYTES;
+/** RFC 6455: a close frame's reason is at most 123 bytes of UTF-8. */
+const MAX_CLOSE_REASON_BYTES = 123;
 const MAX_ID_LENGTH = 128;
 
 export interface SubscribeMessage {
@@ -41,6 +56,9 @@ function bad(message: string): ParseResult {
 
 /** Validates one client message. Unknown fields are rejected, like the REST API's strict bodies. */
 export function parseClientMessage(data: ArrayBuffer): ParseResult {
+  if (data.byteLength > MAX_CLIENT_MESSAGE_BYTES) {
+    return bad(`message too large: ${data.byteLength} bytes, the limit is ${MAX_CLIENT_MESSAGE_BYTES}`);
+  }
   let v: unknown;
   try {
     v = JSON.parse(Buffer.from(data).toString('utf8'));
@@ -75,3 +93,12 @@ export const notice = {
   dropped: (count: number): string => JSON.stringify({ op: 'dropped', count }),
   error: (code: string, message: string): string => JSON.stringify({ op: 'error', code, message }),
 };
+
+/** `text` cut to fit a close frame's reason (at most 123 bytes of UTF-8, never a split character). */
+export function closeReason(text: string): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= MAX_CLOSE_REASON_BYTES) return text;
+  let end = MAX_CLOSE_REASON_BYTES;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--; // back off to a character boundary
+  return bytes.subarray(0, end).toString('utf8');
+}

@@ -6,7 +6,7 @@
  */
 import type * as uws from 'uWebSockets.js';
 import type { StreamHub, StreamSession } from './stream-hub.js';
-import { MAX_CLIENT_MESSAGE_BYTES, STREAM_PATH, STREAM_SUBPROTOCOL, TICKET_SUBPROTOCOL_PREFIX } from './stream-protocol.js';
+import { MAX_CLIENT_FRAME_BYTES, STREAM_PATH, STREAM_SUBPROTOCOL, TICKET_SUBPROTOCOL_PREFIX } from './stream-protocol.js';
 import type { TicketScope } from './ticket-issuer.js';
 
 interface SocketData {
@@ -36,7 +36,8 @@ function readProtocols(header: string): { ticket: string | null; selected: strin
 /** Adds the telemetry WebSocket route to `app`. */
 export function registerTelemetryStream(app: uws.TemplatedApp, hub: StreamHub): void {
   app.ws<SocketData>(STREAM_PATH, {
-    maxPayloadLength: MAX_CLIENT_MESSAGE_BYTES,
+    // Above our own cap so a too-large message gets a 4400 with a reason (uWS would just drop the socket).
+    maxPayloadLength: MAX_CLIENT_FRAME_BYTES,
     // Our own per-socket bound (hub.maxBufferedBytes) drops samples first; uWS's limit is only a backstop.
     maxBackpressure: hub.maxBufferedBytes * 4,
     closeOnBackpressureLimit: false,

@@ -8,7 +8,7 @@ import { ApiError } from '../../src/errors/catalog.js';
 import type { AuthContext, RouteDef } from '../../src/http/types.js';
 import { createFleet, createOrg } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
-import { TicketIssuer } from '../../src/telemetry/ticket-issuer.js';
+import { TicketCapacityError, TicketIssuer } from '../../src/telemetry/ticket-issuer.js';
 import { tempDir } from './helpers.js';
 
 describe('TicketIssuer', () => {
@@ -49,6 +49,50 @@ describe('TicketIssuer', () => {
     now = 1_000; // all expired: purged on the next issue
     issuer.issue({ orgId: 'o', fleetId: 'f', apiKeyId: 'k' });
     expect(issuer.outstanding).toBe(1);
+  });
+});
+
+describe('TicketIssuer bounds and key revocation', () => {
+  it('bounds outstanding tickets per key and per organization, naming the bound and when a slot frees', () => {
+    let now = 0;
+    const issuer = new TicketIssuer({ maxPerKey: 2, maxPerOrg: 3, maxOutstanding: 100, ttlMs: 30_000, now: () => now });
+    const a1 = issuer.issue({ orgId: 'A', fleetId: 'f', apiKeyId: 'k1' });
+    now = 10_000;
+    issuer.issue({ orgId: 'A', fleetId: 'f', apiKeyId: 'k1' });
+    const refusal = (scope: { orgId: string; apiKeyId: string }): TicketCapacityError => {
+      try {
+        issuer.issue({ ...scope, fleetId: 'f' });
+      } catch (e) {
+        if (e instanceof TicketCapacityError) return e;
+      }
+      throw new Error('expected a TicketCapacityError');
+    };
+    // k1's oldest ticket expires at 30 s: 20 s from now.
+    expect(refusal({ orgId: 'A', apiKeyId: 'k1' })).toMatchObject({ bound: 'api_key', max: 2, retryAfterS: 20 });
+    issuer.issue({ orgId: 'A', fleetId: 'f', apiKeyId: 'k2' });
+    expect(refusal({ orgId: 'A', apiKeyId: 'k3' })).toMatchObject({ bound: 'organization', max: 3, retryAfterS: 20 });
+    issuer.issue({ orgId: 'B', fleetId: 'f', apiKeyId: 'k9' }); // another organization is unaffected
+    expect(issuer.redeem(a1.ticket)).not.toBeNull(); // redeeming frees a slot of its key and org
+    issuer.issue({ orgId: 'A', fleetId: 'f', apiKeyId: 'k3' });
+    now = 40_000; // every ticket issued at 10 s has expired
+    issuer.issue({ orgId: 'A', fleetId: 'f', apiKeyId: 'k1' });
+    issuer.issue({ orgId: 'A', fleetId: 'f', apiKeyId: 'k1' });
+    expect(issuer.outstanding).toBe(2);
+  });
+
+  it('refuses at redemption a ticket whose key is no longer usable, and voids a key\'s tickets', () => {
+    const revoked = new Set<string>();
+    const issuer = new TicketIssuer({ keyUsable: (id) => !revoked.has(id) });
+    const t1 = issuer.issue({ orgId: 'o', fleetId: 'f', apiKeyId: 'k1' });
+    const t2 = issuer.issue({ orgId: 'o', fleetId: 'f', apiKeyId: 'k1' });
+    const t3 = issuer.issue({ orgId: 'o', fleetId: 'f', apiKeyId: 'k2' });
+    revoked.add('k1');
+    expect(issuer.redeem(t1.ticket)).toBeNull();
+    expect([...issuer.apiKeyIds()].sort()).toEqual(['k1', 'k2']);
+    expect(issuer.revokeKey('k1')).toBe(1);
+    expect(issuer.redeem(t2.ticket)).toBeNull();
+    expect([...issuer.apiKeyIds()]).toEqual(['k2']);
+    expect(issuer.redeem(t3.ticket)).toEqual({ orgId: 'o', fleetId: 'f', apiKeyId: 'k2' });
   });
 });
 

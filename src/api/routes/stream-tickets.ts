@@ -6,7 +6,7 @@ import { requireFleet, requireOrg } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
 import type { RouteContext, RouteDef } from '../../http/types.js';
 import type { Store } from '../../store/lmdb.js';
-import { TicketCapacityError, type TicketIssuer } from '../../telemetry/ticket-issuer.js';
+import { TicketCapacityError, type TicketBound, type TicketIssuer } from '../../telemetry/ticket-issuer.js';
 import { StreamTicketRequest, StreamTicketResponse } from '../schemas/stream-tickets.js';
 
 export interface StreamTicketDeps {
@@ -19,6 +19,8 @@ export interface StreamTicketDeps {
   streamUrl: () => string;
 }
 
+const BOUND_NAMES: Record<TicketBound, string> = { api_key: 'per-API-key', organization: 'per-organization', gateway: 'gateway-wide' };
+
 /** The stream-ticket route. */
 export function streamTicketRoutes(deps: StreamTicketDeps): RouteDef[] {
   return [
@@ -30,6 +32,7 @@ export function streamTicketRoutes(deps: StreamTicketDeps): RouteDef[] {
       tags: ['Telemetry'],
       auth: 'robots:read',
       body: StreamTicketRequest,
+      errors: ['stream_tickets_exhausted', 'fleet_not_found', 'forbidden_org', 'forbidden_fleet'],
       responses: { 201: { description: 'The ticket and where to use it.', schema: StreamTicketResponse } },
       handler: ({ auth, body }: RouteContext<Record<string, string>, Record<string, unknown>, StreamTicketRequest>) => {
         requireOrg(auth, body.org_id);
@@ -40,7 +43,11 @@ export function streamTicketRoutes(deps: StreamTicketDeps): RouteDef[] {
           return { status: 201, body: out, headers: { 'cache-control': 'no-store' } };
         } catch (e) {
           if (e instanceof TicketCapacityError) {
-            throw apiError('rate_limited', { retryAfterS: e.retryAfterS }, { headers: { 'retry-after': String(e.retryAfterS) } });
+            const { bound, max, retryAfterS } = e;
+            throw apiError('stream_tickets_exhausted', { bound: BOUND_NAMES[bound], max, retryAfterS }, {
+              headers: { 'retry-after': String(retryAfterS) },
+              details: { bound, max, retryAfterS },
+            });
           }
           throw e;
         }
