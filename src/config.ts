@@ -15,6 +15,8 @@ export interface GatewayTunables {
   robotKeepaliveMs: number;
   /** How long a keepalive ping may go unanswered before the robot is offline. */
   robotKeepaliveTimeoutMs: number;
+  /** A robot's link conflict clears after this long without a refused connection (docs/robot-link.md). */
+  linkConflictClearMs: number;
 }
 
 export const DEFAULT_TUNABLES: GatewayTunables = {
@@ -23,6 +25,7 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   maxBodyBytes: 1024 * 1024,
   robotKeepaliveMs: 2000,
   robotKeepaliveTimeoutMs: 2000,
+  linkConflictClearMs: 60_000,
 };
 
 const ENV: Record<keyof GatewayTunables, string> = {
@@ -31,6 +34,7 @@ const ENV: Record<keyof GatewayTunables, string> = {
   maxBodyBytes: 'FLEETGW_MAX_BODY_BYTES',
   robotKeepaliveMs: 'FLEETGW_ROBOT_KEEPALIVE_MS',
   robotKeepaliveTimeoutMs: 'FLEETGW_ROBOT_KEEPALIVE_TIMEOUT_MS',
+  linkConflictClearMs: 'FLEETGW_LINK_CONFLICT_CLEAR_MS',
 };
 
 /**

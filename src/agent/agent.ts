@@ -13,6 +13,7 @@
  * the stream current when the decision is made; an ack lost with a dropped stream is re-sent when
  * the gateway resends the command.
  */
+import { randomUUID } from 'node:crypto';
 import { create, toBinary, type MessageInitShape } from '@bufbuild/protobuf';
 import { Client, credentials, Metadata, status, type ClientDuplexStream, type StatusObject } from '@grpc/grpc-js';
 import {
@@ -43,6 +44,12 @@ export interface RobotAgentOptions {
   address: string;
   robotId: string;
   robotToken: string;
+  /**
+   * Sent in every Hello so the gateway can tell this agent's reconnects from a second process using
+   * the same credentials (docs/robot-link.md, "Link conflicts"). Default: a random UUID per agent
+   * object. Give one only to keep it stable across objects of one process; never derive it from the token.
+   */
+  instanceId?: string;
   /** PEM root certificate for TLS; absent or null: plaintext (loopback gateways only). */
   tlsRootCert?: Buffer | null;
   agentVersion?: string;
@@ -112,9 +119,12 @@ export class RobotAgent {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private linkLossTimer: NodeJS.Timeout | null = null;
   private connects = 0;
+  /** This agent's identity towards the gateway (Hello.instance_id), fixed for its lifetime. */
+  readonly instanceId: string;
 
   constructor(private readonly opts: RobotAgentOptions) {
     this.log = opts.log ?? (() => {});
+    this.instanceId = opts.instanceId ?? randomUUID();
     this.queue = new TelemetryQueue(opts.maxQueuedSamples ?? 4096);
     this.commands = new CommandProcessor(opts.onCommand, (id, d) => this.sendAck(id, d), (line) => this.log(`agent ${opts.robotId}: ${line}`), {
       memory: opts.commandMemory ?? 1024,
@@ -238,6 +248,7 @@ export class RobotAgent {
           lastAppliedSeq: this.commands.lastAppliedSeq,
           ...(this.opts.policy !== undefined ? { policy: this.opts.policy } : {}),
           activeMissions: this.opts.activeMissions?.() ?? [],
+          instanceId: this.instanceId,
         },
       },
     });

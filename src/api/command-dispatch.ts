@@ -32,7 +32,9 @@ export function ackWaitMs(body: AckWaitFields): number | null {
 
 /** The spec's Delivery object as published (no internal fields). */
 export function publicDelivery(d: Delivery): DeliveryObject {
-  return { state: d.state, commandId: d.commandId, retryBudgetExhausted: d.retryBudgetExhausted };
+  const out: DeliveryObject = { state: d.state, commandId: d.commandId, retryBudgetExhausted: d.retryBudgetExhausted };
+  if (d.linkConflict === true) out.linkConflict = true;
+  return out;
 }
 
 /** A failed target's outcome. */

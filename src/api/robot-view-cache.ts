@@ -3,8 +3,8 @@
  * from has changed.
  *
  * Freshness: every call reads the robot record's and the snapshot's raw bytes from LMDB and asks the
- * link registry whether the robot is online; the cached JSON is used only when all three equal what
- * it was built from, so an answer is exactly what building it afresh would give. What is saved is the
+ * link registry whether the robot is online and its link conflict; the cached JSON is used only when
+ * all four equal what it was built from (the registry returns the same conflict object until it changes), so an answer is exactly what building it afresh would give. What is saved is the
  * msgpack decode of both records, the mapping and `JSON.stringify` of the ~1 KB view: most of the
  * route's cost (bench/README.md). A robot streaming telemetry changes its snapshot at its report rate
  * (10 Hz by default), so readers polling faster than that still mostly hit.
@@ -13,6 +13,7 @@
  */
 import { assertRobotVisible } from '../auth/access.js';
 import type { AuthContext } from '../http/types.js';
+import type { LinkConflictView } from '../robotlink/types.js';
 import type { Store } from '../store/lmdb.js';
 import { readRaw } from '../store/raw-bytes-cache.js';
 import type { RobotRecord } from '../store/records.js';
@@ -25,6 +26,7 @@ interface Entry {
   /** null when the robot had no snapshot yet. */
   snapshotBytes: Buffer | null;
   online: boolean;
+  conflict: LinkConflictView | null;
   json: string;
 }
 
@@ -35,6 +37,7 @@ export class RobotViewCache {
     private readonly store: Store,
     private readonly isOnline: (robotId: string) => boolean,
     private readonly maxEntries = 10_000,
+    private readonly linkConflict: (robotId: string) => LinkConflictView | null = () => null,
   ) {}
 
   /**
@@ -56,16 +59,17 @@ export class RobotViewCache {
 
     const rawSnap = readRaw(this.store.snapshots, robotId);
     const online = this.isOnline(robotId);
-    if (entry !== undefined && entry.online === online && sameBytes(entry.snapshotBytes, rawSnap)) return entry.json;
+    const conflict = this.linkConflict(robotId);
+    if (entry !== undefined && entry.online === online && entry.conflict === conflict && sameBytes(entry.snapshotBytes, rawSnap)) return entry.json;
 
     const snapshotBytes = rawSnap === undefined ? null : Buffer.from(rawSnap);
     const snap = rawSnap === undefined ? undefined : (this.store.snapshots.get(robotId) as TelemetrySnapshot | undefined);
-    const json = JSON.stringify(toRobotView(robot, snap, online));
+    const json = JSON.stringify(toRobotView(robot, snap, online, conflict));
     if (entry === undefined && this.entries.size >= this.maxEntries) {
       const oldest = this.entries.keys().next();
       if (oldest.done !== true) this.entries.delete(oldest.value);
     }
-    this.entries.set(robotId, { robotBytes: entry?.robotBytes ?? robotBytes!, robot, snapshotBytes, online, json });
+    this.entries.set(robotId, { robotBytes: entry?.robotBytes ?? robotBytes!, robot, snapshotBytes, online, conflict, json });
     return json;
   }
 }

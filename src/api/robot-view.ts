@@ -2,12 +2,16 @@
  * Builds the published robot record (schemas/robots.ts RobotView) from the control-plane record and
  * the latest telemetry snapshot. Pure: no I/O, so the mapping is testable on its own.
  */
+import type { LinkConflictView } from '../robotlink/types.js';
 import type { RobotRecord } from '../store/records.js';
 import type { TelemetrySnapshot } from '../telemetry/snapshot.js';
 import type { MotionTelemetry, RobotView, StatusTelemetry } from './schemas/robots.js';
 
-/** Maps a robot and its latest snapshot (undefined before the first report) to the API record. */
-export function toRobotView(robot: RobotRecord, snap: TelemetrySnapshot | undefined, online: boolean): RobotView {
+/**
+ * Maps a robot and its latest snapshot (undefined before the first report) to the API record, with
+ * its live link state (online, and its link conflict if any).
+ */
+export function toRobotView(robot: RobotRecord, snap: TelemetrySnapshot | undefined, online: boolean, conflict: LinkConflictView | null = null): RobotView {
   const motion: MotionTelemetry | null = snap
     ? {
         tsMs: snap.tsMs,
@@ -33,6 +37,7 @@ export function toRobotView(robot: RobotRecord, snap: TelemetrySnapshot | undefi
     fleetId: robot.fleetId,
     active: robot.active,
     online,
+    linkConflict: conflict ? { sinceMs: conflict.sinceMs, refusedConnections: conflict.refusedConnections, lastRefusedAtMs: conflict.lastRefusedAtMs } : null,
     capabilities: [...robot.capabilities],
     lastSeenMs: snap?.receivedAtMs ?? null,
     latitude: snap?.latitude ?? null,

@@ -2,35 +2,45 @@
  * `fleetgw sim`: runs simulated robots against a gateway's robot link until SIGTERM/SIGINT.
  * The robots stop themselves when their link has been down for `--stop-on-link-loss-ms` (default
  * 3000; 0 turns it off), as a field robot running the agent with `linkLoss` would.
+ * A single robot's token comes from `--robot-token-file`, `FLEETGW_ROBOT_TOKEN` or (unsafe on shared
+ * hosts) `--robot-token`: see sim-token.ts.
  */
 import { readFileSync } from 'node:fs';
 import { loadRobotsFile, runSimFleet } from '../sim/index.js';
 import { opt, parseStrict, positiveInt, req } from './args.js';
+import { resolveRobotToken } from './sim-token.js';
 import { UsageError } from './usage.js';
 
 /** Parses sim's options and runs the simulated fleet until a termination signal. */
 export async function runSimCommand(argv: string[], out: (line: string) => void): Promise<number> {
   const v = parseStrict(argv, {
     grpc: { type: 'string' }, 'robots-file': { type: 'string' }, 'robot-id': { type: 'string' },
-    'robot-token': { type: 'string' }, hz: { type: 'string' }, 'tls-ca': { type: 'string' },
+    'robot-token': { type: 'string' }, 'robot-token-file': { type: 'string' }, hz: { type: 'string' }, 'tls-ca': { type: 'string' },
     'stop-on-link-loss-ms': { type: 'string' },
   });
   const grpc = req(v, 'grpc');
   if (!/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/.test(grpc)) throw new UsageError('--grpc must be HOST:PORT');
   const file = opt(v, 'robots-file');
   const robotId = opt(v, 'robot-id');
-  const robotToken = opt(v, 'robot-token');
-  if (file !== undefined && (robotId !== undefined || robotToken !== undefined)) {
-    throw new UsageError('use either --robots-file or --robot-id with --robot-token, not both');
+  const tokenFlag = opt(v, 'robot-token');
+  const tokenFile = opt(v, 'robot-token-file');
+  if (file !== undefined && (robotId !== undefined || tokenFlag !== undefined || tokenFile !== undefined)) {
+    throw new UsageError('use either --robots-file or --robot-id with its token, not both');
   }
-  if (file === undefined && (robotId === undefined || robotToken === undefined)) {
-    throw new UsageError('--robots-file, or --robot-id with --robot-token, is required');
+  if (file === undefined && robotId === undefined) {
+    throw new UsageError('--robots-file, or --robot-id with --robot-token-file (or FLEETGW_ROBOT_TOKEN), is required');
   }
   let robots: { robotId: string; robotToken: string }[];
-  try {
-    robots = file !== undefined ? loadRobotsFile(file) : [{ robotId: robotId ?? '', robotToken: robotToken ?? '' }];
-  } catch (err: unknown) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+  if (robotId !== undefined) {
+    const { token, unsafe } = resolveRobotToken({ flag: tokenFlag, file: tokenFile, env: process.env });
+    if (unsafe) process.stderr.write('fleetgw: warning: --robot-token is visible to other users of this host (ps); use --robot-token-file or FLEETGW_ROBOT_TOKEN\n');
+    robots = [{ robotId, robotToken: token }];
+  } else {
+    try {
+      robots = loadRobotsFile(file ?? '');
+    } catch (err: unknown) {
+      throw new UsageError(err instanceof Error ? err.message : String(err));
+    }
   }
   const hz = positiveInt(opt(v, 'hz'), 'hz') ?? 10;
   const caFile = opt(v, 'tls-ca');

@@ -141,6 +141,8 @@ export class CommandService {
     const c = { action: req.action, args: req.args } as ActionAndArgs;
     const deferrable = isDeferrable(c);
     if (!deferrable && !this.link.isOnline(robotId)) throw apiError('robot_offline', { robotId, action: req.action });
+    // Two processes share this robot's credentials: anything but bringing it to rest could move the wrong machine.
+    if (!deferrable && this.link.linkConflict?.(robotId)) throw apiError('robot_link_conflict', { robotId, action: req.action });
     checkCommand(robot, this.policies.get(robotId), c);
     const at = this.now();
     const folded = isUrgent(c) ? this.foldUrgent(robotId, c, at) : null;
@@ -330,6 +332,8 @@ export class CommandService {
       this.wire.set(rec, wire);
     }
     if (!this.link.send(rec.robotId, wire)) return false;
+    // Whatever acks it now may be one of two machines: the delivery says so from here on.
+    if (this.link.linkConflict?.(rec.robotId)) rec.linkConflict = true;
     rec.attempts++;
     rec.lastSentAtMs = at;
     if (rec.state === 'deferred') this.transition(rec, 'dispatched', at);

@@ -132,6 +132,12 @@ export interface CommandRecord {
   retryBudgetExhausted: boolean;
   /** Request/response commands: the robot's report, once it arrived. */
   result: CommandResultRecord | null;
+  /**
+   * Set once the command was written to the robot's stream while the robot had a link conflict (two
+   * processes with its credentials): whatever the robot acked came from one of them, which may not be
+   * the intended machine (docs/robot-link.md, "Link conflicts"). Absent otherwise.
+   */
+  linkConflict?: true;
 }
 
 /** The spec's Delivery object as the API returns it. */
@@ -141,6 +147,8 @@ export interface Delivery {
   retryBudgetExhausted: boolean;
   /** Present with `agent_rejected`: why the agent refused. */
   rejectReason?: string;
+  /** Present (true) when the command was sent during a link conflict: see CommandRecord.linkConflict. */
+  linkConflict?: true;
 }
 
 /** The delivery view of a record, or of an HTTP wait that elapsed (`timedOut`). */
@@ -151,5 +159,6 @@ export function deliveryOf(rec: CommandRecord, timedOut = false): Delivery {
     retryBudgetExhausted: rec.retryBudgetExhausted,
   };
   if (!timedOut && rec.state === 'agent_rejected') d.rejectReason = rec.rejectReason ?? '';
+  if (rec.linkConflict === true) d.linkConflict = true;
   return d;
 }

@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { CommandService } from '../commands/service.js';
+import { recordLinkConflicts } from '../events/link-conflict.js';
 import type { GatewayTunables } from '../config.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { createRouter } from '../http/router.js';
@@ -85,9 +86,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       tls: grpcTls,
       keepaliveTimeMs: tunables.robotKeepaliveMs,
       keepaliveTimeoutMs: tunables.robotKeepaliveTimeoutMs,
+      linkConflict: { clearAfterMs: tunables.linkConflictClearMs },
       log,
     });
     const link = linkServer.link;
+    // Before anything else listens, so a conflict is on record before any command reacts to it.
+    recordLinkConflicts(store, link);
     link.listen({ onTelemetry: (robotId, fleetId, bytes) => ingest.push(robotId, fleetId, bytes) });
     ingest.onBackpressure((paused) => link.setReadPaused(paused));
     const commands = new CommandService({ store, link });

@@ -28,7 +28,7 @@ import type { TicketIssuer } from '../telemetry/ticket-issuer.js';
 
 export interface RouteDeps {
   store: Store;
-  link: Pick<RobotLink, 'isOnline'>;
+  link: Pick<RobotLink, 'isOnline' | 'linkConflict'>;
   commands: CommandService;
   tickets: TicketIssuer;
   /** Public URL of the telemetry WebSocket (known once the HTTP server listens). */
@@ -53,7 +53,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...openApiRoutes(() => doc),
     ...meRoutes(),
     ...fleetRoutes({ store: deps.store }),
-    ...robotRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id) }),
+    ...robotRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id), linkConflict: (id) => deps.link.linkConflict?.(id) ?? null }),
     ...controlRobotRoutes({ store: deps.store, commands: deps.commands }),
     ...robotCommandRoutes({ store: deps.store, commands: deps.commands }),
     ...robotConfigRoutes({ store: deps.store, commands: deps.commands }),

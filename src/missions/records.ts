@@ -189,8 +189,8 @@ export interface EventRecord {
   /** Global append order (monotonic), so a timeline reads back in order. */
   seq: number;
   atMs: number;
-  /** e.g. "schedule.accepted", "schedule.pending", "run.robot_chosen", "run.progress", "operation.paused". */
+  /** e.g. "schedule.accepted", "schedule.pending", "run.robot_chosen", "run.progress", "operation.paused", "robot.link_conflict". */
   kind: string;
-  subject: { type: 'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command'; id: string };
+  subject: { type: 'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command' | 'robot'; id: string };
   data: Record<string, unknown>;
 }

@@ -5,26 +5,47 @@
  * A robot has at most one current session. A newer session replaces the older one when its Hello
  * arrives; the old stream ends with ABORTED and emits no offline event, so listeners see
  * online -> online for a replacement and exactly one offline when the current session ends.
+ * Unless the newer session is another live process with the same credentials: then the robot is in
+ * a link conflict and the newer session is refused with ALREADY_EXISTS (link-conflict.ts).
  */
 import { create } from '@bufbuild/protobuf';
 import { status, type sendUnaryData } from '@grpc/grpc-js';
 import {
   GatewayMessageSchema, type Command, type CommandAck, type CommandResult, type Hello, type MissionStatus, type TelemetryReceipt,
 } from '../gen/fleetgw/v1/robot_link_pb.js';
-import type { RobotLink, RobotLinkListener } from './types.js';
+import { LinkConflictTracker, type ConnectionIdentity, type LinkConflictOptions } from './link-conflict.js';
+import type { LinkConflictReport, LinkConflictView, RobotLink, RobotLinkListener } from './types.js';
 import type { RobotSession, SessionHooks } from './session.js';
 import type { TelemetryCall } from './telemetry-stream.js';
 
 const MAX_CAPABILITIES = 64;
 const MAX_TEXT = 128;
+const INSTANCE_ID = /^[\x21-\x7e]{1,64}$/;
+
+/** The final status of a connection refused because of a link conflict (docs/robot-link.md). */
+export const LINK_CONFLICT_STATUS = status.ALREADY_EXISTS;
+const LINK_CONFLICT_DETAILS =
+  'link conflict: another process is connected with this robot\'s credentials; new connections for this robot are ' +
+  'refused until none has been refused for a while (docs/robot-link.md, "Link conflicts")';
 
 export class RobotRegistry implements RobotLink, SessionHooks {
   private readonly current = new Map<string, RobotSession>();
   private readonly all = new Set<RobotSession>();
   private readonly listeners = new Set<RobotLinkListener>();
+  /** The identity each online session announced in its Hello. */
+  private readonly identities = new WeakMap<RobotSession, ConnectionIdentity>();
+  private readonly conflicts: LinkConflictTracker;
   private paused = false;
 
-  constructor(private readonly log: (line: string) => void) {}
+  constructor(
+    private readonly log: (line: string) => void,
+    conflictOptions: LinkConflictOptions = {},
+  ) {
+    this.conflicts = new LinkConflictTracker(conflictOptions, (robotId, cleared) => {
+      this.log(`robot ${robotId}: link conflict cleared (${cleared.refusedConnections} connections refused)`);
+      this.emit((l) => l.onLinkConflictCleared?.(robotId, cleared));
+    });
+  }
 
   listen(listener: RobotLinkListener): () => void {
     this.listeners.add(listener);
@@ -33,6 +54,10 @@ export class RobotRegistry implements RobotLink, SessionHooks {
 
   isOnline(robotId: string): boolean {
     return this.current.has(robotId);
+  }
+
+  linkConflict(robotId: string): LinkConflictView | null {
+    return this.conflicts.conflict(robotId);
   }
 
   /** Robot ids with a current session. */
@@ -72,6 +97,7 @@ export class RobotRegistry implements RobotLink, SessionHooks {
 
   /** Ends every stream with status OK (graceful shutdown). */
   endAll(reason: string): void {
+    this.conflicts.close();
     for (const s of [...this.all]) s.end(reason);
   }
 
@@ -83,6 +109,14 @@ export class RobotRegistry implements RobotLink, SessionHooks {
     }
     const robotId = session.robotId;
     const previous = this.current.get(robotId);
+    const identity = identityOf(hello, session.peer);
+    const live = previous && previous !== session ? this.identities.get(previous) ?? null : null;
+    const verdict = this.conflicts.admit(robotId, session.robot.fleetId, identity, live);
+    if (!verdict.admit) {
+      this.refuse(session, identity, verdict.started);
+      return;
+    }
+    this.identities.set(session, identity);
     this.current.set(robotId, session);
     if (previous && previous !== session) {
       this.log(`robot ${robotId}: newer connection replaces the current one`);
@@ -107,6 +141,20 @@ export class RobotRegistry implements RobotLink, SessionHooks {
       activeMissions: [...hello.activeMissions],
     };
     this.emit((l) => l.onOnline?.(robotId, info));
+  }
+
+  private refuse(session: RobotSession, identity: ConnectionIdentity, started: LinkConflictReport | null): void {
+    const robotId = session.robotId;
+    if (started) {
+      this.log(
+        `robot ${robotId}: LINK CONFLICT: two processes use this robot's credentials (${describe(started.holder)} holds the link, ` +
+          `${describe(started.refused)} refused; rule ${started.rule}); other connections are refused until none for ${started.clearAfterMs} ms`,
+      );
+      this.emit((l) => l.onLinkConflict?.(robotId, started));
+    } else {
+      this.log(`robot ${robotId}: link conflict: refused a connection from ${describe(identity)}`);
+    }
+    session.fail(LINK_CONFLICT_STATUS, LINK_CONFLICT_DETAILS);
   }
 
   telemetry(session: RobotSession, batch: Uint8Array): void {
@@ -154,8 +202,19 @@ export class RobotRegistry implements RobotLink, SessionHooks {
   }
 }
 
+/** A connection's identity: the agent's instance id, or for agents that send none, the connection itself. */
+function identityOf(hello: Hello, peer: string): ConnectionIdentity {
+  const instanceId = hello.instanceId === '' ? null : hello.instanceId;
+  return { key: instanceId !== null ? `instance:${instanceId}` : `peer:${peer}`, instanceId, peer };
+}
+
+function describe(c: { instanceId: string | null; peer: string }): string {
+  return c.instanceId !== null ? `instance ${c.instanceId} at ${c.peer}` : c.peer;
+}
+
 function validateHello(hello: Hello): string | null {
   if (hello.agentVersion.length > MAX_TEXT) return 'Hello.agent_version is too long';
+  if (hello.instanceId !== '' && !INSTANCE_ID.test(hello.instanceId)) return 'Hello.instance_id must be 1-64 printable ASCII characters';
   if (hello.capabilities.length > MAX_CAPABILITIES) return 'Hello advertises too many capabilities';
   if (hello.capabilities.some((c) => c.length === 0 || c.length > MAX_TEXT)) return 'Hello has an empty or too long capability';
   return null;

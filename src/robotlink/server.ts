@@ -7,6 +7,7 @@ import { Server, ServerCredentials, status, type ChannelOptions, type sendUnaryD
 import type { TelemetryReceipt } from '../gen/fleetgw/v1/robot_link_pb.js';
 import type { Store } from '../store/lmdb.js';
 import { authenticateRobot } from './auth.js';
+import type { LinkConflictOptions } from './link-conflict.js';
 import { RobotRegistry } from './registry.js';
 import { robotLinkServiceDefinition } from './service.js';
 import { RobotSession, type RobotCall } from './session.js';
@@ -26,6 +27,8 @@ export interface RobotLinkServerOptions {
   keepaliveTimeoutMs?: number;
   /** How long an authenticated stream may take to send its Hello (default 10000 ms). */
   helloTimeoutMs?: number;
+  /** Link conflict detection (two processes with one robot's credentials), see link-conflict.ts. */
+  linkConflict?: LinkConflictOptions;
   log?: (line: string) => void;
 }
 
@@ -63,7 +66,7 @@ export async function startRobotLinkServer(opts: RobotLinkServerOptions): Promis
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
   };
   const server = new Server(options);
-  const registry = new RobotRegistry(log);
+  const registry = new RobotRegistry(log, opts.linkConflict);
 
   server.addService(robotLinkServiceDefinition, {
     Connect: (call: RobotCall) => {

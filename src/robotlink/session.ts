@@ -53,6 +53,11 @@ export class RobotSession {
     return this.robot.robotId;
   }
 
+  /** The remote address of the stream's connection (`ip:port`). */
+  get peer(): string {
+    return this.call.getPeer();
+  }
+
   get isOnline(): boolean {
     return this.state === 'online';
   }

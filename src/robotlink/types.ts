@@ -33,12 +33,63 @@ export interface RobotLinkListener {
   onCommandResult?(robotId: string, result: CommandResult): void;
   /** A mission run's state change or progress report. */
   onMissionStatus?(robotId: string, status: MissionStatus): void;
+  /**
+   * A link conflict started: two live processes use this robot's credentials (docs/robot-link.md,
+   * "Link conflicts"). The gateway records it in the event log (src/events/link-conflict.ts); this is
+   * also the hook alerts subscribe to once they exist.
+   */
+  onLinkConflict?(robotId: string, report: LinkConflictReport): void;
+  /** The robot's link conflict cleared (no connection refused for the clear time). */
+  onLinkConflictCleared?(robotId: string, cleared: LinkConflictCleared): void;
+}
+
+/** A robot's current link conflict as the gateway publishes it (REST robot view, command delivery). */
+export interface LinkConflictView {
+  /** When the conflict was detected (gateway clock, Unix ms). */
+  sinceMs: number;
+  /** Connections refused since then because another process held the link. */
+  refusedConnections: number;
+  /** When the latest one was refused; the conflict clears once this is long enough ago. */
+  lastRefusedAtMs: number;
+}
+
+/** One side of a conflict: the agent's instance id (null when it sends none) and its peer address. */
+export interface LinkConnectionInfo {
+  instanceId: string | null;
+  peer: string;
+}
+
+/** What the listener learns when a conflict starts. */
+export interface LinkConflictReport {
+  fleetId: string;
+  sinceMs: number;
+  /** `displaced_returned`: a replaced process came back while another was live; `repeated_takeover`: too many takeovers in the window. */
+  rule: 'displaced_returned' | 'repeated_takeover';
+  /** The connection that keeps the link. */
+  holder: LinkConnectionInfo;
+  /** The connection refused. */
+  refused: LinkConnectionInfo;
+  /** The conflict clears after this long without a refused connection. */
+  clearAfterMs: number;
+}
+
+/** What the listener learns when a conflict clears. */
+export interface LinkConflictCleared {
+  fleetId: string;
+  sinceMs: number;
+  clearedAtMs: number;
+  refusedConnections: number;
 }
 
 export interface RobotLink {
   /** Registers a listener; returns a function that removes it. */
   listen(listener: RobotLinkListener): () => void;
   isOnline(robotId: string): boolean;
+  /**
+   * The robot's link conflict (two processes with its credentials), or null. The same object while
+   * it is unchanged. Optional so that test links need not implement it.
+   */
+  linkConflict?(robotId: string): LinkConflictView | null;
   /**
    * Writes a command to the robot's stream. Returns false when the robot is not connected (nothing
    * was written). A true return means handed to the HTTP/2 stream, not that the robot received it.

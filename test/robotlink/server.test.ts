@@ -184,3 +184,72 @@ describe('robot link online/offline tracking', () => {
     await waitFor(() => h.events.offline.length === 1, 'offline once the current stream ends');
   });
 });
+
+describe('link conflicts (two processes with one robot\'s credentials)', () => {
+  /** A raw legacy client (no instance id in its Hello) whose calls share one connection of its own. */
+  function legacyClient(cred: { robotId: string; robotToken: string }): { open(hello?: Uint8Array): { ended: Promise<StatusObject>; welcomed: Promise<void> }; close(): void } {
+    // grpc-js would otherwise share one connection between clients of a process with the same target.
+    const client = new Client(h.server.address, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
+    cleanups.push(() => client.close());
+    return {
+      open: (hello = helloBytes) => {
+        const call = client.makeBidiStreamRequest(CONNECT_PATH, (b: Uint8Array) => Buffer.from(b), (b: Buffer) => b, metadata(cred.robotId, `Bearer ${cred.robotToken}`), {});
+        call.on('error', () => {});
+        const welcomed = new Promise<void>((resolve) => call.once('data', () => resolve()));
+        const ended = new Promise<StatusObject>((resolve) => call.on('status', resolve));
+        call.write(hello);
+        return { ended, welcomed };
+      },
+      close: () => client.close(),
+    };
+  }
+
+  it('refuses an agent without an instance id coming back on its connection while another holds the link', async () => {
+    const cred = h.robot();
+    const conflicts: unknown[] = [];
+    h.server.link.listen({ onLinkConflict: (robotId, r) => conflicts.push({ robotId, ...r }) });
+    const a = legacyClient(cred);
+    const b = legacyClient(cred);
+    const a1 = a.open();
+    await a1.welcomed;
+    const b1 = b.open();
+    await b1.welcomed;
+    expect((await a1.ended).code).toBe(status.ABORTED); // a takeover: admitted
+    const a2 = a.open(); // the same process again, on the same connection (peer address)
+    const st = await a2.ended;
+    expect(st.code).toBe(status.ALREADY_EXISTS);
+    expect(st.details).toMatch(/link conflict/);
+    expect(conflicts).toEqual([expect.objectContaining({ robotId: cred.robotId, rule: 'displaced_returned', holder: expect.objectContaining({ instanceId: null }) })]);
+    expect(h.server.link.linkConflict?.(cred.robotId)).toMatchObject({ refusedConnections: 1 });
+    expect(h.server.link.isOnline(cred.robotId)).toBe(true);
+    expect(h.events.offline).toHaveLength(0);
+  });
+
+  it('refuses an instance id that is not 1-64 printable ASCII characters', async () => {
+    const cred = h.robot();
+    const bad = toBinary(RobotMessageSchema, create(RobotMessageSchema, { body: { case: 'hello', value: { agentVersion: 'raw', instanceId: 'x'.repeat(65) } } }));
+    const st = await rawCall(metadata(cred.robotId, `Bearer ${cred.robotToken}`), bad);
+    expect(st.code).toBe(status.INVALID_ARGUMENT);
+    expect(st.details).toMatch(/instance_id/);
+  });
+
+  it('two agents with one token: the second process to come back is refused, the holder keeps its one stream', async () => {
+    const cred = h.robot();
+    const drops: { who: string; code: status }[] = [];
+    let connects = 0;
+    const mk = (who: string): RobotAgent => agent(cred, { dedicatedConnection: true, onConnected: () => connects++, onDisconnected: (r) => drops.push({ who, code: r.code }) });
+    const a = mk('a');
+    const b = mk('b');
+    expect(a.instanceId).not.toBe(b.instanceId);
+    a.start();
+    await waitFor(() => connects === 1, 'a online');
+    b.start();
+    await waitFor(() => drops.some((d) => d.code === status.ALREADY_EXISTS), 'a refusal');
+    const settled = connects;
+    const dropsBefore = drops.filter((d) => d.code !== status.ALREADY_EXISTS).length;
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(connects).toBe(settled); // no more flapping
+    expect(drops.filter((d) => d.code !== status.ALREADY_EXISTS)).toHaveLength(dropsBefore);
+    expect(h.server.link.linkConflict?.(cred.robotId)?.refusedConnections).toBeGreaterThan(1);
+  });
+});

@@ -26,7 +26,7 @@ export interface CommandReadDeps {
 
 /** The audit view of a command record (arguments only as their digest). */
 export function auditEntryOf(rec: CommandRecord): AuditEntry {
-  return {
+  const entry: AuditEntry = {
     commandId: rec.commandId,
     robotId: rec.robotId,
     fleetId: rec.fleetId,
@@ -41,6 +41,8 @@ export function auditEntryOf(rec: CommandRecord): AuditEntry {
     history: rec.history.map((h) => ({ state: h.state, atMs: h.atMs })),
     resultAtMs: rec.result?.atMs ?? null,
   };
+  if (rec.linkConflict === true) entry.linkConflict = true;
+  return entry;
 }
 
 /** The audit and command read routes. */

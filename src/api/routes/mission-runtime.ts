@@ -242,7 +242,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       body: ControlMissionBody,
       urgent: (b) => (b as { action: string }).action === 'pause',
       responses: { 200: { description: 'Command submitted (see delivery).', schema: ControlMissionResponse } },
-      errors: [...fleetErrors, 'robot_not_found', 'run_not_found', 'run_finished', 'robot_offline', 'ack_wait_conflict', 'ack_waiters_full', 'outbox_full'],
+      errors: [...fleetErrors, 'robot_not_found', 'run_not_found', 'run_finished', 'robot_offline', 'robot_link_conflict', 'ack_wait_conflict', 'ack_waiters_full', 'outbox_full'],
       handler: controlMission,
     },
     {

@@ -32,7 +32,7 @@ export interface RobotCommandDeps {
 }
 
 const SINGLE_ERRORS: ErrorId[] = [
-  'forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'robot_not_found', 'robot_inactive', 'robot_offline', 'policy_rejected',
+  'forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'robot_not_found', 'robot_inactive', 'robot_offline', 'robot_link_conflict', 'policy_rejected',
   'agent_rejected', 'ack_wait_conflict', 'ack_waiters_full', 'outbox_full',
 ];
 

@@ -23,7 +23,7 @@ export interface RobotConfigDeps {
 type Kind = 'config' | 'onboard_settings';
 
 const ERRORS: ErrorId[] = [
-  'forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'robot_not_found', 'robot_inactive', 'robot_offline', 'policy_rejected',
+  'forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'robot_not_found', 'robot_inactive', 'robot_offline', 'robot_link_conflict', 'policy_rejected',
   'remote_config_not_enabled', 'agent_rejected', 'robot_result_failed', 'robot_result_timeout', 'ack_waiters_full', 'outbox_full',
 ];
 

@@ -5,6 +5,7 @@
 import { requireFleet } from '../../auth/access.js';
 import { JsonText } from '../../http/json-text.js';
 import type { RouteContext, RouteDef } from '../../http/types.js';
+import type { LinkConflictView } from '../../robotlink/types.js';
 import type { Store } from '../../store/lmdb.js';
 import { listRobots } from '../../store/identity.js';
 import type { RobotRecord } from '../../store/records.js';
@@ -17,14 +18,17 @@ export interface RobotRouteDeps {
   store: Store;
   /** True while the robot holds a live link (from the RobotLink registry). */
   isOnline(robotId: string): boolean;
+  /** The robot's link conflict, or null (from the RobotLink registry; absent: never conflicted). */
+  linkConflict?(robotId: string): LinkConflictView | null;
 }
 
 /** GET /v1/robots and GET /v1/robots/{robot_id}. */
 export function robotRoutes(deps: RobotRouteDeps): RouteDef[] {
+  const conflictOf = (id: string): LinkConflictView | null => deps.linkConflict?.(id) ?? null;
   const view = (r: RobotRecord): RobotView =>
-    toRobotView(r, deps.store.snapshots.get(r.robotId) as TelemetrySnapshot | undefined, deps.isOnline(r.robotId));
+    toRobotView(r, deps.store.snapshots.get(r.robotId) as TelemetrySnapshot | undefined, deps.isOnline(r.robotId), conflictOf(r.robotId));
   // The single-robot read is the hot one (dashboards poll it): served from a change-checked cache.
-  const views = new RobotViewCache(deps.store, (id) => deps.isOnline(id));
+  const views = new RobotViewCache(deps.store, (id) => deps.isOnline(id), undefined, conflictOf);
   return [
     {
       method: 'GET',

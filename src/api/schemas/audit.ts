@@ -33,6 +33,9 @@ export const AuditEntry = Type.Object(
       description: 'Every delivery state change with its time, oldest first.',
     }),
     resultAtMs: Nullable(TimeMs),
+    linkConflict: Type.Optional(
+      Type.Literal(true, { description: 'Present when the command was sent while the robot had a link conflict: its ack came from one of two processes using the robot\'s credentials (docs/robot-link.md).' }),
+    ),
   },
   { additionalProperties: false },
 );

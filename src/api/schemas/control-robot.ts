@@ -83,6 +83,14 @@ export const DeliveryObject = Type.Object(
     }),
     commandId: Uuid,
     retryBudgetExhausted: Type.Boolean({ description: 'When false after a timeout, background resends may continue.' }),
+    linkConflict: Type.Optional(
+      Type.Literal(true, {
+        description:
+          'Present when the command was sent while the robot had a link conflict (two processes using its credentials, see ' +
+          '`linkConflict` on the robot): `dispatched` / `agent_received` then mean one of those processes got it, which may not ' +
+          'be the intended machine, and the other did not. docs/robot-link.md, "Link conflicts".',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -100,7 +108,7 @@ export const ControlRobotOutcome = Type.Object(
           additionalProperties: false,
           description:
             'Why this target failed: `not_found` (not a robot of the fleet), `unavailable` (offline for a command that is not kept, ' +
-            'or backlog full), `conflict` (robot inactive: it accepts only stop), `policy_rejected` (outside the robot\'s advertised ' +
+            'or backlog full), `conflict` (robot inactive: it accepts only stop; or a link conflict: only stop), `policy_rejected` (outside the robot\'s advertised ' +
             'policy, never sent; or rejected by the robot agent, then `delivery.state` is `agent_rejected`).',
         },
       ),

@@ -21,18 +21,19 @@ export const EventView = Type.Object(
     eventId: Uuid,
     seq: Type.Integer({ description: 'Global append order: strictly increasing along a timeline, also across restarts.' }),
     atMs: Type.Integer({ description: 'When it happened (Unix ms).' }),
-    kind: Type.String({ description: 'e.g. `template.created`, `operation.paused`, `schedule.accepted`, `run.completed`.' }),
+    kind: Type.String({ description: 'e.g. `template.created`, `operation.paused`, `schedule.accepted`, `run.completed`, `robot.link_conflict`, `robot.link_conflict_cleared`.' }),
     subject: Type.Object(
       {
-        type: Type.Unsafe<'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command'>({
+        type: Type.Unsafe<'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command' | 'robot'>({
           type: 'string',
-          enum: ['schedule', 'run', 'operation', 'template', 'feature', 'command'],
+          enum: ['schedule', 'run', 'operation', 'template', 'feature', 'command', 'robot'],
+          description: '`robot`: the robot\'s link timeline (correlation id = robot id), e.g. `robot.link_conflict`.',
         }),
         id: Type.String(),
       },
       { additionalProperties: false },
     ),
-    data: Type.Object({}, { additionalProperties: true, description: 'Kind-specific fields (docs/missions.md lists them).' }),
+    data: Type.Object({}, { additionalProperties: true, description: 'Kind-specific fields (docs/missions.md lists them; robot link events: docs/robot-link.md).' }),
   },
   { additionalProperties: false },
 );

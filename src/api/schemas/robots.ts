@@ -68,6 +68,23 @@ export const StatusTelemetry = Type.Object(
 );
 export type StatusTelemetry = Static<typeof StatusTelemetry>;
 
+export const LinkConflict = Type.Object(
+  {
+    sinceMs: Type.Integer({ description: 'When the gateway detected it (Unix ms).' }),
+    refusedConnections: Type.Integer({ description: 'Connections refused since then because another process held the link.' }),
+    lastRefusedAtMs: Type.Integer({ description: 'When the latest one was refused (Unix ms).' }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Two live processes use this robot\'s credentials (a cloned token). One of them holds the link; connections from any ' +
+      'other are refused, so commands reach only the holder, which may not be the intended machine: only stops and mission ' +
+      'pause / cancel / abort are accepted, and their `delivery` carries `linkConflict: true`. Clears once no connection has ' +
+      'been refused for 60 s (`FLEETGW_LINK_CONFLICT_CLEAR_MS`). docs/robot-link.md, "Link conflicts".',
+  },
+);
+export type LinkConflict = Static<typeof LinkConflict>;
+
 export const RobotView = Type.Object(
   {
     id: Uuid,
@@ -75,6 +92,7 @@ export const RobotView = Type.Object(
     fleetId: Uuid,
     active: Type.Boolean({ description: 'False while registered but not yet in the fleet working set.' }),
     online: Type.Boolean({ description: 'True while the robot holds a live link to this gateway.' }),
+    linkConflict: Nullable(LinkConflict),
     capabilities: Type.Array(Type.String()),
     lastSeenMs: Nullable(Type.Integer({ description: 'Gateway clock when the latest telemetry arrived.' })),
     latitude: NNumber('Degrees (WGS 84).'),
