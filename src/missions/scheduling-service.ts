@@ -5,7 +5,7 @@
  * appends its event to the schedule's timeline.
  */
 import type { CommandService } from '../commands/service.js';
-import { apiError } from '../errors/catalog.js';
+import { apiError, type ApiError } from '../errors/catalog.js';
 import type { RobotLink } from '../robotlink/types.js';
 import { systemClock, type Clock } from '../scheduling/clock.js';
 import { Scheduler, type FireOutcome } from '../scheduling/scheduler.js';
@@ -125,15 +125,49 @@ export class MissionScheduling {
    * @throws ApiError `schedule_limit`
    */
   async create(n: NewSchedule): Promise<ScheduleRecord> {
-    if (countActiveSchedules(this.store, n.fleetId) >= MAX_ACTIVE_SCHEDULES_PER_FLEET) {
-      throw apiError('schedule_limit', { fleetId: n.fleetId, max: MAX_ACTIVE_SCHEDULES_PER_FLEET });
-    }
-    const now = this.clock.now();
-    const s = newScheduleRecord(n, now);
-    await this.store.root.transaction(() => putNewSchedule(this.store, s));
-    scheduleEvent(this.store, s, now, 'schedule.accepted', { target: s.target, robotIds: s.robotIds, nextFireAtMs: s.nextFireAtMs });
-    this.scheduler.arm(s);
+    const s = this.prepare(n);
+    await this.commitNew(s);
     return s;
+  }
+
+  /**
+   * Commits a {@link prepare}d schedule (one write transaction), then arms it. `alsoInTxn` runs
+   * inside that transaction after the checks, before the schedule's writes (the caller commits its
+   * idempotent answer there); it must not throw.
+   * @throws ApiError `schedule_limit` (nothing written)
+   */
+  async commitNew(s: ScheduleRecord, alsoInTxn?: () => void): Promise<void> {
+    const refused = await this.store.root.transaction(() => {
+      const why = this.refusal(s.fleetId);
+      if (why !== null) return why;
+      alsoInTxn?.();
+      this.putNewInTxn(s);
+      return null;
+    });
+    if (refused !== null) throw refused;
+    this.armNew(s);
+  }
+
+  /** A new schedule record (nothing written): its first due time is computed from now. */
+  prepare(n: NewSchedule): ScheduleRecord {
+    return newScheduleRecord(n, this.clock.now());
+  }
+
+  /** Inside a write transaction, before any write: why a new schedule of the fleet is refused, or null. */
+  refusal(fleetId: string): ApiError | null {
+    if (countActiveSchedules(this.store, fleetId) < MAX_ACTIVE_SCHEDULES_PER_FLEET) return null;
+    return apiError('schedule_limit', { fleetId, max: MAX_ACTIVE_SCHEDULES_PER_FLEET });
+  }
+
+  /** Inside a write transaction (after {@link refusal}): stores a prepared schedule and its `schedule.accepted` event. */
+  putNewInTxn(s: ScheduleRecord): void {
+    putNewSchedule(this.store, s);
+    scheduleEvent(this.store, s, s.createdAtMs, 'schedule.accepted', { target: s.target, robotIds: s.robotIds, nextFireAtMs: s.nextFireAtMs });
+  }
+
+  /** After the commit of {@link putNewInTxn}: the scheduler arms it. */
+  armNew(s: ScheduleRecord): void {
+    this.scheduler.arm(s);
   }
 
   /**

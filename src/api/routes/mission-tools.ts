@@ -7,11 +7,12 @@
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
 import type { AuthContext, HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
-import { withIdempotency } from '../../idempotency/index.js';
+import { withIdempotency, type IdempotentCommit } from '../../idempotency/index.js';
 import type { ScheduleRecord, ScheduleSpec } from '../../missions/records.js';
 import type { OperationRuntime } from '../../missions/runtime.js';
-import { DEFAULT_DEPLOYMENT_DEADLINE_MS, DEFAULT_RETRY_INTERVAL_SECS } from '../../missions/schedules.js';
+import { DEFAULT_DEPLOYMENT_DEADLINE_MS, DEFAULT_RETRY_INTERVAL_SECS, type NewSchedule } from '../../missions/schedules.js';
 import type { MissionScheduling } from '../../missions/scheduling-service.js';
+import { faultPoint } from '../../missions/fault-points.js';
 import { createTemplate, deleteTemplate, requireTemplate } from '../../missions/templates.js';
 import { validateSchedule } from '../../scheduling/recurrence.js';
 import type { Store } from '../../store/lmdb.js';
@@ -98,8 +99,20 @@ const IDEM_ERRORS = ['idempotency_key_required', 'idempotency_key_invalid', 'ide
 export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
   const { store, missions } = deps;
   const tags = ['Agent API', 'Schedules'];
-  const idem = (ctx: RouteContext<Record<string, string>, Record<string, unknown>, unknown>, fleet: FleetRecord, endpoint: string, run: () => Promise<HandlerResult>): Promise<HandlerResult> =>
-    withIdempotency(store, { actor: ctx.auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint }, ctx.idempotencyKey, ctx.body, run);
+  const idem = (ctx: RouteContext<Record<string, string>, Record<string, unknown>, unknown>, fleet: FleetRecord, endpoint: string, run: (commit: IdempotentCommit) => Promise<HandlerResult>): Promise<HandlerResult> =>
+    withIdempotency(store, { actor: ctx.auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint }, ctx.idempotencyKey, ctx.body, run, missions.opts.log ? { log: missions.opts.log } : {});
+  /**
+   * Commits a new schedule with the tool's answer in ONE write transaction: the answer is built
+   * before anything is written, so an error building it writes nothing, and once the commit is done
+   * the answer is the key's (a failure or crash after it answers, and replays, that commit).
+   */
+  const commitSchedule = async (commit: IdempotentCommit, n: NewSchedule, status: number, what: string): Promise<HandlerResult> => {
+    const s = missions.prepare(n);
+    const reply = { status, body: accepted(s, what) };
+    await missions.commitNew(s, () => commit.inTxn(reply));
+    faultPoint('mission-tool.after-commit');
+    return reply;
+  };
   const options = (b: { deployment_deadline_ms?: number; retry_limit?: number; retry_interval_secs?: number }) => ({
     deploymentDeadlineMs: b.deployment_deadline_ms ?? DEFAULT_DEPLOYMENT_DEADLINE_MS,
     retryLimit: b.retry_limit ?? 0,
@@ -121,6 +134,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
         steps: body.steps ?? [{ kind: 'mow_area', config: { feature_id: body.feature_id } }],
         parameters: body.parameters ?? {},
       }, missions.clock.now());
+      faultPoint('mission-tool.after-commit');
       const sync = deps.runtime ? await deps.runtime.awaitSync(fleet.fleetId) : { runtimeSync: 'applied' as const };
       let s: ScheduleRecord;
       try {
@@ -143,15 +157,14 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
   async function deployOrSchedule(ctx: RouteContext<Record<string, string>, Record<string, unknown>, DeployMissionBody | ScheduleMissionBody>, endpoint: string, spec: ScheduleObject | null): Promise<HandlerResult> {
     const { body, auth } = ctx;
     const fleet = fleetOf(deps, auth, body);
-    return idem(ctx, fleet, endpoint, async () => {
+    return idem(ctx, fleet, endpoint, async (commit) => {
       const schedule = toSpec(spec, auth);
       const t = requireTemplate(store, fleet.fleetId, body.mission_id);
       const robotIds = checkRobotIds(deps, fleet.fleetId, body.robot_ids, t.capabilities);
-      const s = await missions.create({
+      return commitSchedule(commit, {
         orgId: fleet.orgId, fleetId: fleet.fleetId, target: { type: 'mission', missionId: t.missionId }, robotIds, schedule,
         ...options(body), createdBy: { apiKeyId: auth.apiKeyId },
-      });
-      return { status: schedule === null ? 202 : 201, body: accepted(s, schedule === null ? 'Fire-now run accepted' : 'Schedule accepted') };
+      }, schedule === null ? 202 : 201, schedule === null ? 'Fire-now run accepted' : 'Schedule accepted');
     });
   }
 
@@ -180,7 +193,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
     const { body, auth } = ctx;
     requirePermission(auth, 'robots:write');
     const fleet = fleetOf(deps, auth, body);
-    return idem(ctx, fleet, 'POST /v1/agent/schedule-command', async () => {
+    return idem(ctx, fleet, 'POST /v1/agent/schedule-command', async (commit) => {
       const spec = toSpec(body.schedule, auth);
       const c = body.command;
       if (c.action === 'mode' && c.mode === undefined) throw apiError('action_field_missing', { action: 'mode', field: 'command.mode' });
@@ -194,11 +207,10 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       const command: Record<string, unknown> = { action: c.action };
       if (c.mode !== undefined) command.mode = c.mode;
       if (c.reason !== undefined) command.reason = c.reason;
-      const s = await missions.create({
+      return commitSchedule(commit, {
         orgId: fleet.orgId, fleetId: fleet.fleetId, target: { type: 'command', command }, robotIds, schedule: spec,
         ...options(body), createdBy: { apiKeyId: auth.apiKeyId },
-      });
-      return { status: 201, body: accepted(s, `Command schedule accepted (${c.action} to ${robotIds.length} robot(s))`) };
+      }, 201, `Command schedule accepted (${c.action} to ${robotIds.length} robot(s))`);
     });
   }
 

@@ -4,7 +4,7 @@
  * schedule-command, cancel-schedule and set-mission-priorities. Every body is strict.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { MAX_INTERVAL_S, MIN_INTERVAL_S } from '../../scheduling/recurrence.js';
+import { MAX_INTERVAL_S, MAX_TIME_MS, MIN_INTERVAL_S } from '../../scheduling/recurrence.js';
 import { Nullable, Uuid } from './common.js';
 
 export const MAX_ROBOT_IDS = 100;
@@ -34,7 +34,11 @@ export const ScheduleObject = Type.Object(
   {
     owner: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Free-form owner label; default: the calling API key id.' })),
     timezone: Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone name (e.g. Europe/Berlin); cron is evaluated in it.' }),
-    startTimeMs: Type.Integer({ minimum: 0, description: 'Epoch ms; no fire happens before it.' }),
+    startTimeMs: Type.Integer({
+      minimum: 0,
+      maximum: MAX_TIME_MS,
+      description: `Epoch ms; no fire happens before it. At most ${MAX_TIME_MS} (9999-12-31T23:59:59.999Z); a recurrence has no occurrence after that instant.`,
+    }),
     kind: ScheduleKindSchema,
   },
   { additionalProperties: false },

@@ -1,0 +1,151 @@
+/**
+ * Data integrity of mission requests and schedules, through the real `fleetgw serve` process (dist:
+ * `npm run build` first) and robots on the real gRPC link (issue 8, items 9, 10 and 12):
+ *
+ * - 9: a time beyond the documented maximum is refused with 400 before anything is written; a
+ *   failure after the commit answers from what was committed and never frees the key for a second
+ *   schedule.
+ *
+ * Crashes and failures are injected with the test-only `FLEETGW_TEST_FAULT` hook
+ * (src/missions/fault-points.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import net from 'node:net';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { adminJson } from '../support/cli.js';
+import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
+
+/** 9999-12-31T23:59:59.999Z: the documented latest time a request may name. */
+const MAX_TIME_MS = 253_402_300_799_999;
+
+const dirs: string[] = [];
+const running: { gw: RunningGateway[] } = { gw: [] };
+
+afterEach(async () => {
+  for (const gw of running.gw.splice(0)) await gw.stop();
+});
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address() as net.AddressInfo;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+type Data = ReturnType<typeof makeDataDir>;
+
+function setup(robots = 0): { d: Data; creds: { robotId: string; robotToken: string }[] } {
+  const d = makeDataDir('fleetgw-integrity-');
+  dirs.push(d.dataDir);
+  const creds = Array.from({ length: robots }, (_, i) => adminJson<{ robotId: string; robotToken: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', `r${i}`]));
+  return { d, creds };
+}
+
+/** The gateway on fixed ports (robots reconnect to a restarted one), optionally with a test fault. */
+async function gateway(d: Data, ports: { http: number; grpc: number }, fault?: string): Promise<RunningGateway> {
+  const gw = await startGatewayProcess(d.dataDir, ['--insecure-http', '--port', String(ports.http), '--grpc-port', String(ports.grpc)], fault ? { FLEETGW_TEST_FAULT: fault } : {});
+  running.gw.push(gw);
+  return gw;
+}
+
+async function ports(): Promise<{ http: number; grpc: number }> {
+  return { http: await freePort(), grpc: await freePort() };
+}
+
+function client(gw: () => RunningGateway, d: Data, key = d.apiKey) {
+  const base = `/v1/orgs/${d.orgId}/fleets/${d.fleetId}`;
+  const post = (path: string, body: unknown, idem?: string) =>
+    api(gw().ready.http, key, path, { method: 'POST', body: JSON.stringify(body), headers: idem !== undefined ? { 'idempotency-key': idem } : {} });
+  return {
+    base,
+    post,
+    get: (path: string) => api(gw().ready.http, d.apiKey, path),
+    schedules: async (): Promise<Record<string, any>[]> => (await api(gw().ready.http, d.apiKey, `/v1/mission-schedule?fleet_id=${d.fleetId}`)).body,
+    templates: async (): Promise<{ missionId: string }[]> => (await api(gw().ready.http, d.apiKey, `${base}/mission-templates`)).body.items,
+    feature: async (): Promise<string> => {
+      const f = await post(`${base}/features`, { name: 'yard', geometry: { type: 'Polygon', coordinates: [[[8, 47], [8.001, 47], [8.001, 47.001], [8, 47]]] } }, randomUUID());
+      expect(f.status).toBe(201);
+      return f.body.featureId as string;
+    },
+    template: async (featureId: string): Promise<string> => {
+      const t = await post(`${base}/mission-templates`, { name: 'patrol', featureId, steps: [{ kind: 'wait', config: { seconds: 0.2 } }] }, randomUUID());
+      expect(t.status).toBe(201);
+      return t.body.missionId as string;
+    },
+  };
+}
+
+describe('issue 8 item 9: time bounds and errors after commit', () => {
+  it('refuses a time beyond the maximum with 400 naming the field, in every tool, and stores nothing', async () => {
+    const { d, creds } = setup(1);
+    const gw = await gateway(d, await ports());
+    const c = client(() => gw, d);
+    const featureId = await c.feature();
+    const missionId = await c.template(featureId);
+    const ids = { org_id: d.orgId, fleet_id: d.fleetId };
+    const far = 9_007_199_254_740_991;
+    const once = { timezone: 'UTC', startTimeMs: far, kind: 'once' };
+    const cron = { timezone: 'Europe/Berlin', startTimeMs: far, kind: { cron: { expr: '0 3 * * *' } } };
+    const interval = { timezone: 'UTC', startTimeMs: MAX_TIME_MS + 1, kind: { interval: { everySeconds: 60 } } };
+    const requests: [string, Record<string, unknown>][] = [
+      ['/v1/agent/schedule-mission', { ...ids, mission_id: missionId, robot_ids: [], schedule: once }],
+      ['/v1/agent/schedule-mission', { ...ids, mission_id: missionId, robot_ids: [], schedule: cron }],
+      ['/v1/agent/schedule-mission', { ...ids, mission_id: missionId, robot_ids: [], schedule: interval }],
+      ['/v1/agent/submit-job', { ...ids, name: 'job', feature_id: featureId, capabilities: [], robot_ids: [], deployment_deadline_ms: 60_000, schedule: cron }],
+      ['/v1/agent/schedule-command', { ...ids, command: { action: 'stop', robot_ids: [creds[0]!.robotId] }, schedule: once }],
+    ];
+    for (const [path, body] of requests) {
+      const key = randomUUID();
+      for (let i = 0; i < 2; i++) {
+        const res = await c.post(path, body, key);
+        expect(res.status, `${path} ${JSON.stringify(body)}`).toBe(400);
+        expect(res.body.code).toBe('bad_request');
+        expect(res.body.error).toContain('startTimeMs');
+      }
+    }
+    expect(await c.schedules()).toHaveLength(0);
+    expect(await c.templates()).toHaveLength(1);
+
+    // The maximum itself is accepted, and answered with its date.
+    const ok = await c.post('/v1/agent/schedule-mission', { ...ids, mission_id: missionId, robot_ids: [], schedule: { ...once, startTimeMs: MAX_TIME_MS } }, randomUUID());
+    expect(ok.status).toBe(201);
+    expect(ok.body.detail).toContain('9999-12-31T23:59:59.999Z');
+    // edit-schedule is bounded the same way and leaves the schedule as it was.
+    const edit = await c.post('/v1/agent/edit-schedule', { ...ids, schedule_id: ok.body.scheduleId, schedule: cron });
+    expect(edit.status).toBe(400);
+    expect(edit.body.error).toContain('startTimeMs');
+    const rows = await c.schedules();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.next_fire_at_ms).toBe(MAX_TIME_MS);
+  }, 60_000);
+
+  it('a failure after the commit answers from the commit, and the retry returns the same schedule', async () => {
+    const { d } = setup();
+    const p = await ports();
+    let gw = await gateway(d, p);
+    const c = client(() => gw, d);
+    const featureId = await c.feature();
+    const missionId = await c.template(featureId);
+    await gw.stop();
+    running.gw.splice(0);
+    gw = await gateway(d, p, 'mission-tool.after-commit:throw');
+    const body = { org_id: d.orgId, fleet_id: d.fleetId, mission_id: missionId, robot_ids: [], schedule: { timezone: 'UTC', startTimeMs: Date.now() + 3_600_000, kind: 'once' } };
+    const key = randomUUID();
+    const first = await c.post('/v1/agent/schedule-mission', body, key);
+    expect(first.status).toBe(201);
+    expect(first.body.status).toBe('scheduled');
+    const again = await c.post('/v1/agent/schedule-mission', body, key);
+    expect(again.status).toBe(201);
+    expect(again.body.scheduleId).toBe(first.body.scheduleId);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+
+    const rows = await c.schedules();
+    expect(rows.map((r) => r.scheduleId)).toEqual([first.body.scheduleId]);
+  }, 60_000);
+});
+
