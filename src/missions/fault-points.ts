@@ -7,7 +7,8 @@
  *   kind `throw` - the point throws an Error (an unexpected failure in the request or fire handler).
  * Points:
  *   `mission-tool.after-commit`   a mission tool's request (submit-job, deploy-mission, schedule-mission,
- *                                 schedule-command) right after its write committed, before it answers
+ *                                 schedule-command) or a template create right after its write
+ *                                 committed, before it answers
  *   `command-fire.submitted`      a schedule-command fire after its commands were submitted and
  *                                 committed, before the fire records their ids
  * Unset (production): every point is a no-op costing one comparison. Never set it on a real gateway.

@@ -5,6 +5,8 @@
  * - 9: a time beyond the documented maximum is refused with 400 before anything is written; a
  *   failure after the commit answers from what was committed and never frees the key for a second
  *   schedule.
+ * - 10: a crash right after the commit of submit-job, deploy-mission or a template create, and a
+ *   retry with the same Idempotency-Key, leave exactly one template and one schedule per request.
  *
  * Crashes and failures are injected with the test-only `FLEETGW_TEST_FAULT` hook
  * (src/missions/fault-points.ts).
@@ -15,6 +17,7 @@ import net from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { adminJson } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
+import { until } from '../support/until.js';
 
 /** 9999-12-31T23:59:59.999Z: the documented latest time a request may name. */
 const MAX_TIME_MS = 253_402_300_799_999;
@@ -55,6 +58,13 @@ async function gateway(d: Data, ports: { http: number; grpc: number }, fault?: s
 
 async function ports(): Promise<{ http: number; grpc: number }> {
   return { http: await freePort(), grpc: await freePort() };
+}
+
+/** Waits for a gateway that was made to SIGKILL itself. */
+async function crashed(gw: RunningGateway): Promise<void> {
+  await until(() => gw.proc.exitCode !== null || gw.proc.signalCode !== null, 10_000, 'the gateway to crash');
+  expect(gw.proc.signalCode).toBe('SIGKILL');
+  running.gw.splice(running.gw.indexOf(gw), 1);
 }
 
 function client(gw: () => RunningGateway, d: Data, key = d.apiKey) {
@@ -144,8 +154,61 @@ describe('issue 8 item 9: time bounds and errors after commit', () => {
     expect(again.body.scheduleId).toBe(first.body.scheduleId);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
 
+    const job = { org_id: d.orgId, fleet_id: d.fleetId, name: 'job', feature_id: featureId, capabilities: [], robot_ids: [], deployment_deadline_ms: 60_000, schedule: body.schedule };
+    const jobKey = randomUUID();
+    const j1 = await c.post('/v1/agent/submit-job', job, jobKey);
+    expect([201, 202]).toContain(j1.status);
+    const j2 = await c.post('/v1/agent/submit-job', job, jobKey);
+    expect(j2.body.scheduleId).toBe(j1.body.scheduleId);
+    expect(j2.body.missionId).toBe(j1.body.missionId);
+
     const rows = await c.schedules();
-    expect(rows.map((r) => r.scheduleId)).toEqual([first.body.scheduleId]);
+    expect(rows.map((r) => r.scheduleId).sort()).toEqual([first.body.scheduleId, j1.body.scheduleId].sort());
+    expect(await c.templates()).toHaveLength(2);
   }, 60_000);
 });
 
+describe('issue 8 item 10: one commit per request', () => {
+  it('a kill -9 right after the commit of submit-job, deploy-mission or a template create, then a retry: one of each', async () => {
+    const { d } = setup();
+    const p = await ports();
+    let gw = await gateway(d, p);
+    const c = client(() => gw, d);
+    const featureId = await c.feature();
+    const missionId = await c.template(featureId);
+    await gw.stop();
+    running.gw.splice(0);
+
+    const job = { org_id: d.orgId, fleet_id: d.fleetId, name: 'job', feature_id: featureId, capabilities: [], robot_ids: [], deployment_deadline_ms: 60_000, schedule: { timezone: 'UTC', startTimeMs: Date.now() + 3_600_000, kind: 'once' } };
+    const deploy = { org_id: d.orgId, fleet_id: d.fleetId, mission_id: missionId, robot_ids: [] };
+    const template = { name: 'sweep', featureId, steps: [{ kind: 'wait', config: { seconds: 0.2 } }] };
+    const jobKey = randomUUID();
+    const deployKey = randomUUID();
+    const templateKey = randomUUID();
+    for (const [path, body, key] of [['/v1/agent/submit-job', job, jobKey], ['/v1/agent/deploy-mission', deploy, deployKey], [`${c.base}/mission-templates`, template, templateKey]] as const) {
+      gw = await gateway(d, p, 'mission-tool.after-commit:kill');
+      await expect(c.post(path, body, key)).rejects.toThrow();
+      await crashed(gw);
+    }
+
+    gw = await gateway(d, p);
+    const j = await c.post('/v1/agent/submit-job', job, jobKey);
+    expect([201, 202]).toContain(j.status);
+    const dep = await c.post('/v1/agent/deploy-mission', deploy, deployKey);
+    expect(dep.status).toBe(202);
+    // And once more: the same answers.
+    expect((await c.post('/v1/agent/submit-job', job, jobKey)).body.scheduleId).toBe(j.body.scheduleId);
+    expect((await c.post('/v1/agent/deploy-mission', deploy, deployKey)).body.scheduleId).toBe(dep.body.scheduleId);
+    const tpl = await c.post(`${c.base}/mission-templates`, template, templateKey);
+    expect([201, 202]).toContain(tpl.status);
+
+    const templates = (await c.templates()).map((t) => t.missionId).sort();
+    expect(templates).toEqual([missionId, j.body.missionId, tpl.body.missionId].sort());
+    const rows = await c.schedules();
+    expect(rows.map((r) => r.scheduleId).sort()).toEqual([j.body.scheduleId, dep.body.scheduleId].sort());
+    expect(rows.find((r) => r.scheduleId === j.body.scheduleId)?.template_mission_id).toBe(j.body.missionId);
+    expect(rows.find((r) => r.scheduleId === dep.body.scheduleId)?.template_mission_id).toBe(missionId);
+    // The first retries were answered from the crashed process's commits.
+    for (const res of [j, dep, tpl]) expect(res.headers.get('idempotent-replayed')).toBe('true');
+  }, 90_000);
+});

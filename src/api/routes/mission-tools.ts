@@ -9,11 +9,12 @@ import { apiError } from '../../errors/catalog.js';
 import type { AuthContext, HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
 import { withIdempotency, type IdempotentCommit } from '../../idempotency/index.js';
 import type { ScheduleRecord, ScheduleSpec } from '../../missions/records.js';
-import type { OperationRuntime } from '../../missions/runtime.js';
+import { SYNC_UNCONFIRMED, type OperationRuntime, type SyncResult } from '../../missions/runtime.js';
 import { DEFAULT_DEPLOYMENT_DEADLINE_MS, DEFAULT_RETRY_INTERVAL_SECS, type NewSchedule } from '../../missions/schedules.js';
 import type { MissionScheduling } from '../../missions/scheduling-service.js';
 import { faultPoint } from '../../missions/fault-points.js';
-import { createTemplate, deleteTemplate, requireTemplate } from '../../missions/templates.js';
+import { commitJob } from '../../missions/jobs.js';
+import { newTemplateRecord, requireTemplate } from '../../missions/templates.js';
 import { validateSchedule } from '../../scheduling/recurrence.js';
 import type { Store } from '../../store/lmdb.js';
 import type { FleetRecord } from '../../store/records.js';
@@ -122,35 +123,31 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
   async function submitJob(ctx: RouteContext<Record<string, string>, Record<string, unknown>, SubmitJobBody>): Promise<HandlerResult> {
     const { body, auth } = ctx;
     const fleet = fleetOf(deps, auth, body);
-    return idem(ctx, fleet, 'POST /v1/agent/submit-job', async () => {
+    return idem(ctx, fleet, 'POST /v1/agent/submit-job', async (commit) => {
       const spec = toSpec(body.schedule, auth);
       const capabilities = [...new Set(body.capabilities)];
       const robotIds = checkRobotIds(deps, fleet.fleetId, body.robot_ids, capabilities);
-      const { template } = await createTemplate(store, fleet, {
+      const now = missions.clock.now();
+      const t = newTemplateRecord(store, fleet, {
         name: body.name,
         featureId: body.feature_id,
         enabled: true,
         capabilities,
         steps: body.steps ?? [{ kind: 'mow_area', config: { feature_id: body.feature_id } }],
         parameters: body.parameters ?? {},
-      }, missions.clock.now());
+      }, now);
+      const s = missions.prepare({
+        orgId: fleet.orgId, fleetId: fleet.fleetId, target: { type: 'mission', missionId: t.missionId }, robotIds, schedule: spec,
+        ...options(body), createdBy: { apiKeyId: auth.apiKeyId },
+      });
+      const what = `Job accepted: template ${t.missionId} created enabled`;
+      const replyWith = (sync: SyncResult): HandlerResult => ({ status: sync.runtimeSync === 'applied' ? 201 : 202, body: { ...accepted(s, what), ...sync } });
+      // Template, schedule and this answer in one commit; the answer is replaced by the final one
+      // once the live operation adopted the template (or did not, in time).
+      const committed = replyWith(deps.runtime ? SYNC_UNCONFIRMED : { runtimeSync: 'applied' });
+      await commitJob(store, missions, fleet, t, s, now, () => commit.inTxn(committed));
       faultPoint('mission-tool.after-commit');
-      const sync = deps.runtime ? await deps.runtime.awaitSync(fleet.fleetId) : { runtimeSync: 'applied' as const };
-      let s: ScheduleRecord;
-      try {
-        s = await missions.create({
-          orgId: fleet.orgId, fleetId: fleet.fleetId, target: { type: 'mission', missionId: template.missionId }, robotIds, schedule: spec,
-          ...options(body), createdBy: { apiKeyId: auth.apiKeyId },
-        });
-      } catch (err) {
-        // No job without its schedule: the template goes again, so a retry does not leave a second one.
-        // If the delete fails too, the schedule error is still the answer (the template then stays).
-        await deleteTemplate(store, fleet.fleetId, template.missionId, missions.clock.now()).catch(() => undefined);
-        if (deps.runtime) void deps.runtime.changed(fleet.fleetId);
-        throw err;
-      }
-      const out = { ...accepted(s, `Job accepted: template ${template.missionId} created enabled`), ...sync };
-      return { status: sync.runtimeSync === 'applied' ? 201 : 202, body: out };
+      return deps.runtime ? replyWith(await deps.runtime.awaitSync(fleet.fleetId)) : committed;
     });
   }
 
