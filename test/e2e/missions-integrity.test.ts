@@ -7,6 +7,10 @@
  *   schedule.
  * - 10: a crash right after the commit of submit-job, deploy-mission or a template create, and a
  *   retry with the same Idempotency-Key, leave exactly one template and one schedule per request.
+ * - 12a: a schedule whose creator key is revoked pauses with a reason and an event at its next fire
+ *   and sends the robot nothing more, until another key re-binds it.
+ * - 12b: a crash between a scheduled command's submission and its recording: after the restart the
+ *   robot receives the command once.
  *
  * Crashes and failures are injected with the test-only `FLEETGW_TEST_FAULT` hook
  * (src/missions/fault-points.ts).
@@ -15,7 +19,8 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import net from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { adminJson } from '../support/cli.js';
+import { RobotAgent } from '../../src/agent/index.js';
+import { adminJson, fleetgw } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
 import { until } from '../support/until.js';
 
@@ -23,14 +28,17 @@ import { until } from '../support/until.js';
 const MAX_TIME_MS = 253_402_300_799_999;
 
 const dirs: string[] = [];
-const running: { gw: RunningGateway[] } = { gw: [] };
+const running: { gw: RunningGateway[]; agents: RobotAgent[] } = { gw: [], agents: [] };
 
 afterEach(async () => {
+  for (const a of running.agents.splice(0)) await a.stop();
   for (const gw of running.gw.splice(0)) await gw.stop();
 });
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function freePort(): Promise<number> {
   const srv = net.createServer();
@@ -88,6 +96,21 @@ function client(gw: () => RunningGateway, d: Data, key = d.apiKey) {
       return t.body.missionId as string;
     },
   };
+}
+
+/** A robot that records every command its handler applies (each command id at most once). */
+function robot(address: string, cred: { robotId: string; robotToken: string }): { agent: RobotAgent; applied: { commandId: string; action: string }[] } {
+  const applied: { commandId: string; action: string }[] = [];
+  const agent = new RobotAgent({
+    address, ...cred, dedicatedConnection: true, reconnect: { initialMs: 50, maxMs: 200 },
+    onCommand: (cmd) => {
+      applied.push({ commandId: cmd.commandId, action: cmd.action.case ?? '' });
+      return { accept: true };
+    },
+  });
+  agent.start();
+  running.agents.push(agent);
+  return { agent, applied };
 }
 
 describe('issue 8 item 9: time bounds and errors after commit', () => {
@@ -211,4 +234,64 @@ describe('issue 8 item 10: one commit per request', () => {
     // The first retries were answered from the crashed process's commits.
     for (const res of [j, dep, tpl]) expect(res.headers.get('idempotent-replayed')).toBe('true');
   }, 90_000);
+});
+
+describe('issue 8 item 12: who a schedule acts as, and exactly-once command fires', () => {
+  it('a schedule whose creator key is revoked pauses with a reason and an event, and sends nothing more', async () => {
+    const { d, creds } = setup(1);
+    const gw = await gateway(d, await ports());
+    const r = robot(gw.ready.grpc, creds[0]!);
+    await until(() => r.agent.stats().connected, 10_000, 'robot connected');
+    const creator = adminJson<{ apiKeyId: string; apiKey: string }>(['create-key', '--data-dir', d.dataDir, '--org', d.orgId, '--fleet', d.fleetId, '--permissions', 'operations:control,robots:write']);
+    const c = client(() => gw, d, creator.apiKey);
+    const res = await c.post('/v1/agent/schedule-command', {
+      org_id: d.orgId, fleet_id: d.fleetId, command: { action: 'stop', robot_ids: [creds[0]!.robotId], reason: 'every second' },
+      schedule: { timezone: 'UTC', startTimeMs: Date.now(), kind: { interval: { everySeconds: 1 } } },
+    }, randomUUID());
+    expect(res.status).toBe(201);
+    await until(() => r.applied.length >= 2, 10_000, 'two scheduled stops');
+
+    const revoked = fleetgw(['admin', 'revoke-key', '--data-dir', d.dataDir, '--key-id', creator.apiKeyId]);
+    expect(revoked.status).toBe(0);
+    const row = async (): Promise<Record<string, any>> => (await c.schedules()).find((s) => s.scheduleId === res.body.scheduleId)!;
+    await until(async () => (await row()).paused_reason === 'creator_key_invalid', 5_000, 'the schedule to pause');
+    const after = r.applied.length;
+    const s = await row();
+    expect(s).toMatchObject({ status: 'failed', last_failure_reason: 'creator_key_invalid', paused_reason: 'creator_key_invalid', next_fire_at_ms: null });
+    expect(s.last_failure_detail).toContain('revoked');
+    const events = await c.get(`/v1/events?fleet_id=${d.fleetId}&correlation_id=${res.body.correlationId}&limit=1000`);
+    const paused = (events.body.items as { kind: string; data: Record<string, unknown> }[]).find((e) => e.kind === 'schedule.paused');
+    expect(paused?.data).toMatchObject({ reason: 'creator_key_invalid', apiKeyId: creator.apiKeyId });
+    await sleep(2_500);
+    expect(r.applied.length).toBe(after);
+    expect((await row()).status).toBe('failed');
+
+    // Another key with the required permissions re-binds it: it acts as that key and fires again.
+    const admin = client(() => gw, d);
+    const rebind = await admin.post('/v1/agent/edit-schedule', { org_id: d.orgId, fleet_id: d.fleetId, schedule_id: res.body.scheduleId, rebind_to_caller: true });
+    expect(rebind.status).toBe(200);
+    await until(() => r.applied.length > after, 5_000, 'fires after the re-bind');
+    expect(await row()).toMatchObject({ paused_reason: null, acts_as_api_key_id: d.apiKeyId });
+  }, 60_000);
+
+  it('a crash between submitting a scheduled command and recording it: the robot receives it once', async () => {
+    const { d, creds } = setup(1);
+    const p = await ports();
+    let gw = await gateway(d, p, 'command-fire.submitted:kill');
+    const r = robot(gw.ready.grpc, creds[0]!);
+    await until(() => r.agent.stats().connected, 10_000, 'robot connected');
+    const c = client(() => gw, d);
+    const res = await c.post('/v1/agent/schedule-command', {
+      org_id: d.orgId, fleet_id: d.fleetId, command: { action: 'stop', robot_ids: [creds[0]!.robotId], reason: 'once' },
+      schedule: { timezone: 'UTC', startTimeMs: Date.now() + 1000, kind: 'once' },
+    }, randomUUID());
+    expect(res.status).toBe(201);
+    await crashed(gw);
+    expect(r.applied.filter((a) => a.action === 'stop')).toHaveLength(1);
+
+    gw = await gateway(d, p);
+    await until(async () => (await c.schedules())[0]?.status === 'deployed', 10_000, 'the fire to settle');
+    await sleep(1_000);
+    expect(r.applied.filter((a) => a.action === 'stop')).toHaveLength(1);
+  }, 60_000);
 });

@@ -12,6 +12,7 @@ import type { ScheduleRecord, ScheduleSpec } from '../../missions/records.js';
 import { SYNC_UNCONFIRMED, type OperationRuntime, type SyncResult } from '../../missions/runtime.js';
 import { DEFAULT_DEPLOYMENT_DEADLINE_MS, DEFAULT_RETRY_INTERVAL_SECS, type NewSchedule } from '../../missions/schedules.js';
 import type { MissionScheduling } from '../../missions/scheduling-service.js';
+import { requireRebindPermissions } from '../../missions/acting-key.js';
 import { faultPoint } from '../../missions/fault-points.js';
 import { commitJob } from '../../missions/jobs.js';
 import { newTemplateRecord, requireTemplate } from '../../missions/templates.js';
@@ -170,6 +171,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
     const fleet = fleetOf(deps, auth, body);
     const s = requireSchedule(store, fleet.fleetId, body.schedule_id);
     if (s.target.type === 'command') requirePermission(auth, 'operations:control');
+    if (body.rebind_to_caller === true) requireRebindPermissions(auth.permissions, s);
     let robotIds: string[] | undefined;
     if (body.robot_ids !== undefined) {
       const caps = s.target.type === 'mission' ? (store.templates.get(s.target.missionId)?.capabilities ?? []) : [];
@@ -177,13 +179,15 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       if (s.target.type === 'command' && robotIds.length === 0) throw apiError('robot_ids_invalid', { detail: 'a command schedule needs at least one robot' });
     }
     const updated = await missions.edit(s.scheduleId, {
+      ...(body.rebind_to_caller === true ? { actAs: auth.apiKeyId } : {}),
       ...(body.schedule !== undefined ? { schedule: toSpec(body.schedule, auth) } : {}),
       ...(robotIds !== undefined ? { robotIds } : {}),
       ...(body.deployment_deadline_ms !== undefined ? { deploymentDeadlineMs: body.deployment_deadline_ms } : {}),
       ...(body.retry_limit !== undefined ? { retryLimit: body.retry_limit } : {}),
       ...(body.retry_interval_secs !== undefined ? { retryIntervalSecs: body.retry_interval_secs } : {}),
     });
-    return { status: 200, body: accepted(updated, 'Schedule edited') };
+    const paused = (updated.pausedReason ?? null) !== null;
+    return { status: 200, body: accepted(updated, paused ? `Schedule edited; still paused (${updated.lastFailureDetail ?? ''}): rebind_to_caller resumes it` : 'Schedule edited') };
   }
 
   async function scheduleCommand(ctx: RouteContext<Record<string, string>, Record<string, unknown>, ScheduleCommandBody>): Promise<HandlerResult> {

@@ -110,8 +110,20 @@ export const EditScheduleBody = Type.Object(
     robot_ids: Type.Optional(RobotIds),
     schedule: Type.Optional(Nullable(ScheduleObject)),
     ...DeploymentOptions,
+    rebind_to_caller: Type.Optional(Type.Boolean({
+      description:
+        'true: the schedule acts as the calling API key from now on (its fires\' commands are sent and audited as it; the key needs what creating the ' +
+        'schedule needs: missions:write, or operations:control and robots:write for a command schedule). Resumes a schedule paused with ' +
+        '`creator_key_invalid` (its acting key was revoked, expired or lost a permission): from the new `schedule` when one is given, else from its ' +
+        'next occurrence after now.',
+    })),
   },
-  { additionalProperties: false, description: 'Omitted fields are kept. A new `schedule` (null: fire now) re-arms the schedule from now. The id never changes.' },
+  {
+    additionalProperties: false,
+    description:
+      'Omitted fields are kept. A new `schedule` (null: fire now) re-arms the schedule from now. The id never changes. A schedule paused with ' +
+      '`creator_key_invalid` stays paused (no fire) until `rebind_to_caller` is true.',
+  },
 );
 export type EditScheduleBody = Static<typeof EditScheduleBody>;
 
