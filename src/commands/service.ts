@@ -134,6 +134,25 @@ export class CommandService {
    *   `remote_config_not_enabled`, `outbox_full`. Nothing is stored or sent when it throws.
    */
   submit<A extends CommandAction>(req: SubmitRequest<A>): Submitted {
+    return this.submitAs(req, null);
+  }
+
+  /**
+   * {@link submit} under a caller-chosen, deterministic `commandId`, exactly once: when a command with
+   * that id already exists (live or committed, e.g. submitted before a crash whose caller never
+   * recorded it), nothing new is created or sent and that command is returned; its delivery goes on
+   * as for any command (outbox, resends with the same id, which the agent applies once). For
+   * callers that resume work after a restart (scheduled fires). The id must be a UUID unique to
+   * that one command (robot and occurrence).
+   * @throws as {@link submit} (only when no such command exists)
+   */
+  submitOnce<A extends CommandAction>(commandId: string, req: SubmitRequest<A>): Submitted {
+    const existing = this.outbox.get(commandId);
+    if (existing) return { commandId, delivery: deliveryOf(existing), persisted: this.outbox.persistedOf(existing) };
+    return this.submitAs(req, commandId);
+  }
+
+  private submitAs<A extends CommandAction>(req: SubmitRequest<A>, chosenId: string | null): Submitted {
     if (this.closed) throw apiError('shutting_down');
     const robotId = req.robotId;
     const robot = readRobot(this.store, robotId);
@@ -148,7 +167,7 @@ export class CommandService {
     const folded = isUrgent(c) ? this.foldUrgent(robotId, c, at) : null;
     if (folded !== null) return folded;
     const fields = {
-      commandId: newCommandId(at),
+      commandId: chosenId ?? newCommandId(at),
       robotId,
       fleetId: req.fleetId,
       orgId: req.orgId,

@@ -95,33 +95,63 @@ export async function claim(store: Store, key: string, hash: string, nowMs: numb
   }
 }
 
+/** Writes the completed record over `rec` (inside a write transaction). */
+function putDone(store: Store, key: string, rec: IdempotencyRecord, reply: StoredReply | null, nowMs: number): void {
+  store.index.removeSync(expiryKey(rec.expiresAtMs, key));
+  const expiresAtMs = nowMs + REPLAY_WINDOW_MS;
+  store.idempotency.putSync(key, { ...rec, state: 'done', owner: null, reply, expiresAtMs });
+  store.index.putSync(expiryKey(expiresAtMs, key), true);
+}
+
+/** True when `rec` is a running claim of this process start. */
+function ownClaim(rec: IdempotencyRecord): boolean {
+  return rec.state === 'running' && rec.owner?.bootId === BOOT.bootId;
+}
+
+/**
+ * INSIDE the caller's write transaction: completes this process's claim with `reply`, so the answer
+ * commits together with the work it describes (or neither does). Nothing is written when the claim
+ * is not ours any more. Call it after the transaction's checks, and let no write after it throw:
+ * lmdb-js commits whatever a callback wrote even when it throws.
+ */
+export function completeInTxn(store: Store, key: string, reply: StoredReply, nowMs: number): void {
+  const rec = store.idempotency.get(key);
+  if (rec !== undefined && ownClaim(rec)) putDone(store, key, rec, reply, nowMs);
+}
+
 /**
  * Records the finished request: `reply` is replayed for 24 h from `nowMs`; null keeps the key used
- * (a retry gets 409) without storing the response.
+ * (a retry gets 409) without storing the response. With `replace`, a reply already committed by
+ * {@link completeInTxn} is replaced by the final one (e.g. once the live runtime adopted the change).
  */
-export async function complete(store: Store, key: string, reply: StoredReply | null, nowMs: number): Promise<void> {
+export async function complete(store: Store, key: string, reply: StoredReply | null, nowMs: number, replace = false): Promise<void> {
   try {
     await store.root.transaction(() => {
       const rec = store.idempotency.get(key);
-      if (rec === undefined || rec.state !== 'running' || rec.owner?.bootId !== BOOT.bootId) return;
-      store.index.removeSync(expiryKey(rec.expiresAtMs, key));
-      const expiresAtMs = nowMs + REPLAY_WINDOW_MS;
-      store.idempotency.putSync(key, { ...rec, state: 'done', owner: null, reply, expiresAtMs });
-      store.index.putSync(expiryKey(expiresAtMs, key), true);
+      if (rec === undefined) return;
+      if (ownClaim(rec) || (replace && rec.state === 'done')) putDone(store, key, rec, reply, nowMs);
     });
   } finally {
     runningSet(store).delete(key);
   }
 }
 
-/** Drops the claim so the same key can be retried (the handler failed). */
-export async function release(store: Store, key: string): Promise<void> {
+/**
+ * Drops the claim so the same key can be retried (the handler failed) - unless the handler's write
+ * already committed the answer ({@link completeInTxn}): then the key stays used and that committed
+ * answer is returned, so a failure after the commit can never free the key for a second run. The
+ * check runs in a transaction queued after the handler's own, so it sees what the handler committed.
+ */
+export async function release(store: Store, key: string): Promise<StoredReply | null> {
   try {
-    await store.root.transaction(() => {
+    return await store.root.transaction((): StoredReply | null => {
       const rec = store.idempotency.get(key);
-      if (rec === undefined || rec.state !== 'running' || rec.owner?.bootId !== BOOT.bootId) return;
+      if (rec === undefined) return null;
+      if (rec.state === 'done') return rec.reply;
+      if (!ownClaim(rec)) return null;
       store.index.removeSync(expiryKey(rec.expiresAtMs, key));
       store.idempotency.removeSync(key);
+      return null;
     });
   } finally {
     runningSet(store).delete(key);

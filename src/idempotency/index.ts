@@ -9,7 +9,11 @@
  * - A concurrent request with the same key gets 409 `conflict` while the first runs.
  * - A completed request with the same key and body replays the stored status and body for 24 h,
  *   also after a restart; the same key with another body is 409.
- * - A failed handler (it throws, or answers 5xx) releases the claim so the request can be retried.
+ * - A failed handler (it throws, or answers 5xx) releases the claim so the request can be retried -
+ *   unless its write already committed the answer ({@link IdempotentCommit.inTxn}): then that
+ *   committed answer is the response, and the key stays used. A handler that writes records should
+ *   commit its answer with them, so that no failure or crash after the commit can free the key for a
+ *   second run.
  * - A claim left by a crashed process does not block the key: see {@link isStale}.
  * - `replayable: false` (API-key creation): the key is used up but the response, which holds a
  *   secret, is not stored; a retry gets 409.
@@ -17,8 +21,8 @@
 import { apiError } from '../errors/catalog.js';
 import type { HandlerResult } from '../http/types.js';
 import type { Store } from '../store/lmdb.js';
-import { claim, complete, release } from './claims.js';
-import { bodyHash, storageKey, type IdempotencyScope } from './record.js';
+import { claim, complete, completeInTxn, release } from './claims.js';
+import { bodyHash, storageKey, type IdempotencyScope, type StoredReply } from './record.js';
 
 export { isStale } from './claims.js';
 export { startIdempotencyPurger, purgeExpired } from './purge.js';
@@ -35,7 +39,23 @@ export interface IdempotencyOptions {
   required?: boolean;
   /** Wall clock (ms), for the 24 h window and claim leases. */
   now?: () => number;
+  /** Where a failure after the commit is reported (the answer is the committed one). */
+  log?: (line: string) => void;
 }
+
+/** Given to the handler: commits its answer in the handler's own write transaction. */
+export interface IdempotentCommit {
+  /**
+   * Call INSIDE the handler's LMDB write transaction, after its checks (and with no write after it
+   * that can throw): `reply` becomes this key's answer in the same commit as the records it
+   * describes. A crash or error after that commit answers, and replays, `reply`; the handler's final
+   * result, when it completes, replaces it.
+   */
+  inTxn(reply: StoredReply): void;
+}
+
+/** For requests run without a key (`required: false`): there is nothing to record. */
+const NO_COMMIT: IdempotentCommit = { inTxn: () => undefined };
 
 // Printable ASCII without spaces at the ends: what fits an HTTP header value unambiguously.
 const KEY_SHAPE = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
@@ -50,12 +70,12 @@ export async function withIdempotency(
   scope: IdempotencyScope,
   key: string | undefined,
   body: unknown,
-  run: () => Promise<HandlerResult>,
+  run: (commit: IdempotentCommit) => Promise<HandlerResult>,
   opts: IdempotencyOptions = {},
 ): Promise<HandlerResult> {
   const now = opts.now ?? Date.now;
   if (key === undefined || key === '') {
-    if (opts.required === false) return run();
+    if (opts.required === false) return run(NO_COMMIT);
     throw apiError('idempotency_key_required');
   }
   if (!KEY_SHAPE.test(key)) throw apiError('idempotency_key_invalid');
@@ -75,25 +95,41 @@ export async function withIdempotency(
     case 'claimed':
       break;
   }
+  let committedInTxn = false;
+  const commit: IdempotentCommit = {
+    inTxn: (reply) => {
+      completeInTxn(store, skey, reply, now());
+      committedInTxn = true;
+    },
+  };
   let result: HandlerResult;
   try {
-    result = await run();
+    result = await run(commit);
   } catch (err) {
-    await release(store, skey);
-    throw err;
+    const committed = await release(store, skey);
+    if (committed === null) throw err;
+    opts.log?.(`${scope.endpoint}: failed after its commit, answered with the committed reply: ${err instanceof Error ? err.message : String(err)}`);
+    return fromStored(committed);
   }
   if (result.status >= 500) {
-    await release(store, skey);
-    return result;
+    const committed = await release(store, skey);
+    if (committed === null) return result;
+    opts.log?.(`${scope.endpoint}: answered ${result.status} after its commit; answered with the committed reply`);
+    return fromStored(committed);
   }
   const reply = opts.replayable === false
     ? null
     : { status: result.status, body: result.body, ...(result.headers ? { headers: result.headers } : {}) };
   try {
-    await complete(store, skey, reply, now());
+    await complete(store, skey, reply, now(), committedInTxn);
   } catch {
     // The work is done: answer it. Without the record a retry would run again (the claim is stale
     // once this request leaves the in-flight set), which is the best left when LMDB cannot write.
+    // (A reply committed in the handler's transaction stays, and is what a retry gets.)
   }
   return result;
+}
+
+function fromStored(reply: StoredReply): HandlerResult {
+  return { status: reply.status, body: reply.body, ...(reply.headers ? { headers: reply.headers } : {}) };
 }

@@ -4,6 +4,10 @@
  * offline robot, other commands need the robot online). The fire is `deployed` once every target
  * has its command; targets that could not take it fail the attempt with reason `command_failed`,
  * and a retry (retry_limit / retry_interval_secs) submits to the remaining targets only.
+ *
+ * Exactly once per (occurrence, robot): each command's id is derived from the fire key and the
+ * robot, and submitted with `submitOnce`, so a fire resumed after a crash between the submission and
+ * the recording of its command ids finds those commands instead of creating second ones.
  */
 import type { CommandService } from '../commands/service.js';
 import type { CommandAction, CommandArgsByAction } from '../commands/types.js';
@@ -11,6 +15,9 @@ import { ApiError } from '../errors/catalog.js';
 import type { Clock } from '../scheduling/clock.js';
 import type { Store } from '../store/lmdb.js';
 import type { FireRecord, ScheduleRecord } from './records.js';
+import type { ActingKeyGuard } from './acting-key.js';
+import { derivedCommandId } from './derived-command-id.js';
+import { faultPoint } from './fault-points.js';
 import { syncTemplateRef } from './schedules.js';
 import { scheduleEvent } from './timeline.js';
 
@@ -44,6 +51,8 @@ export class CommandFires {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly commands: CommandService,
+    /** Asked before a fire's commands are submitted (acting-key.ts); default: the key may act. */
+    private readonly actingKey?: ActingKeyGuard,
   ) {}
 
   /** Resumes command fires left open by the previous process. */
@@ -78,6 +87,8 @@ export class CommandFires {
   private async attempt(f: FireRecord): Promise<void> {
     const s = this.store.schedules.get(f.scheduleId);
     if (!s || s.cancelled || s.target.type !== 'command') return;
+    const problem = this.actingKey?.problem(s) ?? null;
+    if (problem !== null) return this.actingKey?.pause(f, problem);
     if (f.phase === 'retry_wait') f.attempt += 1;
     const cmd = s.target.command as unknown as StoredCommand;
     const done = new Set(f.commandIds.map((id) => this.commands.get(id)?.robotId).filter((x): x is string => x !== undefined));
@@ -87,13 +98,18 @@ export class CommandFires {
       if (done.has(robotId)) continue;
       try {
         const { action, args } = argsOf(cmd);
-        const sub = this.commands.submit({ robotId, fleetId: s.fleetId, orgId: s.orgId, action, args, requestedBy: { apiKeyId: s.createdBy.apiKeyId } });
+        // One id per (occurrence, robot): commands submitted just before a crash, whose ids the fire
+        // had not recorded yet, are found again after the restart instead of sent a second time.
+        const sub = this.commands.submitOnce(derivedCommandId('scheduled_command', f.fireKey, robotId), {
+          robotId, fleetId: s.fleetId, orgId: s.orgId, action, args, requestedBy: { apiKeyId: s.createdBy.apiKeyId },
+        });
         submitted.push(sub);
       } catch (err) {
         failures.push(`${robotId}: ${err instanceof ApiError ? err.message : String(err)}`);
       }
     }
     await Promise.allSettled(submitted.map((x) => x.persisted));
+    faultPoint('command-fire.submitted');
     f.commandIds = [...f.commandIds, ...submitted.map((x) => x.commandId)];
     await this.settle(s, f, failures);
   }

@@ -36,6 +36,8 @@ import type { FireRecord, RunRecord, ScheduleRecord, TemplateRecord } from './re
 import type { RunTracker } from './run-tracker.js';
 import { selectRobot, type RobotView, type Selection, type SelectionInput } from './selection.js';
 import { DEFAULT_DEPLOYMENT_DEADLINE_MS as DEFAULT_SENT_DEADLINE_MS } from './schedules.js';
+import type { ActingKeyGuard } from './acting-key.js';
+import { derivedCommandId } from './derived-command-id.js';
 import { commitDeployed, commitFailedAttempt } from './fire-outcome.js';
 import { FleetRoster } from './fleet-roster.js';
 import { scheduleEvent } from './timeline.js';
@@ -50,6 +52,8 @@ export interface DispatcherOptions {
   commands: CommandService;
   link: Pick<RobotLink, 'isOnline'>;
   gate: DispatchGate;
+  /** Asked before a fire's MissionStart is sent: may the schedule's acting key act (acting-key.ts)? Default: yes. */
+  actingKey?: ActingKeyGuard;
   /** Re-check period while fires wait (robots free up, operations resume). Default 500 ms. */
   passIntervalMs?: number;
   log?: (line: string) => void;
@@ -270,6 +274,7 @@ export class MissionDispatcher {
         this.drop(f.fireKey);
         continue;
       }
+      if (!this.mayAct(f, s)) continue;
       const template = templateOf(s);
       const sel = selectRobot({
         template,
@@ -349,10 +354,26 @@ export class MissionDispatcher {
     this.schedulePass(this.clock.now() + this.passIntervalMs);
   }
 
-  /** Submits MissionStart for a fire's run; a refused submit fails the attempt. */
+  /**
+   * Whether the schedule's acting key may send this fire's MissionStart now. When it may not, the
+   * fire is dropped here and the guard ends it and pauses the schedule (acting-key.ts).
+   */
+  private mayAct(f: FireRecord, s: ScheduleRecord): boolean {
+    const problem = this.opts.actingKey?.problem(s) ?? null;
+    if (problem === null) return true;
+    this.drop(f.fireKey);
+    this.opts.actingKey?.pause(f, problem);
+    return false;
+  }
+
+  /**
+   * Submits MissionStart for a fire's run; a refused submit fails the attempt. The command id is
+   * derived from the run id, so a MissionStart submitted just before a crash (its id not yet
+   * recorded on the fire) is found again after the restart instead of sent a second time.
+   */
   private submitStart(f: FireRecord, s: ScheduleRecord, t: TemplateRecord, run: RunRecord): void {
     try {
-      const sub = this.opts.commands.submit({
+      const sub = this.opts.commands.submitOnce(derivedCommandId('mission_start', run.runId), {
         robotId: run.robotId,
         fleetId: s.fleetId,
         orgId: s.orgId,
@@ -401,7 +422,7 @@ export class MissionDispatcher {
         void this.failAttempt(f, 'template_missing', 'the template was deleted before MissionStart was sent');
         return;
       }
-      this.submitStart(f, s, t, run);
+      if (this.mayAct(f, s)) this.submitStart(f, s, t, run);
       return;
     }
     const rec = this.opts.commands.get(cmdId);

@@ -33,10 +33,11 @@ export function operationEvent(store: Store, op: OperationRecord, atMs: number, 
 }
 
 /**
- * Inside a write transaction: the fleet's operation, created (state `stopped`) when missing.
- * @returns the operation and whether it was created now
+ * Inside a transaction, writing nothing: the fleet's operation, or the one to create (state
+ * `stopped`) with its first template.
+ * @returns the operation and whether it is new (then {@link putNewOperation} stores it)
  */
-export function ensureOperationInTxn(store: Store, fleet: FleetRecord, nowMs: number): { op: OperationRecord; created: boolean } {
+export function operationOrNew(store: Store, fleet: FleetRecord, nowMs: number): { op: OperationRecord; created: boolean } {
   const cur = store.operations.get(fleet.fleetId);
   if (cur !== undefined) return { op: cur, created: false };
   const op: OperationRecord = {
@@ -49,9 +50,13 @@ export function ensureOperationInTxn(store: Store, fleet: FleetRecord, nowMs: nu
     createdAtMs: nowMs,
     updatedAtMs: nowMs,
   };
-  store.operations.putSync(fleet.fleetId, op);
-  operationEvent(store, op, nowMs, 'operation.created', { name: op.name, state: op.state });
   return { op, created: true };
+}
+
+/** Inside a write transaction: stores a new operation from {@link operationOrNew} with its event. */
+export function putNewOperation(store: Store, op: OperationRecord, nowMs: number): void {
+  store.operations.putSync(op.fleetId, op);
+  operationEvent(store, op, nowMs, 'operation.created', { name: op.name, state: op.state });
 }
 
 /**

@@ -109,7 +109,17 @@ export interface ScheduleRecord {
   cancelled: boolean;
   /** Shared by every event of this schedule's chain (accepted -> ... -> run done). */
   correlationId: string;
+  /**
+   * The API key the schedule acts as: its creator, or the key that re-bound it (edit-schedule
+   * `rebind_to_caller`). Every fire's commands are sent, and audited, as this key, and only while it
+   * may still act (acting-key.ts).
+   */
   createdBy: { apiKeyId: string };
+  /**
+   * Set while the schedule is paused because its acting key may no longer act (`creator_key_invalid`):
+   * no fire until it is re-bound. Absent on records written before this existed (= null).
+   */
+  pausedReason?: string | null;
   createdAtMs: number;
   updatedAtMs: number;
   /** Key (in `fires`) of the occurrence still being worked on, or null; at most one per schedule. */

@@ -48,6 +48,16 @@ export interface LiveFleet {
 
 export type SyncResult = { runtimeSync: 'applied' } | { runtimeSync: 'pending'; runtimeSyncError: string };
 
+/**
+ * What an idempotent create commits as its answer together with its records, before the runtime
+ * could adopt them; the route replaces it with the real sync result once it has one. Seen only when
+ * the gateway failed or stopped in between (after a restart the runtime adopts everything stored).
+ */
+export const SYNC_UNCONFIRMED: SyncResult = {
+  runtimeSync: 'pending',
+  runtimeSyncError: 'committed; the request ended before the live operation confirmed adopting it (it adopts every committed change, also after a restart)',
+};
+
 export interface RuntimeOptions {
   /** How long `awaitSync` waits by default (ms). Default 2000. */
   syncWaitMs?: number;

@@ -76,6 +76,7 @@ export function newScheduleRecord(n: NewSchedule, nowMs: number): ScheduleRecord
     cancelled: false,
     correlationId: randomUUID(),
     createdBy: n.createdBy,
+    pausedReason: null,
     createdAtMs: nowMs,
     updatedAtMs: nowMs,
     openFireKey: null,
@@ -104,12 +105,13 @@ export function putCancelled(store: Store, s: ScheduleRecord): void {
 
 /**
  * Inside a write transaction: keeps the template reference in step with the schedule. A schedule
- * with no fire to come and none open (a finished `once`, a spent cron) no longer holds its template.
+ * with no fire to come and none open (a finished `once`, a spent cron) no longer holds its template;
+ * a paused one does (a re-bind resumes it).
  */
 export function syncTemplateRef(store: Store, s: ScheduleRecord): void {
   const tk = templateKey(s);
   if (!tk) return;
-  if (!s.cancelled && (s.nextFireAtMs !== null || s.openFireKey !== null)) store.index.putSync(tk, true);
+  if (!s.cancelled && (s.nextFireAtMs !== null || s.openFireKey !== null || (s.pausedReason ?? null) !== null)) store.index.putSync(tk, true);
   else store.index.removeSync(tk);
 }
 
@@ -161,6 +163,8 @@ export function scheduleRow(s: ScheduleRecord): Record<string, unknown> {
     retry_interval_secs: s.retryIntervalSecs,
     next_fire_at_ms: s.nextFireAtMs,
     cancelled: s.cancelled,
+    paused_reason: s.pausedReason ?? null,
+    acts_as_api_key_id: s.createdBy.apiKeyId,
     fires_total: s.firesTotal,
     skipped_fires: s.skippedFires,
     last_run_id: s.lastRunId,

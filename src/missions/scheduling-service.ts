@@ -5,15 +5,17 @@
  * appends its event to the schedule's timeline.
  */
 import type { CommandService } from '../commands/service.js';
-import { apiError } from '../errors/catalog.js';
+import { apiError, type ApiError } from '../errors/catalog.js';
 import type { RobotLink } from '../robotlink/types.js';
 import { systemClock, type Clock } from '../scheduling/clock.js';
+import { nextFireAfter } from '../scheduling/recurrence.js';
 import { Scheduler, type FireOutcome } from '../scheduling/scheduler.js';
 import type { Store } from '../store/lmdb.js';
+import { actingKeyProblem, commitPaused, CREATOR_KEY_INVALID, type ActingKeyGuard } from './acting-key.js';
 import { CommandFires } from './command-fires.js';
 import type { OperationRuntime, RunEffectReport } from './runtime.js';
 import { MissionDispatcher, type DispatchGate } from './dispatcher.js';
-import type { ScheduleRecord, ScheduleSpec, TemplateRecord } from './records.js';
+import type { FireRecord, ScheduleRecord, ScheduleSpec, TemplateRecord } from './records.js';
 import { RunTracker } from './run-tracker.js';
 import {
   countActiveSchedules,
@@ -40,6 +42,8 @@ export interface MissionSchedulingOptions {
 
 export interface SchedulePatch {
   schedule?: ScheduleSpec | null;
+  /** Re-bind: the schedule acts as this API key from now on (and resumes if it was paused for its key). */
+  actAs?: string;
   robotIds?: string[];
   deploymentDeadlineMs?: number;
   retryLimit?: number;
@@ -87,6 +91,10 @@ export class MissionScheduling {
   constructor(readonly opts: MissionSchedulingOptions) {
     this.store = opts.store;
     this.clock = opts.clock ?? systemClock;
+    const actingKey: ActingKeyGuard = {
+      problem: (sched) => actingKeyProblem(this.store, sched, this.clock.now()),
+      pause: (f, detail) => void this.pauseForActingKey(f.scheduleId, f, detail),
+    };
     this.tracker = new RunTracker(this.store, this.clock, opts.link, (run) => run.startCommandId !== null && opts.commands.get(run.startCommandId)?.state === 'agent_received');
     this.dispatcher = new MissionDispatcher({
       store: this.store,
@@ -95,10 +103,11 @@ export class MissionScheduling {
       commands: opts.commands,
       link: opts.link,
       gate: opts.gate ?? storedGate(this.store),
+      actingKey,
       ...(opts.passIntervalMs !== undefined ? { passIntervalMs: opts.passIntervalMs } : {}),
       ...(opts.log ? { log: opts.log } : {}),
     });
-    this.commandFires = new CommandFires(this.store, this.clock, opts.commands);
+    this.commandFires = new CommandFires(this.store, this.clock, opts.commands, actingKey);
     this.scheduler = new Scheduler({ store: this.store, clock: this.clock, onOutcome: (o) => this.onOutcome(o), ...(opts.log ? { log: opts.log } : {}) });
     // Robots coming online may unblock waiting fires.
     this.unlisten = opts.link.listen({ onOnline: () => this.dispatcher.kick() });
@@ -125,15 +134,49 @@ export class MissionScheduling {
    * @throws ApiError `schedule_limit`
    */
   async create(n: NewSchedule): Promise<ScheduleRecord> {
-    if (countActiveSchedules(this.store, n.fleetId) >= MAX_ACTIVE_SCHEDULES_PER_FLEET) {
-      throw apiError('schedule_limit', { fleetId: n.fleetId, max: MAX_ACTIVE_SCHEDULES_PER_FLEET });
-    }
-    const now = this.clock.now();
-    const s = newScheduleRecord(n, now);
-    await this.store.root.transaction(() => putNewSchedule(this.store, s));
-    scheduleEvent(this.store, s, now, 'schedule.accepted', { target: s.target, robotIds: s.robotIds, nextFireAtMs: s.nextFireAtMs });
-    this.scheduler.arm(s);
+    const s = this.prepare(n);
+    await this.commitNew(s);
     return s;
+  }
+
+  /**
+   * Commits a {@link prepare}d schedule (one write transaction), then arms it. `alsoInTxn` runs
+   * inside that transaction after the checks, before the schedule's writes (the caller commits its
+   * idempotent answer there); it must not throw.
+   * @throws ApiError `schedule_limit` (nothing written)
+   */
+  async commitNew(s: ScheduleRecord, alsoInTxn?: () => void): Promise<void> {
+    const refused = await this.store.root.transaction(() => {
+      const why = this.refusal(s.fleetId);
+      if (why !== null) return why;
+      alsoInTxn?.();
+      this.putNewInTxn(s);
+      return null;
+    });
+    if (refused !== null) throw refused;
+    this.armNew(s);
+  }
+
+  /** A new schedule record (nothing written): its first due time is computed from now. */
+  prepare(n: NewSchedule): ScheduleRecord {
+    return newScheduleRecord(n, this.clock.now());
+  }
+
+  /** Inside a write transaction, before any write: why a new schedule of the fleet is refused, or null. */
+  refusal(fleetId: string): ApiError | null {
+    if (countActiveSchedules(this.store, fleetId) < MAX_ACTIVE_SCHEDULES_PER_FLEET) return null;
+    return apiError('schedule_limit', { fleetId, max: MAX_ACTIVE_SCHEDULES_PER_FLEET });
+  }
+
+  /** Inside a write transaction (after {@link refusal}): stores a prepared schedule and its `schedule.accepted` event. */
+  putNewInTxn(s: ScheduleRecord): void {
+    putNewSchedule(this.store, s);
+    scheduleEvent(this.store, s, s.createdAtMs, 'schedule.accepted', { target: s.target, robotIds: s.robotIds, nextFireAtMs: s.nextFireAtMs });
+  }
+
+  /** After the commit of {@link putNewInTxn}: the scheduler arms it. */
+  armNew(s: ScheduleRecord): void {
+    this.scheduler.arm(s);
   }
 
   /**
@@ -143,6 +186,7 @@ export class MissionScheduling {
   async edit(scheduleId: string, patch: SchedulePatch): Promise<ScheduleRecord> {
     const now = this.clock.now();
     let out: ScheduleRecord | undefined;
+    let resumed = false;
     let error: 'schedule_not_found' | 'schedule_cancelled' | null = null;
     await this.store.root.transaction(() => {
       const s = this.store.schedules.get(scheduleId);
@@ -150,6 +194,7 @@ export class MissionScheduling {
       if (s.cancelled) return void (error = 'schedule_cancelled');
       // The live view: skips the scheduler has not written yet (nextFireAtMs, counters) are kept.
       const next: ScheduleRecord = { ...this.scheduler.liveView(s), updatedAtMs: now };
+      if (patch.actAs !== undefined) next.createdBy = { apiKeyId: patch.actAs };
       if (patch.robotIds !== undefined) next.robotIds = patch.robotIds;
       if (patch.deploymentDeadlineMs !== undefined) next.deploymentDeadlineMs = patch.deploymentDeadlineMs;
       if (patch.retryLimit !== undefined) next.retryLimit = patch.retryLimit;
@@ -159,6 +204,20 @@ export class MissionScheduling {
         next.nextFireAtMs = firstFireAt(patch.schedule, now);
         if (s.openFireKey === null) next.status = 'scheduled';
       }
+      if ((s.pausedReason ?? null) !== null) {
+        if (patch.actAs === undefined) {
+          // Paused for its acting key: nothing fires until a key re-binds it.
+          next.nextFireAtMs = null;
+          next.status = s.status;
+        } else {
+          // Re-bound: from the new schedule object, else from the next occurrence after now (the
+          // occurrence that failed for the old key is not run again).
+          resumed = true;
+          next.pausedReason = null;
+          if (patch.schedule === undefined) next.nextFireAtMs = next.schedule === null ? null : nextFireAfter(next.schedule, now);
+          if (next.nextFireAtMs !== null && s.openFireKey === null) next.status = 'scheduled';
+        }
+      }
       this.store.schedules.putSync(scheduleId, next);
       syncTemplateRef(this.store, next);
       out = next;
@@ -166,6 +225,7 @@ export class MissionScheduling {
     if (error !== null) throw apiError(error, { scheduleId });
     const s = out as unknown as ScheduleRecord;
     scheduleEvent(this.store, s, now, 'schedule.edited', { patch: { ...patch }, nextFireAtMs: s.nextFireAtMs });
+    if (resumed) scheduleEvent(this.store, s, now, 'schedule.resumed', { apiKeyId: s.createdBy.apiKeyId, nextFireAtMs: s.nextFireAtMs });
     this.scheduler.arm(s);
     this.dispatcher.kick();
     return s;
@@ -272,10 +332,36 @@ export class MissionScheduling {
     return { count: runs.length, failures };
   }
 
+  /**
+   * The schedule's acting key may no longer act (acting-key.ts): fire `f` ends and the schedule is
+   * paused, in one commit; nothing is sent for it. Until the commit lands the schedule is disarmed
+   * and the fire forgotten, so no other path sends anything meanwhile.
+   */
+  private async pauseForActingKey(scheduleId: string, f: FireRecord | null, detail: string): Promise<void> {
+    const now = this.clock.now();
+    this.scheduler.disarm(scheduleId);
+    if (f !== null) {
+      this.dispatcher.forget(f.fireKey);
+      this.commandFires.forget(f.fireKey);
+      if (f.runId !== null) this.tracker.finish(f.runId, 'failed', `${CREATOR_KEY_INVALID}: ${detail}`);
+    }
+    let sched: ScheduleRecord | undefined;
+    try {
+      // The schedule.paused event is written in the same commit.
+      sched = await commitPaused(this.store, scheduleId, f, detail, now);
+    } catch (err) {
+      this.opts.log?.(`schedule ${scheduleId}: pause failed: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+    if (sched && !sched.cancelled) this.opts.log?.(`schedule ${scheduleId} paused: ${detail}`);
+  }
+
   private onOutcome(o: FireOutcome): void {
     const now = this.clock.now();
     if (o.kind === 'fired') {
       scheduleEvent(this.store, o.schedule, now, 'schedule.pending', { dueAtMs: o.fire.dueAtMs, fireKey: o.fire.fireKey, nextFireAtMs: o.schedule.nextFireAtMs });
+      const problem = actingKeyProblem(this.store, o.schedule, now);
+      if (problem !== null) return void this.pauseForActingKey(o.schedule.scheduleId, o.fire, problem);
       if (o.schedule.target.type === 'mission') this.dispatcher.accept(o.fire, o.schedule.target.missionId);
       else this.commandFires.accept(o.fire);
     } else if (o.kind === 'skipped') {

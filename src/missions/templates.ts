@@ -16,7 +16,7 @@ import { appendEvent } from '../events/index.js';
 import { indexRange, type Store } from '../store/lmdb.js';
 import type { FleetRecord } from '../store/records.js';
 import { featureUseKey, getFeature } from './features.js';
-import { ensureOperationInTxn } from './operation.js';
+import { operationOrNew, putNewOperation } from './operation.js';
 import type { MissionStepRecord, OperationRecord, TemplateRecord } from './records.js';
 
 export const templateIndexKey = (fleetId: string, missionId: string): string => `templatesByFleet/${fleetId}/${missionId}`;
@@ -108,20 +108,14 @@ function uniq(xs: readonly string[]): string[] {
 }
 
 /**
- * Creates a template (and the fleet's operation with the first one).
- * @throws ApiError 404 `feature_not_found` / `robot_not_active_member`; 400 `robot_missing_capability`,
- *   `invalid_body` (steps)
+ * A new template record (nothing written): roster robots must qualify, steps are merged.
+ * @throws ApiError 404 `robot_not_active_member`; 400 `robot_missing_capability`, `invalid_body` (steps)
  */
-export async function createTemplate(
-  store: Store,
-  fleet: FleetRecord,
-  input: NewTemplateInput,
-  nowMs: number,
-): Promise<{ template: TemplateRecord; operation: OperationRecord; operationCreated: boolean }> {
+export function newTemplateRecord(store: Store, fleet: FleetRecord, input: NewTemplateInput, nowMs: number): TemplateRecord {
   const capabilities = uniq(input.capabilities ?? []);
   const roster = uniq(input.roster ?? []);
   for (const r of roster) checkRosterRobot(store, fleet.fleetId, r, capabilities);
-  const t: TemplateRecord = {
+  return {
     missionId: randomUUID(),
     orgId: fleet.orgId,
     fleetId: fleet.fleetId,
@@ -138,15 +132,52 @@ export async function createTemplate(
     updatedAtMs: nowMs,
     version: 1,
   };
+}
+
+/**
+ * Inside a write transaction, before any write: why the new template cannot be stored, or null.
+ * Re-checked in the transaction because the feature may be deleted concurrently.
+ */
+export function templateRefusal(store: Store, t: TemplateRecord): ApiError | null {
+  if (t.featureId !== null && getFeature(store, t.fleetId, t.featureId) === undefined) return apiError('feature_not_found', { featureId: t.featureId });
+  return null;
+}
+
+/**
+ * Inside a write transaction (after {@link templateRefusal}): stores the template with its index
+ * keys and `template.created` event, and the fleet's operation when it comes with this template
+ * (`operation` from {@link operationOrNew} in the same transaction).
+ */
+export function putNewTemplateInTxn(store: Store, t: TemplateRecord, operation: { op: OperationRecord; created: boolean }, nowMs: number): void {
+  if (operation.created) putNewOperation(store, operation.op, nowMs);
+  store.templates.putSync(t.missionId, t);
+  store.index.putSync(templateIndexKey(t.fleetId, t.missionId), true);
+  if (t.featureId !== null) store.index.putSync(featureUseKey(t.featureId, t.missionId), true);
+  templateEvent(store, t, nowMs, 'template.created', { name: t.name, enabled: t.enabled, operationId: operation.op.operationId });
+}
+
+/**
+ * Creates a template (and the fleet's operation with the first one) in one write transaction.
+ * `alsoInTxn` runs in it after the checks, before the writes (the caller commits its idempotent
+ * answer there); it must not throw.
+ * @throws ApiError 404 `feature_not_found` / `robot_not_active_member`; 400 `robot_missing_capability`,
+ *   `invalid_body` (steps)
+ */
+export async function createTemplate(
+  store: Store,
+  fleet: FleetRecord,
+  input: NewTemplateInput,
+  nowMs: number,
+  alsoInTxn?: (t: TemplateRecord, operation: OperationRecord) => void,
+): Promise<{ template: TemplateRecord; operation: OperationRecord; operationCreated: boolean }> {
+  const t = newTemplateRecord(store, fleet, input, nowMs);
   const out = await store.root.transaction(() => {
-    // Re-checked in the transaction: the feature may be deleted concurrently.
-    if (getFeature(store, fleet.fleetId, input.featureId) === undefined) return apiError('feature_not_found', { featureId: input.featureId });
-    const { op, created } = ensureOperationInTxn(store, fleet, nowMs);
-    store.templates.putSync(t.missionId, t);
-    store.index.putSync(templateIndexKey(t.fleetId, t.missionId), true);
-    store.index.putSync(featureUseKey(input.featureId, t.missionId), true);
-    templateEvent(store, t, nowMs, 'template.created', { name: t.name, enabled: t.enabled, operationId: op.operationId });
-    return { template: t, operation: op, operationCreated: created };
+    const refused = templateRefusal(store, t);
+    if (refused !== null) return refused;
+    const operation = operationOrNew(store, fleet, nowMs);
+    alsoInTxn?.(t, operation.op);
+    putNewTemplateInTxn(store, t, operation, nowMs);
+    return { template: t, operation: operation.op, operationCreated: operation.created };
   });
   if (out instanceof ApiError) throw out;
   return out;

@@ -5,6 +5,7 @@
  *
  * Kinds written here:
  *   schedule.accepted / schedule.edited / schedule.cancelled
+ *   schedule.paused / schedule.resumed (the key it acts as may no longer act / re-bound: acting-key.ts)
  *   schedule.pending (a fire fell due) / schedule.fire_skipped (missed while the gateway was down; skips
  *   behind a still-open fire are only counted on the schedule)
  *   schedule.robot_chosen / schedule.deployed / schedule.attempt_failed / schedule.retry_scheduled / schedule.failed

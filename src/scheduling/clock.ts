@@ -9,11 +9,18 @@ export interface Clock {
   setTimer(fn: () => void, ms: number): () => void;
 }
 
+/**
+ * Longest delay a Node timer takes (2^31 - 1 ms, about 24.8 days): a longer one fires after 1 ms.
+ * Timers asked for longer fire at this bound instead, early; every caller re-checks what is due when
+ * its timer fires and arms again (the scheduler for a schedule months or years ahead).
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 /** Wall clock and unref'd Node timers (a pending fire never keeps a stopping process alive). */
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimer: (fn, ms) => {
-    const t = setTimeout(fn, Math.max(0, ms));
+    const t = setTimeout(fn, Math.min(MAX_TIMER_MS, Math.max(0, ms)));
     t.unref();
     return () => clearTimeout(t);
   },

@@ -12,6 +12,12 @@ import { instantOf, isValidTimeZone, wallTimeOf, weekdayOf } from './tz.js';
 export const MIN_INTERVAL_S = 1;
 /** Largest interval accepted (one year). */
 export const MAX_INTERVAL_S = 366 * 86_400;
+/**
+ * Latest instant a schedule may start at or fire at: 9999-12-31T23:59:59.999Z, the last instant an
+ * ISO 8601 date (and so every answer and event that shows one) can name. Requests beyond it are
+ * refused (400) before anything is written; a recurrence has no occurrence after it.
+ */
+export const MAX_TIME_MS = 253_402_300_799_999;
 /** How far ahead a cron search looks before declaring the expression exhausted (covers 29 Feb). */
 const CRON_HORIZON_DAYS = 8 * 366;
 
@@ -32,7 +38,9 @@ function cron(expr: string): CronExpr {
 /** Why a schedule object is unusable, or null when it is fine. */
 export function validateSchedule(spec: ScheduleSpec): string | null {
   if (!isValidTimeZone(spec.timezone)) return `timezone '${spec.timezone}' is not an IANA time zone name`;
-  if (!Number.isSafeInteger(spec.startTimeMs) || spec.startTimeMs < 0) return 'startTimeMs must be a non-negative integer';
+  if (!Number.isSafeInteger(spec.startTimeMs) || spec.startTimeMs < 0 || spec.startTimeMs > MAX_TIME_MS) {
+    return `startTimeMs must be an integer from 0 to ${MAX_TIME_MS} (9999-12-31T23:59:59.999Z)`;
+  }
   const k = spec.kind;
   if (k === 'once') return null;
   if ('interval' in k) {
@@ -50,10 +58,17 @@ export function validateSchedule(spec: ScheduleSpec): string | null {
 }
 
 /**
- * The first fire strictly after `afterMs` (and not before startTimeMs), or null when none is left.
- * Pass `afterMs = -1` (or anything below startTimeMs) for the first fire.
+ * The first fire strictly after `afterMs` (and not before startTimeMs), or null when none is left
+ * (none comes after {@link MAX_TIME_MS}). Pass `afterMs = -1` (or anything below startTimeMs) for
+ * the first fire.
  */
 export function nextFireAfter(spec: ScheduleSpec, afterMs: number): number | null {
+  if (afterMs >= MAX_TIME_MS || spec.startTimeMs > MAX_TIME_MS) return null;
+  const t = occurrenceAfter(spec, afterMs);
+  return t !== null && t <= MAX_TIME_MS ? t : null;
+}
+
+function occurrenceAfter(spec: ScheduleSpec, afterMs: number): number | null {
   const k = spec.kind;
   const start = spec.startTimeMs;
   if (k === 'once') return start > afterMs ? start : null;

@@ -3,6 +3,7 @@
 // (misfire policy, open fires resumed, nothing fired twice).
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/scheduling/clock.js';
+import { createApiKey } from '../../src/store/identity.js';
 import { Harness, seed, sleep, until } from './harness.js';
 
 const harnesses: Harness[] = [];
@@ -187,5 +188,50 @@ describe('restarts', () => {
     expect(runs.json).toHaveLength(2);
     const kinds = await h.eventKinds(res.json.correlationId);
     expect(kinds).toContain('schedule.fire_skipped');
+  });
+});
+
+describe('who a schedule acts as (issue 8 item 12)', () => {
+  it('a mission schedule whose key expires pauses at its next fire without a run; a re-bind resumes it', async () => {
+    const clock = new ManualClock(Date.now());
+    const h = await start(1, clock);
+    const missionId = await h.template();
+    const creator = createApiKey(h.store, { orgId: h.seed.orgId, fleetId: h.seed.fleetId, permissions: ['missions:write', 'missions:read'], expiresAtMs: clock.now() + 1_800_000 });
+    const res = await h.tool('schedule-mission', {
+      mission_id: missionId,
+      robot_ids: [],
+      schedule: { timezone: 'UTC', startTimeMs: clock.now() + 1000, kind: { interval: { everySeconds: 3600 } } },
+    }, { key: creator.apiKey });
+    expect(res.status).toBe(201);
+    const id = res.json.scheduleId as string;
+    await pumpUntil(clock, async () => (await h.schedule(id)).status === 'deployed', 100, 'first fire deployed');
+    const runs = async (): Promise<number> => (await h.call('GET', `/v1/mission-runs?fleet_id=${h.seed.fleetId}&days=1&schedule_id=${id}`)).json.length as number;
+    expect(await runs()).toBe(1);
+
+    // The key expires (by the gateway's clock) before the next occurrence.
+    clock.advance(3_600_000);
+    await pumpUntil(clock, async () => (await h.schedule(id)).paused_reason === 'creator_key_invalid', 100, 'paused');
+    const row = await h.schedule(id);
+    expect(row).toMatchObject({ status: 'failed', last_failure_reason: 'creator_key_invalid', next_fire_at_ms: null, acts_as_api_key_id: creator.record.apiKeyId });
+    expect(row.last_failure_detail).toContain('expired');
+    expect(await h.eventKinds(res.json.correlationId)).toContain('schedule.paused');
+    const status = await h.tool('get-runtime-status', { schedule_id: id }, { idem: null });
+    expect(status.json).toMatchObject({ phase: 'paused', blocking_reasons: ['creator_key_invalid'] });
+    // An ordinary edit keeps it paused; nothing fires however far time moves.
+    expect((await h.tool('edit-schedule', { schedule_id: id, retry_limit: 1 }, { idem: null })).json.detail).toContain('still paused');
+    for (let i = 0; i < 3; i++) {
+      clock.advance(3_600_000);
+      await sleep(50);
+    }
+    expect(await runs()).toBe(1);
+    expect((await h.schedule(id)).next_fire_at_ms).toBeNull();
+
+    // A key without missions:write may not re-bind; one with it does, and the schedule fires as it.
+    expect((await h.tool('edit-schedule', { schedule_id: id, rebind_to_caller: true }, { key: h.seed.noMissionsKey, idem: null })).status).toBe(403);
+    const rebound = await h.tool('edit-schedule', { schedule_id: id, rebind_to_caller: true }, { idem: null });
+    expect(rebound.status).toBe(200);
+    expect(await h.eventKinds(res.json.correlationId)).toContain('schedule.resumed');
+    await pumpUntil(clock, async () => (await runs()) === 2, 60_000, 'a run after the re-bind');
+    expect(await h.schedule(id)).toMatchObject({ paused_reason: null, acts_as_api_key_id: expect.not.stringMatching(creator.record.apiKeyId) });
   });
 });

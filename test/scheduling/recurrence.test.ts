@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ScheduleSpec } from '../../src/missions/records.js';
 import { CronSyntaxError, parseCron } from '../../src/scheduling/cron.js';
-import { nextFireAfter, validateSchedule } from '../../src/scheduling/recurrence.js';
+import { MAX_TIMER_MS, systemClock } from '../../src/scheduling/clock.js';
+import { MAX_TIME_MS, nextFireAfter, validateSchedule } from '../../src/scheduling/recurrence.js';
 import { instantOf, isValidTimeZone, offsetAt, wallTimeOf } from '../../src/scheduling/tz.js';
 
 const Z = (iso: string): number => Date.parse(iso);
@@ -126,5 +127,30 @@ describe('interval and once', () => {
     expect(validateSchedule({ ...base, timezone: 'UTC', kind: { interval: { everySeconds: 0 } } })).toMatch(/everySeconds/);
     expect(validateSchedule({ ...base, timezone: 'UTC', kind: { cron: { expr: 'x' } } })).toMatch(/cron\.expr/);
     expect(validateSchedule({ ...base, timezone: 'Europe/Paris', kind: { cron: { expr: '*/5 * * * *' } } })).toBeNull();
+  });
+});
+
+describe('time bounds (issue 8 item 9)', () => {
+  it('refuses a start beyond 9999-12-31T23:59:59.999Z and schedules nothing after it', () => {
+    const at = (startTimeMs: number, kind: ScheduleSpec['kind']): ScheduleSpec => ({ owner: 't', timezone: 'UTC', startTimeMs, kind });
+    expect(validateSchedule(at(MAX_TIME_MS, 'once'))).toBeNull();
+    expect(validateSchedule(at(MAX_TIME_MS + 1, 'once'))).toContain('startTimeMs');
+    expect(validateSchedule(at(Number.MAX_SAFE_INTEGER, { cron: { expr: '0 3 * * *' } }))).toContain('startTimeMs');
+    expect(nextFireAfter(at(MAX_TIME_MS, 'once'), 0)).toBe(MAX_TIME_MS);
+    // The last occurrences before the bound, then none.
+    const daily = at(Z('9999-12-30T00:00:00Z'), { interval: { everySeconds: 86_400 } });
+    expect(fires(daily, '9999-12-29T00:00:00Z', 5)).toEqual(['9999-12-30T00:00:00.000Z', '9999-12-31T00:00:00.000Z']);
+    expect(fires(cron('0 12 * * *', 'Pacific/Kiritimati', '9999-12-30T00:00:00Z'), '9999-12-30T00:00:00Z', 5)).toEqual(['9999-12-30T22:00:00.000Z', '9999-12-31T22:00:00.000Z']);
+  });
+
+  it('a system timer asked for longer than Node can wait fires at the bound, not after 1 ms', async () => {
+    let fired = false;
+    const cancel = systemClock.setTimer(() => {
+      fired = true;
+    }, 2 ** 40);
+    await new Promise((r) => setTimeout(r, 50));
+    cancel();
+    expect(fired).toBe(false);
+    expect(MAX_TIMER_MS).toBe(2 ** 31 - 1);
   });
 });

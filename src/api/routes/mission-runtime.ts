@@ -9,6 +9,7 @@ import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js'
 import type { RunRecord, ScheduleRecord } from '../../missions/records.js';
 import { controlRun } from '../../missions/run-control.js';
 import { listRuns, runView } from '../../missions/runs.js';
+import { CREATOR_KEY_INVALID } from '../../missions/acting-key.js';
 import { countFleetSchedules, pageSchedules, scheduleRow } from '../../missions/schedules.js';
 import type { MissionScheduling } from '../../missions/scheduling-service.js';
 import type { RobotLink } from '../../robotlink/types.js';
@@ -106,9 +107,11 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     const fire = missions.dispatcher.openFire(s.openFireKey) ?? (s.openFireKey !== null ? store.fires.get(s.openFireKey) : undefined);
     const sel = !s.cancelled && s.target.type === 'mission' ? missions.dispatcher.explain(s) : null;
     const lastRun = s.lastRunId !== null ? missions.tracker.get(s.lastRunId) : fire?.runId ? missions.tracker.get(fire.runId) : undefined;
-    const phase = s.cancelled ? 'cancelled' : fire ? fire.phase : 'idle';
+    const paused = !s.cancelled && (s.pausedReason ?? null) !== null;
+    const phase = s.cancelled ? 'cancelled' : fire ? fire.phase : paused ? 'paused' : 'idle';
     const summary = s.cancelled
       ? 'Cancelled; no further fires.'
+      : phase === 'paused' ? `Paused: ${s.lastFailureDetail ?? ''}. edit-schedule with rebind_to_caller resumes it.`
       : phase === 'selecting'
         ? sel && sel.blocking.length > 0 ? `Looking for a robot; blocked: ${sel.blocking.join('; ')}.` : 'Looking for a robot.'
         : phase === 'sent' ? `MissionStart sent to robot ${fire?.robotId ?? ''}; waiting for its acknowledgement.`
@@ -126,7 +129,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
         ? { due_at_ms: fire.dueAtMs, attempt: fire.attempt, attempt_deadline_ms: fire.attemptDeadlineMs, retry_at_ms: fire.retryAtMs, robot_id: fire.robotId, run_id: fire.runId }
         : null,
       candidate_robots: (sel?.candidates ?? []).map((c) => ({ robot_id: c.robotId, name: c.name, eligible: c.eligible, reasons: c.reasons })),
-      blocking_reasons: sel?.blocking ?? [],
+      blocking_reasons: paused ? [CREATOR_KEY_INVALID] : sel?.blocking ?? [],
       last_failure_reason: s.lastFailureReason,
       last_failure_detail: s.lastFailureDetail,
       last_run: lastRun ? liveRun(lastRun) : null,

@@ -7,12 +7,15 @@
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
 import type { AuthContext, HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
-import { withIdempotency } from '../../idempotency/index.js';
+import { withIdempotency, type IdempotentCommit } from '../../idempotency/index.js';
 import type { ScheduleRecord, ScheduleSpec } from '../../missions/records.js';
-import type { OperationRuntime } from '../../missions/runtime.js';
-import { DEFAULT_DEPLOYMENT_DEADLINE_MS, DEFAULT_RETRY_INTERVAL_SECS } from '../../missions/schedules.js';
+import { SYNC_UNCONFIRMED, type OperationRuntime, type SyncResult } from '../../missions/runtime.js';
+import { DEFAULT_DEPLOYMENT_DEADLINE_MS, DEFAULT_RETRY_INTERVAL_SECS, type NewSchedule } from '../../missions/schedules.js';
 import type { MissionScheduling } from '../../missions/scheduling-service.js';
-import { createTemplate, deleteTemplate, requireTemplate } from '../../missions/templates.js';
+import { requireRebindPermissions } from '../../missions/acting-key.js';
+import { faultPoint } from '../../missions/fault-points.js';
+import { commitJob } from '../../missions/jobs.js';
+import { newTemplateRecord, requireTemplate } from '../../missions/templates.js';
 import { validateSchedule } from '../../scheduling/recurrence.js';
 import type { Store } from '../../store/lmdb.js';
 import type { FleetRecord } from '../../store/records.js';
@@ -98,8 +101,20 @@ const IDEM_ERRORS = ['idempotency_key_required', 'idempotency_key_invalid', 'ide
 export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
   const { store, missions } = deps;
   const tags = ['Agent API', 'Schedules'];
-  const idem = (ctx: RouteContext<Record<string, string>, Record<string, unknown>, unknown>, fleet: FleetRecord, endpoint: string, run: () => Promise<HandlerResult>): Promise<HandlerResult> =>
-    withIdempotency(store, { actor: ctx.auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint }, ctx.idempotencyKey, ctx.body, run);
+  const idem = (ctx: RouteContext<Record<string, string>, Record<string, unknown>, unknown>, fleet: FleetRecord, endpoint: string, run: (commit: IdempotentCommit) => Promise<HandlerResult>): Promise<HandlerResult> =>
+    withIdempotency(store, { actor: ctx.auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint }, ctx.idempotencyKey, ctx.body, run, missions.opts.log ? { log: missions.opts.log } : {});
+  /**
+   * Commits a new schedule with the tool's answer in ONE write transaction: the answer is built
+   * before anything is written, so an error building it writes nothing, and once the commit is done
+   * the answer is the key's (a failure or crash after it answers, and replays, that commit).
+   */
+  const commitSchedule = async (commit: IdempotentCommit, n: NewSchedule, status: number, what: string): Promise<HandlerResult> => {
+    const s = missions.prepare(n);
+    const reply = { status, body: accepted(s, what) };
+    await missions.commitNew(s, () => commit.inTxn(reply));
+    faultPoint('mission-tool.after-commit');
+    return reply;
+  };
   const options = (b: { deployment_deadline_ms?: number; retry_limit?: number; retry_interval_secs?: number }) => ({
     deploymentDeadlineMs: b.deployment_deadline_ms ?? DEFAULT_DEPLOYMENT_DEADLINE_MS,
     retryLimit: b.retry_limit ?? 0,
@@ -109,49 +124,45 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
   async function submitJob(ctx: RouteContext<Record<string, string>, Record<string, unknown>, SubmitJobBody>): Promise<HandlerResult> {
     const { body, auth } = ctx;
     const fleet = fleetOf(deps, auth, body);
-    return idem(ctx, fleet, 'POST /v1/agent/submit-job', async () => {
+    return idem(ctx, fleet, 'POST /v1/agent/submit-job', async (commit) => {
       const spec = toSpec(body.schedule, auth);
       const capabilities = [...new Set(body.capabilities)];
       const robotIds = checkRobotIds(deps, fleet.fleetId, body.robot_ids, capabilities);
-      const { template } = await createTemplate(store, fleet, {
+      const now = missions.clock.now();
+      const t = newTemplateRecord(store, fleet, {
         name: body.name,
         featureId: body.feature_id,
         enabled: true,
         capabilities,
         steps: body.steps ?? [{ kind: 'mow_area', config: { feature_id: body.feature_id } }],
         parameters: body.parameters ?? {},
-      }, missions.clock.now());
-      const sync = deps.runtime ? await deps.runtime.awaitSync(fleet.fleetId) : { runtimeSync: 'applied' as const };
-      let s: ScheduleRecord;
-      try {
-        s = await missions.create({
-          orgId: fleet.orgId, fleetId: fleet.fleetId, target: { type: 'mission', missionId: template.missionId }, robotIds, schedule: spec,
-          ...options(body), createdBy: { apiKeyId: auth.apiKeyId },
-        });
-      } catch (err) {
-        // No job without its schedule: the template goes again, so a retry does not leave a second one.
-        // If the delete fails too, the schedule error is still the answer (the template then stays).
-        await deleteTemplate(store, fleet.fleetId, template.missionId, missions.clock.now()).catch(() => undefined);
-        if (deps.runtime) void deps.runtime.changed(fleet.fleetId);
-        throw err;
-      }
-      const out = { ...accepted(s, `Job accepted: template ${template.missionId} created enabled`), ...sync };
-      return { status: sync.runtimeSync === 'applied' ? 201 : 202, body: out };
+      }, now);
+      const s = missions.prepare({
+        orgId: fleet.orgId, fleetId: fleet.fleetId, target: { type: 'mission', missionId: t.missionId }, robotIds, schedule: spec,
+        ...options(body), createdBy: { apiKeyId: auth.apiKeyId },
+      });
+      const what = `Job accepted: template ${t.missionId} created enabled`;
+      const replyWith = (sync: SyncResult): HandlerResult => ({ status: sync.runtimeSync === 'applied' ? 201 : 202, body: { ...accepted(s, what), ...sync } });
+      // Template, schedule and this answer in one commit; the answer is replaced by the final one
+      // once the live operation adopted the template (or did not, in time).
+      const committed = replyWith(deps.runtime ? SYNC_UNCONFIRMED : { runtimeSync: 'applied' });
+      await commitJob(store, missions, fleet, t, s, now, () => commit.inTxn(committed));
+      faultPoint('mission-tool.after-commit');
+      return deps.runtime ? replyWith(await deps.runtime.awaitSync(fleet.fleetId)) : committed;
     });
   }
 
   async function deployOrSchedule(ctx: RouteContext<Record<string, string>, Record<string, unknown>, DeployMissionBody | ScheduleMissionBody>, endpoint: string, spec: ScheduleObject | null): Promise<HandlerResult> {
     const { body, auth } = ctx;
     const fleet = fleetOf(deps, auth, body);
-    return idem(ctx, fleet, endpoint, async () => {
+    return idem(ctx, fleet, endpoint, async (commit) => {
       const schedule = toSpec(spec, auth);
       const t = requireTemplate(store, fleet.fleetId, body.mission_id);
       const robotIds = checkRobotIds(deps, fleet.fleetId, body.robot_ids, t.capabilities);
-      const s = await missions.create({
+      return commitSchedule(commit, {
         orgId: fleet.orgId, fleetId: fleet.fleetId, target: { type: 'mission', missionId: t.missionId }, robotIds, schedule,
         ...options(body), createdBy: { apiKeyId: auth.apiKeyId },
-      });
-      return { status: schedule === null ? 202 : 201, body: accepted(s, schedule === null ? 'Fire-now run accepted' : 'Schedule accepted') };
+      }, schedule === null ? 202 : 201, schedule === null ? 'Fire-now run accepted' : 'Schedule accepted');
     });
   }
 
@@ -160,6 +171,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
     const fleet = fleetOf(deps, auth, body);
     const s = requireSchedule(store, fleet.fleetId, body.schedule_id);
     if (s.target.type === 'command') requirePermission(auth, 'operations:control');
+    if (body.rebind_to_caller === true) requireRebindPermissions(auth.permissions, s);
     let robotIds: string[] | undefined;
     if (body.robot_ids !== undefined) {
       const caps = s.target.type === 'mission' ? (store.templates.get(s.target.missionId)?.capabilities ?? []) : [];
@@ -167,20 +179,22 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       if (s.target.type === 'command' && robotIds.length === 0) throw apiError('robot_ids_invalid', { detail: 'a command schedule needs at least one robot' });
     }
     const updated = await missions.edit(s.scheduleId, {
+      ...(body.rebind_to_caller === true ? { actAs: auth.apiKeyId } : {}),
       ...(body.schedule !== undefined ? { schedule: toSpec(body.schedule, auth) } : {}),
       ...(robotIds !== undefined ? { robotIds } : {}),
       ...(body.deployment_deadline_ms !== undefined ? { deploymentDeadlineMs: body.deployment_deadline_ms } : {}),
       ...(body.retry_limit !== undefined ? { retryLimit: body.retry_limit } : {}),
       ...(body.retry_interval_secs !== undefined ? { retryIntervalSecs: body.retry_interval_secs } : {}),
     });
-    return { status: 200, body: accepted(updated, 'Schedule edited') };
+    const paused = (updated.pausedReason ?? null) !== null;
+    return { status: 200, body: accepted(updated, paused ? `Schedule edited; still paused (${updated.lastFailureDetail ?? ''}): rebind_to_caller resumes it` : 'Schedule edited') };
   }
 
   async function scheduleCommand(ctx: RouteContext<Record<string, string>, Record<string, unknown>, ScheduleCommandBody>): Promise<HandlerResult> {
     const { body, auth } = ctx;
     requirePermission(auth, 'robots:write');
     const fleet = fleetOf(deps, auth, body);
-    return idem(ctx, fleet, 'POST /v1/agent/schedule-command', async () => {
+    return idem(ctx, fleet, 'POST /v1/agent/schedule-command', async (commit) => {
       const spec = toSpec(body.schedule, auth);
       const c = body.command;
       if (c.action === 'mode' && c.mode === undefined) throw apiError('action_field_missing', { action: 'mode', field: 'command.mode' });
@@ -194,11 +208,10 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       const command: Record<string, unknown> = { action: c.action };
       if (c.mode !== undefined) command.mode = c.mode;
       if (c.reason !== undefined) command.reason = c.reason;
-      const s = await missions.create({
+      return commitSchedule(commit, {
         orgId: fleet.orgId, fleetId: fleet.fleetId, target: { type: 'command', command }, robotIds, schedule: spec,
         ...options(body), createdBy: { apiKeyId: auth.apiKeyId },
-      });
-      return { status: 201, body: accepted(s, `Command schedule accepted (${c.action} to ${robotIds.length} robot(s))`) };
+      }, 201, `Command schedule accepted (${c.action} to ${robotIds.length} robot(s))`);
     });
   }
 

@@ -9,9 +9,10 @@
  */
 import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
 import { withIdempotency } from '../../idempotency/index.js';
+import { faultPoint } from '../../missions/fault-points.js';
 import { getOperation } from '../../missions/operation.js';
 import type { TemplateRecord } from '../../missions/records.js';
-import type { OperationRuntime, SyncResult } from '../../missions/runtime.js';
+import { SYNC_UNCONFIRMED, type OperationRuntime, type SyncResult } from '../../missions/runtime.js';
 import { createTemplate, deleteTemplate, listTemplates, requireTemplate, setTemplateEnabled, updateTemplate } from '../../missions/templates.js';
 import type { Store } from '../../store/lmdb.js';
 import { FleetPathParams } from '../schemas/features.js';
@@ -125,8 +126,14 @@ export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }
           { actor: ctx.auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint: `POST ${BASE}` },
           ctx.idempotencyKey,
           ctx.body,
-          async () => {
-            const { template, operation } = await createTemplate(store, fleet, ctx.body, ctx.nowMs);
+          async (commit) => {
+            // The answer commits with the template: a failure or crash after the commit answers it,
+            // and a retry gets it back instead of creating a second template.
+            const { template, operation } = await createTemplate(store, fleet, ctx.body, ctx.nowMs, (t, op) => {
+              const r = mutationResult(201, SYNC_UNCONFIRMED, { missionId: t.missionId, operationId: op.operationId, template: t });
+              commit.inTxn({ status: r.status, body: r.body });
+            });
+            faultPoint('mission-tool.after-commit');
             const sync = await runtime.awaitSync(fleet.fleetId);
             return mutationResult(201, sync, { missionId: template.missionId, operationId: operation.operationId, template });
           },

@@ -64,7 +64,7 @@ export const ScheduleStatusView = Type.Object(
     schedule_id: Uuid,
     status: Type.String({ description: 'scheduled | pending | deployed | failed' }),
     cancelled: Type.Boolean(),
-    phase: Type.String({ description: 'idle (no open fire), selecting, sent (MissionStart awaiting the robot\'s ack), retry_wait, or cancelled.' }),
+    phase: Type.String({ description: 'idle (no open fire), selecting, sent (MissionStart awaiting the robot\'s ack), retry_wait, paused (its acting key may no longer act), or cancelled.' }),
     summary: Type.String(),
     next_fire_at_ms: Nullable(Type.Integer()),
     open_fire: Nullable(Type.Object({
@@ -131,7 +131,8 @@ export const ScheduleRow = Type.Object({}, {
   additionalProperties: true,
   description:
     'scheduleId, fleet_id, kind (mission | command), template_mission_id, command, robot_ids, schedule, status, last_failure_reason, ' +
-    'last_failure_detail, deployment_deadline_ms, retry_limit, retry_interval_secs, next_fire_at_ms, cancelled, fires_total, skipped_fires, ' +
+    'last_failure_detail, deployment_deadline_ms, retry_limit, retry_interval_secs, next_fire_at_ms, cancelled, paused_reason (creator_key_invalid while ' +
+    'paused, else null), acts_as_api_key_id (the key the schedule acts as), fires_total, skipped_fires, ' +
     'last_run_id, correlation_id, created_at_ms, updated_at_ms.',
 });
 

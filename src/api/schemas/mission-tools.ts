@@ -4,7 +4,7 @@
  * schedule-command, cancel-schedule and set-mission-priorities. Every body is strict.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { MAX_INTERVAL_S, MIN_INTERVAL_S } from '../../scheduling/recurrence.js';
+import { MAX_INTERVAL_S, MAX_TIME_MS, MIN_INTERVAL_S } from '../../scheduling/recurrence.js';
 import { Nullable, Uuid } from './common.js';
 
 export const MAX_ROBOT_IDS = 100;
@@ -34,7 +34,11 @@ export const ScheduleObject = Type.Object(
   {
     owner: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Free-form owner label; default: the calling API key id.' })),
     timezone: Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone name (e.g. Europe/Berlin); cron is evaluated in it.' }),
-    startTimeMs: Type.Integer({ minimum: 0, description: 'Epoch ms; no fire happens before it.' }),
+    startTimeMs: Type.Integer({
+      minimum: 0,
+      maximum: MAX_TIME_MS,
+      description: `Epoch ms; no fire happens before it. At most ${MAX_TIME_MS} (9999-12-31T23:59:59.999Z); a recurrence has no occurrence after that instant.`,
+    }),
     kind: ScheduleKindSchema,
   },
   { additionalProperties: false },
@@ -106,8 +110,20 @@ export const EditScheduleBody = Type.Object(
     robot_ids: Type.Optional(RobotIds),
     schedule: Type.Optional(Nullable(ScheduleObject)),
     ...DeploymentOptions,
+    rebind_to_caller: Type.Optional(Type.Boolean({
+      description:
+        'true: the schedule acts as the calling API key from now on (its fires\' commands are sent and audited as it; the key needs what creating the ' +
+        'schedule needs: missions:write, or operations:control and robots:write for a command schedule). Resumes a schedule paused with ' +
+        '`creator_key_invalid` (its acting key was revoked, expired or lost a permission): from the new `schedule` when one is given, else from its ' +
+        'next occurrence after now.',
+    })),
   },
-  { additionalProperties: false, description: 'Omitted fields are kept. A new `schedule` (null: fire now) re-arms the schedule from now. The id never changes.' },
+  {
+    additionalProperties: false,
+    description:
+      'Omitted fields are kept. A new `schedule` (null: fire now) re-arms the schedule from now. The id never changes. A schedule paused with ' +
+      '`creator_key_invalid` stays paused (no fire) until `rebind_to_caller` is true.',
+  },
 );
 export type EditScheduleBody = Static<typeof EditScheduleBody>;
 
