@@ -13,6 +13,7 @@
 import { STATUS_CODES } from 'node:http';
 import * as uws from 'uWebSockets.js';
 import { ApiError, apiError } from '../errors/catalog.js';
+import { inspectHead } from './request-head.js';
 import { errorResponse, type AbortSource } from './router.js';
 import type { PlainRequest, PlainResponse } from './types.js';
 
@@ -73,9 +74,8 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       abort.abort();
     });
 
-    const plain = copyRequest(res, req);
-    const declared = req.getHeader('content-length');
-    const hasBody = declared !== '' ? declared !== '0' : req.getHeader('transfer-encoding') !== '';
+    const head = inspectHead((cb) => req.forEach(cb));
+    const plain = copyRequest(res, req, head.headers);
     const write = (out: PlainResponse, closeConnection = false): void => {
       if (settled) return;
       settle();
@@ -101,12 +101,29 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       }
     };
 
-    if (declared !== '' && Number(declared) > maxBody) {
+    if (head.problem !== null) {
+      if (!head.problem.framing) {
+        // Framed correctly, so the connection can stay, unless a body would follow unread.
+        write(errorResponse(head.problem.error), head.hasBody);
+        return;
+      }
+      // The bytes after this header block cannot be trusted (they may be a smuggled request). An
+      // answer written now would not stop uWS from parsing them: it goes on with whatever is already
+      // in its read buffer before our close takes effect. So the answer waits one macrotask, during
+      // which the response is pending, and uWS closes a connection that sends another request while a
+      // response is pending, before any handler sees that request. With nothing behind the header
+      // block, the client gets the 400 and the connection is closed.
+      const answer = errorResponse(head.problem.error);
+      res.onData(() => {});
+      setImmediate(() => write(answer, true));
+      return;
+    }
+    if (head.contentLength !== null && head.contentLength > maxBody) {
       // The unread body is still on the wire: answer and close rather than drain it.
       write(errorResponse(apiError('body_too_large', { limit: maxBody })), true);
       return;
     }
-    if (!hasBody) {
+    if (!head.hasBody) {
       dispatch(EMPTY_BODY);
       return;
     }
@@ -197,14 +214,7 @@ class LazyAbort {
   }
 }
 
-function copyRequest(res: uws.HttpResponse, req: uws.HttpRequest): PlainRequest {
-  const headers: PlainRequest['headers'] = {};
-  const authorization = req.getHeader('authorization');
-  if (authorization !== '') headers.authorization = authorization;
-  const contentType = req.getHeader('content-type');
-  if (contentType !== '') headers['content-type'] = contentType;
-  const idempotencyKey = req.getHeader('idempotency-key');
-  if (idempotencyKey !== '') headers['idempotency-key'] = idempotencyKey;
+function copyRequest(res: uws.HttpResponse, req: uws.HttpRequest, headers: PlainRequest['headers']): PlainRequest {
   return {
     method: req.getCaseSensitiveMethod(),
     path: req.getUrl(),
