@@ -95,7 +95,9 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
       return errorResponse(apiError('internal'));
     };
     try {
-      const found = match(table, req.method, req.path);
+      // HEAD is served wherever GET is (RFC 9110 section 9.3.2): the same handler and status; the
+      // adapter sends the headers without the body.
+      const found = match(table, req.method === 'HEAD' ? 'GET' : req.method, req.path, req.method);
       route = found.route;
       const result = run(found.route, found.params, req, signal, nowMs);
       return isPromise(result) ? result.then(toResponse).catch(fail) : toResponse(result);
@@ -173,11 +175,17 @@ function toResponse(result: HandlerResult): PlainResponse {
   return { status: result.status, headers, body: text };
 }
 
-function match(table: RouteTable<CompiledRoute>, method: string, path: string): { route: CompiledRoute; params: Record<string, string> } {
+function match(
+  table: RouteTable<CompiledRoute>,
+  method: string,
+  path: string,
+  asSent: string,
+): { route: CompiledRoute; params: Record<string, string> } {
   const found = table.match(method, path);
   if (found.route !== null) return found;
-  if (found.allowed.length === 0) throw apiError('route_not_found', { method: safeText(method), path: safeText(path) });
-  throw apiError('method_not_allowed', { method: safeText(method), path: safeText(path) }, { headers: { allow: found.allowed.join(', ') } });
+  if (found.allowed.length === 0) throw apiError('route_not_found', { method: safeText(asSent), path: safeText(path) });
+  const allowed = found.allowed.includes('GET') ? [...found.allowed, 'HEAD'] : found.allowed;
+  throw apiError('method_not_allowed', { method: safeText(asSent), path: safeText(path) }, { headers: { allow: allowed.join(', ') } });
 }
 
 function validateParams(route: CompiledRoute, raw: Record<string, string>): Record<string, unknown> {

@@ -82,7 +82,19 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       res.cork(() => {
         res.writeStatus(statusLine(out.status));
         for (const k in out.headers) res.writeHeader(k, out.headers[k]!);
-        res.end(out.body, closeConnection);
+        if (plain.method !== 'HEAD') {
+          res.end(out.body, closeConnection);
+        } else if (closeConnection) {
+          // An error that closes the connection: nothing can follow, an empty body is enough.
+          res.end('', true);
+        } else {
+          // A HEAD answer has the GET answer's headers and no body: a body here would be read as the
+          // start of the next response on a keep-alive connection. uWS adds no Content-Length to a
+          // bodiless end, so it is written here. (endWithoutBody(length) would write it, but leaves the
+          // response pending in uws-pack 20.0.8: the next request on the connection then closes it.)
+          res.writeHeader('content-length', String(Buffer.byteLength(out.body)));
+          res.endWithoutBody();
+        }
       });
     };
     const dispatch = (body: Buffer): void => {
