@@ -19,7 +19,7 @@ const lines = [
   '',
   'A few malformed requests are answered by uWebSockets.js itself, before the gateway sees them, with its',
   'own short HTML body (400 for Content-Length with Transfer-Encoding or a malformed Content-Length, 431',
-  'for a header block over its 4 KiB buffer, 505 for HTTP/1.0); docs/http-hardening.md lists them and why.',
+  'for a header block over 64 KiB, 505 for HTTP/1.0); docs/http-hardening.md lists them and why.',
   '',
 ];
 writeFileSync(new URL('../docs/errors.md', import.meta.url), lines.join('\n'));

@@ -34,6 +34,7 @@ export const ERROR_CATALOG = {
   method_not_allowed: { code: 'bad_request', status: 405, template: 'Method {method} is not allowed on {path}.' },
   ack_wait_conflict: { code: 'bad_request', status: 400, template: 'Send either wait_for_ack or wait_for_ack_ms, not both.' },
   ambiguous_framing: { code: 'bad_request', status: 400, template: 'Ambiguous message framing: {detail}; the connection is closed.' },
+  headers_too_large: { code: 'bad_request', status: 431, template: 'The request line and headers exceed {limit} bytes.' },
   duplicate_header: { code: 'bad_request', status: 400, template: 'Header {header} must appear only once.' },
   key_in_query: { code: 'bad_request', status: 400, template: 'Credentials are accepted only in the Authorization header, never in the URL.' },
   unauthorized: { code: 'unauthorized', status: 401, template: 'Missing, invalid, expired or revoked credential.' },

@@ -15,6 +15,12 @@
 import { apiError, type ApiError } from '../errors/catalog.js';
 import type { PlainRequest } from './types.js';
 
+/**
+ * Largest request line plus header block the gateway serves, in bytes (Node's default); larger ones
+ * get a JSON 431 up to uWS's own buffer (uws-limits.ts), an HTML 431 from uWS beyond it.
+ */
+export const MAX_HEADER_BYTES = 16 * 1024;
+
 /** What {@link inspectHead} found. */
 export interface RequestHead {
   /** The headers the core uses (lower-cased names). */
@@ -33,9 +39,11 @@ export interface RequestHead {
 /**
  * Reads every header field line once.
  * @param forEachHeader uWS's `req.forEach` (every field line, repeated names included, lower-cased)
+ * @param requestLineBytes length of the request line (counted toward {@link MAX_HEADER_BYTES})
  */
-export function inspectHead(forEachHeader: (cb: (key: string, value: string) => void) => void): RequestHead {
+export function inspectHead(forEachHeader: (cb: (key: string, value: string) => void) => void, requestLineBytes: number): RequestHead {
   const headers: PlainRequest['headers'] = {};
+  let bytes = requestLineBytes;
   let lengthLines = 0;
   let lengthValue = '';
   let codingLines = 0;
@@ -43,6 +51,8 @@ export function inspectHead(forEachHeader: (cb: (key: string, value: string) => 
   let hostLines = 0;
   let repeated: string | null = null;
   forEachHeader((key, value) => {
+    // `name: value\r\n`
+    bytes += key.length + value.length + 4;
     switch (key) {
       case 'content-length':
         lengthLines++;
@@ -75,6 +85,8 @@ export function inspectHead(forEachHeader: (cb: (key: string, value: string) => 
     problem = framing('Transfer-Encoding appears more than once');
   } else if (codingLines === 1 && codingValue.trim().toLowerCase() !== 'chunked') {
     problem = framing('the only transfer coding accepted is chunked');
+  } else if (bytes > MAX_HEADER_BYTES) {
+    problem = { error: apiError('headers_too_large', { limit: MAX_HEADER_BYTES }), framing: false };
   } else if (repeated !== null) {
     problem = { error: apiError('duplicate_header', { header: headerName(repeated) }), framing: false };
   }

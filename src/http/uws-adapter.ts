@@ -11,6 +11,8 @@
  * uWS callback returns.
  */
 import { STATUS_CODES } from 'node:http';
+// Must run before uWebSockets.js loads: it sets the header buffer size uWS reads at load time.
+import './uws-limits.js';
 import * as uws from 'uWebSockets.js';
 import { ApiError, apiError } from '../errors/catalog.js';
 import { inspectHead } from './request-head.js';
@@ -74,8 +76,19 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       abort.abort();
     });
 
-    const head = inspectHead((cb) => req.forEach(cb));
-    const plain = copyRequest(res, req, head.headers);
+    const method = req.getCaseSensitiveMethod();
+    const url = req.getUrl();
+    const query = req.getQuery() ?? '';
+    // `METHOD /path?query HTTP/1.1\r\n`
+    const head = inspectHead((cb) => req.forEach(cb), method.length + url.length + query.length + 12);
+    const plain: PlainRequest = {
+      method,
+      path: url,
+      query,
+      headers: head.headers,
+      body: EMPTY_BODY,
+      remoteAddress: ADDRESS_DECODER.decode(res.getRemoteAddressAsText()),
+    };
     const write = (out: PlainResponse, closeConnection = false): void => {
       if (settled) return;
       settle();
@@ -224,15 +237,4 @@ class LazyAbort {
     this.aborted = true;
     this.controller?.abort();
   }
-}
-
-function copyRequest(res: uws.HttpResponse, req: uws.HttpRequest, headers: PlainRequest['headers']): PlainRequest {
-  return {
-    method: req.getCaseSensitiveMethod(),
-    path: req.getUrl(),
-    query: req.getQuery() ?? '',
-    headers,
-    body: EMPTY_BODY,
-    remoteAddress: ADDRESS_DECODER.decode(res.getRemoteAddressAsText()),
-  };
 }
