@@ -14,6 +14,7 @@ import { requirePermission } from '../auth/access.js';
 import { authenticate } from '../auth/authenticate.js';
 import { ApiError, apiError } from '../errors/catalog.js';
 import type { Store } from '../store/lmdb.js';
+import { scanJsonText } from './json-scan.js';
 import { JsonText } from './json-text.js';
 import { compilePath, type CompiledPath } from './path-template.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -209,6 +210,17 @@ function validateQuery(route: CompiledRoute, raw: string): Record<string, unknow
     return value;
   }
   if (!route.query(value)) throw apiError('invalid_query', { detail: safeText(describeErrors(route.query.errors)) });
+  // ajv coerces `Infinity` (and `1e400`) to Infinity and then, under strictNumbers (part of `strict`),
+  // skips minimum/maximum for a non-finite number instead of failing: so every coerced number is
+  // checked here. An integer past 2^53 is finite but no longer exact: refused too.
+  for (const name in value) {
+    const v = value[name];
+    for (const n of Array.isArray(v) ? v : [v]) {
+      if (typeof n === 'number' && !Number.isSafeInteger(n) && (!Number.isFinite(n) || Number.isInteger(n))) {
+        throw apiError('invalid_query', { detail: `${safeText(name)} must be a finite number within ±2^53` });
+      }
+    }
+  }
   return value;
 }
 
@@ -219,12 +231,16 @@ function parseBody(route: CompiledRoute, req: PlainRequest): unknown {
   }
   const type = req.headers['content-type'];
   if (type === undefined || !JSON_TYPE.test(type)) throw apiError('unsupported_media_type');
+  const text = req.body.toString('utf8');
   let value: unknown;
   try {
-    value = JSON.parse(req.body.toString('utf8'));
+    value = JSON.parse(text);
   } catch {
     throw apiError('malformed_json');
   }
+  // Duplicate keys, nesting depth and out-of-range numbers: what JSON.parse lets through (json-scan.ts).
+  const problem = scanJsonText(text);
+  if (problem !== null) throw apiError('invalid_body', { detail: safeText(problem) });
   if (!route.body(value)) throw apiError('invalid_body', { detail: safeText(describeErrors(route.body.errors)) });
   return value;
 }
