@@ -18,8 +18,9 @@ export const JSON_WRAPPED = '\u0000fleetgw.json';
 
 /** What lmdb-js needs of its encoder (msgpackr's Packr). */
 interface LmdbEncoder {
-  encode(value: unknown, mode?: number): Uint8Array;
-  pack(value: unknown, mode?: number): Uint8Array;
+  // Function-typed properties: msgpackr assigns them per instance (closures), they are not methods.
+  encode: (value: unknown, mode?: number) => Uint8Array;
+  pack: (value: unknown, mode?: number) => Uint8Array;
   decode(bytes: Uint8Array, options?: unknown): unknown;
   structures?: { uninitialized?: boolean } | undefined;
   /** Present when lmdb-js shares structures across records (not the gateway's setting). */

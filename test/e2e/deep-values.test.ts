@@ -17,11 +17,6 @@ const square = { type: 'Polygon', coordinates: [[[10, 50], [10.001, 50], [10.001
 
 /** `{"a":{"a":…1…}}` with `levels` objects. */
 const nestedText = (levels: number): string => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
-function nested(levels: number): unknown {
-  let v: unknown = 1;
-  for (let i = 0; i < levels; i++) v = { a: v };
-  return v;
-}
 
 const DEEP_TEXT = nestedText(1249);
 
