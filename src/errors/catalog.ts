@@ -48,6 +48,7 @@ export const ERROR_CATALOG = {
   too_many_targets: { code: 'bad_request', status: 400, template: 'At most {max} robots per request.' },
   no_targets: { code: 'bad_request', status: 400, template: 'Name at least one robot with robot_id or robot_ids.' },
   rate_limited: { code: 'rate_limited', status: 429, template: 'Rate limit exceeded; retry after {retryAfterS} s.' },
+  auth_throttled: { code: 'rate_limited', status: 429, template: 'Too many failed authentication attempts from this address; retry after {retryAfterS} s.' },
   all_targets_failed: { code: 'unavailable', status: 502, template: 'Every target of the command failed.' },
   some_targets_failed: { code: 'partial_failure', status: 207, template: '{failed} of {count} targets failed; see outcomes.' },
   agent_rejected: { code: 'policy_rejected', status: 422, template: 'The robot agent rejected the command: {reason}.' },

@@ -11,12 +11,13 @@
  */
 import type { ValidateFunction } from 'ajv';
 import { requirePermission } from '../auth/access.js';
-import { authenticate } from '../auth/authenticate.js';
+import { authenticate, isKnownCredential } from '../auth/authenticate.js';
 import { ApiError, apiError } from '../errors/catalog.js';
 import type { Store } from '../store/lmdb.js';
 import { scanJsonText } from './json-scan.js';
 import { JsonText } from './json-text.js';
 import { compilePath, type CompiledPath } from './path-template.js';
+import type { AuthThrottle } from './auth-throttle.js';
 import type { RateLimiter } from './rate-limit.js';
 import { RouteTable } from './route-table.js';
 import type { AuthContext, HandlerResult, PlainRequest, PlainResponse, RouteContext, RouteDef } from './types.js';
@@ -25,6 +26,8 @@ import { describeErrors, RequestValidators } from './validation.js';
 export interface RouterDeps {
   store: Store;
   rateLimiter: RateLimiter;
+  /** Per-address throttle on failed authentication; none in unit tests that do not need it. */
+  authThrottle?: AuthThrottle;
   /** Wall clock (ms); injectable for expiry and rate-limit tests. */
   now?: () => number;
   /** Sink for internal-error lines; never receives credentials. */
@@ -118,7 +121,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     let auth: AuthContext | null = null;
     let limited: ApiError | null = null;
     if (def.auth !== 'none') {
-      auth = authenticate(deps.store, req.headers.authorization, nowMs);
+      auth = authenticateThrottled(req, nowMs);
       try {
         deps.rateLimiter.consume(auth.apiKeyId, nowMs);
       } catch (err: unknown) {
@@ -134,6 +137,28 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     if (limited !== null && def.urgent?.(body) !== true) throw limited;
     // RouteContext types auth as non-null for handler ergonomics; only 'none' routes see null.
     return def.handler(new HandlerContext(params, query, body, auth as AuthContext, signal, nowMs, req.headers['idempotency-key']));
+  }
+
+  /**
+   * {@link authenticate} behind the per-address throttle on failed credentials (auth-throttle.ts): a
+   * throttled address gets 429 for any credential this process has not verified before, unchecked;
+   * a presented credential that fails counts against its address.
+   */
+  function authenticateThrottled(req: PlainRequest, nowMs: number): AuthContext {
+    const throttle = deps.authThrottle;
+    const authorization = req.headers.authorization;
+    if (throttle === undefined) return authenticate(deps.store, authorization, nowMs);
+    const waitS = throttle.blockedFor(req.remoteAddress, nowMs);
+    if (waitS !== null && !isKnownCredential(deps.store, authorization)) {
+      throw apiError('auth_throttled', { retryAfterS: waitS }, { headers: { 'retry-after': String(waitS) } });
+    }
+    try {
+      return authenticate(deps.store, authorization, nowMs);
+    } catch (err: unknown) {
+      // No credential at all guesses nothing: only presented ones count.
+      if (authorization !== undefined && err instanceof ApiError && err.id === 'unauthorized') throttle.failed(req.remoteAddress, nowMs);
+      throw err;
+    }
   }
 
   const router = handle as Router;
