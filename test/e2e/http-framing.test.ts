@@ -139,7 +139,7 @@ describe('framing uWebSockets.js refuses before the gateway sees the request (HT
           `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
         700,
       );
-      // uWS 20.0.8 treats these as an unfinished header block: no answer, and its 10 s idle timeout
+      // uWS 20.0.8 treats these as an unfinished header block: no answer, and its idle timeout (10-14 s)
       // closes the connection later. The gateway never sees the request (docs/http-hardening.md).
       expect(r.text).toBe('');
     }
