@@ -31,6 +31,7 @@ const ERROR_TITLES: Record<number, string> = {
   415: 'Unsupported media type',
   422: 'Policy rejected',
   429: 'Rate limited',
+  431: 'Request header fields too large',
   500: 'Internal error',
   502: 'All targets failed',
   503: 'Unavailable',
@@ -71,7 +72,7 @@ function errorComponents(byStatus: Map<number, ErrorId[]>): Json {
 
 /** Statuses of the errors a route can produce: the router's own plus the route's declared ones. */
 function routeErrorStatuses(route: RouteDef): Set<number> {
-  const s = new Set<number>([400, 500, 503]);
+  const s = new Set<number>([400, 431, 500, 503]);
   if (route.auth !== 'none') {
     s.add(401);
     s.add(429);

@@ -116,3 +116,14 @@ function usable(key: KeyEntry, nowMs: number): AuthContext {
   if (key.expiresAtMs !== null && nowMs >= key.expiresAtMs) throw apiError('unauthorized');
   return key.auth;
 }
+
+/**
+ * Whether `authorization` carries a credential this process has verified successfully before (it is in
+ * the bounded verified-credential map, whatever its age). The failed-authentication throttle
+ * (src/http/auth-throttle.ts) still lets such a credential be checked from a throttled address; a
+ * guessed one can never be in the map. O(1), no hashing.
+ */
+export function isKnownCredential(store: Store, authorization: string | undefined): boolean {
+  const raw = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+  return raw !== undefined && verifiedMap(store).has(raw);
+}

@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { CommandService } from '../commands/service.js';
 import { recordLinkConflicts } from '../events/link-conflict.js';
 import type { GatewayTunables } from '../config.js';
+import { AuthThrottle } from '../http/auth-throttle.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { createRouter } from '../http/router.js';
 import { ensureTlsFiles } from '../http/tls.js';
@@ -110,6 +111,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const router = createRouter(routes, {
       store,
       rateLimiter: new RateLimiter({ ratePerSecond: tunables.rateLimitPerSecond, burst: tunables.rateLimitBurst }),
+      authThrottle: new AuthThrottle(),
       log,
     });
     http = await startHttpServer({

@@ -11,11 +11,13 @@
  */
 import type { ValidateFunction } from 'ajv';
 import { requirePermission } from '../auth/access.js';
-import { authenticate } from '../auth/authenticate.js';
+import { authenticate, isKnownCredential } from '../auth/authenticate.js';
 import { ApiError, apiError } from '../errors/catalog.js';
 import type { Store } from '../store/lmdb.js';
+import { scanJsonText } from './json-scan.js';
 import { JsonText } from './json-text.js';
 import { compilePath, type CompiledPath } from './path-template.js';
+import type { AuthThrottle } from './auth-throttle.js';
 import type { RateLimiter } from './rate-limit.js';
 import { RouteTable } from './route-table.js';
 import type { AuthContext, HandlerResult, PlainRequest, PlainResponse, RouteContext, RouteDef } from './types.js';
@@ -24,6 +26,8 @@ import { describeErrors, RequestValidators } from './validation.js';
 export interface RouterDeps {
   store: Store;
   rateLimiter: RateLimiter;
+  /** Per-address throttle on failed authentication; none in unit tests that do not need it. */
+  authThrottle?: AuthThrottle;
   /** Wall clock (ms); injectable for expiry and rate-limit tests. */
   now?: () => number;
   /** Sink for internal-error lines; never receives credentials. */
@@ -95,7 +99,9 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
       return errorResponse(apiError('internal'));
     };
     try {
-      const found = match(table, req.method, req.path);
+      // HEAD is served wherever GET is (RFC 9110 section 9.3.2): the same handler and status; the
+      // adapter sends the headers without the body.
+      const found = match(table, req.method === 'HEAD' ? 'GET' : req.method, req.path, req.method);
       route = found.route;
       const result = run(found.route, found.params, req, signal, nowMs);
       return isPromise(result) ? result.then(toResponse).catch(fail) : toResponse(result);
@@ -115,7 +121,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     let auth: AuthContext | null = null;
     let limited: ApiError | null = null;
     if (def.auth !== 'none') {
-      auth = authenticate(deps.store, req.headers.authorization, nowMs);
+      auth = authenticateThrottled(req, nowMs);
       try {
         deps.rateLimiter.consume(auth.apiKeyId, nowMs);
       } catch (err: unknown) {
@@ -131,6 +137,28 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     if (limited !== null && def.urgent?.(body) !== true) throw limited;
     // RouteContext types auth as non-null for handler ergonomics; only 'none' routes see null.
     return def.handler(new HandlerContext(params, query, body, auth as AuthContext, signal, nowMs, req.headers['idempotency-key']));
+  }
+
+  /**
+   * {@link authenticate} behind the per-address throttle on failed credentials (auth-throttle.ts): a
+   * throttled address gets 429 for any credential this process has not verified before, unchecked;
+   * a presented credential that fails counts against its address.
+   */
+  function authenticateThrottled(req: PlainRequest, nowMs: number): AuthContext {
+    const throttle = deps.authThrottle;
+    const authorization = req.headers.authorization;
+    if (throttle === undefined) return authenticate(deps.store, authorization, nowMs);
+    const waitS = throttle.blockedFor(req.remoteAddress, nowMs);
+    if (waitS !== null && !isKnownCredential(deps.store, authorization)) {
+      throw apiError('auth_throttled', { retryAfterS: waitS }, { headers: { 'retry-after': String(waitS) } });
+    }
+    try {
+      return authenticate(deps.store, authorization, nowMs);
+    } catch (err: unknown) {
+      // No credential at all guesses nothing: only presented ones count.
+      if (authorization !== undefined && err instanceof ApiError && err.id === 'unauthorized') throttle.failed(req.remoteAddress, nowMs);
+      throw err;
+    }
   }
 
   const router = handle as Router;
@@ -173,11 +201,17 @@ function toResponse(result: HandlerResult): PlainResponse {
   return { status: result.status, headers, body: text };
 }
 
-function match(table: RouteTable<CompiledRoute>, method: string, path: string): { route: CompiledRoute; params: Record<string, string> } {
+function match(
+  table: RouteTable<CompiledRoute>,
+  method: string,
+  path: string,
+  asSent: string,
+): { route: CompiledRoute; params: Record<string, string> } {
   const found = table.match(method, path);
   if (found.route !== null) return found;
-  if (found.allowed.length === 0) throw apiError('route_not_found', { method: safeText(method), path: safeText(path) });
-  throw apiError('method_not_allowed', { method: safeText(method), path: safeText(path) }, { headers: { allow: found.allowed.join(', ') } });
+  if (found.allowed.length === 0) throw apiError('route_not_found', { method: safeText(asSent), path: safeText(path) });
+  const allowed = found.allowed.includes('GET') ? [...found.allowed, 'HEAD'] : found.allowed;
+  throw apiError('method_not_allowed', { method: safeText(asSent), path: safeText(path) }, { headers: { allow: allowed.join(', ') } });
 }
 
 function validateParams(route: CompiledRoute, raw: Record<string, string>): Record<string, unknown> {
@@ -201,6 +235,17 @@ function validateQuery(route: CompiledRoute, raw: string): Record<string, unknow
     return value;
   }
   if (!route.query(value)) throw apiError('invalid_query', { detail: safeText(describeErrors(route.query.errors)) });
+  // ajv coerces `Infinity` (and `1e400`) to Infinity and then, under strictNumbers (part of `strict`),
+  // skips minimum/maximum for a non-finite number instead of failing: so every coerced number is
+  // checked here. An integer past 2^53 is finite but no longer exact: refused too.
+  for (const name in value) {
+    const v = value[name];
+    for (const n of Array.isArray(v) ? v : [v]) {
+      if (typeof n === 'number' && !Number.isSafeInteger(n) && (!Number.isFinite(n) || Number.isInteger(n))) {
+        throw apiError('invalid_query', { detail: `${safeText(name)} must be a finite number within ±2^53` });
+      }
+    }
+  }
   return value;
 }
 
@@ -211,12 +256,16 @@ function parseBody(route: CompiledRoute, req: PlainRequest): unknown {
   }
   const type = req.headers['content-type'];
   if (type === undefined || !JSON_TYPE.test(type)) throw apiError('unsupported_media_type');
+  const text = req.body.toString('utf8');
   let value: unknown;
   try {
-    value = JSON.parse(req.body.toString('utf8'));
+    value = JSON.parse(text);
   } catch {
     throw apiError('malformed_json');
   }
+  // Duplicate keys, nesting depth and out-of-range numbers: what JSON.parse lets through (json-scan.ts).
+  const problem = scanJsonText(text);
+  if (problem !== null) throw apiError('invalid_body', { detail: safeText(problem) });
   if (!route.body(value)) throw apiError('invalid_body', { detail: safeText(describeErrors(route.body.errors)) });
   return value;
 }

@@ -11,8 +11,11 @@
  * uWS callback returns.
  */
 import { STATUS_CODES } from 'node:http';
+// Must run before uWebSockets.js loads: it sets the header buffer size uWS reads at load time.
+import './uws-limits.js';
 import * as uws from 'uWebSockets.js';
 import { ApiError, apiError } from '../errors/catalog.js';
+import { inspectHead } from './request-head.js';
 import { errorResponse, type AbortSource } from './router.js';
 import type { PlainRequest, PlainResponse } from './types.js';
 
@@ -73,16 +76,38 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       abort.abort();
     });
 
-    const plain = copyRequest(res, req);
-    const declared = req.getHeader('content-length');
-    const hasBody = declared !== '' ? declared !== '0' : req.getHeader('transfer-encoding') !== '';
+    const method = req.getCaseSensitiveMethod();
+    const url = req.getUrl();
+    const query = req.getQuery() ?? '';
+    // `METHOD /path?query HTTP/1.1\r\n`
+    const head = inspectHead((cb) => req.forEach(cb), method.length + url.length + query.length + 12);
+    const plain: PlainRequest = {
+      method,
+      path: url,
+      query,
+      headers: head.headers,
+      body: EMPTY_BODY,
+      remoteAddress: ADDRESS_DECODER.decode(res.getRemoteAddressAsText()),
+    };
     const write = (out: PlainResponse, closeConnection = false): void => {
       if (settled) return;
       settle();
       res.cork(() => {
         res.writeStatus(statusLine(out.status));
         for (const k in out.headers) res.writeHeader(k, out.headers[k]!);
-        res.end(out.body, closeConnection);
+        if (plain.method !== 'HEAD') {
+          res.end(out.body, closeConnection);
+        } else if (closeConnection) {
+          // An error that closes the connection: nothing can follow, an empty body is enough.
+          res.end('', true);
+        } else {
+          // A HEAD answer has the GET answer's headers and no body: a body here would be read as the
+          // start of the next response on a keep-alive connection. uWS adds no Content-Length to a
+          // bodiless end, so it is written here. (endWithoutBody(length) would write it, but leaves the
+          // response pending in uws-pack 20.0.8: the next request on the connection then closes it.)
+          res.writeHeader('content-length', String(Buffer.byteLength(out.body)));
+          res.endWithoutBody();
+        }
       });
     };
     const dispatch = (body: Buffer): void => {
@@ -101,12 +126,29 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       }
     };
 
-    if (declared !== '' && Number(declared) > maxBody) {
+    if (head.problem !== null) {
+      if (!head.problem.framing) {
+        // Framed correctly, so the connection can stay, unless a body would follow unread.
+        write(errorResponse(head.problem.error), head.hasBody);
+        return;
+      }
+      // The bytes after this header block cannot be trusted (they may be a smuggled request). An
+      // answer written now would not stop uWS from parsing them: it goes on with whatever is already
+      // in its read buffer before our close takes effect. So the answer waits one macrotask, during
+      // which the response is pending, and uWS closes a connection that sends another request while a
+      // response is pending, before any handler sees that request. With nothing behind the header
+      // block, the client gets the 400 and the connection is closed.
+      const answer = errorResponse(head.problem.error);
+      res.onData(() => {});
+      setImmediate(() => write(answer, true));
+      return;
+    }
+    if (head.contentLength !== null && head.contentLength > maxBody) {
       // The unread body is still on the wire: answer and close rather than drain it.
       write(errorResponse(apiError('body_too_large', { limit: maxBody })), true);
       return;
     }
-    if (!hasBody) {
+    if (!head.hasBody) {
       dispatch(EMPTY_BODY);
       return;
     }
@@ -195,22 +237,4 @@ class LazyAbort {
     this.aborted = true;
     this.controller?.abort();
   }
-}
-
-function copyRequest(res: uws.HttpResponse, req: uws.HttpRequest): PlainRequest {
-  const headers: PlainRequest['headers'] = {};
-  const authorization = req.getHeader('authorization');
-  if (authorization !== '') headers.authorization = authorization;
-  const contentType = req.getHeader('content-type');
-  if (contentType !== '') headers['content-type'] = contentType;
-  const idempotencyKey = req.getHeader('idempotency-key');
-  if (idempotencyKey !== '') headers['idempotency-key'] = idempotencyKey;
-  return {
-    method: req.getCaseSensitiveMethod(),
-    path: req.getUrl(),
-    query: req.getQuery() ?? '',
-    headers,
-    body: EMPTY_BODY,
-    remoteAddress: ADDRESS_DECODER.decode(res.getRemoteAddressAsText()),
-  };
 }

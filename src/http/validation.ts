@@ -6,9 +6,10 @@
  * (a string "3" is not the number 3), while a query string only carries text, so its validator coerces
  * text to the declared types (and a lone value to a one-element array).
  */
-import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
+import { FREE_FORM_KEYWORD, freeFormProblem, type FreeFormLimits } from './free-form.js';
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object on some builds.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (
@@ -26,8 +27,8 @@ const BASE: Options = {
 
 /** Compiles request schemas: `body` strictly, `query`/`params` with text coercion. */
 export class RequestValidators {
-  private readonly bodyAjv = addFormats(new Ajv({ ...BASE, coerceTypes: false }));
-  private readonly textAjv = addFormats(new Ajv({ ...BASE, coerceTypes: 'array', useDefaults: true }));
+  private readonly bodyAjv = withFreeForm(addFormats(new Ajv({ ...BASE, coerceTypes: false })));
+  private readonly textAjv = withFreeForm(addFormats(new Ajv({ ...BASE, coerceTypes: 'array', useDefaults: true })));
 
   /** Compiles a body schema (no coercion). */
   body(schema: TSchema): ValidateFunction {
@@ -38,6 +39,18 @@ export class RequestValidators {
   text(schema: TSchema): ValidateFunction {
     return this.textAjv.compile(schema);
   }
+}
+
+/** Teaches `ajv` the {@link FREE_FORM_KEYWORD} keyword (depth and size bounds of free-form values). */
+function withFreeForm(ajv: Ajv): Ajv {
+  const validate: SchemaValidateFunction = (limits: FreeFormLimits, data: unknown): boolean => {
+    const problem = freeFormProblem(data, limits);
+    if (problem === null) return true;
+    validate.errors = [{ keyword: FREE_FORM_KEYWORD, message: problem, params: {} }];
+    return false;
+  };
+  ajv.addKeyword({ keyword: FREE_FORM_KEYWORD, schemaType: 'object', errors: true, validate });
+  return ajv;
 }
 
 /** One readable line for the first validation error, naming the offending field; never echoes values. */
@@ -53,5 +66,6 @@ export function describeErrors(errors: ErrorObject[] | null | undefined): string
     const missing = (e.params as { missingProperty?: string }).missingProperty ?? '?';
     return `${where === 'value' ? '' : `${where}: `}missing required field '${missing}'`;
   }
+  if (e.keyword === FREE_FORM_KEYWORD) return `${where}: ${e.message ?? 'too large'}`;
   return `${where} ${e.message ?? 'is invalid'}`;
 }

@@ -25,10 +25,11 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb';
 import type { IdempotencyRecord } from '../idempotency/record.js';
 import type { EventRecord, FeatureRecord, FireRecord, OperationRecord, RunRecord, ScheduleRecord, TemplateRecord } from '../missions/records.js';
 import type { ApiKeyRecord, FleetRecord, OrgRecord, RobotRecord } from './records.js';
+import { tolerantEncoder, type EncoderClass } from './tolerant-encoder.js';
 
 export interface Store {
   readonly root: RootDatabase;
@@ -59,7 +60,12 @@ export function openStore(dataDir: string): Store {
   mkdirSync(path, { recursive: true });
   // maxDbs leaves room for later tables; mapSize grows automatically in lmdb-js.
   const root = open({ path, maxDbs: 32, compression: false });
-  const db = <V>(name: string): Database<V, string> => root.openDB<V, string>({ name });
+  // Every named database encodes with lmdb-js's own msgpack class, made tolerant of values nested too
+  // deeply for msgpack's recursion (records written before bodies were bounded: tolerant-encoder.ts).
+  const Encoder = tolerantEncoder((root as unknown as { encoder: { constructor: EncoderClass } }).encoder.constructor);
+  // `encoder: {Encoder}` is a documented lmdb-js option its typings leave out of DatabaseOptions.
+  const options = (name: string): DatabaseOptions & { name: string } => ({ name, encoder: { Encoder } }) as DatabaseOptions & { name: string };
+  const db = <V>(name: string): Database<V, string> => root.openDB<V, string>(options(name));
   return {
     root,
     orgs: db<OrgRecord>('orgs'),

@@ -2,7 +2,8 @@
  * Building blocks shared by every API schema. Each schema here is written once and drives request
  * validation (ajv), the TypeScript types (Static<>) and /openapi.json.
  */
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type ObjectOptions, type TSchema } from '@sinclair/typebox';
+import { FREE_FORM_KEYWORD, FREE_FORM_LIMITS } from '../../http/free-form.js';
 
 /**
  * A UUID in canonical lowercase form, the only form the gateway mints. The pattern (on top of the
@@ -14,6 +15,13 @@ export const Uuid = Type.String({
   pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$',
   description: 'UUID, canonical lowercase form.',
 });
+
+/**
+ * A free-form object (stored and forwarded as given, no schema for its members), bounded in depth and
+ * size: at most 32 levels of nesting and 10,000 values (src/http/free-form.ts, docs/http-hardening.md).
+ */
+export const FreeForm = (options: ObjectOptions = {}) =>
+  Type.Object({}, { additionalProperties: true, ...options, [FREE_FORM_KEYWORD]: FREE_FORM_LIMITS });
 
 /** `T` or null. */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);

@@ -6,7 +6,7 @@
  * more than one of the four is 400 (checked by the handler, which names the conflict).
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { ErrorBody, Uuid } from './common.js';
+import { ErrorBody, FreeForm, Uuid } from './common.js';
 
 export const CONTROL_ROBOT_ACTIONS = ['start', 'stop', 'release', 'mode', 'invoke_action', 'update_settings', 'stop_all', 'force_reset'] as const;
 export type ControlRobotAction = (typeof CONTROL_ROBOT_ACTIONS)[number];
@@ -32,8 +32,7 @@ export const ModeName = Type.String({ minLength: 1, maxLength: 64, description: 
 /** An advertised action's name. */
 export const ActionName = Type.String({ minLength: 1, maxLength: 128, description: "An action the robot advertises in its policy." });
 /** Arguments of an invoked action, validated against the action's advertised JSON Schema. */
-export const ActionArguments = Type.Object({}, {
-  additionalProperties: true,
+export const ActionArguments = FreeForm({
   description: "Arguments object, validated by the gateway against the JSON Schema (2020-12) the robot advertised for the action; default `{}`.",
 });
 /** Setting updates: key -> value, each checked against the robot's advertised SettingSpec. */

@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { MAX_INTERVAL_S, MAX_TIME_MS, MIN_INTERVAL_S } from '../../scheduling/recurrence.js';
-import { Nullable, Uuid } from './common.js';
+import { FreeForm, Nullable, Uuid } from './common.js';
 
 export const MAX_ROBOT_IDS = 100;
 
@@ -75,7 +75,7 @@ export const DeploymentOptions = {
 const Base = { org_id: Uuid, fleet_id: Uuid };
 
 const StepIn = Type.Object(
-  { kind: Type.String({ minLength: 1, maxLength: 64 }), config: Type.Optional(Type.Object({}, { additionalProperties: true })) },
+  { kind: Type.String({ minLength: 1, maxLength: 64 }), config: Type.Optional(FreeForm()) },
   { additionalProperties: false },
 );
 
@@ -91,7 +91,7 @@ export const SubmitJobBody = Type.Object(
     retry_limit: DeploymentOptions.retry_limit,
     retry_interval_secs: DeploymentOptions.retry_interval_secs,
     steps: Type.Optional(Type.Array(StepIn, { minItems: 1, maxItems: 100, description: 'Steps of the created template; default one `mow_area` step over the feature.' })),
-    parameters: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    parameters: Type.Optional(FreeForm()),
   },
   { additionalProperties: false },
 );

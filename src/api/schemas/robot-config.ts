@@ -4,7 +4,7 @@
  * the robot, which reports the result. The value maps are robot-defined JSON objects.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Uuid } from './common.js';
+import { FreeForm, Uuid } from './common.js';
 
 /** Default and cap of the wait for the robot's report. */
 export const DEFAULT_RESULT_WAIT_MS = 10_000;
@@ -21,8 +21,7 @@ export type ConfigReadQuery = Static<typeof ConfigReadQuery>;
 
 export const ConfigWriteBody = Type.Object(
   {
-    values: Type.Object({}, {
-      additionalProperties: true,
+    values: FreeForm({
       minProperties: 1,
       maxProperties: 100,
       description: 'Keys to change and their new values (robot-defined). The robot validates them and reports the resulting state.',

@@ -8,16 +8,16 @@
  *   priority       integer, higher first when schedules compete for robots.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, Uuid } from './common.js';
+import { FreeForm, Nullable, Uuid } from './common.js';
 
 export const TemplatePathParams = Type.Object({ org_id: Uuid, fleet_id: Uuid, mission_id: Uuid }, { additionalProperties: false });
 export type TemplatePathParams = Static<typeof TemplatePathParams>;
 
 const StepId = Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'Stable id of the step within the template; minted (UUID) when omitted.' });
 const StepKind = Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$', description: 'What the robot does in this step, e.g. `cover_area`, `drive_to`, `dock`.' });
-const StepConfig = Type.Object({}, { additionalProperties: true, description: 'Step configuration, handed to the robot as given.' });
+const StepConfig = FreeForm({ description: 'Step configuration, handed to the robot as given.' });
 const Capability = Type.String({ minLength: 1, maxLength: 64 });
-const Parameters = Type.Object({}, { additionalProperties: true, description: 'Values the robot receives with every run.' });
+const Parameters = FreeForm({ description: 'Values the robot receives with every run.' });
 
 export const Prerequisites = Type.Object(
   {

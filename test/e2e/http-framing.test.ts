@@ -1,0 +1,148 @@
+// Issue 8 item 6 (request smuggling) through the real `fleetgw serve`, with raw TCP sockets: an HTTP
+// client would never send two Content-Length lines. What uWebSockets.js refuses or swallows by itself,
+// before the gateway sees the request, is pinned here too (docs/http-hardening.md).
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
+import { parseResponses, rawExchange } from '../support/raw-http.js';
+
+const d = makeDataDir('fleetgw-framing-');
+let gw: RunningGateway;
+let base: string;
+const features = `/v1/orgs/${d.orgId}/fleets/${d.fleetId}/features`;
+const square = { type: 'Polygon', coordinates: [[[10, 50], [10.001, 50], [10.001, 50.001], [10, 50.001], [10, 50]]] };
+
+/** A complete request that creates a feature named `name`: the side effect a smuggler is after. */
+function createFeature(name: string): string {
+  const body = JSON.stringify({ name, geometry: square });
+  return (
+    `POST ${features} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\n` +
+    `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+  );
+}
+
+async function featureNames(): Promise<string[]> {
+  const r = await api(base, d.apiKey, features);
+  expect(r.status).toBe(200);
+  return (r.body.items as { name: string }[]).map((f) => f.name);
+}
+
+beforeAll(async () => {
+  gw = await startGatewayProcess(d.dataDir);
+  base = gw.ready.http;
+});
+afterAll(async () => {
+  await gw.stop();
+  rmSync(d.dataDir, { recursive: true, force: true });
+});
+
+describe('conflicting message framing', () => {
+  it('a request smuggled behind Content-Length: 0 + Content-Length: N never runs', async () => {
+    const smuggled = createFeature('smuggled');
+    const r = await rawExchange(
+      base,
+      `GET /v1/me HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\n` +
+        `Content-Length: 0\r\nContent-Length: ${smuggled.length}\r\n\r\n${smuggled}`,
+    );
+    // Nothing succeeded on this connection, and it was closed (with the 400, or before answering when
+    // the smuggled bytes came in the same packet: docs/http-hardening.md).
+    expect(r.closed).toBe(true);
+    expect(r.text).not.toMatch(/HTTP\/1\.1 2\d\d/);
+    for (const res of parseResponses(r.text)) {
+      expect(res.status).toBe(400);
+      expect(JSON.parse(res.body)).toMatchObject({ code: 'bad_request' });
+    }
+    expect(await featureNames()).not.toContain('smuggled');
+  });
+
+  it('two Content-Length lines get a JSON 400 and a closed connection, equal values too', async () => {
+    for (const [first, second] of [['2', '0'], ['2', '2']]) {
+      const r = await rawExchange(
+        base,
+        `POST ${features} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${first}\r\nContent-Length: ${second}\r\n\r\n{}`,
+      );
+      expect(r.closed).toBe(true);
+      const [res, ...more] = parseResponses(r.text);
+      expect(more).toEqual([]);
+      expect(res?.status).toBe(400);
+      expect(res?.headers['content-type']).toBe('application/json');
+      expect(res?.headers.connection).toBe('close');
+      expect(JSON.parse(res!.body)).toEqual({
+        error: 'Ambiguous message framing: Content-Length appears more than once; the connection is closed.',
+        code: 'bad_request',
+      });
+    }
+  });
+
+  it('two Transfer-Encoding lines get a JSON 400 and a closed connection; the body never runs', async () => {
+    const body = JSON.stringify({ name: 'chunked-twice', geometry: square });
+    const r = await rawExchange(
+      base,
+      `POST ${features} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\nContent-Type: application/json\r\n` +
+        `Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+    );
+    expect(r.closed).toBe(true);
+    const [res, ...more] = parseResponses(r.text);
+    expect(more).toEqual([]);
+    expect(res?.status).toBe(400);
+    expect(JSON.parse(res!.body)).toMatchObject({ code: 'bad_request', error: expect.stringContaining('Transfer-Encoding appears more than once') });
+    expect(await featureNames()).not.toContain('chunked-twice');
+  });
+
+  it('a repeated Host or Authorization line is a JSON 400', async () => {
+    for (const dup of ['Host: other', `Authorization: Bearer ${d.apiKey}`]) {
+      const r = await rawExchange(base, `GET /v1/me HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\n${dup}\r\n\r\n`, 500);
+      const [res] = parseResponses(r.text);
+      expect(res?.status).toBe(400);
+      expect(JSON.parse(res!.body)).toEqual({ error: `Header ${dup.slice(0, dup.indexOf(':'))} must appear only once.`, code: 'bad_request' });
+    }
+  });
+
+  it('a single chunked body and a single Content-Length still work', async () => {
+    const body = JSON.stringify({ name: 'chunked-once', geometry: square });
+    const chunked =
+      `POST ${features} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\nContent-Type: application/json\r\n` +
+      `Transfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+    for (const request of [chunked, createFeature('plain')]) {
+      const r = await rawExchange(base, request, 500);
+      expect(parseResponses(r.text).map((x) => x.status)).toEqual([201]);
+    }
+    expect(await featureNames()).toEqual(expect.arrayContaining(['chunked-once', 'plain']));
+  });
+});
+
+describe('framing uWebSockets.js refuses before the gateway sees the request (HTML, no hook)', () => {
+  it('Content-Length with Transfer-Encoding: 400 and closed, nothing runs', async () => {
+    const body = JSON.stringify({ name: 'cl-te', geometry: square });
+    const r = await rawExchange(
+      base,
+      `POST ${features} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${body.length}\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+    );
+    expect(r.closed).toBe(true);
+    expect(r.text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(await featureNames()).not.toContain('cl-te');
+  });
+
+  it('bare LF, bare CR and obs-fold inside the header block: never executed (uWS waits for more bytes)', async () => {
+    const heads = [
+      `X-A: 1\nX-B: 2\r\n`, // bare LF
+      `X-A: 1\rX-B: 2\r\n`, // bare CR
+      `X-A: 1\r\n 2\r\n`, // obs-fold
+    ];
+    for (const [i, extra] of heads.entries()) {
+      const body = JSON.stringify({ name: `malformed-${i}`, geometry: square });
+      const r = await rawExchange(
+        base,
+        `POST ${features} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\n${extra}` +
+          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        700,
+      );
+      // uWS 20.0.8 treats these as an unfinished header block: no answer, and its idle timeout (10-14 s)
+      // closes the connection later. The gateway never sees the request (docs/http-hardening.md).
+      expect(r.text).toBe('');
+    }
+    expect((await featureNames()).filter((n) => n.startsWith('malformed-'))).toEqual([]);
+  });
+});

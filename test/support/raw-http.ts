@@ -1,0 +1,83 @@
+/**
+ * Raw HTTP/1.1 over a TCP socket, for requests an HTTP client would refuse to send or would normalize
+ * (two Content-Length lines, bare CR or LF, obs-fold, HEAD read byte by byte, HTTP/1.0).
+ */
+import { connect } from 'node:net';
+
+export interface RawExchange {
+  /** Everything the server sent, as latin1 text. */
+  text: string;
+  /** The server closed the connection before `waitMs` elapsed. */
+  closed: boolean;
+  /** Milliseconds from connect to close (or to the end of the wait). */
+  ms: number;
+}
+
+/**
+ * Sends `chunks` (one write each, `gapMs` apart) and collects the answer until the server closes the
+ * connection or `waitMs` passes.
+ */
+export function rawExchange(url: string, chunks: string | string[], waitMs = 1500, gapMs = 0): Promise<RawExchange> {
+  const { hostname, port } = new URL(url);
+  const parts = typeof chunks === 'string' ? [chunks] : chunks;
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    let text = '';
+    let done = false;
+    const sock = connect(Number(port), hostname, () => {
+      void (async () => {
+        for (const part of parts) {
+          if (sock.destroyed) return;
+          sock.write(part, 'latin1');
+          if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
+        }
+      })();
+    });
+    const finish = (closed: boolean): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      sock.destroy();
+      resolve({ text, closed, ms: Date.now() - started });
+    };
+    const timer = setTimeout(() => finish(false), waitMs);
+    sock.on('data', (d: Buffer) => (text += d.toString('latin1')));
+    sock.on('close', () => finish(true));
+    sock.on('error', (err: NodeJS.ErrnoException) => {
+      // A reset after the answer is a close, not a failure of the exchange.
+      if (err.code === 'ECONNRESET' || err.code === 'EPIPE') finish(true);
+      else reject(err);
+    });
+  });
+}
+
+/** One parsed response out of a raw exchange. */
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Splits the bytes of one or more HTTP/1.1 responses. Bodies are framed by Content-Length; with
+ * `bodiless` (answers to HEAD) every response is taken to have no body whatever it declares.
+ */
+export function parseResponses(text: string, bodiless = false): RawResponse[] {
+  const out: RawResponse[] = [];
+  let rest = text;
+  while (rest.length > 0) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end < 0) throw new Error(`incomplete response head: ${JSON.stringify(rest.slice(0, 200))}`);
+    const [statusLine, ...lines] = rest.slice(0, end).split('\r\n');
+    const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine ?? '')?.[1]);
+    const headers: Record<string, string> = {};
+    for (const line of lines) {
+      const i = line.indexOf(':');
+      headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+    }
+    const length = bodiless ? 0 : Number(headers['content-length'] ?? 0);
+    out.push({ status, headers, body: rest.slice(end + 4, end + 4 + length) });
+    rest = rest.slice(end + 4 + length);
+  }
+  return out;
+}
