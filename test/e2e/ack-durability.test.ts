@@ -215,6 +215,8 @@ describe('gateway SIGKILLed under a stream of stops with wait_for_ack', () => {
         await until(() => crash.exited !== null, 10_000, `the answers to crash after (${armed})`);
         expect(await crash.exited).toBeNull();
         crash.exited = null;
+        // The robot finishes the slow stops before the gateway is back: its Hello must cover all three.
+        if (cycle % 2 === 1) await sleep(3 * SLOW_MS + 100);
         gw = await start();
         await until(robotsOnline, 15_000, `robots back online after crash ${cycle + 1}`);
         await sleep(400); // Hello settles, reconnect flush; room for a wrong resend to arrive
@@ -252,7 +254,7 @@ describe('gateway SIGKILLed under a stream of stops with wait_for_ack', () => {
     }
     // All cycles are checked before asserting, so a failure shows how often each defect occurred.
     expect(report.map(({ answered: _a, received: _r, ...r }) => r)).toEqual(report.map((r) => ({ cycle: r.cycle, kill: r.kill, missing: [], unaudited: [], notReceived: [], resentToRobots: 0 })));
-    expect(report.every((r) => r.received > 0)).toBe(true);
+    expect(report.reduce((n, r) => n + r.received, 0)).toBeGreaterThan(0);
     // The reconnect path was exercised: commands pending after a restart were settled by a Hello.
     expect(settledByHello).toBeGreaterThan(0);
     // Every command reached its robot exactly once (applied counts first deliveries only).
