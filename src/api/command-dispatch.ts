@@ -2,10 +2,11 @@
  * The shared two-phase dispatch of robot-hop commands (control-robot, stop-all and the nested
  * single-robot routes): every command is handed to the command service, and for an online robot
  * written to its stream, before any acknowledgement is awaited, so one slow robot never delays
- * another's stop. The answer leaves only once each command is acknowledged or committed to LMDB.
+ * another's stop. The answer leaves only once each command is committed to LMDB (and, with an ack
+ * wait, acknowledged or the wait is over).
  */
 import type { CommandService, SubmitRequest, Submitted } from '../commands/service.js';
-import { isAcknowledged, type Delivery } from '../commands/types.js';
+import type { Delivery } from '../commands/types.js';
 import { apiError, ApiError } from '../errors/catalog.js';
 import type { HandlerResult } from '../http/types.js';
 import { MAX_ACK_WAIT_MS, type ControlRobotOutcome, type DeliveryObject } from './schemas/control-robot.js';
@@ -86,12 +87,9 @@ export async function dispatchAll(
   }
   // One wait (one timer, one abort listener) for the whole request, not one per target.
   const finals = waitMs === null ? submitted.map(({ s }) => s.delivery) : await commands.waitForAcks(submitted.map(({ s }) => s.commandId), waitMs, signal);
-  // Commands submitted in one turn share one LMDB transaction, hence (mostly) one commit promise.
-  const commits = new Set<Promise<void>>();
-  submitted.forEach(({ s }, i) => {
-    if (!isAcknowledged(finals[i]?.state ?? 'dispatched')) commits.add(s.persisted);
-  });
-  await Promise.all(commits);
+  // Every answer, an ack too, waits until its command is stored (src/commands/service.ts): the
+  // commands of one request normally commit in one LMDB transaction.
+  await Promise.all(submitted.map(({ s }) => s.persisted));
   submitted.forEach(({ at, robotId }, i) => {
     const d = finals[i];
     if (!d) return;

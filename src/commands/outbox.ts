@@ -8,7 +8,9 @@
  *
  * Writes are issued at the end of the event turn that asked for them (write-behind.ts: after the
  * turn's gRPC frames have left), all together, so they land in one LMDB transaction: a new command's
- * record, its outbox entry and audit keys commit together or not at all.
+ * record, its outbox entry and audit keys commit together or not at all. That first write is what
+ * makes a command exist: {@link CommandOutbox.storedOf} is what every answer about a command waits
+ * for (the service's durability point).
  *
  * Seq numbers come from seq-counter.ts: a seq is sent only once a reservation covering it has
  * committed, so none is handed out twice, also across a crash.
@@ -84,6 +86,13 @@ export class CommandOutbox {
   private readonly rewrites = new Map<string, number>();
   /** Commands whose outbox entry has been issued to LMDB (and not yet its removal). */
   private readonly indexed = new Set<string>();
+  /**
+   * Each new record's first write (record, outbox entry, audit keys): settles when all of it has
+   * committed. Entries go with their record (a record loaded from LMDB has none: it is stored).
+   */
+  private readonly stored = new WeakMap<CommandRecord, Promise<void>>();
+  /** Records whose first write is still queued (lazily held, or waiting for the end of the turn). */
+  private readonly held = new WeakSet<CommandRecord>();
   /** Failed LMDB writes since start (a disk problem; surfaced by the service's stats). */
   writeErrors = 0;
 
@@ -121,8 +130,8 @@ export class CommandOutbox {
    * Stores a new command and queues it for its robot. The seq is assigned here; `beforeWrite` runs
    * with the numbered record before it is written (the service sends it there, so the first write
    * already holds the post-send state).
-   * @returns the record and a promise that settles when the record and its outbox entry are
-   *   committed (rejects when LMDB fails to write them).
+   * @returns the record and a promise that settles when the record, its outbox entry and the writes
+   *   of `alsoWrite` are committed (rejects when LMDB fails to write them): {@link storedOf}.
    *   `beforeWrite` may throw to refuse the command: nothing is then stored. `alsoWrite` issues
    *   further writes that must commit with the record (the audit index); it runs at the end of the
    *   turn, with the rest of the record's writes.
@@ -148,8 +157,10 @@ export class CommandOutbox {
     const lazy = lazyWrite?.() ?? false;
     this.seqs.use(record.robotId, seq);
     // Queued in this turn -> issued together -> one LMDB transaction: the writes are atomic.
-    const persisted = this.writeRecord(record, lazy);
-    this.writes.deferQuiet(() => {
+    const written = this.writeRecord(record, lazy);
+    this.held.add(record);
+    const indexed = this.writes.defer(() => {
+      this.held.delete(record);
       const issued: Promise<void>[] = [];
       // Already settled by the time its writes go out: the record alone says so; no outbox entry.
       if (this.pendingIds.has(record.commandId)) {
@@ -159,6 +170,10 @@ export class CommandOutbox {
       for (const p of alsoWrite?.(record) ?? []) issued.push(this.track(p));
       return issued;
     }, lazy);
+    // Both halves normally share one commit (one lmdb-js transaction); waiting on both does not rely on it.
+    const persisted = Promise.all([written, indexed]).then(() => undefined);
+    persisted.catch(() => undefined); // callers that await it see the error
+    this.stored.set(record, persisted);
     this.live.set(record.commandId, record);
     queue.push(record);
     this.pendingIds.add(record.commandId);
@@ -194,13 +209,19 @@ export class CommandOutbox {
   }
 
   /**
-   * Settles when the record's latest write has committed (at once when none is outstanding): what an
-   * answer about this record must wait for when the robot has not acknowledged it.
+   * Settles when the record's first write (record, outbox entry, audit keys) has committed, at once
+   * for a record that was loaded from LMDB or whose first write committed long ago: what any answer
+   * about the command waits for, acknowledged or not (a caller must never be told about a command a
+   * crash could erase). Sends a first write that is still held out at the end of this turn.
    */
-  persistedOf(record: CommandRecord): Promise<void> {
-    if ((this.writesInFlight.get(record.commandId) ?? 0) === 0) return Promise.resolve();
-    if (this.dirty.has(record)) this.writes.hurry();
-    return this.pendingWrite.get(record) ?? Promise.resolve();
+  storedOf(record: CommandRecord): Promise<void> {
+    this.hurry(record);
+    return this.stored.get(record) ?? Promise.resolve();
+  }
+
+  /** Sends the record's held first write out at the end of this turn (somebody will wait for it now). */
+  hurry(record: CommandRecord): void {
+    if (this.held.has(record)) this.writes.hurry();
   }
 
   /** The live record, or the committed one from LMDB; undefined when unknown. */

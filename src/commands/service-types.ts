@@ -32,10 +32,11 @@ export interface SubmitRequest<A extends CommandAction = CommandAction> {
   args: CommandArgsByAction[A];
   requestedBy: { apiKeyId: string };
   /**
-   * The caller waits for the ack before answering (and for the commit only if no ack came). A
-   * command sent at once may then have its first LMDB write held up to LAZY_MS (write-behind.ts),
-   * so that an ack arriving meanwhile is stored in the same write: one record write instead of
-   * two, and no outbox entry to add and remove. Not for commands answered without an ack wait.
+   * The caller waits for the ack before answering (and then, like every caller, for the commit of
+   * the command's first write). A command sent at once may then have that write held up to LAZY_MS
+   * (write-behind.ts), until the ack wait ends, so that an ack arriving meanwhile is stored in the
+   * same write: one record write instead of two, and no outbox entry to add and remove. Not for
+   * commands answered without an ack wait.
    */
   awaitingAck?: boolean;
 }
@@ -45,8 +46,9 @@ export interface Submitted {
   /** `dispatched` or `deferred` at the moment of submission. */
   delivery: Delivery;
   /**
-   * Settles when the command is committed to LMDB; rejects when the write failed. Callers answer
-   * HTTP only after it (unless the robot already acknowledged).
+   * Settles when the command's record, outbox entry and audit keys are committed to LMDB; rejects
+   * when the write failed. Every answer about the command waits for it, an ack-based one too (the
+   * service's durability point: service.ts).
    */
   persisted: Promise<void>;
 }

@@ -7,27 +7,32 @@
  * agent applies each commandId once and acks duplicates again).
  *
  * Durability point: a new command's record, outbox entry and audit keys are written to LMDB
- * together, in one transaction, and the command is written to the robot's stream first: the writes are issued at the end of the turn, after the gRPC frames have left
- * (write-behind.ts). The HTTP answer is held until the command is safe: either the agent
- * acknowledged it (it is the robot's now) or the transaction committed (the gateway will deliver
- * it, also after a crash). Waiting for the commit before sending would put a commit (and on these
- * machines a disk flush's worth of CPU) on every command's path, against a 0.5 ms p50 target.
+ * together, in one transaction, and the command is written to the robot's stream first: the writes
+ * are issued at the end of the turn, after the gRPC frames have left (write-behind.ts). No answer
+ * about a command leaves before that transaction has committed (`Submitted.persisted`), whatever the
+ * answer says: `dispatched`, `deferred`, `timed_out`, and also `agent_received` / `agent_rejected`.
+ * An ack proves the robot has the command, not that the gateway will still know of it after a crash;
+ * a caller told `agent_received` must find the command and its audit entry after any restart.
+ * Waiting for the commit before sending would put a commit (and on these machines a disk flush's
+ * worth of CPU) in front of every stop; it stays behind the send, and only the answer waits for it.
  *
  * When the caller waits for the ack (`awaitingAck`), the first write may be held up to LAZY_MS (5 ms)
  * after the turn, so that an ack arriving meanwhile is stored with it: one record write and one
- * commit for many commands instead of two writes and two commits each. An unacknowledged command is
- * still answered only after its commit; an acknowledged one is answered at once, and committed
- * within about LAZY_MS plus a commit after that.
+ * commit for many commands instead of two writes and two commits each. When the ack wait ends
+ * (ack, rejection or time), a write still held goes out at the end of that turn, and the answer
+ * leaves when it has committed: the price is one commit after the ack (0.4 ms on an idle disk here,
+ * several ms on a busy one, where a commit waits for the previous one's flush: bench/command-latency.md,
+ * part D).
  *
- * The cost, stated plainly: if the gateway process dies between the send and the commit (a few
- * milliseconds), the robot may act on a command the gateway then has no record or audit entry of.
- * Its seq is not lost with it: seqs are only sent once their reservation has committed
- * (seq-counter.ts), so the next command after a restart never reuses one.
- * A caller that got no answer retries with a new commandId; a caller that was answered
- * `agent_received` in that window was told the truth about the robot, but the command is missing from
- * the audit log after the restart. For a stop that is a harmless second halt; every other action
+ * What a crash can still do: if the gateway process dies between the send and the commit (a few
+ * milliseconds), the robot may act on a command the gateway then has no record or audit entry of,
+ * and whose caller got no answer (they retry, with a new commandId). Its seq is not lost with it:
+ * seqs are only sent once their reservation has committed (seq-counter.ts), so the next command
+ * after a restart never reuses one. For a stop that is a harmless second halt; every other action
  * here is a set-to-value (mode, settings, go-to target, config write) except `invoke_action`, whose
  * advertised actions a robot should make idempotent or guard by time (documented in docs/commands.md).
+ * The settled state of an acknowledged command is written lazily (nobody waits for it): lost in a
+ * crash, the command is pending again after the restart, and the robot's Hello settles it (below).
  * "Committed" is lmdb-js's commit (visible, survives a process crash); with its default overlapping
  * sync the flush to the disk follows within milliseconds (an OS crash in that window loses it).
  */
@@ -37,6 +42,7 @@ import type { RobotLink } from '../robotlink/types.js';
 import type { Store } from '../store/lmdb.js';
 import { readRobot } from '../store/record-cache.js';
 import { newCommandId } from './command-id.js';
+import { settledByHello } from './applied-seq.js';
 import { AuditIndex, DEFAULT_AUDIT_RETENTION } from './audit.js';
 import { DigestCache } from './digest.js';
 import { CommandOutbox, DEFAULT_OUTBOX_LIMITS, type OutboxLimits } from './outbox.js';
@@ -50,6 +56,7 @@ import {
   isAcknowledged,
   isDeferrable,
   isUrgent,
+  type AckSource,
   type ActionAndArgs,
   type CommandAction,
   type CommandRecord,
@@ -216,8 +223,8 @@ export class CommandService {
       ?? [...urgent].reverse().find((r) => r.action === c.action);
     if (same === undefined) return null;
     if (this.link.isOnline(robotId) && this.sendNow(same, at)) this.outbox.save(same);
-    // The command folded into may itself still be on its way to LMDB: a `deferred` answer waits for it.
-    return { commandId: same.commandId, delivery: deliveryOf(same), persisted: this.outbox.persistedOf(same) };
+    // The command folded into may itself still be on its way to LMDB: the answer waits for it.
+    return { commandId: same.commandId, delivery: deliveryOf(same), persisted: this.outbox.storedOf(same) };
   }
 
   /**
@@ -229,8 +236,15 @@ export class CommandService {
   waitForAck(commandId: string, ms: number, signal?: AbortSignal): Promise<Delivery> {
     const rec = this.outbox.get(commandId);
     if (!rec) throw new Error(`unknown command ${commandId}`);
-    if (isAcknowledged(rec.state)) return Promise.resolve(deliveryOf(rec));
-    return this.waiters.add(commandId, ms, signal, () => this.expiredDelivery(commandId, rec));
+    if (isAcknowledged(rec.state)) {
+      this.outbox.hurry(rec);
+      return Promise.resolve(deliveryOf(rec));
+    }
+    return this.waiters.add(commandId, ms, signal, () => this.expiredDelivery(commandId, rec)).then((d) => {
+      // The answer waits for the command's first write next (`Submitted.persisted`): no more holding it.
+      this.outbox.hurry(rec);
+      return d;
+    });
   }
 
   /** What a wait that ended without an ack reports. */
@@ -249,22 +263,33 @@ export class CommandService {
    */
   waitForAcks(commandIds: readonly string[], ms: number, signal?: AbortSignal): Promise<Delivery[]> {
     const answers = new Array<Delivery | undefined>(commandIds.length);
+    const records: CommandRecord[] = [];
     const open: string[] = [];
     const openAt: number[] = [];
     commandIds.forEach((commandId, i) => {
       const rec = this.outbox.get(commandId);
       if (!rec) throw new Error(`unknown command ${commandId}`);
+      records.push(rec);
       if (isAcknowledged(rec.state)) answers[i] = deliveryOf(rec);
       else {
         open.push(commandId);
         openAt.push(i);
       }
     });
-    if (open.length === 0) return Promise.resolve(answers as Delivery[]);
+    // Held first writes go out once the whole group is answered (not at its first ack), so the
+    // acks that arrive meanwhile are still stored with them.
+    const release = (): void => {
+      for (const rec of records) this.outbox.hurry(rec);
+    };
+    if (open.length === 0) {
+      release();
+      return Promise.resolve(answers as Delivery[]);
+    }
     return this.waiters.addMany(open, ms, signal, (commandId) => this.expiredDelivery(commandId)).then((got) => {
       got.forEach((d, j) => {
         answers[openAt[j] as number] = d;
       });
+      release();
       return answers as Delivery[];
     });
   }
@@ -361,10 +386,11 @@ export class CommandService {
 
   /**
    * A (re)connected robot. Its Hello carries its command policy (replacing the previous one) and
-   * the highest seq its agent applied: that command was received even if the ack was lost with the
-   * old stream, so it is settled instead of resent (an agent restarted since would otherwise refuse
-   * the resend as stale). The rest of the backlog is resent; an agent that still remembers a command
-   * id answers the resend with its earlier decision.
+   * the highest seq its agent applied: every command it has decided at or below that seq is settled
+   * instead of resent, even if its ack was lost with the old stream or its settled state with a
+   * crashed gateway (which pending commands that covers, and how they are recorded: applied-seq.ts).
+   * The rest of the backlog is resent; an agent that still remembers a command id answers the resend
+   * with its earlier decision.
    */
   private onOnline(robotId: string, lastAppliedSeq: bigint | undefined, policy: CommandPolicy | undefined): void {
     if (this.closed) return;
@@ -372,10 +398,7 @@ export class CommandService {
     const applied = lastAppliedSeq !== undefined && lastAppliedSeq <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(lastAppliedSeq) : 0;
     if (applied > 0) {
       this.outbox.raiseSeq(robotId, applied);
-      // Only a command that was sent can have been applied: a seq match with one never sent (a seq
-      // reused after an OS crash lost its reservation) must be delivered, not assumed.
-      const rec = this.outbox.pendingFor(robotId).find((r) => r.seq === applied && r.attempts > 0);
-      if (rec) this.acknowledge(rec, 'agent_received', '');
+      for (const rec of settledByHello(this.outbox.pendingFor(robotId), applied)) this.acknowledge(rec, 'agent_received', '', 'hello');
     }
     this.outbox.prepareSeq(robotId);
     this.flush(robotId);
@@ -419,8 +442,9 @@ export class CommandService {
       this.foreignAcks++;
       return;
     }
-    if (isAcknowledged(rec.state)) return; // duplicate ack of a resend
-    this.acknowledge(rec, state, ack.reason);
+    // A duplicate ack of a resend; but the agent's own word replaces a state inferred from a Hello.
+    if (isAcknowledged(rec.state) && rec.ackSource !== 'hello') return;
+    this.acknowledge(rec, state, ack.reason, 'agent');
   }
 
   /** A request/response command's outcome. It implies the ack if that was lost. */
@@ -433,13 +457,16 @@ export class CommandService {
     }
     if (rec.result || rec.state === 'agent_rejected') return; // duplicate report
     rec.result = { success: result.success, error: result.error, payload: parseResultPayload(result.payloadJson), atMs: this.now() };
-    if (isAcknowledged(rec.state)) this.outbox.save(rec);
-    else this.acknowledge(rec, 'agent_received', '');
+    if (isAcknowledged(rec.state) && rec.ackSource !== 'hello') this.outbox.save(rec);
+    else this.acknowledge(rec, 'agent_received', '', 'agent');
     this.resultWaiters.settle(rec.commandId, { record: structuredClone(rec), timedOut: false });
   }
 
-  private acknowledge(rec: CommandRecord, state: 'agent_received' | 'agent_rejected', reason: string): void {
-    if (state === 'agent_rejected') rec.rejectReason = reason;
+  private acknowledge(rec: CommandRecord, state: 'agent_received' | 'agent_rejected', reason: string, source: AckSource): void {
+    rec.rejectReason = state === 'agent_rejected' ? reason : null;
+    // A correction of an inferred state replaces its history entry (history stays bounded at 3).
+    if (rec.ackSource === 'hello' && isAcknowledged(rec.state)) rec.history.pop();
+    rec.ackSource = source;
     this.transition(rec, state, this.now());
     this.outbox.settle(rec);
     this.waiters.settle(rec.commandId, deliveryOf(rec));

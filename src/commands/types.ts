@@ -106,6 +106,13 @@ export interface CommandResultRecord {
   atMs: number;
 }
 
+/**
+ * Where an acknowledged state came from: `agent`, the agent's CommandAck (or CommandResult);
+ * `hello`, inferred when the robot reconnected and reported a higher last applied seq while no ack
+ * had been recorded (applied-seq.ts).
+ */
+export type AckSource = 'agent' | 'hello';
+
 export interface CommandRecord {
   /** UUID; the agent applies each id at most once, so resends are safe. */
   commandId: string;
@@ -123,6 +130,8 @@ export interface CommandRecord {
   state: StoredDeliveryState;
   /** The agent's reason, set with `agent_rejected`. */
   rejectReason: string | null;
+  /** Set with the acknowledged state (absent before; records of older versions lack it: `agent`). */
+  ackSource?: AckSource;
   /** Every state change with its time; at most three entries (deferred, dispatched, ack). */
   history: HistoryEntry[];
   /** Times the command was written to the robot's stream (first send included). */

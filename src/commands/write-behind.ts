@@ -16,11 +16,13 @@
  * A record is packed when its write is issued, so it holds its latest state; a record asked to be
  * written twice in one turn is packed once.
  *
- * Lazy writes: a write that nobody waits for and that is safe to lose in a crash (the settled state
- * of an acknowledged command: lost, the command is resent after a restart and the agent, which
- * applies a command id once, acknowledges it again) may wait up to `LAZY_MS` for company. It goes out
- * with the next end-of-turn flush, or when that time is up. Each commit costs the LMDB writer thread a
- * disk flush, so 100 acks of a stop_all arriving over 30 turns then cost one or two commits, not 30.
+ * Lazy writes: a write that nobody waits for yet and that is safe to lose in a crash may wait up to
+ * `LAZY_MS` for company: the settled state of an acknowledged command (lost, the command is pending
+ * again after a restart and the robot's Hello settles it: applied-seq.ts), and the first write of a
+ * command whose caller waits for the ack (nobody has been answered about it; {@link WriteBehind.hurry}
+ * sends it out when that wait ends). It goes out with the next end-of-turn flush, or when that time is
+ * up. Each commit costs the LMDB writer thread a disk flush, so 100 acks of a stop_all arriving over
+ * 30 turns then cost one or two commits, not 30.
  *
  * Bound: the list holds the writes of at most `LAZY_MS` (lazy) or one turn; it is emptied then.
  */

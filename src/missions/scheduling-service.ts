@@ -72,9 +72,9 @@ export function runtimeGate(runtime: Pick<OperationRuntime, 'blockedReason'>): D
 /** Wires operation control (pause / start / abort_missions) to the runs in flight. */
 export function attachToRuntime(missions: MissionScheduling, runtime: Pick<OperationRuntime, 'setRunEffects' | 'onAdopted'>): void {
   runtime.setRunEffects({
-    pauseRuns: (fleetId) => Promise.resolve(missions.runEffects('pause', fleetId)),
-    resumeRuns: (fleetId) => Promise.resolve(missions.runEffects('resume', fleetId)),
-    abortRuns: (fleetId) => Promise.resolve(missions.runEffects('abort', fleetId)),
+    pauseRuns: (fleetId) => missions.runEffects('pause', fleetId),
+    resumeRuns: (fleetId) => missions.runEffects('resume', fleetId),
+    abortRuns: (fleetId) => missions.runEffects('abort', fleetId),
   });
   runtime.onAdopted(() => missions.dispatcher.kick());
 }
@@ -306,14 +306,16 @@ export class MissionScheduling {
   /**
    * Run effects of operation control (pause / start / abort_missions): one MissionControl per
    * active run of the fleet. Returns how many runs were addressed and, per run, why its command
-   * could not be submitted (control-operation answers 207 then).
+   * could not be submitted (control-operation answers 207 then). Resolves once the submitted
+   * commands are stored (the answer reports them as sent; src/commands/service.ts).
    */
-  runEffects(verb: 'pause' | 'resume' | 'abort', fleetId: string): RunEffectReport {
+  async runEffects(verb: 'pause' | 'resume' | 'abort', fleetId: string): Promise<RunEffectReport> {
     const runs = this.tracker.activeRunsOfFleet(fleetId);
     const failures: RunEffectReport['failures'] = [];
+    const stored: Promise<void>[] = [];
     for (const run of runs) {
       try {
-        this.opts.commands.submit({
+        const { persisted } = this.opts.commands.submit({
           robotId: run.robotId,
           fleetId,
           orgId: run.orgId,
@@ -321,6 +323,7 @@ export class MissionScheduling {
           args: { runId: run.runId, action: verb },
           requestedBy: { apiKeyId: 'operation' },
         });
+        stored.push(persisted);
         if (verb === 'abort') this.tracker.markCancelRequested(run.runId, 'abort');
       } catch (err) {
         const error = err instanceof Error ? err.message : String(err);
@@ -329,6 +332,7 @@ export class MissionScheduling {
       }
     }
     if (verb === 'resume') this.dispatcher.kick();
+    await Promise.all(stored);
     return { count: runs.length, failures };
   }
 

@@ -5,7 +5,7 @@
  */
 import { requireFleet } from '../../auth/access.js';
 import type { CommandService } from '../../commands/service.js';
-import { deliveryOf, type CommandRecord } from '../../commands/types.js';
+import { deliveryOf, isAcknowledged, type CommandRecord } from '../../commands/types.js';
 import { apiError } from '../../errors/catalog.js';
 import type { RouteContext, RouteDef } from '../../http/types.js';
 import type { Store } from '../../store/lmdb.js';
@@ -37,6 +37,7 @@ export function auditEntryOf(rec: CommandRecord): AuditEntry {
     state: rec.state,
     retryBudgetExhausted: rec.retryBudgetExhausted,
     rejectReason: rec.rejectReason,
+    ackSource: isAcknowledged(rec.state) ? (rec.ackSource ?? 'agent') : null,
     attempts: rec.attempts,
     history: rec.history.map((h) => ({ state: h.state, atMs: h.atMs })),
     resultAtMs: rec.result?.atMs ?? null,

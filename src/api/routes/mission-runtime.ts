@@ -3,7 +3,6 @@
  * fleet rollup), and the reads `GET /v1/mission-schedule` and `GET /v1/mission-runs`.
  */
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
-import { isAcknowledged } from '../../commands/types.js';
 import { apiError } from '../../errors/catalog.js';
 import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
 import type { RunRecord, ScheduleRecord } from '../../missions/records.js';
@@ -92,7 +91,8 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       requestedBy: { apiKeyId: auth.apiKeyId },
     });
     const delivery = waitMs === null ? submitted.delivery : await missions.opts.commands.waitForAck(submitted.commandId, waitMs, ctx.aborted);
-    if (!isAcknowledged(delivery.state)) await submitted.persisted;
+    // Whatever the answer says (an ack too), the command must exist after a crash: src/commands/service.ts.
+    await submitted.persisted;
     const out: ControlMissionResponse = {
       success: delivery.state !== 'agent_rejected',
       robotId: body.robot_id,

@@ -8,7 +8,7 @@
  */
 import { requireFleet, requireOrg } from '../../auth/access.js';
 import type { CommandService } from '../../commands/service.js';
-import { isAcknowledged, type ActionAndArgs } from '../../commands/types.js';
+import type { ActionAndArgs } from '../../commands/types.js';
 import { apiError, type ErrorId } from '../../errors/catalog.js';
 import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
 import type { Store } from '../../store/lmdb.js';
@@ -49,7 +49,8 @@ export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
     if (waitMs !== null && commands.waiterRoom() < 1) throw apiError('ack_waiters_full');
     const s = commands.submit({ robotId: params.robot_id, fleetId: fleet.fleetId, orgId: fleet.orgId, ...command, requestedBy: { apiKeyId: auth.apiKeyId }, awaitingAck: waitMs !== null });
     const d = waitMs === null ? s.delivery : await commands.waitForAck(s.commandId, waitMs, ctx.aborted);
-    if (!isAcknowledged(d.state)) await s.persisted;
+    // Whatever the answer says (an ack too), the command must exist after a crash: src/commands/service.ts.
+    await s.persisted;
     if (d.state === 'agent_rejected') {
       throw apiError('agent_rejected', { reason: d.rejectReason || 'no reason given' }, { details: { robotId: params.robot_id, delivery: publicDelivery(d) } });
     }

@@ -28,6 +28,16 @@ export const AuditEntry = Type.Object(
     state: StoredState,
     retryBudgetExhausted: Type.Boolean(),
     rejectReason: Nullable(Type.String({ description: 'The agent\'s reason with `agent_rejected`.' })),
+    ackSource: Nullable(
+      Type.Unsafe<'agent' | 'hello'>({
+        type: 'string',
+        enum: ['agent', 'hello'],
+        description:
+          'With an acknowledged state: `agent`, the robot agent acknowledged the command; `hello`, no ack was recorded and the ' +
+          'robot, reconnecting, reported a higher last applied seq, so the command is settled as received without being resent ' +
+          '(the agent may have refused it; see docs/commands.md, Delivery). null while not acknowledged.',
+      }),
+    ),
     attempts: Type.Integer({ description: 'Times the command was written to the robot\'s stream.' }),
     history: Type.Array(Type.Object({ state: StoredState, atMs: TimeMs }, { additionalProperties: false }), {
       description: 'Every delivery state change with its time, oldest first.',
