@@ -155,7 +155,7 @@ export class CommandService {
    */
   submitOnce<A extends CommandAction>(commandId: string, req: SubmitRequest<A>): Submitted {
     const existing = this.outbox.get(commandId);
-    if (existing) return { commandId, delivery: deliveryOf(existing), persisted: this.outbox.persistedOf(existing) };
+    if (existing) return { commandId, delivery: deliveryOf(existing), persisted: this.outbox.storedOf(existing) };
     return this.submitAs(req, commandId);
   }
 
