@@ -82,7 +82,7 @@ export class CommandService {
   private readonly waiters: AckWaiters;
   private readonly resultWaiters = new Waiters<ResultWait>(MAX_RESULT_WAITERS);
   /** What each robot advertised in its latest Hello. */
-  readonly policies = new PolicyRegistry();
+  readonly policies: PolicyRegistry;
   readonly audit: AuditIndex;
   private readonly unlisten: () => void;
   private readonly timer: NodeJS.Timeout;
@@ -102,6 +102,7 @@ export class CommandService {
     this.store = opts.store;
     this.link = opts.link;
     this.now = opts.now ?? ((): number => Date.now());
+    this.policies = new PolicyRegistry(opts.log);
     this.policy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
     this.outboxLimits = { ...DEFAULT_OUTBOX_LIMITS, ...opts.outbox };
     this.outbox = new CommandOutbox(this.store, this.outboxLimits);

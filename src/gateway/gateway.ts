@@ -86,7 +86,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const link = linkServer.link;
     link.listen({ onTelemetry: (robotId, fleetId, bytes) => ingest.push(robotId, fleetId, bytes) });
     ingest.onBackpressure((paused) => link.setReadPaused(paused));
-    const commands = new CommandService({ store, link });
+    const commands = new CommandService({ store, link, log });
 
     const runtime = new OperationRuntime(store, { log });
     runtime.loadAll();

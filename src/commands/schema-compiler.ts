@@ -1,0 +1,62 @@
+/**
+ * Compiles robot-advertised argument schemas with ajv, within a time budget, and runs validators
+ * within one.
+ *
+ * ajv settings: draft 2020-12, strict mode off (unknown keywords are ignored rather than failing a
+ * whole policy), no schema loader (remote `$ref`s cannot load), `format` not evaluated, and patterns
+ * run by the linear-time engine (safe-regexp.ts). Compiling is superlinear in schema size (a 48 kB
+ * schema of 1,200 properties takes over half a second), and a schema of a few hundred bytes can make
+ * validation exponential (`allOf` of two `$ref`s to the next level, 40 levels deep), so both run
+ * under time-budget.ts.
+ */
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { safeRegExp } from './safe-regexp.js';
+import { BudgetExceededError, runWithin } from './time-budget.js';
+
+const META_SCHEMA = 'https://json-schema.org/draft/2020-12/schema';
+
+function newAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false, code: { regExp: safeRegExp } });
+  // Compiles the draft 2020-12 meta-schema (every compile validates against it) now, about 40 ms,
+  // rather than inside a robot's budget.
+  ajv.getSchema(META_SCHEMA);
+  // Runs the pattern engine once so that a robot's first validation does not pay for its JIT warm-up
+  // (a few ms, many more on a loaded host) inside the validation budget.
+  ajv.compile({ type: 'string', pattern: '^[a-z]+$' })('warm');
+  ajv.removeSchema();
+  return ajv;
+}
+
+export class SchemaCompiler {
+  private ajv = newAjv();
+
+  /**
+   * Parses and compiles one schema's JSON text.
+   * @throws BudgetExceededError past `budgetMs`; otherwise whatever JSON.parse or ajv throws
+   *   (an invalid schema, an unsafe pattern: UnsafePatternError)
+   */
+  compile(text: string, budgetMs: number): ValidateFunction {
+    try {
+      return runWithin(budgetMs, () => {
+        const schema: unknown = JSON.parse(text);
+        if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw new Error('not an object');
+        return this.ajv.compile(schema);
+      });
+    } catch (err) {
+      // A terminated compile may have left ajv's caches half-updated: start from a fresh instance.
+      if (err instanceof BudgetExceededError) this.ajv = newAjv();
+      throw err;
+    } finally {
+      // Validators stay referenced by the policies using them; ajv's own cache entry is not needed.
+      this.ajv.removeSchema();
+    }
+  }
+}
+
+/**
+ * Runs a compiled validator within `budgetMs`.
+ * @throws BudgetExceededError past the budget; RangeError when the schema recurses without end
+ */
+export function validateWithin(validate: ValidateFunction, value: unknown, budgetMs: number): boolean {
+  return runWithin(budgetMs, () => validate(value) === true);
+}
