@@ -24,6 +24,11 @@ export const MAX_ARGUMENTS_DEPTH = 32;
  * A sane schema validates in microseconds; the margin is for a loaded host.
  */
 export const VALIDATE_BUDGET_MS = 100;
+/**
+ * Main-thread time all validations in one event-loop turn may take together: one request naming
+ * 100 robots, each with a different expensive schema, must not hold a stop for 100 budgets.
+ */
+export const TURN_VALIDATE_BUDGET_MS = 200;
 /** Validations of one action that may exceed {@link VALIDATE_BUDGET_MS} before the action is disabled. */
 export const VALIDATE_TRIPS_BEFORE_DISABLE = 3;
 /** Main-thread time compiling one policy's argument schemas may take, all actions together. */

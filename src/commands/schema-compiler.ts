@@ -28,7 +28,10 @@ function newAjv(): Ajv2020 {
 }
 
 export class SchemaCompiler {
-  private ajv = newAjv();
+  /** null after a cut-off, until the rebuild (queued with setImmediate, or the next compile). */
+  private ajv: Ajv2020 | null = newAjv();
+  /** Cut-offs since start; each costs a rebuild (see {@link RESET_COST_MS}). */
+  resets = 0;
 
   /**
    * Parses and compiles one schema's JSON text.
@@ -36,22 +39,33 @@ export class SchemaCompiler {
    *   (an invalid schema, an unsafe pattern: UnsafePatternError)
    */
   compile(text: string, budgetMs: number): ValidateFunction {
+    const ajv = (this.ajv ??= newAjv());
     try {
       return runWithin(budgetMs, () => {
         const schema: unknown = JSON.parse(text);
         if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw new Error('not an object');
-        return this.ajv.compile(schema);
+        return ajv.compile(schema);
       });
     } catch (err) {
-      // A terminated compile may have left ajv's caches half-updated: start from a fresh instance.
-      if (err instanceof BudgetExceededError) this.ajv = newAjv();
+      if (err instanceof BudgetExceededError) {
+        // A terminated compile may have left ajv's caches half-updated: drop the instance. The new
+        // one is built in a later turn, so that a Hello's compile and the rebuild do not add up.
+        this.ajv = null;
+        this.resets++;
+        setImmediate(() => {
+          this.ajv ??= newAjv();
+        });
+      }
       throw err;
     } finally {
       // Validators stay referenced by the policies using them; ajv's own cache entry is not needed.
-      this.ajv.removeSchema();
+      ajv.removeSchema();
     }
   }
 }
+
+/** What rebuilding the compiler after a cut-off costs (measured: about 60 ms, more on a loaded host). */
+export const RESET_COST_MS = 100;
 
 /**
  * Runs a compiled validator within `budgetMs`.

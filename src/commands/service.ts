@@ -41,7 +41,7 @@ import { AuditIndex, DEFAULT_AUDIT_RETENTION } from './audit.js';
 import { DigestCache } from './digest.js';
 import { CommandOutbox, DEFAULT_OUTBOX_LIMITS, type OutboxLimits } from './outbox.js';
 import { checkCommand } from './policy-check.js';
-import { PolicyRegistry } from './policy.js';
+import { PolicyRegistry } from './policy-registry.js';
 import { parseResultPayload } from './result.js';
 import { DEFAULT_RETRY_POLICY, retryDecision, type RetryPolicy } from './retry.js';
 import {
@@ -309,6 +309,7 @@ export class CommandService {
     this.closed = true;
     clearInterval(this.timer);
     clearTimeout(this.sweepTimer);
+    this.policies.close();
     this.unlisten();
     this.waiters.expireAll();
     this.resultWaiters.expireAll();
