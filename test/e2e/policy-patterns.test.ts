@@ -145,7 +145,9 @@ describe('robot-supplied schema patterns cannot freeze the gateway', () => {
     let deep: Record<string, unknown> = {};
     for (let i = 0; i < 40; i++) deep = { d: deep };
     const nested = await invokeService(0, 'free', deep);
-    expect(nested.status).toBe(422);
-    expect(nested.body.error).toContain('nest deeper than 32');
+    // 422 from the policy check, or 400 where request validation bounds free-form depth as well
+    // (issue 8 item 11, same 32 levels): either way no schema runs on it.
+    expect([400, 422]).toContain(nested.status);
+    expect(nested.body.error).toContain('deeper than 32');
   });
 });
