@@ -8,11 +8,12 @@
  * 2. A robot without an advertised policy accepts `stop`, `start`, `release`, `force_reset` and the
  *    mission commands; everything policy-bound (mode, actions, settings, go-to, config, onboard
  *    settings) is refused (422 `policy_rejected`).
- * 3. Policy-bound commands must lie inside the robot's advertised policy (422 `policy_rejected`).
+ * 3. Policy-bound commands must lie inside the robot's advertised policy (422 `policy_rejected`);
+ *    action arguments are checked against the robot's schema within bounds (policy-limits.ts).
  * Mission commands are not policy-bound: templates carry their own capability checks.
  */
 import { apiError } from '../errors/catalog.js';
-import type { CompiledPolicy, SettingRule } from './policy.js';
+import { validateArguments, type CompiledPolicy, type SettingRule } from './policy.js';
 import type { ActionAndArgs } from './types.js';
 
 /** True when the point lies inside the ring (even-odd rule; lat/lon treated as plane coordinates). */
@@ -52,10 +53,7 @@ function policyProblem(p: CompiledPolicy, c: ActionAndArgs): string | null {
     case 'invoke_action': {
       const rule = p.actions.get(c.args.name);
       if (!rule) return `action ${c.args.name} is not advertised`;
-      if ('invalid' in rule) return `action ${c.args.name}: ${rule.invalid}`;
-      if (rule.validate(c.args.arguments)) return null;
-      const e = rule.validate.errors?.[0];
-      return `arguments of ${c.args.name} do not match its schema: ${e ? `${e.instancePath || '/'} ${e.message ?? 'invalid'}` : 'invalid'}`;
+      return validateArguments(c.args.name, rule, c.args.arguments);
     }
     case 'update_settings': {
       for (const [k, v] of Object.entries(c.args.values)) {

@@ -1,32 +1,43 @@
 /**
  * Robot command policies: what each robot advertised in its Hello (modes, actions with argument
- * schemas, setting ranges, go-to area, request/response opt-ins), compiled for fast checks.
+ * schemas, setting ranges, go-to area, request/response opt-ins), compiled for fast checks, and the
+ * check of an action's arguments. policy-registry.ts keeps them per robot, shared by content.
  *
- * Compilation cost is paid once per distinct policy, never per request: a policy is keyed by the
- * SHA-256 of its protobuf bytes, so a fleet of robots advertising the same policy shares one
- * compiled copy, and a reconnect with an unchanged policy compiles nothing. Bounds: at most
- * {@link MAX_COMPILED_POLICIES} distinct compiled policies (least recently advertised evicted; a robot
- * keeps its reference, so only memory of unused ones is reclaimed); argument schemas above
- * {@link MAX_SCHEMA_BYTES} are not compiled and the action is refused.
+ * Argument schemas above {@link MAX_SCHEMA_BYTES} are not compiled and the action is refused;
+ * compiling and validating run under the time budgets and pattern limits of policy-limits.ts
+ * (docs/commands.md). The robot link has no message to tell a robot that part of its policy was
+ * refused (Welcome carries no such field), so an unusable action is logged when its policy is
+ * compiled, and its reason is the `policy_rejected` reason a client gets for it (docs/robot-link.md).
  */
-import { createHash } from 'node:crypto';
-import { toBinary } from '@bufbuild/protobuf';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { CommandPolicySchema, SettingSpec_Kind, type CommandPolicy } from '../gen/fleetgw/v1/robot_link_pb.js';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { SettingSpec_Kind, type CommandPolicy } from '../gen/fleetgw/v1/robot_link_pb.js';
+import { argumentsProblem, TURN_VALIDATE_BUDGET_MS, VALIDATE_BUDGET_MS, VALIDATE_TRIPS_BEFORE_DISABLE } from './policy-limits.js';
+import { UnsafePatternError } from './safe-regexp.js';
+import { validateWithin, type SchemaCompiler } from './schema-compiler.js';
+import { BudgetExceededError } from './time-budget.js';
 
-export const MAX_COMPILED_POLICIES = 256;
 export const MAX_SCHEMA_BYTES = 64 * 1024;
 
 export interface SettingRule {
   kind: 'number' | 'boolean' | 'string' | 'invalid';
   min: number | null;
   max: number | null;
-  /** Allowed string values; empty: any string. */
+  /** Allowed string values (compared exactly, never as patterns); empty: any string. */
   allowed: readonly string[];
 }
 
-/** An advertised action: its compiled argument validator, or why it cannot be used. */
-export type ActionRule = { validate: ValidateFunction } | { invalid: string };
+/**
+ * An advertised action: its compiled argument validator, or why it cannot be used. Mutable: an
+ * action whose validations keep exceeding their time budget is disabled in place, for every robot
+ * sharing the compiled policy, until a robot advertises a changed policy.
+ */
+export interface ActionRule {
+  validate: ValidateFunction | null;
+  /** Why the action is unusable; empty while `validate` is set. */
+  invalid: string;
+  /** Validations that exceeded {@link VALIDATE_BUDGET_MS}. */
+  overBudget: number;
+}
 
 export interface CompiledPolicy {
   readonly modes: ReadonlySet<string>;
@@ -52,32 +63,56 @@ function settingRule(s: CommandPolicy['settings'][number]): SettingRule {
   }
 }
 
+/** Below this much budget left, a schema is not tried. */
+const MIN_COMPILE_MS = 10;
+
+const unusable = (invalid: string): ActionRule => ({ validate: null, invalid, overBudget: 0 });
+
 /**
- * Compiles a policy. Robots are authenticated but their schemas are still input: strict mode is off
- * (unknown keywords are ignored rather than failing a whole policy), remote `$ref`s cannot load
- * (no loader), and a schema that does not compile makes only its own action unusable.
+ * Compiles a policy within `budgetMs` of main-thread time for all its argument schemas together. A
+ * schema that does not compile, is too large, uses a pattern the gateway refuses, or does not fit in
+ * what is left of the budget makes only its own action unusable, with the reason.
+ * @returns the policy, and `starved`: some action was refused for lack of budget
  */
-export function compilePolicy(ajv: Ajv2020, p: CommandPolicy): CompiledPolicy {
+export function compilePolicy(compiler: SchemaCompiler, p: CommandPolicy, budgetMs: number): { policy: CompiledPolicy; starved: boolean } {
   const actions = new Map<string, ActionRule>();
+  const deadline = performance.now() + budgetMs;
+  let starved = false;
   for (const a of p.actions) {
     if (a.name === '') continue;
     const text = a.argumentsSchemaJson.trim();
     if (text.length > MAX_SCHEMA_BYTES) {
-      actions.set(a.name, { invalid: 'arguments schema too large' });
+      actions.set(a.name, unusable('arguments schema too large'));
+      continue;
+    }
+    if (text === '') {
+      // No schema text: the action takes no arguments (checked without ajv, see validateArguments).
+      actions.set(a.name, { validate: null, invalid: '', overBudget: 0 });
+      continue;
+    }
+    const left = deadline - performance.now();
+    // Too little left to compile anything: a cut-off would also cost a compiler rebuild.
+    if (left < MIN_COMPILE_MS) {
+      starved = true;
+      actions.set(a.name, unusable(`arguments schema not compiled: the policy used up the gateway's compile budget (${Math.round(budgetMs)} ms) on earlier actions`));
       continue;
     }
     try {
-      // Empty schema text: the action takes no arguments.
-      const schema: unknown = text === '' ? { type: 'object', maxProperties: 0 } : JSON.parse(text);
-      if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw new Error('not an object');
-      actions.set(a.name, { validate: ajv.compile(schema) });
+      actions.set(a.name, { validate: compiler.compile(text, left), invalid: '', overBudget: 0 });
     } catch (err) {
-      actions.set(a.name, { invalid: `arguments schema does not compile (${err instanceof Error ? err.message : String(err)})` });
+      if (err instanceof BudgetExceededError) {
+        starved = true;
+        actions.set(a.name, unusable(`arguments schema too expensive to compile (over ${Math.round(left)} ms of the gateway's ${Math.round(budgetMs)} ms budget)`));
+      } else if (err instanceof UnsafePatternError) {
+        actions.set(a.name, unusable(`arguments schema refused: ${err.message}`));
+      } else {
+        actions.set(a.name, unusable(`arguments schema does not compile (${err instanceof Error ? err.message : String(err)})`));
+      }
     }
   }
   const ring = p.goToArea?.ring ?? [];
   const valid = ring.length >= 3 && ring.every((g) => Number.isFinite(g.latitude) && Number.isFinite(g.longitude));
-  return {
+  const policy: CompiledPolicy = {
     modes: new Set(p.allowedModes),
     actions,
     settings: new Map(p.settings.filter((s) => s.key !== '').map((s) => [s.key, settingRule(s)])),
@@ -85,45 +120,79 @@ export function compilePolicy(ajv: Ajv2020, p: CommandPolicy): CompiledPolicy {
     remoteConfig: p.remoteConfig,
     onboardSettings: p.onboardSettings,
   };
+  return { policy, starved };
 }
 
-/** Robot id -> its current compiled policy, with compiled policies shared by content. */
-export class PolicyRegistry {
-  private readonly ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
-  /** digest -> compiled policy, in least-recently-advertised order. */
-  private readonly byDigest = new Map<string, CompiledPolicy>();
-  /** null: the robot connected without a policy. */
-  private readonly byRobot = new Map<string, CompiledPolicy | null>();
-  /** Policies compiled since start (a test and a stat: reconnects must not recompile). */
-  compiled = 0;
+/** Below this much of the turn's budget left, no validation is started. */
+const MIN_VALIDATE_MS = 5;
 
-  /** Records the policy of a robot's latest Hello (undefined: it sent none). */
-  set(robotId: string, policy: CommandPolicy | undefined): void {
-    if (!policy) {
-      this.byRobot.set(robotId, null);
-      return;
-    }
-    const digest = createHash('sha256').update(toBinary(CommandPolicySchema, policy)).digest('hex');
-    let compiled = this.byDigest.get(digest);
-    if (compiled) {
-      this.byDigest.delete(digest);
-    } else {
-      compiled = compilePolicy(this.ajv, policy);
-      this.compiled++;
-      // Validators stay referenced by robots using them; dropping the ajv cache entry is enough.
-      this.ajv.removeSchema();
-    }
-    this.byDigest.set(digest, compiled);
-    while (this.byDigest.size > MAX_COMPILED_POLICIES) {
-      const oldest = this.byDigest.keys().next().value;
-      if (oldest === undefined) break;
-      this.byDigest.delete(oldest);
-    }
-    this.byRobot.set(robotId, compiled);
-  }
+/** Validation time spent in the current event-loop turn; reset by a setImmediate after the turn. */
+const turn = {
+  spentMs: 0,
+  resetQueued: false,
+  left(): number {
+    return TURN_VALIDATE_BUDGET_MS - this.spentMs;
+  },
+  charge(ms: number): void {
+    this.spentMs += ms;
+    if (this.resetQueued) return;
+    this.resetQueued = true;
+    setImmediate(() => {
+      this.spentMs = 0;
+      this.resetQueued = false;
+    });
+  },
+};
 
-  /** The robot's policy; null when it advertised none, undefined when it has not connected since start. */
-  get(robotId: string): CompiledPolicy | null | undefined {
-    return this.byRobot.get(robotId);
+const isEmptyObject = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
+
+/**
+ * Why an advertised action refuses these arguments, or null when they are accepted. Arguments over
+ * the size bounds are refused before any schema runs; a validation past its time budget refuses the
+ * command, and the {@link VALIDATE_TRIPS_BEFORE_DISABLE}th disables the action.
+ */
+export function validateArguments(name: string, rule: ActionRule, args: unknown): string | null {
+  if (rule.invalid !== '') return `action ${name}: ${rule.invalid}`;
+  const validate = rule.validate;
+  if (validate === null) return isEmptyObject(args) ? null : `arguments of ${name} are not accepted: the action takes no arguments`;
+  const tooBig = argumentsProblem(args);
+  if (tooBig !== null) return `arguments of ${name} are too large to check: ${tooBig}`;
+  let budget = Math.min(VALIDATE_BUDGET_MS, turn.left());
+  if (budget < MIN_VALIDATE_MS) return `the gateway spent its ${TURN_VALIDATE_BUDGET_MS} ms budget for checking action arguments on earlier targets; retry`;
+  let ok: boolean;
+  const started = performance.now();
+  try {
+    try {
+      ok = validateWithin(validate, args, budget);
+    } catch (err) {
+      // The budget is wall-clock time: on a loaded host a sane schema can overrun it once (the
+      // process descheduled, a GC pause). A second overrun in a row is the schema's cost. The
+      // retry stays within the turn's budget.
+      if (!(err instanceof BudgetExceededError) || budget < VALIDATE_BUDGET_MS) throw err;
+      budget = Math.min(VALIDATE_BUDGET_MS, turn.left() - (performance.now() - started));
+      if (budget < MIN_VALIDATE_MS) throw err;
+      ok = validateWithin(validate, args, budget);
+    }
+  } catch (err) {
+    if (!(err instanceof BudgetExceededError)) {
+      // A schema that recurses without end (`{"$ref": "#"}` at its root) overflows the stack.
+      rule.validate = null;
+      rule.invalid = `arguments schema cannot be evaluated (${err instanceof Error ? err.message : String(err)})`;
+      return `action ${name}: ${rule.invalid}`;
+    }
+    // Counts against the action only when it had a full budget's time: a budget cut short by
+    // earlier targets in the same turn does not.
+    if (performance.now() - started >= VALIDATE_BUDGET_MS) rule.overBudget++;
+    if (rule.overBudget >= VALIDATE_TRIPS_BEFORE_DISABLE) {
+      rule.validate = null;
+      rule.invalid = `arguments schema too expensive to evaluate (validation exceeded ${VALIDATE_BUDGET_MS} ms ${rule.overBudget} times); disabled until the robot advertises a changed policy`;
+      return `action ${name}: ${rule.invalid}`;
+    }
+    return `checking the arguments of ${name} against its schema exceeded the gateway's ${Math.round(budget)} ms budget`;
+  } finally {
+    turn.charge(performance.now() - started);
   }
+  if (ok) return null;
+  const e = validate.errors?.[0];
+  return `arguments of ${name} do not match its schema: ${e ? `${e.instancePath || '/'} ${e.message ?? 'invalid'}` : 'invalid'}`;
 }

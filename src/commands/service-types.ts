@@ -18,6 +18,8 @@ export interface CommandServiceOptions {
   /** Bound on concurrent ack waits (see waiters.ts). */
   maxWaiters?: number;
   audit?: Partial<AuditRetention>;
+  /** Operator log (robot policies the gateway refused in part). */
+  log?: (line: string) => void;
 }
 
 /**

@@ -47,7 +47,7 @@ import { AuditIndex, DEFAULT_AUDIT_RETENTION } from './audit.js';
 import { DigestCache } from './digest.js';
 import { CommandOutbox, DEFAULT_OUTBOX_LIMITS, type OutboxLimits } from './outbox.js';
 import { checkCommand } from './policy-check.js';
-import { PolicyRegistry } from './policy.js';
+import { PolicyRegistry } from './policy-registry.js';
 import { parseResultPayload } from './result.js';
 import { DEFAULT_RETRY_POLICY, retryDecision, type RetryPolicy } from './retry.js';
 import {
@@ -89,7 +89,7 @@ export class CommandService {
   private readonly waiters: AckWaiters;
   private readonly resultWaiters = new Waiters<ResultWait>(MAX_RESULT_WAITERS);
   /** What each robot advertised in its latest Hello. */
-  readonly policies = new PolicyRegistry();
+  readonly policies: PolicyRegistry;
   readonly audit: AuditIndex;
   private readonly unlisten: () => void;
   private readonly timer: NodeJS.Timeout;
@@ -109,6 +109,7 @@ export class CommandService {
     this.store = opts.store;
     this.link = opts.link;
     this.now = opts.now ?? ((): number => Date.now());
+    this.policies = new PolicyRegistry(opts.log);
     this.policy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
     this.outboxLimits = { ...DEFAULT_OUTBOX_LIMITS, ...opts.outbox };
     this.outbox = new CommandOutbox(this.store, this.outboxLimits);
@@ -354,6 +355,7 @@ export class CommandService {
     this.closed = true;
     clearInterval(this.timer);
     clearTimeout(this.sweepTimer);
+    this.policies.close();
     this.unlisten();
     this.waiters.expireAll();
     this.resultWaiters.expireAll();

@@ -95,7 +95,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     recordLinkConflicts(store, link);
     link.listen({ onTelemetry: (robotId, fleetId, bytes) => ingest.push(robotId, fleetId, bytes) });
     ingest.onBackpressure((paused) => link.setReadPaused(paused));
-    const commands = new CommandService({ store, link });
+    const commands = new CommandService({ store, link, log });
 
     const runtime = new OperationRuntime(store, { log });
     runtime.loadAll();
