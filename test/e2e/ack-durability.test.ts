@@ -31,12 +31,12 @@
  */
 import { rmSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { RobotAgent } from '../../src/agent/index.js';
 import { adminJson } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
-import { until } from '../support/until.js';
+import { until, sleep } from '../support/until.js';
+import { freePort } from '../support/net.js';
 
 const CYCLES = 5;
 // The stream of stops and the checks after each restart go well past the default per-key rate limit.
@@ -56,16 +56,6 @@ afterEach(async () => {
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 /**
  * POST with node:http on a keep-alive agent (lighter than fetch, so the kill below follows the

@@ -14,7 +14,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +23,8 @@ import type { Command } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
 import { runSimFleet } from '../../src/sim/index.js';
 import { adminJson, FLEETGW_BIN } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
-import { until } from '../support/until.js';
+import { freePort } from '../support/net.js';
+import { until, sleep } from '../support/until.js';
 
 const AGENT_MODULE = fileURLToPath(new URL('../../dist/agent/index.js', import.meta.url));
 
@@ -74,17 +74,6 @@ afterEach(async () => {
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 function setup(robots: number): { d: ReturnType<typeof makeDataDir>; creds: { robotId: string; robotToken: string }[] } {
   const d = makeDataDir('fleetgw-safety-');

@@ -19,7 +19,7 @@ import { status } from '@grpc/grpc-js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { adminJson } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
-import { until } from '../support/until.js';
+import { until, sleep } from '../support/until.js';
 
 const AGENT_MODULE = fileURLToPath(new URL('../../dist/agent/index.js', import.meta.url));
 
@@ -68,8 +68,6 @@ afterEach(async () => {
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function robotProcess(cfg: { address: string; robotId: string; robotToken: string }): RobotProcess {
   const proc = spawn(process.execPath, ['--input-type=module', '-e', ROBOT_PROCESS], {

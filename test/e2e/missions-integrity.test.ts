@@ -17,12 +17,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import net from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { RobotAgent } from '../../src/agent/index.js';
 import { adminJson, fleetgw } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
-import { until } from '../support/until.js';
+import { until, sleep } from '../support/until.js';
+import { freePort } from '../support/net.js';
 
 /** 9999-12-31T23:59:59.999Z: the documented latest time a request may name. */
 const MAX_TIME_MS = 253_402_300_799_999;
@@ -37,16 +37,6 @@ afterEach(async () => {
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 type Data = ReturnType<typeof makeDataDir>;
 

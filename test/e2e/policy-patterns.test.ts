@@ -16,7 +16,7 @@ import { RobotAgent } from '../../src/agent/index.js';
 import { CommandPolicySchema } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
 import { adminJson } from '../support/cli.js';
 import { makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
-import { until } from '../support/until.js';
+import { until, sleep } from '../support/until.js';
 
 const HOSTILE_PATTERN = '^([a-z]+)*$';
 const schema = (pattern: string): string => JSON.stringify({ type: 'object', properties: { text: { type: 'string', pattern } }, required: ['text'] });
@@ -84,7 +84,6 @@ async function post(path: string, body: unknown, timeoutMs = 5000): Promise<{ st
 const controlRobot = (body: Record<string, unknown>, timeoutMs?: number) => post('/v1/agent/control-robot', { org_id: d.orgId, fleet_id: d.fleetId, ...body }, timeoutMs);
 const invokeService = (robot: number, name: string, args: unknown) =>
   post(`/v1/orgs/${d.orgId}/fleets/${d.fleetId}/robots/${creds[robot]!.robotId}/invoke-service`, { name, arguments: args });
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('robot-supplied schema patterns cannot freeze the gateway', () => {
   it('answers stops to another robot and to the same robot promptly while a hostile pattern is evaluated', async () => {

@@ -7,9 +7,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './net.js';
 
 export const CLICKHOUSE_SERVER_BIN = '/usr/sbin/clickhouse-server';
 const USERS_XML = '/etc/clickhouse-server/users.xml';
@@ -33,18 +33,6 @@ export function clickhouseServerUnavailableReason(): string | null {
   if (!existsSync(CLICKHOUSE_SERVER_BIN)) return `${CLICKHOUSE_SERVER_BIN} is not installed (apt-get install clickhouse-server)`;
   if (!existsSync(USERS_XML)) return `${USERS_XML} is missing`;
   return null;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /**

@@ -7,3 +7,6 @@ export async function until(cond: () => Promise<boolean> | boolean, timeoutMs: n
     await new Promise((r) => setTimeout(r, pollMs));
   }
 }
+
+/** Resolves after `ms` milliseconds. */
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
