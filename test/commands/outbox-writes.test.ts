@@ -44,10 +44,15 @@ describe('outbox writes', () => {
     const outboxPuts = vi.spyOn(fx.store.outbox, 'put');
     const recordPuts = vi.spyOn(fx.store.commands, 'put');
     link.connect(robotId);
+    // The hold is LAZY_MS of wall time; on a loaded machine three turns can take longer than that, so
+    // the hold's timer is driven by hand: the ack lands inside it, as it does on an idle machine.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const s = svc.submit(stop(true));
     // The ack arrives a few turns later (the robot hop), as it does over gRPC.
     for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
     link.ack(robotId, s.commandId);
+    await vi.advanceTimersByTimeAsync(LAZY_MS);
+    vi.useRealTimers();
     await until(() => stored(fx, s.commandId)?.state === 'agent_received', 2000);
     expect(outboxPuts).not.toHaveBeenCalled();
     expect(recordPuts.mock.calls.filter(([id]) => id === s.commandId)).toHaveLength(1);
