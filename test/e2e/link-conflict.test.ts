@@ -268,6 +268,11 @@ describe('commands sent in the round before detection', () => {
     expect(audit.status).toBe(200);
     const entry = (audit.body.items as { commandId: string; linkConflict?: boolean }[]).find((e) => e.commandId === delivery.commandId);
     expect(entry?.linkConflict).toBe(true);
+    // The event says from when commands may have reached either process: before this stop, after the first process connected.
+    const event = (await robotEvents(gw, d, cred.robotId)).find((e) => e.kind === 'robot.link_conflict')!;
+    const created = (entry as unknown as { createdAtMs: number }).createdAtMs;
+    expect(event.data.suspectSinceMs).toBeLessThanOrEqual(created);
+    expect(event.data.suspectSinceMs).toBeGreaterThan(created - 5000);
   }, 60_000);
 });
 
