@@ -13,7 +13,7 @@
  * Mission commands are not policy-bound: templates carry their own capability checks.
  */
 import { apiError } from '../errors/catalog.js';
-import { validateArguments, type CompiledPolicy, type SettingRule } from './policy.js';
+import { PENDING_POLICY, validateArguments, type CompiledPolicy, type SettingRule } from './policy.js';
 import type { ActionAndArgs } from './types.js';
 
 /** True when the point lies inside the ring (even-odd rule; lat/lon treated as plane coordinates). */
@@ -88,6 +88,9 @@ export function checkCommand(robot: { robotId: string; active: boolean }, policy
   if (!robot.active && !isRestCommand(c)) throw apiError('robot_inactive', { robotId });
   if (!POLICY_BOUND.has(c.action)) return;
   if (!policy) throw apiError('policy_rejected', { robotId, reason: 'the robot advertised no command policy' });
+  if (policy === PENDING_POLICY) {
+    throw apiError('policy_rejected', { robotId, reason: 'the robot\'s command policy is waiting to be compiled (the gateway compiles a bounded amount per second across robots); retry shortly' });
+  }
   if (c.action === 'config' && !policy.remoteConfig) throw apiError('remote_config_not_enabled', { robotId, what: 'remote configuration' });
   if (c.action === 'onboard_settings' && !policy.onboardSettings) throw apiError('remote_config_not_enabled', { robotId, what: 'remote onboard settings' });
   const problem = policyProblem(policy, c);

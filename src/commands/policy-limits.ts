@@ -40,6 +40,15 @@ export const POLICY_COMPILE_BUDGET_MS = 250;
  */
 export const ROBOT_COMPILE_ALLOWANCE_MS = 1000;
 export const COMPILE_ALLOWANCE_WINDOW_MS = 60_000;
+/**
+ * Compile time all robots together may spend per {@link SHARED_COMPILE_WINDOW_MS} (a token bucket,
+ * gateway-wide): many robots sending Hellos with expensive policies at once must not hold the main
+ * thread for one budget each in a row. A compile starts only when the bucket holds the full budget
+ * it may use, so the main thread compiles at most one {@link POLICY_COMPILE_BUDGET_MS} at a time and
+ * at most a quarter of the time; compiles beyond it wait in a bounded queue (policy-registry.ts).
+ */
+export const SHARED_COMPILE_BUDGET_MS = POLICY_COMPILE_BUDGET_MS;
+export const SHARED_COMPILE_WINDOW_MS = 1000;
 
 /**
  * Why an action's arguments are too big to evaluate against a robot's schema, or null. Walks the

@@ -49,6 +49,20 @@ export interface CompiledPolicy {
   readonly onboardSettings: boolean;
 }
 
+/**
+ * The policy of a robot whose advertised policy waits for the gateway-wide compile budget
+ * (policy-registry.ts): policy-bound commands are refused with a retry hint meanwhile; commands that
+ * are not policy-bound (stop above all) are unaffected. Compared by identity.
+ */
+export const PENDING_POLICY: CompiledPolicy = Object.freeze({
+  modes: new Set<string>(),
+  actions: new Map<string, ActionRule>(),
+  settings: new Map<string, SettingRule>(),
+  goToArea: null,
+  remoteConfig: false,
+  onboardSettings: false,
+});
+
 function settingRule(s: CommandPolicy['settings'][number]): SettingRule {
   const range = s.hasRange && Number.isFinite(s.min) && Number.isFinite(s.max) && s.min <= s.max;
   switch (s.kind) {

@@ -48,6 +48,7 @@ import { DigestCache } from './digest.js';
 import { CommandOutbox, DEFAULT_OUTBOX_LIMITS, type OutboxLimits } from './outbox.js';
 import { checkCommand } from './policy-check.js';
 import { PolicyRegistry } from './policy-registry.js';
+import { RecentSends } from './recent-sends.js';
 import { parseResultPayload } from './result.js';
 import { DEFAULT_RETRY_POLICY, retryDecision, type RetryPolicy } from './retry.js';
 import {
@@ -76,6 +77,9 @@ export const STALE_AFTER_MS = 30_000;
 const FIRST_SWEEP_MS = 60_000;
 /** Bound on concurrent result waits (config / onboard settings). */
 const MAX_RESULT_WAITERS = 1000;
+/** Sends remembered per robot for flagging after a link conflict (recent-sends.ts): the conflict window and a count bound. */
+const RECENT_SENDS_MS = 30_000;
+const RECENT_SENDS_PER_ROBOT = 256;
 
 export type { CommandServiceOptions, CommandServiceStats, ResultWait, SubmitRequest, Submitted } from './service-types.js';
 
@@ -102,6 +106,7 @@ export class CommandService {
    * seq and args, so there is nothing to rebuild. Dropped with the record.
    */
   private readonly wire = new WeakMap<CommandRecord, Command>();
+  private readonly recentSends = new RecentSends(RECENT_SENDS_MS, RECENT_SENDS_PER_ROBOT);
   private closed = false;
 
   /** Loads the persisted backlog, subscribes to the link and delivers to robots already online. */
@@ -120,6 +125,7 @@ export class CommandService {
       onOnline: (robotId, info) => this.onOnline(robotId, info.lastAppliedSeq, info.policy),
       onAck: (robotId, ack) => this.onAck(robotId, ack),
       onCommandResult: (robotId, result) => this.onCommandResult(robotId, result),
+      onLinkConflict: (robotId, report) => this.flagSentDuringConflict(robotId, report.suspectSinceMs),
     });
     for (const robotId of [...this.outbox.robotsWithPending()]) {
       if (this.link.isOnline(robotId)) this.flush(robotId);
@@ -380,6 +386,7 @@ export class CommandService {
     if (!this.link.send(rec.robotId, wire)) return false;
     // Whatever acks it now may be one of two machines: the delivery says so from here on.
     if (this.link.linkConflict?.(rec.robotId)) rec.linkConflict = true;
+    else this.recentSends.note(rec.robotId, rec.commandId, at);
     rec.attempts++;
     rec.lastSentAtMs = at;
     if (rec.state === 'deferred') this.transition(rec, 'dispatched', at);
@@ -404,6 +411,22 @@ export class CommandService {
     }
     this.outbox.prepareSeq(robotId);
     this.flush(robotId);
+  }
+
+  /**
+   * A link conflict was detected: commands written to the robot's stream since the takeover that
+   * began it may have reached either process. Their records (and so their audit entries and
+   * `GET /v1/robot-commands/{id}`) get `linkConflict: true` after the fact; an answer already given
+   * to a caller could not carry it (docs/robot-link.md, "Link conflicts").
+   */
+  private flagSentDuringConflict(robotId: string, sinceMs: number): void {
+    if (this.closed) return;
+    for (const commandId of this.recentSends.since(robotId, sinceMs)) {
+      const rec = this.outbox.getForUpdate(commandId);
+      if (!rec || rec.robotId !== robotId || rec.linkConflict === true) continue;
+      rec.linkConflict = true;
+      this.outbox.save(rec);
+    }
   }
 
   /**

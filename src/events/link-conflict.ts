@@ -21,7 +21,7 @@ export function recordLinkConflicts(store: Store, link: Pick<RobotLink, 'listen'
         atMs: r.sinceMs,
         kind: 'robot.link_conflict',
         subject: { type: 'robot', id: robotId },
-        data: { rule: r.rule, holder: { ...r.holder }, refused: { ...r.refused }, clearAfterMs: r.clearAfterMs },
+        data: { rule: r.rule, holder: { ...r.holder }, refused: { ...r.refused }, clearAfterMs: r.clearAfterMs, suspectSinceMs: r.suspectSinceMs },
       });
     },
     onLinkConflictCleared: (robotId, c) => {

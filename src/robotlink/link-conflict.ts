@@ -14,10 +14,16 @@
  * - a displaced identity coming back within `windowMs` while another one is live (only a process
  *   that is still running comes back), or
  * - the `takeoverLimit`-th takeover of a live session within `windowMs` (agents without an
- *   instance id that open a new connection each time)
+ *   instance id that open a new connection each time), or
+ * - a connection that was replaced by another connection with the SAME identity coming back within
+ *   `windowMs` (two clones sending one instance id, e.g. derived from a cloned machine id). An agent
+ *   keeps its HTTP/2 connection across a replaced stream, so the replaced connection's peer address
+ *   returning proves that connection was still open and healthy; a genuine reconnect after a blip
+ *   comes from a new connection and the old one, dead or half-open, never sends another Hello.
  *
  * starts a conflict: the newcomer is refused and the live session keeps the link (no more
- * flapping). While conflicted, every connection from another identity than the live one is refused;
+ * flapping). While conflicted, every connection from another identity than the live one is refused,
+ * and, for the same-identity rule, every connection from a peer known to be the clone's;
  * when the live session ends, the next connection (any identity) holds the link. The conflict clears
  * once no connection was refused for `clearAfterMs` (the other process stopped, or its token was
  * re-minted), after which the rule starts afresh.
@@ -25,7 +31,8 @@
  * Bounds: one history per robot that had a takeover within the window or is conflicted (robots
  * only reach this after authenticating, so at most the registered robots; expired histories are
  * swept once more than {@link SWEEP_AT} exist); at most {@link MAX_DISPLACED} displaced identities
- * and `takeoverLimit` takeover times per robot (oldest dropped). One unref'd timer per conflict.
+ * and `takeoverLimit` takeover times per robot, and at most {@link MAX_DISPLACED} displaced peers
+ * (oldest dropped). One unref'd timer per conflict.
  */
 import type { LinkConflictCleared, LinkConflictReport, LinkConflictView } from './types.js';
 
@@ -58,6 +65,8 @@ export type HelloVerdict =
 
 interface Conflict {
   fleetId: string;
+  /** The refused clone's peer when both send one identity (same-identity rule), else null. */
+  clonePeer: string | null;
   /** Replaced (never mutated) on each change, so readers can compare by reference. */
   view: LinkConflictView;
   timer: NodeJS.Timeout | null;
@@ -67,6 +76,8 @@ interface History {
   /** Identity key -> when its live session was taken over. Insertion order = age. */
   displaced: Map<string, number>;
   takeovers: number[];
+  /** `<identity key>@<peer>` -> when that connection was replaced by another one with the same identity. */
+  displacedPeers: Map<string, number>;
   conflict: Conflict | null;
 }
 
@@ -102,36 +113,56 @@ export class LinkConflictTracker {
     if (this.histories.size > SWEEP_AT) this.sweep(at);
     let h = this.histories.get(robotId);
     if (h) this.prune(h, at);
-    if (live === null || live.key === newcomer.key) return { admit: true };
+    if (live === null) return { admit: true };
+    const sameIdentity = live.key === newcomer.key;
+    // The same connection opening a new stream (its previous one was replaced or ended).
+    if (sameIdentity && live.peer === newcomer.peer) return { admit: true };
     if (h?.conflict) {
       const c = h.conflict;
+      // The holder's own reconnect from a new connection (after a blip) is admitted, unless that peer is the clone's.
+      if (sameIdentity && c.clonePeer !== newcomer.peer) return { admit: true };
       c.view = { ...c.view, refusedConnections: c.view.refusedConnections + 1, lastRefusedAtMs: at };
       return { admit: false, started: null };
     }
     if (!h) {
-      h = { displaced: new Map(), takeovers: [], conflict: null };
+      h = { displaced: new Map(), takeovers: [], displacedPeers: new Map(), conflict: null };
       this.histories.set(robotId, h);
     }
-    const returned = h.displaced.has(newcomer.key);
-    if (!returned && h.takeovers.length + 1 < this.takeoverLimit) {
-      h.displaced.delete(live.key);
-      h.displaced.set(live.key, at);
-      if (h.displaced.size > MAX_DISPLACED) h.displaced.delete(h.displaced.keys().next().value as string);
+    if (sameIdentity) {
+      const returnedAt = h.displacedPeers.get(`${newcomer.key}@${newcomer.peer}`);
+      if (returnedAt === undefined) {
+        remember(h.displacedPeers, `${live.key}@${live.peer}`, at);
+        return { admit: true };
+      }
+      return { admit: false, started: this.start(robotId, fleetId, h, at, 'instance_shared', returnedAt, live, newcomer) };
+    }
+    const returnedAt = h.displaced.get(newcomer.key);
+    if (returnedAt === undefined && h.takeovers.length + 1 < this.takeoverLimit) {
+      remember(h.displaced, live.key, at);
       h.takeovers.push(at);
       return { admit: true };
     }
+    const rule = returnedAt !== undefined ? 'displaced_returned' : 'repeated_takeover';
+    return { admit: false, started: this.start(robotId, fleetId, h, at, rule, returnedAt ?? h.takeovers[0] ?? at, live, newcomer) };
+  }
+
+  // `suspectSinceMs`: the takeover that began what the conflict proves (commands since may have reached either process).
+  private start(
+    robotId: string, fleetId: string, h: History, at: number, rule: LinkConflictReport['rule'], suspectSinceMs: number,
+    live: ConnectionIdentity, newcomer: ConnectionIdentity,
+  ): LinkConflictReport {
     const view: LinkConflictView = { sinceMs: at, refusedConnections: 1, lastRefusedAtMs: at };
-    h.conflict = { fleetId, view, timer: null };
+    h.conflict = { fleetId, view, clonePeer: rule === 'instance_shared' ? newcomer.peer : null, timer: null };
     this.armClear(robotId, h.conflict, this.clearAfterMs);
-    const started: LinkConflictReport = {
+    return {
       fleetId,
       sinceMs: at,
-      rule: returned ? 'displaced_returned' : 'repeated_takeover',
+      suspectSinceMs,
+      rule,
       holder: { instanceId: live.instanceId, peer: live.peer },
       refused: { instanceId: newcomer.instanceId, peer: newcomer.peer },
       clearAfterMs: this.clearAfterMs,
     };
-    return { admit: false, started };
   }
 
   /** Stops every clear timer (server shutdown). */
@@ -162,9 +193,11 @@ export class LinkConflictTracker {
   }
 
   private prune(h: History, at: number): void {
-    for (const [key, when] of h.displaced) {
-      if (at - when < this.windowMs) break;
-      h.displaced.delete(key);
+    for (const map of [h.displaced, h.displacedPeers]) {
+      for (const [key, when] of map) {
+        if (at - when < this.windowMs) break;
+        map.delete(key);
+      }
     }
     while (h.takeovers.length > 0 && at - (h.takeovers[0] as number) >= this.windowMs) h.takeovers.shift();
   }
@@ -172,7 +205,14 @@ export class LinkConflictTracker {
   private sweep(at: number): void {
     for (const [robotId, h] of this.histories) {
       this.prune(h, at);
-      if (!h.conflict && h.displaced.size === 0 && h.takeovers.length === 0) this.histories.delete(robotId);
+      if (!h.conflict && h.displaced.size === 0 && h.displacedPeers.size === 0 && h.takeovers.length === 0) this.histories.delete(robotId);
     }
   }
+}
+
+// Most recent last; at most MAX_DISPLACED entries (oldest dropped).
+function remember(map: Map<string, number>, key: string, at: number): void {
+  map.delete(key);
+  map.set(key, at);
+  if (map.size > MAX_DISPLACED) map.delete(map.keys().next().value as string);
 }

@@ -63,8 +63,17 @@ export interface LinkConnectionInfo {
 export interface LinkConflictReport {
   fleetId: string;
   sinceMs: number;
-  /** `displaced_returned`: a replaced process came back while another was live; `repeated_takeover`: too many takeovers in the window. */
-  rule: 'displaced_returned' | 'repeated_takeover';
+  /**
+   * When the takeover that began what this conflict proves happened: from then on, commands written
+   * to the robot's stream may have reached either process (the command service flags them).
+   */
+  suspectSinceMs: number;
+  /**
+   * `displaced_returned`: a replaced process came back while another was live; `repeated_takeover`:
+   * too many takeovers in the window; `instance_shared`: a connection replaced by another with the
+   * same instance id came back (two processes sending one instance id).
+   */
+  rule: 'displaced_returned' | 'repeated_takeover' | 'instance_shared';
   /** The connection that keeps the link. */
   holder: LinkConnectionInfo;
   /** The connection refused. */

@@ -10,6 +10,11 @@
  * Revocation: every socket whose ticket has been redeemed is indexed by the API key that issued the
  * ticket, so {@link StreamHub.closeKey} can end the streams of a revoked or expired key (4403). The
  * hub never reads key records itself; the revocation sweep (key-revocation-sweep.ts) tells it.
+ *
+ * Fairness: open sockets are bounded per API key (`maxSocketsPerKey`) and per organization
+ * (`maxSocketsPerOrg`), far below the gateway-wide `maxSockets`, so one organization redeeming ticket
+ * after ticket cannot take every socket. The bound is checked when the ticket is redeemed: a socket
+ * over it is closed with 4429 (the ticket is used up), and its slot is never taken.
  */
 import type { LiveSink } from './live-sink.js';
 import { CLOSE, closeReason, notice, parseClientMessage } from './stream-protocol.js';
@@ -34,7 +39,14 @@ export interface StreamHubOptions {
   subscribeTimeoutMs?: number;
   /** Concurrent sockets; more are closed with 1013 (try again later). Default 1,000. */
   maxSockets?: number;
+  /** Open sockets per API key (redeemed tickets); more are closed with 4429. Default 50. */
+  maxSocketsPerKey?: number;
+  /** Open sockets per organization; more are closed with 4429. Default 200. */
+  maxSocketsPerOrg?: number;
 }
+
+/** Default per-key and per-organization bounds on open sockets (docs/telemetry-stream.md). */
+export const DEFAULT_MAX_STREAMS = { perKey: 50, perOrg: 200, gateway: 1_000 } as const;
 
 interface Sub {
   peer: StreamPeer;
@@ -53,6 +65,8 @@ const KEY_REVOKED_MESSAGE = 'the API key that issued this stream\'s ticket was r
 const TOO_MANY_MESSAGE = 'too many stream connections, retry later';
 const REJECTED_TICKET_MESSAGE = 'ticket is missing, invalid, already used or expired, or its API key was revoked or has expired';
 const SUBSCRIBE_TIMEOUT_MESSAGE = 'no subscribe message received in time';
+const perKeyMessage = (max: number): string => `this API key already has ${max} open streams (its bound); close one, then retry with a new ticket`;
+const perOrgMessage = (max: number): string => `this organization already has ${max} open streams (its bound); close one, then retry with a new ticket`;
 
 /** Per-socket state machine: connected -> subscribed -> closed. */
 export interface StreamSession {
@@ -66,6 +80,10 @@ export class StreamHub implements LiveSink {
   readonly maxBufferedBytes: number;
   private readonly subscribeTimeoutMs: number;
   private readonly maxSockets: number;
+  private readonly maxSocketsPerKey: number;
+  private readonly maxSocketsPerOrg: number;
+  /** Open sockets with a redeemed ticket, per organization. */
+  private readonly orgSockets = new Map<string, number>();
   private readonly byFleet = new Map<string, Set<Sub>>();
   private readonly peers = new Set<StreamPeer>();
   /** Sockets with a redeemed ticket, by the API key that issued it. */
@@ -78,7 +96,9 @@ export class StreamHub implements LiveSink {
     this.tickets = opts.tickets;
     this.maxBufferedBytes = opts.maxBufferedBytes ?? 1024 * 1024;
     this.subscribeTimeoutMs = opts.subscribeTimeoutMs ?? 5_000;
-    this.maxSockets = opts.maxSockets ?? 1_000;
+    this.maxSockets = opts.maxSockets ?? DEFAULT_MAX_STREAMS.gateway;
+    this.maxSocketsPerKey = opts.maxSocketsPerKey ?? DEFAULT_MAX_STREAMS.perKey;
+    this.maxSocketsPerOrg = opts.maxSocketsPerOrg ?? DEFAULT_MAX_STREAMS.perOrg;
   }
 
   get socketCount(): number {
@@ -139,14 +159,28 @@ export class StreamHub implements LiveSink {
       peer.send(notice.error(errCode, message));
       // The reason says why in words (clients show it); the error notice just sent carries errCode.
       peer.end(code, closeReason(message));
+      // Nothing more from this socket is acted on (a ticket in a later message is not redeemed).
+      open = false;
     };
     const keyed: Keyed = { fail };
-    const track = (s: TicketScope): void => {
+    /** Counts the socket against its key's and organization's bounds; false (and closed) when over one. */
+    const track = (s: TicketScope): boolean => {
       let set = this.byKey.get(s.apiKeyId);
+      if ((set?.size ?? 0) >= this.maxSocketsPerKey) {
+        fail(CLOSE.tooManyStreams, 'rate_limited', perKeyMessage(this.maxSocketsPerKey));
+        return false;
+      }
+      const inOrg = this.orgSockets.get(s.orgId) ?? 0;
+      if (inOrg >= this.maxSocketsPerOrg) {
+        fail(CLOSE.tooManyStreams, 'rate_limited', perOrgMessage(this.maxSocketsPerOrg));
+        return false;
+      }
       if (!set) this.byKey.set(s.apiKeyId, (set = new Set()));
       set.add(keyed);
+      this.orgSockets.set(s.orgId, inOrg + 1);
+      return true;
     };
-    if (scope !== null) track(scope);
+    if (scope !== null && !track(scope)) scope = null;
     return {
       onMessage: (data) => {
         if (!open) return;
@@ -161,9 +195,9 @@ export class StreamHub implements LiveSink {
         } else {
           const redeemed = msg.ticket === null ? null : this.tickets.redeem(msg.ticket);
           if (redeemed === null) return fail(CLOSE.invalidTicket, 'invalid_ticket', REJECTED_TICKET_MESSAGE);
+          if (!track(redeemed)) return;
           scope = redeemed;
           fleetId = redeemed.fleetId;
-          track(redeemed);
         }
         clearTimeout(timer);
         if (sub === null) {
@@ -182,10 +216,14 @@ export class StreamHub implements LiveSink {
         open = false;
         clearTimeout(timer);
         this.peers.delete(peer);
+        // `scope` is set only once the socket was counted by track().
         if (scope !== null) {
           const set = this.byKey.get(scope.apiKeyId);
           set?.delete(keyed);
           if (set?.size === 0) this.byKey.delete(scope.apiKeyId);
+          const inOrg = (this.orgSockets.get(scope.orgId) ?? 1) - 1;
+          if (inOrg > 0) this.orgSockets.set(scope.orgId, inOrg);
+          else this.orgSockets.delete(scope.orgId);
         }
         if (sub !== null) {
           const set = this.byFleet.get(sub.fleetId);

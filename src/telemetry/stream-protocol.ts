@@ -20,6 +20,8 @@ export const CLOSE = {
   keyRevoked: 4403,
   /** No valid subscribe message within the subscribe timeout. */
   subscribeTimeout: 4408,
+  /** The ticket's API key or organization already holds its bound of open streams. */
+  tooManyStreams: 4429,
 } as const;
 
 export const MAX_ROBOT_IDS = 1_000;

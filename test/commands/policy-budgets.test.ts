@@ -5,7 +5,7 @@
  */
 import { create } from '@bufbuild/protobuf';
 import { describe, expect, it } from 'vitest';
-import { compilePolicy, validateArguments } from '../../src/commands/policy.js';
+import { compilePolicy, PENDING_POLICY, validateArguments } from '../../src/commands/policy.js';
 import { PolicyRegistry, RECOMPILE_DELAYS_MS } from '../../src/commands/policy-registry.js';
 import { checkCommand } from '../../src/commands/policy-check.js';
 import { argumentsProblem, MAX_ARGUMENTS_DEPTH, ROBOT_COMPILE_ALLOWANCE_MS, VALIDATE_TRIPS_BEFORE_DISABLE } from '../../src/commands/policy-limits.js';
@@ -132,7 +132,8 @@ describe('time budgets', () => {
 
   it('bounds the compile time one robot can spend; a policy cut short is compiled again in the background', async () => {
     let now = 0;
-    const reg = new PolicyRegistry(() => {}, () => now);
+    // The per-robot bound on its own: the gateway-wide budget across robots (tested below) out of the way.
+    const reg = new PolicyRegistry(() => {}, () => now, 1e9);
     const props = Object.fromEntries(Array.from({ length: 1500 }, (_, i) => [`p${i}`, { type: 'string', maxLength: 20 }]));
     const heavy = (i: number) => create(CommandPolicySchema, { actions: [{ name: `a${i}`, argumentsSchemaJson: JSON.stringify({ type: 'object', properties: props }) }] });
     let spent = 0;
@@ -156,6 +157,35 @@ describe('time budgets', () => {
     now += 60_000;
     await new Promise((r) => setTimeout(r, RECOMPILE_DELAYS_MS[0] + 300));
     expect(invoke(reg, 'small', {}).reason).toBeNull();
+    reg.close();
+  }, 30_000);
+
+  it('shares one compile budget across robots: Hellos beyond it wait in a queue, stops are not held', async () => {
+    const reg = new PolicyRegistry(() => {});
+    const heavy = (i: number) => {
+      const props = Object.fromEntries(Array.from({ length: 1500 }, (_, p) => [`r${i}p${p}`, { type: 'string', maxLength: 20 }]));
+      return create(CommandPolicySchema, { actions: [{ name: 'a', argumentsSchemaJson: JSON.stringify({ type: 'object', properties: props }) }] });
+    };
+    const policies = [0, 1, 2, 3].map(heavy);
+    const started = performance.now();
+    policies.forEach((p, i) => reg.set(`h${i}`, p));
+    // One compile's budget in this turn (plus building the compiler), not four.
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(reg.queuedCompiles).toBe(3);
+    expect(reg.get('h3')).toBe(PENDING_POLICY);
+    const hostile = { robotId: 'h3', active: true };
+    expect(() => checkCommand(hostile, reg.get('h3'), { action: 'invoke_action', args: { name: 'a', arguments: {} } })).toThrow(/waiting to be compiled/);
+    expect(() => checkCommand(hostile, reg.get('h3'), { action: 'stop', args: {} } as never)).not.toThrow();
+    // Drained as the budget refills (250 ms per second; each cut-off costs about 350 ms of it), in order.
+    const compiledAt: number[] = [];
+    while (compiledAt.length < 3 && performance.now() - started < 20_000) {
+      await new Promise((r) => setTimeout(r, 50));
+      for (let i = compiledAt.length + 1; i <= 3 && reg.get(`h${i}`) !== PENDING_POLICY; i++) compiledAt.push(performance.now() - started);
+    }
+    expect(compiledAt).toHaveLength(3);
+    // Never two compiles in one go: at least about a second of refill between them.
+    expect((compiledAt[1] ?? 0) - (compiledAt[0] ?? 0)).toBeGreaterThan(800);
+    expect(reg.get('h3')?.actions.get('a')?.invalid).toMatch(/too expensive to compile/);
     reg.close();
   }, 30_000);
 });

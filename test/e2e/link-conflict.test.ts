@@ -7,6 +7,10 @@
  *   GET /v1/robots/{id}, stops the flapping (the live process keeps the link, the other is refused
  *   with ALREADY_EXISTS), answers stops with `delivery.linkConflict: true` (never a clean
  *   `agent_received`), refuses motion commands, and clears once the second process is gone;
+ * - two processes sending the SAME instance id (a cloned machine id) are detected too (rule
+ *   `instance_shared`), with the same guarantees;
+ * - commands sent between the takeover that leads to detection and the detection itself are flagged
+ *   `linkConflict: true` on their record and audit entry after the fact;
  * - one robot reconnecting after a network blip (new port, old session still live at the gateway)
  *   and one restarted while its old connection lingers are NOT flagged.
  */
@@ -31,7 +35,7 @@ const cfg = JSON.parse(process.env.ROBOT_CFG);
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
 const agent = new RobotAgent({
   address: cfg.address, robotId: cfg.robotId, robotToken: cfg.robotToken,
-  dedicatedConnection: true, reconnect: { initialMs: 50, maxMs: 200 },
+  dedicatedConnection: true, reconnect: cfg.reconnect ?? { initialMs: 50, maxMs: 200 }, instanceId: cfg.instanceId,
   onConnected: () => out({ event: 'connected' }),
   onDisconnected: (r) => out({ event: 'disconnected', code: r.code, details: r.details }),
   onCommand: (cmd) => { out({ event: 'received', commandId: cmd.commandId }); return { accept: true }; },
@@ -69,7 +73,16 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function robotProcess(cfg: { address: string; robotId: string; robotToken: string }): RobotProcess {
+interface RobotCfg {
+  address: string;
+  robotId: string;
+  robotToken: string;
+  /** Fixed instance id (clones of one machine id); default a random one per agent. */
+  instanceId?: string;
+  reconnect?: { initialMs: number; maxMs: number };
+}
+
+function robotProcess(cfg: RobotCfg): RobotProcess {
   const proc = spawn(process.execPath, ['--input-type=module', '-e', ROBOT_PROCESS], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, AGENT_MODULE, ROBOT_CFG: JSON.stringify(cfg) },
@@ -190,6 +203,79 @@ describe('two processes with one robot token', () => {
   }, 60_000);
 });
 
+describe('two processes with one robot token and one instance id', () => {
+  it('are detected (instance_shared), stop flapping, and stops are flagged', async () => {
+    const { gw, d, cred } = await setup({});
+    const instanceId = 'machine-id-cloned-0001';
+    const a = robotProcess({ address: gw.ready.grpc, ...cred, instanceId });
+    await until(() => a.count('connected') === 1, 10_000, 'first process connected');
+    const b = robotProcess({ address: gw.ready.grpc, ...cred, instanceId });
+
+    await until(async () => (await robotEvents(gw, d, cred.robotId)).some((e) => e.kind === 'robot.link_conflict'), 10_000, 'robot.link_conflict event');
+    const event = (await robotEvents(gw, d, cred.robotId)).find((e) => e.kind === 'robot.link_conflict')!;
+    expect(event.data.rule).toBe('instance_shared');
+    expect(event.data.holder.instanceId).toBe(instanceId);
+    expect(event.data.refused.instanceId).toBe(instanceId);
+    expect(event.data.holder.peer).not.toBe(event.data.refused.peer);
+    const one = await api(gw.ready.http, d.apiKey, `/v1/robots/${cred.robotId}`);
+    expect(one.body.linkConflict).toMatchObject({ refusedConnections: expect.any(Number) });
+
+    // No more flapping: one process keeps its stream, the other is refused with ALREADY_EXISTS.
+    await sleep(300);
+    const lastDrop = (p: RobotProcess): Line | undefined => p.lines.filter((l) => l.event === 'disconnected').at(-1);
+    const refused = lastDrop(a)?.code === status.ALREADY_EXISTS ? a : b;
+    const holder = refused === a ? b : a;
+    const counts = (): number[] => [a.count('connected'), b.count('connected'), holder.count('disconnected'), refused.count('disconnected')];
+    const before = counts();
+    await sleep(2000);
+    const after = counts();
+    expect(after.slice(0, 3)).toEqual(before.slice(0, 3));
+    expect(after[3]).toBeGreaterThan((before[3] ?? 0) + 3);
+    expect(lastDrop(refused)).toMatchObject({ code: status.ALREADY_EXISTS, details: expect.stringMatching(/link conflict/) });
+
+    const stop = await control(gw, d, cred.robotId, 'stop');
+    expect(stop.body.outcomes[0].delivery).toMatchObject({ state: 'agent_received', linkConflict: true });
+    const got = (p: RobotProcess): string[] => p.lines.filter((l) => l.event === 'received').map((l) => l.commandId ?? '');
+    expect(got(holder)).toContain(stop.body.outcomes[0].delivery.commandId);
+    expect(got(refused)).not.toContain(stop.body.outcomes[0].delivery.commandId);
+    expect((await control(gw, d, cred.robotId, 'start')).status).toBe(502);
+  }, 60_000);
+});
+
+describe('commands sent in the round before detection', () => {
+  it('are flagged linkConflict on their record and audit entry once the conflict is detected', async () => {
+    const { gw, d, cred } = await setup({});
+    // The first process comes back 1-2 s after it is replaced: a wide, known first round.
+    const a = robotProcess({ address: gw.ready.grpc, ...cred, reconnect: { initialMs: 2000, maxMs: 2000 } });
+    await until(() => a.count('connected') === 1, 10_000, 'first process connected');
+    const b = robotProcess({ address: gw.ready.grpc, ...cred });
+    await until(() => b.count('connected') === 1 && a.count('disconnected') === 1, 10_000, 'second process took over');
+
+    // Sent after the takeover, before detection: answered as plainly delivered (nobody knows yet).
+    const early = await control(gw, d, cred.robotId, 'stop');
+    expect(early.status).toBe(200);
+    const delivery = early.body.outcomes[0].delivery;
+    expect(delivery.state).toBe('agent_received');
+    expect(delivery).not.toHaveProperty('linkConflict');
+    expect((await robotEvents(gw, d, cred.robotId)).filter((e) => e.kind === 'robot.link_conflict')).toEqual([]);
+
+    await until(async () => (await robotEvents(gw, d, cred.robotId)).some((e) => e.kind === 'robot.link_conflict'), 10_000, 'robot.link_conflict event');
+    // Flagged after the fact: the command read and its audit entry.
+    await until(async () => (await api(gw.ready.http, d.apiKey, `/v1/robot-commands/${delivery.commandId}`)).body.linkConflict === true, 5000, 'command flagged');
+    const read = await api(gw.ready.http, d.apiKey, `/v1/robot-commands/${delivery.commandId}`);
+    expect(read.body.delivery).toMatchObject({ state: 'agent_received', linkConflict: true });
+    const audit = await api(gw.ready.http, d.apiKey, `/v1/audit-log?fleet_id=${d.fleetId}&robot_id=${cred.robotId}`);
+    expect(audit.status).toBe(200);
+    const entry = (audit.body.items as { commandId: string; linkConflict?: boolean }[]).find((e) => e.commandId === delivery.commandId);
+    expect(entry?.linkConflict).toBe(true);
+    // The event says from when commands may have reached either process: before this stop, after the first process connected.
+    const event = (await robotEvents(gw, d, cred.robotId)).find((e) => e.kind === 'robot.link_conflict')!;
+    const created = (entry as unknown as { createdAtMs: number }).createdAtMs;
+    expect(event.data.suspectSinceMs).toBeLessThanOrEqual(created);
+    expect(event.data.suspectSinceMs).toBeGreaterThan(created - 5000);
+  }, 60_000);
+});
+
 /**
  * A TCP proxy whose connections can be frozen: bytes stop flowing both ways and the gateway side
  * stays open, as when a robot's network drops without a FIN or RST. The gateway keeps that session
@@ -240,14 +326,14 @@ describe('one robot reconnecting is not a conflict', () => {
 
     const first = robotProcess({ address: proxy.address, ...cred });
     await until(() => first.count('connected') === 1, 10_000, 'robot connected');
-    // Two network blips: the agent reconnects over a new TCP connection (new port) while the gateway
+    // Three network blips: the agent reconnects over a new TCP connection (new port) while the gateway
     // still holds the old session; the same process comes back, so it simply replaces it.
-    for (let i = 2; i <= 3; i++) {
+    for (let i = 2; i <= 4; i++) {
       proxy.freeze({ closeClientSide: true });
       await until(() => first.count('connected') === i, 10_000, `reconnect ${i - 1}`);
     }
     // The old sessions were still live at the gateway: the case under test. (Its log may trail the robot's.)
-    await until(() => replacements() === 2, 5000, 'two replacements logged');
+    await until(() => replacements() === 3, 5000, 'three replacements logged');
 
     // The robot restarts (a new process, a new instance id) while its last connection still lingers.
     proxy.freeze({ closeClientSide: false });
@@ -255,14 +341,14 @@ describe('one robot reconnecting is not a conflict', () => {
     await new Promise((r) => first.proc.once('exit', r));
     const second = robotProcess({ address: proxy.address, ...cred });
     await until(() => second.count('connected') === 1, 10_000, 'restarted robot connected');
-    await until(() => replacements() === 3, 5000, 'the restart replaced the lingering session');
+    await until(() => replacements() === 4, 5000, 'the restart replaced the lingering session');
     // And blips once more after the restart.
     proxy.freeze({ closeClientSide: true });
     await until(() => second.count('connected') === 2, 10_000, 'restarted robot reconnected');
 
     // The lingering sessions end by keepalive (2 s + 2 s) without taking the robot offline.
     await sleep(5000);
-    expect(replacements()).toBe(4);
+    expect(replacements()).toBe(5);
     expect(second.count('connected')).toBe(2);
     expect(second.count('disconnected')).toBe(1);
     const view = await api(gw.ready.http, d.apiKey, `/v1/robots/${cred.robotId}`);

@@ -101,4 +101,23 @@ describe('LinkConflictTracker', () => {
     expect(t.admit('robot-2', F, inst('a'), inst('b'))).toEqual({ admit: true });
     expect(t.conflict('robot-2')).toBeNull();
   });
+
+  it('flags two connections sharing one instance id when the replaced connection comes back; the holder\'s reconnects still pass', () => {
+    expect(t.admit(R, F, inst('m', 2), inst('m', 1))).toEqual({ admit: true });
+    vi.advanceTimersByTime(200);
+    expect(t.admit(R, F, inst('m', 1), inst('m', 2))).toMatchObject({
+      admit: false,
+      started: { rule: 'instance_shared', suspectSinceMs: 1_000_000, holder: { peer: '10.0.0.1:2' }, refused: { peer: '10.0.0.1:1' } },
+    });
+    expect(t.admit(R, F, inst('m', 1), inst('m', 2))).toEqual({ admit: false, started: null });
+    // The holder blips: a new connection with its id is admitted; the clone's connection still is not.
+    expect(t.admit(R, F, inst('m', 3), inst('m', 2))).toEqual({ admit: true });
+    expect(t.admit(R, F, inst('m', 1), inst('m', 3))).toEqual({ admit: false, started: null });
+  });
+
+  it('reports since when commands may have reached either process (the takeover that began the round)', () => {
+    t.admit(R, F, inst('b'), inst('a'));
+    vi.advanceTimersByTime(150);
+    expect(t.admit(R, F, inst('a'), inst('b'))).toMatchObject({ started: { rule: 'displaced_returned', suspectSinceMs: 1_000_000, sinceMs: 1_000_150 } });
+  });
 });
