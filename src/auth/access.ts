@@ -6,7 +6,7 @@
  * used on another fleet of its own organization is 403.
  */
 import { apiError } from '../errors/catalog.js';
-import type { AuthContext } from '../http/types.js';
+import type { AuthContext } from './context.js';
 import type { Store } from '../store/lmdb.js';
 import { readFleet } from '../store/record-cache.js';
 import type { FleetRecord, RobotRecord } from '../store/records.js';

@@ -13,7 +13,8 @@
  * only in process memory, for at most the TTL, and never written anywhere.
  */
 import { apiError } from '../errors/catalog.js';
-import type { AuthContext } from '../http/types.js';
+import { requirePermission } from './access.js';
+import type { AuthContext } from './context.js';
 import type { Store } from '../store/lmdb.js';
 import { RawBytesCache } from '../store/raw-bytes-cache.js';
 import type { ApiKeyRecord } from '../store/records.js';
@@ -126,4 +127,21 @@ function usable(key: KeyEntry, nowMs: number): AuthContext {
 export function isKnownCredential(store: Store, authorization: string | undefined): boolean {
   const raw = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
   return raw !== undefined && verifiedMap(store).has(raw);
+}
+
+/**
+ * The HTTP router's view of API-key authentication (`RequestAuth` in src/http/router.ts), bound to
+ * one store: the composition root builds it and hands it to the router, which imports nothing of
+ * src/auth.
+ */
+export function apiKeyAuth(store: Store): {
+  authenticate(authorization: string | undefined, nowMs: number): AuthContext;
+  authorize(auth: AuthContext, permission: string): void;
+  isKnownCredential(authorization: string | undefined): boolean;
+} {
+  return {
+    authenticate: (authorization, nowMs) => authenticate(store, authorization, nowMs),
+    authorize: requirePermission,
+    isKnownCredential: (authorization) => isKnownCredential(store, authorization),
+  };
 }

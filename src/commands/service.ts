@@ -33,7 +33,7 @@
  */
 import { CommandAck_Status, type Command, type CommandAck, type CommandPolicy, type CommandResult } from '../gen/fleetgw/v1/robot_link_pb.js';
 import { apiError } from '../errors/catalog.js';
-import type { RobotLink } from '../robotlink/types.js';
+import type { RobotLink } from '../protocol/robot-link.js';
 import type { Store } from '../store/lmdb.js';
 import { readRobot } from '../store/record-cache.js';
 import { newCommandId } from './command-id.js';

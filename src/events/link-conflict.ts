@@ -7,7 +7,7 @@
  * Alerts (not built yet) hook in the same way: a RobotLinkListener with `onLinkConflict` /
  * `onLinkConflictCleared` on the gateway's link.
  */
-import type { RobotLink } from '../robotlink/types.js';
+import type { RobotLink } from '../protocol/robot-link.js';
 import type { Store } from '../store/lmdb.js';
 import { appendEvent } from './log.js';
 

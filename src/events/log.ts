@@ -9,7 +9,7 @@
  * because events not yet committed are kept in a small in-memory map until their write commits.
  */
 import { randomUUID } from 'node:crypto';
-import type { EventRecord } from '../missions/records.js';
+import type { EventRecord } from './record.js';
 import type { Store } from '../store/lmdb.js';
 
 const SEQ_META_KEY = 'eventSeq';

@@ -15,6 +15,7 @@ import { startRobotLinkServer, type RobotLinkServer } from '../robotlink/server.
 import { isLoopbackHost } from '../http/tls.js';
 import { openStore, type Store } from '../store/lmdb.js';
 import { createTelemetryIngest, type TelemetryIngest } from '../telemetry/ingest.js';
+import { apiKeyAuth } from '../auth/authenticate.js';
 import { apiKeyUsable } from '../auth/key-status.js';
 import { startKeyRevocationSweep } from '../telemetry/key-revocation-sweep.js';
 import { StreamHub } from '../telemetry/stream-hub.js';
@@ -23,8 +24,8 @@ import { registerTelemetryStream } from '../telemetry/stream-ws.js';
 import { TicketIssuer } from '../telemetry/ticket-issuer.js';
 import { startIdempotencyPurger } from '../idempotency/index.js';
 import { startMissionRetention } from '../missions/retention.js';
-import { OperationRuntime } from '../missions/runtime.js';
-import { attachToRuntime, MissionScheduling, runtimeGate } from '../missions/scheduling-service.js';
+import { OperationRuntime } from '../missions/catalog/runtime.js';
+import { attachToRuntime, MissionScheduling, runtimeGate } from '../missions/scheduling/scheduling-service.js';
 import { buildRoutes } from './routes.js';
 
 export interface GatewayOptions {
@@ -109,7 +110,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     let streamUrl = '';
     const { routes } = buildRoutes({ store, link, commands, tickets, streamUrl: () => streamUrl, runtime, missions, log });
     const router = createRouter(routes, {
-      store,
+      auth: apiKeyAuth(store),
       rateLimiter: new RateLimiter({ ratePerSecond: tunables.rateLimitPerSecond, burst: tunables.rateLimitBurst }),
       authThrottle: new AuthThrottle(),
       log,

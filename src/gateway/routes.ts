@@ -19,10 +19,10 @@ import { meRoutes } from '../api/routes/me.js';
 import { openApiRoutes } from '../api/routes/openapi.js';
 import { robotRoutes } from '../api/routes/robots.js';
 import { streamTicketRoutes } from '../api/routes/stream-tickets.js';
-import type { RouteDef } from '../http/types.js';
-import type { OperationRuntime } from '../missions/runtime.js';
-import type { MissionScheduling } from '../missions/scheduling-service.js';
-import type { RobotLink } from '../robotlink/types.js';
+import type { RouteDef } from '../api/route.js';
+import type { OperationRuntime } from '../missions/catalog/runtime.js';
+import type { MissionScheduling } from '../missions/scheduling/scheduling-service.js';
+import type { RobotLink } from '../protocol/robot-link.js';
 import type { Store } from '../store/lmdb.js';
 import type { TicketIssuer } from '../telemetry/ticket-issuer.js';
 
@@ -33,9 +33,9 @@ export interface RouteDeps {
   tickets: TicketIssuer;
   /** Public URL of the telemetry WebSocket (known once the HTTP server listens). */
   streamUrl: () => string;
-  /** Live view of each fleet's operation and templates (src/missions/runtime.ts). */
+  /** Live view of each fleet's operation and templates (src/missions/catalog/runtime.ts). */
   runtime: OperationRuntime;
-  /** Schedules, the scheduler and mission runs (src/missions/scheduling-service.ts). */
+  /** Schedules, the scheduler and mission runs (src/missions/scheduling/scheduling-service.ts). */
   missions?: MissionScheduling;
   log?: (line: string) => void;
 }

@@ -19,7 +19,6 @@
  *   secret, is not stored; a retry gets 409.
  */
 import { apiError } from '../errors/catalog.js';
-import type { HandlerResult } from '../http/types.js';
 import type { Store } from '../store/lmdb.js';
 import { claim, complete, completeInTxn, release } from './claims.js';
 import { bodyHash, storageKey, type IdempotencyScope, type StoredReply } from './record.js';
@@ -70,9 +69,9 @@ export async function withIdempotency(
   scope: IdempotencyScope,
   key: string | undefined,
   body: unknown,
-  run: (commit: IdempotentCommit) => Promise<HandlerResult>,
+  run: (commit: IdempotentCommit) => Promise<StoredReply>,
   opts: IdempotencyOptions = {},
-): Promise<HandlerResult> {
+): Promise<StoredReply> {
   const now = opts.now ?? Date.now;
   if (key === undefined || key === '') {
     if (opts.required === false) return run(NO_COMMIT);
@@ -102,7 +101,7 @@ export async function withIdempotency(
       committedInTxn = true;
     },
   };
-  let result: HandlerResult;
+  let result: StoredReply;
   try {
     result = await run(commit);
   } catch (err) {
@@ -130,6 +129,6 @@ export async function withIdempotency(
   return result;
 }
 
-function fromStored(reply: StoredReply): HandlerResult {
+function fromStored(reply: StoredReply): StoredReply {
   return { status: reply.status, body: reply.body, ...(reply.headers ? { headers: reply.headers } : {}) };
 }

@@ -27,7 +27,7 @@
  * swept once more than {@link SWEEP_AT} exist); at most {@link MAX_DISPLACED} displaced identities
  * and `takeoverLimit` takeover times per robot (oldest dropped). One unref'd timer per conflict.
  */
-import type { LinkConflictCleared, LinkConflictReport, LinkConflictView } from './types.js';
+import type { LinkConflictCleared, LinkConflictReport, LinkConflictView } from '../protocol/robot-link.js';
 
 /** Who a connection is, for conflict detection. */
 export interface ConnectionIdentity {

@@ -13,6 +13,7 @@ import { robotCommandRoutes } from '../../src/api/routes/robot-commands.js';
 import { robotConfigRoutes } from '../../src/api/routes/robot-config.js';
 import { CommandService, type CommandServiceOptions } from '../../src/commands/service.js';
 import { RateLimiter } from '../../src/http/rate-limit.js';
+import { apiKeyAuth } from '../../src/auth/authenticate.js';
 import { createRouter } from '../../src/http/router.js';
 import { startHttpServer, type HttpServer } from '../../src/http/uws-adapter.js';
 import { startRobotLinkServer, type RobotLinkServer } from '../../src/robotlink/index.js';
@@ -162,7 +163,7 @@ async function startGateway(store: Store, svcOpts: Partial<CommandServiceOptions
   const svc = new CommandService({ store, link: link.link, ...svcOpts });
   const deps = { store, commands: svc };
   const routes = [...controlRobotRoutes(deps), ...robotCommandRoutes(deps), ...robotConfigRoutes(deps), ...commandReadRoutes(deps)];
-  const router = createRouter(routes, { store, rateLimiter: new RateLimiter({ burst: 100_000 }) });
+  const router = createRouter(routes, { auth: apiKeyAuth(store), rateLimiter: new RateLimiter({ burst: 100_000 }) });
   const http = await startHttpServer({ host: '127.0.0.1', port: 0, tls: null, handle: router });
   return { link, svc, http };
 }

@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LIVE_PERMISSIONS } from '../../src/auth/permissions.js';
 import { RateLimiter } from '../../src/http/rate-limit.js';
+import { apiKeyAuth } from '../../src/auth/authenticate.js';
 import { createRouter } from '../../src/http/router.js';
-import type { RouteDef } from '../../src/http/types.js';
+import type { RouteDef } from '../../src/api/route.js';
 import { startHttpServer, type HttpServer } from '../../src/http/uws-adapter.js';
 import { addRobot, createApiKey, createFleet, createOrg } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
@@ -52,7 +53,7 @@ export async function startStack(routes: (store: Store) => RouteDef[]): Promise<
   for (const p of LIVE_PERMISSIONS) only[p] = createApiKey(store, { orgId, fleetId: null, permissions: [p], expiresAtMs: null }).apiKey;
 
   const serve = async (s: Store): Promise<HttpServer> => {
-    const router = createRouter(routes(s), { store: s, rateLimiter: new RateLimiter({ burst: 100_000, ratePerSecond: 100_000 }) });
+    const router = createRouter(routes(s), { auth: apiKeyAuth(s), rateLimiter: new RateLimiter({ burst: 100_000, ratePerSecond: 100_000 }) });
     return startHttpServer({ host: '127.0.0.1', port: 0, tls: null, handle: router });
   };
   const stack: Stack = {

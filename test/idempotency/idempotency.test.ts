@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Uuid } from '../../src/api/schemas/common.js';
 import { apiError } from '../../src/errors/catalog.js';
-import type { RouteContext, RouteDef } from '../../src/http/types.js';
+import type { RouteContext, RouteDef } from '../../src/api/route.js';
 import {
   BOOT,
   bodyHash,

@@ -17,12 +17,13 @@ import { templateRoutes } from '../../src/api/routes/templates.js';
 import { LIVE_PERMISSIONS } from '../../src/auth/permissions.js';
 import { CommandService } from '../../src/commands/service.js';
 import { RateLimiter } from '../../src/http/rate-limit.js';
+import { apiKeyAuth } from '../../src/auth/authenticate.js';
 import { createRouter } from '../../src/http/router.js';
 import { startHttpServer, type HttpServer } from '../../src/http/uws-adapter.js';
-import { OperationRuntime } from '../../src/missions/runtime.js';
-import { attachToRuntime, MissionScheduling, runtimeGate } from '../../src/missions/scheduling-service.js';
+import { OperationRuntime } from '../../src/missions/catalog/runtime.js';
+import { attachToRuntime, MissionScheduling, runtimeGate } from '../../src/missions/scheduling/scheduling-service.js';
 import { startRobotLinkServer, type RobotLinkServer } from '../../src/robotlink/index.js';
-import type { Clock } from '../../src/scheduling/clock.js';
+import type { Clock } from '../../src/missions/clock.js';
 import type { SimMissionBehaviour } from '../../src/sim/missions.js';
 import { runSimFleet, type SimFleet } from '../../src/sim/fleet.js';
 import { addRobot, createApiKey, createFleet, createOrg } from '../../src/store/identity.js';
@@ -114,7 +115,7 @@ export class Harness {
       ...missionToolRoutes({ store: this.store, missions: this.missions, runtime: this.runtime }),
       ...missionRuntimeRoutes({ store: this.store, missions: this.missions, link: this.link.link }),
     ];
-    const router = createRouter(routes, { store: this.store, rateLimiter: new RateLimiter({ ratePerSecond: 1e6, burst: 1e6 }) });
+    const router = createRouter(routes, { auth: apiKeyAuth(this.store), rateLimiter: new RateLimiter({ ratePerSecond: 1e6, burst: 1e6 }) });
     this.http = await startHttpServer({ host: '127.0.0.1', port: 0, tls: null, handle: router });
     if (this.opts.sim !== false) {
       this.sim = runSimFleet({

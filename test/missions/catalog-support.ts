@@ -4,7 +4,7 @@ import { controlOperationRoutes } from '../../src/api/routes/control-operation.j
 import { eventRoutes } from '../../src/api/routes/events.js';
 import { featureRoutes } from '../../src/api/routes/features.js';
 import { templateRoutes } from '../../src/api/routes/templates.js';
-import { OperationRuntime, type RunEffectReport, type RunEffects } from '../../src/missions/runtime.js';
+import { OperationRuntime, type RunEffectReport, type RunEffects } from '../../src/missions/catalog/runtime.js';
 import type { Store } from '../../src/store/lmdb.js';
 import { req, startStack, type Res, type Stack } from '../idempotency/harness.js';
 

@@ -1,6 +1,6 @@
 // Features through the real HTTP stack: CRUD, geometry validation, delete while used, control-feature.
 import { describe, expect, it } from 'vitest';
-import { holdFeature, isFeatureLocked } from '../../src/missions/features.js';
+import { holdFeature, isFeatureLocked } from '../../src/missions/catalog/features.js';
 import { req } from '../idempotency/harness.js';
 import { square, type Catalog, catalogPerTest } from './catalog-support.js';
 

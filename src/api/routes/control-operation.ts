@@ -1,5 +1,5 @@
 /**
- * `POST /v1/agent/control-operation`: the fleet operation's actions (src/missions/operation-control.ts
+ * `POST /v1/agent/control-operation`: the fleet operation's actions (src/missions/catalog/operation-control.ts
  * documents each). The permission depends on the action, so the route takes any valid key and checks
  * the action's permission before anything else is read.
  *
@@ -8,12 +8,12 @@
  */
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
-import type { RouteContext, RouteDef } from '../../http/types.js';
-import { ACTION_PERMISSION, controlOperation } from '../../missions/operation-control.js';
-import type { OperationRuntime } from '../../missions/runtime.js';
+import type { RouteContext, RouteDef } from '../route.js';
+import { ACTION_PERMISSION, controlOperation } from '../../missions/catalog/operation-control.js';
+import type { OperationRuntime } from '../../missions/catalog/runtime.js';
 import type { Store } from '../../store/lmdb.js';
 import { ControlOperationBody, ControlOperationResponse } from '../schemas/control-operation.js';
-import { templateView } from './templates.js';
+import { templateView } from '../template-view.js';
 
 /** The control-operation route. */
 export function controlOperationRoutes(deps: { store: Store; runtime: OperationRuntime; log?: (line: string) => void }): RouteDef[] {

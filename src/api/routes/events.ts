@@ -1,7 +1,7 @@
 /** `GET /v1/events`: one correlation's timeline in a fleet (spec: Events, rule 1). */
 import { requireFleet } from '../../auth/access.js';
 import { readTimeline } from '../../events/index.js';
-import type { RouteContext, RouteDef } from '../../http/types.js';
+import type { RouteContext, RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
 import { EventsQuery, EventsResponse } from '../schemas/events.js';
 

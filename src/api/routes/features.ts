@@ -4,7 +4,8 @@
  */
 import { requireFleet, requireOrg } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
-import type { RouteContext, RouteDef } from '../../http/types.js';
+import { fleetFromPath } from '../fleet-scope.js';
+import type { RouteContext, RouteDef } from '../route.js';
 import { withIdempotency } from '../../idempotency/index.js';
 import {
   createFeature,
@@ -15,11 +16,9 @@ import {
   resetFeature,
   unlockFeature,
   updateFeature,
-} from '../../missions/features.js';
-import type { FeatureRecord } from '../../missions/records.js';
-import type { AuthContext } from '../../http/types.js';
+} from '../../missions/catalog/features.js';
+import type { FeatureRecord } from '../../missions/catalog/records.js';
 import type { Store } from '../../store/lmdb.js';
-import type { FleetRecord } from '../../store/records.js';
 import {
   ControlFeatureBody,
   ControlFeatureResponse,
@@ -32,14 +31,6 @@ import {
 } from '../schemas/features.js';
 
 const BASE = '/v1/orgs/{org_id}/fleets/{fleet_id}/features';
-
-/** The fleet named by nested path params, checked against the key (org 403, fleet 404/403). */
-export function fleetFromPath(store: Store, auth: AuthContext, params: { org_id: string; fleet_id: string }): FleetRecord {
-  requireOrg(auth, params.org_id);
-  const fleet = requireFleet(store, auth, params.fleet_id);
-  // requireFleet already ties the fleet to the key's org, and requireOrg the path's org to the key.
-  return fleet;
-}
 
 /** The public view of a feature. */
 export function featureView(f: FeatureRecord): FeatureView {

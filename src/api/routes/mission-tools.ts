@@ -6,17 +6,18 @@
  */
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
-import type { AuthContext, HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
+import type { AuthContext } from '../../auth/context.js';
+import type { HandlerResult, RouteContext, RouteDef } from '../route.js';
 import { withIdempotency, type IdempotentCommit } from '../../idempotency/index.js';
-import type { ScheduleRecord, ScheduleSpec } from '../../missions/records.js';
-import { SYNC_UNCONFIRMED, type OperationRuntime, type SyncResult } from '../../missions/runtime.js';
-import { DEFAULT_DEPLOYMENT_DEADLINE_MS, DEFAULT_RETRY_INTERVAL_SECS, type NewSchedule } from '../../missions/schedules.js';
-import type { MissionScheduling } from '../../missions/scheduling-service.js';
-import { requireRebindPermissions } from '../../missions/acting-key.js';
+import type { ScheduleRecord, ScheduleSpec } from '../../missions/scheduling/records.js';
+import { SYNC_UNCONFIRMED, type OperationRuntime, type SyncResult } from '../../missions/catalog/runtime.js';
+import { DEFAULT_DEPLOYMENT_DEADLINE_MS, DEFAULT_RETRY_INTERVAL_SECS, requireSchedule, type NewSchedule } from '../../missions/scheduling/schedules.js';
+import type { MissionScheduling } from '../../missions/scheduling/scheduling-service.js';
+import { requireRebindPermissions } from '../../missions/scheduling/acting-key.js';
 import { faultPoint } from '../../missions/fault-points.js';
-import { commitJob } from '../../missions/jobs.js';
-import { newTemplateRecord, requireTemplate } from '../../missions/templates.js';
-import { validateSchedule } from '../../scheduling/recurrence.js';
+import { commitJob } from '../../missions/scheduling/jobs.js';
+import { newTemplateRecord, requireTemplate } from '../../missions/catalog/templates.js';
+import { validateSchedule } from '../../missions/scheduling/recurrence.js';
 import type { Store } from '../../store/lmdb.js';
 import type { FleetRecord } from '../../store/records.js';
 import {
@@ -74,13 +75,6 @@ export function checkRobotIds(deps: MissionToolDeps, fleetId: string, ids: reado
 function fleetOf(deps: MissionToolDeps, auth: AuthContext, body: { org_id: string; fleet_id: string }): FleetRecord {
   requireOrg(auth, body.org_id);
   return requireFleet(deps.store, auth, body.fleet_id);
-}
-
-/** A schedule of the fleet. @throws ApiError `schedule_not_found` */
-export function requireSchedule(store: Store, fleetId: string, scheduleId: string): ScheduleRecord {
-  const s = store.schedules.get(scheduleId);
-  if (!s || s.fleetId !== fleetId) throw apiError('schedule_not_found', { scheduleId });
-  return s;
 }
 
 function accepted(s: ScheduleRecord, what: string): ScheduleAccepted {

@@ -7,13 +7,13 @@
  * `runtimeSync: "applied"` (200/201), or 202 with `success: false, persistenceState: "committed",
  * runtimeSync: "pending", runtimeSyncError` — the change is never rolled back.
  */
-import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
+import type { HandlerResult, RouteContext, RouteDef } from '../route.js';
 import { withIdempotency } from '../../idempotency/index.js';
 import { faultPoint } from '../../missions/fault-points.js';
-import { getOperation } from '../../missions/operation.js';
-import type { TemplateRecord } from '../../missions/records.js';
-import { SYNC_UNCONFIRMED, type OperationRuntime, type SyncResult } from '../../missions/runtime.js';
-import { createTemplate, deleteTemplate, listTemplates, requireTemplate, setTemplateEnabled, updateTemplate } from '../../missions/templates.js';
+import { getOperation } from '../../missions/catalog/operation.js';
+import type { TemplateRecord } from '../../missions/catalog/records.js';
+import { SYNC_UNCONFIRMED, type OperationRuntime, type SyncResult } from '../../missions/catalog/runtime.js';
+import { createTemplate, deleteTemplate, listTemplates, requireTemplate, setTemplateEnabled, updateTemplate } from '../../missions/catalog/templates.js';
 import type { Store } from '../../store/lmdb.js';
 import { FleetPathParams } from '../schemas/features.js';
 import {
@@ -25,28 +25,10 @@ import {
   TemplateUpdateBody,
   TemplateView,
 } from '../schemas/templates.js';
-import { fleetFromPath } from './features.js';
+import { fleetFromPath } from '../fleet-scope.js';
+import { templateView } from '../template-view.js';
 
 const BASE = '/v1/orgs/{org_id}/fleets/{fleet_id}/mission-templates';
-
-/** The public view of a template. */
-export function templateView(t: TemplateRecord): TemplateView {
-  return {
-    missionId: t.missionId,
-    name: t.name,
-    featureId: t.featureId,
-    enabled: t.enabled,
-    capabilities: t.capabilities,
-    roster: t.roster,
-    steps: t.steps,
-    parameters: t.parameters,
-    prerequisites: t.prerequisites,
-    priority: t.priority,
-    version: t.version,
-    createdAtMs: t.createdAtMs,
-    updatedAtMs: t.updatedAtMs,
-  };
-}
 
 /** The 200/201 or 202 answer of a committed template change. */
 export function mutationResult(okStatus: number, sync: SyncResult, base: { missionId: string; operationId: string; template?: TemplateRecord; deleted?: true }): HandlerResult {

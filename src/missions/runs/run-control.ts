@@ -11,11 +11,11 @@
  * Without `run_id` the robot's active run of `mission_id` is addressed, or else its latest run of it
  * (so resuming a run that was already cancelled still answers 409, not 404).
  */
-import type { CommandService, Submitted } from '../commands/service.js';
-import type { MissionControlVerb } from '../commands/types.js';
-import { apiError } from '../errors/catalog.js';
-import type { RobotLink } from '../robotlink/types.js';
-import type { Store } from '../store/lmdb.js';
+import type { CommandService, Submitted } from '../../commands/service.js';
+import type { MissionControlVerb } from '../../commands/types.js';
+import { apiError } from '../../errors/catalog.js';
+import type { RobotLink } from '../../protocol/robot-link.js';
+import type { Store } from '../../store/lmdb.js';
 import type { RunRecord } from './records.js';
 import type { RunTracker } from './run-tracker.js';
 import { isFinished, latestRunOf } from './runs.js';

@@ -3,7 +3,7 @@
  * ring is closed (first position equals last) and has at least 4 positions, and every position is a
  * WGS84 longitude in [-180, 180] and latitude in [-90, 90]. The schema already fixed the shapes.
  */
-import { apiError } from '../errors/catalog.js';
+import { apiError } from '../../errors/catalog.js';
 import type { Geometry } from './records.js';
 
 /** Most positions one feature may hold: keeps a record (and every read of it) small. */

@@ -4,7 +4,7 @@
  * wall-clock minute matching the expression in the schedule's IANA zone, from startTimeMs on (gap and
  * overlap rules: tz.ts).
  */
-import type { ScheduleSpec } from '../missions/records.js';
+import type { ScheduleSpec } from './records.js';
 import { CronSyntaxError, dayMatches, parseCron, type CronExpr } from './cron.js';
 import { instantOf, isValidTimeZone, wallTimeOf, weekdayOf } from './tz.js';
 

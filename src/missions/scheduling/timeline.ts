@@ -1,7 +1,8 @@
 /**
- * Mission-side events on the correlated timeline. A schedule's whole chain (accepted, pending, robot
+ * Schedule events on the correlated timeline. A schedule's whole chain (accepted, pending, robot
  * chosen, deployed, run progress, run done) shares the schedule's correlation id, so
- * `GET /v1/events?fleet_id=…&correlation_id=…` tells the story of one schedule.
+ * `GET /v1/events?fleet_id=…&correlation_id=…` tells the story of one schedule; the run events of
+ * that chain are written by src/missions/runs/timeline.ts.
  *
  * Kinds written here:
  *   schedule.accepted / schedule.edited / schedule.cancelled
@@ -9,20 +10,14 @@
  *   schedule.pending (a fire fell due) / schedule.fire_skipped (missed while the gateway was down; skips
  *   behind a still-open fire are only counted on the schedule)
  *   schedule.robot_chosen / schedule.deployed / schedule.attempt_failed / schedule.retry_scheduled / schedule.failed
- *   run.created / run.running / run.paused / run.progress / run.completed / run.failed / run.cancelled / run.aborted
- *   run.control_requested / run.lost
  *   command.scheduled_sent (schedule-command fires)
  */
-import { appendEvent } from '../events/index.js';
-import type { Store } from '../store/lmdb.js';
-import type { EventRecord, RunRecord, ScheduleRecord } from './records.js';
+import { appendEvent } from '../../events/index.js';
+import type { EventRecord } from '../../events/record.js';
+import type { Store } from '../../store/lmdb.js';
+import type { ScheduleRecord } from './records.js';
 
 /** Appends a schedule-subject event on the schedule's timeline. */
 export function scheduleEvent(store: Store, s: ScheduleRecord, atMs: number, kind: string, data: Record<string, unknown> = {}): EventRecord {
   return appendEvent(store, { fleetId: s.fleetId, correlationId: s.correlationId, atMs, kind, subject: { type: 'schedule', id: s.scheduleId }, data });
-}
-
-/** Appends a run-subject event on the run's timeline (its schedule's, for scheduled runs). */
-export function runEvent(store: Store, r: RunRecord, atMs: number, kind: string, data: Record<string, unknown> = {}): EventRecord {
-  return appendEvent(store, { fleetId: r.fleetId, correlationId: r.correlationId, atMs, kind, subject: { type: 'run', id: r.runId }, data });
 }

@@ -6,10 +6,10 @@
  * Operation events go on the operation's timeline (correlation id = operationId).
  */
 import { randomUUID } from 'node:crypto';
-import { ApiError, apiError } from '../errors/catalog.js';
-import { appendEvent } from '../events/index.js';
-import type { Store } from '../store/lmdb.js';
-import type { FleetRecord } from '../store/records.js';
+import { ApiError, apiError } from '../../errors/catalog.js';
+import { appendEvent } from '../../events/index.js';
+import type { Store } from '../../store/lmdb.js';
+import type { FleetRecord } from '../../store/records.js';
 import type { OperationRecord } from './records.js';
 
 /** The fleet's operation, or undefined before its first template. */

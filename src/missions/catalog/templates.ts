@@ -11,10 +11,10 @@
  * event on the template's timeline (correlation id = missionId).
  */
 import { randomUUID } from 'node:crypto';
-import { ApiError, apiError } from '../errors/catalog.js';
-import { appendEvent } from '../events/index.js';
-import { indexRange, type Store } from '../store/lmdb.js';
-import type { FleetRecord } from '../store/records.js';
+import { ApiError, apiError } from '../../errors/catalog.js';
+import { appendEvent } from '../../events/index.js';
+import { indexRange, type Store } from '../../store/lmdb.js';
+import type { FleetRecord } from '../../store/records.js';
 import { featureUseKey, getFeature } from './features.js';
 import { operationOrNew, putNewOperation } from './operation.js';
 import type { MissionStepRecord, OperationRecord, TemplateRecord } from './records.js';

@@ -2,9 +2,9 @@
  * Roster changes of `control-operation` (spec: Agent API operation control, roster rules 1-3).
  * An empty roster is open: every active robot of the fleet may take the template.
  */
-import { apiError } from '../errors/catalog.js';
-import type { Store } from '../store/lmdb.js';
-import { listRobots } from '../store/identity.js';
+import { apiError } from '../../errors/catalog.js';
+import type { Store } from '../../store/lmdb.js';
+import { listRobots } from '../../store/identity.js';
 import type { TemplateRecord } from './records.js';
 import { changeTemplate, checkRosterRobot, requireTemplate } from './templates.js';
 

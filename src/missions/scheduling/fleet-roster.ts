@@ -6,11 +6,11 @@
  *
  * Bound: one entry per fleet with open fires (replaced, never accumulated per pass).
  */
-import type { RobotLink } from '../robotlink/types.js';
-import type { Clock } from '../scheduling/clock.js';
-import { indexRange, type Store } from '../store/lmdb.js';
-import type { TelemetrySnapshot } from '../telemetry/snapshot.js';
-import type { RunTracker } from './run-tracker.js';
+import type { RobotLink } from '../../protocol/robot-link.js';
+import type { Clock } from '../clock.js';
+import { indexRange, type Store } from '../../store/lmdb.js';
+import type { TelemetrySnapshot } from '../../telemetry/snapshot.js';
+import type { RunTracker } from '../runs/run-tracker.js';
 import type { RobotView } from './selection.js';
 
 /** How long a fleet's registered robot fields are reused between passes. */

@@ -12,7 +12,7 @@
  *
  * Choice among eligible robots: the one assigned least recently (spreads wear), then the lowest id.
  */
-import type { TemplateRecord } from './records.js';
+import type { TemplateRecord } from '../catalog/records.js';
 
 /** What selection needs to know about one robot of the fleet. */
 export interface RobotView {

@@ -9,8 +9,9 @@
  * Plus the API row shape and keyset paging of `GET /v1/mission-schedule`.
  */
 import { randomUUID } from 'node:crypto';
-import { nextFireAfter } from '../scheduling/recurrence.js';
-import type { Store } from '../store/lmdb.js';
+import { apiError } from '../../errors/catalog.js';
+import { nextFireAfter } from './recurrence.js';
+import type { Store } from '../../store/lmdb.js';
 import type { ScheduleRecord, ScheduleSpec } from './records.js';
 
 /** Deployment window used when a request gives none (documented in OpenAPI). */
@@ -172,4 +173,11 @@ export function scheduleRow(s: ScheduleRecord): Record<string, unknown> {
     created_at_ms: s.createdAtMs,
     updated_at_ms: s.updatedAtMs,
   };
+}
+
+/** A schedule of the fleet. @throws ApiError `schedule_not_found` */
+export function requireSchedule(store: Store, fleetId: string, scheduleId: string): ScheduleRecord {
+  const s = store.schedules.get(scheduleId);
+  if (!s || s.fleetId !== fleetId) throw apiError('schedule_not_found', { scheduleId });
+  return s;
 }

@@ -27,10 +27,10 @@
  * share one transaction, and up to MAX_COMMITS_IN_FLIGHT transactions are pipelined, which is what
  * keeps lateness flat with thousands of schedules (bench/scheduler.md).
  */
-import type { FireRecord, ScheduleRecord } from '../missions/records.js';
-import { syncTemplateRef } from '../missions/schedules.js';
-import type { Store } from '../store/lmdb.js';
-import type { Clock } from './clock.js';
+import type { FireRecord, ScheduleRecord } from './records.js';
+import { syncTemplateRef } from './schedules.js';
+import type { Store } from '../../store/lmdb.js';
+import type { Clock } from '../clock.js';
 import { nextFireAfter } from './recurrence.js';
 import { TimerHeap } from './timer-heap.js';
 

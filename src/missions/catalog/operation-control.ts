@@ -19,9 +19,9 @@
  *   enable_mission / disable_mission  the template's enabled state.
  *   assign_robot / unassign_robot     roster rules (roster.ts).
  */
-import type { Permission } from '../auth/permissions.js';
-import { apiError } from '../errors/catalog.js';
-import type { Store } from '../store/lmdb.js';
+import type { Permission } from '../../auth/permissions.js';
+import { apiError } from '../../errors/catalog.js';
+import type { Store } from '../../store/lmdb.js';
 import { changeFeature } from './features.js';
 import { changeOperation, requireOperation } from './operation.js';
 import type { OperationRecord, TemplateRecord } from './records.js';

@@ -4,19 +4,20 @@
  * mutation commits to LMDB before it resolves (so the API answers only about durable state) and
  * appends its event to the schedule's timeline.
  */
-import type { CommandService } from '../commands/service.js';
-import { apiError, type ApiError } from '../errors/catalog.js';
-import type { RobotLink } from '../robotlink/types.js';
-import { systemClock, type Clock } from '../scheduling/clock.js';
-import { nextFireAfter } from '../scheduling/recurrence.js';
-import { Scheduler, type FireOutcome } from '../scheduling/scheduler.js';
-import type { Store } from '../store/lmdb.js';
+import type { CommandService } from '../../commands/service.js';
+import { apiError, type ApiError } from '../../errors/catalog.js';
+import type { RobotLink } from '../../protocol/robot-link.js';
+import { systemClock, type Clock } from '../clock.js';
+import { nextFireAfter } from './recurrence.js';
+import { Scheduler, type FireOutcome } from './scheduler.js';
+import type { Store } from '../../store/lmdb.js';
 import { actingKeyProblem, commitPaused, CREATOR_KEY_INVALID, type ActingKeyGuard } from './acting-key.js';
 import { CommandFires } from './command-fires.js';
-import type { OperationRuntime, RunEffectReport } from './runtime.js';
+import type { OperationRuntime, RunEffectReport } from '../catalog/runtime.js';
 import { MissionDispatcher, type DispatchGate } from './dispatcher.js';
-import type { FireRecord, ScheduleRecord, ScheduleSpec, TemplateRecord } from './records.js';
-import { RunTracker } from './run-tracker.js';
+import type { FireRecord, ScheduleRecord, ScheduleSpec } from './records.js';
+import type { TemplateRecord } from '../catalog/records.js';
+import { RunTracker } from '../runs/run-tracker.js';
 import {
   countActiveSchedules,
   firstFireAt,

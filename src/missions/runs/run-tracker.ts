@@ -15,10 +15,10 @@
  *   a `starting` run without an ack is left alone: its MissionStart may still be on its way.
  * - In memory: the active runs only (bounded by the number of robots: one active run per robot).
  */
-import type { MissionStatus } from '../gen/fleetgw/v1/robot_link_pb.js';
-import type { RobotLink } from '../robotlink/types.js';
-import type { Clock } from '../scheduling/clock.js';
-import type { Store } from '../store/lmdb.js';
+import type { MissionStatus } from '../../gen/fleetgw/v1/robot_link_pb.js';
+import type { RobotLink } from '../../protocol/robot-link.js';
+import type { Clock } from '../clock.js';
+import type { Store } from '../../store/lmdb.js';
 import type { RunRecord, RunState } from './records.js';
 import { isFinished, loadActiveRuns, putNewRun, saveRun } from './runs.js';
 import { runEvent } from './timeline.js';

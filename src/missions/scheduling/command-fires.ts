@@ -9,15 +9,15 @@
  * robot, and submitted with `submitOnce`, so a fire resumed after a crash between the submission and
  * the recording of its command ids finds those commands instead of creating second ones.
  */
-import type { CommandService } from '../commands/service.js';
-import type { CommandAction, CommandArgsByAction } from '../commands/types.js';
-import { ApiError } from '../errors/catalog.js';
-import type { Clock } from '../scheduling/clock.js';
-import type { Store } from '../store/lmdb.js';
+import type { CommandService } from '../../commands/service.js';
+import type { CommandAction, CommandArgsByAction } from '../../commands/types.js';
+import { ApiError } from '../../errors/catalog.js';
+import type { Clock } from '../clock.js';
+import type { Store } from '../../store/lmdb.js';
 import type { FireRecord, ScheduleRecord } from './records.js';
 import type { ActingKeyGuard } from './acting-key.js';
 import { derivedCommandId } from './derived-command-id.js';
-import { faultPoint } from './fault-points.js';
+import { faultPoint } from '../fault-points.js';
 import { syncTemplateRef } from './schedules.js';
 import { scheduleEvent } from './timeline.js';
 

@@ -25,15 +25,17 @@
  * `feature_locked`); the fire waits (and fails `deadline_passed` when its window closes).
  */
 import { randomUUID } from 'node:crypto';
-import type { CommandService } from '../commands/service.js';
-import type { JsonObject } from '../commands/types.js';
-import { ApiError } from '../errors/catalog.js';
-import type { RobotLink } from '../robotlink/types.js';
-import type { Clock } from '../scheduling/clock.js';
-import type { Store } from '../store/lmdb.js';
-import { holdFeature, isFeatureLocked, listFeatures, releaseFeature } from './features.js';
-import type { FireRecord, RunRecord, ScheduleRecord, TemplateRecord } from './records.js';
-import type { RunTracker } from './run-tracker.js';
+import type { CommandService } from '../../commands/service.js';
+import type { JsonObject } from '../../commands/types.js';
+import { ApiError } from '../../errors/catalog.js';
+import type { RobotLink } from '../../protocol/robot-link.js';
+import type { Clock } from '../clock.js';
+import type { Store } from '../../store/lmdb.js';
+import { holdFeature, isFeatureLocked, listFeatures, releaseFeature } from '../catalog/features.js';
+import type { FireRecord, ScheduleRecord } from './records.js';
+import type { RunRecord } from '../runs/records.js';
+import type { TemplateRecord } from '../catalog/records.js';
+import type { RunTracker } from '../runs/run-tracker.js';
 import { selectRobot, type RobotView, type Selection, type SelectionInput } from './selection.js';
 import { DEFAULT_DEPLOYMENT_DEADLINE_MS as DEFAULT_SENT_DEADLINE_MS } from './schedules.js';
 import type { ActingKeyGuard } from './acting-key.js';

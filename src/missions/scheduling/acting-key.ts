@@ -16,8 +16,8 @@
  * a `schedule.paused` event on its timeline. It stays paused until a key with the required
  * permissions re-binds it (edit-schedule `rebind_to_caller: true`), or it is cancelled.
  */
-import { apiError } from '../errors/catalog.js';
-import type { Store } from '../store/lmdb.js';
+import { apiError } from '../../errors/catalog.js';
+import type { Store } from '../../store/lmdb.js';
 import type { FireRecord, ScheduleRecord } from './records.js';
 import { syncTemplateRef } from './schedules.js';
 import { scheduleEvent } from './timeline.js';

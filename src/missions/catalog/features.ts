@@ -7,10 +7,10 @@
  * Every change appends an event on the feature's timeline (correlation id = featureId).
  */
 import { randomUUID } from 'node:crypto';
-import { ApiError, apiError } from '../errors/catalog.js';
-import { appendEvent } from '../events/index.js';
-import { indexRange, type Store } from '../store/lmdb.js';
-import type { FleetRecord } from '../store/records.js';
+import { ApiError, apiError } from '../../errors/catalog.js';
+import { appendEvent } from '../../events/index.js';
+import { indexRange, type Store } from '../../store/lmdb.js';
+import type { FleetRecord } from '../../store/records.js';
 import { validateGeometry } from './geometry.js';
 import type { FeatureRecord, Geometry } from './records.js';
 

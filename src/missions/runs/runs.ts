@@ -9,7 +9,7 @@
  * Finished runs are the mission history; src/missions/retention.ts removes them (and these keys) 90
  * days after they ended.
  */
-import type { Store } from '../store/lmdb.js';
+import type { Store } from '../../store/lmdb.js';
 import type { RunRecord, RunState } from './records.js';
 
 export const FINISHED_STATES: ReadonlySet<RunState> = new Set<RunState>(['completed', 'failed', 'cancelled', 'aborted']);

@@ -12,7 +12,7 @@
  * so the work queue is at most one pending adoption per fleet; waiters are the HTTP requests waiting
  * (each leaves on its timeout).
  */
-import type { Store } from '../store/lmdb.js';
+import type { Store } from '../../store/lmdb.js';
 import { getOperation } from './operation.js';
 import type { OperationRecord, TemplateRecord } from './records.js';
 import { listTemplates } from './templates.js';

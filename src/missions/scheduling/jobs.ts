@@ -4,12 +4,13 @@
  * with the same Idempotency-Key finds exactly one template and one schedule (replayed), or none (and
  * runs afresh): never an enabled template without its schedule.
  */
-import type { Store } from '../store/lmdb.js';
-import type { FleetRecord } from '../store/records.js';
-import { operationOrNew } from './operation.js';
-import type { OperationRecord, ScheduleRecord, TemplateRecord } from './records.js';
+import type { Store } from '../../store/lmdb.js';
+import type { FleetRecord } from '../../store/records.js';
+import { operationOrNew } from '../catalog/operation.js';
+import type { OperationRecord, TemplateRecord } from '../catalog/records.js';
+import type { ScheduleRecord } from './records.js';
 import type { MissionScheduling } from './scheduling-service.js';
-import { putNewTemplateInTxn, templateRefusal } from './templates.js';
+import { putNewTemplateInTxn, templateRefusal } from '../catalog/templates.js';
 
 /**
  * Commits template `t` (and the fleet's operation with its first template) and schedule `s` (built

@@ -4,7 +4,7 @@
  * failed (retried after `retry_interval_secs` while `retry_limit` allows, else the fire and the
  * schedule are `failed`). The dispatcher (dispatcher.ts) calls these and emits the events.
  */
-import type { Store } from '../store/lmdb.js';
+import type { Store } from '../../store/lmdb.js';
 import type { FireRecord, ScheduleRecord } from './records.js';
 import { syncTemplateRef } from './schedules.js';
 
