@@ -212,6 +212,9 @@ describe('operation control and status reads', () => {
     await h.tool('deploy-mission', { mission_id: missionId, robot_ids: [r0] });
     await h.tool('deploy-mission', { mission_id: missionId, robot_ids: [r1] });
     await until(() => [r0, r1].every((id) => h.missions.tracker.activeRunOf(id)?.state === 'running'), 10_000, 'both running');
+    // The dispatcher marks a schedule deployed on its pass after the MissionStart ack, which can come
+    // after the robot's `running` report was applied (a race under load): wait for both, then read.
+    await until(async () => (await h.tool('get-runtime-status', {}, { idem: null })).json.schedules?.deployed === 2, 10_000, 'both deployed');
     const rollup = await h.tool('get-runtime-status', {}, { idem: null });
     expect(rollup.json).toMatchObject({ kind: 'fleet', operation: { state: 'running' }, robots: { total: 2, online: 2, busy: 2, available: 0 }, schedules: { deployed: 2 } });
     expect(rollup.json.active_runs).toHaveLength(2);
