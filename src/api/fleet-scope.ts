@@ -4,7 +4,6 @@
 import { requireFleet, requireOrg } from '../auth/access.js';
 import type { AuthContext } from '../auth/context.js';
 import { indexRange, type Store } from '../store/lmdb.js';
-import { readRobot } from '../store/record-cache.js';
 import type { FleetRecord } from '../store/records.js';
 
 /** The fleet named by nested path params, checked against the key (org 403, fleet 404/403). */
@@ -17,5 +16,5 @@ export function fleetFromPath(store: Store, auth: AuthContext, params: { org_id:
 
 /** Active robots of a fleet, in id order (the `stop_all` targets). */
 export function activeRobots(store: Store, fleetId: string): string[] {
-  return indexRange(store, `robotsByFleet/${fleetId}`).filter((id) => readRobot(store, id)?.active === true);
+  return indexRange(store, `robotsByFleet/${fleetId}`).filter((id) => store.records.robot(id)?.active === true);
 }

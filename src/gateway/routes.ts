@@ -3,6 +3,8 @@
  * is built from it, so the two cannot disagree.
  */
 import type { CommandService } from '../commands/service.js';
+import type { EventLog } from '../events/log.js';
+import type { IdempotencyClaims } from '../idempotency/claims.js';
 import { buildOpenApi } from '../api/openapi.js';
 import { controlOperationRoutes } from '../api/routes/control-operation.js';
 import { commandReadRoutes } from '../api/routes/command-read.js';
@@ -28,6 +30,10 @@ import type { TicketIssuer } from '../telemetry/ticket-issuer.js';
 
 export interface RouteDeps {
   store: Store;
+  /** The store's event log (one per store). */
+  events: EventLog;
+  /** The store's Idempotency-Key claims (one per store). */
+  idempotency: IdempotencyClaims;
   link: Pick<RobotLink, 'isOnline' | 'linkConflict'>;
   commands: CommandService;
   tickets: TicketIssuer;
@@ -59,13 +65,13 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...robotConfigRoutes({ store: deps.store, commands: deps.commands }),
     ...commandReadRoutes({ store: deps.store, commands: deps.commands }),
     ...streamTicketRoutes({ store: deps.store, tickets: deps.tickets, streamUrl: deps.streamUrl }),
-    ...eventRoutes({ store: deps.store }),
-    ...featureRoutes({ store: deps.store }),
-    ...templateRoutes({ store: deps.store, runtime: deps.runtime }),
-    ...controlOperationRoutes({ store: deps.store, runtime: deps.runtime, ...(deps.log ? { log: deps.log } : {}) }),
+    ...eventRoutes({ store: deps.store, events: deps.events }),
+    ...featureRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency }),
+    ...templateRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, runtime: deps.runtime }),
+    ...controlOperationRoutes({ store: deps.store, events: deps.events, runtime: deps.runtime, ...(deps.log ? { log: deps.log } : {}) }),
     ...(deps.missions
       ? [
-          ...missionToolRoutes({ store: deps.store, missions: deps.missions, runtime: deps.runtime }),
+          ...missionToolRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, missions: deps.missions, runtime: deps.runtime }),
           ...missionRuntimeRoutes({ store: deps.store, missions: deps.missions, link: deps.link }),
         ]
       : []),

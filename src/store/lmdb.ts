@@ -26,6 +26,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb';
+import { RecordCache } from './record-cache.js';
 import type { ApiKeyRecord, FleetRecord, OrgRecord, RobotRecord } from './records.js';
 import { tolerantEncoder, type EncoderClass } from './tolerant-encoder.js';
 
@@ -49,9 +50,11 @@ export interface StoreDatabases {
   audit: string;
 }
 
-/** The environment and one handle per named database. */
+/** The environment, one handle per named database, and the decode cache of the command path. */
 export type Store = { readonly [K in keyof StoreDatabases]: Database<StoreDatabases[K], string> } & {
   readonly root: RootDatabase;
+  /** Fleet and robot records decoded once per stored version (record-cache.ts). */
+  readonly records: RecordCache;
   close(): Promise<void>;
 };
 
@@ -99,6 +102,7 @@ export function openStore(dataDir: string): Store {
   return {
     ...dbs,
     root,
+    records: new RecordCache(dbs),
     close: async () => {
       // Writes nobody awaited (event log entries, run records written on the way out) are queued
       // for the end of the turn and committed on lmdb-js's writer: let them start and commit before

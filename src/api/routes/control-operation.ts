@@ -6,6 +6,7 @@
  * Status: 200; 202 when the change committed but the live runtime has not adopted it yet; 207
  * `partial_failure` when the state changed but pausing/resuming/aborting the runs in flight failed.
  */
+import type { EventLog } from '../../events/index.js';
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
 import type { RouteContext, RouteDef } from '../route.js';
@@ -16,8 +17,8 @@ import { ControlOperationBody, ControlOperationResponse } from '../schemas/contr
 import { templateView } from '../template-view.js';
 
 /** The control-operation route. */
-export function controlOperationRoutes(deps: { store: Store; runtime: OperationRuntime; log?: (line: string) => void }): RouteDef[] {
-  const { store, runtime } = deps;
+export function controlOperationRoutes(deps: { store: Store; events: EventLog; runtime: OperationRuntime; log?: (line: string) => void }): RouteDef[] {
+  const { store, events, runtime } = deps;
   const log = deps.log ?? ((): void => {});
   return [
     {
@@ -42,7 +43,7 @@ export function controlOperationRoutes(deps: { store: Store; runtime: OperationR
         requireOrg(auth, body.org_id);
         const fleet = requireFleet(store, auth, body.fleet_id);
         const out = await controlOperation(
-          { store, runtime, log },
+          { store, events, runtime, log },
           fleet.fleetId,
           {
             action: body.action,

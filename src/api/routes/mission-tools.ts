@@ -4,6 +4,8 @@
  * (committed to LMDB before the answer) that the gateway's scheduler then fires; the answer's
  * `correlationId` follows the whole chain on GET /v1/events.
  */
+import type { IdempotencyClaims } from '../../idempotency/index.js';
+import type { EventLog } from '../../events/index.js';
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
 import type { AuthContext } from '../../auth/context.js';
@@ -36,6 +38,8 @@ import {
 
 export interface MissionToolDeps {
   store: Store;
+  events: EventLog;
+  idempotency: IdempotencyClaims;
   missions: MissionScheduling;
   /** The live operation; submit-job waits for it to adopt the new template (202 when it has not). */
   runtime?: OperationRuntime;
@@ -93,10 +97,10 @@ const IDEM_ERRORS = ['idempotency_key_required', 'idempotency_key_invalid', 'ide
 
 /** The mission tool routes. */
 export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
-  const { store, missions } = deps;
+  const { store, events, idempotency, missions } = deps;
   const tags = ['Agent API', 'Schedules'];
   const idem = (ctx: RouteContext<Record<string, string>, Record<string, unknown>, unknown>, fleet: FleetRecord, endpoint: string, run: (commit: IdempotentCommit) => Promise<HandlerResult>): Promise<HandlerResult> =>
-    withIdempotency(store, { actor: ctx.auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint }, ctx.idempotencyKey, ctx.body, run, missions.opts.log ? { log: missions.opts.log } : {});
+    withIdempotency(idempotency, { actor: ctx.auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint }, ctx.idempotencyKey, ctx.body, run, missions.opts.log ? { log: missions.opts.log } : {});
   /**
    * Commits a new schedule with the tool's answer in ONE write transaction: the answer is built
    * before anything is written, so an error building it writes nothing, and once the commit is done
@@ -140,7 +144,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       // Template, schedule and this answer in one commit; the answer is replaced by the final one
       // once the live operation adopted the template (or did not, in time).
       const committed = replyWith(deps.runtime ? SYNC_UNCONFIRMED : { runtimeSync: 'applied' });
-      await commitJob(store, missions, fleet, t, s, now, () => commit.inTxn(committed));
+      await commitJob(store, events, missions, fleet, t, s, now, () => commit.inTxn(committed));
       faultPoint('mission-tool.after-commit');
       return deps.runtime ? replyWith(await deps.runtime.awaitSync(fleet.fleetId)) : committed;
     });

@@ -7,6 +7,8 @@
  * `runtimeSync: "applied"` (200/201), or 202 with `success: false, persistenceState: "committed",
  * runtimeSync: "pending", runtimeSyncError` — the change is never rolled back.
  */
+import type { IdempotencyClaims } from '../../idempotency/index.js';
+import type { EventLog } from '../../events/index.js';
 import type { HandlerResult, RouteContext, RouteDef } from '../route.js';
 import { withIdempotency } from '../../idempotency/index.js';
 import { faultPoint } from '../../missions/fault-points.js';
@@ -52,8 +54,8 @@ const syncResponses = (ok: number, what: string) => ({
 });
 
 /** Template routes. */
-export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }): RouteDef[] {
-  const { store, runtime } = deps;
+export function templateRoutes(deps: { store: Store; events: EventLog; idempotency: IdempotencyClaims; runtime: OperationRuntime }): RouteDef[] {
+  const { store, events, idempotency, runtime } = deps;
   const tags = ['Mission templates'];
   const operationIdOf = (fleetId: string): string => getOperation(store, fleetId)?.operationId ?? '';
   return [
@@ -104,14 +106,14 @@ export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }
       handler: (ctx: RouteContext<FleetPathParams, Record<string, unknown>, TemplateCreateBody>) => {
         const fleet = fleetFromPath(store, ctx.auth, ctx.params);
         return withIdempotency(
-          store,
+          idempotency,
           { actor: ctx.auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint: `POST ${BASE}` },
           ctx.idempotencyKey,
           ctx.body,
           async (commit) => {
             // The answer commits with the template: a failure or crash after the commit answers it,
             // and a retry gets it back instead of creating a second template.
-            const { template, operation } = await createTemplate(store, fleet, ctx.body, ctx.nowMs, (t, op) => {
+            const { template, operation } = await createTemplate(store, events, fleet, ctx.body, ctx.nowMs, (t, op) => {
               const r = mutationResult(201, SYNC_UNCONFIRMED, { missionId: t.missionId, operationId: op.operationId, template: t });
               commit.inTxn({ status: r.status, body: r.body });
             });
@@ -135,7 +137,7 @@ export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }
       errors: [...MUTATION_ERRORS, 'feature_not_found', 'robot_not_active_member', 'robot_missing_capability'],
       handler: async ({ auth, params, body, nowMs }: RouteContext<TemplatePathParams, Record<string, unknown>, TemplateUpdateBody>) => {
         const fleet = fleetFromPath(store, auth, params);
-        const template = await updateTemplate(store, fleet.fleetId, params.mission_id, body, nowMs);
+        const template = await updateTemplate(store, events, fleet.fleetId, params.mission_id, body, nowMs);
         const sync = await runtime.awaitSync(fleet.fleetId);
         return mutationResult(200, sync, { missionId: template.missionId, operationId: operationIdOf(fleet.fleetId), template });
       },
@@ -152,7 +154,7 @@ export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }
       errors: [...MUTATION_ERRORS, 'template_in_use'],
       handler: async ({ auth, params, nowMs }: RouteContext<TemplatePathParams>) => {
         const fleet = fleetFromPath(store, auth, params);
-        await deleteTemplate(store, fleet.fleetId, params.mission_id, nowMs);
+        await deleteTemplate(store, events, fleet.fleetId, params.mission_id, nowMs);
         const sync = await runtime.awaitSync(fleet.fleetId);
         return mutationResult(200, sync, { missionId: params.mission_id, operationId: operationIdOf(fleet.fleetId), deleted: true });
       },
@@ -170,7 +172,7 @@ export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }
       errors: [...MUTATION_ERRORS],
       handler: async ({ auth, params, body, nowMs }: RouteContext<TemplatePathParams, Record<string, unknown>, EnabledBody>) => {
         const fleet = fleetFromPath(store, auth, params);
-        const template = await setTemplateEnabled(store, fleet.fleetId, params.mission_id, body.enabled, nowMs);
+        const template = await setTemplateEnabled(store, events, fleet.fleetId, params.mission_id, body.enabled, nowMs);
         const sync = await runtime.awaitSync(fleet.fleetId);
         return mutationResult(200, sync, { missionId: template.missionId, operationId: operationIdOf(fleet.fleetId), template });
       },

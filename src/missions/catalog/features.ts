@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ApiError, apiError } from '../../errors/catalog.js';
-import { appendEvent } from '../../events/index.js';
+import type { EventLog } from '../../events/index.js';
 import { indexRange, type Store } from '../../store/lmdb.js';
 import type { FleetRecord } from '../../store/records.js';
 import { validateGeometry } from './geometry.js';
@@ -17,8 +17,8 @@ import type { FeatureRecord, Geometry } from './records.js';
 export const featureIndexKey = (fleetId: string, featureId: string): string => `featuresByFleet/${fleetId}/${featureId}`;
 export const featureUseKey = (featureId: string, missionId: string): string => `templatesByFeature/${featureId}/${missionId}`;
 
-function featureEvent(store: Store, f: FeatureRecord, atMs: number, kind: string, data: Record<string, unknown> = {}): void {
-  appendEvent(store, { fleetId: f.fleetId, correlationId: f.featureId, atMs, kind, subject: { type: 'feature', id: f.featureId }, data });
+function featureEvent(events: EventLog, f: FeatureRecord, atMs: number, kind: string, data: Record<string, unknown> = {}): void {
+  events.append({ fleetId: f.fleetId, correlationId: f.featureId, atMs, kind, subject: { type: 'feature', id: f.featureId }, data });
 }
 
 /** A feature of `fleetId`, or undefined (also when it belongs to another fleet). */
@@ -56,7 +56,7 @@ export function isFeatureLocked(store: Store, featureId: string): boolean {
  * Creates a feature (geometry validated).
  * @throws ApiError 400 `invalid_geometry`
  */
-export async function createFeature(store: Store, fleet: FleetRecord, input: { name: string; geometry: Geometry }, nowMs: number): Promise<FeatureRecord> {
+export async function createFeature(store: Store, events: EventLog, fleet: FleetRecord, input: { name: string; geometry: Geometry }, nowMs: number): Promise<FeatureRecord> {
   validateGeometry(input.geometry);
   const f: FeatureRecord = {
     featureId: randomUUID(),
@@ -74,7 +74,7 @@ export async function createFeature(store: Store, fleet: FleetRecord, input: { n
   await store.root.transaction(() => {
     store.features.putSync(f.featureId, f);
     store.index.putSync(featureIndexKey(f.fleetId, f.featureId), true);
-    featureEvent(store, f, nowMs, 'feature.created', { name: f.name });
+    featureEvent(events, f, nowMs, 'feature.created', { name: f.name });
   });
   return f;
 }
@@ -85,6 +85,7 @@ export async function createFeature(store: Store, fleet: FleetRecord, input: { n
  */
 export async function changeFeature(
   store: Store,
+  events: EventLog,
   fleetId: string,
   featureId: string,
   change: (f: FeatureRecord) => FeatureRecord | ApiError,
@@ -99,7 +100,7 @@ export async function changeFeature(
     if (next === cur) return cur; // no change: nothing written, no event
     const rec = { ...next, updatedAtMs: nowMs };
     store.features.putSync(featureId, rec);
-    featureEvent(store, rec, nowMs, event.kind, event.data?.(rec) ?? {});
+    featureEvent(events, rec, nowMs, event.kind, event.data?.(rec) ?? {});
     return rec;
   });
   if (out instanceof ApiError) throw out;
@@ -110,10 +111,11 @@ export async function changeFeature(
  * Edits name and/or geometry.
  * @throws ApiError 404, 400 `invalid_geometry`
  */
-export function updateFeature(store: Store, fleetId: string, featureId: string, input: { name?: string; geometry?: Geometry }, nowMs: number): Promise<FeatureRecord> {
+export function updateFeature(store: Store, events: EventLog, fleetId: string, featureId: string, input: { name?: string; geometry?: Geometry }, nowMs: number): Promise<FeatureRecord> {
   if (input.geometry !== undefined) validateGeometry(input.geometry);
   return changeFeature(
     store,
+    events,
     fleetId,
     featureId,
     (f) => ({ ...f, ...(input.name !== undefined ? { name: input.name } : {}), ...(input.geometry !== undefined ? { geometry: input.geometry } : {}) }),
@@ -126,7 +128,7 @@ export function updateFeature(store: Store, fleetId: string, featureId: string, 
  * Deletes a feature that no template uses.
  * @throws ApiError 404; 409 `feature_in_use`
  */
-export async function deleteFeature(store: Store, fleetId: string, featureId: string, nowMs: number): Promise<void> {
+export async function deleteFeature(store: Store, events: EventLog, fleetId: string, featureId: string, nowMs: number): Promise<void> {
   const err = await store.root.transaction((): ApiError | null => {
     const cur = getFeature(store, fleetId, featureId);
     if (cur === undefined) return apiError('feature_not_found', { featureId });
@@ -134,26 +136,27 @@ export async function deleteFeature(store: Store, fleetId: string, featureId: st
     if (user !== undefined) return apiError('feature_in_use', { featureId, missionId: user });
     store.features.removeSync(featureId);
     store.index.removeSync(featureIndexKey(fleetId, featureId));
-    featureEvent(store, cur, nowMs, 'feature.deleted');
+    featureEvent(events, cur, nowMs, 'feature.deleted');
     return null;
   });
   if (err !== null) throw err;
 }
 
 /** Locks (or re-locks with a new reason) a feature. */
-export function lockFeature(store: Store, fleetId: string, featureId: string, reason: string | null, nowMs: number): Promise<FeatureRecord> {
-  return changeFeature(store, fleetId, featureId, (f) => ({ ...f, locked: true, lockReason: reason }), { kind: 'feature.locked', data: (f) => ({ lockReason: f.lockReason }) }, nowMs);
+export function lockFeature(store: Store, events: EventLog, fleetId: string, featureId: string, reason: string | null, nowMs: number): Promise<FeatureRecord> {
+  return changeFeature(store, events, fleetId, featureId, (f) => ({ ...f, locked: true, lockReason: reason }), { kind: 'feature.locked', data: (f) => ({ lockReason: f.lockReason }) }, nowMs);
 }
 
 /** Unlocks a feature (its lock reason is cleared). */
-export function unlockFeature(store: Store, fleetId: string, featureId: string, nowMs: number): Promise<FeatureRecord> {
-  return changeFeature(store, fleetId, featureId, (f) => ({ ...f, locked: false, lockReason: null }), { kind: 'feature.unlocked' }, nowMs);
+export function unlockFeature(store: Store, events: EventLog, fleetId: string, featureId: string, nowMs: number): Promise<FeatureRecord> {
+  return changeFeature(store, events, fleetId, featureId, (f) => ({ ...f, locked: false, lockReason: null }), { kind: 'feature.unlocked' }, nowMs);
 }
 
 /** Clears the feature's holders and starts a new decomposition epoch (spec: control-feature reset). */
-export function resetFeature(store: Store, fleetId: string, featureId: string, nowMs: number): Promise<FeatureRecord> {
+export function resetFeature(store: Store, events: EventLog, fleetId: string, featureId: string, nowMs: number): Promise<FeatureRecord> {
   return changeFeature(
     store,
+    events,
     fleetId,
     featureId,
     (f) => ({ ...f, holders: [], decompositionEpoch: f.decompositionEpoch + 1 }),
@@ -163,11 +166,11 @@ export function resetFeature(store: Store, fleetId: string, featureId: string, n
 }
 
 /** Records `robotId` as working in the feature (called by run dispatch); no-op when already held. */
-export function holdFeature(store: Store, fleetId: string, featureId: string, robotId: string, nowMs: number): Promise<FeatureRecord> {
-  return changeFeature(store, fleetId, featureId, (f) => (f.holders.includes(robotId) ? f : { ...f, holders: [...f.holders, robotId] }), { kind: 'feature.held', data: () => ({ robotId }) }, nowMs);
+export function holdFeature(store: Store, events: EventLog, fleetId: string, featureId: string, robotId: string, nowMs: number): Promise<FeatureRecord> {
+  return changeFeature(store, events, fleetId, featureId, (f) => (f.holders.includes(robotId) ? f : { ...f, holders: [...f.holders, robotId] }), { kind: 'feature.held', data: () => ({ robotId }) }, nowMs);
 }
 
 /** Removes `robotId` from the feature's holders (its run ended); no-op when it is not a holder. */
-export function releaseFeature(store: Store, fleetId: string, featureId: string, robotId: string, nowMs: number): Promise<FeatureRecord> {
-  return changeFeature(store, fleetId, featureId, (f) => (f.holders.includes(robotId) ? { ...f, holders: f.holders.filter((h) => h !== robotId) } : f), { kind: 'feature.released', data: () => ({ robotId }) }, nowMs);
+export function releaseFeature(store: Store, events: EventLog, fleetId: string, featureId: string, robotId: string, nowMs: number): Promise<FeatureRecord> {
+  return changeFeature(store, events, fleetId, featureId, (f) => (f.holders.includes(robotId) ? { ...f, holders: f.holders.filter((h) => h !== robotId) } : f), { kind: 'feature.released', data: () => ({ robotId }) }, nowMs);
 }

@@ -21,6 +21,7 @@
  */
 import type { Permission } from '../../auth/permissions.js';
 import { apiError } from '../../errors/catalog.js';
+import type { EventLog } from '../../events/index.js';
 import type { Store } from '../../store/lmdb.js';
 import { changeFeature } from './features.js';
 import { changeOperation, requireOperation } from './operation.js';
@@ -94,6 +95,7 @@ export interface ControlOutcome {
 
 export interface ControlDeps {
   store: Store;
+  events: EventLog;
   runtime: OperationRuntime;
   log: (line: string) => void;
 }
@@ -109,7 +111,7 @@ function need<T>(value: T | undefined, action: string, field: string): T {
  *   `operation_state_conflict`, and the template, roster and feature errors of each action
  */
 export async function controlOperation(deps: ControlDeps, fleetId: string, input: ControlInput, nowMs: number): Promise<ControlOutcome> {
-  const { store, runtime } = deps;
+  const { store, events, runtime } = deps;
   const current = requireOperation(store, fleetId);
   if (input.operationId !== undefined && input.operationId !== current.operationId) throw apiError('operation_mismatch', { operationId: input.operationId });
   const { action } = input;
@@ -120,7 +122,7 @@ export async function controlOperation(deps: ControlDeps, fleetId: string, input
     next: (op: OperationRecord) => OperationRecord | null,
     neededText = '',
   ): Promise<{ before: OperationRecord; after: OperationRecord }> =>
-    changeOperation(store, fleetId, (op) => (allowed !== null && !allowed.includes(op.state) ? apiError('operation_state_conflict', { action, needed: neededText, state: op.state }) : next(op)), nowMs, kind);
+    changeOperation(store, events, fleetId, (op) => (allowed !== null && !allowed.includes(op.state) ? apiError('operation_state_conflict', { action, needed: neededText, state: op.state }) : next(op)), nowMs, kind);
 
   const finish = async (operation: OperationRecord, changed: boolean, extra: Partial<ControlOutcome> = {}, effect?: RunsOutcome['effect']): Promise<ControlOutcome> => {
     // Adoption first: once paused is live, no new run is assigned while the runs are being paused.
@@ -147,17 +149,17 @@ export async function controlOperation(deps: ControlDeps, fleetId: string, input
     case 'restart': {
       const state = action === 'reset' ? 'stopped' : 'running';
       const { after } = await transition(action === 'reset' ? 'operation.reset' : 'operation.restarted', ['paused', 'stopped'], (op) => ({ ...op, state, epoch: op.epoch + 1 }), 'paused or stopped');
-      const features = await resetFeatures(store, fleetId, listTemplates(store, fleetId), nowMs, 'holders');
+      const features = await resetFeatures(store, events, fleetId, listTemplates(store, fleetId), nowMs, 'holders');
       return finish(after, true, { features }, 'abort');
     }
     case 'reset_step': {
       const templates = input.missionId !== undefined ? [requireTemplate(store, fleetId, input.missionId)] : listTemplates(store, fleetId);
-      const features = await resetFeatures(store, fleetId, templates, nowMs, 'holders');
+      const features = await resetFeatures(store, events, fleetId, templates, nowMs, 'holders');
       const { after } = await transition('operation.step_reset', null, (op) => ({ ...op }));
       return finish(after, true, { features });
     }
     case 'reset_decomposers': {
-      const features = await resetFeatures(store, fleetId, listTemplates(store, fleetId), nowMs, 'decomposition');
+      const features = await resetFeatures(store, events, fleetId, listTemplates(store, fleetId), nowMs, 'decomposition');
       const { after } = await transition('operation.decomposers_reset', null, (op) => ({ ...op }));
       return finish(after, true, { features });
     }
@@ -165,7 +167,7 @@ export async function controlOperation(deps: ControlDeps, fleetId: string, input
     case 'disable_mission': {
       const missionId = need(input.missionId, action, 'mission_id');
       const before = requireTemplate(store, fleetId, missionId);
-      const template = await setTemplateEnabled(store, fleetId, missionId, action === 'enable_mission', nowMs);
+      const template = await setTemplateEnabled(store, events, fleetId, missionId, action === 'enable_mission', nowMs);
       return finish(current, template.version !== before.version, { template });
     }
     case 'assign_robot':
@@ -173,8 +175,8 @@ export async function controlOperation(deps: ControlDeps, fleetId: string, input
       const robotId = need(input.robotId, action, 'robot_id');
       const missionId = need(input.missionId, action, 'mission_id');
       const { template, changed } = action === 'assign_robot'
-        ? await assignRobot(store, fleetId, missionId, robotId, nowMs)
-        : await unassignRobot(store, fleetId, missionId, robotId, nowMs);
+        ? await assignRobot(store, events, fleetId, missionId, robotId, nowMs)
+        : await unassignRobot(store, events, fleetId, missionId, robotId, nowMs);
       return finish(current, changed, { template });
     }
   }
@@ -184,13 +186,14 @@ export async function controlOperation(deps: ControlDeps, fleetId: string, input
  * `holders`: clears holders and bumps the decomposition epoch (a step starts over);
  * `decomposition`: bumps the epoch only. Each feature once, however many templates share it.
  */
-async function resetFeatures(store: Store, fleetId: string, templates: readonly TemplateRecord[], nowMs: number, what: 'holders' | 'decomposition'): Promise<string[]> {
+async function resetFeatures(store: Store, events: EventLog, fleetId: string, templates: readonly TemplateRecord[], nowMs: number, what: 'holders' | 'decomposition'): Promise<string[]> {
   const ids = [...new Set(templates.map((t) => t.featureId).filter((f): f is string => f !== null))].sort();
   const done: string[] = [];
   for (const id of ids) {
     if (store.features.get(id)?.fleetId !== fleetId) continue;
     await changeFeature(
       store,
+      events,
       fleetId,
       id,
       (f) => ({ ...f, decompositionEpoch: f.decompositionEpoch + 1, ...(what === 'holders' ? { holders: [] } : {}) }),

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ApiError, apiError } from '../../errors/catalog.js';
-import { appendEvent } from '../../events/index.js';
+import type { EventLog } from '../../events/index.js';
 import type { Store } from '../../store/lmdb.js';
 import type { FleetRecord } from '../../store/records.js';
 import type { OperationRecord } from './records.js';
@@ -28,8 +28,8 @@ export function requireOperation(store: Store, fleetId: string): OperationRecord
 }
 
 /** Appends an event on the operation's timeline. */
-export function operationEvent(store: Store, op: OperationRecord, atMs: number, kind: string, data: Record<string, unknown> = {}): void {
-  appendEvent(store, { fleetId: op.fleetId, correlationId: op.operationId, atMs, kind, subject: { type: 'operation', id: op.operationId }, data });
+export function operationEvent(events: EventLog, op: OperationRecord, atMs: number, kind: string, data: Record<string, unknown> = {}): void {
+  events.append({ fleetId: op.fleetId, correlationId: op.operationId, atMs, kind, subject: { type: 'operation', id: op.operationId }, data });
 }
 
 /**
@@ -54,9 +54,9 @@ export function operationOrNew(store: Store, fleet: FleetRecord, nowMs: number):
 }
 
 /** Inside a write transaction: stores a new operation from {@link operationOrNew} with its event. */
-export function putNewOperation(store: Store, op: OperationRecord, nowMs: number): void {
+export function putNewOperation(store: Store, events: EventLog, op: OperationRecord, nowMs: number): void {
   store.operations.putSync(op.fleetId, op);
-  operationEvent(store, op, nowMs, 'operation.created', { name: op.name, state: op.state });
+  operationEvent(events, op, nowMs, 'operation.created', { name: op.name, state: op.state });
 }
 
 /**
@@ -67,6 +67,7 @@ export function putNewOperation(store: Store, op: OperationRecord, nowMs: number
  */
 export async function changeOperation(
   store: Store,
+  events: EventLog,
   fleetId: string,
   change: (op: OperationRecord) => OperationRecord | null | ApiError,
   nowMs: number,
@@ -81,7 +82,7 @@ export async function changeOperation(
     if (next === null) return { before, after: before };
     const after = { ...next, updatedAtMs: nowMs };
     store.operations.putSync(fleetId, after);
-    operationEvent(store, after, nowMs, kind, { from: before.state, state: after.state, epoch: after.epoch, ...data });
+    operationEvent(events, after, nowMs, kind, { from: before.state, state: after.state, epoch: after.epoch, ...data });
     return { before, after };
   });
   if (out instanceof ApiError) throw out;

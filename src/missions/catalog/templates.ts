@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ApiError, apiError } from '../../errors/catalog.js';
-import { appendEvent } from '../../events/index.js';
+import type { EventLog } from '../../events/index.js';
 import { indexRange, type Store } from '../../store/lmdb.js';
 import type { FleetRecord } from '../../store/records.js';
 import { featureUseKey, getFeature } from './features.js';
@@ -69,8 +69,8 @@ export function listTemplates(store: Store, fleetId: string): TemplateRecord[] {
 }
 
 /** Appends an event on the template's timeline. */
-export function templateEvent(store: Store, t: TemplateRecord, atMs: number, kind: string, data: Record<string, unknown> = {}): void {
-  appendEvent(store, { fleetId: t.fleetId, correlationId: t.missionId, atMs, kind, subject: { type: 'template', id: t.missionId }, data: { version: t.version, ...data } });
+export function templateEvent(events: EventLog, t: TemplateRecord, atMs: number, kind: string, data: Record<string, unknown> = {}): void {
+  events.append({ fleetId: t.fleetId, correlationId: t.missionId, atMs, kind, subject: { type: 'template', id: t.missionId }, data: { version: t.version, ...data } });
 }
 
 /**
@@ -148,12 +148,12 @@ export function templateRefusal(store: Store, t: TemplateRecord): ApiError | nul
  * keys and `template.created` event, and the fleet's operation when it comes with this template
  * (`operation` from {@link operationOrNew} in the same transaction).
  */
-export function putNewTemplateInTxn(store: Store, t: TemplateRecord, operation: { op: OperationRecord; created: boolean }, nowMs: number): void {
-  if (operation.created) putNewOperation(store, operation.op, nowMs);
+export function putNewTemplateInTxn(store: Store, events: EventLog, t: TemplateRecord, operation: { op: OperationRecord; created: boolean }, nowMs: number): void {
+  if (operation.created) putNewOperation(store, events, operation.op, nowMs);
   store.templates.putSync(t.missionId, t);
   store.index.putSync(templateIndexKey(t.fleetId, t.missionId), true);
   if (t.featureId !== null) store.index.putSync(featureUseKey(t.featureId, t.missionId), true);
-  templateEvent(store, t, nowMs, 'template.created', { name: t.name, enabled: t.enabled, operationId: operation.op.operationId });
+  templateEvent(events, t, nowMs, 'template.created', { name: t.name, enabled: t.enabled, operationId: operation.op.operationId });
 }
 
 /**
@@ -165,6 +165,7 @@ export function putNewTemplateInTxn(store: Store, t: TemplateRecord, operation: 
  */
 export async function createTemplate(
   store: Store,
+  events: EventLog,
   fleet: FleetRecord,
   input: NewTemplateInput,
   nowMs: number,
@@ -176,7 +177,7 @@ export async function createTemplate(
     if (refused !== null) return refused;
     const operation = operationOrNew(store, fleet, nowMs);
     alsoInTxn?.(t, operation.op);
-    putNewTemplateInTxn(store, t, operation, nowMs);
+    putNewTemplateInTxn(store, events, t, operation, nowMs);
     return { template: t, operation: operation.op, operationCreated: operation.created };
   });
   if (out instanceof ApiError) throw out;
@@ -190,6 +191,7 @@ export async function createTemplate(
  */
 export async function changeTemplate(
   store: Store,
+  events: EventLog,
   fleetId: string,
   missionId: string,
   change: (t: TemplateRecord) => TemplateRecord | null | ApiError,
@@ -210,7 +212,7 @@ export async function changeTemplate(
       store.index.putSync(featureUseKey(rec.featureId, missionId), true);
     }
     store.templates.putSync(missionId, rec);
-    templateEvent(store, rec, nowMs, kind, data(rec));
+    templateEvent(events, rec, nowMs, kind, data(rec));
     return { template: rec, changed: true };
   });
   if (out instanceof ApiError) throw out;
@@ -221,7 +223,7 @@ export async function changeTemplate(
  * Edits a template: omitted fields, and omitted step configuration, are preserved.
  * @throws ApiError as {@link createTemplate}, 404 `template_not_found`
  */
-export async function updateTemplate(store: Store, fleetId: string, missionId: string, patch: TemplatePatch, nowMs: number): Promise<TemplateRecord> {
+export async function updateTemplate(store: Store, events: EventLog, fleetId: string, missionId: string, patch: TemplatePatch, nowMs: number): Promise<TemplateRecord> {
   const cur = requireTemplate(store, fleetId, missionId);
   const capabilities = patch.capabilities !== undefined ? uniq(patch.capabilities) : cur.capabilities;
   const roster = patch.roster !== undefined ? uniq(patch.roster) : cur.roster;
@@ -230,6 +232,7 @@ export async function updateTemplate(store: Store, fleetId: string, missionId: s
   const steps = patch.steps !== undefined ? mergeSteps(cur.steps, patch.steps) : undefined;
   const { template } = await changeTemplate(
     store,
+    events,
     fleetId,
     missionId,
     (t) => ({
@@ -255,9 +258,10 @@ export async function updateTemplate(store: Store, fleetId: string, missionId: s
  * Sets the template's enabled state (spec: Template enabled state). Setting the current value again
  * changes nothing (no new version, no event).
  */
-export async function setTemplateEnabled(store: Store, fleetId: string, missionId: string, enabled: boolean, nowMs: number): Promise<TemplateRecord> {
+export async function setTemplateEnabled(store: Store, events: EventLog, fleetId: string, missionId: string, enabled: boolean, nowMs: number): Promise<TemplateRecord> {
   const { template } = await changeTemplate(
     store,
+    events,
     fleetId,
     missionId,
     (t) => (t.enabled === enabled ? null : { ...t, enabled }),
@@ -271,7 +275,7 @@ export async function setTemplateEnabled(store: Store, fleetId: string, missionI
  * Deletes a template unless a schedule references it or a robot is running it.
  * @throws ApiError 404 `template_not_found`; 409 `template_in_use`
  */
-export async function deleteTemplate(store: Store, fleetId: string, missionId: string, nowMs: number): Promise<TemplateRecord> {
+export async function deleteTemplate(store: Store, events: EventLog, fleetId: string, missionId: string, nowMs: number): Promise<TemplateRecord> {
   const out = await store.root.transaction((): TemplateRecord | ApiError => {
     const cur = store.templates.get(missionId);
     if (cur === undefined || cur.fleetId !== fleetId) return apiError('template_not_found', { missionId });
@@ -282,7 +286,7 @@ export async function deleteTemplate(store: Store, fleetId: string, missionId: s
     store.templates.removeSync(missionId);
     store.index.removeSync(templateIndexKey(fleetId, missionId));
     if (cur.featureId !== null) store.index.removeSync(featureUseKey(cur.featureId, missionId));
-    templateEvent(store, cur, nowMs, 'template.deleted');
+    templateEvent(events, cur, nowMs, 'template.deleted');
     return cur;
   });
   if (out instanceof ApiError) throw out;

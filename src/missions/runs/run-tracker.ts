@@ -15,6 +15,7 @@
  *   a `starting` run without an ack is left alone: its MissionStart may still be on its way.
  * - In memory: the active runs only (bounded by the number of robots: one active run per robot).
  */
+import type { EventLog } from '../../events/index.js';
 import type { MissionStatus } from '../../gen/fleetgw/v1/robot_link_pb.js';
 import type { RobotLink } from '../../protocol/robot-link.js';
 import type { Clock } from '../clock.js';
@@ -44,6 +45,7 @@ export class RunTracker {
 
   constructor(
     private readonly store: Store,
+    private readonly events: EventLog,
     private readonly clock: Clock,
     link: Pick<RobotLink, 'listen'>,
     /** True when the run's MissionStart was acknowledged by the robot's agent (default: never known). */
@@ -108,7 +110,7 @@ export class RunTracker {
       this.untrack(run);
       throw err;
     }
-    runEvent(this.store, run, run.startedAtMs, 'run.created', { robotId: run.robotId, missionId: run.missionId });
+    runEvent(this.events, run, run.startedAtMs, 'run.created', { robotId: run.robotId, missionId: run.missionId });
   }
 
   /** Ends a run from the gateway's side (e.g. its MissionStart was rejected). */
@@ -158,7 +160,7 @@ export class RunTracker {
     for (const st of reported) this.apply(robotId, st);
     const mine = this.activeRunOf(robotId);
     if (mine && !listed.has(mine.runId) && (mine.state === 'running' || mine.state === 'paused' || (mine.state === 'starting' && this.startAcknowledged(mine)))) {
-      runEvent(this.store, mine, this.clock.now(), 'run.lost', { robotId });
+      runEvent(this.events, mine, this.clock.now(), 'run.lost', { robotId });
       this.change(mine, { state: 'failed', detail: 'lost_by_robot' }, 'gateway');
     }
   }
@@ -177,10 +179,10 @@ export class RunTracker {
     }
     void saveRun(this.store, r, false);
     if (r.state !== previous) {
-      runEvent(this.store, r, now, `run.${r.state}`, { robotId: r.robotId, progressPct: r.progressPct, stepIndex: r.stepIndex, detail: r.detail, cancelRequested: r.cancelRequested });
+      runEvent(this.events, r, now, `run.${r.state}`, { robotId: r.robotId, progressPct: r.progressPct, stepIndex: r.stepIndex, detail: r.detail, cancelRequested: r.cancelRequested });
       for (const fn of this.listeners) fn(r, previous);
     } else if (r.stepIndex !== prevStep || Math.floor(r.progressPct / 25) !== prevQuarter) {
-      runEvent(this.store, r, now, 'run.progress', { progressPct: r.progressPct, stepIndex: r.stepIndex, remainingDistanceM: r.remainingDistanceM, etaS: r.etaS });
+      runEvent(this.events, r, now, 'run.progress', { progressPct: r.progressPct, stepIndex: r.stepIndex, remainingDistanceM: r.remainingDistanceM, etaS: r.etaS });
     }
   }
 }

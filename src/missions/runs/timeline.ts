@@ -6,12 +6,11 @@
  *   run.created / run.running / run.paused / run.progress / run.completed / run.failed / run.cancelled / run.aborted
  *   run.control_requested / run.lost
  */
-import { appendEvent } from '../../events/index.js';
+import type { EventLog } from '../../events/index.js';
 import type { EventRecord } from '../../events/record.js';
-import type { Store } from '../../store/lmdb.js';
 import type { RunRecord } from './records.js';
 
 /** Appends a run-subject event on the run's timeline (its schedule's, for scheduled runs). */
-export function runEvent(store: Store, r: RunRecord, atMs: number, kind: string, data: Record<string, unknown> = {}): EventRecord {
-  return appendEvent(store, { fleetId: r.fleetId, correlationId: r.correlationId, atMs, kind, subject: { type: 'run', id: r.runId }, data });
+export function runEvent(events: EventLog, r: RunRecord, atMs: number, kind: string, data: Record<string, unknown> = {}): EventRecord {
+  return events.append({ fleetId: r.fleetId, correlationId: r.correlationId, atMs, kind, subject: { type: 'run', id: r.runId }, data });
 }

@@ -16,6 +16,7 @@
  * a `schedule.paused` event on its timeline. It stays paused until a key with the required
  * permissions re-binds it (edit-schedule `rebind_to_caller: true`), or it is cancelled.
  */
+import type { EventLog } from '../../events/index.js';
 import { apiError } from '../../errors/catalog.js';
 import type { Store } from '../../store/lmdb.js';
 import type { FireRecord, ScheduleRecord } from './records.js';
@@ -63,7 +64,7 @@ export function actingKeyProblem(store: Store, s: ScheduleRecord, nowMs: number)
  * `f` is updated in place to what was written.
  * @returns the schedule as written, or undefined when it no longer exists
  */
-export async function commitPaused(store: Store, scheduleId: string, f: FireRecord | null, detail: string, nowMs: number): Promise<ScheduleRecord | undefined> {
+export async function commitPaused(store: Store, events: EventLog, scheduleId: string, f: FireRecord | null, detail: string, nowMs: number): Promise<ScheduleRecord | undefined> {
   let sched: ScheduleRecord | undefined;
   await store.root.transaction(() => {
     const s = store.schedules.get(scheduleId);
@@ -79,7 +80,7 @@ export async function commitPaused(store: Store, scheduleId: string, f: FireReco
     store.schedules.putSync(scheduleId, sched);
     syncTemplateRef(store, sched);
     if (!s.cancelled) {
-      scheduleEvent(store, sched, nowMs, 'schedule.paused', { reason: CREATOR_KEY_INVALID, detail, apiKeyId: s.createdBy.apiKeyId, ...(f !== null ? { fireKey: f.fireKey } : {}) });
+      scheduleEvent(events, sched, nowMs, 'schedule.paused', { reason: CREATOR_KEY_INVALID, detail, apiKeyId: s.createdBy.apiKeyId, ...(f !== null ? { fireKey: f.fireKey } : {}) });
     }
   });
   return sched;

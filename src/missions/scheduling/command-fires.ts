@@ -9,6 +9,7 @@
  * robot, and submitted with `submitOnce`, so a fire resumed after a crash between the submission and
  * the recording of its command ids finds those commands instead of creating second ones.
  */
+import type { EventLog } from '../../events/index.js';
 import type { CommandService } from '../../commands/service.js';
 import type { CommandAction, CommandArgsByAction } from '../../commands/types.js';
 import { ApiError } from '../../errors/catalog.js';
@@ -49,6 +50,7 @@ export class CommandFires {
 
   constructor(
     private readonly store: Store,
+    private readonly events: EventLog,
     private readonly clock: Clock,
     private readonly commands: CommandService,
     /** Asked before a fire's commands are submitted (acting-key.ts); default: the key may act. */
@@ -138,8 +140,8 @@ export class CommandFires {
       syncTemplateRef(this.store, sched);
     });
     if (!sched) return;
-    if (f.phase === 'deployed') scheduleEvent(this.store, sched, now, 'schedule.deployed', { commandIds: f.commandIds });
-    else scheduleEvent(this.store, sched, now, f.phase === 'retry_wait' ? 'schedule.retry_scheduled' : 'schedule.failed', { reason: 'command_failed', detail: f.failureDetail });
+    if (f.phase === 'deployed') scheduleEvent(this.events, sched, now, 'schedule.deployed', { commandIds: f.commandIds });
+    else scheduleEvent(this.events, sched, now, f.phase === 'retry_wait' ? 'schedule.retry_scheduled' : 'schedule.failed', { reason: 'command_failed', detail: f.failureDetail });
     if (f.phase === 'retry_wait') this.accept(f);
   }
 }

@@ -24,6 +24,7 @@
  * Feature locks: a template whose feature is locked is not dispatched (blocking reason
  * `feature_locked`); the fire waits (and fails `deadline_passed` when its window closes).
  */
+import type { EventLog } from '../../events/index.js';
 import { randomUUID } from 'node:crypto';
 import type { CommandService } from '../../commands/service.js';
 import type { JsonObject } from '../../commands/types.js';
@@ -49,6 +50,7 @@ export type DispatchGate = (fleetId: string, template: TemplateRecord) => Select
 
 export interface DispatcherOptions {
   store: Store;
+  events: EventLog;
   clock: Clock;
   tracker: RunTracker;
   commands: CommandService;
@@ -181,7 +183,7 @@ export class MissionDispatcher {
     const own = this.store.templates.get(run.missionId)?.featureId;
     if (own != null) areas.add(own);
     for (const featureId of areas) {
-      releaseFeature(this.store, run.fleetId, featureId, run.robotId, now).catch((err: unknown) => this.log(`dispatcher: release feature ${featureId}: ${String(err)}`));
+      releaseFeature(this.store, this.opts.events, run.fleetId, featureId, run.robotId, now).catch((err: unknown) => this.log(`dispatcher: release feature ${featureId}: ${String(err)}`));
     }
   }
 
@@ -347,8 +349,8 @@ export class MissionDispatcher {
     Object.assign(f, sent);
     // Queued before MissionStart is submitted, so the release of a run that ends at once follows it.
     const area = t.featureId;
-    if (area !== null) holdFeature(this.store, s.fleetId, area, robotId, now).catch((err: unknown) => this.log(`dispatcher: hold feature ${area}: ${String(err)}`));
-    scheduleEvent(this.store, s, now, 'schedule.robot_chosen', { robotId, runId: run.runId, attempt: f.attempt, fireKey: f.fireKey });
+    if (area !== null) holdFeature(this.store, this.opts.events, s.fleetId, area, robotId, now).catch((err: unknown) => this.log(`dispatcher: hold feature ${area}: ${String(err)}`));
+    scheduleEvent(this.opts.events, s, now, 'schedule.robot_chosen', { robotId, runId: run.runId, attempt: f.attempt, fireKey: f.fireKey });
     this.submitStart(f, s, t, run);
     this.inFlight.delete(f.fireKey);
     // Sent fires are re-checked every pass (ack, rejection, the sent deadline), also when no ack
@@ -483,7 +485,7 @@ export class MissionDispatcher {
     f.phase = 'deployed';
     f.endedAtMs = now;
     this.drop(f.fireKey);
-    if (sched) scheduleEvent(this.store, sched, now, 'schedule.deployed', { robotId: f.robotId, runId: f.runId, attempt: f.attempt });
+    if (sched) scheduleEvent(this.opts.events, sched, now, 'schedule.deployed', { robotId: f.robotId, runId: f.runId, attempt: f.attempt });
   }
 
   private async failAttempt(f: FireRecord, reason: string, detail: string): Promise<void> {
@@ -499,8 +501,8 @@ export class MissionDispatcher {
     const { sched, retry } = outcome;
     if (!retry) this.drop(f.fireKey);
     if (sched) {
-      scheduleEvent(this.store, sched, now, 'schedule.attempt_failed', { reason, detail, attempt: f.attempt });
-      scheduleEvent(this.store, sched, now, retry ? 'schedule.retry_scheduled' : 'schedule.failed', retry ? { retryAtMs: f.retryAtMs, attempt: f.attempt + 1 } : { reason, detail });
+      scheduleEvent(this.opts.events, sched, now, 'schedule.attempt_failed', { reason, detail, attempt: f.attempt });
+      scheduleEvent(this.opts.events, sched, now, retry ? 'schedule.retry_scheduled' : 'schedule.failed', retry ? { retryAtMs: f.retryAtMs, attempt: f.attempt + 1 } : { reason, detail });
     }
     this.kick();
   }

@@ -4,6 +4,7 @@
  * with the same Idempotency-Key finds exactly one template and one schedule (replayed), or none (and
  * runs afresh): never an enabled template without its schedule.
  */
+import type { EventLog } from '../../events/index.js';
 import type { Store } from '../../store/lmdb.js';
 import type { FleetRecord } from '../../store/records.js';
 import { operationOrNew } from '../catalog/operation.js';
@@ -20,6 +21,7 @@ import { putNewTemplateInTxn, templateRefusal } from '../catalog/templates.js';
  */
 export async function commitJob(
   store: Store,
+  events: EventLog,
   missions: Pick<MissionScheduling, 'refusal' | 'putNewInTxn' | 'armNew'>,
   fleet: FleetRecord,
   t: TemplateRecord,
@@ -32,7 +34,7 @@ export async function commitJob(
     if (why !== null) return why;
     const operation = operationOrNew(store, fleet, nowMs);
     alsoInTxn?.(operation.op);
-    putNewTemplateInTxn(store, t, operation, nowMs);
+    putNewTemplateInTxn(store, events, t, operation, nowMs);
     missions.putNewInTxn(s);
     return null;
   });

@@ -4,6 +4,7 @@
  * mutation commits to LMDB before it resolves (so the API answers only about durable state) and
  * appends its event to the schedule's timeline.
  */
+import type { EventLog } from '../../events/index.js';
 import type { CommandService } from '../../commands/service.js';
 import { apiError, type ApiError } from '../../errors/catalog.js';
 import type { RobotLink } from '../../protocol/robot-link.js';
@@ -32,6 +33,8 @@ import { scheduleEvent } from './timeline.js';
 
 export interface MissionSchedulingOptions {
   store: Store;
+  /** The store's event log (built once by the composition root). */
+  events: EventLog;
   link: RobotLink;
   commands: CommandService;
   clock?: Clock;
@@ -87,18 +90,21 @@ export class MissionScheduling {
   readonly commandFires: CommandFires;
   readonly scheduler: Scheduler;
   private readonly store: Store;
+  private readonly events: EventLog;
   private readonly unlisten: () => void;
 
   constructor(readonly opts: MissionSchedulingOptions) {
     this.store = opts.store;
+    this.events = opts.events;
     this.clock = opts.clock ?? systemClock;
     const actingKey: ActingKeyGuard = {
       problem: (sched) => actingKeyProblem(this.store, sched, this.clock.now()),
       pause: (f, detail) => void this.pauseForActingKey(f.scheduleId, f, detail),
     };
-    this.tracker = new RunTracker(this.store, this.clock, opts.link, (run) => run.startCommandId !== null && opts.commands.get(run.startCommandId)?.state === 'agent_received');
+    this.tracker = new RunTracker(this.store, this.events, this.clock, opts.link, (run) => run.startCommandId !== null && opts.commands.get(run.startCommandId)?.state === 'agent_received');
     this.dispatcher = new MissionDispatcher({
       store: this.store,
+      events: this.events,
       clock: this.clock,
       tracker: this.tracker,
       commands: opts.commands,
@@ -108,7 +114,7 @@ export class MissionScheduling {
       ...(opts.passIntervalMs !== undefined ? { passIntervalMs: opts.passIntervalMs } : {}),
       ...(opts.log ? { log: opts.log } : {}),
     });
-    this.commandFires = new CommandFires(this.store, this.clock, opts.commands, actingKey);
+    this.commandFires = new CommandFires(this.store, this.events, this.clock, opts.commands, actingKey);
     this.scheduler = new Scheduler({ store: this.store, clock: this.clock, onOutcome: (o) => this.onOutcome(o), ...(opts.log ? { log: opts.log } : {}) });
     // Robots coming online may unblock waiting fires.
     this.unlisten = opts.link.listen({ onOnline: () => this.dispatcher.kick() });
@@ -172,7 +178,7 @@ export class MissionScheduling {
   /** Inside a write transaction (after {@link refusal}): stores a prepared schedule and its `schedule.accepted` event. */
   putNewInTxn(s: ScheduleRecord): void {
     putNewSchedule(this.store, s);
-    scheduleEvent(this.store, s, s.createdAtMs, 'schedule.accepted', { target: s.target, robotIds: s.robotIds, nextFireAtMs: s.nextFireAtMs });
+    scheduleEvent(this.events, s, s.createdAtMs, 'schedule.accepted', { target: s.target, robotIds: s.robotIds, nextFireAtMs: s.nextFireAtMs });
   }
 
   /** After the commit of {@link putNewInTxn}: the scheduler arms it. */
@@ -225,8 +231,8 @@ export class MissionScheduling {
     });
     if (error !== null) throw apiError(error, { scheduleId });
     const s = out as unknown as ScheduleRecord;
-    scheduleEvent(this.store, s, now, 'schedule.edited', { patch: { ...patch }, nextFireAtMs: s.nextFireAtMs });
-    if (resumed) scheduleEvent(this.store, s, now, 'schedule.resumed', { apiKeyId: s.createdBy.apiKeyId, nextFireAtMs: s.nextFireAtMs });
+    scheduleEvent(this.events, s, now, 'schedule.edited', { patch: { ...patch }, nextFireAtMs: s.nextFireAtMs });
+    if (resumed) scheduleEvent(this.events, s, now, 'schedule.resumed', { apiKeyId: s.createdBy.apiKeyId, nextFireAtMs: s.nextFireAtMs });
     this.scheduler.arm(s);
     this.dispatcher.kick();
     return s;
@@ -266,7 +272,7 @@ export class MissionScheduling {
       this.dispatcher.forget(openFire);
       this.commandFires.forget(openFire);
     }
-    scheduleEvent(this.store, out, now, 'schedule.cancelled', { hadOpenFire: openFire !== null });
+    scheduleEvent(this.events, out, now, 'schedule.cancelled', { hadOpenFire: openFire !== null });
     return out;
   }
 
@@ -349,7 +355,7 @@ export class MissionScheduling {
     let sched: ScheduleRecord | undefined;
     try {
       // The schedule.paused event is written in the same commit.
-      sched = await commitPaused(this.store, scheduleId, f, detail, now);
+      sched = await commitPaused(this.store, this.events, scheduleId, f, detail, now);
     } catch (err) {
       this.opts.log?.(`schedule ${scheduleId}: pause failed: ${err instanceof Error ? err.message : String(err)}`);
       return;
@@ -360,7 +366,7 @@ export class MissionScheduling {
   private onOutcome(o: FireOutcome): void {
     const now = this.clock.now();
     if (o.kind === 'fired') {
-      scheduleEvent(this.store, o.schedule, now, 'schedule.pending', { dueAtMs: o.fire.dueAtMs, fireKey: o.fire.fireKey, nextFireAtMs: o.schedule.nextFireAtMs });
+      scheduleEvent(this.events, o.schedule, now, 'schedule.pending', { dueAtMs: o.fire.dueAtMs, fireKey: o.fire.fireKey, nextFireAtMs: o.schedule.nextFireAtMs });
       const problem = actingKeyProblem(this.store, o.schedule, now);
       if (problem !== null) return void this.pauseForActingKey(o.schedule.scheduleId, o.fire, problem);
       if (o.schedule.target.type === 'mission') this.dispatcher.accept(o.fire, o.schedule.target.missionId);
@@ -369,9 +375,9 @@ export class MissionScheduling {
       // A skip because the previous fire is still open is only counted (skippedFires): a 1-second
       // schedule behind a long run would otherwise flood its timeline. Misfires are events.
       if (o.reason === 'previous_open') return;
-      scheduleEvent(this.store, o.schedule, now, 'schedule.fire_skipped', { dueAtMs: o.dueAtMs, reason: o.reason, skippedFires: o.schedule.skippedFires });
+      scheduleEvent(this.events, o.schedule, now, 'schedule.fire_skipped', { dueAtMs: o.dueAtMs, reason: o.reason, skippedFires: o.schedule.skippedFires });
     } else {
-      scheduleEvent(this.store, o.schedule, now, 'schedule.failed', { reason: 'missed', detail: o.schedule.lastFailureDetail });
+      scheduleEvent(this.events, o.schedule, now, 'schedule.failed', { reason: 'missed', detail: o.schedule.lastFailureDetail });
     }
   }
 }

@@ -12,12 +12,11 @@
  *   schedule.robot_chosen / schedule.deployed / schedule.attempt_failed / schedule.retry_scheduled / schedule.failed
  *   command.scheduled_sent (schedule-command fires)
  */
-import { appendEvent } from '../../events/index.js';
+import type { EventLog } from '../../events/index.js';
 import type { EventRecord } from '../../events/record.js';
-import type { Store } from '../../store/lmdb.js';
 import type { ScheduleRecord } from './records.js';
 
 /** Appends a schedule-subject event on the schedule's timeline. */
-export function scheduleEvent(store: Store, s: ScheduleRecord, atMs: number, kind: string, data: Record<string, unknown> = {}): EventRecord {
-  return appendEvent(store, { fleetId: s.fleetId, correlationId: s.correlationId, atMs, kind, subject: { type: 'schedule', id: s.scheduleId }, data });
+export function scheduleEvent(events: EventLog, s: ScheduleRecord, atMs: number, kind: string, data: Record<string, unknown> = {}): EventRecord {
+  return events.append({ fleetId: s.fleetId, correlationId: s.correlationId, atMs, kind, subject: { type: 'schedule', id: s.scheduleId }, data });
 }
