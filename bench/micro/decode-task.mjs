@@ -7,7 +7,7 @@ import { fromBinary } from '@bufbuild/protobuf';
 import Benchmark from 'benchmark';
 import { randomUUID } from 'node:crypto';
 import { TelemetryBatchSchema } from '../../dist/gen/fleetgw/v1/telemetry_pb.js';
-import { deserializeRobotMessage } from '../../dist/robotlink/envelope.js';
+import { deserializeRobotMessage } from '../../dist/protocol/envelope.js';
 import { decodeTask } from '../../dist/telemetry/decode-worker.js';
 import { FramePacker } from '../../dist/telemetry/frame-packer.js';
 import { telemetryEnvelope } from './fixtures.mjs';

@@ -1,10 +1,10 @@
-// Micro benchmark: the gateway's envelope peek (robotlink/envelope.js deserializeRobotMessage, which
+// Micro benchmark: the gateway's envelope peek (protocol/envelope.js deserializeRobotMessage, which
 // returns the TelemetryBatch bytes undecoded) vs a full protobuf-es fromBinary of the same message,
 // the baseline it replaces on the main thread. Run: node bench/micro/envelope.mjs
 import { fromBinary } from '@bufbuild/protobuf';
 import Benchmark from 'benchmark';
 import { RobotMessageSchema } from '../../dist/gen/fleetgw/v1/robot_link_pb.js';
-import { deserializeRobotMessage } from '../../dist/robotlink/envelope.js';
+import { deserializeRobotMessage } from '../../dist/protocol/envelope.js';
 import { telemetryEnvelope } from './fixtures.mjs';
 
 const results = [];

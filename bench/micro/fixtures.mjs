@@ -4,7 +4,7 @@
 // repeated field) so the fixture does not depend on the agent queue's internals.
 import { randomUUID } from 'node:crypto';
 import { encodeSample } from '../../dist/agent/sample-encoder.js';
-import { encodeTelemetryEnvelope } from '../../dist/robotlink/envelope.js';
+import { encodeTelemetryEnvelope } from '../../dist/protocol/envelope.js';
 import { RobotModel } from '../../dist/sim/index.js';
 
 function varint(n) {

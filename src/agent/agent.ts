@@ -27,7 +27,7 @@ import {
   type Welcome,
 } from '../gen/fleetgw/v1/robot_link_pb.js';
 import { TelemetrySampleSchema, type TelemetryBatch, type TelemetrySample } from '../gen/fleetgw/v1/telemetry_pb.js';
-import { CONNECT_PATH, connectClientCodec, ROBOT_ID_METADATA } from '../robotlink/service.js';
+import { CONNECT_PATH, connectClientCodec, ROBOT_ID_METADATA } from '../protocol/service.js';
 import { Backoff } from './backoff.js';
 import type { Decision } from './command-ledger.js';
 import { CommandProcessor, type CommandHandler } from './command-processor.js';

@@ -7,7 +7,7 @@
  * high rates. Field numbers and types must follow proto/fleetgw/v1/telemetry.proto.
  */
 import type { HealthLevel } from '../gen/fleetgw/v1/telemetry_pb.js';
-import { writeVarint } from '../robotlink/varint.js';
+import { writeVarint } from '../protocol/varint.js';
 
 /** One telemetry sample as plain values. */
 export interface SampleInput {

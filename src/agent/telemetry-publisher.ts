@@ -10,7 +10,7 @@
  */
 import type { Client, ClientWritableStream, Metadata, ServiceError } from '@grpc/grpc-js';
 import type { TelemetryReceipt } from '../gen/fleetgw/v1/robot_link_pb.js';
-import { PUBLISH_TELEMETRY_PATH, publishTelemetryClientCodec } from '../robotlink/service.js';
+import { PUBLISH_TELEMETRY_PATH, publishTelemetryClientCodec } from '../protocol/service.js';
 import { Backoff } from './backoff.js';
 import type { TelemetryQueue } from './telemetry-queue.js';
 

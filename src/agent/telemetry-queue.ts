@@ -5,7 +5,7 @@
  * Policy when full: the oldest samples are dropped and counted. For live telemetry the newest state
  * matters most, and a robot must never grow memory without bound while its link is down.
  */
-import { varintSize, writeVarint } from '../robotlink/varint.js';
+import { varintSize, writeVarint } from '../protocol/varint.js';
 
 export class TelemetryQueue {
   private readonly ring: (Uint8Array | undefined)[];

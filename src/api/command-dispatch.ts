@@ -8,7 +8,7 @@
 import type { CommandService, SubmitRequest, Submitted } from '../commands/service.js';
 import type { Delivery } from '../commands/types.js';
 import { apiError, ApiError } from '../errors/catalog.js';
-import type { HandlerResult } from '../http/types.js';
+import type { HandlerResult } from './route.js';
 import { MAX_ACK_WAIT_MS, type ControlRobotOutcome, type DeliveryObject } from './schemas/control-robot.js';
 
 /** The four spellings of the ack wait (spec, Conventions 4). */

@@ -9,7 +9,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import { ERROR_CATALOG, type ErrorId } from '../errors/catalog.js';
-import type { RouteDef } from '../http/types.js';
+import type { RouteDef } from './route.js';
 import { ErrorBody } from './schemas/common.js';
 
 export interface OpenApiInfo {

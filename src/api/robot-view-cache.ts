@@ -12,8 +12,8 @@
  * Bound: at most `maxEntries` robots; past it the oldest inserted entry is dropped.
  */
 import { assertRobotVisible } from '../auth/access.js';
-import type { AuthContext } from '../http/types.js';
-import type { LinkConflictView } from '../robotlink/types.js';
+import type { AuthContext } from '../auth/context.js';
+import type { LinkConflictView } from '../protocol/robot-link.js';
 import type { Store } from '../store/lmdb.js';
 import { readRaw } from '../store/raw-bytes-cache.js';
 import type { RobotRecord } from '../store/records.js';

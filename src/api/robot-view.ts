@@ -2,7 +2,7 @@
  * Builds the published robot record (schemas/robots.ts RobotView) from the control-plane record and
  * the latest telemetry snapshot. Pure: no I/O, so the mapping is testable on its own.
  */
-import type { LinkConflictView } from '../robotlink/types.js';
+import type { LinkConflictView } from '../protocol/robot-link.js';
 import type { RobotRecord } from '../store/records.js';
 import type { TelemetrySnapshot } from '../telemetry/snapshot.js';
 import type { MotionTelemetry, RobotView, StatusTelemetry } from './schemas/robots.js';

@@ -6,9 +6,8 @@
  * used on another fleet of its own organization is 403.
  */
 import { apiError } from '../errors/catalog.js';
-import type { AuthContext } from '../http/types.js';
+import type { AuthContext } from './context.js';
 import type { Store } from '../store/lmdb.js';
-import { readFleet } from '../store/record-cache.js';
 import type { FleetRecord, RobotRecord } from '../store/records.js';
 import { isLivePermission } from './permissions.js';
 
@@ -26,10 +25,10 @@ export function requireOrg(auth: AuthContext, orgId: string): void {
 
 /**
  * Loads a fleet the key may use: 404 when missing or in another org, 403 for a fleet-scoped key
- * elsewhere. The record is shared and frozen (record-cache.ts): read your own copy to change it.
+ * elsewhere. The record is shared and frozen (store.records): read your own copy to change it.
  */
 export function requireFleet(store: Store, auth: AuthContext, fleetId: string): Readonly<FleetRecord> {
-  const fleet = readFleet(store, fleetId);
+  const fleet = store.records.fleet(fleetId);
   if (!fleet || fleet.orgId !== auth.orgId) throw apiError('fleet_not_found', { fleetId });
   if (auth.fleetId !== null && auth.fleetId !== fleetId) throw apiError('forbidden_fleet');
   return fleet;

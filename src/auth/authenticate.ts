@@ -9,11 +9,12 @@
  * ago is accepted from a small in-memory map without re-hashing it or re-reading LMDB: the hash and the
  * record read are a third of a cached robot read's CPU, and busy automation repeats one key thousands
  * of times a second. Older entries are re-verified against the LMDB bytes; the decoded record itself is
- * cached per store ({@link RawBytesCache}) while those bytes are unchanged. Presented keys are held
+ * cached ({@link RawBytesCache}) while those bytes are unchanged. Presented keys are held
  * only in process memory, for at most the TTL, and never written anywhere.
  */
 import { apiError } from '../errors/catalog.js';
-import type { AuthContext } from '../http/types.js';
+import { requirePermission } from './access.js';
+import type { AuthContext } from './context.js';
 import type { Store } from '../store/lmdb.js';
 import { RawBytesCache } from '../store/raw-bytes-cache.js';
 import type { ApiKeyRecord } from '../store/records.js';
@@ -45,17 +46,6 @@ function toEntry(rec: ApiKeyRecord): KeyEntry {
   return { secretHash: rec.secretHash, revoked: rec.revokedAtMs !== null, expiresAtMs: rec.expiresAtMs, auth: Object.freeze(auth) };
 }
 
-const caches = new WeakMap<Store, RawBytesCache<KeyEntry, ApiKeyRecord>>();
-
-function keyCache(store: Store): RawBytesCache<KeyEntry, ApiKeyRecord> {
-  let c = caches.get(store);
-  if (c === undefined) {
-    c = new RawBytesCache(store.apikeys, toEntry);
-    caches.set(store, c);
-  }
-  return c;
-}
-
 /** How long a verified credential is trusted without re-reading its record (revocation latency). */
 export const VERIFIED_TTL_MS = 250;
 /** Bound on recently verified credentials; when full, the oldest entry is dropped. */
@@ -66,64 +56,89 @@ interface Verified {
   checkedAtMs: number;
 }
 
-const verified = new WeakMap<Store, Map<string, Verified>>();
-
-function verifiedMap(store: Store): Map<string, Verified> {
-  let m = verified.get(store);
-  if (m === undefined) {
-    m = new Map();
-    verified.set(store, m);
-  }
-  return m;
-}
-
 /**
- * Resolves the caller of a request.
- * @param authorization the raw Authorization header (undefined when absent)
- * @param nowMs wall clock used for the expiry check
- * @throws ApiError 401 `unauthorized` for a missing, malformed, unknown, wrong, revoked or expired key
+ * The API-key verifier of one store: request authentication for the HTTP router (`RequestAuth` in
+ * src/http/router.ts) and key validity for holders of something a key obtained earlier (stream
+ * tickets, open telemetry streams). Built once by the composition root (src/gateway) and handed to
+ * who needs it; its caches live and die with it.
  */
-export function authenticate(store: Store, authorization: string | undefined, nowMs: number): AuthContext {
-  const match = authorization === undefined ? null : BEARER.exec(authorization);
-  const raw = match?.[1];
-  if (raw === undefined) throw apiError('unauthorized');
-  const recent = verifiedMap(store);
-  const hit = recent.get(raw);
-  // nowMs may step backwards (tests, clock changes): only a hit inside [checkedAt, checkedAt + TTL) counts.
-  if (hit !== undefined && nowMs >= hit.checkedAtMs && nowMs - hit.checkedAtMs < VERIFIED_TTL_MS) {
-    return usable(hit.entry, nowMs);
+export class ApiKeyVerifier {
+  /** Key records decoded once per stored version (every read still compares the stored bytes). */
+  private readonly keys: RawBytesCache<KeyEntry, ApiKeyRecord>;
+  /** Presented credentials verified recently, oldest first; at most MAX_VERIFIED. */
+  private readonly verified = new Map<string, Verified>();
+
+  constructor(store: Store) {
+    this.keys = new RawBytesCache(store.apikeys, toEntry);
   }
-  const parsed = parseApiKey(raw);
-  if (parsed === null) throw apiError('unauthorized');
-  const key = keyCache(store).get(parsed.apiKeyId);
-  const ok = secretMatches(parsed.secret, key?.secretHash ?? DUMMY_HASH);
-  if (key === undefined || !ok) {
-    recent.delete(raw);
-    throw apiError('unauthorized');
+
+  /**
+   * Resolves the caller of a request.
+   * @param authorization the raw Authorization header (undefined when absent)
+   * @param nowMs wall clock used for the expiry check
+   * @throws ApiError 401 `unauthorized` for a missing, malformed, unknown, wrong, revoked or expired key
+   */
+  authenticate(authorization: string | undefined, nowMs: number): AuthContext {
+    const match = authorization === undefined ? null : BEARER.exec(authorization);
+    const raw = match?.[1];
+    if (raw === undefined) throw apiError('unauthorized');
+    const recent = this.verified;
+    const hit = recent.get(raw);
+    // nowMs may step backwards (tests, clock changes): only a hit inside [checkedAt, checkedAt + TTL) counts.
+    if (hit !== undefined && nowMs >= hit.checkedAtMs && nowMs - hit.checkedAtMs < VERIFIED_TTL_MS) {
+      return usable(hit.entry, nowMs);
+    }
+    const parsed = parseApiKey(raw);
+    if (parsed === null) throw apiError('unauthorized');
+    const key = this.keys.get(parsed.apiKeyId);
+    const ok = secretMatches(parsed.secret, key?.secretHash ?? DUMMY_HASH);
+    if (key === undefined || !ok) {
+      recent.delete(raw);
+      throw apiError('unauthorized');
+    }
+    const auth = usable(key, nowMs);
+    if (hit === undefined && recent.size >= MAX_VERIFIED) {
+      const oldest = recent.keys().next().value;
+      if (oldest !== undefined) recent.delete(oldest);
+    }
+    recent.delete(raw); // re-insert so Map order stays oldest-first
+    recent.set(raw, { entry: key, checkedAtMs: nowMs });
+    return auth;
   }
-  const auth = usable(key, nowMs);
-  if (hit === undefined && recent.size >= MAX_VERIFIED) {
-    const oldest = recent.keys().next().value;
-    if (oldest !== undefined) recent.delete(oldest);
+
+  /** @throws ApiError 403 unless the key carries `permission` (retired permissions never count). */
+  authorize(auth: AuthContext, permission: string): void {
+    requirePermission(auth, permission);
   }
-  recent.delete(raw); // re-insert so Map order stays oldest-first
-  recent.set(raw, { entry: key, checkedAtMs: nowMs });
-  return auth;
+
+  /**
+   * Whether `authorization` carries a credential this verifier has verified successfully before (it is
+   * in the bounded verified-credential map, whatever its age). The failed-authentication throttle
+   * (src/http/auth-throttle.ts) still lets such a credential be checked from a throttled address; a
+   * guessed one can never be in the map. O(1), no hashing.
+   */
+  isKnownCredential(authorization: string | undefined): boolean {
+    const raw = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+    return raw !== undefined && this.verified.has(raw);
+  }
+
+  /**
+   * True when the key `apiKeyId` exists, is not revoked and has not expired at `nowMs` (the same rules
+   * as {@link authenticate}): for holders of something the key obtained earlier (a stream ticket, an
+   * open telemetry stream) that must end when the key is revoked or expires. Every call reads the
+   * record's current bytes, so a `fleetgw admin revoke-key` made by another process is seen on the
+   * next call; the decode is skipped while the bytes are unchanged, which keeps a periodic sweep over
+   * many keys cheap.
+   */
+  keyUsable(apiKeyId: string, nowMs: number): boolean {
+    const key = this.keys.get(apiKeyId);
+    if (key === undefined || key.revoked) return false;
+    return key.expiresAtMs === null || nowMs < key.expiresAtMs;
+  }
 }
 
 function usable(key: KeyEntry, nowMs: number): AuthContext {
   if (key.revoked) throw apiError('unauthorized');
   if (key.expiresAtMs !== null && nowMs >= key.expiresAtMs) throw apiError('unauthorized');
   return key.auth;
-}
-
-/**
- * Whether `authorization` carries a credential this process has verified successfully before (it is in
- * the bounded verified-credential map, whatever its age). The failed-authentication throttle
- * (src/http/auth-throttle.ts) still lets such a credential be checked from a throttled address; a
- * guessed one can never be in the map. O(1), no hashing.
- */
-export function isKnownCredential(store: Store, authorization: string | undefined): boolean {
-  const raw = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
-  return raw !== undefined && verifiedMap(store).has(raw);
 }

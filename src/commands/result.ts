@@ -1,5 +1,5 @@
 /** Parsing of what a robot reports for a request/response command. */
-import { FREE_FORM_LIMITS, freeFormProblem } from '../http/free-form.js';
+import { FREE_FORM_LIMITS, freeFormProblem } from '../store/free-form.js';
 import type { JsonObject } from './types.js';
 
 /** Largest payload kept on a record (bytes of JSON); larger ones are stored as null. */
@@ -7,7 +7,7 @@ export const MAX_RESULT_PAYLOAD = 64 * 1024;
 
 /**
  * The robot's `payload_json` as an object, or null when empty, too large, not JSON, not an object,
- * or nested beyond the bounds of a client's free-form `values` (src/http/free-form.ts): the robot's
+ * or nested beyond the bounds of a client's free-form `values` (src/store/free-form.ts): the robot's
  * report is input like any other; the record keeps only what is well-formed. 64 KiB of brackets nest
  * ~32,000 levels, and past ~4,000 structuredClone and JSON.stringify overflow the stack (a timer's
  * overflow ended the gateway process).

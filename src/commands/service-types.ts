@@ -2,7 +2,7 @@
  * The command service's request and result shapes (service.ts is the service itself).
  */
 import type { Store } from '../store/lmdb.js';
-import type { RobotLink } from '../robotlink/types.js';
+import type { RobotLink } from '../protocol/robot-link.js';
 import type { AuditRetention } from './audit.js';
 import type { OutboxLimits } from './outbox.js';
 import type { RetryPolicy } from './retry.js';

@@ -38,9 +38,8 @@
  */
 import { CommandAck_Status, type Command, type CommandAck, type CommandPolicy, type CommandResult } from '../gen/fleetgw/v1/robot_link_pb.js';
 import { apiError } from '../errors/catalog.js';
-import type { RobotLink } from '../robotlink/types.js';
+import type { RobotLink } from '../protocol/robot-link.js';
 import type { Store } from '../store/lmdb.js';
-import { readRobot } from '../store/record-cache.js';
 import { newCommandId } from './command-id.js';
 import { settledByHello } from './applied-seq.js';
 import { AuditIndex, DEFAULT_AUDIT_RETENTION } from './audit.js';
@@ -169,7 +168,7 @@ export class CommandService {
   private submitAs<A extends CommandAction>(req: SubmitRequest<A>, chosenId: string | null): Submitted {
     if (this.closed) throw apiError('shutting_down');
     const robotId = req.robotId;
-    const robot = readRobot(this.store, robotId);
+    const robot = this.store.records.robot(robotId);
     if (!robot || robot.fleetId !== req.fleetId) throw apiError('robot_not_found', { robotId });
     const c = { action: req.action, args: req.args } as ActionAndArgs;
     const deferrable = isDeferrable(c);

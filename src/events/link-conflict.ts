@@ -7,15 +7,14 @@
  * Alerts (not built yet) hook in the same way: a RobotLinkListener with `onLinkConflict` /
  * `onLinkConflictCleared` on the gateway's link.
  */
-import type { RobotLink } from '../robotlink/types.js';
-import type { Store } from '../store/lmdb.js';
-import { appendEvent } from './log.js';
+import type { RobotLink } from '../protocol/robot-link.js';
+import type { EventLog } from './log.js';
 
 /** Records every link conflict start and end as an event; returns the unsubscribe function. */
-export function recordLinkConflicts(store: Store, link: Pick<RobotLink, 'listen'>): () => void {
+export function recordLinkConflicts(events: EventLog, link: Pick<RobotLink, 'listen'>): () => void {
   return link.listen({
     onLinkConflict: (robotId, r) => {
-      appendEvent(store, {
+      events.append({
         fleetId: r.fleetId,
         correlationId: robotId,
         atMs: r.sinceMs,
@@ -25,7 +24,7 @@ export function recordLinkConflicts(store: Store, link: Pick<RobotLink, 'listen'
       });
     },
     onLinkConflictCleared: (robotId, c) => {
-      appendEvent(store, {
+      events.append({
         fleetId: c.fleetId,
         correlationId: robotId,
         atMs: c.clearedAtMs,

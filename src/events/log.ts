@@ -1,6 +1,6 @@
 /**
  * The durable event log (`events` db). Keys are `<fleetId>/<correlationId>/<seq 16 hex>`, so one
- * correlation's timeline is a single ordered range read. `seq` comes from one process-wide counter
+ * correlation's timeline is a single ordered range read. `seq` comes from the log's counter
  * whose high-water mark is written to `meta` (`eventSeq`) before each event, in the same write order,
  * so after a restart numbering resumes above every event that reached the disk (gaps are possible,
  * reuse is not).
@@ -9,28 +9,10 @@
  * because events not yet committed are kept in a small in-memory map until their write commits.
  */
 import { randomUUID } from 'node:crypto';
-import type { EventRecord } from '../missions/records.js';
+import type { EventRecord } from './record.js';
 import type { Store } from '../store/lmdb.js';
 
 const SEQ_META_KEY = 'eventSeq';
-
-interface LogState {
-  lastSeq: number;
-  /** Appended, not yet committed: key -> record. Bounded by the write rate times the commit delay. */
-  pending: Map<string, EventRecord>;
-}
-
-const states = new WeakMap<Store, LogState>();
-
-function stateOf(store: Store): LogState {
-  let s = states.get(store);
-  if (!s) {
-    const stored = store.meta.get(SEQ_META_KEY);
-    s = { lastSeq: typeof stored === 'number' ? stored : 0, pending: new Map() };
-    states.set(store, s);
-  }
-  return s;
-}
 
 /** `<fleetId>/<correlationId>/` — the key prefix of one timeline. */
 export function timelinePrefix(fleetId: string, correlationId: string): string {
@@ -39,26 +21,6 @@ export function timelinePrefix(fleetId: string, correlationId: string): string {
 
 function eventKey(e: Pick<EventRecord, 'fleetId' | 'correlationId' | 'seq'>): string {
   return `${timelinePrefix(e.fleetId, e.correlationId)}${e.seq.toString(16).padStart(16, '0')}`;
-}
-
-/**
- * Appends an event and returns it with its id and sequence number. The write is queued at once (in
- * call order); `store.root.committed` resolves when it is on disk.
- */
-export function appendEvent(store: Store, e: Omit<EventRecord, 'eventId' | 'seq'>): EventRecord {
-  const s = stateOf(store);
-  s.lastSeq += 1;
-  const rec: EventRecord = { ...e, eventId: randomUUID(), seq: s.lastSeq };
-  const key = eventKey(rec);
-  s.pending.set(key, rec);
-  // Single asynchronous writes execute in call order, so the counter never trails an event on disk.
-  void store.meta.put(SEQ_META_KEY, rec.seq);
-  const written = store.events.put(key, rec);
-  void Promise.resolve(written).then(
-    () => s.pending.delete(key),
-    () => s.pending.delete(key),
-  );
-  return rec;
 }
 
 export interface TimelineOptions {
@@ -70,16 +32,51 @@ export interface TimelineOptions {
 
 export const MAX_TIMELINE_LIMIT = 5000;
 
-/** The events of one correlation in a fleet, in append order. */
-export function readTimeline(store: Store, fleetId: string, correlationId: string, opts: TimelineOptions = {}): EventRecord[] {
-  const limit = Math.max(1, Math.min(opts.limit ?? 100, MAX_TIMELINE_LIMIT));
-  const prefix = timelinePrefix(fleetId, correlationId);
-  const start = opts.after === undefined ? prefix : `${prefix}${(opts.after + 1).toString(16).padStart(16, '0')}`;
-  const byKey = new Map<string, EventRecord>();
-  for (const { key, value } of store.events.getRange({ start, end: `${prefix}\uffff`, limit })) byKey.set(key, value);
-  const s = states.get(store);
-  if (s) {
-    for (const [key, rec] of s.pending) if (key >= start && key.startsWith(prefix)) byKey.set(key, rec);
+/**
+ * The event log of one store. Built once per store by the composition root (src/gateway) and handed
+ * to every module that appends or reads events: the sequence counter and the not-yet-committed
+ * events live here, so two logs on one store would number events twice.
+ */
+export class EventLog {
+  /** Highest seq handed out; read from `meta` on the first append. */
+  private lastSeq: number | null = null;
+  /** Appended, not yet committed: key -> record. Bounded by the write rate times the commit delay. */
+  private readonly pending = new Map<string, EventRecord>();
+
+  constructor(readonly store: Store) {}
+
+  /**
+   * Appends an event and returns it with its id and sequence number. The write is queued at once (in
+   * call order); `store.root.committed` resolves when it is on disk.
+   */
+  append(e: Omit<EventRecord, 'eventId' | 'seq'>): EventRecord {
+    const { store, pending } = this;
+    if (this.lastSeq === null) {
+      const stored = store.meta.get(SEQ_META_KEY);
+      this.lastSeq = typeof stored === 'number' ? stored : 0;
+    }
+    this.lastSeq += 1;
+    const rec: EventRecord = { ...e, eventId: randomUUID(), seq: this.lastSeq };
+    const key = eventKey(rec);
+    pending.set(key, rec);
+    // Single asynchronous writes execute in call order, so the counter never trails an event on disk.
+    void store.meta.put(SEQ_META_KEY, rec.seq);
+    const written = store.events.put(key, rec);
+    void Promise.resolve(written).then(
+      () => pending.delete(key),
+      () => pending.delete(key),
+    );
+    return rec;
   }
-  return [...byKey.keys()].sort().slice(0, limit).map((k) => byKey.get(k) as EventRecord);
+
+  /** The events of one correlation in a fleet, in append order. */
+  readTimeline(fleetId: string, correlationId: string, opts: TimelineOptions = {}): EventRecord[] {
+    const limit = Math.max(1, Math.min(opts.limit ?? 100, MAX_TIMELINE_LIMIT));
+    const prefix = timelinePrefix(fleetId, correlationId);
+    const start = opts.after === undefined ? prefix : `${prefix}${(opts.after + 1).toString(16).padStart(16, '0')}`;
+    const byKey = new Map<string, EventRecord>();
+    for (const { key, value } of this.store.events.getRange({ start, end: `${prefix}\uffff`, limit })) byKey.set(key, value);
+    for (const [key, rec] of this.pending) if (key >= start && key.startsWith(prefix)) byKey.set(key, rec);
+    return [...byKey.keys()].sort().slice(0, limit).map((k) => byKey.get(k) as EventRecord);
+  }
 }

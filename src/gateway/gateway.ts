@@ -1,11 +1,16 @@
 /**
- * The composition root: opens the store, starts the robot link, the command service, the telemetry
- * pipe and the HTTP server, and stops them in the order that loses nothing.
+ * The composition root: opens the store, builds the services that hold state for it (API-key
+ * verifier, event log, idempotency claims), starts the robot link, the command service, the mission
+ * runtime, the telemetry pipe and the HTTP server, and stops them in the order that loses nothing.
+ * Each service is built here once and handed to who needs it; no module keeps per-store state of
+ * its own.
  */
 import { readFile } from 'node:fs/promises';
 import { CommandService } from '../commands/service.js';
+import type { CommandServiceOptions } from '../commands/service-types.js';
+import { EventLog } from '../events/log.js';
 import { recordLinkConflicts } from '../events/link-conflict.js';
-import type { GatewayTunables } from '../config.js';
+import { DEFAULT_TUNABLES, type GatewayTunables } from '../config.js';
 import { AuthThrottle } from '../http/auth-throttle.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { createRouter } from '../http/router.js';
@@ -15,16 +20,18 @@ import { startRobotLinkServer, type RobotLinkServer } from '../robotlink/server.
 import { isLoopbackHost } from '../http/tls.js';
 import { openStore, type Store } from '../store/lmdb.js';
 import { createTelemetryIngest, type TelemetryIngest } from '../telemetry/ingest.js';
-import { apiKeyUsable } from '../auth/key-status.js';
+import { ApiKeyVerifier } from '../auth/authenticate.js';
 import { startKeyRevocationSweep } from '../telemetry/key-revocation-sweep.js';
 import { StreamHub } from '../telemetry/stream-hub.js';
 import { STREAM_PATH } from '../telemetry/stream-protocol.js';
 import { registerTelemetryStream } from '../telemetry/stream-ws.js';
 import { TicketIssuer } from '../telemetry/ticket-issuer.js';
-import { startIdempotencyPurger } from '../idempotency/index.js';
+import { IdempotencyClaims, startIdempotencyPurger } from '../idempotency/index.js';
 import { startMissionRetention } from '../missions/retention.js';
-import { OperationRuntime } from '../missions/runtime.js';
-import { attachToRuntime, MissionScheduling, runtimeGate } from '../missions/scheduling-service.js';
+import { OperationRuntime } from '../missions/catalog/runtime.js';
+import { attachToRuntime, MissionScheduling, runtimeGate } from '../missions/scheduling/scheduling-service.js';
+import type { Clock } from '../missions/clock.js';
+import type { RobotLink } from '../protocol/robot-link.js';
 import { buildRoutes } from './routes.js';
 
 export interface GatewayOptions {
@@ -36,8 +43,27 @@ export interface GatewayOptions {
   clickhouseUrl: string | null;
   /** 'self-signed': make/reuse `<dataDir>/tls`; 'insecure': plain HTTP (loopback only, checked by the CLI). */
   tls: 'self-signed' | 'insecure' | { certFile: string; keyFile: string };
-  tunables: GatewayTunables;
-  log: (line: string) => void;
+  /** Defaults: DEFAULT_TUNABLES (src/config.ts), field by field. */
+  tunables?: Partial<GatewayTunables>;
+  /** Operator log lines; default: none. */
+  log?: (line: string) => void;
+  /** Replacements for tests and embedders; `fleetgw serve` passes none. */
+  overrides?: GatewayOverrides;
+}
+
+/** What a test (or an embedder) may replace in the gateway it starts; everything else is production wiring. */
+export interface GatewayOverrides {
+  /**
+   * Serve this store instead of opening `<dataDir>/lmdb`. The caller keeps it: close() leaves it open,
+   * so one store can outlive several gateway starts (a restart test).
+   */
+  store?: Store;
+  /** Time source of the mission runtime (scheduler, dispatcher, run tracker). Default: the system clock. */
+  clock?: Clock;
+  /** Command service settings (ack retry schedule, outbox and audit bounds, wait limits). */
+  commands?: Omit<CommandServiceOptions, 'store' | 'link'>;
+  /** How often the mission dispatcher re-checks waiting fires (default 500 ms). */
+  missionPassIntervalMs?: number;
 }
 
 export interface Gateway {
@@ -46,8 +72,14 @@ export interface Gateway {
   readonly grpcAddress: string;
   readonly telemetryStore: 'chdb' | 'clickhouse';
   readonly store: Store;
+  /** The robot link as the domain sees it (who is online, link conflicts). */
+  readonly link: RobotLink;
   readonly ingest: TelemetryIngest;
   readonly commands: CommandService;
+  /** The store's event log. */
+  readonly events: EventLog;
+  /** The live view of each fleet's operation and templates. */
+  readonly runtime: OperationRuntime;
   /** Schedules, the scheduler and mission runs. */
   readonly missions: MissionScheduling;
   /** Drains and stops everything; safe to call twice. */
@@ -58,8 +90,12 @@ const HTTP_DRAIN_MS = 5000;
 
 /** Starts every part of the gateway; resolves once HTTP and gRPC listen. */
 export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
-  const { log, tunables } = opts;
-  const store = openStore(opts.dataDir);
+  const log = opts.log ?? ((): void => {});
+  const tunables: GatewayTunables = { ...DEFAULT_TUNABLES, ...opts.tunables };
+  const overrides = opts.overrides ?? {};
+  const ownStore = overrides.store === undefined;
+  const store = overrides.store ?? openStore(opts.dataDir);
+  const closeOwnStore = (): Promise<void> => (ownStore ? store.close() : Promise.resolve());
   const tlsFiles = opts.tls === 'insecure' ? null : opts.tls === 'self-signed' ? await ensureTlsFiles(opts.dataDir) : opts.tls;
   // The robot link shares the HTTP certificate; on a loopback host it stays plaintext (the traffic
   // never leaves the machine and local robots/simulators need no CA).
@@ -67,7 +103,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     ? { cert: await readFile(tlsFiles.certFile), key: await readFile(tlsFiles.keyFile) }
     : null;
 
-  const keyUsable = (apiKeyId: string, nowMs: number): boolean => apiKeyUsable(store, apiKeyId, nowMs);
+  // The services that hold state for this store: one of each, handed to every user below.
+  const keys = new ApiKeyVerifier(store);
+  const events = new EventLog(store);
+  const idempotency = new IdempotencyClaims(store);
+  const keyUsable = (apiKeyId: string, nowMs: number): boolean => keys.keyUsable(apiKeyId, nowMs);
   const tickets = new TicketIssuer({ keyUsable });
   const hub = new StreamHub({ tickets });
   const stopKeySweep = startKeyRevocationSweep({ hub, tickets, keyUsable, log });
@@ -92,24 +132,33 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     });
     const link = linkServer.link;
     // Before anything else listens, so a conflict is on record before any command reacts to it.
-    recordLinkConflicts(store, link);
+    recordLinkConflicts(events, link);
     link.listen({ onTelemetry: (robotId, fleetId, bytes) => ingest.push(robotId, fleetId, bytes) });
     ingest.onBackpressure((paused) => link.setReadPaused(paused));
-    const commands = new CommandService({ store, link, log });
+    const commands = new CommandService({ ...overrides.commands, store, link, log });
 
     const runtime = new OperationRuntime(store, { log });
     runtime.loadAll();
     const stopPurger = startIdempotencyPurger(store, { log });
     // Schedules fire only after the runtime has loaded every operation (the dispatch gate reads it).
-    const missions = new MissionScheduling({ store, link, commands, gate: runtimeGate(runtime), log });
+    const missions = new MissionScheduling({
+      store,
+      events,
+      link,
+      commands,
+      gate: runtimeGate(runtime),
+      log,
+      ...(overrides.clock !== undefined ? { clock: overrides.clock } : {}),
+      ...(overrides.missionPassIntervalMs !== undefined ? { passIntervalMs: overrides.missionPassIntervalMs } : {}),
+    });
     attachToRuntime(missions, runtime);
     await missions.start();
     const stopRetention = startMissionRetention(store, { log });
 
     let streamUrl = '';
-    const { routes } = buildRoutes({ store, link, commands, tickets, streamUrl: () => streamUrl, runtime, missions, log });
+    const { routes } = buildRoutes({ store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, runtime, missions, log });
     const router = createRouter(routes, {
-      store,
+      auth: keys,
       rateLimiter: new RateLimiter({ ratePerSecond: tunables.rateLimitPerSecond, burst: tunables.rateLimitBurst }),
       authThrottle: new AuthThrottle(),
       log,
@@ -144,15 +193,18 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       runtime.close();
       await ingest.close();
       await commands.close();
-      await store.close();
+      await closeOwnStore();
     };
     return {
       httpUrl: http.url,
       grpcAddress: linkServer.address,
       telemetryStore: ingest.storeKind,
       store,
+      link,
       ingest,
       commands,
+      events,
+      runtime,
       missions,
       close: () => (closing ??= close()),
     };
@@ -161,7 +213,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     http?.close();
     linkServer?.forceClose();
     await ingest.close();
-    await store.close();
+    await closeOwnStore();
     throw err;
   }
 }

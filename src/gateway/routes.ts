@@ -3,6 +3,8 @@
  * is built from it, so the two cannot disagree.
  */
 import type { CommandService } from '../commands/service.js';
+import type { EventLog } from '../events/log.js';
+import type { IdempotencyClaims } from '../idempotency/claims.js';
 import { buildOpenApi } from '../api/openapi.js';
 import { controlOperationRoutes } from '../api/routes/control-operation.js';
 import { commandReadRoutes } from '../api/routes/command-read.js';
@@ -19,23 +21,27 @@ import { meRoutes } from '../api/routes/me.js';
 import { openApiRoutes } from '../api/routes/openapi.js';
 import { robotRoutes } from '../api/routes/robots.js';
 import { streamTicketRoutes } from '../api/routes/stream-tickets.js';
-import type { RouteDef } from '../http/types.js';
-import type { OperationRuntime } from '../missions/runtime.js';
-import type { MissionScheduling } from '../missions/scheduling-service.js';
-import type { RobotLink } from '../robotlink/types.js';
+import type { RouteDef } from '../api/route.js';
+import type { OperationRuntime } from '../missions/catalog/runtime.js';
+import type { MissionScheduling } from '../missions/scheduling/scheduling-service.js';
+import type { RobotLink } from '../protocol/robot-link.js';
 import type { Store } from '../store/lmdb.js';
 import type { TicketIssuer } from '../telemetry/ticket-issuer.js';
 
 export interface RouteDeps {
   store: Store;
+  /** The store's event log (one per store). */
+  events: EventLog;
+  /** The store's Idempotency-Key claims (one per store). */
+  idempotency: IdempotencyClaims;
   link: Pick<RobotLink, 'isOnline' | 'linkConflict'>;
   commands: CommandService;
   tickets: TicketIssuer;
   /** Public URL of the telemetry WebSocket (known once the HTTP server listens). */
   streamUrl: () => string;
-  /** Live view of each fleet's operation and templates (src/missions/runtime.ts). */
+  /** Live view of each fleet's operation and templates (src/missions/catalog/runtime.ts). */
   runtime: OperationRuntime;
-  /** Schedules, the scheduler and mission runs (src/missions/scheduling-service.ts). */
+  /** Schedules, the scheduler and mission runs (src/missions/scheduling/scheduling-service.ts). */
   missions?: MissionScheduling;
   log?: (line: string) => void;
 }
@@ -59,13 +65,13 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...robotConfigRoutes({ store: deps.store, commands: deps.commands }),
     ...commandReadRoutes({ store: deps.store, commands: deps.commands }),
     ...streamTicketRoutes({ store: deps.store, tickets: deps.tickets, streamUrl: deps.streamUrl }),
-    ...eventRoutes({ store: deps.store }),
-    ...featureRoutes({ store: deps.store }),
-    ...templateRoutes({ store: deps.store, runtime: deps.runtime }),
-    ...controlOperationRoutes({ store: deps.store, runtime: deps.runtime, ...(deps.log ? { log: deps.log } : {}) }),
+    ...eventRoutes({ store: deps.store, events: deps.events }),
+    ...featureRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency }),
+    ...templateRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, runtime: deps.runtime }),
+    ...controlOperationRoutes({ store: deps.store, events: deps.events, runtime: deps.runtime, ...(deps.log ? { log: deps.log } : {}) }),
     ...(deps.missions
       ? [
-          ...missionToolRoutes({ store: deps.store, missions: deps.missions, runtime: deps.runtime }),
+          ...missionToolRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, missions: deps.missions, runtime: deps.runtime }),
           ...missionRuntimeRoutes({ store: deps.store, missions: deps.missions, link: deps.link }),
         ]
       : []),

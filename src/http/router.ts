@@ -10,21 +10,38 @@
  * hot read routes (bench/README.md).
  */
 import type { ValidateFunction } from 'ajv';
-import { requirePermission } from '../auth/access.js';
-import { authenticate, isKnownCredential } from '../auth/authenticate.js';
 import { ApiError, apiError } from '../errors/catalog.js';
-import type { Store } from '../store/lmdb.js';
 import { scanJsonText } from './json-scan.js';
-import { JsonText } from './json-text.js';
+import { JsonText } from '../api/json-text.js';
 import { compilePath, type CompiledPath } from './path-template.js';
 import type { AuthThrottle } from './auth-throttle.js';
 import type { RateLimiter } from './rate-limit.js';
 import { RouteTable } from './route-table.js';
-import type { AuthContext, HandlerResult, PlainRequest, PlainResponse, RouteContext, RouteDef } from './types.js';
+import type { AuthContext, HandlerResult, RouteContext, RouteDef } from '../api/route.js';
+import type { PlainRequest, PlainResponse } from './types.js';
 import { describeErrors, RequestValidators } from './validation.js';
 
+/**
+ * Who is calling and what they may do. The router knows no credential format and no store: the
+ * composition root (src/gateway) passes the API-key verifier of src/auth.
+ */
+export interface RequestAuth {
+  /**
+   * Resolves the caller from the raw Authorization header (undefined when absent).
+   * @throws ApiError 401 `unauthorized` for a missing, malformed, unknown, wrong, revoked or expired credential
+   */
+  authenticate(authorization: string | undefined, nowMs: number): AuthContext;
+  /** @throws ApiError 403 unless the caller holds `permission` (a route's `auth`). */
+  authorize(auth: AuthContext, permission: string): void;
+  /**
+   * Whether the header carries a credential this process verified successfully before: the
+   * failed-authentication throttle still checks those from a throttled address. O(1), no hashing.
+   */
+  isKnownCredential(authorization: string | undefined): boolean;
+}
+
 export interface RouterDeps {
-  store: Store;
+  auth: RequestAuth;
   rateLimiter: RateLimiter;
   /** Per-address throttle on failed authentication; none in unit tests that do not need it. */
   authThrottle?: AuthThrottle;
@@ -129,7 +146,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
         if (def.urgent === undefined || !(err instanceof ApiError)) throw err;
         limited = err;
       }
-      if (def.auth !== 'any') requirePermission(auth, def.auth);
+      if (def.auth !== 'any') deps.auth.authorize(auth, def.auth);
     }
     const params = validateParams(route, rawParams);
     const query = validateQuery(route, req.query);
@@ -140,20 +157,20 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
   }
 
   /**
-   * {@link authenticate} behind the per-address throttle on failed credentials (auth-throttle.ts): a
+   * {@link RequestAuth.authenticate} behind the per-address throttle on failed credentials (auth-throttle.ts): a
    * throttled address gets 429 for any credential this process has not verified before, unchecked;
    * a presented credential that fails counts against its address.
    */
   function authenticateThrottled(req: PlainRequest, nowMs: number): AuthContext {
     const throttle = deps.authThrottle;
     const authorization = req.headers.authorization;
-    if (throttle === undefined) return authenticate(deps.store, authorization, nowMs);
+    if (throttle === undefined) return deps.auth.authenticate(authorization, nowMs);
     const waitS = throttle.blockedFor(req.remoteAddress, nowMs);
-    if (waitS !== null && !isKnownCredential(deps.store, authorization)) {
+    if (waitS !== null && !deps.auth.isKnownCredential(authorization)) {
       throw apiError('auth_throttled', { retryAfterS: waitS }, { headers: { 'retry-after': String(waitS) } });
     }
     try {
-      return authenticate(deps.store, authorization, nowMs);
+      return deps.auth.authenticate(authorization, nowMs);
     } catch (err: unknown) {
       // No credential at all guesses nothing: only presented ones count.
       if (authorization !== undefined && err instanceof ApiError && err.id === 'unauthorized') throttle.failed(req.remoteAddress, nowMs);

@@ -9,7 +9,7 @@
 import { Ajv, type ErrorObject, type Options, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
-import { FREE_FORM_KEYWORD, freeFormProblem, type FreeFormLimits } from './free-form.js';
+import { FREE_FORM_KEYWORD, freeFormProblem, type FreeFormLimits } from '../api/schemas/free-form.js';
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object on some builds.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (

@@ -20,18 +20,6 @@ export type ClaimOutcome =
   | { kind: 'in_progress' }
   | { kind: 'body_mismatch' };
 
-/** Keys this process is running right now, per store: the only claims of this boot that are live. */
-const running = new WeakMap<Store, Set<string>>();
-
-function runningSet(store: Store): Set<string> {
-  let s = running.get(store);
-  if (!s) {
-    s = new Set();
-    running.set(store, s);
-  }
-  return s;
-}
-
 /** True when `pid` names a live process (signal 0 probes without sending anything). */
 function pidAlive(pid: number): boolean {
   try {
@@ -40,58 +28,6 @@ function pidAlive(pid: number): boolean {
   } catch (err) {
     // EPERM: the process exists but belongs to someone else.
     return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * Whether a `running` claim can no longer be completed by its owner.
- * - Own boot: live only while this process has it in flight (a claim of ours not in flight was left
- *   by a store that was closed mid-request, or a release that failed).
- * - Other boot: stale when its pid is ours (pid reuse after a restart, common in containers), when
- *   that pid is gone, or when its lease ran out (the pid may have been reused by another program).
- */
-export function isStale(store: Store, key: string, rec: IdempotencyRecord, nowMs: number): boolean {
-  const owner = rec.owner;
-  if (owner === null) return true;
-  if (owner.bootId === BOOT.bootId) return !runningSet(store).has(key);
-  if (owner.pid === BOOT.pid) return true;
-  if (!pidAlive(owner.pid)) return true;
-  return nowMs >= rec.leaseUntilMs;
-}
-
-/** Tries to claim `key` for a request with body hash `hash`; tells the caller what to do instead if not. */
-export async function claim(store: Store, key: string, hash: string, nowMs: number): Promise<ClaimOutcome> {
-  let added = false;
-  const attempt = (): ClaimOutcome => {
-    const rec = store.idempotency.get(key);
-    if (rec !== undefined && rec.expiresAtMs > nowMs) {
-      if (rec.bodyHash !== hash) return { kind: 'body_mismatch' };
-      if (rec.state === 'done') return rec.reply === null ? { kind: 'not_replayable' } : { kind: 'replay', reply: rec.reply };
-      if (!isStale(store, key, rec, nowMs)) return { kind: 'in_progress' };
-    }
-    if (rec !== undefined) store.index.removeSync(expiryKey(rec.expiresAtMs, key));
-    const expiresAtMs = nowMs + CLAIM_LEASE_MS + REPLAY_WINDOW_MS;
-    const next: IdempotencyRecord = {
-      bodyHash: hash,
-      state: 'running',
-      owner: { ...BOOT },
-      leaseUntilMs: nowMs + CLAIM_LEASE_MS,
-      reply: null,
-      createdAtMs: nowMs,
-      expiresAtMs,
-    };
-    store.idempotency.putSync(key, next);
-    store.index.putSync(expiryKey(expiresAtMs, key), true);
-    // In flight from inside the transaction: a second claim queued in the same batch must see it live.
-    runningSet(store).add(key);
-    added = true;
-    return { kind: 'claimed' };
-  };
-  try {
-    return await store.root.transaction(attempt);
-  } catch (err) {
-    if (added) runningSet(store).delete(key);
-    throw err;
   }
 }
 
@@ -109,51 +45,120 @@ function ownClaim(rec: IdempotencyRecord): boolean {
 }
 
 /**
- * INSIDE the caller's write transaction: completes this process's claim with `reply`, so the answer
- * commits together with the work it describes (or neither does). Nothing is written when the claim
- * is not ours any more. Call it after the transaction's checks, and let no write after it throw:
- * lmdb-js commits whatever a callback wrote even when it throws.
+ * The claims of one store, for this process: the claim protocol above plus the set of keys this
+ * process is running right now (the only claims of this boot that are live). Built once per store by
+ * the composition root (src/gateway) and handed to the routes; a store reopened in the same process
+ * gets a new one, so claims left by the old one read as stale.
  */
-export function completeInTxn(store: Store, key: string, reply: StoredReply, nowMs: number): void {
-  const rec = store.idempotency.get(key);
-  if (rec !== undefined && ownClaim(rec)) putDone(store, key, rec, reply, nowMs);
-}
+export class IdempotencyClaims {
+  /** Keys this process is running right now. Bounded by the requests in flight. */
+  private readonly running = new Set<string>();
 
-/**
- * Records the finished request: `reply` is replayed for 24 h from `nowMs`; null keeps the key used
- * (a retry gets 409) without storing the response. With `replace`, a reply already committed by
- * {@link completeInTxn} is replaced by the final one (e.g. once the live runtime adopted the change).
- */
-export async function complete(store: Store, key: string, reply: StoredReply | null, nowMs: number, replace = false): Promise<void> {
-  try {
-    await store.root.transaction(() => {
-      const rec = store.idempotency.get(key);
-      if (rec === undefined) return;
-      if (ownClaim(rec) || (replace && rec.state === 'done')) putDone(store, key, rec, reply, nowMs);
-    });
-  } finally {
-    runningSet(store).delete(key);
+  constructor(readonly store: Store) {}
+
+  /**
+   * Whether a `running` claim can no longer be completed by its owner.
+   * - Own boot: live only while this process has it in flight (a claim of ours not in flight was left
+   *   by a store that was closed mid-request, or a release that failed).
+   * - Other boot: stale when its pid is ours (pid reuse after a restart, common in containers), when
+   *   that pid is gone, or when its lease ran out (the pid may have been reused by another program).
+   */
+  isStale(key: string, rec: IdempotencyRecord, nowMs: number): boolean {
+    const owner = rec.owner;
+    if (owner === null) return true;
+    if (owner.bootId === BOOT.bootId) return !this.running.has(key);
+    if (owner.pid === BOOT.pid) return true;
+    if (!pidAlive(owner.pid)) return true;
+    return nowMs >= rec.leaseUntilMs;
   }
-}
 
-/**
- * Drops the claim so the same key can be retried (the handler failed) - unless the handler's write
- * already committed the answer ({@link completeInTxn}): then the key stays used and that committed
- * answer is returned, so a failure after the commit can never free the key for a second run. The
- * check runs in a transaction queued after the handler's own, so it sees what the handler committed.
- */
-export async function release(store: Store, key: string): Promise<StoredReply | null> {
-  try {
-    return await store.root.transaction((): StoredReply | null => {
+  /** Tries to claim `key` for a request with body hash `hash`; tells the caller what to do instead if not. */
+  async claim(key: string, hash: string, nowMs: number): Promise<ClaimOutcome> {
+    const store = this.store;
+    let added = false;
+    const attempt = (): ClaimOutcome => {
       const rec = store.idempotency.get(key);
-      if (rec === undefined) return null;
-      if (rec.state === 'done') return rec.reply;
-      if (!ownClaim(rec)) return null;
-      store.index.removeSync(expiryKey(rec.expiresAtMs, key));
-      store.idempotency.removeSync(key);
-      return null;
-    });
-  } finally {
-    runningSet(store).delete(key);
+      if (rec !== undefined && rec.expiresAtMs > nowMs) {
+        if (rec.bodyHash !== hash) return { kind: 'body_mismatch' };
+        if (rec.state === 'done') return rec.reply === null ? { kind: 'not_replayable' } : { kind: 'replay', reply: rec.reply };
+        if (!this.isStale(key, rec, nowMs)) return { kind: 'in_progress' };
+      }
+      if (rec !== undefined) store.index.removeSync(expiryKey(rec.expiresAtMs, key));
+      const expiresAtMs = nowMs + CLAIM_LEASE_MS + REPLAY_WINDOW_MS;
+      const next: IdempotencyRecord = {
+        bodyHash: hash,
+        state: 'running',
+        owner: { ...BOOT },
+        leaseUntilMs: nowMs + CLAIM_LEASE_MS,
+        reply: null,
+        createdAtMs: nowMs,
+        expiresAtMs,
+      };
+      store.idempotency.putSync(key, next);
+      store.index.putSync(expiryKey(expiresAtMs, key), true);
+      // In flight from inside the transaction: a second claim queued in the same batch must see it live.
+      this.running.add(key);
+      added = true;
+      return { kind: 'claimed' };
+    };
+    try {
+      return await store.root.transaction(attempt);
+    } catch (err) {
+      if (added) this.running.delete(key);
+      throw err;
+    }
+  }
+
+  /**
+   * INSIDE the caller's write transaction: completes this process's claim with `reply`, so the answer
+   * commits together with the work it describes (or neither does). Nothing is written when the claim
+   * is not ours any more. Call it after the transaction's checks, and let no write after it throw:
+   * lmdb-js commits whatever a callback wrote even when it throws.
+   */
+  completeInTxn(key: string, reply: StoredReply, nowMs: number): void {
+    const store = this.store;
+    const rec = store.idempotency.get(key);
+    if (rec !== undefined && ownClaim(rec)) putDone(store, key, rec, reply, nowMs);
+  }
+
+  /**
+   * Records the finished request: `reply` is replayed for 24 h from `nowMs`; null keeps the key used
+   * (a retry gets 409) without storing the response. With `replace`, a reply already committed by
+   * {@link completeInTxn} is replaced by the final one (e.g. once the live runtime adopted the change).
+   */
+  async complete(key: string, reply: StoredReply | null, nowMs: number, replace = false): Promise<void> {
+    const store = this.store;
+    try {
+      await store.root.transaction(() => {
+        const rec = store.idempotency.get(key);
+        if (rec === undefined) return;
+        if (ownClaim(rec) || (replace && rec.state === 'done')) putDone(store, key, rec, reply, nowMs);
+      });
+    } finally {
+      this.running.delete(key);
+    }
+  }
+
+  /**
+   * Drops the claim so the same key can be retried (the handler failed) - unless the handler's write
+   * already committed the answer ({@link completeInTxn}): then the key stays used and that committed
+   * answer is returned, so a failure after the commit can never free the key for a second run. The
+   * check runs in a transaction queued after the handler's own, so it sees what the handler committed.
+   */
+  async release(key: string): Promise<StoredReply | null> {
+    const store = this.store;
+    try {
+      return await store.root.transaction((): StoredReply | null => {
+        const rec = store.idempotency.get(key);
+        if (rec === undefined) return null;
+        if (rec.state === 'done') return rec.reply;
+        if (!ownClaim(rec)) return null;
+        store.index.removeSync(expiryKey(rec.expiresAtMs, key));
+        store.idempotency.removeSync(key);
+        return null;
+      });
+    } finally {
+      this.running.delete(key);
+    }
   }
 }

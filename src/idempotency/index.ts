@@ -1,7 +1,7 @@
 /**
  * Idempotent execution of a request (spec Conventions 3). Usage in a route:
  *
- *   return withIdempotency(store, { actor: auth.apiKeyId, orgId, fleetId, endpoint: 'POST …' },
+ *   return withIdempotency(claims, { actor: auth.apiKeyId, orgId, fleetId, endpoint: 'POST …' },
  *     ctx.idempotencyKey, ctx.body, () => createTheThing());
  *
  * - The key is scoped to actor (API key id), organization, fleet, endpoint and the request body.
@@ -14,17 +14,15 @@
  *   committed answer is the response, and the key stays used. A handler that writes records should
  *   commit its answer with them, so that no failure or crash after the commit can free the key for a
  *   second run.
- * - A claim left by a crashed process does not block the key: see {@link isStale}.
+ * - A claim left by a crashed process does not block the key: see {@link IdempotencyClaims.isStale}.
  * - `replayable: false` (API-key creation): the key is used up but the response, which holds a
  *   secret, is not stored; a retry gets 409.
  */
 import { apiError } from '../errors/catalog.js';
-import type { HandlerResult } from '../http/types.js';
-import type { Store } from '../store/lmdb.js';
-import { claim, complete, completeInTxn, release } from './claims.js';
+import type { IdempotencyClaims } from './claims.js';
 import { bodyHash, storageKey, type IdempotencyScope, type StoredReply } from './record.js';
 
-export { isStale } from './claims.js';
+export { IdempotencyClaims } from './claims.js';
 export { startIdempotencyPurger, purgeExpired } from './purge.js';
 export { BOOT, CLAIM_LEASE_MS, REPLAY_WINDOW_MS, storageKey, bodyHash, canonicalJson } from './record.js';
 export type { IdempotencyRecord, IdempotencyScope, StoredReply, ClaimOwner } from './record.js';
@@ -66,13 +64,13 @@ const KEY_SHAPE = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
  *   claim, a different body, or a completed non-replayable request; whatever `run` throws
  */
 export async function withIdempotency(
-  store: Store,
+  claims: IdempotencyClaims,
   scope: IdempotencyScope,
   key: string | undefined,
   body: unknown,
-  run: (commit: IdempotentCommit) => Promise<HandlerResult>,
+  run: (commit: IdempotentCommit) => Promise<StoredReply>,
   opts: IdempotencyOptions = {},
-): Promise<HandlerResult> {
+): Promise<StoredReply> {
   const now = opts.now ?? Date.now;
   if (key === undefined || key === '') {
     if (opts.required === false) return run(NO_COMMIT);
@@ -80,7 +78,7 @@ export async function withIdempotency(
   }
   if (!KEY_SHAPE.test(key)) throw apiError('idempotency_key_invalid');
   const skey = storageKey(scope, key);
-  const outcome = await claim(store, skey, bodyHash(body), now());
+  const outcome = await claims.claim(skey, bodyHash(body), now());
   switch (outcome.kind) {
     case 'replay': {
       const { reply } = outcome;
@@ -98,21 +96,21 @@ export async function withIdempotency(
   let committedInTxn = false;
   const commit: IdempotentCommit = {
     inTxn: (reply) => {
-      completeInTxn(store, skey, reply, now());
+      claims.completeInTxn(skey, reply, now());
       committedInTxn = true;
     },
   };
-  let result: HandlerResult;
+  let result: StoredReply;
   try {
     result = await run(commit);
   } catch (err) {
-    const committed = await release(store, skey);
+    const committed = await claims.release(skey);
     if (committed === null) throw err;
     opts.log?.(`${scope.endpoint}: failed after its commit, answered with the committed reply: ${err instanceof Error ? err.message : String(err)}`);
     return fromStored(committed);
   }
   if (result.status >= 500) {
-    const committed = await release(store, skey);
+    const committed = await claims.release(skey);
     if (committed === null) return result;
     opts.log?.(`${scope.endpoint}: answered ${result.status} after its commit; answered with the committed reply`);
     return fromStored(committed);
@@ -121,7 +119,7 @@ export async function withIdempotency(
     ? null
     : { status: result.status, body: result.body, ...(result.headers ? { headers: result.headers } : {}) };
   try {
-    await complete(store, skey, reply, now(), committedInTxn);
+    await claims.complete(skey, reply, now(), committedInTxn);
   } catch {
     // The work is done: answer it. Without the record a retry would run again (the claim is stale
     // once this request leaves the in-flight set), which is the best left when LMDB cannot write.
@@ -130,6 +128,6 @@ export async function withIdempotency(
   return result;
 }
 
-function fromStored(reply: StoredReply): HandlerResult {
+function fromStored(reply: StoredReply): StoredReply {
   return { status: reply.status, body: reply.body, ...(reply.headers ? { headers: reply.headers } : {}) };
 }

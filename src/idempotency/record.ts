@@ -13,7 +13,7 @@ export interface ClaimOwner {
   pid: number;
 }
 
-/** A stored response that a retry with the same key and body gets back. */
+/** A response: what an idempotent request answers, and what a retry with the same key and body gets back. */
 export interface StoredReply {
   status: number;
   body: unknown;
@@ -79,4 +79,11 @@ export function canonicalJson(value: unknown): string {
   const obj = value as Record<string, unknown>;
   const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+}
+
+// The databases this module owns, typed on the store (see StoreDatabases in src/store/lmdb.ts).
+declare module '../store/lmdb.js' {
+  interface StoreDatabases {
+    idempotency: IdempotencyRecord;
+  }
 }

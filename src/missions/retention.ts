@@ -20,8 +20,10 @@
  */
 import type { Database } from 'lmdb';
 import type { Store } from '../store/lmdb.js';
-import type { EventRecord, FireRecord, RunRecord } from './records.js';
-import { isFinished } from './runs.js';
+import type { EventRecord } from '../events/record.js';
+import type { FireRecord } from './scheduling/records.js';
+import type { RunRecord } from './runs/records.js';
+import { isFinished } from './runs/runs.js';
 
 const DAY = 24 * 3600 * 1000;
 const HIGH = '\uffff';

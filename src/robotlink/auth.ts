@@ -9,7 +9,7 @@ import type { Metadata } from '@grpc/grpc-js';
 import type { Store } from '../store/lmdb.js';
 import type { RobotRecord } from '../store/records.js';
 import { hashSecret, secretMatches } from '../store/secrets.js';
-import { ROBOT_ID_METADATA } from './service.js';
+import { ROBOT_ID_METADATA } from '../protocol/service.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/;

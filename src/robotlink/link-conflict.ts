@@ -34,7 +34,7 @@
  * and `takeoverLimit` takeover times per robot, and at most {@link MAX_DISPLACED} displaced peers
  * (oldest dropped). One unref'd timer per conflict.
  */
-import type { LinkConflictCleared, LinkConflictReport, LinkConflictView } from './types.js';
+import type { LinkConflictCleared, LinkConflictReport, LinkConflictView } from '../protocol/robot-link.js';
 
 /** Who a connection is, for conflict detection. */
 export interface ConnectionIdentity {

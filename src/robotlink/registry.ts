@@ -14,7 +14,7 @@ import {
   GatewayMessageSchema, type Command, type CommandAck, type CommandResult, type Hello, type MissionStatus, type TelemetryReceipt,
 } from '../gen/fleetgw/v1/robot_link_pb.js';
 import { LinkConflictTracker, type ConnectionIdentity, type LinkConflictOptions } from './link-conflict.js';
-import type { LinkConflictReport, LinkConflictView, RobotLink, RobotLinkListener } from './types.js';
+import type { LinkConflictReport, LinkConflictView, RobotLink, RobotLinkListener } from '../protocol/robot-link.js';
 import type { RobotSession, SessionHooks } from './session.js';
 import type { TelemetryCall } from './telemetry-stream.js';
 

@@ -9,10 +9,10 @@ import type { Store } from '../store/lmdb.js';
 import { authenticateRobot } from './auth.js';
 import type { LinkConflictOptions } from './link-conflict.js';
 import { RobotRegistry } from './registry.js';
-import { robotLinkServiceDefinition } from './service.js';
+import { robotLinkServiceDefinition } from '../protocol/service.js';
 import { RobotSession, type RobotCall } from './session.js';
 import type { TelemetryCall } from './telemetry-stream.js';
-import type { RobotLink } from './types.js';
+import type { RobotLink } from '../protocol/robot-link.js';
 
 export interface RobotLinkServerOptions {
   store: Store;

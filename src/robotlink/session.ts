@@ -11,7 +11,7 @@
 import { status, type sendUnaryData, type ServerDuplexStream } from '@grpc/grpc-js';
 import type { CommandAck, CommandResult, GatewayMessage, Hello, MissionStatus, TelemetryReceipt } from '../gen/fleetgw/v1/robot_link_pb.js';
 import type { RobotRecord } from '../store/records.js';
-import type { RobotInbound } from './envelope.js';
+import type { RobotInbound } from '../protocol/envelope.js';
 import { TelemetryStream, type TelemetryCall } from './telemetry-stream.js';
 
 export type RobotCall = ServerDuplexStream<RobotInbound, GatewayMessage>;

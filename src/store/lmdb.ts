@@ -26,33 +26,62 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb';
-import type { IdempotencyRecord } from '../idempotency/record.js';
-import type { EventRecord, FeatureRecord, FireRecord, OperationRecord, RunRecord, ScheduleRecord, TemplateRecord } from '../missions/records.js';
+import { RecordCache } from './record-cache.js';
 import type { ApiKeyRecord, FleetRecord, OrgRecord, RobotRecord } from './records.js';
 import { tolerantEncoder, type EncoderClass } from './tolerant-encoder.js';
 
-export interface Store {
-  readonly root: RootDatabase;
-  readonly orgs: Database<OrgRecord, string>;
-  readonly fleets: Database<FleetRecord, string>;
-  readonly robots: Database<RobotRecord, string>;
-  readonly apikeys: Database<ApiKeyRecord, string>;
-  readonly index: Database<true, string>;
-  readonly snapshots: Database<unknown, string>;
-  readonly commands: Database<unknown, string>;
-  readonly outbox: Database<string, string>;
-  readonly meta: Database<unknown, string>;
-  readonly audit: Database<string, string>;
-  readonly idempotency: Database<IdempotencyRecord, string>;
-  readonly events: Database<EventRecord, string>;
-  readonly features: Database<FeatureRecord, string>;
-  readonly templates: Database<TemplateRecord, string>;
-  readonly operations: Database<OperationRecord, string>;
-  readonly schedules: Database<ScheduleRecord, string>;
-  readonly fires: Database<FireRecord, string>;
-  readonly runs: Database<RunRecord, string>;
-  close(): Promise<void>;
+/**
+ * The value type of each named database. The store sits below every feature module and imports none
+ * of them: the identity databases and the untyped ones are declared here, and each module that owns a
+ * database adds it, next to its record type, by declaration merging
+ * (`declare module '…/store/lmdb.js' { interface StoreDatabases { runs: RunRecord } }`): the events
+ * log, idempotency, and the mission catalog, scheduling and runs.
+ */
+export interface StoreDatabases {
+  orgs: OrgRecord;
+  fleets: FleetRecord;
+  robots: RobotRecord;
+  apikeys: ApiKeyRecord;
+  index: true;
+  snapshots: unknown;
+  commands: unknown;
+  outbox: string;
+  meta: unknown;
+  audit: string;
 }
+
+/** The environment, one handle per named database, and the decode cache of the command path. */
+export type Store = { readonly [K in keyof StoreDatabases]: Database<StoreDatabases[K], string> } & {
+  readonly root: RootDatabase;
+  /** Fleet and robot records decoded once per stored version (record-cache.ts). */
+  readonly records: RecordCache;
+  close(): Promise<void>;
+};
+
+/**
+ * Every named database, opened at start. Typed by StoreDatabases, so a database a module declares but
+ * this list forgets is a compile error here rather than an undefined handle at run time.
+ */
+const DATABASES: { readonly [K in keyof StoreDatabases]: true } = {
+  orgs: true,
+  fleets: true,
+  robots: true,
+  apikeys: true,
+  index: true,
+  snapshots: true,
+  commands: true,
+  outbox: true,
+  meta: true,
+  audit: true,
+  idempotency: true,
+  events: true,
+  features: true,
+  templates: true,
+  operations: true,
+  schedules: true,
+  fires: true,
+  runs: true,
+};
 
 /** Opens (creating if needed) the LMDB environment under `<dataDir>/lmdb`. */
 export function openStore(dataDir: string): Store {
@@ -65,27 +94,15 @@ export function openStore(dataDir: string): Store {
   const Encoder = tolerantEncoder((root as unknown as { encoder: { constructor: EncoderClass } }).encoder.constructor);
   // `encoder: {Encoder}` is a documented lmdb-js option its typings leave out of DatabaseOptions.
   const options = (name: string): DatabaseOptions & { name: string } => ({ name, encoder: { Encoder } }) as DatabaseOptions & { name: string };
-  const db = <V>(name: string): Database<V, string> => root.openDB<V, string>(options(name));
+  const handles: Record<string, Database<unknown, string>> = {};
+  for (const name of Object.keys(DATABASES)) handles[name] = root.openDB<unknown, string>(options(name));
+  // Each handle's value type is the one its owner declared in StoreDatabases; lmdb-js does not check
+  // values at run time either way (msgpack stores whatever it is given).
+  const dbs = handles as unknown as { readonly [K in keyof StoreDatabases]: Database<StoreDatabases[K], string> };
   return {
+    ...dbs,
     root,
-    orgs: db<OrgRecord>('orgs'),
-    fleets: db<FleetRecord>('fleets'),
-    robots: db<RobotRecord>('robots'),
-    apikeys: db<ApiKeyRecord>('apikeys'),
-    index: db<true>('index'),
-    snapshots: db<unknown>('snapshots'),
-    commands: db<unknown>('commands'),
-    outbox: db<string>('outbox'),
-    meta: db<unknown>('meta'),
-    audit: db<string>('audit'),
-    idempotency: db<IdempotencyRecord>('idempotency'),
-    events: db<EventRecord>('events'),
-    features: db<FeatureRecord>('features'),
-    templates: db<TemplateRecord>('templates'),
-    operations: db<OperationRecord>('operations'),
-    schedules: db<ScheduleRecord>('schedules'),
-    fires: db<FireRecord>('fires'),
-    runs: db<RunRecord>('runs'),
+    records: new RecordCache(dbs),
     close: async () => {
       // Writes nobody awaited (event log entries, run records written on the way out) are queued
       // for the end of the turn and committed on lmdb-js's writer: let them start and commit before

@@ -7,40 +7,37 @@
  * call still reads the bytes, so a change by any process (`fleetgw admin ...`) is seen on the next
  * call, exactly as with `store.robots.get`.
  *
+ * One per store, built by openStore with the database handles it reads (`store.records`), so the
+ * cache lives and dies with the environment it mirrors.
+ *
  * The records handed out are shared and frozen; code that changes a record reads its own copy with
  * `store.<db>.get` and writes that.
  */
-import type { Store } from './lmdb.js';
+import type { Database } from 'lmdb';
 import { RawBytesCache } from './raw-bytes-cache.js';
 import type { FleetRecord, RobotRecord } from './records.js';
-
-interface Caches {
-  fleets: RawBytesCache<Readonly<FleetRecord>, FleetRecord>;
-  robots: RawBytesCache<Readonly<RobotRecord>, RobotRecord>;
-}
-
-const perStore = new WeakMap<Store, Caches>();
 
 function freeze<T extends object>(record: T): Readonly<T> {
   for (const v of Object.values(record)) if (typeof v === 'object' && v !== null && !ArrayBuffer.isView(v)) Object.freeze(v);
   return Object.freeze(record);
 }
 
-function caches(store: Store): Caches {
-  let c = perStore.get(store);
-  if (c === undefined) {
-    c = { fleets: new RawBytesCache(store.fleets, (f) => freeze(f)), robots: new RawBytesCache(store.robots, (r) => freeze(r)) };
-    perStore.set(store, c);
+export class RecordCache {
+  private readonly fleets: RawBytesCache<Readonly<FleetRecord>, FleetRecord>;
+  private readonly robots: RawBytesCache<Readonly<RobotRecord>, RobotRecord>;
+
+  constructor(dbs: { fleets: Database<FleetRecord, string>; robots: Database<RobotRecord, string> }) {
+    this.fleets = new RawBytesCache(dbs.fleets, (f) => freeze(f));
+    this.robots = new RawBytesCache(dbs.robots, (r) => freeze(r));
   }
-  return c;
-}
 
-/** The fleet's current record (shared, frozen), or undefined. */
-export function readFleet(store: Store, fleetId: string): Readonly<FleetRecord> | undefined {
-  return caches(store).fleets.get(fleetId);
-}
+  /** The fleet's current record (shared, frozen), or undefined. */
+  fleet(fleetId: string): Readonly<FleetRecord> | undefined {
+    return this.fleets.get(fleetId);
+  }
 
-/** The robot's current record (shared, frozen), or undefined. */
-export function readRobot(store: Store, robotId: string): Readonly<RobotRecord> | undefined {
-  return caches(store).robots.get(robotId);
+  /** The robot's current record (shared, frozen), or undefined. */
+  robot(robotId: string): Readonly<RobotRecord> | undefined {
+    return this.robots.get(robotId);
+  }
 }

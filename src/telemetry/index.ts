@@ -1,7 +1,8 @@
 /**
  * The telemetry pipe's public surface, for the gateway's wiring (src/gateway) and tools.
  * Path of a sample: robot link -> ingest.push (raw bytes) -> decode pool -> rows (ClickHouse/chdb),
- * snapshots (LMDB), live JSON (stream hub -> WebSocket).
+ * snapshots (LMDB), live JSON (stream hub -> WebSocket). The WebSocket transport itself
+ * (stream-ws.ts) is a layer above and is wired by src/gateway directly.
  */
 export { createTelemetryIngest } from './ingest.js';
 export type { TelemetryIngest, TelemetryIngestOptions, TelemetryIngestStats } from './ingest.js';
@@ -13,7 +14,6 @@ export type { TelemetryLog } from './log.js';
 export type { LiveSink } from './live-sink.js';
 export { StreamHub, createStreamHub } from './stream-hub.js';
 export type { StreamHubOptions } from './stream-hub.js';
-export { registerTelemetryStream } from './stream-ws.js';
 export { STREAM_PATH, CLOSE as STREAM_CLOSE_CODES } from './stream-protocol.js';
 export { TicketIssuer, MAX_TICKET_TTL_MS } from './ticket-issuer.js';
 export type { TicketIssuerOptions, TicketScope } from './ticket-issuer.js';

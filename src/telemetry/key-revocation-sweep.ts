@@ -16,7 +16,7 @@ import type { TicketIssuer } from './ticket-issuer.js';
 export interface KeyRevocationSweepOptions {
   hub: StreamHub;
   tickets: TicketIssuer;
-  /** Whether the key may still be used (one LMDB read; src/auth/key-status.ts). */
+  /** Whether the key may still be used (one LMDB read; ApiKeyVerifier.keyUsable in src/auth/authenticate.ts). */
   keyUsable: (apiKeyId: string, nowMs: number) => boolean;
   /** Default 250 ms. */
   intervalMs?: number;

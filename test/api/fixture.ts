@@ -12,8 +12,9 @@ import { meRoutes } from '../../src/api/routes/me.js';
 import { openApiRoutes } from '../../src/api/routes/openapi.js';
 import { robotRoutes } from '../../src/api/routes/robots.js';
 import { RateLimiter, type RateLimitOptions } from '../../src/http/rate-limit.js';
+import { ApiKeyVerifier } from '../../src/auth/authenticate.js';
 import { createRouter, type Router } from '../../src/http/router.js';
-import type { RouteDef } from '../../src/http/types.js';
+import type { RouteDef } from '../../src/api/route.js';
 import { startHttpServer, type HttpServer } from '../../src/http/uws-adapter.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
 import { addRobot, createApiKey, createFleet, createOrg, revokeApiKey } from '../../src/store/identity.js';
@@ -103,7 +104,7 @@ export async function startFixture(opts: { rateLimit?: RateLimitOptions; extraRo
   ];
   document = buildOpenApi(routes, { title: 'fleet-gateway', version: 'test' });
   const logs: string[] = [];
-  const router = createRouter(routes, { store, rateLimiter: new RateLimiter(opts.rateLimit), log: (l) => logs.push(l) });
+  const router = createRouter(routes, { auth: new ApiKeyVerifier(store), rateLimiter: new RateLimiter(opts.rateLimit), log: (l) => logs.push(l) });
   const server = await startHttpServer({ host: '127.0.0.1', port: 0, tls: null, handle: router });
   return {
     dataDir,

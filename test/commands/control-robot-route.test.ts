@@ -7,6 +7,7 @@ import { controlRobotRoutes, ackWaitMs } from '../../src/api/routes/control-robo
 import type { ControlRobotBody, ControlRobotResponse } from '../../src/api/schemas/control-robot.js';
 import { CommandService } from '../../src/commands/service.js';
 import { RateLimiter } from '../../src/http/rate-limit.js';
+import { ApiKeyVerifier } from '../../src/auth/authenticate.js';
 import { createRouter, type Router } from '../../src/http/router.js';
 import type { PlainResponse } from '../../src/http/types.js';
 import { addRobot, createApiKey, createFleet } from '../../src/store/identity.js';
@@ -36,7 +37,7 @@ function setup(): Ctx {
   const fx = makeFixture(2);
   const link = new TestDoubleLink();
   const svc = new CommandService({ store: fx.store, link });
-  const router = createRouter(controlRobotRoutes({ store: fx.store, commands: svc }), { store: fx.store, rateLimiter: new RateLimiter({ burst: 1000 }) });
+  const router = createRouter(controlRobotRoutes({ store: fx.store, commands: svc }), { auth: new ApiKeyVerifier(fx.store), rateLimiter: new RateLimiter({ burst: 1000 }) });
   const key = createApiKey(fx.store, { orgId: fx.org.orgId, fleetId: null, permissions: ['robots:write'], expiresAtMs: null }).apiKey;
   const post = async (body: unknown, k = key) => {
     const res = await router(

@@ -1,21 +1,16 @@
 /**
- * A real command stack for the HTTP tests: temp LMDB, the gRPC robot link server on 127.0.0.1:0,
- * the command service, the router with every command route, served by uWS on 127.0.0.1:0. Robots
- * are the simulator's (src/sim: real RobotAgent + robot model + command policy) or plain agents.
+ * A real command stack for the HTTP tests: the real gateway (startGateway, in this process) on a temp
+ * data dir, its store kept by the stack across restarts, plain HTTP and gRPC on 127.0.0.1, with the
+ * test's command service settings. Robots are the simulator's (src/sim: real RobotAgent + robot model
+ * + command policy) or plain agents.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { RobotAgent, type RobotAgentOptions } from '../../src/agent/agent.js';
-import { commandReadRoutes } from '../../src/api/routes/command-read.js';
-import { controlRobotRoutes } from '../../src/api/routes/control-robot.js';
-import { robotCommandRoutes } from '../../src/api/routes/robot-commands.js';
-import { robotConfigRoutes } from '../../src/api/routes/robot-config.js';
-import { CommandService, type CommandServiceOptions } from '../../src/commands/service.js';
-import { RateLimiter } from '../../src/http/rate-limit.js';
-import { createRouter } from '../../src/http/router.js';
-import { startHttpServer, type HttpServer } from '../../src/http/uws-adapter.js';
-import { startRobotLinkServer, type RobotLinkServer } from '../../src/robotlink/index.js';
+import type { CommandService, CommandServiceOptions } from '../../src/commands/service.js';
+import { startGateway, type Gateway } from '../../src/gateway/gateway.js';
+import type { RobotLink } from '../../src/protocol/robot-link.js';
 import { runSimFleet, type SimFleet } from '../../src/sim/index.js';
 import { addRobot, createApiKey, createFleet, createOrg } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
@@ -28,9 +23,10 @@ export interface Cred {
 export interface Stack {
   dir: string;
   store: Store;
-  link: RobotLinkServer;
+  /** The gateway's robot link and its gRPC address. */
+  link: { link: RobotLink; address: string };
   svc: CommandService;
-  http: HttpServer;
+  http: { url: string };
   orgId: string;
   fleetId: string;
   /** Another fleet of the same organization, with one robot. */
@@ -54,7 +50,7 @@ export interface Stack {
   sim(creds: Cred[], opts?: { noRemoteConfig?: (i: number) => boolean }): SimFleet;
   /** A plain RobotAgent for one robot (the test decides its handler and policy). */
   agent(cred: Cred, opts: Partial<RobotAgentOptions>): RobotAgent;
-  /** Starts another command service + link + HTTP server on the same data dir (gateway restart). */
+  /** Stops the gateway and starts another on the same store and robot-link port (gateway restart). */
   restart(): Promise<void>;
   close(): Promise<void>;
 }
@@ -101,20 +97,20 @@ export async function startStack(robotCount: number, svcOpts: Partial<CommandSer
     foreign: key(['robots:write', 'robots:read', 'fleet:read', 'operations:control'], otherOrg.orgId).apiKey,
   };
 
-  const running: { link: RobotLinkServer; svc: CommandService; http: HttpServer } = await startGateway(store, svcOpts);
+  let running = await startStackGateway(dir, store, svcOpts);
   const sims: SimFleet[] = [];
   const agents: RobotAgent[] = [];
   const stack: Stack = {
     dir,
     store,
     get link() {
-      return running.link;
+      return { link: running.link, address: running.grpcAddress };
     },
     get svc() {
-      return running.svc;
+      return running.commands;
     },
     get http() {
-      return running.http;
+      return { url: running.httpUrl };
     },
     orgId: org.orgId,
     fleetId: fleet.fleetId,
@@ -124,13 +120,13 @@ export async function startStack(robotCount: number, svcOpts: Partial<CommandSer
     inactive,
     keys,
     sim: (creds, opts = {}) => {
-      const f = runSimFleet({ grpc: running.link.address, robots: creds, hz: 5, ...(opts.noRemoteConfig ? { noRemoteConfig: opts.noRemoteConfig } : {}) });
+      const f = runSimFleet({ grpc: running.grpcAddress, robots: creds, hz: 5, ...(opts.noRemoteConfig ? { noRemoteConfig: opts.noRemoteConfig } : {}) });
       sims.push(f);
       return f;
     },
     agent: (cred, opts) => {
       const a = new RobotAgent({
-        address: running.link.address,
+        address: running.grpcAddress,
         ...cred,
         dedicatedConnection: true,
         reconnect: { initialMs: 20, maxMs: 100 },
@@ -141,14 +137,14 @@ export async function startStack(robotCount: number, svcOpts: Partial<CommandSer
       return a;
     },
     restart: async () => {
-      const port = running.link.port;
-      await stopGateway(running);
-      Object.assign(running, await startGateway(store, svcOpts, port));
+      const port = Number(running.grpcAddress.slice(running.grpcAddress.lastIndexOf(':') + 1));
+      await running.close();
+      running = await startStackGateway(dir, store, svcOpts, port);
     },
     close: async () => {
       for (const f of sims) await f.stop();
       for (const a of agents) await a.stop();
-      await stopGateway(running);
+      await running.close();
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     },
@@ -156,21 +152,22 @@ export async function startStack(robotCount: number, svcOpts: Partial<CommandSer
   return stack;
 }
 
-async function startGateway(store: Store, svcOpts: Partial<CommandServiceOptions>, port = 0): Promise<{ link: RobotLinkServer; svc: CommandService; http: HttpServer }> {
-  // A restart binds the same robot-link port, so agents reconnect to it.
-  const link = await startRobotLinkServer({ store, host: '127.0.0.1', port, tls: null });
-  const svc = new CommandService({ store, link: link.link, ...svcOpts });
-  const deps = { store, commands: svc };
-  const routes = [...controlRobotRoutes(deps), ...robotCommandRoutes(deps), ...robotConfigRoutes(deps), ...commandReadRoutes(deps)];
-  const router = createRouter(routes, { store, rateLimiter: new RateLimiter({ burst: 100_000 }) });
-  const http = await startHttpServer({ host: '127.0.0.1', port: 0, tls: null, handle: router });
-  return { link, svc, http };
-}
-
-async function stopGateway(g: { link: RobotLinkServer; svc: CommandService; http: HttpServer }): Promise<void> {
-  g.http.close();
-  await g.svc.close();
-  await g.link.close();
+/**
+ * The real gateway (startGateway) on the stack's store, which outlives restarts. A restart binds the
+ * same robot-link port, so agents reconnect to it.
+ */
+function startStackGateway(dir: string, store: Store, svcOpts: Partial<CommandServiceOptions>, grpcPort = 0): Promise<Gateway> {
+  const { store: _store, link: _link, ...commands } = svcOpts;
+  return startGateway({
+    dataDir: dir,
+    host: '127.0.0.1',
+    httpPort: 0,
+    grpcPort,
+    clickhouseUrl: null,
+    tls: 'insecure',
+    tunables: { rateLimitBurst: 100_000 },
+    overrides: { store, commands },
+  });
 }
 
 /** Polls `cond` every 10 ms until true or `ms` elapse. */

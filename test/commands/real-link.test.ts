@@ -9,6 +9,7 @@ import type { ControlRobotResponse } from '../../src/api/schemas/control-robot.j
 import { CommandService, type SubmitRequest } from '../../src/commands/service.js';
 import type { CommandRecord } from '../../src/commands/types.js';
 import { RateLimiter } from '../../src/http/rate-limit.js';
+import { ApiKeyVerifier } from '../../src/auth/authenticate.js';
 import { createRouter } from '../../src/http/router.js';
 import { startRobotLinkServer, type RobotLinkServer } from '../../src/robotlink/index.js';
 import { createApiKey } from '../../src/store/identity.js';
@@ -181,7 +182,7 @@ describe('commands over the real gRPC link and agent', () => {
     const r0 = robot(fx, 0, server.address);
     r0.agent.start();
     await until(() => server.link.isOnline(fx.robots[0]?.record.robotId ?? ''));
-    const router = createRouter(controlRobotRoutes({ store: fx.store, commands: svc }), { store: fx.store, rateLimiter: new RateLimiter() });
+    const router = createRouter(controlRobotRoutes({ store: fx.store, commands: svc }), { auth: new ApiKeyVerifier(fx.store), rateLimiter: new RateLimiter() });
     const key = createApiKey(fx.store, { orgId: fx.org.orgId, fleetId: fx.fleet.fleetId, permissions: ['robots:write'], expiresAtMs: null }).apiKey;
     const ids = fx.robots.map((x) => x.record.robotId);
     const res = await router(

@@ -3,7 +3,7 @@
 // existing command and sends nothing new.
 import { afterEach, describe, expect, it } from 'vitest';
 import { CommandService, type SubmitRequest } from '../../src/commands/service.js';
-import { derivedCommandId } from '../../src/missions/derived-command-id.js';
+import { derivedCommandId } from '../../src/missions/scheduling/derived-command-id.js';
 import { makeFixture, type Fixture } from './fixtures.js';
 import { TestDoubleLink } from './test-double-link.js';
 

@@ -1,11 +1,11 @@
 /**
- * TEST DOUBLE of the RobotLink interface (src/robotlink/types.ts), for the command service's core
+ * TEST DOUBLE of the RobotLink interface (src/protocol/robot-link.ts), for the command service's core
  * tests only: it records what the service sends and lets a test play the robot's side (connect,
  * disconnect, ack) deterministically. The real gRPC link + agent are exercised in real-link.test.ts.
  */
 import { create } from '@bufbuild/protobuf';
 import { CommandAckSchema, CommandAck_Status, type Command, type CommandPolicy } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
-import type { RobotLink, RobotLinkListener } from '../../src/robotlink/types.js';
+import type { RobotLink, RobotLinkListener } from '../../src/protocol/robot-link.js';
 
 export class TestDoubleLink implements RobotLink {
   private readonly listeners = new Set<RobotLinkListener>();

@@ -11,8 +11,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Uuid } from '../../src/api/schemas/common.js';
 import { apiError } from '../../src/errors/catalog.js';
 import { RateLimiter } from '../../src/http/rate-limit.js';
+import { ApiKeyVerifier } from '../../src/auth/authenticate.js';
 import { createRouter, parseQuery, type Router } from '../../src/http/router.js';
-import type { PlainRequest, PlainResponse, RouteDef } from '../../src/http/types.js';
+import type { PlainRequest, PlainResponse } from '../../src/http/types.js';
+import type { RouteDef } from '../../src/api/route.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
 import { createApiKey, createOrg } from '../../src/store/identity.js';
 
@@ -73,7 +75,7 @@ beforeAll(() => {
   store = openStore(dir);
   const org = createOrg(store, 'o').orgId;
   key = createApiKey(store, { orgId: org, fleetId: null, permissions: ['robots:write'], expiresAtMs: null }).apiKey;
-  router = createRouter(routes, { store, rateLimiter: new RateLimiter(), log: (l) => logs.push(l) });
+  router = createRouter(routes, { auth: new ApiKeyVerifier(store), rateLimiter: new RateLimiter(), log: (l) => logs.push(l) });
 });
 afterAll(async () => {
   await store.close();
@@ -226,7 +228,7 @@ describe('failures', () => {
   it('compiles schemas once, when the router is built, never per request', async () => {
     const compile = vi.spyOn(Ajv.prototype, 'compile');
     try {
-      const r2 = createRouter(routes, { store, rateLimiter: new RateLimiter() });
+      const r2 = createRouter(routes, { auth: new ApiKeyVerifier(store), rateLimiter: new RateLimiter() });
       const atStart = compile.mock.calls.length;
       expect(atStart).toBeGreaterThanOrEqual(3);
       for (let i = 0; i < 5; i++) {
@@ -240,6 +242,6 @@ describe('failures', () => {
   });
 
   it('rejects duplicate routes at construction', () => {
-    expect(() => createRouter([routes[0]!, routes[0]!], { store, rateLimiter: new RateLimiter() })).toThrow(/duplicate route/);
+    expect(() => createRouter([routes[0]!, routes[0]!], { auth: new ApiKeyVerifier(store), rateLimiter: new RateLimiter() })).toThrow(/duplicate route/);
   });
 });

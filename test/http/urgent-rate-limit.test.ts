@@ -8,8 +8,10 @@ import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RateLimiter } from '../../src/http/rate-limit.js';
+import { ApiKeyVerifier } from '../../src/auth/authenticate.js';
 import { createRouter } from '../../src/http/router.js';
-import type { PlainRequest, RouteDef } from '../../src/http/types.js';
+import type { PlainRequest } from '../../src/http/types.js';
+import type { RouteDef } from '../../src/api/route.js';
 import { createApiKey, createOrg } from '../../src/store/identity.js';
 import { openStore } from '../../src/store/lmdb.js';
 
@@ -33,7 +35,7 @@ const route: RouteDef = {
     return { status: 200, body: { ok: true } };
   },
 };
-const router = createRouter([route], { store, rateLimiter: new RateLimiter({ ratePerSecond: 1, burst: 1 }) });
+const router = createRouter([route], { auth: new ApiKeyVerifier(store), rateLimiter: new RateLimiter({ ratePerSecond: 1, burst: 1 }) });
 
 function post(action: unknown, key = apiKey): PlainRequest {
   return {

@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateLimiter } from '../../src/http/rate-limit.js';
+import { ApiKeyVerifier } from '../../src/auth/authenticate.js';
 import { createRouter } from '../../src/http/router.js';
 import { ensureTlsFiles } from '../../src/http/tls.js';
-import type { RouteDef } from '../../src/http/types.js';
+import type { RouteDef } from '../../src/api/route.js';
 import { startHttpServer, type HttpServer } from '../../src/http/uws-adapter.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
 
@@ -75,7 +76,7 @@ function openSocket(port: number): Promise<Socket> {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fleetgw-uws-'));
   store = openStore(dir);
-  const router = createRouter(routes, { store, rateLimiter: new RateLimiter() });
+  const router = createRouter(routes, { auth: new ApiKeyVerifier(store), rateLimiter: new RateLimiter() });
   server = await startHttpServer({ host: '127.0.0.1', port: 0, tls: null, handle: router, maxBodyBytes: MAX_BODY });
 });
 afterAll(async () => {
@@ -173,7 +174,7 @@ describe('clients that disconnect', () => {
 describe('HTTPS', () => {
   it('serves over TLS with the self-signed certificate made in the data dir', async () => {
     const files = await ensureTlsFiles(dir);
-    const router = createRouter(routes, { store, rateLimiter: new RateLimiter() });
+    const router = createRouter(routes, { auth: new ApiKeyVerifier(store), rateLimiter: new RateLimiter() });
     const tlsServer = await startHttpServer({ host: '127.0.0.1', port: 0, tls: files, handle: router });
     try {
       expect(tlsServer.url).toBe(`https://127.0.0.1:${tlsServer.port}`);
@@ -203,7 +204,7 @@ describe('HTTPS', () => {
 
 describe('shutdown', () => {
   it('stopListening refuses new connections while an in-flight request still completes; close aborts the rest', async () => {
-    const router = createRouter(routes, { store, rateLimiter: new RateLimiter() });
+    const router = createRouter(routes, { auth: new ApiKeyVerifier(store), rateLimiter: new RateLimiter() });
     const s = await startHttpServer({ host: '127.0.0.1', port: 0, tls: null, handle: router });
     releaseSlow = null;
     const pending = fetch(`${s.url}/slow`);

@@ -7,15 +7,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LIVE_PERMISSIONS } from '../../src/auth/permissions.js';
 import { RateLimiter } from '../../src/http/rate-limit.js';
+import { ApiKeyVerifier } from '../../src/auth/authenticate.js';
 import { createRouter } from '../../src/http/router.js';
-import type { RouteDef } from '../../src/http/types.js';
+import type { RouteDef } from '../../src/api/route.js';
 import { startHttpServer, type HttpServer } from '../../src/http/uws-adapter.js';
 import { addRobot, createApiKey, createFleet, createOrg } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
+import { EventLog } from '../../src/events/log.js';
+import { IdempotencyClaims } from '../../src/idempotency/index.js';
+
+/** The per-store services a gateway builds in its composition root, built the same way here. */
+export interface StackServices {
+  store: Store;
+  events: EventLog;
+  idempotency: IdempotencyClaims;
+}
+
+function services(store: Store): StackServices {
+  return { store, events: new EventLog(store), idempotency: new IdempotencyClaims(store) };
+}
 
 export interface Stack {
   dataDir: string;
   store: Store;
+  /** The event log the routes write (one per opened store). */
+  events: EventLog;
   server: HttpServer;
   orgId: string;
   fleetId: string;
@@ -32,8 +48,8 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-/** Starts the stack; `routes(store)` builds the routes under test for a (re)opened store. */
-export async function startStack(routes: (store: Store) => RouteDef[]): Promise<Stack> {
+/** Starts the stack; `routes(services)` builds the routes under test for a (re)opened store. */
+export async function startStack(routes: (services: StackServices) => RouteDef[]): Promise<Stack> {
   const dataDir = mkdtempSync(join(tmpdir(), 'fleetgw-idem-'));
   let store = openStore(dataDir);
   const orgId = createOrg(store, 'Org').orgId;
@@ -51,13 +67,15 @@ export async function startStack(routes: (store: Store) => RouteDef[]): Promise<
   const only: Record<string, string> = {};
   for (const p of LIVE_PERMISSIONS) only[p] = createApiKey(store, { orgId, fleetId: null, permissions: [p], expiresAtMs: null }).apiKey;
 
+  let svc = services(store);
   const serve = async (s: Store): Promise<HttpServer> => {
-    const router = createRouter(routes(s), { store: s, rateLimiter: new RateLimiter({ burst: 100_000, ratePerSecond: 100_000 }) });
+    const router = createRouter(routes(svc), { auth: new ApiKeyVerifier(s), rateLimiter: new RateLimiter({ burst: 100_000, ratePerSecond: 100_000 }) });
     return startHttpServer({ host: '127.0.0.1', port: 0, tls: null, handle: router });
   };
   const stack: Stack = {
     dataDir,
     store,
+    events: svc.events,
     server: await serve(store),
     orgId,
     fleetId,
@@ -71,7 +89,9 @@ export async function startStack(routes: (store: Store) => RouteDef[]): Promise<
       stack.server.close();
       await store.close();
       store = openStore(dataDir);
+      svc = services(store);
       stack.store = store;
+      stack.events = svc.events;
       stack.server = await serve(store);
     },
     async close() {

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Uuid } from '../../src/api/schemas/common.js';
 import { apiError } from '../../src/errors/catalog.js';
-import type { RouteContext, RouteDef } from '../../src/http/types.js';
+import type { RouteContext, RouteDef } from '../../src/api/route.js';
 import {
   BOOT,
   bodyHash,
@@ -16,8 +16,7 @@ import {
   withIdempotency,
   type IdempotencyRecord,
 } from '../../src/idempotency/index.js';
-import type { Store } from '../../src/store/lmdb.js';
-import { req, startStack, type Stack } from './harness.js';
+import { req, startStack, type Stack, type StackServices } from './harness.js';
 
 const Params = Type.Object({ org_id: Uuid, fleet_id: Uuid }, { additionalProperties: false });
 const Body = Type.Object(
@@ -38,10 +37,10 @@ interface World {
 }
 
 function thingRoutes(world: World) {
-  return (store: Store): RouteDef[] => {
+  return ({ idempotency }: StackServices): RouteDef[] => {
     const handler = (replayable: boolean) => (ctx: RouteContext<{ org_id: string; fleet_id: string }, Record<string, unknown>, { name: string; fail?: string; wait?: boolean }>) =>
       withIdempotency(
-        store,
+        idempotency,
         { actor: ctx.auth.apiKeyId, orgId: ctx.params.org_id, fleetId: ctx.params.fleet_id, endpoint: ENDPOINT },
         ctx.idempotencyKey,
         ctx.body,

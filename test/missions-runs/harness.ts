@@ -1,32 +1,20 @@
 /**
- * A mission-side gateway for tests: LMDB in a temp dir, the real robot link (grpc-js on 127.0.0.1),
- * the real command service, operation runtime and mission scheduling (with an injectable clock),
- * the real router on uWS, and simulated robots (src/sim) connected over gRPC. `restart` stops every
- * part and starts them again on the same data dir, as a gateway restart would.
+ * A mission-side gateway for tests: the real gateway (startGateway, in this process) on a temp data
+ * dir, plain HTTP and gRPC on 127.0.0.1, with an injectable mission clock, and simulated robots
+ * (src/sim) connected over gRPC. `restart` stops the gateway and starts it again on the same data
+ * dir, as a gateway restart would.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eventRoutes } from '../../src/api/routes/events.js';
-import { controlOperationRoutes } from '../../src/api/routes/control-operation.js';
-import { featureRoutes } from '../../src/api/routes/features.js';
-import { missionRuntimeRoutes } from '../../src/api/routes/mission-runtime.js';
-import { missionToolRoutes } from '../../src/api/routes/mission-tools.js';
-import { templateRoutes } from '../../src/api/routes/templates.js';
 import { LIVE_PERMISSIONS } from '../../src/auth/permissions.js';
-import { CommandService } from '../../src/commands/service.js';
-import { RateLimiter } from '../../src/http/rate-limit.js';
-import { createRouter } from '../../src/http/router.js';
-import { startHttpServer, type HttpServer } from '../../src/http/uws-adapter.js';
-import { OperationRuntime } from '../../src/missions/runtime.js';
-import { attachToRuntime, MissionScheduling, runtimeGate } from '../../src/missions/scheduling-service.js';
-import { startRobotLinkServer, type RobotLinkServer } from '../../src/robotlink/index.js';
-import type { Clock } from '../../src/scheduling/clock.js';
+import { startGateway, type Gateway } from '../../src/gateway/gateway.js';
+import type { Clock } from '../../src/missions/clock.js';
 import type { SimMissionBehaviour } from '../../src/sim/missions.js';
 import { runSimFleet, type SimFleet } from '../../src/sim/fleet.js';
 import { addRobot, createApiKey, createFleet, createOrg } from '../../src/store/identity.js';
-import { openStore, type Store } from '../../src/store/lmdb.js';
+import { openStore } from '../../src/store/lmdb.js';
 
 export interface Seed {
   dir: string;
@@ -72,15 +60,31 @@ export interface Res {
 }
 
 export class Harness {
-  store!: Store;
-  link!: RobotLinkServer;
-  commands!: CommandService;
-  runtime!: OperationRuntime;
-  missions!: MissionScheduling;
-  http!: HttpServer;
+  gw!: Gateway;
   sim: SimFleet | null = null;
 
   private constructor(readonly seed: Seed, private readonly opts: HarnessOptions) {}
+
+  get store(): Gateway['store'] {
+    return this.gw.store;
+  }
+
+  /** The robot link and its gRPC address. */
+  get link(): { link: Gateway['link']; address: string } {
+    return { link: this.gw.link, address: this.gw.grpcAddress };
+  }
+
+  get commands(): Gateway['commands'] {
+    return this.gw.commands;
+  }
+
+  get runtime(): Gateway['runtime'] {
+    return this.gw.runtime;
+  }
+
+  get missions(): Gateway['missions'] {
+    return this.gw.missions;
+  }
 
   /** Starts every part on the seed's data dir. */
   static async start(s: Seed, opts: HarnessOptions = {}): Promise<Harness> {
@@ -89,36 +93,24 @@ export class Harness {
     return h;
   }
 
-  /** Starts every part (again, after `down`). */
+  /** Starts the gateway (again, after `down`) and, unless told not to, the simulated robots. */
   async up(): Promise<void> {
-    this.store = openStore(this.seed.dir);
-    this.link = await startRobotLinkServer({ store: this.store, host: '127.0.0.1', port: 0, tls: null });
-    this.commands = new CommandService({ store: this.store, link: this.link.link });
-    this.runtime = new OperationRuntime(this.store);
-    this.runtime.loadAll();
-    this.missions = new MissionScheduling({
-      store: this.store,
-      link: this.link.link,
-      commands: this.commands,
-      gate: runtimeGate(this.runtime),
-      ...(this.opts.clock ? { clock: this.opts.clock } : {}),
-      ...(this.opts.passIntervalMs !== undefined ? { passIntervalMs: this.opts.passIntervalMs } : {}),
+    this.gw = await startGateway({
+      dataDir: this.seed.dir,
+      host: '127.0.0.1',
+      httpPort: 0,
+      grpcPort: 0,
+      clickhouseUrl: null,
+      tls: 'insecure',
+      tunables: { rateLimitPerSecond: 1e6, rateLimitBurst: 1e6 },
+      overrides: {
+        ...(this.opts.clock ? { clock: this.opts.clock } : {}),
+        ...(this.opts.passIntervalMs !== undefined ? { missionPassIntervalMs: this.opts.passIntervalMs } : {}),
+      },
     });
-    attachToRuntime(this.missions, this.runtime);
-    await this.missions.start();
-    const routes = [
-      ...eventRoutes({ store: this.store }),
-      ...featureRoutes({ store: this.store }),
-      ...templateRoutes({ store: this.store, runtime: this.runtime }),
-      ...controlOperationRoutes({ store: this.store, runtime: this.runtime }),
-      ...missionToolRoutes({ store: this.store, missions: this.missions, runtime: this.runtime }),
-      ...missionRuntimeRoutes({ store: this.store, missions: this.missions, link: this.link.link }),
-    ];
-    const router = createRouter(routes, { store: this.store, rateLimiter: new RateLimiter({ ratePerSecond: 1e6, burst: 1e6 }) });
-    this.http = await startHttpServer({ host: '127.0.0.1', port: 0, tls: null, handle: router });
     if (this.opts.sim !== false) {
       this.sim = runSimFleet({
-        grpc: this.link.address,
+        grpc: this.gw.grpcAddress,
         robots: this.seed.robots,
         hz: 10,
         ...(this.opts.missionBehaviour ? { missionBehaviour: this.opts.missionBehaviour } : {}),
@@ -130,12 +122,7 @@ export class Harness {
   async down(): Promise<void> {
     await this.sim?.stop();
     this.sim = null;
-    this.http.close();
-    this.missions.stop();
-    this.runtime.close();
-    await this.link.close();
-    await this.commands.close();
-    await this.store.close();
+    await this.gw.close();
   }
 
   /** A restart on the same data dir (optionally with another clock). */
@@ -149,7 +136,7 @@ export class Harness {
     const headers: Record<string, string> = { authorization: `Bearer ${extra.key ?? this.seed.key}` };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (extra.idem !== undefined) headers['idempotency-key'] = extra.idem;
-    const res = await fetch(`${this.http.url}${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const res = await fetch(`${this.gw.httpUrl}${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
     const text = await res.text();
     return { status: res.status, json: text === '' ? null : JSON.parse(text) };
   }

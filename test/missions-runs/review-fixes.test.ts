@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RobotAgent } from '../../src/agent/agent.js';
 import type { CommandHandler } from '../../src/agent/command-processor.js';
 import { createApiKey } from '../../src/store/identity.js';
-import { MAX_ACTIVE_SCHEDULES_PER_FLEET } from '../../src/missions/schedules.js';
+import { MAX_ACTIVE_SCHEDULES_PER_FLEET } from '../../src/missions/scheduling/schedules.js';
 import { Harness, seed, sleep, until } from './harness.js';
 
 const harnesses: Harness[] = [];

@@ -212,13 +212,10 @@ describe('operation control and status reads', () => {
     await h.tool('deploy-mission', { mission_id: missionId, robot_ids: [r0] });
     await h.tool('deploy-mission', { mission_id: missionId, robot_ids: [r1] });
     await until(() => [r0, r1].every((id) => h.missions.tracker.activeRunOf(id)?.state === 'running'), 10_000, 'both running');
-    // A schedule turns `deployed` when the MissionStart ack is committed, which can land a few ms
-    // after the robot's first status report has made the run `running`.
-    let rollup = await h.tool('get-runtime-status', {}, { idem: null });
-    await until(async () => {
-      rollup = await h.tool('get-runtime-status', {}, { idem: null });
-      return (rollup.json as { schedules?: { deployed?: number } }).schedules?.deployed === 2;
-    }, 2_000, 'both schedules deployed');
+    // The dispatcher marks a schedule deployed on its pass after the MissionStart ack, which can come
+    // after the robot's `running` report was applied (a race under load): wait for both, then read.
+    await until(async () => (await h.tool('get-runtime-status', {}, { idem: null })).json.schedules?.deployed === 2, 10_000, 'both deployed');
+    const rollup = await h.tool('get-runtime-status', {}, { idem: null });
     expect(rollup.json).toMatchObject({ kind: 'fleet', operation: { state: 'running' }, robots: { total: 2, online: 2, busy: 2, available: 0 }, schedules: { deployed: 2 } });
     expect(rollup.json.active_runs).toHaveLength(2);
 

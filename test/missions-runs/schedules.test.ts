@@ -2,7 +2,7 @@
 // cron in a zone, edit/cancel/list/paging, priorities, schedule-command, submit-job, and restarts
 // (misfire policy, open fires resumed, nothing fired twice).
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/scheduling/clock.js';
+import { ManualClock } from '../../src/missions/clock.js';
 import { createApiKey } from '../../src/store/identity.js';
 import { Harness, seed, sleep, until } from './harness.js';
 

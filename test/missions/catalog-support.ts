@@ -4,9 +4,8 @@ import { controlOperationRoutes } from '../../src/api/routes/control-operation.j
 import { eventRoutes } from '../../src/api/routes/events.js';
 import { featureRoutes } from '../../src/api/routes/features.js';
 import { templateRoutes } from '../../src/api/routes/templates.js';
-import { OperationRuntime, type RunEffectReport, type RunEffects } from '../../src/missions/runtime.js';
-import type { Store } from '../../src/store/lmdb.js';
-import { req, startStack, type Res, type Stack } from '../idempotency/harness.js';
+import { OperationRuntime, type RunEffectReport, type RunEffects } from '../../src/missions/catalog/runtime.js';
+import { req, startStack, type Res, type Stack, type StackServices } from '../idempotency/harness.js';
 
 export interface Catalog {
   s: Stack;
@@ -50,7 +49,7 @@ export async function startCatalog(opts: { syncWaitMs?: number } = {}): Promise<
   const logs: string[] = [];
   const slow: Catalog['slow'] = { gate: null };
   let runtime: OperationRuntime | undefined;
-  const routes = (store: Store) => {
+  const routes = ({ store, events, idempotency }: StackServices) => {
     runtime?.close();
     runtime = new OperationRuntime(store, {
       syncWaitMs: opts.syncWaitMs ?? 2000,
@@ -62,10 +61,10 @@ export async function startCatalog(opts: { syncWaitMs?: number } = {}): Promise<
     runtime.loadAll();
     const log = (l: string): void => void logs.push(l);
     return [
-      ...eventRoutes({ store }),
-      ...featureRoutes({ store }),
-      ...templateRoutes({ store, runtime }),
-      ...controlOperationRoutes({ store, runtime, log }),
+      ...eventRoutes({ store, events }),
+      ...featureRoutes({ store, events, idempotency }),
+      ...templateRoutes({ store, events, idempotency, runtime }),
+      ...controlOperationRoutes({ store, events, runtime, log }),
     ];
   };
   const s = await startStack(routes);

@@ -1,6 +1,5 @@
 // GET /v1/events and the event log: every catalog transition appends an ordered, durable event.
 import { describe, expect, it } from 'vitest';
-import { appendEvent, readTimeline } from '../../src/events/index.js';
 import { req } from '../idempotency/harness.js';
 import { catalogPerTest } from './catalog-support.js';
 
@@ -47,12 +46,12 @@ describe('event timeline', () => {
     const c = await setup();
     const corr = '11111111-1111-4111-8111-111111111111';
     const ev = (n: number) => ({ fleetId: c.s.fleetId, correlationId: corr, atMs: n, kind: 'test.tick', subject: { type: 'schedule' as const, id: 'x' }, data: { n } });
-    const a = appendEvent(c.s.store, ev(1));
-    expect(readTimeline(c.s.store, c.s.fleetId, corr).map((e) => e.seq)).toEqual([a.seq]);
-    const b = appendEvent(c.s.store, ev(2));
+    const a = c.s.events.append(ev(1));
+    expect(c.s.events.readTimeline(c.s.fleetId, corr).map((e) => e.seq)).toEqual([a.seq]);
+    const b = c.s.events.append(ev(2));
     expect(b.seq).toBeGreaterThan(a.seq);
     await c.s.restart();
-    const d = appendEvent(c.s.store, ev(3));
+    const d = c.s.events.append(ev(3));
     expect(d.seq).toBeGreaterThan(b.seq);
     const after = await req(c.s, 'GET', `/v1/events?fleet_id=${c.s.fleetId}&correlation_id=${corr}`);
     expect(after.json.items.map((e: any) => e.data.n)).toEqual([1, 2, 3]);

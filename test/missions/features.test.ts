@@ -1,6 +1,6 @@
 // Features through the real HTTP stack: CRUD, geometry validation, delete while used, control-feature.
 import { describe, expect, it } from 'vitest';
-import { holdFeature, isFeatureLocked } from '../../src/missions/features.js';
+import { holdFeature, isFeatureLocked } from '../../src/missions/catalog/features.js';
 import { req } from '../idempotency/harness.js';
 import { square, type Catalog, catalogPerTest } from './catalog-support.js';
 
@@ -83,7 +83,7 @@ describe('control-feature', () => {
     expect(unlocked.json.feature).toMatchObject({ locked: false, lockReason: null });
     expect(isFeatureLocked(c.s.store, id)).toBe(false);
 
-    await holdFeature(c.s.store, c.s.fleetId, id, c.s.robots.active[0]!, Date.now());
+    await holdFeature(c.s.store, c.s.events, c.s.fleetId, id, c.s.robots.active[0]!, Date.now());
     expect((await req(c.s, 'GET', `${c.base}/features/${id}`)).json.holders).toEqual([c.s.robots.active[0]]);
     const reset = await ctl(c, { action: 'reset', feature_id: id });
     expect(reset.json.feature).toMatchObject({ holders: [], decompositionEpoch: 1 });

@@ -1,7 +1,7 @@
 // control-operation through the real HTTP stack: 404 before the first template, every action and its
 // permission, operation_id assertion, state rules and run effects, roster rules 1-4.
 import { describe, expect, it } from 'vitest';
-import { ACTION_PERMISSION, OPERATION_ACTIONS } from '../../src/missions/operation-control.js';
+import { ACTION_PERMISSION, OPERATION_ACTIONS } from '../../src/missions/catalog/operation-control.js';
 import { LIVE_PERMISSIONS } from '../../src/auth/permissions.js';
 import { req } from '../idempotency/harness.js';
 import { RecordingEffects, catalogPerTest } from './catalog-support.js';

@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MISSION_RETENTION, startMissionRetention, sweepMissionData, type SweepCursor } from '../../src/missions/retention.js';
-import type { EventRecord, FirePhase, FireRecord, RunRecord, RunState, ScheduleRecord } from '../../src/missions/records.js';
-import { putNewRun } from '../../src/missions/runs.js';
+import type { EventRecord } from '../../src/events/record.js';
+import type { FirePhase, FireRecord, ScheduleRecord } from '../../src/missions/scheduling/records.js';
+import type { RunRecord, RunState } from '../../src/missions/runs/records.js';
+import { putNewRun } from '../../src/missions/runs/runs.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
 
 const DAY = 24 * 3600 * 1000;

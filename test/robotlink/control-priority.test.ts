@@ -11,8 +11,8 @@ import { RobotAgent } from '../../src/agent/agent.js';
 import type { SampleInput } from '../../src/agent/sample-encoder.js';
 import { CommandAck_Status, CommandSchema, RobotMessageSchema, type Command, type CommandResult, type GatewayMessage } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
 import { HealthLevel } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
-import { encodeTelemetryEnvelope } from '../../src/robotlink/envelope.js';
-import { CONNECT_PATH, connectClientCodec, ROBOT_ID_METADATA } from '../../src/robotlink/service.js';
+import { encodeTelemetryEnvelope } from '../../src/protocol/envelope.js';
+import { CONNECT_PATH, connectClientCodec, ROBOT_ID_METADATA } from '../../src/protocol/service.js';
 import { encodeSample } from '../../src/agent/sample-encoder.js';
 import { sleep, startHarness, waitFor, type Harness } from './support.js';
 

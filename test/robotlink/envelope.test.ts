@@ -12,7 +12,7 @@ import {
   encodeTelemetryEnvelope,
   serializeGatewayMessage,
   serializeRobotInbound,
-} from '../../src/robotlink/envelope.js';
+} from '../../src/protocol/envelope.js';
 
 function samples(n: number, from = 0): TelemetrySample[] {
   const batch = create(TelemetryBatchSchema, {

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LinkConflictTracker, type ConnectionIdentity } from '../../src/robotlink/link-conflict.js';
-import type { LinkConflictCleared } from '../../src/robotlink/types.js';
+import type { LinkConflictCleared } from '../../src/protocol/robot-link.js';
 
 const R = 'robot-1';
 const F = 'fleet-1';

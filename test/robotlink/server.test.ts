@@ -5,7 +5,7 @@ import { Client, credentials, Metadata, status, type StatusObject } from '@grpc/
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RobotAgent } from '../../src/agent/agent.js';
 import { CommandSchema, RobotMessageSchema } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
-import { CONNECT_PATH } from '../../src/robotlink/service.js';
+import { CONNECT_PATH } from '../../src/protocol/service.js';
 import { startHarness, startProxy, waitFor, type Harness } from './support.js';
 
 let h: Harness;

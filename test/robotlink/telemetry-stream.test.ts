@@ -7,7 +7,7 @@ import { Client, credentials, Metadata, status, type ClientDuplexStream, type Cl
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RobotMessageSchema, type GatewayMessage, type RobotMessage, type TelemetryReceipt } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
 import { TelemetryBatchSchema } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
-import { CONNECT_PATH, connectClientCodec, PUBLISH_TELEMETRY_PATH, publishTelemetryClientCodec, ROBOT_ID_METADATA } from '../../src/robotlink/service.js';
+import { CONNECT_PATH, connectClientCodec, PUBLISH_TELEMETRY_PATH, publishTelemetryClientCodec, ROBOT_ID_METADATA } from '../../src/protocol/service.js';
 import { startHarness, waitFor, type Harness } from './support.js';
 
 let h: Harness;

@@ -1,10 +1,10 @@
 // Recurrence rules, with the daylight-saving cases on real 2026 transitions (Intl's tz database).
 import { describe, expect, it } from 'vitest';
-import type { ScheduleSpec } from '../../src/missions/records.js';
-import { CronSyntaxError, parseCron } from '../../src/scheduling/cron.js';
-import { MAX_TIMER_MS, systemClock } from '../../src/scheduling/clock.js';
-import { MAX_TIME_MS, nextFireAfter, validateSchedule } from '../../src/scheduling/recurrence.js';
-import { instantOf, isValidTimeZone, offsetAt, wallTimeOf } from '../../src/scheduling/tz.js';
+import type { ScheduleSpec } from '../../src/missions/scheduling/records.js';
+import { CronSyntaxError, parseCron } from '../../src/missions/scheduling/cron.js';
+import { MAX_TIMER_MS, systemClock } from '../../src/missions/clock.js';
+import { MAX_TIME_MS, nextFireAfter, validateSchedule } from '../../src/missions/scheduling/recurrence.js';
+import { instantOf, isValidTimeZone, offsetAt, wallTimeOf } from '../../src/missions/scheduling/tz.js';
 
 const Z = (iso: string): number => Date.parse(iso);
 const cron = (expr: string, timezone: string, start = '2026-01-01T00:00:00Z'): ScheduleSpec => ({ owner: 't', timezone, startTimeMs: Z(start), kind: { cron: { expr } } });

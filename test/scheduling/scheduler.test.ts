@@ -5,10 +5,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ScheduleRecord, ScheduleSpec } from '../../src/missions/records.js';
-import { newScheduleRecord, putNewSchedule } from '../../src/missions/schedules.js';
-import { ManualClock } from '../../src/scheduling/clock.js';
-import { Scheduler, type FireOutcome } from '../../src/scheduling/scheduler.js';
+import type { ScheduleRecord, ScheduleSpec } from '../../src/missions/scheduling/records.js';
+import { newScheduleRecord, putNewSchedule } from '../../src/missions/scheduling/schedules.js';
+import { ManualClock } from '../../src/missions/clock.js';
+import { Scheduler, type FireOutcome } from '../../src/missions/scheduling/scheduler.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
 
 const dirs: string[] = [];

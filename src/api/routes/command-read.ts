@@ -7,7 +7,7 @@ import { requireFleet } from '../../auth/access.js';
 import type { CommandService } from '../../commands/service.js';
 import { deliveryOf, isAcknowledged, type CommandRecord } from '../../commands/types.js';
 import { apiError } from '../../errors/catalog.js';
-import type { RouteContext, RouteDef } from '../../http/types.js';
+import type { RouteContext, RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
 import { publicDelivery } from '../command-dispatch.js';
 import {

@@ -1,23 +1,24 @@
 /**
- * `POST /v1/agent/control-operation`: the fleet operation's actions (src/missions/operation-control.ts
+ * `POST /v1/agent/control-operation`: the fleet operation's actions (src/missions/catalog/operation-control.ts
  * documents each). The permission depends on the action, so the route takes any valid key and checks
  * the action's permission before anything else is read.
  *
  * Status: 200; 202 when the change committed but the live runtime has not adopted it yet; 207
  * `partial_failure` when the state changed but pausing/resuming/aborting the runs in flight failed.
  */
+import type { EventLog } from '../../events/index.js';
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
-import type { RouteContext, RouteDef } from '../../http/types.js';
-import { ACTION_PERMISSION, controlOperation } from '../../missions/operation-control.js';
-import type { OperationRuntime } from '../../missions/runtime.js';
+import type { RouteContext, RouteDef } from '../route.js';
+import { ACTION_PERMISSION, controlOperation } from '../../missions/catalog/operation-control.js';
+import type { OperationRuntime } from '../../missions/catalog/runtime.js';
 import type { Store } from '../../store/lmdb.js';
 import { ControlOperationBody, ControlOperationResponse } from '../schemas/control-operation.js';
-import { templateView } from './templates.js';
+import { templateView } from '../template-view.js';
 
 /** The control-operation route. */
-export function controlOperationRoutes(deps: { store: Store; runtime: OperationRuntime; log?: (line: string) => void }): RouteDef[] {
-  const { store, runtime } = deps;
+export function controlOperationRoutes(deps: { store: Store; events: EventLog; runtime: OperationRuntime; log?: (line: string) => void }): RouteDef[] {
+  const { store, events, runtime } = deps;
   const log = deps.log ?? ((): void => {});
   return [
     {
@@ -42,7 +43,7 @@ export function controlOperationRoutes(deps: { store: Store; runtime: OperationR
         requireOrg(auth, body.org_id);
         const fleet = requireFleet(store, auth, body.fleet_id);
         const out = await controlOperation(
-          { store, runtime, log },
+          { store, events, runtime, log },
           fleet.fleetId,
           {
             action: body.action,

@@ -8,10 +8,10 @@ import { requireFleet, requireOrg, requirePermission } from '../../auth/access.j
 import type { CommandService, SubmitRequest } from '../../commands/service.js';
 import type { ActionAndArgs } from '../../commands/types.js';
 import { apiError } from '../../errors/catalog.js';
-import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
-import { indexRange, type Store } from '../../store/lmdb.js';
-import { readRobot } from '../../store/record-cache.js';
+import type { HandlerResult, RouteContext, RouteDef } from '../route.js';
+import type { Store } from '../../store/lmdb.js';
 import { ackWaitMs, bulkStatus, dispatchAll } from '../command-dispatch.js';
+import { activeRobots } from '../fleet-scope.js';
 import { ControlRobotBody, ControlRobotResponse, MAX_TARGETS, type ControlRobotAction } from '../schemas/control-robot.js';
 
 export { ackWaitMs } from '../command-dispatch.js';
@@ -73,11 +73,6 @@ export function commandOf(body: ControlRobotBody): ActionAndArgs {
       if (body.settings === undefined) throw apiError('action_field_missing', { action: 'update_settings', field: 'settings' });
       return { action: 'update_settings', args: { values: body.settings } };
   }
-}
-
-/** Active robots of a fleet, in id order (the `stop_all` targets). */
-export function activeRobots(store: Store, fleetId: string): string[] {
-  return indexRange(store, `robotsByFleet/${fleetId}`).filter((id) => readRobot(store, id)?.active === true);
 }
 
 /** The control-robot route. */

@@ -1,14 +1,14 @@
 /** `GET /v1/events`: one correlation's timeline in a fleet (spec: Events, rule 1). */
 import { requireFleet } from '../../auth/access.js';
-import { readTimeline } from '../../events/index.js';
-import type { RouteContext, RouteDef } from '../../http/types.js';
+import type { EventLog } from '../../events/index.js';
+import type { RouteContext, RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
 import { EventsQuery, EventsResponse } from '../schemas/events.js';
 
 const DEFAULT_LIMIT = 500;
 
 /** The events read route. */
-export function eventRoutes(deps: { store: Store }): RouteDef[] {
+export function eventRoutes(deps: { store: Store; events: EventLog }): RouteDef[] {
   return [
     {
       method: 'GET',
@@ -25,7 +25,7 @@ export function eventRoutes(deps: { store: Store }): RouteDef[] {
         const limit = query.limit ?? DEFAULT_LIMIT;
         const after = query.cursor === undefined ? undefined : Number(query.cursor);
         // One extra row tells whether another page exists without a second read.
-        const rows = readTimeline(deps.store, fleet.fleetId, query.correlation_id, { limit: limit + 1, ...(after !== undefined ? { after } : {}) });
+        const rows = deps.events.readTimeline(fleet.fleetId, query.correlation_id, { limit: limit + 1, ...(after !== undefined ? { after } : {}) });
         const page = rows.slice(0, limit);
         const last = page[page.length - 1];
         const body: EventsResponse = {

@@ -2,9 +2,12 @@
  * Features: `…/features` CRUD (nested under `/v1/orgs/{org_id}/fleets/{fleet_id}`) and the
  * `control-feature` Agent tool (lock with an optional reason, unlock, reset).
  */
+import type { IdempotencyClaims } from '../../idempotency/index.js';
+import type { EventLog } from '../../events/index.js';
 import { requireFleet, requireOrg } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
-import type { RouteContext, RouteDef } from '../../http/types.js';
+import { fleetFromPath } from '../fleet-scope.js';
+import type { RouteContext, RouteDef } from '../route.js';
 import { withIdempotency } from '../../idempotency/index.js';
 import {
   createFeature,
@@ -15,11 +18,9 @@ import {
   resetFeature,
   unlockFeature,
   updateFeature,
-} from '../../missions/features.js';
-import type { FeatureRecord } from '../../missions/records.js';
-import type { AuthContext } from '../../http/types.js';
+} from '../../missions/catalog/features.js';
+import type { FeatureRecord } from '../../missions/catalog/records.js';
 import type { Store } from '../../store/lmdb.js';
-import type { FleetRecord } from '../../store/records.js';
 import {
   ControlFeatureBody,
   ControlFeatureResponse,
@@ -32,14 +33,6 @@ import {
 } from '../schemas/features.js';
 
 const BASE = '/v1/orgs/{org_id}/fleets/{fleet_id}/features';
-
-/** The fleet named by nested path params, checked against the key (org 403, fleet 404/403). */
-export function fleetFromPath(store: Store, auth: AuthContext, params: { org_id: string; fleet_id: string }): FleetRecord {
-  requireOrg(auth, params.org_id);
-  const fleet = requireFleet(store, auth, params.fleet_id);
-  // requireFleet already ties the fleet to the key's org, and requireOrg the path's org to the key.
-  return fleet;
-}
 
 /** The public view of a feature. */
 export function featureView(f: FeatureRecord): FeatureView {
@@ -57,8 +50,8 @@ export function featureView(f: FeatureRecord): FeatureView {
 }
 
 /** Feature routes. */
-export function featureRoutes(deps: { store: Store }): RouteDef[] {
-  const { store } = deps;
+export function featureRoutes(deps: { store: Store; events: EventLog; idempotency: IdempotencyClaims }): RouteDef[] {
+  const { store, events, idempotency } = deps;
   const tags = ['Features'];
   return [
     {
@@ -91,11 +84,11 @@ export function featureRoutes(deps: { store: Store }): RouteDef[] {
       handler: (ctx: RouteContext<FleetPathParams, Record<string, unknown>, FeatureCreateBody>) => {
         const fleet = fleetFromPath(store, ctx.auth, ctx.params);
         return withIdempotency(
-          store,
+          idempotency,
           { actor: ctx.auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint: `POST ${BASE}` },
           ctx.idempotencyKey,
           ctx.body,
-          async () => ({ status: 201, body: featureView(await createFeature(store, fleet, ctx.body, ctx.nowMs)) }),
+          async () => ({ status: 201, body: featureView(await createFeature(store, events, fleet, ctx.body, ctx.nowMs)) }),
           { required: false },
         );
       },
@@ -128,7 +121,7 @@ export function featureRoutes(deps: { store: Store }): RouteDef[] {
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'invalid_geometry'],
       handler: async ({ auth, params, body, nowMs }: RouteContext<FeaturePathParams, Record<string, unknown>, FeatureUpdateBody>) => {
         const fleet = fleetFromPath(store, auth, params);
-        return { status: 200, body: featureView(await updateFeature(store, fleet.fleetId, params.feature_id, body, nowMs)) };
+        return { status: 200, body: featureView(await updateFeature(store, events, fleet.fleetId, params.feature_id, body, nowMs)) };
       },
     },
     {
@@ -143,7 +136,7 @@ export function featureRoutes(deps: { store: Store }): RouteDef[] {
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'feature_in_use'],
       handler: async ({ auth, params, nowMs }: RouteContext<FeaturePathParams>) => {
         const fleet = fleetFromPath(store, auth, params);
-        await deleteFeature(store, fleet.fleetId, params.feature_id, nowMs);
+        await deleteFeature(store, events, fleet.fleetId, params.feature_id, nowMs);
         return { status: 204, body: null };
       },
     },
@@ -165,10 +158,10 @@ export function featureRoutes(deps: { store: Store }): RouteDef[] {
         if (body.feature_id === undefined) throw apiError('missing_field', { action, field: 'feature_id' });
         if (body.lock_reason !== undefined && action !== 'lock') throw apiError('invalid_body', { detail: 'lock_reason is accepted only with action lock' });
         const f = action === 'lock'
-          ? await lockFeature(store, fleet.fleetId, body.feature_id, body.lock_reason ?? null, nowMs)
+          ? await lockFeature(store, events, fleet.fleetId, body.feature_id, body.lock_reason ?? null, nowMs)
           : action === 'unlock'
-            ? await unlockFeature(store, fleet.fleetId, body.feature_id, nowMs)
-            : await resetFeature(store, fleet.fleetId, body.feature_id, nowMs);
+            ? await unlockFeature(store, events, fleet.fleetId, body.feature_id, nowMs)
+            : await resetFeature(store, events, fleet.fleetId, body.feature_id, nowMs);
         const res: ControlFeatureResponse = { success: true, action, feature: featureView(f) };
         return { status: 200, body: res };
       },

@@ -1,6 +1,6 @@
 /** GET /v1/orgs/{org_id}/fleets: the fleets a key can use (spec: Discovery). */
 import { requireOrg } from '../../auth/access.js';
-import type { RouteContext, RouteDef } from '../../http/types.js';
+import type { RouteContext, RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
 import { listFleets } from '../../store/identity.js';
 import { FleetListResponse, OrgPathParams } from '../schemas/fleets.js';

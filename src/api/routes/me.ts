@@ -1,5 +1,5 @@
 /** GET /v1/me: the identity of the calling key (spec: Discovery). */
-import type { RouteDef } from '../../http/types.js';
+import type { RouteDef } from '../route.js';
 import { MeResponse } from '../schemas/me.js';
 
 /** Routes about the caller itself. */

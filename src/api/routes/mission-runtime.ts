@@ -4,14 +4,15 @@
  */
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
-import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
-import type { RunRecord, ScheduleRecord } from '../../missions/records.js';
-import { controlRun } from '../../missions/run-control.js';
-import { listRuns, runView } from '../../missions/runs.js';
-import { CREATOR_KEY_INVALID } from '../../missions/acting-key.js';
-import { countFleetSchedules, pageSchedules, scheduleRow } from '../../missions/schedules.js';
-import type { MissionScheduling } from '../../missions/scheduling-service.js';
-import type { RobotLink } from '../../robotlink/types.js';
+import type { HandlerResult, RouteContext, RouteDef } from '../route.js';
+import type { RunRecord } from '../../missions/runs/records.js';
+import type { ScheduleRecord } from '../../missions/scheduling/records.js';
+import { controlRun } from '../../missions/runs/run-control.js';
+import { listRuns, runView } from '../../missions/runs/runs.js';
+import { CREATOR_KEY_INVALID } from '../../missions/scheduling/acting-key.js';
+import { countFleetSchedules, pageSchedules, requireSchedule, scheduleRow } from '../../missions/scheduling/schedules.js';
+import type { MissionScheduling } from '../../missions/scheduling/scheduling-service.js';
+import type { RobotLink } from '../../protocol/robot-link.js';
 import { indexRange, type Store } from '../../store/lmdb.js';
 import { ackWaitMs, publicDelivery } from '../command-dispatch.js';
 import {
@@ -25,7 +26,6 @@ import {
   ScheduleRow,
 } from '../schemas/mission-runtime.js';
 import { Type } from '@sinclair/typebox';
-import { requireSchedule } from './mission-tools.js';
 
 export interface MissionRuntimeDeps {
   store: Store;

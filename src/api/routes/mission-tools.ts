@@ -4,19 +4,22 @@
  * (committed to LMDB before the answer) that the gateway's scheduler then fires; the answer's
  * `correlationId` follows the whole chain on GET /v1/events.
  */
+import type { IdempotencyClaims } from '../../idempotency/index.js';
+import type { EventLog } from '../../events/index.js';
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
-import type { AuthContext, HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
+import type { AuthContext } from '../../auth/context.js';
+import type { HandlerResult, RouteContext, RouteDef } from '../route.js';
 import { withIdempotency, type IdempotentCommit } from '../../idempotency/index.js';
-import type { ScheduleRecord, ScheduleSpec } from '../../missions/records.js';
-import { SYNC_UNCONFIRMED, type OperationRuntime, type SyncResult } from '../../missions/runtime.js';
-import { DEFAULT_DEPLOYMENT_DEADLINE_MS, DEFAULT_RETRY_INTERVAL_SECS, type NewSchedule } from '../../missions/schedules.js';
-import type { MissionScheduling } from '../../missions/scheduling-service.js';
-import { requireRebindPermissions } from '../../missions/acting-key.js';
+import type { ScheduleRecord, ScheduleSpec } from '../../missions/scheduling/records.js';
+import { SYNC_UNCONFIRMED, type OperationRuntime, type SyncResult } from '../../missions/catalog/runtime.js';
+import { DEFAULT_DEPLOYMENT_DEADLINE_MS, DEFAULT_RETRY_INTERVAL_SECS, requireSchedule, type NewSchedule } from '../../missions/scheduling/schedules.js';
+import type { MissionScheduling } from '../../missions/scheduling/scheduling-service.js';
+import { requireRebindPermissions } from '../../missions/scheduling/acting-key.js';
 import { faultPoint } from '../../missions/fault-points.js';
-import { commitJob } from '../../missions/jobs.js';
-import { newTemplateRecord, requireTemplate } from '../../missions/templates.js';
-import { validateSchedule } from '../../scheduling/recurrence.js';
+import { commitJob } from '../../missions/scheduling/jobs.js';
+import { newTemplateRecord, requireTemplate } from '../../missions/catalog/templates.js';
+import { validateSchedule } from '../../missions/scheduling/recurrence.js';
 import type { Store } from '../../store/lmdb.js';
 import type { FleetRecord } from '../../store/records.js';
 import {
@@ -35,6 +38,8 @@ import {
 
 export interface MissionToolDeps {
   store: Store;
+  events: EventLog;
+  idempotency: IdempotencyClaims;
   missions: MissionScheduling;
   /** The live operation; submit-job waits for it to adopt the new template (202 when it has not). */
   runtime?: OperationRuntime;
@@ -76,13 +81,6 @@ function fleetOf(deps: MissionToolDeps, auth: AuthContext, body: { org_id: strin
   return requireFleet(deps.store, auth, body.fleet_id);
 }
 
-/** A schedule of the fleet. @throws ApiError `schedule_not_found` */
-export function requireSchedule(store: Store, fleetId: string, scheduleId: string): ScheduleRecord {
-  const s = store.schedules.get(scheduleId);
-  if (!s || s.fleetId !== fleetId) throw apiError('schedule_not_found', { scheduleId });
-  return s;
-}
-
 function accepted(s: ScheduleRecord, what: string): ScheduleAccepted {
   const when = s.nextFireAtMs === null ? 'no further fire' : `first fire at ${new Date(s.nextFireAtMs).toISOString()}`;
   return {
@@ -99,10 +97,10 @@ const IDEM_ERRORS = ['idempotency_key_required', 'idempotency_key_invalid', 'ide
 
 /** The mission tool routes. */
 export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
-  const { store, missions } = deps;
+  const { store, events, idempotency, missions } = deps;
   const tags = ['Agent API', 'Schedules'];
   const idem = (ctx: RouteContext<Record<string, string>, Record<string, unknown>, unknown>, fleet: FleetRecord, endpoint: string, run: (commit: IdempotentCommit) => Promise<HandlerResult>): Promise<HandlerResult> =>
-    withIdempotency(store, { actor: ctx.auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint }, ctx.idempotencyKey, ctx.body, run, missions.opts.log ? { log: missions.opts.log } : {});
+    withIdempotency(idempotency, { actor: ctx.auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint }, ctx.idempotencyKey, ctx.body, run, missions.opts.log ? { log: missions.opts.log } : {});
   /**
    * Commits a new schedule with the tool's answer in ONE write transaction: the answer is built
    * before anything is written, so an error building it writes nothing, and once the commit is done
@@ -146,7 +144,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       // Template, schedule and this answer in one commit; the answer is replaced by the final one
       // once the live operation adopted the template (or did not, in time).
       const committed = replyWith(deps.runtime ? SYNC_UNCONFIRMED : { runtimeSync: 'applied' });
-      await commitJob(store, missions, fleet, t, s, now, () => commit.inTxn(committed));
+      await commitJob(store, events, missions, fleet, t, s, now, () => commit.inTxn(committed));
       faultPoint('mission-tool.after-commit');
       return deps.runtime ? replyWith(await deps.runtime.awaitSync(fleet.fleetId)) : committed;
     });

@@ -1,6 +1,6 @@
 /** GET /openapi.json: the OpenAPI 3.1 contract, served without a credential (spec: Authentication 3). */
 import { Type } from '@sinclair/typebox';
-import type { RouteDef } from '../../http/types.js';
+import type { RouteDef } from '../route.js';
 
 /**
  * @param getDocument returns the document built at start-up from every route of the gateway (a getter

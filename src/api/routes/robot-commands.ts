@@ -10,7 +10,7 @@ import { requireFleet, requireOrg } from '../../auth/access.js';
 import type { CommandService } from '../../commands/service.js';
 import type { ActionAndArgs } from '../../commands/types.js';
 import { apiError, type ErrorId } from '../../errors/catalog.js';
-import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
+import type { HandlerResult, RouteContext, RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
 import { ackWaitMs, bulkStatus, dispatchAll, publicDelivery, type AckWaitFields } from '../command-dispatch.js';
 import {
@@ -24,7 +24,7 @@ import {
   StopAllBody,
   StopAllResponse,
 } from '../schemas/robot-commands.js';
-import { activeRobots } from './control-robot.js';
+import { activeRobots } from '../fleet-scope.js';
 
 export interface RobotCommandDeps {
   store: Store;

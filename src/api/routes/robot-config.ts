@@ -9,7 +9,7 @@ import { requireFleet, requireOrg } from '../../auth/access.js';
 import type { CommandService } from '../../commands/service.js';
 import { deliveryOf, type JsonObject } from '../../commands/types.js';
 import { apiError, type ErrorId } from '../../errors/catalog.js';
-import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
+import type { HandlerResult, RouteContext, RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
 import { publicDelivery } from '../command-dispatch.js';
 import { RobotPathParams } from '../schemas/robot-commands.js';

@@ -3,9 +3,9 @@
  * fleet and one robot, each with its latest telemetry snapshot from LMDB and live link state.
  */
 import { requireFleet } from '../../auth/access.js';
-import { JsonText } from '../../http/json-text.js';
-import type { RouteContext, RouteDef } from '../../http/types.js';
-import type { LinkConflictView } from '../../robotlink/types.js';
+import { JsonText } from '../json-text.js';
+import type { RouteContext, RouteDef } from '../route.js';
+import type { LinkConflictView } from '../../protocol/robot-link.js';
 import type { Store } from '../../store/lmdb.js';
 import { listRobots } from '../../store/identity.js';
 import type { RobotRecord } from '../../store/records.js';

@@ -4,7 +4,7 @@
  */
 import { requireFleet, requireOrg } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
-import type { RouteContext, RouteDef } from '../../http/types.js';
+import type { RouteContext, RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
 import { TicketCapacityError, type TicketBound, type TicketIssuer } from '../../telemetry/ticket-issuer.js';
 import { StreamTicketRequest, StreamTicketResponse } from '../schemas/stream-tickets.js';

@@ -7,13 +7,15 @@
  * `runtimeSync: "applied"` (200/201), or 202 with `success: false, persistenceState: "committed",
  * runtimeSync: "pending", runtimeSyncError` — the change is never rolled back.
  */
-import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
+import type { IdempotencyClaims } from '../../idempotency/index.js';
+import type { EventLog } from '../../events/index.js';
+import type { HandlerResult, RouteContext, RouteDef } from '../route.js';
 import { withIdempotency } from '../../idempotency/index.js';
 import { faultPoint } from '../../missions/fault-points.js';
-import { getOperation } from '../../missions/operation.js';
-import type { TemplateRecord } from '../../missions/records.js';
-import { SYNC_UNCONFIRMED, type OperationRuntime, type SyncResult } from '../../missions/runtime.js';
-import { createTemplate, deleteTemplate, listTemplates, requireTemplate, setTemplateEnabled, updateTemplate } from '../../missions/templates.js';
+import { getOperation } from '../../missions/catalog/operation.js';
+import type { TemplateRecord } from '../../missions/catalog/records.js';
+import { SYNC_UNCONFIRMED, type OperationRuntime, type SyncResult } from '../../missions/catalog/runtime.js';
+import { createTemplate, deleteTemplate, listTemplates, requireTemplate, setTemplateEnabled, updateTemplate } from '../../missions/catalog/templates.js';
 import type { Store } from '../../store/lmdb.js';
 import { FleetPathParams } from '../schemas/features.js';
 import {
@@ -25,28 +27,10 @@ import {
   TemplateUpdateBody,
   TemplateView,
 } from '../schemas/templates.js';
-import { fleetFromPath } from './features.js';
+import { fleetFromPath } from '../fleet-scope.js';
+import { templateView } from '../template-view.js';
 
 const BASE = '/v1/orgs/{org_id}/fleets/{fleet_id}/mission-templates';
-
-/** The public view of a template. */
-export function templateView(t: TemplateRecord): TemplateView {
-  return {
-    missionId: t.missionId,
-    name: t.name,
-    featureId: t.featureId,
-    enabled: t.enabled,
-    capabilities: t.capabilities,
-    roster: t.roster,
-    steps: t.steps,
-    parameters: t.parameters,
-    prerequisites: t.prerequisites,
-    priority: t.priority,
-    version: t.version,
-    createdAtMs: t.createdAtMs,
-    updatedAtMs: t.updatedAtMs,
-  };
-}
 
 /** The 200/201 or 202 answer of a committed template change. */
 export function mutationResult(okStatus: number, sync: SyncResult, base: { missionId: string; operationId: string; template?: TemplateRecord; deleted?: true }): HandlerResult {
@@ -70,8 +54,8 @@ const syncResponses = (ok: number, what: string) => ({
 });
 
 /** Template routes. */
-export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }): RouteDef[] {
-  const { store, runtime } = deps;
+export function templateRoutes(deps: { store: Store; events: EventLog; idempotency: IdempotencyClaims; runtime: OperationRuntime }): RouteDef[] {
+  const { store, events, idempotency, runtime } = deps;
   const tags = ['Mission templates'];
   const operationIdOf = (fleetId: string): string => getOperation(store, fleetId)?.operationId ?? '';
   return [
@@ -122,14 +106,14 @@ export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }
       handler: (ctx: RouteContext<FleetPathParams, Record<string, unknown>, TemplateCreateBody>) => {
         const fleet = fleetFromPath(store, ctx.auth, ctx.params);
         return withIdempotency(
-          store,
+          idempotency,
           { actor: ctx.auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint: `POST ${BASE}` },
           ctx.idempotencyKey,
           ctx.body,
           async (commit) => {
             // The answer commits with the template: a failure or crash after the commit answers it,
             // and a retry gets it back instead of creating a second template.
-            const { template, operation } = await createTemplate(store, fleet, ctx.body, ctx.nowMs, (t, op) => {
+            const { template, operation } = await createTemplate(store, events, fleet, ctx.body, ctx.nowMs, (t, op) => {
               const r = mutationResult(201, SYNC_UNCONFIRMED, { missionId: t.missionId, operationId: op.operationId, template: t });
               commit.inTxn({ status: r.status, body: r.body });
             });
@@ -153,7 +137,7 @@ export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }
       errors: [...MUTATION_ERRORS, 'feature_not_found', 'robot_not_active_member', 'robot_missing_capability'],
       handler: async ({ auth, params, body, nowMs }: RouteContext<TemplatePathParams, Record<string, unknown>, TemplateUpdateBody>) => {
         const fleet = fleetFromPath(store, auth, params);
-        const template = await updateTemplate(store, fleet.fleetId, params.mission_id, body, nowMs);
+        const template = await updateTemplate(store, events, fleet.fleetId, params.mission_id, body, nowMs);
         const sync = await runtime.awaitSync(fleet.fleetId);
         return mutationResult(200, sync, { missionId: template.missionId, operationId: operationIdOf(fleet.fleetId), template });
       },
@@ -170,7 +154,7 @@ export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }
       errors: [...MUTATION_ERRORS, 'template_in_use'],
       handler: async ({ auth, params, nowMs }: RouteContext<TemplatePathParams>) => {
         const fleet = fleetFromPath(store, auth, params);
-        await deleteTemplate(store, fleet.fleetId, params.mission_id, nowMs);
+        await deleteTemplate(store, events, fleet.fleetId, params.mission_id, nowMs);
         const sync = await runtime.awaitSync(fleet.fleetId);
         return mutationResult(200, sync, { missionId: params.mission_id, operationId: operationIdOf(fleet.fleetId), deleted: true });
       },
@@ -188,7 +172,7 @@ export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }
       errors: [...MUTATION_ERRORS],
       handler: async ({ auth, params, body, nowMs }: RouteContext<TemplatePathParams, Record<string, unknown>, EnabledBody>) => {
         const fleet = fleetFromPath(store, auth, params);
-        const template = await setTemplateEnabled(store, fleet.fleetId, params.mission_id, body.enabled, nowMs);
+        const template = await setTemplateEnabled(store, events, fleet.fleetId, params.mission_id, body.enabled, nowMs);
         const sync = await runtime.awaitSync(fleet.fleetId);
         return mutationResult(200, sync, { missionId: template.missionId, operationId: operationIdOf(fleet.fleetId), template });
       },

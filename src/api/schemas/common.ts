@@ -3,7 +3,7 @@
  * validation (ajv), the TypeScript types (Static<>) and /openapi.json.
  */
 import { Type, type ObjectOptions, type TSchema } from '@sinclair/typebox';
-import { FREE_FORM_KEYWORD, FREE_FORM_LIMITS } from '../../http/free-form.js';
+import { FREE_FORM_KEYWORD, FREE_FORM_LIMITS } from './free-form.js';
 
 /**
  * A UUID in canonical lowercase form, the only form the gateway mints. The pattern (on top of the
@@ -18,7 +18,7 @@ export const Uuid = Type.String({
 
 /**
  * A free-form object (stored and forwarded as given, no schema for its members), bounded in depth and
- * size: at most 32 levels of nesting and 10,000 values (src/http/free-form.ts, docs/http-hardening.md).
+ * size: at most 32 levels of nesting and 10,000 values (free-form.ts, docs/http-hardening.md).
  */
 export const FreeForm = (options: ObjectOptions = {}) =>
   Type.Object({}, { additionalProperties: true, ...options, [FREE_FORM_KEYWORD]: FREE_FORM_LIMITS });

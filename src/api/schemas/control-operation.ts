@@ -1,6 +1,6 @@
 /** `POST /v1/agent/control-operation` (spec: Agent API operation control). Strict body. */
 import { Type, type Static } from '@sinclair/typebox';
-import { OPERATION_ACTIONS, type OperationAction } from '../../missions/operation-control.js';
+import { OPERATION_ACTIONS, type OperationAction } from '../../missions/catalog/operation-control.js';
 import { ErrorBody, Uuid } from './common.js';
 import { TemplateView } from './templates.js';
 

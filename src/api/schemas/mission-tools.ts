@@ -4,7 +4,7 @@
  * schedule-command, cancel-schedule and set-mission-priorities. Every body is strict.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { MAX_INTERVAL_S, MAX_TIME_MS, MIN_INTERVAL_S } from '../../scheduling/recurrence.js';
+import { MAX_INTERVAL_S, MAX_TIME_MS, MIN_INTERVAL_S } from '../../missions/scheduling/recurrence.js';
 import { FreeForm, Nullable, Uuid } from './common.js';
 
 export const MAX_ROBOT_IDS = 100;

@@ -57,7 +57,7 @@ export type RobotMessage = Message<"fleetgw.v1.RobotMessage"> & {
      * Deprecated: send telemetry on PublishTelemetry. Still accepted from older agents, but a robot
      * that uses it shares telemetry backpressure with its acks (docs/robot-link.md).
      * Field 2 must stay a length-delimited TelemetryBatch: the gateway slices its raw bytes out of the
-     * envelope without decoding them (src/robotlink/envelope.ts).
+     * envelope without decoding them (src/protocol/envelope.ts).
      *
      * @generated from field: fleetgw.v1.TelemetryBatch telemetry = 2 [deprecated = true];
      * @deprecated

@@ -1,0 +1,61 @@
+/**
+ * Roster changes of `control-operation` (spec: Agent API operation control, roster rules 1-3).
+ * An empty roster is open: every active robot of the fleet may take the template.
+ */
+import type { EventLog } from '../../events/index.js';
+import { apiError } from '../../errors/catalog.js';
+import type { Store } from '../../store/lmdb.js';
+import { listRobots } from '../../store/identity.js';
+import type { TemplateRecord } from './records.js';
+import { changeTemplate, checkRosterRobot, requireTemplate } from './templates.js';
+
+/**
+ * Rule 1: the robot must be an active fleet robot advertising every required capability (404 / 400);
+ * no run is started. Rule 2: an open roster stays open; a robot already listed changes nothing.
+ */
+export async function assignRobot(store: Store, events: EventLog, fleetId: string, missionId: string, robotId: string, nowMs: number): Promise<{ template: TemplateRecord; changed: boolean }> {
+  const cur = requireTemplate(store, fleetId, missionId);
+  checkRosterRobot(store, fleetId, robotId, cur.capabilities);
+  return changeTemplate(
+    store,
+    events,
+    fleetId,
+    missionId,
+    (t) => (t.roster.length === 0 || t.roster.includes(robotId) ? null : { ...t, roster: [...t.roster, robotId] }),
+    nowMs,
+    'template.robot_assigned',
+    () => ({ robotId }),
+  );
+}
+
+/**
+ * Rule 3: removes the robot from future assignment (a run in progress finishes). Removing the last
+ * listed robot is 400. On an open roster the other active fleet robots become the roster (400 when
+ * there are none: the robot would be the last). A robot not on a closed roster changes nothing.
+ * @throws ApiError 404 `robot_not_found` when the robot is not a robot of the fleet
+ */
+export async function unassignRobot(store: Store, events: EventLog, fleetId: string, missionId: string, robotId: string, nowMs: number): Promise<{ template: TemplateRecord; changed: boolean }> {
+  requireTemplate(store, fleetId, missionId);
+  const robot = store.robots.get(robotId);
+  if (robot === undefined || robot.fleetId !== fleetId) throw apiError('robot_not_found', { robotId });
+  // Read before the transaction (listRobots is an index range); the roster itself is re-read inside.
+  const othersActive = listRobots(store, fleetId).filter((r) => r.active && r.robotId !== robotId).map((r) => r.robotId);
+  return changeTemplate(
+    store,
+    events,
+    fleetId,
+    missionId,
+    (t) => {
+      if (t.roster.length === 0) {
+        if (othersActive.length === 0) return apiError('roster_last_robot', { robotId, missionId });
+        return { ...t, roster: othersActive };
+      }
+      if (!t.roster.includes(robotId)) return null;
+      if (t.roster.length === 1) return apiError('roster_last_robot', { robotId, missionId });
+      return { ...t, roster: t.roster.filter((r) => r !== robotId) };
+    },
+    nowMs,
+    'template.robot_unassigned',
+    (t) => ({ robotId, roster: t.roster }),
+  );
+}
