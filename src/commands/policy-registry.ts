@@ -15,9 +15,12 @@
  * unusable until the robot happens to reconnect; the robot's allowance bounds what that costs.
  *
  * Across robots, compiles share one gateway-wide budget (SHARED_COMPILE_BUDGET_MS per
- * SHARED_COMPILE_WINDOW_MS, a token bucket on the real clock): a compile starts only when the bucket
- * holds what it may spend, otherwise the robot waits in a FIFO queue drained by a timer as the bucket
- * refills. Meanwhile its policy is {@link PENDING_POLICY} (policy-bound commands refused with a retry
+ * SHARED_COMPILE_WINDOW_MS, a token bucket on the real clock): a compile starts only while the bucket
+ * is above zero (it may overdraw it by one compile, at most POLICY_COMPILE_BUDGET_MS), otherwise the
+ * robot waits in a FIFO queue drained by a timer, one compile per turn, as the bucket refills. So
+ * ordinary policies (a few ms each) compile at once even when many robots connect together, while
+ * expensive ones hold the loop for at most one compile budget at a time and about
+ * SHARED_COMPILE_BUDGET_MS per window overall. Meanwhile its policy is {@link PENDING_POLICY} (policy-bound commands refused with a retry
  * hint; stops unaffected). A newer Hello of a queued robot replaces its entry. The queue holds at most
  * {@link MAX_QUEUED_COMPILES} robots; when it is full, the robot's policy stays pending and is tried
  * again like a policy cut short (RECOMPILE_DELAYS_MS), and, past those, on the robot's next Hello.
@@ -112,7 +115,7 @@ export class PolicyRegistry {
     } else {
       const budget = Math.min(POLICY_COMPILE_BUDGET_MS, this.allowance.available(robotId, this.now()));
       // FIFO: a Hello does not overtake robots already waiting (the drain itself does not wait on them).
-      if ((this.queue.size > 0 && !this.draining) || this.shared.available('', performance.now()) < budget) {
+      if ((this.queue.size > 0 && !this.draining) || this.shared.available('', performance.now()) <= 0) {
         this.enqueue(robotId, policy, digest, attempt);
         return;
       }
@@ -151,12 +154,10 @@ export class PolicyRegistry {
     this.armDrain();
   }
 
-  // One timer, due when the shared bucket holds what the oldest waiting robot may spend.
+  // One timer, due when the shared bucket is back above zero (what the last compile overdrew).
   private armDrain(): void {
     if (this.drainTimer || this.queue.size === 0) return;
-    const [robotId] = this.queue.keys();
-    const need = Math.min(POLICY_COMPILE_BUDGET_MS, this.allowance.available(robotId as string, this.now()));
-    const missing = need - this.shared.available('', performance.now());
+    const missing = 1 - this.shared.available('', performance.now());
     const delay = Math.max(1, Math.ceil((missing * SHARED_COMPILE_WINDOW_MS) / this.sharedBudgetMs));
     this.drainTimer = setTimeout(() => this.drain(), delay);
     this.drainTimer.unref();
@@ -166,12 +167,14 @@ export class PolicyRegistry {
     this.drainTimer = null;
     this.draining = true;
     try {
+      // One compile per turn: a stop waiting behind the queue waits for at most one compile budget.
       for (const [robotId, q] of this.queue) {
-        const need = Math.min(POLICY_COMPILE_BUDGET_MS, this.allowance.available(robotId, this.now()));
-        if (this.shared.available('', performance.now()) < need) break;
+        if (this.shared.available('', performance.now()) <= 0) break;
         this.queue.delete(robotId);
         // Only while the robot still advertises that policy (a newer Hello replaces the entry).
-        if (this.byRobot.get(robotId)?.digest === q.digest) this.apply(robotId, q.policy, q.digest, q.attempt);
+        if (this.byRobot.get(robotId)?.digest !== q.digest) continue;
+        this.apply(robotId, q.policy, q.digest, q.attempt);
+        break;
       }
     } finally {
       this.draining = false;
