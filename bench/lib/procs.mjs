@@ -190,3 +190,13 @@ export function threadCpuByName(a, b) {
   }
   return [...sums].filter(([, v]) => v > 0).sort((x, y) => y[1] - x[1]).map(([name, cpuS]) => ({ name, cpuS: Number(cpuS.toFixed(2)) }));
 }
+
+/** Resident set size of a process in bytes (VmRSS from /proc/<pid>/status); 0 when it is gone. */
+export function rssBytes(pid) {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
