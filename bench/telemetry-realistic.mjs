@@ -10,7 +10,9 @@
 // (MiB per minute, least squares) and maximum, for both processes. Figures: bench/README.md.
 //
 //   node bench/telemetry-realistic.mjs [--robots 1000] [--hz 10] [--duration 600] [--warmup-s 30]
-//       [--sample-s 10] [--against gateway,bare] [--clickhouse-url URL] [--gateway-env K=V,K=V] [--keep]
+//       [--sample-s 10] [--against gateway,bare] [--clickhouse-url URL] [--gateway-env K=V,K=V]
+//       [--generator sim|replay] [--samples-per-msg K] [--keep]
+// --generator replay sends pre-encoded batches (bench/lib/replay-child.mjs) instead of the simulator.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +24,7 @@ import {
 
 const opts = parseArgs(process.argv.slice(2), {
   robots: 1000, hz: 10, duration: 600, 'warmup-s': 30, 'sample-s': 10, against: 'gateway,bare', 'clickhouse-url': '',
-  'gateway-env': '', keep: false,
+  'gateway-env': '', generator: 'sim', 'samples-per-msg': 0, keep: false,
 });
 const log = (s) => process.stderr.write(`${s}\n`);
 const MiB = 1024 * 1024;
@@ -77,7 +79,10 @@ async function runOne(kind, dataDir, fleetId, robots, robotsFile) {
       server = spawnNode([join(ROOT, 'bench', 'lib', 'bare-grpc.mjs'), ...(kind === 'bare-late-headers' ? ['--late-headers'] : [])]);
     }
     const ready = await server.waitJson((o) => o.event === 'ready', 120_000);
-    sim = spawnNode([join(ROOT, 'bench', 'lib', 'sim-child.mjs'), '--grpc', ready.grpc, '--robots-file', robotsFile,
+    const generator = opts.generator === 'replay'
+      ? [join(ROOT, 'bench', 'lib', 'replay-child.mjs'), '--samples-per-msg', String(opts['samples-per-msg'])]
+      : [join(ROOT, 'bench', 'lib', 'sim-child.mjs')];
+    sim = spawnNode([...generator, '--grpc', ready.grpc, '--robots-file', robotsFile,
       '--hz', String(opts.hz), '--duration', String(opts.duration), '--report-ms', String(opts['sample-s'] * 1000)]);
     const connected = await sim.waitJson((o) => o.event === 'connected' || o.event === 'error', 120_000);
     if (connected.event !== 'connected') throw new Error(connected.message);

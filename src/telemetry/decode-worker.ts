@@ -6,6 +6,7 @@
  * A frame that fails to decode is counted and skipped; the task itself never throws for bad input,
  * so one corrupt robot cannot take the pool down.
  */
+import { readlinkSync } from 'node:fs';
 import { fromBinary } from '@bufbuild/protobuf';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { TelemetryBatchSchema } from '../gen/fleetgw/v1/telemetry_pb.js';
@@ -33,6 +34,15 @@ interface RobotSlot {
   livePrefix: string | null;
   latest: TelemetrySnapshot | null;
 }
+
+/** This thread's Linux tid (/proc/thread-self names the calling thread), read once; 0 elsewhere. */
+const THREAD_ID = ((): number => {
+  try {
+    return Number(readlinkSync('/proc/thread-self').split('/').pop()) || 0;
+  } catch {
+    return 0;
+  }
+})();
 
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -126,6 +136,7 @@ export function decodeTask(task: DecodeTask): DecodeResult {
     frames: task.frameCount,
     corruptFrames: corrupt,
     errors,
+    threadId: THREAD_ID,
   };
 }
 
@@ -138,7 +149,7 @@ export default function run(task: DecodeTask): unknown {
     // A bug, not bad input: still answer with data so the main thread can count it and go on.
     result = {
       rows: new Uint8Array(0), rowCount: 0, snapshots: [], live: null, frames: task.frameCount,
-      corruptFrames: task.frameCount, errors: [{ code: 'internal', message: message(e) }],
+      corruptFrames: task.frameCount, errors: [{ code: 'internal', message: message(e) }], threadId: THREAD_ID,
     };
   }
   const transfer: ArrayBufferLike[] = [result.rows.buffer];

@@ -88,6 +88,8 @@ export interface TelemetryIngestStats {
   snapshotsWritten: number;
   liveMessages: number;
   paused: boolean;
+  /** Linux thread ids of the decode workers seen so far (at most 64): CPU per thread from /proc. */
+  decodeThreadIds: number[];
 }
 
 export interface TelemetryIngest {
@@ -159,6 +161,7 @@ class Ingest implements TelemetryIngest {
   private closing = false;
   private closed: Promise<void> | null = null;
   private lastErrorLogMs = 0;
+  private readonly decodeThreadIds = new Set<number>();
   private readonly s = {
     framesIn: 0, bytesIn: 0, samplesIn: 0, batches: 0, corruptFrames: 0, workerErrors: 0, framesLost: 0,
     framesRejected: 0, liveMessages: 0,
@@ -239,6 +242,7 @@ class Ingest implements TelemetryIngest {
       insertErrors: q.insertErrors,
       snapshotsWritten: this.snapshots.written,
       paused: this.gate.isPaused,
+      decodeThreadIds: [...this.decodeThreadIds],
     };
   }
 
@@ -325,6 +329,8 @@ class Ingest implements TelemetryIngest {
   }
 
   private apply(r: DecodeResult): void {
+    // Bounded: replaced workers add ids; past 64 the list is only a sample.
+    if (r.threadId !== 0 && this.decodeThreadIds.size < 64) this.decodeThreadIds.add(r.threadId);
     this.s.samplesIn += r.rowCount;
     this.s.corruptFrames += r.corruptFrames;
     this.inserts.enqueue(r.rows, r.rowCount);

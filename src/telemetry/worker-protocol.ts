@@ -51,6 +51,8 @@ export interface DecodeResult {
   corruptFrames: number;
   /** The first few errors of the task (the count is in `corruptFrames`). */
   errors: WorkerError[];
+  /** Linux thread id of the worker that ran the task (0 when unknown): CPU per thread from /proc. */
+  threadId: number;
 }
 
 /** How many individual errors a result carries at most (the rest are only counted). */
