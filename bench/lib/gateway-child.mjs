@@ -30,7 +30,7 @@ const gateway = await startGateway({
   tunables: tunablesFromEnv(),
   log: (line) => process.stderr.write(`${line}\n`),
 });
-emit({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemetryStore: gateway.telemetryStore, startupTids });
+emit({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemetryStore: gateway.telemetryStore, telemetryDecoder: gateway.telemetryDecoder, startupTids });
 const timer = setInterval(() => emit({ event: 'stats', tMs: Date.now(), ...gateway.ingest.stats() }), opts['stats-ms']);
 await new Promise((done) => {
   process.once('SIGTERM', done);

@@ -4,6 +4,7 @@
 import { openStore } from '../../dist/store/lmdb.js';
 import { openChdbStore } from '../../dist/telemetry/chdb-store.js';
 import { openClickHouseStore } from '../../dist/telemetry/clickhouse-store.js';
+import { decodeSnapshot } from '../../dist/telemetry/snapshot-codec.js';
 
 /**
  * @param {{dataDir: string, clickhouseUrl: string, fleetId: string, robots: {robotId: string}[], stopAtMs: number}} o
@@ -34,7 +35,7 @@ export async function countStored({ dataDir, clickhouseUrl, fleetId, robots, sto
   const snapshots = { ok: 0, missing: 0, notNewestRow: 0, maxAgeAtStopMs: 0, problems: [] };
   try {
     for (const { robotId } of robots) {
-      const snap = lmdb.snapshots.get(robotId);
+      const snap = decodeSnapshot(lmdb.snapshots.get(robotId));
       const r = perRobot.get(robotId);
       if (!snap) {
         snapshots.missing++;

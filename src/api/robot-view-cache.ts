@@ -16,7 +16,7 @@ import type { AuthContext } from '../http/types.js';
 import type { Store } from '../store/lmdb.js';
 import { readRaw } from '../store/raw-bytes-cache.js';
 import type { RobotRecord } from '../store/records.js';
-import type { TelemetrySnapshot } from '../telemetry/snapshot.js';
+import { decodeSnapshot } from '../telemetry/snapshot-codec.js';
 import { toRobotView } from './robot-view.js';
 
 interface Entry {
@@ -59,7 +59,7 @@ export class RobotViewCache {
     if (entry !== undefined && entry.online === online && sameBytes(entry.snapshotBytes, rawSnap)) return entry.json;
 
     const snapshotBytes = rawSnap === undefined ? null : Buffer.from(rawSnap);
-    const snap = rawSnap === undefined ? undefined : (this.store.snapshots.get(robotId) as TelemetrySnapshot | undefined);
+    const snap = rawSnap === undefined ? undefined : decodeSnapshot(this.store.snapshots.get(robotId));
     const json = JSON.stringify(toRobotView(robot, snap, online));
     if (entry === undefined && this.entries.size >= this.maxEntries) {
       const oldest = this.entries.keys().next();

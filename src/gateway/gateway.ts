@@ -41,6 +41,8 @@ export interface Gateway {
   /** `host:port` of the robot link. */
   readonly grpcAddress: string;
   readonly telemetryStore: 'chdb' | 'clickhouse';
+  /** Which telemetry decoder runs: the C++ addon, or the JS reader. */
+  readonly telemetryDecoder: 'native' | 'js' | 'reference';
   readonly store: Store;
   readonly ingest: TelemetryIngest;
   readonly commands: CommandService;
@@ -139,6 +141,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       httpUrl: http.url,
       grpcAddress: linkServer.address,
       telemetryStore: ingest.storeKind,
+      telemetryDecoder: ingest.decoder,
       store,
       ingest,
       commands,

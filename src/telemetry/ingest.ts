@@ -22,6 +22,7 @@ import { WatermarkGate } from './backpressure.js';
 import { openChdbStore } from './chdb-store.js';
 import { openClickHouseStore } from './clickhouse-store.js';
 import { createDecodePool, type DecodePool } from './decode-pool.js';
+import { chooseDecoder, type DecoderKind } from './decode/select.js';
 import { FramePacker, type PackedBatch } from './frame-packer.js';
 import { InsertQueue, type InsertQueueOptions } from './insert-queue.js';
 import type { LiveSink } from './live-sink.js';
@@ -94,6 +95,10 @@ export interface TelemetryIngestStats {
 
 export interface TelemetryIngest {
   readonly storeKind: StoreKind;
+  /** The decoder the workers run: the C++ addon, or the JS reader when it is not built or is disabled. */
+  readonly decoder: DecoderKind;
+  /** Why the addon is not used ('loaded' when it is). */
+  readonly decoderStatus: string;
   /** Takes a robot's raw TelemetryBatch bytes; copies them (a view into a gRPC buffer is fine). */
   push(robotId: string, fleetId: string, bytes: Uint8Array): void;
   /** `true` at the high-water mark (pause robot reads), `false` under the low-water mark. */
@@ -138,6 +143,8 @@ export async function createTelemetryIngest(opts: TelemetryIngestOptions): Promi
 
 class Ingest implements TelemetryIngest {
   readonly storeKind: StoreKind;
+  readonly decoder: DecoderKind;
+  readonly decoderStatus: string;
   private readonly log: TelemetryLog;
   private readonly now: () => number;
   private readonly maxBatchFrames: number;
@@ -148,7 +155,8 @@ class Ingest implements TelemetryIngest {
   private readonly inserts: InsertQueue;
   private readonly snapshots: SnapshotWriter;
   private readonly waiting: Waiting[] = [];
-  private readonly done = new Map<number, DecodeResult | null>();
+  /** Results (null: the task was lost) waiting for earlier ones, with the robot ids of their task. */
+  private readonly done = new Map<number, { r: DecodeResult | null; robotIds: string[] }>();
   /** Row bytes of results parked in `done` (decoded, waiting for an earlier seq): still queued memory. */
   private parkedBytes = 0;
   private drainWaiters: { upTo: number; resolve: () => void }[] = [];
@@ -176,6 +184,11 @@ class Ingest implements TelemetryIngest {
   ) {
     this.storeKind = sampleStore.kind;
     this.log = opts.log ?? stderrLog;
+    // Asked here only to report it: the workers load the same addon with the same environment.
+    const decoder = chooseDecoder();
+    this.decoder = decoder.kind;
+    this.decoderStatus = decoder.nativeStatus;
+    if (decoder.kind !== 'native') this.log.warn('telemetry decoder addon not used, the JavaScript reader runs', { reason: decoder.nativeStatus });
     this.now = opts.now ?? Date.now;
     this.maxBatchFrames = opts.maxBatchFrames ?? 2_000;
     this.maxBatchBytes = opts.maxBatchBytes ?? 1024 * 1024;
@@ -274,17 +287,18 @@ class Ingest implements TelemetryIngest {
       const live = this.liveMask(batch.fleetIds);
       const bytes = batch.byteLength;
       const frames = batch.frameCount;
+      const robotIds = batch.robotIds;
       this.pool
-        .run({ format: this.sampleStore.format, live, ...batch })
+        .run({ live, ...batch })
         .then(
-          (r) => this.settle(seq, bytes, r),
+          (r) => this.settle(seq, bytes, r, robotIds),
           (e: unknown) => {
             // Only a crashed worker gets here (bad input is answered, not thrown); the frames were
             // transferred to it and are gone. Counted and logged: it is a bug to fix, not a policy.
             this.s.workerErrors++;
             this.s.framesLost += frames;
             this.log.error('telemetry decode task failed', { frames, error: e instanceof Error ? e.message : String(e) });
-            this.settle(seq, bytes, null);
+            this.settle(seq, bytes, null, robotIds);
           },
         );
     }
@@ -305,18 +319,18 @@ class Ingest implements TelemetryIngest {
   }
 
   /** Records a finished task and applies every result that is next in posting order. */
-  private settle(seq: number, bytes: number, result: DecodeResult | null): void {
+  private settle(seq: number, bytes: number, result: DecodeResult | null, robotIds: string[]): void {
     this.inFlight--;
     this.inFlightBytes -= bytes;
-    this.done.set(seq, result);
+    this.done.set(seq, { r: result, robotIds });
     this.parkedBytes += result?.rows.byteLength ?? 0;
     for (let next = this.delivered + 1; this.done.has(next); next++) {
-      const r = this.done.get(next)!;
+      const { r, robotIds: ids } = this.done.get(next)!;
       this.done.delete(next);
       this.delivered = next;
       if (r) {
         this.parkedBytes -= r.rows.byteLength;
-        this.apply(r);
+        this.apply(r, ids);
       }
     }
     this.post();
@@ -328,13 +342,17 @@ class Ingest implements TelemetryIngest {
     }
   }
 
-  private apply(r: DecodeResult): void {
+  private apply(r: DecodeResult, robotIds: string[]): void {
     // Bounded: replaced workers add ids; past 64 the list is only a sample.
     if (r.threadId !== 0 && this.decodeThreadIds.size < 64) this.decodeThreadIds.add(r.threadId);
     this.s.samplesIn += r.rowCount;
     this.s.corruptFrames += r.corruptFrames;
     this.inserts.enqueue(r.rows, r.rowCount);
-    for (const snap of r.snapshots) this.snapshots.offer(snap);
+    const snaps = r.snapshots;
+    for (let i = 0, k = 0; i < snaps.length; i += 3, k++) {
+      // A view into the rows buffer: the writer copies it into the LMDB value at once.
+      this.snapshots.offer(robotIds[snaps[i]!]!, r.snapshotTs[k]!, r.rows.subarray(snaps[i + 1], snaps[i + 2]));
+    }
     if (r.live && this.opts.live) {
       this.s.liveMessages += r.live.index.length / 3;
       this.opts.live.publish(r.live);

@@ -182,7 +182,7 @@ export class InsertQueue {
   private async deadLetter(b: Batch): Promise<void> {
     const dir = this.opts.deadLetterDir;
     if (dir === undefined) return;
-    const file = join(dir, `telemetry-${Date.now()}-${b.id}.${this.store.format === 'tsv' ? 'tsv' : 'rowbinary'}`);
+    const file = join(dir, `telemetry-${Date.now()}-${b.id}.rowbinary`);
     try {
       await mkdir(dir, { recursive: true });
       await writeFile(file, b.chunks);

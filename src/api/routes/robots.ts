@@ -8,7 +8,7 @@ import type { RouteContext, RouteDef } from '../../http/types.js';
 import type { Store } from '../../store/lmdb.js';
 import { listRobots } from '../../store/identity.js';
 import type { RobotRecord } from '../../store/records.js';
-import type { TelemetrySnapshot } from '../../telemetry/snapshot.js';
+import { decodeSnapshot } from '../../telemetry/snapshot-codec.js';
 import { RobotViewCache } from '../robot-view-cache.js';
 import { toRobotView } from '../robot-view.js';
 import { RobotListQuery, RobotListResponse, RobotPathParams, RobotView } from '../schemas/robots.js';
@@ -22,7 +22,7 @@ export interface RobotRouteDeps {
 /** GET /v1/robots and GET /v1/robots/{robot_id}. */
 export function robotRoutes(deps: RobotRouteDeps): RouteDef[] {
   const view = (r: RobotRecord): RobotView =>
-    toRobotView(r, deps.store.snapshots.get(r.robotId) as TelemetrySnapshot | undefined, deps.isOnline(r.robotId));
+    toRobotView(r, decodeSnapshot(deps.store.snapshots.get(r.robotId)), deps.isOnline(r.robotId));
   // The single-robot read is the hot one (dashboards poll it): served from a change-checked cache.
   const views = new RobotViewCache(deps.store, (id) => deps.isOnline(id));
   return [
