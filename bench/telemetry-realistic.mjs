@@ -1,7 +1,8 @@
 // Benchmark (issue 12, target 2, and the agent's memory): realistic telemetry load, many robots at a
 // low rate with one sample per message (1,000 robots x 10 Hz by default), held for --duration seconds.
 // For each server in --against (run one after the other, same simulator, same robots):
-//   gateway  `fleetgw serve` (chdb, or --clickhouse-url), the full pipe with rows counted afterwards
+//   gateway  the gateway (bench/lib/gateway-child.mjs: the same startGateway() as `fleetgw serve`; chdb,
+//            or --clickhouse-url), the full pipe with rows counted afterwards
 //   bare     bench/lib/bare-grpc.mjs, a grpc-js server that drops every message: the robot link's floor
 //   bare-late-headers  the same, answering PublishTelemetry with headers only at the end (as gateways
 //            before issue 12 did): the agents' memory must stay flat against it too
@@ -11,7 +12,7 @@
 //
 //   node bench/telemetry-realistic.mjs [--robots 1000] [--hz 10] [--duration 600] [--warmup-s 30]
 //       [--sample-s 10] [--against gateway,bare] [--clickhouse-url URL] [--gateway-env K=V,K=V]
-//       [--generator sim|replay] [--samples-per-msg K] [--keep]
+//       [--generator sim|replay] [--samples-per-msg K] [--cpu-prof DIR] [--keep]
 // --generator replay sends pre-encoded batches (bench/lib/replay-child.mjs) instead of the simulator.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,12 +20,12 @@ import { join } from 'node:path';
 import { countStored } from './lib/store-check.mjs';
 import { provisionRobots } from './lib/provision.mjs';
 import {
-  cpuSeconds, FLEETGW, machineCpu, busyBetween, machineInfo, parseArgs, ROOT, rssBytes, spawnNode, stopChild, threadCpu, threadCpuByName,
+  cpuSeconds, machineCpu, busyBetween, machineInfo, parseArgs, ROOT, rssBytes, spawnNode, stopChild, threadCpu, threadCpuByName, threadGroups,
 } from './lib/procs.mjs';
 
 const opts = parseArgs(process.argv.slice(2), {
   robots: 1000, hz: 10, duration: 600, 'warmup-s': 30, 'sample-s': 10, against: 'gateway,bare', 'clickhouse-url': '',
-  'gateway-env': '', generator: 'sim', 'samples-per-msg': 0, keep: false,
+  'gateway-env': '', generator: 'sim', 'samples-per-msg': 0, 'cpu-prof': '', keep: false,
 });
 const log = (s) => process.stderr.write(`${s}\n`);
 const MiB = 1024 * 1024;
@@ -72,9 +73,9 @@ async function runOne(kind, dataDir, fleetId, robots, robotsFile) {
   let sim;
   try {
     if (kind === 'gateway') {
-      const serveArgs = ['serve', '--data-dir', dataDir, '--port', '0', '--grpc-port', '0', '--insecure-http'];
-      if (opts['clickhouse-url'] !== '') serveArgs.push('--clickhouse-url', opts['clickhouse-url']);
-      server = spawnNode([FLEETGW, ...serveArgs], { env: envPairs(opts['gateway-env']) });
+      const prof = opts['cpu-prof'] !== '' ? ['--cpu-prof', `--cpu-prof-dir=${opts['cpu-prof']}`] : [];
+      server = spawnNode([...prof, join(ROOT, 'bench', 'lib', 'gateway-child.mjs'), '--data-dir', dataDir,
+        ...(opts['clickhouse-url'] !== '' ? ['--clickhouse-url', opts['clickhouse-url']] : []), '--stats-ms', '5000'], { env: envPairs(opts['gateway-env']) });
     } else {
       server = spawnNode([join(ROOT, 'bench', 'lib', 'bare-grpc.mjs'), ...(kind === 'bare-late-headers' ? ['--late-headers'] : [])]);
     }
@@ -109,6 +110,11 @@ async function runOne(kind, dataDir, fleetId, robots, robotsFile) {
     clearInterval(timer);
     points.push(point());
     const threads1 = threadCpu(server.pid);
+    let lastStats = null;
+    for (let i = server.lines.length - 1; i >= 0 && !lastStats; i--) {
+      const o = JSON.parse(server.lines[i]);
+      if (o.event === 'stats') lastStats = o;
+    }
 
     const win = points.filter((p) => (p.t - points[0].t) / 1000 >= opts['warmup-s']);
     const first = win[0] ?? points[0];
@@ -127,6 +133,9 @@ async function runOne(kind, dataDir, fleetId, robots, robotsFile) {
       serverRssMiB: { start: round(first.srvRss / MiB, 1), end: round(last.srvRss / MiB, 1), max: round(Math.max(...win.map((p) => p.srvRss)) / MiB, 1), slopeMiBPerMin: round(slope(mins, win.map((p) => p.srvRss / MiB)), 2) },
       simRssMiB: { start: round(first.simRss / MiB, 1), end: round(last.simRss / MiB, 1), max: round(Math.max(...win.map((p) => p.simRss)) / MiB, 1), slopeMiBPerMin: round(slope(mins, win.map((p) => p.simRss / MiB)), 2) },
       serverCpuSecondsByThread: threads0.at ? threadCpuByName(threads0.at, threads1).slice(0, 10) : [],
+      ...(kind === 'gateway' && threads0.at ? {
+        gatewayCpuSecondsByGroup: threadGroups(server.pid, threads0.at, threads1, { startupTids: ready.startupTids ?? [], decodeTids: lastStats?.decodeThreadIds ?? [] }),
+      } : {}),
       timeline: points.map((p, i) => (i === 0 ? null : {
         tS: Math.round((p.t - points[0].t) / 1000),
         serverCores: round((p.srvCpu - points[i - 1].srvCpu) / ((p.t - points[i - 1].t) / 1000), 3),

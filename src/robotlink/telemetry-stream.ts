@@ -21,7 +21,8 @@ export type TelemetryCall = ServerReadableStream<Uint8Array, TelemetryReceipt>;
 
 export class TelemetryStream {
   private done = false;
-  private batches = 0n;
+  /** A number, not a bigint: a bigint increment per message is an allocation per message. */
+  private batches = 0;
 
   /**
    * @param onBatch receives each batch's raw bytes (may be a view into a buffer grpc-js reuses).
@@ -62,7 +63,7 @@ export class TelemetryStream {
     if (this.done) return;
     this.markDone();
     if (error) this.callback(error);
-    else this.callback(null, create(TelemetryReceiptSchema, { batches: this.batches }));
+    else this.callback(null, create(TelemetryReceiptSchema, { batches: BigInt(this.batches) }));
   }
 
   private markDone(): void {

@@ -20,7 +20,9 @@ export class FramePacker {
   private count = 0;
   private robotIds: string[] = [];
   private fleetIds: string[] = [];
+  /** robotId -> index of its (robot, fleet) pair; a robot seen under a second fleet goes to `moved`. */
   private index = new Map<string, number>();
+  private moved = new Map<string, number>();
   /** Wall clock of the first frame of the current batch (for the age bound). */
   firstAtMs = 0;
 
@@ -40,14 +42,16 @@ export class FramePacker {
 
   /** Copies one frame in; `bytes` is not retained. */
   add(robotId: string, fleetId: string, bytes: Uint8Array, receivedAtMs: number): void {
-    // A robot moved to another fleet mid-batch keeps its rows honest: the key includes the fleet.
-    const key = `${robotId}\u0000${fleetId}`;
-    let ri = this.index.get(key);
+    // A robot moved to another fleet mid-batch keeps its rows honest: (robot, fleet) pairs are
+    // indexed, by robot id alone in the common case (no key string built per frame).
+    let ri = this.index.get(robotId);
     if (ri === undefined) {
-      ri = this.robotIds.length;
-      this.robotIds.push(robotId);
-      this.fleetIds.push(fleetId);
-      this.index.set(key, ri);
+      ri = this.push(robotId, fleetId);
+      this.index.set(robotId, ri);
+    } else if (this.fleetIds[ri] !== fleetId) {
+      const key = `${robotId}\u0000${fleetId}`;
+      ri = this.moved.get(key) ?? this.push(robotId, fleetId);
+      this.moved.set(key, ri);
     }
     this.ensure(FRAME_HEADER_BYTES + bytes.length);
     if (this.count === 0) this.firstAtMs = receivedAtMs;
@@ -78,7 +82,14 @@ export class FramePacker {
     this.robotIds = [];
     this.fleetIds = [];
     this.index = new Map();
+    this.moved = new Map();
     return out;
+  }
+
+  private push(robotId: string, fleetId: string): number {
+    this.robotIds.push(robotId);
+    this.fleetIds.push(fleetId);
+    return this.robotIds.length - 1;
   }
 
   private ensure(n: number): void {

@@ -58,6 +58,8 @@ export interface TelemetryIngestOptions {
   highWaterBytes?: number;
   /** Default 16 MiB. */
   lowWaterBytes?: number;
+  /** A robot's snapshot is written to LMDB at most this often (the newest sample of the interval). Default 1,000 ms. */
+  snapshotIntervalMs?: number;
   /** Insert coalescing and retry; `deadLetterDir` defaults to `<dataDir>/telemetry-deadletter`. */
   insert?: InsertQueueOptions;
   /** Use this store instead of opening chdb/ClickHouse (the caller keeps ownership: close() leaves it open). */
@@ -200,7 +202,7 @@ class Ingest implements TelemetryIngest {
       { deadLetterDir: join(opts.dataDir, 'telemetry-deadletter'), ...opts.insert },
       () => this.gate.update(this.queueBytes()),
     );
-    this.snapshots = new SnapshotWriter(opts.store.snapshots);
+    this.snapshots = new SnapshotWriter(opts.store.snapshots, opts.snapshotIntervalMs ?? 1_000);
   }
 
   push(robotId: string, fleetId: string, bytes: Uint8Array): void {

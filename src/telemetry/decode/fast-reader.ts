@@ -390,8 +390,9 @@ function rbString(w: ByteWriter, s: number, e: number): void {
   w.copy(u8, s, e);
 }
 
-function writeRow(w: ByteWriter, ids: Uint8Array, receivedAtMs: number): void {
-  w.raw(ids);
+function writeRow(w: ByteWriter, robot: Uint8Array, fleet: Uint8Array, receivedAtMs: number): void {
+  w.raw(robot);
+  w.raw(fleet);
   w.i64parts(tsLo, tsHi);
   w.i64(receivedAtMs);
   w.f64c(d[D_LAT]!);
@@ -525,7 +526,8 @@ export function decodeFrameFast(out: TaskOutput, bytes: Uint8Array, view: DataVi
   pos = start;
   end = frameEnd;
   const rows = out.rows;
-  const ids = out.rbIds[robotIndex]!;
+  const robot = out.rbRobot[robotIndex]!;
+  const fleet = out.rbFleet[robotIndex]!;
   const prefix = out.livePrefix[robotIndex] ?? null;
   while (pos < end) {
     const t = tag();
@@ -535,7 +537,7 @@ export function decodeFrameFast(out: TaskOutput, bytes: Uint8Array, view: DataVi
     }
     readSample(subEnd());
     const rowStart = rows.pos;
-    writeRow(rows, ids, receivedAtMs);
+    writeRow(rows, robot, fleet, receivedAtMs);
     out.rowDone(robotIndex, rowStart, tsHi, tsLo);
     if (prefix !== null) {
       const live = out.live!;

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { liveJsonPrefix } from '../live-json.js';
-import { encodeRowBinaryString } from '../row-rowbinary.js';
+import { rowBinaryId } from './id-cache.js';
 import { frameError, type DecodeResult, type DecodeTask, type FrameFault, type WorkerError } from '../worker-protocol.js';
 
 /** The task protocol version this file speaks (the addon exports its own as `abi`). */
@@ -74,19 +74,31 @@ function pack(parts: Uint8Array[]): { bytes: Uint8Array; offsets: Uint32Array } 
   return { bytes, offsets };
 }
 
+/** Robot index i's RowBinary robot id then fleet id, at [offsets[i], offsets[i + 1]). */
+function packIds(robotIds: readonly string[], fleetIds: readonly string[]): { bytes: Uint8Array; offsets: Uint32Array } {
+  const n = robotIds.length;
+  const offsets = new Uint32Array(n + 1);
+  let total = 0;
+  for (let i = 0; i < n; i++) {
+    offsets[i] = total;
+    total += rowBinaryId(robotIds[i]!).length + rowBinaryId(fleetIds[i] ?? '').length;
+  }
+  offsets[n] = total;
+  const bytes = new Uint8Array(total);
+  for (let i = 0; i < n; i++) {
+    const r = rowBinaryId(robotIds[i]!);
+    bytes.set(r, offsets[i]);
+    bytes.set(rowBinaryId(fleetIds[i] ?? ''), offsets[i]! + r.length);
+  }
+  return { bytes, offsets };
+}
+
 const encoder = new TextEncoder();
 const NO_BYTES = new Uint8Array(0);
 
 /** Runs one task through the addon. */
 export function decodeTaskNative(binding: NativeBinding, task: DecodeTask, threadId: number): DecodeResult {
-  const ids = pack(task.robotIds.map((id, i) => {
-    const r = encodeRowBinaryString(id);
-    const f = encodeRowBinaryString(task.fleetIds[i] ?? '');
-    const both = new Uint8Array(r.length + f.length);
-    both.set(r, 0);
-    both.set(f, r.length);
-    return both;
-  }));
+  const ids = packIds(task.robotIds, task.fleetIds);
   const live = task.live
     ? pack(task.robotIds.map((id, i) => (task.live![i] === 1 ? encoder.encode(liveJsonPrefix(id, task.fleetIds[i] ?? '')) : NO_BYTES)))
     : null;

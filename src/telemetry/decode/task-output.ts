@@ -8,7 +8,7 @@
  */
 import { ByteWriter } from '../byte-writer.js';
 import { liveJsonPrefix } from '../live-json.js';
-import { encodeRowBinaryString } from '../row-rowbinary.js';
+import { rowBinaryId } from './id-cache.js';
 import {
   FRAME_HEADER_BYTES,
   FrameFault,
@@ -30,8 +30,10 @@ export class TaskOutput {
   /** null when no robot of the task is live. */
   readonly live: ByteWriter | null;
   readonly liveIndex: number[] = [];
-  /** Per robot index: RowBinary robot and fleet ids (length-prefixed), written at the head of every row. */
-  readonly rbIds: Uint8Array[];
+  /** Per robot index: RowBinary robot id (length-prefixed), written at the head of every row. */
+  readonly rbRobot: Uint8Array[];
+  /** Per robot index: RowBinary fleet id, written after the robot id. */
+  readonly rbFleet: Uint8Array[];
   /** Per robot index: the live message head up to `"ts_ms":`, or null when its fleet is not live. */
   readonly livePrefix: (Uint8Array | null)[];
   rowCount = 0;
@@ -56,14 +58,8 @@ export class TaskOutput {
     this.rows.pos = 0;
     this.live = task.live ? liveWriter : null;
     if (this.live) this.live.pos = 0;
-    this.rbIds = task.robotIds.map((id, i) => {
-      const r = encodeRowBinaryString(id);
-      const f = encodeRowBinaryString(task.fleetIds[i] ?? '');
-      const both = new Uint8Array(r.length + f.length);
-      both.set(r, 0);
-      both.set(f, r.length);
-      return both;
-    });
+    this.rbRobot = task.robotIds.map(rowBinaryId);
+    this.rbFleet = task.fleetIds.map(rowBinaryId);
     this.livePrefix = task.robotIds.map((id, i) => (task.live?.[i] === 1 ? encoder.encode(liveJsonPrefix(id, task.fleetIds[i] ?? '')) : null));
     this.snapStart = new Int32Array(n).fill(-1);
     this.snapEnd = new Int32Array(n);
