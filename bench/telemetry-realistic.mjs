@@ -11,12 +11,13 @@
 // (MiB per minute, least squares) and maximum, for both processes. Figures: bench/README.md.
 //
 //   node bench/telemetry-realistic.mjs [--robots 1000] [--hz 10] [--duration 600] [--warmup-s 30]
-//       [--sample-s 10] [--against gateway,bare] [--clickhouse-url URL] [--gateway-env K=V,K=V]
+//       [--sample-s 10] [--against gateway,bare] [--clickhouse-url URL|local] [--gateway-env K=V,K=V]
 //       [--generator sim|replay] [--samples-per-msg K] [--cpu-prof DIR] [--keep]
 // --generator replay sends pre-encoded batches (bench/lib/replay-child.mjs) instead of the simulator.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startClickHouse } from './lib/clickhouse-server.mjs';
 import { countStored } from './lib/store-check.mjs';
 import { provisionRobots } from './lib/provision.mjs';
 import {
@@ -91,7 +92,7 @@ async function runOne(kind, dataDir, fleetId, robots, robotsFile) {
 
     const point = () => ({
       t: Date.now(), srvCpu: cpuSeconds(server.pid), simCpu: cpuSeconds(sim.pid), srvRss: rssBytes(server.pid),
-      simRss: rssBytes(sim.pid), m: machineCpu(),
+      simRss: rssBytes(sim.pid), storeCpu: storePid && kind === 'gateway' ? cpuSeconds(storePid) : 0, m: machineCpu(),
     });
     const points = [point()];
     const threads0 = { at: null };
@@ -129,6 +130,7 @@ async function runOne(kind, dataDir, fleetId, robots, robotsFile) {
       sentInWindow: genStop.stats.samplesSent,
       serverCores: round((last.srvCpu - first.srvCpu) / winS, 3),
       simCores: round((last.simCpu - first.simCpu) / winS, 3),
+      ...(storePid && kind === 'gateway' ? { storeProcessCores: round((last.storeCpu - first.storeCpu) / winS, 3) } : {}),
       machineCores: round(machine.all * machine.cpus.length, 2),
       serverRssMiB: { start: round(first.srvRss / MiB, 1), end: round(last.srvRss / MiB, 1), max: round(Math.max(...win.map((p) => p.srvRss)) / MiB, 1), slopeMiBPerMin: round(slope(mins, win.map((p) => p.srvRss / MiB)), 2) },
       simRssMiB: { start: round(first.simRss / MiB, 1), end: round(last.simRss / MiB, 1), max: round(Math.max(...win.map((p) => p.simRss)) / MiB, 1), slopeMiBPerMin: round(slope(mins, win.map((p) => p.simRss / MiB)), 2) },
@@ -172,6 +174,23 @@ async function runOne(kind, dataDir, fleetId, robots, robotsFile) {
 
 async function main() {
   const machine = machineInfo();
+  // `--clickhouse-url local`: a private server, so its CPU is reported apart from the gateway's.
+  let clickhouse = null;
+  if (opts['clickhouse-url'] === 'local') {
+    clickhouse = await startClickHouse();
+    opts['clickhouse-url'] = clickhouse.url;
+    storePid = clickhouse.pid;
+  }
+  try {
+    await runAll(machine);
+  } finally {
+    await clickhouse?.dispose();
+  }
+}
+
+let storePid = null;
+
+async function runAll(machine) {
   const results = [];
   for (const kind of opts.against.split(',')) {
     if (!['gateway', 'bare', 'bare-late-headers'].includes(kind)) throw new Error(`--against: unknown server ${kind}`);

@@ -5,7 +5,8 @@
  *
  * Bounds and policy (docs/telemetry-stream.md and telemetry/README.md repeat them):
  * - A batch is posted when it holds `maxBatchFrames` frames or `maxBatchBytes` bytes, or when its
- *   first frame is `maxBatchAgeMs` old.
+ *   first frame is `maxBatchAgeMs` old while any fleet has live subscribers, `storeBatchAgeMs` old
+ *   otherwise (only the store and the snapshots wait then, and fewer, larger tasks cost less).
  * - At most `maxTasksInFlight` batches are in the pool; further full batches wait in order.
  * - Queued bytes = batch being filled + waiting batches + batches in the pool + decoded rows parked
  *   until an earlier batch's result arrives + rows waiting for or in an insert. At `highWaterBytes`
@@ -50,8 +51,10 @@ export interface TelemetryIngestOptions {
   maxBatchFrames?: number;
   /** Default 1 MiB. */
   maxBatchBytes?: number;
-  /** Default 20 ms. */
+  /** Batch age while any fleet has live subscribers (their messages wait for it). Default 20 ms. */
   maxBatchAgeMs?: number;
+  /** Batch age while nobody watches live: only rows and snapshots wait. Default 100 ms. */
+  storeBatchAgeMs?: number;
   /** Default 4 (two per thread on a 2-core machine keeps a worker busy while results travel). */
   maxTasksInFlight?: number;
   /** Default 64 MiB. */
@@ -152,7 +155,10 @@ class Ingest implements TelemetryIngest {
   private readonly maxBatchFrames: number;
   private readonly maxBatchBytes: number;
   private readonly maxBatchAgeMs: number;
-  private readonly packer = new FramePacker();
+  private readonly storeBatchAgeMs: number;
+  // Small first buffer: at low rates a 20-100 ms batch is tens of kB (it grows, and then sizes itself
+  // like the previous batch, at high rates).
+  private readonly packer = new FramePacker(32 * 1024);
   private readonly gate: WatermarkGate;
   private readonly inserts: InsertQueue;
   private readonly snapshots: SnapshotWriter;
@@ -195,6 +201,7 @@ class Ingest implements TelemetryIngest {
     this.maxBatchFrames = opts.maxBatchFrames ?? 2_000;
     this.maxBatchBytes = opts.maxBatchBytes ?? 1024 * 1024;
     this.maxBatchAgeMs = opts.maxBatchAgeMs ?? 20;
+    this.storeBatchAgeMs = Math.max(this.maxBatchAgeMs, opts.storeBatchAgeMs ?? 100);
     this.gate = new WatermarkGate(opts.highWaterBytes ?? 64 * 1024 * 1024, opts.lowWaterBytes ?? 16 * 1024 * 1024);
     this.inserts = new InsertQueue(
       sampleStore,
@@ -216,7 +223,8 @@ class Ingest implements TelemetryIngest {
     if (this.packer.frameCount >= this.maxBatchFrames || this.packer.byteLength >= this.maxBatchBytes) {
       this.cut();
     } else if (this.ageTimer === null) {
-      this.ageTimer = setTimeout(() => this.cut(), this.maxBatchAgeMs);
+      const live = this.opts.live?.anySubscribers() === true;
+      this.ageTimer = setTimeout(() => this.cut(), live ? this.maxBatchAgeMs : this.storeBatchAgeMs);
     }
     this.gate.update(this.queueBytes());
   }
