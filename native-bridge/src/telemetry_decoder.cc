@@ -604,8 +604,9 @@ const uint8_t* bytesOf(const Napi::Value& v, size_t& len) {
 }
 
 // decodeTask(frames: ArrayBuffer, byteLength, frameCount, ids: Uint8Array, idOffsets: Uint32Array,
-//            live: Uint8Array | null, liveOffsets: Uint32Array | null)
-// -> { rows, rowCount, snapshots: Uint32Array, snapshotTs: Float64Array, live, liveIndex, corrupt, faults: Int32Array }
+//            live: Uint8Array | null, liveOffsets: Uint32Array | null, rowsBuffer: ArrayBuffer | undefined)
+// -> { rows, rowsLength, rowCount, snapshots: Uint32Array, snapshotTs: Float64Array, live, liveIndex, corrupt, faults: Int32Array }
+// rows is `rowsBuffer` (a recycled buffer from the main thread) when the rows fit in it, else a new one.
 // ids[i] = bytes [idOffsets[i], idOffsets[i+1]): robot index i's RowBinary robot and fleet ids;
 // live[i] likewise its live message prefix (empty: not live).
 Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
@@ -705,7 +706,14 @@ Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
   }
 
   Napi::Object result = Napi::Object::New(env);
-  result.Set("rows", copyOut(env, st.rows));
+  if (info.Length() > 7 && info[7].IsArrayBuffer() && info[7].As<Napi::ArrayBuffer>().ByteLength() >= st.rows.pos) {
+    Napi::ArrayBuffer reuse = info[7].As<Napi::ArrayBuffer>();
+    if (st.rows.pos) std::memcpy(reuse.Data(), st.rows.b.data(), st.rows.pos);
+    result.Set("rows", reuse);
+  } else {
+    result.Set("rows", copyOut(env, st.rows));
+  }
+  result.Set("rowsLength", Napi::Number::New(env, static_cast<double>(st.rows.pos)));
   result.Set("rowCount", Napi::Number::New(env, static_cast<double>(rowCount)));
   size_t snaps = 0;
   for (size_t i = 0; i < robots; i++)
@@ -749,7 +757,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("decodeTask", Napi::Function::New(env, DecodeTask));
   exports.Set("formatNumber", Napi::Function::New(env, FormatNumber));
   // Bumped with every change of the task protocol; the JS side refuses a stale build.
-  exports.Set("abi", Napi::Number::New(env, 1));
+  exports.Set("abi", Napi::Number::New(env, 2));
   return exports;
 }
 

@@ -176,9 +176,18 @@ export class ByteWriter {
     this.pos = p;
   }
 
-  /** A copy of the written bytes in a buffer of their exact size (transferable); the writer is reset and keeps its buffer. */
-  copyOut(): Uint8Array {
-    const out = this.buf.slice(0, this.pos);
+  /**
+   * A copy of the written bytes (transferable): into `into` when they fit (a recycled buffer), else a
+   * buffer of their exact size. The writer is reset and keeps its own buffer.
+   */
+  copyOut(into?: ArrayBuffer): Uint8Array {
+    let out: Uint8Array;
+    if (into !== undefined && into.byteLength >= this.pos) {
+      out = new Uint8Array(into, 0, this.pos);
+      out.set(this.buf.subarray(0, this.pos));
+    } else {
+      out = this.buf.slice(0, this.pos);
+    }
     this.pos = 0;
     return out;
   }

@@ -41,7 +41,9 @@ export default function run(task: DecodeTask): unknown {
       errors: [{ code: 'internal', message: e instanceof Error ? e.message : String(e) }], threadId: THREAD_ID,
     };
   }
-  const transfer: ArrayBufferLike[] = [result.rows.buffer, result.snapshots.buffer, result.snapshotTs.buffer];
+  // The frames buffer goes back too: the main thread reuses it for a later batch.
+  result.spare = task.frames;
+  const transfer: ArrayBufferLike[] = [result.rows.buffer, result.snapshots.buffer, result.snapshotTs.buffer, task.frames];
   if (result.live) transfer.push(result.live.data.buffer, result.live.index.buffer);
   return move({ [transferableSymbol]: transfer, [valueSymbol]: result });
 }

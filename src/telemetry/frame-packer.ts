@@ -13,7 +13,11 @@ export interface PackedBatch {
   fleetIds: string[];
 }
 
+/** Frames buffers kept for reuse (see recycle()). */
+const MAX_SPARES = 4;
+
 export class FramePacker {
+  private readonly spares: ArrayBuffer[] = [];
   private buf: Uint8Array;
   private view: DataView;
   private pos = 0;
@@ -75,7 +79,7 @@ export class FramePacker {
     // Size the next buffer for a batch like this one (+1/8), so a steady stream of full batches
     // allocates once per batch instead of growing 256 KiB -> 2 MiB through three copies each time.
     const next = Math.max(this.initialBytes, Math.min(this.buf.length, this.pos + (this.pos >>> 3)));
-    this.buf = new Uint8Array(new ArrayBuffer(next));
+    this.buf = new Uint8Array(this.spareOf(next) ?? new ArrayBuffer(next));
     this.view = new DataView(this.buf.buffer);
     this.pos = 0;
     this.count = 0;
@@ -90,6 +94,28 @@ export class FramePacker {
     this.robotIds.push(robotId);
     this.fleetIds.push(fleetId);
     return this.robotIds.length - 1;
+  }
+
+  /**
+   * Takes back a frames buffer a decode worker is done with, for a later batch: at high rates a fresh
+   * 1 MiB buffer per batch was garbage the GC threads spent most of their time on. At most
+   * MAX_SPARES are kept; others are dropped to the GC.
+   */
+  recycle(buf: ArrayBuffer): void {
+    if (this.spares.length < MAX_SPARES && buf.byteLength >= this.initialBytes) this.spares.push(buf);
+  }
+
+  /** A kept buffer of at least `min` bytes (and not wastefully larger), or undefined. */
+  private spareOf(min: number): ArrayBuffer | undefined {
+    for (let i = this.spares.length - 1; i >= 0; i--) {
+      const b = this.spares[i]!;
+      if (b.byteLength >= min && b.byteLength <= min * 4) {
+        this.spares[i] = this.spares[this.spares.length - 1]!;
+        this.spares.pop();
+        return b;
+      }
+    }
+    return undefined;
   }
 
   private ensure(n: number): void {

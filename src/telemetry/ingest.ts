@@ -117,6 +117,8 @@ export interface TelemetryIngest {
   readonly sampleStore: SampleStore;
 }
 
+const MAX_SPARE_ROWS = 4;
+
 interface Waiting {
   seq: number;
   batch: PackedBatch;
@@ -178,6 +180,12 @@ class Ingest implements TelemetryIngest {
   private closed: Promise<void> | null = null;
   private lastErrorLogMs = 0;
   private readonly decodeThreadIds = new Set<number>();
+  /**
+   * Row buffers whose insert is done, handed to the next tasks for their rows: at high rates a fresh
+   * ~1 MB buffer per task, held until its insert, was most of what the GC threads worked on. Bound:
+   * MAX_SPARE_ROWS buffers; others are dropped to the GC.
+   */
+  private readonly spareRows: ArrayBuffer[] = [];
   private readonly s = {
     framesIn: 0, bytesIn: 0, samplesIn: 0, batches: 0, corruptFrames: 0, workerErrors: 0, framesLost: 0,
     framesRejected: 0, liveMessages: 0,
@@ -208,6 +216,7 @@ class Ingest implements TelemetryIngest {
       this.log,
       { deadLetterDir: join(opts.dataDir, 'telemetry-deadletter'), ...opts.insert },
       () => this.gate.update(this.queueBytes()),
+      (chunks) => this.recycleRows(chunks),
     );
     this.snapshots = new SnapshotWriter(opts.store.snapshots, opts.snapshotIntervalMs ?? 1_000);
   }
@@ -298,8 +307,9 @@ class Ingest implements TelemetryIngest {
       const bytes = batch.byteLength;
       const frames = batch.frameCount;
       const robotIds = batch.robotIds;
+      const rowsBuffer = this.spareRows.pop();
       this.pool
-        .run({ live, ...batch })
+        .run({ live, ...batch, ...(rowsBuffer ? { rowsBuffer } : {}) })
         .then(
           (r) => this.settle(seq, bytes, r, robotIds),
           (e: unknown) => {
@@ -311,6 +321,14 @@ class Ingest implements TelemetryIngest {
             this.settle(seq, bytes, null, robotIds);
           },
         );
+    }
+  }
+
+  private recycleRows(chunks: readonly Uint8Array[]): void {
+    for (const c of chunks) {
+      if (this.spareRows.length >= MAX_SPARE_ROWS) return;
+      // Only whole buffers this ingest received from a worker, and big enough to matter.
+      if (c.byteOffset === 0 && c.buffer.byteLength >= 64 * 1024 && c.buffer instanceof ArrayBuffer) this.spareRows.push(c.buffer);
     }
   }
 
@@ -330,6 +348,7 @@ class Ingest implements TelemetryIngest {
 
   /** Records a finished task and applies every result that is next in posting order. */
   private settle(seq: number, bytes: number, result: DecodeResult | null, robotIds: string[]): void {
+    if (result?.spare) this.packer.recycle(result.spare);
     this.inFlight--;
     this.inFlightBytes -= bytes;
     this.done.set(seq, { r: result, robotIds });

@@ -78,6 +78,8 @@ export class InsertQueue {
     private readonly opts: InsertQueueOptions = {},
     /** Called whenever {@link queuedBytes} changes (the ingest re-checks its water marks). */
     private readonly onBytesChange: () => void = () => {},
+    /** Gets each batch's row chunks once they are written or dead-lettered (nothing reads them after). */
+    private readonly onRelease: (chunks: readonly Uint8Array[]) => void = () => {},
   ) {
     this.maxRows = opts.maxRows ?? 100_000;
     this.maxBytes = opts.maxBytes ?? 16 * 1024 * 1024;
@@ -177,6 +179,7 @@ export class InsertQueue {
     }
     this.inFlight--;
     this.bytes -= b.bytes;
+    this.onRelease(b.chunks);
     this.unsettled.delete(b.id);
     this.onBytesChange();
     this.resolveWaiters();

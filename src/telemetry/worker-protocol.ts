@@ -20,6 +20,8 @@ export interface DecodeTask {
   fleetIds: string[];
   /** Per robot index, 1 when its fleet had live subscribers when the task was posted; null: none had. */
   live: Uint8Array | null;
+  /** A rows buffer whose insert is done, transferred for the rows of this task when they fit. */
+  rowsBuffer?: ArrayBuffer;
 }
 
 /** Errors cross the thread boundary as plain data, never as class instances. */
@@ -55,6 +57,8 @@ export interface DecodeResult {
   errors: WorkerError[];
   /** Linux thread id of the worker that ran the task (0 when unknown): CPU per thread from /proc. */
   threadId: number;
+  /** The task's frames buffer, handed back for the next batch (frame-packer.ts recycle()). */
+  spare?: ArrayBuffer;
 }
 
 /** How many individual errors a result carries at most (the rest are only counted). */

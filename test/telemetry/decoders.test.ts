@@ -258,6 +258,21 @@ describe('telemetry decoders agree byte for byte', () => {
     expectSame(long, 'length past end');
   });
 
+  it('writes rows into a recycled buffer when they fit, into a new one when not, with the same bytes', () => {
+    const base = taskOf([{ robot: 0, bytes: encodeBatch(1, 50) }, { robot: 1, bytes: encodeBatch(2, 50) }], [1, 0, 0, 0]);
+    for (const k of kinds) {
+      const want = comparable(decoderOf(k).decode(copyTask(base), 0));
+      const big = new ArrayBuffer(1 << 20);
+      const reused = decoderOf(k).decode({ ...copyTask(base), rowsBuffer: big }, 0);
+      expect(reused.rows.buffer, k).toBe(big);
+      expect(comparable(reused), k).toEqual(want);
+      const small = new ArrayBuffer(16);
+      const fresh = decoderOf(k).decode({ ...copyTask(base), rowsBuffer: small }, 0);
+      expect(fresh.rows.buffer, k).not.toBe(small);
+      expect(comparable(fresh), k).toEqual(want);
+    }
+  });
+
   it.skipIf(fallbackRun)('the addon spells numbers as JavaScript does', () => {
     const binding = loadNative().binding!;
     const rand = prng(7);

@@ -126,7 +126,7 @@ export class TaskOutput {
     }
     const t = this.task;
     return {
-      rows: this.rows.copyOut(),
+      rows: this.rows.copyOut(t.rowsBuffer),
       rowCount: this.rowCount,
       snapshots,
       snapshotTs,
