@@ -4,43 +4,43 @@
 // Usage and figures: bench/README.md.
 //
 //   node bench/telemetry-throughput.mjs [--robots 100] [--hz 1000] [--duration 60]
-//       [--clickhouse-url URL] [--gateway-cpus LIST] [--sim-cpus LIST] [--cpu-prof DIR]
-//       [--sample-ms 5000] [--ingest-stats] [--keep]
+//       [--generator sim|replay] [--samples-per-msg K] [--connections N]
+//       [--clickhouse-url URL|local] [--gateway-cpus LIST] [--sim-cpus LIST] [--cpu-prof DIR]
+//       [--sample-ms 5000] [--ingest-stats] [--gateway-env K=V,...] [--target-rate N] [--target-us U] [--keep]
+// --generator replay (issue 12, target 4) sends pre-encoded batches (bench/lib/replay-child.mjs) so
+// the generator is not the bottleneck; its own CPU is reported either way (`simCpuUsPerSample`).
+// --clickhouse-url local starts a private clickhouse-server (bench/lib/clickhouse-server.mjs) so its
+// CPU is reported apart from the gateway's (`storeCpuUsPerSample`).
 // --ingest-stats runs the gateway through bench/lib/gateway-child.mjs (the same startGateway() as
 // `fleetgw serve`) so the timeline also shows the ingest's stages (rows written/s, queued bytes,
-// decode tasks and inserts in flight, robots paused).
+// decode tasks and inserts in flight, robots paused), and the gateway's CPU is split per thread group
+// (main, decode workers, V8 platform threads = GC helpers and JIT, libuv pool, chdb engine threads).
+// The replay generator implies it.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { openStore } from '../dist/store/lmdb.js';
-import { addRobot, createFleet, createOrg } from '../dist/store/identity.js';
+import { startClickHouse } from './lib/clickhouse-server.mjs';
+import { provisionRobots } from './lib/provision.mjs';
 import { countStored } from './lib/store-check.mjs';
 import {
-  busyBetween, cpuSeconds, FLEETGW, machineCpu, machineInfo, parseArgs, ROOT, spawnNode, stopChild, threadCpu, threadCpuByName,
+  busyBetween, cpuSeconds, FLEETGW, machineCpu, machineInfo, parseArgs, ROOT, rssBytes, spawnNode, stopChild, threadCpu, threadCpuByName,
+  threadGroups,
 } from './lib/procs.mjs';
 
 const opts = parseArgs(process.argv.slice(2), {
-  robots: 100, hz: 1000, duration: 60, 'clickhouse-url': '', 'gateway-cpus': '', 'sim-cpus': '',
-  'cpu-prof': '', 'sample-ms': 5000, 'ingest-stats': false, 'stats-ms': 1000, keep: false,
+  robots: 100, hz: 1000, duration: 60, generator: 'sim', 'samples-per-msg': 0, connections: 1, 'clickhouse-url': '',
+  'gateway-cpus': '', 'sim-cpus': '', 'cpu-prof': '', 'sample-ms': 5000, 'ingest-stats': false, 'stats-ms': 1000,
+  'gateway-env': '', 'target-rate': 100_000, 'target-us': 0, keep: false,
 });
+if (opts.generator !== 'sim' && opts.generator !== 'replay') throw new Error('--generator must be sim or replay');
+if (opts.generator === 'replay') opts['ingest-stats'] = true;
 const pin = (s) => (s === '' ? undefined : s);
 const log = (s) => process.stderr.write(`${s}\n`);
-
-/** Creates org, fleet and N robots straight in LMDB (what `fleetgw admin` does, without N process starts). */
-function provision(dataDir) {
-  const store = openStore(dataDir);
-  const org = createOrg(store, 'bench');
-  const fleet = createFleet(store, org.orgId, 'bench');
-  const robots = [];
-  for (let i = 0; i < opts.robots; i++) {
-    const r = addRobot(store, { fleetId: fleet.fleetId, name: `bench-${i}`, capabilities: ['stop'], active: true });
-    robots.push({ robotId: r.record.robotId, robotToken: r.robotToken });
-  }
-  return { store, fleetId: fleet.fleetId, robots };
-}
+const envPairs = (s) => Object.fromEntries(s.split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+let storePid = null;
 
 function cpuPoint(gwPid, simPid) {
-  return { t: Date.now(), gw: cpuSeconds(gwPid), sim: cpuSeconds(simPid), m: machineCpu() };
+  return { t: Date.now(), gw: cpuSeconds(gwPid), sim: cpuSeconds(simPid), store: storePid ? cpuSeconds(storePid) : 0, m: machineCpu() };
 }
 
 /**
@@ -70,8 +70,9 @@ function interval(a, b) {
   const busy = busyBetween(a.m, b.m);
   const gwCores = (b.gw - a.gw) / s;
   const simCores = (b.sim - a.sim) / s;
+  const storeCores = (b.store - a.store) / s;
   const machineCores = busy.all * busy.cpus.length;
-  return { seconds: s, gwCores, simCores, machineCores, otherCores: Math.max(0, machineCores - gwCores - simCores) };
+  return { seconds: s, gwCores, simCores, storeCores, machineCores, otherCores: Math.max(0, machineCores - gwCores - simCores - storeCores) };
 }
 
 async function main() {
@@ -79,9 +80,14 @@ async function main() {
   const dataDir = mkdtempSync(join(tmpdir(), 'fleetgw-bench-tel-'));
   let gateway;
   let sim;
+  let clickhouse = null;
   try {
-    const { store, fleetId, robots } = provision(dataDir);
-    await store.close();
+    if (opts['clickhouse-url'] === 'local') {
+      clickhouse = await startClickHouse();
+      storePid = clickhouse.pid;
+      opts['clickhouse-url'] = clickhouse.url;
+    }
+    const { fleetId, robots } = await provisionRobots(dataDir, opts.robots);
     const robotsFile = join(dataDir, 'robots.json');
     writeFileSync(robotsFile, JSON.stringify(robots));
 
@@ -96,14 +102,17 @@ async function main() {
       ? [join(ROOT, 'bench', 'lib', 'gateway-child.mjs'), '--data-dir', dataDir, '--stats-ms', String(opts['stats-ms']),
         ...(opts['clickhouse-url'] !== '' ? ['--clickhouse-url', opts['clickhouse-url']] : [])]
       : [FLEETGW, ...serveArgs];
-    gateway = spawnNode([...nodeFlags, ...entry], { cpus: pin(opts['gateway-cpus']) });
+    gateway = spawnNode([...nodeFlags, ...entry], { cpus: pin(opts['gateway-cpus']), env: envPairs(opts['gateway-env']) });
     const ready = await gateway.waitJson((o) => o.event === 'ready', 120_000);
     // Every stored row is processed after this point, so CPU from here / rows stored is a per-row
     // cost that does not depend on how many samples robots sent before the window opened.
     const gwCpuAtReady = cpuSeconds(gateway.pid);
     log(`gateway ready (${ready.telemetryStore}); ${opts.robots} robots x ${opts.hz} Hz = ${opts.robots * opts.hz} samples/s offered, ${opts.duration} s`);
 
-    sim = spawnNode([join(ROOT, 'bench', 'lib', 'sim-child.mjs'), '--grpc', ready.grpc, '--robots-file', robotsFile,
+    const generatorArgs = opts.generator === 'replay'
+      ? [join(ROOT, 'bench', 'lib', 'replay-child.mjs'), '--samples-per-msg', String(opts['samples-per-msg']), '--connections', String(opts.connections)]
+      : [join(ROOT, 'bench', 'lib', 'sim-child.mjs')];
+    sim = spawnNode([...generatorArgs, '--grpc', ready.grpc, '--robots-file', robotsFile,
       '--hz', String(opts.hz), '--duration', String(opts.duration), '--report-ms', '1000'], { cpus: pin(opts['sim-cpus']) });
     const connected = await sim.waitJson((o) => o.event === 'connected' || o.event === 'error', 90_000);
     if (connected.event !== 'connected') throw new Error(connected.message);
@@ -141,19 +150,20 @@ async function main() {
       const b = { ...cpuPoint(gateway.pid, sim.pid), p: lastProgress() };
       const a = points.at(-1);
       points.push(b);
-      if (b.p === a.p) return;
+      if (b.p === a.p || b.t - a.t < 500) return;
       const iv = interval(a, b);
       const rate = (b.p.stats.samplesSent - a.p.stats.samplesSent) / ((b.p.tMs - a.p.tMs) / 1000);
       const ing = ingestLine(b.t);
       const row = {
         tS: Math.round((b.p.tMs - connected.tMs) / 1000), sentPerS: Math.round(rate), robotQueue: b.p.stats.samplesQueued,
         dropped: b.p.stats.samplesDropped, gatewayCores: Number(iv.gwCores.toFixed(2)), simCores: Number(iv.simCores.toFixed(2)),
+        ...(storePid ? { storeCores: Number(iv.storeCores.toFixed(2)) } : {}),
         otherCores: Number(iv.otherCores.toFixed(2)),
         ...(ing ? { ingest: ing } : {}),
       };
       timeline.push(row);
       log(`  t=${String(row.tS).padStart(3)} s  sent ${String(row.sentPerS).padStart(7)}/s  robot queue ${row.robotQueue}` +
-        `  dropped ${row.dropped}  cores: gateway ${row.gatewayCores} sim ${row.simCores} others ${row.otherCores}` +
+        `  dropped ${row.dropped}  cores: gateway ${row.gatewayCores}${storePid ? ` store ${row.storeCores}` : ''} sim ${row.simCores} others ${row.otherCores}` +
         (ing ? `  | stored ${ing.rowsPerS}/s, queued ${ing.queueMiB} MiB, tasks ${ing.tasksInFlight}, inserts ${ing.insertsInFlight}${ing.paused ? ', PAUSED' : ''}` : ''));
     };
     const timer = setInterval(tick, opts['sample-ms']);
@@ -174,7 +184,18 @@ async function main() {
     const catchUpS = catchUp.seconds;
     const catchUpByRowsS = await rowsCaughtUp;
     const gwCpuBeforeDrain = cpuSeconds(gateway.pid);
-    const gatewayThreads = threadCpuByName(threads0, threadCpu(gateway.pid));
+    const storeCpuBeforeDrain = storePid ? cpuSeconds(storePid) : 0;
+    const gwRssBeforeDrain = rssBytes(gateway.pid);
+    const threads1 = threadCpu(gateway.pid);
+    const gatewayThreads = threadCpuByName(threads0, threads1);
+    let lastStats = null;
+    for (let i = gateway.lines.length - 1; i >= 0 && !lastStats; i--) {
+      const o = JSON.parse(gateway.lines[i]);
+      if (o.event === 'stats') lastStats = o;
+    }
+    const groups = opts['ingest-stats']
+      ? threadGroups(gateway.pid, threads0, threads1, { startupTids: ready.startupTids ?? [], decodeTids: lastStats?.decodeThreadIds ?? [] })
+      : null;
     const done = await (async () => {
       sim.kill('SIGTERM');
       return sim.waitJson((o) => o.event === 'done', 30_000);
@@ -223,8 +244,18 @@ async function main() {
       // Gateway CPU from ready (start-up excluded) through the catch-up, per row stored.
       gatewayCpuUsPerStoredRow: Number((((gwCpuBeforeDrain - gwCpuAtReady) / Math.max(1, stored.rows)) * 1e6).toFixed(2)),
       simCpuUsPerSample: Number((((points.at(-1).sim - points[0].sim) / Math.max(1, windowSent)) * 1e6).toFixed(2)),
+      generator: opts.generator,
+      ...(storePid ? { storeCpuUsPerSample: Number((((storeCpuBeforeDrain - points[0].store) / Math.max(1, f.samplesSent - done.atConnect.samplesSent)) * 1e6).toFixed(2)) } : {}),
+      // Same window as gatewayCpuUsPerSample, split by thread group (see threadGroups in bench/lib/procs.mjs).
+      ...(groups ? {
+        gatewayCpuUsPerSampleByGroup: Object.fromEntries(Object.entries(groups).filter(([k]) => k !== 'namedByName')
+          .map(([k, v]) => [k, Number(((v / Math.max(1, f.samplesSent - done.atConnect.samplesSent)) * 1e6).toFixed(2))])),
+        gatewayThreadGroupsCpuS: groups,
+      } : {}),
+      gatewayRssMiBAtEnd: Number((gwRssBeforeDrain / 1048576).toFixed(1)),
       cores: {
         gateway: Number(window.gwCores.toFixed(2)),
+        ...(storePid ? { store: Number(window.storeCores.toFixed(2)) } : {}),
         simulator: Number(window.simCores.toFixed(2)),
         others: Number(window.otherCores.toFixed(2)),
         machine: Number(window.machineCores.toFixed(2)),
@@ -235,10 +266,11 @@ async function main() {
       robotStreamEndsByStatus: done.streamEnds,
       gatewayStderrTail: gateway.stderrText.split('\n').slice(-6).join('\n'),
       timeline,
-      target: '100000 samples/s for 60 s, lost = 0',
-      // Sustained means the store kept up: sent at >= 100k/s and stored at >= 100k/s including the catch-up.
-      targetMet: windowSent / windowS >= 100_000 && (stored.rows - done.atConnect.samplesSent) / (windowS + catchUpS) >= 100_000 && windowS >= 59
-        && lost === 0 && f.samplesDropped === 0 && stored.snapshots.ok === robots.length,
+      target: `${opts['target-rate']} samples/s for ${opts.duration} s, lost = 0${opts['target-us'] > 0 ? `, gateway CPU (store threads excluded) <= ${opts['target-us']} us/sample` : ''}`,
+      // Sustained means the store kept up: sent at >= the rate and stored at >= the rate including the catch-up.
+      targetMet: windowSent / windowS >= opts['target-rate'] && (stored.rows - done.atConnect.samplesSent) / (windowS + catchUpS) >= opts['target-rate']
+        && windowS >= opts.duration - 1 && lost === 0 && f.samplesDropped === 0 && stored.snapshots.ok === robots.length
+        && (opts['target-us'] <= 0 || (groups !== null && ((groups.main + groups.decode + groups.v8Platform) / Math.max(1, f.samplesSent - done.atConnect.samplesSent)) * 1e6 <= opts['target-us'])),
       profileDir: opts['cpu-prof'] !== '' ? resolve(opts['cpu-prof']) : null,
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
@@ -246,12 +278,16 @@ async function main() {
       ` of ${f.samplesSent} sent (lost ${lost}, dropped at robots ${f.samplesDropped}); snapshots ok ${stored.snapshots.ok}/${robots.length};` +
       ` stored at ${result.storedPerS}/s incl. ${result.gatewayCatchUpS} s catch-up;` +
       ` cores gateway ${result.cores.gateway}, sim ${result.cores.simulator}, others ${result.cores.others};` +
-      ` CPU per sample gateway ${result.gatewayCpuUsPerSample} us (${result.gatewayCpuUsPerStoredRow} us per stored row from ready), sim ${result.simCpuUsPerSample} us; drain ${result.gatewayDrainS} s;` +
+      ` CPU per sample gateway ${result.gatewayCpuUsPerSample} us (${result.gatewayCpuUsPerStoredRow} us per stored row from ready), sim ${result.simCpuUsPerSample} us` +
+      (result.storeCpuUsPerSample !== undefined ? `, store process ${result.storeCpuUsPerSample} us` : '') +
+      (result.gatewayCpuUsPerSampleByGroup ? ` (gateway by thread group, us: ${JSON.stringify(result.gatewayCpuUsPerSampleByGroup)})` : '') +
+      `; drain ${result.gatewayDrainS} s;` +
       ` target ${result.targetMet ? 'met' : 'NOT met'}`);
     if (lost !== 0 || stored.snapshots.ok !== robots.length) process.exitCode = 1;
   } finally {
     if (sim) await stopChild(sim, 'SIGTERM', 10_000);
     if (gateway) await stopChild(gateway, 'SIGTERM', 120_000);
+    if (clickhouse) await clickhouse.dispose();
     if (!opts.keep) rmSync(dataDir, { recursive: true, force: true });
     else log(`data dir kept: ${dataDir}`);
   }

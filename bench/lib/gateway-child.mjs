@@ -1,14 +1,22 @@
-// Diagnostic stand-in for `fleetgw serve` in telemetry-throughput.mjs (--ingest-stats): the same
-// startGateway() the CLI runs, plus one JSON line of the ingest's counters every --stats-ms, so a
-// run shows which stage holds the backlog (batch being packed, decode tasks in flight, rows waiting
-// for an insert, inserts in flight, robots paused). Same stdout contract as serve: a ready line,
-// SIGTERM drains, {"event":"stopped"}, exit 0.
+// Diagnostic stand-in for `fleetgw serve` in telemetry-throughput.mjs (--ingest-stats, and always with
+// the replay generator): the same startGateway() the CLI runs, plus one JSON line of the ingest's
+// counters every --stats-ms, so a run shows which stage holds the backlog (batch being packed, decode
+// tasks in flight, rows waiting for an insert, inserts in flight, robots paused). Same stdout contract
+// as serve: a ready line, SIGTERM drains, {"event":"stopped"}, exit 0.
+//
+// The ready line also lists the threads that existed before anything was loaded (`startupTids`: the
+// main thread and V8's platform threads, which run GC helper and compiler jobs) and the stats lines
+// the decode workers' thread ids, so the benchmark can group CPU per thread from /proc.
 //
 //   node bench/lib/gateway-child.mjs --data-dir DIR [--clickhouse-url URL] [--stats-ms 1000]
+import { readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { tunablesFromEnv } from '../../dist/config.js';
-import { startGateway } from '../../dist/gateway/gateway.js';
-import { parseArgs } from './procs.mjs';
+
+// Before any other module loads (static imports would be evaluated first, hence the dynamic ones).
+const startupTids = readdirSync('/proc/self/task').map(Number);
+const { tunablesFromEnv } = await import('../../dist/config.js');
+const { startGateway } = await import('../../dist/gateway/gateway.js');
+const { parseArgs } = await import('./procs.mjs');
 
 const opts = parseArgs(process.argv.slice(2), { 'data-dir': '', 'clickhouse-url': '', 'stats-ms': 1000 });
 const emit = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
@@ -22,7 +30,7 @@ const gateway = await startGateway({
   tunables: tunablesFromEnv(),
   log: (line) => process.stderr.write(`${line}\n`),
 });
-emit({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemetryStore: gateway.telemetryStore });
+emit({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemetryStore: gateway.telemetryStore, telemetryDecoder: gateway.telemetryDecoder, startupTids });
 const timer = setInterval(() => emit({ event: 'stats', tMs: Date.now(), ...gateway.ingest.stats() }), opts['stats-ms']);
 await new Promise((done) => {
   process.once('SIGTERM', done);

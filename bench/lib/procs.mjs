@@ -190,3 +190,46 @@ export function threadCpuByName(a, b) {
   }
   return [...sums].filter(([, v]) => v > 0).sort((x, y) => y[1] - x[1]).map(([name, cpuS]) => ({ name, cpuS: Number(cpuS.toFixed(2)) }));
 }
+
+/** Resident set size of a process in bytes (VmRSS from /proc/<pid>/status); 0 when it is gone. */
+export function rssBytes(pid) {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * CPU seconds between two threadCpu() readings of the gateway, grouped by role:
+ * - main: the main thread (tid = pid);
+ * - decode: the decode workers (tids from the ingest's stats, `decodeThreadIds`);
+ * - v8Platform: threads that existed before the gateway loaded anything (V8's platform workers: GC
+ *   helper tasks and concurrent compilation), given as `startupTids` by bench/lib/gateway-child.mjs;
+ * - otherNode: the remaining threads named "node" (libuv's pool: chdb queries, spool writes; lmdb);
+ * - named: threads with their own names (chdb's engine threads), by name with digits folded.
+ */
+export function threadGroups(pid, a, b, { startupTids = [], decodeTids = [] } = {}) {
+  const startup = new Set(startupTids.map(String));
+  const decode = new Set(decodeTids.map(String));
+  const groups = { main: 0, decode: 0, v8Platform: 0, otherNode: 0, named: 0 };
+  const named = new Map();
+  for (const [tid, t] of b) {
+    const used = t.cpu - (a.get(tid)?.cpu ?? 0);
+    if (tid === String(pid)) groups.main += used;
+    else if (decode.has(tid)) groups.decode += used;
+    else if (startup.has(tid)) groups.v8Platform += used;
+    else if (t.name === 'node') groups.otherNode += used;
+    else {
+      groups.named += used;
+      const key = t.name.replace(/\d+/g, '#');
+      named.set(key, (named.get(key) ?? 0) + used);
+    }
+  }
+  for (const k of Object.keys(groups)) groups[k] = Number(groups[k].toFixed(2));
+  return {
+    ...groups,
+    namedByName: [...named].filter(([, v]) => v > 0.005).sort((x, y) => y[1] - x[1]).map(([name, cpuS]) => ({ name, cpuS: Number(cpuS.toFixed(2)) })),
+  };
+}

@@ -4,6 +4,9 @@
 import { openStore } from '../../dist/store/lmdb.js';
 import { openChdbStore } from '../../dist/telemetry/chdb-store.js';
 import { openClickHouseStore } from '../../dist/telemetry/clickhouse-store.js';
+// Snapshots are a format byte + row since issue 12 (snapshot-codec.js), objects before: the benches
+// also run against builds from before it, for same-run baselines.
+const { decodeSnapshot } = await import('../../dist/telemetry/snapshot-codec.js').catch(() => ({ decodeSnapshot: (v) => v }));
 
 /**
  * @param {{dataDir: string, clickhouseUrl: string, fleetId: string, robots: {robotId: string}[], stopAtMs: number}} o
@@ -34,7 +37,7 @@ export async function countStored({ dataDir, clickhouseUrl, fleetId, robots, sto
   const snapshots = { ok: 0, missing: 0, notNewestRow: 0, maxAgeAtStopMs: 0, problems: [] };
   try {
     for (const { robotId } of robots) {
-      const snap = lmdb.snapshots.get(robotId);
+      const snap = decodeSnapshot(lmdb.snapshots.get(robotId));
       const r = perRobot.get(robotId);
       if (!snap) {
         snapshots.missing++;

@@ -142,6 +142,15 @@ export class RobotAgent {
       'grpc.initial_reconnect_backoff_ms': opts.reconnect?.initialMs ?? 250,
       'grpc.max_reconnect_backoff_ms': opts.reconnect?.maxMs ?? 10_000,
       'grpc.use_local_subchannel_pool': opts.dedicatedConnection ? 1 : 0,
+      // grpc-js keeps every message of a call in a retry buffer until the call commits (the server's
+      // headers or first message arrive, or 1 MiB is buffered). A telemetry stream to a server that
+      // sends headers only with its final receipt (gateways before issue 12) would hold up to 1 MiB
+      // per robot for the stream's life. A zero budget commits each call at its first message, so
+      // sent messages are freed as soon as they are written. `grpc.enable_retries: 0` does not do
+      // this in grpc-js 1.14 (uncommitted calls keep their messages either way). Cost: a stream the
+      // server refuses before reading it is not retried transparently; the agent's own reconnect
+      // (backoff above) covers that.
+      'grpc.per_rpc_retry_buffer_size': 0,
     });
     this.telemetry = new TelemetryPublisher(this.client, () => this.metadata(), this.queue, opts.maxBatchSamples ?? 1000, (line) =>
       this.log(`agent ${opts.robotId}: ${line}`));

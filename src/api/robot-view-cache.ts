@@ -17,7 +17,7 @@ import type { LinkConflictView } from '../protocol/robot-link.js';
 import type { Store } from '../store/lmdb.js';
 import { readRaw } from '../store/raw-bytes-cache.js';
 import type { RobotRecord } from '../store/records.js';
-import type { TelemetrySnapshot } from '../telemetry/snapshot.js';
+import { decodeSnapshot } from '../telemetry/snapshot-codec.js';
 import { toRobotView } from './robot-view.js';
 
 interface Entry {
@@ -63,7 +63,7 @@ export class RobotViewCache {
     if (entry !== undefined && entry.online === online && entry.conflict === conflict && sameBytes(entry.snapshotBytes, rawSnap)) return entry.json;
 
     const snapshotBytes = rawSnap === undefined ? null : Buffer.from(rawSnap);
-    const snap = rawSnap === undefined ? undefined : (this.store.snapshots.get(robotId) as TelemetrySnapshot | undefined);
+    const snap = rawSnap === undefined ? undefined : decodeSnapshot(this.store.snapshots.get(robotId));
     const json = JSON.stringify(toRobotView(robot, snap, online, conflict));
     if (entry === undefined && this.entries.size >= this.maxEntries) {
       const oldest = this.entries.keys().next();

@@ -49,7 +49,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
     tunables,
     log: (line) => process.stderr.write(`${line}\n`),
   });
-  out(JSON.stringify({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemetryStore: gateway.telemetryStore }));
+  out(JSON.stringify({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemetryStore: gateway.telemetryStore, telemetryDecoder: gateway.telemetryDecoder }));
 
   await new Promise<void>((done) => {
     const stop = (signal: string): void => {

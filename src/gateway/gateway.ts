@@ -71,6 +71,8 @@ export interface Gateway {
   /** `host:port` of the robot link. */
   readonly grpcAddress: string;
   readonly telemetryStore: 'chdb' | 'clickhouse';
+  /** Which telemetry decoder runs: the C++ addon, or the JS reader. */
+  readonly telemetryDecoder: 'native' | 'js' | 'reference';
   readonly store: Store;
   /** The robot link as the domain sees it (who is online, link conflicts). */
   readonly link: RobotLink;
@@ -199,6 +201,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       httpUrl: http.url,
       grpcAddress: linkServer.address,
       telemetryStore: ingest.storeKind,
+      telemetryDecoder: ingest.decoder,
       store,
       link,
       ingest,

@@ -41,11 +41,53 @@ export class ByteWriter {
     this.pos += 4;
   }
 
-  /** Int64 from a JS number (exact up to 2^53, plenty for epoch milliseconds). */
+  /** Int64 from a JS number, truncated (exact up to 2^53, plenty for epoch milliseconds); no BigInt. */
   i64(v: number): void {
+    const t = Math.trunc(v);
+    if (Number.isSafeInteger(t)) {
+      // Two's complement split without BigInt: low word by modulo, high word by floor division.
+      const lo = t >>> 0 === t ? t : ((t % 4294967296) + 4294967296) % 4294967296;
+      this.i64parts(lo, Math.floor(t / 4294967296));
+      return;
+    }
     this.ensure(8);
-    this.view.setBigInt64(this.pos, BigInt(Math.trunc(v)), true);
+    this.view.setBigInt64(this.pos, BigInt.asIntN(64, BigInt(Number.isFinite(t) ? t : 0)), true);
     this.pos += 8;
+  }
+
+  /** Int64 from its two's complement halves (`lo` unsigned, `hi` signed or unsigned 32-bit). */
+  i64parts(lo: number, hi: number): void {
+    this.ensure(8);
+    this.view.setUint32(this.pos, lo >>> 0, true);
+    this.view.setInt32(this.pos + 4, hi | 0, true);
+    this.pos += 8;
+  }
+
+  /** Int64 from a bigint (two's complement, low 64 bits). */
+  i64big(v: bigint): void {
+    this.ensure(8);
+    this.view.setBigInt64(this.pos, BigInt.asIntN(64, v), true);
+    this.pos += 8;
+  }
+
+  /** Float64 with every NaN written as the canonical quiet NaN (payloads differ between readers). */
+  f64c(v: number): void {
+    this.ensure(8);
+    if (v !== v) {
+      this.view.setUint32(this.pos, 0, true);
+      this.view.setUint32(this.pos + 4, 0x7ff80000, true);
+    } else {
+      this.view.setFloat64(this.pos, v, true);
+    }
+    this.pos += 8;
+  }
+
+  /** Float32 with every NaN written as the canonical quiet NaN. */
+  f32c(v: number): void {
+    this.ensure(4);
+    if (v !== v) this.view.setUint32(this.pos, 0x7fc00000, true);
+    else this.view.setFloat32(this.pos, v, true);
+    this.pos += 4;
   }
 
   f32(v: number): void {
@@ -107,6 +149,52 @@ export class ByteWriter {
     const bytes = encoder.encode(s);
     this.varUint(bytes.length);
     this.raw(bytes);
+  }
+
+  /** Copies `src[start, end)` (a view of another buffer) in. */
+  copy(src: Uint8Array, start: number, end: number): void {
+    const n = end - start;
+    this.ensure(n);
+    if (n < 32) {
+      // Short ids and strings: a loop beats the call into `set`.
+      const b = this.buf;
+      let p = this.pos;
+      for (let i = start; i < end; i++) b[p++] = src[i]!;
+    } else {
+      this.buf.set(src.subarray(start, end), this.pos);
+    }
+    this.pos += n;
+  }
+
+  /** ASCII text (numbers, keys): one byte per UTF-16 unit; the caller guarantees < 0x80. */
+  ascii(s: string): void {
+    const n = s.length;
+    this.ensure(n);
+    const b = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < n; i++) b[p++] = s.charCodeAt(i);
+    this.pos = p;
+  }
+
+  /**
+   * A copy of the written bytes (transferable): into `into` when they fit (a recycled buffer), else a
+   * buffer of their exact size. The writer is reset and keeps its own buffer.
+   */
+  copyOut(into?: ArrayBuffer): Uint8Array {
+    let out: Uint8Array;
+    if (into !== undefined && into.byteLength >= this.pos) {
+      out = new Uint8Array(into, 0, this.pos);
+      out.set(this.buf.subarray(0, this.pos));
+    } else {
+      out = this.buf.slice(0, this.pos);
+    }
+    this.pos = 0;
+    return out;
+  }
+
+  /** The underlying bytes (valid until the next write that grows the buffer). */
+  get buffer(): Uint8Array {
+    return this.buf;
   }
 
   raw(bytes: Uint8Array): void {

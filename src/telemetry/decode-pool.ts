@@ -58,7 +58,7 @@ export function createDecodePool(opts: DecodePoolOptions): DecodePool {
   });
   return {
     threads,
-    run: (task) => pool.run(task, { transferList: [task.frames] }) as Promise<DecodeResult>,
+    run: (task) => pool.run(task, { transferList: task.rowsBuffer ? [task.frames, task.rowsBuffer] : [task.frames] }) as Promise<DecodeResult>,
     close: () => pool.close(),
   };
 }

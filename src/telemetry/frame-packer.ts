@@ -13,14 +13,20 @@ export interface PackedBatch {
   fleetIds: string[];
 }
 
+/** Frames buffers kept for reuse (see recycle()). */
+const MAX_SPARES = 4;
+
 export class FramePacker {
+  private readonly spares: ArrayBuffer[] = [];
   private buf: Uint8Array;
   private view: DataView;
   private pos = 0;
   private count = 0;
   private robotIds: string[] = [];
   private fleetIds: string[] = [];
+  /** robotId -> index of its (robot, fleet) pair; a robot seen under a second fleet goes to `moved`. */
   private index = new Map<string, number>();
+  private moved = new Map<string, number>();
   /** Wall clock of the first frame of the current batch (for the age bound). */
   firstAtMs = 0;
 
@@ -40,14 +46,16 @@ export class FramePacker {
 
   /** Copies one frame in; `bytes` is not retained. */
   add(robotId: string, fleetId: string, bytes: Uint8Array, receivedAtMs: number): void {
-    // A robot moved to another fleet mid-batch keeps its rows honest: the key includes the fleet.
-    const key = `${robotId}\u0000${fleetId}`;
-    let ri = this.index.get(key);
+    // A robot moved to another fleet mid-batch keeps its rows honest: (robot, fleet) pairs are
+    // indexed, by robot id alone in the common case (no key string built per frame).
+    let ri = this.index.get(robotId);
     if (ri === undefined) {
-      ri = this.robotIds.length;
-      this.robotIds.push(robotId);
-      this.fleetIds.push(fleetId);
-      this.index.set(key, ri);
+      ri = this.push(robotId, fleetId);
+      this.index.set(robotId, ri);
+    } else if (this.fleetIds[ri] !== fleetId) {
+      const key = `${robotId}\u0000${fleetId}`;
+      ri = this.moved.get(key) ?? this.push(robotId, fleetId);
+      this.moved.set(key, ri);
     }
     this.ensure(FRAME_HEADER_BYTES + bytes.length);
     if (this.count === 0) this.firstAtMs = receivedAtMs;
@@ -71,14 +79,43 @@ export class FramePacker {
     // Size the next buffer for a batch like this one (+1/8), so a steady stream of full batches
     // allocates once per batch instead of growing 256 KiB -> 2 MiB through three copies each time.
     const next = Math.max(this.initialBytes, Math.min(this.buf.length, this.pos + (this.pos >>> 3)));
-    this.buf = new Uint8Array(new ArrayBuffer(next));
+    this.buf = new Uint8Array(this.spareOf(next) ?? new ArrayBuffer(next));
     this.view = new DataView(this.buf.buffer);
     this.pos = 0;
     this.count = 0;
     this.robotIds = [];
     this.fleetIds = [];
     this.index = new Map();
+    this.moved = new Map();
     return out;
+  }
+
+  private push(robotId: string, fleetId: string): number {
+    this.robotIds.push(robotId);
+    this.fleetIds.push(fleetId);
+    return this.robotIds.length - 1;
+  }
+
+  /**
+   * Takes back a frames buffer a decode worker is done with, for a later batch: at high rates a fresh
+   * 1 MiB buffer per batch was garbage the GC threads spent most of their time on. At most
+   * MAX_SPARES are kept; others are dropped to the GC.
+   */
+  recycle(buf: ArrayBuffer): void {
+    if (this.spares.length < MAX_SPARES && buf.byteLength >= this.initialBytes) this.spares.push(buf);
+  }
+
+  /** A kept buffer of at least `min` bytes (and not wastefully larger), or undefined. */
+  private spareOf(min: number): ArrayBuffer | undefined {
+    for (let i = this.spares.length - 1; i >= 0; i--) {
+      const b = this.spares[i]!;
+      if (b.byteLength >= min && b.byteLength <= min * 4) {
+        this.spares[i] = this.spares[this.spares.length - 1]!;
+        this.spares.pop();
+        return b;
+      }
+    }
+    return undefined;
   }
 
   private ensure(n: number): void {

@@ -5,7 +5,8 @@
  *
  * Bounds and policy (docs/telemetry-stream.md and telemetry/README.md repeat them):
  * - A batch is posted when it holds `maxBatchFrames` frames or `maxBatchBytes` bytes, or when its
- *   first frame is `maxBatchAgeMs` old.
+ *   first frame is `maxBatchAgeMs` old while any fleet has live subscribers, `storeBatchAgeMs` old
+ *   otherwise (only the store and the snapshots wait then, and fewer, larger tasks cost less).
  * - At most `maxTasksInFlight` batches are in the pool; further full batches wait in order.
  * - Queued bytes = batch being filled + waiting batches + batches in the pool + decoded rows parked
  *   until an earlier batch's result arrives + rows waiting for or in an insert. At `highWaterBytes`
@@ -22,6 +23,7 @@ import { WatermarkGate } from './backpressure.js';
 import { openChdbStore } from './chdb-store.js';
 import { openClickHouseStore } from './clickhouse-store.js';
 import { createDecodePool, type DecodePool } from './decode-pool.js';
+import { chooseDecoder, type DecoderKind } from './decode/select.js';
 import { FramePacker, type PackedBatch } from './frame-packer.js';
 import { InsertQueue, type InsertQueueOptions } from './insert-queue.js';
 import type { LiveSink } from './live-sink.js';
@@ -49,14 +51,18 @@ export interface TelemetryIngestOptions {
   maxBatchFrames?: number;
   /** Default 1 MiB. */
   maxBatchBytes?: number;
-  /** Default 20 ms. */
+  /** Batch age while any fleet has live subscribers (their messages wait for it). Default 20 ms. */
   maxBatchAgeMs?: number;
+  /** Batch age while nobody watches live: only rows and snapshots wait. Default 100 ms. */
+  storeBatchAgeMs?: number;
   /** Default 4 (two per thread on a 2-core machine keeps a worker busy while results travel). */
   maxTasksInFlight?: number;
   /** Default 64 MiB. */
   highWaterBytes?: number;
   /** Default 16 MiB. */
   lowWaterBytes?: number;
+  /** A robot's snapshot is written to LMDB at most this often (the newest sample of the interval). Default 1,000 ms. */
+  snapshotIntervalMs?: number;
   /** Insert coalescing and retry; `deadLetterDir` defaults to `<dataDir>/telemetry-deadletter`. */
   insert?: InsertQueueOptions;
   /** Use this store instead of opening chdb/ClickHouse (the caller keeps ownership: close() leaves it open). */
@@ -88,10 +94,16 @@ export interface TelemetryIngestStats {
   snapshotsWritten: number;
   liveMessages: number;
   paused: boolean;
+  /** Linux thread ids of the decode workers seen so far (at most 64): CPU per thread from /proc. */
+  decodeThreadIds: number[];
 }
 
 export interface TelemetryIngest {
   readonly storeKind: StoreKind;
+  /** The decoder the workers run: the C++ addon, or the JS reader when it is not built or is disabled. */
+  readonly decoder: DecoderKind;
+  /** Why the addon is not used ('loaded' when it is). */
+  readonly decoderStatus: string;
   /** Takes a robot's raw TelemetryBatch bytes; copies them (a view into a gRPC buffer is fine). */
   push(robotId: string, fleetId: string, bytes: Uint8Array): void;
   /** `true` at the high-water mark (pause robot reads), `false` under the low-water mark. */
@@ -104,6 +116,8 @@ export interface TelemetryIngest {
   /** The row store (tests and ops queries). */
   readonly sampleStore: SampleStore;
 }
+
+const MAX_SPARE_ROWS = 4;
 
 interface Waiting {
   seq: number;
@@ -136,17 +150,23 @@ export async function createTelemetryIngest(opts: TelemetryIngestOptions): Promi
 
 class Ingest implements TelemetryIngest {
   readonly storeKind: StoreKind;
+  readonly decoder: DecoderKind;
+  readonly decoderStatus: string;
   private readonly log: TelemetryLog;
   private readonly now: () => number;
   private readonly maxBatchFrames: number;
   private readonly maxBatchBytes: number;
   private readonly maxBatchAgeMs: number;
-  private readonly packer = new FramePacker();
+  private readonly storeBatchAgeMs: number;
+  // Small first buffer: at low rates a 20-100 ms batch is tens of kB (it grows, and then sizes itself
+  // like the previous batch, at high rates).
+  private readonly packer = new FramePacker(32 * 1024);
   private readonly gate: WatermarkGate;
   private readonly inserts: InsertQueue;
   private readonly snapshots: SnapshotWriter;
   private readonly waiting: Waiting[] = [];
-  private readonly done = new Map<number, DecodeResult | null>();
+  /** Results (null: the task was lost) waiting for earlier ones, with the robot ids of their task. */
+  private readonly done = new Map<number, { r: DecodeResult | null; robotIds: string[] }>();
   /** Row bytes of results parked in `done` (decoded, waiting for an earlier seq): still queued memory. */
   private parkedBytes = 0;
   private drainWaiters: { upTo: number; resolve: () => void }[] = [];
@@ -159,6 +179,13 @@ class Ingest implements TelemetryIngest {
   private closing = false;
   private closed: Promise<void> | null = null;
   private lastErrorLogMs = 0;
+  private readonly decodeThreadIds = new Set<number>();
+  /**
+   * Row buffers whose insert is done, handed to the next tasks for their rows: at high rates a fresh
+   * ~1 MB buffer per task, held until its insert, was most of what the GC threads worked on. Bound:
+   * MAX_SPARE_ROWS buffers; others are dropped to the GC.
+   */
+  private readonly spareRows: ArrayBuffer[] = [];
   private readonly s = {
     framesIn: 0, bytesIn: 0, samplesIn: 0, batches: 0, corruptFrames: 0, workerErrors: 0, framesLost: 0,
     framesRejected: 0, liveMessages: 0,
@@ -173,18 +200,25 @@ class Ingest implements TelemetryIngest {
   ) {
     this.storeKind = sampleStore.kind;
     this.log = opts.log ?? stderrLog;
+    // Asked here only to report it: the workers load the same addon with the same environment.
+    const decoder = chooseDecoder();
+    this.decoder = decoder.kind;
+    this.decoderStatus = decoder.nativeStatus;
+    if (decoder.kind !== 'native') this.log.warn('telemetry decoder addon not used, the JavaScript reader runs', { reason: decoder.nativeStatus });
     this.now = opts.now ?? Date.now;
     this.maxBatchFrames = opts.maxBatchFrames ?? 2_000;
     this.maxBatchBytes = opts.maxBatchBytes ?? 1024 * 1024;
     this.maxBatchAgeMs = opts.maxBatchAgeMs ?? 20;
+    this.storeBatchAgeMs = Math.max(this.maxBatchAgeMs, opts.storeBatchAgeMs ?? 100);
     this.gate = new WatermarkGate(opts.highWaterBytes ?? 64 * 1024 * 1024, opts.lowWaterBytes ?? 16 * 1024 * 1024);
     this.inserts = new InsertQueue(
       sampleStore,
       this.log,
       { deadLetterDir: join(opts.dataDir, 'telemetry-deadletter'), ...opts.insert },
       () => this.gate.update(this.queueBytes()),
+      (chunks) => this.recycleRows(chunks),
     );
-    this.snapshots = new SnapshotWriter(opts.store.snapshots);
+    this.snapshots = new SnapshotWriter(opts.store.snapshots, opts.snapshotIntervalMs ?? 1_000);
   }
 
   push(robotId: string, fleetId: string, bytes: Uint8Array): void {
@@ -198,7 +232,8 @@ class Ingest implements TelemetryIngest {
     if (this.packer.frameCount >= this.maxBatchFrames || this.packer.byteLength >= this.maxBatchBytes) {
       this.cut();
     } else if (this.ageTimer === null) {
-      this.ageTimer = setTimeout(() => this.cut(), this.maxBatchAgeMs);
+      const live = this.opts.live?.anySubscribers() === true;
+      this.ageTimer = setTimeout(() => this.cut(), live ? this.maxBatchAgeMs : this.storeBatchAgeMs);
     }
     this.gate.update(this.queueBytes());
   }
@@ -239,6 +274,7 @@ class Ingest implements TelemetryIngest {
       insertErrors: q.insertErrors,
       snapshotsWritten: this.snapshots.written,
       paused: this.gate.isPaused,
+      decodeThreadIds: [...this.decodeThreadIds],
     };
   }
 
@@ -270,19 +306,29 @@ class Ingest implements TelemetryIngest {
       const live = this.liveMask(batch.fleetIds);
       const bytes = batch.byteLength;
       const frames = batch.frameCount;
+      const robotIds = batch.robotIds;
+      const rowsBuffer = this.spareRows.pop();
       this.pool
-        .run({ format: this.sampleStore.format, live, ...batch })
+        .run({ live, ...batch, ...(rowsBuffer ? { rowsBuffer } : {}) })
         .then(
-          (r) => this.settle(seq, bytes, r),
+          (r) => this.settle(seq, bytes, r, robotIds),
           (e: unknown) => {
             // Only a crashed worker gets here (bad input is answered, not thrown); the frames were
             // transferred to it and are gone. Counted and logged: it is a bug to fix, not a policy.
             this.s.workerErrors++;
             this.s.framesLost += frames;
             this.log.error('telemetry decode task failed', { frames, error: e instanceof Error ? e.message : String(e) });
-            this.settle(seq, bytes, null);
+            this.settle(seq, bytes, null, robotIds);
           },
         );
+    }
+  }
+
+  private recycleRows(chunks: readonly Uint8Array[]): void {
+    for (const c of chunks) {
+      if (this.spareRows.length >= MAX_SPARE_ROWS) return;
+      // Only whole buffers this ingest received from a worker, and big enough to matter.
+      if (c.byteOffset === 0 && c.buffer.byteLength >= 64 * 1024 && c.buffer instanceof ArrayBuffer) this.spareRows.push(c.buffer);
     }
   }
 
@@ -301,18 +347,19 @@ class Ingest implements TelemetryIngest {
   }
 
   /** Records a finished task and applies every result that is next in posting order. */
-  private settle(seq: number, bytes: number, result: DecodeResult | null): void {
+  private settle(seq: number, bytes: number, result: DecodeResult | null, robotIds: string[]): void {
+    if (result?.spare) this.packer.recycle(result.spare);
     this.inFlight--;
     this.inFlightBytes -= bytes;
-    this.done.set(seq, result);
+    this.done.set(seq, { r: result, robotIds });
     this.parkedBytes += result?.rows.byteLength ?? 0;
     for (let next = this.delivered + 1; this.done.has(next); next++) {
-      const r = this.done.get(next)!;
+      const { r, robotIds: ids } = this.done.get(next)!;
       this.done.delete(next);
       this.delivered = next;
       if (r) {
         this.parkedBytes -= r.rows.byteLength;
-        this.apply(r);
+        this.apply(r, ids);
       }
     }
     this.post();
@@ -324,11 +371,17 @@ class Ingest implements TelemetryIngest {
     }
   }
 
-  private apply(r: DecodeResult): void {
+  private apply(r: DecodeResult, robotIds: string[]): void {
+    // Bounded: replaced workers add ids; past 64 the list is only a sample.
+    if (r.threadId !== 0 && this.decodeThreadIds.size < 64) this.decodeThreadIds.add(r.threadId);
     this.s.samplesIn += r.rowCount;
     this.s.corruptFrames += r.corruptFrames;
     this.inserts.enqueue(r.rows, r.rowCount);
-    for (const snap of r.snapshots) this.snapshots.offer(snap);
+    const snaps = r.snapshots;
+    for (let i = 0, k = 0; i < snaps.length; i += 3, k++) {
+      // A view into the rows buffer: the writer copies it into the LMDB value at once.
+      this.snapshots.offer(robotIds[snaps[i]!]!, r.snapshotTs[k]!, r.rows.subarray(snaps[i + 1], snaps[i + 2]));
+    }
     if (r.live && this.opts.live) {
       this.s.liveMessages += r.live.index.length / 3;
       this.opts.live.publish(r.live);

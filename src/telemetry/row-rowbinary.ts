@@ -1,10 +1,15 @@
 /**
- * RowBinary rows for the ClickHouse server (`INSERT ... FORMAT RowBinary`), columns in
- * {@link INSERT_COLUMNS} order. RowBinary is the cheapest format for the server to parse (no text
- * parsing of floats), and it is identical on 18.16 and 24.x because `ts` is a server-side DEFAULT.
+ * RowBinary rows driven by the field table (sample-table.ts): the writer of the reference decoder and
+ * the reader of snapshots. RowBinary is the cheapest format for the server to parse (no text parsing
+ * of floats), and it is identical on 18.16 and 24.x because `ts` is a server-side DEFAULT.
+ *
+ * Encoding rules every decoder follows: Int64 exact (two's complement); Float64/Float32 as IEEE bits
+ * with every NaN written as the canonical quiet NaN; UInt8 booleans 0/1; Enum8 the level value, 0 when
+ * out of range; strings and arrays with an unsigned LEB128 length.
  */
 import type { ByteWriter } from './byte-writer.js';
-import type { FlatSample } from './sample-fields.js';
+import type { RowValue, RowValues } from './row-values.js';
+import { HEALTH_LEVEL_NAMES, SAMPLE_FIELDS, type RowType } from './sample-table.js';
 
 /** Robot and fleet ids pre-encoded once per task (length prefix + UTF-8), reused for every row. */
 export function encodeRowBinaryString(s: string): Uint8Array {
@@ -22,35 +27,111 @@ export function encodeRowBinaryString(s: string): Uint8Array {
   return out;
 }
 
-/** Appends one row. `robotId`/`fleetId` come from {@link encodeRowBinaryString}. */
-export function writeRowBinary(w: ByteWriter, robotId: Uint8Array, fleetId: Uint8Array, f: FlatSample): void {
-  w.raw(robotId);
-  w.raw(fleetId);
-  w.i64(f.tsMs);
-  w.i64(f.receivedAtMs);
-  w.f64(f.latitude);
-  w.f64(f.longitude);
-  w.f64(f.elevationM);
-  w.f64(f.xM);
-  w.f64(f.yM);
-  w.f64(f.zM);
-  w.f64(f.headingDeg);
-  w.f64(f.linearMps);
-  w.f64(f.angularDps);
-  w.f32(f.batteryPct);
-  w.f32(f.voltageV);
-  w.u8(f.charging ? 1 : 0);
-  w.rbString(f.mode);
-  w.u8(f.estop ? 1 : 0);
-  w.i32(f.gpsFix);
-  w.rbString(f.missionRunId);
-  w.rbString(f.missionState);
-  w.f32(f.progressPct);
-  w.i32(f.stepIndex);
-  w.f64(f.remainingDistanceM);
-  w.f64(f.etaS);
-  w.u8(f.healthLevel); // Enum8 travels as its Int8 value
-  w.varUint(f.faults.length);
-  for (const fault of f.faults) w.rbString(fault);
-  w.f32(f.cpuTempC);
+function writeValue(w: ByteWriter, type: RowType, v: RowValue): void {
+  switch (type) {
+    case 'String':
+      w.rbString(v as string);
+      return;
+    case 'Int64':
+      if (typeof v === 'bigint') w.i64big(v);
+      else w.i64(v as number);
+      return;
+    case 'Float64':
+      w.f64c(v as number);
+      return;
+    case 'Float32':
+      w.f32c(v as number);
+      return;
+    case 'UInt8':
+      w.u8(v === true ? 1 : 0);
+      return;
+    case 'Int32':
+      w.i32(v as number);
+      return;
+    case 'Enum8': {
+      const level = v as number;
+      w.u8(level >= 0 && level < HEALTH_LEVEL_NAMES.length ? level : 0);
+      return;
+    }
+    case 'Array(String)': {
+      const list = v as readonly string[];
+      w.varUint(list.length);
+      for (const s of list) w.rbString(s);
+      return;
+    }
+  }
+}
+
+/** Appends one row: every column of the table from `values` (keyed by column name). */
+export function writeRowFromValues(w: ByteWriter, values: RowValues): void {
+  for (const f of SAMPLE_FIELDS) writeValue(w, f.rowType, values[f.column]!);
+}
+
+/** A little-endian reader over one row. */
+class RowReader {
+  private readonly view: DataView;
+  pos = 0;
+  constructor(private readonly bytes: Uint8Array) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  varUint(): number {
+    let v = 0;
+    let mul = 1;
+    for (;;) {
+      const b = this.bytes[this.pos++];
+      if (b === undefined) throw new Error('row ends inside a length');
+      v += (b & 0x7f) * mul;
+      if ((b & 0x80) === 0) return v;
+      mul *= 128;
+    }
+  }
+
+  string(): string {
+    const n = this.varUint();
+    const s = new TextDecoder().decode(this.bytes.subarray(this.pos, this.pos + n));
+    this.pos += n;
+    return s;
+  }
+
+  value(type: RowType): RowValue {
+    const p = this.pos;
+    switch (type) {
+      case 'String':
+        return this.string();
+      case 'Int64':
+        this.pos += 8;
+        return this.view.getBigInt64(p, true);
+      case 'Float64':
+        this.pos += 8;
+        return this.view.getFloat64(p, true);
+      case 'Float32':
+        this.pos += 4;
+        return this.view.getFloat32(p, true);
+      case 'UInt8':
+        this.pos += 1;
+        return this.view.getUint8(p) !== 0;
+      case 'Int32':
+        this.pos += 4;
+        return this.view.getInt32(p, true);
+      case 'Enum8':
+        this.pos += 1;
+        return this.view.getUint8(p);
+      case 'Array(String)': {
+        const n = this.varUint();
+        const out: string[] = [];
+        for (let i = 0; i < n; i++) out.push(this.string());
+        return out;
+      }
+    }
+  }
+}
+
+/** Reads one row written by any decoder back into values by column; throws on a short or long row. */
+export function readRowValues(row: Uint8Array): RowValues {
+  const r = new RowReader(row);
+  const out: RowValues = {};
+  for (const f of SAMPLE_FIELDS) out[f.column] = r.value(f.rowType);
+  if (r.pos !== row.length) throw new Error(`row has ${row.length - r.pos} bytes after its last column`);
+  return out;
 }

@@ -1,43 +1,90 @@
 /**
- * Writes each robot's latest snapshot to LMDB (`store.snapshots`), only when it is newer (robot clock)
- * than what this writer last wrote: two decode workers may finish out of order, and a robot may resend
- * an old batch after a reconnect.
+ * Keeps each robot's latest snapshot (format: snapshot-codec.ts) and writes it to LMDB
+ * (`store.snapshots`) at most once per `intervalMs` per robot, only when it is newer (robot clock)
+ * than what was written: two decode workers may finish out of order, and a robot may resend an old
+ * batch after a reconnect.
  *
- * Memory bound: one number per robot that ever reported, i.e. bounded by the registered robots (the
- * robot link only accepts registered robots).
+ * Why an interval: at 1,000 robots x 10 Hz with one sample per message, a put per sample was about a
+ * fifth of the gateway's main-thread time (profile in bench/README.md, issue 12). The latest row is
+ * copied into a per-robot buffer that is reused, so an offer allocates nothing; dirty robots are put
+ * together when the interval ends. Trade-off: `GET /v1/robots` shows telemetry up to `intervalMs`
+ * older than the live stream does (docs/telemetry-stream.md). `flushed()` writes what is pending at
+ * once (flush, shutdown).
+ *
+ * Memory bound: one slot (about 200 bytes) per robot that ever reported, i.e. bounded by the
+ * registered robots (the robot link only accepts registered robots).
  */
 import type { Database } from 'lmdb';
-import type { TelemetrySnapshot } from './snapshot.js';
+import { SNAPSHOT_FORMAT, snapshotTsOf } from './snapshot-codec.js';
+
+interface Slot {
+  /** Robot clock of the newest row offered. */
+  ts: number;
+  /** Robot clock of what is in LMDB (or was there at first sight). */
+  writtenTs: number;
+  /** Format byte + row; `len` bytes in use. */
+  value: Uint8Array;
+  len: number;
+  dirty: boolean;
+}
 
 export class SnapshotWriter {
-  private readonly lastTs = new Map<string, number>();
+  private readonly slots = new Map<string, Slot>();
+  private readonly dirty: string[] = [];
+  private timer: NodeJS.Timeout | null = null;
   private lastPut: Promise<unknown> = Promise.resolve();
   written = 0;
   skipped = 0;
 
-  constructor(private readonly db: Database<unknown, string>) {}
+  constructor(
+    private readonly db: Database<unknown, string>,
+    private readonly intervalMs = 1_000,
+  ) {}
 
-  /** Stores `snap` unless an equal-or-newer sample of that robot was already written. */
-  offer(snap: TelemetrySnapshot): void {
-    let prev = this.lastTs.get(snap.robotId);
-    if (prev === undefined) {
+  /** Takes `row` (a RowBinary row of `robotId` at robot clock `tsMs`; copied, not kept) unless an equal-or-newer one was offered. */
+  offer(robotId: string, tsMs: number, row: Uint8Array): void {
+    let slot = this.slots.get(robotId);
+    if (slot === undefined) {
       // First sight since start: what an earlier run stored counts too (LMDB reads are cheap).
-      const stored = this.db.get(snap.robotId) as Partial<TelemetrySnapshot> | undefined;
-      prev = typeof stored?.tsMs === 'number' ? stored.tsMs : Number.NEGATIVE_INFINITY;
+      const stored = snapshotTsOf(this.db.get(robotId)) ?? Number.NEGATIVE_INFINITY;
+      slot = { ts: stored, writtenTs: stored, value: new Uint8Array(Math.max(256, row.length + 1)), len: 0, dirty: false };
+      this.slots.set(robotId, slot);
     }
-    if (snap.tsMs <= prev) {
-      this.lastTs.set(snap.robotId, prev);
+    if (tsMs <= slot.ts) {
       this.skipped++;
       return;
     }
-    this.lastTs.set(snap.robotId, snap.tsMs);
-    this.written++;
-    // Async put: lmdb-js batches these into one transaction per event-loop turn.
-    this.lastPut = this.db.put(snap.robotId, snap);
+    if (slot.value.length < row.length + 1) slot.value = new Uint8Array(row.length * 2 + 1);
+    slot.value[0] = SNAPSHOT_FORMAT;
+    slot.value.set(row, 1);
+    slot.len = row.length + 1;
+    slot.ts = tsMs;
+    if (!slot.dirty) {
+      slot.dirty = true;
+      this.dirty.push(robotId);
+    }
+    this.timer ??= setTimeout(() => this.writeDirty(), this.intervalMs);
   }
 
-  /** Resolves when every put issued so far is committed (lmdb commits async puts in order). */
+  /** Writes what is pending now and resolves when every put issued so far is committed. */
   async flushed(): Promise<void> {
+    this.writeDirty();
     await this.lastPut;
+  }
+
+  private writeDirty(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    for (const robotId of this.dirty) {
+      const slot = this.slots.get(robotId)!;
+      slot.dirty = false;
+      if (slot.ts <= slot.writtenTs) continue;
+      slot.writtenTs = slot.ts;
+      this.written++;
+      // Async put: lmdb-js encodes the value now (the slot may be overwritten right after) and
+      // commits all puts of this turn in one transaction.
+      this.lastPut = this.db.put(robotId, slot.value.subarray(0, slot.len));
+    }
+    this.dirty.length = 0;
   }
 }

@@ -5,18 +5,13 @@
  *   repeated { robotIndex u32 | byteLength u32 | receivedAtMs f64 | byteLength bytes of TelemetryBatch }
  * `robotIndex` points into `robotIds`/`fleetIds`. The buffer is transferred, never copied.
  */
-import type { TelemetrySnapshot } from './snapshot.js';
 
-/**
- * Row encoding the store wants. Both stores take RowBinary (chdb through a spool file, chdb-store.ts);
- * TSV remains for a store that only accepts text.
- */
-export type RowFormat = 'rowbinary' | 'tsv';
+/** Row encoding the stores take: both take RowBinary (chdb through a spool file, chdb-store.ts). */
+export type RowFormat = 'rowbinary';
 
 export const FRAME_HEADER_BYTES = 16;
 
 export interface DecodeTask {
-  format: RowFormat;
   frames: ArrayBuffer;
   /** Bytes of `frames` in use (the buffer may be larger). */
   byteLength: number;
@@ -25,6 +20,8 @@ export interface DecodeTask {
   fleetIds: string[];
   /** Per robot index, 1 when its fleet had live subscribers when the task was posted; null: none had. */
   live: Uint8Array | null;
+  /** A rows buffer whose insert is done, transferred for the rows of this task when they fit. */
+  rowsBuffer?: ArrayBuffer;
 }
 
 /** Errors cross the thread boundary as plain data, never as class instances. */
@@ -42,16 +39,50 @@ export interface LiveBatch {
 }
 
 export interface DecodeResult {
+  /** RowBinary rows, columns in sample-table.ts order. */
   rows: Uint8Array;
   rowCount: number;
-  /** The newest sample (by robot clock) of each robot in the task. */
-  snapshots: TelemetrySnapshot[];
+  /**
+   * The newest sample (robot clock; the later one on a tie) of each robot index that had a valid
+   * sample, as triples (robotIndex, start, end) into `rows`, by robot index: that row is the robot's
+   * LMDB snapshot (snapshot-codec.ts).
+   */
+  snapshots: Uint32Array;
+  /** The robot clock (ms) of each snapshot, in the same order. */
+  snapshotTs: Float64Array;
   live: LiveBatch | null;
   frames: number;
   corruptFrames: number;
   /** The first few errors of the task (the count is in `corruptFrames`). */
   errors: WorkerError[];
+  /** Linux thread id of the worker that ran the task (0 when unknown): CPU per thread from /proc. */
+  threadId: number;
+  /** The task's frames buffer, handed back for the next batch (frame-packer.ts recycle()). */
+  spare?: ArrayBuffer;
 }
 
 /** How many individual errors a result carries at most (the rest are only counted). */
 export const MAX_ERRORS_PER_RESULT = 8;
+
+/** What went wrong with a frame, as every decoder reports it (messages are built in one place). */
+export const FrameFault = {
+  /** The task buffer ends inside a frame header (a packer bug). */
+  HeaderPastEnd: 1,
+  /** A header's robot index or length does not fit the task (a packer bug). */
+  BadHeader: 2,
+  /** The bytes are not a valid TelemetryBatch (the robot's fault). */
+  Corrupt: 3,
+} as const;
+export type FrameFault = (typeof FrameFault)[keyof typeof FrameFault];
+
+/** The error entry of a fault, identical for every decoder. */
+export function frameError(fault: FrameFault, frame: number, robotIndex: number, length: number, robotIds: readonly string[]): WorkerError {
+  switch (fault) {
+    case FrameFault.HeaderPastEnd:
+      return { code: 'bad_task', message: `frame ${frame} header past end of buffer` };
+    case FrameFault.BadHeader:
+      return { code: 'bad_task', message: `frame ${frame} has robot index ${robotIndex}, length ${length}` };
+    default:
+      return { code: 'corrupt_frame', message: `robot ${robotIds[robotIndex] ?? '?'}: frame ${frame} is not a valid TelemetryBatch` };
+  }
+}

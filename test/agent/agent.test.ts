@@ -1,8 +1,10 @@
-import { create, fromBinary } from '@bufbuild/protobuf';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { Server, ServerCredentials, type Client, type sendUnaryData, type ServerDuplexStream, type ServerReadableStream } from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RobotAgent, type RobotAgentOptions } from '../../src/agent/agent.js';
 import type { SampleInput } from '../../src/agent/sample-encoder.js';
-import { CommandAck_Status, CommandSchema, type Command } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
+import { CommandAck_Status, CommandSchema, GatewayMessageSchema, TelemetryReceiptSchema, type Command } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
+import { CONNECT_PATH, PUBLISH_TELEMETRY_PATH } from '../../src/protocol/service.js';
 import { HealthLevel, TelemetryBatchSchema, TelemetrySampleSchema, type TelemetrySample } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
 import { sleep, startHarness, startProxy, waitFor, type Harness } from '../robotlink/support.js';
 
@@ -84,6 +86,66 @@ describe('RobotAgent telemetry', () => {
     a.start();
     await waitFor(() => decoded(cred.robotId).length === 5, 'queued samples delivered');
     expect(decoded(cred.robotId).map((s) => s.tsMs)).toEqual([4n, 5n, 6n, 7n, 8n]);
+  });
+});
+
+/**
+ * A server like gateways before issue 12: it welcomes the robot but answers PublishTelemetry with
+ * headers only at the end. Counts the telemetry messages it reads.
+ */
+async function startLateHeadersServer(): Promise<{ address: string; batches: () => number; close: () => void }> {
+  const raw = (b: Buffer): Buffer => b;
+  const welcome = Buffer.from(toBinary(GatewayMessageSchema, create(GatewayMessageSchema, {
+    body: { case: 'welcome', value: { robotId: 'r', fleetId: 'f', serverTimeMs: 0n } },
+  })));
+  let batches = 0;
+  const server = new Server();
+  const method = { requestSerialize: raw, requestDeserialize: raw, responseSerialize: raw, responseDeserialize: raw };
+  server.addService({
+    Connect: { path: CONNECT_PATH, requestStream: true, responseStream: true, ...method },
+    PublishTelemetry: { path: PUBLISH_TELEMETRY_PATH, requestStream: true, responseStream: false, ...method },
+  }, {
+    Connect: (call: ServerDuplexStream<Buffer, Buffer>) => {
+      call.once('data', () => call.write(welcome));
+      call.on('end', () => call.end());
+      call.on('error', () => {});
+    },
+    PublishTelemetry: (call: ServerReadableStream<Buffer, Buffer>, cb: sendUnaryData<Buffer>) => {
+      call.on('data', () => { batches++; });
+      call.on('end', () => cb(null, Buffer.from(toBinary(TelemetryReceiptSchema, create(TelemetryReceiptSchema, {})))));
+      call.on('error', () => {});
+    },
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p)));
+  });
+  return { address: `127.0.0.1:${port}`, batches: () => batches, close: () => server.forceShutdown() };
+}
+
+/** Bytes grpc-js holds in the retry buffers of the agent's channel (internal, read for this test only). */
+function retryBufferBytes(a: RobotAgent): number {
+  const channel = (a as unknown as { client: Client }).client.getChannel() as unknown as {
+    internalChannel: { retryBufferTracker: { totalAllocated: number } };
+  };
+  return channel.internalChannel.retryBufferTracker.totalAllocated;
+}
+
+describe('RobotAgent memory', () => {
+  it('keeps no written telemetry in grpc-js retry buffers, even when the server sends headers only at the end', async () => {
+    const server = await startLateHeadersServer();
+    cleanups.push(() => server.close());
+    const a = agent({ robotId: 'r', robotToken: 't' }, { address: server.address, maxBatchSamples: 1 });
+    a.start();
+    await waitFor(() => a.connected, 'connected');
+    const sample: SampleInput = {
+      tsMs: 1_800_000_000_000, latitude: 52.1, longitude: 5.1, elevationM: 3, xM: 1, yM: 2, zM: 0, headingDeg: 90,
+      linearMps: 1, angularDps: 0, batteryPercent: 50, voltageV: 48, charging: false, mode: 'autonomous', estop: false,
+      mission: null, healthLevel: HealthLevel.OK, faults: [], cpuTempC: 40, gpsFix: 4,
+    };
+    // ~100 bytes a message: 500 messages would hold ~50 kB in an uncommitted call.
+    for (let i = 0; i < 500; i++) a.sendSamples([{ ...sample, tsMs: sample.tsMs + i }]);
+    await waitFor(() => server.batches() === 500, 'all batches read');
+    expect(retryBufferBytes(a)).toBe(0);
   });
 });
 

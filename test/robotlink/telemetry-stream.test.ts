@@ -87,6 +87,26 @@ describe('PublishTelemetry', () => {
     expect(h.events.telemetry).toHaveLength(0);
   });
 
+  it('sends response headers as soon as the stream is accepted, so the client frees what it has written', async () => {
+    // grpc-js clients keep every message of a call in a retry buffer until headers arrive: headers
+    // only with the final receipt made every agent hold up to 1 MiB per telemetry stream.
+    const cred = h.robot();
+    const c = client();
+    const ctl = await connect(c, cred);
+    const p = publish(c, cred);
+    const headers = new Promise<Metadata>((resolve) => p.stream.once('metadata', resolve));
+    p.stream.write(batch(1));
+    await headers;
+    await waitFor(() => h.events.telemetry.length === 1, 'batch read');
+    // Still open: the headers did not wait for the end of the stream.
+    let ended = false;
+    void p.done.then(() => { ended = true; });
+    expect(ended).toBe(false);
+    p.stream.end();
+    expect((await p.done).receipt?.batches).toBe(1n);
+    ctl.end();
+  });
+
   it('ends the telemetry stream (ABORTED) when the control stream ends, and lets a newer one replace an older one', async () => {
     const cred = h.robot();
     const c = client();

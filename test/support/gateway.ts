@@ -14,6 +14,7 @@ export interface ReadyLine {
   http: string;
   grpc: string;
   telemetryStore: 'chdb' | 'clickhouse';
+  telemetryDecoder: 'native' | 'js' | 'reference';
 }
 
 export interface RunningGateway {

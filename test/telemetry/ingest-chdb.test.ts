@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/lmdb.js';
 import { openChdbStore } from '../../src/telemetry/chdb-store.js';
 import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest.js';
-import type { TelemetrySnapshot } from '../../src/telemetry/snapshot.js';
+import { decodeSnapshot } from '../../src/telemetry/snapshot-codec.js';
 import { CORRUPT_FRAME, encodeBatch, encodeSamples, sample, tempDir } from './helpers.js';
 
 describe('telemetry ingest into chdb', () => {
@@ -63,11 +63,11 @@ describe('telemetry ingest into chdb', () => {
       "['motor_overtemp']", '4', String(t0 + 7_032),
     ]);
 
-    const snap = store.snapshots.get('robot-1') as TelemetrySnapshot;
+    const snap = decodeSnapshot(store.snapshots.get('robot-1'))!;
     expect(snap.tsMs).toBe(t0 + 39_001 + 240);
     expect(snap.fleetId).toBe('fleet-a');
     expect(snap.mission?.runId).toBe(`run-${(39 * 25 + 24) % 3}`);
-    expect((store.snapshots.get('robot-0') as TelemetrySnapshot).tsMs).toBe(t0 + 39_000 + 240);
+    expect(decodeSnapshot(store.snapshots.get('robot-0'))!.tsMs).toBe(t0 + 39_000 + 240);
   });
 
   it('round-trips strings that need TSV escaping', async () => {
@@ -78,7 +78,7 @@ describe('telemetry ingest into chdb', () => {
       "SELECT robot_id, mode, mission_run_id, length(faults), arrayStringConcat(faults, '|') FROM telemetry_samples WHERE fleet_id = 'fleet-esc' FORMAT JSONCompactEachRow",
     );
     expect(JSON.parse(out)).toEqual(['robot-\tx', 'man\\ual\t1', '', 6, nasty.join('|')]);
-    const snap = store.snapshots.get('robot-\tx') as TelemetrySnapshot;
+    const snap = decodeSnapshot(store.snapshots.get('robot-\tx'))!;
     expect(snap.mission).toBeNull();
     expect(snap.health.faults).toEqual(nasty);
   });
@@ -96,6 +96,6 @@ describe('telemetry ingest into chdb', () => {
     } finally {
       await reopened.close();
     }
-    expect((store.snapshots.get('robot-late') as TelemetrySnapshot).tsMs).toBe(t + 29 * 100 + 90);
+    expect(decodeSnapshot(store.snapshots.get('robot-late'))!.tsMs).toBe(t + 29 * 100 + 90);
   });
 });

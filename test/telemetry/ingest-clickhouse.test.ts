@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/lmdb.js';
 import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest.js';
 import type { TelemetryLog } from '../../src/telemetry/log.js';
-import type { TelemetrySnapshot } from '../../src/telemetry/snapshot.js';
+import { decodeSnapshot } from '../../src/telemetry/snapshot-codec.js';
 import { startClickHouseServer, type ClickHouseTestServer } from '../support/clickhouse-server.js';
 import { CORRUPT_FRAME, encodeBatch, encodeSamples, sample, tempDir, until } from './helpers.js';
 
@@ -75,7 +75,7 @@ describe.skipIf(url === null)(`telemetry ingest into a ClickHouse server${url ==
     ]);
     const c = await ingest.sampleStore.queryText("SELECT mode, faults FROM telemetry_samples WHERE robot_id = 'robot-c'");
     expect(c).toBe("manual\t['quote\\'d','tab\\t','ü']\n");
-    const snap = store.snapshots.get('robot-b') as TelemetrySnapshot;
+    const snap = decodeSnapshot(store.snapshots.get('robot-b'))!;
     expect(snap.tsMs).toBe(t0 + 19_005 + 490);
   });
 });

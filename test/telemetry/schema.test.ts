@@ -31,6 +31,15 @@ describe('telemetry_samples schema', () => {
     expect(ROWBINARY_STRUCTURE.startsWith('robot_id String, fleet_id String, ts_ms Int64,')).toBe(true);
   });
 
+  it('the legacy DDL types are the RowBinary types of the field table', async () => {
+    const ddl = await loadSamplesDdl('legacy', 30);
+    for (const col of INSERT_COLUMNS) {
+      const line = ddl.split('\n').find((l) => l.trim().split(/\s+/)[0] === col)!;
+      const type = line.trim().slice(col.length).trim().split(/ (?:DEFAULT|CODEC)/)[0]!.replace(/,$/, '');
+      expect(type, col).toBe(ROWBINARY_TYPES[col]);
+    }
+  });
+
   it('uses the legacy table before 21.x and the modern one after', () => {
     expect(flavorForVersion('18.16.1')).toBe('legacy');
     expect(flavorForVersion('20.3.4.1')).toBe('legacy');

@@ -9,7 +9,7 @@ import type { LinkConflictView } from '../../protocol/robot-link.js';
 import type { Store } from '../../store/lmdb.js';
 import { listRobots } from '../../store/identity.js';
 import type { RobotRecord } from '../../store/records.js';
-import type { TelemetrySnapshot } from '../../telemetry/snapshot.js';
+import { decodeSnapshot } from '../../telemetry/snapshot-codec.js';
 import { RobotViewCache } from '../robot-view-cache.js';
 import { toRobotView } from '../robot-view.js';
 import { RobotListQuery, RobotListResponse, RobotPathParams, RobotView } from '../schemas/robots.js';
@@ -26,7 +26,7 @@ export interface RobotRouteDeps {
 export function robotRoutes(deps: RobotRouteDeps): RouteDef[] {
   const conflictOf = (id: string): LinkConflictView | null => deps.linkConflict?.(id) ?? null;
   const view = (r: RobotRecord): RobotView =>
-    toRobotView(r, deps.store.snapshots.get(r.robotId) as TelemetrySnapshot | undefined, deps.isOnline(r.robotId), conflictOf(r.robotId));
+    toRobotView(r, decodeSnapshot(deps.store.snapshots.get(r.robotId)), deps.isOnline(r.robotId), conflictOf(r.robotId));
   // The single-robot read is the hot one (dashboards poll it): served from a change-checked cache.
   const views = new RobotViewCache(deps.store, (id) => deps.isOnline(id), undefined, conflictOf);
   return [

@@ -9,7 +9,7 @@
 import type { RobotLink } from '../../protocol/robot-link.js';
 import type { Clock } from '../clock.js';
 import { indexRange, type Store } from '../../store/lmdb.js';
-import type { TelemetrySnapshot } from '../../telemetry/snapshot.js';
+import { decodeSnapshot } from '../../telemetry/snapshot-codec.js';
 import type { RunTracker } from '../runs/run-tracker.js';
 import type { RobotView } from './selection.js';
 
@@ -57,7 +57,7 @@ export class FleetRoster {
         online: this.link.isOnline(r.robotId),
         busyRunId: this.tracker.activeRunOf(r.robotId)?.runId ?? null,
         get batteryPct(): number | null {
-          return (store.snapshots.get(r.robotId) as TelemetrySnapshot | undefined)?.battery.percent ?? null;
+          return decodeSnapshot(store.snapshots.get(r.robotId))?.battery.percent ?? null;
         },
       };
     });

@@ -1,0 +1,766 @@
+// fleetgw telemetry decoder: a decode task (packed TelemetryBatch frames, see
+// src/telemetry/worker-protocol.ts) to RowBinary rows, each robot's newest row (its snapshot) and,
+// for live robots, JSON "sample" messages, in one pass with no per-sample allocation.
+//
+// It must produce exactly what src/telemetry/decode/reference.ts (protobuf-es + the field table in
+// src/telemetry/sample-table.ts) produces, and reject exactly the frames protobuf-es rejects:
+// test/telemetry/decoders.test.ts checks rows, snapshots, live messages and errors byte for byte
+// against it and against the hand-rolled JS reader (src/telemetry/decode/fast-reader.ts, whose file
+// comment lists protobuf-es's reading rules copied here). Numbers in JSON are spelled as JavaScript's
+// Number.prototype.toString spells them (shortest round trip, ECMA-262 layout).
+#include <napi.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Corrupt {};
+
+constexpr int kBatchSkipBudget = 99;
+constexpr int kSampleSkipBudget = 98;
+constexpr int kSubSkipBudget = 97;
+constexpr size_t kFrameHeaderBytes = 16;
+constexpr int kMaxErrors = 8;
+
+// ---------------------------------------------------------------------------------------------
+// Output buffer (grows, never shrinks; one per thread, reused by every task)
+
+struct Out {
+  std::vector<uint8_t> b;
+  size_t pos = 0;
+  void ensure(size_t n) {
+    if (pos + n > b.size()) b.resize(std::max(b.size() * 2, pos + n + 4096));
+  }
+  void u8(uint8_t v) {
+    ensure(1);
+    b[pos++] = v;
+  }
+  void bytes(const uint8_t* p, size_t n) {
+    ensure(n);
+    if (n) std::memcpy(b.data() + pos, p, n);
+    pos += n;
+  }
+  void text(const char* s, size_t n) { bytes(reinterpret_cast<const uint8_t*>(s), n); }
+  template <size_t N>
+  void lit(const char (&s)[N]) { text(s, N - 1); }
+  void u32le(uint32_t v) {
+    ensure(4);
+    std::memcpy(b.data() + pos, &v, 4);
+    pos += 4;
+  }
+  void u64le(uint64_t v) {
+    ensure(8);
+    std::memcpy(b.data() + pos, &v, 8);
+    pos += 8;
+  }
+  void varuint(uint64_t v) {
+    ensure(10);
+    while (v >= 0x80) {
+      b[pos++] = static_cast<uint8_t>((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    b[pos++] = static_cast<uint8_t>(v);
+  }
+  void f64(double v) {
+    uint64_t bits;
+    if (std::isnan(v)) bits = 0x7ff8000000000000ULL;
+    else std::memcpy(&bits, &v, 8);
+    u64le(bits);
+  }
+  void f32(float v) {
+    uint32_t bits;
+    if (std::isnan(v)) bits = 0x7fc00000U;
+    else std::memcpy(&bits, &v, 4);
+    u32le(bits);
+  }
+};
+
+// JavaScript's Number.prototype.toString(10) for a finite double (ECMA-262 Number::toString).
+void jsNumber(Out& o, double v) {
+  if (!std::isfinite(v)) {
+    o.lit("null");
+    return;
+  }
+  if (v == 0) {  // also -0, which JavaScript spells "0"
+    o.u8('0');
+    return;
+  }
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  const char* p = buf;
+  const char* end = r.ptr;
+  if (*p == '-') {
+    o.u8('-');
+    p++;
+  }
+  char digits[32];
+  int k = 0;
+  while (p < end && *p != 'e') {
+    if (*p != '.') digits[k++] = *p;
+    p++;
+  }
+  p++;  // 'e'
+  bool negExp = *p == '-';
+  p++;
+  int e = 0;
+  while (p < end) e = e * 10 + (*p++ - '0');
+  if (negExp) e = -e;
+  int n = e + 1;
+  if (k <= n && n <= 21) {
+    o.text(digits, k);
+    for (int i = 0; i < n - k; i++) o.u8('0');
+  } else if (0 < n && n <= 21) {
+    o.text(digits, n);
+    o.u8('.');
+    o.text(digits + n, k - n);
+  } else if (-6 < n && n <= 0) {
+    o.lit("0.");
+    for (int i = 0; i < -n; i++) o.u8('0');
+    o.text(digits, k);
+  } else {
+    o.u8(static_cast<uint8_t>(digits[0]));
+    if (k > 1) {
+      o.u8('.');
+      o.text(digits + 1, k - 1);
+    }
+    o.u8('e');
+    int x = n - 1;
+    o.u8(x >= 0 ? '+' : '-');
+    char eb[8];
+    auto er = std::to_chars(eb, eb + sizeof eb, x >= 0 ? x : -x);
+    o.text(eb, er.ptr - eb);
+  }
+}
+
+void intText(Out& o, int64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  o.text(buf, r.ptr - buf);
+}
+
+// JavaScript's `Math.trunc(v)` as an int64 the way ByteWriter.i64 writes it (0 for NaN/Infinity,
+// modulo 2^64 beyond the int64 range).
+uint64_t truncToInt64Bits(double v) {
+  if (!std::isfinite(v)) return 0;
+  double t = std::trunc(v);
+  if (t >= -9223372036854775808.0 && t < 9223372036854775808.0) return static_cast<uint64_t>(static_cast<int64_t>(t));
+  double m = std::fmod(t, 18446744073709551616.0);
+  if (m < 0) m += 18446744073709551616.0;
+  return static_cast<uint64_t>(m);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reader: protobuf-es's BinaryReader rules (see fast-reader.ts)
+
+struct Reader {
+  const uint8_t* u8;
+  size_t pos;
+  size_t end;  // the frame's end: reads past it see 0 and fail the next bounds check
+
+  uint8_t rd() {
+    size_t p = pos++;
+    return p < end ? u8[p] : 0;
+  }
+  void check() {
+    if (pos > end) throw Corrupt{};
+  }
+  uint32_t uint32() {
+    uint32_t b = rd();
+    if (!(b & 0x80)) {
+      check();
+      return b;
+    }
+    uint32_t r = b & 0x7f;
+    b = rd();
+    r |= (b & 0x7f) << 7;
+    if (!(b & 0x80)) {
+      check();
+      return r;
+    }
+    b = rd();
+    r |= (b & 0x7f) << 14;
+    if (!(b & 0x80)) {
+      check();
+      return r;
+    }
+    b = rd();
+    r |= (b & 0x7f) << 21;
+    if (!(b & 0x80)) {
+      check();
+      return r;
+    }
+    b = rd();
+    r |= (b & 0x0f) << 28;
+    for (int n = 5; (b & 0x80) && n < 10; n++) b = rd();
+    if (b & 0x80) throw Corrupt{};
+    check();
+    return r;
+  }
+  uint64_t varint64() {
+    uint64_t v = 0;
+    uint32_t b = 0;
+    for (int shift = 0; shift < 28; shift += 7) {
+      b = rd();
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) {
+        check();
+        return v;
+      }
+    }
+    b = rd();
+    v |= static_cast<uint64_t>(b & 0x7f) << 28;
+    if (!(b & 0x80)) {
+      check();
+      return v;
+    }
+    for (int shift = 35; shift <= 63; shift += 7) {
+      b = rd();
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;  // bits past 63 fall off, as in protobuf-es
+      if (!(b & 0x80)) {
+        check();
+        return v;
+      }
+    }
+    throw Corrupt{};
+  }
+  // fieldNo << 3 | wireType, validated.
+  uint32_t tag() {
+    size_t start = pos;
+    uint32_t t = uint32();
+    size_t n = pos - start;
+    if (n > 5 || (n == 5 && u8[pos - 1] > 0x0f)) throw Corrupt{};
+    if ((t >> 3) == 0 || (t & 7) > 5) throw Corrupt{};
+    return t;
+  }
+  void skip(uint32_t wireType, uint32_t fieldNo, int budget) {
+    switch (wireType) {
+      case 0:
+        while (rd() & 0x80) {
+        }
+        break;
+      case 1:
+        pos += 8;
+        break;
+      case 5:
+        pos += 4;
+        break;
+      case 2: {
+        uint32_t len = uint32();
+        pos += len;
+        break;
+      }
+      case 3:
+        if (budget <= 0) throw Corrupt{};
+        for (;;) {
+          uint32_t t = tag();
+          if ((t & 7) == 4) {
+            if ((t >> 3) != fieldNo) throw Corrupt{};
+            break;
+          }
+          skip(t & 7, t >> 3, budget - 1);
+        }
+        break;
+      default:
+        throw Corrupt{};
+    }
+    check();
+  }
+  bool boolean() {
+    if (pos < end && u8[pos] < 0x80) return u8[pos++] != 0;
+    return varint64() != 0;
+  }
+  double f64() {
+    if (pos + 8 > end) throw Corrupt{};
+    double v;
+    std::memcpy(&v, u8 + pos, 8);
+    pos += 8;
+    return v;
+  }
+  float f32() {
+    if (pos + 4 > end) throw Corrupt{};
+    float v;
+    std::memcpy(&v, u8 + pos, 4);
+    pos += 4;
+    return v;
+  }
+  // A length-delimited string; UTF-8 checked (WHATWG, fatal). Returns its [start, end).
+  void str(size_t& s, size_t& e) {
+    uint32_t len = uint32();
+    s = pos;
+    pos += len;
+    check();
+    e = pos;
+    size_t i = s;
+    while (i < e) {
+      uint8_t b = u8[i];
+      if (b < 0x80) {
+        i++;
+        continue;
+      }
+      int need;
+      uint8_t lo = 0x80, hi = 0xbf;
+      if (b >= 0xc2 && b <= 0xdf) need = 1;
+      else if (b >= 0xe0 && b <= 0xef) {
+        need = 2;
+        if (b == 0xe0) lo = 0xa0;
+        else if (b == 0xed) hi = 0x9f;
+      } else if (b >= 0xf0 && b <= 0xf4) {
+        need = 3;
+        if (b == 0xf0) lo = 0x90;
+        else if (b == 0xf4) hi = 0x8f;
+      } else {
+        throw Corrupt{};
+      }
+      if (i + need >= e) throw Corrupt{};
+      if (u8[i + 1] < lo || u8[i + 1] > hi) throw Corrupt{};
+      for (int k = 2; k <= need; k++)
+        if (u8[i + k] < 0x80 || u8[i + k] > 0xbf) throw Corrupt{};
+      i += need + 1;
+    }
+  }
+  size_t subEnd() {
+    uint32_t len = uint32();
+    return pos + len;
+  }
+};
+
+// One sample's values; strings are [start, end) in the frame.
+struct Sample {
+  int64_t ts = 0;
+  double d[11] = {};
+  float f[4] = {};
+  bool charging = false, estop = false;
+  int32_t gpsFix = 0, stepIndex = 0, level = 0;
+  size_t modeS = 0, modeE = 0, runS = 0, runE = 0, stateS = 0, stateE = 0;
+  std::vector<size_t> faults;  // start, end pairs (capacity kept between samples)
+  void reset() {
+    ts = 0;
+    std::memset(d, 0, sizeof d);
+    std::memset(f, 0, sizeof f);
+    charging = estop = false;
+    gpsFix = stepIndex = level = 0;
+    modeS = modeE = runS = runE = stateS = stateE = 0;
+    faults.clear();
+  }
+};
+enum { D_LAT, D_LON, D_ELEV, D_X, D_Y, D_Z, D_HEAD, D_LIN, D_ANG, D_REM, D_ETA };
+enum { F_PCT, F_VOLT, F_PROG, F_CPU };
+
+void readSample(Reader& r, size_t msgEnd, Sample& s) {
+  s.reset();
+  while (r.pos < msgEnd) {
+    uint32_t t = r.tag();
+    switch (t >> 3) {
+      case 1:
+        s.ts = static_cast<int64_t>(r.varint64());
+        break;
+      case 2: {
+        size_t e = r.subEnd();
+        while (r.pos < e) {
+          uint32_t u = r.tag();
+          switch (u >> 3) {
+            case 1: s.d[D_LAT] = r.f64(); break;
+            case 2: s.d[D_LON] = r.f64(); break;
+            case 3: s.d[D_ELEV] = r.f64(); break;
+            default: r.skip(u & 7, u >> 3, kSubSkipBudget);
+          }
+        }
+        break;
+      }
+      case 3: {
+        size_t e = r.subEnd();
+        while (r.pos < e) {
+          uint32_t u = r.tag();
+          switch (u >> 3) {
+            case 1: s.d[D_X] = r.f64(); break;
+            case 2: s.d[D_Y] = r.f64(); break;
+            case 3: s.d[D_Z] = r.f64(); break;
+            case 4: s.d[D_HEAD] = r.f64(); break;
+            default: r.skip(u & 7, u >> 3, kSubSkipBudget);
+          }
+        }
+        break;
+      }
+      case 4: {
+        size_t e = r.subEnd();
+        while (r.pos < e) {
+          uint32_t u = r.tag();
+          switch (u >> 3) {
+            case 1: s.d[D_LIN] = r.f64(); break;
+            case 2: s.d[D_ANG] = r.f64(); break;
+            default: r.skip(u & 7, u >> 3, kSubSkipBudget);
+          }
+        }
+        break;
+      }
+      case 5: {
+        size_t e = r.subEnd();
+        while (r.pos < e) {
+          uint32_t u = r.tag();
+          switch (u >> 3) {
+            case 1: s.f[F_PCT] = r.f32(); break;
+            case 2: s.f[F_VOLT] = r.f32(); break;
+            case 3: s.charging = r.boolean(); break;
+            default: r.skip(u & 7, u >> 3, kSubSkipBudget);
+          }
+        }
+        break;
+      }
+      case 6:
+        r.str(s.modeS, s.modeE);
+        break;
+      case 7:
+        s.estop = r.boolean();
+        break;
+      case 8: {
+        size_t e = r.subEnd();
+        while (r.pos < e) {
+          uint32_t u = r.tag();
+          switch (u >> 3) {
+            case 1: r.str(s.runS, s.runE); break;
+            case 2: r.str(s.stateS, s.stateE); break;
+            case 3: s.f[F_PROG] = r.f32(); break;
+            case 4: s.stepIndex = static_cast<int32_t>(r.uint32()); break;
+            case 5: s.d[D_REM] = r.f64(); break;
+            case 6: s.d[D_ETA] = r.f64(); break;
+            default: r.skip(u & 7, u >> 3, kSubSkipBudget);
+          }
+        }
+        break;
+      }
+      case 9: {
+        size_t e = r.subEnd();
+        while (r.pos < e) {
+          uint32_t u = r.tag();
+          switch (u >> 3) {
+            case 1: s.level = static_cast<int32_t>(r.uint32()); break;
+            case 2: {
+              size_t a, b;
+              r.str(a, b);
+              s.faults.push_back(a);
+              s.faults.push_back(b);
+              break;
+            }
+            case 3: s.f[F_CPU] = r.f32(); break;
+            default: r.skip(u & 7, u >> 3, kSubSkipBudget);
+          }
+        }
+        break;
+      }
+      case 10:
+        s.gpsFix = static_cast<int32_t>(r.uint32());
+        break;
+      default:
+        r.skip(t & 7, t >> 3, kSampleSkipBudget);
+    }
+  }
+}
+
+void rbString(Out& o, const uint8_t* u8, size_t s, size_t e) {
+  o.varuint(e - s);
+  o.bytes(u8 + s, e - s);
+}
+
+void writeRow(Out& o, const uint8_t* u8, const uint8_t* ids, size_t idsLen, double receivedAtMs, const Sample& s) {
+  o.bytes(ids, idsLen);
+  o.u64le(static_cast<uint64_t>(s.ts));
+  o.u64le(truncToInt64Bits(receivedAtMs));
+  for (int i = D_LAT; i <= D_ANG; i++) o.f64(s.d[i]);
+  o.f32(s.f[F_PCT]);
+  o.f32(s.f[F_VOLT]);
+  o.u8(s.charging ? 1 : 0);
+  rbString(o, u8, s.modeS, s.modeE);
+  o.u8(s.estop ? 1 : 0);
+  o.u32le(static_cast<uint32_t>(s.gpsFix));
+  rbString(o, u8, s.runS, s.runE);
+  rbString(o, u8, s.stateS, s.stateE);
+  o.f32(s.f[F_PROG]);
+  o.u32le(static_cast<uint32_t>(s.stepIndex));
+  o.f64(s.d[D_REM]);
+  o.f64(s.d[D_ETA]);
+  o.u8(static_cast<uint8_t>(s.level >= 0 && s.level <= 3 ? s.level : 0));
+  o.varuint(s.faults.size() / 2);
+  for (size_t i = 0; i < s.faults.size(); i += 2) rbString(o, u8, s.faults[i], s.faults[i + 1]);
+  o.f32(s.f[F_CPU]);
+}
+
+// A JSON string of UTF-8 bytes, escaped as JSON.stringify does.
+void jsonString(Out& o, const uint8_t* u8, size_t s, size_t e) {
+  static const char hex[] = "0123456789abcdef";
+  o.u8('"');
+  size_t run = s;
+  for (size_t i = s; i < e; i++) {
+    uint8_t c = u8[i];
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    o.bytes(u8 + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"': o.lit("\\\""); break;
+      case '\\': o.lit("\\\\"); break;
+      case 0x08: o.lit("\\b"); break;
+      case 0x09: o.lit("\\t"); break;
+      case 0x0a: o.lit("\\n"); break;
+      case 0x0c: o.lit("\\f"); break;
+      case 0x0d: o.lit("\\r"); break;
+      default: {
+        char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+        o.text(u, 6);
+      }
+    }
+  }
+  o.bytes(u8 + run, e - run);
+  o.u8('"');
+}
+
+void writeLive(Out& o, const uint8_t* u8, const uint8_t* prefix, size_t prefixLen, double receivedAtMs, const Sample& s) {
+  static const char* levels[] = {"\"unspecified\"", "\"ok\"", "\"warn\"", "\"error\""};
+  o.bytes(prefix, prefixLen);
+  intText(o, s.ts);
+  o.lit(",\"received_at_ms\":");
+  jsNumber(o, receivedAtMs);
+  o.lit(",\"latitude\":");
+  jsNumber(o, s.d[D_LAT]);
+  o.lit(",\"longitude\":");
+  jsNumber(o, s.d[D_LON]);
+  o.lit(",\"elevation_m\":");
+  jsNumber(o, s.d[D_ELEV]);
+  o.lit(",\"pose\":{\"x_m\":");
+  jsNumber(o, s.d[D_X]);
+  o.lit(",\"y_m\":");
+  jsNumber(o, s.d[D_Y]);
+  o.lit(",\"z_m\":");
+  jsNumber(o, s.d[D_Z]);
+  o.lit(",\"heading_deg\":");
+  jsNumber(o, s.d[D_HEAD]);
+  o.lit("},\"velocity\":{\"linear_mps\":");
+  jsNumber(o, s.d[D_LIN]);
+  o.lit(",\"angular_dps\":");
+  jsNumber(o, s.d[D_ANG]);
+  o.lit("},\"battery\":{\"percent\":");
+  jsNumber(o, s.f[F_PCT]);
+  o.lit(",\"voltage_v\":");
+  jsNumber(o, s.f[F_VOLT]);
+  if (s.charging) o.lit(",\"charging\":true},\"mode\":");
+  else o.lit(",\"charging\":false},\"mode\":");
+  jsonString(o, u8, s.modeS, s.modeE);
+  if (s.estop) o.lit(",\"estop\":true,\"gps_fix\":");
+  else o.lit(",\"estop\":false,\"gps_fix\":");
+  intText(o, s.gpsFix);
+  if (s.runE == s.runS) {
+    o.lit(",\"mission\":null");
+  } else {
+    o.lit(",\"mission\":{\"run_id\":");
+    jsonString(o, u8, s.runS, s.runE);
+    o.lit(",\"mission_state\":");
+    jsonString(o, u8, s.stateS, s.stateE);
+    o.lit(",\"progress_pct\":");
+    jsNumber(o, s.f[F_PROG]);
+    o.lit(",\"step_index\":");
+    intText(o, s.stepIndex);
+    o.lit(",\"remaining_distance_m\":");
+    jsNumber(o, s.d[D_REM]);
+    o.lit(",\"eta_s\":");
+    jsNumber(o, s.d[D_ETA]);
+    o.u8('}');
+  }
+  o.lit(",\"health\":{\"level\":");
+  const char* lv = levels[s.level >= 0 && s.level <= 3 ? s.level : 0];
+  o.text(lv, std::strlen(lv));
+  o.lit(",\"faults\":[");
+  for (size_t i = 0; i < s.faults.size(); i += 2) {
+    if (i > 0) o.u8(',');
+    jsonString(o, u8, s.faults[i], s.faults[i + 1]);
+  }
+  o.lit("],\"cpu_temp_c\":");
+  jsNumber(o, s.f[F_CPU]);
+  o.lit("}}");
+}
+
+// Per-thread state reused across tasks.
+struct ThreadState {
+  Out rows, live;
+  Sample sample;
+  std::vector<uint32_t> liveIndex;
+  std::vector<int64_t> snapStart, snapEnd, snapTs;
+};
+thread_local ThreadState state;
+
+Napi::ArrayBuffer copyOut(Napi::Env env, const Out& o) {
+  Napi::ArrayBuffer ab = Napi::ArrayBuffer::New(env, o.pos);
+  if (o.pos) std::memcpy(ab.Data(), o.b.data(), o.pos);
+  return ab;
+}
+
+const uint8_t* bytesOf(const Napi::Value& v, size_t& len) {
+  Napi::TypedArray ta = v.As<Napi::TypedArray>();
+  Napi::ArrayBuffer ab = ta.ArrayBuffer();
+  len = ta.ByteLength();
+  return static_cast<const uint8_t*>(ab.Data()) + ta.ByteOffset();
+}
+
+// decodeTask(frames: ArrayBuffer, byteLength, frameCount, ids: Uint8Array, idOffsets: Uint32Array,
+//            live: Uint8Array | null, liveOffsets: Uint32Array | null, rowsBuffer: ArrayBuffer | undefined)
+// -> { rows, rowsLength, rowCount, snapshots: Uint32Array, snapshotTs: Float64Array, live, liveIndex, corrupt, faults: Int32Array }
+// rows is `rowsBuffer` (a recycled buffer from the main thread) when the rows fit in it, else a new one.
+// ids[i] = bytes [idOffsets[i], idOffsets[i+1]): robot index i's RowBinary robot and fleet ids;
+// live[i] likewise its live message prefix (empty: not live).
+Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::ArrayBuffer framesAb = info[0].As<Napi::ArrayBuffer>();
+  size_t byteLength = info[1].As<Napi::Number>().Int64Value();
+  int64_t frameCount = info[2].As<Napi::Number>().Int64Value();
+  size_t idsLen, idOffLen;
+  const uint8_t* ids = bytesOf(info[3], idsLen);
+  const uint32_t* idOff = reinterpret_cast<const uint32_t*>(bytesOf(info[4], idOffLen));
+  size_t robots = idOffLen / 4 - 1;
+  const uint8_t* live = nullptr;
+  const uint32_t* liveOff = nullptr;
+  if (info[5].IsTypedArray()) {
+    size_t a, b;
+    live = bytesOf(info[5], a);
+    liveOff = reinterpret_cast<const uint32_t*>(bytesOf(info[6], b));
+  }
+  if (byteLength > framesAb.ByteLength()) byteLength = framesAb.ByteLength();
+  const uint8_t* u8 = static_cast<const uint8_t*>(framesAb.Data());
+
+  ThreadState& st = state;
+  st.rows.pos = 0;
+  st.live.pos = 0;
+  st.liveIndex.clear();
+  st.snapStart.assign(robots, -1);
+  st.snapEnd.assign(robots, 0);
+  st.snapTs.assign(robots, 0);
+  std::vector<int32_t> faults;
+  int64_t corrupt = 0;
+  int64_t rowCount = 0;
+  int errors = 0;
+  size_t off = 0;
+  for (int64_t frame = 0; frame < frameCount; frame++) {
+    if (off + kFrameHeaderBytes > byteLength) {
+      faults.insert(faults.end(), {1, static_cast<int32_t>(frame), 0, 0});
+      corrupt += frameCount - frame;
+      break;
+    }
+    uint32_t ri, len;
+    double receivedAtMs;
+    std::memcpy(&ri, u8 + off, 4);
+    std::memcpy(&len, u8 + off + 4, 4);
+    std::memcpy(&receivedAtMs, u8 + off + 8, 8);
+    size_t start = off + kFrameHeaderBytes;
+    off = start + len;
+    if (ri >= robots || off > byteLength) {
+      faults.insert(faults.end(), {2, static_cast<int32_t>(frame), static_cast<int32_t>(ri), static_cast<int32_t>(len)});
+      corrupt += frameCount - frame;
+      break;
+    }
+    const uint8_t* rid = ids + idOff[ri];
+    size_t ridLen = idOff[ri + 1] - idOff[ri];
+    const uint8_t* prefix = live ? live + liveOff[ri] : nullptr;
+    size_t prefixLen = live ? liveOff[ri + 1] - liveOff[ri] : 0;
+    // Marks for the rollback.
+    size_t mRows = st.rows.pos, mLive = st.live.pos, mLiveIndex = st.liveIndex.size();
+    int64_t mRowCount = rowCount, mStart = st.snapStart[ri], mEnd = st.snapEnd[ri], mTs = st.snapTs[ri];
+    try {
+      Reader r{u8, start, off};
+      while (r.pos < r.end) {
+        uint32_t t = r.tag();
+        if ((t >> 3) != 1) {
+          r.skip(t & 7, t >> 3, kBatchSkipBudget);
+          continue;
+        }
+        size_t e = r.subEnd();
+        readSample(r, e, st.sample);
+        size_t rowStart = st.rows.pos;
+        writeRow(st.rows, u8, rid, ridLen, receivedAtMs, st.sample);
+        rowCount++;
+        if (st.snapStart[ri] == -1 || st.sample.ts >= st.snapTs[ri]) {
+          st.snapStart[ri] = static_cast<int64_t>(rowStart);
+          st.snapEnd[ri] = static_cast<int64_t>(st.rows.pos);
+          st.snapTs[ri] = st.sample.ts;
+        }
+        if (prefixLen > 0) {
+          size_t ls = st.live.pos;
+          writeLive(st.live, u8, prefix, prefixLen, receivedAtMs, st.sample);
+          st.liveIndex.insert(st.liveIndex.end(), {ri, static_cast<uint32_t>(ls), static_cast<uint32_t>(st.live.pos)});
+        }
+      }
+    } catch (const Corrupt&) {
+      st.rows.pos = mRows;
+      st.live.pos = mLive;
+      st.liveIndex.resize(mLiveIndex);
+      rowCount = mRowCount;
+      st.snapStart[ri] = mStart;
+      st.snapEnd[ri] = mEnd;
+      st.snapTs[ri] = mTs;
+      corrupt++;
+      if (errors < kMaxErrors) {
+        errors++;
+        faults.insert(faults.end(), {3, static_cast<int32_t>(frame), static_cast<int32_t>(ri), static_cast<int32_t>(len)});
+      }
+    }
+  }
+
+  Napi::Object result = Napi::Object::New(env);
+  if (info.Length() > 7 && info[7].IsArrayBuffer() && info[7].As<Napi::ArrayBuffer>().ByteLength() >= st.rows.pos) {
+    Napi::ArrayBuffer reuse = info[7].As<Napi::ArrayBuffer>();
+    if (st.rows.pos) std::memcpy(reuse.Data(), st.rows.b.data(), st.rows.pos);
+    result.Set("rows", reuse);
+  } else {
+    result.Set("rows", copyOut(env, st.rows));
+  }
+  result.Set("rowsLength", Napi::Number::New(env, static_cast<double>(st.rows.pos)));
+  result.Set("rowCount", Napi::Number::New(env, static_cast<double>(rowCount)));
+  size_t snaps = 0;
+  for (size_t i = 0; i < robots; i++)
+    if (st.snapStart[i] != -1) snaps++;
+  Napi::Uint32Array snapIdx = Napi::Uint32Array::New(env, snaps * 3);
+  Napi::Float64Array snapTs = Napi::Float64Array::New(env, snaps);
+  size_t k = 0;
+  for (size_t i = 0; i < robots; i++) {
+    if (st.snapStart[i] == -1) continue;
+    snapIdx[k * 3] = static_cast<uint32_t>(i);
+    snapIdx[k * 3 + 1] = static_cast<uint32_t>(st.snapStart[i]);
+    snapIdx[k * 3 + 2] = static_cast<uint32_t>(st.snapEnd[i]);
+    snapTs[k++] = static_cast<double>(st.snapTs[i]);
+  }
+  result.Set("snapshots", snapIdx);
+  result.Set("snapshotTs", snapTs);
+  if (!st.liveIndex.empty()) {
+    result.Set("live", copyOut(env, st.live));
+    Napi::Uint32Array li = Napi::Uint32Array::New(env, st.liveIndex.size());
+    std::memcpy(li.Data(), st.liveIndex.data(), st.liveIndex.size() * 4);
+    result.Set("liveIndex", li);
+  } else {
+    result.Set("live", env.Null());
+    result.Set("liveIndex", env.Null());
+  }
+  result.Set("corrupt", Napi::Number::New(env, static_cast<double>(corrupt)));
+  Napi::Int32Array fa = Napi::Int32Array::New(env, faults.size());
+  if (!faults.empty()) std::memcpy(fa.Data(), faults.data(), faults.size() * 4);
+  result.Set("faults", fa);
+  return result;
+}
+
+// Formats doubles as the live messages do (the differential test checks it against String(v)).
+Napi::Value FormatNumber(const Napi::CallbackInfo& info) {
+  Out o;
+  jsNumber(o, info[0].As<Napi::Number>().DoubleValue());
+  return Napi::String::New(info.Env(), reinterpret_cast<const char*>(o.b.data()), o.pos);
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("decodeTask", Napi::Function::New(env, DecodeTask));
+  exports.Set("formatNumber", Napi::Function::New(env, FormatNumber));
+  // Bumped with every change of the task protocol; the JS side refuses a stale build.
+  exports.Set("abi", Napi::Number::New(env, 2));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(fleetgw_telemetry, Init)

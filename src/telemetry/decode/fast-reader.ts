@@ -1,0 +1,549 @@
+/**
+ * The hand-rolled JavaScript TelemetryBatch reader: protobuf bytes straight to RowBinary rows (and,
+ * for live robots, JSON messages) in one pass, with no per-sample objects and no BigInt. It is what
+ * runs when the C++ addon (native-bridge/) is not built or is disabled, and it is hand-written
+ * because it is the hottest code of the gateway (a generic decoder builds a message object tree per
+ * sample: ~1.4 us against ~0.2 here).
+ *
+ * It must accept and reject exactly what protobuf-es `fromBinary(TelemetryBatchSchema)` does and
+ * write exactly the rows of the reference path (reference.ts, driven by sample-table.ts);
+ * test/telemetry/decoders.test.ts checks both, byte for byte, on valid, fuzzed and corrupt frames.
+ * protobuf-es's rules, copied here on purpose:
+ * - a known field is read by its declared type whatever the wire type in its tag;
+ * - a sub-message's length is not checked against its parent: fields are read while the position is
+ *   before the announced end, and only reading past the frame fails ("premature EOF");
+ * - a repeated sub-message merges into the earlier one (scalars: last wins; faults: appended);
+ * - varints: tags at most 5 bytes (no overflow of uint32), other varints at most 10 bytes; unknown
+ *   fields of wire types 0, 1, 2, 3 (groups, nested up to the recursion budget) and 5 are skipped,
+ *   4, 6 and 7 fail; field number 0 fails;
+ * - strings must be valid UTF-8 (proto3), checked at every occurrence.
+ * Rows: NaN is written as the canonical quiet NaN; ts_ms is the exact int64.
+ */
+import type { ByteWriter } from '../byte-writer.js';
+import type { TaskOutput } from './task-output.js';
+
+class Corrupt extends Error {}
+const CORRUPT = new Corrupt('invalid TelemetryBatch');
+
+// protobuf-es's recursion budget (100) minus the depth of the message being read.
+const BATCH_SKIP_BUDGET = 99;
+const SAMPLE_SKIP_BUDGET = 98;
+const SUB_SKIP_BUDGET = 97;
+
+// The reader's state: module-level so the hot functions take no closures (one thread runs one task).
+let u8: Uint8Array = new Uint8Array(0);
+let dv: DataView = new DataView(new ArrayBuffer(8));
+let pos = 0;
+let end = 0;
+// varint64 result words.
+let vLo = 0;
+let vHi = 0;
+
+// One sample's values (reset per sample; strings are [start, end) views of the frame).
+let tsLo = 0;
+let tsHi = 0;
+const d = new Float64Array(11); // lat lon elev x y z heading linear angular remaining eta
+const fl = new Float32Array(4); // battery percent, voltage, progress, cpu temp (Float32: exactly what the wire held)
+let charging = 0;
+let estop = 0;
+let gpsFix = 0;
+let stepIndex = 0;
+let level = 0;
+let modeS = 0;
+let modeE = 0;
+let runS = 0;
+let runE = 0;
+let stateS = 0;
+let stateE = 0;
+let faults = new Int32Array(64); // start, end pairs
+let faultCount = 0;
+
+const D_LAT = 0, D_LON = 1, D_ELEV = 2, D_X = 3, D_Y = 4, D_Z = 5, D_HEAD = 6, D_LIN = 7, D_ANG = 8, D_REM = 9, D_ETA = 10;
+const F_PCT = 0, F_VOLT = 1, F_PROG = 2, F_CPU = 3;
+
+function resetSample(): void {
+  tsLo = 0;
+  tsHi = 0;
+  d.fill(0);
+  fl.fill(0);
+  charging = 0;
+  estop = 0;
+  gpsFix = 0;
+  stepIndex = 0;
+  level = 0;
+  modeS = modeE = runS = runE = stateS = stateE = 0;
+  faultCount = 0;
+}
+
+/** The next byte, 0 past the frame (as protobuf-es reads `undefined` there); always advances. */
+function rd(): number {
+  const p = pos++;
+  return p < end ? u8[p]! : 0;
+}
+
+function check(): void {
+  if (pos > end) throw CORRUPT;
+}
+
+function uint32(): number {
+  let b = rd();
+  if ((b & 0x80) === 0) {
+    check();
+    return b;
+  }
+  let r = b & 0x7f;
+  b = rd();
+  r |= (b & 0x7f) << 7;
+  if ((b & 0x80) === 0) {
+    check();
+    return r;
+  }
+  b = rd();
+  r |= (b & 0x7f) << 14;
+  if ((b & 0x80) === 0) {
+    check();
+    return r;
+  }
+  b = rd();
+  r |= (b & 0x7f) << 21;
+  if ((b & 0x80) === 0) {
+    check();
+    return r;
+  }
+  b = rd();
+  r |= (b & 0x0f) << 28;
+  for (let n = 5; (b & 0x80) !== 0 && n < 10; n++) b = rd();
+  if ((b & 0x80) !== 0) throw CORRUPT;
+  check();
+  return r >>> 0;
+}
+
+/** 64-bit varint into (vLo, vHi), as protobuf-es's varint64read. */
+function varint64(): void {
+  let lo = 0;
+  let hi = 0;
+  let b = 0;
+  for (let shift = 0; shift < 28; shift += 7) {
+    b = rd();
+    lo |= (b & 0x7f) << shift;
+    if ((b & 0x80) === 0) {
+      check();
+      vLo = lo;
+      vHi = hi;
+      return;
+    }
+  }
+  b = rd();
+  lo |= (b & 0x0f) << 28;
+  hi = (b & 0x70) >> 4;
+  if ((b & 0x80) === 0) {
+    check();
+    vLo = lo;
+    vHi = hi;
+    return;
+  }
+  for (let shift = 3; shift <= 31; shift += 7) {
+    b = rd();
+    hi |= (b & 0x7f) << shift;
+    if ((b & 0x80) === 0) {
+      check();
+      vLo = lo;
+      vHi = hi;
+      return;
+    }
+  }
+  throw CORRUPT;
+}
+
+/** A tag: returns fieldNo * 8 + wireType (both validated). */
+function tag(): number {
+  const start = pos;
+  const t = uint32();
+  const n = pos - start;
+  if (n > 5 || (n === 5 && u8[pos - 1]! > 0x0f)) throw CORRUPT;
+  const fieldNo = t >>> 3;
+  const wireType = t & 7;
+  if (fieldNo <= 0 || wireType > 5) throw CORRUPT;
+  return t >>> 0;
+}
+
+function skip(wireType: number, fieldNo: number, budget: number): void {
+  switch (wireType) {
+    case 0:
+      while ((rd() & 0x80) !== 0) {
+        // continuation bytes
+      }
+      break;
+    case 1:
+      pos += 8;
+      break;
+    case 5:
+      pos += 4;
+      break;
+    case 2: {
+      const len = uint32();
+      pos += len;
+      break;
+    }
+    case 3:
+      if (budget <= 0) throw CORRUPT;
+      for (;;) {
+        const t = tag();
+        const wt = t & 7;
+        const fn = t >>> 3;
+        if (wt === 4) {
+          if (fn !== fieldNo) throw CORRUPT;
+          break;
+        }
+        skip(wt, fn, budget - 1);
+      }
+      break;
+    default:
+      throw CORRUPT;
+  }
+  check();
+}
+
+function int32(): number {
+  return uint32() | 0;
+}
+
+function bool(): number {
+  if (pos < end && u8[pos]! < 0x80) return u8[pos++] !== 0 ? 1 : 0;
+  varint64();
+  return vLo !== 0 || vHi !== 0 ? 1 : 0;
+}
+
+function double(): number {
+  if (pos + 8 > end) throw CORRUPT;
+  const v = dv.getFloat64(pos, true);
+  pos += 8;
+  return v;
+}
+
+function float(): number {
+  if (pos + 4 > end) throw CORRUPT;
+  const v = dv.getFloat32(pos, true);
+  pos += 4;
+  return v;
+}
+
+/** Reads a length-delimited string, checks it is UTF-8 (WHATWG, fatal), returns its start. */
+function string(): number {
+  const len = uint32();
+  const s = pos;
+  pos += len;
+  check();
+  let i = s;
+  const e = pos;
+  while (i < e) {
+    const b = u8[i]!;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    let need: number;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) need = 1;
+    else if (b >= 0xe0 && b <= 0xef) {
+      need = 2;
+      if (b === 0xe0) lo = 0xa0;
+      else if (b === 0xed) hi = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      need = 3;
+      if (b === 0xf0) lo = 0x90;
+      else if (b === 0xf4) hi = 0x8f;
+    } else throw CORRUPT;
+    if (i + need >= e) throw CORRUPT;
+    const c1 = u8[i + 1]!;
+    if (c1 < lo || c1 > hi) throw CORRUPT;
+    for (let k = 2; k <= need; k++) {
+      const c = u8[i + k]!;
+      if (c < 0x80 || c > 0xbf) throw CORRUPT;
+    }
+    i += need + 1;
+  }
+  return s;
+}
+
+function readPosition(msgEnd: number): void {
+  while (pos < msgEnd) {
+    const t = tag();
+    switch (t >>> 3) {
+      case 1: d[D_LAT] = double(); break;
+      case 2: d[D_LON] = double(); break;
+      case 3: d[D_ELEV] = double(); break;
+      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
+    }
+  }
+}
+
+function readPose(msgEnd: number): void {
+  while (pos < msgEnd) {
+    const t = tag();
+    switch (t >>> 3) {
+      case 1: d[D_X] = double(); break;
+      case 2: d[D_Y] = double(); break;
+      case 3: d[D_Z] = double(); break;
+      case 4: d[D_HEAD] = double(); break;
+      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
+    }
+  }
+}
+
+function readVelocity(msgEnd: number): void {
+  while (pos < msgEnd) {
+    const t = tag();
+    switch (t >>> 3) {
+      case 1: d[D_LIN] = double(); break;
+      case 2: d[D_ANG] = double(); break;
+      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
+    }
+  }
+}
+
+function readBattery(msgEnd: number): void {
+  while (pos < msgEnd) {
+    const t = tag();
+    switch (t >>> 3) {
+      case 1: fl[F_PCT] = float(); break;
+      case 2: fl[F_VOLT] = float(); break;
+      case 3: charging = bool(); break;
+      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
+    }
+  }
+}
+
+function readMission(msgEnd: number): void {
+  while (pos < msgEnd) {
+    const t = tag();
+    switch (t >>> 3) {
+      case 1: runS = string(); runE = pos; break;
+      case 2: stateS = string(); stateE = pos; break;
+      case 3: fl[F_PROG] = float(); break;
+      case 4: stepIndex = int32(); break;
+      case 5: d[D_REM] = double(); break;
+      case 6: d[D_ETA] = double(); break;
+      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
+    }
+  }
+}
+
+function readHealth(msgEnd: number): void {
+  while (pos < msgEnd) {
+    const t = tag();
+    switch (t >>> 3) {
+      case 1: level = int32(); break;
+      case 2: {
+        const s = string();
+        if (faultCount * 2 + 2 > faults.length) {
+          const grown = new Int32Array(faults.length * 2);
+          grown.set(faults);
+          faults = grown;
+        }
+        faults[faultCount * 2] = s;
+        faults[faultCount * 2 + 1] = pos;
+        faultCount++;
+        break;
+      }
+      case 3: fl[F_CPU] = float(); break;
+      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
+    }
+  }
+}
+
+/** A sub-message field: its length, then its fields (protobuf-es's reading, see the file comment). */
+function subEnd(): number {
+  const len = uint32();
+  return pos + len;
+}
+
+function readSample(msgEnd: number): void {
+  resetSample();
+  while (pos < msgEnd) {
+    const t = tag();
+    switch (t >>> 3) {
+      case 1:
+        varint64();
+        tsLo = vLo >>> 0;
+        tsHi = vHi | 0;
+        break;
+      case 2: readPosition(subEnd()); break;
+      case 3: readPose(subEnd()); break;
+      case 4: readVelocity(subEnd()); break;
+      case 5: readBattery(subEnd()); break;
+      case 6: modeS = string(); modeE = pos; break;
+      case 7: estop = bool(); break;
+      case 8: readMission(subEnd()); break;
+      case 9: readHealth(subEnd()); break;
+      case 10: gpsFix = int32(); break;
+      default: skip(t & 7, t >>> 3, SAMPLE_SKIP_BUDGET);
+    }
+  }
+}
+
+// --- output ----------------------------------------------------------------------------------------
+
+function rbString(w: ByteWriter, s: number, e: number): void {
+  w.varUint(e - s);
+  w.copy(u8, s, e);
+}
+
+function writeRow(w: ByteWriter, robot: Uint8Array, fleet: Uint8Array, receivedAtMs: number): void {
+  w.raw(robot);
+  w.raw(fleet);
+  w.i64parts(tsLo, tsHi);
+  w.i64(receivedAtMs);
+  w.f64c(d[D_LAT]!);
+  w.f64c(d[D_LON]!);
+  w.f64c(d[D_ELEV]!);
+  w.f64c(d[D_X]!);
+  w.f64c(d[D_Y]!);
+  w.f64c(d[D_Z]!);
+  w.f64c(d[D_HEAD]!);
+  w.f64c(d[D_LIN]!);
+  w.f64c(d[D_ANG]!);
+  w.f32c(fl[F_PCT]!);
+  w.f32c(fl[F_VOLT]!);
+  w.u8(charging);
+  rbString(w, modeS, modeE);
+  w.u8(estop);
+  w.i32(gpsFix);
+  rbString(w, runS, runE);
+  rbString(w, stateS, stateE);
+  w.f32c(fl[F_PROG]!);
+  w.i32(stepIndex);
+  w.f64c(d[D_REM]!);
+  w.f64c(d[D_ETA]!);
+  w.u8(level >= 0 && level <= 3 ? level : 0);
+  w.varUint(faultCount);
+  for (let i = 0; i < faultCount; i++) rbString(w, faults[i * 2]!, faults[i * 2 + 1]!);
+  w.f32c(fl[F_CPU]!);
+}
+
+const LEVEL_JSON = ['"unspecified"', '"ok"', '"warn"', '"error"'];
+const HEX = '0123456789abcdef';
+
+/** JSON has no NaN/Infinity: they become null; otherwise JavaScript's own number spelling. */
+function num(w: ByteWriter, v: number): void {
+  w.ascii(Number.isFinite(v) ? String(v) : 'null');
+}
+
+/** A JSON string of the UTF-8 bytes [s, e), escaped as JSON.stringify does. */
+function jsonString(w: ByteWriter, s: number, e: number): void {
+  w.u8(0x22);
+  let run = s;
+  for (let i = s; i < e; i++) {
+    const c = u8[i]!;
+    if (c >= 0x20 && c !== 0x22 && c !== 0x5c) continue;
+    w.copy(u8, run, i);
+    run = i + 1;
+    if (c === 0x22) w.ascii('\\"');
+    else if (c === 0x5c) w.ascii('\\\\');
+    else if (c === 0x08) w.ascii('\\b');
+    else if (c === 0x09) w.ascii('\\t');
+    else if (c === 0x0a) w.ascii('\\n');
+    else if (c === 0x0c) w.ascii('\\f');
+    else if (c === 0x0d) w.ascii('\\r');
+    else w.ascii(`\\u00${HEX[c >> 4]}${HEX[c & 15]}`);
+  }
+  w.copy(u8, run, e);
+  w.u8(0x22);
+}
+
+function tsText(): string {
+  // Exact int64 text; BigInt only beyond 2^53 (never for epoch milliseconds).
+  if (tsHi >= -0x200000 && tsHi < 0x200000) return String(tsHi * 4294967296 + tsLo);
+  return ((BigInt(tsHi) << 32n) | BigInt(tsLo)).toString();
+}
+
+/** The live "sample" message (live-json.ts writes the same from the reference path's values). */
+function writeLive(w: ByteWriter, prefix: Uint8Array, receivedAtMs: number): void {
+  w.raw(prefix);
+  w.ascii(tsText());
+  w.ascii(',"received_at_ms":');
+  num(w, receivedAtMs);
+  w.ascii(',"latitude":');
+  num(w, d[D_LAT]!);
+  w.ascii(',"longitude":');
+  num(w, d[D_LON]!);
+  w.ascii(',"elevation_m":');
+  num(w, d[D_ELEV]!);
+  w.ascii(',"pose":{"x_m":');
+  num(w, d[D_X]!);
+  w.ascii(',"y_m":');
+  num(w, d[D_Y]!);
+  w.ascii(',"z_m":');
+  num(w, d[D_Z]!);
+  w.ascii(',"heading_deg":');
+  num(w, d[D_HEAD]!);
+  w.ascii('},"velocity":{"linear_mps":');
+  num(w, d[D_LIN]!);
+  w.ascii(',"angular_dps":');
+  num(w, d[D_ANG]!);
+  w.ascii('},"battery":{"percent":');
+  num(w, fl[F_PCT]!);
+  w.ascii(',"voltage_v":');
+  num(w, fl[F_VOLT]!);
+  w.ascii(charging ? ',"charging":true},"mode":' : ',"charging":false},"mode":');
+  jsonString(w, modeS, modeE);
+  w.ascii(estop ? ',"estop":true,"gps_fix":' : ',"estop":false,"gps_fix":');
+  w.ascii(String(gpsFix));
+  if (runE === runS) {
+    w.ascii(',"mission":null');
+  } else {
+    w.ascii(',"mission":{"run_id":');
+    jsonString(w, runS, runE);
+    w.ascii(',"mission_state":');
+    jsonString(w, stateS, stateE);
+    w.ascii(',"progress_pct":');
+    num(w, fl[F_PROG]!);
+    w.ascii(',"step_index":');
+    w.ascii(String(stepIndex));
+    w.ascii(',"remaining_distance_m":');
+    num(w, d[D_REM]!);
+    w.ascii(',"eta_s":');
+    num(w, d[D_ETA]!);
+    w.u8(0x7d);
+  }
+  w.ascii(',"health":{"level":');
+  w.ascii(LEVEL_JSON[level >= 0 && level <= 3 ? level : 0]!);
+  w.ascii(',"faults":[');
+  for (let i = 0; i < faultCount; i++) {
+    if (i > 0) w.u8(0x2c);
+    jsonString(w, faults[i * 2]!, faults[i * 2 + 1]!);
+  }
+  w.ascii('],"cpu_temp_c":');
+  num(w, fl[F_CPU]!);
+  w.ascii('}}');
+}
+
+/** Decodes one TelemetryBatch frame [start, frameEnd) of `bytes`; throws when it is not valid. */
+export function decodeFrameFast(out: TaskOutput, bytes: Uint8Array, view: DataView, start: number, frameEnd: number, robotIndex: number, receivedAtMs: number): void {
+  u8 = bytes;
+  dv = view;
+  pos = start;
+  end = frameEnd;
+  const rows = out.rows;
+  const robot = out.rbRobot[robotIndex]!;
+  const fleet = out.rbFleet[robotIndex]!;
+  const prefix = out.livePrefix[robotIndex] ?? null;
+  while (pos < end) {
+    const t = tag();
+    if (t >>> 3 !== 1) {
+      skip(t & 7, t >>> 3, BATCH_SKIP_BUDGET);
+      continue;
+    }
+    readSample(subEnd());
+    const rowStart = rows.pos;
+    writeRow(rows, robot, fleet, receivedAtMs);
+    out.rowDone(robotIndex, rowStart, tsHi, tsLo);
+    if (prefix !== null) {
+      const live = out.live!;
+      const liveStart = live.pos;
+      writeLive(live, prefix, receivedAtMs);
+      out.liveDone(robotIndex, liveStart);
+    }
+  }
+}

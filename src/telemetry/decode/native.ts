@@ -1,0 +1,123 @@
+/**
+ * The C++ addon (native-bridge/, built by node-gyp at `npm install`): loaded once per thread, used
+ * when present and not disabled. When it cannot be loaded the hand-rolled JS reader runs instead
+ * (same output, see decoders.test.ts), and the gateway's ready line says which one runs.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { liveJsonPrefix } from '../live-json.js';
+import { rowBinaryId } from './id-cache.js';
+import { frameError, type DecodeResult, type DecodeTask, type FrameFault, type WorkerError } from '../worker-protocol.js';
+
+/** The task protocol version this file speaks (the addon exports its own as `abi`). */
+const ABI = 2;
+
+/** Set to `js` (or `reference`) to run without the addon (CI tests that fallback). */
+export const DECODER_ENV = 'FLEETGW_TELEMETRY_DECODER';
+
+interface NativeResult {
+  rows: ArrayBuffer;
+  /** Bytes of `rows` in use (it may be a larger recycled buffer). */
+  rowsLength: number;
+  rowCount: number;
+  snapshots: Uint32Array;
+  snapshotTs: Float64Array;
+  live: ArrayBuffer | null;
+  liveIndex: Uint32Array | null;
+  corrupt: number;
+  faults: Int32Array;
+}
+
+export interface NativeBinding {
+  abi: number;
+  decodeTask(frames: ArrayBuffer, byteLength: number, frameCount: number, ids: Uint8Array, idOffsets: Uint32Array,
+    live: Uint8Array | null, liveOffsets: Uint32Array | null, rowsBuffer?: ArrayBuffer): NativeResult;
+  formatNumber(v: number): string;
+}
+
+/** Works from src/telemetry/decode and dist/telemetry/decode alike (three levels under the root). */
+export const ADDON_PATH = fileURLToPath(new URL('../../../native-bridge/build/Release/fleetgw_telemetry.node', import.meta.url));
+
+let loaded: { binding: NativeBinding | null; reason: string } | null = null;
+
+/** The addon, or null with the reason (not built, disabled, wrong version, failed to load). */
+export function loadNative(): { binding: NativeBinding | null; reason: string } {
+  if (loaded) return loaded;
+  const wanted = process.env[DECODER_ENV];
+  if (wanted !== undefined && wanted !== '' && wanted !== 'native') {
+    loaded = { binding: null, reason: `disabled by ${DECODER_ENV}=${wanted}` };
+  } else if (!existsSync(ADDON_PATH)) {
+    loaded = { binding: null, reason: `not built (${ADDON_PATH} is missing: run \`npm run build:native\`)` };
+  } else {
+    try {
+      const binding = createRequire(import.meta.url)(ADDON_PATH) as NativeBinding;
+      loaded = binding.abi === ABI
+        ? { binding, reason: 'loaded' }
+        : { binding: null, reason: `stale build (abi ${binding.abi}, expected ${ABI}: run \`npm run build:native\`)` };
+    } catch (e) {
+      loaded = { binding: null, reason: `failed to load: ${e instanceof Error ? e.message : String(e)}` };
+    }
+  }
+  return loaded;
+}
+
+/** Concatenates byte strings with a start offset per entry (plus the end), as the addon takes them. */
+function pack(parts: Uint8Array[]): { bytes: Uint8Array; offsets: Uint32Array } {
+  const offsets = new Uint32Array(parts.length + 1);
+  let total = 0;
+  for (let i = 0; i < parts.length; i++) {
+    offsets[i] = total;
+    total += parts[i]!.length;
+  }
+  offsets[parts.length] = total;
+  const bytes = new Uint8Array(total);
+  for (let i = 0; i < parts.length; i++) bytes.set(parts[i]!, offsets[i]);
+  return { bytes, offsets };
+}
+
+/** Robot index i's RowBinary robot id then fleet id, at [offsets[i], offsets[i + 1]). */
+function packIds(robotIds: readonly string[], fleetIds: readonly string[]): { bytes: Uint8Array; offsets: Uint32Array } {
+  const n = robotIds.length;
+  const offsets = new Uint32Array(n + 1);
+  let total = 0;
+  for (let i = 0; i < n; i++) {
+    offsets[i] = total;
+    total += rowBinaryId(robotIds[i]!).length + rowBinaryId(fleetIds[i] ?? '').length;
+  }
+  offsets[n] = total;
+  const bytes = new Uint8Array(total);
+  for (let i = 0; i < n; i++) {
+    const r = rowBinaryId(robotIds[i]!);
+    bytes.set(r, offsets[i]);
+    bytes.set(rowBinaryId(fleetIds[i] ?? ''), offsets[i]! + r.length);
+  }
+  return { bytes, offsets };
+}
+
+const encoder = new TextEncoder();
+const NO_BYTES = new Uint8Array(0);
+
+/** Runs one task through the addon. */
+export function decodeTaskNative(binding: NativeBinding, task: DecodeTask, threadId: number): DecodeResult {
+  const ids = packIds(task.robotIds, task.fleetIds);
+  const live = task.live
+    ? pack(task.robotIds.map((id, i) => (task.live![i] === 1 ? encoder.encode(liveJsonPrefix(id, task.fleetIds[i] ?? '')) : NO_BYTES)))
+    : null;
+  const r = binding.decodeTask(task.frames, task.byteLength, task.frameCount, ids.bytes, ids.offsets, live?.bytes ?? null, live?.offsets ?? null, task.rowsBuffer);
+  const errors: WorkerError[] = [];
+  for (let i = 0; i < r.faults.length; i += 4) {
+    errors.push(frameError(r.faults[i] as FrameFault, r.faults[i + 1]!, r.faults[i + 2]!, r.faults[i + 3]!, task.robotIds));
+  }
+  return {
+    rows: new Uint8Array(r.rows, 0, r.rowsLength),
+    rowCount: r.rowCount,
+    snapshots: r.snapshots,
+    snapshotTs: r.snapshotTs,
+    live: r.live && r.liveIndex ? { data: new Uint8Array(r.live), index: r.liveIndex, robotIds: task.robotIds, fleetIds: task.fleetIds } : null,
+    frames: task.frameCount,
+    corruptFrames: r.corrupt,
+    errors,
+    threadId,
+  };
+}

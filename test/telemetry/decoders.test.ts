@@ -1,0 +1,288 @@
+/**
+ * The three telemetry decoders agree byte for byte: the reference (protobuf-es + the field table),
+ * the hand-rolled JS reader and the C++ addon get the same valid, edge-case, fuzzed and corrupt
+ * frames and must return identical rows, snapshots, live messages and errors (and the same frames
+ * rejected as protobuf-es rejects).
+ *
+ * The addon must be built (`npm run build:native`) unless FLEETGW_TELEMETRY_DECODER=js, the
+ * fallback run, which compares the JS reader with the reference only. FLEETGW_FUZZ_TASKS sets how
+ * many fuzzed tasks run (default 400); the seed is fixed, so a failure names a reproducible task.
+ */
+import { create, toBinary } from '@bufbuild/protobuf';
+import { describe, expect, it } from 'vitest';
+import { HealthLevel, TelemetryBatchSchema, TelemetrySampleSchema, type TelemetrySample } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
+import { encodeSample, type SampleInput } from '../../src/agent/sample-encoder.js';
+import { DECODER_ENV, loadNative } from '../../src/telemetry/decode/native.js';
+import { decoderOf, type DecoderKind } from '../../src/telemetry/decode/select.js';
+import { FramePacker } from '../../src/telemetry/frame-packer.js';
+import type { DecodeResult, DecodeTask } from '../../src/telemetry/worker-protocol.js';
+import { encodeBatch, sample } from './helpers.js';
+
+const fallbackRun = process.env[DECODER_ENV] === 'js';
+const kinds: DecoderKind[] = fallbackRun ? ['reference', 'js'] : ['reference', 'js', 'native'];
+const FUZZ_TASKS = Number(process.env.FLEETGW_FUZZ_TASKS ?? 400);
+
+/** mulberry32: a small seeded PRNG, so every run sees the same frames. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Frame {
+  robot: number;
+  bytes: Uint8Array;
+}
+
+const ROBOTS = ['r-0', 'robot "1"\\', 'r\t2', 'ロボット-3'];
+const FLEETS = ['f-a', 'f-b', 'f-a', 'f\n'];
+
+function taskOf(frames: Frame[], liveMask: number[] | null, receivedAt = 1_700_000_000_123): DecodeTask {
+  const packer = new FramePacker(64);
+  for (const f of frames) packer.add(ROBOTS[f.robot]!, FLEETS[f.robot]!, f.bytes, receivedAt + f.robot);
+  const packed = packer.take();
+  const live = liveMask ? Uint8Array.from(packed.robotIds.map((id) => liveMask[ROBOTS.indexOf(id)] ?? 0)) : null;
+  return { ...packed, live };
+}
+
+/** Copies the task (its frames buffer is read, not transferred, but each decoder gets its own). */
+function copyTask(t: DecodeTask): DecodeTask {
+  return { ...t, frames: t.frames.slice(0), robotIds: [...t.robotIds], fleetIds: [...t.fleetIds], live: t.live ? Uint8Array.from(t.live) : null };
+}
+
+/** Everything a result says, in comparable form (buffers as hex). */
+function comparable(r: DecodeResult): unknown {
+  return {
+    rows: Buffer.from(r.rows).toString('hex'),
+    rowCount: r.rowCount,
+    snapshots: [...r.snapshots],
+    snapshotTs: [...r.snapshotTs],
+    live: r.live ? { data: Buffer.from(r.live.data).toString('utf8'), index: [...r.live.index] } : null,
+    frames: r.frames,
+    corruptFrames: r.corruptFrames,
+    errors: r.errors,
+  };
+}
+
+function decodeAll(task: DecodeTask): Record<DecoderKind, unknown> {
+  const out = {} as Record<DecoderKind, unknown>;
+  for (const k of kinds) out[k] = comparable(decoderOf(k).decode(copyTask(task), 0));
+  return out;
+}
+
+function expectSame(task: DecodeTask, label: string): DecodeResult {
+  const all = decodeAll(task);
+  for (const k of kinds.slice(1)) expect(all[k], `${label}: ${k} vs reference`).toEqual(all.reference);
+  return decoderOf('reference').decode(copyTask(task), 0);
+}
+
+const batchOf = (samples: TelemetrySample[]): Uint8Array => toBinary(TelemetryBatchSchema, create(TelemetryBatchSchema, { samples }));
+
+/** Samples at the edges of every type. */
+function edgeSamples(): TelemetrySample[] {
+  const odd = [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0, 5e-324, 1.7976931348623157e308, 1e21, 1e-7, 123456789012345680000, 0.1, -1.5e-10];
+  const out: TelemetrySample[] = [];
+  for (let i = 0; i < odd.length; i++) {
+    const v = odd[i]!;
+    out.push(create(TelemetrySampleSchema, {
+      tsMs: [0n, -1n, 9007199254740993n, -9223372036854775808n, 9223372036854775807n, 1_700_000_000_000n][i % 6]!,
+      position: { latitude: v, longitude: -v, elevationM: v * 3 },
+      pose: { xM: v, yM: 1 / 3, zM: -2.5, headingDeg: v },
+      velocity: { linearMps: v, angularDps: Math.PI },
+      battery: { percent: Math.fround(v), voltageV: Math.fround(48.123456789), charging: i % 2 === 0 },
+      mode: ['', 'autonomous', 'quote"back\\slash', 'ctl\u0001\u001f\b\f\n\r\t', 'ünïcödé ✓ 𝄞', '\u2028\u2029\u007f'][i % 6]!,
+      estop: i % 3 === 0,
+      mission: i % 4 === 0 ? undefined : { runId: i % 2 ? `run-${i}` : '', missionState: 'running\u0000', progressPct: Math.fround(v), stepIndex: [0, -1, 2147483647, -2147483648][i % 4]!, remainingDistanceM: v, etaS: 0.000001 },
+      health: { level: [HealthLevel.OK, HealthLevel.WARN, HealthLevel.ERROR, 7 as HealthLevel, -3 as HealthLevel][i % 5]!, faults: Array.from({ length: i % 4 }, (_, k) => `f${k}"\\`), cpuTempC: Math.fround(v) },
+      gpsFix: [0, 4, -7, 2147483647][i % 4]!,
+    }));
+  }
+  return out;
+}
+
+function randomSample(rand: () => number, ts: number): TelemetrySample {
+  const num = (): number => {
+    const r = rand();
+    if (r < 0.05) return [Number.NaN, Number.POSITIVE_INFINITY, -0, 0][Math.floor(rand() * 4)]!;
+    if (r < 0.3) return Math.round((rand() - 0.5) * 1e6) / 100;
+    if (r < 0.5) return (rand() - 0.5) * 10 ** Math.floor(rand() * 40 - 20);
+    return rand() * 360;
+  };
+  const text = (): string => {
+    const pool = ['a', 'Z', ' ', '"', '\\', '\n', '\u0007', 'é', '✓', '𝄞', '\u00ff', '-', '_'];
+    let s = '';
+    const n = Math.floor(rand() * 8);
+    for (let i = 0; i < n; i++) s += pool[Math.floor(rand() * pool.length)];
+    return s;
+  };
+  return create(TelemetrySampleSchema, {
+    tsMs: BigInt(ts),
+    ...(rand() < 0.9 ? { position: { latitude: num(), longitude: num(), elevationM: num() } } : {}),
+    ...(rand() < 0.9 ? { pose: { xM: num(), yM: num(), zM: num(), headingDeg: num() } } : {}),
+    ...(rand() < 0.9 ? { velocity: { linearMps: num(), angularDps: num() } } : {}),
+    ...(rand() < 0.9 ? { battery: { percent: num(), voltageV: num(), charging: rand() < 0.5 } } : {}),
+    mode: text(),
+    estop: rand() < 0.2,
+    ...(rand() < 0.6 ? { mission: { runId: text(), missionState: text(), progressPct: num(), stepIndex: Math.floor((rand() - 0.5) * 1e6), remainingDistanceM: num(), etaS: num() } } : {}),
+    ...(rand() < 0.9 ? { health: { level: Math.floor(rand() * 6) as HealthLevel, faults: Array.from({ length: Math.floor(rand() * 3) }, text), cpuTempC: num() } } : {}),
+    gpsFix: Math.floor(rand() * 6),
+  });
+}
+
+/** Random damage to a valid frame: flipped, inserted, removed, truncated bytes. */
+function mutate(rand: () => number, bytes: Uint8Array): Uint8Array {
+  const b = [...bytes];
+  const edits = 1 + Math.floor(rand() * 4);
+  for (let e = 0; e < edits && b.length > 0; e++) {
+    const at = Math.floor(rand() * b.length);
+    const kind = rand();
+    if (kind < 0.4) b[at] = Math.floor(rand() * 256);
+    else if (kind < 0.6) b[at] = b[at]! ^ (1 << Math.floor(rand() * 8));
+    else if (kind < 0.75) b.splice(at, 0, Math.floor(rand() * 256));
+    else if (kind < 0.9) b.splice(at, 1);
+    else b.length = at;
+  }
+  return Uint8Array.from(b);
+}
+
+const hex = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s.replace(/\s+/g, ''), 'hex'));
+
+/** Hand-made frames on protobuf-es's edge rules (see src/telemetry/decode/fast-reader.ts). */
+const EDGE_FRAMES: Record<string, Uint8Array> = {
+  empty: new Uint8Array(0),
+  emptySample: hex('0a00'),
+  knownFieldWrongWireType: hex('0a 03 0d 96 01'), // ts_ms with wire type 5: read as a varint anyway
+  positionAsVarint: hex('0a 04 10 02 09 00'), // field 2 with wire type 0: length 2, then 2 bytes of fields
+  subMessageOverrun: hex('0a 0c 12 02 09 00 00 00 00 00 00 00 f0 3f'), // latitude straddles the announced end
+  repeatedPositionMerges: hex('0a 16 12 09 09 00000000 0000f03f 12 09 11 00000000 00000040'),
+  unknownAllWireTypes: hex('0a 16 58 01 61 0000000000000000 6a 01 ff 75 00000000 7b 08 01 7c'),
+  unknownGroupUnclosed: hex('0a 03 7b 08 01'),
+  groupWrongEnd: hex('0a 04 7b 08 01 84 01'),
+  endGroupAlone: hex('0a 01 7c'),
+  wireType6: hex('0a 01 7e'),
+  fieldZero: hex('0a 02 00 01'),
+  tagOverflow: hex('0a 06 f8 ff ff ff 1f 00'),
+  tagFiveBytesOk: hex('0a 06 f8 ff ff ff 0f 00'),
+  varintElevenBytes: hex('0a 0c 08 ff ff ff ff ff ff ff ff ff ff 01'),
+  varintTenBytes: hex('0a 0b 08 ff ff ff ff ff ff ff ff ff 01'),
+  boolLong: hex('0a 05 38 80 80 80 00'),
+  int32Negative: hex('0a 0b 50 ff ff ff ff ff ff ff ff ff 01'),
+  badUtf8: hex('0a 04 32 02 c3 28'),
+  surrogateUtf8: hex('0a 05 32 03 ed a0 80'),
+  overlongUtf8: hex('0a 04 32 02 c0 80'),
+  utf8Max: hex('0a 06 32 04 f4 8f bf bf'),
+  utf8TooHigh: hex('0a 06 32 04 f4 90 80 80'),
+  truncatedDouble: hex('0a 05 12 03 09 00 00'),
+  stringPastEnd: hex('0a 03 32 05 61'),
+  lengthPastFrame: hex('0a 7f 08 01'),
+  unknownTopLevel: hex('12 03 01 02 03 0a 02 08 05'),
+  faultsMerge: hex('0a 0c 4a 04 12 02 61 62 4a 04 12 02 63 64'),
+  deepGroups: Uint8Array.from([0x0a, 0xc8, 0x01, ...Array<number>(100).fill(0x7b), ...Array<number>(100).fill(0x7c)]),
+};
+
+describe('telemetry decoders agree byte for byte', () => {
+  it(fallbackRun ? 'runs without the addon (fallback run)' : 'loads the C++ addon', () => {
+    if (!fallbackRun) expect(loadNative().reason).toBe('loaded');
+    else expect(loadNative().binding).toBeNull();
+  });
+
+  it('valid frames: helpers, the agent encoder, every edge value, live for some robots', () => {
+    const agentSample: SampleInput = {
+      tsMs: 1_800_000_000_000, latitude: 52.1, longitude: 5.1, elevationM: 3, xM: 1, yM: 2, zM: 0, headingDeg: 90,
+      linearMps: 1, angularDps: 0, batteryPercent: 50.5, voltageV: 48, charging: false, mode: 'paused', estop: true,
+      mission: { runId: 'run-x', missionState: 'running', progressPct: 12.5, stepIndex: -3, remainingDistanceM: 7, etaS: 9 },
+      healthLevel: HealthLevel.WARN, faults: ['f', 'g'], cpuTempC: 40, gpsFix: 1,
+    };
+    const enc = encodeSample(agentSample);
+    // TelemetryBatch.samples (field 1, length-delimited); the sample is over 127 bytes: 2-byte length.
+    expect(enc.length).toBeGreaterThan(127);
+    expect(enc.length).toBeLessThan(16384);
+    const agentBatch = Uint8Array.from([0x0a, (enc.length & 0x7f) | 0x80, enc.length >> 7, ...enc]);
+    const frames: Frame[] = [
+      { robot: 0, bytes: encodeBatch(1_000, 5) },
+      { robot: 1, bytes: batchOf(edgeSamples()) },
+      { robot: 2, bytes: agentBatch },
+      { robot: 3, bytes: batchOf([sample(5, 1, { faults: [], mode: '', runId: '' })]) },
+      { robot: 0, bytes: encodeBatch(500, 2) },
+    ];
+    const r = expectSame(taskOf(frames, [1, 1, 0, 1]), 'valid');
+    expect(r.corruptFrames).toBe(0);
+    expect(r.rowCount).toBe(5 + 11 + 1 + 1 + 2);
+    expect(r.live?.index.length).toBe(3 * (5 + 11 + 1 + 2));
+    expectSame(taskOf(frames, null), 'valid, no live');
+  });
+
+  it.each(Object.keys(EDGE_FRAMES))('protobuf-es edge rule: %s', (name) => {
+    const frames: Frame[] = [{ robot: 0, bytes: encodeBatch(1, 1) }, { robot: 1, bytes: EDGE_FRAMES[name]! }, { robot: 2, bytes: encodeBatch(2, 1) }];
+    expectSame(taskOf(frames, [1, 1, 1, 1]), name);
+  });
+
+  it(`fuzzed and corrupt frames (${FUZZ_TASKS} tasks, fixed seed)`, () => {
+    const rand = prng(20261125);
+    let rejected = 0;
+    let accepted = 0;
+    for (let t = 0; t < FUZZ_TASKS; t++) {
+      const frames: Frame[] = [];
+      const n = 1 + Math.floor(rand() * 6);
+      for (let i = 0; i < n; i++) {
+        const samples = Array.from({ length: 1 + Math.floor(rand() * 4) }, (_, k) => randomSample(rand, 1_700_000_000_000 + t * 100 + k * 7 - Math.floor(rand() * 50)));
+        let bytes = batchOf(samples);
+        const r = rand();
+        if (r < 0.45) bytes = mutate(rand, bytes);
+        else if (r < 0.5) bytes = Uint8Array.from({ length: Math.floor(rand() * 40) }, () => Math.floor(rand() * 256));
+        frames.push({ robot: Math.floor(rand() * ROBOTS.length), bytes });
+      }
+      const task = taskOf(frames, rand() < 0.5 ? [1, 0, 1, 1] : null, 1_700_000_000_000 + t);
+      const res = expectSame(task, `fuzz task ${t}`);
+      rejected += res.corruptFrames;
+      accepted += res.frames - res.corruptFrames;
+    }
+    // The fuzz must exercise both outcomes to mean anything.
+    expect(rejected).toBeGreaterThan(FUZZ_TASKS / 10);
+    expect(accepted).toBeGreaterThan(FUZZ_TASKS);
+  });
+
+  it('bad task layout (header past the end, robot index out of range) is reported the same way', () => {
+    const good = taskOf([{ robot: 0, bytes: encodeBatch(1, 2) }, { robot: 1, bytes: encodeBatch(2, 2) }], null);
+    expectSame({ ...good, frameCount: good.frameCount + 1 }, 'header past end');
+    const bad = copyTask(good);
+    new DataView(bad.frames).setUint32(0, 99, true);
+    expectSame(bad, 'robot index out of range');
+    const long = copyTask(good);
+    new DataView(long.frames).setUint32(4, 1_000_000, true);
+    expectSame(long, 'length past end');
+  });
+
+  it('writes rows into a recycled buffer when they fit, into a new one when not, with the same bytes', () => {
+    const base = taskOf([{ robot: 0, bytes: encodeBatch(1, 50) }, { robot: 1, bytes: encodeBatch(2, 50) }], [1, 0, 0, 0]);
+    for (const k of kinds) {
+      const want = comparable(decoderOf(k).decode(copyTask(base), 0));
+      const big = new ArrayBuffer(1 << 20);
+      const reused = decoderOf(k).decode({ ...copyTask(base), rowsBuffer: big }, 0);
+      expect(reused.rows.buffer, k).toBe(big);
+      expect(comparable(reused), k).toEqual(want);
+      const small = new ArrayBuffer(16);
+      const fresh = decoderOf(k).decode({ ...copyTask(base), rowsBuffer: small }, 0);
+      expect(fresh.rows.buffer, k).not.toBe(small);
+      expect(comparable(fresh), k).toEqual(want);
+    }
+  });
+
+  it.skipIf(fallbackRun)('the addon spells numbers as JavaScript does', () => {
+    const binding = loadNative().binding!;
+    const rand = prng(7);
+    const values = [0, -0, 1, -1, 0.1, 1e21, 1e20, 123e-7, 1e-7, 1.5e-7, 1e-6, 5e-324, 1.7976931348623157e308, 2 ** 53, 2 ** 53 + 2, 100, 1e100, 4.35, 0.000001];
+    for (let i = 0; i < 20_000; i++) {
+      const bits = new DataView(new ArrayBuffer(8));
+      bits.setUint32(0, Math.floor(rand() * 2 ** 32));
+      bits.setUint32(4, Math.floor(rand() * 2 ** 32));
+      values.push(bits.getFloat64(0), Math.fround(rand() * 10 ** Math.floor(rand() * 20 - 10)), (rand() - 0.5) * 10 ** Math.floor(rand() * 60 - 30));
+    }
+    for (const v of values) if (Number.isFinite(v)) expect(binding.formatNumber(v), String(v)).toBe(String(v));
+  });
+});
