@@ -136,7 +136,8 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     const body = parseBody(route, req);
     if (limited !== null && def.urgent?.(body) !== true) throw limited;
     // RouteContext types auth as non-null for handler ergonomics; only 'none' routes see null.
-    return def.handler(new HandlerContext(params, query, body, auth as AuthContext, signal, nowMs, req.headers['idempotency-key']));
+    const idempotencyKey = def.idempotencyKey !== undefined ? req.headers['idempotency-key'] : undefined;
+    return def.handler(new HandlerContext(params, query, body, auth as AuthContext, signal, nowMs, idempotencyKey));
   }
 
   /**

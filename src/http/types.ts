@@ -83,6 +83,12 @@ export interface RouteDef {
   /** Status code -> response schema (error responses are added from the catalog automatically). */
   responses: Record<number, { description: string; schema?: TSchema }>;
   /**
+   * The route reads the `Idempotency-Key` header (src/idempotency): 'required' answers 400 without it,
+   * 'optional' honours it when sent. Published as a header parameter; only routes that declare it see
+   * the header (RouteContext.idempotencyKey).
+   */
+  idempotencyKey?: 'required' | 'optional';
+  /**
    * Catalog errors this route may return beyond the ones the router adds by itself (auth, validation,
    * rate limit, internal); published in /openapi.json.
    */

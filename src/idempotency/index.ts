@@ -57,8 +57,11 @@ export interface IdempotentCommit {
 /** For requests run without a key (`required: false`): there is nothing to record. */
 const NO_COMMIT: IdempotentCommit = { inTxn: () => undefined };
 
-// Printable ASCII without spaces at the ends: what fits an HTTP header value unambiguously.
-const KEY_SHAPE = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
+/**
+ * An `Idempotency-Key`'s shape: 1 to 255 printable ASCII characters without spaces at the ends, what
+ * fits an HTTP header value unambiguously (published in /openapi.json).
+ */
+export const IDEMPOTENCY_KEY_SHAPE = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
 
 /**
  * Runs `run` at most once per (scope, key, body) and replays its result.
@@ -78,7 +81,7 @@ export async function withIdempotency(
     if (opts.required === false) return run(NO_COMMIT);
     throw apiError('idempotency_key_required');
   }
-  if (!KEY_SHAPE.test(key)) throw apiError('idempotency_key_invalid');
+  if (!IDEMPOTENCY_KEY_SHAPE.test(key)) throw apiError('idempotency_key_invalid');
   const skey = storageKey(scope, key);
   const outcome = await claim(store, skey, bodyHash(body), now());
   switch (outcome.kind) {

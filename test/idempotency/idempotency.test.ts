@@ -63,6 +63,7 @@ function thingRoutes(world: World) {
       auth: 'missions:write',
       params: Params,
       body: Body,
+      idempotencyKey: 'required',
       responses: { 201: { description: 'made' } },
       handler: handler(replayable),
     });

@@ -86,6 +86,7 @@ export function featureRoutes(deps: { store: Store }): RouteDef[] {
       auth: 'features:write',
       params: FleetPathParams,
       body: FeatureCreateBody,
+      idempotencyKey: 'optional',
       responses: { 201: { description: 'Created; the server minted featureId.', schema: FeatureView } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'invalid_geometry', 'idempotency_key_invalid', 'idempotency_in_progress'],
       handler: (ctx: RouteContext<FleetPathParams, Record<string, unknown>, FeatureCreateBody>) => {

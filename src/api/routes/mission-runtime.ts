@@ -7,9 +7,9 @@ import { apiError } from '../../errors/catalog.js';
 import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
 import type { RunRecord, ScheduleRecord } from '../../missions/records.js';
 import { controlRun } from '../../missions/run-control.js';
-import { listRuns, runView } from '../../missions/runs.js';
+import { listRuns } from '../../missions/runs.js';
 import { CREATOR_KEY_INVALID } from '../../missions/acting-key.js';
-import { countFleetSchedules, pageSchedules, scheduleRow } from '../../missions/schedules.js';
+import { countFleetSchedules, pageSchedules } from '../../missions/schedules.js';
 import type { MissionScheduling } from '../../missions/scheduling-service.js';
 import type { RobotLink } from '../../robotlink/types.js';
 import { indexRange, type Store } from '../../store/lmdb.js';
@@ -17,14 +17,15 @@ import { ackWaitMs, publicDelivery } from '../command-dispatch.js';
 import {
   ControlMissionBody,
   ControlMissionResponse,
+  MissionRunList,
   MissionRunsQuery,
   MissionScheduleQuery,
-  RunItem,
+  MissionScheduleResponse,
   RuntimeStatusBody,
   RuntimeStatusResponse,
-  ScheduleRow,
+  type ScheduleRow,
 } from '../schemas/mission-runtime.js';
-import { Type } from '@sinclair/typebox';
+import { toMissionRun, toScheduleRow } from '../mission-views.js';
 import { requireSchedule } from './mission-tools.js';
 
 export interface MissionRuntimeDeps {
@@ -206,7 +207,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
   function readSchedules(ctx: RouteContext<Record<string, string>, MissionScheduleQuery>): HandlerResult {
     const { query, auth } = ctx;
     const fleet = requireFleet(store, auth, query.fleet_id);
-    const row = (s: ScheduleRecord): Record<string, unknown> => scheduleRow(missions.scheduler.liveView(s));
+    const row = (s: ScheduleRecord): ScheduleRow => toScheduleRow(missions.scheduler.liveView(s));
     if (query.id !== undefined) return { status: 200, body: row(requireSchedule(store, fleet.fleetId, query.id)) };
     if (query.limit === undefined && query.before === undefined) {
       return { status: 200, body: pageSchedules(store, fleet.fleetId, MAX_UNPAGED_SCHEDULES, null).items.map(row) };
@@ -230,7 +231,8 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       limit: Math.min(query.limit ?? 100, 500),
     });
     // Active runs carry their live (in-memory) progress.
-    return { status: 200, body: runs.map((r) => runView(missions.tracker.get(r.runId) ?? r)) };
+    const body: MissionRunList = runs.map((r) => toMissionRun(missions.tracker.get(r.runId) ?? r));
+    return { status: 200, body };
   }
 
   const fleetErrors = ['forbidden_org', 'fleet_not_found', 'forbidden_fleet'] as const;
@@ -271,7 +273,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       responses: {
         200: {
           description: `With id: one row. Without limit/before: an array of at most ${MAX_UNPAGED_SCHEDULES} rows. With either: {items, next_cursor}.`,
-          schema: Type.Union([ScheduleRow, Type.Array(ScheduleRow), Type.Object({ items: Type.Array(ScheduleRow), next_cursor: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false })]),
+          schema: MissionScheduleResponse,
         },
       },
       errors: ['fleet_not_found', 'forbidden_fleet', 'schedule_not_found'],
@@ -285,7 +287,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       tags: ['Mission runs'],
       auth: 'fleet:read',
       query: MissionRunsQuery,
-      responses: { 200: { description: 'Runs, newest first (limit capped at 500).', schema: Type.Array(RunItem) } },
+      responses: { 200: { description: 'Runs, newest first (limit capped at 500).', schema: MissionRunList } },
       errors: ['fleet_not_found', 'forbidden_fleet'],
       handler: readRuns,
     },

@@ -8,7 +8,7 @@ import { requireFleet, requireOrg, requirePermission } from '../../auth/access.j
 import { apiError } from '../../errors/catalog.js';
 import type { AuthContext, HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
 import { withIdempotency, type IdempotentCommit } from '../../idempotency/index.js';
-import type { ScheduleRecord, ScheduleSpec } from '../../missions/records.js';
+import type { ScheduledCommandRecord, ScheduleRecord, ScheduleSpec } from '../../missions/records.js';
 import { SYNC_UNCONFIRMED, type OperationRuntime, type SyncResult } from '../../missions/runtime.js';
 import { DEFAULT_DEPLOYMENT_DEADLINE_MS, DEFAULT_RETRY_INTERVAL_SECS, type NewSchedule } from '../../missions/schedules.js';
 import type { MissionScheduling } from '../../missions/scheduling-service.js';
@@ -205,7 +205,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
         const r = store.robots.get(robotId);
         if (!r || r.fleetId !== fleet.fleetId) throw apiError('robot_not_found', { robotId });
       }
-      const command: Record<string, unknown> = { action: c.action };
+      const command: ScheduledCommandRecord = { action: c.action };
       if (c.mode !== undefined) command.mode = c.mode;
       if (c.reason !== undefined) command.reason = c.reason;
       return commitSchedule(commit, {
@@ -236,7 +236,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
   }
 
   const route = (path: string, operationId: string, summary: string, auth: RouteDef['auth'], body: RouteDef['body'], responses: RouteDef['responses'], errors: RouteDef['errors'], handler: RouteDef['handler']): RouteDef =>
-    ({ method: 'POST', path, operationId, summary, tags, auth, body, responses, errors, handler });
+    ({ method: 'POST', path, operationId, summary, tags, auth, body, responses, errors, handler, ...(errors?.includes('idempotency_key_required') ? { idempotencyKey: 'required' as const } : {}) });
 
   return [
     route('/v1/agent/submit-job', 'submitJob', 'Create an enabled mission template for a job and register its schedule (null or omitted schedule: fire now). Requires Idempotency-Key.', 'missions:write', SubmitJobBody,

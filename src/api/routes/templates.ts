@@ -117,6 +117,7 @@ export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }
       auth: 'missions:write',
       params: FleetPathParams,
       body: TemplateCreateBody,
+      idempotencyKey: 'required',
       responses: syncResponses(201, 'Created'),
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'robot_not_active_member', 'robot_missing_capability', 'idempotency_key_required', 'idempotency_key_invalid', 'idempotency_in_progress', 'idempotency_body_mismatch'],
       handler: (ctx: RouteContext<FleetPathParams, Record<string, unknown>, TemplateCreateBody>) => {

@@ -1,0 +1,40 @@
+/**
+ * The /openapi.json document without a running gateway, for linting the contract and generating
+ * clients offline (scripts/lint-openapi.mjs). The routes are built by the same {@link buildRoutes}
+ * the gateway serves, over real parts opened on a throw-away data dir: a route list needs its
+ * dependencies to exist, not to run, so nothing listens, no scheduler starts and the dir is removed.
+ * The document's server is the relative `/` (openapi.ts RELATIVE_SERVER).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CommandService } from '../commands/service.js';
+import { OperationRuntime } from '../missions/runtime.js';
+import { MissionScheduling, runtimeGate } from '../missions/scheduling-service.js';
+import { RobotRegistry } from '../robotlink/registry.js';
+import { openStore } from '../store/lmdb.js';
+import { TicketIssuer } from '../telemetry/ticket-issuer.js';
+import { buildRoutes } from './routes.js';
+
+/** Builds the document the gateway would serve. */
+export async function offlineOpenApiDocument(): Promise<Record<string, unknown>> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'fleetgw-openapi-'));
+  const log = (): void => {};
+  const store = openStore(dataDir);
+  try {
+    const link = new RobotRegistry(log);
+    const commands = new CommandService({ store, link, log });
+    const runtime = new OperationRuntime(store, { log });
+    const missions = new MissionScheduling({ store, link, commands, gate: runtimeGate(runtime), log });
+    try {
+      return buildRoutes({ store, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, log }).openapi;
+    } finally {
+      missions.stop();
+      runtime.close();
+      await commands.close();
+    }
+  } finally {
+    await store.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
