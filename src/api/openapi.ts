@@ -9,7 +9,9 @@
  *
  * Error responses come from the catalog, grouped by HTTP status: one shared `components.responses`
  * entry per status (listing every catalog entry with that status), referenced by each operation that
- * can return it. Each operation also lists the catalog errors it can return by id (`x-errors`).
+ * can return it. Each operation lists the catalog errors it can return by id (`x-errors`): the
+ * router's (routerErrors) and the route's own; the contract test fails on an error an operation
+ * returns without listing it.
  */
 import type { TSchema } from '@sinclair/typebox';
 import { ERROR_CATALOG, type ErrorId } from '../errors/catalog.js';
@@ -140,20 +142,25 @@ function errorComponents(byStatus: Map<number, ErrorId[]>): Json {
   return out;
 }
 
-/** Statuses of the errors a route can produce: the router's own plus the route's declared ones. */
-function routeErrorStatuses(route: RouteDef): Set<number> {
-  const s = new Set<number>([400, 431, 500, 503]);
-  if (route.auth !== 'none') {
-    s.add(401);
-    s.add(429);
-  }
-  if (route.auth !== 'none' && route.auth !== 'any') s.add(403);
-  if (route.body) {
-    s.add(413);
-    s.add(415);
-  }
-  for (const id of route.errors ?? []) s.add(ERROR_CATALOG[id].status);
-  return s;
+/**
+ * Catalog errors the router gives any route with these properties, before or around its handler:
+ * query and body rules, path parameters, authentication, permission, rate limits, idempotency
+ * (src/idempotency, for routes that declare `idempotencyKey`), and the internal error.
+ */
+export function routerErrors(route: RouteDef): ErrorId[] {
+  const ids: ErrorId[] = ['invalid_query', 'invalid_body', 'headers_too_large', 'duplicate_header', 'internal'];
+  if (route.params) ids.push('invalid_path');
+  if (route.body) ids.push('malformed_json', 'unsupported_media_type', 'body_too_large');
+  if (route.auth !== 'none') ids.push('unauthorized', 'rate_limited', 'auth_throttled');
+  if (route.auth !== 'none' && route.auth !== 'any') ids.push('forbidden_permission');
+  if (route.idempotencyKey !== undefined) ids.push('idempotency_key_invalid', 'idempotency_in_progress', 'idempotency_body_mismatch');
+  if (route.idempotencyKey === 'required') ids.push('idempotency_key_required');
+  return ids;
+}
+
+/** Every catalog error an operation may return: the router's and the route's own, sorted. */
+export function publishedErrors(route: RouteDef): ErrorId[] {
+  return [...new Set([...routerErrors(route), ...(route.errors ?? [])])].sort();
 }
 
 function parameters(route: RouteDef, components: SchemaComponents): Json[] {
@@ -202,7 +209,8 @@ function operation(route: RouteDef, components: SchemaComponents): Json {
       ? { description: r.description, content: { 'application/json': { schema: components.toJson(r.schema) } } }
       : { description: r.description };
   }
-  for (const status of [...routeErrorStatuses(route)].sort((a, b) => a - b)) {
+  const errors = publishedErrors(route);
+  for (const status of [...new Set(errors.map((id) => ERROR_CATALOG[id].status))].sort((a, b) => a - b)) {
     if (responses[String(status)] === undefined) responses[String(status)] = { $ref: `#/components/responses/Error${status}` };
   }
   const op: Json = {
@@ -219,7 +227,7 @@ function operation(route: RouteDef, components: SchemaComponents): Json {
   if (params.length > 0) op.parameters = params;
   if (route.body) op.requestBody = { required: true, content: { 'application/json': { schema: components.toJson(route.body) } } };
   op.responses = responses;
-  if (route.errors !== undefined && route.errors.length > 0) op['x-errors'] = [...new Set(route.errors)];
+  op['x-errors'] = errors;
   return op;
 }
 

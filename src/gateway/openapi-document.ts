@@ -17,7 +17,12 @@ import { TicketIssuer } from '../telemetry/ticket-issuer.js';
 import { buildRoutes } from './routes.js';
 
 /** Builds the document the gateway would serve. */
-export async function offlineOpenApiDocument(): Promise<Record<string, unknown>> {
+export function offlineOpenApiDocument(): Promise<Record<string, unknown>> {
+  return withOfflineRoutes((built) => built.openapi);
+}
+
+/** Builds the gateway's routes and document offline, hands them to `use`, then closes everything. */
+export async function withOfflineRoutes<T>(use: (built: ReturnType<typeof buildRoutes>) => T): Promise<T> {
   const dataDir = mkdtempSync(join(tmpdir(), 'fleetgw-openapi-'));
   const log = (): void => {};
   const store = openStore(dataDir);
@@ -27,7 +32,7 @@ export async function offlineOpenApiDocument(): Promise<Record<string, unknown>>
     const runtime = new OperationRuntime(store, { log });
     const missions = new MissionScheduling({ store, link, commands, gate: runtimeGate(runtime), log });
     try {
-      return buildRoutes({ store, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, log }).openapi;
+      return use(buildRoutes({ store, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, log }));
     } finally {
       missions.stop();
       runtime.close();

@@ -41,13 +41,14 @@ export interface AuthContext {
   permissions: readonly string[];
 }
 
+/** A handler's answer as the router sees it (a typed route's result, erased). */
 export interface HandlerResult {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
 }
 
-export interface RouteContext<P = Record<string, string>, Q = Record<string, unknown>, B = unknown> {
+export interface RouteContext<P = unknown, Q = unknown, B = unknown> {
   params: P;
   query: Q;
   body: B;
@@ -58,15 +59,27 @@ export interface RouteContext<P = Record<string, string>, Q = Record<string, unk
   /** Monotonic-ish wall clock of the request start (ms). */
   nowMs: number;
   /**
-   * The `Idempotency-Key` header as sent (undefined when absent). Routes that require it pass it to
-   * `withIdempotency` (src/idempotency), which answers 400 when it is missing.
+   * The `Idempotency-Key` header as sent (undefined when absent, and on routes that do not declare
+   * `idempotencyKey`). Routes pass it to `withIdempotency` (src/idempotency), which answers 400 when a
+   * required one is missing.
    */
   idempotencyKey?: string;
 }
 
+/** One declared response: its description and body schema (none: no body, e.g. 204). */
+export interface ResponseSpec {
+  description: string;
+  schema?: TSchema;
+}
+
+/** Status code -> response (error responses are added from the catalog automatically). */
+export type ResponseSpecs = Readonly<Record<number, ResponseSpec>>;
+
 /**
- * One route. `params`, `query` and `body` schemas are compiled by ajv once at start-up and published
- * in /openapi.json; `responses` is documentation (and the source of the TS types via Static<>).
+ * One route, as the router and the OpenAPI builder see it. Routes are declared with `defineRoute`
+ * (define-route.ts), which types the handler from the schemas; this is the erased form one list of
+ * routes holds. `params`, `query` and `body` schemas are compiled by ajv once at start-up and
+ * published in /openapi.json, with `responses`.
  */
 export interface RouteDef {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -74,33 +87,32 @@ export interface RouteDef {
   path: string;
   operationId: string;
   summary: string;
-  tags: string[];
+  tags: readonly string[];
   /** 'none': no credential (only /openapi.json); 'any': any valid key; otherwise the permission needed. */
   auth: 'none' | 'any' | Permission;
   params?: TSchema;
   query?: TSchema;
   body?: TSchema;
-  /** Status code -> response schema (error responses are added from the catalog automatically). */
-  responses: Record<number, { description: string; schema?: TSchema }>;
   /**
    * The route reads the `Idempotency-Key` header (src/idempotency): 'required' answers 400 without it,
    * 'optional' honours it when sent. Published as a header parameter; only routes that declare it see
    * the header (RouteContext.idempotencyKey).
    */
   idempotencyKey?: 'required' | 'optional';
+  responses: ResponseSpecs;
   /**
-   * Catalog errors this route may return beyond the ones the router adds by itself (auth, validation,
-   * rate limit, internal); published in /openapi.json.
+   * Catalog errors this route may return beyond the ones the router adds by itself (authentication,
+   * permission, validation, rate limit, idempotency, internal: openapi.ts routerErrors); published in
+   * /openapi.json. The contract test fails when an operation returns an error its list lacks.
    */
-  errors?: ErrorId[];
+  errors?: readonly ErrorId[];
   /**
    * Safety valve for the per-key rate limit: when it returns true for a validated body (a stop, a
    * stop-all, a mission pause), the request is served even past the key's limit, so a busy automation
    * key can always halt its robots. Still authenticated, authorized and validated as usual.
    */
-  urgent?(body: unknown): boolean;
-  // Each handler narrows params/query/body to its own schemas' Static<> types, which the router has
-  // validated before the call; `any` here is what lets one RouteDef[] hold all of them.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  handler(ctx: RouteContext<any, any, any>): Promise<HandlerResult> | HandlerResult;
+  urgent?: (body: unknown) => boolean;
+  // Properties, not methods: a handler typed for one route's context is not assignable here (strict
+  // function types), so a typed handler enters a RouteDef only through defineRoute.
+  handler: (ctx: RouteContext) => Promise<HandlerResult> | HandlerResult;
 }

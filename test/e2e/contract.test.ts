@@ -17,6 +17,7 @@ import { createInterface } from 'node:readline';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_CATALOG, type ErrorId } from '../../src/errors/catalog.js';
 import { adminJson, FLEETGW_BIN } from '../support/cli.js';
 import { makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
 import { until } from '../support/until.js';
@@ -54,6 +55,23 @@ const operations = new Map<string, Operation>();
 const seen = new Map<string, Set<number>>();
 const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
 const validators = new Map<string, ValidateFunction>();
+/** Errors an operation returned that its `x-errors` list does not publish. */
+const unpublished: string[] = [];
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const templatePattern = (template: string): RegExp => new RegExp(`^${template.split(/\{\w+\}/).map(escapeRegExp).join('.+')}$`, 's');
+
+/** Each catalog entry's message template as a pattern (placeholders match any text). */
+const TEMPLATES = (Object.entries(ERROR_CATALOG) as [ErrorId, (typeof ERROR_CATALOG)[ErrorId]][]).map(([id, e]) => ({
+  id,
+  entry: e,
+  pattern: templatePattern(e.template),
+}));
+
+/** The catalog entries an error body can come from (same status, code and message shape). */
+function catalogIdsOf(status: number, body: { error: string; code: string }): ErrorId[] {
+  return TEMPLATES.filter((t) => t.entry.status === status && t.entry.code === body.code && t.pattern.test(body.error)).map((t) => t.id);
+}
 
 beforeAll(async () => {
   d = makeDataDir('fleetgw-contract-');
@@ -159,6 +177,12 @@ async function call(operationId: string, opts: CallOptions = {}): Promise<Outcom
     expect(text, `${operationId} ${res.status}: no body is published`).toBe('');
   } else {
     expect(validate(body), `${operationId} ${res.status}: ${JSON.stringify(validate.errors)}\n${text.slice(0, 2000)}`).toBe(true);
+  }
+  if (res.status >= 400 && typeof ((o!.op.responses as Json)[String(res.status)] as Json).$ref === 'string') {
+    // A catalog error: it must be one the operation publishes.
+    const candidates = catalogIdsOf(res.status, body as { error: string; code: string });
+    const published = o!.op['x-errors'] as string[];
+    if (!candidates.some((id) => published.includes(id))) unpublished.push(`${operationId} ${res.status}: ${candidates.join(' | ') || '(no catalog entry)'}: ${text}`);
   }
   let statuses = seen.get(operationId);
   if (!statuses) seen.set(operationId, (statuses = new Set()));
@@ -409,6 +433,10 @@ describe('every operation, through real HTTP', () => {
     const all = await expectStatus(200, 'fleetStopAll', { body: { reason: 'contract test', wait_for_ack: true } });
     expect(all.count).toBe(2);
     await expectStatus(403, 'fleetStopAll', { body: {}, key: readKey });
+  });
+
+  it('returned only errors each operation publishes (x-errors)', () => {
+    expect(unpublished).toEqual([]);
   });
 
   it('covered every operation of /openapi.json with a success and an error', () => {

@@ -4,7 +4,9 @@
  */
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
-import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
+import { defineRoute } from '../../http/define-route.js';
+import type { ContextFor } from '../../http/define-route.js';
+import type { RouteDef } from '../../http/types.js';
 import type { RunRecord, ScheduleRecord } from '../../missions/records.js';
 import { controlRun } from '../../missions/run-control.js';
 import { listRuns } from '../../missions/runs.js';
@@ -23,7 +25,12 @@ import {
   MissionScheduleResponse,
   RuntimeStatusBody,
   RuntimeStatusResponse,
+  type FleetRuntimeStatus,
+  type LiveRunView,
+  type RobotRuntimeStatus,
+  type RuntimeStatus,
   type ScheduleRow,
+  type ScheduleRuntimeStatus,
 } from '../schemas/mission-runtime.js';
 import { toMissionRun, toScheduleRow } from '../mission-views.js';
 import { requireSchedule } from './mission-tools.js';
@@ -38,7 +45,7 @@ export interface MissionRuntimeDeps {
 export const MAX_UNPAGED_SCHEDULES = 1000;
 const DAY_MS = 86_400_000;
 
-function liveRun(r: RunRecord): Record<string, unknown> {
+function liveRun(r: RunRecord): LiveRunView {
   return {
     run_id: r.runId,
     mission_id: r.missionId,
@@ -70,7 +77,7 @@ function decodeCursor(fleetId: string, cursor: string): string {
 export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
   const { store, missions, link } = deps;
 
-  async function controlMission(ctx: RouteContext<Record<string, string>, Record<string, unknown>, ControlMissionBody>): Promise<HandlerResult> {
+  async function controlMission(ctx: ContextFor<undefined, undefined, typeof ControlMissionBody>): Promise<{ status: 200; body: ControlMissionResponse }> {
     const { body, auth } = ctx;
     requireOrg(auth, body.org_id);
     const fleet = requireFleet(store, auth, body.fleet_id);
@@ -104,7 +111,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     return { status: 200, body: out };
   }
 
-  function scheduleStatus(s: ScheduleRecord): Record<string, unknown> {
+  function scheduleStatus(s: ScheduleRecord): ScheduleRuntimeStatus {
     const fire = missions.dispatcher.openFire(s.openFireKey) ?? (s.openFireKey !== null ? store.fires.get(s.openFireKey) : undefined);
     const sel = !s.cancelled && s.target.type === 'mission' ? missions.dispatcher.explain(s) : null;
     const lastRun = s.lastRunId !== null ? missions.tracker.get(s.lastRunId) : fire?.runId ? missions.tracker.get(fire.runId) : undefined;
@@ -138,7 +145,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     };
   }
 
-  function robotStatus(robotId: string, fleetId: string): Record<string, unknown> {
+  function robotStatus(robotId: string, fleetId: string): RobotRuntimeStatus {
     const r = store.robots.get(robotId);
     if (!r || r.fleetId !== fleetId) throw apiError('robot_not_found', { robotId });
     const online = link.isOnline(robotId);
@@ -158,7 +165,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     };
   }
 
-  function fleetRollup(fleetId: string): Record<string, unknown> {
+  function fleetRollup(fleetId: string): FleetRuntimeStatus {
     const robots = { total: 0, active: 0, online: 0, available: 0, busy: 0 };
     for (const id of indexRange(store, `robotsByFleet/${fleetId}`)) {
       const r = store.robots.get(id);
@@ -193,7 +200,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     };
   }
 
-  function runtimeStatus(ctx: RouteContext<Record<string, string>, Record<string, unknown>, RuntimeStatusBody>): HandlerResult {
+  function runtimeStatus(ctx: ContextFor<undefined, undefined, typeof RuntimeStatusBody>): { status: 200; body: RuntimeStatus } {
     const { body, auth } = ctx;
     requirePermission(auth, 'operations:read');
     requireOrg(auth, body.org_id);
@@ -204,7 +211,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     return { status: 200, body: fleetRollup(fleet.fleetId) };
   }
 
-  function readSchedules(ctx: RouteContext<Record<string, string>, MissionScheduleQuery>): HandlerResult {
+  function readSchedules(ctx: ContextFor<undefined, typeof MissionScheduleQuery, undefined>): { status: 200; body: MissionScheduleResponse } {
     const { query, auth } = ctx;
     const fleet = requireFleet(store, auth, query.fleet_id);
     const row = (s: ScheduleRecord): ScheduleRow => toScheduleRow(missions.scheduler.liveView(s));
@@ -220,7 +227,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     };
   }
 
-  function readRuns(ctx: RouteContext<Record<string, string>, MissionRunsQuery>): HandlerResult {
+  function readRuns(ctx: ContextFor<undefined, typeof MissionRunsQuery, undefined>): { status: 200; body: MissionRunList } {
     const { query, auth } = ctx;
     const fleet = requireFleet(store, auth, query.fleet_id);
     const runs = listRuns(store, {
@@ -237,7 +244,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
 
   const fleetErrors = ['forbidden_org', 'fleet_not_found', 'forbidden_fleet'] as const;
   return [
-    {
+    defineRoute({
       method: 'POST',
       path: '/v1/agent/control-mission',
       operationId: 'controlMission',
@@ -245,12 +252,11 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       tags: ['Agent API', 'Mission runs'],
       auth: 'missions:write',
       body: ControlMissionBody,
-      urgent: (b) => (b as { action: string }).action === 'pause',
+      urgent: (b) => b.action === 'pause',
       responses: { 200: { description: 'Command submitted (see delivery).', schema: ControlMissionResponse } },
       errors: [...fleetErrors, 'robot_not_found', 'run_not_found', 'run_finished', 'robot_offline', 'robot_link_conflict', 'ack_wait_conflict', 'ack_waiters_full', 'outbox_full'],
-      handler: controlMission,
-    },
-    {
+    }).handle(controlMission),
+    defineRoute({
       method: 'POST',
       path: '/v1/agent/get-runtime-status',
       operationId: 'getRuntimeStatus',
@@ -260,9 +266,8 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       body: RuntimeStatusBody,
       responses: { 200: { description: 'One of the three forms, told apart by `kind`.', schema: RuntimeStatusResponse } },
       errors: [...fleetErrors, 'forbidden_permission', 'schedule_not_found', 'robot_not_found', 'invalid_body'],
-      handler: runtimeStatus,
-    },
-    {
+    }).handle(runtimeStatus),
+    defineRoute({
       method: 'GET',
       path: '/v1/mission-schedule',
       operationId: 'listMissionSchedule',
@@ -277,9 +282,8 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
         },
       },
       errors: ['fleet_not_found', 'forbidden_fleet', 'schedule_not_found'],
-      handler: readSchedules,
-    },
-    {
+    }).handle(readSchedules),
+    defineRoute({
       method: 'GET',
       path: '/v1/mission-runs',
       operationId: 'listMissionRuns',
@@ -289,7 +293,6 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       query: MissionRunsQuery,
       responses: { 200: { description: 'Runs, newest first (limit capped at 500).', schema: MissionRunList } },
       errors: ['fleet_not_found', 'forbidden_fleet'],
-      handler: readRuns,
-    },
+    }).handle(readRuns),
   ];
 }

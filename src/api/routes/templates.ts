@@ -7,7 +7,8 @@
  * `runtimeSync: "applied"` (200/201), or 202 with `success: false, persistenceState: "committed",
  * runtimeSync: "pending", runtimeSyncError` — the change is never rolled back.
  */
-import type { HandlerResult, RouteContext, RouteDef } from '../../http/types.js';
+import { defineRoute } from '../../http/define-route.js';
+import type { RouteDef } from '../../http/types.js';
 import { withIdempotency } from '../../idempotency/index.js';
 import { faultPoint } from '../../missions/fault-points.js';
 import { getOperation } from '../../missions/operation.js';
@@ -49,7 +50,11 @@ export function templateView(t: TemplateRecord): TemplateView {
 }
 
 /** The 200/201 or 202 answer of a committed template change. */
-export function mutationResult(okStatus: number, sync: SyncResult, base: { missionId: string; operationId: string; template?: TemplateRecord; deleted?: true }): HandlerResult {
+export function mutationResult<S extends 200 | 201>(
+  okStatus: S,
+  sync: SyncResult,
+  base: { missionId: string; operationId: string; template?: TemplateRecord; deleted?: true },
+): { status: S | 202; body: TemplateMutationResponse } {
   const body: TemplateMutationResponse = {
     success: sync.runtimeSync === 'applied',
     persistenceState: 'committed',
@@ -64,10 +69,9 @@ export function mutationResult(okStatus: number, sync: SyncResult, base: { missi
 }
 
 const MUTATION_ERRORS = ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'template_not_found'] as const;
-const syncResponses = (ok: number, what: string) => ({
-  [ok]: { description: `${what}; the live operation adopted it (runtimeSync \`applied\`).`, schema: TemplateMutationResponse },
-  202: { description: 'Committed, but the live operation has not adopted it yet (runtimeSync `pending`); not rolled back.', schema: TemplateMutationResponse },
-});
+/** The response of a template change the live operation adopted. */
+const applied = (what: string) => ({ description: `${what}; the live operation adopted it (runtimeSync \`applied\`).`, schema: TemplateMutationResponse });
+const PENDING = { description: 'Committed, but the live operation has not adopted it yet (runtimeSync `pending`); not rolled back.', schema: TemplateMutationResponse };
 
 /** Template routes. */
 export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }): RouteDef[] {
@@ -75,7 +79,7 @@ export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }
   const tags = ['Mission templates'];
   const operationIdOf = (fleetId: string): string => getOperation(store, fleetId)?.operationId ?? '';
   return [
-    {
+    defineRoute({
       method: 'GET',
       path: BASE,
       operationId: 'listMissionTemplates',
@@ -85,15 +89,16 @@ export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }
       params: FleetPathParams,
       responses: { 200: { description: 'Templates, ordered by missionId.', schema: TemplateListResponse } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet'],
-      handler: ({ auth, params }: RouteContext<FleetPathParams>) => {
+    }).handle(
+      ({ auth, params }) => {
         const fleet = fleetFromPath(store, auth, params);
         const body: TemplateListResponse = {
           items: listTemplates(store, fleet.fleetId).map((t) => ({ missionId: t.missionId, name: t.name, featureId: t.featureId, enabled: t.enabled, priority: t.priority })),
         };
         return { status: 200, body };
       },
-    },
-    {
+    ),
+    defineRoute({
       method: 'GET',
       path: `${BASE}/{mission_id}`,
       operationId: 'getMissionTemplate',
@@ -103,12 +108,13 @@ export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }
       params: TemplatePathParams,
       responses: { 200: { description: 'The template.', schema: TemplateView } },
       errors: [...MUTATION_ERRORS],
-      handler: ({ auth, params }: RouteContext<TemplatePathParams>) => {
+    }).handle(
+      ({ auth, params }) => {
         const fleet = fleetFromPath(store, auth, params);
         return { status: 200, body: templateView(requireTemplate(store, fleet.fleetId, params.mission_id)) };
       },
-    },
-    {
+    ),
+    defineRoute({
       method: 'POST',
       path: BASE,
       operationId: 'createMissionTemplate',
@@ -118,9 +124,10 @@ export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }
       params: FleetPathParams,
       body: TemplateCreateBody,
       idempotencyKey: 'required',
-      responses: syncResponses(201, 'Created'),
+      responses: { 201: applied('Created'), 202: PENDING },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'robot_not_active_member', 'robot_missing_capability', 'idempotency_key_required', 'idempotency_key_invalid', 'idempotency_in_progress', 'idempotency_body_mismatch'],
-      handler: (ctx: RouteContext<FleetPathParams, Record<string, unknown>, TemplateCreateBody>) => {
+    }).handle(
+      (ctx) => {
         const fleet = fleetFromPath(store, ctx.auth, ctx.params);
         return withIdempotency(
           store,
@@ -140,8 +147,8 @@ export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }
           },
         );
       },
-    },
-    {
+    ),
+    defineRoute({
       method: 'PUT',
       path: `${BASE}/{mission_id}`,
       operationId: 'updateMissionTemplate',
@@ -150,16 +157,17 @@ export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }
       auth: 'missions:write',
       params: TemplatePathParams,
       body: TemplateUpdateBody,
-      responses: syncResponses(200, 'Edited'),
+      responses: { 200: applied('Edited'), 202: PENDING },
       errors: [...MUTATION_ERRORS, 'feature_not_found', 'robot_not_active_member', 'robot_missing_capability'],
-      handler: async ({ auth, params, body, nowMs }: RouteContext<TemplatePathParams, Record<string, unknown>, TemplateUpdateBody>) => {
+    }).handle(
+      async ({ auth, params, body, nowMs }) => {
         const fleet = fleetFromPath(store, auth, params);
         const template = await updateTemplate(store, fleet.fleetId, params.mission_id, body, nowMs);
         const sync = await runtime.awaitSync(fleet.fleetId);
         return mutationResult(200, sync, { missionId: template.missionId, operationId: operationIdOf(fleet.fleetId), template });
       },
-    },
-    {
+    ),
+    defineRoute({
       method: 'DELETE',
       path: `${BASE}/{mission_id}`,
       operationId: 'deleteMissionTemplate',
@@ -167,16 +175,17 @@ export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }
       tags,
       auth: 'missions:write',
       params: TemplatePathParams,
-      responses: syncResponses(200, 'Deleted'),
+      responses: { 200: applied('Deleted'), 202: PENDING },
       errors: [...MUTATION_ERRORS, 'template_in_use'],
-      handler: async ({ auth, params, nowMs }: RouteContext<TemplatePathParams>) => {
+    }).handle(
+      async ({ auth, params, nowMs }) => {
         const fleet = fleetFromPath(store, auth, params);
         await deleteTemplate(store, fleet.fleetId, params.mission_id, nowMs);
         const sync = await runtime.awaitSync(fleet.fleetId);
         return mutationResult(200, sync, { missionId: params.mission_id, operationId: operationIdOf(fleet.fleetId), deleted: true });
       },
-    },
-    {
+    ),
+    defineRoute({
       method: 'PUT',
       path: `${BASE}/{mission_id}/enabled`,
       operationId: 'setMissionTemplateEnabled',
@@ -185,14 +194,15 @@ export function templateRoutes(deps: { store: Store; runtime: OperationRuntime }
       auth: 'missions:write',
       params: TemplatePathParams,
       body: EnabledBody,
-      responses: syncResponses(200, 'Set'),
+      responses: { 200: applied('Set'), 202: PENDING },
       errors: [...MUTATION_ERRORS],
-      handler: async ({ auth, params, body, nowMs }: RouteContext<TemplatePathParams, Record<string, unknown>, EnabledBody>) => {
+    }).handle(
+      async ({ auth, params, body, nowMs }) => {
         const fleet = fleetFromPath(store, auth, params);
         const template = await setTemplateEnabled(store, fleet.fleetId, params.mission_id, body.enabled, nowMs);
         const sync = await runtime.awaitSync(fleet.fleetId);
         return mutationResult(200, sync, { missionId: template.missionId, operationId: operationIdOf(fleet.fleetId), template });
       },
-    },
+    ),
   ];
 }

@@ -45,7 +45,7 @@ const Candidate = named('CandidateRobot', Type.Object(
   { additionalProperties: false },
 ));
 
-const LiveRun = named('LiveRun', Type.Object(
+export const LiveRun = named('LiveRun', Type.Object(
   {
     run_id: Uuid,
     mission_id: Uuid,
@@ -59,6 +59,7 @@ const LiveRun = named('LiveRun', Type.Object(
   },
   { additionalProperties: false },
 ));
+export type LiveRunView = Static<typeof LiveRun>;
 
 export const ScheduleStatusView = named('ScheduleRuntimeStatus', Type.Object(
   {
@@ -86,6 +87,7 @@ export const ScheduleStatusView = named('ScheduleRuntimeStatus', Type.Object(
   },
   { additionalProperties: false },
 ));
+export type ScheduleRuntimeStatus = Static<typeof ScheduleStatusView>;
 
 export const RobotStatusView = named('RobotRuntimeStatus', Type.Object(
   {
@@ -103,6 +105,7 @@ export const RobotStatusView = named('RobotRuntimeStatus', Type.Object(
   },
   { additionalProperties: false },
 ));
+export type RobotRuntimeStatus = Static<typeof RobotStatusView>;
 
 export const FleetRollupView = named('FleetRuntimeStatus', Type.Object(
   {
@@ -115,8 +118,10 @@ export const FleetRollupView = named('FleetRuntimeStatus', Type.Object(
   },
   { additionalProperties: false },
 ));
+export type FleetRuntimeStatus = Static<typeof FleetRollupView>;
 
 export const RuntimeStatusResponse = named('RuntimeStatus', Type.Union([ScheduleStatusView, RobotStatusView, FleetRollupView]));
+export type RuntimeStatus = Static<typeof RuntimeStatusResponse>;
 
 export const MissionScheduleQuery = Type.Object(
   {

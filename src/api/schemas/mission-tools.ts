@@ -182,8 +182,10 @@ export const CancelScheduleResponse = named('CancelScheduleResult', Type.Object(
   { scheduleId: Uuid, cancelled: Type.Literal(true), status: ScheduleAccepted.properties.status, detail: Type.String() },
   { additionalProperties: false },
 ));
+export type CancelScheduleResponse = Static<typeof CancelScheduleResponse>;
 
 export const SetPrioritiesResponse = named('SetMissionPrioritiesResult', Type.Object(
   { success: Type.Literal(true), items: Type.Array(Type.Object({ missionId: Uuid, priority: Type.Integer() }, { additionalProperties: false })) },
   { additionalProperties: false },
 ));
+export type SetPrioritiesResponse = Static<typeof SetPrioritiesResponse>;
