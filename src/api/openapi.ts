@@ -150,6 +150,7 @@ function errorComponents(byStatus: Map<number, ErrorId[]>): Json {
 export function routerErrors(route: RouteDef): ErrorId[] {
   const ids: ErrorId[] = ['invalid_query', 'invalid_body', 'headers_too_large', 'duplicate_header', 'internal'];
   if (route.params) ids.push('invalid_path');
+  if (route.headers) ids.push('invalid_header');
   if (route.body) ids.push('malformed_json', 'unsupported_media_type', 'body_too_large');
   if (route.auth !== 'none') ids.push('unauthorized', 'rate_limited', 'auth_throttled');
   if (route.auth !== 'none' && route.auth !== 'any') ids.push('forbidden_permission');
@@ -177,6 +178,12 @@ function parameters(route: RouteDef, components: SchemaComponents): Json[] {
       out.push({ name, in: 'query', required: required.has(name), schema, ...describe(schema) });
     }
   }
+  if (route.headers) {
+    const required = new Set((route.headers.required as string[] | undefined) ?? []);
+    for (const [name, schema] of propertiesOf(route.headers, components)) {
+      out.push({ name: headerName(name), in: 'header', required: required.has(name), schema, ...describe(schema) });
+    }
+  }
   if (route.idempotencyKey !== undefined) {
     const required = route.idempotencyKey === 'required';
     out.push({
@@ -198,6 +205,11 @@ function propertiesOf(schema: TSchema | undefined, components: SchemaComponents)
   return new Map(Object.entries(props).map(([name, s]) => [name, components.toJson(s)]));
 }
 
+/** `if-none-match` -> `If-None-Match`. */
+function headerName(lower: string): string {
+  return lower.replace(/(^|-)([a-z])/g, (_m, sep: string, c: string) => sep + c.toUpperCase());
+}
+
 function describe(schema: Json): Json {
   return typeof schema.description === 'string' ? { description: schema.description } : {};
 }
@@ -207,7 +219,9 @@ function operation(route: RouteDef, components: SchemaComponents): Json {
   for (const [status, r] of Object.entries(route.responses)) {
     responses[status] = r.schema
       ? { description: r.description, content: { 'application/json': { schema: components.toJson(r.schema) } } }
-      : { description: r.description };
+      : r.contentType !== undefined
+        ? { description: r.description, content: { [r.contentType]: {} } }
+        : { description: r.description };
   }
   const errors = publishedErrors(route);
   for (const status of [...new Set(errors.map((id) => ERROR_CATALOG[id].status))].sort((a, b) => a - b)) {

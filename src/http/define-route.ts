@@ -7,11 +7,12 @@
  *     ...
  *   }).handle(({ params }) => ({ status: 200, body: view(params.robot_id) }));   // body: RobotView
  *
- * The handler's `params`, `query` and `body` are the `Static<>` types of the route's schemas (the
+ * The handler's `params`, `query`, `body` and `headers` are the `Static<>` types of the route's schemas (the
  * router validates them before the call), and its result must be one of the declared responses,
  * `{status, body}` with the body of that status's schema, checked at compile time. A status without
  * a schema (204) takes `body: null`; a body may be a {@link JsonText} of the schema's type
- * (pre-serialized JSON). Errors are thrown (ApiError), not returned.
+ * (pre-serialized JSON); a response declared with `contentType` takes a {@link RawBody}. Errors are
+ * thrown (ApiError), not returned.
  *
  * Two steps (declare, then handle) because TypeScript infers the declared responses from the first
  * call; inside one generic call the handler's `status: 200` would be widened to `number` before the
@@ -19,13 +20,18 @@
  */
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { JsonText } from './json-text.js';
+import type { RawBody } from './raw-body.js';
 import type { ResponseSpec, ResponseSpecs, RouteContext, RouteDef } from './types.js';
 
 /** The validated value of an optional schema (`Absent` when the route declares none). */
 type In<S extends TSchema | undefined, Absent> = S extends TSchema ? Static<S> : Absent;
 
 /** The body a handler returns for one declared response. */
-export type BodyFor<R extends ResponseSpec> = R extends { schema: infer S extends TSchema } ? Static<S> | JsonText<Static<S>> : null;
+export type BodyFor<R extends ResponseSpec> = R extends { schema: infer S extends TSchema }
+  ? Static<S> | JsonText<Static<S>>
+  : R extends { contentType: string }
+    ? RawBody
+    : null;
 
 /** Every answer a handler may give: one `{status, body}` per declared response. */
 export type ResultFor<R extends ResponseSpecs> = {
@@ -33,26 +39,39 @@ export type ResultFor<R extends ResponseSpecs> = {
 }[keyof R & number];
 
 /** The context a route's handler gets. */
-export type ContextFor<P extends TSchema | undefined, Q extends TSchema | undefined, B extends TSchema | undefined> = RouteContext<
-  In<P, Record<string, never>>,
-  In<Q, Record<string, never>>,
-  In<B, undefined>
->;
+export type ContextFor<
+  P extends TSchema | undefined,
+  Q extends TSchema | undefined,
+  B extends TSchema | undefined,
+  H extends TSchema | undefined = undefined,
+> = RouteContext<In<P, Record<string, never>>, In<Q, Record<string, never>>, In<B, undefined>, In<H, Record<string, never>>>;
 
 /** A route's declaration: RouteDef's fields without the handler, `urgent` typed by the body schema. */
-export interface RouteDeclaration<P extends TSchema | undefined, Q extends TSchema | undefined, B extends TSchema | undefined, R extends ResponseSpecs>
-  extends Omit<RouteDef, 'params' | 'query' | 'body' | 'responses' | 'urgent' | 'handler'> {
+export interface RouteDeclaration<
+  P extends TSchema | undefined,
+  Q extends TSchema | undefined,
+  B extends TSchema | undefined,
+  R extends ResponseSpecs,
+  H extends TSchema | undefined = undefined,
+> extends Omit<RouteDef, 'params' | 'query' | 'body' | 'headers' | 'responses' | 'urgent' | 'handler'> {
   params?: P;
   query?: Q;
   body?: B;
+  headers?: H;
   responses: R;
   urgent?: (body: In<B, undefined>) => boolean;
 }
 
 /** A declared route waiting for its handler. */
-export interface DeclaredRoute<P extends TSchema | undefined, Q extends TSchema | undefined, B extends TSchema | undefined, R extends ResponseSpecs> {
+export interface DeclaredRoute<
+  P extends TSchema | undefined,
+  Q extends TSchema | undefined,
+  B extends TSchema | undefined,
+  R extends ResponseSpecs,
+  H extends TSchema | undefined = undefined,
+> {
   /** The handler, typed by the declaration; returns the finished route. */
-  handle(handler: (ctx: ContextFor<P, Q, B>) => ResultFor<R> | Promise<ResultFor<R>>): RouteDef;
+  handle(handler: (ctx: ContextFor<P, Q, B, H>) => ResultFor<R> | Promise<ResultFor<R>>): RouteDef;
 }
 
 const defined = new WeakSet<RouteDef>();
@@ -63,7 +82,8 @@ export function defineRoute<
   Q extends TSchema | undefined = undefined,
   B extends TSchema | undefined = undefined,
   const R extends ResponseSpecs = ResponseSpecs,
->(declaration: RouteDeclaration<P, Q, B, R>): DeclaredRoute<P, Q, B, R> {
+  H extends TSchema | undefined = undefined,
+>(declaration: RouteDeclaration<P, Q, B, R, H>): DeclaredRoute<P, Q, B, R, H> {
   return {
     handle(handler) {
       // The one erasure point: the router validates params, query and body against these very

@@ -14,21 +14,28 @@ export interface PlainRequest {
   path: string;
   /** Raw query string without `?` ('' when none). */
   query: string;
-  /** Only the headers the core uses, lower-cased names. */
-  headers: {
-    authorization?: string;
-    'content-type'?: string;
-    'idempotency-key'?: string;
-  };
+  /**
+   * Lower-cased names: the ones the core reads (authorization, content-type, idempotency-key) and
+   * those some route declares (RouteDef.headers); the adapter copies no other header.
+   */
+  headers: RequestHeaders;
   body: Buffer;
   remoteAddress: string;
+}
+
+/** Request headers as the adapter copied them (see {@link PlainRequest.headers}). */
+export interface RequestHeaders {
+  authorization?: string;
+  'content-type'?: string;
+  'idempotency-key'?: string;
+  readonly [name: string]: string | undefined;
 }
 
 export interface PlainResponse {
   status: number;
   headers: Record<string, string>;
-  /** Already-serialized body (JSON text for every API response). */
-  body: string;
+  /** Already-serialized body: JSON text, or a RawBody's bytes (raw-body.ts). */
+  body: string | Uint8Array;
 }
 
 /** The authenticated caller, resolved from an API key. */
@@ -48,10 +55,12 @@ export interface HandlerResult {
   headers?: Record<string, string>;
 }
 
-export interface RouteContext<P = unknown, Q = unknown, B = unknown> {
+export interface RouteContext<P = unknown, Q = unknown, B = unknown, H = unknown> {
   params: P;
   query: Q;
   body: B;
+  /** The headers the route declares (RouteDef.headers), validated; `{}` when it declares none. */
+  headers: H;
   /** null only on routes with `auth: 'none'`. */
   auth: AuthContext;
   /** Resolves when the client disconnected; handlers that wait (ack waits) race against it. */
@@ -66,10 +75,14 @@ export interface RouteContext<P = unknown, Q = unknown, B = unknown> {
   idempotencyKey?: string;
 }
 
-/** One declared response: its description and body schema (none: no body, e.g. 204). */
+/**
+ * One declared response: its description and JSON body schema, or the media type of a raw body
+ * (RawBody: a static file, compressed bytes); neither: no body (204, 304).
+ */
 export interface ResponseSpec {
   description: string;
   schema?: TSchema;
+  contentType?: string;
 }
 
 /** Status code -> response (error responses are added from the catalog automatically). */
@@ -82,7 +95,7 @@ export type ResponseSpecs = Readonly<Record<number, ResponseSpec>>;
  * published in /openapi.json, with `responses`.
  */
 export interface RouteDef {
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
   /** OpenAPI-style template: `/v1/robots/{robot_id}`. */
   path: string;
   operationId: string;
@@ -93,6 +106,13 @@ export interface RouteDef {
   params?: TSchema;
   query?: TSchema;
   body?: TSchema;
+  /**
+   * Request headers the route reads: an object schema keyed by lower-cased header names (`cookie`,
+   * `if-none-match`, `origin`, `accept-encoding`), each a string. Only declared headers are copied
+   * from the request (the adapter skips the rest), validated like the query string and published
+   * as header parameters. A repeated header line is joined with `, ` (`; ` for cookie).
+   */
+  headers?: TSchema;
   /**
    * The route reads the `Idempotency-Key` header (src/idempotency): 'required' answers 400 without it,
    * 'optional' honours it when sent. Published as a header parameter; only routes that declare it see
