@@ -7,8 +7,7 @@
  */
 import type { CommandService, SubmitRequest, Submitted } from '../commands/service.js';
 import type { Delivery } from '../commands/types.js';
-import { apiError, ApiError } from '../errors/catalog.js';
-import type { HandlerResult } from './route.js';
+import { apiError, ApiError, ERROR_CATALOG } from '../errors/catalog.js';
 import { MAX_ACK_WAIT_MS, type ControlRobotOutcome, type DeliveryObject } from './schemas/control-robot.js';
 
 /** The four spellings of the ack wait (spec, Conventions 4). */
@@ -98,10 +97,20 @@ export async function dispatchAll(
   return outcomes;
 }
 
+/** A bulk answer's body: 207 and 502 add the summary `error` and its `code`. */
+interface BulkBody {
+  error?: string;
+  code?: 'partial_failure' | 'unavailable';
+}
+
 /** The spec's 200 / 207 / 502 rule over per-robot outcomes; `body` gets `error`/`code` on 207 and 502. */
-export function bulkStatus<B extends object>(outcomes: readonly ControlRobotOutcome[], body: B): HandlerResult {
+export function bulkStatus<B extends BulkBody>(outcomes: readonly ControlRobotOutcome[], body: B): { status: 200 | 207 | 502; body: B } {
   const bad = outcomes.filter((o) => !o.success).length;
   if (bad === 0) return { status: 200, body };
-  const err = bad === outcomes.length ? apiError('all_targets_failed') : apiError('some_targets_failed', { failed: bad, count: outcomes.length });
-  return { status: err.status, body: { ...body, error: err.message, code: err.code } };
+  if (bad === outcomes.length) {
+    const all = ERROR_CATALOG.all_targets_failed;
+    return { status: all.status, body: { ...body, error: apiError('all_targets_failed').message, code: all.code } };
+  }
+  const some = ERROR_CATALOG.some_targets_failed;
+  return { status: some.status, body: { ...body, error: apiError('some_targets_failed', { failed: bad, count: outcomes.length }).message, code: some.code } };
 }

@@ -10,16 +10,19 @@ import type { ErrorId } from '../errors/catalog.js';
 
 export type { AuthContext } from '../auth/context.js';
 
+/** A handler's answer as the router sees it (a typed route's result, erased). */
 export interface HandlerResult {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
 }
 
-export interface RouteContext<P = Record<string, string>, Q = Record<string, unknown>, B = unknown> {
+export interface RouteContext<P = unknown, Q = unknown, B = unknown, H = unknown> {
   params: P;
   query: Q;
   body: B;
+  /** The headers the route declares (RouteDef.headers), validated; `{}` when it declares none. */
+  headers: H;
   /** null only on routes with `auth: 'none'`. */
   auth: AuthContext;
   /** Resolves when the client disconnected; handlers that wait (ack waits) race against it. */
@@ -27,43 +30,71 @@ export interface RouteContext<P = Record<string, string>, Q = Record<string, unk
   /** Monotonic-ish wall clock of the request start (ms). */
   nowMs: number;
   /**
-   * The `Idempotency-Key` header as sent (undefined when absent). Routes that require it pass it to
-   * `withIdempotency` (src/idempotency), which answers 400 when it is missing.
+   * The `Idempotency-Key` header as sent (undefined when absent, and on routes that do not declare
+   * `idempotencyKey`). Routes pass it to `withIdempotency` (src/idempotency), which answers 400 when a
+   * required one is missing.
    */
   idempotencyKey?: string;
 }
 
 /**
- * One route. `params`, `query` and `body` schemas are compiled by ajv once at start-up and published
- * in /openapi.json; `responses` is documentation (and the source of the TS types via Static<>).
+ * One declared response: its description and JSON body schema, or the media type of a raw body
+ * (RawBody: a static file, compressed bytes); neither: no body (204, 304).
+ */
+export interface ResponseSpec {
+  description: string;
+  schema?: TSchema;
+  contentType?: string;
+}
+
+/** Status code -> response (error responses are added from the catalog automatically). */
+export type ResponseSpecs = Readonly<Record<number, ResponseSpec>>;
+
+/**
+ * One route, as the router and the OpenAPI builder see it. Routes are declared with `defineRoute`
+ * (define-route.ts), which types the handler from the schemas; this is the erased form one list of
+ * routes holds. `params`, `query` and `body` schemas are compiled by ajv once at start-up and
+ * published in /openapi.json, with `responses`.
  */
 export interface RouteDef {
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
   /** OpenAPI-style template: `/v1/robots/{robot_id}`. */
   path: string;
   operationId: string;
   summary: string;
-  tags: string[];
+  tags: readonly string[];
   /** 'none': no credential (only /openapi.json); 'any': any valid key; otherwise the permission needed. */
   auth: 'none' | 'any' | Permission;
   params?: TSchema;
   query?: TSchema;
   body?: TSchema;
-  /** Status code -> response schema (error responses are added from the catalog automatically). */
-  responses: Record<number, { description: string; schema?: TSchema }>;
   /**
-   * Catalog errors this route may return beyond the ones the router adds by itself (auth, validation,
-   * rate limit, internal); published in /openapi.json.
+   * Request headers the route reads: an object schema keyed by lower-cased header names (`cookie`,
+   * `if-none-match`, `origin`, `accept-encoding`), each a string. Only declared headers are copied
+   * from the request (the adapter skips the rest), validated like the query string and published
+   * as header parameters. A repeated header line is joined with `, ` (`; ` for cookie).
    */
-  errors?: ErrorId[];
+  headers?: TSchema;
+  /**
+   * The route reads the `Idempotency-Key` header (src/idempotency): 'required' answers 400 without it,
+   * 'optional' honours it when sent. Published as a header parameter; only routes that declare it see
+   * the header (RouteContext.idempotencyKey).
+   */
+  idempotencyKey?: 'required' | 'optional';
+  responses: ResponseSpecs;
+  /**
+   * Catalog errors this route may return beyond the ones the router adds by itself (authentication,
+   * permission, validation, rate limit, idempotency, internal: openapi.ts routerErrors); published in
+   * /openapi.json. The contract test fails when an operation returns an error its list lacks.
+   */
+  errors?: readonly ErrorId[];
   /**
    * Safety valve for the per-key rate limit: when it returns true for a validated body (a stop, a
    * stop-all, a mission pause), the request is served even past the key's limit, so a busy automation
    * key can always halt its robots. Still authenticated, authorized and validated as usual.
    */
-  urgent?(body: unknown): boolean;
-  // Each handler narrows params/query/body to its own schemas' Static<> types, which the router has
-  // validated before the call; `any` here is what lets one RouteDef[] hold all of them.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  handler(ctx: RouteContext<any, any, any>): Promise<HandlerResult> | HandlerResult;
+  urgent?: (body: unknown) => boolean;
+  // Properties, not methods: a handler typed for one route's context is not assignable here (strict
+  // function types), so a typed handler enters a RouteDef only through defineRoute.
+  handler: (ctx: RouteContext) => Promise<HandlerResult> | HandlerResult;
 }

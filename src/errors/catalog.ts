@@ -36,6 +36,7 @@ export const ERROR_CATALOG = {
   ambiguous_framing: { code: 'bad_request', status: 400, template: 'Ambiguous message framing: {detail}; the connection is closed.' },
   headers_too_large: { code: 'bad_request', status: 431, template: 'The request line and headers exceed {limit} bytes.' },
   duplicate_header: { code: 'bad_request', status: 400, template: 'Header {header} must appear only once.' },
+  invalid_header: { code: 'bad_request', status: 400, template: 'Invalid header {header}: {detail}.' },
   key_in_query: { code: 'bad_request', status: 400, template: 'Credentials are accepted only in the Authorization header, never in the URL.' },
   unauthorized: { code: 'unauthorized', status: 401, template: 'Missing, invalid, expired or revoked credential.' },
   forbidden_permission: { code: 'forbidden', status: 403, template: 'This key lacks the {permission} permission.' },

@@ -158,7 +158,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const stopRetention = startMissionRetention(store, { log });
 
     let streamUrl = '';
-    const { routes } = buildRoutes({ store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, runtime, missions, log });
+    let httpUrl = '';
+    const { routes } = buildRoutes({ store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, log });
     const router = createRouter(routes, {
       auth: keys,
       rateLimiter: new RateLimiter({ ratePerSecond: tunables.rateLimitPerSecond, burst: tunables.rateLimitBurst }),
@@ -175,6 +176,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       log,
     });
     streamUrl = `${http.url.replace(/^http/, 'ws')}${STREAM_PATH}`;
+    httpUrl = http.url;
 
     const httpServer = http;
     const grpc = linkServer;

@@ -5,7 +5,7 @@
 import type { CommandService } from '../commands/service.js';
 import type { EventLog } from '../events/log.js';
 import type { IdempotencyClaims } from '../idempotency/claims.js';
-import { buildOpenApi } from '../api/openapi.js';
+import { buildOpenApi, RELATIVE_SERVER } from '../api/openapi.js';
 import { controlOperationRoutes } from '../api/routes/control-operation.js';
 import { commandReadRoutes } from '../api/routes/command-read.js';
 import { controlRobotRoutes } from '../api/routes/control-robot.js';
@@ -39,6 +39,11 @@ export interface RouteDeps {
   tickets: TicketIssuer;
   /** Public URL of the telemetry WebSocket (known once the HTTP server listens). */
   streamUrl: () => string;
+  /**
+   * The gateway's own REST URL, published as the document's `servers` entry ('' until the server
+   * listens, and without a server at all: then the relative `/` server, see openapi.ts).
+   */
+  httpUrl?: () => string;
   /** Live view of each fleet's operation and templates (src/missions/catalog/runtime.ts). */
   runtime: OperationRuntime;
   /** Schedules, the scheduler and mission runs (src/missions/scheduling/scheduling-service.ts). */
@@ -50,13 +55,34 @@ export const API_INFO = {
   title: 'fleet-gateway',
   version: '0.1.0',
   description: 'Edge gateway for robot fleets: REST API (v1). Errors always have the body {error, code}.',
+  tagDescriptions: {
+    'Agent API': 'Intent-oriented tools at `POST /v1/agent/{tool}`; every body carries `org_id` and `fleet_id`.',
+    Audit: 'Command audit entries: who asked for which command, and its delivery history.',
+    Discovery: 'The contract, the calling key\'s identity and the fleets it can use.',
+    Events: 'Correlated event timelines (schedules, runs, templates, the operation, robot links).',
+    Features: 'Work areas (GeoJSON polygons) that templates and jobs refer to.',
+    'Mission runs': 'One robot\'s execution of a template: live control and recent history.',
+    'Mission templates': 'Reusable work; each template is one step of the fleet\'s operation.',
+    'Robot commands': 'Commands to one robot or the whole fleet, with an observable delivery state.',
+    'Robot configuration': 'Remote configuration and onboard settings, read and written through the robot.',
+    Robots: 'Robot records with their latest telemetry snapshot.',
+    Schedules: 'Registered mission runs and commands; a fire-now request is a schedule too.',
+    Telemetry: 'Tickets for the live telemetry WebSocket.',
+  },
 };
 
 /** Builds the full route list and the OpenAPI document describing it. */
 export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Record<string, unknown> } {
   let doc: Record<string, unknown> = {};
+  let served: Record<string, unknown> | null = null;
+  const document = (): Record<string, unknown> => {
+    const url = deps.httpUrl?.() ?? '';
+    if (url === '') return doc;
+    served ??= { ...doc, servers: [{ url, description: 'This gateway.' }, RELATIVE_SERVER] };
+    return served;
+  };
   const routes: RouteDef[] = [
-    ...openApiRoutes(() => doc),
+    ...openApiRoutes(document),
     ...meRoutes(),
     ...fleetRoutes({ store: deps.store }),
     ...robotRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id), linkConflict: (id) => deps.link.linkConflict?.(id) ?? null }),

@@ -23,7 +23,7 @@ export const MAX_HEADER_BYTES = 16 * 1024;
 
 /** What {@link inspectHead} found. */
 export interface RequestHead {
-  /** The headers the core uses (lower-cased names). */
+  /** The headers the core uses and the wanted ones (lower-cased names). */
   headers: PlainRequest['headers'];
   /** The request declares a body (a non-zero Content-Length, or chunked transfer coding). */
   hasBody: boolean;
@@ -36,13 +36,20 @@ export interface RequestHead {
   problem: { error: ApiError; framing: boolean } | null;
 }
 
+const NO_MORE_HEADERS: ReadonlySet<string> = new Set();
+
 /**
  * Reads every header field line once.
  * @param forEachHeader uWS's `req.forEach` (every field line, repeated names included, lower-cased)
  * @param requestLineBytes length of the request line (counted toward {@link MAX_HEADER_BYTES})
+ * @param wanted further headers to copy (lower-cased; the routes' declared ones, Router.headerNames)
  */
-export function inspectHead(forEachHeader: (cb: (key: string, value: string) => void) => void, requestLineBytes: number): RequestHead {
-  const headers: PlainRequest['headers'] = {};
+export function inspectHead(
+  forEachHeader: (cb: (key: string, value: string) => void) => void,
+  requestLineBytes: number,
+  wanted: ReadonlySet<string> = NO_MORE_HEADERS,
+): RequestHead {
+  const headers: Record<string, string> = {};
   let bytes = requestLineBytes;
   let lengthLines = 0;
   let lengthValue = '';
@@ -73,8 +80,15 @@ export function inspectHead(forEachHeader: (cb: (key: string, value: string) => 
         // which sees one value; a proxy in front may have acted on the other.
         if (++hostLines > 1) repeated ??= key;
         return;
-      default:
+      default: {
+        // A header some route declares (cookie, if-none-match, origin, accept-encoding, ...). Repeated
+        // lines of a list-valued field mean their comma-joined value (RFC 9110 section 5.3); cookie
+        // lines join with `; ` (RFC 6265 section 5.4). Every other header is skipped unread.
+        if (!wanted.has(key)) return;
+        const prev = headers[key];
+        headers[key] = prev === undefined ? value : `${prev}${key === 'cookie' ? '; ' : ', '}${value}`;
         return;
+      }
     }
   });
 

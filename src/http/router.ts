@@ -13,6 +13,7 @@ import type { ValidateFunction } from 'ajv';
 import { ApiError, apiError } from '../errors/catalog.js';
 import { scanJsonText } from './json-scan.js';
 import { JsonText } from '../api/json-text.js';
+import { RawBody } from '../api/raw-body.js';
 import { compilePath, type CompiledPath } from './path-template.js';
 import type { AuthThrottle } from './auth-throttle.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -64,6 +65,8 @@ export type AbortSource = AbortSignal | { readonly signal: AbortSignal };
 export interface Router {
   (req: PlainRequest, signal: AbortSource): PlainResponse | Promise<PlainResponse>;
   readonly routes: readonly { method: string; path: string }[];
+  /** Lower-cased names of the request headers the core and the routes read (the adapter copies only these). */
+  readonly headerNames: ReadonlySet<string>;
 }
 
 interface CompiledRoute {
@@ -72,7 +75,13 @@ interface CompiledRoute {
   params: ValidateFunction | null;
   query: ValidateFunction | null;
   body: ValidateFunction | null;
+  headers: ValidateFunction | null;
+  /** The declared header names (empty when none). */
+  headerNames: readonly string[];
 }
+
+/** Headers the router itself reads, whatever the routes declare. */
+const CORE_HEADERS = ['authorization', 'content-type'] as const;
 
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
@@ -87,6 +96,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
   const validators = new RequestValidators();
   const compiled: CompiledRoute[] = [];
   const seen = new Set<string>();
+  const headerNames = new Set<string>(CORE_HEADERS);
   for (const def of routes) {
     const id = `${def.method} ${def.path}`;
     if (seen.has(id)) throw new Error(`duplicate route ${id}`);
@@ -97,7 +107,11 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
       params: def.params ? validators.text(def.params) : null,
       query: def.query ? validators.text(def.query) : null,
       body: def.body ? validators.body(def.body) : null,
+      headers: def.headers ? validators.text(def.headers) : null,
+      headerNames: declaredHeaders(def),
     });
+    for (const name of declaredHeaders(def)) headerNames.add(name);
+    if (def.idempotencyKey !== undefined) headerNames.add('idempotency-key');
   }
 
   // `/v1/agent/control-robot` must win over a `/v1/agent/{tool}` template whatever the declared order:
@@ -151,9 +165,11 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     const params = validateParams(route, rawParams);
     const query = validateQuery(route, req.query);
     const body = parseBody(route, req);
+    const headers = validateHeaders(route, req);
     if (limited !== null && def.urgent?.(body) !== true) throw limited;
     // RouteContext types auth as non-null for handler ergonomics; only 'none' routes see null.
-    return def.handler(new HandlerContext(params, query, body, auth as AuthContext, signal, nowMs, req.headers['idempotency-key']));
+    const idempotencyKey = def.idempotencyKey !== undefined ? req.headers['idempotency-key'] : undefined;
+    return def.handler(new HandlerContext(params, query, body, headers, auth as AuthContext, signal, nowMs, idempotencyKey));
   }
 
   /**
@@ -180,6 +196,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
 
   const router = handle as Router;
   Object.defineProperty(router, 'routes', { value: compiled.map((c) => ({ method: c.def.method, path: c.def.path })) });
+  Object.defineProperty(router, 'headerNames', { value: headerNames });
   return router;
 }
 
@@ -187,13 +204,14 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
  * The handler's context. A class so that `aborted` is a prototype getter: the signal (an
  * AbortController in the HTTP adapter) is only created when a handler reads it.
  */
-class HandlerContext implements RouteContext<Record<string, unknown>, Record<string, unknown>> {
+class HandlerContext implements RouteContext<Record<string, unknown>, Record<string, unknown>, unknown, Readonly<Record<string, unknown>>> {
   idempotencyKey?: string;
 
   constructor(
     readonly params: Record<string, unknown>,
     readonly query: Record<string, unknown>,
     readonly body: unknown,
+    readonly headers: Readonly<Record<string, unknown>>,
     readonly auth: AuthContext,
     private readonly abortSource: AbortSource,
     readonly nowMs: number,
@@ -212,9 +230,12 @@ function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
 }
 
 function toResponse(result: HandlerResult): PlainResponse {
+  const raw = result.body;
+  if (raw instanceof RawBody) return { status: result.status, headers: { ...result.headers, 'content-type': raw.contentType }, body: raw.bytes };
   const headers = result.headers === undefined ? { 'content-type': JSON_HEADERS['content-type'] } : { ...result.headers, ...JSON_HEADERS };
   const body = result.body;
-  const text = result.status === 204 ? '' : body instanceof JsonText ? body.text : JSON.stringify(body);
+  // 204 and 304 carry no body (RFC 9110 sections 15.3.5, 15.4.5).
+  const text = result.status === 204 || result.status === 304 ? '' : body instanceof JsonText ? body.text : JSON.stringify(body);
   return { status: result.status, headers, body: text };
 }
 
@@ -239,6 +260,30 @@ function validateParams(route: CompiledRoute, raw: Record<string, string>): Reco
     const e = route.params.errors?.[0];
     const param = e ? e.instancePath.slice(1) || 'path' : 'path';
     throw apiError('invalid_path', { param, detail: e?.message ?? 'is invalid' });
+  }
+  return value;
+}
+
+/** The lower-cased header names a route declares (its `headers` schema's properties). */
+function declaredHeaders(def: RouteDef): string[] {
+  return Object.keys((def.headers?.properties as Record<string, unknown> | undefined) ?? {});
+}
+
+// Shared by every request of a route that declares no header (never written to).
+const NO_HEADERS: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/** The declared headers of the request, validated (text coerced to the declared types). */
+function validateHeaders(route: CompiledRoute, req: PlainRequest): Readonly<Record<string, unknown>> {
+  if (route.headers === null) return NO_HEADERS;
+  const value: Record<string, unknown> = {};
+  for (const name of route.headerNames) {
+    const v = req.headers[name];
+    if (v !== undefined) value[name] = v;
+  }
+  if (!route.headers(value)) {
+    const e = route.headers.errors?.[0];
+    const header = e === undefined ? 'header' : e.instancePath.slice(1) || ((e.params as { missingProperty?: string }).missingProperty ?? 'header');
+    throw apiError('invalid_header', { header: safeText(header), detail: e?.keyword === 'required' ? 'is required' : (e?.message ?? 'is invalid') });
   }
   return value;
 }

@@ -11,19 +11,26 @@ export interface PlainRequest {
   path: string;
   /** Raw query string without `?` ('' when none). */
   query: string;
-  /** Only the headers the core uses, lower-cased names. */
-  headers: {
-    authorization?: string;
-    'content-type'?: string;
-    'idempotency-key'?: string;
-  };
+  /**
+   * Lower-cased names: the ones the core reads (authorization, content-type, idempotency-key) and
+   * those some route declares (RouteDef.headers); the adapter copies no other header.
+   */
+  headers: RequestHeaders;
   body: Buffer;
   remoteAddress: string;
+}
+
+/** Request headers as the adapter copied them (see {@link PlainRequest.headers}). */
+export interface RequestHeaders {
+  authorization?: string;
+  'content-type'?: string;
+  'idempotency-key'?: string;
+  readonly [name: string]: string | undefined;
 }
 
 export interface PlainResponse {
   status: number;
   headers: Record<string, string>;
-  /** Already-serialized body (JSON text for every API response). */
-  body: string;
+  /** Already-serialized body: JSON text, or a RawBody's bytes (src/api/raw-body.ts). */
+  body: string | Uint8Array;
 }

@@ -28,13 +28,22 @@ export interface HttpServerOptions {
   port: number;
   /** PEM files for HTTPS, or null for plain HTTP (loopback only; the CLI enforces that). */
   tls: { certFile: string; keyFile: string } | null;
-  /** The router: answers synchronously or with a promise; `signal.signal` is created on first read. */
-  handle(req: PlainRequest, signal: AbortSource): PlainResponse | Promise<PlainResponse>;
+  /**
+   * The router: answers synchronously or with a promise; `signal.signal` is created on first read. Its
+   * `headerNames` (Router.headerNames) are the request headers copied beyond the core's.
+   */
+  handle: RequestHandler;
   maxBodyBytes?: number;
   /** Adds more routes (the telemetry WebSocket) to the same app before the catch-all HTTP route. */
   configure?(app: uws.TemplatedApp): void;
   /** Sink for adapter-level failures (a handler that rejected); never receives request data. */
   log?: (line: string) => void;
+}
+
+/** What serves requests: the router, or anything with its call shape. */
+export interface RequestHandler {
+  (req: PlainRequest, signal: AbortSource): PlainResponse | Promise<PlainResponse>;
+  readonly headerNames?: ReadonlySet<string>;
 }
 
 export interface HttpServer {
@@ -59,6 +68,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   const log = opts.log ?? ((): void => {});
   const app = opts.tls === null ? uws.App() : uws.SSLApp({ cert_file_name: opts.tls.certFile, key_file_name: opts.tls.keyFile });
   let inFlight = 0;
+  const wantedHeaders = opts.handle.headerNames;
 
   opts.configure?.(app);
   app.any('/*', (res, req) => {
@@ -80,7 +90,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     const url = req.getUrl();
     const query = req.getQuery() ?? '';
     // `METHOD /path?query HTTP/1.1\r\n`
-    const head = inspectHead((cb) => req.forEach(cb), method.length + url.length + query.length + 12);
+    const head = inspectHead((cb) => req.forEach(cb), method.length + url.length + query.length + 12, wantedHeaders);
     const plain: PlainRequest = {
       method,
       path: url,

@@ -42,47 +42,50 @@ export interface IdempotencyOptions {
 }
 
 /** Given to the handler: commits its answer in the handler's own write transaction. */
-export interface IdempotentCommit {
+export interface IdempotentCommit<R extends StoredReply = StoredReply> {
   /**
    * Call INSIDE the handler's LMDB write transaction, after its checks (and with no write after it
    * that can throw): `reply` becomes this key's answer in the same commit as the records it
    * describes. A crash or error after that commit answers, and replays, `reply`; the handler's final
    * result, when it completes, replaces it.
    */
-  inTxn(reply: StoredReply): void;
+  inTxn(reply: R): void;
 }
 
 /** For requests run without a key (`required: false`): there is nothing to record. */
-const NO_COMMIT: IdempotentCommit = { inTxn: () => undefined };
+const NO_COMMIT: IdempotentCommit<never> = { inTxn: () => undefined };
 
-// Printable ASCII without spaces at the ends: what fits an HTTP header value unambiguously.
-const KEY_SHAPE = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
+/**
+ * An `Idempotency-Key`'s shape: 1 to 255 printable ASCII characters without spaces at the ends, what
+ * fits an HTTP header value unambiguously (published in /openapi.json).
+ */
+export const IDEMPOTENCY_KEY_SHAPE = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
 
 /**
  * Runs `run` at most once per (scope, key, body) and replays its result.
  * @throws ApiError 400 `idempotency_key_required` / `idempotency_key_invalid`; 409 on a running
  *   claim, a different body, or a completed non-replayable request; whatever `run` throws
  */
-export async function withIdempotency(
+export async function withIdempotency<R extends StoredReply>(
   claims: IdempotencyClaims,
   scope: IdempotencyScope,
   key: string | undefined,
   body: unknown,
-  run: (commit: IdempotentCommit) => Promise<StoredReply>,
+  run: (commit: IdempotentCommit<R>) => Promise<R>,
   opts: IdempotencyOptions = {},
-): Promise<StoredReply> {
+): Promise<R> {
   const now = opts.now ?? Date.now;
   if (key === undefined || key === '') {
     if (opts.required === false) return run(NO_COMMIT);
     throw apiError('idempotency_key_required');
   }
-  if (!KEY_SHAPE.test(key)) throw apiError('idempotency_key_invalid');
+  if (!IDEMPOTENCY_KEY_SHAPE.test(key)) throw apiError('idempotency_key_invalid');
   const skey = storageKey(scope, key);
   const outcome = await claims.claim(skey, bodyHash(body), now());
   switch (outcome.kind) {
     case 'replay': {
       const { reply } = outcome;
-      return { status: reply.status, body: reply.body, headers: { ...reply.headers, [REPLAY_HEADER]: 'true' } };
+      return asResult<R>({ ...reply, headers: { ...reply.headers, [REPLAY_HEADER]: 'true' } });
     }
     case 'in_progress':
       throw apiError('idempotency_in_progress');
@@ -94,26 +97,26 @@ export async function withIdempotency(
       break;
   }
   let committedInTxn = false;
-  const commit: IdempotentCommit = {
+  const commit: IdempotentCommit<R> = {
     inTxn: (reply) => {
       claims.completeInTxn(skey, reply, now());
       committedInTxn = true;
     },
   };
-  let result: StoredReply;
+  let result: R;
   try {
     result = await run(commit);
   } catch (err) {
     const committed = await claims.release(skey);
     if (committed === null) throw err;
     opts.log?.(`${scope.endpoint}: failed after its commit, answered with the committed reply: ${err instanceof Error ? err.message : String(err)}`);
-    return fromStored(committed);
+    return asResult<R>(committed);
   }
   if (result.status >= 500) {
     const committed = await claims.release(skey);
     if (committed === null) return result;
     opts.log?.(`${scope.endpoint}: answered ${result.status} after its commit; answered with the committed reply`);
-    return fromStored(committed);
+    return asResult<R>(committed);
   }
   const reply = opts.replayable === false
     ? null
@@ -128,6 +131,10 @@ export async function withIdempotency(
   return result;
 }
 
-function fromStored(reply: StoredReply): StoredReply {
-  return { status: reply.status, body: reply.body, ...(reply.headers ? { headers: reply.headers } : {}) };
+/**
+ * A stored reply as the route's result. It is an answer this same endpoint gave (or committed) for
+ * this key: the scope names the endpoint, so the reply has the route's result type.
+ */
+function asResult<R extends StoredReply>(reply: StoredReply): R {
+  return { status: reply.status, body: reply.body, ...(reply.headers ? { headers: reply.headers } : {}) } as R;
 }

@@ -51,7 +51,7 @@ function setup(): Ctx {
       },
       new AbortController().signal,
     );
-    return { ...res, json: JSON.parse(res.body) as Record<string, unknown> };
+    return { ...res, json: JSON.parse(res.body as string) as Record<string, unknown> };
   };
   const c: Ctx = { fx, link, svc, router, key, a: fx.robots[0]?.record.robotId ?? '', b: fx.robots[1]?.record.robotId ?? '', post };
   live.push(c);

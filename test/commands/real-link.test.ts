@@ -197,7 +197,7 @@ describe('commands over the real gRPC link and agent', () => {
       new AbortController().signal,
     );
     expect(res.status).toBe(200);
-    const body = JSON.parse(res.body) as ControlRobotResponse;
+    const body = JSON.parse(res.body as string) as ControlRobotResponse;
     // Robot 0 is online and acks; robot 1 is offline for the whole wait: still deferred (kept for reconnect).
     expect(body.outcomes.map((o) => [o.robotId, o.success, o.delivery?.state])).toEqual([
       [ids[0], true, 'agent_received'],

@@ -92,7 +92,7 @@ function req(method: string, path: string, opts: { query?: string; body?: string
 async function send(r: PlainRequest): Promise<PlainResponse & { json: any }> {
   const out = await router(r, new AbortController().signal);
   expect(out.headers['content-type']).toBe('application/json');
-  return { ...out, json: out.body === '' ? null : JSON.parse(out.body) };
+  return { ...out, json: out.body === '' ? null : JSON.parse(out.body as string) };
 }
 
 const ID = '3f2b8c1e-9a4d-4c6b-8e2f-1a2b3c4d5e6f';

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Uuid } from '../../src/api/schemas/common.js';
 import { apiError } from '../../src/errors/catalog.js';
-import type { RouteContext, RouteDef } from '../../src/api/route.js';
+import type { HandlerResult, RouteContext, RouteDef } from '../../src/api/route.js';
 import {
   BOOT,
   bodyHash,
@@ -38,21 +38,25 @@ interface World {
 
 function thingRoutes(world: World) {
   return ({ idempotency }: StackServices): RouteDef[] => {
-    const handler = (replayable: boolean) => (ctx: RouteContext<{ org_id: string; fleet_id: string }, Record<string, unknown>, { name: string; fail?: string; wait?: boolean }>) =>
-      withIdempotency(
+    // A plain RouteDef (not defineRoute): the router validated params and body against Params and Body.
+    const handler = (replayable: boolean) => (ctx: RouteContext) => {
+      const params = ctx.params as { org_id: string; fleet_id: string };
+      const body = ctx.body as { name: string; fail?: string; wait?: boolean };
+      return withIdempotency(
         idempotency,
-        { actor: ctx.auth.apiKeyId, orgId: ctx.params.org_id, fleetId: ctx.params.fleet_id, endpoint: ENDPOINT },
+        { actor: ctx.auth.apiKeyId, orgId: params.org_id, fleetId: params.fleet_id, endpoint: ENDPOINT },
         ctx.idempotencyKey,
-        ctx.body,
-        async () => {
+        body,
+        async (): Promise<HandlerResult> => {
           world.runs += 1;
-          if (ctx.body.wait && world.gate) await world.gate.promise;
-          if (ctx.body.fail === 'throw') throw apiError('unavailable', { what: 'test backend' });
-          if (ctx.body.fail === '503') return { status: 503, body: { error: 'down', code: 'unavailable' } };
-          return { status: 201, body: { thingId: `t${world.runs}`, name: ctx.body.name, secret: replayable ? null : `s${world.runs}` } };
+          if (body.wait && world.gate) await world.gate.promise;
+          if (body.fail === 'throw') throw apiError('unavailable', { what: 'test backend' });
+          if (body.fail === '503') return { status: 503, body: { error: 'down', code: 'unavailable' } };
+          return { status: 201, body: { thingId: `t${world.runs}`, name: body.name, secret: replayable ? null : `s${world.runs}` } };
         },
         { replayable, now: () => world.nowMs },
       );
+    };
     const def = (path: string, replayable: boolean): RouteDef => ({
       method: 'POST',
       path,
@@ -62,6 +66,7 @@ function thingRoutes(world: World) {
       auth: 'missions:write',
       params: Params,
       body: Body,
+      idempotencyKey: 'required',
       responses: { 201: { description: 'made' } },
       handler: handler(replayable),
     });

@@ -126,7 +126,7 @@ describe('POST /v1/telemetry/stream-tickets', () => {
     actorType: 'api_key', apiKeyId: 'key-1', orgId, fleetId: null, permissions: ['robots:read'], ...over,
   });
   const call = (a: AuthContext, body: unknown) =>
-    route.handler({ params: {}, query: {}, body, auth: a, aborted: new AbortController().signal, nowMs: Date.now() });
+    route.handler({ params: {}, query: {}, body, headers: {}, auth: a, aborted: new AbortController().signal, nowMs: Date.now() });
   const status = async (p: () => unknown): Promise<number> => {
     try {
       await p();

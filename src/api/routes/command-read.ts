@@ -7,7 +7,8 @@ import { requireFleet } from '../../auth/access.js';
 import type { CommandService } from '../../commands/service.js';
 import { deliveryOf, isAcknowledged, type CommandRecord } from '../../commands/types.js';
 import { apiError } from '../../errors/catalog.js';
-import type { RouteContext, RouteDef } from '../route.js';
+import { defineRoute } from '../define-route.js';
+import type { RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
 import { publicDelivery } from '../command-dispatch.js';
 import {
@@ -50,7 +51,7 @@ export function auditEntryOf(rec: CommandRecord): AuditEntry {
 export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
   const { store, commands } = deps;
   return [
-    {
+    defineRoute({
       method: 'GET',
       path: '/v1/audit-log',
       operationId: 'getAuditLog',
@@ -62,7 +63,8 @@ export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
       query: AuditLogQuery,
       responses: { 200: { description: 'One page of entries.', schema: AuditLogResponse } },
       errors: ['fleet_not_found', 'forbidden_fleet', 'audit_cursor_invalid'],
-      handler: ({ auth, query }: RouteContext<Record<string, string>, AuditLogQuery>) => {
+    }).handle(
+      ({ auth, query }) => {
         requireFleet(store, auth, query.fleet_id);
         const page = commands.audit.query({
           fleetId: query.fleet_id,
@@ -80,8 +82,8 @@ export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
         const body: AuditLogResponse = { items, next_cursor: page.nextCursor };
         return { status: 200, body };
       },
-    },
-    {
+    ),
+    defineRoute({
       method: 'GET',
       path: '/v1/robot-commands/{command_id}',
       operationId: 'getRobotCommand',
@@ -91,7 +93,8 @@ export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
       params: CommandPathParams,
       responses: { 200: { description: 'The command.', schema: CommandView } },
       errors: ['command_not_found'],
-      handler: ({ auth, params }: RouteContext<CommandPathParams>) => {
+    }).handle(
+      ({ auth, params }) => {
         const rec = commands.get(params.command_id);
         // Another organization's or fleet's command is not visible: 404, so ids cannot be probed.
         if (!rec || rec.orgId !== auth.orgId || (auth.fleetId !== null && auth.fleetId !== rec.fleetId)) {
@@ -107,6 +110,6 @@ export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
         };
         return { status: 200, body };
       },
-    },
+    ),
   ];
 }

@@ -9,7 +9,8 @@
 import type { EventLog } from '../../events/index.js';
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
-import type { RouteContext, RouteDef } from '../route.js';
+import { defineRoute } from '../define-route.js';
+import type { RouteDef } from '../route.js';
 import { ACTION_PERMISSION, controlOperation } from '../../missions/catalog/operation-control.js';
 import type { OperationRuntime } from '../../missions/catalog/runtime.js';
 import type { Store } from '../../store/lmdb.js';
@@ -21,7 +22,7 @@ export function controlOperationRoutes(deps: { store: Store; events: EventLog; r
   const { store, events, runtime } = deps;
   const log = deps.log ?? ((): void => {});
   return [
-    {
+    defineRoute({
       method: 'POST',
       path: '/v1/agent/control-operation',
       operationId: 'controlOperation',
@@ -37,8 +38,10 @@ export function controlOperationRoutes(deps: { store: Store; events: EventLog; r
       errors: [
         'forbidden_permission', 'forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'operation_not_found', 'operation_mismatch', 'operation_state_conflict',
         'missing_field', 'template_not_found', 'robot_not_found', 'robot_not_active_member', 'robot_missing_capability', 'roster_last_robot',
+        'some_targets_failed',
       ],
-      handler: async ({ auth, body, nowMs }: RouteContext<Record<string, string>, Record<string, unknown>, ControlOperationBody>) => {
+    }).handle(
+      async ({ auth, body, nowMs }) => {
         requirePermission(auth, ACTION_PERMISSION[body.action]);
         requireOrg(auth, body.org_id);
         const fleet = requireFleet(store, auth, body.fleet_id);
@@ -73,6 +76,6 @@ export function controlOperationRoutes(deps: { store: Store; events: EventLog; r
         }
         return { status: pending ? 202 : 200, body: res };
       },
-    },
+    ),
   ];
 }

@@ -8,7 +8,8 @@ import { requireFleet, requireOrg, requirePermission } from '../../auth/access.j
 import type { CommandService, SubmitRequest } from '../../commands/service.js';
 import type { ActionAndArgs } from '../../commands/types.js';
 import { apiError } from '../../errors/catalog.js';
-import type { HandlerResult, RouteContext, RouteDef } from '../route.js';
+import { defineRoute, type ContextFor } from '../define-route.js';
+import type { RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
 import { ackWaitMs, bulkStatus, dispatchAll } from '../command-dispatch.js';
 import { activeRobots } from '../fleet-scope.js';
@@ -79,7 +80,7 @@ export function commandOf(body: ControlRobotBody): ActionAndArgs {
 export function controlRobotRoutes(deps: ControlRobotDeps): RouteDef[] {
   const { store, commands } = deps;
 
-  async function handle(ctx: RouteContext<Record<string, string>, Record<string, unknown>, ControlRobotBody>): Promise<HandlerResult> {
+  async function handle(ctx: ContextFor<undefined, undefined, typeof ControlRobotBody>): Promise<{ status: 200 | 207 | 502; body: ControlRobotResponse }> {
     const { body, auth } = ctx;
     requireOrg(auth, body.org_id);
     const fleet = requireFleet(store, auth, body.fleet_id);
@@ -102,7 +103,7 @@ export function controlRobotRoutes(deps: ControlRobotDeps): RouteDef[] {
   }
 
   return [
-    {
+    defineRoute({
       method: 'POST',
       path: '/v1/agent/control-robot',
       operationId: 'controlRobot',
@@ -113,10 +114,7 @@ export function controlRobotRoutes(deps: ControlRobotDeps): RouteDef[] {
       auth: 'robots:write',
       body: ControlRobotBody,
       // Past the key's rate limit a stop still goes through (a busy automation key can always halt).
-      urgent: (b) => {
-        const action = (b as ControlRobotBody).action;
-        return action === 'stop' || action === 'stop_all';
-      },
+      urgent: (b) => b.action === 'stop' || b.action === 'stop_all',
       responses: {
         200: { description: 'Every target succeeded (also: stop_all on a fleet with no active robot, count 0).', schema: ControlRobotResponse },
         207: { description: 'Some targets failed (code `partial_failure`); see outcomes.', schema: ControlRobotResponse },
@@ -125,8 +123,8 @@ export function controlRobotRoutes(deps: ControlRobotDeps): RouteDef[] {
       errors: [
         'forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'forbidden_permission', 'ack_wait_conflict', 'too_many_targets', 'no_targets',
         'force_reset_one_target', 'stop_all_no_targets', 'action_field_missing', 'action_field_unexpected', 'ack_waiters_full',
+        'some_targets_failed', 'all_targets_failed',
       ],
-      handler: handle,
-    },
+    }).handle(handle),
   ];
 }

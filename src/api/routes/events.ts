@@ -1,7 +1,8 @@
 /** `GET /v1/events`: one correlation's timeline in a fleet (spec: Events, rule 1). */
 import { requireFleet } from '../../auth/access.js';
 import type { EventLog } from '../../events/index.js';
-import type { RouteContext, RouteDef } from '../route.js';
+import { defineRoute } from '../define-route.js';
+import type { RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
 import { EventsQuery, EventsResponse } from '../schemas/events.js';
 
@@ -10,7 +11,7 @@ const DEFAULT_LIMIT = 500;
 /** The events read route. */
 export function eventRoutes(deps: { store: Store; events: EventLog }): RouteDef[] {
   return [
-    {
+    defineRoute({
       method: 'GET',
       path: '/v1/events',
       operationId: 'listEvents',
@@ -20,7 +21,8 @@ export function eventRoutes(deps: { store: Store; events: EventLog }): RouteDef[
       query: EventsQuery,
       responses: { 200: { description: 'Events in append order.', schema: EventsResponse } },
       errors: ['fleet_not_found', 'forbidden_fleet'],
-      handler: ({ auth, query }: RouteContext<Record<string, string>, EventsQuery>) => {
+    }).handle(
+      ({ auth, query }) => {
         const fleet = requireFleet(deps.store, auth, query.fleet_id);
         const limit = query.limit ?? DEFAULT_LIMIT;
         const after = query.cursor === undefined ? undefined : Number(query.cursor);
@@ -34,6 +36,6 @@ export function eventRoutes(deps: { store: Store; events: EventLog }): RouteDef[
         };
         return { status: 200, body };
       },
-    },
+    ),
   ];
 }

@@ -7,7 +7,8 @@ import type { EventLog } from '../../events/index.js';
 import { requireFleet, requireOrg } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
 import { fleetFromPath } from '../fleet-scope.js';
-import type { RouteContext, RouteDef } from '../route.js';
+import { defineRoute } from '../define-route.js';
+import type { RouteDef } from '../route.js';
 import { withIdempotency } from '../../idempotency/index.js';
 import {
   createFeature,
@@ -54,7 +55,7 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
   const { store, events, idempotency } = deps;
   const tags = ['Features'];
   return [
-    {
+    defineRoute({
       method: 'GET',
       path: BASE,
       operationId: 'listFeatures',
@@ -64,13 +65,14 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
       params: FleetPathParams,
       responses: { 200: { description: 'Features, ordered by id.', schema: FeatureListResponse } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet'],
-      handler: ({ auth, params }: RouteContext<FleetPathParams>) => {
+    }).handle(
+      ({ auth, params }) => {
         const fleet = fleetFromPath(store, auth, params);
         const body: FeatureListResponse = { items: listFeatures(store, fleet.fleetId).map((f) => ({ featureId: f.featureId, name: f.name, locked: f.locked })) };
         return { status: 200, body };
       },
-    },
-    {
+    ),
+    defineRoute({
       method: 'POST',
       path: BASE,
       operationId: 'createFeature',
@@ -79,9 +81,11 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
       auth: 'features:write',
       params: FleetPathParams,
       body: FeatureCreateBody,
+      idempotencyKey: 'optional',
       responses: { 201: { description: 'Created; the server minted featureId.', schema: FeatureView } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'invalid_geometry', 'idempotency_key_invalid', 'idempotency_in_progress'],
-      handler: (ctx: RouteContext<FleetPathParams, Record<string, unknown>, FeatureCreateBody>) => {
+    }).handle(
+      (ctx) => {
         const fleet = fleetFromPath(store, ctx.auth, ctx.params);
         return withIdempotency(
           idempotency,
@@ -92,8 +96,8 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
           { required: false },
         );
       },
-    },
-    {
+    ),
+    defineRoute({
       method: 'GET',
       path: `${BASE}/{feature_id}`,
       operationId: 'getFeature',
@@ -103,12 +107,13 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
       params: FeaturePathParams,
       responses: { 200: { description: 'The feature.', schema: FeatureView } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found'],
-      handler: ({ auth, params }: RouteContext<FeaturePathParams>) => {
+    }).handle(
+      ({ auth, params }) => {
         const fleet = fleetFromPath(store, auth, params);
         return { status: 200, body: featureView(requireFeature(store, fleet.fleetId, params.feature_id)) };
       },
-    },
-    {
+    ),
+    defineRoute({
       method: 'PUT',
       path: `${BASE}/{feature_id}`,
       operationId: 'updateFeature',
@@ -119,12 +124,13 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
       body: FeatureUpdateBody,
       responses: { 200: { description: 'The edited feature.', schema: FeatureView } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'invalid_geometry'],
-      handler: async ({ auth, params, body, nowMs }: RouteContext<FeaturePathParams, Record<string, unknown>, FeatureUpdateBody>) => {
+    }).handle(
+      async ({ auth, params, body, nowMs }) => {
         const fleet = fleetFromPath(store, auth, params);
         return { status: 200, body: featureView(await updateFeature(store, events, fleet.fleetId, params.feature_id, body, nowMs)) };
       },
-    },
-    {
+    ),
+    defineRoute({
       method: 'DELETE',
       path: `${BASE}/{feature_id}`,
       operationId: 'deleteFeature',
@@ -134,13 +140,14 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
       params: FeaturePathParams,
       responses: { 204: { description: 'Deleted.' } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'feature_in_use'],
-      handler: async ({ auth, params, nowMs }: RouteContext<FeaturePathParams>) => {
+    }).handle(
+      async ({ auth, params, nowMs }) => {
         const fleet = fleetFromPath(store, auth, params);
         await deleteFeature(store, events, fleet.fleetId, params.feature_id, nowMs);
         return { status: 204, body: null };
       },
-    },
-    {
+    ),
+    defineRoute({
       method: 'POST',
       path: '/v1/agent/control-feature',
       operationId: 'controlFeature',
@@ -150,7 +157,8 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
       body: ControlFeatureBody,
       responses: { 200: { description: 'The feature after the action.', schema: ControlFeatureResponse } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'missing_field', 'action_not_supported'],
-      handler: async ({ auth, body, nowMs }: RouteContext<Record<string, string>, Record<string, unknown>, ControlFeatureBody>) => {
+    }).handle(
+      async ({ auth, body, nowMs }) => {
         requireOrg(auth, body.org_id);
         const fleet = requireFleet(store, auth, body.fleet_id);
         const { action } = body;
@@ -165,6 +173,6 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
         const res: ControlFeatureResponse = { success: true, action, feature: featureView(f) };
         return { status: 200, body: res };
       },
-    },
+    ),
   ];
 }

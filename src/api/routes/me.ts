@@ -1,11 +1,12 @@
 /** GET /v1/me: the identity of the calling key (spec: Discovery). */
+import { defineRoute } from '../define-route.js';
 import type { RouteDef } from '../route.js';
 import { MeResponse } from '../schemas/me.js';
 
 /** Routes about the caller itself. */
 export function meRoutes(): RouteDef[] {
   return [
-    {
+    defineRoute({
       method: 'GET',
       path: '/v1/me',
       operationId: 'getMe',
@@ -13,7 +14,8 @@ export function meRoutes(): RouteDef[] {
       tags: ['Discovery'],
       auth: 'any',
       responses: { 200: { description: 'The key identity.', schema: MeResponse } },
-      handler: ({ auth }) => {
+    }).handle(
+      ({ auth }) => {
         const body: MeResponse = {
           actorType: auth.actorType,
           apiKeyId: auth.apiKeyId,
@@ -23,6 +25,6 @@ export function meRoutes(): RouteDef[] {
         };
         return { status: 200, body };
       },
-    },
+    ),
   ];
 }

@@ -4,13 +4,15 @@
  */
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
-import type { HandlerResult, RouteContext, RouteDef } from '../route.js';
+import { defineRoute } from '../define-route.js';
+import type { ContextFor } from '../define-route.js';
+import type { RouteDef } from '../route.js';
 import type { RunRecord } from '../../missions/runs/records.js';
 import type { ScheduleRecord } from '../../missions/scheduling/records.js';
 import { controlRun } from '../../missions/runs/run-control.js';
-import { listRuns, runView } from '../../missions/runs/runs.js';
+import { listRuns } from '../../missions/runs/runs.js';
 import { CREATOR_KEY_INVALID } from '../../missions/scheduling/acting-key.js';
-import { countFleetSchedules, pageSchedules, requireSchedule, scheduleRow } from '../../missions/scheduling/schedules.js';
+import { countFleetSchedules, pageSchedules, requireSchedule } from '../../missions/scheduling/schedules.js';
 import type { MissionScheduling } from '../../missions/scheduling/scheduling-service.js';
 import type { RobotLink } from '../../protocol/robot-link.js';
 import { indexRange, type Store } from '../../store/lmdb.js';
@@ -18,14 +20,20 @@ import { ackWaitMs, publicDelivery } from '../command-dispatch.js';
 import {
   ControlMissionBody,
   ControlMissionResponse,
+  MissionRunList,
   MissionRunsQuery,
   MissionScheduleQuery,
-  RunItem,
+  MissionScheduleResponse,
   RuntimeStatusBody,
   RuntimeStatusResponse,
-  ScheduleRow,
+  type FleetRuntimeStatus,
+  type LiveRunView,
+  type RobotRuntimeStatus,
+  type RuntimeStatus,
+  type ScheduleRow,
+  type ScheduleRuntimeStatus,
 } from '../schemas/mission-runtime.js';
-import { Type } from '@sinclair/typebox';
+import { toMissionRun, toScheduleRow } from '../mission-views.js';
 
 export interface MissionRuntimeDeps {
   store: Store;
@@ -37,7 +45,7 @@ export interface MissionRuntimeDeps {
 export const MAX_UNPAGED_SCHEDULES = 1000;
 const DAY_MS = 86_400_000;
 
-function liveRun(r: RunRecord): Record<string, unknown> {
+function liveRun(r: RunRecord): LiveRunView {
   return {
     run_id: r.runId,
     mission_id: r.missionId,
@@ -69,7 +77,7 @@ function decodeCursor(fleetId: string, cursor: string): string {
 export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
   const { store, missions, link } = deps;
 
-  async function controlMission(ctx: RouteContext<Record<string, string>, Record<string, unknown>, ControlMissionBody>): Promise<HandlerResult> {
+  async function controlMission(ctx: ContextFor<undefined, undefined, typeof ControlMissionBody>): Promise<{ status: 200; body: ControlMissionResponse }> {
     const { body, auth } = ctx;
     requireOrg(auth, body.org_id);
     const fleet = requireFleet(store, auth, body.fleet_id);
@@ -103,7 +111,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     return { status: 200, body: out };
   }
 
-  function scheduleStatus(s: ScheduleRecord): Record<string, unknown> {
+  function scheduleStatus(s: ScheduleRecord): ScheduleRuntimeStatus {
     const fire = missions.dispatcher.openFire(s.openFireKey) ?? (s.openFireKey !== null ? store.fires.get(s.openFireKey) : undefined);
     const sel = !s.cancelled && s.target.type === 'mission' ? missions.dispatcher.explain(s) : null;
     const lastRun = s.lastRunId !== null ? missions.tracker.get(s.lastRunId) : fire?.runId ? missions.tracker.get(fire.runId) : undefined;
@@ -137,7 +145,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     };
   }
 
-  function robotStatus(robotId: string, fleetId: string): Record<string, unknown> {
+  function robotStatus(robotId: string, fleetId: string): RobotRuntimeStatus {
     const r = store.robots.get(robotId);
     if (!r || r.fleetId !== fleetId) throw apiError('robot_not_found', { robotId });
     const online = link.isOnline(robotId);
@@ -157,7 +165,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     };
   }
 
-  function fleetRollup(fleetId: string): Record<string, unknown> {
+  function fleetRollup(fleetId: string): FleetRuntimeStatus {
     const robots = { total: 0, active: 0, online: 0, available: 0, busy: 0 };
     for (const id of indexRange(store, `robotsByFleet/${fleetId}`)) {
       const r = store.robots.get(id);
@@ -192,7 +200,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     };
   }
 
-  function runtimeStatus(ctx: RouteContext<Record<string, string>, Record<string, unknown>, RuntimeStatusBody>): HandlerResult {
+  function runtimeStatus(ctx: ContextFor<undefined, undefined, typeof RuntimeStatusBody>): { status: 200; body: RuntimeStatus } {
     const { body, auth } = ctx;
     requirePermission(auth, 'operations:read');
     requireOrg(auth, body.org_id);
@@ -203,10 +211,10 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     return { status: 200, body: fleetRollup(fleet.fleetId) };
   }
 
-  function readSchedules(ctx: RouteContext<Record<string, string>, MissionScheduleQuery>): HandlerResult {
+  function readSchedules(ctx: ContextFor<undefined, typeof MissionScheduleQuery, undefined>): { status: 200; body: MissionScheduleResponse } {
     const { query, auth } = ctx;
     const fleet = requireFleet(store, auth, query.fleet_id);
-    const row = (s: ScheduleRecord): Record<string, unknown> => scheduleRow(missions.scheduler.liveView(s));
+    const row = (s: ScheduleRecord): ScheduleRow => toScheduleRow(missions.scheduler.liveView(s));
     if (query.id !== undefined) return { status: 200, body: row(requireSchedule(store, fleet.fleetId, query.id)) };
     if (query.limit === undefined && query.before === undefined) {
       return { status: 200, body: pageSchedules(store, fleet.fleetId, MAX_UNPAGED_SCHEDULES, null).items.map(row) };
@@ -219,7 +227,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     };
   }
 
-  function readRuns(ctx: RouteContext<Record<string, string>, MissionRunsQuery>): HandlerResult {
+  function readRuns(ctx: ContextFor<undefined, typeof MissionRunsQuery, undefined>): { status: 200; body: MissionRunList } {
     const { query, auth } = ctx;
     const fleet = requireFleet(store, auth, query.fleet_id);
     const runs = listRuns(store, {
@@ -230,12 +238,13 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       limit: Math.min(query.limit ?? 100, 500),
     });
     // Active runs carry their live (in-memory) progress.
-    return { status: 200, body: runs.map((r) => runView(missions.tracker.get(r.runId) ?? r)) };
+    const body: MissionRunList = runs.map((r) => toMissionRun(missions.tracker.get(r.runId) ?? r));
+    return { status: 200, body };
   }
 
   const fleetErrors = ['forbidden_org', 'fleet_not_found', 'forbidden_fleet'] as const;
   return [
-    {
+    defineRoute({
       method: 'POST',
       path: '/v1/agent/control-mission',
       operationId: 'controlMission',
@@ -243,12 +252,11 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       tags: ['Agent API', 'Mission runs'],
       auth: 'missions:write',
       body: ControlMissionBody,
-      urgent: (b) => (b as { action: string }).action === 'pause',
+      urgent: (b) => b.action === 'pause',
       responses: { 200: { description: 'Command submitted (see delivery).', schema: ControlMissionResponse } },
       errors: [...fleetErrors, 'robot_not_found', 'run_not_found', 'run_finished', 'robot_offline', 'robot_link_conflict', 'ack_wait_conflict', 'ack_waiters_full', 'outbox_full'],
-      handler: controlMission,
-    },
-    {
+    }).handle(controlMission),
+    defineRoute({
       method: 'POST',
       path: '/v1/agent/get-runtime-status',
       operationId: 'getRuntimeStatus',
@@ -258,9 +266,8 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       body: RuntimeStatusBody,
       responses: { 200: { description: 'One of the three forms, told apart by `kind`.', schema: RuntimeStatusResponse } },
       errors: [...fleetErrors, 'forbidden_permission', 'schedule_not_found', 'robot_not_found', 'invalid_body'],
-      handler: runtimeStatus,
-    },
-    {
+    }).handle(runtimeStatus),
+    defineRoute({
       method: 'GET',
       path: '/v1/mission-schedule',
       operationId: 'listMissionSchedule',
@@ -271,13 +278,12 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       responses: {
         200: {
           description: `With id: one row. Without limit/before: an array of at most ${MAX_UNPAGED_SCHEDULES} rows. With either: {items, next_cursor}.`,
-          schema: Type.Union([ScheduleRow, Type.Array(ScheduleRow), Type.Object({ items: Type.Array(ScheduleRow), next_cursor: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false })]),
+          schema: MissionScheduleResponse,
         },
       },
       errors: ['fleet_not_found', 'forbidden_fleet', 'schedule_not_found'],
-      handler: readSchedules,
-    },
-    {
+    }).handle(readSchedules),
+    defineRoute({
       method: 'GET',
       path: '/v1/mission-runs',
       operationId: 'listMissionRuns',
@@ -285,9 +291,8 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       tags: ['Mission runs'],
       auth: 'fleet:read',
       query: MissionRunsQuery,
-      responses: { 200: { description: 'Runs, newest first (limit capped at 500).', schema: Type.Array(RunItem) } },
+      responses: { 200: { description: 'Runs, newest first (limit capped at 500).', schema: MissionRunList } },
       errors: ['fleet_not_found', 'forbidden_fleet'],
-      handler: readRuns,
-    },
+    }).handle(readRuns),
   ];
 }

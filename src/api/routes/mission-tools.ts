@@ -8,10 +8,10 @@ import type { IdempotencyClaims } from '../../idempotency/index.js';
 import type { EventLog } from '../../events/index.js';
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
-import type { AuthContext } from '../../auth/context.js';
-import type { HandlerResult, RouteContext, RouteDef } from '../route.js';
+import { defineRoute, type ContextFor } from '../define-route.js';
+import type { AuthContext, RouteContext, RouteDef } from '../route.js';
 import { withIdempotency, type IdempotentCommit } from '../../idempotency/index.js';
-import type { ScheduleRecord, ScheduleSpec } from '../../missions/scheduling/records.js';
+import type { ScheduledCommandRecord, ScheduleRecord, ScheduleSpec } from '../../missions/scheduling/records.js';
 import { SYNC_UNCONFIRMED, type OperationRuntime, type SyncResult } from '../../missions/catalog/runtime.js';
 import { DEFAULT_DEPLOYMENT_DEADLINE_MS, DEFAULT_RETRY_INTERVAL_SECS, requireSchedule, type NewSchedule } from '../../missions/scheduling/schedules.js';
 import type { MissionScheduling } from '../../missions/scheduling/scheduling-service.js';
@@ -92,23 +92,25 @@ function accepted(s: ScheduleRecord, what: string): ScheduleAccepted {
   };
 }
 
+/** A mission tool's answer: a status and the accepted schedule. */
+type Reply<S extends number = number> = { status: S; body: ScheduleAccepted };
+
 const MISSION_ERRORS = ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'invalid_schedule', 'robot_not_active_member', 'robot_missing_capability', 'robot_not_found', 'schedule_limit'] as const;
-const IDEM_ERRORS = ['idempotency_key_required', 'idempotency_key_invalid', 'idempotency_in_progress', 'idempotency_body_mismatch'] as const;
 
 /** The mission tool routes. */
 export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
   const { store, events, idempotency, missions } = deps;
   const tags = ['Agent API', 'Schedules'];
-  const idem = (ctx: RouteContext<Record<string, string>, Record<string, unknown>, unknown>, fleet: FleetRecord, endpoint: string, run: (commit: IdempotentCommit) => Promise<HandlerResult>): Promise<HandlerResult> =>
+  const idem = <R extends Reply>(ctx: RouteContext<unknown, unknown, unknown>, fleet: FleetRecord, endpoint: string, run: (commit: IdempotentCommit<R>) => Promise<R>): Promise<R> =>
     withIdempotency(idempotency, { actor: ctx.auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint }, ctx.idempotencyKey, ctx.body, run, missions.opts.log ? { log: missions.opts.log } : {});
   /**
    * Commits a new schedule with the tool's answer in ONE write transaction: the answer is built
    * before anything is written, so an error building it writes nothing, and once the commit is done
    * the answer is the key's (a failure or crash after it answers, and replays, that commit).
    */
-  const commitSchedule = async (commit: IdempotentCommit, n: NewSchedule, status: number, what: string): Promise<HandlerResult> => {
+  const commitSchedule = async <S extends number>(commit: IdempotentCommit<Reply<S>>, n: NewSchedule, status: S, what: string): Promise<Reply<S>> => {
     const s = missions.prepare(n);
-    const reply = { status, body: accepted(s, what) };
+    const reply: Reply<S> = { status, body: accepted(s, what) };
     await missions.commitNew(s, () => commit.inTxn(reply));
     faultPoint('mission-tool.after-commit');
     return reply;
@@ -119,7 +121,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
     retryIntervalSecs: b.retry_interval_secs ?? DEFAULT_RETRY_INTERVAL_SECS,
   });
 
-  async function submitJob(ctx: RouteContext<Record<string, string>, Record<string, unknown>, SubmitJobBody>): Promise<HandlerResult> {
+  async function submitJob(ctx: ContextFor<undefined, undefined, typeof SubmitJobBody>): Promise<Reply<201 | 202>> {
     const { body, auth } = ctx;
     const fleet = fleetOf(deps, auth, body);
     return idem(ctx, fleet, 'POST /v1/agent/submit-job', async (commit) => {
@@ -140,7 +142,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
         ...options(body), createdBy: { apiKeyId: auth.apiKeyId },
       });
       const what = `Job accepted: template ${t.missionId} created enabled`;
-      const replyWith = (sync: SyncResult): HandlerResult => ({ status: sync.runtimeSync === 'applied' ? 201 : 202, body: { ...accepted(s, what), ...sync } });
+      const replyWith = (sync: SyncResult): Reply<201 | 202> => ({ status: sync.runtimeSync === 'applied' ? 201 : 202, body: { ...accepted(s, what), ...sync } });
       // Template, schedule and this answer in one commit; the answer is replaced by the final one
       // once the live operation adopted the template (or did not, in time).
       const committed = replyWith(deps.runtime ? SYNC_UNCONFIRMED : { runtimeSync: 'applied' });
@@ -150,7 +152,12 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
     });
   }
 
-  async function deployOrSchedule(ctx: RouteContext<Record<string, string>, Record<string, unknown>, DeployMissionBody | ScheduleMissionBody>, endpoint: string, spec: ScheduleObject | null): Promise<HandlerResult> {
+  async function deployOrSchedule<S extends 201 | 202>(
+    ctx: ContextFor<undefined, undefined, typeof DeployMissionBody | typeof ScheduleMissionBody>,
+    endpoint: string,
+    spec: ScheduleObject | null,
+    status: S,
+  ): Promise<Reply<S>> {
     const { body, auth } = ctx;
     const fleet = fleetOf(deps, auth, body);
     return idem(ctx, fleet, endpoint, async (commit) => {
@@ -160,11 +167,11 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       return commitSchedule(commit, {
         orgId: fleet.orgId, fleetId: fleet.fleetId, target: { type: 'mission', missionId: t.missionId }, robotIds, schedule,
         ...options(body), createdBy: { apiKeyId: auth.apiKeyId },
-      }, schedule === null ? 202 : 201, schedule === null ? 'Fire-now run accepted' : 'Schedule accepted');
+      }, status, schedule === null ? 'Fire-now run accepted' : 'Schedule accepted');
     });
   }
 
-  async function editSchedule(ctx: RouteContext<Record<string, string>, Record<string, unknown>, EditScheduleBody>): Promise<HandlerResult> {
+  async function editSchedule(ctx: ContextFor<undefined, undefined, typeof EditScheduleBody>): Promise<Reply<200>> {
     const { body, auth } = ctx;
     const fleet = fleetOf(deps, auth, body);
     const s = requireSchedule(store, fleet.fleetId, body.schedule_id);
@@ -188,7 +195,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
     return { status: 200, body: accepted(updated, paused ? `Schedule edited; still paused (${updated.lastFailureDetail ?? ''}): rebind_to_caller resumes it` : 'Schedule edited') };
   }
 
-  async function scheduleCommand(ctx: RouteContext<Record<string, string>, Record<string, unknown>, ScheduleCommandBody>): Promise<HandlerResult> {
+  async function scheduleCommand(ctx: ContextFor<undefined, undefined, typeof ScheduleCommandBody>): Promise<Reply<201>> {
     const { body, auth } = ctx;
     requirePermission(auth, 'robots:write');
     const fleet = fleetOf(deps, auth, body);
@@ -203,7 +210,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
         const r = store.robots.get(robotId);
         if (!r || r.fleetId !== fleet.fleetId) throw apiError('robot_not_found', { robotId });
       }
-      const command: Record<string, unknown> = { action: c.action };
+      const command: ScheduledCommandRecord = { action: c.action };
       if (c.mode !== undefined) command.mode = c.mode;
       if (c.reason !== undefined) command.reason = c.reason;
       return commitSchedule(commit, {
@@ -213,7 +220,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
     });
   }
 
-  async function cancelSchedule(ctx: RouteContext<Record<string, string>, Record<string, unknown>, CancelScheduleBody>): Promise<HandlerResult> {
+  async function cancelSchedule(ctx: ContextFor<undefined, undefined, typeof CancelScheduleBody>): Promise<{ status: 200; body: CancelScheduleResponse }> {
     const { body, auth } = ctx;
     // A key that may cancel no kind of schedule is refused before the lookup, so it cannot tell
     // from 404 vs 403 whether a schedule id exists.
@@ -225,7 +232,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
     return { status: 200, body: { scheduleId: out.scheduleId, cancelled: true, status: out.status, detail: 'No further fires; a run already started carries on (control-mission stops it).' } };
   }
 
-  async function setPriorities(ctx: RouteContext<Record<string, string>, Record<string, unknown>, SetPrioritiesBody>): Promise<HandlerResult> {
+  async function setPriorities(ctx: ContextFor<undefined, undefined, typeof SetPrioritiesBody>): Promise<{ status: 200; body: SetPrioritiesResponse }> {
     const { body, auth } = ctx;
     const fleet = fleetOf(deps, auth, body);
     const written = await missions.setPriorities(fleet.fleetId, body.priorities.map((p) => ({ missionId: p.mission_id, priority: p.priority })));
@@ -233,30 +240,85 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
     return { status: 200, body: { success: true, items: written.map((t) => ({ missionId: t.missionId, priority: t.priority })) } };
   }
 
-  const route = (path: string, operationId: string, summary: string, auth: RouteDef['auth'], body: RouteDef['body'], responses: RouteDef['responses'], errors: RouteDef['errors'], handler: RouteDef['handler']): RouteDef =>
-    ({ method: 'POST', path, operationId, summary, tags, auth, body, responses, errors, handler });
-
+  const post = { method: 'POST', tags } as const;
+  const idempotent = { idempotencyKey: 'required' } as const;
   return [
-    route('/v1/agent/submit-job', 'submitJob', 'Create an enabled mission template for a job and register its schedule (null or omitted schedule: fire now). Requires Idempotency-Key.', 'missions:write', SubmitJobBody,
-      { 201: { description: 'Template and schedule committed; status `scheduled`.', schema: ScheduleAccepted }, 202: { description: 'Committed, but the live operation has not adopted the template yet (`runtimeSync` `pending`).', schema: ScheduleAccepted } },
-      [...MISSION_ERRORS, ...IDEM_ERRORS, 'feature_not_found'], submitJob),
-    route('/v1/agent/deploy-mission', 'deployMission', 'Fire-now run of an existing template (a schedule that falls due at once). Requires Idempotency-Key.', 'missions:write', DeployMissionBody,
-      { 202: { description: 'Accepted asynchronously; status `scheduled`. No robot is chosen yet.', schema: ScheduleAccepted } },
-      [...MISSION_ERRORS, ...IDEM_ERRORS, 'template_not_found'], (ctx: RouteContext<Record<string, string>, Record<string, unknown>, DeployMissionBody>) => deployOrSchedule(ctx, 'POST /v1/agent/deploy-mission', null)),
-    route('/v1/agent/schedule-mission', 'scheduleMission', 'Register a schedule (once, interval or cron in an IANA zone) for an existing template. Requires Idempotency-Key.', 'missions:write', ScheduleMissionBody,
-      { 201: { description: 'Schedule committed; status `scheduled`.', schema: ScheduleAccepted } },
-      [...MISSION_ERRORS, ...IDEM_ERRORS, 'template_not_found'], (ctx: RouteContext<Record<string, string>, Record<string, unknown>, ScheduleMissionBody>) => deployOrSchedule(ctx, 'POST /v1/agent/schedule-mission', ctx.body.schedule)),
-    route('/v1/agent/edit-schedule', 'editSchedule', 'Edit a schedule in place (same schedule id). Command schedules also need operations:control.', 'missions:write', EditScheduleBody,
-      { 200: { description: 'The edited schedule.', schema: ScheduleAccepted } },
-      [...MISSION_ERRORS, 'schedule_not_found', 'schedule_cancelled', 'robot_ids_invalid', 'forbidden_permission'], editSchedule),
-    route('/v1/agent/schedule-command', 'scheduleCommand', 'Schedule a non-mission robot command (stop, start, release, mode). Needs operations:control and robots:write. Requires Idempotency-Key.', 'operations:control', ScheduleCommandBody,
-      { 201: { description: 'Command schedule committed; status `scheduled`.', schema: ScheduleAccepted } },
-      [...MISSION_ERRORS, ...IDEM_ERRORS, 'forbidden_permission', 'action_field_missing', 'action_field_unexpected'], scheduleCommand),
-    route('/v1/agent/cancel-schedule', 'cancelSchedule', 'Cancel a mission schedule (missions:write) or command schedule (operations:control). Idempotent.', 'any', CancelScheduleBody,
-      { 200: { description: 'Cancelled.', schema: CancelScheduleResponse } },
-      ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'schedule_not_found', 'forbidden_permission'], cancelSchedule),
-    route('/v1/agent/set-mission-priorities', 'setMissionPriorities', 'Set template priorities as one batch (all applied or none).', 'missions:write', SetPrioritiesBody,
-      { 200: { description: 'All priorities applied.', schema: SetPrioritiesResponse } },
-      ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'template_not_found', 'duplicate_priority'], setPriorities),
+    defineRoute({
+      ...post,
+      ...idempotent,
+      path: '/v1/agent/submit-job',
+      operationId: 'submitJob',
+      summary: 'Create an enabled mission template for a job and register its schedule (null or omitted schedule: fire now). Requires Idempotency-Key.',
+      auth: 'missions:write',
+      body: SubmitJobBody,
+      responses: {
+        201: { description: 'Template and schedule committed; status `scheduled`.', schema: ScheduleAccepted },
+        202: { description: 'Committed, but the live operation has not adopted the template yet (`runtimeSync` `pending`).', schema: ScheduleAccepted },
+      },
+      errors: [...MISSION_ERRORS, 'feature_not_found'],
+    }).handle(submitJob),
+    defineRoute({
+      ...post,
+      ...idempotent,
+      path: '/v1/agent/deploy-mission',
+      operationId: 'deployMission',
+      summary: 'Fire-now run of an existing template (a schedule that falls due at once). Requires Idempotency-Key.',
+      auth: 'missions:write',
+      body: DeployMissionBody,
+      responses: { 202: { description: 'Accepted asynchronously; status `scheduled`. No robot is chosen yet.', schema: ScheduleAccepted } },
+      errors: [...MISSION_ERRORS, 'template_not_found'],
+    }).handle((ctx) => deployOrSchedule(ctx, 'POST /v1/agent/deploy-mission', null, 202)),
+    defineRoute({
+      ...post,
+      ...idempotent,
+      path: '/v1/agent/schedule-mission',
+      operationId: 'scheduleMission',
+      summary: 'Register a schedule (once, interval or cron in an IANA zone) for an existing template. Requires Idempotency-Key.',
+      auth: 'missions:write',
+      body: ScheduleMissionBody,
+      responses: { 201: { description: 'Schedule committed; status `scheduled`.', schema: ScheduleAccepted } },
+      errors: [...MISSION_ERRORS, 'template_not_found'],
+    }).handle((ctx) => deployOrSchedule(ctx, 'POST /v1/agent/schedule-mission', ctx.body.schedule, 201)),
+    defineRoute({
+      ...post,
+      path: '/v1/agent/edit-schedule',
+      operationId: 'editSchedule',
+      summary: 'Edit a schedule in place (same schedule id). Command schedules also need operations:control.',
+      auth: 'missions:write',
+      body: EditScheduleBody,
+      responses: { 200: { description: 'The edited schedule.', schema: ScheduleAccepted } },
+      errors: [...MISSION_ERRORS, 'schedule_not_found', 'schedule_cancelled', 'robot_ids_invalid', 'forbidden_permission'],
+    }).handle(editSchedule),
+    defineRoute({
+      ...post,
+      ...idempotent,
+      path: '/v1/agent/schedule-command',
+      operationId: 'scheduleCommand',
+      summary: 'Schedule a non-mission robot command (stop, start, release, mode). Needs operations:control and robots:write. Requires Idempotency-Key.',
+      auth: 'operations:control',
+      body: ScheduleCommandBody,
+      responses: { 201: { description: 'Command schedule committed; status `scheduled`.', schema: ScheduleAccepted } },
+      errors: [...MISSION_ERRORS, 'forbidden_permission', 'action_field_missing', 'action_field_unexpected'],
+    }).handle(scheduleCommand),
+    defineRoute({
+      ...post,
+      path: '/v1/agent/cancel-schedule',
+      operationId: 'cancelSchedule',
+      summary: 'Cancel a mission schedule (missions:write) or command schedule (operations:control). Idempotent.',
+      auth: 'any',
+      body: CancelScheduleBody,
+      responses: { 200: { description: 'Cancelled.', schema: CancelScheduleResponse } },
+      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'schedule_not_found', 'forbidden_permission'],
+    }).handle(cancelSchedule),
+    defineRoute({
+      ...post,
+      path: '/v1/agent/set-mission-priorities',
+      operationId: 'setMissionPriorities',
+      summary: 'Set template priorities as one batch (all applied or none).',
+      auth: 'missions:write',
+      body: SetPrioritiesBody,
+      responses: { 200: { description: 'All priorities applied.', schema: SetPrioritiesResponse } },
+      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'template_not_found', 'duplicate_priority'],
+    }).handle(setPriorities),
   ];
 }

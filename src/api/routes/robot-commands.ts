@@ -10,7 +10,8 @@ import { requireFleet, requireOrg } from '../../auth/access.js';
 import type { CommandService } from '../../commands/service.js';
 import type { ActionAndArgs } from '../../commands/types.js';
 import { apiError, type ErrorId } from '../../errors/catalog.js';
-import type { HandlerResult, RouteContext, RouteDef } from '../route.js';
+import { defineRoute } from '../define-route.js';
+import type { RouteContext, RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
 import { ackWaitMs, bulkStatus, dispatchAll, publicDelivery, type AckWaitFields } from '../command-dispatch.js';
 import {
@@ -41,7 +42,7 @@ export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
   const { store, commands } = deps;
 
   /** Sends one command to the path's robot and reports its delivery. */
-  async function single(ctx: RouteContext<RobotPathParams, Record<string, unknown>, AckWaitFields>, command: ActionAndArgs): Promise<HandlerResult> {
+  async function single(ctx: RouteContext<RobotPathParams, unknown, AckWaitFields>, command: ActionAndArgs): Promise<{ status: 200; body: RobotCommandResponse }> {
     const { params, auth } = ctx;
     requireOrg(auth, params.org_id);
     const fleet = requireFleet(store, auth, params.fleet_id);
@@ -60,47 +61,43 @@ export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
 
   const base = '/v1/orgs/{org_id}/fleets/{fleet_id}';
   const ok = { 200: { description: 'Dispatched, deferred, received, or the wait timed out (see `delivery`).', schema: RobotCommandResponse } };
-  const common = { method: 'POST' as const, tags: ['Robot commands'], auth: 'robots:write' as const, params: RobotPathParams, responses: ok, errors: SINGLE_ERRORS };
+  const common = { method: 'POST', tags: ['Robot commands'], auth: 'robots:write', params: RobotPathParams, responses: ok, errors: SINGLE_ERRORS } as const;
 
   return [
-    {
+    defineRoute({
       ...common,
       path: `${base}/robots/{robot_id}/go-to`,
       operationId: 'robotGoTo',
       summary: "Assign a one-shot geographic destination inside the robot's advertised go-to area (optional heading and speed cap).",
       body: GoToBody,
-      handler: (ctx: RouteContext<RobotPathParams, Record<string, unknown>, GoToBody>) =>
-        single(ctx, {
-          action: 'go_to',
-          args: { latitude: ctx.body.latitude, longitude: ctx.body.longitude, headingDeg: ctx.body.heading_deg ?? null, maxSpeedMps: ctx.body.max_speed_mps ?? null },
-        }),
-    },
-    {
+    }).handle((ctx) =>
+      single(ctx, {
+        action: 'go_to',
+        args: { latitude: ctx.body.latitude, longitude: ctx.body.longitude, headingDeg: ctx.body.heading_deg ?? null, maxSpeedMps: ctx.body.max_speed_mps ?? null },
+      }),
+    ),
+    defineRoute({
       ...common,
       path: `${base}/robots/{robot_id}/mode`,
       operationId: 'robotSetMode',
       summary: "Set the robot mode; the mode must be one of the robot's advertised allowed modes.",
       body: ModeBody,
-      handler: (ctx: RouteContext<RobotPathParams, Record<string, unknown>, ModeBody>) => single(ctx, { action: 'mode', args: { mode: ctx.body.mode } }),
-    },
-    {
+    }).handle((ctx) => single(ctx, { action: 'mode', args: { mode: ctx.body.mode } })),
+    defineRoute({
       ...common,
       path: `${base}/robots/{robot_id}/invoke-service`,
       operationId: 'robotInvokeService',
       summary: "Invoke an advertised action; `arguments` are validated against the action's advertised JSON Schema.",
       body: InvokeServiceBody,
-      handler: (ctx: RouteContext<RobotPathParams, Record<string, unknown>, InvokeServiceBody>) =>
-        single(ctx, { action: 'invoke_action', args: { name: ctx.body.name, arguments: (ctx.body.arguments ?? {}) } }),
-    },
-    {
+    }).handle((ctx) => single(ctx, { action: 'invoke_action', args: { name: ctx.body.name, arguments: ctx.body.arguments ?? {} } })),
+    defineRoute({
       ...common,
       path: `${base}/robots/{robot_id}/settings`,
       operationId: 'robotUpdateSettings',
       summary: "Send setting updates; each key must be an advertised setting and each value inside its range or allowed values.",
       body: SettingsBody,
-      handler: (ctx: RouteContext<RobotPathParams, Record<string, unknown>, SettingsBody>) => single(ctx, { action: 'update_settings', args: { values: ctx.body.settings } }),
-    },
-    {
+    }).handle((ctx) => single(ctx, { action: 'update_settings', args: { values: ctx.body.settings } })),
+    defineRoute({
       method: 'POST',
       path: `${base}/stop-all`,
       operationId: 'fleetStopAll',
@@ -115,8 +112,9 @@ export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
         207: { description: 'Some stops failed (code `partial_failure`).', schema: StopAllResponse },
         502: { description: 'Every stop failed (code `unavailable`).', schema: StopAllResponse },
       },
-      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'ack_wait_conflict', 'ack_waiters_full'],
-      handler: async (ctx: RouteContext<FleetPathParams, Record<string, unknown>, StopAllBody>) => {
+      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'ack_wait_conflict', 'ack_waiters_full', 'some_targets_failed', 'all_targets_failed'],
+    }).handle(
+      async (ctx) => {
         const { params, auth, body } = ctx;
         requireOrg(auth, params.org_id);
         const fleet = requireFleet(store, auth, params.fleet_id);
@@ -133,6 +131,6 @@ export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
         const response: StopAllResponse = { success: outcomes.every((o) => o.success), count: outcomes.length, outcomes };
         return bulkStatus(outcomes, response);
       },
-    },
+    ),
   ];
 }

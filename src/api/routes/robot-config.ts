@@ -9,7 +9,8 @@ import { requireFleet, requireOrg } from '../../auth/access.js';
 import type { CommandService } from '../../commands/service.js';
 import { deliveryOf, type JsonObject } from '../../commands/types.js';
 import { apiError, type ErrorId } from '../../errors/catalog.js';
-import type { HandlerResult, RouteContext, RouteDef } from '../route.js';
+import { defineRoute } from '../define-route.js';
+import type { RouteContext, RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
 import { publicDelivery } from '../command-dispatch.js';
 import { RobotPathParams } from '../schemas/robot-commands.js';
@@ -31,7 +32,7 @@ const ERRORS: ErrorId[] = [
 export function robotConfigRoutes(deps: RobotConfigDeps): RouteDef[] {
   const { store, commands } = deps;
 
-  async function exchange(ctx: RouteContext<RobotPathParams>, action: Kind, values: JsonObject | null, timeoutMs: number | undefined): Promise<HandlerResult> {
+  async function exchange(ctx: RouteContext<RobotPathParams>, action: Kind, values: JsonObject | null, timeoutMs: number | undefined): Promise<{ status: 200; body: ConfigResponse }> {
     const { params, auth } = ctx;
     requireOrg(auth, params.org_id);
     const fleet = requireFleet(store, auth, params.fleet_id);
@@ -56,14 +57,14 @@ export function robotConfigRoutes(deps: RobotConfigDeps): RouteDef[] {
     return { status: 200, body };
   }
 
-  const routesFor = (segment: string, action: Kind, what: string, id: string): RouteDef[] => {
+  const routesFor = (segment: string, action: Kind, what: string, ids: { read: string; update: string }): RouteDef[] => {
     const path = `/v1/orgs/{org_id}/fleets/{fleet_id}/robots/{robot_id}/${segment}`;
     const ok = { 200: { description: `The ${what} as the robot reported it.`, schema: ConfigResponse } };
     return [
-      {
+      defineRoute({
         method: 'GET',
         path,
-        operationId: `get${id}`,
+        operationId: ids.read,
         summary: `Read the robot's ${what} (asks the robot; needs its opt-in).`,
         tags: ['Robot configuration'],
         auth: 'robots:read',
@@ -71,12 +72,11 @@ export function robotConfigRoutes(deps: RobotConfigDeps): RouteDef[] {
         query: ConfigReadQuery,
         responses: ok,
         errors: ERRORS,
-        handler: (ctx: RouteContext<RobotPathParams, ConfigReadQuery>) => exchange(ctx, action, null, ctx.query.timeout_ms),
-      },
-      {
+      }).handle((ctx) => exchange(ctx, action, null, ctx.query.timeout_ms)),
+      defineRoute({
         method: 'POST',
         path,
-        operationId: `update${id}`,
+        operationId: ids.update,
         summary: `Update the robot's ${what}; succeeds only after the robot reports the result.`,
         tags: ['Robot configuration'],
         auth: 'robots:write',
@@ -84,14 +84,12 @@ export function robotConfigRoutes(deps: RobotConfigDeps): RouteDef[] {
         body: ConfigWriteBody,
         responses: ok,
         errors: ERRORS,
-        handler: (ctx: RouteContext<RobotPathParams, Record<string, unknown>, ConfigWriteBody>) =>
-          exchange(ctx, action, ctx.body.values, ctx.body.timeout_ms),
-      },
+      }).handle((ctx) => exchange(ctx, action, ctx.body.values, ctx.body.timeout_ms)),
     ];
   };
 
   return [
-    ...routesFor('config', 'config', 'remote configuration', 'RobotConfig'),
-    ...routesFor('onboard-settings', 'onboard_settings', 'onboard settings', 'RobotOnboardSettings'),
+    ...routesFor('config', 'config', 'remote configuration', { read: 'getRobotConfig', update: 'updateRobotConfig' }),
+    ...routesFor('onboard-settings', 'onboard_settings', 'onboard settings', { read: 'getRobotOnboardSettings', update: 'updateRobotOnboardSettings' }),
   ];
 }

@@ -4,7 +4,8 @@
  */
 import { requireFleet } from '../../auth/access.js';
 import { JsonText } from '../json-text.js';
-import type { RouteContext, RouteDef } from '../route.js';
+import { defineRoute } from '../define-route.js';
+import type { RouteDef } from '../route.js';
 import type { LinkConflictView } from '../../protocol/robot-link.js';
 import type { Store } from '../../store/lmdb.js';
 import { listRobots } from '../../store/identity.js';
@@ -30,7 +31,7 @@ export function robotRoutes(deps: RobotRouteDeps): RouteDef[] {
   // The single-robot read is the hot one (dashboards poll it): served from a change-checked cache.
   const views = new RobotViewCache(deps.store, (id) => deps.isOnline(id), undefined, conflictOf);
   return [
-    {
+    defineRoute({
       method: 'GET',
       path: '/v1/robots',
       operationId: 'listRobots',
@@ -40,13 +41,14 @@ export function robotRoutes(deps: RobotRouteDeps): RouteDef[] {
       query: RobotListQuery,
       responses: { 200: { description: 'Robot records, ordered by id.', schema: RobotListResponse } },
       errors: ['fleet_not_found', 'forbidden_fleet'],
-      handler: ({ auth, query }: RouteContext<Record<string, string>, RobotListQuery>) => {
+    }).handle(
+      ({ auth, query }) => {
         const fleet = requireFleet(deps.store, auth, query.fleet_id);
         const body: RobotListResponse = listRobots(deps.store, fleet.fleetId).map(view);
         return { status: 200, body };
       },
-    },
-    {
+    ),
+    defineRoute({
       method: 'GET',
       path: '/v1/robots/{robot_id}',
       operationId: 'getRobot',
@@ -56,9 +58,10 @@ export function robotRoutes(deps: RobotRouteDeps): RouteDef[] {
       params: RobotPathParams,
       responses: { 200: { description: 'The robot record.', schema: RobotView } },
       errors: ['robot_not_found', 'forbidden_fleet'],
-      handler: ({ auth, params }: RouteContext<RobotPathParams>) => {
+    }).handle(
+      ({ auth, params }) => {
         return { status: 200, body: new JsonText(views.json(auth, params.robot_id)) };
       },
-    },
+    ),
   ];
 }

@@ -4,7 +4,8 @@
  */
 import { requireFleet, requireOrg } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
-import type { RouteContext, RouteDef } from '../route.js';
+import { defineRoute } from '../define-route.js';
+import type { RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
 import { TicketCapacityError, type TicketBound, type TicketIssuer } from '../../telemetry/ticket-issuer.js';
 import { StreamTicketRequest, StreamTicketResponse } from '../schemas/stream-tickets.js';
@@ -24,7 +25,7 @@ const BOUND_NAMES: Record<TicketBound, string> = { api_key: 'per-API-key', organ
 /** The stream-ticket route. */
 export function streamTicketRoutes(deps: StreamTicketDeps): RouteDef[] {
   return [
-    {
+    defineRoute({
       method: 'POST',
       path: '/v1/telemetry/stream-tickets',
       operationId: 'createTelemetryStreamTicket',
@@ -34,7 +35,8 @@ export function streamTicketRoutes(deps: StreamTicketDeps): RouteDef[] {
       body: StreamTicketRequest,
       errors: ['stream_tickets_exhausted', 'fleet_not_found', 'forbidden_org', 'forbidden_fleet'],
       responses: { 201: { description: 'The ticket and where to use it.', schema: StreamTicketResponse } },
-      handler: ({ auth, body }: RouteContext<Record<string, string>, Record<string, unknown>, StreamTicketRequest>) => {
+    }).handle(
+      ({ auth, body }) => {
         requireOrg(auth, body.org_id);
         requireFleet(deps.store, auth, body.fleet_id);
         try {
@@ -52,6 +54,6 @@ export function streamTicketRoutes(deps: StreamTicketDeps): RouteDef[] {
           throw e;
         }
       },
-    },
+    ),
   ];
 }

@@ -9,7 +9,8 @@
  */
 import type { IdempotencyClaims } from '../../idempotency/index.js';
 import type { EventLog } from '../../events/index.js';
-import type { HandlerResult, RouteContext, RouteDef } from '../route.js';
+import { defineRoute } from '../define-route.js';
+import type { RouteDef } from '../route.js';
 import { withIdempotency } from '../../idempotency/index.js';
 import { faultPoint } from '../../missions/fault-points.js';
 import { getOperation } from '../../missions/catalog/operation.js';
@@ -33,7 +34,11 @@ import { templateView } from '../template-view.js';
 const BASE = '/v1/orgs/{org_id}/fleets/{fleet_id}/mission-templates';
 
 /** The 200/201 or 202 answer of a committed template change. */
-export function mutationResult(okStatus: number, sync: SyncResult, base: { missionId: string; operationId: string; template?: TemplateRecord; deleted?: true }): HandlerResult {
+export function mutationResult<S extends 200 | 201>(
+  okStatus: S,
+  sync: SyncResult,
+  base: { missionId: string; operationId: string; template?: TemplateRecord; deleted?: true },
+): { status: S | 202; body: TemplateMutationResponse } {
   const body: TemplateMutationResponse = {
     success: sync.runtimeSync === 'applied',
     persistenceState: 'committed',
@@ -48,10 +53,9 @@ export function mutationResult(okStatus: number, sync: SyncResult, base: { missi
 }
 
 const MUTATION_ERRORS = ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'template_not_found'] as const;
-const syncResponses = (ok: number, what: string) => ({
-  [ok]: { description: `${what}; the live operation adopted it (runtimeSync \`applied\`).`, schema: TemplateMutationResponse },
-  202: { description: 'Committed, but the live operation has not adopted it yet (runtimeSync `pending`); not rolled back.', schema: TemplateMutationResponse },
-});
+/** The response of a template change the live operation adopted. */
+const applied = (what: string) => ({ description: `${what}; the live operation adopted it (runtimeSync \`applied\`).`, schema: TemplateMutationResponse });
+const PENDING = { description: 'Committed, but the live operation has not adopted it yet (runtimeSync `pending`); not rolled back.', schema: TemplateMutationResponse };
 
 /** Template routes. */
 export function templateRoutes(deps: { store: Store; events: EventLog; idempotency: IdempotencyClaims; runtime: OperationRuntime }): RouteDef[] {
@@ -59,7 +63,7 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
   const tags = ['Mission templates'];
   const operationIdOf = (fleetId: string): string => getOperation(store, fleetId)?.operationId ?? '';
   return [
-    {
+    defineRoute({
       method: 'GET',
       path: BASE,
       operationId: 'listMissionTemplates',
@@ -69,15 +73,16 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
       params: FleetPathParams,
       responses: { 200: { description: 'Templates, ordered by missionId.', schema: TemplateListResponse } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet'],
-      handler: ({ auth, params }: RouteContext<FleetPathParams>) => {
+    }).handle(
+      ({ auth, params }) => {
         const fleet = fleetFromPath(store, auth, params);
         const body: TemplateListResponse = {
           items: listTemplates(store, fleet.fleetId).map((t) => ({ missionId: t.missionId, name: t.name, featureId: t.featureId, enabled: t.enabled, priority: t.priority })),
         };
         return { status: 200, body };
       },
-    },
-    {
+    ),
+    defineRoute({
       method: 'GET',
       path: `${BASE}/{mission_id}`,
       operationId: 'getMissionTemplate',
@@ -87,12 +92,13 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
       params: TemplatePathParams,
       responses: { 200: { description: 'The template.', schema: TemplateView } },
       errors: [...MUTATION_ERRORS],
-      handler: ({ auth, params }: RouteContext<TemplatePathParams>) => {
+    }).handle(
+      ({ auth, params }) => {
         const fleet = fleetFromPath(store, auth, params);
         return { status: 200, body: templateView(requireTemplate(store, fleet.fleetId, params.mission_id)) };
       },
-    },
-    {
+    ),
+    defineRoute({
       method: 'POST',
       path: BASE,
       operationId: 'createMissionTemplate',
@@ -101,9 +107,11 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
       auth: 'missions:write',
       params: FleetPathParams,
       body: TemplateCreateBody,
-      responses: syncResponses(201, 'Created'),
+      idempotencyKey: 'required',
+      responses: { 201: applied('Created'), 202: PENDING },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'robot_not_active_member', 'robot_missing_capability', 'idempotency_key_required', 'idempotency_key_invalid', 'idempotency_in_progress', 'idempotency_body_mismatch'],
-      handler: (ctx: RouteContext<FleetPathParams, Record<string, unknown>, TemplateCreateBody>) => {
+    }).handle(
+      (ctx) => {
         const fleet = fleetFromPath(store, ctx.auth, ctx.params);
         return withIdempotency(
           idempotency,
@@ -123,8 +131,8 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
           },
         );
       },
-    },
-    {
+    ),
+    defineRoute({
       method: 'PUT',
       path: `${BASE}/{mission_id}`,
       operationId: 'updateMissionTemplate',
@@ -133,16 +141,17 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
       auth: 'missions:write',
       params: TemplatePathParams,
       body: TemplateUpdateBody,
-      responses: syncResponses(200, 'Edited'),
+      responses: { 200: applied('Edited'), 202: PENDING },
       errors: [...MUTATION_ERRORS, 'feature_not_found', 'robot_not_active_member', 'robot_missing_capability'],
-      handler: async ({ auth, params, body, nowMs }: RouteContext<TemplatePathParams, Record<string, unknown>, TemplateUpdateBody>) => {
+    }).handle(
+      async ({ auth, params, body, nowMs }) => {
         const fleet = fleetFromPath(store, auth, params);
         const template = await updateTemplate(store, events, fleet.fleetId, params.mission_id, body, nowMs);
         const sync = await runtime.awaitSync(fleet.fleetId);
         return mutationResult(200, sync, { missionId: template.missionId, operationId: operationIdOf(fleet.fleetId), template });
       },
-    },
-    {
+    ),
+    defineRoute({
       method: 'DELETE',
       path: `${BASE}/{mission_id}`,
       operationId: 'deleteMissionTemplate',
@@ -150,16 +159,17 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
       tags,
       auth: 'missions:write',
       params: TemplatePathParams,
-      responses: syncResponses(200, 'Deleted'),
+      responses: { 200: applied('Deleted'), 202: PENDING },
       errors: [...MUTATION_ERRORS, 'template_in_use'],
-      handler: async ({ auth, params, nowMs }: RouteContext<TemplatePathParams>) => {
+    }).handle(
+      async ({ auth, params, nowMs }) => {
         const fleet = fleetFromPath(store, auth, params);
         await deleteTemplate(store, events, fleet.fleetId, params.mission_id, nowMs);
         const sync = await runtime.awaitSync(fleet.fleetId);
         return mutationResult(200, sync, { missionId: params.mission_id, operationId: operationIdOf(fleet.fleetId), deleted: true });
       },
-    },
-    {
+    ),
+    defineRoute({
       method: 'PUT',
       path: `${BASE}/{mission_id}/enabled`,
       operationId: 'setMissionTemplateEnabled',
@@ -168,14 +178,15 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
       auth: 'missions:write',
       params: TemplatePathParams,
       body: EnabledBody,
-      responses: syncResponses(200, 'Set'),
+      responses: { 200: applied('Set'), 202: PENDING },
       errors: [...MUTATION_ERRORS],
-      handler: async ({ auth, params, body, nowMs }: RouteContext<TemplatePathParams, Record<string, unknown>, EnabledBody>) => {
+    }).handle(
+      async ({ auth, params, body, nowMs }) => {
         const fleet = fleetFromPath(store, auth, params);
         const template = await setTemplateEnabled(store, events, fleet.fleetId, params.mission_id, body.enabled, nowMs);
         const sync = await runtime.awaitSync(fleet.fleetId);
         return mutationResult(200, sync, { missionId: template.missionId, operationId: operationIdOf(fleet.fleetId), template });
       },
-    },
+    ),
   ];
 }

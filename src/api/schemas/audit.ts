@@ -3,20 +3,22 @@
  * (`GET /v1/robot-commands/{command_id}`, `robots:read`).
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, Uuid } from './common.js';
+import { FreeForm, Nullable, Uuid } from './common.js';
 import { DeliveryObject } from './control-robot.js';
+import { named } from './named.js';
 
 export const AUDIT_MAX_LIMIT = 500;
 export const AUDIT_DEFAULT_LIMIT = 100;
 
-const StoredState = Type.Unsafe<'deferred' | 'dispatched' | 'agent_received' | 'agent_rejected'>({
+const StoredState = named('StoredDeliveryState', Type.Unsafe<'deferred' | 'dispatched' | 'agent_received' | 'agent_rejected'>({
   type: 'string',
   enum: ['deferred', 'dispatched', 'agent_received', 'agent_rejected'],
-});
+  description: 'A delivery state as stored (`timed_out` is an observation of a wait, never stored).',
+}));
 
 const TimeMs = Type.Integer({ minimum: 0, description: 'Milliseconds since the Unix epoch.' });
 
-export const AuditEntry = Type.Object(
+export const AuditEntry = named('AuditEntry', Type.Object(
   {
     commandId: Uuid,
     robotId: Uuid,
@@ -47,8 +49,8 @@ export const AuditEntry = Type.Object(
       Type.Literal(true, { description: 'Present when the command was sent while the robot had a link conflict: its ack came from one of two processes using the robot\'s credentials (docs/robot-link.md).' }),
     ),
   },
-  { additionalProperties: false },
-);
+  { additionalProperties: false, description: 'One command as the audit log shows it (arguments only as their digest).' },
+));
 export type AuditEntry = Static<typeof AuditEntry>;
 
 export const AuditLogQuery = Type.Object(
@@ -64,34 +66,34 @@ export const AuditLogQuery = Type.Object(
 );
 export type AuditLogQuery = Static<typeof AuditLogQuery>;
 
-export const AuditLogResponse = Type.Object(
+export const AuditLogResponse = named('AuditLogPage', Type.Object(
   { items: Type.Array(AuditEntry, { description: 'Newest first.' }), next_cursor: Nullable(Type.String()) },
   { additionalProperties: false },
-);
+));
 export type AuditLogResponse = Static<typeof AuditLogResponse>;
 
 export const CommandPathParams = Type.Object({ command_id: Uuid }, { additionalProperties: false });
 export type CommandPathParams = Static<typeof CommandPathParams>;
 
-export const CommandView = Type.Object(
+export const CommandView = named('Command', Type.Object(
   {
     ...AuditEntry.properties,
-    args: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
+    args: Nullable(FreeForm({
       description: 'The command arguments as sent, for keys holding robots:write (who may send them); null for read-only keys, which see `argsDigest` only (arguments can carry configuration values).',
-    }),
+    })),
     delivery: DeliveryObject,
     result: Nullable(
-      Type.Object(
+      named('CommandResult', Type.Object(
         {
           success: Type.Boolean(),
           error: Type.String({ description: 'The robot\'s reason when `success` is false.' }),
-          values: Nullable(Type.Object({}, { additionalProperties: true })),
+          values: Nullable(FreeForm({ description: 'The configuration or settings the robot reported.' })),
           atMs: TimeMs,
         },
         { additionalProperties: false, description: 'config / onboard_settings: what the robot reported (null until it did).' },
-      ),
+      )),
     ),
   },
   { additionalProperties: false, description: 'A command\'s current state; `timed_out` is never stored, so `delivery.state` is a stored state.' },
-);
+));
 export type CommandView = Static<typeof CommandView>;

@@ -4,6 +4,7 @@
  */
 import { Type, type ObjectOptions, type TSchema } from '@sinclair/typebox';
 import { FREE_FORM_KEYWORD, FREE_FORM_LIMITS } from './free-form.js';
+import { named } from './named.js';
 
 /**
  * A UUID in canonical lowercase form, the only form the gateway mints. The pattern (on top of the
@@ -19,6 +20,8 @@ export const Uuid = Type.String({
 /**
  * A free-form object (stored and forwarded as given, no schema for its members), bounded in depth and
  * size: at most 32 levels of nesting and 10,000 values (free-form.ts, docs/http-hardening.md).
+ * The only kind of open object the API publishes: every other object schema is closed
+ * (`additionalProperties: false`), which the contract test checks (test/e2e/contract.test.ts).
  */
 export const FreeForm = (options: ObjectOptions = {}) =>
   Type.Object({}, { additionalProperties: true, ...options, [FREE_FORM_KEYWORD]: FREE_FORM_LIMITS });
@@ -27,10 +30,10 @@ export const FreeForm = (options: ObjectOptions = {}) =>
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 /** Spec, Errors: `{error, code}` plus an optional structured `details` object. */
-export const ErrorBody = Type.Object(
+export const ErrorBody = named('ErrorBody', Type.Object(
   {
     error: Type.String({ description: 'Human-readable message.' }),
-    code: Type.Union(
+    code: named('ErrorCode', Type.Union(
       [
         Type.Literal('bad_request'),
         Type.Literal('unauthorized'),
@@ -44,8 +47,8 @@ export const ErrorBody = Type.Object(
         Type.Literal('unavailable'),
       ],
       { description: 'Machine code.' },
-    ),
-    details: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Structured results, on some errors.' })),
+    )),
+    details: Type.Optional(FreeForm({ description: 'Structured results, on some errors.' })),
   },
   { additionalProperties: false },
-);
+));

@@ -3,10 +3,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import { OPERATION_ACTIONS, type OperationAction } from '../../missions/catalog/operation-control.js';
 import { ErrorBody, Uuid } from './common.js';
 import { TemplateView } from './templates.js';
+import { named } from './named.js';
 
 const uuidWith = (description: string) => Type.String({ format: 'uuid', pattern: Uuid.pattern, description });
 
-export const ControlOperationBody = Type.Object(
+export const ControlOperationBody = named('ControlOperationRequest', Type.Object(
   {
     org_id: Uuid,
     fleet_id: Uuid,
@@ -22,10 +23,10 @@ export const ControlOperationBody = Type.Object(
     robot_id: Type.Optional(uuidWith('Required by assign_robot and unassign_robot.')),
   },
   { additionalProperties: false },
-);
+));
 export type ControlOperationBody = Static<typeof ControlOperationBody>;
 
-export const OperationObject = Type.Object(
+export const OperationObject = named('Operation', Type.Object(
   {
     operation_id: Uuid,
     name: Type.String(),
@@ -33,9 +34,9 @@ export const OperationObject = Type.Object(
     epoch: Type.Integer({ description: 'Bumped by reset and restart.' }),
   },
   { additionalProperties: false },
-);
+));
 
-export const ControlOperationResponse = Type.Object(
+export const ControlOperationResponse = named('ControlOperationResult', Type.Object(
   {
     success: Type.Boolean({ description: 'False on 202 (runtime sync pending) and 207 (run effect failed).' }),
     action: Type.String(),
@@ -68,5 +69,5 @@ export const ControlOperationResponse = Type.Object(
     code: Type.Optional(ErrorBody.properties.code),
   },
   { additionalProperties: false },
-);
+));
 export type ControlOperationResponse = Static<typeof ControlOperationResponse>;

@@ -7,6 +7,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { ErrorBody, FreeForm, Uuid } from './common.js';
+import { named } from './named.js';
 
 export const CONTROL_ROBOT_ACTIONS = ['start', 'stop', 'release', 'mode', 'invoke_action', 'update_settings', 'stop_all', 'force_reset'] as const;
 export type ControlRobotAction = (typeof CONTROL_ROBOT_ACTIONS)[number];
@@ -32,11 +33,11 @@ export const ModeName = Type.String({ minLength: 1, maxLength: 64, description: 
 /** An advertised action's name. */
 export const ActionName = Type.String({ minLength: 1, maxLength: 128, description: "An action the robot advertises in its policy." });
 /** Arguments of an invoked action, validated against the action's advertised JSON Schema. */
-export const ActionArguments = FreeForm({
+export const ActionArguments = named('ActionArguments', FreeForm({
   description: "Arguments object, validated by the gateway against the JSON Schema (2020-12) the robot advertised for the action; default `{}`.",
-});
+}));
 /** Setting updates: key -> value, each checked against the robot's advertised SettingSpec. */
-export const SettingValues = Type.Record(
+export const SettingValues = named('SettingValues', Type.Record(
   Type.String({ minLength: 1, maxLength: 128 }),
   Type.Union([Type.String({ maxLength: 1024 }), Type.Number(), Type.Boolean()]),
   {
@@ -44,10 +45,10 @@ export const SettingValues = Type.Record(
     maxProperties: 100,
     description: 'key -> value. Each key must be an advertised setting; numbers must lie in its range, strings among its allowed values, booleans be booleans.',
   },
-);
+));
 export const StopReason = Type.String({ maxLength: 256, description: 'Free text passed to the robot with the stop (default: the route name).' });
 
-export const ControlRobotBody = Type.Object(
+export const ControlRobotBody = named('ControlRobotRequest', Type.Object(
   {
     org_id: Uuid,
     fleet_id: Uuid,
@@ -69,11 +70,11 @@ export const ControlRobotBody = Type.Object(
     ...AckWaitProps,
   },
   { additionalProperties: false },
-);
+));
 export type ControlRobotBody = Static<typeof ControlRobotBody>;
 
 /** The spec's Delivery object. */
-export const DeliveryObject = Type.Object(
+export const DeliveryObject = named('Delivery', Type.Object(
   {
     state: Type.Unsafe<'dispatched' | 'deferred' | 'agent_received' | 'agent_rejected' | 'timed_out'>({
       type: 'string',
@@ -92,10 +93,10 @@ export const DeliveryObject = Type.Object(
     ),
   },
   { additionalProperties: false },
-);
+));
 export type DeliveryObject = Static<typeof DeliveryObject>;
 
-export const ControlRobotOutcome = Type.Object(
+export const ControlRobotOutcome = named('RobotCommandOutcome', Type.Object(
   {
     robotId: Uuid,
     success: Type.Boolean(),
@@ -114,10 +115,10 @@ export const ControlRobotOutcome = Type.Object(
     ),
   },
   { additionalProperties: false },
-);
+));
 export type ControlRobotOutcome = Static<typeof ControlRobotOutcome>;
 
-export const ControlRobotResponse = Type.Object(
+export const ControlRobotResponse = named('ControlRobotResult', Type.Object(
   {
     success: Type.Boolean({ description: 'True when every target succeeded.' }),
     action: Type.Unsafe<ControlRobotAction>({ type: 'string', enum: [...CONTROL_ROBOT_ACTIONS] }),
@@ -137,5 +138,5 @@ export const ControlRobotResponse = Type.Object(
       'rejected it (`delivery.state` `agent_rejected`, error code `policy_rejected`). Status 200 when every target succeeded, 207 when ' +
       'some failed, 502 when all failed; 207 and 502 bodies also carry `error` and `code`.',
   },
-);
+));
 export type ControlRobotResponse = Static<typeof ControlRobotResponse>;

@@ -3,7 +3,8 @@
  * is the gateway's shape: one correlation's events in append order, keyset-paged by `seq`.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, Uuid } from './common.js';
+import { FreeForm, Nullable, Uuid } from './common.js';
+import { named } from './named.js';
 
 export const EventsQuery = Type.Object(
   {
@@ -16,7 +17,7 @@ export const EventsQuery = Type.Object(
 );
 export type EventsQuery = Static<typeof EventsQuery>;
 
-export const EventView = Type.Object(
+export const EventView = named('Event', Type.Object(
   {
     eventId: Uuid,
     seq: Type.Integer({ description: 'Global append order: strictly increasing along a timeline, also across restarts.' }),
@@ -33,17 +34,17 @@ export const EventView = Type.Object(
       },
       { additionalProperties: false },
     ),
-    data: Type.Object({}, { additionalProperties: true, description: 'Kind-specific fields (docs/missions.md lists them; robot link events: docs/robot-link.md).' }),
+    data: FreeForm({ description: 'Kind-specific fields (docs/missions.md lists them; robot link events: docs/robot-link.md).' }),
   },
   { additionalProperties: false },
-);
+));
 export type EventView = Static<typeof EventView>;
 
-export const EventsResponse = Type.Object(
+export const EventsResponse = named('EventPage', Type.Object(
   {
     items: Type.Array(EventView),
     next_cursor: Nullable(Type.String({ description: 'Pass as `cursor` for the next page; null on the last page.' })),
   },
   { additionalProperties: false },
-);
+));
 export type EventsResponse = Static<typeof EventsResponse>;

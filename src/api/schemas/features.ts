@@ -4,6 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, Uuid } from './common.js';
+import { named } from './named.js';
 
 export const FleetPathParams = Type.Object({ org_id: Uuid, fleet_id: Uuid }, { additionalProperties: false });
 export type FleetPathParams = Static<typeof FleetPathParams>;
@@ -15,26 +16,26 @@ const Position = Type.Array(Type.Number(), { minItems: 2, maxItems: 3, descripti
 const Ring = Type.Array(Position, { minItems: 4, maxItems: 10_000, description: 'Closed linear ring: at least 4 positions, the last equal to the first.' });
 const PolygonCoords = Type.Array(Ring, { minItems: 1, maxItems: 100, description: 'Exterior ring, then holes.' });
 
-export const GeometrySchema = Type.Union(
+export const GeometrySchema = named('Geometry', Type.Union(
   [
     Type.Object({ type: Type.Literal('Polygon'), coordinates: PolygonCoords }, { additionalProperties: false }),
     Type.Object({ type: Type.Literal('MultiPolygon'), coordinates: Type.Array(PolygonCoords, { minItems: 1, maxItems: 100 }) }, { additionalProperties: false }),
   ],
   { description: 'GeoJSON Polygon or MultiPolygon (RFC 7946); longitudes in [-180, 180], latitudes in [-90, 90]; at most 10000 positions.' },
-);
+));
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 
-export const FeatureCreateBody = Type.Object({ name: Name, geometry: GeometrySchema }, { additionalProperties: false });
+export const FeatureCreateBody = named('FeatureCreateRequest', Type.Object({ name: Name, geometry: GeometrySchema }, { additionalProperties: false }));
 export type FeatureCreateBody = Static<typeof FeatureCreateBody>;
 
-export const FeatureUpdateBody = Type.Object(
+export const FeatureUpdateBody = named('FeatureUpdateRequest', Type.Object(
   { name: Type.Optional(Name), geometry: Type.Optional(GeometrySchema) },
   { additionalProperties: false, description: 'Omitted fields are kept.' },
-);
+));
 export type FeatureUpdateBody = Static<typeof FeatureUpdateBody>;
 
-export const FeatureView = Type.Object(
+export const FeatureView = named('Feature', Type.Object(
   {
     featureId: Uuid,
     name: Type.String(),
@@ -47,18 +48,18 @@ export const FeatureView = Type.Object(
     updatedAtMs: Type.Integer(),
   },
   { additionalProperties: false },
-);
+));
 export type FeatureView = Static<typeof FeatureView>;
 
-export const FeatureListResponse = Type.Object(
+export const FeatureListResponse = named('FeatureList', Type.Object(
   { items: Type.Array(Type.Object({ featureId: Uuid, name: Type.String(), locked: Type.Boolean() }, { additionalProperties: false }), { description: 'Ordered by featureId.' }) },
   { additionalProperties: false },
-);
+));
 export type FeatureListResponse = Static<typeof FeatureListResponse>;
 
 export const CONTROL_FEATURE_ACTIONS = ['lock', 'unlock', 'reset', 'enable_field_rule', 'disable_field_rule'] as const;
 
-export const ControlFeatureBody = Type.Object(
+export const ControlFeatureBody = named('ControlFeatureRequest', Type.Object(
   {
     org_id: Uuid,
     fleet_id: Uuid,
@@ -72,11 +73,11 @@ export const ControlFeatureBody = Type.Object(
     directive_id: Type.Optional(Uuid),
   },
   { additionalProperties: false },
-);
+));
 export type ControlFeatureBody = Static<typeof ControlFeatureBody>;
 
-export const ControlFeatureResponse = Type.Object(
+export const ControlFeatureResponse = named('ControlFeatureResult', Type.Object(
   { success: Type.Literal(true), action: Type.String(), feature: FeatureView },
   { additionalProperties: false },
-);
+));
 export type ControlFeatureResponse = Static<typeof ControlFeatureResponse>;

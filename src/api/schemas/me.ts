@@ -1,8 +1,9 @@
 /** GET /v1/me (spec: Resources, "API key identity"). */
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, Uuid } from './common.js';
+import { named } from './named.js';
 
-export const MeResponse = Type.Object(
+export const MeResponse = named('ApiKeyIdentity', Type.Object(
   {
     actorType: Type.Literal('api_key'),
     apiKeyId: Uuid,
@@ -11,5 +12,5 @@ export const MeResponse = Type.Object(
     permissions: Type.Array(Type.String(), { description: 'Every permission the key carries, retired ones included.' }),
   },
   { additionalProperties: false },
-);
+));
 export type MeResponse = Static<typeof MeResponse>;

@@ -5,8 +5,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, Uuid } from './common.js';
 import { AckWaitProps, DeliveryObject } from './control-robot.js';
+import { ScheduleAccepted, ScheduleKindSchema, ScheduledCommand } from './mission-tools.js';
+import { named } from './named.js';
 
-export const ControlMissionBody = Type.Object(
+export const ControlMissionBody = named('ControlMissionRequest', Type.Object(
   {
     org_id: Uuid,
     fleet_id: Uuid,
@@ -23,27 +25,27 @@ export const ControlMissionBody = Type.Object(
       'offline robot: success with delivery `deferred` (sent on reconnect). resume to an offline robot: 503. Any action on a finished run (completed, ' +
       'failed, cancelled, aborted): 409. cancel and abort record the request on the run; the robot\'s later report gives the outcome.',
   },
-);
+));
 export type ControlMissionBody = Static<typeof ControlMissionBody>;
 
-export const ControlMissionResponse = Type.Object(
+export const ControlMissionResponse = named('ControlMissionResult', Type.Object(
   { success: Type.Boolean(), robotId: Uuid, missionId: Uuid, runId: Uuid, delivery: DeliveryObject },
   { additionalProperties: false, description: '`success` is false only when the agent rejected the command (delivery `agent_rejected`).' },
-);
+));
 export type ControlMissionResponse = Static<typeof ControlMissionResponse>;
 
-export const RuntimeStatusBody = Type.Object(
+export const RuntimeStatusBody = named('RuntimeStatusRequest', Type.Object(
   { org_id: Uuid, fleet_id: Uuid, robot_id: Type.Optional(Uuid), schedule_id: Type.Optional(Uuid) },
   { additionalProperties: false, description: 'robot_id: the robot form; schedule_id: the schedule form; neither: the fleet rollup. Both: 400. Needs robots:read and operations:read.' },
-);
+));
 export type RuntimeStatusBody = Static<typeof RuntimeStatusBody>;
 
-const Candidate = Type.Object(
+const Candidate = named('CandidateRobot', Type.Object(
   { robot_id: Uuid, name: Type.String(), eligible: Type.Boolean(), reasons: Type.Array(Type.String(), { description: 'e.g. offline, busy:<runId>, not_on_roster, missing_capability:<c>, not_active, battery_low, reserved' }) },
   { additionalProperties: false },
-);
+));
 
-const LiveRun = Type.Object(
+export const LiveRun = named('LiveRun', Type.Object(
   {
     run_id: Uuid,
     mission_id: Uuid,
@@ -56,9 +58,10 @@ const LiveRun = Type.Object(
     eta_s: Nullable(Type.Number()),
   },
   { additionalProperties: false },
-);
+));
+export type LiveRunView = Static<typeof LiveRun>;
 
-export const ScheduleStatusView = Type.Object(
+export const ScheduleStatusView = named('ScheduleRuntimeStatus', Type.Object(
   {
     kind: Type.Literal('schedule'),
     schedule_id: Uuid,
@@ -83,9 +86,10 @@ export const ScheduleStatusView = Type.Object(
     correlation_id: Uuid,
   },
   { additionalProperties: false },
-);
+));
+export type ScheduleRuntimeStatus = Static<typeof ScheduleStatusView>;
 
-export const RobotStatusView = Type.Object(
+export const RobotStatusView = named('RobotRuntimeStatus', Type.Object(
   {
     kind: Type.Literal('robot'),
     robot_id: Uuid,
@@ -100,9 +104,10 @@ export const RobotStatusView = Type.Object(
     estimated_time_remaining_s: Nullable(Type.Number()),
   },
   { additionalProperties: false },
-);
+));
+export type RobotRuntimeStatus = Static<typeof RobotStatusView>;
 
-export const FleetRollupView = Type.Object(
+export const FleetRollupView = named('FleetRuntimeStatus', Type.Object(
   {
     kind: Type.Literal('fleet'),
     fleet_id: Uuid,
@@ -112,9 +117,11 @@ export const FleetRollupView = Type.Object(
     active_runs: Type.Array(LiveRun),
   },
   { additionalProperties: false },
-);
+));
+export type FleetRuntimeStatus = Static<typeof FleetRollupView>;
 
-export const RuntimeStatusResponse = Type.Union([ScheduleStatusView, RobotStatusView, FleetRollupView]);
+export const RuntimeStatusResponse = named('RuntimeStatus', Type.Union([ScheduleStatusView, RobotStatusView, FleetRollupView]));
+export type RuntimeStatus = Static<typeof RuntimeStatusResponse>;
 
 export const MissionScheduleQuery = Type.Object(
   {
@@ -127,14 +134,74 @@ export const MissionScheduleQuery = Type.Object(
 );
 export type MissionScheduleQuery = Static<typeof MissionScheduleQuery>;
 
-export const ScheduleRow = Type.Object({}, {
-  additionalProperties: true,
-  description:
-    'scheduleId, fleet_id, kind (mission | command), template_mission_id, command, robot_ids, schedule, status, last_failure_reason, ' +
-    'last_failure_detail, deployment_deadline_ms, retry_limit, retry_interval_secs, next_fire_at_ms, cancelled, paused_reason (creator_key_invalid while ' +
-    'paused, else null), acts_as_api_key_id (the key the schedule acts as), fires_total, skipped_fires, ' +
-    'last_run_id, correlation_id, created_at_ms, updated_at_ms.',
-});
+const TimeMs = (description: string) => Type.Integer({ minimum: 0, description: `${description} (Unix ms).` });
+
+/** A stored schedule object: the request's `schedule` with its owner filled in. */
+export const ScheduleSpecView = named('ScheduleSpec', Type.Object(
+  {
+    owner: Type.String({ description: 'The request\'s owner label, else the creating API key id.' }),
+    timezone: Type.String({ description: 'IANA time zone name.' }),
+    startTimeMs: TimeMs('No fire happens before it'),
+    kind: ScheduleKindSchema,
+  },
+  { additionalProperties: false },
+));
+
+/** What a command schedule sends at each fire (`schedule-command` `command`, without its robots). */
+export const ScheduledCommandView = named('ScheduledCommandSpec', Type.Object(
+  {
+    action: ScheduledCommand.properties.action,
+    mode: Type.Optional(Type.String({ description: 'With `mode`.' })),
+    reason: Type.Optional(Type.String({ description: 'With `stop`, when given.' })),
+  },
+  { additionalProperties: false },
+));
+
+const ScheduleStatus = ScheduleAccepted.properties.status;
+
+export const ScheduleRow = named('ScheduleRow', Type.Object(
+  {
+    scheduleId: Uuid,
+    fleet_id: Uuid,
+    kind: Type.Unsafe<'mission' | 'command'>({ type: 'string', enum: ['mission', 'command'], description: 'What fires: a mission template or a robot command.' }),
+    template_mission_id: Nullable(Uuid),
+    command: Nullable(ScheduledCommandView),
+    robot_ids: Type.Array(Uuid, { description: 'Robots the schedule may use (mission: empty = any robot the roster allows); command: its targets.' }),
+    schedule: Nullable(ScheduleSpecView),
+    status: ScheduleStatus,
+    last_failure_reason: Nullable(Type.String({ description: 'e.g. `deadline_passed`, `robot_rejected`, `robot_unresponsive`, `command_failed`, `missed`, `creator_key_invalid`.' })),
+    last_failure_detail: Nullable(Type.String()),
+    deployment_deadline_ms: Nullable(Type.Integer({ description: 'Deployment window of each fire, ms after its due time; null: none.' })),
+    retry_limit: Type.Integer(),
+    retry_interval_secs: Type.Integer(),
+    next_fire_at_ms: Nullable(TimeMs('Next due fire; null when none is left')),
+    cancelled: Type.Boolean(),
+    paused_reason: Nullable(Type.String({ description: '`creator_key_invalid` while paused because the key it acts as may no longer act; else null.' })),
+    acts_as_api_key_id: Uuid,
+    fires_total: Type.Integer({ description: 'Occurrences that fell due (fired, skipped or missed).' }),
+    skipped_fires: Type.Integer(),
+    last_run_id: Nullable(Uuid),
+    correlation_id: Uuid,
+    created_at_ms: TimeMs('Created'),
+    updated_at_ms: TimeMs('Last changed'),
+  },
+  { additionalProperties: false, description: 'One schedule (mission or command) as `GET /v1/mission-schedule` lists it.' },
+));
+export type ScheduleRow = Static<typeof ScheduleRow>;
+
+export const ScheduleRowList = named('ScheduleRowList', Type.Array(ScheduleRow, { description: 'Newest first.' }));
+export const ScheduleRowPage = named('ScheduleRowPage', Type.Object(
+  {
+    items: Type.Array(ScheduleRow, { description: 'Newest first.' }),
+    next_cursor: Nullable(Type.String({ description: 'Pass as `before` for the next page; null on the last page.' })),
+  },
+  { additionalProperties: false },
+));
+export type ScheduleRowPage = Static<typeof ScheduleRowPage>;
+
+/** `GET /v1/mission-schedule`: one row (`id`), the unpaged list, or a page (`limit`/`before`). */
+export const MissionScheduleResponse = Type.Union([ScheduleRow, ScheduleRowList, ScheduleRowPage]);
+export type MissionScheduleResponse = Static<typeof MissionScheduleResponse>;
 
 export const MissionRunsQuery = Type.Object(
   {
@@ -148,9 +215,35 @@ export const MissionRunsQuery = Type.Object(
 );
 export type MissionRunsQuery = Static<typeof MissionRunsQuery>;
 
-export const RunItem = Type.Object({}, {
-  additionalProperties: true,
-  description:
-    'runId, missionId, scheduleId (runs from a schedule), robotId, fleetId, name, state (starting, running, paused, completed, failed, cancelled, ' +
-    'aborted), progressPct, stepIndex, remainingDistanceM, etaS, detail, cancelRequested, correlationId, startedAtMs, endedAtMs, lastReportAtMs.',
-});
+export const RUN_STATES = ['starting', 'running', 'paused', 'completed', 'failed', 'cancelled', 'aborted'] as const;
+
+export const MissionRun = named('MissionRun', Type.Object(
+  {
+    runId: Uuid,
+    missionId: Uuid,
+    scheduleId: Nullable(Uuid),
+    robotId: Uuid,
+    fleetId: Uuid,
+    name: Type.String({ description: 'The template\'s name when the run started.' }),
+    state: Type.Unsafe<(typeof RUN_STATES)[number]>({
+      type: 'string',
+      enum: [...RUN_STATES],
+      description: '`starting` until the robot acknowledged MissionStart; `completed`, `failed`, `cancelled` and `aborted` are final.',
+    }),
+    progressPct: Type.Number(),
+    stepIndex: Type.Integer(),
+    remainingDistanceM: Nullable(Type.Number()),
+    etaS: Nullable(Type.Number()),
+    detail: Nullable(Type.String({ description: 'The robot\'s failure detail, or why a cancel or abort was requested.' })),
+    cancelRequested: Nullable(Type.Unsafe<'cancel' | 'abort'>({ type: 'string', enum: ['cancel', 'abort'], description: 'A cancel or abort asked of the robot and not yet reported done.' })),
+    correlationId: Uuid,
+    startedAtMs: TimeMs('Started'),
+    endedAtMs: Nullable(TimeMs('Ended; null while active')),
+    lastReportAtMs: Nullable(TimeMs('Latest progress report of the robot')),
+  },
+  { additionalProperties: false, description: 'One robot\'s execution of a template. `scheduleId` names the schedule the run came from.' },
+));
+export type MissionRun = Static<typeof MissionRun>;
+
+export const MissionRunList = named('MissionRunList', Type.Array(MissionRun, { description: 'Newest first.' }));
+export type MissionRunList = Static<typeof MissionRunList>;

@@ -6,10 +6,11 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { MAX_INTERVAL_S, MAX_TIME_MS, MIN_INTERVAL_S } from '../../missions/scheduling/recurrence.js';
 import { FreeForm, Nullable, Uuid } from './common.js';
+import { named } from './named.js';
 
 export const MAX_ROBOT_IDS = 100;
 
-export const ScheduleKindSchema = Type.Union(
+export const ScheduleKindSchema = named('ScheduleKind', Type.Union(
   [
     Type.Literal('once', { description: 'Fire once at startTimeMs (at once when it has passed).' }),
     Type.Object(
@@ -28,9 +29,9 @@ export const ScheduleKindSchema = Type.Union(
     ),
   ],
   { description: 'Recurrence.' },
-);
+));
 
-export const ScheduleObject = Type.Object(
+export const ScheduleObject = named('Schedule', Type.Object(
   {
     owner: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Free-form owner label; default: the calling API key id.' })),
     timezone: Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone name (e.g. Europe/Berlin); cron is evaluated in it.' }),
@@ -42,7 +43,7 @@ export const ScheduleObject = Type.Object(
     kind: ScheduleKindSchema,
   },
   { additionalProperties: false },
-);
+));
 export type ScheduleObject = Static<typeof ScheduleObject>;
 
 const RobotIds = Type.Array(Uuid, {
@@ -79,7 +80,7 @@ const StepIn = Type.Object(
   { additionalProperties: false },
 );
 
-export const SubmitJobBody = Type.Object(
+export const SubmitJobBody = named('SubmitJobRequest', Type.Object(
   {
     ...Base,
     name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -94,16 +95,16 @@ export const SubmitJobBody = Type.Object(
     parameters: Type.Optional(FreeForm()),
   },
   { additionalProperties: false },
-);
+));
 export type SubmitJobBody = Static<typeof SubmitJobBody>;
 
-export const DeployMissionBody = Type.Object({ ...Base, mission_id: Uuid, robot_ids: RobotIds, ...DeploymentOptions }, { additionalProperties: false });
+export const DeployMissionBody = named('DeployMissionRequest', Type.Object({ ...Base, mission_id: Uuid, robot_ids: RobotIds, ...DeploymentOptions }, { additionalProperties: false }));
 export type DeployMissionBody = Static<typeof DeployMissionBody>;
 
-export const ScheduleMissionBody = Type.Object({ ...Base, mission_id: Uuid, robot_ids: RobotIds, schedule: ScheduleObject, ...DeploymentOptions }, { additionalProperties: false });
+export const ScheduleMissionBody = named('ScheduleMissionRequest', Type.Object({ ...Base, mission_id: Uuid, robot_ids: RobotIds, schedule: ScheduleObject, ...DeploymentOptions }, { additionalProperties: false }));
 export type ScheduleMissionBody = Static<typeof ScheduleMissionBody>;
 
-export const EditScheduleBody = Type.Object(
+export const EditScheduleBody = named('EditScheduleRequest', Type.Object(
   {
     ...Base,
     schedule_id: Uuid,
@@ -124,10 +125,10 @@ export const EditScheduleBody = Type.Object(
       'Omitted fields are kept. A new `schedule` (null: fire now) re-arms the schedule from now. The id never changes. A schedule paused with ' +
       '`creator_key_invalid` stays paused (no fire) until `rebind_to_caller` is true.',
   },
-);
+));
 export type EditScheduleBody = Static<typeof EditScheduleBody>;
 
-export const ScheduledCommand = Type.Object(
+export const ScheduledCommand = named('ScheduledCommand', Type.Object(
   {
     action: Type.Unsafe<'stop' | 'start' | 'release' | 'mode'>({ type: 'string', enum: ['stop', 'start', 'release', 'mode'] }),
     robot_ids: Type.Array(Uuid, { minItems: 1, maxItems: MAX_ROBOT_IDS, description: 'Robots of the target fleet.' }),
@@ -135,9 +136,9 @@ export const ScheduledCommand = Type.Object(
     reason: Type.Optional(Type.String({ maxLength: 200, description: 'For `stop`.' })),
   },
   { additionalProperties: false },
-);
+));
 
-export const ScheduleCommandBody = Type.Object(
+export const ScheduleCommandBody = named('ScheduleCommandRequest', Type.Object(
   { ...Base, command: ScheduledCommand, schedule: Type.Optional(Nullable(ScheduleObject)), ...DeploymentOptions },
   {
     additionalProperties: false,
@@ -145,13 +146,13 @@ export const ScheduleCommandBody = Type.Object(
       'Needs `operations:control` and `robots:write`. At each fire the command is submitted to every robot (stop is kept for an offline robot; ' +
       'start, release and mode need it online); robots that could not take it fail the attempt (`command_failed`) and a retry submits to them only.',
   },
-);
+));
 export type ScheduleCommandBody = Static<typeof ScheduleCommandBody>;
 
-export const CancelScheduleBody = Type.Object({ ...Base, schedule_id: Uuid }, { additionalProperties: false });
+export const CancelScheduleBody = named('CancelScheduleRequest', Type.Object({ ...Base, schedule_id: Uuid }, { additionalProperties: false }));
 export type CancelScheduleBody = Static<typeof CancelScheduleBody>;
 
-export const SetPrioritiesBody = Type.Object(
+export const SetPrioritiesBody = named('SetMissionPrioritiesRequest', Type.Object(
   {
     ...Base,
     priorities: Type.Array(
@@ -160,10 +161,10 @@ export const SetPrioritiesBody = Type.Object(
     ),
   },
   { additionalProperties: false, description: 'One batch: every mission_id must be a template of the fleet, or nothing changes (404). Higher priority is served first when fires compete for robots.' },
-);
+));
 export type SetPrioritiesBody = Static<typeof SetPrioritiesBody>;
 
-export const ScheduleAccepted = Type.Object(
+export const ScheduleAccepted = named('ScheduleAccepted', Type.Object(
   {
     missionId: Nullable(Uuid),
     scheduleId: Uuid,
@@ -174,15 +175,17 @@ export const ScheduleAccepted = Type.Object(
     runtimeSyncError: Type.Optional(Type.String()),
   },
   { additionalProperties: false },
-);
+));
 export type ScheduleAccepted = Static<typeof ScheduleAccepted>;
 
-export const CancelScheduleResponse = Type.Object(
+export const CancelScheduleResponse = named('CancelScheduleResult', Type.Object(
   { scheduleId: Uuid, cancelled: Type.Literal(true), status: ScheduleAccepted.properties.status, detail: Type.String() },
   { additionalProperties: false },
-);
+));
+export type CancelScheduleResponse = Static<typeof CancelScheduleResponse>;
 
-export const SetPrioritiesResponse = Type.Object(
+export const SetPrioritiesResponse = named('SetMissionPrioritiesResult', Type.Object(
   { success: Type.Literal(true), items: Type.Array(Type.Object({ missionId: Uuid, priority: Type.Integer() }, { additionalProperties: false })) },
   { additionalProperties: false },
-);
+));
+export type SetPrioritiesResponse = Static<typeof SetPrioritiesResponse>;

@@ -14,6 +14,7 @@ import {
   SettingValues,
   StopReason,
 } from './control-robot.js';
+import { named } from './named.js';
 
 export const FleetPathParams = Type.Object({ org_id: Uuid, fleet_id: Uuid }, { additionalProperties: false });
 export type FleetPathParams = Static<typeof FleetPathParams>;
@@ -21,7 +22,7 @@ export type FleetPathParams = Static<typeof FleetPathParams>;
 export const RobotPathParams = Type.Object({ org_id: Uuid, fleet_id: Uuid, robot_id: Uuid }, { additionalProperties: false });
 export type RobotPathParams = Static<typeof RobotPathParams>;
 
-export const GoToBody = Type.Object(
+export const GoToBody = named('GoToRequest', Type.Object(
   {
     latitude: Type.Number({ minimum: -90, maximum: 90, description: 'WGS84; the target must lie inside the robot\'s advertised go-to area.' }),
     longitude: Type.Number({ minimum: -180, maximum: 180 }),
@@ -30,25 +31,25 @@ export const GoToBody = Type.Object(
     ...AckWaitProps,
   },
   { additionalProperties: false },
-);
+));
 export type GoToBody = Static<typeof GoToBody>;
 
-export const ModeBody = Type.Object({ mode: ModeName, ...AckWaitProps }, { additionalProperties: false });
+export const ModeBody = named('ModeRequest', Type.Object({ mode: ModeName, ...AckWaitProps }, { additionalProperties: false }));
 export type ModeBody = Static<typeof ModeBody>;
 
-export const InvokeServiceBody = Type.Object(
+export const InvokeServiceBody = named('InvokeServiceRequest', Type.Object(
   { name: ActionName, arguments: Type.Optional(ActionArguments), ...AckWaitProps },
   { additionalProperties: false },
-);
+));
 export type InvokeServiceBody = Static<typeof InvokeServiceBody>;
 
-export const SettingsBody = Type.Object({ settings: SettingValues, ...AckWaitProps }, { additionalProperties: false });
+export const SettingsBody = named('SettingsRequest', Type.Object({ settings: SettingValues, ...AckWaitProps }, { additionalProperties: false }));
 export type SettingsBody = Static<typeof SettingsBody>;
 
-export const StopAllBody = Type.Object({ reason: Type.Optional(StopReason), ...AckWaitProps }, { additionalProperties: false });
+export const StopAllBody = named('StopAllRequest', Type.Object({ reason: Type.Optional(StopReason), ...AckWaitProps }, { additionalProperties: false }));
 export type StopAllBody = Static<typeof StopAllBody>;
 
-export const RobotCommandResponse = Type.Object(
+export const RobotCommandResponse = named('RobotCommandResult', Type.Object(
   {
     success: Type.Boolean({ description: 'Always true on 200: the command was dispatched, deferred, received, or its wait timed out (not proof of failure).' }),
     robotId: Uuid,
@@ -61,10 +62,10 @@ export const RobotCommandResponse = Type.Object(
       'A policy violation is 422 `policy_rejected` and nothing is sent; an offline robot is 503 `unavailable` (these commands are ' +
       'not kept for later); an agent rejection is 422 `policy_rejected` with `details.delivery` (state `agent_rejected`).',
   },
-);
+));
 export type RobotCommandResponse = Static<typeof RobotCommandResponse>;
 
-export const StopAllResponse = Type.Object(
+export const StopAllResponse = named('StopAllResult', Type.Object(
   {
     success: Type.Boolean({ description: 'True when every active robot\'s stop succeeded.' }),
     count: Type.Integer({ description: 'Active robots of the fleet, one outcome each.' }),
@@ -76,5 +77,5 @@ export const StopAllResponse = Type.Object(
     additionalProperties: false,
     description: 'One stop per active robot (offline robots: `deferred`, sent on reconnect). 200 / 207 / 502 as for bulk control-robot.',
   },
-);
+));
 export type StopAllResponse = Static<typeof StopAllResponse>;

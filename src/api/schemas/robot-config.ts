@@ -5,6 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { FreeForm, Uuid } from './common.js';
+import { named } from './named.js';
 
 /** Default and cap of the wait for the robot's report. */
 export const DEFAULT_RESULT_WAIT_MS = 10_000;
@@ -19,7 +20,7 @@ const TimeoutMs = Type.Integer({
 export const ConfigReadQuery = Type.Object({ timeout_ms: Type.Optional(TimeoutMs) }, { additionalProperties: false });
 export type ConfigReadQuery = Static<typeof ConfigReadQuery>;
 
-export const ConfigWriteBody = Type.Object(
+export const ConfigWriteBody = named('ConfigWriteRequest', Type.Object(
   {
     values: FreeForm({
       minProperties: 1,
@@ -29,14 +30,14 @@ export const ConfigWriteBody = Type.Object(
     timeout_ms: Type.Optional(TimeoutMs),
   },
   { additionalProperties: false },
-);
+));
 export type ConfigWriteBody = Static<typeof ConfigWriteBody>;
 
-export const ConfigResponse = Type.Object(
+export const ConfigResponse = named('RobotConfiguration', Type.Object(
   {
     robotId: Uuid,
     commandId: Uuid,
-    values: Type.Object({}, { additionalProperties: true, description: 'The configuration (or settings) as the robot now has them.' }),
+    values: FreeForm({ description: 'The configuration (or settings) as the robot now has them.' }),
   },
   {
     additionalProperties: false,
@@ -45,5 +46,5 @@ export const ConfigResponse = Type.Object(
       'configuration / onboard settings, rejected the command, or refused the values (`details.error` has its reason); 503 ' +
       '`unavailable` when the robot is offline or did not report in time (`details.commandId` to follow it).',
   },
-);
+));
 export type ConfigResponse = Static<typeof ConfigResponse>;

@@ -8,6 +8,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, Uuid } from './common.js';
+import { named } from './named.js';
 
 export const RobotPathParams = Type.Object({ robot_id: Uuid }, { additionalProperties: false });
 export type RobotPathParams = Static<typeof RobotPathParams>;
@@ -17,7 +18,7 @@ export type RobotListQuery = Static<typeof RobotListQuery>;
 
 const NNumber = (description: string) => Nullable(Type.Number({ description }));
 
-export const MotionTelemetry = Type.Object(
+export const MotionTelemetry = named('MotionTelemetry', Type.Object(
   {
     tsMs: Type.Integer({ description: 'Robot clock of the sample (ms since epoch).' }),
     position: Type.Object(
@@ -32,10 +33,10 @@ export const MotionTelemetry = Type.Object(
     gpsFix: Type.Integer({ description: 'GPS fix quality (0 none).' }),
   },
   { additionalProperties: false },
-);
+));
 export type MotionTelemetry = Static<typeof MotionTelemetry>;
 
-export const MissionStatus = Type.Object(
+export const MissionStatus = named('MissionStatus', Type.Object(
   {
     runId: Type.String(),
     missionState: Type.String(),
@@ -45,11 +46,11 @@ export const MissionStatus = Type.Object(
     etaS: Type.Number(),
   },
   { additionalProperties: false },
-);
+));
 
-export const HealthLevel = Type.Union([Type.Literal('unspecified'), Type.Literal('ok'), Type.Literal('warn'), Type.Literal('error')]);
+export const HealthLevel = named('HealthLevel', Type.Union([Type.Literal('unspecified'), Type.Literal('ok'), Type.Literal('warn'), Type.Literal('error')]));
 
-export const StatusTelemetry = Type.Object(
+export const StatusTelemetry = named('StatusTelemetry', Type.Object(
   {
     tsMs: Type.Integer({ description: 'Robot clock of the sample (ms since epoch).' }),
     mode: Type.String(),
@@ -65,10 +66,10 @@ export const StatusTelemetry = Type.Object(
     ),
   },
   { additionalProperties: false },
-);
+));
 export type StatusTelemetry = Static<typeof StatusTelemetry>;
 
-export const LinkConflict = Type.Object(
+export const LinkConflict = named('LinkConflict', Type.Object(
   {
     sinceMs: Type.Integer({ description: 'When the gateway detected it (Unix ms).' }),
     refusedConnections: Type.Integer({ description: 'Connections refused since then because another process held the link.' }),
@@ -82,10 +83,10 @@ export const LinkConflict = Type.Object(
       'pause / cancel / abort are accepted, and their `delivery` carries `linkConflict: true`. Clears once no connection has ' +
       'been refused for 60 s (`FLEETGW_LINK_CONFLICT_CLEAR_MS`). docs/robot-link.md, "Link conflicts".',
   },
-);
+));
 export type LinkConflict = Static<typeof LinkConflict>;
 
-export const RobotView = Type.Object(
+export const RobotView = named('RobotView', Type.Object(
   {
     id: Uuid,
     name: Type.String(),
@@ -114,8 +115,8 @@ export const RobotView = Type.Object(
     statusTelemetry: Nullable(StatusTelemetry),
   },
   { additionalProperties: false },
-);
+));
 export type RobotView = Static<typeof RobotView>;
 
-export const RobotListResponse = Type.Array(RobotView, { description: 'Every robot of the fleet, inactive ones included, ordered by id.' });
+export const RobotListResponse = named('RobotList', Type.Array(RobotView, { description: 'Every robot of the fleet, inactive ones included, ordered by id.' }));
 export type RobotListResponse = Static<typeof RobotListResponse>;

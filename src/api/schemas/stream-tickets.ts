@@ -1,17 +1,18 @@
 /** POST /v1/telemetry/stream-tickets (docs/telemetry-stream.md). */
 import { Type, type Static } from '@sinclair/typebox';
 import { Uuid } from './common.js';
+import { named } from './named.js';
 
-export const StreamTicketRequest = Type.Object(
+export const StreamTicketRequest = named('StreamTicketRequest', Type.Object(
   {
     org_id: Uuid,
     fleet_id: Uuid,
   },
   { additionalProperties: false },
-);
+));
 export type StreamTicketRequest = Static<typeof StreamTicketRequest>;
 
-export const StreamTicketResponse = Type.Object(
+export const StreamTicketResponse = named('StreamTicket', Type.Object(
   {
     ticket: Type.String({
       description:
@@ -22,5 +23,5 @@ export const StreamTicketResponse = Type.Object(
     expiresAtMs: Type.Integer({ description: 'Unix ms after which the ticket is refused (at most 60 s after issue).' }),
   },
   { additionalProperties: false },
-);
+));
 export type StreamTicketResponse = Static<typeof StreamTicketResponse>;

@@ -9,6 +9,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { FreeForm, Nullable, Uuid } from './common.js';
+import { named } from './named.js';
 
 export const TemplatePathParams = Type.Object({ org_id: Uuid, fleet_id: Uuid, mission_id: Uuid }, { additionalProperties: false });
 export type TemplatePathParams = Static<typeof TemplatePathParams>;
@@ -19,20 +20,20 @@ const StepConfig = FreeForm({ description: 'Step configuration, handed to the ro
 const Capability = Type.String({ minLength: 1, maxLength: 64 });
 const Parameters = FreeForm({ description: 'Values the robot receives with every run.' });
 
-export const Prerequisites = Type.Object(
+export const Prerequisites = named('Prerequisites', Type.Object(
   {
     minBatteryPct: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'A robot below this battery level is not chosen.' })),
     requiresDocked: Type.Optional(Type.Boolean({ description: 'Only a docked robot is chosen.' })),
   },
   { additionalProperties: false },
-);
+));
 
 const Priority = Type.Integer({ minimum: -1000, maximum: 1000, description: 'Higher runs first when schedules compete for robots; default 0.' });
 const Roster = Type.Array(Uuid, { maxItems: 1000, description: 'Robots allowed to take the template; empty: every active robot of the fleet.' });
 const Capabilities = Type.Array(Capability, { maxItems: 64, description: 'Capabilities a robot must advertise to take the template.' });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 
-export const TemplateCreateBody = Type.Object(
+export const TemplateCreateBody = named('MissionTemplateCreateRequest', Type.Object(
   {
     name: Name,
     featureId: Uuid,
@@ -45,10 +46,10 @@ export const TemplateCreateBody = Type.Object(
     priority: Type.Optional(Priority),
   },
   { additionalProperties: false },
-);
+));
 export type TemplateCreateBody = Static<typeof TemplateCreateBody>;
 
-export const TemplateUpdateBody = Type.Object(
+export const TemplateUpdateBody = named('MissionTemplateUpdateRequest', Type.Object(
   {
     name: Type.Optional(Name),
     featureId: Type.Optional(Uuid),
@@ -66,13 +67,13 @@ export const TemplateUpdateBody = Type.Object(
     priority: Type.Optional(Priority),
   },
   { additionalProperties: false, description: 'Omitted fields are kept. The enabled state has its own route.' },
-);
+));
 export type TemplateUpdateBody = Static<typeof TemplateUpdateBody>;
 
-export const EnabledBody = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false });
+export const EnabledBody = named('MissionTemplateEnabledRequest', Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false }));
 export type EnabledBody = Static<typeof EnabledBody>;
 
-export const TemplateView = Type.Object(
+export const TemplateView = named('MissionTemplate', Type.Object(
   {
     missionId: Uuid,
     name: Type.String(),
@@ -89,10 +90,10 @@ export const TemplateView = Type.Object(
     updatedAtMs: Type.Integer(),
   },
   { additionalProperties: false },
-);
+));
 export type TemplateView = Static<typeof TemplateView>;
 
-export const TemplateListResponse = Type.Object(
+export const TemplateListResponse = named('MissionTemplateList', Type.Object(
   {
     items: Type.Array(
       Type.Object({ missionId: Uuid, name: Type.String(), featureId: Nullable(Uuid), enabled: Type.Boolean(), priority: Type.Integer() }, { additionalProperties: false }),
@@ -100,11 +101,11 @@ export const TemplateListResponse = Type.Object(
     ),
   },
   { additionalProperties: false },
-);
+));
 export type TemplateListResponse = Static<typeof TemplateListResponse>;
 
 /** Spec: Runtime synchronization of template changes; Errors (non-error 202). */
-export const TemplateMutationResponse = Type.Object(
+export const TemplateMutationResponse = named('MissionTemplateMutationResult', Type.Object(
   {
     success: Type.Boolean({ description: 'False while runtime synchronization is pending (202).' }),
     persistenceState: Type.Literal('committed', { description: 'The change is in the database; it is never rolled back.' }),
@@ -116,5 +117,5 @@ export const TemplateMutationResponse = Type.Object(
     template: Type.Optional(TemplateView),
   },
   { additionalProperties: false },
-);
+));
 export type TemplateMutationResponse = Static<typeof TemplateMutationResponse>;

@@ -99,26 +99,3 @@ export function latestRunOf(store: Store, robotId: string, missionId: string): R
   }
   return undefined;
 }
-
-/** The API view of a run (`GET /v1/mission-runs` items, `mission_history`). */
-export function runView(r: RunRecord): Record<string, unknown> {
-  return {
-    runId: r.runId,
-    missionId: r.missionId,
-    scheduleId: r.scheduleId,
-    robotId: r.robotId,
-    fleetId: r.fleetId,
-    name: r.name,
-    state: r.state,
-    progressPct: r.progressPct,
-    stepIndex: r.stepIndex,
-    remainingDistanceM: r.remainingDistanceM,
-    etaS: r.etaS,
-    detail: r.detail,
-    cancelRequested: r.cancelRequested,
-    correlationId: r.correlationId,
-    startedAtMs: r.startedAtMs,
-    endedAtMs: r.endedAtMs,
-    lastReportAtMs: r.lastReportAtMs,
-  };
-}

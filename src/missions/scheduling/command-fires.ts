@@ -92,7 +92,7 @@ export class CommandFires {
     const problem = this.actingKey?.problem(s) ?? null;
     if (problem !== null) return this.actingKey?.pause(f, problem);
     if (f.phase === 'retry_wait') f.attempt += 1;
-    const cmd = s.target.command as unknown as StoredCommand;
+    const cmd: StoredCommand = s.target.command;
     const done = new Set(f.commandIds.map((id) => this.commands.get(id)?.robotId).filter((x): x is string => x !== undefined));
     const failures: string[] = [];
     const submitted: { commandId: string; persisted: Promise<void> }[] = [];

@@ -15,13 +15,22 @@ export interface ScheduleSpec {
   kind: ScheduleKind;
 }
 
+/** The command a command schedule sends at each fire (`schedule-command`'s `command` without its robots). */
+export interface ScheduledCommandRecord {
+  action: 'stop' | 'start' | 'release' | 'mode';
+  /** For `mode`. */
+  mode?: string;
+  /** For `stop`. */
+  reason?: string;
+}
+
 /** A registered mission run or command (spec: Schedule). */
 export interface ScheduleRecord {
   scheduleId: string;
   orgId: string;
   fleetId: string;
   /** What fires: a mission template, or a non-mission command. */
-  target: { type: 'mission'; missionId: string } | { type: 'command'; command: Record<string, unknown> };
+  target: { type: 'mission'; missionId: string } | { type: 'command'; command: ScheduledCommandRecord };
   robotIds: string[];
   /** null: fire now (submit-job without schedule, deploy-mission). */
   schedule: ScheduleSpec | null;

@@ -146,35 +146,6 @@ export function pageSchedules(store: Store, fleetId: string, limit: number, befo
   return { items, lastKey, more };
 }
 
-/** The API row of a schedule (`GET /v1/mission-schedule`). */
-export function scheduleRow(s: ScheduleRecord): Record<string, unknown> {
-  return {
-    scheduleId: s.scheduleId,
-    fleet_id: s.fleetId,
-    kind: s.target.type,
-    template_mission_id: s.target.type === 'mission' ? s.target.missionId : null,
-    command: s.target.type === 'command' ? s.target.command : null,
-    robot_ids: s.robotIds,
-    schedule: s.schedule,
-    status: s.status,
-    last_failure_reason: s.lastFailureReason,
-    last_failure_detail: s.lastFailureDetail,
-    deployment_deadline_ms: s.deploymentDeadlineMs,
-    retry_limit: s.retryLimit,
-    retry_interval_secs: s.retryIntervalSecs,
-    next_fire_at_ms: s.nextFireAtMs,
-    cancelled: s.cancelled,
-    paused_reason: s.pausedReason ?? null,
-    acts_as_api_key_id: s.createdBy.apiKeyId,
-    fires_total: s.firesTotal,
-    skipped_fires: s.skippedFires,
-    last_run_id: s.lastRunId,
-    correlation_id: s.correlationId,
-    created_at_ms: s.createdAtMs,
-    updated_at_ms: s.updatedAtMs,
-  };
-}
-
 /** A schedule of the fleet. @throws ApiError `schedule_not_found` */
 export function requireSchedule(store: Store, fleetId: string, scheduleId: string): ScheduleRecord {
   const s = store.schedules.get(scheduleId);

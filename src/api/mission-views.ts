@@ -1,0 +1,68 @@
+/**
+ * The published views of mission runs and schedules (schemas/mission-runtime.ts MissionRun and
+ * ScheduleRow), built from their LMDB records. Pure: the routes decide which records to show.
+ */
+import type { RunRecord, RunState } from '../missions/runs/records.js';
+import type { ScheduleRecord } from '../missions/scheduling/records.js';
+import type { MissionRun, RUN_STATES, ScheduleRow } from './schemas/mission-runtime.js';
+
+// The published run states are exactly the stored ones: a state added to RunState fails to compile
+// here until the schema lists it too.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const runStatesMatch: Same<RunState, (typeof RUN_STATES)[number]> = true;
+void runStatesMatch;
+
+/** A run as `GET /v1/mission-runs` lists it (active runs: pass the tracker's live record). */
+export function toMissionRun(r: RunRecord): MissionRun {
+  return {
+    runId: r.runId,
+    missionId: r.missionId,
+    scheduleId: r.scheduleId,
+    robotId: r.robotId,
+    fleetId: r.fleetId,
+    name: r.name,
+    state: r.state,
+    progressPct: r.progressPct,
+    stepIndex: r.stepIndex,
+    remainingDistanceM: r.remainingDistanceM,
+    etaS: r.etaS,
+    detail: r.detail,
+    cancelRequested: r.cancelRequested,
+    correlationId: r.correlationId,
+    startedAtMs: r.startedAtMs,
+    endedAtMs: r.endedAtMs,
+    lastReportAtMs: r.lastReportAtMs,
+  };
+}
+
+/** A schedule as `GET /v1/mission-schedule` lists it (pass the scheduler's live view of the record). */
+export function toScheduleRow(s: ScheduleRecord): ScheduleRow {
+  const command = s.target.type === 'command' ? s.target.command : null;
+  return {
+    scheduleId: s.scheduleId,
+    fleet_id: s.fleetId,
+    kind: s.target.type,
+    template_mission_id: s.target.type === 'mission' ? s.target.missionId : null,
+    command: command === null
+      ? null
+      : { action: command.action, ...(command.mode !== undefined ? { mode: command.mode } : {}), ...(command.reason !== undefined ? { reason: command.reason } : {}) },
+    robot_ids: s.robotIds,
+    schedule: s.schedule === null ? null : { owner: s.schedule.owner, timezone: s.schedule.timezone, startTimeMs: s.schedule.startTimeMs, kind: s.schedule.kind },
+    status: s.status,
+    last_failure_reason: s.lastFailureReason,
+    last_failure_detail: s.lastFailureDetail,
+    deployment_deadline_ms: s.deploymentDeadlineMs,
+    retry_limit: s.retryLimit,
+    retry_interval_secs: s.retryIntervalSecs,
+    next_fire_at_ms: s.nextFireAtMs,
+    cancelled: s.cancelled,
+    paused_reason: s.pausedReason ?? null,
+    acts_as_api_key_id: s.createdBy.apiKeyId,
+    fires_total: s.firesTotal,
+    skipped_fires: s.skippedFires,
+    last_run_id: s.lastRunId,
+    correlation_id: s.correlationId,
+    created_at_ms: s.createdAtMs,
+    updated_at_ms: s.updatedAtMs,
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * The /openapi.json document without a running gateway, for linting the contract and generating
+ * clients offline (scripts/lint-openapi.mjs). The routes are built by the same {@link buildRoutes}
+ * the gateway serves, over real parts opened on a throw-away data dir: a route list needs its
+ * dependencies to exist, not to run, so nothing listens, no scheduler starts and the dir is removed.
+ * The document's server is the relative `/` (openapi.ts RELATIVE_SERVER).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CommandService } from '../commands/service.js';
+import { EventLog } from '../events/log.js';
+import { IdempotencyClaims } from '../idempotency/index.js';
+import { OperationRuntime } from '../missions/catalog/runtime.js';
+import { MissionScheduling, runtimeGate } from '../missions/scheduling/scheduling-service.js';
+import { RobotRegistry } from '../robotlink/registry.js';
+import { openStore } from '../store/lmdb.js';
+import { TicketIssuer } from '../telemetry/ticket-issuer.js';
+import { buildRoutes } from './routes.js';
+
+/** Builds the document the gateway would serve. */
+export function offlineOpenApiDocument(): Promise<Record<string, unknown>> {
+  return withOfflineRoutes((built) => built.openapi);
+}
+
+/** Builds the gateway's routes and document offline, hands them to `use`, then closes everything. */
+export async function withOfflineRoutes<T>(use: (built: ReturnType<typeof buildRoutes>) => T): Promise<T> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'fleetgw-openapi-'));
+  const log = (): void => {};
+  const store = openStore(dataDir);
+  try {
+    const events = new EventLog(store);
+    const idempotency = new IdempotencyClaims(store);
+    const link = new RobotRegistry(log);
+    const commands = new CommandService({ store, link, log });
+    const runtime = new OperationRuntime(store, { log });
+    const missions = new MissionScheduling({ store, events, link, commands, gate: runtimeGate(runtime), log });
+    try {
+      return use(buildRoutes({ store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, log }));
+    } finally {
+      missions.stop();
+      runtime.close();
+      await commands.close();
+    }
+  } finally {
+    await store.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}

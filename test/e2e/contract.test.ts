@@ -1,0 +1,451 @@
+/**
+ * The contract test: every operation /openapi.json publishes, called through real HTTP against the
+ * real `fleetgw serve` (dist: `npm run build` first) with simulated robots (`fleetgw sim`) on the
+ * real robot link, at least once with success and once with its main error. Every live response is
+ * validated against the schema the served document publishes for its status (JSON Schema 2020-12);
+ * the document's object schemas are all closed (`additionalProperties: false`) or explicitly
+ * free-form (`x-free-form`), so a field a handler adds without publishing it fails validation.
+ *
+ * The last case derives the operation list from the served document and fails, naming them, for
+ * operations not exercised with both a success and an error status.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_CATALOG, type ErrorId } from '../../src/errors/catalog.js';
+import { adminJson, FLEETGW_BIN } from '../support/cli.js';
+import { makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
+import { until } from '../support/until.js';
+
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (a: Ajv2020) => Ajv2020;
+
+type Json = Record<string, any>;
+
+interface Operation {
+  id: string;
+  method: string;
+  path: string;
+  op: Json;
+}
+
+interface Outcome {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+const DEPOT = { latitude: 52.0, longitude: 5.0 };
+const SQUARE = { type: 'Polygon', coordinates: [[[5, 52], [5.001, 52], [5.001, 52.001], [5, 52.001], [5, 52]]] };
+
+let d: ReturnType<typeof makeDataDir>;
+let gw: RunningGateway;
+let sim: ChildProcess | undefined;
+let doc: Json;
+let base: string;
+let readKey: string;
+const robots: { robotId: string; robotToken: string }[] = [];
+let inactiveRobot: string;
+const operations = new Map<string, Operation>();
+/** operationId -> statuses seen. */
+const seen = new Map<string, Set<number>>();
+const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
+const validators = new Map<string, ValidateFunction>();
+/** Errors an operation returned that its `x-errors` list does not publish. */
+const unpublished: string[] = [];
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const templatePattern = (template: string): RegExp => new RegExp(`^${template.split(/\{\w+\}/).map(escapeRegExp).join('.+')}$`, 's');
+
+/** Each catalog entry's message template as a pattern (placeholders match any text). */
+const TEMPLATES = (Object.entries(ERROR_CATALOG) as [ErrorId, (typeof ERROR_CATALOG)[ErrorId]][]).map(([id, e]) => ({
+  id,
+  entry: e,
+  pattern: templatePattern(e.template),
+}));
+
+/** The catalog entries an error body can come from (same status, code and message shape). */
+function catalogIdsOf(status: number, body: { error: string; code: string }): ErrorId[] {
+  return TEMPLATES.filter((t) => t.entry.status === status && t.entry.code === body.code && t.pattern.test(body.error)).map((t) => t.id);
+}
+
+beforeAll(async () => {
+  d = makeDataDir('fleetgw-contract-');
+  for (let i = 0; i < 2; i++) robots.push(adminJson(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', `sim${i}`]));
+  inactiveRobot = adminJson<{ robotId: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'spare', '--inactive']).robotId;
+  readKey = adminJson<{ apiKey: string }>(['create-key', '--data-dir', d.dataDir, '--org', d.orgId, '--permissions', 'robots:read']).apiKey;
+  gw = await startGatewayProcess(d.dataDir);
+  base = gw.ready.http;
+  const robotsFile = join(d.dataDir, 'sim-robots.json');
+  writeFileSync(robotsFile, JSON.stringify(robots));
+  sim = spawn(process.execPath, [FLEETGW_BIN, 'sim', '--grpc', gw.ready.grpc, '--robots-file', robotsFile, '--hz', '5'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  sim.stderr?.resume();
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: sim!.stdout! }).on('line', (l) => l.includes('sim-started') && resolve());
+    sim!.once('exit', (code) => reject(new Error(`fleetgw sim exited with ${String(code)}`)));
+  });
+
+  doc = (await (await fetch(`${base}/openapi.json`)).json()) as Json;
+  ajv.addSchema(doc, 'openapi');
+  for (const [path, item] of Object.entries(doc.paths as Json)) {
+    for (const [method, op] of Object.entries(item as Json)) {
+      const o = op as Json;
+      operations.set(o.operationId as string, { id: o.operationId as string, method: method.toUpperCase(), path, op: o });
+    }
+  }
+  // The robots are on the link and have reported telemetry.
+  for (const r of robots) {
+    await until(async () => {
+      const res = await fetch(`${base}/v1/robots/${r.robotId}`, { headers: { authorization: `Bearer ${d.apiKey}` } });
+      const v = (await res.json()) as Json;
+      return v.online === true && v.statusTelemetry !== null;
+    }, 20_000, `robot ${r.robotId} online with telemetry`);
+  }
+}, 90_000);
+
+afterAll(async () => {
+  if (sim && sim.exitCode === null) {
+    sim.kill('SIGTERM');
+    await new Promise((r) => sim!.once('exit', r));
+  }
+  await gw?.stop();
+  if (d) rmSync(d.dataDir, { recursive: true, force: true });
+});
+
+/** JSON pointer escaping (RFC 6901). */
+const ptr = (s: string): string => s.replaceAll('~', '~0').replaceAll('/', '~1');
+
+/** Follows a local `$ref` of the document. */
+function deref(node: Json): Json {
+  if (typeof node.$ref !== 'string') return node;
+  return node.$ref.slice(2).split('/').reduce((n: Json, k) => n[k.replaceAll('~1', '/').replaceAll('~0', '~')] as Json, doc);
+}
+
+/** The published schema's validator for one response of an operation (null: no body published). */
+function validatorFor(o: Operation, status: number): ValidateFunction | null {
+  const key = `${o.id} ${status}`;
+  const cached = validators.get(key);
+  if (cached) return cached;
+  const raw = (o.op.responses as Json)[String(status)] as Json | undefined;
+  expect(raw, `${o.id}: status ${status} is not published`).toBeDefined();
+  const response = deref(raw!);
+  if (response.content === undefined) return null;
+  const schemaAt = typeof raw!.$ref === 'string'
+    ? `${raw!.$ref.slice(1)}/content/application~1json/schema`
+    : `/paths/${ptr(o.path)}/${o.method.toLowerCase()}/responses/${status}/content/application~1json/schema`;
+  const v = ajv.compile({ $ref: `openapi#${schemaAt}` });
+  validators.set(key, v);
+  return v;
+}
+
+interface CallOptions {
+  path?: Record<string, string>;
+  query?: Record<string, string | number | boolean>;
+  body?: unknown;
+  /** API key; null sends none. Default: the all-permission key. */
+  key?: string | null;
+  idem?: string;
+}
+
+/**
+ * Calls an operation of the served document by its operationId, validates the answer against the
+ * schema published for its status, and records the status for the coverage check.
+ */
+async function call(operationId: string, opts: CallOptions = {}): Promise<Outcome> {
+  const o = operations.get(operationId);
+  expect(o, `operation ${operationId} is not in /openapi.json`).toBeDefined();
+  const path = o!.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
+    const v = opts.path?.[name] ?? ({ org_id: d.orgId, fleet_id: d.fleetId } as Record<string, string>)[name];
+    expect(v, `${operationId}: path parameter ${name}`).toBeDefined();
+    return encodeURIComponent(v!);
+  });
+  const qs = opts.query ? `?${new URLSearchParams(Object.entries(opts.query).map(([k, v]): [string, string] => [k, String(v)])).toString()}` : '';
+  const headers: Record<string, string> = {};
+  const key = opts.key === undefined ? d.apiKey : opts.key;
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  if (opts.idem !== undefined) headers['idempotency-key'] = opts.idem;
+  const res = await fetch(`${base}${path}${qs}`, { method: o!.method, headers, ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}) });
+  const text = await res.text();
+  const body: unknown = text === '' ? undefined : JSON.parse(text);
+  const validate = validatorFor(o!, res.status);
+  if (validate === null) {
+    expect(text, `${operationId} ${res.status}: no body is published`).toBe('');
+  } else {
+    expect(validate(body), `${operationId} ${res.status}: ${JSON.stringify(validate.errors)}\n${text.slice(0, 2000)}`).toBe(true);
+  }
+  if (res.status >= 400 && typeof ((o!.op.responses as Json)[String(res.status)] as Json).$ref === 'string') {
+    // A catalog error: it must be one the operation publishes.
+    const candidates = catalogIdsOf(res.status, body as { error: string; code: string });
+    const published = o!.op['x-errors'] as string[];
+    if (!candidates.some((id) => published.includes(id))) unpublished.push(`${operationId} ${res.status}: ${candidates.join(' | ') || '(no catalog entry)'}: ${text}`);
+  }
+  let statuses = seen.get(operationId);
+  if (!statuses) seen.set(operationId, (statuses = new Set()));
+  statuses.add(res.status);
+  return { status: res.status, body, headers: res.headers };
+}
+
+/** Calls and expects a status. */
+async function expectStatus(status: number, operationId: string, opts: CallOptions = {}): Promise<any> {
+  const r = await call(operationId, opts);
+  expect(r.status, `${operationId}: ${JSON.stringify(r.body)}`).toBe(status);
+  return r.body;
+}
+
+const ids = (): { org_id: string; fleet_id: string } => ({ org_id: d.orgId, fleet_id: d.fleetId });
+const robotPath = (i = 0): { path: Record<string, string> } => ({ path: { robot_id: robots[i]!.robotId } });
+const later = (ms: number): number => Date.now() + ms;
+
+describe('the published document', () => {
+  it('closes every object schema except explicit free-form ones', () => {
+    const open: string[] = [];
+    const walk = (node: unknown, where: string): void => {
+      if (Array.isArray(node)) return node.forEach((n, i) => walk(n, `${where}/${i}`));
+      if (node === null || typeof node !== 'object') return;
+      const n = node as Json;
+      const isObject = n.type === 'object' || n.properties !== undefined;
+      if (isObject && n.additionalProperties !== false && n['x-free-form'] === undefined && n.patternProperties === undefined && typeof n.additionalProperties !== 'object') {
+        open.push(where);
+      }
+      for (const [k, v] of Object.entries(n)) walk(v, `${where}/${ptr(k)}`);
+    };
+    walk(doc.components.schemas, '#/components/schemas');
+    walk(doc.paths, '#/paths');
+    // The document itself (GET /openapi.json) is the one deliberately open response.
+    expect(open.filter((w) => !w.startsWith('#/paths/~1openapi.json'))).toEqual([]);
+  });
+
+  it('validates with teeth: a body missing a field or carrying an undeclared one fails', () => {
+    const me = validatorFor(operations.get('getMe')!, 200)!;
+    const good = { actorType: 'api_key', apiKeyId: randomUUID(), orgId: randomUUID(), fleetId: null, permissions: [] };
+    expect(me(good)).toBe(true);
+    expect(me({ ...good, extra: 1 })).toBe(false);
+    const { orgId: _, ...missing } = good;
+    expect(me(missing)).toBe(false);
+    const runs = validatorFor(operations.get('listMissionRuns')!, 200)!;
+    expect(runs([{ runId: randomUUID() }])).toBe(false);
+  });
+
+  it('names every resource schema and declares Idempotency-Key where the route requires it', () => {
+    const names = Object.keys(doc.components.schemas as Json);
+    for (const n of ['RobotView', 'Command', 'Delivery', 'MissionTemplate', 'Feature', 'ScheduleRow', 'MissionRun', 'Event', 'AuditEntry', 'ErrorBody', 'StreamTicket']) {
+      expect(names).toContain(n);
+    }
+    expect(doc.servers[0].url).toBe(base);
+    const idem = (id: string): Json | undefined => ((operations.get(id)!.op.parameters ?? []) as Json[]).find((p) => p.in === 'header' && p.name === 'Idempotency-Key');
+    for (const id of ['submitJob', 'deployMission', 'scheduleMission', 'scheduleCommand', 'createMissionTemplate']) expect(idem(id)?.required, id).toBe(true);
+    expect(idem('createFeature')?.required).toBe(false);
+    expect(idem('editSchedule')).toBeUndefined();
+  });
+});
+
+describe('every operation, through real HTTP', () => {
+  const state: Record<string, string> = {};
+
+  it('discovery', async () => {
+    const published = await expectStatus(200, 'getOpenApi', { key: null });
+    expect(published).toEqual(doc);
+    await expectStatus(400, 'getOpenApi', { key: null, query: { x: 1 } });
+    expect((await expectStatus(200, 'getMe')).orgId).toBe(d.orgId);
+    await expectStatus(401, 'getMe', { key: null });
+    expect((await expectStatus(200, 'listFleets')).items).toEqual([{ fleetId: d.fleetId, name: 'Yard' }]);
+    await expectStatus(403, 'listFleets', { path: { org_id: randomUUID() } });
+  });
+
+  it('robots', async () => {
+    const list = await expectStatus(200, 'listRobots', { query: { fleet_id: d.fleetId } });
+    expect(list).toHaveLength(3);
+    const one = await expectStatus(200, 'getRobot', robotPath());
+    expect(one.motionTelemetry).not.toBeNull();
+    await expectStatus(200, 'getRobot', { path: { robot_id: inactiveRobot } });
+    await expectStatus(404, 'listRobots', { query: { fleet_id: randomUUID() } });
+    await expectStatus(404, 'getRobot', { path: { robot_id: randomUUID() } });
+  });
+
+  it('robot commands', async () => {
+    const goTo = await expectStatus(200, 'robotGoTo', { ...robotPath(), body: { ...DEPOT, wait_for_ack: true } });
+    expect(goTo.delivery.state).toBe('agent_received');
+    state.commandId = goTo.delivery.commandId as string;
+    await expectStatus(422, 'robotGoTo', { ...robotPath(), body: { latitude: 10, longitude: 10 } });
+    await expectStatus(200, 'robotSetMode', { ...robotPath(1), body: { mode: 'autonomous', wait_for_ack: true } });
+    await expectStatus(422, 'robotSetMode', { ...robotPath(1), body: { mode: 'flying' } });
+    await expectStatus(200, 'robotInvokeService', { ...robotPath(1), body: { name: 'beep', arguments: { durationMs: 10 } } });
+    await expectStatus(422, 'robotInvokeService', { ...robotPath(1), body: { name: 'warp_drive' } });
+    await expectStatus(200, 'robotUpdateSettings', { ...robotPath(1), body: { settings: { max_speed_mps: 1 } } });
+    await expectStatus(422, 'robotUpdateSettings', { ...robotPath(1), body: { settings: { max_speed_mps: 99 } } });
+    await expectStatus(503, 'robotSetMode', { path: { robot_id: inactiveRobot }, body: { mode: 'manual' } });
+  });
+
+  it('robot configuration and onboard settings', async () => {
+    const config = await expectStatus(200, 'getRobotConfig', robotPath());
+    expect(config.values.site_name).toBe('depot');
+    expect((await expectStatus(200, 'updateRobotConfig', { ...robotPath(), body: { values: { site_name: 'yard' } } })).values.site_name).toBe('yard');
+    await expectStatus(422, 'updateRobotConfig', { ...robotPath(), body: { values: { no_such_key: 1 } } });
+    await expectStatus(404, 'getRobotConfig', { path: { robot_id: randomUUID() } });
+    await expectStatus(200, 'getRobotOnboardSettings', robotPath());
+    await expectStatus(200, 'updateRobotOnboardSettings', { ...robotPath(), body: { values: { night_mode: true } } });
+    await expectStatus(422, 'updateRobotOnboardSettings', { ...robotPath(), body: { values: { night_mode: 'yes' } } });
+    await expectStatus(503, 'getRobotOnboardSettings', { path: { robot_id: inactiveRobot } });
+  });
+
+  it('bulk robot control, the audit log and command reads', async () => {
+    const r1 = robots[1]!.robotId;
+    const ok = await expectStatus(200, 'controlRobot', { body: { ...ids(), action: 'mode', robot_id: r1, mode: 'autonomous', wait_for_ack: true } });
+    expect(ok.outcomes[0].delivery.state).toBe('agent_received');
+    const partial = await expectStatus(207, 'controlRobot', { body: { ...ids(), action: 'mode', robot_ids: [r1, randomUUID()], mode: 'autonomous' } });
+    expect(partial.code).toBe('partial_failure');
+    const failed = await expectStatus(502, 'controlRobot', { body: { ...ids(), action: 'start', robot_ids: [randomUUID()] } });
+    expect(failed.code).toBe('unavailable');
+    await expectStatus(400, 'controlRobot', { body: { ...ids(), action: 'mode', robot_id: r1 } });
+
+    const page = await expectStatus(200, 'getAuditLog', { query: { fleet_id: d.fleetId, limit: 2 } });
+    expect(page.items.length).toBe(2);
+    await expectStatus(200, 'getAuditLog', { query: { fleet_id: d.fleetId, limit: 2, cursor: page.next_cursor as string } });
+    await expectStatus(400, 'getAuditLog', { query: { fleet_id: d.fleetId, cursor: 'not-a-cursor' } });
+
+    const cmd = await expectStatus(200, 'getRobotCommand', { path: { command_id: state.commandId! } });
+    expect(cmd.args).not.toBeNull();
+    const config = (await call('getAuditLog', { query: { fleet_id: d.fleetId, robot_id: robots[0]!.robotId } })).body.items.find((e: Json) => e.action === 'config');
+    expect((await expectStatus(200, 'getRobotCommand', { path: { command_id: config.commandId as string } })).result).not.toBeNull();
+    await expectStatus(200, 'getRobotCommand', { path: { command_id: state.commandId! }, key: readKey });
+    await expectStatus(404, 'getRobotCommand', { path: { command_id: randomUUID() } });
+  });
+
+  it('telemetry stream tickets', async () => {
+    const t = await expectStatus(201, 'createTelemetryStreamTicket', { body: ids() });
+    expect(t.url).toMatch(/^ws:/);
+    await expectStatus(403, 'createTelemetryStreamTicket', { body: { ...ids(), org_id: randomUUID() } });
+  });
+
+  it('features', async () => {
+    const f = await expectStatus(201, 'createFeature', { body: { name: 'yard', geometry: SQUARE }, idem: randomUUID() });
+    state.featureId = f.featureId as string;
+    const spare = await expectStatus(201, 'createFeature', { body: { name: 'spare', geometry: SQUARE } });
+    await expectStatus(400, 'createFeature', { body: { name: 'open ring', geometry: { type: 'Polygon', coordinates: [[[5, 52], [5.001, 52], [5.001, 52.001], [5, 52.001]]] } } });
+    expect((await expectStatus(200, 'listFeatures')).items).toHaveLength(2);
+    await expectStatus(404, 'listFeatures', { path: { fleet_id: randomUUID() } });
+    await expectStatus(200, 'getFeature', { path: { feature_id: state.featureId } });
+    await expectStatus(404, 'getFeature', { path: { feature_id: randomUUID() } });
+    await expectStatus(200, 'updateFeature', { path: { feature_id: state.featureId }, body: { name: 'yard north' } });
+    await expectStatus(404, 'updateFeature', { path: { feature_id: randomUUID() }, body: { name: 'x' } });
+    const locked = await expectStatus(200, 'controlFeature', { body: { ...ids(), action: 'lock', feature_id: spare.featureId as string, lock_reason: 'survey' } });
+    expect(locked.feature.locked).toBe(true);
+    await expectStatus(400, 'controlFeature', { body: { ...ids(), action: 'enable_field_rule', directive_id: randomUUID() } });
+    await expectStatus(204, 'deleteFeature', { path: { feature_id: spare.featureId as string } });
+    await expectStatus(404, 'deleteFeature', { path: { feature_id: spare.featureId as string } });
+  });
+
+  it('mission templates and the operation', async () => {
+    const steps = [{ kind: 'wait', config: { seconds: 120 } }];
+    await expectStatus(400, 'createMissionTemplate', { body: { name: 'patrol', featureId: state.featureId, steps } });
+    const t = await expectStatus(201, 'createMissionTemplate', { body: { name: 'patrol', featureId: state.featureId, steps }, idem: randomUUID() });
+    state.missionId = t.missionId as string;
+    state.operationId = t.operationId as string;
+    const other = await expectStatus(201, 'createMissionTemplate', { body: { name: 'spare', featureId: state.featureId, steps }, idem: randomUUID() });
+    expect((await expectStatus(200, 'listMissionTemplates')).items).toHaveLength(2);
+    await expectStatus(404, 'listMissionTemplates', { path: { fleet_id: randomUUID() } });
+    await expectStatus(200, 'getMissionTemplate', { path: { mission_id: state.missionId } });
+    await expectStatus(404, 'getMissionTemplate', { path: { mission_id: randomUUID() } });
+    await expectStatus(200, 'updateMissionTemplate', { path: { mission_id: state.missionId }, body: { priority: 5 } });
+    await expectStatus(404, 'updateMissionTemplate', { path: { mission_id: randomUUID() }, body: { priority: 5 } });
+    await expectStatus(200, 'setMissionTemplateEnabled', { path: { mission_id: state.missionId }, body: { enabled: true } });
+    await expectStatus(404, 'setMissionTemplateEnabled', { path: { mission_id: randomUUID() }, body: { enabled: true } });
+    await expectStatus(409, 'deleteFeature', { path: { feature_id: state.featureId! } });
+    await expectStatus(200, 'deleteMissionTemplate', { path: { mission_id: other.missionId as string } });
+    await expectStatus(404, 'deleteMissionTemplate', { path: { mission_id: other.missionId as string } });
+
+    const started = await expectStatus(200, 'controlOperation', { body: { ...ids(), action: 'start', operation_id: state.operationId } });
+    expect(started.operation.state).toBe('running');
+    await expectStatus(409, 'controlOperation', { body: { ...ids(), action: 'start', operation_id: randomUUID() } });
+  });
+
+  it('mission tools and schedules', async () => {
+    const r0 = robots[0]!.robotId;
+    const deployed = await expectStatus(202, 'deployMission', { body: { ...ids(), mission_id: state.missionId, robot_ids: [r0] }, idem: randomUUID() });
+    state.deployScheduleId = deployed.scheduleId as string;
+    state.correlationId = deployed.correlationId as string;
+    await expectStatus(404, 'deployMission', { body: { ...ids(), mission_id: randomUUID(), robot_ids: [] }, idem: randomUUID() });
+    await expectStatus(409, 'deleteMissionTemplate', { path: { mission_id: state.missionId! } });
+
+    const schedule = { timezone: 'Europe/Berlin', startTimeMs: later(3_600_000), kind: { cron: { expr: '0 3 * * *' } } };
+    const s = await expectStatus(201, 'scheduleMission', { body: { ...ids(), mission_id: state.missionId, robot_ids: [], schedule }, idem: randomUUID() });
+    state.scheduleId = s.scheduleId as string;
+    await expectStatus(400, 'scheduleMission', { body: { ...ids(), mission_id: state.missionId, robot_ids: [], schedule: { ...schedule, timezone: 'Mars/Olympus' } }, idem: randomUUID() });
+    await expectStatus(200, 'editSchedule', { body: { ...ids(), schedule_id: state.scheduleId, retry_limit: 2 } });
+    await expectStatus(404, 'editSchedule', { body: { ...ids(), schedule_id: randomUUID(), retry_limit: 2 } });
+
+    const job = { ...ids(), name: 'job', feature_id: state.featureId, capabilities: [], robot_ids: [], deployment_deadline_ms: 60_000, schedule: { timezone: 'UTC', startTimeMs: later(7_200_000), kind: 'once' } };
+    const submitted = await call('submitJob', { body: job, idem: randomUUID() });
+    expect([201, 202]).toContain(submitted.status);
+    await expectStatus(400, 'submitJob', { body: job });
+
+    const command = { ...ids(), command: { action: 'stop', robot_ids: [robots[1]!.robotId], reason: 'night' }, schedule: { timezone: 'UTC', startTimeMs: later(3_600_000), kind: { interval: { everySeconds: 3600 } } } };
+    const c = await expectStatus(201, 'scheduleCommand', { body: command, idem: randomUUID() });
+    await expectStatus(400, 'scheduleCommand', { body: { ...command, command: { action: 'mode', robot_ids: [robots[1]!.robotId] } }, idem: randomUUID() });
+    expect((await expectStatus(200, 'cancelSchedule', { body: { ...ids(), schedule_id: c.scheduleId as string } })).cancelled).toBe(true);
+    await expectStatus(404, 'cancelSchedule', { body: { ...ids(), schedule_id: randomUUID() } });
+
+    await expectStatus(200, 'setMissionPriorities', { body: { ...ids(), priorities: [{ mission_id: state.missionId, priority: 7 }] } });
+    await expectStatus(404, 'setMissionPriorities', { body: { ...ids(), priorities: [{ mission_id: randomUUID(), priority: 7 }] } });
+
+    const all = await expectStatus(200, 'listMissionSchedule', { query: { fleet_id: d.fleetId } });
+    expect(all.length).toBeGreaterThanOrEqual(4);
+    expect(all.find((r: Json) => r.kind === 'command').command).toEqual({ action: 'stop', reason: 'night' });
+    const page = await expectStatus(200, 'listMissionSchedule', { query: { fleet_id: d.fleetId, limit: 2 } });
+    await expectStatus(200, 'listMissionSchedule', { query: { fleet_id: d.fleetId, limit: 2, before: page.next_cursor as string } });
+    expect((await expectStatus(200, 'listMissionSchedule', { query: { fleet_id: d.fleetId, id: state.scheduleId } })).schedule.owner).toBeTruthy();
+    await expectStatus(404, 'listMissionSchedule', { query: { fleet_id: d.fleetId, id: randomUUID() } });
+  });
+
+  it('mission runs, runtime status and events', async () => {
+    const r0 = robots[0]!.robotId;
+    let runs: Json[] = [];
+    await until(async () => {
+      runs = (await call('listMissionRuns', { query: { fleet_id: d.fleetId, days: 1 } })).body as Json[];
+      return runs.some((r) => r.state === 'running');
+    }, 20_000, 'the deployed run to be running');
+    expect(runs[0]!.scheduleId).toBe(state.deployScheduleId);
+    await expectStatus(400, 'listMissionRuns', { query: { fleet_id: d.fleetId, days: 0 } });
+
+    expect((await expectStatus(200, 'getRuntimeStatus', { body: ids() })).kind).toBe('fleet');
+    expect((await expectStatus(200, 'getRuntimeStatus', { body: { ...ids(), robot_id: r0 } })).assignment).not.toBeNull();
+    expect((await expectStatus(200, 'getRuntimeStatus', { body: { ...ids(), schedule_id: state.scheduleId } })).kind).toBe('schedule');
+    await expectStatus(200, 'getRuntimeStatus', { body: { ...ids(), schedule_id: state.deployScheduleId } });
+    await expectStatus(400, 'getRuntimeStatus', { body: { ...ids(), robot_id: r0, schedule_id: state.scheduleId } });
+
+    const paused = await expectStatus(200, 'controlMission', { body: { ...ids(), robot_id: r0, mission_id: state.missionId, action: 'pause', wait_for_ack: true } });
+    expect(paused.delivery.state).toBe('agent_received');
+    await expectStatus(404, 'controlMission', { body: { ...ids(), robot_id: robots[1]!.robotId, mission_id: state.missionId, action: 'pause' } });
+    await expectStatus(200, 'controlMission', { body: { ...ids(), robot_id: r0, mission_id: state.missionId, action: 'abort', wait_for_ack: true } });
+
+    const events = await expectStatus(200, 'listEvents', { query: { fleet_id: d.fleetId, correlation_id: state.correlationId!, limit: 2 } });
+    expect(events.items).toHaveLength(2);
+    await expectStatus(200, 'listEvents', { query: { fleet_id: d.fleetId, correlation_id: state.correlationId!, cursor: events.next_cursor as string } });
+    await expectStatus(400, 'listEvents', { query: { fleet_id: d.fleetId, correlation_id: state.correlationId!, cursor: 'x' } });
+  });
+
+  it('fleet-wide stop', async () => {
+    const all = await expectStatus(200, 'fleetStopAll', { body: { reason: 'contract test', wait_for_ack: true } });
+    expect(all.count).toBe(2);
+    await expectStatus(403, 'fleetStopAll', { body: {}, key: readKey });
+  });
+
+  it('returned only errors each operation publishes (x-errors)', () => {
+    expect(unpublished).toEqual([]);
+  });
+
+  it('covered every operation of /openapi.json with a success and an error', () => {
+    const missing: string[] = [];
+    for (const id of operations.keys()) {
+      const statuses = [...(seen.get(id) ?? [])];
+      if (!statuses.some((s) => s < 300)) missing.push(`${id}: no success`);
+      if (!statuses.some((s) => s >= 400)) missing.push(`${id}: no error`);
+    }
+    expect(missing).toEqual([]);
+  });
+});
