@@ -212,7 +212,13 @@ describe('operation control and status reads', () => {
     await h.tool('deploy-mission', { mission_id: missionId, robot_ids: [r0] });
     await h.tool('deploy-mission', { mission_id: missionId, robot_ids: [r1] });
     await until(() => [r0, r1].every((id) => h.missions.tracker.activeRunOf(id)?.state === 'running'), 10_000, 'both running');
-    const rollup = await h.tool('get-runtime-status', {}, { idem: null });
+    // A run reports `running` (the robot's MissionStatus) before its schedule's `deployed` commit may
+    // have landed (an async LMDB write): under load the rollup can show 1 for a moment, so wait for it.
+    let rollup = await h.tool('get-runtime-status', {}, { idem: null });
+    for (let i = 0; i < 100 && (rollup.json.schedules as { deployed?: number } | undefined)?.deployed !== 2; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      rollup = await h.tool('get-runtime-status', {}, { idem: null });
+    }
     expect(rollup.json).toMatchObject({ kind: 'fleet', operation: { state: 'running' }, robots: { total: 2, online: 2, busy: 2, available: 0 }, schedules: { deployed: 2 } });
     expect(rollup.json.active_runs).toHaveLength(2);
 
