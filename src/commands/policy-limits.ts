@@ -43,9 +43,10 @@ export const COMPILE_ALLOWANCE_WINDOW_MS = 60_000;
 /**
  * Compile time all robots together may spend per {@link SHARED_COMPILE_WINDOW_MS} (a token bucket,
  * gateway-wide): many robots sending Hellos with expensive policies at once must not hold the main
- * thread for one budget each in a row. A compile starts only when the bucket holds the full budget
- * it may use, so the main thread compiles at most one {@link POLICY_COMPILE_BUDGET_MS} at a time and
- * at most a quarter of the time; compiles beyond it wait in a bounded queue (policy-registry.ts).
+ * thread for one budget each in a row. A compile starts while the bucket is above zero (it may
+ * overdraw it by one compile) and queued compiles run one per turn, so the main thread compiles at
+ * most one {@link POLICY_COMPILE_BUDGET_MS} at a time and about a quarter of the time; compiles
+ * beyond it wait in a bounded queue (policy-registry.ts).
  */
 export const SHARED_COMPILE_BUDGET_MS = POLICY_COMPILE_BUDGET_MS;
 export const SHARED_COMPILE_WINDOW_MS = 1000;
