@@ -39,7 +39,7 @@ function value(text: string, series: string): number {
 type HealthClient = grpc.Client & { check(req: { service: string }, cb: (err: grpc.ServiceError | null, res?: { status: string }) => void): void };
 
 function healthClient(address: string): HealthClient {
-  const Ctor = grpc.makeGenericClientConstructor(healthService as unknown as grpc.ServiceDefinition, 'Health');
+  const Ctor = grpc.makeGenericClientConstructor(healthService, 'Health');
   return new Ctor(address, grpc.credentials.createInsecure()) as unknown as HealthClient;
 }
 
