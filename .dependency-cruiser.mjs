@@ -48,6 +48,8 @@ export default {
     ),
     forbid('store-is-bottom', 'src/store is the bottom layer: it imports only itself and src/errors (owners type their databases by declaration merging, see StoreDatabases).', { path: STORE }, { path: '^src/', pathNot: '^src/(store|errors)/' }),
     forbid('leaves-are-leaves', 'src/errors, src/gen and src/config.ts import nothing else of src.', { path: '^src/(errors|gen)/|^src/config\\.ts$' }, { path: '^src/', pathNot: '^src/$1/' }),
+    forbid('metrics-apart', 'src/metrics imports nothing else of src: the parts it measures declare observer interfaces and src/gateway wires them.', { path: '^src/metrics/' }, { path: '^src/', pathNot: '^src/metrics/' }),
+    forbid('metrics-from-roots', 'Only the composition roots import src/metrics: pass a recorder (an observer interface of your own module) in from src/gateway.', { pathNot: `${ROOTS}|^src/metrics/` }, { path: '^src/metrics/' }),
     forbid('protocol-on-gen', 'src/protocol (the robot link contract both sides share) imports only src/gen.', { path: '^src/protocol/' }, { path: '^src/', pathNot: '^src/(protocol|gen)/' }),
 
     forbid('missions-catalog-below', 'src/missions/catalog is below scheduling and runs: it imports neither.', { path: '^src/missions/catalog/' }, { path: '^src/missions/', pathNot: '^src/missions/(catalog/|clock\\.ts|fault-points\\.ts)' }),

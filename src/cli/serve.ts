@@ -18,6 +18,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
   const v = parseStrict(argv, {
     'data-dir': { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, 'grpc-port': { type: 'string' },
     'clickhouse-url': { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'insecure-http': { type: 'boolean' },
+    'metrics-token-file': { type: 'string' },
   });
   const dataDir = resolve(req(v, 'data-dir'));
   const host = opt(v, 'host') ?? DEFAULT_HOST;
@@ -47,6 +48,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
     clickhouseUrl: clickhouseUrl ?? null,
     tls: insecure ? 'insecure' : certFile !== undefined && keyFile !== undefined ? { certFile: resolve(certFile), keyFile: resolve(keyFile) } : 'self-signed',
     tunables,
+    ...(opt(v, 'metrics-token-file') !== undefined ? { metricsTokenFile: resolve(opt(v, 'metrics-token-file')!) } : {}),
     log: (line) => process.stderr.write(`${line}\n`),
   });
   out(JSON.stringify({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemetryStore: gateway.telemetryStore, telemetryDecoder: gateway.telemetryDecoder }));

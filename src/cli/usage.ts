@@ -3,7 +3,8 @@ export class UsageError extends Error {}
 
 export const USAGE = `usage:
   fleetgw serve --data-dir DIR [--host H] [--port P] [--grpc-port G] [--clickhouse-url URL]
-                [--tls-cert F --tls-key F] [--insecure-http]
+                [--tls-cert F --tls-key F] [--insecure-http] [--metrics-token-file F]
+                GET /metrics needs Authorization: Bearer <the token in F> (default F: DIR/metrics-token, made on first start)
   fleetgw admin init --data-dir DIR --org NAME --fleet NAME [--json]
   fleetgw admin create-fleet --data-dir DIR --org ORG_ID --name NAME [--json]
   fleetgw admin create-key --data-dir DIR --org ORG_ID [--fleet FLEET_ID] --permissions p1,p2 [--expires-in SECONDS] [--json]

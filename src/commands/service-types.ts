@@ -6,7 +6,7 @@ import type { RobotLink } from '../protocol/robot-link.js';
 import type { AuditRetention } from './audit.js';
 import type { OutboxLimits } from './outbox.js';
 import type { RetryPolicy } from './retry.js';
-import type { CommandAction, CommandArgsByAction, CommandRecord, Delivery } from './types.js';
+import type { CommandAction, CommandArgsByAction, CommandRecord, Delivery, StoredDeliveryState } from './types.js';
 
 export interface CommandServiceOptions {
   store: Store;
@@ -20,6 +20,16 @@ export interface CommandServiceOptions {
   audit?: Partial<AuditRetention>;
   /** Operator log (robot policies the gateway refused in part). */
   log?: (line: string) => void;
+  /** Told of every delivery state change and robot ack (the gateway's metrics); must not throw. */
+  observer?: CommandObserver;
+}
+
+/** What the command service reports as it goes (counts only: no ids). */
+export interface CommandObserver {
+  /** A command entered a delivery state. */
+  state(action: CommandAction, state: StoredDeliveryState): void;
+  /** The robot itself acknowledged a command `latencyMs` after the command was first sent. */
+  acked(outcome: 'received' | 'rejected', latencyMs: number): void;
 }
 
 /**

@@ -63,7 +63,7 @@ import {
   type Delivery,
   type StoredDeliveryState,
 } from './types.js';
-import type { CommandServiceOptions, CommandServiceStats, ResultWait, SubmitRequest, Submitted } from './service-types.js';
+import type { CommandObserver, CommandServiceOptions, CommandServiceStats, ResultWait, SubmitRequest, Submitted } from './service-types.js';
 import { AckWaiters, DEFAULT_MAX_WAITERS, Waiters } from './waiters.js';
 import { toWire } from './wire.js';
 
@@ -80,7 +80,7 @@ const MAX_RESULT_WAITERS = 1000;
 const RECENT_SENDS_MS = 30_000;
 const RECENT_SENDS_PER_ROBOT = 256;
 
-export type { CommandServiceOptions, CommandServiceStats, ResultWait, SubmitRequest, Submitted } from './service-types.js';
+export type { CommandObserver, CommandServiceOptions, CommandServiceStats, ResultWait, SubmitRequest, Submitted } from './service-types.js';
 
 export class CommandService {
   private readonly store: Store;
@@ -107,12 +107,14 @@ export class CommandService {
   private readonly wire = new WeakMap<CommandRecord, Command>();
   private readonly recentSends = new RecentSends(RECENT_SENDS_MS, RECENT_SENDS_PER_ROBOT);
   private closed = false;
+  private readonly observer: CommandObserver | undefined;
 
   /** Loads the persisted backlog, subscribes to the link and delivers to robots already online. */
   constructor(opts: CommandServiceOptions) {
     this.store = opts.store;
     this.link = opts.link;
     this.now = opts.now ?? ((): number => Date.now());
+    this.observer = opts.observer;
     this.policies = new PolicyRegistry(opts.log);
     this.policy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
     this.outboxLimits = { ...DEFAULT_OUTBOX_LIMITS, ...opts.outbox };
@@ -208,6 +210,7 @@ export class CommandService {
         }
         if (!deferrable) throw apiError('robot_offline', { robotId, action: req.action });
         rec.history.push({ state: 'deferred', atMs: at });
+        this.observer?.state(rec.action, 'deferred');
       },
       (rec) => this.audit.index(rec),
       // A deferred command is answered on its commit: that write is never held.
@@ -491,7 +494,12 @@ export class CommandService {
     // A correction of an inferred state replaces its history entry (history stays bounded at 3).
     if (rec.ackSource === 'hello' && isAcknowledged(rec.state)) rec.history.pop();
     rec.ackSource = source;
-    this.transition(rec, state, this.now());
+    const at = this.now();
+    if (source === 'agent' && this.observer !== undefined) {
+      const firstSent = rec.history.find((h) => h.state === 'dispatched')?.atMs;
+      if (firstSent !== undefined) this.observer.acked(state === 'agent_received' ? 'received' : 'rejected', at - firstSent);
+    }
+    this.transition(rec, state, at);
     this.outbox.settle(rec);
     this.waiters.settle(rec.commandId, deliveryOf(rec));
     if (state === 'agent_rejected') this.resultWaiters.settle(rec.commandId, { record: structuredClone(rec), timedOut: false });
@@ -526,6 +534,7 @@ export class CommandService {
   private transition(rec: CommandRecord, state: StoredDeliveryState, at: number): void {
     rec.state = state;
     rec.history.push({ state, atMs: at });
+    this.observer?.state(rec.action, state);
   }
 }
 

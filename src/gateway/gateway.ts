@@ -32,6 +32,13 @@ import { OperationRuntime } from '../missions/catalog/runtime.js';
 import { attachToRuntime, MissionScheduling, runtimeGate } from '../missions/scheduling/scheduling-service.js';
 import type { Clock } from '../missions/clock.js';
 import type { RobotLink } from '../protocol/robot-link.js';
+import { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { loadScrapeToken } from '../metrics/scrape-token.js';
+import { registerMetricsEndpoint } from '../http/metrics-endpoint.js';
+import { stderrLog } from '../telemetry/log.js';
+import { StoreHealth } from '../telemetry/store-health.js';
+import { join } from 'node:path';
+import { Readiness } from './readiness.js';
 import { buildRoutes } from './routes.js';
 
 export interface GatewayOptions {
@@ -47,6 +54,11 @@ export interface GatewayOptions {
   tunables?: Partial<GatewayTunables>;
   /** Operator log lines; default: none. */
   log?: (line: string) => void;
+  /**
+   * File holding the bearer token of `GET /metrics` (docs/operations.md). Default
+   * `<dataDir>/metrics-token`, created with a random token when missing.
+   */
+  metricsTokenFile?: string;
   /** Replacements for tests and embedders; `fleetgw serve` passes none. */
   overrides?: GatewayOverrides;
 }
@@ -84,6 +96,10 @@ export interface Gateway {
   readonly runtime: OperationRuntime;
   /** Schedules, the scheduler and mission runs. */
   readonly missions: MissionScheduling;
+  /** The Prometheus registry behind `GET /metrics`. */
+  readonly metrics: GatewayMetrics;
+  /** What /readyz and the gRPC health service answer. */
+  readonly readiness: Readiness;
   /** Drains and stops everything; safe to call twice. */
   close(): Promise<void>;
 }
@@ -112,13 +128,39 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const keyUsable = (apiKeyId: string, nowMs: number): boolean => keys.keyUsable(apiKeyId, nowMs);
   const tickets = new TicketIssuer({ keyUsable });
   const hub = new StreamHub({ tickets });
+  const metricsFile = opts.metricsTokenFile ?? join(opts.dataDir, 'metrics-token');
+  const scrapeAuth = await loadScrapeToken(metricsFile, opts.metricsTokenFile === undefined);
+  // The metrics read their sources only when scraped, once everything below exists (the HTTP
+  // server, which serves the scrape, starts last).
+  let commands: CommandService | undefined;
+  let missions: MissionScheduling | undefined;
+  let readiness: Readiness | undefined;
+  const online = new Set<string>();
+  const metrics = new GatewayMetrics({
+    telemetry: () => ingest.stats(),
+    robotsOnline: () => online.size,
+    commandsPending: () => commands?.stats().pending ?? 0,
+    stream: () => ({ sockets: hub.socketCount, droppedSamples: hub.droppedTotal }),
+    schedulesArmed: () => missions?.scheduler.stats().armed ?? 0,
+    readiness: () => readiness?.results() ?? {},
+  });
   const stopKeySweep = startKeyRevocationSweep({ hub, tickets, keyUsable, log });
   const ingest = await createTelemetryIngest({
     store,
     dataDir: opts.dataDir,
     ...(opts.clickhouseUrl !== null ? { clickhouseUrl: opts.clickhouseUrl } : {}),
     live: hub,
+    insert: {
+      onInsert: (a) => {
+        metrics.insertDone(a.ok, a.durationMs);
+        if (a.ok) storeHealth.note(true);
+      },
+    },
   });
+  // Inserts report to it (above), the probe runs from here on: /readyz never queries the store itself.
+  const storeHealth = new StoreHealth(ingest.sampleStore, stderrLog);
+  storeHealth.start();
+  const telemetryStore = storeHealth;
   let linkServer: RobotLinkServer | undefined;
   let http: HttpServer | undefined;
   try {
@@ -136,35 +178,63 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // Before anything else listens, so a conflict is on record before any command reacts to it.
     recordLinkConflicts(events, link);
     link.listen({ onTelemetry: (robotId, fleetId, bytes) => ingest.push(robotId, fleetId, bytes) });
+    link.listen({ onOnline: (robotId) => online.add(robotId), onOffline: (robotId) => online.delete(robotId) });
     ingest.onBackpressure((paused) => link.setReadPaused(paused));
-    const commands = new CommandService({ ...overrides.commands, store, link, log });
+    ingest.onBackpressure((paused) => metrics.backpressure(paused));
+    commands = new CommandService({
+      ...overrides.commands,
+      store,
+      link,
+      log,
+      observer: { state: (action, state) => metrics.commandState(action, state), acked: (outcome, ms) => metrics.commandAcked(outcome, ms) },
+    });
 
     const runtime = new OperationRuntime(store, { log });
     runtime.loadAll();
     const stopPurger = startIdempotencyPurger(store, { log });
     // Schedules fire only after the runtime has loaded every operation (the dispatch gate reads it).
-    const missions = new MissionScheduling({
+    missions = new MissionScheduling({
       store,
       events,
       link,
       commands,
       gate: runtimeGate(runtime),
       log,
+      onLateness: (outcome, ms) => metrics.schedulerLateness(outcome, ms),
       ...(overrides.clock !== undefined ? { clock: overrides.clock } : {}),
       ...(overrides.missionPassIntervalMs !== undefined ? { passIntervalMs: overrides.missionPassIntervalMs } : {}),
     });
     attachToRuntime(missions, runtime);
     await missions.start();
     const stopRetention = startMissionRetention(store, { log });
+    const scheduler = missions.scheduler;
+    const grpcHealth = linkServer;
+    readiness = new Readiness(
+      {
+        // "or spooling" joins here once telemetry has a disk spool (issue 14 part 1).
+        store: () => telemetryStore.reachable,
+        lmdb: () => {
+          // A read from a closed environment throws: a memory-mapped read, microseconds.
+          store.meta.get('schemaVersion');
+          return true;
+        },
+        scheduler: () => scheduler.running,
+      },
+      log,
+      (ready) => grpcHealth.setServing(ready),
+    );
+    readiness.start();
+    const ready = readiness;
 
     let streamUrl = '';
     let httpUrl = '';
-    const { routes } = buildRoutes({ store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, log });
+    const { routes } = buildRoutes({ store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, ready: () => ready.ready(), log });
     const router = createRouter(routes, {
       auth: keys,
       rateLimiter: new RateLimiter({ ratePerSecond: tunables.rateLimitPerSecond, burst: tunables.rateLimitBurst }),
       authThrottle: new AuthThrottle(),
       log,
+      observe: (done) => metrics.httpRequest(done),
     });
     http = await startHttpServer({
       host: opts.host,
@@ -172,7 +242,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       tls: tlsFiles,
       handle: router,
       maxBodyBytes: tunables.maxBodyBytes,
-      configure: (app) => registerTelemetryStream(app, hub),
+      configure: (app) => {
+        registerTelemetryStream(app, hub);
+        registerMetricsEndpoint(app, {
+          allows: (authorization) => scrapeAuth.allows(authorization),
+          render: async () => ({ text: await metrics.render(), contentType: metrics.contentType }),
+          log,
+        });
+      },
       log,
     });
     streamUrl = `${http.url.replace(/^http/, 'ws')}${STREAM_PATH}`;
@@ -180,10 +257,13 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
 
     const httpServer = http;
     const grpc = linkServer;
+    const commandService = commands;
+    const missionRuntime = missions;
     let closing: Promise<void> | undefined;
     const close = async (): Promise<void> => {
       // Order: stop taking requests and robot streams, let in-flight HTTP finish, then drain telemetry
       // into the store, then close commands and the store they write to.
+      ready.stop();
       httpServer.stopListening();
       await grpc.close();
       const deadline = Date.now() + HTTP_DRAIN_MS;
@@ -193,10 +273,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       httpServer.close();
       stopPurger();
       stopRetention();
-      missions.stop();
+      missionRuntime.stop();
       runtime.close();
+      telemetryStore.stop();
       await ingest.close();
-      await commands.close();
+      await commandService.close();
       await closeOwnStore();
     };
     return {
@@ -207,13 +288,17 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       store,
       link,
       ingest,
-      commands,
+      commands: commandService,
       events,
       runtime,
-      missions,
+      missions: missionRuntime,
+      metrics,
+      readiness: ready,
       close: () => (closing ??= close()),
     };
   } catch (err: unknown) {
+    readiness?.stop();
+    storeHealth.stop();
     stopKeySweep();
     http?.close();
     linkServer?.forceClose();

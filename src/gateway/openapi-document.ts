@@ -36,7 +36,7 @@ export async function withOfflineRoutes<T>(use: (built: ReturnType<typeof buildR
     const runtime = new OperationRuntime(store, { log });
     const missions = new MissionScheduling({ store, events, link, commands, gate: runtimeGate(runtime), log });
     try {
-      return use(buildRoutes({ store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, log }));
+      return use(buildRoutes({ store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, ready: () => false, log }));
     } finally {
       missions.stop();
       runtime.close();

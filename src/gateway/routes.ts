@@ -17,6 +17,7 @@ import { templateRoutes } from '../api/routes/templates.js';
 import { missionRuntimeRoutes } from '../api/routes/mission-runtime.js';
 import { missionToolRoutes } from '../api/routes/mission-tools.js';
 import { fleetRoutes } from '../api/routes/fleets.js';
+import { healthRoutes } from '../api/routes/health.js';
 import { meRoutes } from '../api/routes/me.js';
 import { openApiRoutes } from '../api/routes/openapi.js';
 import { robotRoutes } from '../api/routes/robots.js';
@@ -48,6 +49,8 @@ export interface RouteDeps {
   runtime: OperationRuntime;
   /** Schedules, the scheduler and mission runs (src/missions/scheduling/scheduling-service.ts). */
   missions?: MissionScheduling;
+  /** Readiness behind GET /readyz (src/gateway/readiness.ts). */
+  ready: () => boolean;
   log?: (line: string) => void;
 }
 
@@ -61,6 +64,7 @@ export const API_INFO = {
     Discovery: 'The contract, the calling key\'s identity and the fleets it can use.',
     Events: 'Correlated event timelines (schedules, runs, templates, the operation, robot links).',
     Features: 'Work areas (GeoJSON polygons) that templates and jobs refer to.',
+    Health: 'Liveness and readiness probes for load balancers and orchestrators (no credential, status words only).',
     'Mission runs': 'One robot\'s execution of a template: live control and recent history.',
     'Mission templates': 'Reusable work; each template is one step of the fleet\'s operation.',
     'Robot commands': 'Commands to one robot or the whole fleet, with an observable delivery state.',
@@ -83,6 +87,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
   };
   const routes: RouteDef[] = [
     ...openApiRoutes(document),
+    ...healthRoutes({ ready: deps.ready }),
     ...meRoutes(),
     ...fleetRoutes({ store: deps.store }),
     ...robotRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id), linkConflict: (id) => deps.link.linkConflict?.(id) ?? null }),

@@ -50,6 +50,11 @@ export interface RouterDeps {
   now?: () => number;
   /** Sink for internal-error lines; never receives credentials. */
   log?: (line: string) => void;
+  /**
+   * Called once per answered request with the matched route's template (null when none matched), the
+   * status and the time spent in the router (the request metrics: src/metrics).
+   */
+  observe?: (done: { method: string; route: string | null; status: number; durationMs: number }) => void;
 }
 
 /**
@@ -122,6 +127,12 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
   const handle = (req: PlainRequest, signal: AbortSource): PlainResponse | Promise<PlainResponse> => {
     const nowMs = now();
     let route: CompiledRoute | undefined;
+    const observe = deps.observe;
+    const startedAt = observe === undefined ? 0 : performance.now();
+    const done = (out: PlainResponse): PlainResponse => {
+      observe?.({ method: req.method, route: route?.def.path ?? null, status: out.status, durationMs: performance.now() - startedAt });
+      return out;
+    };
     const fail = (err: unknown): PlainResponse => {
       if (err instanceof ApiError) return errorResponse(err);
       // Method and template only: the query string and headers may hold a secret pasted by a caller.
@@ -135,9 +146,9 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
       const found = match(table, req.method === 'HEAD' ? 'GET' : req.method, req.path, req.method);
       route = found.route;
       const result = run(found.route, found.params, req, signal, nowMs);
-      return isPromise(result) ? result.then(toResponse).catch(fail) : toResponse(result);
+      return isPromise(result) ? result.then(toResponse).catch(fail).then(done) : done(toResponse(result));
     } catch (err: unknown) {
-      return fail(err);
+      return done(fail(err));
     }
   };
 

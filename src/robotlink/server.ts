@@ -7,6 +7,7 @@ import { Server, ServerCredentials, status, type ChannelOptions, type sendUnaryD
 import type { TelemetryReceipt } from '../gen/fleetgw/v1/robot_link_pb.js';
 import type { Store } from '../store/lmdb.js';
 import { authenticateRobot } from './auth.js';
+import { addHealthAndReflection } from './health-reflection.js';
 import type { LinkConflictOptions } from './link-conflict.js';
 import { RobotRegistry } from './registry.js';
 import { robotLinkServiceDefinition } from '../protocol/service.js';
@@ -41,6 +42,11 @@ export interface RobotLinkServer {
   close(): Promise<void>;
   /** Drops every connection at once. */
   forceClose(): void;
+  /**
+   * What the gRPC health service (`grpc.health.v1`, for '' and `fleetgw.v1.RobotLink`) answers:
+   * SERVING or NOT_SERVING (the initial answer, until the gateway says it is ready).
+   */
+  setServing(serving: boolean): void;
 }
 
 const SHUTDOWN_GRACE_MS = 5000;
@@ -89,6 +95,9 @@ export async function startRobotLinkServer(opts: RobotLinkServerOptions): Promis
     },
   });
 
+  // Unauthenticated, and neither reaches a robot session (health-reflection.ts, docs/robot-link.md).
+  const health = addHealthAndReflection(server);
+
   const creds = opts.tls
     ? ServerCredentials.createSsl(null, [{ cert_chain: opts.tls.cert, private_key: opts.tls.key }], false)
     : ServerCredentials.createInsecure();
@@ -120,5 +129,6 @@ export async function startRobotLinkServer(opts: RobotLinkServerOptions): Promis
       registry.endAll('gateway shutting down');
       server.forceShutdown();
     },
+    setServing: (serving) => health.setServing(serving),
   };
 }

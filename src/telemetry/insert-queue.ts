@@ -10,6 +10,11 @@
  *   when `deadLetterDir` is set, written there as a file in the store's format (replayable with
  *   `INSERT ... FORMAT`), so no row silently disappears.
  * Delivery is at-least-once: an insert that committed but whose response was lost is sent again.
+ *
+ * Recovery is logged, not only the failure: once every batch that failed has been written on a
+ * retry (or dead-lettered) and an insert succeeded, one line (`telemetry inserts recovered`) gives
+ * how long inserts failed, how many attempts failed, and how many batches and rows were written on
+ * a retry or dead-lettered meanwhile.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -35,6 +40,31 @@ export interface InsertQueueOptions {
   maxDelayMs?: number;
   /** Where permanently failed batches are written. Default: none (counted and logged only). */
   deadLetterDir?: string;
+  /** Called after every insert attempt (metrics, store health); must not throw. */
+  onInsert?: (attempt: InsertAttempt) => void;
+  /** Clock for durations (ms). Default: performance.now. */
+  now?: () => number;
+}
+
+/** One insert attempt as {@link InsertQueueOptions.onInsert} sees it. */
+export interface InsertAttempt {
+  ok: boolean;
+  rows: number;
+  bytes: number;
+  durationMs: number;
+  /** 1 for the first try of a batch. */
+  attempt: number;
+}
+
+/** Failed attempts since inserts last succeeded, reported when they succeed again. */
+interface Outage {
+  sinceMs: number;
+  failedAttempts: number;
+  /** Batches with a failed attempt that are not written or dead-lettered yet. */
+  retrying: number;
+  batchesRetried: number;
+  rowsRetried: number;
+  rowsDeadLettered: number;
 }
 
 export interface InsertQueueStats {
@@ -71,6 +101,8 @@ export class InsertQueue {
   private bytes = 0;
   private closed = false;
   private readonly s = { rowsWritten: 0, rowsFailed: 0, inserts: 0, insertErrors: 0 };
+  private outage: Outage | null = null;
+  private readonly now: () => number;
 
   constructor(
     private readonly store: SampleStore,
@@ -89,6 +121,7 @@ export class InsertQueue {
     this.baseDelayMs = opts.baseDelayMs ?? 100;
     this.maxDelayMs = opts.maxDelayMs ?? 5_000;
     this.pending = this.newBatch();
+    this.now = opts.now ?? (() => performance.now());
   }
 
   /** Bytes held: pending, waiting for a slot, and in flight (including batches being retried). */
@@ -158,16 +191,24 @@ export class InsertQueue {
 
   private async run(b: Batch): Promise<void> {
     for (let attempt = 1; ; attempt++) {
+      const startedAt = this.now();
       try {
         await this.store.insert(b.chunks, b.bytes, b.rows);
         this.s.inserts++;
         this.s.rowsWritten += b.rows;
+        this.opts.onInsert?.({ ok: true, rows: b.rows, bytes: b.bytes, durationMs: this.now() - startedAt, attempt });
+        this.noteOutcome(b, attempt, true);
         break;
       } catch (e) {
         this.s.insertErrors++;
+        this.opts.onInsert?.({ ok: false, rows: b.rows, bytes: b.bytes, durationMs: this.now() - startedAt, attempt });
+        this.outage ??= { sinceMs: Date.now(), failedAttempts: 0, retrying: 0, batchesRetried: 0, rowsRetried: 0, rowsDeadLettered: 0 };
+        this.outage.failedAttempts++;
+        if (attempt === 1) this.outage.retrying++;
         const msg = e instanceof Error ? e.message : String(e);
         if (attempt >= this.maxAttempts) {
           this.s.rowsFailed += b.rows;
+          this.noteOutcome(b, attempt, false);
           this.log.error('telemetry insert failed permanently', { rows: b.rows, attempts: attempt, error: msg });
           await this.deadLetter(b);
           break;
@@ -184,6 +225,33 @@ export class InsertQueue {
     this.onBytesChange();
     this.resolveWaiters();
     this.pump();
+  }
+
+  /**
+   * A batch settled (written, or dead-lettered when `written` is false) during an outage. The outage
+   * ends, and is logged, at a write that leaves no failed batch still retrying.
+   */
+  private noteOutcome(b: Batch, attempt: number, written: boolean): void {
+    const o = this.outage;
+    if (o === null) return;
+    if (attempt > 1 || !written) {
+      o.retrying--;
+      if (written) {
+        o.batchesRetried++;
+        o.rowsRetried += b.rows;
+      } else {
+        o.rowsDeadLettered += b.rows;
+      }
+    }
+    if (!written || o.retrying > 0) return;
+    this.outage = null;
+    this.log.info?.('telemetry inserts recovered', {
+      outageMs: Date.now() - o.sinceMs,
+      failedAttempts: o.failedAttempts,
+      batchesRetried: o.batchesRetried,
+      rowsRetried: o.rowsRetried,
+      rowsDeadLettered: o.rowsDeadLettered,
+    });
   }
 
   private async deadLetter(b: Batch): Promise<void> {

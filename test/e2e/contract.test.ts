@@ -257,6 +257,13 @@ describe('every operation, through real HTTP', () => {
     await expectStatus(403, 'listFleets', { path: { org_id: randomUUID() } });
   });
 
+  it('health probes (no credential, status words only)', async () => {
+    expect(await expectStatus(200, 'getLiveness', { key: null })).toEqual({ status: 'ok' });
+    await expectStatus(400, 'getLiveness', { key: null, query: { verbose: 1 } });
+    expect(await expectStatus(200, 'getReadiness', { key: null })).toEqual({ status: 'ready' });
+    await expectStatus(400, 'getReadiness', { key: null, query: { verbose: 1 } });
+  });
+
   it('robots', async () => {
     const list = await expectStatus(200, 'listRobots', { query: { fleet_id: d.fleetId } });
     expect(list).toHaveLength(3);

@@ -14,8 +14,12 @@ import { CORRUPT_FRAME, encodeBatch, encodeSamples, sample, tempDir, until } fro
 
 const url = inject('clickhouseUrl');
 const skipReason = inject('clickhouseSkipReason');
-const quietLog: TelemetryLog & { warnings: string[] } = {
+const quietLog: TelemetryLog & { warnings: string[]; infos: { msg: string; fields: Record<string, unknown> }[] } = {
   warnings: [],
+  infos: [],
+  info(msg, fields = {}) {
+    this.infos.push({ msg, fields });
+  },
   warn(msg) {
     this.warnings.push(msg);
   },
@@ -109,6 +113,12 @@ describe.skipIf(url === null)('insert retries across a ClickHouse outage', () =>
       await flushed;
       expect(ingest.stats()).toMatchObject({ rowsWritten: 100, rowsFailed: 0 });
       expect(await ingest.sampleStore.queryText("SELECT count() FROM telemetry_samples WHERE robot_id = 'robot-x'")).toBe('100\n');
+      // The recovery is logged once, with what the outage cost (issue 14 part 2).
+      const recovered = quietLog.infos.filter((l) => l.msg === 'telemetry inserts recovered');
+      expect(recovered).toHaveLength(1);
+      expect(recovered[0]!.fields).toMatchObject({ rowsRetried: 100, rowsDeadLettered: 0, batchesRetried: expect.any(Number) });
+      expect(recovered[0]!.fields.failedAttempts).toBeGreaterThanOrEqual(2);
+      expect(recovered[0]!.fields.outageMs).toBeGreaterThan(0);
     } finally {
       await ingest.close();
       await store.close();

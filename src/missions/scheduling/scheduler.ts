@@ -53,6 +53,8 @@ export interface SchedulerOptions {
   /** Occurrences committed per transaction at most (default 5000); the rest follow at once. */
   maxFiresPerCommit?: number;
   log?: (line: string) => void;
+  /** Told the lateness (commit time - due time, ms) of each occurrence, fired or skipped (metrics). */
+  onLateness?: (outcome: 'fired' | 'skipped', ms: number) => void;
 }
 
 export interface SchedulerStats {
@@ -110,6 +112,11 @@ export class Scheduler {
     }
     if (missed.length > 0) await this.applyMisfires(missed, now);
     this.rearm();
+  }
+
+  /** True between start() and stop(). */
+  get running(): boolean {
+    return !this.stopped;
   }
 
   /** Stops the timer; a commit in flight finishes. */
@@ -242,6 +249,7 @@ export class Scheduler {
       this.unsaved.set(d.key, u);
       this.skipped++;
       this.sample(this.lateness, nowAtStart - d.at);
+      this.opts.onLateness?.('skipped', nowAtStart - d.at);
       if (next !== null) this.armAt(d.key, next);
       else this.expected.delete(d.key);
       outcomes.push({ kind: 'skipped', schedule: this.liveView(s), dueAtMs: d.at, reason: 'previous_open' });
@@ -265,6 +273,7 @@ export class Scheduler {
           this.sample(this.firedLateness, committedAt - at);
         } else this.skipped++;
         this.sample(this.lateness, committedAt - at);
+        this.opts.onLateness?.(o.kind === 'fired' ? 'fired' : 'skipped', committedAt - at);
         this.unsaved.delete(id);
         // Only if nothing re-armed it meanwhile (an edit during the commit wins).
         if (this.expected.get(id) === at) {

@@ -42,6 +42,8 @@ export interface MissionSchedulingOptions {
   gate?: DispatchGate;
   passIntervalMs?: number;
   log?: (line: string) => void;
+  /** Lateness of each schedule occurrence (the scheduler's `onLateness`: metrics). */
+  onLateness?: (outcome: 'fired' | 'skipped', ms: number) => void;
 }
 
 export interface SchedulePatch {
@@ -115,7 +117,13 @@ export class MissionScheduling {
       ...(opts.log ? { log: opts.log } : {}),
     });
     this.commandFires = new CommandFires(this.store, this.events, this.clock, opts.commands, actingKey);
-    this.scheduler = new Scheduler({ store: this.store, clock: this.clock, onOutcome: (o) => this.onOutcome(o), ...(opts.log ? { log: opts.log } : {}) });
+    this.scheduler = new Scheduler({
+      store: this.store,
+      clock: this.clock,
+      onOutcome: (o) => this.onOutcome(o),
+      ...(opts.log ? { log: opts.log } : {}),
+      ...(opts.onLateness ? { onLateness: opts.onLateness } : {}),
+    });
     // Robots coming online may unblock waiting fires.
     this.unlisten = opts.link.listen({ onOnline: () => this.dispatcher.kick() });
   }

@@ -1,0 +1,72 @@
+/**
+ * The gateway's readiness: named checks, each O(1) (no I/O per call, since /readyz and the gRPC
+ * health service are unauthenticated), evaluated on demand for /readyz and the metrics, and once a
+ * second to keep the gRPC health status current and to log each change (which check failed, and
+ * when all pass again).
+ */
+
+export type ReadinessChecks = Readonly<Record<string, () => boolean>>;
+
+export class Readiness {
+  private timer: NodeJS.Timeout | null = null;
+  private last: boolean | null = null;
+
+  constructor(
+    private readonly checks: ReadinessChecks,
+    private readonly log: (line: string) => void,
+    /** Called with the overall answer at start and whenever it changes. */
+    private readonly onChange: (ready: boolean) => void,
+  ) {}
+
+  /** Each check's answer now. */
+  results(): Record<string, boolean> {
+    const out: Record<string, boolean> = {};
+    for (const [name, check] of Object.entries(this.checks)) out[name] = safe(check);
+    return out;
+  }
+
+  /** True when every check passes. */
+  ready(): boolean {
+    for (const check of Object.values(this.checks)) if (!safe(check)) return false;
+    return true;
+  }
+
+  /** Publishes the current answer and re-checks every `intervalMs`. */
+  start(intervalMs = 1_000): void {
+    this.update();
+    this.timer ??= setInterval(() => this.update(), intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops re-checking and reports not ready (the gateway is going away). */
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    this.last = false;
+    this.onChange(false);
+  }
+
+  private update(): void {
+    const results = this.results();
+    const ready = Object.values(results).every(Boolean);
+    if (ready === this.last) return;
+    const first = this.last === null;
+    this.last = ready;
+    if (ready) {
+      if (!first) this.log('readiness: ready again');
+    } else {
+      const failing = Object.entries(results).filter(([, ok]) => !ok).map(([name]) => name);
+      this.log(`readiness: not ready (failing: ${failing.join(', ')})`);
+    }
+    this.onChange(ready);
+  }
+}
+
+/** A check that throws fails. */
+function safe(check: () => boolean): boolean {
+  try {
+    return check();
+  } catch {
+    return false;
+  }
+}

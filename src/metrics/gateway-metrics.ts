@@ -1,0 +1,232 @@
+/**
+ * The gateway's Prometheus metrics: one prom-client Registry per gateway (never prom-client's global
+ * one, so two gateways in one process, as the tests start them, keep apart), built by the composition
+ * root and handed to the parts that record into it. Names and meanings: docs/operations.md,
+ * "Metrics and health".
+ *
+ * Cost on the hot paths: what the pipeline already counts (frames, samples, rows, stream drops,
+ * outbox size) is read from its stats when Prometheus scrapes, so telemetry pays nothing per sample;
+ * what happens per event (an HTTP request, an insert, a command state change, a fire) is one
+ * increment or observation on a label child cached by its key. Labels have bounded values only:
+ * route templates (not paths), HTTP methods folded to a fixed set, status codes, command actions and
+ * delivery states; never a robot, fleet or key id.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** One finished HTTP request, as the router reports it (the route template, not the path). */
+export interface HttpRequestDone {
+  method: string;
+  /** The matched route's template (`/v1/robots/{robot_id}`); null when no route matched. */
+  route: string | null;
+  status: number;
+  durationMs: number;
+}
+
+/** Counters a part of the gateway keeps itself and the registry reads at scrape time. */
+export interface ScrapeSources {
+  telemetry: () => {
+    framesIn: number;
+    bytesIn: number;
+    samplesIn: number;
+    rowsWritten: number;
+    rowsFailed: number;
+    corruptFrames: number;
+    framesLost: number;
+    framesRejected: number;
+    queueBytes: number;
+    insertsInFlight: number;
+    paused: boolean;
+  };
+  /** Robots with a live control stream. */
+  robotsOnline: () => number;
+  /** Commands in the outbox (not yet acknowledged, resends pending). */
+  commandsPending: () => number;
+  stream: () => { sockets: number; droppedSamples: number };
+  /** Schedules armed in the scheduler's timer heap. */
+  schedulesArmed: () => number;
+  /** Each readiness check's current answer (docs/operations.md: what /readyz checks). */
+  readiness: () => Readonly<Record<string, boolean>>;
+}
+
+// Methods the router serves; anything else a client sends is folded into `other` (bounded labels).
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const ACK_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64];
+const LATENESS_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 60, 300, 3600];
+
+/** The registry and the recorders the gateway's parts call. */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  private readonly httpDuration: Histogram<'method' | 'route'>;
+  private readonly commandStates: Counter<'action' | 'state'>;
+  private readonly ackSeconds: Histogram<'outcome'>;
+  private readonly inserts: Counter<'outcome'>;
+  private readonly insertSeconds: Histogram<'outcome'>;
+  private readonly lateness: Histogram<'outcome'>;
+  private readonly pauses: Counter;
+  /** Label children by key: prom-client hashes the label object on every call otherwise. */
+  private readonly children = new Map<string, { inc(): void } | { observe(v: number): void }>();
+
+  constructor(sources: ScrapeSources) {
+    const registers = [this.registry];
+    // process_* (CPU, memory, open fds) and nodejs_* (heap, GC, event-loop lag from
+    // monitorEventLoopDelay: nodejs_eventloop_lag_p99_seconds and friends).
+    collectDefaultMetrics({ register: this.registry });
+
+    this.httpRequests = new Counter({ name: 'fleetgw_http_requests_total', help: 'REST requests answered, by method, route template and status.', labelNames: ['method', 'route', 'status'], registers });
+    this.httpDuration = new Histogram({ name: 'fleetgw_http_request_duration_seconds', help: 'Time from routing a REST request to its answer (body already read), by method and route template.', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers });
+
+    this.commandStates = new Counter({ name: 'fleetgw_commands_total', help: 'Robot commands entering each delivery state (dispatched, deferred, agent_received, agent_rejected), by action.', labelNames: ['action', 'state'], registers });
+    this.ackSeconds = new Histogram({ name: 'fleetgw_command_ack_seconds', help: 'Time from a command\'s first send to the robot\'s ack, by outcome (received, rejected).', labelNames: ['outcome'], buckets: ACK_BUCKETS, registers });
+    gaugeFrom(registers, 'fleetgw_commands_pending', 'Commands in the outbox: not yet acknowledged by their robot.', sources.commandsPending);
+    gaugeFrom(registers, 'fleetgw_robots_online', 'Robots with a live control stream (their Hello done).', sources.robotsOnline);
+
+    const t = cachedRead(sources.telemetry);
+    counterFrom(registers, 'fleetgw_telemetry_frames_received_total', 'TelemetryBatch messages received from robots.', () => t().framesIn);
+    counterFrom(registers, 'fleetgw_telemetry_bytes_received_total', 'Bytes of TelemetryBatch messages received from robots.', () => t().bytesIn);
+    counterFrom(registers, 'fleetgw_telemetry_samples_received_total', 'Samples decoded from received batches (each becomes one row).', () => t().samplesIn);
+    counterFrom(registers, 'fleetgw_telemetry_samples_stored_total', 'Samples the telemetry store accepted (inserted rows).', () => t().rowsWritten);
+    counterFrom(registers, 'fleetgw_telemetry_samples_dead_lettered_total', 'Samples whose insert failed past the retry budget: written to a dead-letter file, not to the store.', () => t().rowsFailed);
+    const droppedSeen = { corrupt: 0, worker_crash: 0, shutting_down: 0 };
+    const dropped: Counter<'reason'> = new Counter({
+      name: 'fleetgw_telemetry_frames_dropped_total',
+      help: 'Received batches not turned into rows, by reason: corrupt (undecodable), worker_crash (a decode thread died), shutting_down (arrived during shutdown).',
+      labelNames: ['reason'],
+      registers,
+      collect: () => {
+        const s = t();
+        advance(dropped, 'corrupt', s.corruptFrames, droppedSeen);
+        advance(dropped, 'worker_crash', s.framesLost, droppedSeen);
+        advance(dropped, 'shutting_down', s.framesRejected, droppedSeen);
+      },
+    });
+    gaugeFrom(registers, 'fleetgw_telemetry_queue_bytes', 'Telemetry bytes held in the gateway: batching, decoding and waiting for or in an insert.', () => t().queueBytes);
+    gaugeFrom(registers, 'fleetgw_telemetry_inserts_in_flight', 'Inserts sent to the telemetry store and not yet answered.', () => t().insertsInFlight);
+    gaugeFrom(registers, 'fleetgw_telemetry_backpressure', '1 while robot telemetry reads are paused (queued bytes over the high-water mark).', () => (t().paused ? 1 : 0));
+    this.pauses = new Counter({ name: 'fleetgw_telemetry_backpressure_pauses_total', help: 'Times robot telemetry reads were paused by backpressure.', registers });
+    this.inserts = new Counter({ name: 'fleetgw_telemetry_inserts_total', help: 'Insert attempts to the telemetry store, by outcome (ok, error); a retried batch counts once per attempt.', labelNames: ['outcome'], registers });
+    this.insertSeconds = new Histogram({ name: 'fleetgw_telemetry_insert_duration_seconds', help: 'Duration of insert attempts to the telemetry store, by outcome.', labelNames: ['outcome'], buckets: LATENCY_BUCKETS, registers });
+
+    const stream = cachedRead(sources.stream);
+    gaugeFrom(registers, 'fleetgw_stream_sockets', 'Open live telemetry WebSockets.', () => stream().sockets);
+    counterFrom(registers, 'fleetgw_stream_samples_dropped_total', 'Live samples not sent to a slow WebSocket subscriber (it got a dropped notice instead).', () => stream().droppedSamples);
+
+    this.lateness = new Histogram({ name: 'fleetgw_scheduler_lateness_seconds', help: 'Time from a schedule occurrence\'s due time to its commit, by outcome (fired, skipped).', labelNames: ['outcome'], buckets: LATENESS_BUCKETS, registers });
+    gaugeFrom(registers, 'fleetgw_schedules_armed', 'Schedules armed in the scheduler.', sources.schedulesArmed);
+
+    const ready: Gauge<'check'> = new Gauge({
+      name: 'fleetgw_ready',
+      help: 'Readiness checks behind /readyz and the gRPC health service: 1 passing, 0 failing.',
+      labelNames: ['check'],
+      registers,
+      collect: () => {
+        for (const [check, ok] of Object.entries(sources.readiness())) ready.set({ check }, ok ? 1 : 0);
+      },
+    });
+  }
+
+  /** Content-Type of {@link render}'s text. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** Records a finished REST request (the router's completion hook). */
+  httpRequest(r: HttpRequestDone): void {
+    const method = METHODS.has(r.method) ? r.method : 'other';
+    const route = r.route ?? 'unmatched';
+    this.counter(this.httpRequests, `h\0${method}\0${route}\0${r.status}`, () => ({ method, route, status: String(r.status) })).inc();
+    this.histogram(this.httpDuration, `d\0${method}\0${route}`, () => ({ method, route })).observe(r.durationMs / 1000);
+  }
+
+  /** A command entered a delivery state. */
+  commandState(action: string, state: string): void {
+    this.counter(this.commandStates, `c\0${action}\0${state}`, () => ({ action, state })).inc();
+  }
+
+  /** The robot acknowledged a command `latencyMs` after its first send. */
+  commandAcked(outcome: 'received' | 'rejected', latencyMs: number): void {
+    this.histogram(this.ackSeconds, `a\0${outcome}`, () => ({ outcome })).observe(latencyMs / 1000);
+  }
+
+  /** One insert attempt to the telemetry store ended. */
+  insertDone(ok: boolean, durationMs: number): void {
+    const outcome = ok ? 'ok' : 'error';
+    this.counter(this.inserts, `i\0${outcome}`, () => ({ outcome })).inc();
+    this.histogram(this.insertSeconds, `s\0${outcome}`, () => ({ outcome })).observe(durationMs / 1000);
+  }
+
+  /** Telemetry backpressure turned on (true) or off. */
+  backpressure(paused: boolean): void {
+    if (paused) this.pauses.inc();
+  }
+
+  /** A schedule occurrence committed `latenessMs` after it fell due. */
+  schedulerLateness(outcome: 'fired' | 'skipped', latenessMs: number): void {
+    this.histogram(this.lateness, `l\0${outcome}`, () => ({ outcome })).observe(Math.max(0, latenessMs) / 1000);
+  }
+
+  private counter<L extends string>(c: Counter<L>, key: string, labels: () => Record<L, string>): { inc(): void } {
+    let child = this.children.get(key) as { inc(): void } | undefined;
+    if (child === undefined) {
+      child = c.labels(labels());
+      this.children.set(key, child);
+    }
+    return child;
+  }
+
+  private histogram<L extends string>(h: Histogram<L>, key: string, labels: () => Record<L, string>): { observe(v: number): void } {
+    let child = this.children.get(key) as { observe(v: number): void } | undefined;
+    if (child === undefined) {
+      child = h.labels(labels());
+      this.children.set(key, child);
+    }
+    return child;
+  }
+}
+
+/** A counter whose value is a running total kept elsewhere, brought up to date at each scrape. */
+function counterFrom(registers: Registry[], name: string, help: string, read: () => number): void {
+  let seen = 0;
+  const c: Counter = new Counter({
+    name,
+    help,
+    registers,
+    collect: () => {
+      const v = read();
+      if (v > seen) c.inc(v - seen);
+      seen = Math.max(seen, v);
+    },
+  });
+}
+
+function gaugeFrom(registers: Registry[], name: string, help: string, read: () => number): void {
+  const g: Gauge = new Gauge({ name, help, registers, collect: () => g.set(read()) });
+}
+
+/** Brings one label of a counter up to the running total `value`. */
+function advance<K extends string>(c: Counter<'reason'>, reason: K, value: number, seen: Record<K, number>): void {
+  if (value > seen[reason]) c.inc({ reason }, value - seen[reason]);
+  seen[reason] = Math.max(seen[reason], value);
+}
+
+/** One stats() call per scrape for the several metrics that read it. */
+function cachedRead<T>(read: () => T): () => T {
+  let at = -1;
+  let value: T | undefined;
+  return () => {
+    const now = Date.now();
+    // A scrape collects every metric within the same few milliseconds.
+    if (value === undefined || now - at > 100) {
+      value = read();
+      at = now;
+    }
+    return value;
+  };
+}

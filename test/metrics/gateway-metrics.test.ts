@@ -1,0 +1,84 @@
+// GatewayMetrics without sockets: label bounds, running totals read at scrape time, readiness gauge.
+import { describe, expect, it } from 'vitest';
+import { GatewayMetrics, type ScrapeSources } from '../../src/metrics/gateway-metrics.js';
+
+function sources(over: Partial<ScrapeSources> = {}): { s: ScrapeSources; t: ReturnType<ScrapeSources['telemetry']> } {
+  const t = { framesIn: 0, bytesIn: 0, samplesIn: 0, rowsWritten: 0, rowsFailed: 0, corruptFrames: 0, framesLost: 0, framesRejected: 0, queueBytes: 0, insertsInFlight: 0, paused: false };
+  return {
+    t,
+    s: {
+      telemetry: () => ({ ...t }),
+      robotsOnline: () => 3,
+      commandsPending: () => 2,
+      stream: () => ({ sockets: 1, droppedSamples: 7 }),
+      schedulesArmed: () => 4,
+      readiness: () => ({ store: false, lmdb: true }),
+      ...over,
+    },
+  };
+}
+
+const line = (text: string, series: string): string | undefined => text.split('\n').find((l) => l.startsWith(`${series} `));
+
+describe('GatewayMetrics', () => {
+  it('labels requests by route template, folds unknown methods and unmatched paths', async () => {
+    const m = new GatewayMetrics(sources().s);
+    m.httpRequest({ method: 'GET', route: '/v1/robots/{robot_id}', status: 200, durationMs: 3 });
+    m.httpRequest({ method: 'GET', route: '/v1/robots/{robot_id}', status: 200, durationMs: 5 });
+    m.httpRequest({ method: 'BREW', route: null, status: 404, durationMs: 1 });
+    const text = await m.render();
+    expect(line(text, 'fleetgw_http_requests_total{method="GET",route="/v1/robots/{robot_id}",status="200"}')).toMatch(/ 2$/);
+    expect(line(text, 'fleetgw_http_requests_total{method="other",route="unmatched",status="404"}')).toMatch(/ 1$/);
+    expect(line(text, 'fleetgw_http_request_duration_seconds_sum{method="GET",route="/v1/robots/{robot_id}"}')).toMatch(/ 0\.008$/);
+    expect(text).not.toContain('BREW');
+  });
+
+  it('brings running totals up to date at each scrape, and never lets a counter go down', async () => {
+    const { s, t } = sources();
+    const m = new GatewayMetrics(s);
+    t.samplesIn = 500;
+    t.rowsWritten = 400;
+    t.corruptFrames = 2;
+    const first = await m.render();
+    expect(line(first, 'fleetgw_telemetry_samples_received_total')).toMatch(/ 500$/);
+    expect(line(first, 'fleetgw_telemetry_samples_stored_total')).toMatch(/ 400$/);
+    expect(line(first, 'fleetgw_telemetry_frames_dropped_total{reason="corrupt"}')).toMatch(/ 2$/);
+    await new Promise((r) => setTimeout(r, 120)); // past the per-scrape read cache
+    t.samplesIn = 900;
+    const second = await m.render();
+    expect(line(second, 'fleetgw_telemetry_samples_received_total')).toMatch(/ 900$/);
+    expect(line(second, 'fleetgw_robots_online')).toMatch(/ 3$/);
+    expect(line(second, 'fleetgw_commands_pending')).toMatch(/ 2$/);
+    expect(line(second, 'fleetgw_stream_samples_dropped_total')).toMatch(/ 7$/);
+    expect(line(second, 'fleetgw_ready{check="store"}')).toMatch(/ 0$/);
+    expect(line(second, 'fleetgw_ready{check="lmdb"}')).toMatch(/ 1$/);
+  });
+
+  it('records commands, acks, inserts, backpressure and scheduler lateness', async () => {
+    const m = new GatewayMetrics(sources().s);
+    m.commandState('stop', 'dispatched');
+    m.commandState('stop', 'agent_received');
+    m.commandAcked('received', 40);
+    m.insertDone(true, 12);
+    m.insertDone(false, 30_000);
+    m.backpressure(true);
+    m.backpressure(false);
+    m.schedulerLateness('fired', 15);
+    m.schedulerLateness('skipped', -3);
+    const text = await m.render();
+    expect(line(text, 'fleetgw_commands_total{action="stop",state="agent_received"}')).toMatch(/ 1$/);
+    expect(line(text, 'fleetgw_command_ack_seconds_sum{outcome="received"}')).toMatch(/ 0\.04$/);
+    expect(line(text, 'fleetgw_telemetry_inserts_total{outcome="error"}')).toMatch(/ 1$/);
+    expect(line(text, 'fleetgw_telemetry_insert_duration_seconds_bucket{le="30",outcome="error"}')).toMatch(/ 1$/);
+    expect(line(text, 'fleetgw_telemetry_backpressure_pauses_total')).toMatch(/ 1$/);
+    expect(line(text, 'fleetgw_scheduler_lateness_seconds_sum{outcome="skipped"}')).toMatch(/ 0$/);
+  });
+
+  it('keeps each gateway in its own registry (no global state)', async () => {
+    const a = new GatewayMetrics(sources().s);
+    const b = new GatewayMetrics(sources().s);
+    a.commandState('stop', 'deferred');
+    expect(await b.render()).not.toContain('state="deferred"');
+    expect(a.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
+  });
+});

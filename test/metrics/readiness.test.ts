@@ -1,0 +1,68 @@
+// Readiness and StoreHealth without sockets: what /readyz and the gRPC health service read.
+import { describe, expect, it } from 'vitest';
+import { Readiness } from '../../src/gateway/readiness.js';
+import { StoreHealth } from '../../src/telemetry/store-health.js';
+
+describe('Readiness', () => {
+  it('publishes at start and on each change, logs which check fails, treats a throwing check as failing', () => {
+    let store = true;
+    const lines: string[] = [];
+    const published: boolean[] = [];
+    const r = new Readiness({ store: () => store, lmdb: () => { throw new Error('closed'); } }, (l) => lines.push(l), (ok) => published.push(ok));
+    expect(r.results()).toEqual({ store: true, lmdb: false });
+    expect(r.ready()).toBe(false);
+    r.start(60_000);
+    expect(published).toEqual([false]);
+    expect(lines).toEqual(['readiness: not ready (failing: lmdb)']);
+    r.stop();
+    store = false;
+    expect(r.results().store).toBe(false);
+    expect(published).toEqual([false, false]);
+  });
+});
+
+describe('StoreHealth', () => {
+  function fakeStore(): { kind: 'clickhouse'; answer: 'ok' | 'fail' | 'hang'; queries: number; queryText(): Promise<string> } {
+    return {
+      kind: 'clickhouse',
+      answer: 'ok',
+      queries: 0,
+      queryText() {
+        this.queries++;
+        if (this.answer === 'ok') return Promise.resolve('1\n');
+        if (this.answer === 'fail') return Promise.reject(new Error('ECONNREFUSED'));
+        return new Promise<string>(() => {});
+      },
+    };
+  }
+  const log = (): { lines: [string, Record<string, unknown> | undefined][]; info(m: string, f?: Record<string, unknown>): void; warn(m: string, f?: Record<string, unknown>): void; error(m: string, f?: Record<string, unknown>): void } => {
+    const lines: [string, Record<string, unknown> | undefined][] = [];
+    return { lines, info: (m, f) => lines.push([m, f]), warn: (m, f) => lines.push([m, f]), error: (m, f) => lines.push([m, f]) };
+  };
+
+  it('goes down on a failed probe and up on a good probe or insert, logging both with the outage length', async () => {
+    const s = fakeStore();
+    const l = log();
+    const h = new StoreHealth(s, l, { timeoutMs: 50 });
+    expect(h.reachable).toBe(true);
+    s.answer = 'fail';
+    await h.probe();
+    expect(h.reachable).toBe(false);
+    expect(l.lines[0]).toEqual(['telemetry store unreachable', { store: 'clickhouse', error: 'ECONNREFUSED' }]);
+    h.note(true);
+    expect(h.reachable).toBe(true);
+    expect(l.lines[1]![0]).toBe('telemetry store reachable again');
+    expect(l.lines[1]![1]!.downMs).toEqual(expect.any(Number));
+  });
+
+  it('counts a hung store as down after the timeout and sends it one query at a time', async () => {
+    const s = fakeStore();
+    const h = new StoreHealth(s, log(), { timeoutMs: 30 });
+    s.answer = 'hang';
+    await h.probe();
+    expect(h.reachable).toBe(false);
+    await h.probe();
+    await h.probe();
+    expect(s.queries).toBe(1);
+  });
+});
