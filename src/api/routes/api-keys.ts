@@ -125,6 +125,8 @@ export function apiKeyRoutes(deps: ApiKeyRouteDeps): RouteDef[] {
             const created = { status: 201 as const, body: { key: apiKeyView(record, nowMs), secret: apiKey }, headers: NO_STORE };
             await store.root.transaction(() => {
               store.apikeys.putSync(record.apiKeyId, record);
+              // The committed (and replayed) answer is the secret-free 200, not this handler's 201: the
+              // commit's type names the handler's own result, hence the cast.
               commit.inTxn(withheld(created) as never);
             });
             keyEvent(record, 'api_key.created', by, nowMs);
