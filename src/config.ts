@@ -17,6 +17,10 @@ export interface GatewayTunables {
   robotKeepaliveTimeoutMs: number;
   /** A robot's link conflict clears after this long without a refused connection (docs/robot-link.md). */
   linkConflictClearMs: number;
+  /** A user session ends this long after its last request (docs/sessions.md). */
+  sessionIdleTimeoutS: number;
+  /** A user session ends this long after login, whatever the activity. */
+  sessionMaxAgeS: number;
 }
 
 export const DEFAULT_TUNABLES: GatewayTunables = {
@@ -26,6 +30,8 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   robotKeepaliveMs: 2000,
   robotKeepaliveTimeoutMs: 2000,
   linkConflictClearMs: 60_000,
+  sessionIdleTimeoutS: 30 * 60,
+  sessionMaxAgeS: 12 * 60 * 60,
 };
 
 const ENV: Record<keyof GatewayTunables, string> = {
@@ -35,6 +41,8 @@ const ENV: Record<keyof GatewayTunables, string> = {
   robotKeepaliveMs: 'FLEETGW_ROBOT_KEEPALIVE_MS',
   robotKeepaliveTimeoutMs: 'FLEETGW_ROBOT_KEEPALIVE_TIMEOUT_MS',
   linkConflictClearMs: 'FLEETGW_LINK_CONFLICT_CLEAR_MS',
+  sessionIdleTimeoutS: 'FLEETGW_SESSION_IDLE_TIMEOUT_S',
+  sessionMaxAgeS: 'FLEETGW_SESSION_MAX_AGE_S',
 };
 
 /**

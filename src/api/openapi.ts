@@ -14,6 +14,7 @@
  * returns without listing it.
  */
 import type { TSchema } from '@sinclair/typebox';
+import { SESSION_COOKIE } from '../auth/users/session-token.js';
 import { ERROR_CATALOG, type ErrorId } from '../errors/catalog.js';
 import type { RouteDef } from './route.js';
 import { IDEMPOTENCY_KEY_SHAPE } from '../idempotency/index.js';
@@ -154,6 +155,9 @@ export function routerErrors(route: RouteDef): ErrorId[] {
   if (route.body) ids.push('malformed_json', 'unsupported_media_type', 'body_too_large');
   if (route.auth !== 'none') ids.push('unauthorized', 'rate_limited', 'auth_throttled');
   if (route.auth !== 'none' && route.auth !== 'any') ids.push('forbidden_permission');
+  // A session cookie on a state-changing call needs the session's CSRF token (docs/sessions.md).
+  if (route.auth !== 'none' && route.method !== 'GET') ids.push('csrf_failed');
+  if (route.actors === 'user') ids.push('session_required');
   if (route.idempotencyKey !== undefined) ids.push('idempotency_key_invalid', 'idempotency_in_progress', 'idempotency_body_mismatch');
   if (route.idempotencyKey === 'required') ids.push('idempotency_key_required');
   return ids;
@@ -231,10 +235,11 @@ function operation(route: RouteDef, components: SchemaComponents): Json {
     operationId: route.operationId,
     summary: route.summary,
     tags: route.tags,
-    security: route.auth === 'none' ? [] : [{ bearerAuth: [] }],
+    security: route.auth === 'none' ? [] : route.actors === 'user' ? [{ sessionCookie: [] }] : [{ bearerAuth: [] }, { sessionCookie: [] }],
   };
   if (route.auth !== 'none') {
-    op.description = route.auth === 'any' ? 'Any valid API key.' : `Requires permission \`${route.auth}\`.`;
+    const who = route.actors === 'user' ? 'A user session only (an API key gets 403).' : route.auth === 'any' ? 'Any valid API key or user session.' : '';
+    op.description = route.auth === 'any' ? who : `${who === '' ? '' : `${who} `}Requires permission \`${route.auth}\`.`;
     if (route.auth !== 'any') op['x-permission'] = route.auth;
   }
   const params = parameters(route, components);
@@ -274,6 +279,12 @@ export function buildOpenApi(routes: readonly RouteDef[], info: OpenApiInfo, ser
     components: {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key: `Authorization: Bearer fgk_<key id>_<secret>`. Never in a URL.' },
+        sessionCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: SESSION_COOKIE,
+          description: 'User session from `POST /v1/sessions` (HttpOnly, SameSite=Strict). Calls other than GET also need the session\'s `X-CSRF-Token` header. Used only when no Authorization header is sent.',
+        },
       },
       schemas: sortedByKey(components.schemas),
       responses: errorComponents(errorStatuses()),

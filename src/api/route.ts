@@ -35,6 +35,11 @@ export interface RouteContext<P = unknown, Q = unknown, B = unknown, H = unknown
    * required one is missing.
    */
   idempotencyKey?: string;
+  /**
+   * The caller's address as throttles count it: IPv4 itself, IPv6 its /64 (src/http/auth-throttle.ts
+   * `clientKey`). Computed when read.
+   */
+  readonly client: string;
 }
 
 /**
@@ -65,6 +70,11 @@ export interface RouteDef {
   tags: readonly string[];
   /** 'none': no credential (only /openapi.json); 'any': any valid key; otherwise the permission needed. */
   auth: 'none' | 'any' | Permission;
+  /**
+   * 'user': only a user session may call the route (spec Authentication 4: API-key management); an
+   * API key gets 403 `session_required`. Default: API keys and user sessions alike.
+   */
+  actors?: 'user';
   params?: TSchema;
   query?: TSchema;
   body?: TSchema;

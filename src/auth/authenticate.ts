@@ -19,6 +19,7 @@ import type { Store } from '../store/lmdb.js';
 import { RawBytesCache } from '../store/raw-bytes-cache.js';
 import type { ApiKeyRecord } from '../store/records.js';
 import { hashSecret, parseApiKey, secretMatches } from '../store/secrets.js';
+import type { SessionService } from './users/sessions.js';
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
@@ -68,7 +69,11 @@ export class ApiKeyVerifier {
   /** Presented credentials verified recently, oldest first; at most MAX_VERIFIED. */
   private readonly verified = new Map<string, Verified>();
 
-  constructor(store: Store) {
+  /**
+   * @param sessions user sessions: when given, {@link authenticateSession} accepts their cookie and
+   *   {@link keyUsable} also answers for a session's id (a stream opened with a session's ticket)
+   */
+  constructor(store: Store, private readonly sessions?: SessionService) {
     this.keys = new RawBytesCache(store.apikeys, toEntry);
   }
 
@@ -106,6 +111,18 @@ export class ApiKeyVerifier {
     return auth;
   }
 
+  /**
+   * Resolves the caller of a request that carries no Authorization header from its session cookie
+   * (src/auth/users/sessions.ts). Separate from {@link authenticate} so the API-key path stays as it
+   * was: the router asks here only when no Authorization header came.
+   * @param stateChanging POST, PUT, PATCH, DELETE: the `X-CSRF-Token` header must match the session's
+   * @throws ApiError 401 `unauthorized` (no, unknown or ended session), 403 `csrf_failed`
+   */
+  authenticateSession(cookie: string | undefined, csrfToken: string | undefined, stateChanging: boolean, nowMs: number): AuthContext {
+    if (this.sessions === undefined) throw apiError('unauthorized');
+    return this.sessions.verify(cookie, csrfToken, stateChanging, nowMs).auth;
+  }
+
   /** @throws ApiError 403 unless the key carries `permission` (retired permissions never count). */
   authorize(auth: AuthContext, permission: string): void {
     requirePermission(auth, permission);
@@ -132,7 +149,9 @@ export class ApiKeyVerifier {
    */
   keyUsable(apiKeyId: string, nowMs: number): boolean {
     const key = this.keys.get(apiKeyId);
-    if (key === undefined || key.revoked) return false;
+    // Not a key: the credential id of a user session (AuthContext.apiKeyId), checked the same way.
+    if (key === undefined) return this.sessions?.usable(apiKeyId, nowMs) ?? false;
+    if (key.revoked) return false;
     return key.expiresAtMs === null || nowMs < key.expiresAtMs;
   }
 }

@@ -9,6 +9,9 @@ export const USAGE = `usage:
   fleetgw admin create-fleet --data-dir DIR --org ORG_ID --name NAME [--json]
   fleetgw admin create-key --data-dir DIR --org ORG_ID [--fleet FLEET_ID] --permissions p1,p2 [--expires-in SECONDS] [--json]
   fleetgw admin revoke-key --data-dir DIR --key-id ID
+  fleetgw admin create-user --data-dir DIR --org ORG_ID --email EMAIL --role viewer|operator|admin [--json]
+              the password: typed at the prompt (a terminal), else read from stdin; never an argument
+  fleetgw admin revoke-sessions --data-dir DIR --email EMAIL [--json]
   fleetgw admin add-robot --data-dir DIR --fleet FLEET_ID --name NAME [--capabilities a,b] [--inactive] [--json]
   fleetgw sim --grpc HOST:PORT (--robots-file FILE | --robot-id ID [--robot-token-file F]) [--hz N] [--tls-ca F] [--stop-on-link-loss-ms MS]
               the token of --robot-id: --robot-token-file F, else env FLEETGW_ROBOT_TOKEN;

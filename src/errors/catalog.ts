@@ -98,6 +98,14 @@ export const ERROR_CATALOG = {
   schedule_cancelled: { code: 'conflict', status: 409, template: 'Schedule {scheduleId} is cancelled.' },
   schedule_limit: { code: 'conflict', status: 409, template: 'Fleet {fleetId} already has {max} active schedules; cancel some first.' },
   run_finished: { code: 'conflict', status: 409, template: 'Run {runId} is {state}; {action} is not possible.' },
+  // User sessions and API-key management (docs/sessions.md).
+  login_failed: { code: 'unauthorized', status: 401, template: 'Wrong email or password.' },
+  login_throttled: { code: 'rate_limited', status: 429, template: 'Too many failed logins for this {bound}; retry after {retryAfterS} s.' },
+  csrf_failed: { code: 'forbidden', status: 403, template: 'A request authenticated by a session cookie must carry the session\'s X-CSRF-Token header.' },
+  session_required: { code: 'forbidden', status: 403, template: 'This endpoint accepts only a user session, not an API key.' },
+  role_lacks_permission: { code: 'forbidden', status: 403, template: 'Role {role} does not grant {permission}; a key cannot carry more than its creator\'s role.' },
+  api_key_not_yours: { code: 'forbidden', status: 403, template: 'Only the creator of API key {apiKeyId} or an admin can revoke it.' },
+  api_key_not_found: { code: 'not_found', status: 404, template: 'API key {apiKeyId} was not found.' },
   // Live telemetry stream.
   stream_tickets_exhausted: { code: 'rate_limited', status: 429, template: 'Too many outstanding stream tickets: the {bound} bound of {max} is reached; retry after {retryAfterS} s.' },
   internal: { code: 'internal', status: 500, template: 'Unexpected server error.' },

@@ -21,6 +21,7 @@ import { isLoopbackHost } from '../http/tls.js';
 import { openStore, type Store } from '../store/lmdb.js';
 import { createTelemetryIngest, type TelemetryIngest } from '../telemetry/ingest.js';
 import { ApiKeyVerifier } from '../auth/authenticate.js';
+import { SessionService } from '../auth/users/sessions.js';
 import { startKeyRevocationSweep } from '../telemetry/key-revocation-sweep.js';
 import { StreamHub } from '../telemetry/stream-hub.js';
 import { STREAM_PATH } from '../telemetry/stream-protocol.js';
@@ -122,7 +123,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     : null;
 
   // The services that hold state for this store: one of each, handed to every user below.
-  const keys = new ApiKeyVerifier(store);
+  const sessions = new SessionService(store, { idleTimeoutMs: tunables.sessionIdleTimeoutS * 1000, maxAgeMs: tunables.sessionMaxAgeS * 1000, log });
+  const keys = new ApiKeyVerifier(store, sessions);
   const events = new EventLog(store);
   const idempotency = new IdempotencyClaims(store);
   const keyUsable = (apiKeyId: string, nowMs: number): boolean => keys.keyUsable(apiKeyId, nowMs);
@@ -228,7 +230,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
 
     let streamUrl = '';
     let httpUrl = '';
-    const { routes } = buildRoutes({ store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, ready: () => ready.ready(), log });
+    const { routes } = buildRoutes({
+      store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, ready: () => ready.ready(), log,
+      sessions, secureCookies: tlsFiles !== null,
+    });
     const router = createRouter(routes, {
       auth: keys,
       rateLimiter: new RateLimiter({ ratePerSecond: tunables.rateLimitPerSecond, burst: tunables.rateLimitBurst }),

@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SessionService } from '../auth/users/sessions.js';
 import { CommandService } from '../commands/service.js';
 import { EventLog } from '../events/log.js';
 import { IdempotencyClaims } from '../idempotency/index.js';
@@ -36,7 +37,7 @@ export async function withOfflineRoutes<T>(use: (built: ReturnType<typeof buildR
     const runtime = new OperationRuntime(store, { log });
     const missions = new MissionScheduling({ store, events, link, commands, gate: runtimeGate(runtime), log });
     try {
-      return use(buildRoutes({ store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, ready: () => false, log }));
+      return use(buildRoutes({ store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, ready: () => false, log, sessions: new SessionService(store), secureCookies: true }));
     } finally {
       missions.stop();
       runtime.close();

@@ -19,6 +19,9 @@ import { missionToolRoutes } from '../api/routes/mission-tools.js';
 import { fleetRoutes } from '../api/routes/fleets.js';
 import { healthRoutes } from '../api/routes/health.js';
 import { meRoutes } from '../api/routes/me.js';
+import { apiKeyRoutes } from '../api/routes/api-keys.js';
+import { sessionRoutes } from '../api/routes/sessions.js';
+import type { SessionService } from '../auth/users/sessions.js';
 import { openApiRoutes } from '../api/routes/openapi.js';
 import { robotRoutes } from '../api/routes/robots.js';
 import { streamTicketRoutes } from '../api/routes/stream-tickets.js';
@@ -52,6 +55,10 @@ export interface RouteDeps {
   /** Readiness behind GET /readyz (src/gateway/readiness.ts). */
   ready: () => boolean;
   log?: (line: string) => void;
+  /** User sessions (src/auth/users/sessions.ts). */
+  sessions: SessionService;
+  /** The gateway serves HTTPS: session cookies get `Secure`. */
+  secureCookies: boolean;
 }
 
 export const API_INFO = {
@@ -60,6 +67,7 @@ export const API_INFO = {
   description: 'Edge gateway for robot fleets: REST API (v1). Errors always have the body {error, code}.',
   tagDescriptions: {
     'Agent API': 'Intent-oriented tools at `POST /v1/agent/{tool}`; every body carries `org_id` and `fleet_id`.',
+    'API keys': 'Keys for automations, managed by people through a user session (an API key cannot manage keys).',
     Audit: 'Command audit entries: who asked for which command, and its delivery history.',
     Discovery: 'The contract, the calling key\'s identity and the fleets it can use.',
     Events: 'Correlated event timelines (schedules, runs, templates, the operation, robot links).',
@@ -70,6 +78,7 @@ export const API_INFO = {
     'Robot commands': 'Commands to one robot or the whole fleet, with an observable delivery state.',
     'Robot configuration': 'Remote configuration and onboard settings, read and written through the robot.',
     Robots: 'Robot records with their latest telemetry snapshot.',
+    Sessions: 'People log in with email and password: a session cookie plus a CSRF token for calls other than GET.',
     Schedules: 'Registered mission runs and commands; a fire-now request is a schedule too.',
     Telemetry: 'Tickets for the live telemetry WebSocket.',
   },
@@ -89,6 +98,8 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...openApiRoutes(document),
     ...healthRoutes({ ready: deps.ready }),
     ...meRoutes(),
+    ...sessionRoutes({ store: deps.store, events: deps.events, sessions: deps.sessions, secureCookies: deps.secureCookies, ...(deps.log ? { log: deps.log } : {}) }),
+    ...apiKeyRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, ...(deps.log ? { log: deps.log } : {}) }),
     ...fleetRoutes({ store: deps.store }),
     ...robotRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id), linkConflict: (id) => deps.link.linkConflict?.(id) ?? null }),
     ...controlRobotRoutes({ store: deps.store, commands: deps.commands }),

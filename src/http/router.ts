@@ -15,7 +15,7 @@ import { scanJsonText } from './json-scan.js';
 import { JsonText } from '../api/json-text.js';
 import { RawBody } from '../api/raw-body.js';
 import { compilePath, type CompiledPath } from './path-template.js';
-import type { AuthThrottle } from './auth-throttle.js';
+import { clientKey, type AuthThrottle } from './auth-throttle.js';
 import type { RateLimiter } from './rate-limit.js';
 import { RouteTable } from './route-table.js';
 import type { AuthContext, HandlerResult, RouteContext, RouteDef } from '../api/route.js';
@@ -39,6 +39,13 @@ export interface RequestAuth {
    * failed-authentication throttle still checks those from a throttled address. O(1), no hashing.
    */
   isKnownCredential(authorization: string | undefined): boolean;
+  /**
+   * Resolves the caller from a user's session cookie; asked only when the request has no
+   * Authorization header and has a Cookie header (absent: cookies authenticate nothing).
+   * @param stateChanging the method changes state (POST, PUT, PATCH, DELETE): a CSRF token is required
+   * @throws ApiError 401 `unauthorized`; 403 `csrf_failed` without the session's `X-CSRF-Token`
+   */
+  authenticateSession?(cookie: string | undefined, csrfToken: string | undefined, stateChanging: boolean, nowMs: number): AuthContext;
 }
 
 export interface RouterDeps {
@@ -86,7 +93,9 @@ interface CompiledRoute {
 }
 
 /** Headers the router itself reads, whatever the routes declare. */
-const CORE_HEADERS = ['authorization', 'content-type'] as const;
+const CORE_HEADERS = ['authorization', 'content-type', 'cookie', 'x-csrf-token'] as const;
+/** Methods that never change state: a session cookie needs no CSRF token on them. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
@@ -172,6 +181,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
         limited = err;
       }
       if (def.auth !== 'any') deps.auth.authorize(auth, def.auth);
+      if (def.actors === 'user' && auth.actorType !== 'user') throw apiError('session_required');
     }
     const params = validateParams(route, rawParams);
     const query = validateQuery(route, req.query);
@@ -180,7 +190,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     if (limited !== null && def.urgent?.(body) !== true) throw limited;
     // RouteContext types auth as non-null for handler ergonomics; only 'none' routes see null.
     const idempotencyKey = def.idempotencyKey !== undefined ? req.headers['idempotency-key'] : undefined;
-    return def.handler(new HandlerContext(params, query, body, headers, auth as AuthContext, signal, nowMs, idempotencyKey));
+    return def.handler(new HandlerContext(params, query, body, headers, auth as AuthContext, signal, nowMs, idempotencyKey, req.remoteAddress));
   }
 
   /**
@@ -191,16 +201,21 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
   function authenticateThrottled(req: PlainRequest, nowMs: number): AuthContext {
     const throttle = deps.authThrottle;
     const authorization = req.headers.authorization;
-    if (throttle === undefined) return deps.auth.authenticate(authorization, nowMs);
+    // A session cookie is consulted only without an Authorization header: the API-key path is unchanged.
+    const cookie = authorization === undefined && deps.auth.authenticateSession !== undefined ? req.headers.cookie : undefined;
+    const authenticate = (): AuthContext => cookie === undefined
+      ? deps.auth.authenticate(authorization, nowMs)
+      : (deps.auth.authenticateSession as NonNullable<RequestAuth['authenticateSession']>)(cookie, req.headers['x-csrf-token'], !SAFE_METHODS.has(req.method), nowMs);
+    if (throttle === undefined) return authenticate();
     const waitS = throttle.blockedFor(req.remoteAddress, nowMs);
-    if (waitS !== null && !deps.auth.isKnownCredential(authorization)) {
+    if (waitS !== null && (cookie !== undefined || !deps.auth.isKnownCredential(authorization))) {
       throw apiError('auth_throttled', { retryAfterS: waitS }, { headers: { 'retry-after': String(waitS) } });
     }
     try {
-      return deps.auth.authenticate(authorization, nowMs);
+      return authenticate();
     } catch (err: unknown) {
       // No credential at all guesses nothing: only presented ones count.
-      if (authorization !== undefined && err instanceof ApiError && err.id === 'unauthorized') throttle.failed(req.remoteAddress, nowMs);
+      if ((authorization !== undefined || cookie !== undefined) && err instanceof ApiError && err.id === 'unauthorized') throttle.failed(req.remoteAddress, nowMs);
       throw err;
     }
   }
@@ -227,8 +242,13 @@ class HandlerContext implements RouteContext<Record<string, unknown>, Record<str
     private readonly abortSource: AbortSource,
     readonly nowMs: number,
     idempotencyKey: string | undefined,
+    private readonly remoteAddress: string,
   ) {
     if (idempotencyKey !== undefined) this.idempotencyKey = idempotencyKey;
+  }
+
+  get client(): string {
+    return clientKey(this.remoteAddress);
   }
 
   get aborted(): AbortSignal {

@@ -15,8 +15,9 @@
  *   commit its answer with them, so that no failure or crash after the commit can free the key for a
  *   second run.
  * - A claim left by a crashed process does not block the key: see {@link IdempotencyClaims.isStale}.
- * - `replayable: false` (API-key creation): the key is used up but the response, which holds a
- *   secret, is not stored; a retry gets 409.
+ * - `replayable: false`: the key is used up but the response, which holds a secret, is not stored; a
+ *   retry gets 409. `replayAs` (API-key creation): what is stored and replayed is a form of the
+ *   response without its secret (a handler committing in its transaction commits that form too).
  */
 import { apiError } from '../errors/catalog.js';
 import type { IdempotencyClaims } from './claims.js';
@@ -33,6 +34,11 @@ export const REPLAY_HEADER = 'idempotent-replayed';
 export interface IdempotencyOptions {
   /** false: the response holds a secret; it is never stored or replayed. Default true. */
   replayable?: boolean;
+  /**
+   * The form of the response that is stored and replayed, when the response itself must not be (it
+   * holds a secret). Wins over `replayable`.
+   */
+  replayAs?: (result: StoredReply) => StoredReply;
   /** false: a missing header runs the request without idempotency. Default true (missing = 400). */
   required?: boolean;
   /** Wall clock (ms), for the 24 h window and claim leases. */
@@ -118,9 +124,8 @@ export async function withIdempotency<R extends StoredReply>(
     opts.log?.(`${scope.endpoint}: answered ${result.status} after its commit; answered with the committed reply`);
     return asResult<R>(committed);
   }
-  const reply = opts.replayable === false
-    ? null
-    : { status: result.status, body: result.body, ...(result.headers ? { headers: result.headers } : {}) };
+  const plain: StoredReply = { status: result.status, body: result.body, ...(result.headers ? { headers: result.headers } : {}) };
+  const reply = opts.replayAs !== undefined ? opts.replayAs(plain) : opts.replayable === false ? null : plain;
   try {
     await claims.complete(skey, reply, now(), committedInTxn);
   } catch {

@@ -22,6 +22,8 @@
  *   schedules   scheduleId                 -> ScheduleRecord
  *   fires       "<scheduleId>/<fireAtMs:16 hex>" -> FireRecord (one per due occurrence; the key makes a fire unique)
  *   runs        runId                      -> RunRecord
+ *   users       userId                     -> UserRecord (src/auth/users)
+ *   sessions    sessionId                  -> SessionRecord (src/auth/users)
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -81,6 +83,8 @@ const DATABASES: { readonly [K in keyof StoreDatabases]: true } = {
   schedules: true,
   fires: true,
   runs: true,
+  users: true,
+  sessions: true,
 };
 
 /** Opens (creating if needed) the LMDB environment under `<dataDir>/lmdb`. */

@@ -41,4 +41,8 @@ export interface ApiKeyRecord {
   createdAtMs: number;
   expiresAtMs: number | null;
   revokedAtMs: number | null;
+  /** What the key is for; absent on keys made by `fleetgw admin`. */
+  name?: string | null;
+  /** The user who minted it through `POST /v1/orgs/{org_id}/api-keys`; absent: `fleetgw admin`. */
+  createdBy?: { userId: string; email: string } | null;
 }

@@ -64,16 +64,21 @@ describe('GET /openapi.json', () => {
     );
   });
 
-  it('requires the bearer scheme on every operation but /openapi.json, and declares every path parameter', () => {
+  it('requires an API key or a session on every operation but /openapi.json and login (key management: a session only), and declares every path parameter', () => {
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.securitySchemes.sessionCookie).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'fleetgw_session' });
     for (const [path, item] of Object.entries(doc.paths as Json)) {
-      for (const op of Object.values(item as Json) as Json[]) {
-        expect(op.security).toEqual(path === '/openapi.json' ? [] : [{ bearerAuth: [] }]);
+      for (const [method, op] of Object.entries(item as Json) as [string, Json][]) {
+        const sessionOnly = path.startsWith('/v1/orgs/{org_id}/api-keys') || path === '/v1/sessions/current';
+        const open = path === '/openapi.json' || (path === '/v1/sessions' && method === 'post');
+        expect(op.security, `${method} ${path}`).toEqual(open ? [] : sessionOnly ? [{ sessionCookie: [] }] : [{ bearerAuth: [] }, { sessionCookie: [] }]);
         const declared = ((op.parameters ?? []) as Json[]).filter((p) => p.in === 'path').map((p) => p.name as string);
         const inTemplate = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
         expect(declared).toEqual(inTemplate);
         if (path !== '/openapi.json') {
           expect(Object.keys(op.responses as Json)).toEqual(expect.arrayContaining(['400', '401', '429', '500']));
+          if (!open && method !== 'get') expect(op['x-errors']).toContain('csrf_failed');
+          if (sessionOnly) expect(op['x-errors']).toContain('session_required');
         }
       }
     }

@@ -9,7 +9,7 @@
  * The last case derives the operation list from the served document and fails, naming them, for
  * operations not exercised with both a success and an error status.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,6 +40,7 @@ interface Outcome {
 }
 
 const DEPOT = { latitude: 52.0, longitude: 5.0 };
+const USER_PASSWORD = 'contract test password';
 const SQUARE = { type: 'Polygon', coordinates: [[[5, 52], [5.001, 52], [5.001, 52.001], [5, 52.001], [5, 52]]] };
 
 let d: ReturnType<typeof makeDataDir>;
@@ -78,6 +79,8 @@ beforeAll(async () => {
   for (let i = 0; i < 2; i++) robots.push(adminJson(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', `sim${i}`]));
   inactiveRobot = adminJson<{ robotId: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'spare', '--inactive']).robotId;
   readKey = adminJson<{ apiKey: string }>(['create-key', '--data-dir', d.dataDir, '--org', d.orgId, '--permissions', 'robots:read']).apiKey;
+  const user = spawnSync(process.execPath, [FLEETGW_BIN, 'admin', 'create-user', '--data-dir', d.dataDir, '--org', d.orgId, '--email', 'ops@acme.test', '--role', 'operator'], { input: USER_PASSWORD, encoding: 'utf8' });
+  expect(user.status, user.stderr).toBe(0);
   gw = await startGatewayProcess(d.dataDir);
   base = gw.ready.http;
   const robotsFile = join(d.dataDir, 'sim-robots.json');
@@ -146,9 +149,12 @@ interface CallOptions {
   path?: Record<string, string>;
   query?: Record<string, string | number | boolean>;
   body?: unknown;
-  /** API key; null sends none. Default: the all-permission key. */
+  /** API key; null sends none. Default: the all-permission key (none when `session` is given). */
   key?: string | null;
   idem?: string;
+  /** A user session: its cookie, and its CSRF token (sent unless `csrf` is false). */
+  session?: { cookie: string; csrf: string };
+  csrf?: boolean;
 }
 
 /**
@@ -165,8 +171,12 @@ async function call(operationId: string, opts: CallOptions = {}): Promise<Outcom
   });
   const qs = opts.query ? `?${new URLSearchParams(Object.entries(opts.query).map(([k, v]): [string, string] => [k, String(v)])).toString()}` : '';
   const headers: Record<string, string> = {};
-  const key = opts.key === undefined ? d.apiKey : opts.key;
+  const key = opts.key === undefined ? (opts.session === undefined ? d.apiKey : null) : opts.key;
   if (key !== null) headers.authorization = `Bearer ${key}`;
+  if (opts.session !== undefined) {
+    headers.cookie = opts.session.cookie;
+    if (opts.csrf !== false) headers['x-csrf-token'] = opts.session.csrf;
+  }
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
   if (opts.idem !== undefined) headers['idempotency-key'] = opts.idem;
   const res = await fetch(`${base}${path}${qs}`, { method: o!.method, headers, ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}) });
@@ -233,7 +243,7 @@ describe('the published document', () => {
 
   it('names every resource schema and declares Idempotency-Key where the route requires it', () => {
     const names = Object.keys(doc.components.schemas as Json);
-    for (const n of ['RobotView', 'Command', 'Delivery', 'MissionTemplate', 'Feature', 'ScheduleRow', 'MissionRun', 'Event', 'AuditEntry', 'ErrorBody', 'StreamTicket']) {
+    for (const n of ['RobotView', 'Command', 'Delivery', 'MissionTemplate', 'Feature', 'ScheduleRow', 'MissionRun', 'Event', 'AuditEntry', 'ErrorBody', 'StreamTicket', 'Session', 'ApiKey', 'ApiKeyCreated']) {
       expect(names).toContain(n);
     }
     expect(doc.servers[0].url).toBe(base);
@@ -241,6 +251,10 @@ describe('the published document', () => {
     for (const id of ['submitJob', 'deployMission', 'scheduleMission', 'scheduleCommand', 'createMissionTemplate']) expect(idem(id)?.required, id).toBe(true);
     expect(idem('createFeature')?.required).toBe(false);
     expect(idem('editSchedule')).toBeUndefined();
+    expect(idem('createApiKey')?.required).toBe(true);
+    expect(doc.components.securitySchemes.sessionCookie).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'fleetgw_session' });
+    expect(operations.get('createApiKey')!.op.security).toEqual([{ sessionCookie: [] }]);
+    expect(operations.get('getMe')!.op.security).toEqual([{ bearerAuth: [] }, { sessionCookie: [] }]);
   });
 });
 
@@ -434,6 +448,33 @@ describe('every operation, through real HTTP', () => {
     expect(events.items).toHaveLength(2);
     await expectStatus(200, 'listEvents', { query: { fleet_id: d.fleetId, correlation_id: state.correlationId!, cursor: events.next_cursor as string } });
     await expectStatus(400, 'listEvents', { query: { fleet_id: d.fleetId, correlation_id: state.correlationId!, cursor: 'x' } });
+  });
+
+  it('user sessions and API-key management', async () => {
+    await expectStatus(401, 'createSession', { key: null, body: { email: 'ops@acme.test', password: 'not the password' } });
+    const login = await call('createSession', { key: null, body: { email: 'ops@acme.test', password: USER_PASSWORD } });
+    expect(login.status).toBe(201);
+    const session = { cookie: login.headers.get('set-cookie')!.split(';')[0]!, csrf: login.body.csrfToken as string };
+    expect((await expectStatus(200, 'getCurrentSession', { session })).session.user.role).toBe('operator');
+    await expectStatus(403, 'getCurrentSession');
+
+    const idem = randomUUID();
+    const created = await expectStatus(201, 'createApiKey', { session, body: { name: 'contract', permissions: ['robots:read'] }, idem });
+    expect(created.secret).toMatch(/^fgk_/);
+    expect((await expectStatus(200, 'createApiKey', { session, body: { name: 'contract', permissions: ['robots:read'] }, idem })).secretWithheld).toBe(true);
+    await expectStatus(403, 'createApiKey', { session, body: { permissions: ['features:write'] }, idem: randomUUID() });
+    await expectStatus(400, 'createApiKey', { session, body: { permissions: [] }, idem: randomUUID() });
+    const keyId = created.key.apiKeyId as string;
+    expect((await expectStatus(200, 'listApiKeys', { session })).items.length).toBeGreaterThanOrEqual(3);
+    await expectStatus(403, 'listApiKeys');
+    await expectStatus(200, 'getApiKey', { session, path: { api_key_id: keyId } });
+    await expectStatus(404, 'getApiKey', { session, path: { api_key_id: randomUUID() } });
+    await expectStatus(403, 'revokeApiKey', { session, path: { api_key_id: keyId }, csrf: false });
+    expect((await expectStatus(200, 'revokeApiKey', { session, path: { api_key_id: keyId } })).state).toBe('revoked');
+
+    await expectStatus(403, 'deleteCurrentSession', { session, csrf: false });
+    await expectStatus(204, 'deleteCurrentSession', { session });
+    await expectStatus(401, 'deleteCurrentSession', { session });
   });
 
   it('fleet-wide stop', async () => {

@@ -90,7 +90,7 @@ function send(method: string, path: string, headers: [string, string][] = []): P
 describe('declared request headers and raw responses', () => {
   it('copies only the headers some route declares, plus the core ones', () => {
     expect([...router.headerNames].sort()).toEqual(
-      ['accept-encoding', 'access-control-request-method', 'authorization', 'content-type', 'cookie', 'if-none-match', 'origin'].sort(),
+      ['accept-encoding', 'access-control-request-method', 'authorization', 'content-type', 'cookie', 'if-none-match', 'origin', 'x-csrf-token'].sort(),
     );
   });
 

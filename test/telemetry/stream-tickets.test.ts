@@ -126,7 +126,7 @@ describe('POST /v1/telemetry/stream-tickets', () => {
     actorType: 'api_key', apiKeyId: 'key-1', orgId, fleetId: null, permissions: ['robots:read'], ...over,
   });
   const call = (a: AuthContext, body: unknown) =>
-    route.handler({ params: {}, query: {}, body, headers: {}, auth: a, aborted: new AbortController().signal, nowMs: Date.now() });
+    route.handler({ params: {}, query: {}, body, headers: {}, auth: a, aborted: new AbortController().signal, nowMs: Date.now(), client: '127.0.0.1' });
   const status = async (p: () => unknown): Promise<number> => {
     try {
       await p();

@@ -10,7 +10,7 @@ export function meRoutes(): RouteDef[] {
       method: 'GET',
       path: '/v1/me',
       operationId: 'getMe',
-      summary: 'Identity, organization, fleet binding and permissions of the calling API key.',
+      summary: 'Identity, organization, fleet binding and permissions of the calling API key (or user session: apiKeyId is then the session id).',
       tags: ['Discovery'],
       auth: 'any',
       responses: { 200: { description: 'The key identity.', schema: MeResponse } },
@@ -22,6 +22,7 @@ export function meRoutes(): RouteDef[] {
           orgId: auth.orgId,
           fleetId: auth.fleetId,
           permissions: [...auth.permissions],
+          ...(auth.user !== undefined ? { user: { userId: auth.user.userId, email: auth.user.email, role: auth.user.role } } : {}),
         };
         return { status: 200, body };
       },

@@ -1,0 +1,93 @@
+/**
+ * API keys minted and revoked by users through REST (docs/sessions.md); `fleetgw admin` keeps its own
+ * path in src/store/identity.ts. Revocation is the same record change `fleetgw admin revoke-key`
+ * makes (`revokedAtMs`), so the same guarantees hold: refused on REST within the verifier's 250 ms
+ * window, open telemetry streams closed by the 250 ms key-revocation sweep.
+ */
+import { apiError } from '../errors/catalog.js';
+import type { Store } from '../store/lmdb.js';
+import type { ApiKeyRecord } from '../store/records.js';
+import { mintApiKey } from '../store/secrets.js';
+import { canRevokeAnyKey, ROLE_PERMISSIONS, type Role } from './users/roles.js';
+
+export interface KeyMinter {
+  userId: string;
+  email: string;
+  role: Role;
+  orgId: string;
+}
+
+export interface UserKeyRequest {
+  name: string | null;
+  fleetId: string | null;
+  permissions: readonly string[];
+  expiresAtMs: number | null;
+}
+
+/**
+ * Checks a user's key request: every permission within the user's role, the fleet in the user's
+ * organization.
+ * @throws ApiError 403 `role_lacks_permission` naming the first permission beyond the role; 404 `fleet_not_found`
+ */
+export function checkUserKeyRequest(store: Store, by: KeyMinter, req: UserKeyRequest): void {
+  const allowed = ROLE_PERMISSIONS[by.role];
+  const beyond = req.permissions.find((p) => !allowed.includes(p as (typeof allowed)[number]));
+  if (beyond !== undefined) throw apiError('role_lacks_permission', { role: by.role, permission: beyond });
+  if (req.fleetId !== null) {
+    const fleet = store.records.fleet(req.fleetId);
+    if (!fleet || fleet.orgId !== by.orgId) throw apiError('fleet_not_found', { fleetId: req.fleetId });
+  }
+}
+
+/**
+ * Builds a new key record for a checked request (the caller writes it in its own transaction).
+ * @returns the record and the raw key, which is never stored
+ */
+export function newUserKey(by: KeyMinter, req: UserKeyRequest, nowMs: number): { record: ApiKeyRecord; apiKey: string } {
+  const minted = mintApiKey();
+  const record: ApiKeyRecord = {
+    apiKeyId: minted.apiKeyId,
+    orgId: by.orgId,
+    fleetId: req.fleetId,
+    permissions: [...new Set(req.permissions)],
+    secretHash: minted.secretHash,
+    createdAtMs: nowMs,
+    expiresAtMs: req.expiresAtMs,
+    revokedAtMs: null,
+    name: req.name,
+    createdBy: { userId: by.userId, email: by.email },
+  };
+  return { record, apiKey: minted.apiKey };
+}
+
+/** At most this many keys per list answer. */
+export const MAX_LISTED_KEYS = 1000;
+
+/**
+ * The keys of an organization, oldest first, at most {@link MAX_LISTED_KEYS}. Walks every key record
+ * (the `apikeys` db has no per-organization index; a gateway holds hundreds of keys, not millions).
+ */
+export function listOrgKeys(store: Store, orgId: string): { items: ApiKeyRecord[]; truncated: boolean } {
+  const items: ApiKeyRecord[] = [];
+  for (const { value } of store.apikeys.getRange()) if (value.orgId === orgId) items.push(value);
+  items.sort((a, b) => a.createdAtMs - b.createdAtMs || (a.apiKeyId < b.apiKeyId ? -1 : 1));
+  return { items: items.slice(0, MAX_LISTED_KEYS), truncated: items.length > MAX_LISTED_KEYS };
+}
+
+/**
+ * Revokes a key of `by`'s organization: its creator or an admin may. Revoking a revoked key changes
+ * nothing and answers the record as it is (idempotent).
+ * @throws ApiError 404 `api_key_not_found` (missing or another organization); 403 `api_key_not_yours`
+ * @returns the record as written (or found already revoked), and whether this call revoked it
+ */
+export async function revokeUserKey(store: Store, by: KeyMinter, apiKeyId: string, nowMs: number): Promise<{ record: ApiKeyRecord; changed: boolean }> {
+  return store.root.transaction(() => {
+    const rec = store.apikeys.get(apiKeyId);
+    if (rec === undefined || rec.orgId !== by.orgId) throw apiError('api_key_not_found', { apiKeyId });
+    if (!canRevokeAnyKey(by.role) && rec.createdBy?.userId !== by.userId) throw apiError('api_key_not_yours', { apiKeyId });
+    if (rec.revokedAtMs !== null) return { record: rec, changed: false };
+    const next = { ...rec, revokedAtMs: nowMs };
+    store.apikeys.putSync(apiKeyId, next);
+    return { record: next, changed: true };
+  });
+}

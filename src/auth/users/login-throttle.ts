@@ -1,0 +1,114 @@
+/**
+ * Throttle on failed logins, per account and per client address (docs/sessions.md).
+ *
+ * Each account and each address has a token bucket of failures; while either bucket is empty, a
+ * login for that account or from that address gets 429 with Retry-After WITHOUT the password being
+ * checked, so guessing runs at the refill rate whatever the number of addresses (account bucket) or
+ * accounts (address bucket) used. Defaults: an account may fail 5 times at once then once a minute;
+ * an address 20 times at once then once every 6 s. A successful login does not refill a bucket.
+ *
+ * Bound: each map holds at most `maxEntries` buckets; when full, the least recently failed entry is
+ * dropped (it starts again with a full bucket). Hand-written (like src/http/auth-throttle.ts, which the
+ * auth layer may not import): twenty lines of arithmetic, no library fits both keys.
+ *
+ * Trade-off: someone who knows an email can keep that account's bucket empty and so delay its owner's
+ * login (never lock it for good: one attempt a minute always goes through). The alternative, no
+ * per-account bound, lets a botnet guess one account's password from many addresses.
+ */
+
+export interface BucketPolicy {
+  burst: number;
+  refillPerSecond: number;
+}
+
+export interface LoginThrottleOptions {
+  account?: BucketPolicy;
+  address?: BucketPolicy;
+  /** Per map (default 10,000). */
+  maxEntries?: number;
+}
+
+interface Bucket {
+  tokens: number;
+  updatedMs: number;
+}
+
+class Buckets {
+  private readonly map = new Map<string, Bucket>();
+
+  constructor(
+    private readonly policy: BucketPolicy,
+    private readonly maxEntries: number,
+  ) {}
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  /** Seconds until `key` may fail again, or null when it may now. */
+  blockedFor(key: string, nowMs: number): number | null {
+    const b = this.map.get(key);
+    if (b === undefined) return null;
+    const tokens = this.refill(b, nowMs);
+    if (tokens >= 1) return null;
+    return Math.max(1, Math.ceil((1 - tokens) / this.policy.refillPerSecond));
+  }
+
+  failed(key: string, nowMs: number): void {
+    let b = this.map.get(key);
+    if (b === undefined) {
+      if (this.map.size >= this.maxEntries) {
+        const oldest = this.map.keys().next();
+        if (oldest.done !== true) this.map.delete(oldest.value);
+      }
+      b = { tokens: this.policy.burst, updatedMs: nowMs };
+    } else {
+      this.map.delete(key); // re-inserted below: Map order is the eviction order
+      b.tokens = this.refill(b, nowMs);
+      b.updatedMs = nowMs;
+    }
+    b.tokens = Math.max(0, b.tokens - 1);
+    this.map.set(key, b);
+  }
+
+  private refill(b: Bucket, nowMs: number): number {
+    return Math.min(this.policy.burst, b.tokens + (Math.max(0, nowMs - b.updatedMs) / 1000) * this.policy.refillPerSecond);
+  }
+}
+
+export const DEFAULT_ACCOUNT_POLICY: BucketPolicy = { burst: 5, refillPerSecond: 1 / 60 };
+export const DEFAULT_ADDRESS_POLICY: BucketPolicy = { burst: 20, refillPerSecond: 1 / 6 };
+
+export class LoginThrottle {
+  private readonly accounts: Buckets;
+  private readonly addresses: Buckets;
+
+  constructor(opts: LoginThrottleOptions = {}) {
+    const max = opts.maxEntries ?? 10_000;
+    this.accounts = new Buckets(opts.account ?? DEFAULT_ACCOUNT_POLICY, max);
+    this.addresses = new Buckets(opts.address ?? DEFAULT_ADDRESS_POLICY, max);
+  }
+
+  /** Tracked entries (accounts, addresses). */
+  get sizes(): { accounts: number; addresses: number } {
+    return { accounts: this.accounts.size, addresses: this.addresses.size };
+  }
+
+  /**
+   * Whether a login for `account` (the lower-cased email) from `address` may be checked now.
+   * @returns null when it may, else the whole seconds (>= 1) to wait and which bound is reached
+   */
+  blockedFor(account: string, address: string, nowMs: number): { retryAfterS: number; bound: 'account' | 'address' } | null {
+    const byAccount = this.accounts.blockedFor(account, nowMs);
+    const byAddress = this.addresses.blockedFor(address, nowMs);
+    if (byAccount === null && byAddress === null) return null;
+    if (byAddress === null || (byAccount !== null && byAccount >= byAddress)) return { retryAfterS: byAccount ?? 1, bound: 'account' };
+    return { retryAfterS: byAddress, bound: 'address' };
+  }
+
+  /** Counts a failed login. */
+  failed(account: string, address: string, nowMs: number): void {
+    this.accounts.failed(account, nowMs);
+    this.addresses.failed(address, nowMs);
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * User accounts and their browser sessions, as kept in LMDB (`users`, `sessions`; index keys in
+ * `index`). msgpack-safe only. No secret appears: passwords as scrypt digests, session secrets as
+ * SHA-256 digests.
+ */
+import type { Role } from './roles.js';
+
+/** A memory-hard password digest (password.ts); parameters stored so they can be raised later. */
+export interface PasswordDigest {
+  alg: 'scrypt';
+  /** scrypt cost (CPU/memory), a power of two. */
+  N: number;
+  r: number;
+  p: number;
+  salt: Uint8Array;
+  hash: Uint8Array;
+}
+
+export interface UserRecord {
+  userId: string;
+  orgId: string;
+  /** Lower-cased; unique across the gateway (login takes only email and password). */
+  email: string;
+  role: Role;
+  password: PasswordDigest;
+  createdAtMs: number;
+}
+
+export interface SessionRecord {
+  /** Public id (UUID); the cookie carries it with the secret. */
+  sessionId: string;
+  userId: string;
+  orgId: string;
+  /** SHA-256 of the session secret. */
+  secretHash: Uint8Array;
+  createdAtMs: number;
+  /** Last request seen (written at most once per touch interval: sessions.ts). */
+  lastSeenAtMs: number;
+  /** Idle timeout in force for this session (ms). */
+  idleTimeoutMs: number;
+  /** Absolute end, whatever the activity. */
+  expiresAtMs: number;
+  revokedAtMs: number | null;
+  /** `logout`, `admin`, `superseded` (too many sessions). */
+  revokedReason: string | null;
+}
+
+// The databases this module owns, typed on the store (see StoreDatabases in src/store/lmdb.ts).
+declare module '../../store/lmdb.js' {
+  interface StoreDatabases {
+    users: UserRecord;
+    sessions: SessionRecord;
+  }
+}
+
+/** `index` key prefix: `usersByEmail/<encoded email>/<userId>`. */
+export const USERS_BY_EMAIL = 'usersByEmail';
+/** `index` key prefix: `sessionsByUser/<userId>/<sessionId>`. */
+export const SESSIONS_BY_USER = 'sessionsByUser';
+
+/** The email's index segment: lower-cased and URI-encoded, so a `/` in it cannot split the key. */
+export function emailKey(email: string): string {
+  return encodeURIComponent(email.trim().toLowerCase());
+}
