@@ -5,16 +5,18 @@
  * Each service is built here once and handed to who needs it; no module keeps per-store state of
  * its own.
  */
-import { readFile } from 'node:fs/promises';
+import { pino, type Logger } from 'pino';
 import { CommandService } from '../commands/service.js';
 import type { CommandServiceOptions } from '../commands/service-types.js';
 import { EventLog } from '../events/log.js';
 import { recordLinkConflicts } from '../events/link-conflict.js';
 import { DEFAULT_TUNABLES, type GatewayTunables } from '../config.js';
+import { accessLog } from '../http/access-log.js';
 import { AuthThrottle } from '../http/auth-throttle.js';
+import type { RequestObserver } from '../http/request-done.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { createRouter } from '../http/router.js';
-import { ensureTlsFiles } from '../http/tls.js';
+import { ensureTlsFiles, readTlsFiles } from '../http/tls.js';
 import { startHttpServer, type HttpServer } from '../http/uws-adapter.js';
 import { startRobotLinkServer, type RobotLinkServer } from '../robotlink/server.js';
 import { isLoopbackHost } from '../http/tls.js';
@@ -45,8 +47,13 @@ export interface GatewayOptions {
   tls: 'self-signed' | 'insecure' | { certFile: string; keyFile: string };
   /** Defaults: DEFAULT_TUNABLES (src/config.ts), field by field. */
   tunables?: Partial<GatewayTunables>;
-  /** Operator log lines; default: none. */
-  log?: (line: string) => void;
+  /** The process logger; each component logs on a child with `component` bound. Default: none. */
+  log?: Logger;
+  /**
+   * Further observers of finished HTTP requests (request metrics), after the access log; see
+   * src/http/request-done.ts.
+   */
+  onRequestDone?: readonly RequestObserver[];
   /** Replacements for tests and embedders; `fleetgw serve` passes none. */
   overrides?: GatewayOverrides;
 }
@@ -92,18 +99,19 @@ const HTTP_DRAIN_MS = 5000;
 
 /** Starts every part of the gateway; resolves once HTTP and gRPC listen. */
 export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
-  const log = opts.log ?? ((): void => {});
+  const root = opts.log ?? pino({ enabled: false });
+  const logFor = (component: string): Logger => root.child({ component });
   const tunables: GatewayTunables = { ...DEFAULT_TUNABLES, ...opts.tunables };
   const overrides = opts.overrides ?? {};
   const ownStore = overrides.store === undefined;
   const store = overrides.store ?? openStore(opts.dataDir);
   const closeOwnStore = (): Promise<void> => (ownStore ? store.close() : Promise.resolve());
   const tlsFiles = opts.tls === 'insecure' ? null : opts.tls === 'self-signed' ? await ensureTlsFiles(opts.dataDir) : opts.tls;
-  // The robot link shares the HTTP certificate; on a loopback host it stays plaintext (the traffic
-  // never leaves the machine and local robots/simulators need no CA).
-  const grpcTls = tlsFiles !== null && !isLoopbackHost(opts.host)
-    ? { cert: await readFile(tlsFiles.certFile), key: await readFile(tlsFiles.keyFile) }
-    : null;
+  // Read up front so a missing or unreadable file is named before anything starts. The robot link
+  // shares the HTTP certificate; on a loopback host it stays plaintext (the traffic never leaves the
+  // machine and local robots/simulators need no CA).
+  const tlsPem = tlsFiles !== null ? await readTlsFiles(tlsFiles) : null;
+  const grpcTls = tlsPem !== null && !isLoopbackHost(opts.host) ? tlsPem : null;
 
   // The services that hold state for this store: one of each, handed to every user below.
   const keys = new ApiKeyVerifier(store);
@@ -112,12 +120,13 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const keyUsable = (apiKeyId: string, nowMs: number): boolean => keys.keyUsable(apiKeyId, nowMs);
   const tickets = new TicketIssuer({ keyUsable });
   const hub = new StreamHub({ tickets });
-  const stopKeySweep = startKeyRevocationSweep({ hub, tickets, keyUsable, log });
+  const stopKeySweep = startKeyRevocationSweep({ hub, tickets, keyUsable, log: logFor('telemetry') });
   const ingest = await createTelemetryIngest({
     store,
     dataDir: opts.dataDir,
     ...(opts.clickhouseUrl !== null ? { clickhouseUrl: opts.clickhouseUrl } : {}),
     live: hub,
+    log: logFor('telemetry'),
   });
   let linkServer: RobotLinkServer | undefined;
   let http: HttpServer | undefined;
@@ -130,18 +139,18 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       keepaliveTimeMs: tunables.robotKeepaliveMs,
       keepaliveTimeoutMs: tunables.robotKeepaliveTimeoutMs,
       linkConflict: { clearAfterMs: tunables.linkConflictClearMs },
-      log,
+      log: logFor('robotlink'),
     });
     const link = linkServer.link;
     // Before anything else listens, so a conflict is on record before any command reacts to it.
     recordLinkConflicts(events, link);
     link.listen({ onTelemetry: (robotId, fleetId, bytes) => ingest.push(robotId, fleetId, bytes) });
     ingest.onBackpressure((paused) => link.setReadPaused(paused));
-    const commands = new CommandService({ ...overrides.commands, store, link, log });
+    const commands = new CommandService({ ...overrides.commands, store, link, log: logFor('commands') });
 
-    const runtime = new OperationRuntime(store, { log });
+    const runtime = new OperationRuntime(store, { log: logFor('missions') });
     runtime.loadAll();
-    const stopPurger = startIdempotencyPurger(store, { log });
+    const stopPurger = startIdempotencyPurger(store, { log: logFor('idempotency') });
     // Schedules fire only after the runtime has loaded every operation (the dispatch gate reads it).
     const missions = new MissionScheduling({
       store,
@@ -149,22 +158,22 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       link,
       commands,
       gate: runtimeGate(runtime),
-      log,
+      log: logFor('missions'),
       ...(overrides.clock !== undefined ? { clock: overrides.clock } : {}),
       ...(overrides.missionPassIntervalMs !== undefined ? { passIntervalMs: overrides.missionPassIntervalMs } : {}),
     });
     attachToRuntime(missions, runtime);
     await missions.start();
-    const stopRetention = startMissionRetention(store, { log });
+    const stopRetention = startMissionRetention(store, { log: logFor('missions') });
 
     let streamUrl = '';
     let httpUrl = '';
-    const { routes } = buildRoutes({ store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, log });
+    const { routes } = buildRoutes({ store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, log: logFor('api') });
     const router = createRouter(routes, {
       auth: keys,
       rateLimiter: new RateLimiter({ ratePerSecond: tunables.rateLimitPerSecond, burst: tunables.rateLimitBurst }),
       authThrottle: new AuthThrottle(),
-      log,
+      log: logFor('http'),
     });
     http = await startHttpServer({
       host: opts.host,
@@ -173,7 +182,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       handle: router,
       maxBodyBytes: tunables.maxBodyBytes,
       configure: (app) => registerTelemetryStream(app, hub),
-      log,
+      log: logFor('http'),
+      onRequestDone: [accessLog(logFor('http')), ...(opts.onRequestDone ?? [])],
     });
     streamUrl = `${http.url.replace(/^http/, 'ws')}${STREAM_PATH}`;
     httpUrl = http.url;

@@ -2,6 +2,7 @@
  * Every route the gateway serves, in one list: the router serves exactly this list and /openapi.json
  * is built from it, so the two cannot disagree.
  */
+import type { Logger } from 'pino';
 import type { CommandService } from '../commands/service.js';
 import type { EventLog } from '../events/log.js';
 import type { IdempotencyClaims } from '../idempotency/claims.js';
@@ -48,7 +49,7 @@ export interface RouteDeps {
   runtime: OperationRuntime;
   /** Schedules, the scheduler and mission runs (src/missions/scheduling/scheduling-service.ts). */
   missions?: MissionScheduling;
-  log?: (line: string) => void;
+  log?: Logger;
 }
 
 export const API_INFO = {

@@ -10,6 +10,7 @@
  * hot read routes (bench/README.md).
  */
 import type { ValidateFunction } from 'ajv';
+import { pino, type Logger } from 'pino';
 import { ApiError, apiError } from '../errors/catalog.js';
 import { scanJsonText } from './json-scan.js';
 import { JsonText } from '../api/json-text.js';
@@ -48,8 +49,8 @@ export interface RouterDeps {
   authThrottle?: AuthThrottle;
   /** Wall clock (ms); injectable for expiry and rate-limit tests. */
   now?: () => number;
-  /** Sink for internal-error lines; never receives credentials. */
-  log?: (line: string) => void;
+  /** Where internal errors are logged (with the request id); never receives credentials. */
+  log?: Logger;
 }
 
 /**
@@ -92,7 +93,7 @@ const JSON_TYPE = /^application\/json\s*(;|$)/i;
  */
 export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
   const now = deps.now ?? Date.now;
-  const log = deps.log ?? ((): void => {});
+  const log = deps.log ?? pino({ enabled: false });
   const validators = new RequestValidators();
   const compiled: CompiledRoute[] = [];
   const seen = new Set<string>();
@@ -126,7 +127,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
       if (err instanceof ApiError) return errorResponse(err);
       // Method and template only: the query string and headers may hold a secret pasted by a caller.
       const where = `${req.method} ${route?.def.path ?? '(unmatched)'}`;
-      log(`internal error on ${where}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      log.error({ err, requestId: req.requestId, traceId: req.traceId ?? undefined }, `internal error on ${where}`);
       return errorResponse(apiError('internal'));
     };
     try {
@@ -134,6 +135,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
       // adapter sends the headers without the body.
       const found = match(table, req.method === 'HEAD' ? 'GET' : req.method, req.path, req.method);
       route = found.route;
+      if (req.notes !== undefined) req.notes.route = found.route.def.path;
       const result = run(found.route, found.params, req, signal, nowMs);
       return isPromise(result) ? result.then(toResponse).catch(fail) : toResponse(result);
     } catch (err: unknown) {
@@ -153,6 +155,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     let limited: ApiError | null = null;
     if (def.auth !== 'none') {
       auth = authenticateThrottled(req, nowMs);
+      if (req.notes !== undefined) req.notes.keyId = auth.apiKeyId;
       try {
         deps.rateLimiter.consume(auth.apiKeyId, nowMs);
       } catch (err: unknown) {
