@@ -83,7 +83,13 @@ export function createProcessLogger(opts: ProcessLoggerOptions = {}): ProcessLog
   };
   let dest: DestinationStream;
   if (format === 'pretty') {
-    const pretty = prettyFactory({ colorize: isTty(fd), translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid', messageKey: 'msg' });
+    const pretty = prettyFactory({
+      colorize: isTty(fd),
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,component',
+      messageKey: 'msg',
+      messageFormat: '{if component}[{component}] {end}{msg}',
+    });
     dest = { write: (line: string) => void boom.write(note(pretty(line))) };
   } else {
     dest = { write: (line: string) => void boom.write(note(line)) };
