@@ -3,12 +3,13 @@ export class UsageError extends Error {}
 
 export const USAGE = `usage:
   fleetgw serve --data-dir DIR [--host H] [--port P] [--grpc-port G] [--clickhouse-url URL]
-                [--tls-cert F --tls-key F] [--insecure-http]
+                [--tls-cert F --tls-key F] [--insecure-http] [--log-format json|pretty] [--log-level L]
   fleetgw admin init --data-dir DIR --org NAME --fleet NAME [--json]
   fleetgw admin create-fleet --data-dir DIR --org ORG_ID --name NAME [--json]
   fleetgw admin create-key --data-dir DIR --org ORG_ID [--fleet FLEET_ID] --permissions p1,p2 [--expires-in SECONDS] [--json]
   fleetgw admin revoke-key --data-dir DIR --key-id ID
   fleetgw admin add-robot --data-dir DIR --fleet FLEET_ID --name NAME [--capabilities a,b] [--inactive] [--json]
   fleetgw sim --grpc HOST:PORT (--robots-file FILE | --robot-id ID [--robot-token-file F]) [--hz N] [--tls-ca F] [--stop-on-link-loss-ms MS]
+              [--log-format json|pretty] [--log-level L]
               the token of --robot-id: --robot-token-file F, else env FLEETGW_ROBOT_TOKEN;
               --robot-token T still works but shows the token to every user of the host (ps): unsafe on shared hosts`;
