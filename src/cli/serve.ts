@@ -1,12 +1,16 @@
 /**
  * `fleetgw serve`: starts the gateway, prints the ready line, drains on SIGTERM/SIGINT and exits 0.
+ * Every log line goes to stderr through the process logger (src/gateway/logger.ts); a gateway that
+ * cannot start logs one `fatal` line naming the part and the thing at fault, and exits 1.
  */
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { tunablesFromEnv } from '../config.js';
-import { startGateway } from '../gateway/gateway.js';
+import { startGateway, type Gateway } from '../gateway/gateway.js';
+import { createProcessLogger } from '../gateway/logger.js';
 import { isLoopbackHost } from '../http/tls.js';
 import { opt, parseStrict, port, req } from './args.js';
+import { LOG_OPTION_SPEC, logOptions } from './log-options.js';
 import { UsageError } from './usage.js';
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -19,7 +23,9 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
     'data-dir': { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, 'grpc-port': { type: 'string' },
     'clickhouse-url': { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'insecure-http': { type: 'boolean' },
     'metrics-token-file': { type: 'string' },
+    ...LOG_OPTION_SPEC,
   });
+  const logging = logOptions(v);
   const dataDir = resolve(req(v, 'data-dir'));
   const host = opt(v, 'host') ?? DEFAULT_HOST;
   if (host !== 'localhost' && isIP(host) === 0) throw new UsageError(`--host must be an IP address or localhost, got '${host}'`);
@@ -40,28 +46,53 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }
 
-  const gateway = await startGateway({
-    dataDir,
-    host,
-    httpPort,
-    grpcPort,
-    clickhouseUrl: clickhouseUrl ?? null,
-    tls: insecure ? 'insecure' : certFile !== undefined && keyFile !== undefined ? { certFile: resolve(certFile), keyFile: resolve(keyFile) } : 'self-signed',
-    tunables,
-    ...(opt(v, 'metrics-token-file') !== undefined ? { metricsTokenFile: resolve(opt(v, 'metrics-token-file')!) } : {}),
-    log: (line) => process.stderr.write(`${line}\n`),
+  const { logger, flush } = createProcessLogger(logging);
+  const log = logger.child({ component: 'cli' });
+  // A bug that escapes every handler ends the process as Node would (exit 1), but as one fatal log
+  // line that reaches stderr before the exit (the log stream is asynchronous).
+  process.on('uncaughtException', (err) => {
+    log.fatal({ err }, `uncaught exception, exiting: ${err.message}`);
+    flush();
+    process.exit(1);
   });
+  let gateway: Gateway;
+  try {
+    gateway = await startGateway({
+      dataDir,
+      host,
+      httpPort,
+      grpcPort,
+      clickhouseUrl: clickhouseUrl ?? null,
+      tls: insecure ? 'insecure' : certFile !== undefined && keyFile !== undefined ? { certFile: resolve(certFile), keyFile: resolve(keyFile) } : 'self-signed',
+      tunables,
+      ...(opt(v, 'metrics-token-file') !== undefined ? { metricsTokenFile: resolve(opt(v, 'metrics-token-file')!) } : {}),
+      log: logger,
+    });
+  } catch (err: unknown) {
+    log.fatal({ err }, `fleetgw serve could not start: ${err instanceof Error ? err.message : String(err)}`);
+    flush();
+    return 1;
+  }
+  log.info({ http: gateway.httpUrl, grpc: gateway.grpcAddress }, 'gateway ready');
   out(JSON.stringify({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemetryStore: gateway.telemetryStore, telemetryDecoder: gateway.telemetryDecoder }));
 
   await new Promise<void>((done) => {
     const stop = (signal: string): void => {
-      process.stderr.write(`fleetgw: ${signal}: draining\n`);
+      log.info({ signal }, `${signal}: draining`);
       done();
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
-  await gateway.close();
+  try {
+    await gateway.close();
+  } catch (err: unknown) {
+    log.fatal({ err }, `fleetgw serve did not stop cleanly: ${err instanceof Error ? err.message : String(err)}`);
+    flush();
+    return 1;
+  }
+  log.info('stopped');
+  flush();
   out(JSON.stringify({ event: 'stopped' }));
   return 0;
 }

@@ -6,8 +6,10 @@
  * hosts) `--robot-token`: see sim-token.ts.
  */
 import { readFileSync } from 'node:fs';
+import { createProcessLogger } from '../gateway/logger.js';
 import { loadRobotsFile, runSimFleet } from '../sim/index.js';
 import { opt, parseStrict, positiveInt, req } from './args.js';
+import { LOG_OPTION_SPEC, logOptions } from './log-options.js';
 import { resolveRobotToken } from './sim-token.js';
 import { UsageError } from './usage.js';
 
@@ -16,8 +18,9 @@ export async function runSimCommand(argv: string[], out: (line: string) => void)
   const v = parseStrict(argv, {
     grpc: { type: 'string' }, 'robots-file': { type: 'string' }, 'robot-id': { type: 'string' },
     'robot-token': { type: 'string' }, 'robot-token-file': { type: 'string' }, hz: { type: 'string' }, 'tls-ca': { type: 'string' },
-    'stop-on-link-loss-ms': { type: 'string' },
+    'stop-on-link-loss-ms': { type: 'string' }, ...LOG_OPTION_SPEC,
   });
+  const logging = logOptions(v);
   const grpc = req(v, 'grpc');
   if (!/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/.test(grpc)) throw new UsageError('--grpc must be HOST:PORT');
   const file = opt(v, 'robots-file');
@@ -33,6 +36,7 @@ export async function runSimCommand(argv: string[], out: (line: string) => void)
   let robots: { robotId: string; robotToken: string }[];
   if (robotId !== undefined) {
     const { token, unsafe } = resolveRobotToken({ flag: tokenFlag, file: tokenFile, env: process.env });
+    // An argument warning, like a usage error, is one plain line before any logging starts.
     if (unsafe) process.stderr.write('fleetgw: warning: --robot-token is visible to other users of this host (ps); use --robot-token-file or FLEETGW_ROBOT_TOKEN\n');
     robots = [{ robotId, robotToken: token }];
   } else {
@@ -45,13 +49,17 @@ export async function runSimCommand(argv: string[], out: (line: string) => void)
   const hz = positiveInt(opt(v, 'hz'), 'hz') ?? 10;
   const caFile = opt(v, 'tls-ca');
   const stopOnLinkLossMs = linkLossMs(opt(v, 'stop-on-link-loss-ms'));
+  const { logger, flush } = createProcessLogger(logging);
+  // The agent and simulator log text lines (the robot side takes no logger dependency): each is one
+  // `info` event of component `sim`.
+  const simLog = logger.child({ component: 'sim' });
   const fleet = runSimFleet({
     grpc,
     robots,
     hz,
     ...(caFile !== undefined ? { tlsRootCert: readFileSync(caFile) } : {}),
     ...(stopOnLinkLossMs > 0 ? { stopOnLinkLossMs } : {}),
-    log: (line: string) => process.stderr.write(`${line}\n`),
+    log: (line: string) => simLog.info(line),
   });
   out(JSON.stringify({ event: 'sim-started', robots: robots.length, hz, stopOnLinkLossMs }));
   await new Promise<void>((done) => {
@@ -59,6 +67,7 @@ export async function runSimCommand(argv: string[], out: (line: string) => void)
     process.once('SIGINT', () => done());
   });
   await fleet.stop();
+  flush();
   return 0;
 }
 

@@ -3,7 +3,7 @@ export class UsageError extends Error {}
 
 export const USAGE = `usage:
   fleetgw serve --data-dir DIR [--host H] [--port P] [--grpc-port G] [--clickhouse-url URL]
-                [--tls-cert F --tls-key F] [--insecure-http] [--metrics-token-file F]
+                [--tls-cert F --tls-key F] [--insecure-http] [--metrics-token-file F] [--log-format json|pretty] [--log-level L]
                 GET /metrics needs Authorization: Bearer <the token in F> (default F: DIR/metrics-token, made on first start)
   fleetgw admin init --data-dir DIR --org NAME --fleet NAME [--json]
   fleetgw admin create-fleet --data-dir DIR --org ORG_ID --name NAME [--json]
@@ -14,5 +14,6 @@ export const USAGE = `usage:
   fleetgw admin revoke-sessions --data-dir DIR --email EMAIL [--json]
   fleetgw admin add-robot --data-dir DIR --fleet FLEET_ID --name NAME [--capabilities a,b] [--inactive] [--json]
   fleetgw sim --grpc HOST:PORT (--robots-file FILE | --robot-id ID [--robot-token-file F]) [--hz N] [--tls-ca F] [--stop-on-link-loss-ms MS]
+              [--log-format json|pretty] [--log-level L]
               the token of --robot-id: --robot-token-file F, else env FLEETGW_ROBOT_TOKEN;
               --robot-token T still works but shows the token to every user of the host (ps): unsafe on shared hosts`;

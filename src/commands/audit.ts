@@ -63,7 +63,7 @@ function decodeCursor(q: AuditQuery, prefix: string): string {
     const v = JSON.parse(Buffer.from(q.cursor ?? '', 'base64url').toString('utf8')) as { q?: unknown; k?: unknown };
     if (v.q === queryHash(q) && typeof v.k === 'string' && v.k.startsWith(prefix)) return v.k;
   } catch {
-    // fall through: malformed
+    // Not base64url JSON: the same 400 as a cursor of another query, thrown below.
   }
   throw apiError('audit_cursor_invalid');
 }

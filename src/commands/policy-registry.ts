@@ -25,6 +25,7 @@
  * {@link MAX_QUEUED_COMPILES} robots; when it is full, the robot's policy stays pending and is tried
  * again like a policy cut short (RECOMPILE_DELAYS_MS), and, past those, on the robot's next Hello.
  */
+import { pino, type Logger } from 'pino';
 import { createHash } from 'node:crypto';
 import { toBinary } from '@bufbuild/protobuf';
 import { CommandPolicySchema, type CommandPolicy } from '../gen/fleetgw/v1/robot_link_pb.js';
@@ -66,7 +67,7 @@ export class PolicyRegistry {
    * @param sharedBudgetMs the gateway-wide budget per SHARED_COMPILE_WINDOW_MS (tests of the per-robot bounds raise it)
    */
   constructor(
-    private readonly log: (line: string) => void = () => {},
+    private readonly log: Logger = pino({ enabled: false }),
     private readonly now: () => number = Date.now,
     private readonly sharedBudgetMs: number = SHARED_COMPILE_BUDGET_MS,
   ) {
@@ -146,7 +147,7 @@ export class PolicyRegistry {
   private enqueue(robotId: string, policy: CommandPolicy, digest: string, attempt: number): void {
     this.byRobot.set(robotId, { digest, compiled: PENDING_POLICY });
     if (this.queue.size >= MAX_QUEUED_COMPILES) {
-      this.log(`robot ${robotId}: command policy not compiled yet: ${MAX_QUEUED_COMPILES} robots already wait for the gateway's compile budget`);
+      this.log.warn({ robotId }, `robot ${robotId}: command policy not compiled yet: ${MAX_QUEUED_COMPILES} robots already wait for the gateway's compile budget`);
       this.scheduleRecompile(robotId, policy, digest, attempt);
       return;
     }
@@ -200,6 +201,6 @@ export class PolicyRegistry {
     const named = bad.slice(0, MAX_LOGGED_UNUSABLE).map(([name, r]) => `${JSON.stringify(name.slice(0, 128))}: ${r.invalid}`);
     const more = bad.length > MAX_LOGGED_UNUSABLE ? `; and ${bad.length - MAX_LOGGED_UNUSABLE} more` : '';
     const again = retrying ? ' (compiling again in the background)' : '';
-    this.log(`robot ${robotId}: ${bad.length} of ${p.actions.size} advertised actions unusable${again}: ${named.join('; ')}${more}`);
+    this.log.warn({ robotId }, `robot ${robotId}: ${bad.length} of ${p.actions.size} advertised actions unusable${again}: ${named.join('; ')}${more}`);
   }
 }

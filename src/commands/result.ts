@@ -18,6 +18,8 @@ export function parseResultPayload(text: string): JsonObject | null {
   try {
     v = JSON.parse(text);
   } catch {
+    // A robot's malformed result payload: the result is kept with payload null, as for an oversized one
+    // (the robot's bug is visible in the record; a log line per result would let a robot flood the log).
     return null;
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return null;

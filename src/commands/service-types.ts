@@ -1,6 +1,7 @@
 /**
  * The command service's request and result shapes (service.ts is the service itself).
  */
+import type { Logger } from 'pino';
 import type { Store } from '../store/lmdb.js';
 import type { RobotLink } from '../protocol/robot-link.js';
 import type { AuditRetention } from './audit.js';
@@ -19,7 +20,7 @@ export interface CommandServiceOptions {
   maxWaiters?: number;
   audit?: Partial<AuditRetention>;
   /** Operator log (robot policies the gateway refused in part). */
-  log?: (line: string) => void;
+  log?: Logger;
   /** Told of every delivery state change and robot ack (the gateway's metrics); must not throw. */
   observer?: CommandObserver;
 }

@@ -36,6 +36,7 @@
  * "Committed" is lmdb-js's commit (visible, survives a process crash); with its default overlapping
  * sync the flush to the disk follows within milliseconds (an OS crash in that window loses it).
  */
+import { pino, type Logger } from 'pino';
 import { CommandAck_Status, type Command, type CommandAck, type CommandPolicy, type CommandResult } from '../gen/fleetgw/v1/robot_link_pb.js';
 import { apiError } from '../errors/catalog.js';
 import type { RobotLink } from '../protocol/robot-link.js';
@@ -108,6 +109,7 @@ export class CommandService {
   private readonly recentSends = new RecentSends(RECENT_SENDS_MS, RECENT_SENDS_PER_ROBOT);
   private closed = false;
   private readonly observer: CommandObserver | undefined;
+  private readonly log: Logger;
 
   /** Loads the persisted backlog, subscribes to the link and delivers to robots already online. */
   constructor(opts: CommandServiceOptions) {
@@ -115,7 +117,8 @@ export class CommandService {
     this.link = opts.link;
     this.now = opts.now ?? ((): number => Date.now());
     this.observer = opts.observer;
-    this.policies = new PolicyRegistry(opts.log);
+    this.log = opts.log ?? pino({ enabled: false });
+    this.policies = new PolicyRegistry(this.log);
     this.policy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
     this.outboxLimits = { ...DEFAULT_OUTBOX_LIMITS, ...opts.outbox };
     this.outbox = new CommandOutbox(this.store, this.outboxLimits);
@@ -353,6 +356,7 @@ export class CommandService {
   /** Runs one audit retention sweep now (also runs hourly by itself); resolves with entries removed. */
   sweepAudit(): Promise<number> {
     const run = this.audit.sweep(this.now(), (id) => this.outbox.isPending(id));
+    // close() awaits the sweep, never its outcome: the caller of sweepAudit (and the timer) sees that.
     this.sweeping = run.catch(() => undefined);
     return run;
   }
@@ -373,7 +377,7 @@ export class CommandService {
 
   private sweep(): void {
     if (this.closed) return;
-    void this.sweepAudit().catch(() => undefined);
+    this.sweepAudit().catch((err: unknown) => this.log.error({ err }, 'command audit retention sweep failed; the next sweep tries again'));
     this.sweepTimer = setTimeout(() => this.sweep(), SWEEP_INTERVAL_MS);
     this.sweepTimer.unref();
   }

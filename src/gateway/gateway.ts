@@ -5,16 +5,18 @@
  * Each service is built here once and handed to who needs it; no module keeps per-store state of
  * its own.
  */
-import { readFile } from 'node:fs/promises';
+import { pino, type Logger } from 'pino';
 import { CommandService } from '../commands/service.js';
 import type { CommandServiceOptions } from '../commands/service-types.js';
 import { EventLog } from '../events/log.js';
 import { recordLinkConflicts } from '../events/link-conflict.js';
 import { DEFAULT_TUNABLES, type GatewayTunables } from '../config.js';
+import { accessLog } from '../http/access-log.js';
 import { AuthThrottle } from '../http/auth-throttle.js';
+import type { RequestObserver } from '../http/request-done.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { createRouter } from '../http/router.js';
-import { ensureTlsFiles } from '../http/tls.js';
+import { ensureTlsFiles, readTlsFiles } from '../http/tls.js';
 import { startHttpServer, type HttpServer } from '../http/uws-adapter.js';
 import { startRobotLinkServer, type RobotLinkServer } from '../robotlink/server.js';
 import { isLoopbackHost } from '../http/tls.js';
@@ -36,7 +38,6 @@ import type { RobotLink } from '../protocol/robot-link.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { loadScrapeToken } from '../metrics/scrape-token.js';
 import { registerMetricsEndpoint } from '../http/metrics-endpoint.js';
-import { stderrLog } from '../telemetry/log.js';
 import { StoreHealth } from '../telemetry/store-health.js';
 import { join } from 'node:path';
 import { Readiness } from './readiness.js';
@@ -53,8 +54,13 @@ export interface GatewayOptions {
   tls: 'self-signed' | 'insecure' | { certFile: string; keyFile: string };
   /** Defaults: DEFAULT_TUNABLES (src/config.ts), field by field. */
   tunables?: Partial<GatewayTunables>;
-  /** Operator log lines; default: none. */
-  log?: (line: string) => void;
+  /** The process logger; each component logs on a child with `component` bound. Default: none. */
+  log?: Logger;
+  /**
+   * Further observers of finished HTTP requests (request metrics), after the access log; see
+   * src/http/request-done.ts.
+   */
+  onRequestDone?: readonly RequestObserver[];
   /**
    * File holding the bearer token of `GET /metrics` (docs/operations.md). Default
    * `<dataDir>/metrics-token`, created with a random token when missing.
@@ -109,21 +115,22 @@ const HTTP_DRAIN_MS = 5000;
 
 /** Starts every part of the gateway; resolves once HTTP and gRPC listen. */
 export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
-  const log = opts.log ?? ((): void => {});
+  const root = opts.log ?? pino({ enabled: false });
+  const logFor = (component: string): Logger => root.child({ component });
   const tunables: GatewayTunables = { ...DEFAULT_TUNABLES, ...opts.tunables };
   const overrides = opts.overrides ?? {};
   const ownStore = overrides.store === undefined;
   const store = overrides.store ?? openStore(opts.dataDir);
   const closeOwnStore = (): Promise<void> => (ownStore ? store.close() : Promise.resolve());
   const tlsFiles = opts.tls === 'insecure' ? null : opts.tls === 'self-signed' ? await ensureTlsFiles(opts.dataDir) : opts.tls;
-  // The robot link shares the HTTP certificate; on a loopback host it stays plaintext (the traffic
-  // never leaves the machine and local robots/simulators need no CA).
-  const grpcTls = tlsFiles !== null && !isLoopbackHost(opts.host)
-    ? { cert: await readFile(tlsFiles.certFile), key: await readFile(tlsFiles.keyFile) }
-    : null;
+  // Read up front so a missing or unreadable file is named before anything starts. The robot link
+  // shares the HTTP certificate; on a loopback host it stays plaintext (the traffic never leaves the
+  // machine and local robots/simulators need no CA).
+  const tlsPem = tlsFiles !== null ? await readTlsFiles(tlsFiles) : null;
+  const grpcTls = tlsPem !== null && !isLoopbackHost(opts.host) ? tlsPem : null;
 
   // The services that hold state for this store: one of each, handed to every user below.
-  const sessions = new SessionService(store, { idleTimeoutMs: tunables.sessionIdleTimeoutS * 1000, maxAgeMs: tunables.sessionMaxAgeS * 1000, log });
+  const sessions = new SessionService(store, { idleTimeoutMs: tunables.sessionIdleTimeoutS * 1000, maxAgeMs: tunables.sessionMaxAgeS * 1000, log: logFor('sessions') });
   const keys = new ApiKeyVerifier(store, sessions);
   const events = new EventLog(store);
   const idempotency = new IdempotencyClaims(store);
@@ -146,7 +153,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     schedulesArmed: () => missions?.scheduler.stats().armed ?? 0,
     readiness: () => readiness?.results() ?? {},
   });
-  const stopKeySweep = startKeyRevocationSweep({ hub, tickets, keyUsable, log });
+  const stopKeySweep = startKeyRevocationSweep({ hub, tickets, keyUsable, log: logFor('telemetry') });
   const ingest = await createTelemetryIngest({
     store,
     dataDir: opts.dataDir,
@@ -158,9 +165,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         if (a.ok) storeHealth.note(true);
       },
     },
+    log: logFor('telemetry'),
   });
   // Inserts report to it (above), the probe runs from here on: /readyz never queries the store itself.
-  const storeHealth = new StoreHealth(ingest.sampleStore, stderrLog);
+  const storeHealth = new StoreHealth(ingest.sampleStore, logFor('telemetry'));
   storeHealth.start();
   const telemetryStore = storeHealth;
   let linkServer: RobotLinkServer | undefined;
@@ -174,7 +182,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       keepaliveTimeMs: tunables.robotKeepaliveMs,
       keepaliveTimeoutMs: tunables.robotKeepaliveTimeoutMs,
       linkConflict: { clearAfterMs: tunables.linkConflictClearMs },
-      log,
+      log: logFor('robotlink'),
     });
     const link = linkServer.link;
     // Before anything else listens, so a conflict is on record before any command reacts to it.
@@ -187,13 +195,13 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       ...overrides.commands,
       store,
       link,
-      log,
+      log: logFor('commands'),
       observer: { state: (action, state) => metrics.commandState(action, state), acked: (outcome, ms) => metrics.commandAcked(outcome, ms) },
     });
 
-    const runtime = new OperationRuntime(store, { log });
+    const runtime = new OperationRuntime(store, { log: logFor('missions') });
     runtime.loadAll();
-    const stopPurger = startIdempotencyPurger(store, { log });
+    const stopPurger = startIdempotencyPurger(store, { log: logFor('idempotency') });
     // Schedules fire only after the runtime has loaded every operation (the dispatch gate reads it).
     missions = new MissionScheduling({
       store,
@@ -201,14 +209,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       link,
       commands,
       gate: runtimeGate(runtime),
-      log,
+      log: logFor('missions'),
       onLateness: (outcome, ms) => metrics.schedulerLateness(outcome, ms),
       ...(overrides.clock !== undefined ? { clock: overrides.clock } : {}),
       ...(overrides.missionPassIntervalMs !== undefined ? { passIntervalMs: overrides.missionPassIntervalMs } : {}),
     });
     attachToRuntime(missions, runtime);
     await missions.start();
-    const stopRetention = startMissionRetention(store, { log });
+    const stopRetention = startMissionRetention(store, { log: logFor('missions') });
     const scheduler = missions.scheduler;
     const grpcHealth = linkServer;
     readiness = new Readiness(
@@ -222,7 +230,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         },
         scheduler: () => scheduler.running,
       },
-      log,
+      logFor('gateway'),
       (ready) => grpcHealth.setServing(ready),
     );
     readiness.start();
@@ -231,15 +239,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     let streamUrl = '';
     let httpUrl = '';
     const { routes } = buildRoutes({
-      store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, ready: () => ready.ready(), log,
+      store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, ready: () => ready.ready(), log: logFor('api'),
       sessions, secureCookies: tlsFiles !== null,
     });
     const router = createRouter(routes, {
       auth: keys,
       rateLimiter: new RateLimiter({ ratePerSecond: tunables.rateLimitPerSecond, burst: tunables.rateLimitBurst }),
       authThrottle: new AuthThrottle(),
-      log,
-      observe: (done) => metrics.httpRequest(done),
+      log: logFor('http'),
     });
     http = await startHttpServer({
       host: opts.host,
@@ -252,10 +259,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         registerMetricsEndpoint(app, {
           allows: (authorization) => scrapeAuth.allows(authorization),
           render: async () => ({ text: await metrics.render(), contentType: metrics.contentType }),
-          log,
+          log: logFor('http'),
         });
       },
-      log,
+      log: logFor('http'),
+      onRequestDone: [accessLog(logFor('http')), (done) => metrics.httpRequest(done), ...(opts.onRequestDone ?? [])],
     });
     streamUrl = `${http.url.replace(/^http/, 'ws')}${STREAM_PATH}`;
     httpUrl = http.url;

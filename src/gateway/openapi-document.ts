@@ -5,6 +5,7 @@
  * dependencies to exist, not to run, so nothing listens, no scheduler starts and the dir is removed.
  * The document's server is the relative `/` (openapi.ts RELATIVE_SERVER).
  */
+import { pino } from 'pino';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +28,7 @@ export function offlineOpenApiDocument(): Promise<Record<string, unknown>> {
 /** Builds the gateway's routes and document offline, hands them to `use`, then closes everything. */
 export async function withOfflineRoutes<T>(use: (built: ReturnType<typeof buildRoutes>) => T): Promise<T> {
   const dataDir = mkdtempSync(join(tmpdir(), 'fleetgw-openapi-'));
-  const log = (): void => {};
+  const log = pino({ enabled: false });
   const store = openStore(dataDir);
   try {
     const events = new EventLog(store);

@@ -4,6 +4,7 @@
  * second to keep the gRPC health status current and to log each change (which check failed, and
  * when all pass again).
  */
+import type { Logger } from 'pino';
 
 export type ReadinessChecks = Readonly<Record<string, () => boolean>>;
 
@@ -13,7 +14,7 @@ export class Readiness {
 
   constructor(
     private readonly checks: ReadinessChecks,
-    private readonly log: (line: string) => void,
+    private readonly log: Logger,
     /** Called with the overall answer at start and whenever it changes. */
     private readonly onChange: (ready: boolean) => void,
   ) {}
@@ -53,10 +54,10 @@ export class Readiness {
     const first = this.last === null;
     this.last = ready;
     if (ready) {
-      if (!first) this.log('readiness: ready again');
+      if (!first) this.log.info('readiness: ready again');
     } else {
       const failing = Object.entries(results).filter(([, ok]) => !ok).map(([name]) => name);
-      this.log(`readiness: not ready (failing: ${failing.join(', ')})`);
+      this.log.warn({ failing }, `readiness: not ready (failing: ${failing.join(', ')})`);
     }
     this.onChange(ready);
   }

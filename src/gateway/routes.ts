@@ -2,6 +2,7 @@
  * Every route the gateway serves, in one list: the router serves exactly this list and /openapi.json
  * is built from it, so the two cannot disagree.
  */
+import type { Logger } from 'pino';
 import type { CommandService } from '../commands/service.js';
 import type { EventLog } from '../events/log.js';
 import type { IdempotencyClaims } from '../idempotency/claims.js';
@@ -54,7 +55,7 @@ export interface RouteDeps {
   missions?: MissionScheduling;
   /** Readiness behind GET /readyz (src/gateway/readiness.ts). */
   ready: () => boolean;
-  log?: (line: string) => void;
+  log?: Logger;
   /** User sessions (src/auth/users/sessions.ts). */
   sessions: SessionService;
   /** The gateway serves HTTPS: session cookies get `Secure`. */

@@ -14,6 +14,7 @@ import type * as uws from 'uWebSockets.js';
 import { apiError } from '../errors/catalog.js';
 import { errorResponse } from './router.js';
 import type { PlainResponse } from './types.js';
+import type { Logger } from 'pino';
 
 export const METRICS_PATH = '/metrics';
 
@@ -22,7 +23,7 @@ export interface MetricsEndpointOptions {
   allows(authorization: string | undefined): boolean;
   /** The exposition text and its content type. */
   render(): Promise<{ text: string; contentType: string }>;
-  log?: (line: string) => void;
+  log?: Logger;
 }
 
 /** Adds `GET`/`HEAD /metrics` to `app` (other methods get 405). */
@@ -59,7 +60,7 @@ export function registerMetricsEndpoint(app: uws.TemplatedApp, opts: MetricsEndp
     opts.render().then(
       ({ text, contentType }) => write({ status: 200, headers: { 'content-type': contentType, 'cache-control': 'no-store' }, body: text }),
       (e: unknown) => {
-        opts.log?.(`metrics: rendering failed: ${e instanceof Error ? e.message : String(e)}`);
+        opts.log?.error({ err: e }, 'metrics: rendering failed');
         write(errorResponse(apiError('internal')));
       },
     );

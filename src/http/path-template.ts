@@ -67,6 +67,8 @@ export function decodeSegment(seg: string): string | null {
   try {
     return decodeURIComponent(seg);
   } catch {
+    // Malformed %-escapes: the segment matches no parameter, so the request gets the catalog's 404;
+    // the caller's input is at fault, not the gateway, and a log line per bad path would invite floods.
     return null;
   }
 }

@@ -10,6 +10,7 @@
  * hot read routes (bench/README.md).
  */
 import type { ValidateFunction } from 'ajv';
+import { pino, type Logger } from 'pino';
 import { ApiError, apiError } from '../errors/catalog.js';
 import { scanJsonText } from './json-scan.js';
 import { JsonText } from '../api/json-text.js';
@@ -55,13 +56,8 @@ export interface RouterDeps {
   authThrottle?: AuthThrottle;
   /** Wall clock (ms); injectable for expiry and rate-limit tests. */
   now?: () => number;
-  /** Sink for internal-error lines; never receives credentials. */
-  log?: (line: string) => void;
-  /**
-   * Called once per answered request with the matched route's template (null when none matched), the
-   * status and the time spent in the router (the request metrics: src/metrics).
-   */
-  observe?: (done: { method: string; route: string | null; status: number; durationMs: number }) => void;
+  /** Where internal errors are logged (with the request id); never receives credentials. */
+  log?: Logger;
 }
 
 /**
@@ -106,7 +102,7 @@ const JSON_TYPE = /^application\/json\s*(;|$)/i;
  */
 export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
   const now = deps.now ?? Date.now;
-  const log = deps.log ?? ((): void => {});
+  const log = deps.log ?? pino({ enabled: false });
   const validators = new RequestValidators();
   const compiled: CompiledRoute[] = [];
   const seen = new Set<string>();
@@ -136,17 +132,11 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
   const handle = (req: PlainRequest, signal: AbortSource): PlainResponse | Promise<PlainResponse> => {
     const nowMs = now();
     let route: CompiledRoute | undefined;
-    const observe = deps.observe;
-    const startedAt = observe === undefined ? 0 : performance.now();
-    const done = (out: PlainResponse): PlainResponse => {
-      observe?.({ method: req.method, route: route?.def.path ?? null, status: out.status, durationMs: performance.now() - startedAt });
-      return out;
-    };
     const fail = (err: unknown): PlainResponse => {
       if (err instanceof ApiError) return errorResponse(err);
       // Method and template only: the query string and headers may hold a secret pasted by a caller.
       const where = `${req.method} ${route?.def.path ?? '(unmatched)'}`;
-      log(`internal error on ${where}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      log.error({ err, requestId: req.requestId, traceId: req.traceId ?? undefined }, `internal error on ${where}`);
       return errorResponse(apiError('internal'));
     };
     try {
@@ -154,10 +144,11 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
       // adapter sends the headers without the body.
       const found = match(table, req.method === 'HEAD' ? 'GET' : req.method, req.path, req.method);
       route = found.route;
+      if (req.notes !== undefined) req.notes.route = found.route.def.path;
       const result = run(found.route, found.params, req, signal, nowMs);
-      return isPromise(result) ? result.then(toResponse).catch(fail).then(done) : done(toResponse(result));
+      return isPromise(result) ? result.then(toResponse).catch(fail) : toResponse(result);
     } catch (err: unknown) {
-      return done(fail(err));
+      return fail(err);
     }
   };
 
@@ -173,6 +164,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     let limited: ApiError | null = null;
     if (def.auth !== 'none') {
       auth = authenticateThrottled(req, nowMs);
+      if (req.notes !== undefined) req.notes.keyId = auth.apiKeyId;
       try {
         deps.rateLimiter.consume(auth.apiKeyId, nowMs);
       } catch (err: unknown) {

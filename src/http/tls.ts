@@ -3,7 +3,7 @@
  * data dir on first start and reuses it afterwards (clients can pin it). Plain HTTP is only allowed on
  * loopback, which {@link isLoopbackHost} decides.
  */
-import { chmod, mkdir, rename, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { isIPv4 } from 'node:net';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
@@ -53,6 +53,22 @@ export async function ensureTlsFiles(dataDir: string): Promise<TlsFiles> {
   return files;
 }
 
+/**
+ * Reads the certificate and key, so that a missing or unreadable file is reported by its path before
+ * anything starts (uWS itself only says `App construction failed`).
+ * @throws Error `TLS certificate file <path> cannot be read: ENOENT` (or `TLS key file ...`)
+ */
+export async function readTlsFiles(files: TlsFiles): Promise<{ cert: Buffer; key: Buffer }> {
+  const read = async (path: string, what: string): Promise<Buffer> => {
+    try {
+      return await readFile(path);
+    } catch (err: unknown) {
+      throw new Error(`TLS ${what} file ${path} cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+    }
+  };
+  return { cert: await read(files.certFile, 'certificate'), key: await read(files.keyFile, 'key') };
+}
+
 /** True for hosts that only this machine can reach: 127.0.0.0/8, ::1 and localhost. */
 export function isLoopbackHost(host: string): boolean {
   const h = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
@@ -66,6 +82,7 @@ async function exists(path: string): Promise<boolean> {
     await stat(path);
     return true;
   } catch {
+    // Absent (or unreadable): the caller creates the pair; a real I/O problem shows up there.
     return false;
   }
 }

@@ -18,6 +18,20 @@ export interface PlainRequest {
   headers: RequestHeaders;
   body: Buffer;
   remoteAddress: string;
+  /** The request id (X-Request-Id, validated or minted by the adapter); absent in socket-less tests. */
+  requestId?: string;
+  /** The W3C trace id of a valid `traceparent`, or null. */
+  traceId?: string | null;
+  /** Filled in by the router for the completion hook (request-done.ts); absent in socket-less tests. */
+  notes?: RequestNotes;
+}
+
+/** What the router learns about a request that the adapter's completion observers report. */
+export interface RequestNotes {
+  /** The matched route's template, e.g. `/v1/robots/{robotId}`. */
+  route: string | null;
+  /** The authenticated API key's id. */
+  keyId: string | null;
 }
 
 /** Request headers as the adapter copied them (see {@link PlainRequest.headers}). */

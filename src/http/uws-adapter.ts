@@ -14,10 +14,14 @@ import { STATUS_CODES } from 'node:http';
 // Must run before uWebSockets.js loads: it sets the header buffer size uWS reads at load time.
 import './uws-limits.js';
 import * as uws from 'uWebSockets.js';
+import { performance } from 'node:perf_hooks';
+import { pino, type Logger } from 'pino';
 import { ApiError, apiError } from '../errors/catalog.js';
 import { inspectHead } from './request-head.js';
+import { CLIENT_CLOSED_STATUS, type RequestObserver } from './request-done.js';
+import { requestIdFrom, traceIdFrom } from './request-id.js';
 import { errorResponse, type AbortSource } from './router.js';
-import type { PlainRequest, PlainResponse } from './types.js';
+import type { PlainRequest, PlainResponse, RequestNotes } from './types.js';
 
 /** Default largest request body, in bytes (1 MiB); larger bodies get 413 `body_too_large`. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -36,9 +40,18 @@ export interface HttpServerOptions {
   maxBodyBytes?: number;
   /** Adds more routes (the telemetry WebSocket) to the same app before the catch-all HTTP route. */
   configure?(app: uws.TemplatedApp): void;
-  /** Sink for adapter-level failures (a handler that rejected); never receives request data. */
-  log?: (line: string) => void;
+  /** Where adapter-level failures (a handler that rejected, an observer that threw) are logged; never request data. */
+  log?: Logger;
+  /**
+   * Called once per request after its answer is written, or when the client went away first
+   * (request-done.ts): the access log, request metrics. Read when each request finishes, so an
+   * observer pushed after start is called too.
+   */
+  onRequestDone?: readonly RequestObserver[];
 }
+
+/** Headers the adapter reads for every request, beyond what the router asks for. */
+const CORRELATION_HEADERS = ['x-request-id', 'traceparent'] as const;
 
 /** What serves requests: the router, or anything with its call shape. */
 export interface RequestHandler {
@@ -65,15 +78,19 @@ export interface HttpServer {
  */
 export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const log = opts.log ?? ((): void => {});
-  const app = opts.tls === null ? uws.App() : uws.SSLApp({ cert_file_name: opts.tls.certFile, key_file_name: opts.tls.keyFile });
+  const log = opts.log ?? pino({ enabled: false });
+  const observers = opts.onRequestDone ?? [];
+  const app = opts.tls === null ? uws.App() : sslApp(opts.tls);
   let inFlight = 0;
-  const wantedHeaders = opts.handle.headerNames;
+  const wantedHeaders = new Set<string>([...(opts.handle.headerNames ?? []), ...CORRELATION_HEADERS]);
 
   opts.configure?.(app);
   app.any('/*', (res, req) => {
+    const started = performance.now();
     inFlight++;
     let settled = false;
+    // Set once `plain` exists (below, still synchronous): the completion hook reports it.
+    let finished: ((status: number, aborted: boolean) => void) | null = null;
     const settle = (): void => {
       if (!settled) {
         settled = true;
@@ -82,8 +99,10 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     };
     const abort = new LazyAbort();
     res.onAborted(() => {
+      const first = !settled;
       settle();
       abort.abort();
+      if (first) finished?.(CLIENT_CLOSED_STATUS, true);
     });
 
     const method = req.getCaseSensitiveMethod();
@@ -91,6 +110,8 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     const query = req.getQuery() ?? '';
     // `METHOD /path?query HTTP/1.1\r\n`
     const head = inspectHead((cb) => req.forEach(cb), method.length + url.length + query.length + 12, wantedHeaders);
+    const requestId = requestIdFrom(head.headers['x-request-id']);
+    const notes: RequestNotes = { route: null, keyId: null };
     const plain: PlainRequest = {
       method,
       path: url,
@@ -98,13 +119,31 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       headers: head.headers,
       body: EMPTY_BODY,
       remoteAddress: ADDRESS_DECODER.decode(res.getRemoteAddressAsText()),
+      requestId,
+      traceId: traceIdFrom(head.headers.traceparent),
+      notes,
     };
+    if (observers.length > 0) {
+      finished = (status, aborted) => {
+        const info = {
+          method, route: notes.route, status, durationMs: performance.now() - started, keyId: notes.keyId, requestId, traceId: plain.traceId ?? null, aborted,
+        };
+        for (const observe of observers) {
+          try {
+            observe(info);
+          } catch (err: unknown) {
+            log.error({ err, requestId }, 'request observer failed');
+          }
+        }
+      };
+    }
     const write = (out: PlainResponse, closeConnection = false): void => {
       if (settled) return;
       settle();
       res.cork(() => {
         res.writeStatus(statusLine(out.status));
         for (const k in out.headers) res.writeHeader(k, out.headers[k]!);
+        res.writeHeader('x-request-id', requestId);
         if (plain.method !== 'HEAD') {
           res.end(out.body, closeConnection);
         } else if (closeConnection) {
@@ -119,11 +158,12 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
           res.endWithoutBody();
         }
       });
+      finished?.(out.status, false);
     };
     const dispatch = (body: Buffer): void => {
       plain.body = body;
       const fail = (err: unknown): void => {
-        log(`http handler failed: ${err instanceof Error ? err.message : String(err)}`);
+        log.error({ err, requestId, route: notes.route }, 'http handler failed');
         write(errorResponse(err instanceof ApiError ? err : apiError('internal')));
       };
       try {
@@ -206,6 +246,18 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     },
     inFlight: () => inFlight,
   };
+}
+
+/** uWS's HTTPS app; its only error is `App construction failed`, so this one names the files. */
+function sslApp(tls: { certFile: string; keyFile: string }): uws.TemplatedApp {
+  try {
+    return uws.SSLApp({ cert_file_name: tls.certFile, key_file_name: tls.keyFile });
+  } catch (err: unknown) {
+    throw new Error(
+      `HTTP server: TLS certificate ${tls.certFile} and key ${tls.keyFile} could not be loaded (${err instanceof Error ? err.message : String(err)}): both must be PEM, the key must match the certificate`,
+      { cause: err },
+    );
+  }
 }
 
 // An address is ASCII text; TextDecoder reads uWS's ArrayBuffer without wrapping it in a Buffer first.

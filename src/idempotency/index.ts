@@ -19,6 +19,7 @@
  *   retry gets 409. `replayAs` (API-key creation): what is stored and replayed is a form of the
  *   response without its secret (a handler committing in its transaction commits that form too).
  */
+import type { Logger } from 'pino';
 import { apiError } from '../errors/catalog.js';
 import type { IdempotencyClaims } from './claims.js';
 import { bodyHash, storageKey, type IdempotencyScope, type StoredReply } from './record.js';
@@ -44,7 +45,7 @@ export interface IdempotencyOptions {
   /** Wall clock (ms), for the 24 h window and claim leases. */
   now?: () => number;
   /** Where a failure after the commit is reported (the answer is the committed one). */
-  log?: (line: string) => void;
+  log?: Logger;
 }
 
 /** Given to the handler: commits its answer in the handler's own write transaction. */
@@ -115,20 +116,21 @@ export async function withIdempotency<R extends StoredReply>(
   } catch (err) {
     const committed = await claims.release(skey);
     if (committed === null) throw err;
-    opts.log?.(`${scope.endpoint}: failed after its commit, answered with the committed reply: ${err instanceof Error ? err.message : String(err)}`);
+    opts.log?.error({ err, endpoint: scope.endpoint }, `${scope.endpoint}: failed after its commit, answered with the committed reply`);
     return asResult<R>(committed);
   }
   if (result.status >= 500) {
     const committed = await claims.release(skey);
     if (committed === null) return result;
-    opts.log?.(`${scope.endpoint}: answered ${result.status} after its commit; answered with the committed reply`);
+    opts.log?.warn({ endpoint: scope.endpoint, status: result.status }, `${scope.endpoint}: answered ${result.status} after its commit; answered with the committed reply`);
     return asResult<R>(committed);
   }
   const plain: StoredReply = { status: result.status, body: result.body, ...(result.headers ? { headers: result.headers } : {}) };
   const reply = opts.replayAs !== undefined ? opts.replayAs(plain) : opts.replayable === false ? null : plain;
   try {
     await claims.complete(skey, reply, now(), committedInTxn);
-  } catch {
+  } catch (err) {
+    opts.log?.error({ err, endpoint: scope.endpoint }, `${scope.endpoint}: idempotency record not written; a retry with this key runs again`);
     // The work is done: answer it. Without the record a retry would run again (the claim is stale
     // once this request leaves the in-flight set), which is the best left when LMDB cannot write.
     // (A reply committed in the handler's transaction stays, and is what a retry gets.)

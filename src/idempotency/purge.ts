@@ -3,6 +3,7 @@
  * 24 h + the lease after a claim) mirrored in the `index` db as `idemExpiry/<16 hex ms>/<key>`, so the
  * purge reads only what is due, oldest first, in batches: never a scan of the whole table.
  */
+import type { Logger } from 'pino';
 import type { Store } from '../store/lmdb.js';
 import { EXPIRY_PREFIX, expiryKey } from './claims.js';
 
@@ -40,7 +41,7 @@ export async function purgeExpired(store: Store, nowMs: number, max = PURGE_BATC
  */
 export function startIdempotencyPurger(
   store: Store,
-  opts: { intervalMs?: number; now?: () => number; log?: (line: string) => void } = {},
+  opts: { intervalMs?: number; now?: () => number; log?: Logger } = {},
 ): () => void {
   const now = opts.now ?? Date.now;
   let stopped = false;
@@ -51,7 +52,7 @@ export function startIdempotencyPurger(
     try {
       while (!stopped && (await purgeExpired(store, now())) === PURGE_BATCH);
     } catch (err) {
-      opts.log?.(`idempotency purge failed: ${err instanceof Error ? err.message : String(err)}`);
+      opts.log?.error({ err }, 'idempotency purge failed; the next pass tries again');
     } finally {
       running = false;
     }

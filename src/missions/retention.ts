@@ -18,6 +18,7 @@
  * keys and removes at most `batch` records, then resumes from an in-memory cursor on the next run
  * (after a restart it starts over from the beginning, which only costs re-reading kept heads).
  */
+import type { Logger } from 'pino';
 import type { Database } from 'lmdb';
 import type { Store } from '../store/lmdb.js';
 import type { EventRecord } from '../events/record.js';
@@ -216,7 +217,7 @@ export interface MissionRetentionOptions extends Partial<MissionRetention> {
   /** Period of the following runs (default 1 h). */
   intervalMs?: number;
   now?: () => number;
-  log?: (line: string) => void;
+  log?: Logger;
 }
 
 /**
@@ -242,9 +243,9 @@ export function startMissionRetention(store: Store, opts: MissionRetentionOption
     running = true;
     try {
       const r = await sweepMissionData(store, cursor, now(), policy);
-      if (r.fires + r.runs + r.events > 0) opts.log?.(`mission retention: removed ${r.fires} fires, ${r.runs} runs, ${r.events} events`);
+      if (r.fires + r.runs + r.events > 0) opts.log?.info({ fires: r.fires, runs: r.runs, events: r.events }, `mission retention: removed ${r.fires} fires, ${r.runs} runs, ${r.events} events`);
     } catch (err) {
-      opts.log?.(`mission retention sweep failed: ${err instanceof Error ? err.message : String(err)}`);
+      opts.log?.error({ err }, 'mission retention sweep failed; the next sweep tries again');
     } finally {
       running = false;
     }

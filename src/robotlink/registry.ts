@@ -8,6 +8,7 @@
  * Unless the newer session is another live process with the same credentials: then the robot is in
  * a link conflict and the newer session is refused with ALREADY_EXISTS (link-conflict.ts).
  */
+import type { Logger } from 'pino';
 import { create } from '@bufbuild/protobuf';
 import { status, type sendUnaryData } from '@grpc/grpc-js';
 import {
@@ -38,11 +39,11 @@ export class RobotRegistry implements RobotLink, SessionHooks {
   private paused = false;
 
   constructor(
-    private readonly log: (line: string) => void,
+    private readonly log: Logger,
     conflictOptions: LinkConflictOptions = {},
   ) {
     this.conflicts = new LinkConflictTracker(conflictOptions, (robotId, cleared) => {
-      this.log(`robot ${robotId}: link conflict cleared (${cleared.refusedConnections} connections refused)`);
+      this.log.info({ robotId, refusedConnections: cleared.refusedConnections }, `robot ${robotId}: link conflict cleared`);
       this.emit((l) => l.onLinkConflictCleared?.(robotId, cleared));
     });
   }
@@ -119,7 +120,7 @@ export class RobotRegistry implements RobotLink, SessionHooks {
     this.identities.set(session, identity);
     this.current.set(robotId, session);
     if (previous && previous !== session) {
-      this.log(`robot ${robotId}: newer connection replaces the current one`);
+      this.log.info({ robotId }, `robot ${robotId}: newer connection replaces the current one`);
       previous.fail(status.ABORTED, 'replaced by a newer connection for this robot');
     }
     session.write(
@@ -131,7 +132,7 @@ export class RobotRegistry implements RobotLink, SessionHooks {
       }),
     );
     session.setPaused(this.paused);
-    this.log(`robot ${robotId}: online (agent ${hello.agentVersion || 'unknown'})`);
+    this.log.info({ robotId, agentVersion: hello.agentVersion || 'unknown', peer: session.peer }, `robot ${robotId}: online`);
     const info = {
       fleetId: session.robot.fleetId,
       capabilities: [...hello.capabilities],
@@ -146,13 +147,14 @@ export class RobotRegistry implements RobotLink, SessionHooks {
   private refuse(session: RobotSession, identity: ConnectionIdentity, started: LinkConflictReport | null): void {
     const robotId = session.robotId;
     if (started) {
-      this.log(
+      this.log.error(
+        { robotId, rule: started.rule },
         `robot ${robotId}: LINK CONFLICT: two processes use this robot's credentials (${describe(started.holder)} holds the link, ` +
           `${describe(started.refused)} refused; rule ${started.rule}); other connections are refused until none for ${started.clearAfterMs} ms`,
       );
       this.emit((l) => l.onLinkConflict?.(robotId, started));
     } else {
-      this.log(`robot ${robotId}: link conflict: refused a connection from ${describe(identity)}`);
+      this.log.warn({ robotId }, `robot ${robotId}: link conflict: refused a connection from ${describe(identity)}`);
     }
     session.fail(LINK_CONFLICT_STATUS, LINK_CONFLICT_DETAILS);
   }
@@ -164,7 +166,7 @@ export class RobotRegistry implements RobotLink, SessionHooks {
       try {
         l.onTelemetry(robotId, fleetId, batch);
       } catch (err) {
-        this.log(`robotlink listener failed on telemetry: ${String(err)}`);
+        this.log.error({ err, robotId }, 'robot link: a listener failed on telemetry');
       }
     }
   }
@@ -186,7 +188,7 @@ export class RobotRegistry implements RobotLink, SessionHooks {
     const robotId = session.robotId;
     if (this.current.get(robotId) !== session) return;
     this.current.delete(robotId);
-    this.log(`robot ${robotId}: offline (${reason})`);
+    this.log.info({ robotId, reason }, `robot ${robotId}: offline`);
     this.emit((l) => l.onOffline?.(robotId, reason));
   }
 
@@ -196,7 +198,7 @@ export class RobotRegistry implements RobotLink, SessionHooks {
       try {
         fn(l);
       } catch (err) {
-        this.log(`robotlink listener failed: ${String(err)}`);
+        this.log.error({ err }, 'robot link: a listener failed');
       }
     }
   }

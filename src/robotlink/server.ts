@@ -3,6 +3,7 @@
  * (Connect) to a new session and a telemetry stream (PublishTelemetry) to the robot's current
  * session, and keeps dead links short-lived with HTTP/2 keepalive pings.
  */
+import { pino, type Logger } from 'pino';
 import { Server, ServerCredentials, status, type ChannelOptions, type sendUnaryData } from '@grpc/grpc-js';
 import type { TelemetryReceipt } from '../gen/fleetgw/v1/robot_link_pb.js';
 import type { Store } from '../store/lmdb.js';
@@ -30,7 +31,8 @@ export interface RobotLinkServerOptions {
   helloTimeoutMs?: number;
   /** Link conflict detection (two processes with one robot's credentials), see link-conflict.ts. */
   linkConflict?: LinkConflictOptions;
-  log?: (line: string) => void;
+  /** The robot link's logger (`component: robotlink`). */
+  log?: Logger;
 }
 
 export interface RobotLinkServer {
@@ -56,7 +58,7 @@ const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 /** Starts the robot link server and resolves once it listens. */
 export async function startRobotLinkServer(opts: RobotLinkServerOptions): Promise<RobotLinkServer> {
-  const log = opts.log ?? (() => {});
+  const log = opts.log ?? pino({ enabled: false });
   const keepaliveTimeMs = opts.keepaliveTimeMs ?? 2000;
   const keepaliveTimeoutMs = opts.keepaliveTimeoutMs ?? 2000;
   const helloTimeoutMs = opts.helloTimeoutMs ?? 10_000;
@@ -78,7 +80,7 @@ export async function startRobotLinkServer(opts: RobotLinkServerOptions): Promis
     Connect: (call: RobotCall) => {
       const robot = authenticateRobot(opts.store, call.metadata);
       if (robot === null) {
-        log(`robot link: rejected a stream from ${call.getPeer()}: invalid robot credentials`);
+        log.warn({ peer: call.getPeer() }, 'robot link: rejected a stream: invalid robot credentials');
         call.emit('error', { code: status.UNAUTHENTICATED, details: 'invalid robot credentials' });
         return;
       }
@@ -87,7 +89,7 @@ export async function startRobotLinkServer(opts: RobotLinkServerOptions): Promis
     PublishTelemetry: (call: TelemetryCall, callback: sendUnaryData<TelemetryReceipt>) => {
       const robot = authenticateRobot(opts.store, call.metadata);
       if (robot === null) {
-        log(`robot link: rejected a telemetry stream from ${call.getPeer()}: invalid robot credentials`);
+        log.warn({ peer: call.getPeer() }, 'robot link: rejected a telemetry stream: invalid robot credentials');
         callback({ code: status.UNAUTHENTICATED, details: 'invalid robot credentials' });
         return;
       }

@@ -50,6 +50,7 @@ function parseObject(text: string): JsonMap | null {
     const v: unknown = JSON.parse(text);
     return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as JsonMap) : null;
   } catch {
+    // Not JSON: the caller fails the command with `invalid_json`, which the gateway records.
     return null;
   }
 }

@@ -80,6 +80,8 @@ function losslessJson(value: unknown): string | null {
       return v;
     });
   } catch {
+    // Not representable as JSON either (a cycle, a BigInt): null makes the caller rethrow the
+    // encoder's original error to the writer, so nothing is lost silently.
     return null;
   }
   return lossy || text === undefined ? null : text;

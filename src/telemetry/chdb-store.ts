@@ -78,6 +78,8 @@ export async function openChdbStore(opts: ChdbStoreOptions): Promise<SampleStore
           await writeSpool(file, chunks, totalBytes);
           await session.queryAsync(`${insertPrefix}${sqlString(file)}${insertSuffix}`);
         } finally {
+          // Not logged: the file is gone when the insert consumed it, and any left over is removed
+          // with the whole spool directory at the next start (above); nothing an operator can act on.
           await unlink(file).catch(() => {});
         }
       },
@@ -94,6 +96,6 @@ export async function openChdbStore(opts: ChdbStoreOptions): Promise<SampleStore
     };
   } catch (e) {
     session.close();
-    throw e;
+    throw new Error(`telemetry store: embedded chdb in ${path} failed to start: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
 }

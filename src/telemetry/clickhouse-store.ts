@@ -42,9 +42,13 @@ export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise
     // state; the client's own error lines would repeat each one without it.
     log: { level: ClickHouseLogLevel.OFF },
   });
+  // host:port only: the URL may carry a user and password.
+  const where = `ClickHouse server at ${serverHost(opts.url)}`;
+  let step = 'is not reachable';
   try {
     const rs = await client.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' });
     const [row] = await rs.json<{ v: string }>();
+    step = 'refused the telemetry table set-up';
     const version = row?.v ?? '0';
     const flavor = flavorForVersion(version);
     await client.command({ query: await loadSamplesDdl(flavor, opts.retentionDays ?? 90) });
@@ -67,6 +71,17 @@ export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise
     };
   } catch (e) {
     await client.close();
-    throw e;
+    throw new Error(`telemetry store: ${where} ${step}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
+}
+
+/** `host:port` of a ClickHouse URL (default port by scheme), never its credentials. */
+function serverHost(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port !== '' ? u.port : u.protocol === 'https:' ? '8443' : '8123'}`;
+  } catch {
+    // The CLI checked the URL's shape; an embedder's odd URL is still named, without its user part.
+    return url.replace(/\/\/[^@/]*@/, '//');
   }
 }

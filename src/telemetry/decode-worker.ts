@@ -17,6 +17,7 @@ const THREAD_ID = ((): number => {
   try {
     return Number(readlinkSync('/proc/thread-self').split('/').pop()) || 0;
   } catch {
+    // Not Linux (no /proc): the id only labels per-thread stats, 0 says "unknown". Nothing to log.
     return 0;
   }
 })();

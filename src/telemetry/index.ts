@@ -10,7 +10,6 @@ export type { InsertQueueOptions } from './insert-queue.js';
 export type { SampleStore, StoreKind } from './sample-store.js';
 export { openChdbStore } from './chdb-store.js';
 export { openClickHouseStore } from './clickhouse-store.js';
-export type { TelemetryLog } from './log.js';
 export type { LiveSink } from './live-sink.js';
 export { StreamHub, createStreamHub } from './stream-hub.js';
 export type { StreamHubOptions } from './stream-hub.js';

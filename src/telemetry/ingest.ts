@@ -27,7 +27,7 @@ import { chooseDecoder, type DecoderKind } from './decode/select.js';
 import { FramePacker, type PackedBatch } from './frame-packer.js';
 import { InsertQueue, type InsertQueueOptions } from './insert-queue.js';
 import type { LiveSink } from './live-sink.js';
-import { stderrLog, type TelemetryLog } from './log.js';
+import { pino, type Logger } from 'pino';
 import type { SampleStore, StoreKind } from './sample-store.js';
 import { SnapshotWriter } from './snapshot-writer.js';
 import type { DecodeResult } from './worker-protocol.js';
@@ -44,7 +44,7 @@ export interface TelemetryIngestOptions {
   retentionDays?: number;
   /** Live stream hub; without it no live JSON is produced. */
   live?: LiveSink;
-  log?: TelemetryLog;
+  log?: Logger;
   /** Decode threads. Default: cores - 1, at least 1. */
   threads?: number;
   /** Default 2,000 frames. */
@@ -152,7 +152,7 @@ class Ingest implements TelemetryIngest {
   readonly storeKind: StoreKind;
   readonly decoder: DecoderKind;
   readonly decoderStatus: string;
-  private readonly log: TelemetryLog;
+  private readonly log: Logger;
   private readonly now: () => number;
   private readonly maxBatchFrames: number;
   private readonly maxBatchBytes: number;
@@ -199,12 +199,12 @@ class Ingest implements TelemetryIngest {
     private readonly maxTasks: number,
   ) {
     this.storeKind = sampleStore.kind;
-    this.log = opts.log ?? stderrLog;
+    this.log = opts.log ?? pino({ enabled: false });
     // Asked here only to report it: the workers load the same addon with the same environment.
     const decoder = chooseDecoder();
     this.decoder = decoder.kind;
     this.decoderStatus = decoder.nativeStatus;
-    if (decoder.kind !== 'native') this.log.warn('telemetry decoder addon not used, the JavaScript reader runs', { reason: decoder.nativeStatus });
+    if (decoder.kind !== 'native') this.log.warn({ reason: decoder.nativeStatus }, 'telemetry decoder addon not used, the JavaScript reader runs');
     this.now = opts.now ?? Date.now;
     this.maxBatchFrames = opts.maxBatchFrames ?? 2_000;
     this.maxBatchBytes = opts.maxBatchBytes ?? 1024 * 1024;
@@ -317,7 +317,7 @@ class Ingest implements TelemetryIngest {
             // transferred to it and are gone. Counted and logged: it is a bug to fix, not a policy.
             this.s.workerErrors++;
             this.s.framesLost += frames;
-            this.log.error('telemetry decode task failed', { frames, error: e instanceof Error ? e.message : String(e) });
+            this.log.error({ err: e, frames }, 'telemetry decode task failed');
             this.settle(seq, bytes, null, robotIds);
           },
         );
@@ -391,10 +391,7 @@ class Ingest implements TelemetryIngest {
       const t = this.now();
       if (t - this.lastErrorLogMs >= 1_000) {
         this.lastErrorLogMs = t;
-        this.log.warn('telemetry frames skipped', {
-          corruptFramesTotal: this.s.corruptFrames,
-          first: r.errors[0],
-        });
+        this.log.warn({ corruptFramesTotal: this.s.corruptFrames, first: r.errors[0] }, 'telemetry frames skipped');
       }
     }
   }

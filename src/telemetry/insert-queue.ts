@@ -19,7 +19,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SampleStore } from './sample-store.js';
-import type { TelemetryLog } from './log.js';
+import type { Logger } from 'pino';
 
 export interface InsertQueueOptions {
   /** Send when this many rows are pending. Default 100,000. */
@@ -106,7 +106,7 @@ export class InsertQueue {
 
   constructor(
     private readonly store: SampleStore,
-    private readonly log: TelemetryLog,
+    private readonly log: Logger,
     private readonly opts: InsertQueueOptions = {},
     /** Called whenever {@link queuedBytes} changes (the ingest re-checks its water marks). */
     private readonly onBytesChange: () => void = () => {},
@@ -209,12 +209,12 @@ export class InsertQueue {
         if (attempt >= this.maxAttempts) {
           this.s.rowsFailed += b.rows;
           this.noteOutcome(b, attempt, false);
-          this.log.error('telemetry insert failed permanently', { rows: b.rows, attempts: attempt, error: msg });
+          this.log.error({ err: e, rows: b.rows, attempts: attempt }, 'telemetry insert failed permanently');
           await this.deadLetter(b);
           break;
         }
         const delay = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** (attempt - 1));
-        this.log.warn('telemetry insert failed, retrying', { rows: b.rows, attempt, delayMs: delay, error: msg });
+        this.log.warn({ rows: b.rows, attempt, delayMs: delay, error: msg }, 'telemetry insert failed, retrying');
         await new Promise((r) => setTimeout(r, delay));
       }
     }
@@ -245,13 +245,13 @@ export class InsertQueue {
     }
     if (!written || o.retrying > 0) return;
     this.outage = null;
-    this.log.info?.('telemetry inserts recovered', {
+    this.log.info({
       outageMs: Date.now() - o.sinceMs,
       failedAttempts: o.failedAttempts,
       batchesRetried: o.batchesRetried,
       rowsRetried: o.rowsRetried,
       rowsDeadLettered: o.rowsDeadLettered,
-    });
+    }, 'telemetry inserts recovered');
   }
 
   private async deadLetter(b: Batch): Promise<void> {
@@ -261,9 +261,9 @@ export class InsertQueue {
     try {
       await mkdir(dir, { recursive: true });
       await writeFile(file, b.chunks);
-      this.log.error('telemetry batch written to dead-letter file', { file, rows: b.rows });
+      this.log.error({ file, rows: b.rows }, 'telemetry batch written to dead-letter file');
     } catch (e) {
-      this.log.error('telemetry dead-letter write failed', { file, error: e instanceof Error ? e.message : String(e) });
+      this.log.error({ err: e, file }, 'telemetry dead-letter write failed');
     }
   }
 

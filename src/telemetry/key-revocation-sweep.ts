@@ -10,6 +10,7 @@
  * decode while the record is unchanged). A revoked key's streams therefore close within one interval
  * plus the read time, well under a second.
  */
+import type { Logger } from 'pino';
 import type { StreamHub } from './stream-hub.js';
 import type { TicketIssuer } from './ticket-issuer.js';
 
@@ -20,7 +21,7 @@ export interface KeyRevocationSweepOptions {
   keyUsable: (apiKeyId: string, nowMs: number) => boolean;
   /** Default 250 ms. */
   intervalMs?: number;
-  log?: (line: string) => void;
+  log?: Logger;
   now?: () => number;
 }
 
@@ -40,7 +41,7 @@ export function sweepRevokedKeys(opts: KeyRevocationSweepOptions): string[] {
   for (const k of revoked) {
     const closed = opts.hub.closeKey(k);
     const voided = opts.tickets.revokeKey(k);
-    opts.log?.(`telemetry stream: api key ${k} is revoked or expired; closed ${closed} sockets, voided ${voided} tickets`);
+    opts.log?.info({ keyId: k, closedSockets: closed, voidedTickets: voided }, `telemetry stream: api key ${k} is revoked or expired; closed ${closed} sockets, voided ${voided} tickets`);
   }
   return revoked;
 }
@@ -53,7 +54,7 @@ export function startKeyRevocationSweep(opts: KeyRevocationSweepOptions): () => 
     } catch (err: unknown) {
       // A failed read (e.g. the store closing under a shutdown) must not kill the gateway: the next
       // tick tries again.
-      opts.log?.(`telemetry stream key sweep failed: ${err instanceof Error ? err.message : String(err)}`);
+      opts.log?.error({ err }, 'telemetry stream key sweep failed; the next tick tries again');
     }
   }, opts.intervalMs ?? 250);
   timer.unref();

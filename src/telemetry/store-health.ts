@@ -8,7 +8,7 @@
  * The store counts as unreachable after a failed probe or insert, and as reachable again after a
  * successful one. Transitions are logged: the failure, and the recovery with how long it lasted.
  */
-import type { TelemetryLog } from './log.js';
+import type { Logger } from 'pino';
 import type { SampleStore } from './sample-store.js';
 
 export interface StoreHealthOptions {
@@ -28,7 +28,7 @@ export class StoreHealth {
 
   constructor(
     private readonly store: Pick<SampleStore, 'queryText' | 'kind'>,
-    private readonly log: TelemetryLog,
+    private readonly log: Logger,
     opts: StoreHealthOptions = {},
   ) {
     this.intervalMs = opts.intervalMs ?? 2_000;
@@ -58,9 +58,9 @@ export class StoreHealth {
     this.up = ok;
     if (!ok) {
       this.downSinceMs = Date.now();
-      this.log.warn('telemetry store unreachable', { store: this.store.kind, ...(error !== undefined ? { error } : {}) });
+      this.log.warn({ store: this.store.kind, ...(error !== undefined ? { error } : {}) }, 'telemetry store unreachable');
     } else {
-      this.log.info?.('telemetry store reachable again', { store: this.store.kind, downMs: Date.now() - this.downSinceMs });
+      this.log.info({ store: this.store.kind, downMs: Date.now() - this.downSinceMs }, 'telemetry store reachable again');
     }
   }
 

@@ -2,6 +2,7 @@
  * A real gateway HTTP stack for API tests: temp LMDB with two organizations, fleets, robots and keys of
  * every shape the auth matrix needs, served by uWS on 127.0.0.1 (port 0, plain HTTP).
  */
+import { captureLog } from '../support/capture-log.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,7 +105,7 @@ export async function startFixture(opts: { rateLimit?: RateLimitOptions; extraRo
   ];
   document = buildOpenApi(routes, { title: 'fleet-gateway', version: 'test' });
   const logs: string[] = [];
-  const router = createRouter(routes, { auth: new ApiKeyVerifier(store), rateLimiter: new RateLimiter(opts.rateLimit), log: (l) => logs.push(l) });
+  const router = createRouter(routes, { auth: new ApiKeyVerifier(store), rateLimiter: new RateLimiter(opts.rateLimit), log: captureLog(logs) });
   const server = await startHttpServer({ host: '127.0.0.1', port: 0, tls: null, handle: router });
   return {
     dataDir,

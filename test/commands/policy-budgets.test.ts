@@ -3,6 +3,7 @@
  * rules, the argument bounds, and the time budgets that hold expensive robot schemas to a bounded
  * share of the main thread (test/e2e/policy-patterns.test.ts covers the stop through the real process).
  */
+import { captureLog } from '../support/capture-log.js';
 import { create } from '@bufbuild/protobuf';
 import { describe, expect, it } from 'vitest';
 import { compilePolicy, PENDING_POLICY, validateArguments } from '../../src/commands/policy.js';
@@ -17,7 +18,7 @@ const robot = { robotId: 'r', active: true };
 const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 function registryWith(actions: Record<string, unknown>, log: string[] = []): PolicyRegistry {
-  const reg = new PolicyRegistry((l) => log.push(l));
+  const reg = new PolicyRegistry(captureLog(log));
   reg.set('r', create(CommandPolicySchema, { actions: Object.entries(actions).map(([name, s]) => ({ name, argumentsSchemaJson: JSON.stringify(s) })) }));
   return reg;
 }
@@ -133,7 +134,7 @@ describe('time budgets', () => {
   it('bounds the compile time one robot can spend; a policy cut short is compiled again in the background', async () => {
     let now = 0;
     // The per-robot bound on its own: the gateway-wide budget across robots (tested below) out of the way.
-    const reg = new PolicyRegistry(() => {}, () => now, 1e9);
+    const reg = new PolicyRegistry(captureLog(), () => now, 1e9);
     const props = Object.fromEntries(Array.from({ length: 1500 }, (_, i) => [`p${i}`, { type: 'string', maxLength: 20 }]));
     const heavy = (i: number) => create(CommandPolicySchema, { actions: [{ name: `a${i}`, argumentsSchemaJson: JSON.stringify({ type: 'object', properties: props }) }] });
     let spent = 0;
@@ -161,7 +162,7 @@ describe('time budgets', () => {
   }, 30_000);
 
   it('shares one compile budget across robots: Hellos beyond it wait in a queue, stops are not held', async () => {
-    const reg = new PolicyRegistry(() => {});
+    const reg = new PolicyRegistry(captureLog());
     const heavy = (i: number) => {
       const props = Object.fromEntries(Array.from({ length: 1500 }, (_, p) => [`r${i}p${p}`, { type: 'string', maxLength: 20 }]));
       return create(CommandPolicySchema, { actions: [{ name: 'a', argumentsSchemaJson: JSON.stringify({ type: 'object', properties: props }) }] });

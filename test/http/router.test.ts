@@ -2,6 +2,7 @@
  * The router core on plain objects, no sockets: matching, 404/405, media type, JSON parsing, strict
  * validation (spec Conventions 2), error shape, internal-error logging.
  */
+import { captureLog } from '../support/capture-log.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,7 +76,7 @@ beforeAll(() => {
   store = openStore(dir);
   const org = createOrg(store, 'o').orgId;
   key = createApiKey(store, { orgId: org, fleetId: null, permissions: ['robots:write'], expiresAtMs: null }).apiKey;
-  router = createRouter(routes, { auth: new ApiKeyVerifier(store), rateLimiter: new RateLimiter(), log: (l) => logs.push(l) });
+  router = createRouter(routes, { auth: new ApiKeyVerifier(store), rateLimiter: new RateLimiter(), log: captureLog(logs) });
 });
 afterAll(async () => {
   await store.close();

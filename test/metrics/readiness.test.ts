@@ -2,18 +2,20 @@
 import { describe, expect, it } from 'vitest';
 import { Readiness } from '../../src/gateway/readiness.js';
 import { StoreHealth } from '../../src/telemetry/store-health.js';
+import { captureLog } from '../support/capture-log.js';
 
 describe('Readiness', () => {
   it('publishes at start and on each change, logs which check fails, treats a throwing check as failing', () => {
     let store = true;
     const lines: string[] = [];
     const published: boolean[] = [];
-    const r = new Readiness({ store: () => store, lmdb: () => { throw new Error('closed'); } }, (l) => lines.push(l), (ok) => published.push(ok));
+    const r = new Readiness({ store: () => store, lmdb: () => { throw new Error('closed'); } }, captureLog(lines), (ok) => published.push(ok));
     expect(r.results()).toEqual({ store: true, lmdb: false });
     expect(r.ready()).toBe(false);
     r.start(60_000);
     expect(published).toEqual([false]);
-    expect(lines).toEqual(['readiness: not ready (failing: lmdb)']);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^readiness: not ready \(failing: lmdb\) \{"level":"warn",.*"failing":\["lmdb"\]\}$/);
     r.stop();
     store = false;
     expect(r.results().store).toBe(false);
@@ -35,15 +37,27 @@ describe('StoreHealth', () => {
       },
     };
   }
-  const log = (): { lines: [string, Record<string, unknown> | undefined][]; info(m: string, f?: Record<string, unknown>): void; warn(m: string, f?: Record<string, unknown>): void; error(m: string, f?: Record<string, unknown>): void } => {
-    const lines: [string, Record<string, unknown> | undefined][] = [];
-    return { lines, info: (m, f) => lines.push([m, f]), warn: (m, f) => lines.push([m, f]), error: (m, f) => lines.push([m, f]) };
+  const log = (): { lines: [string, Record<string, unknown>][]; logger: ReturnType<typeof captureLog> } => {
+    const raw: string[] = [];
+    const lines: [string, Record<string, unknown>][] = [];
+    const logger = captureLog(raw);
+    // captureLog gives "msg {fields}"; split it back for the assertions below.
+    const push = raw.push.bind(raw);
+    raw.push = (...items: string[]): number => {
+      for (const item of items) {
+        const at = item.indexOf(' {');
+        const { level: _level, time: _time, pid: _pid, hostname: _host, ...fields } = JSON.parse(item.slice(at + 1)) as Record<string, unknown>;
+        lines.push([item.slice(0, at), fields]);
+      }
+      return push(...items);
+    };
+    return { lines, logger };
   };
 
   it('goes down on a failed probe and up on a good probe or insert, logging both with the outage length', async () => {
     const s = fakeStore();
     const l = log();
-    const h = new StoreHealth(s, l, { timeoutMs: 50 });
+    const h = new StoreHealth(s, l.logger, { timeoutMs: 50 });
     expect(h.reachable).toBe(true);
     s.answer = 'fail';
     await h.probe();
@@ -52,12 +66,12 @@ describe('StoreHealth', () => {
     h.note(true);
     expect(h.reachable).toBe(true);
     expect(l.lines[1]![0]).toBe('telemetry store reachable again');
-    expect(l.lines[1]![1]!.downMs).toEqual(expect.any(Number));
+    expect(l.lines[1]![1].downMs).toEqual(expect.any(Number));
   });
 
   it('counts a hung store as down after the timeout and sends it one query at a time', async () => {
     const s = fakeStore();
-    const h = new StoreHealth(s, log(), { timeoutMs: 30 });
+    const h = new StoreHealth(s, log().logger, { timeoutMs: 30 });
     s.answer = 'hang';
     await h.probe();
     expect(h.reachable).toBe(false);

@@ -1,5 +1,6 @@
 import { afterEach } from 'vitest';
 /** The catalog routes on the real HTTP stack (test/idempotency/harness.ts), with a controllable runtime. */
+import { captureLog } from '../support/capture-log.js';
 import { controlOperationRoutes } from '../../src/api/routes/control-operation.js';
 import { eventRoutes } from '../../src/api/routes/events.js';
 import { featureRoutes } from '../../src/api/routes/features.js';
@@ -56,10 +57,10 @@ export async function startCatalog(opts: { syncWaitMs?: number } = {}): Promise<
       beforeAdopt: async () => {
         if (slow.gate) await slow.gate;
       },
-      log: (l) => logs.push(l),
+      log: captureLog(logs),
     });
     runtime.loadAll();
-    const log = (l: string): void => void logs.push(l);
+    const log = captureLog(logs);
     return [
       ...eventRoutes({ store, events }),
       ...featureRoutes({ store, events, idempotency }),

@@ -1,4 +1,5 @@
 // Bounded retention of fires, runs (with index keys) and events on a real temp LMDB, with an injected clock.
+import { captureLog } from '../support/capture-log.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -152,7 +153,7 @@ describe('mission data retention', () => {
     const f = fire('s1', NOW - 10 * DAY, 'failed', NOW - 10 * DAY);
     await store.fires.put(f.fireKey, f);
     const lines: string[] = [];
-    const stop = startMissionRetention(store, { firstDelayMs: 20, intervalMs: 60_000, now: () => NOW, log: (l) => lines.push(l) });
+    const stop = startMissionRetention(store, { firstDelayMs: 20, intervalMs: 60_000, now: () => NOW, log: captureLog(lines) });
     try {
       expect(store.fires.get(f.fireKey)).toBeDefined();
       await new Promise((r) => setTimeout(r, 200));

@@ -15,6 +15,7 @@ import { requireOrg } from '../../auth/access.js';
 import type { EventLog } from '../../events/index.js';
 import { apiError } from '../../errors/catalog.js';
 import { withIdempotency, type IdempotencyClaims, type StoredReply } from '../../idempotency/index.js';
+import type { Logger } from 'pino';
 import type { Store } from '../../store/lmdb.js';
 import type { ApiKeyRecord } from '../../store/records.js';
 import { defineRoute } from '../define-route.js';
@@ -34,7 +35,7 @@ export interface ApiKeyRouteDeps {
   store: Store;
   events: EventLog;
   idempotency: IdempotencyClaims;
-  log?: (line: string) => void;
+  log?: Logger;
 }
 
 const BASE = '/v1/orgs/{org_id}/api-keys';
@@ -74,7 +75,7 @@ function withheld(reply: StoredReply): StoredReply {
 /** The key-management routes. */
 export function apiKeyRoutes(deps: ApiKeyRouteDeps): RouteDef[] {
   const { store, events, idempotency } = deps;
-  const log = deps.log ?? ((): void => {});
+  const log = deps.log?.child({ component: 'api-keys' });
   const keyEvent = (k: ApiKeyRecord, kind: string, by: KeyMinter, atMs: number): void => {
     appendOrgEvent(events, store, {
       orgId: k.orgId,
@@ -85,7 +86,7 @@ export function apiKeyRoutes(deps: ApiKeyRouteDeps): RouteDef[] {
       atMs,
       data: { by: { userId: by.userId, email: by.email, role: by.role }, name: k.name ?? null, fleetId: k.fleetId, permissions: [...k.permissions], expiresAtMs: k.expiresAtMs },
     });
-    log(`${kind}: api key ${k.apiKeyId} of organization ${k.orgId} by user ${by.userId}`);
+    log?.info({ apiKeyId: k.apiKeyId, orgId: k.orgId, userId: by.userId }, `${kind}: api key`);
   };
   return [
     defineRoute({

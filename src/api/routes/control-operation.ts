@@ -6,6 +6,7 @@
  * Status: 200; 202 when the change committed but the live runtime has not adopted it yet; 207
  * `partial_failure` when the state changed but pausing/resuming/aborting the runs in flight failed.
  */
+import { pino, type Logger } from 'pino';
 import type { EventLog } from '../../events/index.js';
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
@@ -18,9 +19,9 @@ import { ControlOperationBody, ControlOperationResponse } from '../schemas/contr
 import { templateView } from '../template-view.js';
 
 /** The control-operation route. */
-export function controlOperationRoutes(deps: { store: Store; events: EventLog; runtime: OperationRuntime; log?: (line: string) => void }): RouteDef[] {
+export function controlOperationRoutes(deps: { store: Store; events: EventLog; runtime: OperationRuntime; log?: Logger }): RouteDef[] {
   const { store, events, runtime } = deps;
-  const log = deps.log ?? ((): void => {});
+  const log = deps.log ?? pino({ enabled: false });
   return [
     defineRoute({
       method: 'POST',

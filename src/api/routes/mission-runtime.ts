@@ -68,7 +68,7 @@ function decodeCursor(fleetId: string, cursor: string): string {
     const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { f?: unknown; k?: unknown };
     if (v.f === fleetId && typeof v.k === 'string' && v.k.startsWith(`schedulesByFleet/${fleetId}/`)) return v.k;
   } catch {
-    // fall through
+    // Not base64url JSON: the same 400 as a cursor of another fleet, thrown below.
   }
   throw apiError('invalid_query', { detail: 'before is not a cursor of this fleet\'s schedule list' });
 }

@@ -18,6 +18,7 @@ import { defineRoute } from '../define-route.js';
 import { appendOrgEvent } from '../org-timeline.js';
 import type { AuthContext, RouteDef } from '../route.js';
 import { LoginRequest, SessionInfo, type SessionView } from '../schemas/sessions.js';
+import type { Logger } from 'pino';
 
 export interface SessionRouteDeps {
   store: Store;
@@ -25,7 +26,7 @@ export interface SessionRouteDeps {
   sessions: SessionService;
   /** The gateway serves HTTPS: the cookie gets `Secure`. */
   secureCookies: boolean;
-  log?: (line: string) => void;
+  log?: Logger;
 }
 
 const tags = ['Sessions'];
@@ -54,7 +55,7 @@ function sessionOf(auth: AuthContext): NonNullable<AuthContext['user']> {
 /** The session routes. */
 export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
   const { store, events, sessions } = deps;
-  const log = deps.log ?? ((): void => {});
+  const log = deps.log?.child({ component: 'sessions' });
   const cookie = (value: string, maxAgeS: number): string =>
     `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${deps.secureCookies ? '; Secure' : ''}`;
   const userEvent = (u: UserRecord, kind: string, atMs: number, data: Record<string, unknown>): void => {
@@ -83,9 +84,9 @@ export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
           }
           case 'failed': {
             if (outcome.user === undefined) {
-              log(`login failed from ${client}: unknown account`);
+              log?.warn({ client }, 'login failed: unknown account');
             } else {
-              log(`login failed for user ${outcome.user.userId} from ${client}: wrong password`);
+              log?.warn({ client, userId: outcome.user.userId }, 'login failed: wrong password');
               userEvent(outcome.user, 'user.login_failed', nowMs, { reason: outcome.reason, client });
             }
             throw apiError('login_failed');

@@ -26,6 +26,7 @@ import { SESSIONS_BY_USER, type PasswordDigest, type SessionRecord, type UserRec
 import { ROLE_PERMISSIONS } from './roles.js';
 import { cookieValue, csrfFor, csrfMatches, mintSessionToken, parseSessionToken, SESSION_COOKIE } from './session-token.js';
 import { findUserByEmail } from './users.js';
+import type { Logger } from 'pino';
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60_000;
 export const DEFAULT_MAX_AGE_MS = 12 * 60 * 60_000;
@@ -41,7 +42,7 @@ export interface SessionServiceOptions {
   maxAgeMs?: number;
   throttle?: LoginThrottle;
   now?: () => number;
-  log?: (line: string) => void;
+  log?: Logger;
 }
 
 /** What a login attempt came to. The route turns failures into errors and timeline events. */
@@ -210,7 +211,7 @@ export class SessionService {
           this.store.sessions.putSync(sessionId, { ...cur, lastSeenAtMs: nowMs });
         }
       })
-      .catch((err: unknown) => this.opts.log?.(`session last-seen write failed: ${err instanceof Error ? err.message : String(err)}`))
+      .catch((err: unknown) => this.opts.log?.warn({ err }, 'session last-seen write failed'))
       .finally(() => this.touching.delete(sessionId));
   }
 }

@@ -19,6 +19,7 @@
  *   enable_mission / disable_mission  the template's enabled state.
  *   assign_robot / unassign_robot     roster rules (roster.ts).
  */
+import type { Logger } from 'pino';
 import type { Permission } from '../../auth/permissions.js';
 import { apiError } from '../../errors/catalog.js';
 import type { EventLog } from '../../events/index.js';
@@ -97,7 +98,7 @@ export interface ControlDeps {
   store: Store;
   events: EventLog;
   runtime: OperationRuntime;
-  log: (line: string) => void;
+  log: Logger;
 }
 
 function need<T>(value: T | undefined, action: string, field: string): T {
@@ -207,18 +208,18 @@ async function resetFeatures(store: Store, events: EventLog, fleetId: string, te
 
 async function runEffect(deps: ControlDeps, effects: RunEffects | null, effect: RunsOutcome['effect'], fleetId: string): Promise<RunsOutcome> {
   if (effects === null) {
-    deps.log(`control-operation ${effect} on fleet ${fleetId}: no run tracker is attached; the operation state changed, no run was touched`);
+    deps.log.warn({ fleetId, effect }, `control-operation ${effect} on fleet ${fleetId}: no run tracker is attached; the operation state changed, no run was touched`);
     return { effect, attached: false, applied: false, detail: 'no run tracker is attached' };
   }
   try {
     const report = effect === 'pause' ? await effects.pauseRuns(fleetId) : effect === 'resume' ? await effects.resumeRuns(fleetId) : await effects.abortRuns(fleetId);
     if (report.failures.length === 0) return { effect, attached: true, applied: true, count: report.count };
     const detail = `${report.failures.length} of ${report.count} runs failed: ${report.failures.map((f) => `${f.runId}: ${f.error}`).join('; ')}`;
-    deps.log(`control-operation ${effect} on fleet ${fleetId}: ${detail}`);
+    deps.log.warn({ fleetId, effect }, `control-operation ${effect} on fleet ${fleetId}: ${detail}`);
     return { effect, attached: true, applied: false, detail, count: report.count, failures: report.failures };
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
-    deps.log(`control-operation ${effect} on fleet ${fleetId}: run effect failed: ${detail}`);
+    deps.log.error({ err, fleetId, effect }, `control-operation ${effect} on fleet ${fleetId}: run effect failed: ${detail}`);
     return { effect, attached: true, applied: false, detail };
   }
 }

@@ -12,6 +12,7 @@
  * so the work queue is at most one pending adoption per fleet; waiters are the HTTP requests waiting
  * (each leaves on its timeout).
  */
+import { pino, type Logger } from 'pino';
 import type { Store } from '../../store/lmdb.js';
 import { getOperation } from './operation.js';
 import type { OperationRecord, TemplateRecord } from './records.js';
@@ -65,7 +66,7 @@ export interface RuntimeOptions {
   retryMs?: number;
   /** Runs before each adoption; tests make the runtime slow with it. */
   beforeAdopt?: (fleetId: string) => Promise<void>;
-  log?: (line: string) => void;
+  log?: Logger;
 }
 
 interface FleetSync {
@@ -85,7 +86,7 @@ export class OperationRuntime {
   private closed = false;
   private readonly syncWaitMs: number;
   private readonly retryMs: number;
-  private readonly log: (line: string) => void;
+  private readonly log: Logger;
 
   constructor(
     private readonly store: Store,
@@ -93,7 +94,7 @@ export class OperationRuntime {
   ) {
     this.syncWaitMs = opts.syncWaitMs ?? 2000;
     this.retryMs = opts.retryMs ?? 250;
-    this.log = opts.log ?? ((): void => {});
+    this.log = opts.log ?? pino({ enabled: false });
   }
 
   /** Loads every fleet that has an operation (at start, before serving). */
@@ -214,7 +215,7 @@ export class OperationRuntime {
           s.lastError = null;
         } catch (err) {
           s.lastError = err instanceof Error ? err.message : String(err);
-          this.log(`operation runtime: adopting fleet ${fleetId} failed: ${s.lastError}`);
+          this.log.error({ err, fleetId }, `operation runtime: adopting fleet ${fleetId} failed, retrying`);
           await new Promise((r) => setTimeout(r, this.retryMs));
           continue;
         }
@@ -225,7 +226,7 @@ export class OperationRuntime {
           try {
             fn(fleetId);
           } catch (err) {
-            this.log(`operation runtime: listener failed for fleet ${fleetId}: ${String(err)}`);
+            this.log.error({ err, fleetId }, `operation runtime: listener failed for fleet ${fleetId}`);
           }
         }
       }

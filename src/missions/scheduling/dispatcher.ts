@@ -24,6 +24,7 @@
  * Feature locks: a template whose feature is locked is not dispatched (blocking reason
  * `feature_locked`); the fire waits (and fails `deadline_passed` when its window closes).
  */
+import { pino, type Logger } from 'pino';
 import type { EventLog } from '../../events/index.js';
 import { randomUUID } from 'node:crypto';
 import type { CommandService } from '../../commands/service.js';
@@ -60,7 +61,7 @@ export interface DispatcherOptions {
   actingKey?: ActingKeyGuard;
   /** Re-check period while fires wait (robots free up, operations resume). Default 500 ms. */
   passIntervalMs?: number;
-  log?: (line: string) => void;
+  log?: Logger;
 }
 
 const OPEN_PHASES = new Set(['selecting', 'sent', 'retry_wait']);
@@ -77,7 +78,7 @@ export class MissionDispatcher {
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly passIntervalMs: number;
-  private readonly log: (line: string) => void;
+  private readonly log: Logger;
   private cancelPass: (() => void) | null = null;
   private passAt: number | null = null;
   private stopped = false;
@@ -87,7 +88,7 @@ export class MissionDispatcher {
     this.store = opts.store;
     this.clock = opts.clock;
     this.passIntervalMs = opts.passIntervalMs ?? 500;
-    this.log = opts.log ?? (() => {});
+    this.log = opts.log ?? pino({ enabled: false });
     this.roster = new FleetRoster(opts.store, opts.clock, opts.tracker, opts.link);
     opts.tracker.onChange((run) => {
       // A robot freed up, or a deployed run reported: look again.
@@ -183,7 +184,7 @@ export class MissionDispatcher {
     const own = this.store.templates.get(run.missionId)?.featureId;
     if (own != null) areas.add(own);
     for (const featureId of areas) {
-      releaseFeature(this.store, this.opts.events, run.fleetId, featureId, run.robotId, now).catch((err: unknown) => this.log(`dispatcher: release feature ${featureId}: ${String(err)}`));
+      releaseFeature(this.store, this.opts.events, run.fleetId, featureId, run.robotId, now).catch((err: unknown) => this.log.error({ err, featureId, runId: run.runId }, `dispatcher: release feature ${featureId} failed`));
     }
   }
 
@@ -342,14 +343,14 @@ export class MissionDispatcher {
       await this.opts.tracker.create(run, () => { this.store.fires.putSync(f.fireKey, sent); });
     } catch (err) {
       this.inFlight.delete(f.fireKey);
-      this.log(`dispatcher: run create failed: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.error({ err, fireKey: f.fireKey }, 'dispatcher: run create failed; the fire is retried');
       this.kick();
       return;
     }
     Object.assign(f, sent);
     // Queued before MissionStart is submitted, so the release of a run that ends at once follows it.
     const area = t.featureId;
-    if (area !== null) holdFeature(this.store, this.opts.events, s.fleetId, area, robotId, now).catch((err: unknown) => this.log(`dispatcher: hold feature ${area}: ${String(err)}`));
+    if (area !== null) holdFeature(this.store, this.opts.events, s.fleetId, area, robotId, now).catch((err: unknown) => this.log.error({ err, featureId: area, robotId }, `dispatcher: hold feature ${area} failed`));
     scheduleEvent(this.opts.events, s, now, 'schedule.robot_chosen', { robotId, runId: run.runId, attempt: f.attempt, fireKey: f.fireKey });
     this.submitStart(f, s, t, run);
     this.inFlight.delete(f.fireKey);
@@ -465,7 +466,7 @@ export class MissionDispatcher {
           requestedBy: { apiKeyId: s.createdBy.apiKeyId },
         });
       } catch (err) {
-        this.log(`dispatcher: abort of unacknowledged run ${run.runId}: ${err instanceof Error ? err.message : String(err)}`);
+        this.log.error({ err, runId: run.runId }, `dispatcher: abort of unacknowledged run ${run.runId} failed`);
       }
     }
     this.opts.tracker.finish(f.runId, 'failed', 'robot_unresponsive');

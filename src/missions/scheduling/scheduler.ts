@@ -27,6 +27,7 @@
  * share one transaction, and up to MAX_COMMITS_IN_FLIGHT transactions are pipelined, which is what
  * keeps lateness flat with thousands of schedules (bench/scheduler.md).
  */
+import { pino, type Logger } from 'pino';
 import type { FireRecord, ScheduleRecord } from './records.js';
 import { syncTemplateRef } from './schedules.js';
 import type { Store } from '../../store/lmdb.js';
@@ -52,7 +53,7 @@ export interface SchedulerOptions {
   onOutcome(o: FireOutcome): void;
   /** Occurrences committed per transaction at most (default 5000); the rest follow at once. */
   maxFiresPerCommit?: number;
-  log?: (line: string) => void;
+  log?: Logger;
   /** Told the lateness (commit time - due time, ms) of each occurrence, fired or skipped (metrics). */
   onLateness?: (outcome: 'fired' | 'skipped', ms: number) => void;
 }
@@ -78,7 +79,7 @@ export class Scheduler {
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly maxBatch: number;
-  private readonly log: (line: string) => void;
+  private readonly log: Logger;
   private cancelTimer: (() => void) | null = null;
   private timerAt: number | null = null;
   private inFlight = 0;
@@ -97,7 +98,7 @@ export class Scheduler {
     this.store = opts.store;
     this.clock = opts.clock;
     this.maxBatch = opts.maxFiresPerCommit ?? 5000;
-    this.log = opts.log ?? (() => {});
+    this.log = opts.log ?? pino({ enabled: false });
   }
 
   /** Loads every active schedule, applies the misfire policy, and starts the timer. */
@@ -207,7 +208,7 @@ export class Scheduler {
       this.commitDue(due).then(
         () => this.landed(),
         (err: unknown) => {
-          this.log(`scheduler: commit failed, retrying in 1 s: ${err instanceof Error ? err.message : String(err)}`);
+          this.log.error({ err, fires: due.length }, 'scheduler: commit failed, retrying in 1 s');
           this.clock.setTimer(() => {
             for (const d of due) if (this.heap.dueOf(d.key) === undefined && this.expected.get(d.key) === d.at) this.heap.arm(d.key, d.at);
             this.rearm();
@@ -366,7 +367,7 @@ export class Scheduler {
       else this.skipped++;
       if (o.schedule.nextFireAtMs !== null) this.armAt(o.schedule.scheduleId, o.schedule.nextFireAtMs);
     }
-    if (outcomes.length > 0) this.log(`scheduler: misfire policy applied to ${missed.length} schedule(s)`);
+    if (outcomes.length > 0) this.log.warn({ schedules: missed.length }, `scheduler: misfire policy applied to ${missed.length} schedule(s)`);
     for (const o of outcomes) this.report(o);
   }
 
@@ -374,7 +375,7 @@ export class Scheduler {
     try {
       this.opts.onOutcome(o);
     } catch (err) {
-      this.log(`scheduler: fire handler failed: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.error({ err }, 'scheduler: fire handler failed');
     }
   }
 }

@@ -4,6 +4,7 @@
  * mutation commits to LMDB before it resolves (so the API answers only about durable state) and
  * appends its event to the schedule's timeline.
  */
+import type { Logger } from 'pino';
 import type { EventLog } from '../../events/index.js';
 import type { CommandService } from '../../commands/service.js';
 import { apiError, type ApiError } from '../../errors/catalog.js';
@@ -41,7 +42,7 @@ export interface MissionSchedulingOptions {
   /** Operation running and template enabled; default reads the stored operation and template. */
   gate?: DispatchGate;
   passIntervalMs?: number;
-  log?: (line: string) => void;
+  log?: Logger;
   /** Lateness of each schedule occurrence (the scheduler's `onLateness`: metrics). */
   onLateness?: (outcome: 'fired' | 'skipped', ms: number) => void;
 }
@@ -343,7 +344,7 @@ export class MissionScheduling {
       } catch (err) {
         const error = err instanceof Error ? err.message : String(err);
         failures.push({ runId: run.runId, robotId: run.robotId, error });
-        this.opts.log?.(`operation ${verb}: run ${run.runId}: ${error}`);
+        this.opts.log?.error({ err, runId: run.runId, robotId: run.robotId }, `operation ${verb}: run ${run.runId}: ${error}`);
       }
     }
     if (verb === 'resume') this.dispatcher.kick();
@@ -369,10 +370,10 @@ export class MissionScheduling {
       // The schedule.paused event is written in the same commit.
       sched = await commitPaused(this.store, this.events, scheduleId, f, detail, now);
     } catch (err) {
-      this.opts.log?.(`schedule ${scheduleId}: pause failed: ${err instanceof Error ? err.message : String(err)}`);
+      this.opts.log?.error({ err, scheduleId }, `schedule ${scheduleId}: pause failed`);
       return;
     }
-    if (sched && !sched.cancelled) this.opts.log?.(`schedule ${scheduleId} paused: ${detail}`);
+    if (sched && !sched.cancelled) this.opts.log?.warn({ scheduleId }, `schedule ${scheduleId} paused: ${detail}`);
   }
 
   private onOutcome(o: FireOutcome): void {

@@ -32,6 +32,7 @@ export function isValidTimeZone(tz: string): boolean {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
     return true;
   } catch {
+    // Intl's RangeError for an unknown zone: the caller answers 400 naming the field.
     return false;
   }
 }

@@ -1,0 +1,117 @@
+/**
+ * The one process logger: pino, one JSON line per event on stderr (`level`, `time`, `component`,
+ * `msg`, and the event's fields), or the same events made readable by pino-pretty when asked
+ * (`--log-format pretty`) or when stderr is a terminal. Every component gets a child logger with its
+ * `component` bound (see {@link componentLogger}); HTTP request lines carry `requestId` (and
+ * `traceId` when the caller sent a W3C `traceparent`).
+ *
+ * Never blocking the event loop: lines go to a sonic-boom stream in asynchronous mode. It buffers up
+ * to {@link LOG_BUFFER_BYTES} while the terminal or pipe is slow; past that bound, lines are dropped
+ * (counted, and the count is reported in the next line that fits) rather than growing memory or
+ * stalling a request. Pretty output is formatted on the main thread (pino-pretty's synchronous
+ * formatter, so a line is never held in a transform stream at exit): it is meant for a developer's
+ * terminal, JSON for production.
+ *
+ * Exit paths flush: {@link ProcessLogger.flush} writes the buffer synchronously; the CLI calls it before
+ * it exits, and a `process.on('exit')` hook covers every other way out.
+ */
+import { pino, type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
+import { prettyFactory } from 'pino-pretty';
+
+export type { Logger };
+
+export type LogFormat = 'json' | 'pretty';
+
+export const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
+export const LOG_LEVELS: readonly Level[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
+
+/** Largest backlog of log bytes held in memory while stderr is slow (4 MiB); past it lines are dropped. */
+export const LOG_BUFFER_BYTES = 4 * 1024 * 1024;
+
+export interface ProcessLoggerOptions {
+  /** Default `info`. */
+  level?: Level;
+  /** Default: `pretty` when the destination is a terminal, else `json`. */
+  format?: LogFormat;
+  /** Default fd 2 (stderr). */
+  fd?: number;
+}
+
+/** The process logger and what exit paths need. */
+export interface ProcessLogger {
+  readonly logger: Logger;
+  readonly format: LogFormat;
+  /** Writes every buffered line now, synchronously (exit paths). Never throws. */
+  readonly flush: () => void;
+}
+
+/** pino settings shared by the process logger and loggers built for tests. */
+export function loggerOptions(level: Level = 'info'): LoggerOptions {
+  return {
+    level,
+    base: { pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    // Labels, not pino's numbers: an operator reads `"level":"warn"` without a table.
+    formatters: { level: (label) => ({ level: label }) },
+    // No `redact`: pino's path redaction costs ~15 µs per line here (five times the line itself) and
+    // would run on every access line. Secrets are kept out at the source instead: code logs key ids
+    // and counts, never a credential, a query string or a body (test/e2e/logging.test.ts checks it).
+  };
+}
+
+/** Builds the process logger on stderr. */
+export function createProcessLogger(opts: ProcessLoggerOptions = {}): ProcessLogger {
+  const fd = opts.fd ?? 2;
+  const format = opts.format ?? (isTty(fd) ? 'pretty' : 'json');
+  const boom = pino.destination({ dest: fd, sync: false, maxLength: LOG_BUFFER_BYTES });
+  let dropped = 0;
+  boom.on('drop', () => {
+    dropped++;
+  });
+  // sonic-boom reports write errors (EPIPE when the reader went away) as events; with no listener they
+  // would crash the process. A log that cannot be written is not worth the gateway.
+  boom.on('error', () => {});
+  const note = (line: string): string => {
+    if (dropped === 0) return line;
+    const n = dropped;
+    dropped = 0;
+    return `${JSON.stringify({ level: 'warn', time: new Date().toISOString(), component: 'log', msg: `log buffer full: dropped ${n} lines`, dropped: n })}\n${line}`;
+  };
+  let dest: DestinationStream;
+  if (format === 'pretty') {
+    const pretty = prettyFactory({
+      colorize: isTty(fd),
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,component',
+      messageKey: 'msg',
+      messageFormat: '{if component}[{component}] {end}{msg}',
+    });
+    dest = { write: (line: string) => void boom.write(note(pretty(line))) };
+  } else {
+    dest = { write: (line: string) => void boom.write(note(line)) };
+  }
+  const logger = pino(loggerOptions(opts.level ?? 'info'), dest);
+  const flush = (): void => {
+    try {
+      boom.flushSync();
+    } catch {
+      // Nothing else can be told: the log itself is what failed (stderr closed, or not open yet).
+    }
+  };
+  process.on('exit', flush);
+  return { logger, format, flush };
+}
+
+/** A child logger with `component` bound: every line of one part of the gateway says which part. */
+export function componentLogger(parent: Logger, component: string): Logger {
+  return parent.child({ component });
+}
+
+/** A logger that writes nothing (the default where a caller passes none). */
+export function silentLogger(): Logger {
+  return pino({ enabled: false });
+}
+
+function isTty(fd: number): boolean {
+  return fd === 2 ? process.stderr.isTTY === true : fd === 1 ? process.stdout.isTTY === true : false;
+}
