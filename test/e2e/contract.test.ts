@@ -228,7 +228,7 @@ describe('the published document', () => {
     const { orgId: _, ...missing } = good;
     expect(me(missing)).toBe(false);
     const runs = validatorFor(operations.get('listMissionRuns')!, 200)!;
-    expect(runs([{ runId: randomUUID() }])).toBe(false);
+    expect(runs({ items: [{ runId: randomUUID() }], next_cursor: null })).toBe(false);
   });
 
   it('names every resource schema and declares Idempotency-Key where the route requires it', () => {
@@ -406,11 +406,15 @@ describe('every operation, through real HTTP', () => {
     const r0 = robots[0]!.robotId;
     let runs: Json[] = [];
     await until(async () => {
-      runs = (await call('listMissionRuns', { query: { fleet_id: d.fleetId, days: 1 } })).body as Json[];
+      runs = ((await call('listMissionRuns', { query: { fleet_id: d.fleetId, days: 1 } })).body as { items: Json[] }).items;
       return runs.some((r) => r.state === 'running');
     }, 20_000, 'the deployed run to be running');
     expect(runs[0]!.scheduleId).toBe(state.deployScheduleId);
     await expectStatus(400, 'listMissionRuns', { query: { fleet_id: d.fleetId, days: 0 } });
+    const runPage = await expectStatus(200, 'listMissionRuns', { query: { fleet_id: d.fleetId, days: 1, limit: 1 } });
+    expect(runPage.items).toHaveLength(1);
+    if (runPage.next_cursor !== null) await expectStatus(200, 'listMissionRuns', { query: { fleet_id: d.fleetId, days: 1, limit: 1, cursor: runPage.next_cursor as string } });
+    expect((await expectStatus(400, 'listMissionRuns', { query: { fleet_id: d.fleetId, days: 1, cursor: '100' } })).error).toMatch(/cursor/);
 
     expect((await expectStatus(200, 'getRuntimeStatus', { body: ids() })).kind).toBe('fleet');
     expect((await expectStatus(200, 'getRuntimeStatus', { body: { ...ids(), robot_id: r0 } })).assignment).not.toBeNull();
@@ -427,6 +431,10 @@ describe('every operation, through real HTTP', () => {
     expect(events.items).toHaveLength(2);
     await expectStatus(200, 'listEvents', { query: { fleet_id: d.fleetId, correlation_id: state.correlationId!, cursor: events.next_cursor as string } });
     await expectStatus(400, 'listEvents', { query: { fleet_id: d.fleetId, correlation_id: state.correlationId!, cursor: 'x' } });
+    await expectStatus(400, 'listEvents', { query: { fleet_id: d.fleetId, correlation_id: state.correlationId!, cursor: '5' } });
+    // A schedule id reads that schedule's timeline.
+    const bySchedule = await expectStatus(200, 'listEvents', { query: { fleet_id: d.fleetId, correlation_id: state.deployScheduleId! } });
+    expect(bySchedule.items.map((e: Json) => e.kind)).toContain('schedule.accepted');
   });
 
   it('fleet-wide stop', async () => {

@@ -17,6 +17,7 @@ import { getOperation } from '../../missions/catalog/operation.js';
 import type { TemplateRecord } from '../../missions/catalog/records.js';
 import { SYNC_UNCONFIRMED, type OperationRuntime, type SyncResult } from '../../missions/catalog/runtime.js';
 import { createTemplate, deleteTemplate, listTemplates, requireTemplate, setTemplateEnabled, updateTemplate } from '../../missions/catalog/templates.js';
+import { templateUsers } from '../../missions/scheduling/template-users.js';
 import type { Store } from '../../store/lmdb.js';
 import { FleetPathParams } from '../schemas/features.js';
 import {
@@ -164,7 +165,7 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
     }).handle(
       async ({ auth, params, nowMs }) => {
         const fleet = fleetFromPath(store, auth, params);
-        await deleteTemplate(store, events, fleet.fleetId, params.mission_id, nowMs);
+        await deleteTemplate(store, events, templateUsers(store), fleet.fleetId, params.mission_id, nowMs);
         const sync = await runtime.awaitSync(fleet.fleetId);
         return mutationResult(200, sync, { missionId: params.mission_id, operationId: operationIdOf(fleet.fleetId), deleted: true });
       },

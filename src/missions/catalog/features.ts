@@ -9,7 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, apiError } from '../../errors/catalog.js';
 import type { EventLog } from '../../events/index.js';
-import { indexRange, type Store } from '../../store/lmdb.js';
+import { firstIndexed, indexRange } from '../../store/keys.js';
+import type { Store } from '../../store/lmdb.js';
 import type { FleetRecord } from '../../store/records.js';
 import { validateGeometry } from './geometry.js';
 import type { FeatureRecord, Geometry } from './records.js';
@@ -132,7 +133,7 @@ export async function deleteFeature(store: Store, events: EventLog, fleetId: str
   const err = await store.root.transaction((): ApiError | null => {
     const cur = getFeature(store, fleetId, featureId);
     if (cur === undefined) return apiError('feature_not_found', { featureId });
-    const user = indexRange(store, `templatesByFeature/${featureId}`)[0];
+    const user = firstIndexed(store, `templatesByFeature/${featureId}`);
     if (user !== undefined) return apiError('feature_in_use', { featureId, missionId: user });
     store.features.removeSync(featureId);
     store.index.removeSync(featureIndexKey(fleetId, featureId));
