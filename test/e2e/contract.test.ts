@@ -328,6 +328,12 @@ describe('every operation, through real HTTP', () => {
     const spare = await expectStatus(201, 'createFeature', { body: { name: 'spare', geometry: SQUARE } });
     await expectStatus(400, 'createFeature', { body: { name: 'open ring', geometry: { type: 'Polygon', coordinates: [[[5, 52], [5.001, 52], [5.001, 52.001], [5, 52.001]]] } } });
     expect((await expectStatus(200, 'listFeatures')).items).toHaveLength(2);
+    const firstFeature = await expectStatus(200, 'listFeatures', { query: { limit: 1 } });
+    expect(firstFeature.items).toHaveLength(1);
+    const restFeatures = await expectStatus(200, 'listFeatures', { query: { limit: 1, cursor: firstFeature.next_cursor as string } });
+    expect(restFeatures).toMatchObject({ next_cursor: null });
+    expect(restFeatures.items[0].featureId).not.toBe(firstFeature.items[0].featureId);
+    await expectStatus(400, 'listFeatures', { query: { cursor: '1' } });
     await expectStatus(404, 'listFeatures', { path: { fleet_id: randomUUID() } });
     await expectStatus(200, 'getFeature', { path: { feature_id: state.featureId } });
     await expectStatus(404, 'getFeature', { path: { feature_id: randomUUID() } });
@@ -348,6 +354,11 @@ describe('every operation, through real HTTP', () => {
     state.operationId = t.operationId as string;
     const other = await expectStatus(201, 'createMissionTemplate', { body: { name: 'spare', featureId: state.featureId, steps }, idem: randomUUID() });
     expect((await expectStatus(200, 'listMissionTemplates')).items).toHaveLength(2);
+    const firstTemplate = await expectStatus(200, 'listMissionTemplates', { query: { limit: 1 } });
+    expect((await expectStatus(200, 'listMissionTemplates', { query: { cursor: firstTemplate.next_cursor as string } })).items).toHaveLength(1);
+    // A cursor of another list (here: templates, used on the fleet's features) is refused.
+    expect(typeof firstTemplate.next_cursor).toBe('string');
+    expect((await expectStatus(400, 'listFeatures', { query: { cursor: firstTemplate.next_cursor as string } })).error).toMatch(/^Invalid cursor: it was issued for a different query/);
     await expectStatus(404, 'listMissionTemplates', { path: { fleet_id: randomUUID() } });
     await expectStatus(200, 'getMissionTemplate', { path: { mission_id: state.missionId } });
     await expectStatus(404, 'getMissionTemplate', { path: { mission_id: randomUUID() } });

@@ -12,14 +12,16 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, apiError } from '../../errors/catalog.js';
 import type { EventLog } from '../../events/index.js';
-import { indexRange } from '../../store/keys.js';
+import { indexRange, keyPrefix, lastSegment } from '../../store/keys.js';
+import { keysetOver, type Keyset } from '../../store/keyset.js';
 import type { Store } from '../../store/lmdb.js';
 import type { FleetRecord } from '../../store/records.js';
 import { featureUseKey, getFeature } from './features.js';
 import { operationOrNew, putNewOperation } from './operation.js';
 import type { MissionStepRecord, OperationRecord, TemplateRecord } from './records.js';
 
-export const templateIndexKey = (fleetId: string, missionId: string): string => `templatesByFleet/${fleetId}/${missionId}`;
+const TEMPLATES_BY_FLEET = 'templatesByFleet';
+export const templateIndexKey = (fleetId: string, missionId: string): string => `${TEMPLATES_BY_FLEET}/${fleetId}/${missionId}`;
 
 /** A step as a request gives it: `stepId` names an existing step to keep or edit. */
 export interface StepInput {
@@ -61,11 +63,19 @@ export function requireTemplate(store: Store, fleetId: string, missionId: string
 /** The fleet's templates, ordered by missionId. */
 export function listTemplates(store: Store, fleetId: string): TemplateRecord[] {
   const out: TemplateRecord[] = [];
-  for (const id of indexRange(store, `templatesByFleet/${fleetId}`)) {
+  for (const id of indexRange(store, `${TEMPLATES_BY_FLEET}/${fleetId}`)) {
     const t = store.templates.get(id);
     if (t) out.push(t);
   }
   return out;
+}
+
+/** The fleet's templates, ordered by missionId, as a keyset (`GET …/mission-templates` pages it). */
+export function templatesOf(store: Store, fleetId: string): Keyset<TemplateRecord> {
+  return keysetOver(store.index, { prefix: keyPrefix(TEMPLATES_BY_FLEET, fleetId) }, (key) => {
+    const t = store.templates.get(lastSegment(key));
+    return t && t.fleetId === fleetId ? t : undefined;
+  });
 }
 
 /** Appends an event on the template's timeline. */
