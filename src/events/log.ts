@@ -103,7 +103,8 @@ export class EventLog {
       page: (after, limit): KeysetPage<EventRecord> => {
         const from = after === null ? prefix : `${prefix}${after}`;
         const byKey = new Map<string, EventRecord>();
-        // limit + 1 rows: the extra one says whether another page follows.
+        // limit + 2 rows: the key at `after` itself may come first, and one past the page says
+        // whether another page follows.
         for (const { key, value } of this.store.events.getRange({ start: from, end: `${prefix}${KEY_END}`, limit: limit + 2 })) {
           if (key !== from || after === null) byKey.set(key, value);
         }
