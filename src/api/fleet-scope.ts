@@ -3,7 +3,8 @@
  */
 import { requireFleet, requireOrg } from '../auth/access.js';
 import type { AuthContext } from '../auth/context.js';
-import { indexRange, type Store } from '../store/lmdb.js';
+import { fleetRobotIds } from '../store/identity.js';
+import type { Store } from '../store/lmdb.js';
 import type { FleetRecord } from '../store/records.js';
 
 /** The fleet named by nested path params, checked against the key (org 403, fleet 404/403). */
@@ -16,5 +17,5 @@ export function fleetFromPath(store: Store, auth: AuthContext, params: { org_id:
 
 /** Active robots of a fleet, in id order (the `stop_all` targets). */
 export function activeRobots(store: Store, fleetId: string): string[] {
-  return indexRange(store, `robotsByFleet/${fleetId}`).filter((id) => store.records.robot(id)?.active === true);
+  return fleetRobotIds(store, fleetId).filter((id) => store.records.robot(id)?.active === true);
 }

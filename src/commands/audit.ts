@@ -17,8 +17,8 @@
  * holds the event loop for long; a backlog is worked off over the following runs. A command still in
  * the outbox is never removed.
  */
-import { createHash } from 'node:crypto';
-import { apiError } from '../errors/catalog.js';
+import { KEY_END, keyPrefix, sortableNumber } from '../store/keys.js';
+import { keysetOver, type Keyset } from '../store/keyset.js';
 import type { Store } from '../store/lmdb.js';
 import type { CommandRecord } from './types.js';
 
@@ -34,39 +34,18 @@ export const DEFAULT_AUDIT_RETENTION: AuditRetention = {
   sweepBatch: 5000,
 };
 
-export interface AuditQuery {
+/** The filters of an audit read (`GET /v1/audit-log`). */
+export interface AuditFilter {
   fleetId: string;
   robotId?: string;
   /** createdAtMs >= fromMs */
   fromMs?: number;
   /** createdAtMs < toMs */
   toMs?: number;
-  limit: number;
-  cursor?: string;
 }
 
-const HIGH = '\uffff';
-const t12 = (ms: number): string => Math.max(0, Math.min(ms, 0xffffffffffff)).toString(16).padStart(12, '0');
-
-function queryHash(q: AuditQuery): string {
-  const id = [q.fleetId, q.robotId ?? '', q.fromMs ?? '', q.toMs ?? ''].join('|');
-  return createHash('sha256').update(id).digest('hex').slice(0, 16);
-}
-
-/** Opaque cursor: the last key returned, bound to the exact filters it was issued for. */
-function encodeCursor(q: AuditQuery, lastKey: string): string {
-  return Buffer.from(JSON.stringify({ q: queryHash(q), k: lastKey })).toString('base64url');
-}
-
-function decodeCursor(q: AuditQuery, prefix: string): string {
-  try {
-    const v = JSON.parse(Buffer.from(q.cursor ?? '', 'base64url').toString('utf8')) as { q?: unknown; k?: unknown };
-    if (v.q === queryHash(q) && typeof v.k === 'string' && v.k.startsWith(prefix)) return v.k;
-  } catch {
-    // Not base64url JSON: the same 400 as a cursor of another query, thrown below.
-  }
-  throw apiError('audit_cursor_invalid');
-}
+const HIGH = KEY_END;
+const t12 = (ms: number): string => sortableNumber(Math.min(ms, 0xffffffffffff), 12);
 
 export class AuditIndex {
   constructor(
@@ -85,28 +64,22 @@ export class AuditIndex {
   }
 
   /**
-   * One page of command ids, newest first.
-   * @throws ApiError `audit_cursor_invalid` for a malformed cursor or one issued for other filters
+   * The fleet's commands matching the filter, newest first (by creation time, then id), as a keyset
+   * of whatever `load` makes of a command id (entries whose record is gone are skipped).
    */
-  query(q: AuditQuery): { commandIds: string[]; nextCursor: string | null } {
-    const prefix = q.robotId === undefined ? `f/${q.fleetId}/` : `r/${q.fleetId}/${q.robotId}/`;
-    const low = `${prefix}${t12(q.fromMs ?? 0)}`;
-    const high = q.toMs === undefined ? `${prefix}${HIGH}` : `${prefix}${t12(q.toMs)}`;
-    const after = q.cursor === undefined ? null : decodeCursor(q, prefix);
-    const start = after ?? high;
-    const ids: string[] = [];
-    let lastKey: string | null = null;
-    let more = false;
-    for (const { key, value } of this.store.audit.getRange({ start, end: low, reverse: true })) {
-      if (key === after || key >= high) continue;
-      if (ids.length === q.limit) {
-        more = true;
-        break;
-      }
-      ids.push(value);
-      lastKey = key;
-    }
-    return { commandIds: ids, nextCursor: more && lastKey !== null ? encodeCursor(q, lastKey) : null };
+  entries<R>(q: AuditFilter, load: (commandId: string) => R | undefined): Keyset<R> {
+    const prefix = q.robotId === undefined ? keyPrefix('f', q.fleetId) : keyPrefix('r', q.fleetId, q.robotId);
+    return keysetOver(this.store.audit, {
+      prefix,
+      from: t12(q.fromMs ?? 0),
+      ...(q.toMs !== undefined ? { to: t12(q.toMs) } : {}),
+      reverse: true,
+    }, (_key, commandId) => load(commandId));
+  }
+
+  /** Up to `limit` command ids matching the filter, newest first. */
+  commandIds(q: AuditFilter, limit: number): string[] {
+    return this.entries(q, (id) => id).page(null, limit).items;
   }
 
   /**

@@ -11,7 +11,7 @@ export {
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 export { DEFAULT_OUTBOX_LIMITS, type OutboxLimits } from './outbox.js';
 export { DEFAULT_MAX_WAITERS } from './waiters.js';
-export { AuditIndex, DEFAULT_AUDIT_RETENTION, type AuditQuery, type AuditRetention } from './audit.js';
+export { AuditIndex, DEFAULT_AUDIT_RETENTION, type AuditFilter, type AuditRetention } from './audit.js';
 export { type CompiledPolicy } from './policy.js';
 export { PolicyRegistry } from './policy-registry.js';
 export { checkCommand, pointInRing } from './policy-check.js';

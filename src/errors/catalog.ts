@@ -28,6 +28,7 @@ export const ERROR_CATALOG = {
   malformed_json: { code: 'bad_request', status: 400, template: 'Request body is not valid JSON.' },
   invalid_body: { code: 'bad_request', status: 400, template: 'Invalid request body: {detail}.' },
   invalid_query: { code: 'bad_request', status: 400, template: 'Invalid query: {detail}.' },
+  cursor_invalid: { code: 'bad_request', status: 400, template: 'Invalid {param}: {detail}.' },
   invalid_path: { code: 'bad_request', status: 400, template: 'Invalid path parameter {param}: {detail}.' },
   unsupported_media_type: { code: 'bad_request', status: 415, template: 'Content-Type must be application/json.' },
   body_too_large: { code: 'bad_request', status: 413, template: 'Request body exceeds {limit} bytes.' },
@@ -88,7 +89,6 @@ export const ERROR_CATALOG = {
   action_field_unexpected: { code: 'bad_request', status: 400, template: 'Action {action} does not take {field}.' },
   force_reset_one_target: { code: 'bad_request', status: 400, template: 'force_reset takes exactly one robot.' },
   stop_all_no_targets: { code: 'bad_request', status: 400, template: 'stop_all takes no robot list; it stops every active robot of the fleet.' },
-  audit_cursor_invalid: { code: 'bad_request', status: 400, template: 'The cursor is malformed or was issued for a different query.' },
   // Schedules and mission runs.
   schedule_not_found: { code: 'not_found', status: 404, template: 'Schedule {scheduleId} was not found.' },
   run_not_found: { code: 'not_found', status: 404, template: 'No {what} was found.' },

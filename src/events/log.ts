@@ -10,18 +10,36 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { EventRecord } from './record.js';
+import { keyPrefix, KEY_END, sortableNumber } from '../store/keys.js';
+import type { Keyset, KeysetPage } from '../store/keyset.js';
 import type { Store } from '../store/lmdb.js';
 
 const SEQ_META_KEY = 'eventSeq';
 
 /** `<fleetId>/<correlationId>/` — the key prefix of one timeline. */
 export function timelinePrefix(fleetId: string, correlationId: string): string {
-  return `${fleetId}/${correlationId}/`;
+  return keyPrefix(fleetId, correlationId);
 }
 
 function eventKey(e: Pick<EventRecord, 'fleetId' | 'correlationId' | 'seq'>): string {
-  return `${timelinePrefix(e.fleetId, e.correlationId)}${e.seq.toString(16).padStart(16, '0')}`;
+  return `${timelinePrefix(e.fleetId, e.correlationId)}${sortableNumber(e.seq)}`;
 }
+
+/**
+ * How retention walks the log: keys are grouped by timeline (`<fleetId>/<correlationId>/`), in append
+ * order inside a group. `groupOf` gives a key's timeline prefix (null for a malformed key).
+ */
+export const EVENT_KEYS = {
+  root: '',
+  groupOf: (key: string): string | null => {
+    const a = key.indexOf('/');
+    const b = a < 0 ? -1 : key.indexOf('/', a + 1);
+    return b < 0 ? null : key.slice(0, b + 1);
+  },
+  groupEnd: (group: string): string => {
+    return `${group}${KEY_END}`;
+  },
+} as const;
 
 export interface TimelineOptions {
   /** At most this many events (default 100, at most 5000). */
@@ -72,11 +90,34 @@ export class EventLog {
   /** The events of one correlation in a fleet, in append order. */
   readTimeline(fleetId: string, correlationId: string, opts: TimelineOptions = {}): EventRecord[] {
     const limit = Math.max(1, Math.min(opts.limit ?? 100, MAX_TIMELINE_LIMIT));
+    return this.timeline(fleetId, correlationId).page(opts.after === undefined ? null : sortableNumber(opts.after), limit).items;
+  }
+
+  /**
+   * One correlation's timeline in a fleet as a keyset (append order; a position is a seq as 16 hex
+   * digits), committed events and the ones still being written alike.
+   */
+  timeline(fleetId: string, correlationId: string): Keyset<EventRecord> {
     const prefix = timelinePrefix(fleetId, correlationId);
-    const start = opts.after === undefined ? prefix : `${prefix}${(opts.after + 1).toString(16).padStart(16, '0')}`;
-    const byKey = new Map<string, EventRecord>();
-    for (const { key, value } of this.store.events.getRange({ start, end: `${prefix}\uffff`, limit })) byKey.set(key, value);
-    for (const [key, rec] of this.pending) if (key >= start && key.startsWith(prefix)) byKey.set(key, rec);
-    return [...byKey.keys()].sort().slice(0, limit).map((k) => byKey.get(k) as EventRecord);
+    return {
+      page: (after, limit): KeysetPage<EventRecord> => {
+        const from = after === null ? prefix : `${prefix}${after}`;
+        const byKey = new Map<string, EventRecord>();
+        // limit + 2 rows: the key at `after` itself may come first, and one past the page says
+        // whether another page follows.
+        for (const { key, value } of this.store.events.getRange({ start: from, end: `${prefix}${KEY_END}`, limit: limit + 2 })) {
+          if (key !== from || after === null) byKey.set(key, value);
+        }
+        for (const [key, rec] of this.pending) if (key.startsWith(prefix) && (after === null ? key >= from : key > from)) byKey.set(key, rec);
+        const keys = [...byKey.keys()].sort();
+        const page = keys.slice(0, limit);
+        const last = page[page.length - 1];
+        return {
+          items: page.map((k) => byKey.get(k) as EventRecord),
+          last: last === undefined ? null : last.slice(prefix.length),
+          more: keys.length > limit,
+        };
+      },
+    };
   }
 }

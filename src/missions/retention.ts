@@ -20,15 +20,17 @@
  */
 import type { Logger } from 'pino';
 import type { Database } from 'lmdb';
+import { EVENT_KEYS } from '../events/index.js';
+import { KEY_END } from '../store/keys.js';
 import type { Store } from '../store/lmdb.js';
 import type { EventRecord } from '../events/record.js';
 import type { FireRecord } from './scheduling/records.js';
 import type { RunRecord } from './runs/records.js';
-import { isFinished } from './runs/runs.js';
+import { isFinished, removeRunSync, RUN_TIME_INDEX } from './runs/runs.js';
+import { FIRE_KEYS } from './scheduling/scheduler.js';
 
 const DAY = 24 * 3600 * 1000;
-const HIGH = '\uffff';
-const hex = (ms: number): string => Math.max(0, ms).toString(16).padStart(16, '0');
+const HIGH = KEY_END;
 
 export interface MissionRetention {
   /** Settled fires ended longer ago than this are removed (default 7 days). */
@@ -115,16 +117,6 @@ function walk<V>(w: Walk<V>, cursor: string, budget: Budget, out: string[]): str
   return at;
 }
 
-/** `a/b/rest` -> `a/b/` (the first `parts` segments). */
-function prefixOf(key: string, parts: number): string | null {
-  let i = -1;
-  for (let n = 0; n < parts; n++) {
-    i = key.indexOf('/', i + 1);
-    if (i < 0) return null;
-  }
-  return key.slice(0, i + 1);
-}
-
 const SETTLED = new Set<FireRecord['phase']>(['deployed', 'failed', 'cancelled']);
 
 /**
@@ -153,27 +145,27 @@ export async function sweepMissionData(
   cursor.fires = walk<FireRecord>({
     db: store.fires,
     root: '',
-    groupOf: (k) => prefixOf(k, 1),
+    groupOf: FIRE_KEYS.groupOf,
     // dueAt <= endedAt, so every candidate is due before the cutoff.
-    endOf: (g) => `${g}${hex(fireCut)}`,
+    endOf: (g) => FIRE_KEYS.dueBefore(g, fireCut),
     judge: (_k, f) => (fireSettled(f) ? 'remove' : 'keep'),
   }, cursor.fires, budget, fires);
 
   const runKeys: string[] = [];
   cursor.runs = walk<true>({
     db: store.index,
-    root: 'runsByFleet/',
-    groupOf: (k) => prefixOf(k, 2),
-    endOf: (g) => `${g}${hex(runCut)}`,
-    judge: (k) => (runOld(store.runs.get(k.slice(k.lastIndexOf('/') + 1))) ? 'remove' : 'keep'),
+    root: RUN_TIME_INDEX.root,
+    groupOf: RUN_TIME_INDEX.groupOf,
+    endOf: (g) => RUN_TIME_INDEX.before(g, runCut),
+    judge: (k) => (runOld(store.runs.get(RUN_TIME_INDEX.runIdOf(k))) ? 'remove' : 'keep'),
   }, cursor.runs, budget, runKeys);
 
   const events: string[] = [];
   cursor.events = walk<EventRecord>({
     db: store.events,
-    root: '',
-    groupOf: (k) => prefixOf(k, 2),
-    endOf: (g) => `${g}${HIGH}`,
+    root: EVENT_KEYS.root,
+    groupOf: EVENT_KEYS.groupOf,
+    endOf: EVENT_KEYS.groupEnd,
     // seq order is append order, so the first recent event ends the old head of the timeline.
     judge: (_k, e) => (e.atMs < eventCut ? 'remove' : 'stop'),
   }, cursor.events, budget, events);
@@ -189,15 +181,11 @@ export async function sweepMissionData(
       }
     }
     for (const ik of runKeys) {
-      const runId = ik.slice(ik.lastIndexOf('/') + 1);
-      const r = store.runs.get(runId);
+      const r = store.runs.get(RUN_TIME_INDEX.runIdOf(ik));
       if (!runOld(r)) continue;
-      const t = hex(r.startedAtMs);
+      // The walked key too: it is one of the run's keys unless the record moved fleets meanwhile.
       store.index.removeSync(ik);
-      store.index.removeSync(`runsByFleet/${r.fleetId}/${t}/${runId}`);
-      store.index.removeSync(`runsByRobot/${r.robotId}/${t}/${runId}`);
-      if (r.scheduleId !== null) store.index.removeSync(`runsBySchedule/${r.scheduleId}/${t}/${runId}`);
-      store.runs.removeSync(runId);
+      removeRunSync(store, r);
       res.runs++;
     }
     for (const k of events) {

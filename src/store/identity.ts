@@ -4,9 +4,18 @@
  * it prints its result.
  */
 import { randomUUID } from 'node:crypto';
-import { indexRange, type Store } from './lmdb.js';
+import { indexRange } from './keys.js';
+import type { Store } from './lmdb.js';
 import type { ApiKeyRecord, FleetRecord, OrgRecord, RobotRecord } from './records.js';
 import { mintApiKey, mintRobotToken } from './secrets.js';
+
+/*
+ * Index keys of the identity records (in `index`; this module alone builds them):
+ *   fleetsByOrg/<orgId>/<fleetId>
+ *   robotsByFleet/<fleetId>/<robotId>   every robot of the fleet, active or not
+ */
+const FLEETS_BY_ORG = 'fleetsByOrg';
+const ROBOTS_BY_FLEET = 'robotsByFleet';
 
 /** Creates an organization. */
 export function createOrg(store: Store, name: string, now = Date.now()): OrgRecord {
@@ -21,7 +30,7 @@ export function createFleet(store: Store, orgId: string, name: string, now = Dat
   const fleet: FleetRecord = { fleetId: randomUUID(), orgId, name, createdAtMs: now };
   store.root.transactionSync(() => {
     store.fleets.putSync(fleet.fleetId, fleet);
-    store.index.putSync(`fleetsByOrg/${orgId}/${fleet.fleetId}`, true);
+    store.index.putSync(`${FLEETS_BY_ORG}/${orgId}/${fleet.fleetId}`, true);
   });
   return fleet;
 }
@@ -89,7 +98,7 @@ export function addRobot(store: Store, opts: NewRobotOptions, now = Date.now()):
   };
   store.root.transactionSync(() => {
     store.robots.putSync(record.robotId, record);
-    store.index.putSync(`robotsByFleet/${fleet.fleetId}/${record.robotId}`, true);
+    store.index.putSync(`${ROBOTS_BY_FLEET}/${fleet.fleetId}/${record.robotId}`, true);
   });
   return { record, robotToken: token };
 }
@@ -97,7 +106,7 @@ export function addRobot(store: Store, opts: NewRobotOptions, now = Date.now()):
 /** Fleets of an organization, ordered by id. */
 export function listFleets(store: Store, orgId: string): FleetRecord[] {
   const out: FleetRecord[] = [];
-  for (const id of indexRange(store, `fleetsByOrg/${orgId}`)) {
+  for (const id of indexRange(store, `${FLEETS_BY_ORG}/${orgId}`)) {
     const f = store.fleets.get(id);
     if (f) out.push(f);
   }
@@ -107,9 +116,14 @@ export function listFleets(store: Store, orgId: string): FleetRecord[] {
 /** Robots of a fleet (active or not), ordered by id. */
 export function listRobots(store: Store, fleetId: string): RobotRecord[] {
   const out: RobotRecord[] = [];
-  for (const id of indexRange(store, `robotsByFleet/${fleetId}`)) {
+  for (const id of fleetRobotIds(store, fleetId)) {
     const r = store.robots.get(id);
     if (r) out.push(r);
   }
   return out;
+}
+
+/** Ids of a fleet's robots (active or not), ordered by id; a key read, nothing decoded. */
+export function fleetRobotIds(store: Store, fleetId: string): string[] {
+  return indexRange(store, `${ROBOTS_BY_FLEET}/${fleetId}`);
 }

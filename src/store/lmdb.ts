@@ -117,13 +117,3 @@ export function openStore(dataDir: string): Store {
     },
   };
 }
-
-/** Keys of an index range `<prefix>/<a>/` in insertion-independent (sorted) order. */
-export function indexRange(store: Store, prefix: string): string[] {
-  const start = `${prefix}/`;
-  const out: string[] = [];
-  for (const key of store.index.getKeys({ start, end: `${prefix}/\uffff` })) {
-    out.push(key.slice(start.length));
-  }
-  return out;
-}

@@ -238,7 +238,7 @@ describe('the published document', () => {
     const { orgId: _, ...missing } = good;
     expect(me(missing)).toBe(false);
     const runs = validatorFor(operations.get('listMissionRuns')!, 200)!;
-    expect(runs([{ runId: randomUUID() }])).toBe(false);
+    expect(runs({ items: [{ runId: randomUUID() }], next_cursor: null })).toBe(false);
   });
 
   it('names every resource schema and declares Idempotency-Key where the route requires it', () => {
@@ -349,6 +349,12 @@ describe('every operation, through real HTTP', () => {
     const spare = await expectStatus(201, 'createFeature', { body: { name: 'spare', geometry: SQUARE } });
     await expectStatus(400, 'createFeature', { body: { name: 'open ring', geometry: { type: 'Polygon', coordinates: [[[5, 52], [5.001, 52], [5.001, 52.001], [5, 52.001]]] } } });
     expect((await expectStatus(200, 'listFeatures')).items).toHaveLength(2);
+    const firstFeature = await expectStatus(200, 'listFeatures', { query: { limit: 1 } });
+    expect(firstFeature.items).toHaveLength(1);
+    const restFeatures = await expectStatus(200, 'listFeatures', { query: { limit: 1, cursor: firstFeature.next_cursor as string } });
+    expect(restFeatures).toMatchObject({ next_cursor: null });
+    expect(restFeatures.items[0].featureId).not.toBe(firstFeature.items[0].featureId);
+    await expectStatus(400, 'listFeatures', { query: { cursor: '1' } });
     await expectStatus(404, 'listFeatures', { path: { fleet_id: randomUUID() } });
     await expectStatus(200, 'getFeature', { path: { feature_id: state.featureId } });
     await expectStatus(404, 'getFeature', { path: { feature_id: randomUUID() } });
@@ -369,6 +375,11 @@ describe('every operation, through real HTTP', () => {
     state.operationId = t.operationId as string;
     const other = await expectStatus(201, 'createMissionTemplate', { body: { name: 'spare', featureId: state.featureId, steps }, idem: randomUUID() });
     expect((await expectStatus(200, 'listMissionTemplates')).items).toHaveLength(2);
+    const firstTemplate = await expectStatus(200, 'listMissionTemplates', { query: { limit: 1 } });
+    expect((await expectStatus(200, 'listMissionTemplates', { query: { cursor: firstTemplate.next_cursor as string } })).items).toHaveLength(1);
+    // A cursor of another list (here: templates, used on the fleet's features) is refused.
+    expect(typeof firstTemplate.next_cursor).toBe('string');
+    expect((await expectStatus(400, 'listFeatures', { query: { cursor: firstTemplate.next_cursor as string } })).error).toMatch(/^Invalid cursor: it was issued for a different query/);
     await expectStatus(404, 'listMissionTemplates', { path: { fleet_id: randomUUID() } });
     await expectStatus(200, 'getMissionTemplate', { path: { mission_id: state.missionId } });
     await expectStatus(404, 'getMissionTemplate', { path: { mission_id: randomUUID() } });
@@ -427,11 +438,15 @@ describe('every operation, through real HTTP', () => {
     const r0 = robots[0]!.robotId;
     let runs: Json[] = [];
     await until(async () => {
-      runs = (await call('listMissionRuns', { query: { fleet_id: d.fleetId, days: 1 } })).body as Json[];
+      runs = ((await call('listMissionRuns', { query: { fleet_id: d.fleetId, days: 1 } })).body as { items: Json[] }).items;
       return runs.some((r) => r.state === 'running');
     }, 20_000, 'the deployed run to be running');
     expect(runs[0]!.scheduleId).toBe(state.deployScheduleId);
     await expectStatus(400, 'listMissionRuns', { query: { fleet_id: d.fleetId, days: 0 } });
+    const runPage = await expectStatus(200, 'listMissionRuns', { query: { fleet_id: d.fleetId, days: 1, limit: 1 } });
+    expect(runPage.items).toHaveLength(1);
+    if (runPage.next_cursor !== null) await expectStatus(200, 'listMissionRuns', { query: { fleet_id: d.fleetId, days: 1, limit: 1, cursor: runPage.next_cursor as string } });
+    expect((await expectStatus(400, 'listMissionRuns', { query: { fleet_id: d.fleetId, days: 1, cursor: '100' } })).error).toMatch(/cursor/);
 
     expect((await expectStatus(200, 'getRuntimeStatus', { body: ids() })).kind).toBe('fleet');
     expect((await expectStatus(200, 'getRuntimeStatus', { body: { ...ids(), robot_id: r0 } })).assignment).not.toBeNull();
@@ -448,6 +463,10 @@ describe('every operation, through real HTTP', () => {
     expect(events.items).toHaveLength(2);
     await expectStatus(200, 'listEvents', { query: { fleet_id: d.fleetId, correlation_id: state.correlationId!, cursor: events.next_cursor as string } });
     await expectStatus(400, 'listEvents', { query: { fleet_id: d.fleetId, correlation_id: state.correlationId!, cursor: 'x' } });
+    await expectStatus(400, 'listEvents', { query: { fleet_id: d.fleetId, correlation_id: state.correlationId!, cursor: '5' } });
+    // A schedule id reads that schedule's timeline.
+    const bySchedule = await expectStatus(200, 'listEvents', { query: { fleet_id: d.fleetId, correlation_id: state.deployScheduleId! } });
+    expect(bySchedule.items.map((e: Json) => e.kind)).toContain('schedule.accepted');
   });
 
   it('user sessions and API-key management', async () => {

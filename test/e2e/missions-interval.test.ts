@@ -49,7 +49,7 @@ describe('missions over the real gateway process', () => {
     expect(res.status).toBe(201);
     const id = res.body.scheduleId as string;
     const runs = async (): Promise<{ runId: string; scheduleId: string; state: string }[]> =>
-      (await api(gw.ready.http, d.apiKey, `/v1/mission-runs?fleet_id=${d.fleetId}&days=1&schedule_id=${id}`)).body;
+      (await api(gw.ready.http, d.apiKey, `/v1/mission-runs?fleet_id=${d.fleetId}&days=1&schedule_id=${id}`)).body.items;
     await until(async () => (await runs()).length >= 3, 15_000, 'three runs');
     const cancel = await post('/v1/agent/cancel-schedule', { org_id: d.orgId, fleet_id: d.fleetId, schedule_id: id }, false);
     expect(cancel.status).toBe(200);

@@ -40,13 +40,14 @@ describe('deploy-mission to a simulated robot', () => {
 
     await until(async () => {
       const runs = await h.call('GET', `/v1/mission-runs?fleet_id=${h.seed.fleetId}&days=1&schedule_id=${scheduleId}`);
-      return runs.json[0]?.state === 'completed';
+      return runs.json.items[0]?.state === 'completed';
     }, 10_000, 'run completed');
     const runs = await h.call('GET', `/v1/mission-runs?fleet_id=${h.seed.fleetId}&days=1`);
-    expect(runs.json).toHaveLength(1);
-    expect(runs.json[0]).toMatchObject({ runId, scheduleId, missionId, robotId, state: 'completed', progressPct: 100, endedAtMs: expect.any(Number) });
+    expect(runs.json.items).toHaveLength(1);
+    expect(runs.json.next_cursor).toBeNull();
+    expect(runs.json.items[0]).toMatchObject({ runId, scheduleId, missionId, robotId, state: 'completed', progressPct: 100, endedAtMs: expect.any(Number) });
     const byRobot = await h.call('GET', `/v1/mission-runs?fleet_id=${h.seed.fleetId}&days=1&robot_id=${robotId}&limit=9999`);
-    expect(byRobot.json.map((r: { runId: string }) => r.runId)).toEqual([runId]);
+    expect(byRobot.json.items.map((r: { runId: string }) => r.runId)).toEqual([runId]);
 
     const kinds = await h.eventKinds(res.json.correlationId);
     for (const k of ['schedule.accepted', 'schedule.pending', 'schedule.robot_chosen', 'run.created', 'schedule.deployed', 'run.completed']) expect(kinds).toContain(k);
@@ -95,7 +96,7 @@ describe('failure paths', () => {
     expect(kinds.filter((k) => k === 'schedule.robot_chosen')).toHaveLength(2); // first attempt + one retry
     expect(kinds).toContain('schedule.retry_scheduled');
     const runs = await h.call('GET', `/v1/mission-runs?fleet_id=${h.seed.fleetId}&days=1&schedule_id=${id}`);
-    expect(runs.json.map((r: { state: string }) => r.state)).toEqual(['failed', 'failed']);
+    expect(runs.json.items.map((r: { state: string }) => r.state)).toEqual(['failed', 'failed']);
   });
 
   it('a robot that fails mid-run ends the run as failed with its detail', async () => {
@@ -104,10 +105,10 @@ describe('failure paths', () => {
     const res = await h.tool('deploy-mission', { mission_id: missionId, robot_ids: [] });
     await until(async () => {
       const runs = await h.call('GET', `/v1/mission-runs?fleet_id=${h.seed.fleetId}&days=1`);
-      return runs.json[0]?.state === 'failed';
+      return runs.json.items[0]?.state === 'failed';
     }, 10_000, 'run failed');
     const runs = await h.call('GET', `/v1/mission-runs?fleet_id=${h.seed.fleetId}&days=1`);
-    expect(runs.json[0]).toMatchObject({ state: 'failed', detail: 'blade_jammed', stepIndex: 1 });
+    expect(runs.json.items[0]).toMatchObject({ state: 'failed', detail: 'blade_jammed', stepIndex: 1 });
     // The deployment itself succeeded.
     expect((await h.schedule(res.json.scheduleId)).status).toBe('deployed');
   });

@@ -175,7 +175,7 @@ describe('restarts', () => {
     await h.operation('start');
     await pumpUntil(clock, async () => (await h.schedule(id)).status === 'deployed', 50, 'deployed after restart');
     expect([...h.store.fires.getKeys({ start: `${id}/`, end: `${id}/\uffff` })]).toHaveLength(1);
-    await until(async () => (await h.call('GET', `/v1/mission-runs?fleet_id=${h.seed.fleetId}&days=1`)).json[0]?.state === 'completed', 10_000, 'completed');
+    await until(async () => (await h.call('GET', `/v1/mission-runs?fleet_id=${h.seed.fleetId}&days=1`)).json.items[0]?.state === 'completed', 10_000, 'completed');
 
     // Down for 5 minutes: 00:01:00 .. 00:05:00 were missed; only the latest runs.
     await h.down();
@@ -185,7 +185,7 @@ describe('restarts', () => {
     await pumpUntil(clock, async () => (await h.schedule(id)).last_run_id !== null && (await h.schedule(id)).status === 'deployed' && (await h.schedule(id)).fires_total === 6, 20, 'coalesced fire');
     expect(await h.schedule(id)).toMatchObject({ skipped_fires: 4, next_fire_at_ms: Z('2026-06-01T00:06:01Z') });
     const runs = await h.call('GET', `/v1/mission-runs?fleet_id=${h.seed.fleetId}&days=1&schedule_id=${id}`);
-    expect(runs.json).toHaveLength(2);
+    expect(runs.json.items).toHaveLength(2);
     const kinds = await h.eventKinds(res.json.correlationId);
     expect(kinds).toContain('schedule.fire_skipped');
   });
@@ -205,7 +205,7 @@ describe('who a schedule acts as (issue 8 item 12)', () => {
     expect(res.status).toBe(201);
     const id = res.json.scheduleId as string;
     await pumpUntil(clock, async () => (await h.schedule(id)).status === 'deployed', 100, 'first fire deployed');
-    const runs = async (): Promise<number> => (await h.call('GET', `/v1/mission-runs?fleet_id=${h.seed.fleetId}&days=1&schedule_id=${id}`)).json.length as number;
+    const runs = async (): Promise<number> => (await h.call('GET', `/v1/mission-runs?fleet_id=${h.seed.fleetId}&days=1&schedule_id=${id}`)).json.items.length as number;
     expect(await runs()).toBe(1);
 
     // The key expires (by the gateway's clock) before the next occurrence.

@@ -13,7 +13,7 @@ describe('features', () => {
     expect(created.status).toBe(201);
     const id = created.json.featureId;
     expect(created.json).toMatchObject({ name: 'North lawn', geometry: square(), locked: false, lockReason: null, holders: [], decompositionEpoch: 0 });
-    expect((await req(c.s, 'GET', `${c.base}/features`)).json).toEqual({ items: [{ featureId: id, name: 'North lawn', locked: false }] });
+    expect((await req(c.s, 'GET', `${c.base}/features`)).json).toEqual({ items: [{ featureId: id, name: 'North lawn', locked: false }], next_cursor: null });
     expect((await req(c.s, 'GET', `${c.base}/features/${id}`)).json.featureId).toBe(id);
     const edited = await req(c.s, 'PUT', `${c.base}/features/${id}`, { body: { name: 'South lawn' } });
     expect(edited.json).toMatchObject({ name: 'South lawn', geometry: square() });

@@ -3,7 +3,6 @@
  * time, cursor-paged, newest first) and `GET /v1/robot-commands/{command_id}` (one command's later
  * states, e.g. after an ack wait timed out, and a request/response command's result).
  */
-import { requireFleet } from '../../auth/access.js';
 import type { CommandService } from '../../commands/service.js';
 import { deliveryOf, isAcknowledged, type CommandRecord } from '../../commands/types.js';
 import { apiError } from '../../errors/catalog.js';
@@ -11,8 +10,9 @@ import { defineRoute } from '../define-route.js';
 import type { RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
 import { publicDelivery } from '../command-dispatch.js';
+import { defineList } from '../list-reader.js';
 import {
-  AUDIT_DEFAULT_LIMIT,
+  AUDIT_LIMIT,
   AuditLogQuery,
   AuditLogResponse,
   CommandPathParams,
@@ -50,6 +50,18 @@ export function auditEntryOf(rec: CommandRecord): AuditEntry {
 /** The audit and command read routes. */
 export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
   const { store, commands } = deps;
+  const auditLog = defineList<AuditLogQuery, CommandRecord, AuditEntry>({
+    kind: 'audit-log',
+    limit: AUDIT_LIMIT,
+    filters: (q) => ({ robot_id: q.robot_id, from_ms: q.from_ms, to_ms: q.to_ms }),
+    source: (fleet, q) => commands.audit.entries({
+      fleetId: fleet.fleetId,
+      ...(q.robot_id !== undefined ? { robotId: q.robot_id } : {}),
+      ...(q.from_ms !== undefined ? { fromMs: q.from_ms } : {}),
+      ...(q.to_ms !== undefined ? { toMs: q.to_ms } : {}),
+    }, (id) => commands.get(id)),
+    view: auditEntryOf,
+  });
   return [
     defineRoute({
       method: 'GET',
@@ -62,27 +74,8 @@ export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
       auth: 'fleet:read',
       query: AuditLogQuery,
       responses: { 200: { description: 'One page of entries.', schema: AuditLogResponse } },
-      errors: ['fleet_not_found', 'forbidden_fleet', 'audit_cursor_invalid'],
-    }).handle(
-      ({ auth, query }) => {
-        requireFleet(store, auth, query.fleet_id);
-        const page = commands.audit.query({
-          fleetId: query.fleet_id,
-          ...(query.robot_id !== undefined ? { robotId: query.robot_id } : {}),
-          ...(query.from_ms !== undefined ? { fromMs: query.from_ms } : {}),
-          ...(query.to_ms !== undefined ? { toMs: query.to_ms } : {}),
-          ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
-          limit: query.limit ?? AUDIT_DEFAULT_LIMIT,
-        });
-        const items: AuditEntry[] = [];
-        for (const id of page.commandIds) {
-          const rec = commands.get(id);
-          if (rec) items.push(auditEntryOf(rec));
-        }
-        const body: AuditLogResponse = { items, next_cursor: page.nextCursor };
-        return { status: 200, body };
-      },
-    ),
+      errors: ['fleet_not_found', 'forbidden_fleet', 'cursor_invalid'],
+    }).handle(({ auth, query }) => ({ status: 200, body: auditLog.read(store, auth, query) })),
     defineRoute({
       method: 'GET',
       path: '/v1/robot-commands/{command_id}',

@@ -1,41 +1,38 @@
 /** `GET /v1/events`: one correlation's timeline in a fleet (spec: Events, rule 1). */
-import { requireFleet } from '../../auth/access.js';
 import type { EventLog } from '../../events/index.js';
-import { defineRoute } from '../define-route.js';
-import type { RouteDef } from '../route.js';
+import type { EventRecord } from '../../events/record.js';
+import { scheduleCorrelationId } from '../../missions/scheduling/schedules.js';
 import type { Store } from '../../store/lmdb.js';
-import { EventsQuery, EventsResponse } from '../schemas/events.js';
+import { defineRoute } from '../define-route.js';
+import { defineList } from '../list-reader.js';
+import type { RouteDef } from '../route.js';
+import { EVENTS_LIMIT, EventsQuery, EventsResponse, type EventView } from '../schemas/events.js';
 
-const DEFAULT_LIMIT = 500;
+function eventView(e: EventRecord): EventView {
+  return { eventId: e.eventId, seq: e.seq, atMs: e.atMs, kind: e.kind, subject: e.subject, data: e.data };
+}
 
 /** The events read route. */
 export function eventRoutes(deps: { store: Store; events: EventLog }): RouteDef[] {
+  const list = defineList<EventsQuery, EventRecord, EventView>({
+    kind: 'events',
+    limit: EVENTS_LIMIT,
+    filters: (q) => ({ correlation_id: q.correlation_id }),
+    // A schedule id reads the schedule's timeline (spec: events follow a schedule's outcome).
+    source: (fleet, q) => deps.events.timeline(fleet.fleetId, scheduleCorrelationId(deps.store, fleet.fleetId, q.correlation_id) ?? q.correlation_id),
+    view: eventView,
+  });
   return [
     defineRoute({
       method: 'GET',
       path: '/v1/events',
       operationId: 'listEvents',
-      summary: 'The correlated event timeline of a fleet (e.g. a schedule, run, template or the operation), oldest first.',
+      summary: 'The correlated event timeline of a fleet (`correlation_id`: a schedule\'s id or correlation id, a template, feature, operation or robot id), oldest first.',
       tags: ['Events'],
       auth: 'fleet:read',
       query: EventsQuery,
       responses: { 200: { description: 'Events in append order.', schema: EventsResponse } },
-      errors: ['fleet_not_found', 'forbidden_fleet'],
-    }).handle(
-      ({ auth, query }) => {
-        const fleet = requireFleet(deps.store, auth, query.fleet_id);
-        const limit = query.limit ?? DEFAULT_LIMIT;
-        const after = query.cursor === undefined ? undefined : Number(query.cursor);
-        // One extra row tells whether another page exists without a second read.
-        const rows = deps.events.readTimeline(fleet.fleetId, query.correlation_id, { limit: limit + 1, ...(after !== undefined ? { after } : {}) });
-        const page = rows.slice(0, limit);
-        const last = page[page.length - 1];
-        const body: EventsResponse = {
-          items: page.map((e) => ({ eventId: e.eventId, seq: e.seq, atMs: e.atMs, kind: e.kind, subject: e.subject, data: e.data })),
-          next_cursor: rows.length > limit && last !== undefined ? String(last.seq) : null,
-        };
-        return { status: 200, body };
-      },
-    ),
+      errors: ['fleet_not_found', 'forbidden_fleet', 'cursor_invalid'],
+    }).handle(({ auth, query }) => ({ status: 200, body: list.read(deps.store, auth, query) })),
   ];
 }

@@ -13,7 +13,7 @@ import { withIdempotency } from '../../idempotency/index.js';
 import {
   createFeature,
   deleteFeature,
-  listFeatures,
+  featuresOf,
   lockFeature,
   requireFeature,
   resetFeature,
@@ -21,11 +21,14 @@ import {
   updateFeature,
 } from '../../missions/catalog/features.js';
 import type { FeatureRecord } from '../../missions/catalog/records.js';
+import { defineList, type ListQuery } from '../list-reader.js';
 import type { Store } from '../../store/lmdb.js';
 import {
   ControlFeatureBody,
   ControlFeatureResponse,
   FeatureCreateBody,
+  FEATURES_LIMIT,
+  FeatureListQuery,
   FeatureListResponse,
   FeaturePathParams,
   FeatureUpdateBody,
@@ -54,6 +57,13 @@ export function featureView(f: FeatureRecord): FeatureView {
 export function featureRoutes(deps: { store: Store; events: EventLog; idempotency: IdempotencyClaims }): RouteDef[] {
   const { store, events, idempotency } = deps;
   const tags = ['Features'];
+  const featureList = defineList<ListQuery & FeatureListQuery, FeatureRecord, FeatureListResponse['items'][number]>({
+    kind: 'features',
+    limit: FEATURES_LIMIT,
+    filters: () => ({}),
+    source: (fleet) => featuresOf(store, fleet.fleetId),
+    view: (f) => ({ featureId: f.featureId, name: f.name, locked: f.locked }),
+  });
   return [
     defineRoute({
       method: 'GET',
@@ -63,15 +73,10 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
       tags,
       auth: 'features:read',
       params: FleetPathParams,
+      query: FeatureListQuery,
       responses: { 200: { description: 'Features, ordered by id.', schema: FeatureListResponse } },
-      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet'],
-    }).handle(
-      ({ auth, params }) => {
-        const fleet = fleetFromPath(store, auth, params);
-        const body: FeatureListResponse = { items: listFeatures(store, fleet.fleetId).map((f) => ({ featureId: f.featureId, name: f.name, locked: f.locked })) };
-        return { status: 200, body };
-      },
-    ),
+      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'cursor_invalid'],
+    }).handle(({ auth, params, query }) => ({ status: 200, body: featureList.read(store, auth, { ...params, ...query }) })),
     defineRoute({
       method: 'POST',
       path: BASE,

@@ -10,13 +10,15 @@ import type { RouteDef } from '../route.js';
 import type { RunRecord } from '../../missions/runs/records.js';
 import type { ScheduleRecord } from '../../missions/scheduling/records.js';
 import { controlRun } from '../../missions/runs/run-control.js';
-import { listRuns } from '../../missions/runs/runs.js';
+import { runsOf } from '../../missions/runs/runs.js';
 import { CREATOR_KEY_INVALID } from '../../missions/scheduling/acting-key.js';
-import { countFleetSchedules, pageSchedules, requireSchedule } from '../../missions/scheduling/schedules.js';
+import { activeSchedulesOf, countFleetSchedules, requireSchedule, schedulesOf } from '../../missions/scheduling/schedules.js';
 import type { MissionScheduling } from '../../missions/scheduling/scheduling-service.js';
 import type { RobotLink } from '../../protocol/robot-link.js';
-import { indexRange, type Store } from '../../store/lmdb.js';
+import { fleetRobotIds } from '../../store/identity.js';
+import type { Store } from '../../store/lmdb.js';
 import { ackWaitMs, publicDelivery } from '../command-dispatch.js';
+import { defineList } from '../list-reader.js';
 import {
   ControlMissionBody,
   ControlMissionResponse,
@@ -24,7 +26,10 @@ import {
   MissionRunsQuery,
   MissionScheduleQuery,
   MissionScheduleResponse,
+  RUNS_LIMIT,
   RuntimeStatusBody,
+  SCHEDULES_LIMIT,
+  type MissionRun,
   RuntimeStatusResponse,
   type FleetRuntimeStatus,
   type LiveRunView,
@@ -59,23 +64,32 @@ function liveRun(r: RunRecord): LiveRunView {
   };
 }
 
-function encodeCursor(fleetId: string, key: string): string {
-  return Buffer.from(JSON.stringify({ f: fleetId, k: key })).toString('base64url');
-}
-
-function decodeCursor(fleetId: string, cursor: string): string {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { f?: unknown; k?: unknown };
-    if (v.f === fleetId && typeof v.k === 'string' && v.k.startsWith(`schedulesByFleet/${fleetId}/`)) return v.k;
-  } catch {
-    // Not base64url JSON: the same 400 as a cursor of another fleet, thrown below.
-  }
-  throw apiError('invalid_query', { detail: 'before is not a cursor of this fleet\'s schedule list' });
-}
-
 /** The routes. */
 export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
   const { store, missions, link } = deps;
+
+  const scheduleList = defineList<MissionScheduleQuery, ScheduleRecord, ScheduleRow>({
+    kind: 'mission-schedule',
+    limit: SCHEDULES_LIMIT,
+    cursorParam: 'before',
+    filters: () => ({}),
+    source: (fleet) => schedulesOf(store, fleet.fleetId),
+    view: (s) => toScheduleRow(missions.scheduler.liveView(s)),
+  });
+
+  const runList = defineList<MissionRunsQuery, RunRecord, MissionRun>({
+    kind: 'mission-runs',
+    limit: RUNS_LIMIT,
+    filters: (q) => ({ days: q.days, schedule_id: q.schedule_id, robot_id: q.robot_id }),
+    source: (fleet, q) => runsOf(store, {
+      fleetId: fleet.fleetId,
+      sinceMs: Math.max(0, missions.clock.now() - q.days * DAY_MS),
+      ...(q.schedule_id !== undefined ? { scheduleId: q.schedule_id } : {}),
+      ...(q.robot_id !== undefined ? { robotId: q.robot_id } : {}),
+    }),
+    // Active runs carry their live (in-memory) progress.
+    view: (r) => toMissionRun(missions.tracker.get(r.runId) ?? r),
+  });
 
   async function controlMission(ctx: ContextFor<undefined, undefined, typeof ControlMissionBody>): Promise<{ status: 200; body: ControlMissionResponse }> {
     const { body, auth } = ctx;
@@ -167,7 +181,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
 
   function fleetRollup(fleetId: string): FleetRuntimeStatus {
     const robots = { total: 0, active: 0, online: 0, available: 0, busy: 0 };
-    for (const id of indexRange(store, `robotsByFleet/${fleetId}`)) {
+    for (const id of fleetRobotIds(store, fleetId)) {
       const r = store.robots.get(id);
       if (!r || r.fleetId !== fleetId) continue;
       const online = link.isOnline(id);
@@ -182,9 +196,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     // key, so a fleet's long history costs a key count, not a read per schedule ever created.
     const schedules = { scheduled: 0, pending: 0, deployed: 0, failed: 0, cancelled: 0 };
     let active = 0;
-    for (const key of store.index.getKeys({ start: `activeSchedules/${fleetId}/`, end: `activeSchedules/${fleetId}/\uffff` })) {
-      const s = store.schedules.get(key.slice(key.lastIndexOf('/') + 1));
-      if (!s || s.cancelled) continue;
+    for (const s of activeSchedulesOf(store, fleetId)) {
       active++;
       schedules[s.status]++;
     }
@@ -213,33 +225,19 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
 
   function readSchedules(ctx: ContextFor<undefined, typeof MissionScheduleQuery, undefined>): { status: 200; body: MissionScheduleResponse } {
     const { query, auth } = ctx;
-    const fleet = requireFleet(store, auth, query.fleet_id);
-    const row = (s: ScheduleRecord): ScheduleRow => toScheduleRow(missions.scheduler.liveView(s));
-    if (query.id !== undefined) return { status: 200, body: row(requireSchedule(store, fleet.fleetId, query.id)) };
-    if (query.limit === undefined && query.before === undefined) {
-      return { status: 200, body: pageSchedules(store, fleet.fleetId, MAX_UNPAGED_SCHEDULES, null).items.map(row) };
+    if (query.id !== undefined) {
+      const fleet = requireFleet(store, auth, query.fleet_id);
+      return { status: 200, body: toScheduleRow(missions.scheduler.liveView(requireSchedule(store, fleet.fleetId, query.id))) };
     }
-    const before = query.before !== undefined ? decodeCursor(fleet.fleetId, query.before) : null;
-    const page = pageSchedules(store, fleet.fleetId, query.limit ?? 50, before);
-    return {
-      status: 200,
-      body: { items: page.items.map(row), next_cursor: page.more && page.lastKey !== null ? encodeCursor(fleet.fleetId, page.lastKey) : null },
-    };
+    // Without limit/before the interface fixes a plain array (bounded); either selects the page.
+    if (query.limit === undefined && query.before === undefined) {
+      return { status: 200, body: scheduleList.read(store, auth, query, { limit: MAX_UNPAGED_SCHEDULES }).items };
+    }
+    return { status: 200, body: scheduleList.read(store, auth, query) };
   }
 
   function readRuns(ctx: ContextFor<undefined, typeof MissionRunsQuery, undefined>): { status: 200; body: MissionRunList } {
-    const { query, auth } = ctx;
-    const fleet = requireFleet(store, auth, query.fleet_id);
-    const runs = listRuns(store, {
-      fleetId: fleet.fleetId,
-      sinceMs: Math.max(0, missions.clock.now() - query.days * DAY_MS),
-      ...(query.schedule_id !== undefined ? { scheduleId: query.schedule_id } : {}),
-      ...(query.robot_id !== undefined ? { robotId: query.robot_id } : {}),
-      limit: Math.min(query.limit ?? 100, 500),
-    });
-    // Active runs carry their live (in-memory) progress.
-    const body: MissionRunList = runs.map((r) => toMissionRun(missions.tracker.get(r.runId) ?? r));
-    return { status: 200, body };
+    return { status: 200, body: runList.read(store, ctx.auth, ctx.query) };
   }
 
   const fleetErrors = ['forbidden_org', 'fleet_not_found', 'forbidden_fleet'] as const;
@@ -281,18 +279,18 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
           schema: MissionScheduleResponse,
         },
       },
-      errors: ['fleet_not_found', 'forbidden_fleet', 'schedule_not_found'],
+      errors: ['fleet_not_found', 'forbidden_fleet', 'schedule_not_found', 'cursor_invalid'],
     }).handle(readSchedules),
     defineRoute({
       method: 'GET',
       path: '/v1/mission-runs',
       operationId: 'listMissionRuns',
-      summary: 'Recent mission runs of a fleet (active and finished), newest first. Finished runs are the mission history.',
+      summary: 'Mission runs of a fleet started in the last `days` days (active and finished), newest first, in keyset pages. Finished runs are the mission history.',
       tags: ['Mission runs'],
       auth: 'fleet:read',
       query: MissionRunsQuery,
-      responses: { 200: { description: 'Runs, newest first (limit capped at 500).', schema: MissionRunList } },
-      errors: ['fleet_not_found', 'forbidden_fleet'],
+      responses: { 200: { description: 'One page of runs, newest first (limit capped at 500); follow next_cursor for the rest of the window.', schema: MissionRunList } },
+      errors: ['fleet_not_found', 'forbidden_fleet', 'cursor_invalid'],
     }).handle(readRuns),
   ];
 }

@@ -16,12 +16,16 @@ import { faultPoint } from '../../missions/fault-points.js';
 import { getOperation } from '../../missions/catalog/operation.js';
 import type { TemplateRecord } from '../../missions/catalog/records.js';
 import { SYNC_UNCONFIRMED, type OperationRuntime, type SyncResult } from '../../missions/catalog/runtime.js';
-import { createTemplate, deleteTemplate, listTemplates, requireTemplate, setTemplateEnabled, updateTemplate } from '../../missions/catalog/templates.js';
+import { createTemplate, deleteTemplate, requireTemplate, setTemplateEnabled, templatesOf, updateTemplate } from '../../missions/catalog/templates.js';
+import { templateUsers } from '../../missions/scheduling/template-users.js';
 import type { Store } from '../../store/lmdb.js';
+import { defineList, type ListQuery } from '../list-reader.js';
 import { FleetPathParams } from '../schemas/features.js';
 import {
   EnabledBody,
   TemplateCreateBody,
+  TEMPLATES_LIMIT,
+  TemplateListQuery,
   TemplateListResponse,
   TemplateMutationResponse,
   TemplatePathParams,
@@ -62,6 +66,13 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
   const { store, events, idempotency, runtime } = deps;
   const tags = ['Mission templates'];
   const operationIdOf = (fleetId: string): string => getOperation(store, fleetId)?.operationId ?? '';
+  const templateList = defineList<ListQuery & TemplateListQuery, TemplateRecord, TemplateListResponse['items'][number]>({
+    kind: 'mission-templates',
+    limit: TEMPLATES_LIMIT,
+    filters: () => ({}),
+    source: (fleet) => templatesOf(store, fleet.fleetId),
+    view: (t) => ({ missionId: t.missionId, name: t.name, featureId: t.featureId, enabled: t.enabled, priority: t.priority }),
+  });
   return [
     defineRoute({
       method: 'GET',
@@ -71,17 +82,10 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
       tags,
       auth: 'missions:read',
       params: FleetPathParams,
+      query: TemplateListQuery,
       responses: { 200: { description: 'Templates, ordered by missionId.', schema: TemplateListResponse } },
-      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet'],
-    }).handle(
-      ({ auth, params }) => {
-        const fleet = fleetFromPath(store, auth, params);
-        const body: TemplateListResponse = {
-          items: listTemplates(store, fleet.fleetId).map((t) => ({ missionId: t.missionId, name: t.name, featureId: t.featureId, enabled: t.enabled, priority: t.priority })),
-        };
-        return { status: 200, body };
-      },
-    ),
+      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'cursor_invalid'],
+    }).handle(({ auth, params, query }) => ({ status: 200, body: templateList.read(store, auth, { ...params, ...query }) })),
     defineRoute({
       method: 'GET',
       path: `${BASE}/{mission_id}`,
@@ -164,7 +168,7 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
     }).handle(
       async ({ auth, params, nowMs }) => {
         const fleet = fleetFromPath(store, auth, params);
-        await deleteTemplate(store, events, fleet.fleetId, params.mission_id, nowMs);
+        await deleteTemplate(store, events, templateUsers(store), fleet.fleetId, params.mission_id, nowMs);
         const sync = await runtime.awaitSync(fleet.fleetId);
         return mutationResult(200, sync, { missionId: params.mission_id, operationId: operationIdOf(fleet.fleetId), deleted: true });
       },

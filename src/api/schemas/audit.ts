@@ -5,10 +5,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { FreeForm, Nullable, Uuid } from './common.js';
 import { DeliveryObject } from './control-robot.js';
+import { CursorParam, LimitParam, Page, type ListLimit } from './list.js';
 import { named } from './named.js';
 
-export const AUDIT_MAX_LIMIT = 500;
-export const AUDIT_DEFAULT_LIMIT = 100;
+export const AUDIT_LIMIT: ListLimit = { default: 100, max: 500 };
 
 const StoredState = named('StoredDeliveryState', Type.Unsafe<'deferred' | 'dispatched' | 'agent_received' | 'agent_rejected'>({
   type: 'string',
@@ -59,17 +59,14 @@ export const AuditLogQuery = Type.Object(
     robot_id: Type.Optional(Uuid),
     from_ms: Type.Optional(Type.Integer({ minimum: 0, description: 'Only commands created at or after this time.' })),
     to_ms: Type.Optional(Type.Integer({ minimum: 0, description: 'Only commands created before this time.' })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: AUDIT_MAX_LIMIT, description: `Page size, default ${AUDIT_DEFAULT_LIMIT}, at most ${AUDIT_MAX_LIMIT}.` })),
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'The previous page\'s `next_cursor`; bound to the same filters (other filters: 400).' })),
+    limit: Type.Optional(LimitParam(AUDIT_LIMIT)),
+    cursor: Type.Optional(CursorParam()),
   },
   { additionalProperties: false },
 );
 export type AuditLogQuery = Static<typeof AuditLogQuery>;
 
-export const AuditLogResponse = named('AuditLogPage', Type.Object(
-  { items: Type.Array(AuditEntry, { description: 'Newest first.' }), next_cursor: Nullable(Type.String()) },
-  { additionalProperties: false },
-));
+export const AuditLogResponse = Page('AuditLogPage', AuditEntry, 'Newest first.');
 export type AuditLogResponse = Static<typeof AuditLogResponse>;
 
 export const CommandPathParams = Type.Object({ command_id: Uuid }, { additionalProperties: false });

@@ -1,17 +1,23 @@
 /**
  * `GET /v1/events` (spec: Schedules and runs (read); Events). The spec leaves the response open; this
- * is the gateway's shape: one correlation's events in append order, keyset-paged by `seq`.
+ * is the gateway's shape: one correlation's events in append order, `{items, next_cursor}` keyset
+ * pages (src/api/list-reader.ts).
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { FreeForm, Nullable, Uuid } from './common.js';
+import { FreeForm, Uuid } from './common.js';
+import { CursorParam, LimitParam, Page, type ListLimit } from './list.js';
 import { named } from './named.js';
+
+export const EVENTS_LIMIT: ListLimit = { default: 500, max: 1000 };
 
 export const EventsQuery = Type.Object(
   {
     fleet_id: Uuid,
+    // A correlation id (a schedule's `correlationId`, a template, feature, operation or robot id) or a
+    // schedule id, which reads that schedule's timeline (the route's summary says so).
     correlation_id: Uuid,
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Page size; default 500, at most 1000.' })),
-    cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,16}$', description: 'The previous page\'s `next_cursor`.' })),
+    limit: Type.Optional(LimitParam(EVENTS_LIMIT)),
+    cursor: Type.Optional(CursorParam()),
   },
   { additionalProperties: false },
 );
@@ -40,11 +46,5 @@ export const EventView = named('Event', Type.Object(
 ));
 export type EventView = Static<typeof EventView>;
 
-export const EventsResponse = named('EventPage', Type.Object(
-  {
-    items: Type.Array(EventView),
-    next_cursor: Nullable(Type.String({ description: 'Pass as `cursor` for the next page; null on the last page.' })),
-  },
-  { additionalProperties: false },
-));
+export const EventsResponse = Page('EventPage', EventView, 'Oldest first (append order).');
 export type EventsResponse = Static<typeof EventsResponse>;

@@ -4,6 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, Uuid } from './common.js';
+import { CursorParam, LimitParam, Page, type ListLimit } from './list.js';
 import { named } from './named.js';
 
 export const FleetPathParams = Type.Object({ org_id: Uuid, fleet_id: Uuid }, { additionalProperties: false });
@@ -51,10 +52,19 @@ export const FeatureView = named('Feature', Type.Object(
 ));
 export type FeatureView = Static<typeof FeatureView>;
 
-export const FeatureListResponse = named('FeatureList', Type.Object(
-  { items: Type.Array(Type.Object({ featureId: Uuid, name: Type.String(), locked: Type.Boolean() }, { additionalProperties: false }), { description: 'Ordered by featureId.' }) },
+export const FEATURES_LIMIT: ListLimit = { default: 100, max: 500 };
+
+export const FeatureListQuery = Type.Object(
+  { limit: Type.Optional(LimitParam(FEATURES_LIMIT)), cursor: Type.Optional(CursorParam()) },
   { additionalProperties: false },
-));
+);
+export type FeatureListQuery = Static<typeof FeatureListQuery>;
+
+export const FeatureListResponse = Page(
+  'FeatureList',
+  Type.Object({ featureId: Uuid, name: Type.String(), locked: Type.Boolean() }, { additionalProperties: false }),
+  'Ordered by featureId.',
+);
 export type FeatureListResponse = Static<typeof FeatureListResponse>;
 
 export const CONTROL_FEATURE_ACTIONS = ['lock', 'unlock', 'reset', 'enable_field_rule', 'disable_field_rule'] as const;

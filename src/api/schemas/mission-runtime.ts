@@ -5,6 +5,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, Uuid } from './common.js';
 import { AckWaitProps, DeliveryObject } from './control-robot.js';
+import { CursorParam, LimitParam, Page, type ListLimit } from './list.js';
 import { ScheduleAccepted, ScheduleKindSchema, ScheduledCommand } from './mission-tools.js';
 import { named } from './named.js';
 
@@ -123,12 +124,14 @@ export type FleetRuntimeStatus = Static<typeof FleetRollupView>;
 export const RuntimeStatusResponse = named('RuntimeStatus', Type.Union([ScheduleStatusView, RobotStatusView, FleetRollupView]));
 export type RuntimeStatus = Static<typeof RuntimeStatusResponse>;
 
+export const SCHEDULES_LIMIT: ListLimit = { default: 50, max: 500 };
+
 export const MissionScheduleQuery = Type.Object(
   {
     fleet_id: Uuid,
     id: Type.Optional(Uuid),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'Page size (default 50). Selects the paginated response.' })),
-    before: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'next_cursor of the previous page. Selects the paginated response.' })),
+    limit: Type.Optional(LimitParam(SCHEDULES_LIMIT)),
+    before: Type.Optional(CursorParam('The previous page\'s `next_cursor`, unchanged (bound to the fleet; numeric offsets are refused). Selects the paginated response.')),
   },
   { additionalProperties: false },
 );
@@ -203,13 +206,17 @@ export type ScheduleRowPage = Static<typeof ScheduleRowPage>;
 export const MissionScheduleResponse = Type.Union([ScheduleRow, ScheduleRowList, ScheduleRowPage]);
 export type MissionScheduleResponse = Static<typeof MissionScheduleResponse>;
 
+/** The interface caps the page at 500 (larger values are served 500, not refused). */
+export const RUNS_LIMIT: ListLimit = { default: 100, max: 500 };
+
 export const MissionRunsQuery = Type.Object(
   {
     fleet_id: Uuid,
     days: Type.Integer({ minimum: 1, maximum: 3650, description: 'Runs started within the last `days` days.' }),
     schedule_id: Type.Optional(Uuid),
     robot_id: Type.Optional(Uuid),
-    limit: Type.Optional(Type.Integer({ minimum: 1, description: 'Default 100; values above 500 are capped at 500.' })),
+    limit: Type.Optional(LimitParam(RUNS_LIMIT, 'cap')),
+    cursor: Type.Optional(CursorParam()),
   },
   { additionalProperties: false },
 );
@@ -245,5 +252,5 @@ export const MissionRun = named('MissionRun', Type.Object(
 ));
 export type MissionRun = Static<typeof MissionRun>;
 
-export const MissionRunList = named('MissionRunList', Type.Array(MissionRun, { description: 'Newest first.' }));
+export const MissionRunList = Page('MissionRunPage', MissionRun, 'Newest first (by start time); every run of the window is reachable page by page.');
 export type MissionRunList = Static<typeof MissionRunList>;

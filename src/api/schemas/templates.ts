@@ -9,6 +9,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { FreeForm, Nullable, Uuid } from './common.js';
+import { CursorParam, LimitParam, Page, type ListLimit } from './list.js';
 import { named } from './named.js';
 
 export const TemplatePathParams = Type.Object({ org_id: Uuid, fleet_id: Uuid, mission_id: Uuid }, { additionalProperties: false });
@@ -93,15 +94,19 @@ export const TemplateView = named('MissionTemplate', Type.Object(
 ));
 export type TemplateView = Static<typeof TemplateView>;
 
-export const TemplateListResponse = named('MissionTemplateList', Type.Object(
-  {
-    items: Type.Array(
-      Type.Object({ missionId: Uuid, name: Type.String(), featureId: Nullable(Uuid), enabled: Type.Boolean(), priority: Type.Integer() }, { additionalProperties: false }),
-      { description: 'Ordered by missionId.' },
-    ),
-  },
+export const TEMPLATES_LIMIT: ListLimit = { default: 100, max: 500 };
+
+export const TemplateListQuery = Type.Object(
+  { limit: Type.Optional(LimitParam(TEMPLATES_LIMIT)), cursor: Type.Optional(CursorParam()) },
   { additionalProperties: false },
-));
+);
+export type TemplateListQuery = Static<typeof TemplateListQuery>;
+
+export const TemplateListResponse = Page(
+  'MissionTemplateList',
+  Type.Object({ missionId: Uuid, name: Type.String(), featureId: Nullable(Uuid), enabled: Type.Boolean(), priority: Type.Integer() }, { additionalProperties: false }),
+  'Ordered by missionId.',
+);
 export type TemplateListResponse = Static<typeof TemplateListResponse>;
 
 /** Spec: Runtime synchronization of template changes; Errors (non-error 202). */

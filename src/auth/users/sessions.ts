@@ -16,7 +16,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { apiError } from '../../errors/catalog.js';
-import { indexRange, type Store } from '../../store/lmdb.js';
+import { indexRange } from '../../store/keys.js';
+import type { Store } from '../../store/lmdb.js';
 import { RawBytesCache } from '../../store/raw-bytes-cache.js';
 import { secretMatches } from '../../store/secrets.js';
 import type { AuthContext } from '../context.js';

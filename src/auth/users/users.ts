@@ -3,7 +3,8 @@
  * server at login and on every session-authenticated request.
  */
 import { randomUUID } from 'node:crypto';
-import { indexRange, type Store } from '../../store/lmdb.js';
+import { indexRange } from '../../store/keys.js';
+import type { Store } from '../../store/lmdb.js';
 import { hashPassword } from './password.js';
 import { emailKey, USERS_BY_EMAIL, type UserRecord } from './records.js';
 import type { Role } from './roles.js';

@@ -9,12 +9,15 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, apiError } from '../../errors/catalog.js';
 import type { EventLog } from '../../events/index.js';
-import { indexRange, type Store } from '../../store/lmdb.js';
+import { firstIndexed, indexRange, keyPrefix, lastSegment } from '../../store/keys.js';
+import { keysetOver, type Keyset } from '../../store/keyset.js';
+import type { Store } from '../../store/lmdb.js';
 import type { FleetRecord } from '../../store/records.js';
 import { validateGeometry } from './geometry.js';
 import type { FeatureRecord, Geometry } from './records.js';
 
-export const featureIndexKey = (fleetId: string, featureId: string): string => `featuresByFleet/${fleetId}/${featureId}`;
+const FEATURES_BY_FLEET = 'featuresByFleet';
+export const featureIndexKey = (fleetId: string, featureId: string): string => `${FEATURES_BY_FLEET}/${fleetId}/${featureId}`;
 export const featureUseKey = (featureId: string, missionId: string): string => `templatesByFeature/${featureId}/${missionId}`;
 
 function featureEvent(events: EventLog, f: FeatureRecord, atMs: number, kind: string, data: Record<string, unknown> = {}): void {
@@ -40,11 +43,19 @@ export function requireFeature(store: Store, fleetId: string, featureId: string)
 /** The fleet's features, ordered by id. */
 export function listFeatures(store: Store, fleetId: string): FeatureRecord[] {
   const out: FeatureRecord[] = [];
-  for (const id of indexRange(store, `featuresByFleet/${fleetId}`)) {
+  for (const id of indexRange(store, `${FEATURES_BY_FLEET}/${fleetId}`)) {
     const f = store.features.get(id);
     if (f) out.push(f);
   }
   return out;
+}
+
+/** The fleet's features, ordered by id, as a keyset (`GET …/features` pages it). */
+export function featuresOf(store: Store, fleetId: string): Keyset<FeatureRecord> {
+  return keysetOver(store.index, { prefix: keyPrefix(FEATURES_BY_FLEET, fleetId) }, (key) => {
+    const f = store.features.get(lastSegment(key));
+    return f && f.fleetId === fleetId ? f : undefined;
+  });
 }
 
 /** True when the feature is locked: the mission dispatcher's gate dispatches no run on a locked feature. */
@@ -132,7 +143,7 @@ export async function deleteFeature(store: Store, events: EventLog, fleetId: str
   const err = await store.root.transaction((): ApiError | null => {
     const cur = getFeature(store, fleetId, featureId);
     if (cur === undefined) return apiError('feature_not_found', { featureId });
-    const user = indexRange(store, `templatesByFeature/${featureId}`)[0];
+    const user = firstIndexed(store, `templatesByFeature/${featureId}`);
     if (user !== undefined) return apiError('feature_in_use', { featureId, missionId: user });
     store.features.removeSync(featureId);
     store.index.removeSync(featureIndexKey(fleetId, featureId));

@@ -2,9 +2,8 @@
  * Mission templates in LMDB (`templates` db by missionId) with these `index` keys:
  *   templatesByFleet/<fleetId>/<missionId>      the fleet's templates (= the operation's steps)
  *   templatesByFeature/<featureId>/<missionId>  feature delete refuses while one exists
- * and, maintained by the scheduler and run tracker, read here to refuse a delete (409):
- *   schedulesByTemplate/<missionId>/<scheduleId>
- *   activeRunsByTemplate/<missionId>/<runId>
+ * A delete is refused (409) while a schedule references the template or a run executes it; those
+ * indexes belong to scheduling and runs, which answer through {@link TemplateUsers}.
  *
  * Every write is one asynchronous LMDB transaction that re-checks what it depends on, so a check and
  * the write it guards cannot be separated by another request. Each change bumps `version` and adds an
@@ -13,13 +12,16 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, apiError } from '../../errors/catalog.js';
 import type { EventLog } from '../../events/index.js';
-import { indexRange, type Store } from '../../store/lmdb.js';
+import { indexRange, keyPrefix, lastSegment } from '../../store/keys.js';
+import { keysetOver, type Keyset } from '../../store/keyset.js';
+import type { Store } from '../../store/lmdb.js';
 import type { FleetRecord } from '../../store/records.js';
 import { featureUseKey, getFeature } from './features.js';
 import { operationOrNew, putNewOperation } from './operation.js';
 import type { MissionStepRecord, OperationRecord, TemplateRecord } from './records.js';
 
-export const templateIndexKey = (fleetId: string, missionId: string): string => `templatesByFleet/${fleetId}/${missionId}`;
+const TEMPLATES_BY_FLEET = 'templatesByFleet';
+export const templateIndexKey = (fleetId: string, missionId: string): string => `${TEMPLATES_BY_FLEET}/${fleetId}/${missionId}`;
 
 /** A step as a request gives it: `stepId` names an existing step to keep or edit. */
 export interface StepInput {
@@ -61,11 +63,19 @@ export function requireTemplate(store: Store, fleetId: string, missionId: string
 /** The fleet's templates, ordered by missionId. */
 export function listTemplates(store: Store, fleetId: string): TemplateRecord[] {
   const out: TemplateRecord[] = [];
-  for (const id of indexRange(store, `templatesByFleet/${fleetId}`)) {
+  for (const id of indexRange(store, `${TEMPLATES_BY_FLEET}/${fleetId}`)) {
     const t = store.templates.get(id);
     if (t) out.push(t);
   }
   return out;
+}
+
+/** The fleet's templates, ordered by missionId, as a keyset (`GET …/mission-templates` pages it). */
+export function templatesOf(store: Store, fleetId: string): Keyset<TemplateRecord> {
+  return keysetOver(store.index, { prefix: keyPrefix(TEMPLATES_BY_FLEET, fleetId) }, (key) => {
+    const t = store.templates.get(lastSegment(key));
+    return t && t.fleetId === fleetId ? t : undefined;
+  });
 }
 
 /** Appends an event on the template's timeline. */
@@ -272,16 +282,27 @@ export async function setTemplateEnabled(store: Store, events: EventLog, fleetId
 }
 
 /**
+ * Who may still use a template, asked inside the delete's transaction. Scheduling and runs own those
+ * indexes (and sit above the catalog), so they are passed in: src/missions/scheduling/template-users.ts.
+ */
+export interface TemplateUsers {
+  /** A non-cancelled schedule referencing the template, if any. */
+  schedule(missionId: string): string | undefined;
+  /** An unfinished run of the template, if any. */
+  activeRun(missionId: string): string | undefined;
+}
+
+/**
  * Deletes a template unless a schedule references it or a robot is running it.
  * @throws ApiError 404 `template_not_found`; 409 `template_in_use`
  */
-export async function deleteTemplate(store: Store, events: EventLog, fleetId: string, missionId: string, nowMs: number): Promise<TemplateRecord> {
+export async function deleteTemplate(store: Store, events: EventLog, users: TemplateUsers, fleetId: string, missionId: string, nowMs: number): Promise<TemplateRecord> {
   const out = await store.root.transaction((): TemplateRecord | ApiError => {
     const cur = store.templates.get(missionId);
     if (cur === undefined || cur.fleetId !== fleetId) return apiError('template_not_found', { missionId });
-    const schedule = indexRange(store, `schedulesByTemplate/${missionId}`)[0];
+    const schedule = users.schedule(missionId);
     if (schedule !== undefined) return apiError('template_in_use', { missionId, reason: `referenced by schedule ${schedule}` }, { details: { scheduleId: schedule } });
-    const run = indexRange(store, `activeRunsByTemplate/${missionId}`)[0];
+    const run = users.activeRun(missionId);
     if (run !== undefined) return apiError('template_in_use', { missionId, reason: `being run by a robot (run ${run})` }, { details: { runId: run } });
     store.templates.removeSync(missionId);
     store.index.removeSync(templateIndexKey(fleetId, missionId));

@@ -9,6 +9,8 @@
  * Finished runs are the mission history; src/missions/retention.ts removes them (and these keys) 90
  * days after they ended.
  */
+import { firstIndexed, keyPrefix, lastSegment, prefixRange, sortableNumber } from '../../store/keys.js';
+import { keysetOver, type Keyset } from '../../store/keyset.js';
 import type { Store } from '../../store/lmdb.js';
 import type { RunRecord, RunState } from './records.js';
 
@@ -19,17 +21,22 @@ export function isFinished(state: RunState): boolean {
   return FINISHED_STATES.has(state);
 }
 
-const hex = (ms: number): string => ms.toString(16).padStart(16, '0');
+/** The index names this module owns (nobody else builds these keys). */
+const RUNS_BY_FLEET = 'runsByFleet';
+const RUNS_BY_ROBOT = 'runsByRobot';
+const RUNS_BY_SCHEDULE = 'runsBySchedule';
+const ACTIVE_BY_TEMPLATE = 'activeRunsByTemplate';
+const ACTIVE_RUNS = 'activeRuns';
 
 function timeKeys(r: RunRecord): string[] {
-  const t = hex(r.startedAtMs);
-  const keys = [`runsByFleet/${r.fleetId}/${t}/${r.runId}`, `runsByRobot/${r.robotId}/${t}/${r.runId}`];
-  if (r.scheduleId !== null) keys.push(`runsBySchedule/${r.scheduleId}/${t}/${r.runId}`);
+  const t = sortableNumber(r.startedAtMs);
+  const keys = [`${keyPrefix(RUNS_BY_FLEET, r.fleetId)}${t}/${r.runId}`, `${keyPrefix(RUNS_BY_ROBOT, r.robotId)}${t}/${r.runId}`];
+  if (r.scheduleId !== null) keys.push(`${keyPrefix(RUNS_BY_SCHEDULE, r.scheduleId)}${t}/${r.runId}`);
   return keys;
 }
 
 function activeKeys(r: RunRecord): string[] {
-  return [`activeRunsByTemplate/${r.missionId}/${r.runId}`, `activeRuns/${r.fleetId}/${r.runId}`];
+  return [`${keyPrefix(ACTIVE_BY_TEMPLATE, r.missionId)}${r.runId}`, `${keyPrefix(ACTIVE_RUNS, r.fleetId)}${r.runId}`];
 }
 
 /** Inside a write transaction: stores a new run and all its index keys. */
@@ -54,12 +61,16 @@ export function saveRun(store: Store, r: RunRecord, wasFinished: boolean): Promi
 /** Every run not finished, across fleets (start-up). */
 export function loadActiveRuns(store: Store): RunRecord[] {
   const out: RunRecord[] = [];
-  for (const key of store.index.getKeys({ start: 'activeRuns/', end: 'activeRuns/\uffff' })) {
-    const runId = key.slice(key.lastIndexOf('/') + 1);
-    const r = store.runs.get(runId);
+  for (const key of store.index.getKeys(prefixRange(`${ACTIVE_RUNS}/`))) {
+    const r = store.runs.get(lastSegment(key));
     if (r) out.push(r);
   }
   return out;
+}
+
+/** An unfinished run of the template, if any (the catalog refuses to delete a template in use). */
+export function activeRunOfTemplate(store: Store, missionId: string): string | undefined {
+  return firstIndexed(store, `${ACTIVE_BY_TEMPLATE}/${missionId}`);
 }
 
 export interface RunQuery {
@@ -68,31 +79,59 @@ export interface RunQuery {
   sinceMs: number;
   scheduleId?: string;
   robotId?: string;
-  limit: number;
 }
 
-/** Runs matching the query, newest first. */
-export function listRuns(store: Store, q: RunQuery): RunRecord[] {
-  const prefix = q.scheduleId !== undefined ? `runsBySchedule/${q.scheduleId}/` : q.robotId !== undefined ? `runsByRobot/${q.robotId}/` : `runsByFleet/${q.fleetId}/`;
-  const out: RunRecord[] = [];
-  const range = store.index.getKeys({ start: `${prefix}\uffff`, end: `${prefix}${hex(q.sinceMs)}`, reverse: true });
-  for (const key of range) {
-    const runId = key.slice(key.lastIndexOf('/') + 1);
-    const r = store.runs.get(runId);
-    if (!r || r.fleetId !== q.fleetId) continue;
-    if (q.robotId !== undefined && r.robotId !== q.robotId) continue;
-    out.push(r);
-    if (out.length >= q.limit) break;
-  }
-  return out;
+/**
+ * The runs matching the query, newest first (by start time, then run id), as a keyset: every run of
+ * the window is reachable page by page. Read through the narrowest index the query allows; runs of
+ * another fleet (an id of another fleet's schedule or robot) are never returned.
+ */
+export function runsOf(store: Store, q: RunQuery): Keyset<RunRecord> {
+  const prefix = q.scheduleId !== undefined
+    ? keyPrefix(RUNS_BY_SCHEDULE, q.scheduleId)
+    : q.robotId !== undefined ? keyPrefix(RUNS_BY_ROBOT, q.robotId) : keyPrefix(RUNS_BY_FLEET, q.fleetId);
+  return keysetOver(store.index, { prefix, from: sortableNumber(q.sinceMs), reverse: true }, (key) => {
+    const r = store.runs.get(lastSegment(key));
+    if (!r || r.fleetId !== q.fleetId) return undefined;
+    if (q.robotId !== undefined && r.robotId !== q.robotId) return undefined;
+    return r;
+  });
 }
+
+/**
+ * Inside a write transaction: removes a run record with every index key filed for it (retention).
+ * Also the active keys, should a run be removed before it was seen finished.
+ */
+export function removeRunSync(store: Store, r: RunRecord): void {
+  for (const k of timeKeys(r)) store.index.removeSync(k);
+  for (const k of activeKeys(r)) store.index.removeSync(k);
+  store.runs.removeSync(r.runId);
+}
+
+/**
+ * Where retention walks finished runs: the fleet time index, grouped by fleet, start time ordered
+ * inside a group. `groupOf` gives a key's group prefix, `runIdOf` the run it names, `before` the
+ * exclusive upper bound of a group's runs started before `ms`.
+ */
+export const RUN_TIME_INDEX = {
+  root: `${RUNS_BY_FLEET}/`,
+  groupOf: (key: string): string | null => {
+    const a = key.indexOf('/');
+    const b = a < 0 ? -1 : key.indexOf('/', a + 1);
+    return b < 0 ? null : key.slice(0, b + 1);
+  },
+  runIdOf: (key: string): string => lastSegment(key),
+  before: (group: string, ms: number): string => {
+    return `${group}${sortableNumber(ms)}`;
+  },
+} as const;
 
 /** The most recent run of `missionId` on `robotId`, or undefined. */
 export function latestRunOf(store: Store, robotId: string, missionId: string): RunRecord | undefined {
-  const prefix = `runsByRobot/${robotId}/`;
+  const { start, end } = prefixRange(keyPrefix(RUNS_BY_ROBOT, robotId));
   let scanned = 0;
-  for (const key of store.index.getKeys({ start: `${prefix}\uffff`, end: prefix, reverse: true })) {
-    const r = store.runs.get(key.slice(key.lastIndexOf('/') + 1));
+  for (const key of store.index.getKeys({ start: end, end: start, reverse: true })) {
+    const r = store.runs.get(lastSegment(key));
     if (r && r.missionId === missionId) return r;
     // Bounded look-back: control-mission without run_id concerns recent work.
     if (++scanned >= 1000) break;

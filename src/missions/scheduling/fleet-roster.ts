@@ -8,7 +8,8 @@
  */
 import type { RobotLink } from '../../protocol/robot-link.js';
 import type { Clock } from '../clock.js';
-import { indexRange, type Store } from '../../store/lmdb.js';
+import { fleetRobotIds } from '../../store/identity.js';
+import type { Store } from '../../store/lmdb.js';
 import { decodeSnapshot } from '../../telemetry/snapshot-codec.js';
 import type { RunTracker } from '../runs/run-tracker.js';
 import type { RobotView } from './selection.js';
@@ -39,7 +40,7 @@ export class FleetRoster {
     let cached = this.cache.get(fleetId);
     if (!cached || now - cached.atMs >= ROSTER_TTL_MS || now < cached.atMs) {
       const robots: RegisteredRobot[] = [];
-      for (const robotId of indexRange(this.store, `robotsByFleet/${fleetId}`)) {
+      for (const robotId of fleetRobotIds(this.store, fleetId)) {
         const r = this.store.robots.get(robotId);
         if (r && r.fleetId === fleetId) robots.push({ robotId, name: r.name, active: r.active, capabilities: r.capabilities });
       }

@@ -30,6 +30,7 @@
 import { pino, type Logger } from 'pino';
 import type { FireRecord, ScheduleRecord } from './records.js';
 import { syncTemplateRef } from './schedules.js';
+import { sortableNumber } from '../../store/keys.js';
 import type { Store } from '../../store/lmdb.js';
 import type { Clock } from '../clock.js';
 import { nextFireAfter } from './recurrence.js';
@@ -37,8 +38,22 @@ import { TimerHeap } from './timer-heap.js';
 
 /** Key of one occurrence in the `fires` db. */
 export function fireKeyOf(scheduleId: string, dueAtMs: number): string {
-  return `${scheduleId}/${dueAtMs.toString(16).padStart(16, '0')}`;
+  return `${scheduleId}/${sortableNumber(dueAtMs)}`;
 }
+
+/**
+ * How retention walks the `fires` db: keys grouped by schedule (`<scheduleId>/`), due-time ordered
+ * inside a group; `dueBefore` is the exclusive bound of a group's fires due before `ms`.
+ */
+export const FIRE_KEYS = {
+  groupOf: (key: string): string | null => {
+    const i = key.indexOf('/');
+    return i < 0 ? null : key.slice(0, i + 1);
+  },
+  dueBefore: (group: string, ms: number): string => {
+    return `${group}${sortableNumber(ms)}`;
+  },
+} as const;
 
 /** What happened to one due occurrence, reported after its transaction committed. */
 export type FireOutcome =

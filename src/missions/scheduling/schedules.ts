@@ -6,11 +6,13 @@
  *                                                               has a fire to come or one open
  *   activeSchedules/<fleetId>/<scheduleId>                      while not cancelled (counted by key,
  *                                                               without decoding records)
- * Plus the API row shape and keyset paging of `GET /v1/mission-schedule`.
+ * Plus the keyset behind `GET /v1/mission-schedule`. Nobody else builds these keys.
  */
 import { randomUUID } from 'node:crypto';
 import { apiError } from '../../errors/catalog.js';
 import { nextFireAfter } from './recurrence.js';
+import { countPrefix, firstIndexed, keyPrefix, lastSegment, prefixRange, sortableNumber } from '../../store/keys.js';
+import { keysetOver, type Keyset } from '../../store/keyset.js';
 import type { Store } from '../../store/lmdb.js';
 import type { ScheduleRecord, ScheduleSpec } from './records.js';
 
@@ -20,18 +22,20 @@ export const DEFAULT_RETRY_INTERVAL_SECS = 30;
 /** Active (non-cancelled) schedules per fleet; a create beyond it is refused (409). */
 export const MAX_ACTIVE_SCHEDULES_PER_FLEET = 20_000;
 
-const hex = (ms: number): string => ms.toString(16).padStart(16, '0');
+const BY_FLEET = 'schedulesByFleet';
+const BY_TEMPLATE = 'schedulesByTemplate';
+const ACTIVE = 'activeSchedules';
 
-export function fleetKey(s: Pick<ScheduleRecord, 'fleetId' | 'createdAtMs' | 'scheduleId'>): string {
-  return `schedulesByFleet/${s.fleetId}/${hex(s.createdAtMs)}/${s.scheduleId}`;
+function fleetKey(s: Pick<ScheduleRecord, 'fleetId' | 'createdAtMs' | 'scheduleId'>): string {
+  return `${keyPrefix(BY_FLEET, s.fleetId)}${sortableNumber(s.createdAtMs)}/${s.scheduleId}`;
 }
 
 function activeKey(s: Pick<ScheduleRecord, 'fleetId' | 'scheduleId'>): string {
-  return `activeSchedules/${s.fleetId}/${s.scheduleId}`;
+  return `${keyPrefix(ACTIVE, s.fleetId)}${s.scheduleId}`;
 }
 
 function templateKey(s: ScheduleRecord): string | null {
-  return s.target.type === 'mission' ? `schedulesByTemplate/${s.target.missionId}/${s.scheduleId}` : null;
+  return s.target.type === 'mission' ? `${keyPrefix(BY_TEMPLATE, s.target.missionId)}${s.scheduleId}` : null;
 }
 
 export interface NewSchedule {
@@ -118,32 +122,44 @@ export function syncTemplateRef(store: Store, s: ScheduleRecord): void {
 
 /** Non-cancelled schedules of a fleet (a key count: no record is decoded). */
 export function countActiveSchedules(store: Store, fleetId: string): number {
-  return store.index.getKeysCount({ start: `activeSchedules/${fleetId}/`, end: `activeSchedules/${fleetId}/\uffff` });
+  return countPrefix(store.index, keyPrefix(ACTIVE, fleetId));
 }
 
 /** How many schedules the fleet has ever had, cancelled included (counted by key, nothing decoded). */
 export function countFleetSchedules(store: Store, fleetId: string): number {
-  return store.index.getKeysCount({ start: `schedulesByFleet/${fleetId}/`, end: `schedulesByFleet/${fleetId}/\uffff` });
+  return countPrefix(store.index, keyPrefix(BY_FLEET, fleetId));
 }
 
-/** A page of a fleet's schedules, newest first; `before` is the last key of the previous page. */
-export function pageSchedules(store: Store, fleetId: string, limit: number, beforeKey: string | null): { items: ScheduleRecord[]; lastKey: string | null; more: boolean } {
-  const prefix = `schedulesByFleet/${fleetId}/`;
-  const items: ScheduleRecord[] = [];
-  let lastKey: string | null = null;
-  let more = false;
-  for (const key of store.index.getKeys({ start: beforeKey ?? `${prefix}\uffff`, end: prefix, reverse: true })) {
-    if (key === beforeKey) continue;
-    if (items.length >= limit) {
-      more = true;
-      break;
-    }
-    const s = store.schedules.get(key.slice(key.lastIndexOf('/') + 1));
-    if (!s) continue;
-    items.push(s);
-    lastKey = key;
+/** The fleet's non-cancelled schedules (the `activeSchedules` index: cancelled ones are not read). */
+export function activeSchedulesOf(store: Store, fleetId: string): ScheduleRecord[] {
+  const out: ScheduleRecord[] = [];
+  for (const key of store.index.getKeys(prefixRange(keyPrefix(ACTIVE, fleetId)))) {
+    const s = store.schedules.get(lastSegment(key));
+    if (s && !s.cancelled && s.fleetId === fleetId) out.push(s);
   }
-  return { items, lastKey, more };
+  return out;
+}
+
+/** A non-cancelled schedule that still references the template, if any (template delete checks it). */
+export function scheduleUsingTemplate(store: Store, missionId: string): string | undefined {
+  return firstIndexed(store, `${BY_TEMPLATE}/${missionId}`);
+}
+
+/** A fleet's schedules (mission and command, cancelled too), newest first, as a keyset. */
+export function schedulesOf(store: Store, fleetId: string): Keyset<ScheduleRecord> {
+  return keysetOver(store.index, { prefix: keyPrefix(BY_FLEET, fleetId), reverse: true }, (key) => {
+    const s = store.schedules.get(lastSegment(key));
+    return s && s.fleetId === fleetId ? s : undefined;
+  });
+}
+
+/**
+ * The correlation id of the fleet's schedule `scheduleId`, or undefined when it names no schedule of
+ * the fleet: `GET /v1/events?correlation_id=<scheduleId>` reads that schedule's timeline.
+ */
+export function scheduleCorrelationId(store: Store, fleetId: string, scheduleId: string): string | undefined {
+  const s = store.schedules.get(scheduleId);
+  return s !== undefined && s.fleetId === fleetId ? s.correlationId : undefined;
 }
 
 /** A schedule of the fleet. @throws ApiError `schedule_not_found` */
