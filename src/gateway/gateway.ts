@@ -5,6 +5,7 @@
  * Each service is built here once and handed to who needs it; no module keeps per-store state of
  * its own.
  */
+import { REMOVED_ROUTES } from '../api/removed-routes.js';
 import { readFile } from 'node:fs/promises';
 import { CommandService } from '../commands/service.js';
 import type { CommandServiceOptions } from '../commands/service-types.js';
@@ -165,6 +166,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       rateLimiter: new RateLimiter({ ratePerSecond: tunables.rateLimitPerSecond, burst: tunables.rateLimitBurst }),
       authThrottle: new AuthThrottle(),
       log,
+      removed: REMOVED_ROUTES,
     });
     http = await startHttpServer({
       host: opts.host,
