@@ -150,7 +150,10 @@ function fits(branch: Record<string, unknown>, data: unknown): boolean {
   if (type !== actual && !(type === 'number' && actual === 'integer')) return false;
   if (actual !== 'object') return true;
   const required = Array.isArray(branch.required) ? (branch.required as string[]) : [];
-  return required.length > 0 && required.every((k) => Object.prototype.hasOwnProperty.call(data, k));
+  if (required.length === 0 || !required.every((k) => Object.prototype.hasOwnProperty.call(data, k))) return false;
+  // A discriminating literal (`type: 'Polygon'`) must match too.
+  const props = (branch.properties ?? {}) as Record<string, { const?: unknown }>;
+  return Object.entries(props).every(([k, p]) => !('const' in p) || (data as Record<string, unknown>)[k] === p.const);
 }
 
 /** One alternative of a union, for "must be one of: …". */
