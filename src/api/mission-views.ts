@@ -5,6 +5,7 @@
 import type { RunRecord, RunState } from '../missions/runs/records.js';
 import type { ScheduleRecord } from '../missions/scheduling/records.js';
 import type { MissionRun, RUN_STATES, ScheduleRow } from './schemas/mission-runtime.js';
+import type { ScheduleState } from './schemas/mission-tools.js';
 
 // The published run states are exactly the stored ones: a state added to RunState fails to compile
 // here until the schema lists it too.
@@ -22,10 +23,10 @@ export function toMissionRun(r: RunRecord): MissionRun {
     fleetId: r.fleetId,
     name: r.name,
     state: r.state,
-    progressPct: r.progressPct,
-    stepIndex: r.stepIndex,
+    missionProgressPct: r.progressPct,
+    currentStepIndex: r.stepIndex,
     remainingDistanceM: r.remainingDistanceM,
-    etaS: r.etaS,
+    estimatedTimeRemainingS: r.etaS,
     detail: r.detail,
     cancelRequested: r.cancelRequested,
     correlationId: r.correlationId,
@@ -33,6 +34,15 @@ export function toMissionRun(r: RunRecord): MissionRun {
     endedAtMs: r.endedAtMs,
     lastReportAtMs: r.lastReportAtMs,
   };
+}
+
+/**
+ * The one state a schedule shows everywhere: `cancelled` once cancelled (the stored `status` keeps
+ * the latest fire's outcome underneath, so a fire still settling after the cancel changes nothing
+ * visible), else the stored status.
+ */
+export function scheduleState(s: Pick<ScheduleRecord, 'cancelled' | 'status'>): ScheduleState {
+  return s.cancelled ? 'cancelled' : s.status;
 }
 
 /** A schedule as `GET /v1/mission-schedule` lists it (pass the scheduler's live view of the record). */
@@ -48,14 +58,13 @@ export function toScheduleRow(s: ScheduleRecord): ScheduleRow {
       : { action: command.action, ...(command.mode !== undefined ? { mode: command.mode } : {}), ...(command.reason !== undefined ? { reason: command.reason } : {}) },
     robot_ids: s.robotIds,
     schedule: s.schedule === null ? null : { owner: s.schedule.owner, timezone: s.schedule.timezone, startTimeMs: s.schedule.startTimeMs, kind: s.schedule.kind },
-    status: s.status,
+    status: scheduleState(s),
     last_failure_reason: s.lastFailureReason,
     last_failure_detail: s.lastFailureDetail,
     deployment_deadline_ms: s.deploymentDeadlineMs,
     retry_limit: s.retryLimit,
     retry_interval_secs: s.retryIntervalSecs,
     next_fire_at_ms: s.nextFireAtMs,
-    cancelled: s.cancelled,
     paused_reason: s.pausedReason ?? null,
     acts_as_api_key_id: s.createdBy.apiKeyId,
     fires_total: s.firesTotal,

@@ -69,6 +69,9 @@ export async function runAdmin(argv: string[], out: Out): Promise<number> {
       if (permissions.length === 0) throw new UsageError('--permissions needs at least one permission');
       const unknown = permissions.find((p) => !isKnownPermission(p));
       if (unknown !== undefined) throw new UsageError(`unknown permission '${unknown}'`);
+      // A retired permission authorizes no endpoint: granting it would only mislead whoever holds the key.
+      const retired = permissions.find((p) => !isLivePermission(p));
+      if (retired !== undefined) throw new UsageError(`permission '${retired}' is retired and authorizes nothing; use: ${LIVE_PERMISSIONS.join(', ')}`);
       const expiresIn = positiveInt(opt(v, 'expires-in'), 'expires-in');
       const r = await withStore(dataDir, false, (store) => {
         if (!store.orgs.get(orgId)) throw new UsageError(`organization ${orgId} does not exist`);
@@ -77,9 +80,7 @@ export async function runAdmin(argv: string[], out: Out): Promise<number> {
         const expiresAtMs = expiresIn === undefined ? null : Date.now() + expiresIn * 1000;
         return createApiKey(store, { orgId, fleetId, permissions, expiresAtMs });
       });
-      const retired = permissions.filter((p) => !isLivePermission(p));
-      const note = retired.length > 0 ? `\nnote: retired permissions authorize nothing: ${retired.join(', ')}` : '';
-      print(out, v.json === true, { apiKeyId: r.record.apiKeyId, apiKey: r.apiKey }, `api key id ${r.record.apiKeyId}\napi key ${r.apiKey}  (shown once)${note}`);
+      print(out, v.json === true, { apiKeyId: r.record.apiKeyId, apiKey: r.apiKey }, `api key id ${r.record.apiKeyId}\napi key ${r.apiKey}  (shown once)`);
       return 0;
     }
     case 'revoke-key': {

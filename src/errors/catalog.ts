@@ -44,6 +44,7 @@ export const ERROR_CATALOG = {
   forbidden_org: { code: 'forbidden', status: 403, template: 'This key cannot access organization {orgId}.' },
   forbidden_fleet: { code: 'forbidden', status: 403, template: 'This key is bound to another fleet.' },
   route_not_found: { code: 'not_found', status: 404, template: 'No route for {method} {path}.' },
+  route_removed: { code: 'not_found', status: 404, template: '{method} {path} was removed from the API; {instead}.' },
   fleet_not_found: { code: 'not_found', status: 404, template: 'Fleet {fleetId} was not found.' },
   robot_not_found: { code: 'not_found', status: 404, template: 'Robot {robotId} was not found.' },
   action_not_supported: { code: 'bad_request', status: 400, template: 'Action {action} is not supported yet.' },

@@ -6,6 +6,7 @@
  * its own.
  */
 import { pino, type Logger } from 'pino';
+import { REMOVED_ROUTES } from '../api/removed-routes.js';
 import { CommandService } from '../commands/service.js';
 import type { CommandServiceOptions } from '../commands/service-types.js';
 import { EventLog } from '../events/log.js';
@@ -247,6 +248,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       rateLimiter: new RateLimiter({ ratePerSecond: tunables.rateLimitPerSecond, burst: tunables.rateLimitBurst }),
       authThrottle: new AuthThrottle(),
       log: logFor('http'),
+      removed: REMOVED_ROUTES,
     });
     http = await startHttpServer({
       host: opts.host,

@@ -21,7 +21,7 @@ import type { RateLimiter } from './rate-limit.js';
 import { RouteTable } from './route-table.js';
 import type { AuthContext, HandlerResult, RouteContext, RouteDef } from '../api/route.js';
 import type { PlainRequest, PlainResponse } from './types.js';
-import { describeErrors, RequestValidators } from './validation.js';
+import { describeErrors, describeProblem, RequestValidators } from './validation.js';
 
 /**
  * Who is calling and what they may do. The router knows no credential format and no store: the
@@ -58,6 +58,8 @@ export interface RouterDeps {
   now?: () => number;
   /** Where internal errors are logged (with the request id); never receives credentials. */
   log?: Logger;
+  /** Routes that were removed: 404 naming the replacement, also where another method is served. */
+  removed?: readonly { method: string; path: string; instead: string }[];
 }
 
 /**
@@ -128,6 +130,8 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
   // the table tries literal segments before parameters (route-table.ts).
   const table = new RouteTable<CompiledRoute>();
   for (const c of compiled) table.add(c.def.method, c.path, c);
+  const removed = new RouteTable<string>();
+  for (const r of deps.removed ?? []) removed.add(r.method, compilePath(r.path), r.instead);
 
   const handle = (req: PlainRequest, signal: AbortSource): PlainResponse | Promise<PlainResponse> => {
     const nowMs = now();
@@ -142,7 +146,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     try {
       // HEAD is served wherever GET is (RFC 9110 section 9.3.2): the same handler and status; the
       // adapter sends the headers without the body.
-      const found = match(table, req.method === 'HEAD' ? 'GET' : req.method, req.path, req.method);
+      const found = match(table, removed, req.method === 'HEAD' ? 'GET' : req.method, req.path, req.method);
       route = found.route;
       if (req.notes !== undefined) req.notes.route = found.route.def.path;
       const result = run(found.route, found.params, req, signal, nowMs);
@@ -264,12 +268,15 @@ function toResponse(result: HandlerResult): PlainResponse {
 
 function match(
   table: RouteTable<CompiledRoute>,
+  removed: RouteTable<string>,
   method: string,
   path: string,
   asSent: string,
 ): { route: CompiledRoute; params: Record<string, string> } {
   const found = table.match(method, path);
   if (found.route !== null) return found;
+  const gone = removed.match(method, path);
+  if (gone.route !== null) throw apiError('route_removed', { method: safeText(asSent), path: safeText(path), instead: gone.route });
   if (found.allowed.length === 0) throw apiError('route_not_found', { method: safeText(asSent), path: safeText(path) });
   const allowed = found.allowed.includes('GET') ? [...found.allowed, 'HEAD'] : found.allowed;
   throw apiError('method_not_allowed', { method: safeText(asSent), path: safeText(path) }, { headers: { allow: allowed.join(', ') } });
@@ -280,9 +287,8 @@ function validateParams(route: CompiledRoute, raw: Record<string, string>): Reco
   // `raw` is this request's own object (route-table.ts builds it per match): coerce it in place.
   const value: Record<string, unknown> = raw;
   if (!route.params(value)) {
-    const e = route.params.errors?.[0];
-    const param = e ? e.instancePath.slice(1) || 'path' : 'path';
-    throw apiError('invalid_path', { param, detail: e?.message ?? 'is invalid' });
+    const { path, problem } = describeProblem(route.params.errors);
+    throw apiError('invalid_path', { param: path || 'path', detail: problem });
   }
   return value;
 }
@@ -305,8 +311,9 @@ function validateHeaders(route: CompiledRoute, req: PlainRequest): Readonly<Reco
   }
   if (!route.headers(value)) {
     const e = route.headers.errors?.[0];
-    const header = e === undefined ? 'header' : e.instancePath.slice(1) || ((e.params as { missingProperty?: string }).missingProperty ?? 'header');
-    throw apiError('invalid_header', { header: safeText(header), detail: e?.keyword === 'required' ? 'is required' : (e?.message ?? 'is invalid') });
+    const missing = e?.keyword === 'required' ? (e.params as { missingProperty?: string }).missingProperty : undefined;
+    const { path, problem } = describeProblem(route.headers.errors);
+    throw apiError('invalid_header', { header: safeText(missing ?? (path || 'header')), detail: missing !== undefined ? 'is required' : problem });
   }
   return value;
 }

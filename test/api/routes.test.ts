@@ -56,11 +56,16 @@ describe('GET /v1/orgs/{org_id}/fleets', () => {
   });
 
   it('a malformed org id is 400 bad_request', async () => {
-    for (const bad of ['not-a-uuid', fx.ids.orgA.toUpperCase(), `urn:uuid:${fx.ids.orgA}`, `${fx.ids.orgA}0`]) {
+    for (const bad of ['not-a-uuid', `urn:uuid:${fx.ids.orgA}`, `{${fx.ids.orgA}}`, `${fx.ids.orgA}0`]) {
       const r = await call(fx, 'GET', `/v1/orgs/${encodeURIComponent(bad)}/fleets`, { key: fx.keys.full });
       expect({ bad, status: r.status }).toEqual({ bad, status: 400 });
       expect((r.json as { code: string }).code).toBe('bad_request');
     }
+  });
+
+  it('an upper-case org id is the same org (UUIDs are accepted in any letter case)', async () => {
+    const r = await call(fx, 'GET', `/v1/orgs/${fx.ids.orgA.toUpperCase()}/fleets`, { key: fx.keys.full });
+    expect(r.status).toBe(200);
   });
 });
 

@@ -55,7 +55,25 @@ describe('fleetgw admin', () => {
       await store.close();
     }
   });
+
+  it('create-key refuses a retired permission: one line naming it, exit 2, no key stored', async () => {
+    const before = await keyCount();
+    const r = fleetgw(['admin', 'create-key', '--data-dir', dir, '--org', init.orgId ?? '', '--permissions', 'fleet:read,operations:deploy', '--json']);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`fleetgw: permission 'operations:deploy' is retired and authorizes nothing; use: ${LIVE_PERMISSIONS.join(', ')}\n`);
+    expect(await keyCount()).toBe(before);
+  });
 });
+
+async function keyCount(): Promise<number> {
+  const store = openStore(dir);
+  try {
+    return store.apikeys.getKeysCount();
+  } finally {
+    await store.close();
+  }
+}
 
 describe('fleetgw bad arguments: one line on stderr, exit 2', () => {
   const cases: [string, string[]][] = [
@@ -66,6 +84,7 @@ describe('fleetgw bad arguments: one line on stderr, exit 2', () => {
     ['unknown option', ['admin', 'init', '--data-dir', dir, '--org', 'a', '--fleet', 'b', '--colour', 'red']],
     ['org not a uuid', ['admin', 'create-fleet', '--data-dir', dir, '--org', 'acme', '--name', 'x']],
     ['unknown permission', ['admin', 'create-key', '--data-dir', dir, '--org', '00000000-0000-4000-8000-000000000000', '--permissions', 'robots:fly']],
+    ['retired permission', ['admin', 'create-key', '--data-dir', dir, '--org', '00000000-0000-4000-8000-000000000000', '--permissions', 'robots:read,audit:read']],
     ['bad expires-in', ['admin', 'create-key', '--data-dir', dir, '--org', '00000000-0000-4000-8000-000000000000', '--permissions', 'robots:read', '--expires-in', '-5']],
     ['revoking an unknown key', ['admin', 'revoke-key', '--data-dir', dir, '--key-id', '00000000-0000-4000-8000-000000000000']],
     ['serve: bad port', ['serve', '--data-dir', dir, '--port', '70000']],

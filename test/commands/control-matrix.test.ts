@@ -151,10 +151,10 @@ describe('command policy', () => {
     const before = fleet.robots[0]!.agent.stats();
     const cases: [string, Record<string, unknown>, string][] = [
       ['mode', { mode: 'dance' }, 'mode dance is not among the allowed modes'],
-      ['invoke-service', { name: 'self_destruct' }, 'action self_destruct is not advertised'],
-      ['invoke-service', { name: 'beep', arguments: { durationMs: 99999 } }, 'arguments of beep do not match its schema'],
-      ['invoke-service', { name: 'beep', arguments: {} }, 'arguments of beep do not match its schema'],
-      ['invoke-service', { name: 'dump_diagnostics', arguments: { x: 1 } }, 'arguments of dump_diagnostics'],
+      ['invoke-service', { action_name: 'self_destruct' }, 'action self_destruct is not advertised'],
+      ['invoke-service', { action_name: 'beep', arguments: { durationMs: 99999 } }, 'arguments of beep do not match its schema'],
+      ['invoke-service', { action_name: 'beep', arguments: {} }, 'arguments of beep do not match its schema'],
+      ['invoke-service', { action_name: 'dump_diagnostics', arguments: { x: 1 } }, 'arguments of dump_diagnostics'],
       ['settings', { settings: { max_speed_mps: 9 } }, 'setting max_speed_mps must be at most 3'],
       ['settings', { settings: { lights_enabled: 'yes' } }, 'setting lights_enabled must be a boolean'],
       ['settings', { settings: { obstacle_sensitivity: 'extreme' } }, 'must be one of low, medium, high'],
@@ -182,9 +182,9 @@ describe('command policy', () => {
     const mode = await nested(on(), 'mode', { mode: 'manual', wait_for_ack: true });
     expect(mode.status).toBe(200);
     expect(mode.json).toMatchObject({ success: true, robotId: on(), action: 'mode', delivery: { state: 'agent_received' } });
-    expect((await nested(on(), 'invoke-service', { name: 'set_lights', arguments: { on: true, color: 'amber' }, wait_for_ack: true })).status).toBe(200);
+    expect((await nested(on(), 'invoke-service', { action_name: 'set_lights', arguments: { on: true, color: 'amber' }, wait_for_ack: true })).status).toBe(200);
     expect(model(0).invokedActions.at(-1)).toEqual({ name: 'set_lights', arguments: { on: true, color: 'amber' } });
-    expect((await nested(on(), 'invoke-service', { name: 'dump_diagnostics', wait_for_ack: true })).status).toBe(200);
+    expect((await nested(on(), 'invoke-service', { action_name: 'dump_diagnostics', wait_for_ack: true })).status).toBe(200);
     expect((await nested(on(), 'settings', { settings: { obstacle_sensitivity: 'high' }, wait_for_ack: true })).status).toBe(200);
     expect(model(0).settings.obstacle_sensitivity).toBe('high');
     const target = { latitude: 52.0002, longitude: 5.0003 };
@@ -209,7 +209,7 @@ describe('command policy', () => {
       const res = await control({ action, robot_id: off(), wait_for_ack: true }, s.keys.control);
       expect(res.status, action).toBe(200);
     }
-    for (const [route, body] of [['mode', { mode: 'manual' }], ['invoke-service', { name: 'beep' }], ['settings', { settings: { a: 1 } }], ['go-to', { latitude: 52, longitude: 5 }]] as const) {
+    for (const [route, body] of [['mode', { mode: 'manual' }], ['invoke-service', { action_name: 'beep' }], ['settings', { settings: { a: 1 } }], ['go-to', { latitude: 52, longitude: 5 }]] as const) {
       const res = await nested(off(), route, body);
       expect(res.status, route).toBe(422);
       expect(res.json.error).toContain('advertised no command policy');

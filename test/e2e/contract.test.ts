@@ -295,8 +295,8 @@ describe('every operation, through real HTTP', () => {
     await expectStatus(422, 'robotGoTo', { ...robotPath(), body: { latitude: 10, longitude: 10 } });
     await expectStatus(200, 'robotSetMode', { ...robotPath(1), body: { mode: 'autonomous', wait_for_ack: true } });
     await expectStatus(422, 'robotSetMode', { ...robotPath(1), body: { mode: 'flying' } });
-    await expectStatus(200, 'robotInvokeService', { ...robotPath(1), body: { name: 'beep', arguments: { durationMs: 10 } } });
-    await expectStatus(422, 'robotInvokeService', { ...robotPath(1), body: { name: 'warp_drive' } });
+    await expectStatus(200, 'robotInvokeService', { ...robotPath(1), body: { action_name: 'beep', arguments: { durationMs: 10 } } });
+    await expectStatus(422, 'robotInvokeService', { ...robotPath(1), body: { action_name: 'warp_drive' } });
     await expectStatus(200, 'robotUpdateSettings', { ...robotPath(1), body: { settings: { max_speed_mps: 1 } } });
     await expectStatus(422, 'robotUpdateSettings', { ...robotPath(1), body: { settings: { max_speed_mps: 99 } } });
     await expectStatus(503, 'robotSetMode', { path: { robot_id: inactiveRobot }, body: { mode: 'manual' } });
@@ -419,7 +419,7 @@ describe('every operation, through real HTTP', () => {
     const command = { ...ids(), command: { action: 'stop', robot_ids: [robots[1]!.robotId], reason: 'night' }, schedule: { timezone: 'UTC', startTimeMs: later(3_600_000), kind: { interval: { everySeconds: 3600 } } } };
     const c = await expectStatus(201, 'scheduleCommand', { body: command, idem: randomUUID() });
     await expectStatus(400, 'scheduleCommand', { body: { ...command, command: { action: 'mode', robot_ids: [robots[1]!.robotId] } }, idem: randomUUID() });
-    expect((await expectStatus(200, 'cancelSchedule', { body: { ...ids(), schedule_id: c.scheduleId as string } })).cancelled).toBe(true);
+    expect((await expectStatus(200, 'cancelSchedule', { body: { ...ids(), schedule_id: c.scheduleId as string } })).status).toBe('cancelled');
     await expectStatus(404, 'cancelSchedule', { body: { ...ids(), schedule_id: randomUUID() } });
 
     await expectStatus(200, 'setMissionPriorities', { body: { ...ids(), priorities: [{ mission_id: state.missionId, priority: 7 }] } });

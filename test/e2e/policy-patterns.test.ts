@@ -84,7 +84,7 @@ async function post(path: string, body: unknown, timeoutMs = 5000): Promise<{ st
 
 const controlRobot = (body: Record<string, unknown>, timeoutMs?: number) => post('/v1/agent/control-robot', { org_id: d.orgId, fleet_id: d.fleetId, ...body }, timeoutMs);
 const invokeService = (robot: number, name: string, args: unknown) =>
-  post(`/v1/orgs/${d.orgId}/fleets/${d.fleetId}/robots/${creds[robot]!.robotId}/invoke-service`, { name, arguments: args });
+  post(`/v1/orgs/${d.orgId}/fleets/${d.fleetId}/robots/${creds[robot]!.robotId}/invoke-service`, { action_name: name, arguments: args });
 
 describe('robot-supplied schema patterns cannot freeze the gateway', () => {
   it('answers stops to another robot and to the same robot promptly while a hostile pattern is evaluated', async () => {

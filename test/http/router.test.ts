@@ -178,7 +178,7 @@ describe('JSON bodies', () => {
     const cases: Record<string, unknown> = {
       'unknown field': { ...good, extra: 1 },
       'malformed uuid': { ...good, org_id: 'abc' },
-      'upper-case uuid': { ...good, org_id: ID.toUpperCase() },
+      'urn:uuid prefix': { ...good, org_id: `urn:uuid:${ID}` },
       'non-array': { ...good, robot_ids: ID },
       'bad array member': { ...good, robot_ids: [ID, 'nope'] },
       'array too long': { ...good, robot_ids: [ID, ID, ID, ID] },
@@ -194,7 +194,14 @@ describe('JSON bodies', () => {
     const unknown = await send(req('POST', '/v1/agent/echo', { body: JSON.stringify({ ...good, extra: 1 }), type: 'application/json' }));
     expect(unknown.json.error).toContain("unknown field 'extra'");
     const member = await send(req('POST', '/v1/agent/echo', { body: JSON.stringify({ ...good, robot_ids: [ID, 'x'] }), type: 'application/json' }));
-    expect(member.json.error).toContain('robot_ids.1');
+    expect(member.json.error).toBe('Invalid request body: robot_ids[1] must be a UUID (8-4-4-4-12 hex digits).');
+  });
+
+  it('UUIDs in any letter case reach the handler lower-cased (also array members)', async () => {
+    const mixed = ID.toUpperCase().replace(/^../, (c) => c.toLowerCase());
+    const r = await send(req('POST', '/v1/agent/echo', { body: JSON.stringify({ ...good, org_id: mixed, robot_ids: [ID.toUpperCase()] }), type: 'application/json' }));
+    expect(r.status).toBe(200);
+    expect(seen.at(-1)).toEqual({ ...good, org_id: ID, robot_ids: [ID] });
   });
 
   it('a body on a route that takes none is 400; an empty one is fine', async () => {

@@ -45,7 +45,7 @@ describe('deploy-mission to a simulated robot', () => {
     const runs = await h.call('GET', `/v1/mission-runs?fleet_id=${h.seed.fleetId}&days=1`);
     expect(runs.json.items).toHaveLength(1);
     expect(runs.json.next_cursor).toBeNull();
-    expect(runs.json.items[0]).toMatchObject({ runId, scheduleId, missionId, robotId, state: 'completed', progressPct: 100, endedAtMs: expect.any(Number) });
+    expect(runs.json.items[0]).toMatchObject({ runId, scheduleId, missionId, robotId, state: 'completed', missionProgressPct: 100, endedAtMs: expect.any(Number) });
     const byRobot = await h.call('GET', `/v1/mission-runs?fleet_id=${h.seed.fleetId}&days=1&robot_id=${robotId}&limit=9999`);
     expect(byRobot.json.items.map((r: { runId: string }) => r.runId)).toEqual([runId]);
 
@@ -54,6 +54,8 @@ describe('deploy-mission to a simulated robot', () => {
     expect(kinds.indexOf('schedule.accepted')).toBeLessThan(kinds.indexOf('schedule.pending'));
     expect(kinds.indexOf('schedule.pending')).toBeLessThan(kinds.indexOf('schedule.robot_chosen'));
     expect(kinds.indexOf('schedule.robot_chosen')).toBeLessThan(kinds.indexOf('run.completed'));
+    // Cause before effect: the schedule chose the robot, then the run exists.
+    expect(kinds.indexOf('schedule.robot_chosen')).toBeLessThan(kinds.indexOf('run.created'));
     // The robot is free again and the template is no longer referenced by an active run.
     expect(h.missions.tracker.activeRunOf(robotId)).toBeUndefined();
     expect([...h.store.index.getKeys({ start: `activeRunsByTemplate/${missionId}/`, end: `activeRunsByTemplate/${missionId}/\uffff` })]).toEqual([]);
@@ -108,7 +110,7 @@ describe('failure paths', () => {
       return runs.json.items[0]?.state === 'failed';
     }, 10_000, 'run failed');
     const runs = await h.call('GET', `/v1/mission-runs?fleet_id=${h.seed.fleetId}&days=1`);
-    expect(runs.json.items[0]).toMatchObject({ state: 'failed', detail: 'blade_jammed', stepIndex: 1 });
+    expect(runs.json.items[0]).toMatchObject({ state: 'failed', detail: 'blade_jammed', currentStepIndex: 1 });
     // The deployment itself succeeded.
     expect((await h.schedule(res.json.scheduleId)).status).toBe('deployed');
   });

@@ -78,7 +78,7 @@ describe('edit, cancel, list', () => {
     const tplPath = `/v1/orgs/${h.seed.orgId}/fleets/${h.seed.fleetId}/mission-templates/${missionId}`;
     expect((await h.call('DELETE', tplPath)).status).toBe(409); // referenced by live schedules
     const cancel = await h.tool('cancel-schedule', { schedule_id: ids[1] }, { idem: null });
-    expect(cancel.json).toMatchObject({ scheduleId: ids[1], cancelled: true });
+    expect(cancel.json).toEqual({ scheduleId: ids[1], status: 'cancelled', detail: expect.any(String) });
     expect((await h.tool('edit-schedule', { schedule_id: ids[1], retry_limit: 1 }, { idem: null })).status).toBe(409);
     expect([...h.store.index.getKeys({ start: `schedulesByTemplate/${missionId}/`, end: `schedulesByTemplate/${missionId}/\uffff` })]).toHaveLength(4);
 

@@ -38,7 +38,7 @@ import {
   type ScheduleRow,
   type ScheduleRuntimeStatus,
 } from '../schemas/mission-runtime.js';
-import { toMissionRun, toScheduleRow } from '../mission-views.js';
+import { scheduleState, toMissionRun, toScheduleRow } from '../mission-views.js';
 
 export interface MissionRuntimeDeps {
   store: Store;
@@ -57,10 +57,10 @@ function liveRun(r: RunRecord): LiveRunView {
     schedule_id: r.scheduleId,
     robot_id: r.robotId,
     state: r.state,
-    progress_pct: r.progressPct,
-    step_index: r.stepIndex,
+    mission_progress_pct: r.progressPct,
+    current_step_index: r.stepIndex,
     remaining_distance_m: r.remainingDistanceM,
-    eta_s: r.etaS,
+    estimated_time_remaining_s: r.etaS,
   };
 }
 
@@ -142,8 +142,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     return {
       kind: 'schedule',
       schedule_id: s.scheduleId,
-      status: s.status,
-      cancelled: s.cancelled,
+      status: scheduleState(s),
       phase,
       summary,
       next_fire_at_ms: s.nextFireAtMs,

@@ -229,7 +229,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
     const s = requireSchedule(store, fleet.fleetId, body.schedule_id);
     requirePermission(auth, s.target.type === 'mission' ? 'missions:write' : 'operations:control');
     const out = await missions.cancel(s.scheduleId);
-    return { status: 200, body: { scheduleId: out.scheduleId, cancelled: true, status: out.status, detail: 'No further fires; a run already started carries on (control-mission stops it).' } };
+    return { status: 200, body: { scheduleId: out.scheduleId, status: 'cancelled', detail: 'No further fires; a run already started carries on (control-mission stops it).' } };
   }
 
   async function setPriorities(ctx: ContextFor<undefined, undefined, typeof SetPrioritiesBody>): Promise<{ status: 200; body: SetPrioritiesResponse }> {

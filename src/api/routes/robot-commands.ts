@@ -89,7 +89,7 @@ export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
       operationId: 'robotInvokeService',
       summary: "Invoke an advertised action; `arguments` are validated against the action's advertised JSON Schema.",
       body: InvokeServiceBody,
-    }).handle((ctx) => single(ctx, { action: 'invoke_action', args: { name: ctx.body.name, arguments: ctx.body.arguments ?? {} } })),
+    }).handle((ctx) => single(ctx, { action: 'invoke_action', args: { name: ctx.body.action_name, arguments: ctx.body.arguments ?? {} } })),
     defineRoute({
       ...common,
       path: `${base}/robots/{robot_id}/settings`,

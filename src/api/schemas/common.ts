@@ -4,18 +4,24 @@
  */
 import { Type, type ObjectOptions, type TSchema } from '@sinclair/typebox';
 import { FREE_FORM_KEYWORD, FREE_FORM_LIMITS } from './free-form.js';
+import { EXPECTED_KEYWORD, LOWER_CASE_KEYWORD } from './keywords.js';
 import { named } from './named.js';
 
 /**
- * A UUID in canonical lowercase form, the only form the gateway mints. The pattern (on top of the
- * `uuid` format) rejects `urn:uuid:` prefixes and upper case, so an id either matches a stored record
- * byte for byte or is a 400, never a confusing 404.
+ * A UUID: accepted in any letter case, lower-cased once it validated (so it matches stored records
+ * byte for byte), and always returned lower-case (docs/api-conventions.md, UUIDs). The pattern (on top
+ * of the `uuid` format) rejects `urn:uuid:` prefixes and braces.
  */
-export const Uuid = Type.String({
-  format: 'uuid',
-  pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$',
-  description: 'UUID, canonical lowercase form.',
-});
+export const uuidSchema = (description = 'UUID; any letter case is accepted, returned lower-case.') =>
+  Type.String({
+    format: 'uuid',
+    pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+    [EXPECTED_KEYWORD]: 'a UUID (8-4-4-4-12 hex digits)',
+    [LOWER_CASE_KEYWORD]: true,
+    description,
+  });
+
+export const Uuid = uuidSchema();
 
 /**
  * A free-form object (stored and forwarded as given, no schema for its members), bounded in depth and

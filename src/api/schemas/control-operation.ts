@@ -1,11 +1,11 @@
 /** `POST /v1/agent/control-operation` (spec: Agent API operation control). Strict body. */
 import { Type, type Static } from '@sinclair/typebox';
 import { OPERATION_ACTIONS, type OperationAction } from '../../missions/catalog/operation-control.js';
-import { ErrorBody, Uuid } from './common.js';
+import { ErrorBody, Uuid, uuidSchema } from './common.js';
 import { TemplateView } from './templates.js';
 import { named } from './named.js';
 
-const uuidWith = (description: string) => Type.String({ format: 'uuid', pattern: Uuid.pattern, description });
+const uuidWith = (description: string) => uuidSchema(description);
 
 export const ControlOperationBody = named('ControlOperationRequest', Type.Object(
   {

@@ -6,7 +6,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, Uuid } from './common.js';
 import { AckWaitProps, DeliveryObject } from './control-robot.js';
 import { CursorParam, LimitParam, Page, type ListLimit } from './list.js';
-import { ScheduleAccepted, ScheduleKindSchema, ScheduledCommand } from './mission-tools.js';
+import { ScheduleKindSchema, ScheduledCommand, ScheduleStateSchema } from './mission-tools.js';
 import { named } from './named.js';
 
 export const ControlMissionBody = named('ControlMissionRequest', Type.Object(
@@ -52,13 +52,13 @@ export const LiveRun = named('LiveRun', Type.Object(
     mission_id: Uuid,
     schedule_id: Nullable(Uuid),
     robot_id: Uuid,
-    state: Type.String(),
-    progress_pct: Type.Number(),
-    step_index: Type.Integer(),
+    state: Type.String({ description: 'The run\'s state (as `MissionRun.state`).' }),
+    mission_progress_pct: Type.Number(),
+    current_step_index: Type.Integer(),
     remaining_distance_m: Nullable(Type.Number()),
-    eta_s: Nullable(Type.Number()),
+    estimated_time_remaining_s: Nullable(Type.Number()),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: 'A run in flight; progress fields are named as on the robot form (docs/api-conventions.md).' },
 ));
 export type LiveRunView = Static<typeof LiveRun>;
 
@@ -66,8 +66,7 @@ export const ScheduleStatusView = named('ScheduleRuntimeStatus', Type.Object(
   {
     kind: Type.Literal('schedule'),
     schedule_id: Uuid,
-    status: Type.String({ description: 'scheduled | pending | deployed | failed' }),
-    cancelled: Type.Boolean(),
+    status: ScheduleStateSchema,
     phase: Type.String({ description: 'idle (no open fire), selecting, sent (MissionStart awaiting the robot\'s ack), retry_wait, paused (its acting key may no longer act), or cancelled.' }),
     summary: Type.String(),
     next_fire_at_ms: Nullable(Type.Integer()),
@@ -160,8 +159,6 @@ export const ScheduledCommandView = named('ScheduledCommandSpec', Type.Object(
   { additionalProperties: false },
 ));
 
-const ScheduleStatus = ScheduleAccepted.properties.status;
-
 export const ScheduleRow = named('ScheduleRow', Type.Object(
   {
     scheduleId: Uuid,
@@ -171,14 +168,13 @@ export const ScheduleRow = named('ScheduleRow', Type.Object(
     command: Nullable(ScheduledCommandView),
     robot_ids: Type.Array(Uuid, { description: 'Robots the schedule may use (mission: empty = any robot the roster allows); command: its targets.' }),
     schedule: Nullable(ScheduleSpecView),
-    status: ScheduleStatus,
+    status: ScheduleStateSchema,
     last_failure_reason: Nullable(Type.String({ description: 'e.g. `deadline_passed`, `robot_rejected`, `robot_unresponsive`, `command_failed`, `missed`, `creator_key_invalid`.' })),
     last_failure_detail: Nullable(Type.String()),
     deployment_deadline_ms: Nullable(Type.Integer({ description: 'Deployment window of each fire, ms after its due time; null: none.' })),
     retry_limit: Type.Integer(),
     retry_interval_secs: Type.Integer(),
     next_fire_at_ms: Nullable(TimeMs('Next due fire; null when none is left')),
-    cancelled: Type.Boolean(),
     paused_reason: Nullable(Type.String({ description: '`creator_key_invalid` while paused because the key it acts as may no longer act; else null.' })),
     acts_as_api_key_id: Uuid,
     fires_total: Type.Integer({ description: 'Occurrences that fell due (fired, skipped or missed).' }),
@@ -237,10 +233,10 @@ export const MissionRun = named('MissionRun', Type.Object(
       enum: [...RUN_STATES],
       description: '`starting` until the robot acknowledged MissionStart; `completed`, `failed`, `cancelled` and `aborted` are final.',
     }),
-    progressPct: Type.Number(),
-    stepIndex: Type.Integer(),
+    missionProgressPct: Type.Number(),
+    currentStepIndex: Type.Integer(),
     remainingDistanceM: Nullable(Type.Number()),
-    etaS: Nullable(Type.Number()),
+    estimatedTimeRemainingS: Nullable(Type.Number()),
     detail: Nullable(Type.String({ description: 'The robot\'s failure detail, or why a cancel or abort was requested.' })),
     cancelRequested: Nullable(Type.Unsafe<'cancel' | 'abort'>({ type: 'string', enum: ['cancel', 'abort'], description: 'A cancel or abort asked of the robot and not yet reported done.' })),
     correlationId: Uuid,

@@ -164,11 +164,24 @@ export const SetPrioritiesBody = named('SetMissionPrioritiesRequest', Type.Objec
 ));
 export type SetPrioritiesBody = Static<typeof SetPrioritiesBody>;
 
+/**
+ * A schedule's state as every read shows it (rows, runtime status, cancel-schedule, the rollup's
+ * buckets): the interface's `scheduled` -> `pending` -> `deployed` | `failed` course of its latest
+ * fire, or `cancelled` (final) once cancel-schedule stopped it (docs/missions.md, Schedule states).
+ */
+export const SCHEDULE_STATES = ['scheduled', 'pending', 'deployed', 'failed', 'cancelled'] as const;
+export type ScheduleState = (typeof SCHEDULE_STATES)[number];
+export const ScheduleStateSchema = named('ScheduleStatus', Type.Unsafe<ScheduleState>({
+  type: 'string',
+  enum: [...SCHEDULE_STATES],
+  description: '`scheduled` (accepted, no fire yet), `pending` (a fire is looking for or waiting on a robot), `deployed` or `failed` (outcome of the latest fire), `cancelled` (final: no further fires).',
+}));
+
 export const ScheduleAccepted = named('ScheduleAccepted', Type.Object(
   {
     missionId: Nullable(Uuid),
     scheduleId: Uuid,
-    status: Type.Unsafe<'scheduled' | 'pending' | 'deployed' | 'failed'>({ type: 'string', enum: ['scheduled', 'pending', 'deployed', 'failed'] }),
+    status: ScheduleStateSchema,
     detail: Type.String(),
     correlationId: Type.String({ format: 'uuid', description: 'Shared by every event of this schedule\'s chain: GET /v1/events?fleet_id=…&correlation_id=….' }),
     runtimeSync: Type.Optional(Type.Unsafe<'applied' | 'pending'>({ type: 'string', enum: ['applied', 'pending'] })),
@@ -179,7 +192,7 @@ export const ScheduleAccepted = named('ScheduleAccepted', Type.Object(
 export type ScheduleAccepted = Static<typeof ScheduleAccepted>;
 
 export const CancelScheduleResponse = named('CancelScheduleResult', Type.Object(
-  { scheduleId: Uuid, cancelled: Type.Literal(true), status: ScheduleAccepted.properties.status, detail: Type.String() },
+  { scheduleId: Uuid, status: Type.Literal('cancelled'), detail: Type.String() },
   { additionalProperties: false },
 ));
 export type CancelScheduleResponse = Static<typeof CancelScheduleResponse>;

@@ -38,7 +38,7 @@ export const ModeBody = named('ModeRequest', Type.Object({ mode: ModeName, ...Ac
 export type ModeBody = Static<typeof ModeBody>;
 
 export const InvokeServiceBody = named('InvokeServiceRequest', Type.Object(
-  { name: ActionName, arguments: Type.Optional(ActionArguments), ...AckWaitProps },
+  { action_name: ActionName, arguments: Type.Optional(ActionArguments), ...AckWaitProps },
   { additionalProperties: false },
 ));
 export type InvokeServiceBody = Static<typeof InvokeServiceBody>;

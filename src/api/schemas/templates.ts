@@ -10,13 +10,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { FreeForm, Nullable, Uuid } from './common.js';
 import { CursorParam, LimitParam, Page, type ListLimit } from './list.js';
+import { EXPECTED_KEYWORD } from './keywords.js';
 import { named } from './named.js';
 
 export const TemplatePathParams = Type.Object({ org_id: Uuid, fleet_id: Uuid, mission_id: Uuid }, { additionalProperties: false });
 export type TemplatePathParams = Static<typeof TemplatePathParams>;
 
-const StepId = Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'Stable id of the step within the template; minted (UUID) when omitted.' });
-const StepKind = Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$', description: 'What the robot does in this step, e.g. `cover_area`, `drive_to`, `dock`.' });
+const StepId = Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$', [EXPECTED_KEYWORD]: '1 to 64 letters, digits, \'_\', \'.\' or \'-\'', description: 'Stable id of the step within the template; minted (UUID) when omitted.' });
+const StepKind = Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$', [EXPECTED_KEYWORD]: 'a lower-case letter, then up to 63 lower-case letters, digits or \'_\'', description: 'What the robot does in this step, e.g. `cover_area`, `drive_to`, `dock`.' });
 const StepConfig = FreeForm({ description: 'Step configuration, handed to the robot as given.' });
 const Capability = Type.String({ minLength: 1, maxLength: 64 });
 const Parameters = FreeForm({ description: 'Values the robot receives with every run.' });

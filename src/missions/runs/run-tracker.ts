@@ -97,9 +97,11 @@ export class RunTracker {
 
   /**
    * Stores a new run (and whatever `alsoWrite` adds, in the same transaction) and tracks it at once,
-   * so the robot counts as busy before the write commits.
+   * so the robot counts as busy before the write commits. `announce` runs once the write committed,
+   * before `run.created` is appended: the caller's cause (a schedule choosing the robot) reads first
+   * in the timeline.
    */
-  async create(run: RunRecord, alsoWrite: () => void): Promise<void> {
+  async create(run: RunRecord, alsoWrite: () => void, announce?: () => void): Promise<void> {
     this.track(run);
     try {
       await this.store.root.transaction(() => {
@@ -110,6 +112,7 @@ export class RunTracker {
       this.untrack(run);
       throw err;
     }
+    announce?.();
     runEvent(this.events, run, run.startedAtMs, 'run.created', { robotId: run.robotId, missionId: run.missionId });
   }
 

@@ -340,7 +340,12 @@ export class MissionDispatcher {
     };
     const sent: FireRecord = { ...f, phase: 'sent', robotId, runId: run.runId };
     try {
-      await this.opts.tracker.create(run, () => { this.store.fires.putSync(f.fireKey, sent); });
+      await this.opts.tracker.create(
+        run,
+        () => { this.store.fires.putSync(f.fireKey, sent); },
+        // The choice is durable with the run; it is told before the run it caused.
+        () => scheduleEvent(this.opts.events, s, now, 'schedule.robot_chosen', { robotId, runId: run.runId, attempt: f.attempt, fireKey: f.fireKey }),
+      );
     } catch (err) {
       this.inFlight.delete(f.fireKey);
       this.log.error({ err, fireKey: f.fireKey }, 'dispatcher: run create failed; the fire is retried');
@@ -351,7 +356,6 @@ export class MissionDispatcher {
     // Queued before MissionStart is submitted, so the release of a run that ends at once follows it.
     const area = t.featureId;
     if (area !== null) holdFeature(this.store, this.opts.events, s.fleetId, area, robotId, now).catch((err: unknown) => this.log.error({ err, featureId: area, robotId }, `dispatcher: hold feature ${area} failed`));
-    scheduleEvent(this.opts.events, s, now, 'schedule.robot_chosen', { robotId, runId: run.runId, attempt: f.attempt, fireKey: f.fireKey });
     this.submitStart(f, s, t, run);
     this.inFlight.delete(f.fireKey);
     // Sent fires are re-checked every pass (ack, rejection, the sent deadline), also when no ack
