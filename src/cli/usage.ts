@@ -2,8 +2,11 @@
 export class UsageError extends Error {}
 
 export const USAGE = `usage:
-  fleetgw serve --data-dir DIR [--host H] [--port P] [--grpc-port G] [--clickhouse-url URL]
+  fleetgw serve --data-dir DIR [--host H] [--port P] [--grpc-port G]
+                [--clickhouse-url http(s)://HOST:PORT/DATABASE [--clickhouse-user U] [--clickhouse-password-file F]]
                 [--tls-cert F --tls-key F] [--insecure-http]
+              the ClickHouse password: --clickhouse-password-file F, else env FLEETGW_CLICKHOUSE_PASSWORD
+              (never on the command line); the database is created when missing
   fleetgw admin init --data-dir DIR --org NAME --fleet NAME [--json]
   fleetgw admin create-fleet --data-dir DIR --org ORG_ID --name NAME [--json]
   fleetgw admin create-key --data-dir DIR --org ORG_ID [--fleet FLEET_ID] --permissions p1,p2 [--expires-in SECONDS] [--json]
