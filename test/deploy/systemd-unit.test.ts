@@ -6,17 +6,16 @@
  * fails the test instead of skipping it.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { missingTools } from './tools.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const UNIT = readFileSync(join(ROOT, 'deploy/fleetgw.service'), 'utf8');
 const DROPIN = readFileSync(join(ROOT, 'deploy/fleetgw.service.d/clickhouse.conf'), 'utf8');
-const TOOLS = ['/usr/bin/systemd-analyze', '/usr/bin/systemd-sysusers'];
-const missing = TOOLS.filter((t) => !existsSync(t));
-if (missing.length > 0 && process.env.CI === 'true') throw new Error(`CI=true and ${missing.join(', ')} missing: apt-get install systemd`);
+const missing = missingTools(['/usr/bin/systemd-analyze', '/usr/bin/systemd-sysusers'], 'systemd');
 
 /** The unit with this machine's node and checkout in place of /usr/bin/node and /opt/fleet-gateway. */
 function render(text: string): string {
