@@ -8,6 +8,7 @@ import { isKnownPermission, isLivePermission, LIVE_PERMISSIONS } from '../auth/p
 import { addRobot, createApiKey, createFleet, createOrg, revokeApiKey } from '../store/identity.js';
 import { openStore, type Store } from '../store/lmdb.js';
 import { list, opt, parseStrict, positiveInt, req, reqUuid } from './args.js';
+import { runBackup, runRestore } from './backup.js';
 import { UsageError } from './usage.js';
 
 type Out = (line: string) => void;
@@ -106,7 +107,11 @@ export async function runAdmin(argv: string[], out: Out): Promise<number> {
       print(out, v.json === true, { robotId: r.record.robotId, robotToken: r.robotToken }, `robot ${r.record.robotId}\nrobot token ${r.robotToken}  (shown once)`);
       return 0;
     }
+    case 'backup':
+      return runBackup(rest, out);
+    case 'restore':
+      return runRestore(rest, out);
     default:
-      throw new UsageError(sub === undefined ? 'admin needs a subcommand (init, create-fleet, create-key, revoke-key, add-robot)' : `unknown admin subcommand '${sub}'`);
+      throw new UsageError(sub === undefined ? 'admin needs a subcommand (init, create-fleet, create-key, revoke-key, add-robot, backup, restore)' : `unknown admin subcommand '${sub}'`);
   }
 }

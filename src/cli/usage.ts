@@ -12,6 +12,8 @@ export const USAGE = `usage:
   fleetgw admin create-key --data-dir DIR --org ORG_ID [--fleet FLEET_ID] --permissions p1,p2 [--expires-in SECONDS] [--json]
   fleetgw admin revoke-key --data-dir DIR --key-id ID
   fleetgw admin add-robot --data-dir DIR --fleet FLEET_ID --name NAME [--capabilities a,b] [--inactive] [--json]
+  fleetgw admin backup --data-dir DIR --out NEW_DIR [--compact] [--json]     (consistent while serve runs)
+  fleetgw admin restore --from BACKUP_DIR --data-dir EMPTY_DIR [--json]      (with the gateway stopped)
   fleetgw sim --grpc HOST:PORT (--robots-file FILE | --robot-id ID [--robot-token-file F]) [--hz N] [--tls-ca F] [--stop-on-link-loss-ms MS]
               the token of --robot-id: --robot-token-file F, else env FLEETGW_ROBOT_TOKEN;
               --robot-token T still works but shows the token to every user of the host (ps): unsafe on shared hosts`;
