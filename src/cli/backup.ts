@@ -10,7 +10,9 @@
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { skipSeqsAfterRestore } from '../commands/restore-seq.js';
 import { copyStore, countStore, type StoreCounts } from '../store/backup.js';
+import { openStore } from '../store/lmdb.js';
 import { parseStrict, req } from './args.js';
 import { UsageError } from './usage.js';
 
@@ -91,6 +93,14 @@ export async function runRestore(argv: string[], out: (line: string) => void): P
   if (manifest.tls) copyDir(join(from, 'tls'), join(dataDir, 'tls'));
   const restored = await countStore(dataDir);
   if (!sameCounts(restored, manifest.counts)) throw new Error(`restored data in ${dataDir} does not match the backup's manifest`);
-  out(v.json === true ? JSON.stringify({ restored: dataDir, from, createdAt: manifest.createdAt, counts: restored }) : `restored ${from} (taken ${manifest.createdAt}) into ${dataDir}`);
+  // Robots may have applied higher command seqs since the backup: never hand those out again.
+  const store = openStore(dataDir);
+  let robotsSkipped: number;
+  try {
+    robotsSkipped = await skipSeqsAfterRestore(store);
+  } finally {
+    await store.close();
+  }
+  out(v.json === true ? JSON.stringify({ restored: dataDir, from, createdAt: manifest.createdAt, counts: restored, commandSeqsSkippedForRobots: robotsSkipped }) : `restored ${from} (taken ${manifest.createdAt}) into ${dataDir}`);
   return 0;
 }

@@ -10,6 +10,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RobotAgent } from '../../src/agent/index.js';
+import { seqMetaKey } from '../../src/commands/keys.js';
+import { RESTORE_SEQ_SKIP } from '../../src/commands/restore-seq.js';
+import { openStore } from '../../src/store/lmdb.js';
 import { adminJson, FLEETGW_BIN, fleetgw } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
 import { testSample } from '../support/samples.js';
@@ -86,7 +89,14 @@ describe('backup while serving, restore into an empty data dir', () => {
   it('a gateway on the restored data dir accepts the same API key and robot token and serves the snapshot', async () => {
     const r = fleetgw(['admin', 'restore', '--from', backupDir, '--data-dir', restoredDir, '--json']);
     expect(r.status, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ restored: restoredDir, counts: { robots: 1, snapshots: 1 } });
+    expect(JSON.parse(r.stdout)).toMatchObject({ restored: restoredDir, counts: { robots: 1, snapshots: 1 }, commandSeqsSkippedForRobots: 1 });
+    // Command seqs the robot may have applied after the backup are never handed out again.
+    const restoredStore = openStore(restoredDir);
+    try {
+      expect(restoredStore.meta.get(seqMetaKey(robot.robotId!))).toBeGreaterThanOrEqual(RESTORE_SEQ_SKIP);
+    } finally {
+      await restoredStore.close();
+    }
     expect(readFileSync(join(restoredDir, 'tls', 'key.pem'), 'utf8')).toBe('test key\n');
     const gw = await startGatewayProcess(restoredDir);
     running.push(gw);
