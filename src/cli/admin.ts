@@ -9,6 +9,7 @@ import { addRobot, createApiKey, createFleet, createOrg, revokeApiKey } from '..
 import { openStore, type Store } from '../store/lmdb.js';
 import { list, opt, parseStrict, positiveInt, req, reqUuid } from './args.js';
 import { runAdminUsers } from './admin-users.js';
+import { runBackup, runRestore } from './backup.js';
 import { UsageError } from './usage.js';
 
 type Out = (line: string) => void;
@@ -111,7 +112,11 @@ export async function runAdmin(argv: string[], out: Out): Promise<number> {
     case 'create-user':
     case 'revoke-sessions':
       return runAdminUsers(sub, rest, out);
+    case 'backup':
+      return runBackup(rest, out);
+    case 'restore':
+      return runRestore(rest, out);
     default:
-      throw new UsageError(sub === undefined ? 'admin needs a subcommand (init, create-fleet, create-key, revoke-key, add-robot, create-user, revoke-sessions)' : `unknown admin subcommand '${sub}'`);
+      throw new UsageError(sub === undefined ? 'admin needs a subcommand (init, create-fleet, create-key, revoke-key, add-robot, create-user, revoke-sessions, backup, restore)' : `unknown admin subcommand '${sub}'`);
   }
 }

@@ -9,8 +9,10 @@ import { tunablesFromEnv } from '../config.js';
 import { startGateway, type Gateway } from '../gateway/gateway.js';
 import { createProcessLogger } from '../gateway/logger.js';
 import { isLoopbackHost } from '../http/tls.js';
+import { parseClickHouseUrl } from '../telemetry/clickhouse-target.js';
 import { opt, parseStrict, port, req } from './args.js';
 import { LOG_OPTION_SPEC, logOptions } from './log-options.js';
+import { refusePasswordArgument, resolveClickHouseCredentials, type ClickHouseCredentials } from './clickhouse-credentials.js';
 import { UsageError } from './usage.js';
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -19,9 +21,10 @@ export const DEFAULT_GRPC_PORT = 50051;
 
 /** Parses serve's options and runs the gateway until a termination signal. */
 export async function runServe(argv: string[], out: (line: string) => void): Promise<number> {
+  refusePasswordArgument(argv);
   const v = parseStrict(argv, {
     'data-dir': { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, 'grpc-port': { type: 'string' },
-    'clickhouse-url': { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'insecure-http': { type: 'boolean' },
+    'clickhouse-url': { type: 'string' }, 'clickhouse-user': { type: 'string' }, 'clickhouse-password-file': { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'insecure-http': { type: 'boolean' },
     'metrics-token-file': { type: 'string' },
     ...LOG_OPTION_SPEC,
   });
@@ -32,7 +35,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
   const httpPort = port(opt(v, 'port'), 'port', DEFAULT_HTTP_PORT);
   const grpcPort = port(opt(v, 'grpc-port'), 'grpc-port', DEFAULT_GRPC_PORT);
   const clickhouseUrl = opt(v, 'clickhouse-url');
-  if (clickhouseUrl !== undefined && !/^https?:\/\/[^/]+/.test(clickhouseUrl)) throw new UsageError('--clickhouse-url must be an http(s) URL');
+  const clickhouseAuth = clickhouseUrl === undefined ? noClickHouseCredentials(v) : clickhouseCredentials(clickhouseUrl, v);
   const certFile = opt(v, 'tls-cert');
   const keyFile = opt(v, 'tls-key');
   if ((certFile === undefined) !== (keyFile === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
@@ -63,6 +66,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
       httpPort,
       grpcPort,
       clickhouseUrl: clickhouseUrl ?? null,
+      ...(clickhouseAuth !== null ? { clickhouseAuth } : {}),
       tls: insecure ? 'insecure' : certFile !== undefined && keyFile !== undefined ? { certFile: resolve(certFile), keyFile: resolve(keyFile) } : 'self-signed',
       tunables,
       ...(opt(v, 'metrics-token-file') !== undefined ? { metricsTokenFile: resolve(opt(v, 'metrics-token-file')!) } : {}),
@@ -74,7 +78,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
     return 1;
   }
   log.info({ http: gateway.httpUrl, grpc: gateway.grpcAddress }, 'gateway ready');
-  out(JSON.stringify({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemetryStore: gateway.telemetryStore, telemetryDecoder: gateway.telemetryDecoder }));
+  out(JSON.stringify({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemetryStore: gateway.telemetryStore, telemetryDecoder: gateway.telemetryDecoder, telemetrySchemaVersion: gateway.ingest.sampleStore.schema?.to ?? null }));
 
   await new Promise<void>((done) => {
     const stop = (signal: string): void => {
@@ -95,4 +99,28 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
   flush();
   out(JSON.stringify({ event: 'stopped' }));
   return 0;
+}
+
+function noClickHouseCredentials(v: Record<string, string | boolean | undefined>): null {
+  for (const name of ['clickhouse-user', 'clickhouse-password-file']) {
+    if (v[name] !== undefined) throw new UsageError(`--${name} needs --clickhouse-url (without it telemetry goes to the embedded store)`);
+  }
+  return null;
+}
+
+/** Checks the URL (http(s), database name, no password in it) and reads the credentials. */
+function clickhouseCredentials(url: string, v: Record<string, string | boolean | undefined>): ClickHouseCredentials {
+  let urlUser: string | undefined;
+  try {
+    urlUser = parseClickHouseUrl(url).username;
+  } catch (err: unknown) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  const userFlag = opt(v, 'clickhouse-user');
+  const passwordFile = opt(v, 'clickhouse-password-file');
+  return resolveClickHouseCredentials(
+    { ...(userFlag !== undefined ? { userFlag } : {}), ...(urlUser !== undefined ? { urlUser } : {}), ...(passwordFile !== undefined ? { passwordFile: resolve(passwordFile) } : {}) },
+    process.env,
+    (msg) => process.stderr.write(`fleetgw: warning: ${msg}\n`),
+  );
 }

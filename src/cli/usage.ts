@@ -2,9 +2,12 @@
 export class UsageError extends Error {}
 
 export const USAGE = `usage:
-  fleetgw serve --data-dir DIR [--host H] [--port P] [--grpc-port G] [--clickhouse-url URL]
+  fleetgw serve --data-dir DIR [--host H] [--port P] [--grpc-port G]
+                [--clickhouse-url http(s)://HOST:PORT/DATABASE [--clickhouse-user U] [--clickhouse-password-file F]]
                 [--tls-cert F --tls-key F] [--insecure-http] [--metrics-token-file F] [--log-format json|pretty] [--log-level L]
-                GET /metrics needs Authorization: Bearer <the token in F> (default F: DIR/metrics-token, made on first start)
+              the ClickHouse password: --clickhouse-password-file F, else env FLEETGW_CLICKHOUSE_PASSWORD
+              (never on the command line); the database is created when missing
+              GET /metrics needs Authorization: Bearer <the token in F> (default F: DIR/metrics-token, made on first start)
   fleetgw admin init --data-dir DIR --org NAME --fleet NAME [--json]
   fleetgw admin create-fleet --data-dir DIR --org ORG_ID --name NAME [--json]
   fleetgw admin create-key --data-dir DIR --org ORG_ID [--fleet FLEET_ID] --permissions p1,p2 [--expires-in SECONDS] [--json]
@@ -13,6 +16,8 @@ export const USAGE = `usage:
               the password: typed at the prompt (a terminal), else read from stdin; never an argument
   fleetgw admin revoke-sessions --data-dir DIR --email EMAIL [--json]
   fleetgw admin add-robot --data-dir DIR --fleet FLEET_ID --name NAME [--capabilities a,b] [--inactive] [--json]
+  fleetgw admin backup --data-dir DIR --out NEW_DIR [--compact] [--json]     (consistent while serve runs)
+  fleetgw admin restore --from BACKUP_DIR --data-dir EMPTY_DIR [--json]      (with the gateway stopped)
   fleetgw sim --grpc HOST:PORT (--robots-file FILE | --robot-id ID [--robot-token-file F]) [--hz N] [--tls-ca F] [--stop-on-link-loss-ms MS]
               [--log-format json|pretty] [--log-level L]
               the token of --robot-id: --robot-token-file F, else env FLEETGW_ROBOT_TOKEN;

@@ -51,6 +51,8 @@ export interface GatewayOptions {
   grpcPort: number;
   /** null: embedded chdb store. */
   clickhouseUrl: string | null;
+  /** ClickHouse user/password (from a file or the environment, never the command line). */
+  clickhouseAuth?: { username?: string; password?: string };
   /** 'self-signed': make/reuse `<dataDir>/tls`; 'insecure': plain HTTP (loopback only, checked by the CLI). */
   tls: 'self-signed' | 'insecure' | { certFile: string; keyFile: string };
   /** Defaults: DEFAULT_TUNABLES (src/config.ts), field by field. */
@@ -159,6 +161,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     store,
     dataDir: opts.dataDir,
     ...(opts.clickhouseUrl !== null ? { clickhouseUrl: opts.clickhouseUrl } : {}),
+    ...(opts.clickhouseAuth !== undefined ? { clickhouseAuth: opts.clickhouseAuth } : {}),
     live: hub,
     insert: {
       onInsert: (a) => {

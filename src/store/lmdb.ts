@@ -87,6 +87,9 @@ const DATABASES: { readonly [K in keyof StoreDatabases]: true } = {
   sessions: true,
 };
 
+/** The named databases of the environment (backup verification counts each one). */
+export const DATABASE_NAMES: readonly string[] = Object.keys(DATABASES);
+
 /** Opens (creating if needed) the LMDB environment under `<dataDir>/lmdb`. */
 export function openStore(dataDir: string): Store {
   const path = join(dataDir, 'lmdb');

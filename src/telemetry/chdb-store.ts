@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { INSERT_COLUMN_LIST, ROWBINARY_STRUCTURE, TABLE_NAME } from './columns.js';
 import type { SampleStore } from './sample-store.js';
-import { loadSamplesDdl } from './schema.js';
+import { migrateSchema } from './migrations.js';
 
 export interface ChdbStoreOptions {
   /** The gateway's data dir; the chdb session lives in `<dataDir>/chdb`. */
@@ -64,13 +64,22 @@ export async function openChdbStore(opts: ChdbStoreOptions): Promise<SampleStore
   let nextFile = 0;
   try {
     const version = (await session.queryAsync('SELECT version()', { format: 'TabSeparated' })).text().trim();
-    await session.queryAsync(await loadSamplesDdl('modern', opts.retentionDays ?? 90));
+    const schema = await migrateSchema(
+      {
+        exec: async (sql) => {
+          await session.queryAsync(sql);
+        },
+        queryText: async (sql) => (await session.queryAsync(sql, { format: 'TabSeparated' })).text(),
+      },
+      { flavor: 'modern', retentionDays: opts.retentionDays ?? 90 },
+    );
     const insertPrefix = `INSERT INTO ${TABLE_NAME} ${INSERT_COLUMN_LIST} SELECT * FROM file(`;
     const insertSuffix = `, RowBinary, ${sqlString(ROWBINARY_STRUCTURE)})`;
     return {
       kind: 'chdb',
       format: 'rowbinary',
       version,
+      schema,
       async insert(chunks, totalBytes) {
         if (closed) throw new Error('chdb store is closed');
         const file = join(spoolDir, `${process.pid}-${nextFile++}.rowbinary`);

@@ -6,14 +6,20 @@
 import { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { INSERT_COLUMN_LIST, TABLE_NAME } from './columns.js';
+import { isDatabaseName, parseClickHouseUrl } from './clickhouse-target.js';
+import { migrateSchema } from './migrations.js';
 import type { SampleStore } from './sample-store.js';
-import { flavorForVersion, loadSamplesDdl, type SchemaFlavor } from './schema.js';
+import { flavorForVersion, type SchemaFlavor } from './schema.js';
 
 export interface ClickHouseStoreOptions {
-  /** e.g. http://127.0.0.1:8123 (credentials, if any, in the URL's userinfo; never logged). */
+  /** e.g. http://127.0.0.1:8123/fleet: the path names the database; a password in it is refused. */
   url: string;
-  /** Database name. Default: the URL's path, else `default`. */
+  /** Database name. Default: the URL's path, else `default`. Created when missing. */
   database?: string;
+  /** Default: the URL's username, else the server's `default` user. */
+  username?: string;
+  /** From a file or the environment (src/cli/clickhouse-credentials.ts); never logged. */
+  password?: string;
   /** Modern servers only (TTL). Default 90. */
   retentionDays?: number;
   /** Per-request timeout. Default 30 s. */
@@ -30,11 +36,12 @@ async function drain(stream: Readable): Promise<void> {
   }
 }
 
-/** Connects, detects the version, creates `telemetry_samples` if missing. */
-export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise<ClickHouseSampleStore> {
-  const client: ClickHouseClient = createClient({
-    url: opts.url,
-    ...(opts.database !== undefined ? { database: opts.database } : {}),
+function clientFor(opts: ClickHouseStoreOptions, origin: string, database: string, username: string | undefined): ClickHouseClient {
+  return createClient({
+    url: origin,
+    database,
+    ...(username !== undefined ? { username } : {}),
+    ...(opts.password !== undefined ? { password: opts.password } : {}),
     request_timeout: opts.requestTimeoutMs ?? 30_000,
     // 18.16 rejects settings it does not know; send none by default.
     clickhouse_settings: {},
@@ -42,22 +49,54 @@ export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise
     // state; the client's own error lines would repeat each one without it.
     log: { level: ClickHouseLogLevel.OFF },
   });
-  // host:port only: the URL may carry a user and password.
+}
+
+/**
+ * Connects as `default` database (which always exists), detects the version, creates the gateway's
+ * database if missing, then runs the schema migrations (src/telemetry/migrations.ts) in it.
+ * @throws Error naming the server and database, with the server's reason (never the password)
+ */
+export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise<ClickHouseSampleStore> {
+  const target = parseClickHouseUrl(opts.url);
+  const database = opts.database ?? target.database;
+  if (!isDatabaseName(database)) throw new Error(`ClickHouse database name '${database}' is not a plain identifier`);
+  const username = opts.username ?? target.username;
+  // host:port, database and user only: never the password.
   const where = `ClickHouse server at ${serverHost(opts.url)}`;
-  let step = 'is not reachable';
+  const which = `(database ${database}${username !== undefined ? `, user ${username}` : ''})`;
+  let version: string;
+  const boot = clientFor(opts, target.origin, 'default', username);
   try {
-    const rs = await client.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' });
+    const rs = await boot.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' });
     const [row] = await rs.json<{ v: string }>();
-    step = 'refused the telemetry table set-up';
-    const version = row?.v ?? '0';
+    version = row?.v ?? '0';
+    if (database !== 'default') await boot.command({ query: `CREATE DATABASE IF NOT EXISTS \`${database}\`` });
+  } catch (e) {
+    throw new Error(`telemetry store: ${where} is not reachable or refused the login ${which}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  } finally {
+    await boot.close();
+  }
+  const client = clientFor(opts, target.origin, database, username);
+  try {
     const flavor = flavorForVersion(version);
-    await client.command({ query: await loadSamplesDdl(flavor, opts.retentionDays ?? 90) });
+    const schema = await migrateSchema(
+      {
+        exec: async (query) => {
+          await client.command({ query });
+        },
+        queryText: async (query) => (await client.query({ query, format: 'TabSeparated' })).text(),
+      },
+      { flavor, retentionDays: opts.retentionDays ?? 90 },
+    ).catch((e: unknown) => {
+      throw new Error(`telemetry store: ${where} refused the telemetry table set-up ${which}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    });
     const insertSql = `INSERT INTO ${TABLE_NAME} ${INSERT_COLUMN_LIST} FORMAT RowBinary`;
     return {
       kind: 'clickhouse',
       format: 'rowbinary',
       version,
       flavor,
+      schema,
       async insert(chunks) {
         // Streamed chunk by chunk: no concatenation copy on the main thread.
         const res = await client.exec({ query: insertSql, values: Readable.from(chunks, { objectMode: false }) });
@@ -71,7 +110,7 @@ export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise
     };
   } catch (e) {
     await client.close();
-    throw new Error(`telemetry store: ${where} ${step}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    throw e;
   }
 }
 

@@ -40,6 +40,8 @@ export interface TelemetryIngestOptions {
   /** When set, rows go to this ClickHouse server instead of the embedded chdb. */
   clickhouseUrl?: string;
   clickhouseDatabase?: string;
+  /** ClickHouse user and password (read from a file or the environment by the CLI; never logged). */
+  clickhouseAuth?: { username?: string; password?: string };
   /** TTL of rows on modern engines (chdb, ClickHouse 21+). Default 90 days. */
   retentionDays?: number;
   /** Live stream hub; without it no live JSON is produced. */
@@ -124,6 +126,17 @@ interface Waiting {
   batch: PackedBatch;
 }
 
+/** One line when the start-up migrations changed the store, a warning when it is ahead of this gateway. */
+function logSchema(log: Logger, store: SampleStore): void {
+  const s = store.schema;
+  if (s === undefined) return;
+  if (s.newerThanKnown) {
+    log.warn({ store: store.kind, schemaVersion: s.from }, 'telemetry schema is newer than this gateway knows: upgrade the gateway (migrations are additive, so inserts keep working)');
+  } else if (s.applied.length > 0) {
+    log.info({ store: store.kind, from: s.from, to: s.to, applied: s.applied }, 'telemetry schema migrated');
+  }
+}
+
 /**
  * Opens the store (chdb unless `clickhouseUrl`), starts the decode pool, returns the ingest.
  * Call from the process main thread (chdb).
@@ -134,9 +147,12 @@ export async function createTelemetryIngest(opts: TelemetryIngestOptions): Promi
     ? await openClickHouseStore({
         url: opts.clickhouseUrl,
         ...(opts.clickhouseDatabase !== undefined ? { database: opts.clickhouseDatabase } : {}),
+        ...(opts.clickhouseAuth?.username !== undefined ? { username: opts.clickhouseAuth.username } : {}),
+        ...(opts.clickhouseAuth?.password !== undefined ? { password: opts.clickhouseAuth.password } : {}),
         ...(opts.retentionDays !== undefined ? { retentionDays: opts.retentionDays } : {}),
       })
     : await openChdbStore({ dataDir: opts.dataDir, ...(opts.retentionDays !== undefined ? { retentionDays: opts.retentionDays } : {}) }));
+  if (opts.log !== undefined) logSchema(opts.log, sampleStore);
   const maxTasks = opts.maxTasksInFlight ?? 4;
   let pool: DecodePool;
   try {

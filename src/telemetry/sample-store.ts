@@ -1,6 +1,7 @@
 /**
  * What the insert queue needs from a telemetry store (chdb-store.ts, clickhouse-store.ts).
  */
+import type { MigrationResult } from './migrations.js';
 import type { RowFormat } from './worker-protocol.js';
 
 export type StoreKind = 'chdb' | 'clickhouse';
@@ -11,6 +12,8 @@ export interface SampleStore {
   readonly format: RowFormat;
   /** Human-readable engine version (e.g. "18.16.1"), for logs and the README's flavor rules. */
   readonly version: string;
+  /** What the start-up migrations found and did (stores opened by the gateway; absent on test doubles). */
+  readonly schema?: MigrationResult;
   /**
    * Writes the concatenation of `chunks` (whole rows in {@link format}) as one INSERT. Rejects on
    * any failure; the caller owns retries. `chunks` are not mutated and not retained after settling.

@@ -166,7 +166,10 @@ describe('fleetgw serve start-up failures name the part and the thing at fault',
 
   it('a closed ClickHouse port: exit 1, the message names ClickHouse and host:port', async () => {
     const closed = await freePort();
-    const r = fleetgw(['serve', '--data-dir', d.dataDir, '--port', '0', '--grpc-port', '0', '--insecure-http', '--clickhouse-url', `http://user:hunter2@127.0.0.1:${closed}`]);
+    const r = fleetgw(
+      ['serve', '--data-dir', d.dataDir, '--port', '0', '--grpc-port', '0', '--insecure-http', '--clickhouse-url', `http://127.0.0.1:${closed}`, '--clickhouse-user', 'user'],
+      { ...process.env, FLEETGW_CLICKHOUSE_PASSWORD: 'hunter2' },
+    );
     expect(r.status).toBe(1);
     const msg = fatalOf(r.stderr).msg as string;
     expect(msg).toContain(`ClickHouse server at 127.0.0.1:${closed} is not reachable`);

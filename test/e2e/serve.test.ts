@@ -37,7 +37,9 @@ describe('fleetgw serve over HTTPS (default)', () => {
   });
 
   it('prints the ready line, makes a self-signed certificate and serves HTTPS with it', async () => {
-    expect(Object.keys(gw.ready).sort()).toEqual(['event', 'grpc', 'http', 'telemetryDecoder', 'telemetryStore']);
+    expect(Object.keys(gw.ready).sort()).toEqual(['event', 'grpc', 'http', 'telemetryDecoder', 'telemetrySchemaVersion', 'telemetryStore']);
+    // The embedded store was migrated at start to the latest telemetry schema (src/telemetry/migrations.ts).
+    expect(gw.ready.telemetrySchemaVersion).toBe(1);
     // The C++ addon is built by `npm install`; FLEETGW_TELEMETRY_DECODER=js is the fallback run.
     expect(gw.ready.telemetryDecoder).toBe(process.env.FLEETGW_TELEMETRY_DECODER === 'js' ? 'js' : 'native');
     expect(gw.ready.http).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
@@ -117,14 +119,20 @@ describe('fleetgw serve with admin commands from another process', () => {
     expect((await v.validate(doc)).valid).toBe(true);
     const documented = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`)).sort();
     expect(documented).toEqual([
+      'DELETE /v1/orgs/{org_id}/api-keys/{api_key_id}',
       'DELETE /v1/orgs/{org_id}/fleets/{fleet_id}/features/{feature_id}',
       'DELETE /v1/orgs/{org_id}/fleets/{fleet_id}/mission-templates/{mission_id}',
+      'DELETE /v1/sessions/current',
+      'GET /healthz',
       'GET /openapi.json',
+      'GET /readyz',
       'GET /v1/audit-log',
       'GET /v1/events',
       'GET /v1/me',
       'GET /v1/mission-runs',
       'GET /v1/mission-schedule',
+      'GET /v1/orgs/{org_id}/api-keys',
+      'GET /v1/orgs/{org_id}/api-keys/{api_key_id}',
       'GET /v1/orgs/{org_id}/fleets',
       'GET /v1/orgs/{org_id}/fleets/{fleet_id}/features',
       'GET /v1/orgs/{org_id}/fleets/{fleet_id}/features/{feature_id}',
@@ -135,6 +143,7 @@ describe('fleetgw serve with admin commands from another process', () => {
       'GET /v1/robot-commands/{command_id}',
       'GET /v1/robots',
       'GET /v1/robots/{robot_id}',
+      'GET /v1/sessions/current',
       'POST /v1/agent/cancel-schedule',
       'POST /v1/agent/control-feature',
       'POST /v1/agent/control-mission',
@@ -147,6 +156,7 @@ describe('fleetgw serve with admin commands from another process', () => {
       'POST /v1/agent/schedule-mission',
       'POST /v1/agent/set-mission-priorities',
       'POST /v1/agent/submit-job',
+      'POST /v1/orgs/{org_id}/api-keys',
       'POST /v1/orgs/{org_id}/fleets/{fleet_id}/features',
       'POST /v1/orgs/{org_id}/fleets/{fleet_id}/mission-templates',
       'POST /v1/orgs/{org_id}/fleets/{fleet_id}/robots/{robot_id}/config',
@@ -156,6 +166,7 @@ describe('fleetgw serve with admin commands from another process', () => {
       'POST /v1/orgs/{org_id}/fleets/{fleet_id}/robots/{robot_id}/onboard-settings',
       'POST /v1/orgs/{org_id}/fleets/{fleet_id}/robots/{robot_id}/settings',
       'POST /v1/orgs/{org_id}/fleets/{fleet_id}/stop-all',
+      'POST /v1/sessions',
       'POST /v1/telemetry/stream-tickets',
       'PUT /v1/orgs/{org_id}/fleets/{fleet_id}/features/{feature_id}',
       'PUT /v1/orgs/{org_id}/fleets/{fleet_id}/mission-templates/{mission_id}',

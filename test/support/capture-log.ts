@@ -19,7 +19,9 @@ export function captureLog(lines: string[] = []): Logger {
 export function parseLogLines(text: string): Record<string, unknown>[] {
   return text.split('\n').filter((l) => l.trim() !== '').map((l) => {
     try {
-      return JSON.parse(l) as Record<string, unknown>;
+      const v: unknown = JSON.parse(l);
+      // A pretty line can be valid JSON too (a number inside a multi-line value): only objects are log lines.
+      return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : { raw: l };
     } catch {
       // Not a log line (a plain `fleetgw:` usage line): kept so assertions can still see it.
       return { raw: l };

@@ -71,10 +71,13 @@ export async function waitForClickHouse(url: string, timeoutMs: number, exited?:
 }
 
 /** Starts a private server and waits until it answers. */
-export async function startClickHouseServer(opts: { readyTimeoutMs?: number } = {}): Promise<ClickHouseTestServer> {
+export async function startClickHouseServer(opts: { readyTimeoutMs?: number; usersXml?: string } = {}): Promise<ClickHouseTestServer> {
   const reason = clickhouseServerUnavailableReason();
   if (reason) throw new Error(reason);
   const dir = mkdtempSync(join(tmpdir(), 'fleetgw-ch-'));
+  // A test that needs users with passwords passes its own users.xml (users, profiles, quotas).
+  const usersConfig = opts.usersXml === undefined ? USERS_XML : join(dir, 'users.xml');
+  if (opts.usersXml !== undefined) writeFileSync(usersConfig, opts.usersXml);
   const [httpPort, tcpPort] = [await freePort(), await freePort()];
   const config = join(dir, 'config.xml');
   writeFileSync(
@@ -89,7 +92,7 @@ export async function startClickHouseServer(opts: { readyTimeoutMs?: number } = 
   <tmp_path>${dir}/tmp/</tmp_path>
   <user_files_path>${dir}/user_files/</user_files_path>
   <format_schema_path>${dir}/format_schemas/</format_schema_path>
-  <users_config>${USERS_XML}</users_config>
+  <users_config>${usersConfig}</users_config>
   <default_profile>default</default_profile>
   <default_database>default</default_database>
   <mark_cache_size>5368709120</mark_cache_size>

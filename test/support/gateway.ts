@@ -15,6 +15,8 @@ export interface ReadyLine {
   grpc: string;
   telemetryStore: 'chdb' | 'clickhouse';
   telemetryDecoder: 'native' | 'js' | 'reference';
+  /** The telemetry schema version after the start-up migrations. */
+  telemetrySchemaVersion: number | null;
 }
 
 export interface RunningGateway {

@@ -1,0 +1,149 @@
+/**
+ * `fleetgw serve --clickhouse-url …/DATABASE` against a ClickHouse server that has neither the database
+ * nor the tables: the gateway creates both, records the schema version, and telemetry lands. The server
+ * requires a password for the gateway's user, which comes from a file or the environment; a password
+ * on the command line is refused. Real processes: Debian's clickhouse-server and the built gateway.
+ */
+import { createHash } from 'node:crypto';
+import { chmodSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { RobotAgent } from '../../src/agent/index.js';
+import { startClickHouseServer, type ClickHouseTestServer } from '../support/clickhouse-server.js';
+import { adminJson, fleetgw } from '../support/cli.js';
+import { makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
+import { testSample } from '../support/samples.js';
+import { until } from '../support/until.js';
+
+const skip = inject('clickhouseUrl') === null;
+const skipReason = inject('clickhouseSkipReason');
+const PASSWORD = 'depot-secret-4711';
+
+/** users.xml: `default` without a password (the test's own queries), `fleetgw` with one. */
+function usersXml(password: string): string {
+  const sha = createHash('sha256').update(password).digest('hex');
+  const user = (pw: string): string => `${pw}<networks><ip>::/0</ip></networks><profile>default</profile><quota>default</quota>`;
+  return `<?xml version="1.0"?>
+<yandex>
+  <profiles><default><max_memory_usage>10000000000</max_memory_usage></default></profiles>
+  <users>
+    <default>${user('<password></password>')}</default>
+    <fleetgw>${user(`<password_sha256_hex>${sha}</password_sha256_hex>`)}</fleetgw>
+  </users>
+  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
+</yandex>
+`;
+}
+
+async function query(server: ClickHouseTestServer, sql: string): Promise<string> {
+  const res = await fetch(`${server.url}/`, { method: 'POST', body: sql });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${sql}: HTTP ${res.status} ${text}`);
+  return text;
+}
+
+describe.skipIf(skip)(`the gateway bootstraps its ClickHouse database${skip ? ` (skipped: ${skipReason})` : ''}`, () => {
+  let server: ClickHouseTestServer;
+  const d = skip ? null : makeDataDir('fleetgw-deploy-ch-');
+  const passwordFile = d === null ? '' : join(d.dataDir, '..', `${d.dataDir.split('/').pop()}-ch-password`);
+  let gw: RunningGateway | null = null;
+
+  beforeAll(async () => {
+    server = await startClickHouseServer({ usersXml: usersXml(PASSWORD) });
+    writeFileSync(passwordFile, `${PASSWORD}\n`);
+    chmodSync(passwordFile, 0o600);
+  });
+
+  afterAll(async () => {
+    await gw?.stop('SIGKILL');
+    await server?.dispose();
+    if (d !== null) rmSync(d.dataDir, { recursive: true, force: true });
+    rmSync(passwordFile, { force: true });
+  });
+
+  it('creates the database and tables, records schema version 1, and telemetry lands', async () => {
+    expect(await query(server, "SELECT count() FROM system.databases WHERE name = 'depot_a'")).toBe('0\n');
+    const robot = adminJson(['add-robot', '--data-dir', d!.dataDir, '--fleet', d!.fleetId, '--name', 'r1']);
+    gw = await startGatewayProcess(d!.dataDir, [
+      '--insecure-http', '--clickhouse-url', `${server.url}/depot_a`, '--clickhouse-user', 'fleetgw', '--clickhouse-password-file', passwordFile,
+    ]);
+    expect(gw.ready).toMatchObject({ telemetryStore: 'clickhouse', telemetrySchemaVersion: 1 });
+    await until(() => gw!.stderr().includes('telemetry schema migrated'), 5_000, 'the migration log line');
+    expect(gw.stderr()).toContain('"applied":[1]');
+
+    const agent = new RobotAgent({ address: gw.ready.grpc, robotId: robot.robotId!, robotToken: robot.robotToken!, onCommand: () => ({ accept: true }), maxQueuedSamples: 10_000 });
+    agent.start();
+    await until(() => agent.connected, 10_000, 'agent connected');
+    const t0 = Date.now() - 60_000;
+    for (let b = 0; b < 5; b++) agent.sendSamples(Array.from({ length: 100 }, (_, i) => testSample(t0, b * 100 + i)));
+    await until(() => agent.stats().samplesSent === 500, 10_000, 'samples sent');
+    await agent.stop();
+    expect(await gw.stop('SIGTERM')).toBe(0);
+    gw = null;
+
+    expect(await query(server, `SELECT count(), min(ts_ms), max(ts_ms) FROM depot_a.telemetry_samples WHERE robot_id = '${robot.robotId!}'`))
+      .toBe(`500\t${t0}\t${t0 + 499 * 10}\n`);
+    expect(await query(server, 'SELECT version, name FROM depot_a.fleetgw_schema_migrations ORDER BY version')).toBe('1\ttelemetry_samples\n');
+  });
+
+  it('a restart with the password from the environment finds the schema current and applies nothing', async () => {
+    gw = await startGatewayProcess(
+      d!.dataDir,
+      ['--insecure-http', '--clickhouse-url', `${server.url}/depot_a`, '--clickhouse-user', 'fleetgw'],
+      { FLEETGW_CLICKHOUSE_PASSWORD: PASSWORD },
+    );
+    expect(gw.ready).toMatchObject({ telemetryStore: 'clickhouse', telemetrySchemaVersion: 1 });
+    expect(await gw.stop('SIGTERM')).toBe(0);
+    gw = null;
+    expect(await query(server, 'SELECT count() FROM depot_a.fleetgw_schema_migrations')).toBe('1\n');
+  });
+
+  it('a wrong password stops start-up with the server named and the password nowhere in the output', async () => {
+    const wrong = 'not-the-password-0815';
+    const r = fleetgw(
+      ['serve', '--data-dir', d!.dataDir, '--host', '127.0.0.1', '--port', '0', '--grpc-port', '0', '--insecure-http', '--clickhouse-url', `${server.url}/depot_b`, '--clickhouse-user', 'fleetgw'],
+      { ...process.env, FLEETGW_CLICKHOUSE_PASSWORD: wrong },
+    );
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain(`ClickHouse server at ${new URL(server.url).host} is not reachable or refused the login (database depot_b, user fleetgw)`);
+    expect(r.stderr).toMatch(/Wrong password|password is incorrect|Authentication failed/i);
+    expect(r.stdout + r.stderr).not.toContain(wrong);
+    expect(await query(server, "SELECT count() FROM system.databases WHERE name = 'depot_b'")).toBe('0\n');
+  });
+});
+
+describe('ClickHouse credentials never on the command line', () => {
+  const dir = makeDataDir('fleetgw-deploy-args-').dataDir;
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const serve = (args: string[], env: NodeJS.ProcessEnv = process.env): ReturnType<typeof fleetgw> =>
+    fleetgw(['serve', '--data-dir', dir, '--port', '0', '--grpc-port', '0', '--insecure-http', ...args], env);
+
+  it.each([
+    [['--clickhouse-url', 'http://127.0.0.1:1/fleet', '--clickhouse-password', 'hunter2'], '--clickhouse-password is refused'],
+    [['--clickhouse-url', 'http://127.0.0.1:1/fleet', '--clickhouse-password=hunter2'], '--clickhouse-password is refused'],
+    [['--clickhouse-url', 'http://fleetgw:hunter2@127.0.0.1:1/fleet'], '--clickhouse-url must not contain a password'],
+  ])('refuses %j with exit 2 and never echoes the password', (args, message) => {
+    const r = serve(args);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(message);
+    expect(r.stderr).toContain('--clickhouse-password-file');
+    expect(r.stdout + r.stderr).not.toContain('hunter2');
+  });
+
+  it('names the problem with a password file, a bad database name, or flags without a URL', () => {
+    const missing = serve(['--clickhouse-url', 'http://127.0.0.1:1/fleet', '--clickhouse-password-file', '/nonexistent/pw']);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain('cannot read --clickhouse-password-file /nonexistent/pw: ENOENT');
+    const pw = join(dir, 'pw');
+    writeFileSync(pw, 'x\n', { mode: 0o600 });
+    const both = serve(['--clickhouse-url', 'http://127.0.0.1:1/fleet', '--clickhouse-password-file', pw], { ...process.env, FLEETGW_CLICKHOUSE_PASSWORD: 'y' });
+    expect(both.status).toBe(2);
+    expect(both.stderr).toContain('not both');
+    const db = serve(['--clickhouse-url', 'http://127.0.0.1:1/fleet-1']);
+    expect(db.status).toBe(2);
+    expect(db.stderr).toContain("the database name (the URL path) must match");
+    const noUrl = serve(['--clickhouse-user', 'fleetgw']);
+    expect(noUrl.status).toBe(2);
+    expect(noUrl.stderr).toContain('--clickhouse-user needs --clickhouse-url');
+  });
+});

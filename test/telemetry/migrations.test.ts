@@ -1,0 +1,111 @@
+/**
+ * The schema migration runner on the real engines: Debian's ClickHouse 18.16 server (or
+ * FLEETGW_TEST_CLICKHOUSE_URL) and chdb. Versions apply in order, once, are recorded, resume after a
+ * failure, and a store ahead of the gateway is reported, not touched.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { openChdbStore } from '../../src/telemetry/chdb-store.js';
+import { addColumnIfMissing, MIGRATIONS, MIGRATIONS_TABLE, migrateSchema, schemaVersion, type Migration, type SchemaExecutor } from '../../src/telemetry/migrations.js';
+import { tempDir } from './helpers.js';
+
+const url = inject('clickhouseUrl');
+const skipReason = inject('clickhouseSkipReason');
+const ctx = { flavor: 'legacy' as const, retentionDays: 30 };
+
+/** SQL over the server's HTTP interface in one database. */
+function httpExecutor(base: string, database: string): SchemaExecutor {
+  const run = async (sql: string): Promise<string> => {
+    const res = await fetch(`${base}/?database=${database}`, { method: 'POST', body: sql });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(text.trim());
+    return text;
+  };
+  return { exec: async (sql) => void (await run(sql)), queryText: run };
+}
+
+const step = (version: number, name: string, ...sql: string[]): Migration => ({ version, name, statements: () => Promise.resolve(sql) });
+const m1 = step(1, 'things', 'CREATE TABLE IF NOT EXISTS things (id UInt32) ENGINE = MergeTree ORDER BY id');
+const m2: Migration = { version: 2, name: 'things.note', statements: (_ctx, db) => addColumnIfMissing(db, 'things', 'note', "String DEFAULT ''") };
+const m3 = step(3, 'others', 'CREATE TABLE IF NOT EXISTS others (id UInt32) ENGINE = MergeTree ORDER BY id');
+
+describe('migration list', () => {
+  it('is numbered 1, 2, 3 … and the runner refuses a gap', async () => {
+    MIGRATIONS.forEach((m, i) => expect(m.version).toBe(i + 1));
+    const never: SchemaExecutor = { exec: () => Promise.reject(new Error('not reached')), queryText: () => Promise.reject(new Error('not reached')) };
+    await expect(migrateSchema(never, ctx, [m1, m3])).rejects.toThrow('migration others has version 3, expected 2');
+  });
+});
+
+describe.skipIf(url === null)(`schema migrations on a ClickHouse server${url === null ? ` (skipped: ${skipReason})` : ''}`, () => {
+  const database = `fleetgw_migrations_${process.pid}_${Date.now()}`;
+  let db: SchemaExecutor;
+
+  beforeAll(async () => {
+    await fetch(`${url}/`, { method: 'POST', body: `CREATE DATABASE ${database}` });
+    db = httpExecutor(url!, database);
+  });
+  afterAll(async () => {
+    await fetch(`${url}/`, { method: 'POST', body: `DROP DATABASE IF EXISTS ${database}` });
+  });
+
+  it('applies pending versions in order, records each, and applies nothing twice', async () => {
+    expect(await migrateSchema(db, ctx, [m1])).toEqual({ from: 0, to: 1, applied: [1], newerThanKnown: false });
+    expect(await migrateSchema(db, ctx, [m1, m2, m3])).toEqual({ from: 1, to: 3, applied: [2, 3], newerThanKnown: false });
+    expect(await migrateSchema(db, ctx, [m1, m2, m3])).toEqual({ from: 3, to: 3, applied: [], newerThanKnown: false });
+    expect(await db.queryText(`SELECT version, name FROM ${MIGRATIONS_TABLE} ORDER BY version`)).toBe('1\tthings\n2\tthings.note\n3\tothers\n');
+    expect(await db.queryText("SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = 'things' ORDER BY name")).toBe('id\tUInt32\nnote\tString\n');
+  });
+
+  it('addColumnIfMissing is a no-op once the column exists (a step re-run after a crash)', async () => {
+    expect(await addColumnIfMissing(db, 'things', 'note', "String DEFAULT ''")).toEqual([]);
+    expect(await addColumnIfMissing(db, 'things', 'extra', 'UInt8 DEFAULT 0')).toEqual(['ALTER TABLE things ADD COLUMN extra UInt8 DEFAULT 0']);
+  });
+
+  it('stops at a failing step, names it, records nothing for it, and resumes there once it is fixed', async () => {
+    const bad = step(4, 'broken', 'CREATE TABLE IF NOT EXISTS broken (id UInt32) ENGINE = NoSuchEngine');
+    const m5 = step(5, 'after', 'CREATE TABLE IF NOT EXISTS after (id UInt32) ENGINE = MergeTree ORDER BY id');
+    await expect(migrateSchema(db, ctx, [m1, m2, m3, bad, m5])).rejects.toThrow(/telemetry schema migration 4 \(broken\) failed: .*NoSuchEngine/);
+    expect(await schemaVersion(db)).toBe(3);
+    const fixed = step(4, 'broken', 'CREATE TABLE IF NOT EXISTS broken (id UInt32) ENGINE = MergeTree ORDER BY id');
+    expect(await migrateSchema(db, ctx, [m1, m2, m3, fixed, m5])).toMatchObject({ from: 3, to: 5, applied: [4, 5] });
+  });
+
+  it('reports a store migrated by a newer gateway and changes nothing', async () => {
+    expect(await migrateSchema(db, ctx, [m1, m2])).toEqual({ from: 5, to: 5, applied: [], newerThanKnown: true });
+  });
+
+  it('runs the real list: telemetry_samples (legacy flavor on 18.16) at version 1', async () => {
+    const fresh = `${database}_real`;
+    await fetch(`${url}/`, { method: 'POST', body: `CREATE DATABASE ${fresh}` });
+    try {
+      const real = httpExecutor(url!, fresh);
+      const version = (await real.queryText('SELECT version()')).trim();
+      const flavor = Number.parseInt(version, 10) >= 21 ? 'modern' : 'legacy';
+      expect(await migrateSchema(real, { flavor, retentionDays: 30 })).toEqual({ from: 0, to: 1, applied: [1], newerThanKnown: false });
+      expect(await real.queryText("SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'telemetry_samples'")).toBe('1\n');
+    } finally {
+      await fetch(`${url}/`, { method: 'POST', body: `DROP DATABASE IF EXISTS ${fresh}` });
+    }
+  });
+});
+
+describe('schema migrations on chdb', () => {
+  const tmp = tempDir('migrations-chdb');
+  afterAll(() => tmp.remove());
+
+  it('a new data dir is migrated to the latest version; reopening applies nothing', async () => {
+    const first = await openChdbStore({ dataDir: tmp.dir });
+    try {
+      expect(first.schema).toEqual({ from: 0, to: MIGRATIONS.length, applied: MIGRATIONS.map((m) => m.version), newerThanKnown: false });
+      expect(await first.queryText(`SELECT version, name FROM ${MIGRATIONS_TABLE}`)).toBe('1\ttelemetry_samples\n');
+    } finally {
+      await first.close();
+    }
+    const again = await openChdbStore({ dataDir: tmp.dir });
+    try {
+      expect(again.schema).toEqual({ from: MIGRATIONS.length, to: MIGRATIONS.length, applied: [], newerThanKnown: false });
+    } finally {
+      await again.close();
+    }
+  });
+});
