@@ -69,7 +69,6 @@ export async function openChdbStore(opts: ChdbStoreOptions): Promise<SampleStore
     const insertSuffix = `, RowBinary, ${sqlString(ROWBINARY_STRUCTURE)})`;
     return {
       kind: 'chdb',
-      format: 'rowbinary',
       version,
       async insert(chunks, totalBytes) {
         if (closed) throw new Error('chdb store is closed');
