@@ -7,9 +7,11 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import { RobotAgent } from '../../src/agent/index.js';
 import { openChdbStore } from '../../src/telemetry/chdb-store.js';
+import { INSERT_COLUMNS } from '../../src/telemetry/columns.js';
+import { SAMPLE_FIELDS } from '../../src/telemetry/sample-table.js';
 import { adminJson } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess } from '../support/gateway.js';
-import { testSample } from '../support/samples.js';
+import { testSample, valueAt } from '../support/samples.js';
 import { until } from '../support/until.js';
 
 
@@ -17,7 +19,9 @@ const ROBOTS = 3;
 const BATCHES = 10;
 const PER_BATCH = 200;
 
-async function runPipe(extraArgs: string[]): Promise<{ dataDir: string; sent: number; live: number; robots: string[]; exitCode: number | null }> {
+async function runPipe(extraArgs: string[]): Promise<{
+  dataDir: string; sent: number; live: number; robots: string[]; exitCode: number | null; newestLive: Record<string, unknown>;
+}> {
   const d = makeDataDir();
   const creds = Array.from({ length: ROBOTS }, (_, i) => adminJson(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', `r${i}`]));
   const gw = await startGatewayProcess(d.dataDir, ['--insecure-http', ...extraArgs]);
@@ -65,9 +69,17 @@ async function runPipe(extraArgs: string[]): Promise<{ dataDir: string; sent: nu
   await until(() => live.length >= BATCHES * PER_BATCH, 10_000, 'live samples');
   ws.close();
 
+  // One sample, every form (src/telemetry/sample-table.ts): robot 0's newest sample as the live
+  // stream sent it and as REST shows it carry the same value at each of the table's paths.
+  await until(async () => (await api(gw.ready.http, d.apiKey, `/v1/robots/${robots[0]}`)).body.motionTelemetry?.tsMs === last.tsMs, 10_000, 'snapshot 0');
+  const view0 = (await api(gw.ready.http, d.apiKey, `/v1/robots/${robots[0]}`)).body;
+  const newestLive = live.find((m) => m.ts_ms === last.tsMs)!;
+  expect(newestLive.robot_id).toBe(robots[0]);
+  for (const f of SAMPLE_FIELDS) for (const p of f.view) expect(valueAt(view0, p), `${f.column}: ${p} vs ${f.live}`).toEqual(valueAt(newestLive, f.live));
+
   for (const a of agents) await a.stop();
   const exitCode = await gw.stop('SIGTERM');
-  return { dataDir: d.dataDir, sent: ROBOTS * BATCHES * PER_BATCH, live: live.length, robots, exitCode };
+  return { dataDir: d.dataDir, sent: ROBOTS * BATCHES * PER_BATCH, live: live.length, robots, exitCode, newestLive };
 }
 
 describe('telemetry pipe into the embedded store (chdb)', () => {
@@ -85,6 +97,24 @@ describe('telemetry pipe into the embedded store (chdb)', () => {
       expect(Number(count)).toBe(r.sent);
       const perRobot = (await store.queryText('SELECT robot_id, count() FROM telemetry_samples GROUP BY robot_id ORDER BY robot_id')).trim().split('\n');
       expect(perRobot.map((l) => l.split('\t')[0]).sort()).toEqual([...r.robots].sort());
+      // The same sample's row holds the live message's values, column by column (the field table).
+      const row = JSON.parse(await store.queryText(
+        `SELECT ${INSERT_COLUMNS.join(', ')} FROM telemetry_samples WHERE robot_id = '${r.robots[0]}' AND ts_ms = ${String(r.newestLive.ts_ms)} FORMAT JSONCompactEachRow`,
+      )) as unknown[];
+      SAMPLE_FIELDS.forEach((f, i) => {
+        const want = valueAt(r.newestLive, f.live);
+        const got = row[i];
+        if (want === null) {
+          // No mission: the row's mission group holds the proto defaults ('' run id).
+          if (f.column === 'mission_run_id') expect(got).toBe('');
+          return;
+        }
+        if (f.rowType === 'Int64') expect(Number(got), f.column).toBe(want);
+        else if (f.rowType === 'Float32') expect(Math.fround(got as number), f.column).toBe(Math.fround(want as number));
+        else if (f.rowType === 'Float64') expect(got as number, f.column).toBeCloseTo(want as number, 9);
+        else if (f.rowType === 'UInt8') expect(got === 1, f.column).toBe(want);
+        else expect(got, f.column).toEqual(want);
+      });
     } finally {
       await store.close();
     }

@@ -25,6 +25,7 @@ import type { RowValue, RowValues } from '../../src/telemetry/row-values.js';
 import { HEALTH_LEVEL_NAMES, SAMPLE_FIELDS, type SampleField } from '../../src/telemetry/sample-table.js';
 import { decodeSnapshot, snapshotValue } from '../../src/telemetry/snapshot-codec.js';
 import type { DecodeResult } from '../../src/telemetry/worker-protocol.js';
+import { valueAt } from '../support/samples.js';
 import { encodeSamples, sample } from './helpers.js';
 
 const SCALAR_OF: Record<string, ScalarType> = {
@@ -144,15 +145,7 @@ function changed(a: Map<string, unknown>, b: Map<string, unknown>): string[] {
   return [...a.keys()].filter((k) => !isDeepStrictEqual(a.get(k), b.get(k))).sort();
 }
 
-/** The value at a dotted path, or null when the path or one of its parents is null. */
-function at(v: unknown, path: string): unknown {
-  let node = v;
-  for (const key of path.split('.')) {
-    if (node === null) return null;
-    node = (node as Record<string, unknown>)[key];
-  }
-  return node;
-}
+const at = valueAt;
 
 describe('the telemetry field table', () => {
   it('gives every field a path in every form, no path to two fields', () => {
