@@ -145,8 +145,6 @@ function changed(a: Map<string, unknown>, b: Map<string, unknown>): string[] {
   return [...a.keys()].filter((k) => !isDeepStrictEqual(a.get(k), b.get(k))).sort();
 }
 
-const at = valueAt;
-
 describe('the telemetry field table', () => {
   it('gives every field a path in every form, no path to two fields', () => {
     for (const f of SAMPLE_FIELDS) {
@@ -193,8 +191,8 @@ describe('the telemetry field table', () => {
     expect(snapshotOf(v)!.mission).toBeNull();
     const view = toRobotView(robotOf(v), snapshotOf(v), true, null);
     expect(validView(view)).toBe(true);
-    for (const f of mission) for (const p of f.view) expect(at(view, p), p).toBeNull();
-    for (const f of SAMPLE_FIELDS.filter((x) => !mission.includes(x))) for (const p of f.view) expect(at(view, p), p).not.toBeNull();
+    for (const f of mission) for (const p of f.view) expect(valueAt(view, p), p).toBeNull();
+    for (const f of SAMPLE_FIELDS.filter((x) => !mission.includes(x))) for (const p of f.view) expect(valueAt(view, p), p).not.toBeNull();
   });
 
   it('before the first report the view shows every sample field as null (ids come from the robot record)', () => {
@@ -203,8 +201,8 @@ describe('the telemetry field table', () => {
     expect(validView(view)).toBe(true);
     for (const f of SAMPLE_FIELDS) {
       for (const p of f.view) {
-        if (VIEW_FROM_RECORD.includes(p)) expect(at(view, p), p).toBe(v[f.column]);
-        else expect(at(view, p), p).toBeNull();
+        if (VIEW_FROM_RECORD.includes(p)) expect(valueAt(view, p), p).toBe(v[f.column]);
+        else expect(valueAt(view, p), p).toBeNull();
       }
     }
   });
