@@ -1,5 +1,5 @@
 /**
- * A growable little-endian byte buffer for the decode worker's outputs (RowBinary, TSV, JSON lines).
+ * A growable little-endian byte buffer for the decode worker's outputs (RowBinary rows, live JSON).
  *
  * Why not strings + Buffer.concat: each output is handed back to the main thread as one transferable
  * ArrayBuffer, so it is written in place once. Growth doubles; the size is bounded by the task (the
@@ -88,18 +88,6 @@ export class ByteWriter {
     if (v !== v) this.view.setUint32(this.pos, 0x7fc00000, true);
     else this.view.setFloat32(this.pos, v, true);
     this.pos += 4;
-  }
-
-  f32(v: number): void {
-    this.ensure(4);
-    this.view.setFloat32(this.pos, v, true);
-    this.pos += 4;
-  }
-
-  f64(v: number): void {
-    this.ensure(8);
-    this.view.setFloat64(this.pos, v, true);
-    this.pos += 8;
   }
 
   /** Unsigned LEB128, as RowBinary uses for string and array lengths. */
@@ -192,31 +180,9 @@ export class ByteWriter {
     return out;
   }
 
-  /** The underlying bytes (valid until the next write that grows the buffer). */
-  get buffer(): Uint8Array {
-    return this.buf;
-  }
-
   raw(bytes: Uint8Array): void {
     this.ensure(bytes.length);
     this.buf.set(bytes, this.pos);
     this.pos += bytes.length;
-  }
-
-  /** The written bytes as a view over this writer's buffer; call {@link reset} before reuse. */
-  bytes(): Uint8Array {
-    return this.buf.subarray(0, this.pos);
-  }
-
-  /**
-   * Hands the buffer over (for transfer to another thread) and starts a fresh one: the returned view
-   * must not be shared with later writes.
-   */
-  take(nextInitialBytes = this.buf.length): Uint8Array {
-    const out = this.buf.subarray(0, this.pos);
-    this.buf = new Uint8Array(new ArrayBuffer(Math.max(64, nextInitialBytes)));
-    this.view = new DataView(this.buf.buffer);
-    this.pos = 0;
-    return out;
   }
 }

@@ -77,7 +77,6 @@ export async function openChdbStore(opts: ChdbStoreOptions): Promise<SampleStore
     const insertSuffix = `, RowBinary, ${sqlString(ROWBINARY_STRUCTURE)})`;
     return {
       kind: 'chdb',
-      format: 'rowbinary',
       version,
       schema,
       async insert(chunks, totalBytes) {

@@ -93,7 +93,6 @@ export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise
     const insertSql = `INSERT INTO ${TABLE_NAME} ${INSERT_COLUMN_LIST} FORMAT RowBinary`;
     return {
       kind: 'clickhouse',
-      format: 'rowbinary',
       version,
       flavor,
       schema,

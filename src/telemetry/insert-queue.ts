@@ -7,8 +7,8 @@
  * - A failed insert keeps its slot and its bytes (still counted in {@link queuedBytes}, so the ingest's
  *   high-water mark pauses the robots) and is retried after 100 ms, 200 ms, ... up to maxDelayMs.
  * - After `maxAttempts` the batch is declared permanently failed: counted in `rowsFailed`, logged, and,
- *   when `deadLetterDir` is set, written there as a file in the store's format (replayable with
- *   `INSERT ... FORMAT`), so no row silently disappears.
+ *   when `deadLetterDir` is set, written there as a RowBinary file (replayable with
+ *   `INSERT ... FORMAT RowBinary`), so no row silently disappears.
  * Delivery is at-least-once: an insert that committed but whose response was lost is sent again.
  *
  * Recovery is logged, not only the failure: once every batch that failed has been written on a

@@ -1,21 +1,20 @@
 /**
- * What the insert queue needs from a telemetry store (chdb-store.ts, clickhouse-store.ts).
+ * What the insert queue needs from a telemetry store (chdb-store.ts, clickhouse-store.ts). Both take
+ * RowBinary rows in the field table's column order (sample-table.ts, columns.ts): the only row
+ * format the decoders write.
  */
 import type { MigrationResult } from './migrations.js';
-import type { RowFormat } from './worker-protocol.js';
 
 export type StoreKind = 'chdb' | 'clickhouse';
 
 export interface SampleStore {
   readonly kind: StoreKind;
-  /** Row encoding the decode workers must produce for this store. */
-  readonly format: RowFormat;
   /** Human-readable engine version (e.g. "18.16.1"), for logs and the README's flavor rules. */
   readonly version: string;
   /** What the start-up migrations found and did (stores opened by the gateway; absent on test doubles). */
   readonly schema?: MigrationResult;
   /**
-   * Writes the concatenation of `chunks` (whole rows in {@link format}) as one INSERT. Rejects on
+   * Writes the concatenation of `chunks` (whole RowBinary rows) as one INSERT. Rejects on
    * any failure; the caller owns retries. `chunks` are not mutated and not retained after settling.
    */
   insert(chunks: readonly Uint8Array[], totalBytes: number, rows: number): Promise<void>;

@@ -1,8 +1,8 @@
 /**
  * The telemetry sample shape, written once: one entry per `telemetry_samples` column, in insert
  * order, saying where its value comes from (the TelemetrySample field, or the batch's context) and
- * where it goes (the RowBinary row, the LMDB snapshot, the live-stream message, the agent's
- * `SampleInput`).
+ * where it goes (the RowBinary row, the LMDB snapshot, the live-stream message, the REST robot view,
+ * the agent's `SampleInput`).
  *
  * What this table drives, and how each is held to it:
  * - insert column list and RowBinary structure: derived here (columns.ts);
@@ -12,9 +12,15 @@
  *   reader and the C++ addon are checked byte for byte against it by test/telemetry/decoders.test.ts);
  * - the LMDB snapshot: it is the newest sample's row itself (snapshot-codec.ts reads it back with this
  *   table into `TelemetrySnapshot` by `snapshot` paths);
- * - the live message and the agent's encoder: test/telemetry/sample-table.test.ts checks every
- *   `live` path and `agent` key against what live-json.ts and agent/sample-encoder.ts produce.
- * A new field is a row here, a proto field, a DDL line, and the two hand-written decoders.
+ * - the live message, the REST robot view and the agent's encoder: test/telemetry/sample-table.test.ts
+ *   changes one column at a time and checks that exactly its `live` path, its `view` paths and its
+ *   `agent` key change in what live-json.ts, api/robot-view.ts and agent/sample-encoder.ts produce
+ *   (and that the snapshot and view carry nothing the table does not name).
+ * The hand-written forms stay hand-written on purpose: they are typed (the view is checked against its
+ * published schema at compile time) and on hot paths, where a generic walk over this table would cost
+ * per sample or per request. A new field is a row here, a proto field, a DDL line, the two
+ * hand-written decoders, the live writer, `TelemetrySnapshot`, the view mapper and its schema
+ * (api/schemas/robots.ts), and the agent's encoder: the tests above fail until each has it.
  */
 
 /** RowBinary wire type of a column (also its type in the legacy DDL; modern adds storage details). */
@@ -37,6 +43,12 @@ export interface SampleField {
   readonly live: string;
   /** Dotted path in `TelemetrySnapshot` (GET /v1/robots). */
   readonly snapshot: string;
+  /**
+   * Dotted paths in the REST robot view (`RobotView`, GET /v1/robots and /v1/robots/{robot_id}) that
+   * show this value: the flat field for simple clients and/or its place in `motionTelemetry` /
+   * `statusTelemetry`. These are the published names (docs/api-conventions.md governs renames).
+   */
+  readonly view: readonly string[];
   /** Dotted path in the agent's `SampleInput`; null for context values. */
   readonly agent: string | null;
 }
@@ -50,40 +62,41 @@ export const HEALTH_LEVEL_ENUM8 = `Enum8(${HEALTH_LEVEL_NAMES.map((n, i) => `'${
 
 const f = (
   column: string, rowType: RowType, proto: readonly number[] | null, protoType: ProtoType | null,
-  live: string, snapshot: string, agent: string | null,
-): SampleField => ({ column, rowType, proto, protoType, live, snapshot, agent });
+  live: string, snapshot: string, view: readonly string[], agent: string | null,
+): SampleField => ({ column, rowType, proto, protoType, live, snapshot, view, agent });
+
+// REST robot view prefixes.
+const M = 'motionTelemetry.';
+const S = 'statusTelemetry.';
 
 export const SAMPLE_FIELDS: readonly SampleField[] = [
-  f('robot_id', 'String', null, null, 'robot_id', 'robotId', null),
-  f('fleet_id', 'String', null, null, 'fleet_id', 'fleetId', null),
-  f('ts_ms', 'Int64', [1], 'int64', 'ts_ms', 'tsMs', 'tsMs'),
-  f('received_at_ms', 'Int64', null, null, 'received_at_ms', 'receivedAtMs', null),
-  f('lat', 'Float64', [2, 1], 'double', 'latitude', 'latitude', 'latitude'),
-  f('lon', 'Float64', [2, 2], 'double', 'longitude', 'longitude', 'longitude'),
-  f('elevation_m', 'Float64', [2, 3], 'double', 'elevation_m', 'elevationM', 'elevationM'),
-  f('pose_x_m', 'Float64', [3, 1], 'double', 'pose.x_m', 'pose.xM', 'xM'),
-  f('pose_y_m', 'Float64', [3, 2], 'double', 'pose.y_m', 'pose.yM', 'yM'),
-  f('pose_z_m', 'Float64', [3, 3], 'double', 'pose.z_m', 'pose.zM', 'zM'),
-  f('heading_deg', 'Float64', [3, 4], 'double', 'pose.heading_deg', 'pose.headingDeg', 'headingDeg'),
-  f('speed_mps', 'Float64', [4, 1], 'double', 'velocity.linear_mps', 'velocity.linearMps', 'linearMps'),
-  f('yaw_rate_dps', 'Float64', [4, 2], 'double', 'velocity.angular_dps', 'velocity.angularDps', 'angularDps'),
-  f('battery_pct', 'Float32', [5, 1], 'float', 'battery.percent', 'battery.percent', 'batteryPercent'),
-  f('voltage_v', 'Float32', [5, 2], 'float', 'battery.voltage_v', 'battery.voltageV', 'voltageV'),
-  f('charging', 'UInt8', [5, 3], 'bool', 'battery.charging', 'battery.charging', 'charging'),
-  f('mode', 'String', [6], 'string', 'mode', 'mode', 'mode'),
-  f('estop', 'UInt8', [7], 'bool', 'estop', 'estop', 'estop'),
-  f('gps_fix', 'Int32', [10], 'int32', 'gps_fix', 'gpsFix', 'gpsFix'),
+  f('robot_id', 'String', null, null, 'robot_id', 'robotId', ['id'], null),
+  f('fleet_id', 'String', null, null, 'fleet_id', 'fleetId', ['fleetId'], null),
+  f('ts_ms', 'Int64', [1], 'int64', 'ts_ms', 'tsMs', [M + 'tsMs', S + 'tsMs'], 'tsMs'),
+  f('received_at_ms', 'Int64', null, null, 'received_at_ms', 'receivedAtMs', ['lastSeenMs'], null),
+  f('lat', 'Float64', [2, 1], 'double', 'latitude', 'latitude', ['latitude', M + 'position.latitude'], 'latitude'),
+  f('lon', 'Float64', [2, 2], 'double', 'longitude', 'longitude', ['longitude', M + 'position.longitude'], 'longitude'),
+  f('elevation_m', 'Float64', [2, 3], 'double', 'elevation_m', 'elevationM', ['elevationM', M + 'position.elevationM'], 'elevationM'),
+  f('pose_x_m', 'Float64', [3, 1], 'double', 'pose.x_m', 'pose.xM', [M + 'pose.xM'], 'xM'),
+  f('pose_y_m', 'Float64', [3, 2], 'double', 'pose.y_m', 'pose.yM', [M + 'pose.yM'], 'yM'),
+  f('pose_z_m', 'Float64', [3, 3], 'double', 'pose.z_m', 'pose.zM', [M + 'pose.zM'], 'zM'),
+  f('heading_deg', 'Float64', [3, 4], 'double', 'pose.heading_deg', 'pose.headingDeg', ['headingDeg', M + 'pose.headingDeg'], 'headingDeg'),
+  f('speed_mps', 'Float64', [4, 1], 'double', 'velocity.linear_mps', 'velocity.linearMps', ['speedMps', M + 'velocity.linearMps'], 'linearMps'),
+  f('yaw_rate_dps', 'Float64', [4, 2], 'double', 'velocity.angular_dps', 'velocity.angularDps', ['angularDps', M + 'velocity.angularDps'], 'angularDps'),
+  f('battery_pct', 'Float32', [5, 1], 'float', 'battery.percent', 'battery.percent', ['batteryPct', S + 'battery.percent'], 'batteryPercent'),
+  f('voltage_v', 'Float32', [5, 2], 'float', 'battery.voltage_v', 'battery.voltageV', ['batteryVoltageV', S + 'battery.voltageV'], 'voltageV'),
+  f('charging', 'UInt8', [5, 3], 'bool', 'battery.charging', 'battery.charging', ['charging', S + 'battery.charging'], 'charging'),
+  f('mode', 'String', [6], 'string', 'mode', 'mode', ['mode', S + 'mode'], 'mode'),
+  f('estop', 'UInt8', [7], 'bool', 'estop', 'estop', ['estop', S + 'estop'], 'estop'),
+  f('gps_fix', 'Int32', [10], 'int32', 'gps_fix', 'gpsFix', ['gpsFix', M + 'gpsFix'], 'gpsFix'),
   // The mission group: `run_id` '' means no mission (live and snapshot show `mission: null`).
-  f('mission_run_id', 'String', [8, 1], 'string', 'mission.run_id', 'mission.runId', 'mission.runId'),
-  f('mission_state', 'String', [8, 2], 'string', 'mission.mission_state', 'mission.missionState', 'mission.missionState'),
-  f('progress_pct', 'Float32', [8, 3], 'float', 'mission.progress_pct', 'mission.progressPct', 'mission.progressPct'),
-  f('step_index', 'Int32', [8, 4], 'int32', 'mission.step_index', 'mission.stepIndex', 'mission.stepIndex'),
-  f('remaining_distance_m', 'Float64', [8, 5], 'double', 'mission.remaining_distance_m', 'mission.remainingDistanceM', 'mission.remainingDistanceM'),
-  f('eta_s', 'Float64', [8, 6], 'double', 'mission.eta_s', 'mission.etaS', 'mission.etaS'),
-  f('health_level', 'Enum8', [9, 1], 'enum', 'health.level', 'health.level', 'healthLevel'),
-  f('faults', 'Array(String)', [9, 2], 'repeated string', 'health.faults', 'health.faults', 'faults'),
-  f('cpu_temp_c', 'Float32', [9, 3], 'float', 'health.cpu_temp_c', 'health.cpuTempC', 'cpuTempC'),
+  f('mission_run_id', 'String', [8, 1], 'string', 'mission.run_id', 'mission.runId', [S + 'mission.runId'], 'mission.runId'),
+  f('mission_state', 'String', [8, 2], 'string', 'mission.mission_state', 'mission.missionState', ['missionState', S + 'mission.missionState'], 'mission.missionState'),
+  f('progress_pct', 'Float32', [8, 3], 'float', 'mission.progress_pct', 'mission.progressPct', ['missionProgressPct', S + 'mission.progressPct'], 'mission.progressPct'),
+  f('step_index', 'Int32', [8, 4], 'int32', 'mission.step_index', 'mission.stepIndex', [S + 'mission.stepIndex'], 'mission.stepIndex'),
+  f('remaining_distance_m', 'Float64', [8, 5], 'double', 'mission.remaining_distance_m', 'mission.remainingDistanceM', [S + 'mission.remainingDistanceM'], 'mission.remainingDistanceM'),
+  f('eta_s', 'Float64', [8, 6], 'double', 'mission.eta_s', 'mission.etaS', [S + 'mission.etaS'], 'mission.etaS'),
+  f('health_level', 'Enum8', [9, 1], 'enum', 'health.level', 'health.level', ['healthLevel', S + 'health.level'], 'healthLevel'),
+  f('faults', 'Array(String)', [9, 2], 'repeated string', 'health.faults', 'health.faults', [S + 'health.faults'], 'faults'),
+  f('cpu_temp_c', 'Float32', [9, 3], 'float', 'health.cpu_temp_c', 'health.cpuTempC', [S + 'health.cpuTempC'], 'cpuTempC'),
 ];
-
-/** The column names in insert order. */
-export const SAMPLE_COLUMNS: readonly string[] = SAMPLE_FIELDS.map((x) => x.column);

@@ -6,9 +6,6 @@
  * `robotIndex` points into `robotIds`/`fleetIds`. The buffer is transferred, never copied.
  */
 
-/** Row encoding the stores take: both take RowBinary (chdb through a spool file, chdb-store.ts). */
-export type RowFormat = 'rowbinary';
-
 export const FRAME_HEADER_BYTES = 16;
 
 export interface DecodeTask {

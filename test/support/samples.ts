@@ -16,3 +16,13 @@ export function testSample(t0: number, i: number): SampleInput {
     healthLevel: HealthLevel.OK, faults: [], cpuTempC: 40, gpsFix: 4,
   };
 }
+
+/** The value at a dotted path ("a.b.c"), or null when the path or one of its parents is null. */
+export function valueAt(v: unknown, path: string): unknown {
+  let node = v;
+  for (const key of path.split('.')) {
+    if (node === null) return null;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}

@@ -70,7 +70,7 @@ describe('telemetry ingest into chdb', () => {
     expect(decodeSnapshot(store.snapshots.get('robot-0'))!.tsMs).toBe(t0 + 39_000 + 240);
   });
 
-  it('round-trips strings that need TSV escaping', async () => {
+  it('round-trips strings with quotes, tabs, newlines, backslashes and non-ASCII', async () => {
     const nasty = ["it's", 'tab\there', 'new\nline', 'back\\slash', 'ünïcødé ✓', "[',']"];
     ingest.push('robot-\tx', 'fleet-esc', encodeSamples([sample(Date.now(), 1, { faults: nasty, mode: 'man\\ual\t1', runId: '' })]));
     await ingest.flush();

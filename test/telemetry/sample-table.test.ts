@@ -1,20 +1,31 @@
 /**
  * The field table (src/telemetry/sample-table.ts) is the one description of a telemetry sample: the
- * proto fields it names exist with its types, and the live message, the LMDB snapshot and the
- * agent's encoder carry exactly its fields with the row's values. (The DDL is checked in
- * schema.test.ts, the fast decoders in decoders.test.ts.)
+ * proto fields it names exist with its types, and the live message, the LMDB snapshot, the REST robot
+ * view and the agent's encoder carry exactly its fields with the row's values. Changing one column
+ * at a time must change exactly that column's paths in each form, so a field added to the table but
+ * missing in a form, or two fields swapped, fails here. (The DDL is checked in schema.test.ts, the
+ * fast decoders in decoders.test.ts.)
  */
 import { ScalarType, type DescField, type DescMessage } from '@bufbuild/protobuf';
+import { readFileSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { encodeSample, type SampleInput } from '../../src/agent/sample-encoder.js';
+import { toRobotView } from '../../src/api/robot-view.js';
+import { RobotView } from '../../src/api/schemas/robots.js';
+import { RequestValidators } from '../../src/http/validation.js';
+import type { RobotRecord } from '../../src/store/records.js';
+import { ByteWriter } from '../../src/telemetry/byte-writer.js';
+import { liveJsonPrefix, writeLiveJson } from '../../src/telemetry/live-json.js';
 import { HealthLevel, TelemetrySampleSchema } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
 import { decoderOf } from '../../src/telemetry/decode/select.js';
 import { FramePacker } from '../../src/telemetry/frame-packer.js';
-import { readRowValues } from '../../src/telemetry/row-rowbinary.js';
-import type { RowValue } from '../../src/telemetry/row-values.js';
-import { HEALTH_LEVEL_NAMES, SAMPLE_FIELDS } from '../../src/telemetry/sample-table.js';
+import { readRowValues, writeRowFromValues } from '../../src/telemetry/row-rowbinary.js';
+import type { RowValue, RowValues } from '../../src/telemetry/row-values.js';
+import { HEALTH_LEVEL_NAMES, SAMPLE_FIELDS, type SampleField } from '../../src/telemetry/sample-table.js';
 import { decodeSnapshot, snapshotValue } from '../../src/telemetry/snapshot-codec.js';
 import type { DecodeResult } from '../../src/telemetry/worker-protocol.js';
+import { valueAt } from '../support/samples.js';
 import { encodeSamples, sample } from './helpers.js';
 
 const SCALAR_OF: Record<string, ScalarType> = {
@@ -57,7 +68,154 @@ function decodeOne(bytes: Uint8Array, live: boolean): DecodeResult {
   return decoderOf('reference').decode({ ...packer.take(), live: live ? Uint8Array.of(1) : null }, 0);
 }
 
+// One column at a time: every column at a base value (a mission running), then one column changed.
+const BASE_UUIDS: Record<string, string> = { robot_id: '00000000-0000-4000-8000-00000000000a', fleet_id: '00000000-0000-4000-8000-00000000000b' };
+const MARKED_UUIDS: Record<string, string> = { robot_id: '00000000-0000-4000-8000-0000000000aa', fleet_id: '00000000-0000-4000-8000-0000000000bb' };
+
+/** A value per column, distinct from every other column's, base or marked. */
+function valueOf(f: SampleField, i: number, marked: boolean): RowValue {
+  switch (f.rowType) {
+    case 'String':
+      return (marked ? MARKED_UUIDS : BASE_UUIDS)[f.column] ?? `${marked ? 'm' : 'b'}-${f.column}`;
+    case 'Int64':
+      return 1_700_000_000_000n + BigInt(i * 1_000 + (marked ? 7 : 0));
+    case 'Float64':
+      return marked ? -(1_000.25 + i) : 10.5 + i;
+    case 'Float32':
+      return Math.fround(marked ? -(100.75 + i) : 0.5 + i);
+    case 'Int32':
+      return marked ? -(50 + i) : 3 + i;
+    case 'UInt8':
+      return marked;
+    case 'Enum8':
+      return marked ? 3 : 1;
+    case 'Array(String)':
+      return marked ? ['m-1', 'm-2'] : ['b-1'];
+  }
+}
+
+function baseValues(): RowValues {
+  return Object.fromEntries(SAMPLE_FIELDS.map((f, i) => [f.column, valueOf(f, i, false)]));
+}
+
+function withMarked(column: string): RowValues {
+  const i = SAMPLE_FIELDS.findIndex((f) => f.column === column);
+  return { ...baseValues(), [column]: valueOf(SAMPLE_FIELDS[i]!, i, true) };
+}
+
+function liveOf(v: RowValues): Map<string, unknown> {
+  const w = new ByteWriter(1024);
+  writeLiveJson(w, liveJsonPrefix(v.robot_id as string, v.fleet_id as string), v);
+  const msg = JSON.parse(Buffer.from(w.copyOut()).toString()) as Record<string, unknown>;
+  expect(msg.op).toBe('sample');
+  delete msg.op;
+  return leaves(msg);
+}
+
+function snapshotOf(v: RowValues): ReturnType<typeof decodeSnapshot> {
+  const w = new ByteWriter(1024);
+  writeRowFromValues(w, v);
+  return decodeSnapshot(snapshotValue(w.copyOut()));
+}
+
+/** The robot record the snapshot belongs to (both are keyed by the robot id in LMDB). */
+function robotOf(v: RowValues): RobotRecord {
+  return {
+    robotId: v.robot_id as string, fleetId: v.fleet_id as string, orgId: 'org', name: 'r', capabilities: ['stop'],
+    active: true, tokenHash: new Uint8Array(32), createdAtMs: 1,
+  };
+}
+
+const validView = new RequestValidators().body(RobotView);
+
+function viewOf(v: RowValues): Map<string, unknown> {
+  const view = toRobotView(robotOf(v), snapshotOf(v), true, null);
+  expect(validView(view), JSON.stringify(validView.errors)).toBe(true);
+  return leaves(view);
+}
+
+/** RobotView fields that do not come from a sample (the robot record, the link registry). */
+const VIEW_NOT_FROM_SAMPLE = ['name', 'active', 'online', 'linkConflict', 'capabilities'];
+/** View paths the robot record fills (equal to the snapshot's ids), present before any report. */
+const VIEW_FROM_RECORD = ['id', 'fleetId'];
+
+/** Paths whose value differs between two leaf maps with the same paths. */
+function changed(a: Map<string, unknown>, b: Map<string, unknown>): string[] {
+  expect([...b.keys()].sort()).toEqual([...a.keys()].sort());
+  return [...a.keys()].filter((k) => !isDeepStrictEqual(a.get(k), b.get(k))).sort();
+}
+
 describe('the telemetry field table', () => {
+  it('gives every field a path in every form, no path to two fields', () => {
+    for (const f of SAMPLE_FIELDS) {
+      expect(f.view.length, f.column).toBeGreaterThan(0);
+      expect(f.agent === null, f.column).toBe(f.proto === null);
+    }
+    for (const paths of [SAMPLE_FIELDS.map((f) => f.column), SAMPLE_FIELDS.map((f) => f.live), SAMPLE_FIELDS.map((f) => f.snapshot), SAMPLE_FIELDS.flatMap((f) => f.view)]) {
+      expect(paths.filter((p, i) => paths.indexOf(p) !== i)).toEqual([]);
+    }
+  });
+
+  it.each(SAMPLE_FIELDS.map((f) => [f.column, f] as const))('changing %s changes exactly its live path, snapshot path and view paths', (_, f) => {
+    const base = baseValues();
+    const marked = withMarked(f.column);
+    const want = shown(f.column, marked[f.column]!);
+
+    const live = liveOf(marked);
+    expect(changed(liveOf(base), live), 'live').toEqual([f.live]);
+    expect(live.get(f.live), 'live').toEqual(want);
+
+    const snap = leaves(snapshotOf(marked));
+    expect(changed(leaves(snapshotOf(base)), snap), 'snapshot').toEqual([f.snapshot]);
+    expect(snap.get(f.snapshot), 'snapshot').toEqual(want);
+
+    const view = viewOf(marked);
+    expect(changed(viewOf(base), view), 'view').toEqual([...f.view].sort());
+    for (const p of f.view) expect(view.get(p), `view ${p}`).toEqual(want);
+  });
+
+  it('the live message, the snapshot and the view have no path the table does not name', () => {
+    const base = baseValues();
+    expect([...liveOf(base).keys()].sort()).toEqual(SAMPLE_FIELDS.map((f) => f.live).sort());
+    expect([...leaves(snapshotOf(base)).keys()].sort()).toEqual(SAMPLE_FIELDS.map((f) => f.snapshot).sort());
+    const view = [...viewOf(base).keys()].filter((k) => !VIEW_NOT_FROM_SAMPLE.includes(k.split('.')[0]!));
+    expect(view.sort()).toEqual(SAMPLE_FIELDS.flatMap((f) => f.view).sort());
+  });
+
+  it('no mission (empty run id): every mission field is null in the live message, the snapshot and the view', () => {
+    const v = { ...baseValues(), mission_run_id: '' };
+    const mission = SAMPLE_FIELDS.filter((f) => f.snapshot.startsWith('mission.'));
+    expect(mission.map((f) => f.column)).toContain('mission_run_id');
+    const live = liveOf(v);
+    expect(live.get('mission')).toBeNull();
+    expect(snapshotOf(v)!.mission).toBeNull();
+    const view = toRobotView(robotOf(v), snapshotOf(v), true, null);
+    expect(validView(view)).toBe(true);
+    for (const f of mission) for (const p of f.view) expect(valueAt(view, p), p).toBeNull();
+    for (const f of SAMPLE_FIELDS.filter((x) => !mission.includes(x))) for (const p of f.view) expect(valueAt(view, p), p).not.toBeNull();
+  });
+
+  it('before the first report the view shows every sample field as null (ids come from the robot record)', () => {
+    const v = baseValues();
+    const view = toRobotView(robotOf(v), undefined, false, null);
+    expect(validView(view)).toBe(true);
+    for (const f of SAMPLE_FIELDS) {
+      for (const p of f.view) {
+        if (VIEW_FROM_RECORD.includes(p)) expect(valueAt(view, p), p).toBe(v[f.column]);
+        else expect(valueAt(view, p), p).toBeNull();
+      }
+    }
+  });
+
+  it('docs/telemetry-stream.md lists every field with its live path and view paths', () => {
+    const doc = readFileSync(new URL('../../docs/telemetry-stream.md', import.meta.url), 'utf8');
+    // The table under "One sample, every form": from its header to the first line that is not a row.
+    const lines = doc.slice(doc.indexOf('| ClickHouse column |')).split('\n');
+    const rows = lines.slice(2, lines.findIndex((l) => !l.startsWith('|')))
+      .map((l) => l.split('|').slice(1, -1).map((c) => [...c.matchAll(/`([^`]+)`/g)].map((m) => m[1])));
+    expect(rows).toEqual(SAMPLE_FIELDS.map((f) => [[f.column], [f.live], [...f.view]]));
+  });
+
   it('names proto fields that exist, with its scalar types', () => {
     for (const f of SAMPLE_FIELDS) {
       if (f.proto === null) continue;
