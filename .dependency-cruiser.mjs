@@ -4,7 +4,8 @@
 //   composition roots  src/cli, src/gateway
 //   transport          src/http, src/robotlink, src/telemetry/stream-ws.ts
 //   api                src/api
-//   domain             src/auth, src/commands, src/events, src/idempotency, src/telemetry, src/missions
+//   domain             src/auth, src/commands, src/events, src/idempotency, src/telemetry, src/missions,
+//                      src/fleet (the fleet model built on them: field rules, objects, faults, alerts, ...)
 //   store              src/store
 //   shared leaves      src/errors, src/protocol, src/gen, src/config.ts
 // The robot side (src/agent, src/sim) is a world apart: it sees only the leaves it shares with the
@@ -13,7 +14,7 @@
 const ROOTS = '^src/(cli|gateway)/';
 const TRANSPORT = '^src/(http|robotlink)/|^src/telemetry/stream-ws\\.ts$';
 const API = '^src/api/';
-const DOMAIN = '^src/(auth|commands|events|idempotency|missions|telemetry)/';
+const DOMAIN = '^src/(auth|commands|events|idempotency|missions|telemetry|fleet)/';
 const STORE = '^src/store/';
 const LEAVES = '^src/(errors|gen|protocol)/|^src/config\\.ts$';
 const ROBOT_SIDE = '^src/(agent|sim)/';
@@ -42,7 +43,7 @@ export default {
     forbid('domain-is-above-store', 'The store and the shared leaves sit below the domain and do not import it.', { path: `${STORE}|${LEAVES}` }, { path: DOMAIN }),
     forbid(
       'domain-leaf-modules',
-      'Within the domain only src/missions builds on other domain modules; auth, commands, events, idempotency and telemetry import no other domain folder.',
+      'Within the domain only src/missions and src/fleet build on other domain modules; auth, commands, events, idempotency and telemetry import no other domain folder.',
       { path: '^src/(auth|commands|events|idempotency|telemetry)/' },
       { path: DOMAIN, pathNot: '^src/$1/' },
     ),
@@ -51,6 +52,8 @@ export default {
     forbid('metrics-apart', 'src/metrics imports nothing else of src: the parts it measures declare observer interfaces and src/gateway wires them.', { path: '^src/metrics/' }, { path: '^src/', pathNot: '^src/metrics/' }),
     forbid('metrics-from-roots', 'Only the composition roots import src/metrics: pass a recorder (an observer interface of your own module) in from src/gateway.', { pathNot: `${ROOTS}|^src/metrics/` }, { path: '^src/metrics/' }),
     forbid('protocol-on-gen', 'src/protocol (the robot link contract both sides share) imports only src/gen.', { path: '^src/protocol/' }, { path: '^src/', pathNot: '^src/(protocol|gen)/' }),
+
+    forbid('fleet-above-missions', 'src/fleet (field rules, objects, faults, alerts, utilization, robot administration) builds on src/missions, never the reverse: pass what missions needs from src/fleet through an interface wired in src/gateway.', { path: '^src/missions/' }, { path: '^src/fleet/' }),
 
     forbid('missions-catalog-below', 'src/missions/catalog is below scheduling and runs: it imports neither.', { path: '^src/missions/catalog/' }, { path: '^src/missions/', pathNot: '^src/missions/(catalog/|clock\\.ts|fault-points\\.ts)' }),
     forbid('missions-runs-below-scheduling', 'src/missions/runs is below scheduling (the dispatcher creates runs): it imports neither scheduling nor the catalog.', { path: '^src/missions/runs/' }, { path: '^src/missions/', pathNot: '^src/missions/(runs/|clock\\.ts|fault-points\\.ts)' }),
