@@ -40,4 +40,9 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs'],
     rules: { '@typescript-eslint/no-floating-promises': 'off', '@typescript-eslint/no-misused-promises': 'off' },
   },
+  {
+    // Scripts of the pages the gateway serves (web/): they run in the browser, as classic scripts.
+    files: ['web/**/*.js'],
+    languageOptions: { globals: { ...globals.browser, SwaggerUIBundle: 'readonly' }, sourceType: 'script' },
+  },
 );

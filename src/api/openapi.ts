@@ -263,6 +263,7 @@ export function buildOpenApi(routes: readonly RouteDef[], info: OpenApiInfo, ser
   const components = new SchemaComponents();
   components.toJson(ErrorBody);
   for (const route of routes) {
+    if (route.browserAsset === true) continue;
     if (opIds.has(route.operationId)) throw new Error(`duplicate operationId ${route.operationId}`);
     opIds.add(route.operationId);
     route.tags.forEach((t) => tags.add(t));

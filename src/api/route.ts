@@ -93,6 +93,12 @@ export interface RouteDef {
   idempotencyKey?: 'required' | 'optional';
   responses: ResponseSpecs;
   /**
+   * A page or file for browsers (the API docs, the dashboard's assets): served through the same
+   * pipeline as every route (HEAD, ETag, compression, access log) but not an API operation, so it is
+   * left out of /openapi.json.
+   */
+  browserAsset?: true;
+  /**
    * Catalog errors this route may return beyond the ones the router adds by itself (authentication,
    * permission, validation, rate limit, idempotency, internal: openapi.ts routerErrors); published in
    * /openapi.json. The contract test fails when an operation returns an error its list lacks.

@@ -6,6 +6,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { tunablesFromEnv } from '../config.js';
+import { parseCorsOrigins } from '../http/cors.js';
 import { startGateway, type Gateway } from '../gateway/gateway.js';
 import { createProcessLogger } from '../gateway/logger.js';
 import { isLoopbackHost } from '../http/tls.js';
@@ -43,8 +44,10 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
   if (insecure && certFile !== undefined) throw new UsageError('--insecure-http cannot be combined with --tls-cert/--tls-key');
   if (insecure && !isLoopbackHost(host)) throw new UsageError(`--insecure-http is refused on non-loopback host ${host}: serve HTTPS there`);
   let tunables;
+  let corsOrigins;
   try {
     tunables = tunablesFromEnv();
+    corsOrigins = parseCorsOrigins(process.env.FLEETGW_CORS_ORIGINS);
   } catch (err: unknown) {
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }
@@ -69,6 +72,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
       ...(clickhouseAuth !== null ? { clickhouseAuth } : {}),
       tls: insecure ? 'insecure' : certFile !== undefined && keyFile !== undefined ? { certFile: resolve(certFile), keyFile: resolve(keyFile) } : 'self-signed',
       tunables,
+      corsOrigins,
       ...(opt(v, 'metrics-token-file') !== undefined ? { metricsTokenFile: resolve(opt(v, 'metrics-token-file')!) } : {}),
       log: logger,
     });

@@ -103,6 +103,7 @@ export const ERROR_CATALOG = {
   login_failed: { code: 'unauthorized', status: 401, template: 'Wrong email or password.' },
   login_throttled: { code: 'rate_limited', status: 429, template: 'Too many failed logins for this {bound}; retry after {retryAfterS} s.' },
   csrf_failed: { code: 'forbidden', status: 403, template: 'A request authenticated by a session cookie must carry the session\'s X-CSRF-Token header.' },
+  cors_origin_not_allowed: { code: 'forbidden', status: 403, template: 'Origin {origin} may not call this API from a browser (FLEETGW_CORS_ORIGINS lists the origins that may).' },
   session_required: { code: 'forbidden', status: 403, template: 'This endpoint accepts only a user session, not an API key.' },
   role_lacks_permission: { code: 'forbidden', status: 403, template: 'Role {role} does not grant {permission}; a key cannot carry more than its creator\'s role.' },
   api_key_not_yours: { code: 'forbidden', status: 403, template: 'Only the creator of API key {apiKeyId} or an admin can revoke it.' },

@@ -43,6 +43,7 @@ import { StoreHealth } from '../telemetry/store-health.js';
 import { join } from 'node:path';
 import { Readiness } from './readiness.js';
 import { buildRoutes } from './routes.js';
+import { loadApiDocsAssets } from './api-docs-assets.js';
 
 export interface GatewayOptions {
   dataDir: string;
@@ -69,6 +70,8 @@ export interface GatewayOptions {
    * `<dataDir>/metrics-token`, created with a random token when missing.
    */
   metricsTokenFile?: string;
+  /** Browser origins allowed to call the API (FLEETGW_CORS_ORIGINS; src/http/cors.ts). Default: none, CORS off. */
+  corsOrigins?: readonly string[];
   /** Replacements for tests and embedders; `fleetgw serve` passes none. */
   overrides?: GatewayOverrides;
 }
@@ -242,9 +245,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
 
     let streamUrl = '';
     let httpUrl = '';
+    // The API reference is a convenience: a broken docs bundle must not keep the gateway (and its stops) down.
+    const apiDocs = await loadApiDocsAssets().catch((err: unknown) => {
+      logFor('api').warn({ err }, `GET /docs is not served: ${(err as Error).message}`);
+      return undefined;
+    });
     const { routes } = buildRoutes({
       store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, ready: () => ready.ready(), log: logFor('api'),
-      sessions, secureCookies: tlsFiles !== null,
+      sessions, secureCookies: tlsFiles !== null, ...(apiDocs ? { apiDocs } : {}),
     });
     const router = createRouter(routes, {
       auth: keys,
@@ -252,6 +260,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       authThrottle: new AuthThrottle(),
       log: logFor('http'),
       removed: REMOVED_ROUTES,
+      corsOrigins: opts.corsOrigins ?? [],
     });
     http = await startHttpServer({
       host: opts.host,

@@ -24,6 +24,8 @@ import { apiKeyRoutes } from '../api/routes/api-keys.js';
 import { sessionRoutes } from '../api/routes/sessions.js';
 import type { SessionService } from '../auth/users/sessions.js';
 import { openApiRoutes } from '../api/routes/openapi.js';
+import { apiDocsRoutes } from '../api/routes/api-docs.js';
+import type { PreparedAsset } from '../api/prepared-body.js';
 import { robotRoutes } from '../api/routes/robots.js';
 import { streamTicketRoutes } from '../api/routes/stream-tickets.js';
 import type { RouteDef } from '../api/route.js';
@@ -60,6 +62,8 @@ export interface RouteDeps {
   sessions: SessionService;
   /** The gateway serves HTTPS: session cookies get `Secure`. */
   secureCookies: boolean;
+  /** The files of GET /docs (api-docs-assets.ts); absent: no /docs. */
+  apiDocs?: ReadonlyMap<string, PreparedAsset>;
 }
 
 export const API_INFO = {
@@ -97,6 +101,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
   };
   const routes: RouteDef[] = [
     ...openApiRoutes(document),
+    ...(deps.apiDocs ? apiDocsRoutes(deps.apiDocs) : []),
     ...healthRoutes({ ready: deps.ready }),
     ...meRoutes(),
     ...sessionRoutes({ store: deps.store, events: deps.events, sessions: deps.sessions, secureCookies: deps.secureCookies, ...(deps.log ? { log: deps.log } : {}) }),

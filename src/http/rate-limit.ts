@@ -84,6 +84,26 @@ export class RateLimiter {
   }
 
   /**
+   * The `RateLimit-Policy` header (draft-ietf-httpapi-ratelimit-headers, structured-field form): a
+   * bucket of `q` requests that refills over `w` seconds is exactly this token bucket (burst `q`,
+   * `q / w` per second); `w` is rounded up when the ratio is not whole, so it never promises more.
+   */
+  get policyHeader(): string {
+    return `"per-key";q=${Math.floor(this.burst)};w=${Math.max(1, Math.ceil(this.burst / this.ratePerSecond))}`;
+  }
+
+  /**
+   * The `RateLimit` header for `key` as of its last {@link take}: `r` requests remain now, and after
+   * `t` seconds without requests the bucket is full again.
+   */
+  header(key: string): string {
+    const bucket = this.buckets.get(key);
+    const tokens = bucket === undefined ? this.burst : bucket.tokens;
+    const fullInS = Math.ceil((this.burst - tokens) / this.ratePerSecond);
+    return `"per-key";r=${Math.max(0, Math.floor(tokens))};t=${Math.max(0, fullInS)}`;
+  }
+
+  /**
    * {@link take}, throwing the catalog's 429 `rate_limited` with a `Retry-After` header when empty.
    */
   consume(key: string, nowMs: number): void {

@@ -15,6 +15,9 @@ import { ApiError, apiError } from '../errors/catalog.js';
 import { scanJsonText } from './json-scan.js';
 import { JsonText } from '../api/json-text.js';
 import { RawBody } from '../api/raw-body.js';
+import { isPrepared } from '../api/prepared-body.js';
+import { preparedResponse } from './conditional.js';
+import { CorsPolicy } from './cors.js';
 import { compilePath, type CompiledPath } from './path-template.js';
 import { clientKey, type AuthThrottle } from './auth-throttle.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -60,6 +63,8 @@ export interface RouterDeps {
   log?: Logger;
   /** Routes that were removed: 404 naming the replacement, also where another method is served. */
   removed?: readonly { method: string; path: string; instead: string }[];
+  /** Browser origins allowed to call the API (cors.ts); absent or empty: CORS is off. */
+  corsOrigins?: readonly string[];
 }
 
 /**
@@ -91,7 +96,11 @@ interface CompiledRoute {
 }
 
 /** Headers the router itself reads, whatever the routes declare. */
-const CORE_HEADERS = ['authorization', 'content-type', 'cookie', 'x-csrf-token'] as const;
+const CORE_HEADERS = [
+  'authorization', 'content-type', 'cookie', 'x-csrf-token',
+  // Prepared bodies (conditional.ts) and CORS (cors.ts).
+  'accept-encoding', 'if-none-match', 'origin', 'access-control-request-method',
+] as const;
 /** Methods that never change state: a session cookie needs no CSRF token on them. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -132,29 +141,46 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
   for (const c of compiled) table.add(c.def.method, c.path, c);
   const removed = new RouteTable<string>();
   for (const r of deps.removed ?? []) removed.add(r.method, compilePath(r.path), r.instead);
+  const cors = deps.corsOrigins !== undefined && deps.corsOrigins.length > 0 ? new CorsPolicy(deps.corsOrigins) : null;
+  const rateLimitPolicy = deps.rateLimiter.policyHeader;
 
   const handle = (req: PlainRequest, signal: AbortSource): PlainResponse | Promise<PlainResponse> => {
     const nowMs = now();
     let route: CompiledRoute | undefined;
+    // The key whose bucket this request spent from: its RateLimit headers go on the answer, error or not.
+    const spent: Spent = { keyId: null };
     const fail = (err: unknown): PlainResponse => {
-      if (err instanceof ApiError) return errorResponse(err);
+      if (err instanceof ApiError) return finish(errorResponse(err), req, spent);
       // Method and template only: the query string and headers may hold a secret pasted by a caller.
       const where = `${req.method} ${route?.def.path ?? '(unmatched)'}`;
       log.error({ err, requestId: req.requestId, traceId: req.traceId ?? undefined }, `internal error on ${where}`);
-      return errorResponse(apiError('internal'));
+      return finish(errorResponse(apiError('internal')), req, spent);
     };
     try {
+      if (cors !== null && CorsPolicy.isPreflight(req.method, req.headers)) {
+        const allowed = table.match('', req.path);
+        if (allowed.route === null && allowed.allowed.length > 0) return finish(cors.preflight(req.headers.origin as string, allowed.allowed), req, spent);
+      }
       // HEAD is served wherever GET is (RFC 9110 section 9.3.2): the same handler and status; the
       // adapter sends the headers without the body.
       const found = match(table, removed, req.method === 'HEAD' ? 'GET' : req.method, req.path, req.method);
       route = found.route;
       if (req.notes !== undefined) req.notes.route = found.route.def.path;
-      const result = run(found.route, found.params, req, signal, nowMs);
-      return isPromise(result) ? result.then(toResponse).catch(fail) : toResponse(result);
+      const result = run(found.route, found.params, req, signal, nowMs, spent);
+      return isPromise(result) ? result.then((r) => finish(toResponse(r, req), req, spent)).catch(fail) : finish(toResponse(result, req), req, spent);
     } catch (err: unknown) {
       return fail(err);
     }
   };
+
+  /** Adds what every answer carries: the spent bucket's RateLimit headers, and CORS when it is on. */
+  function finish(res: PlainResponse, req: PlainRequest, spent: Spent): PlainResponse {
+    if (spent.keyId !== null) {
+      res.headers.ratelimit = deps.rateLimiter.header(spent.keyId);
+      res.headers['ratelimit-policy'] = rateLimitPolicy;
+    }
+    return cors === null ? res : cors.decorate(res, req.headers.origin);
+  }
 
   function run(
     route: CompiledRoute,
@@ -162,6 +188,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     req: PlainRequest,
     signal: AbortSource,
     nowMs: number,
+    spent: Spent,
   ): HandlerResult | Promise<HandlerResult> {
     const { def } = route;
     let auth: AuthContext | null = null;
@@ -169,6 +196,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     if (def.auth !== 'none') {
       auth = authenticateThrottled(req, nowMs);
       if (req.notes !== undefined) req.notes.keyId = auth.apiKeyId;
+      spent.keyId = auth.apiKeyId;
       try {
         deps.rateLimiter.consume(auth.apiKeyId, nowMs);
       } catch (err: unknown) {
@@ -252,12 +280,21 @@ class HandlerContext implements RouteContext<Record<string, unknown>, Record<str
   }
 }
 
+/** Which key's bucket a request spent from (set once authenticated). */
+interface Spent {
+  keyId: string | null;
+}
+
 function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
   return typeof (v as { then?: unknown } | null)?.then === 'function';
 }
 
-function toResponse(result: HandlerResult): PlainResponse {
+function toResponse(result: HandlerResult, req: PlainRequest): PlainResponse {
   const raw = result.body;
+  if (isPrepared(raw)) {
+    const identity = raw instanceof RawBody ? { bytes: raw.bytes, contentType: raw.contentType } : { bytes: raw.text, contentType: JSON_HEADERS['content-type'] };
+    return preparedResponse(result.status, raw, identity, result.headers, req.headers);
+  }
   if (raw instanceof RawBody) return { status: result.status, headers: { ...result.headers, 'content-type': raw.contentType }, body: raw.bytes };
   const headers = result.headers === undefined ? { 'content-type': JSON_HEADERS['content-type'] } : { ...result.headers, ...JSON_HEADERS };
   const body = result.body;
@@ -384,7 +421,10 @@ export function parseQuery(raw: string): Record<string, string | string[]> {
 
 /** Serializes an ApiError as the spec's error response. */
 export function errorResponse(err: ApiError): PlainResponse {
-  return { status: err.status, headers: { ...err.headers, ...JSON_HEADERS }, body: JSON.stringify(err.toBody()) };
+  const headers: Record<string, string> = { ...err.headers, ...JSON_HEADERS };
+  // RFC 9110 section 11.6.1: a 401 says which scheme to use (RFC 6750: Bearer, as API keys are sent).
+  if (err.status === 401 && headers['www-authenticate'] === undefined) headers['www-authenticate'] = 'Bearer realm="fleet-gateway"';
+  return { status: err.status, headers, body: JSON.stringify(err.toBody()) };
 }
 
 // Echoed request text is capped, stripped of control characters and has anything shaped like an API
