@@ -133,6 +133,14 @@ describe('framing uWebSockets.js refuses before the gateway sees the request (JS
     }
     expect(await featureNames()).not.toContain('cl-te');
   });
+
+  it('no Host line: the same JSON 400, closed', async () => {
+    const r = await rawExchange(base, `GET /v1/me HTTP/1.1\r\nAuthorization: Bearer ${d.apiKey}\r\n\r\n`);
+    expect(r.closed).toBe(true);
+    const [res] = parseResponses(r.text);
+    expect(res?.status).toBe(400);
+    expect(JSON.parse(res!.body)).toEqual({ error: 'Malformed request.', code: 'bad_request' });
+  });
 });
 
 describe('a header block that never completes (bare CR or LF, obs-fold): JSON 400 within the head deadline', () => {
@@ -141,6 +149,8 @@ describe('a header block that never completes (bare CR or LF, obs-fold): JSON 40
       `X-A: 1\nX-B: 2\r\n`, // bare LF
       `X-A: 1\rX-B: 2\r\n`, // bare CR
       `X-A: 1\r\n 2\r\n`, // obs-fold
+      `X-A : 1\r\n`, // space before the colon
+      `X-A: 1\u0001\r\n`, // a control character
     ];
     const results = await Promise.all(
       heads.map(async (extra, i) => {
