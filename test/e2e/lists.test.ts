@@ -209,7 +209,7 @@ describe('lists over HTTP', () => {
     expect(paged).toEqual(ids);
     // Cursors are opaque and bound: numeric offsets and another list's cursor are refused.
     expect((await get(`/v1/orgs/${d.orgId}/fleets?cursor=2`)).status).toBe(400);
-    const runsCursor = (await get(`/v1/mission-runs?fleet_id=${d.fleetId}&limit=1`)).body.next_cursor as string;
+    const runsCursor = (await get(`/v1/mission-runs?fleet_id=${d.fleetId}&days=1&limit=1`)).body.next_cursor as string;
     const foreign = await get(`/v1/orgs/${d.orgId}/fleets?cursor=${encodeURIComponent(runsCursor)}`);
     expect(foreign.status).toBe(400);
     expect(foreign.body.error).toMatch(/^Invalid cursor: it was issued for a different query; a cursor is bound to its list, organization and exact filters \(org_id\)/);
