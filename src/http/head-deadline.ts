@@ -91,7 +91,7 @@ export class HeadDeadline {
       open = false;
       done();
     });
-    const timer = setTimeout(() => {
+    const decide = (): void => {
       if (!open) return;
       open = false;
       const quiet = state.requests === requestsAtOpen;
@@ -103,7 +103,11 @@ export class HeadDeadline {
       res.cork(() => {
         res.writeStatus('400 Bad Request').writeHeader('content-type', 'application/json').end(this.body, true);
       });
-    }, this.deadlineMs);
+    };
+    // Decided one loop turn later: after a stall of the event loop (or of the whole process) the timers
+    // run before the poll phase in which uWS reads what arrived meanwhile; setImmediate runs after it,
+    // so a request head that is already in the socket is counted before the connection is judged.
+    const timer = setTimeout(() => setImmediate(decide), this.deadlineMs);
     timer.unref();
   }
 }
