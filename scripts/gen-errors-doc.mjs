@@ -17,9 +17,10 @@ const lines = [
   '',
   '429 responses carry `Retry-After` (seconds). 405 responses carry `Allow`.',
   '',
-  'A few malformed requests are answered by uWebSockets.js itself, before the gateway sees them, with its',
-  'own short HTML body (400 for Content-Length with Transfer-Encoding or a malformed Content-Length, 431',
-  'for a header block over 64 KiB, 505 for HTTP/1.0); docs/http-hardening.md lists them and why.',
+  'A few malformed requests are answered by uWebSockets.js itself, before the gateway sees them: the',
+  '`uws_*` entries above (400 for Content-Length with Transfer-Encoding or a malformed Content-Length, 431',
+  'for a header block over 64 KiB, 505 for HTTP/1.0), with JSON bodies that `npm install` writes into its',
+  'binary (scripts/patch-uws.mjs). docs/http-hardening.md lists them and why.',
   '',
 ];
 writeFileSync(new URL('../docs/errors.md', import.meta.url), lines.join('\n'));

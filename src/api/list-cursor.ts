@@ -1,6 +1,6 @@
 /**
  * Opaque keyset cursors. A cursor carries the position after which the next page starts and a digest
- * of the query it belongs to (the list, the fleet and the exact filters), so it cannot be replayed
+ * of the query it belongs to (the list, the fleet or organization and the exact filters), so it cannot be replayed
  * against another query: the position is only ever read inside the range of the query that issued
  * it. The digest is not a secret; what a forged position could address is bounded by that range.
  */
@@ -14,7 +14,10 @@ export type FilterValue = string | number | boolean | null | undefined;
 export interface CursorBinding {
   /** The list (e.g. `mission-runs`): a cursor of another list is refused. */
   kind: string;
-  fleetId: string;
+  /** The fleet (fleet-scoped lists) or organization (org-scoped lists) the list is read in. */
+  scope: string;
+  /** The query or path parameter naming the scope, for messages: `fleet_id` or `org_id`. */
+  scopeParam: 'fleet_id' | 'org_id';
   /** The exact filters of the query, by query parameter name. */
   filters: Readonly<Record<string, FilterValue>>;
 }
@@ -26,7 +29,7 @@ function digest(b: CursorBinding): string {
     .filter((k) => b.filters[k] !== undefined)
     .sort()
     .map((k) => [k, b.filters[k]]);
-  return createHash('sha256').update(JSON.stringify([b.kind, b.fleetId, filters])).digest('base64url').slice(0, 16);
+  return createHash('sha256').update(JSON.stringify([b.kind, b.scope, filters])).digest('base64url').slice(0, 16);
 }
 
 /** The cursor of the page after `position` for the query `b`. */
@@ -51,14 +54,14 @@ export function decodeCursor(b: CursorBinding, raw: string, param = 'cursor'): s
   if (v.q !== digest(b)) {
     throw apiError('cursor_invalid', {
       param,
-      detail: `it was issued for a different query; a cursor is bound to its list, fleet and exact filters (${filterNames(b)}): repeat that query, or start again without ${param}`,
+      detail: `it was issued for a different query; a cursor is bound to its list, ${b.scopeParam === 'org_id' ? 'organization' : 'fleet'} and exact filters (${filterNames(b)}): repeat that query, or start again without ${param}`,
     });
   }
   return v.p;
 }
 
 function filterNames(b: CursorBinding): string {
-  return ['fleet_id', ...Object.keys(b.filters)].join(', ');
+  return [b.scopeParam, ...Object.keys(b.filters)].join(', ');
 }
 
 /** The cursor's fields, or null when it is not one this gateway issued. */

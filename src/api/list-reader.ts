@@ -1,5 +1,5 @@
 /**
- * The one reader of fleet-scoped lists. A list is declared once with {@link defineList}: its name,
+ * The one reader of fleet-scoped lists (and, with {@link defineOrgList}, of organization-wide ones). A list is declared once with {@link defineList}: its name,
  * page size, the filters its cursor is bound to, where its records come from (a domain module's
  * {@link Keyset}: routes never build storage keys) and the typed view of a record. `read` then does
  * the rest the same way for every list: the org and fleet access checks, the limit, the opaque keyset
@@ -67,15 +67,68 @@ export function defineList<Q extends ListQuery, R, V>(def: ListDefinition<Q, R, 
     read(store, auth, query, opts = {}) {
       if (query.org_id !== undefined) requireOrg(auth, query.org_id);
       const fleet = requireFleet(store, auth, query.fleet_id);
-      const binding: CursorBinding = { kind: def.kind, fleetId: fleet.fleetId, filters: def.filters(query) };
-      const raw = (query as unknown as Record<string, unknown>)[param];
-      const after = typeof raw === 'string' ? decodeCursor(binding, raw, param) : null;
-      const limit = Math.max(1, opts.limit ?? Math.min(query.limit ?? def.limit.default, def.limit.max));
-      const page = def.source(fleet, query).page(after, limit);
-      return {
-        items: page.items.map((r) => def.view(r)),
-        next_cursor: page.more && page.last !== null ? encodeCursor(binding, page.last) : null,
-      };
+      const binding: CursorBinding = { kind: def.kind, scope: fleet.fleetId, scopeParam: 'fleet_id', filters: def.filters(query) };
+      return readPage(binding, def, query, def.source(fleet, query), param, opts.limit);
     },
+  };
+}
+
+/** What every organization-wide list query carries. */
+export interface OrgListQuery {
+  org_id: string;
+  limit?: number;
+  cursor?: string;
+}
+
+/** An organization-wide list's declaration: as {@link ListDefinition}, its records read per organization. */
+export interface OrgListDefinition<Q extends OrgListQuery, R, V> {
+  kind: string;
+  limit: ListLimit;
+  filters(q: Q): Readonly<Record<string, FilterValue>>;
+  /** The records, in list order, that `auth` may see in its organization; called after the org check. */
+  source(orgId: string, auth: AuthContext, q: Q): Keyset<R>;
+  view(r: R): V;
+}
+
+/** A declared organization-wide list. */
+export interface OrgList<Q extends OrgListQuery, V> {
+  readonly kind: string;
+  readonly limit: ListLimit;
+  /** One page for the caller: 403 for another organization, 400 `cursor_invalid` for a cursor not of this query. */
+  read(auth: AuthContext, query: Q): ListPage<V>;
+}
+
+/**
+ * Declares a list read per organization rather than per fleet (the fleets a key can use, the
+ * organization's API keys): the same limit, opaque bound cursor and view as {@link defineList}.
+ */
+export function defineOrgList<Q extends OrgListQuery, R, V>(def: OrgListDefinition<Q, R, V>): OrgList<Q, V> {
+  return {
+    kind: def.kind,
+    limit: def.limit,
+    read(auth, query) {
+      requireOrg(auth, query.org_id);
+      const binding: CursorBinding = { kind: def.kind, scope: query.org_id, scopeParam: 'org_id', filters: def.filters(query) };
+      return readPage(binding, def, query, def.source(query.org_id, auth, query), 'cursor');
+    },
+  };
+}
+
+/** The page after the query's cursor (if any), and the cursor of the page after it. */
+function readPage<R, V>(
+  binding: CursorBinding,
+  def: { limit: ListLimit; view(r: R): V },
+  query: { limit?: number },
+  source: Keyset<R>,
+  param: string,
+  fixedLimit?: number,
+): ListPage<V> {
+  const raw = (query as Record<string, unknown>)[param];
+  const after = typeof raw === 'string' ? decodeCursor(binding, raw, param) : null;
+  const limit = Math.max(1, fixedLimit ?? Math.min(query.limit ?? def.limit.default, def.limit.max));
+  const page = source.page(after, limit);
+  return {
+    items: page.items.map((r) => def.view(r)),
+    next_cursor: page.more && page.last !== null ? encodeCursor(binding, page.last) : null,
   };
 }

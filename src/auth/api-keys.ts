@@ -5,6 +5,8 @@
  * window, open telemetry streams closed by the 250 ms key-revocation sweep.
  */
 import { apiError } from '../errors/catalog.js';
+import { sortableNumber } from '../store/keys.js';
+import { keysetOverSorted, type Keyset } from '../store/keyset.js';
 import type { Store } from '../store/lmdb.js';
 import type { ApiKeyRecord } from '../store/records.js';
 import { mintApiKey } from '../store/secrets.js';
@@ -60,18 +62,17 @@ export function newUserKey(by: KeyMinter, req: UserKeyRequest, nowMs: number): {
   return { record, apiKey: minted.apiKey };
 }
 
-/** At most this many keys per list answer. */
-export const MAX_LISTED_KEYS = 1000;
-
 /**
- * The keys of an organization, oldest first, at most {@link MAX_LISTED_KEYS}. Walks every key record
- * (the `apikeys` db has no per-organization index; a gateway holds hundreds of keys, not millions).
+ * The keys of an organization as a keyset, oldest first (creation time, then id). Reads every key record
+ * (the `apikeys` db has no per-organization index; a gateway holds hundreds of keys, not millions) and
+ * pages the sorted result.
  */
-export function listOrgKeys(store: Store, orgId: string): { items: ApiKeyRecord[]; truncated: boolean } {
+export function orgKeysOf(store: Store, orgId: string): Keyset<ApiKeyRecord> {
   const items: ApiKeyRecord[] = [];
   for (const { value } of store.apikeys.getRange()) if (value.orgId === orgId) items.push(value);
-  items.sort((a, b) => a.createdAtMs - b.createdAtMs || (a.apiKeyId < b.apiKeyId ? -1 : 1));
-  return { items: items.slice(0, MAX_LISTED_KEYS), truncated: items.length > MAX_LISTED_KEYS };
+  const position = (k: ApiKeyRecord): string => `${sortableNumber(k.createdAtMs)}/${k.apiKeyId}`;
+  items.sort((a, b) => (position(a) < position(b) ? -1 : 1));
+  return keysetOverSorted(items, position);
 }
 
 /**

@@ -36,6 +36,12 @@ export const ERROR_CATALOG = {
   ack_wait_conflict: { code: 'bad_request', status: 400, template: 'Send either wait_for_ack or wait_for_ack_ms, not both.' },
   ambiguous_framing: { code: 'bad_request', status: 400, template: 'Ambiguous message framing: {detail}; the connection is closed.' },
   headers_too_large: { code: 'bad_request', status: 431, template: 'The request line and headers exceed {limit} bytes.' },
+  // Answered before a request reaches the router: by the head deadline (src/http/head-deadline.ts), and
+  // by uWebSockets.js itself with the strings scripts/patch-uws.mjs writes into its binary.
+  request_head_incomplete: { code: 'bad_request', status: 400, template: 'No complete request line and headers within {seconds} s (a line ended by a bare CR or LF, or an obs-fold line, never completes them); the connection is closed.' },
+  uws_http_version: { code: 'bad_request', status: 505, template: 'Only HTTP/1.1 is served.' },
+  uws_head_too_large: { code: 'bad_request', status: 431, template: 'The request head exceeds 65536 bytes or 98 header lines.' },
+  uws_malformed_request: { code: 'bad_request', status: 400, template: 'Malformed request.' },
   duplicate_header: { code: 'bad_request', status: 400, template: 'Header {header} must appear only once.' },
   invalid_header: { code: 'bad_request', status: 400, template: 'Invalid header {header}: {detail}.' },
   key_in_query: { code: 'bad_request', status: 400, template: 'Credentials are accepted only in the Authorization header, never in the URL.' },

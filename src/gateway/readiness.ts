@@ -11,6 +11,8 @@ export type ReadinessChecks = Readonly<Record<string, () => boolean>>;
 export class Readiness {
   private timer: NodeJS.Timeout | null = null;
   private last: boolean | null = null;
+  /** The last error each throwing check gave, so each new one is logged once (checks run per /readyz). */
+  private readonly thrown = new Map<string, string>();
 
   constructor(
     private readonly checks: ReadinessChecks,
@@ -22,13 +24,13 @@ export class Readiness {
   /** Each check's answer now. */
   results(): Record<string, boolean> {
     const out: Record<string, boolean> = {};
-    for (const [name, check] of Object.entries(this.checks)) out[name] = safe(check);
+    for (const [name, check] of Object.entries(this.checks)) out[name] = this.safe(name, check);
     return out;
   }
 
   /** True when every check passes. */
   ready(): boolean {
-    for (const check of Object.values(this.checks)) if (!safe(check)) return false;
+    for (const [name, check] of Object.entries(this.checks)) if (!this.safe(name, check)) return false;
     return true;
   }
 
@@ -47,6 +49,22 @@ export class Readiness {
     this.onChange(false);
   }
 
+  /** A check that throws fails; its error is logged when it differs from the check's previous one. */
+  private safe(name: string, check: () => boolean): boolean {
+    try {
+      const ok = check();
+      this.thrown.delete(name);
+      return ok;
+    } catch (err: unknown) {
+      const text = err instanceof Error ? err.message : String(err);
+      if (this.thrown.get(name) !== text) {
+        this.thrown.set(name, text);
+        this.log.error({ err, check: name }, `readiness: check ${name} threw (${text}); it counts as failing`);
+      }
+      return false;
+    }
+  }
+
   private update(): void {
     const results = this.results();
     const ready = Object.values(results).every(Boolean);
@@ -60,14 +78,5 @@ export class Readiness {
       this.log.warn({ failing }, `readiness: not ready (failing: ${failing.join(', ')})`);
     }
     this.onChange(ready);
-  }
-}
-
-/** A check that throws fails. */
-function safe(check: () => boolean): boolean {
-  try {
-    return check();
-  } catch {
-    return false;
   }
 }

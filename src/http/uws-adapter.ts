@@ -17,6 +17,8 @@ import * as uws from 'uWebSockets.js';
 import { performance } from 'node:perf_hooks';
 import { pino, type Logger } from 'pino';
 import { ApiError, apiError } from '../errors/catalog.js';
+import { HeadDeadline, reportingRoutes } from './head-deadline.js';
+import { uwsBinaryPath, uwsErrorBodies } from './uws-error-responses.js';
 import { inspectHead } from './request-head.js';
 import { CLIENT_CLOSED_STATUS, type RequestObserver } from './request-done.js';
 import { requestIdFrom, traceIdFrom } from './request-id.js';
@@ -84,7 +86,18 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   let inFlight = 0;
   const wantedHeaders = new Set<string>([...(opts.handle.headerNames ?? []), ...CORRELATION_HEADERS]);
 
-  opts.configure?.(app);
+  // Off the start-up path: a warning, not a reason to refuse to serve.
+  void uwsErrorBodies().then(
+    (kind) => {
+      if (kind !== 'json') {
+        log.warn({ binary: uwsBinaryPath(), errorBodies: kind }, 'uWebSockets.js answers HTTP/1.0, oversized heads and malformed framing in HTML: run node scripts/patch-uws.mjs (docs/http-hardening.md)');
+      }
+    },
+    (err: unknown) => log.warn({ err }, 'could not read the uWebSockets.js binary to check its error bodies'),
+  );
+  const headDeadline = new HeadDeadline(log);
+  headDeadline.attach(app);
+  opts.configure?.(reportingRoutes(app, headDeadline));
   app.any('/*', (res, req) => {
     const started = performance.now();
     inFlight++;
@@ -123,6 +136,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       traceId: traceIdFrom(head.headers.traceparent),
       notes,
     };
+    headDeadline.sawRequest(plain.remoteAddress);
     if (observers.length > 0) {
       finished = (status, aborted) => {
         const info = {

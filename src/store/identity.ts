@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { indexRange } from './keys.js';
+import { keysetOver, type Keyset } from './keyset.js';
 import type { Store } from './lmdb.js';
 import type { ApiKeyRecord, FleetRecord, OrgRecord, RobotRecord } from './records.js';
 import { mintApiKey, mintRobotToken } from './secrets.js';
@@ -111,6 +112,11 @@ export function listFleets(store: Store, orgId: string): FleetRecord[] {
     if (f) out.push(f);
   }
   return out;
+}
+
+/** The fleets of an organization as a keyset, ordered by fleetId (the list reader pages it). */
+export function fleetsOf(store: Store, orgId: string): Keyset<FleetRecord> {
+  return keysetOver(store.index, { prefix: `${FLEETS_BY_ORG}/${orgId}/` }, (key) => store.fleets.get(key.slice(key.lastIndexOf('/') + 1)));
 }
 
 /** Robots of a fleet (active or not), ordered by id. */

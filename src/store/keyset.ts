@@ -67,3 +67,28 @@ export function keysetOver<V, R>(db: Database<V, string>, range: KeyRange, load:
     },
   };
 }
+
+/**
+ * A keyset over items already read and sorted in memory by `position` (ascending, unique), for a
+ * list whose database has no index in list order (the organization's API keys). Same contract as
+ * {@link keysetOver}: a page resumes strictly after the position of the previous page's last item.
+ */
+export function keysetOverSorted<R>(items: readonly R[], position: (r: R) => string): Keyset<R> {
+  return {
+    page(after, limit) {
+      let i = 0;
+      if (after !== null) {
+        // First item strictly after `after` (binary search: positions ascend).
+        let hi = items.length;
+        while (i < hi) {
+          const mid = (i + hi) >>> 1;
+          if (position(items[mid]!) <= after) i = mid + 1;
+          else hi = mid;
+        }
+      }
+      const page = items.slice(i, i + limit);
+      const last = page.length > 0 ? position(page[page.length - 1]!) : null;
+      return { items: page, last, more: i + limit < items.length };
+    },
+  };
+}

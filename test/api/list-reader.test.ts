@@ -112,7 +112,7 @@ describe('list reader', () => {
       const e = errorOf(() => things.read(store, auth(), { fleet_id: fleetId, cursor: bad }));
       expect(e.message, bad).toMatch(/^Invalid cursor: not a cursor this gateway issued/);
     }
-    const b = { kind: 'k', fleetId: 'f', filters: {} };
+    const b = { kind: 'k', scope: 'f', scopeParam: 'fleet_id' as const, filters: {} };
     expect(errorOf(() => decodeCursor(b, '7', 'before')).message).toMatch(/^Invalid before: numeric/);
     expect(decodeCursor(b, encodeCursor(b, 'pos/1'))).toBe('pos/1');
   });

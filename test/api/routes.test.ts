@@ -52,7 +52,7 @@ describe('GET /v1/orgs/{org_id}/fleets', () => {
     expect(items.map((f) => f.fleetId).sort()).toEqual([fx.ids.fleetA1, fx.ids.fleetA2].sort());
     expect(items.find((f) => f.fleetId === fx.ids.fleetA1)).toEqual({ fleetId: fx.ids.fleetA1, name: 'A1' });
     const scoped = await call(fx, 'GET', `/v1/orgs/${fx.ids.orgA}/fleets`, { key: fx.keys.fleetScopedA1 });
-    expect(scoped.json).toEqual({ items: [{ fleetId: fx.ids.fleetA1, name: 'A1' }] });
+    expect(scoped.json).toEqual({ items: [{ fleetId: fx.ids.fleetA1, name: 'A1' }], next_cursor: null });
   });
 
   it('a malformed org id is 400 bad_request', async () => {

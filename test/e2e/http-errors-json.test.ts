@@ -1,7 +1,7 @@
 // Issue 8 item 13 through the real `fleetgw serve`: errors are `{error, code}` JSON, also for large
-// header blocks, which uWebSockets.js used to answer itself in HTML past 4 KiB. What uWS still answers
-// by itself (HTTP/1.0, header blocks over its 64 KiB buffer) is pinned here and documented in
-// docs/http-hardening.md.
+// header blocks, which uWebSockets.js used to answer itself in HTML past 4 KiB. What uWS answers by
+// itself (HTTP/1.0, header blocks over its 64 KiB buffer) is JSON too, written into its binary by
+// scripts/patch-uws.mjs; pinned here and documented in docs/http-hardening.md.
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
@@ -44,16 +44,28 @@ describe('large header blocks', () => {
   });
 });
 
-describe('what uWebSockets.js still answers by itself (no hook; docs/http-hardening.md)', () => {
-  it('a header block over 64 KiB: HTML 431 and a closed connection', async () => {
-    const r = await rawExchange(base, getMe(`X-Trace: ${'a'.repeat(70_000)}\r\n`), 1000);
-    expect(r.closed).toBe(true);
-    expect(r.text).toMatch(/^HTTP\/1\.1 431 /);
+describe('what uWebSockets.js answers by itself, in JSON written into its binary (docs/http-hardening.md)', () => {
+  it('a header block over 64 KiB, or over 98 header lines: JSON 431 and a closed connection', async () => {
+    const many = Array.from({ length: 100 }, (_, i) => `X-H${i}: 1\r\n`).join('');
+    for (const extra of [`X-Trace: ${'a'.repeat(70_000)}\r\n`, many]) {
+      const r = await rawExchange(base, getMe(extra), 1000);
+      expect(r.closed).toBe(true);
+      const [res, ...more] = parseResponses(r.text);
+      expect(more).toEqual([]);
+      expect(res?.status).toBe(431);
+      expect(res?.headers['content-type']).toBe('application/json');
+      expect(JSON.parse(res!.body)).toEqual({ error: 'The request head exceeds 65536 bytes or 98 header lines.', code: 'bad_request' });
+    }
   });
 
-  it('HTTP/1.0: HTML 505 and a closed connection', async () => {
+  it('HTTP/1.0: refused with a JSON 505 and a closed connection', async () => {
     const r = await rawExchange(base, `GET /v1/me HTTP/1.0\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\n\r\n`, 1000);
     expect(r.closed).toBe(true);
-    expect(r.text).toMatch(/^HTTP\/1\.1 505 /);
+    const [res, ...more] = parseResponses(r.text);
+    expect(more).toEqual([]);
+    expect(res?.status).toBe(505);
+    expect(res?.headers['content-type']).toBe('application/json');
+    expect(res?.headers.connection).toBe('close');
+    expect(JSON.parse(res!.body)).toEqual({ error: 'Only HTTP/1.1 is served.', code: 'bad_request' });
   });
 });

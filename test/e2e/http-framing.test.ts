@@ -1,10 +1,13 @@
 // Issue 8 item 6 (request smuggling) through the real `fleetgw serve`, with raw TCP sockets: an HTTP
 // client would never send two Content-Length lines. What uWebSockets.js refuses or swallows by itself,
-// before the gateway sees the request, is pinned here too (docs/http-hardening.md).
+// before the gateway sees the request, is pinned here too (docs/http-hardening.md): its answers are
+// JSON once scripts/patch-uws.mjs has run (npm install runs it).
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
 import { parseResponses, rawExchange } from '../support/raw-http.js';
+import { openStream, requestTicket } from '../support/stream-client.js';
+import { until } from '../support/until.js';
 
 const d = makeDataDir('fleetgw-framing-');
 let gw: RunningGateway;
@@ -112,37 +115,102 @@ describe('conflicting message framing', () => {
   });
 });
 
-describe('framing uWebSockets.js refuses before the gateway sees the request (HTML, no hook)', () => {
-  it('Content-Length with Transfer-Encoding: 400 and closed, nothing runs', async () => {
+describe('framing uWebSockets.js refuses before the gateway sees the request (JSON written into its binary)', () => {
+  it('Content-Length with Transfer-Encoding, or a malformed Content-Length: JSON 400 and closed, nothing runs', async () => {
     const body = JSON.stringify({ name: 'cl-te', geometry: square });
-    const r = await rawExchange(
-      base,
-      `POST ${features} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${body.length}\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
-    );
-    expect(r.closed).toBe(true);
-    expect(r.text).toMatch(/^HTTP\/1\.1 400 /);
+    const start = `POST ${features} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\nContent-Type: application/json\r\n`;
+    for (const framing of [
+      `Content-Length: ${body.length}\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+      `Content-Length: ${body.length}x\r\n\r\n${body}`,
+    ]) {
+      const r = await rawExchange(base, start + framing);
+      expect(r.closed).toBe(true);
+      const [res, ...more] = parseResponses(r.text);
+      expect(more).toEqual([]);
+      expect(res?.status).toBe(400);
+      expect(res?.headers['content-type']).toBe('application/json');
+      expect(JSON.parse(res!.body)).toEqual({ error: 'Malformed request.', code: 'bad_request' });
+    }
     expect(await featureNames()).not.toContain('cl-te');
   });
 
-  it('bare LF, bare CR and obs-fold inside the header block: never executed (uWS waits for more bytes)', async () => {
+  it('no Host line: the same JSON 400, closed', async () => {
+    const r = await rawExchange(base, `GET /v1/me HTTP/1.1\r\nAuthorization: Bearer ${d.apiKey}\r\n\r\n`);
+    expect(r.closed).toBe(true);
+    const [res] = parseResponses(r.text);
+    expect(res?.status).toBe(400);
+    expect(JSON.parse(res!.body)).toEqual({ error: 'Malformed request.', code: 'bad_request' });
+  });
+});
+
+describe('a header block that never completes (bare CR or LF, obs-fold): JSON 400 within the head deadline', () => {
+  it('answers 400 request_head_incomplete in about 2 s instead of a silent close after 10-14 s, and never runs the request', async () => {
     const heads = [
       `X-A: 1\nX-B: 2\r\n`, // bare LF
       `X-A: 1\rX-B: 2\r\n`, // bare CR
       `X-A: 1\r\n 2\r\n`, // obs-fold
+      `X-A : 1\r\n`, // space before the colon
+      `X-A: 1\u0001\r\n`, // a control character
     ];
-    for (const [i, extra] of heads.entries()) {
-      const body = JSON.stringify({ name: `malformed-${i}`, geometry: square });
-      const r = await rawExchange(
-        base,
-        `POST ${features} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\n${extra}` +
-          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
-        700,
-      );
-      // uWS 20.0.8 treats these as an unfinished header block: no answer, and its idle timeout (10-14 s)
-      // closes the connection later. The gateway never sees the request (docs/http-hardening.md).
-      expect(r.text).toBe('');
+    const results = await Promise.all(
+      heads.map(async (extra, i) => {
+        const body = JSON.stringify({ name: `malformed-${i}`, geometry: square });
+        return rawExchange(
+          base,
+          `POST ${features} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\n${extra}` +
+            `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+          9000,
+        );
+      }),
+    );
+    for (const r of results) {
+      expect(r.closed).toBe(true);
+      // uWS alone closed these silently after 10-14 s (its idle timeout).
+      expect(r.ms).toBeGreaterThanOrEqual(1900);
+      expect(r.ms).toBeLessThan(8000);
+      const [res, ...more] = parseResponses(r.text);
+      expect(more).toEqual([]);
+      expect(res?.status).toBe(400);
+      expect(res?.headers['content-type']).toBe('application/json');
+      expect(JSON.parse(res!.body)).toEqual({
+        error:
+          'No complete request line and headers within 2 s (a line ended by a bare CR or LF, or an obs-fold line, never completes them); the connection is closed.',
+        code: 'bad_request',
+      });
     }
     expect((await featureNames()).filter((n) => n.startsWith('malformed-'))).toEqual([]);
+  });
+});
+
+describe('the head deadline leaves working connections alone', () => {
+  const me = `GET /v1/me HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\n\r\n`;
+
+  it('a keep-alive connection idle past the deadline gets no unsolicited answer and serves the next request', async () => {
+    const r = await rawExchange(base, [me, me], 3500, 3000);
+    expect(parseResponses(r.text).map((x) => x.status)).toEqual([200, 200]);
+  });
+
+  it('a body that takes longer than the deadline still arrives (the head came in time)', async () => {
+    const body = JSON.stringify({ name: 'slow-body', geometry: square });
+    const head =
+      `POST ${features} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+    const r = await rawExchange(base, [head, body.slice(0, 10), body.slice(10)], 4000, 1500);
+    expect(parseResponses(r.text).map((x) => x.status)).toEqual([201]);
+  });
+
+  it('a telemetry WebSocket stays open past the deadline', async () => {
+    const t = await requestTicket(base, d.apiKey, d.orgId, d.fleetId);
+    expect(t.status).toBe(201);
+    const c = openStream(`${base.replace(/^http/, 'ws')}/v1/telemetry/stream`);
+    try {
+      await c.opened;
+      c.send({ op: 'subscribe', ticket: t.body.ticket as string });
+      await until(() => c.of('subscribed').length === 1 || c.closed !== null, 5_000, 'subscribed');
+      await new Promise((r) => setTimeout(r, 3000));
+      expect(c.closed).toBeNull();
+    } finally {
+      c.ws.close();
+    }
   });
 });

@@ -7,6 +7,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/missions/runs/records.js';
 import { putNewRun, removeRunSync } from '../../src/missions/runs/runs.js';
+import { createApiKey, createFleet } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
 import { adminJson } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
@@ -183,4 +184,36 @@ describe('lists over HTTP', () => {
     expect(foreign.status).toBe(200);
     expect(foreign.body.items).toEqual([]);
   });
+
+  it('the fleets of an organization are {items, next_cursor} pages with cursors bound to the organization; a fleet-bound key sees its fleet', async () => {
+    // Written straight into the store (LMDB is multi-process), not through `fleetgw admin`: a spawnSync
+    // blocks this process's event loop, and the client's pooled connection may be closed meanwhile.
+    const store = openStore(d.dataDir);
+    const extra = [0, 1, 2].map((i) => createFleet(store, d.orgId, `Paged ${i}`).fleetId);
+    const bound = createApiKey(store, { orgId: d.orgId, fleetId: extra[1]!, permissions: ['fleet:read'], expiresAtMs: null }).apiKey;
+    await store.close();
+    const all = await get(`/v1/orgs/${d.orgId}/fleets`);
+    expect(all.status).toBe(200);
+    expect(Object.keys(all.body).sort()).toEqual(['items', 'next_cursor']);
+    const ids = (all.body.items as { fleetId: string }[]).map((f) => f.fleetId);
+    expect(ids).toEqual([...ids].sort());
+    expect(ids).toEqual(expect.arrayContaining([d.fleetId, ...extra]));
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await get(`/v1/orgs/${d.orgId}/fleets?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      expect(page.status, JSON.stringify(page.body)).toBe(200);
+      paged.push(...(page.body.items as { fleetId: string }[]).map((f) => f.fleetId));
+      cursor = page.body.next_cursor as string | null;
+    } while (cursor !== null);
+    expect(paged).toEqual(ids);
+    // Cursors are opaque and bound: numeric offsets and another list's cursor are refused.
+    expect((await get(`/v1/orgs/${d.orgId}/fleets?cursor=2`)).status).toBe(400);
+    const runsCursor = (await get(`/v1/mission-runs?fleet_id=${d.fleetId}&days=1&limit=1`)).body.next_cursor as string;
+    const foreign = await get(`/v1/orgs/${d.orgId}/fleets?cursor=${encodeURIComponent(runsCursor)}`);
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.error).toMatch(/^Invalid cursor: it was issued for a different query; a cursor is bound to its list, organization and exact filters \(org_id\)/);
+    const mine = await api(gw.ready.http, bound, `/v1/orgs/${d.orgId}/fleets`);
+    expect(mine.body).toEqual({ items: [{ fleetId: extra[1], name: 'Paged 1' }], next_cursor: null });
+  }, 90_000);
 });

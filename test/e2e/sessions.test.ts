@@ -8,6 +8,8 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey } from '../../src/store/identity.js';
+import { openStore } from '../../src/store/lmdb.js';
 import { adminJson, FLEETGW_BIN } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
 import { fleetgwAsync, openStream, requestTicket, startSim, type StreamClient } from '../support/stream-client.js';
@@ -202,6 +204,39 @@ describe('user sessions and API-key management', () => {
     expect(notYours.status).toBe(403);
     expect((await as(viewer, 'GET', `${keysPath()}/00000000-0000-4000-8000-000000000000`)).status).toBe(404);
   });
+
+  it('the key list is {items, next_cursor} pages, oldest first, with cursors bound to the organization (issue 9 part 3)', async () => {
+    const op = await session('op@acme.test');
+    // Into the store directly: a spawnSync of `fleetgw admin` would block this event loop meanwhile.
+    const store = openStore(d.dataDir);
+    for (let i = 0; i < 3; i++) createApiKey(store, { orgId: d.orgId, fleetId: null, permissions: ['robots:read'], expiresAtMs: null });
+    await store.close();
+    const all = await as(op, 'GET', keysPath());
+    expect(all.status).toBe(200);
+    expect(Object.keys(all.body).sort()).toEqual(['items', 'next_cursor']);
+    expect(all.body.next_cursor).toBeNull();
+    const ids = (all.body.items as { apiKeyId: string; createdAtMs: number }[]).map((k) => k.apiKeyId);
+    const created = (all.body.items as { createdAtMs: number }[]).map((k) => k.createdAtMs);
+    expect(created).toEqual([...created].sort((a, b) => a - b));
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await as(op, 'GET', `${keysPath()}?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      expect(page.status, page.text).toBe(200);
+      expect((page.body.items as unknown[]).length).toBeLessThanOrEqual(2);
+      paged.push(...(page.body.items as { apiKeyId: string }[]).map((k) => k.apiKeyId));
+      cursor = page.body.next_cursor as string | null;
+    } while (cursor !== null);
+    expect(paged).toEqual(ids);
+    const first = await as(op, 'GET', `${keysPath()}?limit=1`);
+    const numeric = await as(op, 'GET', `${keysPath()}?cursor=1`);
+    expect(numeric.status).toBe(400);
+    expect(numeric.body.error).toMatch(/^Invalid cursor: numeric offset cursors are not accepted/);
+    // A fleets cursor is not a keys cursor.
+    const fleetsCursor = (await api(base, d.apiKey, `/v1/orgs/${d.orgId}/fleets?limit=1`)).body.next_cursor as string | null;
+    if (fleetsCursor !== null) expect((await as(op, 'GET', `${keysPath()}?cursor=${encodeURIComponent(fleetsCursor)}`)).status).toBe(400);
+    expect((await as(op, 'GET', `${keysPath()}?limit=1&cursor=${encodeURIComponent(first.body.next_cursor as string)}`)).body.items[0].apiKeyId).toBe(ids[1]);
+  }, 90_000);
 
   it('a revoked key is refused within 1 s on REST and on an open telemetry stream; both are on the key\'s timeline', async () => {
     const op = await session('op@acme.test');

@@ -12,10 +12,13 @@ describe('Readiness', () => {
     const r = new Readiness({ store: () => store, lmdb: () => { throw new Error('closed'); } }, captureLog(lines), (ok) => published.push(ok));
     expect(r.results()).toEqual({ store: true, lmdb: false });
     expect(r.ready()).toBe(false);
+    // The check's error is logged once (checks run per /readyz request), not swallowed.
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^readiness: check lmdb threw \(closed\); it counts as failing \{"level":"error",.*"check":"lmdb"/);
     r.start(60_000);
     expect(published).toEqual([false]);
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^readiness: not ready \(failing: lmdb\) \{"level":"warn",.*"failing":\["lmdb"\]\}$/);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(/^readiness: not ready \(failing: lmdb\) \{"level":"warn",.*"failing":\["lmdb"\]\}$/);
     r.stop();
     store = false;
     expect(r.results().store).toBe(false);

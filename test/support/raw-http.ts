@@ -59,7 +59,8 @@ export interface RawResponse {
 }
 
 /**
- * Splits the bytes of one or more HTTP/1.1 responses. Bodies are framed by Content-Length; with
+ * Splits the bytes of one or more HTTP/1.1 responses. Bodies are framed by Content-Length (or run to the
+ * end without one); with
  * `bodiless` (answers to HEAD) every response is taken to have no body whatever it declares.
  */
 export function parseResponses(text: string, bodiless = false): RawResponse[] {
@@ -75,7 +76,10 @@ export function parseResponses(text: string, bodiless = false): RawResponse[] {
       const i = line.indexOf(':');
       headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
     }
-    const length = bodiless ? 0 : Number(headers['content-length'] ?? 0);
+    // Without Content-Length (and not chunked), a body runs to the close (RFC 9112 section 6.3), as in
+    // the protocol-error answers uWebSockets.js writes itself.
+    const noBody = bodiless || status === 204 || status === 304 || (status >= 100 && status < 200);
+    const length = noBody ? 0 : headers['content-length'] !== undefined ? Number(headers['content-length']) : rest.length - end - 4;
     out.push({ status, headers, body: rest.slice(end + 4, end + 4 + length) });
     rest = rest.slice(end + 4 + length);
   }

@@ -10,22 +10,26 @@
  * Every create and revoke is a `api_key.created` / `api_key.revoked` event (who, permissions, fleet;
  * no secret) on the timelines of the fleets the key reaches (correlation id = key id), and a log line.
  */
-import { checkUserKeyRequest, listOrgKeys, newUserKey, revokeUserKey, type KeyMinter, type UserKeyRequest } from '../../auth/api-keys.js';
+import { checkUserKeyRequest, newUserKey, orgKeysOf, revokeUserKey, type KeyMinter, type UserKeyRequest } from '../../auth/api-keys.js';
 import { requireOrg } from '../../auth/access.js';
 import type { EventLog } from '../../events/index.js';
 import { apiError } from '../../errors/catalog.js';
 import { withIdempotency, type IdempotencyClaims, type StoredReply } from '../../idempotency/index.js';
+import type { Static } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { Store } from '../../store/lmdb.js';
 import type { ApiKeyRecord } from '../../store/records.js';
 import { defineRoute } from '../define-route.js';
+import { defineOrgList } from '../list-reader.js';
 import { appendOrgEvent } from '../org-timeline.js';
 import type { AuthContext, RouteDef } from '../route.js';
 import {
   ApiKeyCreated,
   ApiKeyCreateReplay,
   ApiKeyCreateRequest,
+  API_KEYS_LIMIT,
   ApiKeyList,
+  ApiKeyListQuery,
   ApiKeyPathParams,
   ApiKeyView,
   OrgPathParams,
@@ -76,6 +80,15 @@ function withheld(reply: StoredReply): StoredReply {
 export function apiKeyRoutes(deps: ApiKeyRouteDeps): RouteDef[] {
   const { store, events, idempotency } = deps;
   const log = deps.log?.child({ component: 'api-keys' });
+  // A key's view depends on the time (its state turns `expired`), hence one list per request.
+  const keyList = (nowMs: number) =>
+    defineOrgList<Static<typeof OrgPathParams> & ApiKeyListQuery, ApiKeyRecord, ApiKeyView>({
+      kind: 'api-keys',
+      limit: API_KEYS_LIMIT,
+      filters: () => ({}),
+      source: (orgId) => orgKeysOf(store, orgId),
+      view: (k) => apiKeyView(k, nowMs),
+    });
   const keyEvent = (k: ApiKeyRecord, kind: string, by: KeyMinter, atMs: number): void => {
     appendOrgEvent(events, store, {
       orgId: k.orgId,
@@ -141,18 +154,17 @@ export function apiKeyRoutes(deps: ApiKeyRouteDeps): RouteDef[] {
       method: 'GET',
       path: BASE,
       operationId: 'listApiKeys',
-      summary: 'The organization\'s API keys, oldest first (at most 1,000), without secrets.',
+      summary: 'The organization\'s API keys, oldest first, without secrets.',
       tags,
       auth: 'any',
       actors: 'user',
       params: OrgPathParams,
-      errors: ['forbidden_org'],
+      query: ApiKeyListQuery,
+      errors: ['forbidden_org', 'cursor_invalid'],
       responses: { 200: { description: 'The keys.', schema: ApiKeyList } },
     }).handle(
-      ({ auth, params, nowMs }) => {
-        requireOrg(auth, params.org_id);
-        const { items, truncated } = listOrgKeys(store, auth.orgId);
-        const out: ApiKeyList = { items: items.map((k) => apiKeyView(k, nowMs)), truncated };
+      ({ auth, params, query, nowMs }) => {
+        const out: ApiKeyList = keyList(nowMs).read(auth, { ...params, ...query });
         return { status: 200, body: out };
       },
     ),

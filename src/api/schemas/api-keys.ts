@@ -1,6 +1,7 @@
 /** API-key management under /v1/orgs/{org_id}/api-keys (docs/sessions.md). */
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, Uuid } from './common.js';
+import { CursorParam, LimitParam, Page, type ListLimit } from './list.js';
 import { named } from './named.js';
 import { PermissionName } from './sessions.js';
 
@@ -56,11 +57,13 @@ export const ApiKeyCreateReplay = named('ApiKeyCreateReplay', Type.Object(
 ));
 export type ApiKeyCreateReplay = Static<typeof ApiKeyCreateReplay>;
 
-export const ApiKeyList = named('ApiKeyList', Type.Object(
-  {
-    items: Type.Array(ApiKeyView),
-    truncated: Type.Boolean({ description: 'true when the organization has more keys than the first 1,000 by creation time.' }),
-  },
+export const API_KEYS_LIMIT: ListLimit = { default: 100, max: 1000 };
+
+export const ApiKeyListQuery = Type.Object(
+  { limit: Type.Optional(LimitParam(API_KEYS_LIMIT)), cursor: Type.Optional(CursorParam()) },
   { additionalProperties: false },
-));
+);
+export type ApiKeyListQuery = Static<typeof ApiKeyListQuery>;
+
+export const ApiKeyList = Page('ApiKeyList', ApiKeyView, 'Oldest first (creation time, then apiKeyId).');
 export type ApiKeyList = Static<typeof ApiKeyList>;

@@ -1,6 +1,7 @@
 /** GET /v1/orgs/{org_id}/fleets (spec: Endpoints, Discovery). */
 import { Type, type Static } from '@sinclair/typebox';
 import { Uuid } from './common.js';
+import { CursorParam, LimitParam, Page, type ListLimit } from './list.js';
 import { named } from './named.js';
 
 export const OrgPathParams = Type.Object({ org_id: Uuid }, { additionalProperties: false });
@@ -9,9 +10,14 @@ export type OrgPathParams = Static<typeof OrgPathParams>;
 export const FleetSummary = named('Fleet', Type.Object({ fleetId: Uuid, name: Type.String() }, { additionalProperties: false }));
 export type FleetSummary = Static<typeof FleetSummary>;
 
-/** The spec leaves the wrapper open; `items` keeps room for paging fields later without a break. */
-export const FleetListResponse = named('FleetList', Type.Object(
-  { items: Type.Array(FleetSummary, { description: 'Fleets the key can use, ordered by fleetId.' }) },
+export const FLEETS_LIMIT: ListLimit = { default: 100, max: 500 };
+
+export const FleetListQuery = Type.Object(
+  { limit: Type.Optional(LimitParam(FLEETS_LIMIT)), cursor: Type.Optional(CursorParam()) },
   { additionalProperties: false },
-));
+);
+export type FleetListQuery = Static<typeof FleetListQuery>;
+
+/** The spec leaves the wrapper open: the page shape of every list (docs/api-conventions.md). */
+export const FleetListResponse = Page('FleetList', FleetSummary, 'Fleets the key can use, ordered by fleetId.');
 export type FleetListResponse = Static<typeof FleetListResponse>;
