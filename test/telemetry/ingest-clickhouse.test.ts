@@ -100,7 +100,7 @@ describe.skipIf(url === null)('insert retries across a ClickHouse outage: the di
       expect(ingest.stats()).toMatchObject({ rowsWritten: 0, queueBytes: 0, paused: false, rowsSpooled: 100 });
       expect(ingest.stats().spoolBytes).toBeGreaterThan(100 * 100);
       await server.start();
-      await until(() => ingest.stats().rowsWritten === 100, 20_000, 'spool replayed');
+      await until(() => ingest.stats().rowsWritten === 100 && ingest.stats().spoolBytes === 0, 20_000, 'spool replayed');
       expect(ingest.stats()).toMatchObject({ rowsReplayed: 100, rowsFailed: 0, spoolBytes: 0, spoolBacklog: 0 });
       expect(await ingest.sampleStore.queryText("SELECT count() FROM telemetry_samples WHERE robot_id = 'robot-x'")).toBe('100\n');
       // The recovery is logged once, with what the outage cost.
@@ -137,7 +137,7 @@ describe.skipIf(url === null)('insert retries across a ClickHouse outage: the di
     store = openStore(dir);
     ingest = await createTelemetryIngest({ store, dataDir: dir, clickhouseUrl: server.url, threads: 1, log: quietLog });
     try {
-      await until(() => ingest.stats().rowsReplayed === 7, 20_000, 'replayed at start-up');
+      await until(() => ingest.stats().rowsReplayed === 7 && ingest.stats().spoolBytes === 0, 20_000, 'replayed at start-up');
       expect(await ingest.sampleStore.queryText("SELECT count() FROM telemetry_samples WHERE robot_id = 'robot-y'")).toBe('7\n');
       expect(readdirSync(join(dir, 'telemetry-spool')).filter((f) => f.endsWith('.rows'))).toHaveLength(0);
     } finally {
