@@ -116,4 +116,9 @@ export interface RobotLink {
    * implement it.
    */
   telemetryDurable?(robotId: string, epoch: number, seq: number): void;
+  /**
+   * Where a robot's current durable point is read when its telemetry stream sends its first
+   * sequenced batch (the robot then learns at once what the gateway already holds).
+   */
+  setTelemetryDurableSource?(source: (robotId: string) => { epoch: number; seq: number } | undefined): void;
 }

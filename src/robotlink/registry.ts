@@ -91,11 +91,12 @@ export class RobotRegistry implements RobotLink, SessionHooks {
     session.attachTelemetry(call);
   }
 
-  /**
-   * Where the ingest's durable points come from (issue 14 part 1): the gateway sets it to the
-   * ingest's `durableOf`, so a robot that starts sending `seq` learns at once what is already held.
-   */
-  durablePointOf: (robotId: string) => { epoch: number; seq: number } | undefined = () => undefined;
+  /** Where the ingest's durable points come from (issue 14 part 1): see setTelemetryDurableSource. */
+  private durablePointOf: (robotId: string) => { epoch: number; seq: number } | undefined = () => undefined;
+
+  setTelemetryDurableSource(source: (robotId: string) => { epoch: number; seq: number } | undefined): void {
+    this.durablePointOf = source;
+  }
 
   /** The robot's telemetry of `epoch` up to `seq` is durable: a receipt on its telemetry stream, if any. */
   telemetryDurable(robotId: string, epoch: number, seq: number): void {

@@ -143,7 +143,9 @@ describe('observability with the embedded store', () => {
     expect(value(after, 'fleetgw_telemetry_samples_received_total') - value(before, 'fleetgw_telemetry_samples_received_total')).toBeGreaterThanOrEqual(500);
     expect(value(after, 'fleetgw_telemetry_inserts_total{outcome="ok"}')).toBeGreaterThanOrEqual(1);
     expect(value(after, 'fleetgw_telemetry_insert_duration_seconds_count{outcome="ok"}')).toBeGreaterThanOrEqual(1);
-    expect(value(after, 'fleetgw_telemetry_samples_dead_lettered_total')).toBe(0);
+    expect(value(after, 'fleetgw_telemetry_samples_spooled_total')).toBe(0);
+    expect(value(after, 'fleetgw_telemetry_spool_bytes')).toBeGreaterThanOrEqual(0);
+    expect(value(after, 'fleetgw_telemetry_batches_duplicate_total')).toBe(0);
     // No robot, fleet or key id ever becomes a label.
     for (const id of [robotId, d.fleetId, d.orgId, d.apiKeyId]) expect(after).not.toContain(id);
   }, 30_000);
