@@ -299,7 +299,7 @@ class Ingest implements TelemetryIngest {
     if (r.read(bytes)) {
       if (!this.acks.admit(robotId, r.epoch, r.seq)) return;
       this.s.sequencedBatches++;
-      const points = (this.points ??= new Map());
+      const points = (this.points ??= new Map<string, DurablePoint>());
       const p = points.get(robotId);
       if (p === undefined) points.set(robotId, { epoch: r.epoch, seq: r.seq });
       else {

@@ -304,7 +304,7 @@ export class InsertQueue {
   /** One insert of a block held in memory; a spooled block that fails goes to the backlog. */
   private async direct(b: Block): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const ok = await this.attempt(b.spooled, b.chunks!, b.bytes, b.rows, attempt);
+      const ok = await this.attempt(b.spooled, b.chunks, b.bytes, b.rows, attempt);
       if (ok) {
         this.s.rowsWritten += b.rows;
         if (b.spooled) await this.retire(b.spooled);

@@ -72,7 +72,7 @@ export function sim(depot: Depot, grpcPort: number, hz: number): RunningSim {
     '--stop-on-link-loss-ms', '0', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
   proc.stderr?.resume();
   let stats: SimFleetStats | null = null;
-  createInterface({ input: proc.stdout! }).on('line', (line) => {
+  createInterface({ input: proc.stdout }).on('line', (line) => {
     try {
       const msg = JSON.parse(line) as { event?: string } & SimFleetStats;
       if (msg.event === 'sim-stopped') stats = msg;
