@@ -100,6 +100,8 @@ export interface TelemetryIngestStats {
   spoolFullWaits: number;
   /** Spool writes that failed (disk error). */
   spoolWriteErrors: number;
+  /** Replayed blocks found already stored (a store without insert deduplication; row-probe.ts). */
+  replaysFoundStored: number;
   /** Sequenced batches dropped because the gateway already held them (resends after a reconnect). */
   duplicateBatches: number;
   /** Sequenced batches received (each acknowledged to its robot once durable). */
@@ -360,6 +362,7 @@ class Ingest implements TelemetryIngest {
       spoolBacklog: q.spoolBacklog,
       spoolFullWaits: q.spoolFullWaits,
       spoolWriteErrors: q.spoolWriteErrors,
+      replaysFoundStored: q.replaysFoundStored,
       duplicateBatches: this.acks.duplicateBatches,
       tasksInFlight: this.inFlight,
       queueBytes: this.queueBytes(),

@@ -21,11 +21,13 @@
  * 5. A block the spool could not take (disk error) is inserted from memory and retried there, and its
  *    durable points are reported only after the store has it.
  * Duplicates: a block sent again (retry after an ambiguous failure, replay after a crash) carries the
- * same token; what the store does with it is `store.dedup` (README, "Duplicates").
+ * same token; what the store does with it is `store.dedup` (README, "Duplicates"). On a store that
+ * does not deduplicate (18.16), a replayed block is first looked for (row-probe.ts).
  */
 import type { Logger } from 'pino';
 import { mergePoints, type DurablePoint } from './ack-tracker.js';
 import type { SampleStore } from './sample-store.js';
+import { probeQuery } from './row-probe.js';
 import type { SpooledBlock, TelemetrySpool } from './spool.js';
 
 export interface InsertQueueOptions {
@@ -79,6 +81,8 @@ export interface InsertQueueStats {
   spoolWriteErrors: number;
   /** Times a block waited because the spool was full. */
   spoolFullWaits: number;
+  /** Replayed blocks found already stored (stores without insert deduplication: row-probe.ts). */
+  replaysFoundStored: number;
 }
 
 interface Block {
@@ -127,6 +131,7 @@ export class InsertQueue {
   private checkpointChain: Promise<void> = Promise.resolve();
   private readonly s = {
     rowsWritten: 0, inserts: 0, insertErrors: 0, rowsSpooled: 0, rowsReplayed: 0, spoolWriteErrors: 0, spoolFullWaits: 0,
+    replaysFoundStored: 0,
   };
   private outage: Outage | null = null;
   private lastSpoolErrorLogMs = 0;
@@ -393,7 +398,12 @@ export class InsertQueue {
       const token = spooled?.name;
       if (spooled && this.store.insertFile) await this.store.insertFile(spooled.rowsPath, rows, token);
       else if (chunks) await this.store.insert(chunks, bytes, rows, token);
-      else await this.store.insert([await this.spool.read(spooled!)], bytes, rows, token);
+      else {
+        const data = await this.spool.read(spooled!);
+        // A replay may follow a failure that came after the commit: on a store that would store it
+        // twice, look for it first (row-probe.ts).
+        if (!(this.store.dedup === 'none' && await this.alreadyStored(data))) await this.store.insert([data], bytes, rows, token);
+      }
       this.s.inserts++;
       this.opts.onInsert?.({ ok: true, rows, bytes, durationMs: this.now() - startedAt, attempt });
       return true;
@@ -407,6 +417,17 @@ export class InsertQueue {
         'telemetry insert failed; the block waits in the disk spool and is retried');
       return false;
     }
+  }
+
+  private async alreadyStored(rows: Uint8Array): Promise<boolean> {
+    const q = probeQuery(rows);
+    if (q === null) return false;
+    const found = Number((await this.store.queryText(q)).trim()) > 0;
+    if (found) {
+      this.s.replaysFoundStored++;
+      this.log.info({ rows: rows.length }, 'telemetry spool: a replayed block was already in the store (its earlier insert committed before failing); not inserted again');
+    }
+    return found;
   }
 
   /** The store has the block: checkpoint the durable points, then remove its files. */
