@@ -233,8 +233,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const grpcHealth = linkServer;
     readiness = new Readiness(
       {
-        // "or spooling" joins here once telemetry has a disk spool (issue 14 part 1).
-        store: () => telemetryStore.reachable,
+        // Reachable, or spooling: while the disk spool has room a store outage loses nothing and
+        // slows no robot (issue 14 part 1); a full spool with the store down is not ready.
+        store: () => telemetryStore.reachable || ingest.spoolAccepting(),
         lmdb: () => {
           // A read from a closed environment throws: a memory-mapped read, microseconds.
           store.meta.get('schemaVersion');

@@ -143,6 +143,8 @@ export interface TelemetryIngest {
   onDurable(cb: (robotId: string, epoch: number, seq: number) => void): void;
   /** A robot's current durable point, if it sent sequenced batches (this run or a previous one). */
   durableOf(robotId: string): DurablePoint | undefined;
+  /** True unless the disk spool is full (while it has room, a store outage costs nothing but disk). */
+  spoolAccepting(): boolean;
   /** Resolves when everything pushed so far is in the store and the snapshots. */
   flush(): Promise<void>;
   /** Drains (flush), then stops the pool and closes the store it opened. */
@@ -329,6 +331,10 @@ class Ingest implements TelemetryIngest {
 
   durableOf(robotId: string): DurablePoint | undefined {
     return this.acks.durableOf(robotId);
+  }
+
+  spoolAccepting(): boolean {
+    return this.inserts.spoolAccepting;
   }
 
   async flush(): Promise<void> {

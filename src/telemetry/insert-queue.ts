@@ -161,6 +161,12 @@ export class InsertQueue {
     this.now = opts.now ?? (() => performance.now());
   }
 
+  /** False while a block waits for room in a full spool (readiness: the store is then neither reachable nor spooling). */
+  get spoolAccepting(): boolean {
+    const next = this.toSpool[0];
+    return next === undefined || this.spool.hasRoom(next.bytes);
+  }
+
   /** Bytes held in memory: pending, waiting for the spool or a slot, and in flight. */
   get queuedBytes(): number {
     return this.bytes;

@@ -43,10 +43,13 @@ describe.skipIf(inject('clickhouseUrl') === null)(`a full disk spool${skipReason
     const downAt = Date.now();
     let spoolPeak = 0;
     let pausedSeen = 0;
+    let notReadySeen = false;
     while (Date.now() - downAt < OUTAGE_S * 1000) {
       await sleep(500);
       spoolPeak = Math.max(spoolPeak, await metric(gw, depot, 'fleetgw_telemetry_spool_bytes'));
       pausedSeen = Math.max(pausedSeen, await metric(gw, depot, 'fleetgw_telemetry_backpressure'));
+      // Store down and spool full: neither reachable nor spooling, so not ready.
+      if ((await fetch(`${gw.ready.http}/readyz`)).status === 503) notReadySeen = true;
     }
     const fullWaits = await metric(gw, depot, 'fleetgw_telemetry_spool_full_waits_total');
     await server.start();
@@ -73,6 +76,7 @@ describe.skipIf(inject('clickhouseUrl') === null)(`a full disk spool${skipReason
     expect(spoolPeak).toBeLessThan(SPOOL_MB * 1024 * 1024 + 16 * 1024 * 1024);
     expect(fullWaits).toBeGreaterThan(0);
     expect(pausedSeen).toBe(1);
+    expect(notReadySeen).toBe(true);
     expect(droppedCounted).toBeGreaterThan(0);
     expect(stored.duplicated).toBe(0);
     expect(lost).toBe(0);
