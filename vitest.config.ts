@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Fault tests run for minutes under load: `npm run test:faults` (vitest.faults.config.ts).
+    exclude: ['test/faults/**', '**/node_modules/**'],
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,

@@ -21,6 +21,11 @@ export interface GatewayTunables {
   sessionIdleTimeoutS: number;
   /** A user session ends this long after login, whatever the activity. */
   sessionMaxAgeS: number;
+  /**
+   * Telemetry bytes held in memory (batching, decoding, blocks waiting for the spool or an insert) at
+   * which robot telemetry reads pause; they resume under a quarter of it (telemetry/README.md).
+   */
+  telemetryHighWaterBytes: number;
 }
 
 export const DEFAULT_TUNABLES: GatewayTunables = {
@@ -32,6 +37,7 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   linkConflictClearMs: 60_000,
   sessionIdleTimeoutS: 30 * 60,
   sessionMaxAgeS: 12 * 60 * 60,
+  telemetryHighWaterBytes: 64 * 1024 * 1024,
 };
 
 const ENV: Record<keyof GatewayTunables, string> = {
@@ -43,6 +49,7 @@ const ENV: Record<keyof GatewayTunables, string> = {
   linkConflictClearMs: 'FLEETGW_LINK_CONFLICT_CLEAR_MS',
   sessionIdleTimeoutS: 'FLEETGW_SESSION_IDLE_TIMEOUT_S',
   sessionMaxAgeS: 'FLEETGW_SESSION_MAX_AGE_S',
+  telemetryHighWaterBytes: 'FLEETGW_TELEMETRY_HIGH_WATER_BYTES',
 };
 
 /**

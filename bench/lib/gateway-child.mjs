@@ -17,6 +17,7 @@ const startupTids = readdirSync('/proc/self/task').map(Number);
 const { tunablesFromEnv } = await import('../../dist/config.js');
 const { startGateway } = await import('../../dist/gateway/gateway.js');
 const { parseArgs } = await import('./procs.mjs');
+const { pino } = await import('pino');
 
 const opts = parseArgs(process.argv.slice(2), { 'data-dir': '', 'clickhouse-url': '', 'stats-ms': 1000 });
 const emit = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
@@ -28,7 +29,8 @@ const gateway = await startGateway({
   clickhouseUrl: opts['clickhouse-url'] === '' ? null : opts['clickhouse-url'],
   tls: 'insecure',
   tunables: tunablesFromEnv(),
-  log: (line) => process.stderr.write(`${line}\n`),
+  // startGateway takes a pino logger (issue 9 part 9); warnings and errors to stderr, as serve would.
+  log: pino({ level: 'warn' }, pino.destination(2)),
 });
 emit({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemetryStore: gateway.telemetryStore, telemetryDecoder: gateway.telemetryDecoder, startupTids });
 const timer = setInterval(() => emit({ event: 'stats', tMs: Date.now(), ...gateway.ingest.stats() }), opts['stats-ms']);

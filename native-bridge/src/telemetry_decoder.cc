@@ -670,7 +670,10 @@ Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
       while (r.pos < r.end) {
         uint32_t t = r.tag();
         if ((t >> 3) != 1) {
-          r.skip(t & 7, t >> 3, kBatchSkipBudget);
+          // seq (2) and epoch (3) are uint64: read as varints whatever the wire type, as protobuf-es
+          // reads a known scalar (the main thread read them already; rows do not carry them).
+          if ((t >> 3) == 2 || (t >> 3) == 3) r.varint64();
+          else r.skip(t & 7, t >> 3, kBatchSkipBudget);
           continue;
         }
         size_t e = r.subEnd();

@@ -34,6 +34,7 @@ import { CommandProcessor, type CommandHandler } from './command-processor.js';
 import { encodeSample, type SampleInput } from './sample-encoder.js';
 import { TelemetryPublisher } from './telemetry-publisher.js';
 import { TelemetryQueue } from './telemetry-queue.js';
+import { UnackedBatches } from './telemetry-unacked.js';
 
 export const AGENT_VERSION = 'fleetgw-agent-ts/0.1.0';
 
@@ -63,6 +64,12 @@ export interface RobotAgentOptions {
   maxQueuedSamples?: number;
   /** Most samples per TelemetryBatch message (default 1000). */
   maxBatchSamples?: number;
+  /**
+   * Sent telemetry batches kept until the gateway says they are durable, for resending after a
+   * reconnect (default 4096 batches and 16 MiB; oldest dropped and counted when full).
+   */
+  maxUnackedBatches?: number;
+  maxUnackedBytes?: number;
   /** Command ids remembered for de-duplication (default 1024). */
   commandMemory?: number;
   /** Commands that may wait for the handler (default 256). */
@@ -99,6 +106,14 @@ export interface AgentStats {
   batchesSent: number;
   samplesQueued: number;
   samplesDropped: number;
+  /** Batches sent and not yet acknowledged as durable by the gateway. */
+  batchesUnacked: number;
+  /** Highest batch seq written (the gateway acknowledges up to it). */
+  lastBatchSeq: number;
+  /** Batches written again after a reconnect. */
+  batchesResent: number;
+  /** Samples of sent batches dropped before they were acknowledged (the unacked bound was hit). */
+  samplesUnackedDropped: number;
   commandsApplied: number;
   commandsRejected: number;
   duplicateCommands: number;
@@ -110,6 +125,7 @@ export class RobotAgent {
   private readonly client: Client;
   private readonly queue: TelemetryQueue;
   private readonly telemetry: TelemetryPublisher;
+  private readonly unacked: UnackedBatches;
   private readonly commands: CommandProcessor;
   private readonly backoff: Backoff;
   private readonly log: (line: string) => void;
@@ -152,8 +168,9 @@ export class RobotAgent {
       // (backoff above) covers that.
       'grpc.per_rpc_retry_buffer_size': 0,
     });
+    this.unacked = new UnackedBatches(opts.maxUnackedBatches ?? 4096, opts.maxUnackedBytes ?? 16 * 1024 * 1024);
     this.telemetry = new TelemetryPublisher(this.client, () => this.metadata(), this.queue, opts.maxBatchSamples ?? 1000, (line) =>
-      this.log(`agent ${opts.robotId}: ${line}`));
+      this.log(`agent ${opts.robotId}: ${line}`), this.unacked);
   }
 
   get robotId(): string {
@@ -227,6 +244,10 @@ export class RobotAgent {
       ...this.commands.counters,
       samplesQueued: this.queue.length,
       samplesDropped: this.queue.dropped,
+      batchesUnacked: this.unacked.length,
+      lastBatchSeq: this.telemetry.lastSeq,
+      batchesResent: this.unacked.resentBatches,
+      samplesUnackedDropped: this.unacked.droppedSamples,
     };
   }
 

@@ -37,12 +37,14 @@ export class TelemetryQueue {
 
   /**
    * Removes up to `max` of the oldest samples and returns them as one encoded TelemetryBatch
-   * (what PublishTelemetry carries), ready to write; null when empty.
+   * (what PublishTelemetry carries), ready to write; null when empty. With `seq` > 0 the batch
+   * starts with its `seq` (field 2) and `epoch` (field 3), before the samples: the gateway reads
+   * them from the first bytes without decoding the samples.
    */
-  takeBatch(max: number): { batch: Buffer; samples: number } | null {
+  takeBatch(max: number, seq = 0, epoch = 0): { batch: Buffer; samples: number } | null {
     const n = Math.min(max, this.size);
     if (n === 0) return null;
-    let batchLen = 0;
+    let batchLen = seq > 0 ? 2 + varintSize(seq) + varintSize(epoch) : 0;
     for (let i = 0; i < n; i++) {
       const s = this.ring[(this.head + i) % this.capacity]!;
       batchLen += 1 + varintSize(s.length) + s.length;
@@ -50,6 +52,12 @@ export class TelemetryQueue {
     // One allocation, filled with the `samples` field (1, length-delimited) of each sample in turn.
     const batch = Buffer.allocUnsafe(batchLen);
     let pos = 0;
+    if (seq > 0) {
+      batch[pos++] = 0x10; // TelemetryBatch.seq, varint
+      pos = writeVarint(batch, pos, seq);
+      batch[pos++] = 0x18; // TelemetryBatch.epoch, varint
+      pos = writeVarint(batch, pos, epoch);
+    }
     for (let i = 0; i < n; i++) {
       const idx = (this.head + i) % this.capacity;
       const s = this.ring[idx]!;

@@ -26,7 +26,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
   const v = parseStrict(argv, {
     'data-dir': { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, 'grpc-port': { type: 'string' },
     'clickhouse-url': { type: 'string' }, 'clickhouse-user': { type: 'string' }, 'clickhouse-password-file': { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'insecure-http': { type: 'boolean' },
-    'metrics-token-file': { type: 'string' },
+    'metrics-token-file': { type: 'string' }, 'telemetry-spool-mb': { type: 'string' },
     ...LOG_OPTION_SPEC,
   });
   const logging = logOptions(v);
@@ -36,6 +36,8 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
   const httpPort = port(opt(v, 'port'), 'port', DEFAULT_HTTP_PORT);
   const grpcPort = port(opt(v, 'grpc-port'), 'grpc-port', DEFAULT_GRPC_PORT);
   const clickhouseUrl = opt(v, 'clickhouse-url');
+  const spoolMb = opt(v, 'telemetry-spool-mb');
+  if (spoolMb !== undefined && !(/^[1-9][0-9]{0,6}$/.test(spoolMb))) throw new UsageError(`--telemetry-spool-mb must be a whole number of MiB from 1, got '${spoolMb}'`);
   const clickhouseAuth = clickhouseUrl === undefined ? noClickHouseCredentials(v) : clickhouseCredentials(clickhouseUrl, v);
   const certFile = opt(v, 'tls-cert');
   const keyFile = opt(v, 'tls-key');
@@ -74,6 +76,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
       tunables,
       corsOrigins,
       ...(opt(v, 'metrics-token-file') !== undefined ? { metricsTokenFile: resolve(opt(v, 'metrics-token-file')!) } : {}),
+      ...(spoolMb !== undefined ? { telemetrySpoolMaxBytes: Number(spoolMb) * 1024 * 1024 } : {}),
       log: logger,
     });
   } catch (err: unknown) {

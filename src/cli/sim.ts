@@ -67,6 +67,8 @@ export async function runSimCommand(argv: string[], out: (line: string) => void)
     process.once('SIGINT', () => done());
   });
   await fleet.stop();
+  // What the robots sent, queued and dropped: what a test or an operator compares with the store.
+  out(JSON.stringify({ event: 'sim-stopped', ...fleet.stats() }));
   flush();
   return 0;
 }

@@ -4,7 +4,8 @@ export class UsageError extends Error {}
 export const USAGE = `usage:
   fleetgw serve --data-dir DIR [--host H] [--port P] [--grpc-port G]
                 [--clickhouse-url http(s)://HOST:PORT/DATABASE [--clickhouse-user U] [--clickhouse-password-file F]]
-                [--tls-cert F --tls-key F] [--insecure-http] [--metrics-token-file F] [--log-format json|pretty] [--log-level L]
+                [--tls-cert F --tls-key F] [--insecure-http] [--metrics-token-file F] [--telemetry-spool-mb N]
+                [--log-format json|pretty] [--log-level L]
               the ClickHouse password: --clickhouse-password-file F, else env FLEETGW_CLICKHOUSE_PASSWORD
               (never on the command line); the database is created when missing
               GET /metrics needs Authorization: Bearer <the token in F> (default F: DIR/metrics-token, made on first start)

@@ -52,6 +52,8 @@ export interface GatewayOptions {
   grpcPort: number;
   /** null: embedded chdb store. */
   clickhouseUrl: string | null;
+  /** Bound of the telemetry disk spool (`<dataDir>/telemetry-spool`). Default 1 GiB. */
+  telemetrySpoolMaxBytes?: number;
   /** ClickHouse user/password (from a file or the environment, never the command line). */
   clickhouseAuth?: { username?: string; password?: string };
   /** 'self-signed': make/reuse `<dataDir>/tls`; 'insecure': plain HTTP (loopback only, checked by the CLI). */
@@ -163,6 +165,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const ingest = await createTelemetryIngest({
     store,
     dataDir: opts.dataDir,
+    ...(opts.telemetrySpoolMaxBytes !== undefined ? { spoolMaxBytes: opts.telemetrySpoolMaxBytes } : {}),
+    highWaterBytes: tunables.telemetryHighWaterBytes,
+    lowWaterBytes: Math.floor(tunables.telemetryHighWaterBytes / 4),
     ...(opts.clickhouseUrl !== null ? { clickhouseUrl: opts.clickhouseUrl } : {}),
     ...(opts.clickhouseAuth !== undefined ? { clickhouseAuth: opts.clickhouseAuth } : {}),
     live: hub,
@@ -195,6 +200,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // Before anything else listens, so a conflict is on record before any command reacts to it.
     recordLinkConflicts(events, link);
     link.listen({ onTelemetry: (robotId, fleetId, bytes) => ingest.push(robotId, fleetId, bytes) });
+    // Acknowledged telemetry (issue 14 part 1): durable points become receipts to the robots.
+    ingest.onDurable((robotId, epoch, seq) => link.telemetryDurable?.(robotId, epoch, seq));
+    link.setTelemetryDurableSource?.((robotId) => ingest.durableOf(robotId));
     link.listen({ onOnline: (robotId) => online.add(robotId), onOffline: (robotId) => online.delete(robotId) });
     ingest.onBackpressure((paused) => link.setReadPaused(paused));
     ingest.onBackpressure((paused) => metrics.backpressure(paused));
@@ -228,8 +236,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const grpcHealth = linkServer;
     readiness = new Readiness(
       {
-        // "or spooling" joins here once telemetry has a disk spool (issue 14 part 1).
-        store: () => telemetryStore.reachable,
+        // Reachable, or spooling: while the disk spool has room a store outage loses nothing and
+        // slows no robot (issue 14 part 1); a full spool with the store down is not ready.
+        store: () => telemetryStore.reachable || ingest.spoolAccepting(),
         lmdb: () => {
           // A read from a closed environment throws: a memory-mapped read, microseconds.
           store.meta.get('schemaVersion');

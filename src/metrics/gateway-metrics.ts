@@ -29,7 +29,12 @@ export interface ScrapeSources {
     bytesIn: number;
     samplesIn: number;
     rowsWritten: number;
-    rowsFailed: number;
+    rowsSpooled: number;
+    rowsReplayed: number;
+    spoolBytes: number;
+    spoolBacklog: number;
+    spoolFullWaits: number;
+    duplicateBatches: number;
     corruptFrames: number;
     framesLost: number;
     framesRejected: number;
@@ -88,7 +93,13 @@ export class GatewayMetrics {
     counterFrom(registers, 'fleetgw_telemetry_bytes_received_total', 'Bytes of TelemetryBatch messages received from robots.', () => t().bytesIn);
     counterFrom(registers, 'fleetgw_telemetry_samples_received_total', 'Samples decoded from received batches (each becomes one row).', () => t().samplesIn);
     counterFrom(registers, 'fleetgw_telemetry_samples_stored_total', 'Samples the telemetry store accepted (inserted rows).', () => t().rowsWritten);
-    counterFrom(registers, 'fleetgw_telemetry_samples_dead_lettered_total', 'Samples whose insert failed past the retry budget: written to a dead-letter file, not to the store.', () => t().rowsFailed);
+    // Issue 14 part 1: the disk spool replaces dead-letter files; nothing is given up by the gateway.
+    counterFrom(registers, 'fleetgw_telemetry_samples_spooled_total', 'Samples whose insert failed (or waited behind one that did): kept in the disk spool and replayed by the gateway.', () => t().rowsSpooled);
+    counterFrom(registers, 'fleetgw_telemetry_samples_replayed_total', 'Samples inserted from the disk spool (after a store outage, or left by the previous run).', () => t().rowsReplayed);
+    gaugeFrom(registers, 'fleetgw_telemetry_spool_bytes', 'Bytes of telemetry rows in the disk spool (blocks waiting for or in an insert, and the outage backlog).', () => t().spoolBytes);
+    gaugeFrom(registers, 'fleetgw_telemetry_spool_backlog_blocks', 'Insert blocks waiting in the disk spool for the store to come back.', () => t().spoolBacklog);
+    counterFrom(registers, 'fleetgw_telemetry_spool_full_waits_total', 'Times an insert block waited for room in a full disk spool (robots are then slowed by backpressure).', () => t().spoolFullWaits);
+    counterFrom(registers, 'fleetgw_telemetry_batches_duplicate_total', 'Sequenced telemetry batches dropped because the gateway already held them (resends after a reconnect or a restart).', () => t().duplicateBatches);
     const droppedSeen = { corrupt: 0, worker_crash: 0, shutting_down: 0 };
     const dropped: Counter<'reason'> = new Counter({
       name: 'fleetgw_telemetry_frames_dropped_total',

@@ -110,4 +110,15 @@ export interface RobotLink {
    * telemetry on their control stream (see docs/robot-link.md).
    */
   setReadPaused(paused: boolean): void;
+  /**
+   * The robot's telemetry batches of `epoch` up to `seq` are durable (store or disk spool): a receipt
+   * to the robot (acknowledged telemetry, docs/robot-link.md). Optional so that test links need not
+   * implement it.
+   */
+  telemetryDurable?(robotId: string, epoch: number, seq: number): void;
+  /**
+   * Where a robot's current durable point is read when its telemetry stream sends its first
+   * sequenced batch (the robot then learns at once what the gateway already holds).
+   */
+  setTelemetryDurableSource?(source: (robotId: string) => { epoch: number; seq: number } | undefined): void;
 }

@@ -18,7 +18,7 @@ import {
 /** HTTP/2 path of `rpc Connect(stream RobotMessage) returns (stream GatewayMessage)`. */
 export const CONNECT_PATH = '/fleetgw.v1.RobotLink/Connect';
 
-/** HTTP/2 path of `rpc PublishTelemetry(stream TelemetryBatch) returns (TelemetryReceipt)`. */
+/** HTTP/2 path of `rpc PublishTelemetry(stream TelemetryBatch) returns (stream TelemetryReceipt)`. */
 export const PUBLISH_TELEMETRY_PATH = '/fleetgw.v1.RobotLink/PublishTelemetry';
 
 /** Metadata key carrying the robot id; the token travels as `authorization: Bearer <token>`. */
@@ -46,7 +46,9 @@ function asBuffer(bytes: Uint8Array): Buffer {
 const publishTelemetry: MethodDefinition<Uint8Array, TelemetryReceipt> = {
   path: PUBLISH_TELEMETRY_PATH,
   requestStream: true,
-  responseStream: false,
+  // A stream since issue 14 (receipts of durable batches); agents that send no `seq` still get
+  // exactly one message, so clients built for the single-receipt call work unchanged.
+  responseStream: true,
   requestSerialize: asBuffer,
   requestDeserialize: (buf: Buffer) => buf,
   responseSerialize: (msg: TelemetryReceipt) => asBuffer(toBinary(TelemetryReceiptSchema, msg)),
@@ -63,7 +65,7 @@ export const connectClientCodec = {
   deserialize: (buf: Buffer): GatewayMessage => deserializeGatewayMessage(buf),
 };
 
-/** Client-side codec for `Client.makeClientStreamRequest(PUBLISH_TELEMETRY_PATH, ...)`: encoded TelemetryBatch bytes in. */
+/** Client-side codec for `Client.makeBidiStreamRequest(PUBLISH_TELEMETRY_PATH, ...)`: encoded TelemetryBatch bytes in. */
 export const publishTelemetryClientCodec = {
   serialize: asBuffer,
   deserialize: (buf: Buffer): TelemetryReceipt => fromBinary(TelemetryReceiptSchema, buf),

@@ -10,9 +10,9 @@
  */
 import type { Logger } from 'pino';
 import { create } from '@bufbuild/protobuf';
-import { status, type sendUnaryData } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import {
-  GatewayMessageSchema, type Command, type CommandAck, type CommandResult, type Hello, type MissionStatus, type TelemetryReceipt,
+  GatewayMessageSchema, type Command, type CommandAck, type CommandResult, type Hello, type MissionStatus,
 } from '../gen/fleetgw/v1/robot_link_pb.js';
 import { LinkConflictTracker, type ConnectionIdentity, type LinkConflictOptions } from './link-conflict.js';
 import type { LinkConflictReport, LinkConflictView, RobotLink, RobotLinkListener } from '../protocol/robot-link.js';
@@ -82,13 +82,30 @@ export class RobotRegistry implements RobotLink, SessionHooks {
    * Hands an authenticated PublishTelemetry stream to the robot's current control session; refused
    * with FAILED_PRECONDITION when the robot has none (telemetry needs an online control link).
    */
-  attachTelemetry(robotId: string, call: TelemetryCall, callback: sendUnaryData<TelemetryReceipt>): void {
+  attachTelemetry(robotId: string, call: TelemetryCall): void {
     const session = this.current.get(robotId);
     if (!session) {
-      callback({ code: status.FAILED_PRECONDITION, details: 'the robot control stream (Connect) is not online' });
+      call.emit('error', { code: status.FAILED_PRECONDITION, details: 'the robot control stream (Connect) is not online' });
       return;
     }
-    session.attachTelemetry(call, callback);
+    session.attachTelemetry(call);
+  }
+
+  /** Where the ingest's durable points come from (issue 14 part 1): see setTelemetryDurableSource. */
+  private durablePointOf: (robotId: string) => { epoch: number; seq: number } | undefined = () => undefined;
+
+  setTelemetryDurableSource(source: (robotId: string) => { epoch: number; seq: number } | undefined): void {
+    this.durablePointOf = source;
+  }
+
+  /** The robot's telemetry of `epoch` up to `seq` is durable: a receipt on its telemetry stream, if any. */
+  telemetryDurable(robotId: string, epoch: number, seq: number): void {
+    this.current.get(robotId)?.telemetryDurable(epoch, seq);
+  }
+
+  telemetrySequenced(session: RobotSession): void {
+    const p = this.durablePointOf(session.robotId);
+    if (p !== undefined) session.telemetryDurable(p.epoch, p.seq);
   }
 
   /** Tracks a freshly authenticated session (not online until its Hello). */

@@ -4,8 +4,7 @@
  * session, and keeps dead links short-lived with HTTP/2 keepalive pings.
  */
 import { pino, type Logger } from 'pino';
-import { Server, ServerCredentials, status, type ChannelOptions, type sendUnaryData } from '@grpc/grpc-js';
-import type { TelemetryReceipt } from '../gen/fleetgw/v1/robot_link_pb.js';
+import { Server, ServerCredentials, status, type ChannelOptions } from '@grpc/grpc-js';
 import type { Store } from '../store/lmdb.js';
 import { authenticateRobot } from './auth.js';
 import { addHealthAndReflection } from './health-reflection.js';
@@ -86,14 +85,14 @@ export async function startRobotLinkServer(opts: RobotLinkServerOptions): Promis
       }
       registry.add(new RobotSession(robot, call, registry, helloTimeoutMs));
     },
-    PublishTelemetry: (call: TelemetryCall, callback: sendUnaryData<TelemetryReceipt>) => {
+    PublishTelemetry: (call: TelemetryCall) => {
       const robot = authenticateRobot(opts.store, call.metadata);
       if (robot === null) {
         log.warn({ peer: call.getPeer() }, 'robot link: rejected a telemetry stream: invalid robot credentials');
-        callback({ code: status.UNAUTHENTICATED, details: 'invalid robot credentials' });
+        call.emit('error', { code: status.UNAUTHENTICATED, details: 'invalid robot credentials' });
         return;
       }
-      registry.attachTelemetry(robot.robotId, call, callback);
+      registry.attachTelemetry(robot.robotId, call);
     },
   });
 

@@ -8,8 +8,8 @@
  * an older agent that sends telemetry on Connect itself (deprecated field 2): its acks then wait
  * behind its telemetry, which is why agents should use PublishTelemetry (docs/robot-link.md).
  */
-import { status, type sendUnaryData, type ServerDuplexStream } from '@grpc/grpc-js';
-import type { CommandAck, CommandResult, GatewayMessage, Hello, MissionStatus, TelemetryReceipt } from '../gen/fleetgw/v1/robot_link_pb.js';
+import { status, type ServerDuplexStream } from '@grpc/grpc-js';
+import type { CommandAck, CommandResult, GatewayMessage, Hello, MissionStatus } from '../gen/fleetgw/v1/robot_link_pb.js';
 import type { RobotRecord } from '../store/records.js';
 import type { RobotInbound } from '../protocol/envelope.js';
 import { TelemetryStream, type TelemetryCall } from './telemetry-stream.js';
@@ -20,6 +20,8 @@ export type RobotCall = ServerDuplexStream<RobotInbound, GatewayMessage>;
 export interface SessionHooks {
   hello(session: RobotSession, hello: Hello): void;
   telemetry(session: RobotSession, batch: Uint8Array): void;
+  /** The robot's telemetry stream sent its first batch with a `seq` (it reads receipts). */
+  telemetrySequenced?(session: RobotSession): void;
   ack(session: RobotSession, ack: CommandAck): void;
   commandResult(session: RobotSession, result: CommandResult): void;
   missionStatus(session: RobotSession, status: MissionStatus): void;
@@ -84,18 +86,23 @@ export class RobotSession {
    * Takes the robot's PublishTelemetry stream. Refused (FAILED_PRECONDITION) unless this session is
    * online; a newer telemetry stream replaces an older one (ABORTED), so a robot has at most one.
    */
-  attachTelemetry(call: TelemetryCall, callback: sendUnaryData<TelemetryReceipt>): void {
+  attachTelemetry(call: TelemetryCall): void {
     if (this.state !== 'online') {
-      callback({ code: status.FAILED_PRECONDITION, details: 'the robot control stream (Connect) is not online' });
+      call.emit('error', { code: status.FAILED_PRECONDITION, details: 'the robot control stream (Connect) is not online' });
       return;
     }
     const previous = this.telemetryStream;
-    const stream = new TelemetryStream(call, callback, (batch) => this.hooks.telemetry(this, batch), (ended) => {
+    const stream = new TelemetryStream(call, (batch) => this.hooks.telemetry(this, batch), (ended) => {
       if (this.telemetryStream === ended) this.telemetryStream = null;
-    });
+    }, () => this.hooks.telemetrySequenced?.(this));
     this.telemetryStream = stream;
     previous?.abort(status.ABORTED, 'replaced by a newer telemetry stream');
     if (this.paused) stream.setPaused(true);
+  }
+
+  /** The robot's telemetry batches of `epoch` up to `seq` are durable: tell it (acknowledged telemetry). */
+  telemetryDurable(epoch: number, seq: number): void {
+    this.telemetryStream?.durable(epoch, seq);
   }
 
   /** Ends the stream with status OK (server shutdown, robot leaving). */

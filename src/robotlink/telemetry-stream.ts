@@ -1,8 +1,14 @@
 /**
- * One robot's PublishTelemetry stream on the gateway: raw TelemetryBatch bytes in, a receipt out
- * when the robot half-closes it. It lives inside the robot's control session (RobotSession): it is
- * accepted only while that session is online and is ended when the session ends, so telemetry never
- * outlives the control link that authorizes it.
+ * One robot's PublishTelemetry stream on the gateway: raw TelemetryBatch bytes in, receipts out. It
+ * lives inside the robot's control session (RobotSession): it is accepted only while that session is
+ * online and is ended when the session ends, so telemetry never outlives the control link that
+ * authorizes it.
+ *
+ * Receipts (docs/robot-link.md, "Acknowledged telemetry"): once the robot has sent a batch that starts
+ * with a `seq` (first byte 0x10, the tag of TelemetryBatch.seq), the ingest's durable points for this
+ * robot are written to it as receipts (`durable_seq`, `epoch`). A robot that never sends a `seq` (an
+ * agent built when the call returned one receipt) gets only the final receipt, after it half-closes,
+ * so its client-streaming call keeps working.
  *
  * Pausing it (telemetry backpressure) holds only this HTTP/2 stream's flow-control window; Node's
  * HTTP/2 returns the connection-level window at once, so the control stream on the same connection
@@ -14,30 +20,42 @@
  * (1,000 simulated robots grew from 280 to 650 MiB in 90 s: bench/README.md, "Agent memory").
  */
 import { create } from '@bufbuild/protobuf';
-import { Metadata, type sendUnaryData, type ServerReadableStream, type status } from '@grpc/grpc-js';
+import { Metadata, type ServerDuplexStream, type status } from '@grpc/grpc-js';
 import { TelemetryReceiptSchema, type TelemetryReceipt } from '../gen/fleetgw/v1/robot_link_pb.js';
 
-export type TelemetryCall = ServerReadableStream<Uint8Array, TelemetryReceipt>;
+export type TelemetryCall = ServerDuplexStream<Uint8Array, TelemetryReceipt>;
+
+/** First byte of a batch that starts with its `seq` (field 2, varint). */
+const SEQ_TAG = 0x10;
 
 export class TelemetryStream {
   private done = false;
   /** A number, not a bigint: a bigint increment per message is an allocation per message. */
   private batches = 0;
+  /** The robot sends `seq`: it reads receipts while the stream is open. */
+  private sequenced = false;
+  private lastReceipt: { epoch: number; seq: number } | null = null;
 
   /**
    * @param onBatch receives each batch's raw bytes (may be a view into a buffer grpc-js reuses).
    * @param onDone runs once, whatever ended the stream.
+   * @param onSequenced runs once, at the first batch with a `seq` (the link then sends the robot
+   *   its current durable point, so a resending agent learns at once what the gateway already holds).
    */
   constructor(
     private readonly call: TelemetryCall,
-    private readonly callback: sendUnaryData<TelemetryReceipt>,
     private readonly onBatch: (batch: Uint8Array) => void,
     private readonly onDone: (stream: TelemetryStream) => void,
+    private readonly onSequenced: () => void = () => {},
   ) {
     call.sendMetadata(new Metadata());
     call.on('data', (batch: Uint8Array) => {
       if (this.done) return;
       this.batches++;
+      if (!this.sequenced && batch[0] === SEQ_TAG) {
+        this.sequenced = true;
+        this.onSequenced();
+      }
       this.onBatch(batch);
     });
     // The robot half-closed: everything it wrote has been read, so the receipt is exact.
@@ -54,6 +72,19 @@ export class TelemetryStream {
     else this.call.resume();
   }
 
+  /**
+   * Tells the robot that its batches of `epoch` up to `seq` are durable. Only to robots that send
+   * `seq`; a receipt equal to the last one is not repeated. Receipts are small and at most about one
+   * per robot per store insert, so the write's own buffering is their bound.
+   */
+  durable(epoch: number, seq: number): void {
+    if (this.done || !this.sequenced) return;
+    const last = this.lastReceipt;
+    if (last !== null && last.epoch === epoch && last.seq >= seq) return;
+    this.lastReceipt = { epoch, seq };
+    this.call.write(create(TelemetryReceiptSchema, { batches: BigInt(this.batches), durableSeq: BigInt(seq), epoch: BigInt(epoch) }));
+  }
+
   /** Ends the stream with an error status (its control session ended, or a newer stream replaced it). */
   abort(code: status, details: string): void {
     this.finish({ code, details });
@@ -62,8 +93,16 @@ export class TelemetryStream {
   private finish(error: { code: status; details: string } | null): void {
     if (this.done) return;
     this.markDone();
-    if (error) this.callback(error);
-    else this.callback(null, create(TelemetryReceiptSchema, { batches: BigInt(this.batches) }));
+    if (error) {
+      this.call.emit('error', { ...error, metadata: new Metadata() });
+      return;
+    }
+    const last = this.lastReceipt;
+    this.call.write(create(TelemetryReceiptSchema, {
+      batches: BigInt(this.batches),
+      ...(last !== null ? { durableSeq: BigInt(last.seq), epoch: BigInt(last.epoch) } : {}),
+    }));
+    this.call.end();
   }
 
   private markDone(): void {

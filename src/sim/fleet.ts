@@ -124,6 +124,7 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
       const total: SimFleetStats = {
         robots: robots.length, connected: 0, connects: 0, samplesSent: 0, batchesSent: 0, samplesQueued: 0,
         samplesDropped: 0, commandsApplied: 0, commandsRejected: 0, duplicateCommands: 0,
+        batchesUnacked: 0, lastBatchSeq: 0, batchesResent: 0, samplesUnackedDropped: 0,
       };
       for (const r of robots) {
         const s = r.agent.stats();
@@ -133,6 +134,10 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
         total.batchesSent += s.batchesSent;
         total.samplesQueued += s.samplesQueued;
         total.samplesDropped += s.samplesDropped;
+        total.batchesUnacked += s.batchesUnacked;
+        total.lastBatchSeq = Math.max(total.lastBatchSeq, s.lastBatchSeq);
+        total.batchesResent += s.batchesResent;
+        total.samplesUnackedDropped += s.samplesUnackedDropped;
         total.commandsApplied += s.commandsApplied;
         total.commandsRejected += s.commandsRejected;
         total.duplicateCommands += s.duplicateCommands;

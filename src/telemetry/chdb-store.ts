@@ -73,18 +73,25 @@ export async function openChdbStore(opts: ChdbStoreOptions): Promise<SampleStore
       },
       { flavor: 'modern', retentionDays: opts.retentionDays ?? 90 },
     );
-    const insertPrefix = `INSERT INTO ${TABLE_NAME} ${INSERT_COLUMN_LIST} SELECT * FROM file(`;
     const insertSuffix = `, RowBinary, ${sqlString(ROWBINARY_STRUCTURE)})`;
+    // The token makes a retried block a no-op (the table's deduplication window: migration 2).
+    const insertSql = (file: string, token: string | undefined): string =>
+      `INSERT INTO ${TABLE_NAME} ${INSERT_COLUMN_LIST}${token !== undefined ? ` SETTINGS insert_deduplication_token = ${sqlString(token)}` : ''} SELECT * FROM file(${sqlString(file)}${insertSuffix}`;
     return {
       kind: 'chdb',
       version,
       schema,
-      async insert(chunks, totalBytes) {
+      dedup: 'token',
+      async insertFile(file, _rows, token) {
+        if (closed) throw new Error('chdb store is closed');
+        await session.queryAsync(insertSql(file, token));
+      },
+      async insert(chunks, totalBytes, _rows, token) {
         if (closed) throw new Error('chdb store is closed');
         const file = join(spoolDir, `${process.pid}-${nextFile++}.rowbinary`);
         try {
           await writeSpool(file, chunks, totalBytes);
-          await session.queryAsync(`${insertPrefix}${sqlString(file)}${insertSuffix}`);
+          await session.queryAsync(insertSql(file, token));
         } finally {
           // Not logged: the file is gone when the insert consumed it, and any left over is removed
           // with the whole spool directory at the next start (above); nothing an operator can act on.

@@ -91,14 +91,21 @@ export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise
       throw new Error(`telemetry store: ${where} refused the telemetry table set-up ${which}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
     });
     const insertSql = `INSERT INTO ${TABLE_NAME} ${INSERT_COLUMN_LIST} FORMAT RowBinary`;
+    const dedup = dedupOf(version, flavor);
     return {
       kind: 'clickhouse',
       version,
       flavor,
       schema,
-      async insert(chunks) {
-        // Streamed chunk by chunk: no concatenation copy on the main thread.
-        const res = await client.exec({ query: insertSql, values: Readable.from(chunks, { objectMode: false }) });
+      dedup,
+      async insert(chunks, _bytes, _rows, token) {
+        // Streamed chunk by chunk: no concatenation copy on the main thread. Older servers reject
+        // settings they do not know, so the token goes only to those that have it.
+        const res = await client.exec({
+          query: insertSql,
+          values: Readable.from(chunks, { objectMode: false }),
+          ...(token !== undefined && dedup === 'token' ? { clickhouse_settings: { insert_deduplication_token: token } } : {}),
+        });
         await drain(res.stream);
       },
       async queryText(sql) {
@@ -111,6 +118,17 @@ export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise
     await client.close();
     throw e;
   }
+}
+
+/**
+ * How a server treats a retried block: `insert_deduplication_token` exists from 22.2; 21.x has the
+ * table's block-hash window (migration 2 sets it on modern tables); 18.16's non-replicated MergeTree
+ * deduplicates nothing (replicated tables do, by block hash).
+ */
+function dedupOf(version: string, flavor: SchemaFlavor): 'token' | 'block-hash' | 'none' {
+  if (flavor === 'legacy') return 'none';
+  const [major = 0, minor = 0] = version.split('.').map((p) => Number.parseInt(p, 10));
+  return major > 22 || (major === 22 && minor >= 2) ? 'token' : 'block-hash';
 }
 
 /** `host:port` of a ClickHouse URL (default port by scheme), never its credentials. */

@@ -19,6 +19,8 @@
  */
 import { join } from 'node:path';
 import type { Store } from '../store/lmdb.js';
+import { AckTracker, mergePoints, type DurablePoint } from './ack-tracker.js';
+import { BatchSeqReader } from './batch-seq.js';
 import { WatermarkGate } from './backpressure.js';
 import { openChdbStore } from './chdb-store.js';
 import { openClickHouseStore } from './clickhouse-store.js';
@@ -30,13 +32,19 @@ import type { LiveSink } from './live-sink.js';
 import { pino, type Logger } from 'pino';
 import type { SampleStore, StoreKind } from './sample-store.js';
 import { SnapshotWriter } from './snapshot-writer.js';
+import { TelemetrySpool, type SpoolRecovery } from './spool.js';
 import type { DecodeResult } from './worker-protocol.js';
 
 export interface TelemetryIngestOptions {
   /** LMDB store; snapshots go to `store.snapshots`. */
   store: Store;
-  /** Gateway data dir: chdb lives in `<dataDir>/chdb`, dead letters in `<dataDir>/telemetry-deadletter`. */
+  /** Gateway data dir: chdb lives in `<dataDir>/chdb`, the disk spool in `<dataDir>/telemetry-spool`. */
   dataDir: string;
+  /**
+   * Bound of the disk spool (rows files): blocks waiting for or in an insert, and the backlog of a
+   * store outage. When full the robots are slowed by backpressure. Default 1 GiB.
+   */
+  spoolMaxBytes?: number;
   /** When set, rows go to this ClickHouse server instead of the embedded chdb. */
   clickhouseUrl?: string;
   clickhouseDatabase?: string;
@@ -65,7 +73,7 @@ export interface TelemetryIngestOptions {
   lowWaterBytes?: number;
   /** A robot's snapshot is written to LMDB at most this often (the newest sample of the interval). Default 1,000 ms. */
   snapshotIntervalMs?: number;
-  /** Insert coalescing and retry; `deadLetterDir` defaults to `<dataDir>/telemetry-deadletter`. */
+  /** Insert coalescing and retry. */
   insert?: InsertQueueOptions;
   /** Use this store instead of opening chdb/ClickHouse (the caller keeps ownership: close() leaves it open). */
   sampleStore?: SampleStore;
@@ -78,8 +86,26 @@ export interface TelemetryIngestStats {
   /** Samples decoded from valid frames (each becomes one row). */
   samplesIn: number;
   rowsWritten: number;
-  /** Rows whose insert failed permanently (logged, dead-lettered when configured). */
+  /** Rows given up (always 0: failed inserts wait in the disk spool; kept for the stats shape). */
   rowsFailed: number;
+  /** Rows that went to the spool's backlog (their insert failed, or waited behind one that did). */
+  rowsSpooled: number;
+  /** Rows inserted from the spool's backlog (after an outage, or left by the previous run). */
+  rowsReplayed: number;
+  /** Bytes of spool files on disk. */
+  spoolBytes: number;
+  /** Blocks in the spool's backlog. */
+  spoolBacklog: number;
+  /** Times a block waited for room in a full spool (robots are then slowed by backpressure). */
+  spoolFullWaits: number;
+  /** Spool writes that failed (disk error). */
+  spoolWriteErrors: number;
+  /** Replayed blocks found already stored (a store without insert deduplication; row-probe.ts). */
+  replaysFoundStored: number;
+  /** Sequenced batches dropped because the gateway already held them (resends after a reconnect). */
+  duplicateBatches: number;
+  /** Sequenced batches received (each acknowledged to its robot once durable). */
+  sequencedBatches: number;
   /** Tasks posted to the decode pool. */
   batches: number;
   tasksInFlight: number;
@@ -110,6 +136,15 @@ export interface TelemetryIngest {
   push(robotId: string, fleetId: string, bytes: Uint8Array): void;
   /** `true` at the high-water mark (pause robot reads), `false` under the low-water mark. */
   onBackpressure(cb: (paused: boolean) => void): void;
+  /**
+   * The one receiver of durable points: a robot's batches of `epoch` up to `seq` are in the spool or
+   * the store (the gateway sends the robot a receipt).
+   */
+  onDurable(cb: (robotId: string, epoch: number, seq: number) => void): void;
+  /** A robot's current durable point, if it sent sequenced batches (this run or a previous one). */
+  durableOf(robotId: string): DurablePoint | undefined;
+  /** True unless the disk spool is full (while it has room, a store outage costs nothing but disk). */
+  spoolAccepting(): boolean;
   /** Resolves when everything pushed so far is in the store and the snapshots. */
   flush(): Promise<void>;
   /** Drains (flush), then stops the pool and closes the store it opened. */
@@ -124,6 +159,8 @@ const MAX_SPARE_ROWS = 4;
 interface Waiting {
   seq: number;
   batch: PackedBatch;
+  /** Per robot, the last sequenced batch in this task (null: none). */
+  points: Map<string, DurablePoint> | null;
 }
 
 /** One line when the start-up migrations changed the store, a warning when it is ahead of this gateway. */
@@ -155,13 +192,15 @@ export async function createTelemetryIngest(opts: TelemetryIngestOptions): Promi
   if (opts.log !== undefined) logSchema(opts.log, sampleStore);
   const maxTasks = opts.maxTasksInFlight ?? 4;
   let pool: DecodePool;
+  let spool: { spool: TelemetrySpool; recovery: SpoolRecovery };
   try {
+    spool = await TelemetrySpool.open(join(opts.dataDir, 'telemetry-spool'), opts.spoolMaxBytes ?? 1024 * 1024 * 1024);
     pool = createDecodePool({ maxTasks, ...(opts.threads !== undefined ? { threads: opts.threads } : {}) });
   } catch (e) {
     if (ownsStore) await sampleStore.close();
     throw e;
   }
-  return new Ingest(opts, sampleStore, ownsStore, pool, maxTasks);
+  return new Ingest(opts, sampleStore, ownsStore, pool, maxTasks, spool.spool, spool.recovery);
 }
 
 class Ingest implements TelemetryIngest {
@@ -182,7 +221,7 @@ class Ingest implements TelemetryIngest {
   private readonly snapshots: SnapshotWriter;
   private readonly waiting: Waiting[] = [];
   /** Results (null: the task was lost) waiting for earlier ones, with the robot ids of their task. */
-  private readonly done = new Map<number, { r: DecodeResult | null; robotIds: string[] }>();
+  private readonly done = new Map<number, { r: DecodeResult | null; robotIds: string[]; points: Map<string, DurablePoint> | null }>();
   /** Row bytes of results parked in `done` (decoded, waiting for an earlier seq): still queued memory. */
   private parkedBytes = 0;
   private drainWaiters: { upTo: number; resolve: () => void }[] = [];
@@ -204,8 +243,12 @@ class Ingest implements TelemetryIngest {
   private readonly spareRows: ArrayBuffer[] = [];
   private readonly s = {
     framesIn: 0, bytesIn: 0, samplesIn: 0, batches: 0, corruptFrames: 0, workerErrors: 0, framesLost: 0,
-    framesRejected: 0, liveMessages: 0,
+    framesRejected: 0, liveMessages: 0, sequencedBatches: 0,
   };
+  private readonly seqReader = new BatchSeqReader();
+  private readonly acks = new AckTracker();
+  /** Durable points of the batch being filled (moved to its Waiting entry at cut()). */
+  private points: Map<string, DurablePoint> | null = null;
 
   constructor(
     private readonly opts: TelemetryIngestOptions,
@@ -213,6 +256,8 @@ class Ingest implements TelemetryIngest {
     private readonly ownsStore: boolean,
     private readonly pool: DecodePool,
     private readonly maxTasks: number,
+    spool: TelemetrySpool,
+    recovery: SpoolRecovery,
   ) {
     this.storeKind = sampleStore.kind;
     this.log = opts.log ?? pino({ enabled: false });
@@ -227,13 +272,22 @@ class Ingest implements TelemetryIngest {
     this.maxBatchAgeMs = opts.maxBatchAgeMs ?? 20;
     this.storeBatchAgeMs = Math.max(this.maxBatchAgeMs, opts.storeBatchAgeMs ?? 100);
     this.gate = new WatermarkGate(opts.highWaterBytes ?? 64 * 1024 * 1024, opts.lowWaterBytes ?? 16 * 1024 * 1024);
+    // What was durable before a restart: the checkpoint, then every block still in the spool.
+    const restored = new Map(recovery.checkpoint);
+    for (const b of recovery.blocks) mergePoints(restored, b.points);
+    this.acks.restore(restored);
+    if (recovery.removedPartial > 0) this.log.warn({ files: recovery.removedPartial }, 'telemetry spool: removed blocks whose write a crash cut short (never acknowledged to a robot)');
     this.inserts = new InsertQueue(
       sampleStore,
       this.log,
-      { deadLetterDir: join(opts.dataDir, 'telemetry-deadletter'), ...opts.insert },
+      spool,
+      opts.insert,
       () => this.gate.update(this.queueBytes()),
       (chunks) => this.recycleRows(chunks),
+      (points) => this.acks.markDurable(points),
+      () => this.acks.snapshot(),
     );
+    this.inserts.recover(recovery.blocks);
     this.snapshots = new SnapshotWriter(opts.store.snapshots, opts.snapshotIntervalMs ?? 1_000);
   }
 
@@ -244,6 +298,19 @@ class Ingest implements TelemetryIngest {
     }
     this.s.framesIn++;
     this.s.bytesIn += bytes.length;
+    // Acknowledged delivery: a few byte reads and a Map lookup per batch, never per sample.
+    const r = this.seqReader;
+    if (r.read(bytes)) {
+      if (!this.acks.admit(robotId, r.epoch, r.seq)) return;
+      this.s.sequencedBatches++;
+      const points = (this.points ??= new Map<string, DurablePoint>());
+      const p = points.get(robotId);
+      if (p === undefined) points.set(robotId, { epoch: r.epoch, seq: r.seq });
+      else {
+        p.epoch = r.epoch;
+        p.seq = r.seq;
+      }
+    }
     this.packer.add(robotId, fleetId, bytes, this.now());
     if (this.packer.frameCount >= this.maxBatchFrames || this.packer.byteLength >= this.maxBatchBytes) {
       this.cut();
@@ -256,6 +323,18 @@ class Ingest implements TelemetryIngest {
 
   onBackpressure(cb: (paused: boolean) => void): void {
     this.gate.onChange(cb);
+  }
+
+  onDurable(cb: (robotId: string, epoch: number, seq: number) => void): void {
+    this.acks.onDurable(cb);
+  }
+
+  durableOf(robotId: string): DurablePoint | undefined {
+    return this.acks.durableOf(robotId);
+  }
+
+  spoolAccepting(): boolean {
+    return this.inserts.spoolAccepting;
   }
 
   async flush(): Promise<void> {
@@ -283,6 +362,14 @@ class Ingest implements TelemetryIngest {
       ...this.s,
       rowsWritten: q.rowsWritten,
       rowsFailed: q.rowsFailed,
+      rowsSpooled: q.rowsSpooled,
+      rowsReplayed: q.rowsReplayed,
+      spoolBytes: q.spoolBytes,
+      spoolBacklog: q.spoolBacklog,
+      spoolFullWaits: q.spoolFullWaits,
+      spoolWriteErrors: q.spoolWriteErrors,
+      replaysFoundStored: q.replaysFoundStored,
+      duplicateBatches: this.acks.duplicateBatches,
       tasksInFlight: this.inFlight,
       queueBytes: this.queueBytes(),
       inserts: q.inserts,
@@ -306,7 +393,8 @@ class Ingest implements TelemetryIngest {
     }
     if (this.packer.frameCount > 0) {
       const batch = this.packer.take();
-      this.waiting.push({ seq: ++this.seq, batch });
+      this.waiting.push({ seq: ++this.seq, batch, points: this.points });
+      this.points = null;
       this.waitingBytes += batch.byteLength;
     }
     this.post();
@@ -314,7 +402,7 @@ class Ingest implements TelemetryIngest {
 
   private post(): void {
     while (this.inFlight < this.maxTasks && this.waiting.length > 0) {
-      const { seq, batch } = this.waiting.shift()!;
+      const { seq, batch, points } = this.waiting.shift()!;
       this.waitingBytes -= batch.byteLength;
       this.inFlightBytes += batch.byteLength;
       this.inFlight++;
@@ -327,14 +415,14 @@ class Ingest implements TelemetryIngest {
       this.pool
         .run({ live, ...batch, ...(rowsBuffer ? { rowsBuffer } : {}) })
         .then(
-          (r) => this.settle(seq, bytes, r, robotIds),
+          (r) => this.settle(seq, bytes, r, robotIds, points),
           (e: unknown) => {
             // Only a crashed worker gets here (bad input is answered, not thrown); the frames were
             // transferred to it and are gone. Counted and logged: it is a bug to fix, not a policy.
             this.s.workerErrors++;
             this.s.framesLost += frames;
             this.log.error({ err: e, frames }, 'telemetry decode task failed');
-            this.settle(seq, bytes, null, robotIds);
+            this.settle(seq, bytes, null, robotIds, points);
           },
         );
     }
@@ -363,19 +451,23 @@ class Ingest implements TelemetryIngest {
   }
 
   /** Records a finished task and applies every result that is next in posting order. */
-  private settle(seq: number, bytes: number, result: DecodeResult | null, robotIds: string[]): void {
+  private settle(seq: number, bytes: number, result: DecodeResult | null, robotIds: string[], points: Map<string, DurablePoint> | null): void {
     if (result?.spare) this.packer.recycle(result.spare);
     this.inFlight--;
     this.inFlightBytes -= bytes;
-    this.done.set(seq, { r: result, robotIds });
+    this.done.set(seq, { r: result, robotIds, points });
     this.parkedBytes += result?.rows.byteLength ?? 0;
     for (let next = this.delivered + 1; this.done.has(next); next++) {
-      const { r, robotIds: ids } = this.done.get(next)!;
+      const { r, robotIds: ids, points: pts } = this.done.get(next)!;
       this.done.delete(next);
       this.delivered = next;
       if (r) {
         this.parkedBytes -= r.rows.byteLength;
-        this.apply(r, ids);
+        this.apply(r, ids, pts);
+      } else if (pts !== null) {
+        // A lost task's frames are counted in framesLost; acknowledging them keeps the robot's
+        // receipts moving (resending them would not help: the loss was the gateway's).
+        this.inserts.enqueue(new Uint8Array(0), 0, pts);
       }
     }
     this.post();
@@ -387,12 +479,12 @@ class Ingest implements TelemetryIngest {
     }
   }
 
-  private apply(r: DecodeResult, robotIds: string[]): void {
+  private apply(r: DecodeResult, robotIds: string[], points: Map<string, DurablePoint> | null): void {
     // Bounded: replaced workers add ids; past 64 the list is only a sample.
     if (r.threadId !== 0 && this.decodeThreadIds.size < 64) this.decodeThreadIds.add(r.threadId);
     this.s.samplesIn += r.rowCount;
     this.s.corruptFrames += r.corruptFrames;
-    this.inserts.enqueue(r.rows, r.rowCount);
+    this.inserts.enqueue(r.rows, r.rowCount, points);
     const snaps = r.snapshots;
     for (let i = 0, k = 0; i < snaps.length; i += 3, k++) {
       // A view into the rows buffer: the writer copies it into the LMDB value at once.

@@ -1,25 +1,34 @@
 /**
  * Coalesces decode-worker row buffers into large INSERTs (a 1-row insert costs ~11 ms on the server,
- * so rows are only worth sending by the tens of thousands), keeps a bounded number in flight, and
- * retries failures with exponential backoff.
+ * so rows are only worth sending by the tens of thousands), makes each one durable in the disk spool
+ * before it is sent, keeps a bounded number in flight, and replays the spool when the store fails.
  *
- * Policy when things go wrong:
- * - A failed insert keeps its slot and its bytes (still counted in {@link queuedBytes}, so the ingest's
- *   high-water mark pauses the robots) and is retried after 100 ms, 200 ms, ... up to maxDelayMs.
- * - After `maxAttempts` the batch is declared permanently failed: counted in `rowsFailed`, logged, and,
- *   when `deadLetterDir` is set, written there as a RowBinary file (replayable with
- *   `INSERT ... FORMAT RowBinary`), so no row silently disappears.
- * Delivery is at-least-once: an insert that committed but whose response was lost is sent again.
- *
- * Recovery is logged, not only the failure: once every batch that failed has been written on a
- * retry (or dead-lettered) and an insert succeeded, one line (`telemetry inserts recovered`) gives
- * how long inserts failed, how many attempts failed, and how many batches and rows were written on
- * a retry or dead-lettered meanwhile.
+ * The path of a block (telemetry/README.md, "Write path and its bounds"; issue 14 part 1):
+ * 1. Cut (rows, bytes or age bound), then written to the spool (spool.ts), one block at a time in
+ *    order. Once written its robots' durable points are reported (receipts to the robots).
+ * 2. Inserted from memory (chdb: from the spool file itself), at most `maxInFlight` at once, with
+ *    the block's spool name as its deduplication token. On success the durable points go to the
+ *    spool's checkpoint, then the block's files are removed.
+ * 3. A failed insert releases the block's memory: it waits in the spool's backlog, and so does every
+ *    later block (order is kept). One replayer inserts the backlog oldest first, retrying after
+ *    100 ms, 200 ms, ... up to `maxDelayMs`, for as long as the store is down: no row is given up
+ *    and nobody replays by hand. When the backlog is empty, blocks go straight to the store again
+ *    and one line (`telemetry inserts recovered`) gives the outage, attempts and rows replayed.
+ * 4. Spool full (`spool.maxBytes`): blocks wait in memory for room, their bytes count in
+ *    {@link queuedBytes}, and the ingest's high-water mark pauses the robots' telemetry reads (robots
+ *    are slowed; agents keep unacknowledged batches, bounded, see docs/robot-link.md). Nothing is
+ *    dropped by the gateway.
+ * 5. A block the spool could not take (disk error) is inserted from memory and retried there, and its
+ *    durable points are reported only after the store has it.
+ * Duplicates: a block sent again (retry after an ambiguous failure, replay after a crash) carries the
+ * same token; what the store does with it is `store.dedup` (README, "Duplicates"). On a store that
+ * does not deduplicate (18.16), a replayed block is first looked for (row-probe.ts).
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { SampleStore } from './sample-store.js';
 import type { Logger } from 'pino';
+import { mergePoints, type DurablePoint } from './ack-tracker.js';
+import type { SampleStore } from './sample-store.js';
+import { probeQuery } from './row-probe.js';
+import type { SpooledBlock, TelemetrySpool } from './spool.js';
 
 export interface InsertQueueOptions {
   /** Send when this many rows are pending. Default 100,000. */
@@ -34,12 +43,8 @@ export interface InsertQueueOptions {
   maxAgeMs?: number;
   /** Inserts running at once. Default 2. */
   maxInFlight?: number;
-  /** Attempts per batch before it is declared failed. Default 10 (about 20 s of retrying with the default delays). */
-  maxAttempts?: number;
   baseDelayMs?: number;
   maxDelayMs?: number;
-  /** Where permanently failed batches are written. Default: none (counted and logged only). */
-  deadLetterDir?: string;
   /** Called after every insert attempt (metrics, store health); must not throw. */
   onInsert?: (attempt: InsertAttempt) => void;
   /** Clock for durations (ms). Default: performance.now. */
@@ -52,35 +57,50 @@ export interface InsertAttempt {
   rows: number;
   bytes: number;
   durationMs: number;
-  /** 1 for the first try of a batch. */
+  /** 1 for the first try of a block. */
   attempt: number;
-}
-
-/** Failed attempts since inserts last succeeded, reported when they succeed again. */
-interface Outage {
-  sinceMs: number;
-  failedAttempts: number;
-  /** Batches with a failed attempt that are not written or dead-lettered yet. */
-  retrying: number;
-  batchesRetried: number;
-  rowsRetried: number;
-  rowsDeadLettered: number;
 }
 
 export interface InsertQueueStats {
   rowsWritten: number;
+  /** Always 0 since the spool (kept for the stats shape: rows are never given up). */
   rowsFailed: number;
   inserts: number;
   insertErrors: number;
   insertsInFlight: number;
   queuedBytes: number;
+  /** Rows of blocks that went to the spool's backlog (a failed insert, or behind one). */
+  rowsSpooled: number;
+  /** Rows inserted from the backlog (after an outage or a restart). */
+  rowsReplayed: number;
+  /** Bytes of spool files on disk (blocks waiting for or in an insert, and the backlog). */
+  spoolBytes: number;
+  /** Blocks in the backlog. */
+  spoolBacklog: number;
+  /** Spool writes that failed (disk error): their blocks were inserted from memory. */
+  spoolWriteErrors: number;
+  /** Times a block waited because the spool was full. */
+  spoolFullWaits: number;
+  /** Replayed blocks found already stored (stores without insert deduplication: row-probe.ts). */
+  replaysFoundStored: number;
 }
 
-interface Batch {
+interface Block {
   id: number;
-  chunks: Uint8Array[];
+  /** Row chunks while held in memory; null once only the spool has them. */
+  chunks: Uint8Array[] | null;
   bytes: number;
   rows: number;
+  points: Map<string, DurablePoint>;
+  spooled: SpooledBlock | null;
+}
+
+/** Failed attempts since inserts last succeeded, reported when the backlog is drained. */
+interface Outage {
+  sinceMs: number;
+  failedAttempts: number;
+  rowsReplayed: number;
+  blocksReplayed: number;
 }
 
 export class InsertQueue {
@@ -88,57 +108,110 @@ export class InsertQueue {
   private readonly maxBytes: number;
   private readonly maxAgeMs: number;
   private readonly maxInFlight: number;
-  private readonly maxAttempts: number;
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
-  private pending: Batch;
-  private readonly ready: Batch[] = [];
+  private pending: Block;
+  /** Cut, waiting for the spool write (in order, one at a time). */
+  private readonly toSpool: Block[] = [];
+  private spoolWriting = false;
+  /** Spooled (or unspoolable), waiting for a direct insert slot. */
+  private readonly ready: Block[] = [];
+  /** Spooled blocks whose insert failed or that arrived behind one, oldest first. */
+  private readonly backlog: SpooledBlock[] = [];
+  private replaying = false;
   private readonly unsettled = new Set<number>();
   private waiters: { upTo: number; resolve: () => void }[] = [];
   private timer: NodeJS.Timeout | null = null;
+  private roomTimer: NodeJS.Timeout | null = null;
   private nextId = 1;
   private inFlight = 0;
   private bytes = 0;
   private closed = false;
-  private readonly s = { rowsWritten: 0, rowsFailed: 0, inserts: 0, insertErrors: 0 };
+  private stopping = false;
+  private checkpointChain: Promise<void> = Promise.resolve();
+  private readonly s = {
+    rowsWritten: 0, inserts: 0, insertErrors: 0, rowsSpooled: 0, rowsReplayed: 0, spoolWriteErrors: 0, spoolFullWaits: 0,
+    replaysFoundStored: 0,
+  };
   private outage: Outage | null = null;
+  private lastSpoolErrorLogMs = 0;
   private readonly now: () => number;
 
   constructor(
     private readonly store: SampleStore,
     private readonly log: Logger,
+    private readonly spool: TelemetrySpool,
     private readonly opts: InsertQueueOptions = {},
     /** Called whenever {@link queuedBytes} changes (the ingest re-checks its water marks). */
     private readonly onBytesChange: () => void = () => {},
-    /** Gets each batch's row chunks once they are written or dead-lettered (nothing reads them after). */
+    /** Gets each block's row chunks once nothing reads them any more. */
     private readonly onRelease: (chunks: readonly Uint8Array[]) => void = () => {},
+    /** Robots' batches up to these points are durable (spooled or stored). */
+    private readonly onDurable: (points: ReadonlyMap<string, DurablePoint>) => void = () => {},
+    /** Every robot's durable point, for the spool checkpoint. */
+    private readonly durablePoints: () => ReadonlyMap<string, DurablePoint> = () => new Map(),
   ) {
     this.maxRows = opts.maxRows ?? 100_000;
     this.maxBytes = opts.maxBytes ?? 16 * 1024 * 1024;
     this.maxAgeMs = opts.maxAgeMs ?? 1_000;
     this.maxInFlight = opts.maxInFlight ?? 2;
-    this.maxAttempts = opts.maxAttempts ?? 10;
     this.baseDelayMs = opts.baseDelayMs ?? 100;
     this.maxDelayMs = opts.maxDelayMs ?? 5_000;
-    this.pending = this.newBatch();
+    this.pending = this.newBlock();
     this.now = opts.now ?? (() => performance.now());
   }
 
-  /** Bytes held: pending, waiting for a slot, and in flight (including batches being retried). */
+  /** False while a block waits for room in a full spool (readiness: the store is then neither reachable nor spooling). */
+  get spoolAccepting(): boolean {
+    const next = this.toSpool[0];
+    return next === undefined || this.spool.hasRoom(next.bytes);
+  }
+
+  /** Bytes held in memory: pending, waiting for the spool or a slot, and in flight. */
   get queuedBytes(): number {
     return this.bytes;
   }
 
   stats(): InsertQueueStats {
-    return { ...this.s, insertsInFlight: this.inFlight, queuedBytes: this.bytes };
+    return {
+      ...this.s,
+      rowsFailed: 0,
+      insertsInFlight: this.inFlight,
+      queuedBytes: this.bytes,
+      spoolBytes: this.spool.bytes,
+      spoolBacklog: this.backlog.length,
+    };
   }
 
-  /** Takes ownership of `rows` (a transferred worker buffer; never mutated). */
-  enqueue(rows: Uint8Array, rowCount: number): void {
-    if (rowCount === 0) return;
+  /**
+   * Blocks a previous process left in the spool (start-up): replayed before anything newer, with
+   * their own tokens, so a block that was inserted just before the crash is not stored twice (on
+   * stores that deduplicate: `store.dedup`).
+   */
+  recover(blocks: readonly SpooledBlock[]): void {
+    if (blocks.length === 0) return;
+    let rows = 0;
+    for (const b of blocks) rows += b.rows;
+    this.log.info({ blocks: blocks.length, rows }, 'telemetry spool: replaying blocks left by the previous run');
+    this.outage = { sinceMs: Date.now(), failedAttempts: 0, rowsReplayed: 0, blocksReplayed: 0 };
+    this.backlog.push(...blocks);
+    this.replay();
+  }
+
+  /**
+   * Takes ownership of `rows` (a transferred worker buffer; never mutated) and the durable points of
+   * the batches they came from (reported once the block holding them is spooled).
+   */
+  enqueue(rows: Uint8Array, rowCount: number, points: ReadonlyMap<string, DurablePoint> | null): void {
     if (this.closed) throw new Error('insert queue is closed');
     const b = this.pending;
-    b.chunks.push(rows);
+    if (points !== null) mergePoints(b.points, points);
+    if (rowCount === 0) {
+      // Nothing to store (every frame corrupt): still a point to acknowledge, with the next block.
+      if (points !== null && b.rows === 0) this.timer ??= setTimeout(() => this.cut(), this.maxAgeMs);
+      return;
+    }
+    b.chunks!.push(rows);
     b.bytes += rows.length;
     b.rows += rowCount;
     this.bytes += rows.length;
@@ -147,7 +220,7 @@ export class InsertQueue {
     else this.timer ??= setTimeout(() => this.cut(), this.maxAgeMs);
   }
 
-  /** Resolves when every row enqueued so far is written or declared failed. */
+  /** Resolves when every row enqueued so far is in the store or in the spool's backlog. */
   flush(): Promise<void> {
     this.cut();
     const upTo = this.nextId - 1;
@@ -155,116 +228,226 @@ export class InsertQueue {
     return new Promise((resolve) => this.waiters.push({ upTo, resolve }));
   }
 
-  /** Flushes, then refuses further rows. Does not close the store (the ingest owns it). */
+  /**
+   * Flushes, stops replaying (the backlog stays on disk for the next start), then refuses further
+   * rows. Does not close the store (the ingest owns it).
+   */
   async close(): Promise<void> {
     await this.flush();
+    this.stopping = true;
     this.closed = true;
+    if (this.roomTimer) clearTimeout(this.roomTimer);
+    await this.checkpointChain;
   }
 
-  private newBatch(): Batch {
-    return { id: 0, chunks: [], bytes: 0, rows: 0 };
+  private newBlock(): Block {
+    return { id: 0, chunks: [], bytes: 0, rows: 0, points: new Map(), spooled: null };
   }
 
-  /** Moves the pending rows into the ready list and starts inserts while slots are free. */
+  /** Moves the pending rows on to the spool writer. */
   private cut(): void {
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    if (this.pending.rows > 0) {
-      const b = this.pending;
+    const b = this.pending;
+    if (b.rows > 0) {
       b.id = this.nextId++;
       this.unsettled.add(b.id);
-      this.ready.push(b);
-      this.pending = this.newBatch();
+      this.toSpool.push(b);
+      this.pending = this.newBlock();
+    } else if (b.points.size > 0 && this.toSpool.length === 0 && !this.spoolWriting) {
+      // Only acknowledgements (corrupt frames) and nothing ahead of them: durable as they are.
+      this.onDurable(b.points);
+      b.points = new Map();
     }
-    this.pump();
+    this.writeNext();
+  }
+
+  /** Writes the oldest cut block to the spool (one at a time, so durable points advance in order). */
+  private writeNext(): void {
+    if (this.spoolWriting || this.toSpool.length === 0 || this.stopping) return;
+    const b = this.toSpool[0]!;
+    if (!this.spool.hasRoom(b.bytes)) {
+      // Full: wait for the replayer to free room (checked again on every removal, and by a timer).
+      this.s.spoolFullWaits++;
+      this.roomTimer ??= setTimeout(() => {
+        this.roomTimer = null;
+        this.writeNext();
+      }, 200);
+      return;
+    }
+    this.spoolWriting = true;
+    this.toSpool.shift();
+    this.spool.write(b.chunks!, b.bytes, b.rows, b.points).then(
+      (spooled) => {
+        b.spooled = spooled;
+        this.onDurable(b.points);
+        this.spoolWriting = false;
+        if (this.backlog.length > 0 || this.replaying) this.toBacklog(b);
+        else this.ready.push(b);
+        this.pump();
+        this.writeNext();
+      },
+      (e: unknown) => {
+        this.s.spoolWriteErrors++;
+        const t = Date.now();
+        if (t - this.lastSpoolErrorLogMs >= 1_000) {
+          this.lastSpoolErrorLogMs = t;
+          this.log.error({ err: e, rows: b.rows }, 'telemetry spool write failed: the block is inserted from memory and acknowledged once stored');
+        }
+        this.spoolWriting = false;
+        this.ready.push(b);
+        this.pump();
+        this.writeNext();
+      },
+    );
   }
 
   private pump(): void {
     while (this.inFlight < this.maxInFlight && this.ready.length > 0) {
       const b = this.ready.shift()!;
       this.inFlight++;
-      void this.run(b);
+      void this.direct(b);
     }
   }
 
-  private async run(b: Batch): Promise<void> {
+  /** One insert of a block held in memory; a spooled block that fails goes to the backlog. */
+  private async direct(b: Block): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const startedAt = this.now();
-      try {
-        await this.store.insert(b.chunks, b.bytes, b.rows);
-        this.s.inserts++;
+      const ok = await this.attempt(b.spooled, b.chunks, b.bytes, b.rows, attempt);
+      if (ok) {
         this.s.rowsWritten += b.rows;
-        this.opts.onInsert?.({ ok: true, rows: b.rows, bytes: b.bytes, durationMs: this.now() - startedAt, attempt });
-        this.noteOutcome(b, attempt, true);
+        if (b.spooled) await this.retire(b.spooled);
+        else this.onDurable(b.points);
         break;
-      } catch (e) {
-        this.s.insertErrors++;
-        this.opts.onInsert?.({ ok: false, rows: b.rows, bytes: b.bytes, durationMs: this.now() - startedAt, attempt });
-        this.outage ??= { sinceMs: Date.now(), failedAttempts: 0, retrying: 0, batchesRetried: 0, rowsRetried: 0, rowsDeadLettered: 0 };
-        this.outage.failedAttempts++;
-        if (attempt === 1) this.outage.retrying++;
-        const msg = e instanceof Error ? e.message : String(e);
-        if (attempt >= this.maxAttempts) {
-          this.s.rowsFailed += b.rows;
-          this.noteOutcome(b, attempt, false);
-          this.log.error({ err: e, rows: b.rows, attempts: attempt }, 'telemetry insert failed permanently');
-          await this.deadLetter(b);
-          break;
-        }
-        const delay = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** (attempt - 1));
-        this.log.warn({ rows: b.rows, attempt, delayMs: delay, error: msg }, 'telemetry insert failed, retrying');
-        await new Promise((r) => setTimeout(r, delay));
       }
+      if (b.spooled) {
+        this.toBacklog(b);
+        break;
+      }
+      // Not spooled (disk error): only memory holds it; retry here, its bytes keep counting.
+      await sleep(this.delay(attempt));
     }
     this.inFlight--;
-    this.bytes -= b.bytes;
-    this.onRelease(b.chunks);
+    if (b.chunks) this.release(b);
     this.unsettled.delete(b.id);
-    this.onBytesChange();
     this.resolveWaiters();
     this.pump();
   }
 
-  /**
-   * A batch settled (written, or dead-lettered when `written` is false) during an outage. The outage
-   * ends, and is logged, at a write that leaves no failed batch still retrying.
-   */
-  private noteOutcome(b: Batch, attempt: number, written: boolean): void {
-    const o = this.outage;
-    if (o === null) return;
-    if (attempt > 1 || !written) {
-      o.retrying--;
-      if (written) {
-        o.batchesRetried++;
-        o.rowsRetried += b.rows;
-      } else {
-        o.rowsDeadLettered += b.rows;
-      }
-    }
-    if (!written || o.retrying > 0) return;
-    this.outage = null;
-    this.log.info({
-      outageMs: Date.now() - o.sinceMs,
-      failedAttempts: o.failedAttempts,
-      batchesRetried: o.batchesRetried,
-      rowsRetried: o.rowsRetried,
-      rowsDeadLettered: o.rowsDeadLettered,
-    }, 'telemetry inserts recovered');
+  /** Moves a spooled block to the backlog (kept in id order), frees its memory, starts the replayer. */
+  private toBacklog(b: Block): void {
+    const s = b.spooled!;
+    let i = this.backlog.length;
+    while (i > 0 && this.backlog[i - 1]!.name > s.name) i--;
+    this.backlog.splice(i, 0, s);
+    this.s.rowsSpooled += b.rows;
+    if (b.chunks) this.release(b);
+    this.unsettled.delete(b.id);
+    this.resolveWaiters();
+    this.replay();
   }
 
-  private async deadLetter(b: Batch): Promise<void> {
-    const dir = this.opts.deadLetterDir;
-    if (dir === undefined) return;
-    const file = join(dir, `telemetry-${Date.now()}-${b.id}.rowbinary`);
+  private release(b: Block): void {
+    const chunks = b.chunks!;
+    b.chunks = null;
+    this.bytes -= b.bytes;
+    this.onRelease(chunks);
+    this.onBytesChange();
+  }
+
+  /** Inserts the backlog oldest first, retrying each block until the store takes it. */
+  private replay(): void {
+    if (this.replaying || this.backlog.length === 0 || this.stopping) return;
+    this.replaying = true;
+    void (async () => {
+      let attempt = 1;
+      while (this.backlog.length > 0 && !this.stopping) {
+        const s = this.backlog[0]!;
+        const ok = await this.attempt(s, null, s.bytes, s.rows, attempt);
+        if (!ok) {
+          await sleep(this.delay(attempt));
+          attempt++;
+          continue;
+        }
+        attempt = 1;
+        this.backlog.shift();
+        this.s.rowsWritten += s.rows;
+        this.s.rowsReplayed += s.rows;
+        if (this.outage) {
+          this.outage.rowsReplayed += s.rows;
+          this.outage.blocksReplayed++;
+        }
+        await this.retire(s);
+      }
+      this.replaying = false;
+      const o = this.outage;
+      if (o !== null && this.backlog.length === 0) {
+        this.outage = null;
+        this.log.info({
+          outageMs: Date.now() - o.sinceMs,
+          failedAttempts: o.failedAttempts,
+          blocksReplayed: o.blocksReplayed,
+          rowsReplayed: o.rowsReplayed,
+        }, 'telemetry inserts recovered: spool drained');
+      }
+      // Blocks spooled while the last replay finished went to ready or the backlog: nothing waits.
+      this.writeNext();
+    })();
+  }
+
+  /** One insert attempt (from memory, from the spool file, or reading it back); true on success. */
+  private async attempt(spooled: SpooledBlock | null, chunks: readonly Uint8Array[] | null, bytes: number, rows: number, attempt: number): Promise<boolean> {
+    const startedAt = this.now();
     try {
-      await mkdir(dir, { recursive: true });
-      await writeFile(file, b.chunks);
-      this.log.error({ file, rows: b.rows }, 'telemetry batch written to dead-letter file');
+      const token = spooled?.name;
+      if (spooled && this.store.insertFile) await this.store.insertFile(spooled.rowsPath, rows, token);
+      else if (chunks) await this.store.insert(chunks, bytes, rows, token);
+      else {
+        const data = await this.spool.read(spooled!);
+        // A replay may follow a failure that came after the commit: on a store that would store it
+        // twice, look for it first (row-probe.ts).
+        if (!(this.store.dedup === 'none' && await this.alreadyStored(data))) await this.store.insert([data], bytes, rows, token);
+      }
+      this.s.inserts++;
+      this.opts.onInsert?.({ ok: true, rows, bytes, durationMs: this.now() - startedAt, attempt });
+      return true;
     } catch (e) {
-      this.log.error({ err: e, file }, 'telemetry dead-letter write failed');
+      this.s.insertErrors++;
+      this.opts.onInsert?.({ ok: false, rows, bytes, durationMs: this.now() - startedAt, attempt });
+      this.outage ??= { sinceMs: Date.now(), failedAttempts: 0, rowsReplayed: 0, blocksReplayed: 0 };
+      this.outage.failedAttempts++;
+      // One line per failed attempt of the oldest block: at most one per retry delay.
+      this.log.warn({ rows, attempt, backlog: this.backlog.length, spoolBytes: this.spool.bytes, error: e instanceof Error ? e.message : String(e) },
+        'telemetry insert failed; the block waits in the disk spool and is retried');
+      return false;
     }
+  }
+
+  private async alreadyStored(rows: Uint8Array): Promise<boolean> {
+    const q = probeQuery(rows);
+    if (q === null) return false;
+    const found = Number((await this.store.queryText(q)).trim()) > 0;
+    if (found) {
+      this.s.replaysFoundStored++;
+      this.log.info({ rows: rows.length }, 'telemetry spool: a replayed block was already in the store (its earlier insert committed before failing); not inserted again');
+    }
+    return found;
+  }
+
+  /** The store has the block: checkpoint the durable points, then remove its files. */
+  private async retire(s: SpooledBlock): Promise<void> {
+    this.checkpointChain = this.checkpointChain.then(() => this.spool.checkpoint(this.durablePoints())).catch((e: unknown) => {
+      this.log.error({ err: e }, 'telemetry spool checkpoint failed');
+    });
+    await this.checkpointChain;
+    await this.spool.remove(s);
+    if (this.toSpool.length > 0) this.writeNext();
+  }
+
+  private delay(attempt: number): number {
+    return Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** (attempt - 1));
   }
 
   private settledUpTo(upTo: number): boolean {
@@ -281,4 +464,8 @@ export class InsertQueue {
     }
     this.waiters = still;
   }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
 }

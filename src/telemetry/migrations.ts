@@ -61,6 +61,17 @@ export const MIGRATIONS: readonly Migration[] = [
     // so a store created by an older gateway passes through this step unchanged (IF NOT EXISTS).
     statements: async (ctx) => [await loadSamplesDdl(ctx.flavor, ctx.retentionDays)],
   },
+  {
+    version: 2,
+    name: 'telemetry_samples deduplication window',
+    // Issue 14 part 1: a block replayed from the spool after an ambiguous insert or a crash carries
+    // the same insert_deduplication_token (or, before 22.2, the same bytes), and a non-replicated
+    // MergeTree drops it only with this window (the last 1,000 blocks; the spool replays far fewer
+    // than that after any one failure). 18.16 has no such setting (and no MODIFY SETTING): nothing.
+    statements: (ctx) => Promise.resolve(ctx.flavor === 'modern'
+      ? ['ALTER TABLE telemetry_samples MODIFY SETTING non_replicated_deduplication_window = 1000']
+      : []),
+  },
 ];
 
 /** MergeTree with the ORDER BY form: accepted by 18.16 and by current engines (chdb). */

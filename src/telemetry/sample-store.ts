@@ -14,10 +14,24 @@ export interface SampleStore {
   /** What the start-up migrations found and did (stores opened by the gateway; absent on test doubles). */
   readonly schema?: MigrationResult;
   /**
+   * What a repeated insert with the same `token` does (telemetry/README.md, "Duplicates"):
+   * `token`: the store drops it (insert_deduplication_token: chdb, ClickHouse 22.2+);
+   * `block-hash`: the store drops an identical block (ClickHouse 21.x-22.1, whose table has a
+   * deduplication window; a retry sends identical bytes); `none`: it is inserted again (18.16's
+   * non-replicated MergeTree).
+   */
+  readonly dedup: 'token' | 'block-hash' | 'none';
+  /**
    * Writes the concatenation of `chunks` (whole RowBinary rows) as one INSERT. Rejects on
    * any failure; the caller owns retries. `chunks` are not mutated and not retained after settling.
+   * `token` identifies the block: a retry of it passes the same token (see {@link dedup}).
    */
-  insert(chunks: readonly Uint8Array[], totalBytes: number, rows: number): Promise<void>;
+  insert(chunks: readonly Uint8Array[], totalBytes: number, rows: number, token?: string): Promise<void>;
+  /**
+   * Inserts a RowBinary file of whole rows in place, when the store can read files itself (chdb);
+   * otherwise the caller reads the file and calls {@link insert}.
+   */
+  insertFile?(path: string, rows: number, token?: string): Promise<void>;
   /** Runs a read query, returns TabSeparated text (tests, ops tooling; not on the hot path). */
   queryText(sql: string): Promise<string>;
   close(): Promise<void>;

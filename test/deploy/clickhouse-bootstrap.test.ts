@@ -61,15 +61,15 @@ describe.skipIf(skip)(`the gateway bootstraps its ClickHouse database${skip ? ` 
     rmSync(passwordFile, { force: true });
   });
 
-  it('creates the database and tables, records schema version 1, and telemetry lands', async () => {
+  it('creates the database and tables, records schema versions 1 and 2, and telemetry lands', async () => {
     expect(await query(server, "SELECT count() FROM system.databases WHERE name = 'depot_a'")).toBe('0\n');
     const robot = adminJson(['add-robot', '--data-dir', d!.dataDir, '--fleet', d!.fleetId, '--name', 'r1']);
     gw = await startGatewayProcess(d!.dataDir, [
       '--insecure-http', '--clickhouse-url', `${server.url}/depot_a`, '--clickhouse-user', 'fleetgw', '--clickhouse-password-file', passwordFile,
     ]);
-    expect(gw.ready).toMatchObject({ telemetryStore: 'clickhouse', telemetrySchemaVersion: 1 });
+    expect(gw.ready).toMatchObject({ telemetryStore: 'clickhouse', telemetrySchemaVersion: 2 });
     await until(() => gw!.stderr().includes('telemetry schema migrated'), 5_000, 'the migration log line');
-    expect(gw.stderr()).toContain('"applied":[1]');
+    expect(gw.stderr()).toContain('"applied":[1,2]');
 
     const agent = new RobotAgent({ address: gw.ready.grpc, robotId: robot.robotId!, robotToken: robot.robotToken!, onCommand: () => ({ accept: true }), maxQueuedSamples: 10_000 });
     agent.start();
@@ -83,7 +83,7 @@ describe.skipIf(skip)(`the gateway bootstraps its ClickHouse database${skip ? ` 
 
     expect(await query(server, `SELECT count(), min(ts_ms), max(ts_ms) FROM depot_a.telemetry_samples WHERE robot_id = '${robot.robotId!}'`))
       .toBe(`500\t${t0}\t${t0 + 499 * 10}\n`);
-    expect(await query(server, 'SELECT version, name FROM depot_a.fleetgw_schema_migrations ORDER BY version')).toBe('1\ttelemetry_samples\n');
+    expect(await query(server, 'SELECT version, name FROM depot_a.fleetgw_schema_migrations ORDER BY version')).toBe('1\ttelemetry_samples\n2\ttelemetry_samples deduplication window\n');
   });
 
   it('a restart with the password from the environment finds the schema current and applies nothing', async () => {
@@ -92,10 +92,10 @@ describe.skipIf(skip)(`the gateway bootstraps its ClickHouse database${skip ? ` 
       ['--insecure-http', '--clickhouse-url', `${server.url}/depot_a`, '--clickhouse-user', 'fleetgw'],
       { FLEETGW_CLICKHOUSE_PASSWORD: PASSWORD },
     );
-    expect(gw.ready).toMatchObject({ telemetryStore: 'clickhouse', telemetrySchemaVersion: 1 });
+    expect(gw.ready).toMatchObject({ telemetryStore: 'clickhouse', telemetrySchemaVersion: 2 });
     expect(await gw.stop('SIGTERM')).toBe(0);
     gw = null;
-    expect(await query(server, 'SELECT count() FROM depot_a.fleetgw_schema_migrations')).toBe('1\n');
+    expect(await query(server, 'SELECT count() FROM depot_a.fleetgw_schema_migrations')).toBe('2\n');
   });
 
   it('a wrong password stops start-up with the server named and the password nowhere in the output', async () => {

@@ -28,7 +28,7 @@ function samples(n: number, from = 0): TelemetrySample[] {
 
 function telemetryEnvelope(n: number): { bytes: Uint8Array; batch: Uint8Array } {
   const msg = create(RobotMessageSchema, { body: { case: 'telemetry', value: { samples: samples(n) } } });
-  return { bytes: toBinary(RobotMessageSchema, msg), batch: toBinary(TelemetryBatchSchema, { $typeName: 'fleetgw.v1.TelemetryBatch', samples: samples(n) }) };
+  return { bytes: toBinary(RobotMessageSchema, msg), batch: toBinary(TelemetryBatchSchema, create(TelemetryBatchSchema, { samples: samples(n) })) };
 }
 
 describe('RobotMessage envelope deserializer', () => {

@@ -124,3 +124,43 @@ describe('PublishTelemetry', () => {
     expect(ended.err?.details).toMatch(/control stream ended/);
   });
 });
+
+describe('PublishTelemetry receipts of durable batches (issue 14 part 1)', () => {
+  const sequenced = (seq: number, epoch: number, ts: number): Uint8Array => {
+    const body = batch(ts);
+    return Uint8Array.from([0x10, seq, 0x18, epoch, ...body]);
+  };
+
+  it('writes receipts to a robot that sends seq, and none before the end to one that does not', async () => {
+    const cred = h.robot();
+    const old = h.robot();
+    const c = client();
+    const ctl = await connect(c, cred);
+    const ctlOld = await connect(c, old);
+    const s = c.makeBidiStreamRequest<Uint8Array, TelemetryReceipt>(PUBLISH_TELEMETRY_PATH, publishTelemetryClientCodec.serialize, publishTelemetryClientCodec.deserialize, md(cred), {});
+    s.on('error', () => {});
+    const receipts: TelemetryReceipt[] = [];
+    s.on('data', (r: TelemetryReceipt) => receipts.push(r));
+    s.write(sequenced(1, 9, 1));
+    s.write(sequenced(2, 9, 2));
+    await waitFor(() => h.events.telemetry.length === 2, 'two batches');
+    const p = publish(c, old);
+    p.stream.write(batch(3));
+    await waitFor(() => h.events.telemetry.length === 3, 'the old agent batch');
+    // The ingest would report these; a robot without seq must not get one (its call takes one message).
+    h.server.link.telemetryDurable!(cred.robotId, 9, 2);
+    h.server.link.telemetryDurable!(cred.robotId, 9, 1); // not backwards
+    h.server.link.telemetryDurable!(old.robotId, 0, 5);
+    await waitFor(() => receipts.length === 1, 'a receipt');
+    expect(receipts[0]).toMatchObject({ durableSeq: 2n, epoch: 9n, batches: 2n });
+    p.stream.end();
+    const { err, receipt } = await p.done;
+    expect(err).toBeNull();
+    expect(receipt).toMatchObject({ batches: 1n, durableSeq: 0n });
+    s.end();
+    await waitFor(() => receipts.length === 2, 'the final receipt');
+    expect(receipts[1]).toMatchObject({ batches: 2n, durableSeq: 2n, epoch: 9n });
+    ctl.end();
+    ctlOld.end();
+  });
+});

@@ -166,6 +166,15 @@ const EDGE_FRAMES: Record<string, Uint8Array> = {
   endGroupAlone: hex('0a 01 7c'),
   wireType6: hex('0a 01 7e'),
   fieldZero: hex('0a 02 00 01'),
+  // Issue 14: TelemetryBatch.seq (2) and epoch (3), before or after the samples, any wire type.
+  seqEpochFirst: hex('10 05 18 e4 00 0a 03 08 96 01'),
+  seqEpochLast: hex('0a 03 08 96 01 10 05 18 e4 00'),
+  seqMaxVarint: hex('10 ffffffffffffffffff01 0a 00'),
+  seqVarintTooLong: hex('10 ffffffffffffffffffff01 0a 00'),
+  seqTruncated: hex('0a 00 10 ff'),
+  seqAsLengthDelimited: hex('12 02 0a 00 0a 00'), // read as the varint 2, then 0a 00 is a sample
+  epochAsFixed64: hex('19 01 0a 00'), // read as the varint 1, then an empty sample
+  seqRepeated: hex('10 01 10 02 18 07 18 08 0a 00'),
   tagOverflow: hex('0a 06 f8 ff ff ff 1f 00'),
   tagFiveBytesOk: hex('0a 06 f8 ff ff ff 0f 00'),
   varintElevenBytes: hex('0a 0c 08 ff ff ff ff ff ff ff ff ff ff 01'),
@@ -232,6 +241,11 @@ describe('telemetry decoders agree byte for byte', () => {
       for (let i = 0; i < n; i++) {
         const samples = Array.from({ length: 1 + Math.floor(rand() * 4) }, (_, k) => randomSample(rand, 1_700_000_000_000 + t * 100 + k * 7 - Math.floor(rand() * 50)));
         let bytes = batchOf(samples);
+        // A third of the batches carry seq/epoch (issue 14), before the samples as the agent writes them.
+        if (rand() < 0.33) {
+          const head = toBinary(TelemetryBatchSchema, create(TelemetryBatchSchema, { seq: BigInt(1 + Math.floor(rand() * 2 ** 40)), epoch: BigInt(Math.floor(rand() * 2 ** 48)) }));
+          bytes = Uint8Array.from([...head, ...bytes]);
+        }
         const r = rand();
         if (r < 0.45) bytes = mutate(rand, bytes);
         else if (r < 0.5) bytes = Uint8Array.from({ length: Math.floor(rand() * 40) }, () => Math.floor(rand() * 256));

@@ -9,6 +9,9 @@ import { openStore, type Store } from '../../src/store/lmdb.js';
 import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest.js';
 import { captureLog } from '../support/capture-log.js';
 import { decodeSnapshot } from '../../src/telemetry/snapshot-codec.js';
+import { INSERT_COLUMN_LIST } from '../../src/telemetry/columns.js';
+import { openClickHouseStore } from '../../src/telemetry/clickhouse-store.js';
+import type { SampleStore } from '../../src/telemetry/sample-store.js';
 import { startClickHouseServer, type ClickHouseTestServer } from '../support/clickhouse-server.js';
 import { CORRUPT_FRAME, encodeBatch, encodeSamples, sample, tempDir, until } from './helpers.js';
 
@@ -73,7 +76,70 @@ describe.skipIf(url === null)(`telemetry ingest into a ClickHouse server${url ==
   });
 });
 
-describe.skipIf(url === null)('insert retries across a ClickHouse outage', () => {
+describe.skipIf(url === null)('what the server does with a block inserted twice (issue 14 part 1: store.dedup)', () => {
+  const tmp = tempDir('ingest-ch-dedup');
+  afterAll(() => tmp.remove());
+
+  it('matches store.dedup: 18.16 stores a repeated block again, 22.2+ drops a repeated token', async () => {
+    const database = `fleetgw_dedup_${process.pid}_${Date.now()}`;
+    const store = openStore(tmp.dir);
+    const ingest = await createTelemetryIngest({ store, dataDir: tmp.dir, clickhouseUrl: url!, clickhouseDatabase: database, threads: 1, log: quietLog });
+    try {
+      // Real rows: what the decoder wrote for one batch, read back from the store as RowBinary.
+      ingest.push('robot-d', 'fleet-d', encodeBatch(Date.now(), 5));
+      await ingest.flush();
+      const res = await fetch(`${url}/?database=${database}`, { method: 'POST', body: `SELECT ${INSERT_COLUMN_LIST.slice(1, -1)} FROM telemetry_samples WHERE robot_id = 'robot-d' FORMAT RowBinary` });
+      expect(res.ok).toBe(true);
+      const rows = new Uint8Array(await res.arrayBuffer());
+      const again = async (): Promise<void> => ingest.sampleStore.insert([rows], rows.length, 5, 'fleetgw-test-token');
+      await again();
+      await again();
+      const n = Number((await ingest.sampleStore.queryText("SELECT count() FROM telemetry_samples WHERE robot_id = 'robot-d'")).trim());
+      // 5 from the ingest, then the same block twice with one token.
+      expect(n).toBe(ingest.sampleStore.dedup === 'none' ? 15 : 10);
+    } finally {
+      await ingest.close();
+      await store.close();
+      await fetch(`${url}/`, { method: 'POST', body: `DROP DATABASE IF EXISTS ${database}` });
+    }
+  });
+});
+
+describe.skipIf(url === null)('an ambiguous insert (committed, then failed) on a server', () => {
+  const tmp = tempDir('ingest-ch-ambiguous');
+  afterAll(() => tmp.remove());
+
+  it('is replayed without a second copy: by its token, or on 18.16 by looking for its first row', async () => {
+    const database = `fleetgw_amb_${process.pid}_${Date.now()}`;
+    const real = await openClickHouseStore({ url: url!, database });
+    let failAfterCommit = 1;
+    // The real server store; its first insert commits and then reports a failure (a timeout after sending).
+    const flaky: SampleStore = {
+      ...real,
+      insert: async (chunks, bytes, rows, token) => {
+        await real.insert(chunks, bytes, rows, token);
+        if (failAfterCommit-- > 0) throw new Error('timeout after sending');
+      },
+    };
+    const store = openStore(tmp.dir);
+    const ingest = await createTelemetryIngest({ store, dataDir: tmp.dir, threads: 1, log: quietLog, sampleStore: flaky, insert: { baseDelayMs: 10 } });
+    try {
+      for (let f = 0; f < 4; f++) ingest.push('robot-a', 'fleet-a', encodeBatch(1_800_000_000_000 + f * 100, 5));
+      await ingest.flush();
+      await until(() => ingest.stats().spoolBytes === 0, 10_000, 'spool drained');
+      expect(ingest.stats().insertErrors).toBe(1);
+      expect(await real.queryText("SELECT count(), uniqExact(ts_ms) FROM telemetry_samples WHERE robot_id = 'robot-a'")).toBe('20\t20\n');
+      if (real.dedup === 'none') expect(ingest.stats().replaysFoundStored).toBe(1);
+    } finally {
+      await ingest.close();
+      await store.close();
+      await real.close();
+      await fetch(`${url}/`, { method: 'POST', body: `DROP DATABASE IF EXISTS ${database}` });
+    }
+  });
+});
+
+describe.skipIf(url === null)('insert retries across a ClickHouse outage: the disk spool (issue 14 part 1)', () => {
   const tmp = tempDir('ingest-ch-outage');
   let server: ClickHouseTestServer | null = null;
 
@@ -82,31 +148,33 @@ describe.skipIf(url === null)('insert retries across a ClickHouse outage', () =>
     tmp.remove();
   });
 
-  it('keeps rows while the server is down and writes them when it is back', async () => {
+  it('spools rows while the server is down (memory released, robots not paused) and replays them when it is back', async () => {
     // A private server: stopping the shared one would break other test files.
     server = await startClickHouseServer();
     const store = openStore(tmp.dir);
     const ingest = await createTelemetryIngest({
       store, dataDir: tmp.dir, clickhouseUrl: server.url, threads: 1, log: quietLog,
-      insert: { maxAgeMs: 10, baseDelayMs: 50, maxDelayMs: 200, maxAttempts: 1_000 },
+      insert: { maxAgeMs: 10, baseDelayMs: 50, maxDelayMs: 200 },
     });
+    const logFrom = warnings.length;
     try {
       await server.stop('SIGKILL');
       const t0 = Date.now();
       for (let f = 0; f < 10; f++) ingest.push('robot-x', 'fleet-9', encodeBatch(t0 + f * 100, 10));
-      const flushed = ingest.flush();
+      // Flush resolves once every block is in the store or the spool's backlog.
+      await ingest.flush();
       await until(() => ingest.stats().insertErrors >= 2, 10_000, 'failed insert attempts');
-      expect(ingest.stats().rowsWritten).toBe(0);
-      expect(ingest.stats().queueBytes).toBeGreaterThan(0);
+      expect(ingest.stats()).toMatchObject({ rowsWritten: 0, queueBytes: 0, paused: false, rowsSpooled: 100 });
+      expect(ingest.stats().spoolBytes).toBeGreaterThan(100 * 100);
       await server.start();
-      await flushed;
-      expect(ingest.stats()).toMatchObject({ rowsWritten: 100, rowsFailed: 0 });
+      await until(() => ingest.stats().rowsWritten === 100 && ingest.stats().spoolBytes === 0, 20_000, 'spool replayed');
+      expect(ingest.stats()).toMatchObject({ rowsReplayed: 100, rowsFailed: 0, spoolBytes: 0, spoolBacklog: 0 });
       expect(await ingest.sampleStore.queryText("SELECT count() FROM telemetry_samples WHERE robot_id = 'robot-x'")).toBe('100\n');
-      // The recovery is logged once, with what the outage cost (issue 14 part 2).
-      const recovered = warnings.filter((l) => l.startsWith('telemetry inserts recovered '));
+      // The recovery is logged once, with what the outage cost.
+      const recovered = warnings.slice(logFrom).filter((l) => l.startsWith('telemetry inserts recovered: spool drained '));
       expect(recovered).toHaveLength(1);
-      const fields = JSON.parse(recovered[0]!.slice('telemetry inserts recovered '.length)) as Record<string, unknown>;
-      expect(fields).toMatchObject({ rowsRetried: 100, rowsDeadLettered: 0, batchesRetried: expect.any(Number) });
+      const fields = JSON.parse(recovered[0]!.slice('telemetry inserts recovered: spool drained '.length)) as Record<string, unknown>;
+      expect(fields).toMatchObject({ rowsReplayed: 100, blocksReplayed: expect.any(Number) });
       expect(fields.failedAttempts).toBeGreaterThanOrEqual(2);
       expect(fields.outageMs).toBeGreaterThan(0);
     } finally {
@@ -115,24 +183,30 @@ describe.skipIf(url === null)('insert retries across a ClickHouse outage', () =>
     }
   });
 
-  it('reports a batch that keeps failing and writes it to the dead-letter dir', async () => {
+  it('replays at start-up what the previous process left in the spool, with no manual step', async () => {
     server ??= await startClickHouseServer();
-    const store = openStore(tmp.dir);
-    const ingest = await createTelemetryIngest({
-      store, dataDir: tmp.dir, clickhouseUrl: server.url, threads: 1, log: quietLog,
-      insert: { maxAgeMs: 10, baseDelayMs: 10, maxDelayMs: 20, maxAttempts: 3 },
+    const dir = join(tmp.dir, 'restart');
+    let store = openStore(dir);
+    let ingest = await createTelemetryIngest({
+      store, dataDir: dir, clickhouseUrl: server.url, threads: 1, log: quietLog,
+      insert: { maxAgeMs: 10, baseDelayMs: 10, maxDelayMs: 20 },
     });
+    await server.stop('SIGKILL');
+    ingest.push('robot-y', 'fleet-9', encodeBatch(Date.now(), 7));
+    await ingest.flush();
+    await until(() => ingest.stats().insertErrors >= 1, 10_000, 'a failed insert');
+    await ingest.close();
+    await store.close();
+    const files = readdirSync(join(dir, 'telemetry-spool')).filter((f) => f.endsWith('.rows'));
+    expect(files).toHaveLength(1);
+    expect(statSync(join(dir, 'telemetry-spool', files[0]!)).size).toBeGreaterThan(7 * 100);
+    await server.start();
+    store = openStore(dir);
+    ingest = await createTelemetryIngest({ store, dataDir: dir, clickhouseUrl: server.url, threads: 1, log: quietLog });
     try {
-      await server.stop('SIGKILL');
-      ingest.push('robot-y', 'fleet-9', encodeBatch(Date.now(), 7));
-      await ingest.flush();
-      expect(ingest.stats()).toMatchObject({ rowsWritten: 0, rowsFailed: 7, insertErrors: 3, queueBytes: 0 });
-      const dir = join(tmp.dir, 'telemetry-deadletter');
-      const files = readdirSync(dir);
-      expect(files).toHaveLength(1);
-      expect(files[0]).toMatch(/\.rowbinary$/);
-      expect(statSync(join(dir, files[0]!)).size).toBeGreaterThan(7 * 100);
-      expect(warnings.some((l) => l.startsWith('telemetry insert failed permanently '))).toBe(true);
+      await until(() => ingest.stats().rowsReplayed === 7 && ingest.stats().spoolBytes === 0, 20_000, 'replayed at start-up');
+      expect(await ingest.sampleStore.queryText("SELECT count() FROM telemetry_samples WHERE robot_id = 'robot-y'")).toBe('7\n');
+      expect(readdirSync(join(dir, 'telemetry-spool')).filter((f) => f.endsWith('.rows'))).toHaveLength(0);
     } finally {
       await ingest.close();
       await store.close();

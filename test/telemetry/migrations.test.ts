@@ -74,14 +74,14 @@ describe.skipIf(url === null)(`schema migrations on a ClickHouse server${url ===
     expect(await migrateSchema(db, ctx, [m1, m2])).toEqual({ from: 5, to: 5, applied: [], newerThanKnown: true });
   });
 
-  it('runs the real list: telemetry_samples (legacy flavor on 18.16) at version 1', async () => {
+  it('runs the real list: telemetry_samples (legacy flavor on 18.16), then the deduplication window (nothing on 18.16)', async () => {
     const fresh = `${database}_real`;
     await fetch(`${url}/`, { method: 'POST', body: `CREATE DATABASE ${fresh}` });
     try {
       const real = httpExecutor(url!, fresh);
       const version = (await real.queryText('SELECT version()')).trim();
       const flavor = Number.parseInt(version, 10) >= 21 ? 'modern' : 'legacy';
-      expect(await migrateSchema(real, { flavor, retentionDays: 30 })).toEqual({ from: 0, to: 1, applied: [1], newerThanKnown: false });
+      expect(await migrateSchema(real, { flavor, retentionDays: 30 })).toEqual({ from: 0, to: 2, applied: [1, 2], newerThanKnown: false });
       expect(await real.queryText("SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'telemetry_samples'")).toBe('1\n');
     } finally {
       await fetch(`${url}/`, { method: 'POST', body: `DROP DATABASE IF EXISTS ${fresh}` });
@@ -97,7 +97,9 @@ describe('schema migrations on chdb', () => {
     const first = await openChdbStore({ dataDir: tmp.dir });
     try {
       expect(first.schema).toEqual({ from: 0, to: MIGRATIONS.length, applied: MIGRATIONS.map((m) => m.version), newerThanKnown: false });
-      expect(await first.queryText(`SELECT version, name FROM ${MIGRATIONS_TABLE}`)).toBe('1\ttelemetry_samples\n');
+      expect(await first.queryText(`SELECT version, name FROM ${MIGRATIONS_TABLE} ORDER BY version`)).toBe('1\ttelemetry_samples\n2\ttelemetry_samples deduplication window\n');
+      // Migration 2: a replayed block with the same insert_deduplication_token is dropped (issue 14 part 1).
+      expect(await first.queryText("SELECT count() FROM system.tables WHERE name = 'telemetry_samples' AND engine_full LIKE '%non_replicated_deduplication_window = 1000%'")).toBe('1\n');
     } finally {
       await first.close();
     }

@@ -532,7 +532,10 @@ export function decodeFrameFast(out: TaskOutput, bytes: Uint8Array, view: DataVi
   while (pos < end) {
     const t = tag();
     if (t >>> 3 !== 1) {
-      skip(t & 7, t >>> 3, BATCH_SKIP_BUDGET);
+      // seq (2) and epoch (3) are uint64: read as varints whatever the wire type (as protobuf-es
+      // reads a known scalar); the main thread already read them, the rows do not carry them.
+      if (t >>> 3 === 2 || t >>> 3 === 3) varint64();
+      else skip(t & 7, t >>> 3, BATCH_SKIP_BUDGET);
       continue;
     }
     readSample(subEnd());

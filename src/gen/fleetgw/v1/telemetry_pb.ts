@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file fleetgw/v1/telemetry.proto.
  */
 export const file_fleetgw_v1_telemetry: GenFile = /*@__PURE__*/
-  fileDesc("ChpmbGVldGd3L3YxL3RlbGVtZXRyeS5wcm90bxIKZmxlZXRndy52MSJECghQb3NpdGlvbhIQCghsYXRpdHVkZRgBIAEoARIRCglsb25naXR1ZGUYAiABKAESEwoLZWxldmF0aW9uX20YAyABKAEiQgoEUG9zZRILCgN4X20YASABKAESCwoDeV9tGAIgASgBEgsKA3pfbRgDIAEoARITCgtoZWFkaW5nX2RlZxgEIAEoASIzCghWZWxvY2l0eRISCgpsaW5lYXJfbXBzGAEgASgBEhMKC2FuZ3VsYXJfZHBzGAIgASgBIj8KB0JhdHRlcnkSDwoHcGVyY2VudBgBIAEoAhIRCgl2b2x0YWdlX3YYAiABKAISEAoIY2hhcmdpbmcYAyABKAgijwEKD01pc3Npb25Qcm9ncmVzcxIOCgZydW5faWQYASABKAkSFQoNbWlzc2lvbl9zdGF0ZRgCIAEoCRIUCgxwcm9ncmVzc19wY3QYAyABKAISEgoKc3RlcF9pbmRleBgEIAEoBRIcChRyZW1haW5pbmdfZGlzdGFuY2VfbRgFIAEoARINCgVldGFfcxgGIAEoASJUCgZIZWFsdGgSJgoFbGV2ZWwYASABKA4yFy5mbGVldGd3LnYxLkhlYWx0aExldmVsEg4KBmZhdWx0cxgCIAMoCRISCgpjcHVfdGVtcF9jGAMgASgCIrYCCg9UZWxlbWV0cnlTYW1wbGUSDQoFdHNfbXMYASABKAMSJgoIcG9zaXRpb24YAiABKAsyFC5mbGVldGd3LnYxLlBvc2l0aW9uEh4KBHBvc2UYAyABKAsyEC5mbGVldGd3LnYxLlBvc2USJgoIdmVsb2NpdHkYBCABKAsyFC5mbGVldGd3LnYxLlZlbG9jaXR5EiQKB2JhdHRlcnkYBSABKAsyEy5mbGVldGd3LnYxLkJhdHRlcnkSDAoEbW9kZRgGIAEoCRINCgVlc3RvcBgHIAEoCBIsCgdtaXNzaW9uGAggASgLMhsuZmxlZXRndy52MS5NaXNzaW9uUHJvZ3Jlc3MSIgoGaGVhbHRoGAkgASgLMhIuZmxlZXRndy52MS5IZWFsdGgSDwoHZ3BzX2ZpeBgKIAEoBSI+Cg5UZWxlbWV0cnlCYXRjaBIsCgdzYW1wbGVzGAEgAygLMhsuZmxlZXRndy52MS5UZWxlbWV0cnlTYW1wbGUqbwoLSGVhbHRoTGV2ZWwSHAoYSEVBTFRIX0xFVkVMX1VOU1BFQ0lGSUVEEAASEwoPSEVBTFRIX0xFVkVMX09LEAESFQoRSEVBTFRIX0xFVkVMX1dBUk4QAhIWChJIRUFMVEhfTEVWRUxfRVJST1IQA2IGcHJvdG8z");
+  fileDesc("ChpmbGVldGd3L3YxL3RlbGVtZXRyeS5wcm90bxIKZmxlZXRndy52MSJECghQb3NpdGlvbhIQCghsYXRpdHVkZRgBIAEoARIRCglsb25naXR1ZGUYAiABKAESEwoLZWxldmF0aW9uX20YAyABKAEiQgoEUG9zZRILCgN4X20YASABKAESCwoDeV9tGAIgASgBEgsKA3pfbRgDIAEoARITCgtoZWFkaW5nX2RlZxgEIAEoASIzCghWZWxvY2l0eRISCgpsaW5lYXJfbXBzGAEgASgBEhMKC2FuZ3VsYXJfZHBzGAIgASgBIj8KB0JhdHRlcnkSDwoHcGVyY2VudBgBIAEoAhIRCgl2b2x0YWdlX3YYAiABKAISEAoIY2hhcmdpbmcYAyABKAgijwEKD01pc3Npb25Qcm9ncmVzcxIOCgZydW5faWQYASABKAkSFQoNbWlzc2lvbl9zdGF0ZRgCIAEoCRIUCgxwcm9ncmVzc19wY3QYAyABKAISEgoKc3RlcF9pbmRleBgEIAEoBRIcChRyZW1haW5pbmdfZGlzdGFuY2VfbRgFIAEoARINCgVldGFfcxgGIAEoASJUCgZIZWFsdGgSJgoFbGV2ZWwYASABKA4yFy5mbGVldGd3LnYxLkhlYWx0aExldmVsEg4KBmZhdWx0cxgCIAMoCRISCgpjcHVfdGVtcF9jGAMgASgCIrYCCg9UZWxlbWV0cnlTYW1wbGUSDQoFdHNfbXMYASABKAMSJgoIcG9zaXRpb24YAiABKAsyFC5mbGVldGd3LnYxLlBvc2l0aW9uEh4KBHBvc2UYAyABKAsyEC5mbGVldGd3LnYxLlBvc2USJgoIdmVsb2NpdHkYBCABKAsyFC5mbGVldGd3LnYxLlZlbG9jaXR5EiQKB2JhdHRlcnkYBSABKAsyEy5mbGVldGd3LnYxLkJhdHRlcnkSDAoEbW9kZRgGIAEoCRINCgVlc3RvcBgHIAEoCBIsCgdtaXNzaW9uGAggASgLMhsuZmxlZXRndy52MS5NaXNzaW9uUHJvZ3Jlc3MSIgoGaGVhbHRoGAkgASgLMhIuZmxlZXRndy52MS5IZWFsdGgSDwoHZ3BzX2ZpeBgKIAEoBSJaCg5UZWxlbWV0cnlCYXRjaBIsCgdzYW1wbGVzGAEgAygLMhsuZmxlZXRndy52MS5UZWxlbWV0cnlTYW1wbGUSCwoDc2VxGAIgASgEEg0KBWVwb2NoGAMgASgEKm8KC0hlYWx0aExldmVsEhwKGEhFQUxUSF9MRVZFTF9VTlNQRUNJRklFRBAAEhMKD0hFQUxUSF9MRVZFTF9PSxABEhUKEUhFQUxUSF9MRVZFTF9XQVJOEAISFgoSSEVBTFRIX0xFVkVMX0VSUk9SEANiBnByb3RvMw");
 
 /**
  * Geographic position (WGS84).
@@ -289,6 +289,26 @@ export type TelemetryBatch = Message<"fleetgw.v1.TelemetryBatch"> & {
    * @generated from field: repeated fleetgw.v1.TelemetrySample samples = 1;
    */
   samples: TelemetrySample[];
+
+  /**
+   * Acknowledged delivery (docs/robot-link.md, "Acknowledged telemetry"): a number the agent gives
+   * each batch, increasing by one per batch within `epoch`, starting at 1. The gateway acknowledges
+   * durable batches by it (TelemetryReceipt.durable_seq) and drops a batch it already holds (a resend
+   * after a reconnect). 0 or absent: not acknowledged, ingested as sent (older agents).
+   * Write `seq` and `epoch` BEFORE the samples: the gateway reads them from the start of the bytes
+   * without decoding the samples; a batch whose bytes start with a sample is treated as unsequenced.
+   *
+   * @generated from field: uint64 seq = 2;
+   */
+  seq: bigint;
+
+  /**
+   * A random non-zero number the agent picks once per process (its in-memory resend buffer dies with
+   * the process), so a restarted agent starting again at seq 1 is not taken for a resend.
+   *
+   * @generated from field: uint64 epoch = 3;
+   */
+  epoch: bigint;
 };
 
 /**

@@ -1,0 +1,159 @@
+/**
+ * Fault tests through the real processes (issue 14 part 1): `fleetgw serve` and `fleetgw sim` as
+ * child processes on loopback, the robots provisioned straight into LMDB (what `fleetgw admin
+ * add-robot` does, without 100 process starts), rows counted per (robot, ts) in the store afterwards.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { openStore } from '../../src/store/lmdb.js';
+import { addRobot, createFleet, createOrg } from '../../src/store/identity.js';
+import { openChdbStore } from '../../src/telemetry/chdb-store.js';
+import type { SimFleetStats } from '../../src/sim/fleet.js';
+import { FLEETGW_BIN } from '../support/cli.js';
+import { startGatewayProcess, type RunningGateway } from '../support/gateway.js';
+
+export interface Depot {
+  dataDir: string;
+  robotsFile: string;
+  robots: number;
+}
+
+/** A data dir with one fleet of `count` robots, and the robots file `fleetgw sim` reads. */
+export async function provision(count: number): Promise<Depot> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'fleetgw-faults-'));
+  const store = openStore(dataDir);
+  const robots: { robotId: string; robotToken: string }[] = [];
+  try {
+    const org = createOrg(store, 'faults');
+    const fleet = createFleet(store, org.orgId, 'faults');
+    for (let i = 0; i < count; i++) {
+      const r = addRobot(store, { fleetId: fleet.fleetId, name: `f-${i}`, capabilities: ['stop'], active: true });
+      robots.push({ robotId: r.record.robotId, robotToken: r.robotToken });
+    }
+  } finally {
+    await store.close();
+  }
+  const robotsFile = join(dataDir, 'robots.json');
+  writeFileSync(robotsFile, JSON.stringify(robots), { mode: 0o600 });
+  return { dataDir, robotsFile, robots: count };
+}
+
+/** A free loopback port (the gateway restarts on the same robot link port, as a service would). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** `fleetgw serve` on a fixed robot link port (plain HTTP on loopback). */
+export function serve(depot: Depot, grpcPort: number, extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunningGateway> {
+  // The later --grpc-port wins over the harness's `--grpc-port 0`.
+  return startGatewayProcess(depot.dataDir, ['--insecure-http', '--grpc-port', String(grpcPort), ...extra], env);
+}
+
+export interface RunningSim {
+  proc: ChildProcess;
+  /** SIGTERM; resolves with the robots' totals from the `sim-stopped` line. */
+  stop(): Promise<SimFleetStats>;
+}
+
+/** `fleetgw sim` with every robot of the depot. */
+export function sim(depot: Depot, grpcPort: number, hz: number): RunningSim {
+  const proc = spawn(process.execPath, [FLEETGW_BIN, 'sim', '--grpc', `127.0.0.1:${grpcPort}`, '--robots-file', depot.robotsFile, '--hz', String(hz),
+    '--stop-on-link-loss-ms', '0', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  proc.stderr?.resume();
+  let stats: SimFleetStats | null = null;
+  createInterface({ input: proc.stdout }).on('line', (line) => {
+    try {
+      const msg = JSON.parse(line) as { event?: string } & SimFleetStats;
+      if (msg.event === 'sim-stopped') stats = msg;
+    } catch {
+      // not JSON
+    }
+  });
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  return {
+    proc,
+    async stop() {
+      proc.kill('SIGTERM');
+      await exited;
+      if (stats === null) throw new Error('fleetgw sim printed no sim-stopped line');
+      return stats;
+    },
+  };
+}
+
+/** What the store holds: rows, distinct (robot, ts) pairs, and rows beyond the first per pair. */
+export interface StoredCounts {
+  rows: number;
+  distinct: number;
+  duplicated: number;
+}
+
+const COUNT_SQL = 'SELECT count(), uniqExact(robot_id, ts_ms) FROM telemetry_samples';
+
+function parseCounts(text: string): StoredCounts {
+  const [rows, distinct] = text.trim().split('\t').map(Number) as [number, number];
+  return { rows, distinct, duplicated: rows - distinct };
+}
+
+/** Counts rows in the embedded store of a stopped gateway. */
+export async function countChdb(dataDir: string): Promise<StoredCounts> {
+  const store = await openChdbStore({ dataDir });
+  try {
+    return parseCounts(await store.queryText(COUNT_SQL));
+  } finally {
+    await store.close();
+  }
+}
+
+/** Counts rows in a ClickHouse server's database. */
+export async function countClickHouse(url: string, database: string): Promise<StoredCounts> {
+  const res = await fetch(`${url}/?database=${database}`, { method: 'POST', body: COUNT_SQL });
+  if (!res.ok) throw new Error(`ClickHouse count failed: ${res.status} ${await res.text()}`);
+  return parseCounts(await res.text());
+}
+
+/** Reads one sample value of a gateway metric (0 when absent). */
+export async function metric(gw: RunningGateway, depot: Depot, name: string): Promise<number> {
+  const token = readFileSync(join(depot.dataDir, 'metrics-token'), 'utf8').trim();
+  const text = await (await fetch(`${gw.ready.http}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? 0 : Number(line.slice(name.length + 1));
+}
+
+/** The figures a fault test prints (docs/operations.md quotes them). */
+export function report(test: string, sent: SimFleetStats, stored: StoredCounts, extra: Record<string, number | string> = {}): { lost: number; droppedCounted: number } {
+  const produced = sent.samplesSent + sent.samplesDropped + sent.samplesQueued;
+  const droppedCounted = sent.samplesDropped + sent.samplesUnackedDropped;
+  const lost = produced - droppedCounted - stored.distinct;
+  const line = {
+    test, produced, sent: sent.samplesSent, stored: stored.distinct, duplicated: stored.duplicated, lost,
+    droppedCounted, queueDropped: sent.samplesDropped, unackedDropped: sent.samplesUnackedDropped, heldAtStop: sent.samplesQueued,
+    batchesResent: sent.batchesResent, ...extra,
+  };
+  console.log(`[faults] ${JSON.stringify(line)}`);
+  return { lost, droppedCounted };
+}
+
+/** Waits until every robot is online again (after a restart the agents reconnect on their backoff). */
+export async function allOnline(gw: RunningGateway, depot: Depot, timeoutMs = 60_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const n = await metric(gw, depot, 'fleetgw_robots_online').catch(() => 0);
+    if (n === depot.robots) return;
+    if (Date.now() > end) throw new Error(`only ${n} of ${depot.robots} robots online after ${timeoutMs} ms`);
+    await sleep(250);
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
