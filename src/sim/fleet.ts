@@ -7,6 +7,7 @@
 import { RobotAgent, type AgentStats } from '../agent/agent.js';
 import type { SampleInput } from '../agent/sample-encoder.js';
 import { applyCommand, initialSimState, type SimCommandContext } from './commands.js';
+import { SimHealth } from './health.js';
 import { SimMissionRunner, type SimMissionBehaviour } from './missions.js';
 import { simPolicy } from './policy.js';
 import { RobotModel } from './robot-model.js';
@@ -44,6 +45,8 @@ export interface SimRobot {
   readonly commands: SimCommandContext;
   /** The robot's mission executor. */
   readonly missions: SimMissionRunner;
+  /** The robot's health monitor (faults, device health: src/sim/health.ts). */
+  readonly health: SimHealth;
 }
 
 export interface SimFleetStats extends Omit<AgentStats, 'connected'> {
@@ -92,7 +95,7 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
       log,
     });
     ctx.agent = agent;
-    return { robotId: cred.robotId, model, agent, commands: ctx, missions: ctx.missions };
+    return { robotId: cred.robotId, model, agent, commands: ctx, missions: ctx.missions, health: new SimHealth(cred.robotId) };
   });
 
   let nextSampleAt = Date.now();
@@ -111,6 +114,9 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
         samples[i] = r.model.sample(due[i]!);
       }
       r.agent.sendSamples(samples);
+      const last = samples[samples.length - 1]!;
+      r.health.step(dtS * due.length, { speedMps: r.model.speedMps, batteryPct: r.model.batteryPct, charging: last.charging, cpuTempC: last.cpuTempC });
+      r.agent.setHealth(r.health.state(now));
     }
   };
   const timer = setInterval(tick, TICK_MS);
