@@ -40,6 +40,9 @@ import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { loadScrapeToken } from '../metrics/scrape-token.js';
 import { registerMetricsEndpoint } from '../http/metrics-endpoint.js';
 import { StoreHealth } from '../telemetry/store-health.js';
+import { FaultTracker } from '../fleet/faults/tracker.js';
+import { applyHealthReport } from '../fleet/health/intake.js';
+import { UsageMeter } from '../fleet/robot-details/usage-meter.js';
 import { join } from 'node:path';
 import { Readiness } from './readiness.js';
 import { buildRoutes } from './routes.js';
@@ -110,6 +113,11 @@ export interface Gateway {
   readonly metrics: GatewayMetrics;
   /** What /readyz and the gRPC health service answer. */
   readonly readiness: Readiness;
+  /**
+   * Fault records from the robots' health reports; `faults.observe(observer)` subscribes to raised,
+   * updated and cleared faults (alerts: docs/faults.md).
+   */
+  readonly faults: FaultTracker;
   /** Drains and stops everything; safe to call twice. */
   close(): Promise<void>;
 }
@@ -193,6 +201,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     recordLinkConflicts(events, link);
     link.listen({ onTelemetry: (robotId, fleetId, bytes) => ingest.push(robotId, fleetId, bytes) });
     link.listen({ onOnline: (robotId) => online.add(robotId), onOffline: (robotId) => online.delete(robotId) });
+    // Robot health reports: faults and per-device health (docs/faults.md).
+    const faults = new FaultTracker(store, events, { log: logFor('fleet') });
+    link.listen({ onHealthReport: (robotId, report) => applyHealthReport(store, faults, robotId, report, Date.now()) });
+    // Distance and operating time of online robots, from their telemetry snapshots.
+    const usageMeter = new UsageMeter(store, { online: () => online, log: logFor('fleet') });
     ingest.onBackpressure((paused) => link.setReadPaused(paused));
     ingest.onBackpressure((paused) => metrics.backpressure(paused));
     commands = new CommandService({
@@ -245,6 +258,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const { routes } = buildRoutes({
       store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, ready: () => ready.ready(), log: logFor('api'),
       sessions, secureCookies: tlsFiles !== null,
+      usage: (id) => usageMeter.usage(id),
+      ...(ingest.sampleStore.select !== undefined ? { telemetrySelect: (q) => ingest.sampleStore.select!(q) } : {}),
     });
     const router = createRouter(routes, {
       auth: keys,
@@ -272,6 +287,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     });
     streamUrl = `${http.url.replace(/^http/, 'ws')}${STREAM_PATH}`;
     httpUrl = http.url;
+    // Last: nothing below can fail, so the meter's timer never outlives a failed start.
+    usageMeter.start();
 
     const httpServer = http;
     const grpc = linkServer;
@@ -295,6 +312,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       runtime.close();
       telemetryStore.stop();
       await ingest.close();
+      await usageMeter.stop();
       await commandService.close();
       await closeOwnStore();
     };
@@ -312,6 +330,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       missions: missionRuntime,
       metrics,
       readiness: ready,
+      faults,
       close: () => (closing ??= close()),
     };
   } catch (err: unknown) {

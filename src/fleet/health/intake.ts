@@ -36,7 +36,11 @@ const LEVEL: Record<number, DeviceLevelName> = { [HealthLevel.OK]: 'ok', [Health
 
 function text(s: string, max: number): string {
   // Control characters would garble logs and JSON consumers' displays.
-  const clean = s.replace(/[\u0000-\u001f\u007f]/g, ' ');
+  let clean = '';
+  for (const ch of s) {
+    const c = ch.charCodeAt(0);
+    clean += c < 0x20 || c === 0x7f ? ' ' : ch;
+  }
   return clean.length > max ? clean.slice(0, max) : clean;
 }
 
