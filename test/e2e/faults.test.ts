@@ -13,6 +13,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RobotAgent } from '../../src/agent/agent.js';
+import type { DeviceHealthInput } from '../../src/agent/health-reporter.js';
 import { DeviceKind, HealthSeverity } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
 import { HealthLevel } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
 import { adminJson, FLEETGW_BIN } from '../support/cli.js';
@@ -21,7 +22,7 @@ import { until } from '../support/until.js';
 
 const overtemp = { code: 'drive_left_overtemp', severity: HealthSeverity.ERROR, component: 'drive_left', message: 'winding 92 C', raisedAtMs: 1234n };
 const batteryLow = { code: 'battery_low', severity: HealthSeverity.WARNING, component: 'battery', message: 'charge 18 %' };
-const devices = [
+const devices: DeviceHealthInput[] = [
   { deviceId: 'battery', kind: DeviceKind.BATTERY, level: HealthLevel.WARN, status: 'low', metrics: { charge_pct: 18 } },
   { deviceId: 'drive_left', kind: DeviceKind.DRIVE, level: HealthLevel.ERROR, status: 'overtemp', metrics: { temperature_c: 92 } },
 ];
