@@ -1,7 +1,8 @@
 /**
  * The robot's health report on the control stream (HealthReport, docs/faults.md): full state, not
- * deltas. The reporter keeps the robot's current faults and device health and sends the whole state
- * right after every Welcome, at once when a fault or a device's level or status changes, and every
+ * deltas. The reporter keeps the robot's current faults and device health and, once the robot set
+ * them the first time (an agent that never does sends no report), sends the whole state right after
+ * every Welcome, at once when a fault or a device's level or status changes, and every
  * `periodMs` otherwise (so device readings such as temperatures stay fresh and a lost report is
  * corrected by the next one). Device readings alone do not count as a change: they move every tick
  * and would turn the low-rate report into a second telemetry stream.
@@ -35,6 +36,8 @@ export class HealthReporter {
   private sig = signature(this.state);
   private timer: NodeJS.Timeout | null = null;
   private connected = false;
+  /** Nothing is reported before the robot set its state once: an empty report would clear every fault. */
+  private known = false;
 
   /**
    * @param send writes one report on the control stream; false when not connected
@@ -49,7 +52,9 @@ export class HealthReporter {
   set(state: HealthState): void {
     this.state = state;
     const sig = signature(state);
-    if (sig === this.sig) return;
+    const first = !this.known;
+    this.known = true;
+    if (sig === this.sig && !first) return;
     this.sig = sig;
     if (this.connected) this.flush();
   }
@@ -73,6 +78,7 @@ export class HealthReporter {
 
   private flush(): void {
     this.clearTimer();
+    if (!this.known) return;
     const report = create(HealthReportSchema, {
       tsMs: BigInt(Date.now()),
       faults: this.state.faults.map((f) => ({ ...f })),

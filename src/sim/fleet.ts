@@ -20,6 +20,8 @@ export const SIM_CAPABILITIES = ['stop', 'start', 'release', 'force_reset', 'mod
 const TICK_MS = 100;
 // After an event-loop stall, do not replay more than this much missed time as a burst.
 const MAX_CATCH_UP_MS = 1000;
+// Health changes slowly: the robot's health state is rebuilt and compared at most this often.
+const HEALTH_EVERY_MS = 1000;
 
 export interface SimFleetOptions {
   /** Gateway robot link, `HOST:PORT`. */
@@ -99,6 +101,7 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
   });
 
   let nextSampleAt = Date.now();
+  let nextHealthAt = nextSampleAt;
   const tick = (): void => {
     const now = Date.now();
     if (now - nextSampleAt > MAX_CATCH_UP_MS) nextSampleAt = now - MAX_CATCH_UP_MS;
@@ -106,6 +109,8 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
     for (; nextSampleAt <= now; nextSampleAt += periodMs) due.push(Math.round(nextSampleAt));
     if (due.length === 0) return;
     const dtS = periodMs / 1000;
+    const healthDue = now >= nextHealthAt;
+    if (healthDue) nextHealthAt = now + HEALTH_EVERY_MS;
     for (const r of robots) {
       if (r.missions.busy) r.missions.tick();
       const samples: SampleInput[] = new Array<SampleInput>(due.length);
@@ -116,7 +121,7 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
       r.agent.sendSamples(samples);
       const last = samples[samples.length - 1]!;
       r.health.step(dtS * due.length, { speedMps: r.model.speedMps, batteryPct: r.model.batteryPct, charging: last.charging, cpuTempC: last.cpuTempC });
-      r.agent.setHealth(r.health.state(now));
+      if (healthDue) r.agent.setHealth(r.health.state(now));
     }
   };
   const timer = setInterval(tick, TICK_MS);
