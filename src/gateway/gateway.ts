@@ -41,6 +41,7 @@ import { loadScrapeToken } from '../metrics/scrape-token.js';
 import { registerMetricsEndpoint } from '../http/metrics-endpoint.js';
 import { StoreHealth } from '../telemetry/store-health.js';
 import { FaultTracker } from '../fleet/faults/tracker.js';
+import { startFaultRetention } from '../fleet/faults/retention.js';
 import { applyHealthReport } from '../fleet/health/intake.js';
 import { UsageMeter } from '../fleet/robot-details/usage-meter.js';
 import { join } from 'node:path';
@@ -234,6 +235,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     attachToRuntime(missions, runtime);
     await missions.start();
     const stopRetention = startMissionRetention(store, { log: logFor('missions') });
+    const stopFaultRetention = startFaultRetention(store, { log: logFor('fleet') });
     const scheduler = missions.scheduler;
     const grpcHealth = linkServer;
     readiness = new Readiness(
@@ -308,6 +310,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       httpServer.close();
       stopPurger();
       stopRetention();
+      stopFaultRetention();
       missionRuntime.stop();
       runtime.close();
       telemetryStore.stop();

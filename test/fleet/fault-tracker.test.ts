@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventLog } from '../../src/events/log.js';
 import { faultsOf } from '../../src/fleet/faults/faults.js';
+import { sweepFaults } from '../../src/fleet/faults/retention.js';
 import type { FaultNotice } from '../../src/fleet/faults/observer.js';
 import { FaultTracker, MAX_FAULTS_PER_REPORT, type ReportedFault } from '../../src/fleet/faults/tracker.js';
 import { addRobot, createFleet, createOrg } from '../../src/store/identity.js';
@@ -120,5 +121,19 @@ describe('FaultTracker', () => {
     const many = Array.from({ length: MAX_FAULTS_PER_REPORT + 10 }, (_, i) => ({ ...low, code: `c${i}` }));
     expect(tr.apply(robotId, many)).toHaveLength(MAX_FAULTS_PER_REPORT);
     expect(tr.apply('00000000-0000-4000-8000-000000000000', [low])).toEqual([]);
+  });
+
+  it('retention removes faults cleared long ago with their index keys, never active ones', async () => {
+    const tr = tracker();
+    tr.apply(robotId, [hot(), low]);
+    t += 1000;
+    tr.apply(robotId, [low]);
+    await store.root.committed;
+    const day = 24 * 3600 * 1000;
+    expect(await sweepFaults(store, t + 89 * day)).toBe(0);
+    expect(await sweepFaults(store, t + 91 * day)).toBe(1);
+    expect(list().map((f) => `${f.code} ${f.state}`)).toEqual(['battery_low active']);
+    expect(await sweepFaults(store, t + 900 * day)).toBe(0);
+    expect([...store.index.getKeys({ start: 'faultsBy', end: 'faultsBz' })]).toHaveLength(2);
   });
 });

@@ -80,3 +80,29 @@ export function faultsOf(store: Store, q: FaultQuery): Keyset<FaultRecord> {
 export function getFault(store: Store, faultId: string): FaultRecord | undefined {
   return store.faults.get(faultId);
 }
+
+/**
+ * Inside a write transaction: removes a cleared fault and its index keys (retention). Active faults
+ * are never removed.
+ */
+export function removeFaultSync(store: Store, f: FaultRecord): void {
+  for (const k of allKeys(f)) store.index.removeSync(k);
+  for (const k of activeKeys(f)) store.index.removeSync(k);
+  store.faults.removeSync(f.faultId);
+}
+
+/**
+ * Up to `limit` faults of the fleet raised before `beforeMs`, oldest first, with the number of index
+ * keys read (retention walks these).
+ */
+export function oldFaultsOfFleet(store: Store, fleetId: string, beforeMs: number, limit: number): { faults: FaultRecord[]; scanned: number } {
+  const prefix = keyPrefix(BY_FLEET, fleetId);
+  const faults: FaultRecord[] = [];
+  let scanned = 0;
+  for (const key of store.index.getKeys({ start: prefix, end: `${prefix}${sortableNumber(beforeMs)}`, limit })) {
+    scanned++;
+    const f = store.faults.get(lastSegment(key));
+    if (f !== undefined) faults.push(f);
+  }
+  return { faults, scanned };
+}
