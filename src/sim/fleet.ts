@@ -116,7 +116,11 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
       const samples: SampleInput[] = new Array<SampleInput>(due.length);
       for (let i = 0; i < due.length; i++) {
         r.model.step(dtS);
-        samples[i] = r.model.sample(due[i]!);
+        const sample = r.model.sample(due[i]!);
+        // The sample's inline health mirrors the health report (codes and overall level).
+        sample.faults = r.health.faultCodes;
+        sample.healthLevel = r.health.level;
+        samples[i] = sample;
       }
       r.agent.sendSamples(samples);
       const last = samples[samples.length - 1]!;

@@ -54,6 +54,9 @@ export class SimHealth {
   private readonly raisedAtMs = new Map<string, number>();
   private batteryLow = false;
   private last: HealthInputs = { speedMps: 0, batteryPct: 100, charging: false, cpuTempC: 45 };
+  /** Active fault codes and the overall level as of the last state(), for the telemetry sample's `health`. */
+  faultCodes: string[] = [];
+  level: HealthLevel = HealthLevel.OK;
 
   constructor(robotId: string) {
     this.rand = seededRandom(`${robotId}:health`);
@@ -153,6 +156,8 @@ export class SimHealth {
       metrics: { cpu_temp_c: round1(cpu), cpu_load_pct: round1(20 + 30 * Math.min(1, this.last.speedMps / 2)) },
     });
     for (const code of [...this.raisedAtMs.keys()]) if (!active.has(code)) this.raisedAtMs.delete(code);
+    this.faultCodes = faults.map((f) => f.code!);
+    this.level = faults.some((f) => (f.severity ?? 0) >= HealthSeverity.ERROR) ? HealthLevel.ERROR : faults.length > 0 ? HealthLevel.WARN : HealthLevel.OK;
     return { faults, devices };
   }
 }
