@@ -233,6 +233,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       ...(overrides.missionPassIntervalMs !== undefined ? { passIntervalMs: overrides.missionPassIntervalMs } : {}),
     });
     attachToRuntime(missions, runtime);
+    // Missions completed and failed per robot, counted as runs finish (robot details).
+    missions.tracker.onChange((run, previous) => usageMeter.runFinished(run, previous));
     await missions.start();
     const stopRetention = startMissionRetention(store, { log: logFor('missions') });
     const stopFaultRetention = startFaultRetention(store, { log: logFor('fleet') });

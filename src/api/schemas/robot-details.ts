@@ -29,8 +29,8 @@ export const RobotUsageView = named('RobotUsage', Type.Object(
   {
     distanceM: Type.Number({ description: 'Metres travelled since the gateway first saw the robot (from its telemetry positions).' }),
     operatingS: Type.Integer({ description: 'Seconds the robot was online and reporting telemetry (operating hours = operatingS / 3600).' }),
-    missionsCompleted: Type.Integer({ description: 'Runs of the robot that completed, over the run history the gateway keeps (90 days).' }),
-    missionsFailed: Type.Integer({ description: 'Runs of the robot that failed, over the same history.' }),
+    missionsCompleted: Type.Integer({ description: 'Runs of the robot that completed (counted as they finish; starting from the 90 days of run history kept when the gateway first measured the robot).' }),
+    missionsFailed: Type.Integer({ description: 'Runs of the robot that failed, counted the same way.' }),
     firstSeenAtMs: Nullable(Type.Integer({ description: 'Gateway clock of the first telemetry seen from the robot; null before any.' })),
     lastSeenAtMs: Nullable(Type.Integer({ description: 'Gateway clock of the latest telemetry or health report; null before any.' })),
   },

@@ -12,7 +12,7 @@ import type { FaultRecord } from '../faults/records.js';
 import { deviceHealthOf, type DeviceHealthRecord } from '../health/device-health.js';
 import type { RobotUsageRecord } from './usage.js';
 
-/** Runs examined per details read: the mission counts cover at most this many of the robot's runs. */
+/** Runs examined when a robot's usage record is first made: its mission counts start from at most this many runs. */
 export const MAX_RUNS_COUNTED = 100_000;
 
 export interface RobotDetails {
@@ -27,7 +27,7 @@ export interface RobotDetails {
   activeFaults: FaultRecord[];
 }
 
-/** Counts the robot's finished runs by outcome (the run records the gateway keeps: 90 days). */
+/** Counts the robot's finished runs by outcome (the run records the gateway keeps: 90 days); walks them all. */
 export function missionCounts(store: Store, robot: RobotRecord): { completed: number; failed: number } {
   const runs = runsOf(store, { fleetId: robot.fleetId, sinceMs: 0, robotId: robot.robotId });
   let completed = 0;
@@ -49,16 +49,15 @@ export function missionCounts(store: Store, robot: RobotRecord): { completed: nu
 
 /** The robot's details; `usage` is the meter's current view (saved totals plus what is not saved yet). */
 export function robotDetails(store: Store, robot: RobotRecord, usage: RobotUsageRecord | undefined): RobotDetails {
-  const missions = missionCounts(store, robot);
   const snap = decodeSnapshot(store.snapshots.get(robot.robotId));
   const health = deviceHealthOf(store, robot.robotId);
-  const seen = [usage?.lastSeenAtMs, snap?.receivedAtMs, health?.reportedAtMs].filter((n): n is number => n !== undefined);
+  const seen = [usage?.lastSeenAtMs, snap?.receivedAtMs, health?.reportedAtMs].filter((n): n is number => typeof n === 'number');
   return {
     robot,
     distanceM: usage?.distanceM ?? 0,
     operatingMs: usage?.operatingMs ?? 0,
-    missionsCompleted: missions.completed,
-    missionsFailed: missions.failed,
+    missionsCompleted: usage?.missionsCompleted ?? 0,
+    missionsFailed: usage?.missionsFailed ?? 0,
     firstSeenAtMs: usage?.firstSeenAtMs ?? (seen.length > 0 ? Math.min(...seen) : null),
     lastSeenAtMs: seen.length > 0 ? Math.max(...seen) : null,
     deviceHealth: health,

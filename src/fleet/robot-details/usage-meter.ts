@@ -1,17 +1,26 @@
 /**
- * Measures each online robot's distance and operating time from its telemetry snapshot (the newest
- * sample the ingest wrote to LMDB, at most one a second): every `pollMs` it reads the snapshot of
- * each online robot and, when a newer sample arrived, adds the distance between the two positions
- * and the gateway time between them. A gap longer than `maxGapMs` (the robot was offline or silent)
- * adds neither; a jump faster than `maxSpeedMps` (a GPS glitch, a robot carried away) adds no distance.
+ * Keeps each robot's usage totals (usage.ts).
  *
- * Totals are written to LMDB every `saveEveryMs` and when the meter stops, so a crash loses at most
- * that much measuring. Cost: one LMDB read and decode per online robot per poll (microseconds).
- * Memory: one small slot per robot that reported since start (bounded by the registered robots).
+ * Distance and operating time come from the robot's telemetry snapshot (the newest sample the ingest
+ * wrote to LMDB, at most one a second): every `pollMs` the meter reads the snapshot of each online
+ * robot and, when a newer sample arrived, adds the distance between the two positions and the gateway
+ * time between them. A gap longer than `maxGapMs` (the robot was offline or silent) adds neither; a
+ * jump faster than `maxSpeedMps` (a GPS glitch, a robot carried away) adds no distance.
+ *
+ * Missions completed and failed are counted as runs finish (`runFinished`, fed by the run tracker)
+ * and saved at once; a robot's first record starts from the run records kept at that time, so
+ * reading the details never walks the run history.
+ *
+ * Distance and time are written to LMDB every `saveEveryMs` and when the meter stops, so a crash loses
+ * at most that much measuring. Cost: one LMDB read and decode per online robot per poll (microseconds).
+ * Memory: one small slot per robot seen since start (bounded by the registered robots).
  */
 import type { Logger } from 'pino';
+import type { RunRecord, RunState } from '../../missions/runs/records.js';
+import { isFinished } from '../../missions/runs/runs.js';
 import type { Store } from '../../store/lmdb.js';
 import { decodeSnapshot } from '../../telemetry/snapshot-codec.js';
+import { missionCounts } from './details.js';
 import { saveUsage, usageOf, type RobotUsageRecord } from './usage.js';
 
 export interface UsageMeterOptions {
@@ -26,10 +35,8 @@ export interface UsageMeterOptions {
 
 interface Slot {
   rec: RobotUsageRecord;
-  tsMs: number;
-  receivedAtMs: number;
-  lat: number;
-  lon: number;
+  /** The last snapshot measured (null before the first). */
+  last: { tsMs: number; receivedAtMs: number; lat: number; lon: number } | null;
   dirty: boolean;
 }
 
@@ -75,10 +82,20 @@ export class UsageMeter {
     await this.save();
   }
 
-  /** The robot's totals including what is not saved yet; undefined before it was seen. */
+  /** The robot's totals including what is not saved yet; undefined for an unknown robot. */
   usage(robotId: string): RobotUsageRecord | undefined {
-    const slot = this.slots.get(robotId);
-    return slot !== undefined ? { ...slot.rec } : usageOf(this.store, robotId);
+    const slot = this.slotOf(robotId);
+    return slot === undefined ? undefined : { ...slot.rec };
+  }
+
+  /** A run changed state (run tracker): counts it once when it just completed or failed, saved at once. */
+  runFinished(run: RunRecord, previous: RunState): void {
+    if (isFinished(previous) || (run.state !== 'completed' && run.state !== 'failed')) return;
+    const slot = this.slotOf(run.robotId);
+    if (slot === undefined) return;
+    if (run.state === 'completed') slot.rec.missionsCompleted++;
+    else slot.rec.missionsFailed++;
+    void saveUsage(this.store, { ...slot.rec }).catch((err: unknown) => this.opts.log?.error({ err, robotId: run.robotId }, 'robot usage totals could not be written'));
   }
 
   /** Reads each online robot's snapshot once (also called by tests). */
@@ -86,28 +103,44 @@ export class UsageMeter {
     for (const robotId of this.opts.online()) {
       const snap = decodeSnapshot(this.store.snapshots.get(robotId));
       if (snap === undefined) continue;
-      let slot = this.slots.get(robotId);
-      if (slot === undefined) {
-        const rec = usageOf(this.store, robotId) ?? { robotId, firstSeenAtMs: snap.receivedAtMs, lastSeenAtMs: snap.receivedAtMs, distanceM: 0, operatingMs: 0 };
-        slot = { rec: { ...rec }, tsMs: snap.tsMs, receivedAtMs: snap.receivedAtMs, lat: snap.latitude, lon: snap.longitude, dirty: true };
-        slot.rec.lastSeenAtMs = Math.max(slot.rec.lastSeenAtMs, snap.receivedAtMs);
-        this.slots.set(robotId, slot);
-        continue;
+      const slot = this.slotOf(robotId);
+      if (slot === undefined) continue;
+      const last = slot.last;
+      if (last !== null && snap.tsMs <= last.tsMs) continue;
+      if (last !== null) {
+        const dtMs = snap.receivedAtMs - last.receivedAtMs;
+        if (dtMs > 0 && dtMs <= this.maxGapMs) {
+          slot.rec.operatingMs += dtMs;
+          const d = haversineM(last.lat, last.lon, snap.latitude, snap.longitude);
+          if (Number.isFinite(d) && d / (dtMs / 1000) <= this.maxSpeedMps) slot.rec.distanceM += d;
+        }
       }
-      if (snap.tsMs <= slot.tsMs) continue;
-      const dtMs = snap.receivedAtMs - slot.receivedAtMs;
-      if (dtMs > 0 && dtMs <= this.maxGapMs) {
-        slot.rec.operatingMs += dtMs;
-        const d = haversineM(slot.lat, slot.lon, snap.latitude, snap.longitude);
-        if (Number.isFinite(d) && d / (dtMs / 1000) <= this.maxSpeedMps) slot.rec.distanceM += d;
-      }
-      slot.rec.lastSeenAtMs = Math.max(slot.rec.lastSeenAtMs, snap.receivedAtMs);
-      slot.tsMs = snap.tsMs;
-      slot.receivedAtMs = snap.receivedAtMs;
-      slot.lat = snap.latitude;
-      slot.lon = snap.longitude;
+      slot.rec.firstSeenAtMs ??= snap.receivedAtMs;
+      slot.rec.lastSeenAtMs = Math.max(slot.rec.lastSeenAtMs ?? 0, snap.receivedAtMs);
+      slot.last = { tsMs: snap.tsMs, receivedAtMs: snap.receivedAtMs, lat: snap.latitude, lon: snap.longitude };
       slot.dirty = true;
     }
+  }
+
+  /** The robot's slot: from memory, else its stored record, else a new record seeded from its runs. */
+  private slotOf(robotId: string): Slot | undefined {
+    let slot = this.slots.get(robotId);
+    if (slot !== undefined) return slot;
+    const stored = usageOf(this.store, robotId);
+    let rec: RobotUsageRecord;
+    if (stored !== undefined) {
+      // Records written before mission counts existed have none.
+      rec = { ...stored, missionsCompleted: stored.missionsCompleted ?? 0, missionsFailed: stored.missionsFailed ?? 0 };
+    } else {
+      const robot = this.store.records.robot(robotId);
+      if (robot === undefined) return undefined;
+      // Once per robot: the runs kept so far (later ones are counted as they finish).
+      const counts = missionCounts(this.store, robot);
+      rec = { robotId, firstSeenAtMs: null, lastSeenAtMs: null, distanceM: 0, operatingMs: 0, missionsCompleted: counts.completed, missionsFailed: counts.failed };
+    }
+    slot = { rec, last: null, dirty: stored === undefined };
+    this.slots.set(robotId, slot);
+    return slot;
   }
 
   private async save(): Promise<void> {
