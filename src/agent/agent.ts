@@ -19,6 +19,7 @@ import { Client, credentials, Metadata, status, type ClientDuplexStream, type St
 import {
   CommandResultSchema,
   MissionStatusSchema,
+  type HealthReport,
   RobotMessageSchema,
   type CommandPolicy,
   type GatewayMessage,
@@ -31,6 +32,7 @@ import { CONNECT_PATH, connectClientCodec, ROBOT_ID_METADATA } from '../protocol
 import { Backoff } from './backoff.js';
 import type { Decision } from './command-ledger.js';
 import { CommandProcessor, type CommandHandler } from './command-processor.js';
+import { HealthReporter, type HealthState } from './health-reporter.js';
 import { encodeSample, type SampleInput } from './sample-encoder.js';
 import { TelemetryPublisher } from './telemetry-publisher.js';
 import { TelemetryQueue } from './telemetry-queue.js';
@@ -96,6 +98,8 @@ export interface RobotAgentOptions {
   policy?: CommandPolicy;
   /** Mission runs active now, re-announced in every Hello so a reconnect re-syncs the gateway. */
   activeMissions?: () => MissionStatus[];
+  /** How often the full health report goes out while it does not change (default 10000 ms; docs/faults.md). */
+  healthReportPeriodMs?: number;
   log?: (line: string) => void;
 }
 
@@ -135,6 +139,7 @@ export class RobotAgent {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private linkLossTimer: NodeJS.Timeout | null = null;
   private connects = 0;
+  private readonly health: HealthReporter;
   /** This agent's identity towards the gateway (Hello.instance_id), fixed for its lifetime. */
   readonly instanceId: string;
 
@@ -169,6 +174,7 @@ export class RobotAgent {
       'grpc.per_rpc_retry_buffer_size': 0,
     });
     this.unacked = new UnackedBatches(opts.maxUnackedBatches ?? 4096, opts.maxUnackedBytes ?? 16 * 1024 * 1024);
+    this.health = new HealthReporter((report) => this.sendHealthReport(report), opts.healthReportPeriodMs);
     this.telemetry = new TelemetryPublisher(this.client, () => this.metadata(), this.queue, opts.maxBatchSamples ?? 1000, (line) =>
       this.log(`agent ${opts.robotId}: ${line}`), this.unacked);
   }
@@ -205,6 +211,7 @@ export class RobotAgent {
     if (this.linkLossTimer) clearTimeout(this.linkLossTimer);
     this.reconnectTimer = null;
     this.linkLossTimer = null;
+    this.health.stop();
     await this.telemetry.finish(1000);
     const s = this.stream;
     if (s) {
@@ -296,6 +303,7 @@ export class RobotAgent {
       this.linkLossTimer = null;
       this.log(`agent ${this.opts.robotId}: connected`);
       this.telemetry.start();
+      this.health.onConnected();
       this.opts.onConnected?.(body.value);
     } else if (body.case === 'command') {
       this.commands.handle(body.value);
@@ -308,6 +316,7 @@ export class RobotAgent {
     this.stream = null;
     this.welcomed = false;
     this.telemetry.stop();
+    this.health.onDisconnected();
     const reason = { code: st.code, details: st.details };
     if (wasConnected) this.armLinkLoss();
     if (st.code !== status.OK || this.running) this.log(`agent ${this.opts.robotId}: stream ended (${st.code} ${st.details})`);
@@ -340,6 +349,18 @@ export class RobotAgent {
    */
   sendMissionStatus(status: MessageInitShape<typeof MissionStatusSchema>): boolean {
     return this.sendControl(create(RobotMessageSchema, { body: { case: 'missionStatus', value: create(MissionStatusSchema, status) } }));
+  }
+
+  /**
+   * Sets the robot's health state (every active fault, each device's health). The agent reports it
+   * on the control stream after every connect, at once on a change and periodically (docs/faults.md).
+   */
+  setHealth(state: HealthState): void {
+    this.health.set(state);
+  }
+
+  private sendHealthReport(report: HealthReport): boolean {
+    return this.sendControl(create(RobotMessageSchema, { body: { case: 'healthReport', value: report } }));
   }
 
   // Control messages bypass the telemetry queue: they are small and must not wait behind samples.

@@ -40,6 +40,10 @@ import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { loadScrapeToken } from '../metrics/scrape-token.js';
 import { registerMetricsEndpoint } from '../http/metrics-endpoint.js';
 import { StoreHealth } from '../telemetry/store-health.js';
+import { FaultTracker } from '../fleet/faults/tracker.js';
+import { startFaultRetention } from '../fleet/faults/retention.js';
+import { applyHealthReport } from '../fleet/health/intake.js';
+import { UsageMeter } from '../fleet/robot-details/usage-meter.js';
 import { join } from 'node:path';
 import { Readiness } from './readiness.js';
 import { buildRoutes } from './routes.js';
@@ -115,6 +119,11 @@ export interface Gateway {
   readonly metrics: GatewayMetrics;
   /** What /readyz and the gRPC health service answer. */
   readonly readiness: Readiness;
+  /**
+   * Fault records from the robots' health reports; `faults.observe(observer)` subscribes to raised,
+   * updated and cleared faults (alerts: docs/faults.md).
+   */
+  readonly faults: FaultTracker;
   /** Drains and stops everything; safe to call twice. */
   close(): Promise<void>;
 }
@@ -204,6 +213,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     ingest.onDurable((robotId, epoch, seq) => link.telemetryDurable?.(robotId, epoch, seq));
     link.setTelemetryDurableSource?.((robotId) => ingest.durableOf(robotId));
     link.listen({ onOnline: (robotId) => online.add(robotId), onOffline: (robotId) => online.delete(robotId) });
+    // Robot health reports: faults and per-device health (docs/faults.md).
+    const faults = new FaultTracker(store, events, { log: logFor('fleet') });
+    link.listen({ onHealthReport: (robotId, report) => applyHealthReport(store, faults, robotId, report, Date.now()) });
+    // Distance and operating time of online robots, from their telemetry snapshots.
+    const usageMeter = new UsageMeter(store, { online: () => online, log: logFor('fleet') });
     ingest.onBackpressure((paused) => link.setReadPaused(paused));
     ingest.onBackpressure((paused) => metrics.backpressure(paused));
     commands = new CommandService({
@@ -230,8 +244,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       ...(overrides.missionPassIntervalMs !== undefined ? { passIntervalMs: overrides.missionPassIntervalMs } : {}),
     });
     attachToRuntime(missions, runtime);
+    // Missions completed and failed per robot, counted as runs finish (robot details).
+    missions.tracker.onChange((run, previous) => usageMeter.runFinished(run, previous));
     await missions.start();
     const stopRetention = startMissionRetention(store, { log: logFor('missions') });
+    const stopFaultRetention = startFaultRetention(store, { log: logFor('fleet') });
     const scheduler = missions.scheduler;
     const grpcHealth = linkServer;
     readiness = new Readiness(
@@ -262,6 +279,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const { routes } = buildRoutes({
       store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, ready: () => ready.ready(), log: logFor('api'),
       sessions, secureCookies: tlsFiles !== null, ...(apiDocs ? { apiDocs } : {}),
+      usage: (id) => usageMeter.usage(id),
+      ...(ingest.sampleStore.select !== undefined ? { telemetrySelect: (q) => ingest.sampleStore.select!(q) } : {}),
     });
     const router = createRouter(routes, {
       auth: keys,
@@ -290,6 +309,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     });
     streamUrl = `${http.url.replace(/^http/, 'ws')}${STREAM_PATH}`;
     httpUrl = http.url;
+    // Last: nothing below can fail, so the meter's timer never outlives a failed start.
+    usageMeter.start();
 
     const httpServer = http;
     const grpc = linkServer;
@@ -309,10 +330,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       httpServer.close();
       stopPurger();
       stopRetention();
+      stopFaultRetention();
       missionRuntime.stop();
       runtime.close();
       telemetryStore.stop();
       await ingest.close();
+      await usageMeter.stop();
       await commandService.close();
       await closeOwnStore();
     };
@@ -330,6 +353,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       missions: missionRuntime,
       metrics,
       readiness: ready,
+      faults,
       close: () => (closing ??= close()),
     };
   } catch (err: unknown) {

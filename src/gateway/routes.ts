@@ -27,6 +27,11 @@ import { openApiRoutes } from '../api/routes/openapi.js';
 import { apiDocsRoutes } from '../api/routes/api-docs.js';
 import type { PreparedAsset } from '../api/prepared-body.js';
 import { robotRoutes } from '../api/routes/robots.js';
+import { faultRoutes } from '../api/routes/faults.js';
+import { robotDetailsRoutes } from '../api/routes/robot-details.js';
+import { utilizationRoutes } from '../api/routes/utilization.js';
+import type { RobotUsageRecord } from '../fleet/robot-details/usage.js';
+import type { TelemetrySelect } from '../fleet/utilization/utilization.js';
 import { streamTicketRoutes } from '../api/routes/stream-tickets.js';
 import type { RouteDef } from '../api/route.js';
 import type { OperationRuntime } from '../missions/catalog/runtime.js';
@@ -64,6 +69,10 @@ export interface RouteDeps {
   secureCookies: boolean;
   /** The files of GET /docs (api-docs-assets.ts); absent: no /docs. */
   apiDocs?: ReadonlyMap<string, PreparedAsset>;
+  /** Robot usage totals (src/fleet/robot-details/usage-meter.ts); absent: only the saved totals. */
+  usage?: (robotId: string) => RobotUsageRecord | undefined;
+  /** Bound-parameter reads on the telemetry store (utilization); absent: 503. */
+  telemetrySelect?: TelemetrySelect;
 }
 
 export const API_INFO = {
@@ -76,6 +85,7 @@ export const API_INFO = {
     Audit: 'Command audit entries: who asked for which command, and its delivery history.',
     Discovery: 'The contract, the calling key\'s identity and the fleets it can use.',
     Events: 'Correlated event timelines (schedules, runs, templates, the operation, robot links).',
+    Faults: 'Faults robots report in their health reports: one record per occurrence, active until the robot stops reporting it (docs/faults.md).',
     Features: 'Work areas (GeoJSON polygons) that templates and jobs refer to.',
     Health: 'Liveness and readiness probes for load balancers and orchestrators (no credential, status words only).',
     'Mission runs': 'One robot\'s execution of a template: live control and recent history.',
@@ -86,6 +96,7 @@ export const API_INFO = {
     Sessions: 'People log in with email and password: a session cookie plus a CSRF token for calls other than GET.',
     Schedules: 'Registered mission runs and commands; a fire-now request is a schedule too.',
     Telemetry: 'Tickets for the live telemetry WebSocket.',
+    Utilization: 'How the fleet\'s robots spent a window: online, on missions, idle, charging, paused, offline; missions and distance (docs/utilization.md).',
   },
 };
 
@@ -108,6 +119,9 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...apiKeyRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, ...(deps.log ? { log: deps.log } : {}) }),
     ...fleetRoutes({ store: deps.store }),
     ...robotRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id), linkConflict: (id) => deps.link.linkConflict?.(id) ?? null }),
+    ...faultRoutes({ store: deps.store }),
+    ...robotDetailsRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id), usage: deps.usage ?? ((id) => deps.store.robotUsage.get(id)) }),
+    ...utilizationRoutes({ store: deps.store, ...(deps.telemetrySelect ? { select: deps.telemetrySelect } : {}), ...(deps.log ? { log: deps.log } : {}) }),
     ...controlRobotRoutes({ store: deps.store, commands: deps.commands }),
     ...robotCommandRoutes({ store: deps.store, commands: deps.commands }),
     ...robotConfigRoutes({ store: deps.store, commands: deps.commands }),

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { create } from '@bufbuild/protobuf';
 import { status } from '@grpc/grpc-js';
 import {
-  GatewayMessageSchema, type Command, type CommandAck, type CommandResult, type Hello, type MissionStatus,
+  GatewayMessageSchema, type Command, type CommandAck, type CommandResult, type HealthReport, type Hello, type MissionStatus,
 } from '../gen/fleetgw/v1/robot_link_pb.js';
 import { LinkConflictTracker, type ConnectionIdentity, type LinkConflictOptions } from './link-conflict.js';
 import type { LinkConflictReport, LinkConflictView, RobotLink, RobotLinkListener } from '../protocol/robot-link.js';
@@ -198,6 +198,12 @@ export class RobotRegistry implements RobotLink, SessionHooks {
 
   missionStatus(session: RobotSession, status: MissionStatus): void {
     this.emit((l) => l.onMissionStatus?.(session.robotId, status));
+  }
+
+  healthReport(session: RobotSession, report: HealthReport): void {
+    // Only the current session speaks for the robot: a replaced one may still deliver a stale report.
+    if (this.current.get(session.robotId) !== session) return;
+    this.emit((l) => l.onHealthReport?.(session.robotId, report));
   }
 
   closed(session: RobotSession, reason: string): void {

@@ -7,6 +7,7 @@
 import { RobotAgent, type AgentStats } from '../agent/agent.js';
 import type { SampleInput } from '../agent/sample-encoder.js';
 import { applyCommand, initialSimState, type SimCommandContext } from './commands.js';
+import { SimHealth } from './health.js';
 import { SimMissionRunner, type SimMissionBehaviour } from './missions.js';
 import { simPolicy } from './policy.js';
 import { RobotModel } from './robot-model.js';
@@ -19,6 +20,8 @@ export const SIM_CAPABILITIES = ['stop', 'start', 'release', 'force_reset', 'mod
 const TICK_MS = 100;
 // After an event-loop stall, do not replay more than this much missed time as a burst.
 const MAX_CATCH_UP_MS = 1000;
+// Health changes slowly: the robot's health state is rebuilt and compared at most this often.
+const HEALTH_EVERY_MS = 1000;
 
 export interface SimFleetOptions {
   /** Gateway robot link, `HOST:PORT`. */
@@ -44,6 +47,8 @@ export interface SimRobot {
   readonly commands: SimCommandContext;
   /** The robot's mission executor. */
   readonly missions: SimMissionRunner;
+  /** The robot's health monitor (faults, device health: src/sim/health.ts). */
+  readonly health: SimHealth;
 }
 
 export interface SimFleetStats extends Omit<AgentStats, 'connected'> {
@@ -92,10 +97,11 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
       log,
     });
     ctx.agent = agent;
-    return { robotId: cred.robotId, model, agent, commands: ctx, missions: ctx.missions };
+    return { robotId: cred.robotId, model, agent, commands: ctx, missions: ctx.missions, health: new SimHealth(cred.robotId) };
   });
 
   let nextSampleAt = Date.now();
+  let nextHealthAt = nextSampleAt;
   const tick = (): void => {
     const now = Date.now();
     if (now - nextSampleAt > MAX_CATCH_UP_MS) nextSampleAt = now - MAX_CATCH_UP_MS;
@@ -103,14 +109,23 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
     for (; nextSampleAt <= now; nextSampleAt += periodMs) due.push(Math.round(nextSampleAt));
     if (due.length === 0) return;
     const dtS = periodMs / 1000;
+    const healthDue = now >= nextHealthAt;
+    if (healthDue) nextHealthAt = now + HEALTH_EVERY_MS;
     for (const r of robots) {
       if (r.missions.busy) r.missions.tick();
       const samples: SampleInput[] = new Array<SampleInput>(due.length);
       for (let i = 0; i < due.length; i++) {
         r.model.step(dtS);
-        samples[i] = r.model.sample(due[i]!);
+        const sample = r.model.sample(due[i]!);
+        // The sample's inline health mirrors the health report (codes and overall level).
+        sample.faults = r.health.faultCodes;
+        sample.healthLevel = r.health.level;
+        samples[i] = sample;
       }
       r.agent.sendSamples(samples);
+      const last = samples[samples.length - 1]!;
+      r.health.step(dtS * due.length, { speedMps: r.model.speedMps, batteryPct: r.model.batteryPct, charging: last.charging, cpuTempC: last.cpuTempC });
+      if (healthDue) r.agent.setHealth(r.health.state(now));
     }
   };
   const timer = setInterval(tick, TICK_MS);

@@ -5,3 +5,4 @@ export { RobotModel } from './robot-model.js';
 export { DEPOT, toLatLon } from './geo.js';
 export { applyCommand, initialSimState, type SimCommandContext, type SimRobotState } from './commands.js';
 export { simPolicy, SIM_ACTIONS, SIM_MODES } from './policy.js';
+export { SimHealth, type HealthInputs } from './health.js';

@@ -24,6 +24,9 @@
  *   runs        runId                      -> RunRecord
  *   users       userId                     -> UserRecord (src/auth/users)
  *   sessions    sessionId                  -> SessionRecord (src/auth/users)
+ *   faults      faultId                    -> FaultRecord (src/fleet/faults)
+ *   deviceHealth robotId                   -> DeviceHealthRecord (src/fleet/health)
+ *   robotUsage  robotId                    -> RobotUsageRecord (src/fleet/robot-details)
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -85,6 +88,9 @@ const DATABASES: { readonly [K in keyof StoreDatabases]: true } = {
   runs: true,
   users: true,
   sessions: true,
+  faults: true,
+  deviceHealth: true,
+  robotUsage: true,
 };
 
 /** The named databases of the environment (backup verification counts each one). */

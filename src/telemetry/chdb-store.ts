@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { INSERT_COLUMN_LIST, ROWBINARY_STRUCTURE, TABLE_NAME } from './columns.js';
 import type { SampleStore } from './sample-store.js';
+import { checkBoundQuery, chdbParams, parseTabSeparated } from './bound-query.js';
 import { migrateSchema } from './migrations.js';
 
 export interface ChdbStoreOptions {
@@ -100,6 +101,11 @@ export async function openChdbStore(opts: ChdbStoreOptions): Promise<SampleStore
       },
       async queryText(sql) {
         return (await session.queryAsync(sql, { format: 'TabSeparated' })).text();
+      },
+      async select(query) {
+        if (closed) throw new Error('chdb store is closed');
+        checkBoundQuery(query);
+        return parseTabSeparated((await session.queryBindAsync(query.sql, chdbParams(query), { format: 'TabSeparated' })).text());
       },
       close() {
         if (!closed) {

@@ -10,6 +10,7 @@ import { isDatabaseName, parseClickHouseUrl } from './clickhouse-target.js';
 import { migrateSchema } from './migrations.js';
 import type { SampleStore } from './sample-store.js';
 import { flavorForVersion, type SchemaFlavor } from './schema.js';
+import { selectWithExternalData } from './external-data.js';
 
 export interface ClickHouseStoreOptions {
   /** e.g. http://127.0.0.1:8123/fleet: the path names the database; a password in it is refused. */
@@ -112,6 +113,14 @@ export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise
         const res = await client.query({ query: sql, format: 'TabSeparated' });
         return res.text();
       },
+      // Bound parameters as external data on every server version (18.16 has no query parameters).
+      select: (query) => selectWithExternalData({
+        origin: target.origin,
+        database,
+        ...(username !== undefined ? { username } : {}),
+        ...(opts.password !== undefined ? { password: opts.password } : {}),
+        timeoutMs: opts.requestTimeoutMs ?? 30_000,
+      }, query),
       close: () => client.close(),
     };
   } catch (e) {

@@ -3,6 +3,7 @@
  * RowBinary rows in the field table's column order (sample-table.ts, columns.ts): the only row
  * format the decoders write.
  */
+import type { BoundQuery, Rows } from './bound-query.js';
 import type { MigrationResult } from './migrations.js';
 
 export type StoreKind = 'chdb' | 'clickhouse';
@@ -34,5 +35,10 @@ export interface SampleStore {
   insertFile?(path: string, rows: number, token?: string): Promise<void>;
   /** Runs a read query, returns TabSeparated text (tests, ops tooling; not on the hot path). */
   queryText(sql: string): Promise<string>;
+  /**
+   * Runs a read query with bound parameters (bound-query.ts), the same SQL on every store; absent on
+   * test doubles (readers then answer 503).
+   */
+  select?(query: BoundQuery): Promise<Rows>;
   close(): Promise<void>;
 }

@@ -18,6 +18,8 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG, type ErrorId } from '../../src/errors/catalog.js';
+import { RobotAgent } from '../../src/agent/agent.js';
+import { HealthSeverity } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
 import { adminJson, FLEETGW_BIN } from '../support/cli.js';
 import { makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
 import { until } from '../support/until.js';
@@ -51,6 +53,7 @@ let base: string;
 let readKey: string;
 const robots: { robotId: string; robotToken: string }[] = [];
 let inactiveRobot: string;
+let inactiveToken: string;
 const operations = new Map<string, Operation>();
 /** operationId -> statuses seen. */
 const seen = new Map<string, Set<number>>();
@@ -77,7 +80,7 @@ function catalogIdsOf(status: number, body: { error: string; code: string }): Er
 beforeAll(async () => {
   d = makeDataDir('fleetgw-contract-');
   for (let i = 0; i < 2; i++) robots.push(adminJson(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', `sim${i}`]));
-  inactiveRobot = adminJson<{ robotId: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'spare', '--inactive']).robotId;
+  ({ robotId: inactiveRobot, robotToken: inactiveToken } = adminJson<{ robotId: string; robotToken: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'spare', '--inactive']));
   readKey = adminJson<{ apiKey: string }>(['create-key', '--data-dir', d.dataDir, '--org', d.orgId, '--permissions', 'robots:read']).apiKey;
   const user = spawnSync(process.execPath, [FLEETGW_BIN, 'admin', 'create-user', '--data-dir', d.dataDir, '--org', d.orgId, '--email', 'ops@acme.test', '--role', 'operator'], { input: USER_PASSWORD, encoding: 'utf8' });
   expect(user.status, user.stderr).toBe(0);
@@ -500,6 +503,35 @@ describe('every operation, through real HTTP', () => {
     const all = await expectStatus(200, 'fleetStopAll', { body: { reason: 'contract test', wait_for_ack: true } });
     expect(all.count).toBe(2);
     await expectStatus(403, 'fleetStopAll', { body: {}, key: readKey });
+  });
+
+  // Issue 10 parts 3, 5, 6 (branch health): faults, robot details, utilization.
+  it('faults, robot details and utilization', async () => {
+    // The spare robot reports one fault over the real robot link, then leaves again.
+    const agent = new RobotAgent({ address: gw.ready.grpc, robotId: inactiveRobot, robotToken: inactiveToken, onCommand: () => ({ accept: true }), dedicatedConnection: true });
+    agent.setHealth({ faults: [{ code: 'lidar_front_degraded', severity: HealthSeverity.WARNING, component: 'lidar_front', message: 'dust' }], devices: [] });
+    agent.start();
+    try {
+      await until(async () => (await call('listFaults', { path: ids(), query: { active: true } })).body.items?.length > 0, 15_000, 'a fault');
+      const page = await expectStatus(200, 'listFaults', { path: ids(), query: { robot_id: inactiveRobot, limit: 1 } });
+      await expectStatus(400, 'listFaults', { path: ids(), query: { active: 'maybe' } });
+      const fault = await expectStatus(200, 'getFault', { path: { ...ids(), fault_id: page.items[0].faultId as string } });
+      expect(fault.code).toBe('lidar_front_degraded');
+      await expectStatus(404, 'getFault', { path: { ...ids(), fault_id: randomUUID() } });
+      await expectStatus(200, 'listRobotFaults', { path: { robot_id: inactiveRobot }, query: { active: true } });
+      await expectStatus(404, 'listRobotFaults', { path: { robot_id: randomUUID() } });
+      const details = await expectStatus(200, 'getRobotDetails', robotPath());
+      expect(details.health.devices.length).toBeGreaterThan(0);
+      await expectStatus(200, 'getRobotDetails', { path: { robot_id: inactiveRobot }, key: readKey });
+      await expectStatus(404, 'getRobotDetails', { path: { robot_id: randomUUID() } });
+    } finally {
+      await agent.stop();
+    }
+    const now = Date.now();
+    const u = await expectStatus(200, 'getUtilization', { path: ids(), query: { from_ms: now - 60_000, to_ms: now } });
+    expect(u.robots).toHaveLength(3);
+    await expectStatus(400, 'getUtilization', { path: ids(), query: { from_ms: now, to_ms: now - 1 } });
+    await expectStatus(403, 'getUtilization', { path: ids(), query: { from_ms: now - 60_000, to_ms: now }, key: readKey });
   });
 
   it('returned only errors each operation publishes (x-errors)', () => {

@@ -8,7 +8,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { TelemetryBatch, TelemetryBatchSchema } from "./telemetry_pb.js";
+import type { HealthLevel, TelemetryBatch, TelemetryBatchSchema } from "./telemetry_pb.js";
 import { file_fleetgw_v1_telemetry } from "./telemetry_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file fleetgw/v1/robot_link.proto.
  */
 export const file_fleetgw_v1_robot_link: GenFile = /*@__PURE__*/
-  fileDesc("ChtmbGVldGd3L3YxL3JvYm90X2xpbmsucHJvdG8SCmZsZWV0Z3cudjEiRwoQVGVsZW1ldHJ5UmVjZWlwdBIPCgdiYXRjaGVzGAEgASgEEhMKC2R1cmFibGVfc2VxGAIgASgEEg0KBWVwb2NoGAMgASgEIoACCgxSb2JvdE1lc3NhZ2USIgoFaGVsbG8YASABKAsyES5mbGVldGd3LnYxLkhlbGxvSAASMwoJdGVsZW1ldHJ5GAIgASgLMhouZmxlZXRndy52MS5UZWxlbWV0cnlCYXRjaEICGAFIABIlCgNhY2sYAyABKAsyFi5mbGVldGd3LnYxLkNvbW1hbmRBY2tIABIzCg5jb21tYW5kX3Jlc3VsdBgEIAEoCzIZLmZsZWV0Z3cudjEuQ29tbWFuZFJlc3VsdEgAEjMKDm1pc3Npb25fc3RhdHVzGAUgASgLMhkuZmxlZXRndy52MS5NaXNzaW9uU3RhdHVzSABCBgoEYm9keSLCAQoFSGVsbG8SFQoNYWdlbnRfdmVyc2lvbhgBIAEoCRIUCgxjYXBhYmlsaXRpZXMYAiADKAkSGAoQbGFzdF9hcHBsaWVkX3NlcRgDIAEoBBIpCgZwb2xpY3kYBCABKAsyGS5mbGVldGd3LnYxLkNvbW1hbmRQb2xpY3kSMgoPYWN0aXZlX21pc3Npb25zGAUgAygLMhkuZmxlZXRndy52MS5NaXNzaW9uU3RhdHVzEhMKC2luc3RhbmNlX2lkGAYgASgJItcBCg1Db21tYW5kUG9saWN5EhUKDWFsbG93ZWRfbW9kZXMYASADKAkSJwoHYWN0aW9ucxgCIAMoCzIWLmZsZWV0Z3cudjEuQWN0aW9uU3BlYxIpCghzZXR0aW5ncxgDIAMoCzIXLmZsZWV0Z3cudjEuU2V0dGluZ1NwZWMSKgoKZ29fdG9fYXJlYRgEIAEoCzIWLmZsZWV0Z3cudjEuR2VvUG9seWdvbhIVCg1yZW1vdGVfY29uZmlnGAUgASgIEhgKEG9uYm9hcmRfc2V0dGluZ3MYBiABKAgiOQoKQWN0aW9uU3BlYxIMCgRuYW1lGAEgASgJEh0KFWFyZ3VtZW50c19zY2hlbWFfanNvbhgCIAEoCSLdAQoLU2V0dGluZ1NwZWMSCwoDa2V5GAEgASgJEioKBGtpbmQYAiABKA4yHC5mbGVldGd3LnYxLlNldHRpbmdTcGVjLktpbmQSEQoJaGFzX3JhbmdlGAMgASgIEgsKA21pbhgEIAEoARILCgNtYXgYBSABKAESFgoOYWxsb3dlZF92YWx1ZXMYBiADKAkiUAoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASDwoLS0lORF9OVU1CRVIQARIQCgxLSU5EX0JPT0xFQU4QAhIPCgtLSU5EX1NUUklORxADIi8KCEdlb1BvaW50EhAKCGxhdGl0dWRlGAEgASgBEhEKCWxvbmdpdHVkZRgCIAEoASIwCgpHZW9Qb2x5Z29uEiIKBHJpbmcYASADKAsyFC5mbGVldGd3LnYxLkdlb1BvaW50IlkKDUNvbW1hbmRSZXN1bHQSEgoKY29tbWFuZF9pZBgBIAEoCRIPCgdzdWNjZXNzGAIgASgIEg0KBWVycm9yGAMgASgJEhQKDHBheWxvYWRfanNvbhgEIAEoCSK4AQoNTWlzc2lvblN0YXR1cxIOCgZydW5faWQYASABKAkSEgoKbWlzc2lvbl9pZBgCIAEoCRINCgVzdGF0ZRgDIAEoCRIUCgxwcm9ncmVzc19wY3QYBCABKAISEgoKc3RlcF9pbmRleBgFIAEoBRIcChRyZW1haW5pbmdfZGlzdGFuY2VfbRgGIAEoARINCgVldGFfcxgHIAEoARIOCgZkZXRhaWwYCCABKAkSDQoFdHNfbXMYCSABKAMiqwEKCkNvbW1hbmRBY2sSEgoKY29tbWFuZF9pZBgBIAEoCRItCgZzdGF0dXMYAiABKA4yHS5mbGVldGd3LnYxLkNvbW1hbmRBY2suU3RhdHVzEg4KBnJlYXNvbhgDIAEoCSJKCgZTdGF0dXMSFgoSU1RBVFVTX1VOU1BFQ0lGSUVEEAASEwoPU1RBVFVTX1JFQ0VJVkVEEAESEwoPU1RBVFVTX1JFSkVDVEVEEAIiaAoOR2F0ZXdheU1lc3NhZ2USJgoHY29tbWFuZBgBIAEoCzITLmZsZWV0Z3cudjEuQ29tbWFuZEgAEiYKB3dlbGNvbWUYAiABKAsyEy5mbGVldGd3LnYxLldlbGNvbWVIAEIGCgRib2R5IkUKB1dlbGNvbWUSEAoIcm9ib3RfaWQYASABKAkSEAoIZmxlZXRfaWQYAiABKAkSFgoOc2VydmVyX3RpbWVfbXMYAyABKAMi9AQKB0NvbW1hbmQSEgoKY29tbWFuZF9pZBgBIAEoCRIUCgxpc3N1ZWRfYXRfbXMYAiABKAMSCwoDc2VxGAMgASgEEiAKBHN0b3AYCiABKAsyEC5mbGVldGd3LnYxLlN0b3BIABIiCgVzdGFydBgLIAEoCzIRLmZsZWV0Z3cudjEuU3RhcnRIABImCgdyZWxlYXNlGAwgASgLMhMuZmxlZXRndy52MS5SZWxlYXNlSAASLQoLZm9yY2VfcmVzZXQYDSABKAsyFi5mbGVldGd3LnYxLkZvcmNlUmVzZXRIABInCghzZXRfbW9kZRgOIAEoCzITLmZsZWV0Z3cudjEuU2V0TW9kZUgAEjEKDWludm9rZV9hY3Rpb24YDyABKAsyGC5mbGVldGd3LnYxLkludm9rZUFjdGlvbkgAEjUKD3VwZGF0ZV9zZXR0aW5ncxgQIAEoCzIaLmZsZWV0Z3cudjEuVXBkYXRlU2V0dGluZ3NIABIhCgVnb190bxgRIAEoCzIQLmZsZWV0Z3cudjEuR29Ub0gAEisKBmNvbmZpZxgSIAEoCzIZLmZsZWV0Z3cudjEuQ29uZmlnUmVxdWVzdEgAEj4KEG9uYm9hcmRfc2V0dGluZ3MYEyABKAsyIi5mbGVldGd3LnYxLk9uYm9hcmRTZXR0aW5nc1JlcXVlc3RIABIxCg1taXNzaW9uX3N0YXJ0GBQgASgLMhguZmxlZXRndy52MS5NaXNzaW9uU3RhcnRIABI1Cg9taXNzaW9uX2NvbnRyb2wYFSABKAsyGi5mbGVldGd3LnYxLk1pc3Npb25Db250cm9sSABCCAoGYWN0aW9uIhYKBFN0b3ASDgoGcmVhc29uGAEgASgJIgcKBVN0YXJ0IgkKB1JlbGVhc2UiDAoKRm9yY2VSZXNldCIXCgdTZXRNb2RlEgwKBG1vZGUYASABKAkiNAoMSW52b2tlQWN0aW9uEgwKBG5hbWUYASABKAkSFgoOYXJndW1lbnRzX2pzb24YAiABKAkiJQoOVXBkYXRlU2V0dGluZ3MSEwoLdmFsdWVzX2pzb24YASABKAkibAoER29UbxIQCghsYXRpdHVkZRgBIAEoARIRCglsb25naXR1ZGUYAiABKAESEwoLaGFzX2hlYWRpbmcYAyABKAgSEwoLaGVhZGluZ19kZWcYBCABKAESFQoNbWF4X3NwZWVkX21wcxgFIAEoASIzCg1Db25maWdSZXF1ZXN0Eg0KBXdyaXRlGAEgASgIEhMKC3ZhbHVlc19qc29uGAIgASgJIjwKFk9uYm9hcmRTZXR0aW5nc1JlcXVlc3QSDQoFd3JpdGUYASABKAgSEwoLdmFsdWVzX2pzb24YAiABKAkiMAoLTWlzc2lvblN0ZXASDAoEa2luZBgBIAEoCRITCgtjb25maWdfanNvbhgCIAEoCSKVAQoMTWlzc2lvblN0YXJ0Eg4KBnJ1bl9pZBgBIAEoCRISCgptaXNzaW9uX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSJgoFc3RlcHMYBCADKAsyFy5mbGVldGd3LnYxLk1pc3Npb25TdGVwEhcKD3BhcmFtZXRlcnNfanNvbhgFIAEoCRISCgpmZWF0dXJlX2lkGAYgASgJIr8BCg5NaXNzaW9uQ29udHJvbBIOCgZydW5faWQYASABKAkSMQoGYWN0aW9uGAIgASgOMiEuZmxlZXRndy52MS5NaXNzaW9uQ29udHJvbC5BY3Rpb24iagoGQWN0aW9uEhYKEkFDVElPTl9VTlNQRUNJRklFRBAAEhAKDEFDVElPTl9QQVVTRRABEhEKDUFDVElPTl9SRVNVTUUQAhIRCg1BQ1RJT05fQ0FOQ0VMEAMSEAoMQUNUSU9OX0FCT1JUEAQyogEKCVJvYm90TGluaxJDCgdDb25uZWN0EhguZmxlZXRndy52MS5Sb2JvdE1lc3NhZ2UaGi5mbGVldGd3LnYxLkdhdGV3YXlNZXNzYWdlKAEwARJQChBQdWJsaXNoVGVsZW1ldHJ5EhouZmxlZXRndy52MS5UZWxlbWV0cnlCYXRjaBocLmZsZWV0Z3cudjEuVGVsZW1ldHJ5UmVjZWlwdCgBMAFiBnByb3RvMw", [file_fleetgw_v1_telemetry]);
+  fileDesc("ChtmbGVldGd3L3YxL3JvYm90X2xpbmsucHJvdG8SCmZsZWV0Z3cudjEiRwoQVGVsZW1ldHJ5UmVjZWlwdBIPCgdiYXRjaGVzGAEgASgEEhMKC2R1cmFibGVfc2VxGAIgASgEEg0KBWVwb2NoGAMgASgEIrMCCgxSb2JvdE1lc3NhZ2USIgoFaGVsbG8YASABKAsyES5mbGVldGd3LnYxLkhlbGxvSAASMwoJdGVsZW1ldHJ5GAIgASgLMhouZmxlZXRndy52MS5UZWxlbWV0cnlCYXRjaEICGAFIABIlCgNhY2sYAyABKAsyFi5mbGVldGd3LnYxLkNvbW1hbmRBY2tIABIzCg5jb21tYW5kX3Jlc3VsdBgEIAEoCzIZLmZsZWV0Z3cudjEuQ29tbWFuZFJlc3VsdEgAEjMKDm1pc3Npb25fc3RhdHVzGAUgASgLMhkuZmxlZXRndy52MS5NaXNzaW9uU3RhdHVzSAASMQoNaGVhbHRoX3JlcG9ydBgGIAEoCzIYLmZsZWV0Z3cudjEuSGVhbHRoUmVwb3J0SABCBgoEYm9keSLCAQoFSGVsbG8SFQoNYWdlbnRfdmVyc2lvbhgBIAEoCRIUCgxjYXBhYmlsaXRpZXMYAiADKAkSGAoQbGFzdF9hcHBsaWVkX3NlcRgDIAEoBBIpCgZwb2xpY3kYBCABKAsyGS5mbGVldGd3LnYxLkNvbW1hbmRQb2xpY3kSMgoPYWN0aXZlX21pc3Npb25zGAUgAygLMhkuZmxlZXRndy52MS5NaXNzaW9uU3RhdHVzEhMKC2luc3RhbmNlX2lkGAYgASgJItcBCg1Db21tYW5kUG9saWN5EhUKDWFsbG93ZWRfbW9kZXMYASADKAkSJwoHYWN0aW9ucxgCIAMoCzIWLmZsZWV0Z3cudjEuQWN0aW9uU3BlYxIpCghzZXR0aW5ncxgDIAMoCzIXLmZsZWV0Z3cudjEuU2V0dGluZ1NwZWMSKgoKZ29fdG9fYXJlYRgEIAEoCzIWLmZsZWV0Z3cudjEuR2VvUG9seWdvbhIVCg1yZW1vdGVfY29uZmlnGAUgASgIEhgKEG9uYm9hcmRfc2V0dGluZ3MYBiABKAgiOQoKQWN0aW9uU3BlYxIMCgRuYW1lGAEgASgJEh0KFWFyZ3VtZW50c19zY2hlbWFfanNvbhgCIAEoCSLdAQoLU2V0dGluZ1NwZWMSCwoDa2V5GAEgASgJEioKBGtpbmQYAiABKA4yHC5mbGVldGd3LnYxLlNldHRpbmdTcGVjLktpbmQSEQoJaGFzX3JhbmdlGAMgASgIEgsKA21pbhgEIAEoARILCgNtYXgYBSABKAESFgoOYWxsb3dlZF92YWx1ZXMYBiADKAkiUAoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASDwoLS0lORF9OVU1CRVIQARIQCgxLSU5EX0JPT0xFQU4QAhIPCgtLSU5EX1NUUklORxADIi8KCEdlb1BvaW50EhAKCGxhdGl0dWRlGAEgASgBEhEKCWxvbmdpdHVkZRgCIAEoASIwCgpHZW9Qb2x5Z29uEiIKBHJpbmcYASADKAsyFC5mbGVldGd3LnYxLkdlb1BvaW50IlkKDUNvbW1hbmRSZXN1bHQSEgoKY29tbWFuZF9pZBgBIAEoCRIPCgdzdWNjZXNzGAIgASgIEg0KBWVycm9yGAMgASgJEhQKDHBheWxvYWRfanNvbhgEIAEoCSK4AQoNTWlzc2lvblN0YXR1cxIOCgZydW5faWQYASABKAkSEgoKbWlzc2lvbl9pZBgCIAEoCRINCgVzdGF0ZRgDIAEoCRIUCgxwcm9ncmVzc19wY3QYBCABKAISEgoKc3RlcF9pbmRleBgFIAEoBRIcChRyZW1haW5pbmdfZGlzdGFuY2VfbRgGIAEoARINCgVldGFfcxgHIAEoARIOCgZkZXRhaWwYCCABKAkSDQoFdHNfbXMYCSABKAMiqwEKCkNvbW1hbmRBY2sSEgoKY29tbWFuZF9pZBgBIAEoCRItCgZzdGF0dXMYAiABKA4yHS5mbGVldGd3LnYxLkNvbW1hbmRBY2suU3RhdHVzEg4KBnJlYXNvbhgDIAEoCSJKCgZTdGF0dXMSFgoSU1RBVFVTX1VOU1BFQ0lGSUVEEAASEwoPU1RBVFVTX1JFQ0VJVkVEEAESEwoPU1RBVFVTX1JFSkVDVEVEEAIiaAoOR2F0ZXdheU1lc3NhZ2USJgoHY29tbWFuZBgBIAEoCzITLmZsZWV0Z3cudjEuQ29tbWFuZEgAEiYKB3dlbGNvbWUYAiABKAsyEy5mbGVldGd3LnYxLldlbGNvbWVIAEIGCgRib2R5IkUKB1dlbGNvbWUSEAoIcm9ib3RfaWQYASABKAkSEAoIZmxlZXRfaWQYAiABKAkSFgoOc2VydmVyX3RpbWVfbXMYAyABKAMi9AQKB0NvbW1hbmQSEgoKY29tbWFuZF9pZBgBIAEoCRIUCgxpc3N1ZWRfYXRfbXMYAiABKAMSCwoDc2VxGAMgASgEEiAKBHN0b3AYCiABKAsyEC5mbGVldGd3LnYxLlN0b3BIABIiCgVzdGFydBgLIAEoCzIRLmZsZWV0Z3cudjEuU3RhcnRIABImCgdyZWxlYXNlGAwgASgLMhMuZmxlZXRndy52MS5SZWxlYXNlSAASLQoLZm9yY2VfcmVzZXQYDSABKAsyFi5mbGVldGd3LnYxLkZvcmNlUmVzZXRIABInCghzZXRfbW9kZRgOIAEoCzITLmZsZWV0Z3cudjEuU2V0TW9kZUgAEjEKDWludm9rZV9hY3Rpb24YDyABKAsyGC5mbGVldGd3LnYxLkludm9rZUFjdGlvbkgAEjUKD3VwZGF0ZV9zZXR0aW5ncxgQIAEoCzIaLmZsZWV0Z3cudjEuVXBkYXRlU2V0dGluZ3NIABIhCgVnb190bxgRIAEoCzIQLmZsZWV0Z3cudjEuR29Ub0gAEisKBmNvbmZpZxgSIAEoCzIZLmZsZWV0Z3cudjEuQ29uZmlnUmVxdWVzdEgAEj4KEG9uYm9hcmRfc2V0dGluZ3MYEyABKAsyIi5mbGVldGd3LnYxLk9uYm9hcmRTZXR0aW5nc1JlcXVlc3RIABIxCg1taXNzaW9uX3N0YXJ0GBQgASgLMhguZmxlZXRndy52MS5NaXNzaW9uU3RhcnRIABI1Cg9taXNzaW9uX2NvbnRyb2wYFSABKAsyGi5mbGVldGd3LnYxLk1pc3Npb25Db250cm9sSABCCAoGYWN0aW9uIhYKBFN0b3ASDgoGcmVhc29uGAEgASgJIgcKBVN0YXJ0IgkKB1JlbGVhc2UiDAoKRm9yY2VSZXNldCIXCgdTZXRNb2RlEgwKBG1vZGUYASABKAkiNAoMSW52b2tlQWN0aW9uEgwKBG5hbWUYASABKAkSFgoOYXJndW1lbnRzX2pzb24YAiABKAkiJQoOVXBkYXRlU2V0dGluZ3MSEwoLdmFsdWVzX2pzb24YASABKAkibAoER29UbxIQCghsYXRpdHVkZRgBIAEoARIRCglsb25naXR1ZGUYAiABKAESEwoLaGFzX2hlYWRpbmcYAyABKAgSEwoLaGVhZGluZ19kZWcYBCABKAESFQoNbWF4X3NwZWVkX21wcxgFIAEoASIzCg1Db25maWdSZXF1ZXN0Eg0KBXdyaXRlGAEgASgIEhMKC3ZhbHVlc19qc29uGAIgASgJIjwKFk9uYm9hcmRTZXR0aW5nc1JlcXVlc3QSDQoFd3JpdGUYASABKAgSEwoLdmFsdWVzX2pzb24YAiABKAkiMAoLTWlzc2lvblN0ZXASDAoEa2luZBgBIAEoCRITCgtjb25maWdfanNvbhgCIAEoCSKVAQoMTWlzc2lvblN0YXJ0Eg4KBnJ1bl9pZBgBIAEoCRISCgptaXNzaW9uX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSJgoFc3RlcHMYBCADKAsyFy5mbGVldGd3LnYxLk1pc3Npb25TdGVwEhcKD3BhcmFtZXRlcnNfanNvbhgFIAEoCRISCgpmZWF0dXJlX2lkGAYgASgJIr8BCg5NaXNzaW9uQ29udHJvbBIOCgZydW5faWQYASABKAkSMQoGYWN0aW9uGAIgASgOMiEuZmxlZXRndy52MS5NaXNzaW9uQ29udHJvbC5BY3Rpb24iagoGQWN0aW9uEhYKEkFDVElPTl9VTlNQRUNJRklFRBAAEhAKDEFDVElPTl9QQVVTRRABEhEKDUFDVElPTl9SRVNVTUUQAhIRCg1BQ1RJT05fQ0FOQ0VMEAMSEAoMQUNUSU9OX0FCT1JUEAQicQoMSGVhbHRoUmVwb3J0Eg0KBXRzX21zGAEgASgDEicKBmZhdWx0cxgCIAMoCzIXLmZsZWV0Z3cudjEuSGVhbHRoRmF1bHQSKQoHZGV2aWNlcxgDIAMoCzIYLmZsZWV0Z3cudjEuRGV2aWNlSGVhbHRoIoMBCgtIZWFsdGhGYXVsdBIMCgRjb2RlGAEgASgJEiwKCHNldmVyaXR5GAIgASgOMhouZmxlZXRndy52MS5IZWFsdGhTZXZlcml0eRIRCgljb21wb25lbnQYAyABKAkSDwoHbWVzc2FnZRgEIAEoCRIUCgxyYWlzZWRfYXRfbXMYBSABKAMi5wEKDERldmljZUhlYWx0aBIRCglkZXZpY2VfaWQYASABKAkSJAoEa2luZBgCIAEoDjIWLmZsZWV0Z3cudjEuRGV2aWNlS2luZBImCgVsZXZlbBgDIAEoDjIXLmZsZWV0Z3cudjEuSGVhbHRoTGV2ZWwSDgoGc3RhdHVzGAQgASgJEjYKB21ldHJpY3MYBSADKAsyJS5mbGVldGd3LnYxLkRldmljZUhlYWx0aC5NZXRyaWNzRW50cnkaLgoMTWV0cmljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEqoQEKDkhlYWx0aFNldmVyaXR5Eh8KG0hFQUxUSF9TRVZFUklUWV9VTlNQRUNJRklFRBAAEhgKFEhFQUxUSF9TRVZFUklUWV9JTkZPEAESGwoXSEVBTFRIX1NFVkVSSVRZX1dBUk5JTkcQAhIZChVIRUFMVEhfU0VWRVJJVFlfRVJST1IQAxIcChhIRUFMVEhfU0VWRVJJVFlfQ1JJVElDQUwQBCqiAQoKRGV2aWNlS2luZBIbChdERVZJQ0VfS0lORF9VTlNQRUNJRklFRBAAEhcKE0RFVklDRV9LSU5EX0JBVFRFUlkQARIVChFERVZJQ0VfS0lORF9EUklWRRACEhYKEkRFVklDRV9LSU5EX1NFTlNPUhADEhgKFERFVklDRV9LSU5EX0NPTVBVVEVSEAQSFQoRREVWSUNFX0tJTkRfT1RIRVIQBTKiAQoJUm9ib3RMaW5rEkMKB0Nvbm5lY3QSGC5mbGVldGd3LnYxLlJvYm90TWVzc2FnZRoaLmZsZWV0Z3cudjEuR2F0ZXdheU1lc3NhZ2UoATABElAKEFB1Ymxpc2hUZWxlbWV0cnkSGi5mbGVldGd3LnYxLlRlbGVtZXRyeUJhdGNoGhwuZmxlZXRndy52MS5UZWxlbWV0cnlSZWNlaXB0KAEwAWIGcHJvdG8z", [file_fleetgw_v1_telemetry]);
 
 /**
  * PublishTelemetry's answers: the final one when the robot half-closes the stream, and, for batches
@@ -103,6 +103,15 @@ export type RobotMessage = Message<"fleetgw.v1.RobotMessage"> & {
      */
     value: MissionStatus;
     case: "missionStatus";
+  } | {
+    /**
+     * The robot's full health state (faults and per-device health); low rate, never on the telemetry
+     * stream. Sent after every Welcome, on every change and at least every 30 s (docs/faults.md).
+     *
+     * @generated from field: fleetgw.v1.HealthReport health_report = 6;
+     */
+    value: HealthReport;
+    case: "healthReport";
   } | { case: undefined; value?: undefined };
 };
 
@@ -1039,6 +1048,211 @@ export enum MissionControl_Action {
  */
 export const MissionControl_ActionSchema: GenEnum<MissionControl_Action> = /*@__PURE__*/
   enumDesc(file_fleetgw_v1_robot_link, 26, 0);
+
+/**
+ * The robot's whole health state at ts_ms. Each report replaces the previous one: a fault code absent
+ * from a report is cleared, so a lost report is corrected by the next one (full state, not deltas).
+ * Kept off TelemetrySample on purpose: faults and device health change rarely, and the telemetry hot
+ * path (decoded by the C++ addon and the JS reader) stays as it is. docs/faults.md.
+ *
+ * @generated from message fleetgw.v1.HealthReport
+ */
+export type HealthReport = Message<"fleetgw.v1.HealthReport"> & {
+  /**
+   * Robot clock of this report, milliseconds since the Unix epoch.
+   *
+   * @generated from field: int64 ts_ms = 1;
+   */
+  tsMs: bigint;
+
+  /**
+   * Every fault active now, one per code (a repeated code: the first one counts).
+   *
+   * @generated from field: repeated fleetgw.v1.HealthFault faults = 2;
+   */
+  faults: HealthFault[];
+
+  /**
+   * The latest health of each device the robot reports, one per device_id.
+   *
+   * @generated from field: repeated fleetgw.v1.DeviceHealth devices = 3;
+   */
+  devices: DeviceHealth[];
+};
+
+/**
+ * Describes the message fleetgw.v1.HealthReport.
+ * Use `create(HealthReportSchema)` to create a new message.
+ */
+export const HealthReportSchema: GenMessage<HealthReport> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 27);
+
+/**
+ * @generated from message fleetgw.v1.HealthFault
+ */
+export type HealthFault = Message<"fleetgw.v1.HealthFault"> & {
+  /**
+   * Short machine-readable code, stable across reports, e.g. "drive_left_overtemp", "battery_low".
+   *
+   * @generated from field: string code = 1;
+   */
+  code: string;
+
+  /**
+   * @generated from field: fleetgw.v1.HealthSeverity severity = 2;
+   */
+  severity: HealthSeverity;
+
+  /**
+   * The device or subsystem at fault, e.g. "drive_left", "battery" (a DeviceHealth.device_id when it is one).
+   *
+   * @generated from field: string component = 3;
+   */
+  component: string;
+
+  /**
+   * Human-readable detail, e.g. "motor winding 92 C (limit 85 C)".
+   *
+   * @generated from field: string message = 4;
+   */
+  message: string;
+
+  /**
+   * Robot clock when the robot raised it; 0: unknown (the gateway then uses its own clock).
+   *
+   * @generated from field: int64 raised_at_ms = 5;
+   */
+  raisedAtMs: bigint;
+};
+
+/**
+ * Describes the message fleetgw.v1.HealthFault.
+ * Use `create(HealthFaultSchema)` to create a new message.
+ */
+export const HealthFaultSchema: GenMessage<HealthFault> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 28);
+
+/**
+ * One device's health: a level, a short status word and named readings.
+ *
+ * @generated from message fleetgw.v1.DeviceHealth
+ */
+export type DeviceHealth = Message<"fleetgw.v1.DeviceHealth"> & {
+  /**
+   * Stable id of the device on this robot, e.g. "battery", "drive_left", "lidar_front", "computer".
+   *
+   * @generated from field: string device_id = 1;
+   */
+  deviceId: string;
+
+  /**
+   * @generated from field: fleetgw.v1.DeviceKind kind = 2;
+   */
+  kind: DeviceKind;
+
+  /**
+   * @generated from field: fleetgw.v1.HealthLevel level = 3;
+   */
+  level: HealthLevel;
+
+  /**
+   * Short machine-readable status, e.g. "ok", "overtemp", "degraded", "charging".
+   *
+   * @generated from field: string status = 4;
+   */
+  status: string;
+
+  /**
+   * Named readings with their unit in the name, e.g. "temperature_c", "charge_pct", "cpu_load_pct".
+   *
+   * @generated from field: map<string, double> metrics = 5;
+   */
+  metrics: { [key: string]: number };
+};
+
+/**
+ * Describes the message fleetgw.v1.DeviceHealth.
+ * Use `create(DeviceHealthSchema)` to create a new message.
+ */
+export const DeviceHealthSchema: GenMessage<DeviceHealth> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 29);
+
+/**
+ * @generated from enum fleetgw.v1.HealthSeverity
+ */
+export enum HealthSeverity {
+  /**
+   * @generated from enum value: HEALTH_SEVERITY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: HEALTH_SEVERITY_INFO = 1;
+   */
+  INFO = 1,
+
+  /**
+   * @generated from enum value: HEALTH_SEVERITY_WARNING = 2;
+   */
+  WARNING = 2,
+
+  /**
+   * @generated from enum value: HEALTH_SEVERITY_ERROR = 3;
+   */
+  ERROR = 3,
+
+  /**
+   * @generated from enum value: HEALTH_SEVERITY_CRITICAL = 4;
+   */
+  CRITICAL = 4,
+}
+
+/**
+ * Describes the enum fleetgw.v1.HealthSeverity.
+ */
+export const HealthSeveritySchema: GenEnum<HealthSeverity> = /*@__PURE__*/
+  enumDesc(file_fleetgw_v1_robot_link, 0);
+
+/**
+ * @generated from enum fleetgw.v1.DeviceKind
+ */
+export enum DeviceKind {
+  /**
+   * @generated from enum value: DEVICE_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: DEVICE_KIND_BATTERY = 1;
+   */
+  BATTERY = 1,
+
+  /**
+   * @generated from enum value: DEVICE_KIND_DRIVE = 2;
+   */
+  DRIVE = 2,
+
+  /**
+   * @generated from enum value: DEVICE_KIND_SENSOR = 3;
+   */
+  SENSOR = 3,
+
+  /**
+   * @generated from enum value: DEVICE_KIND_COMPUTER = 4;
+   */
+  COMPUTER = 4,
+
+  /**
+   * @generated from enum value: DEVICE_KIND_OTHER = 5;
+   */
+  OTHER = 5,
+}
+
+/**
+ * Describes the enum fleetgw.v1.DeviceKind.
+ */
+export const DeviceKindSchema: GenEnum<DeviceKind> = /*@__PURE__*/
+  enumDesc(file_fleetgw_v1_robot_link, 1);
 
 /**
  * @generated from service fleetgw.v1.RobotLink
