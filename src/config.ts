@@ -21,6 +21,8 @@ export interface GatewayTunables {
   sessionIdleTimeoutS: number;
   /** A user session ends this long after login, whatever the activity. */
   sessionMaxAgeS: number;
+  /** How long a field rule change waits for every online robot to apply it before answering 207 (docs/field-rules.md). */
+  fieldRuleAckTimeoutMs: number;
 }
 
 export const DEFAULT_TUNABLES: GatewayTunables = {
@@ -32,6 +34,7 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   linkConflictClearMs: 60_000,
   sessionIdleTimeoutS: 30 * 60,
   sessionMaxAgeS: 12 * 60 * 60,
+  fieldRuleAckTimeoutMs: 5000,
 };
 
 const ENV: Record<keyof GatewayTunables, string> = {
@@ -43,6 +46,7 @@ const ENV: Record<keyof GatewayTunables, string> = {
   linkConflictClearMs: 'FLEETGW_LINK_CONFLICT_CLEAR_MS',
   sessionIdleTimeoutS: 'FLEETGW_SESSION_IDLE_TIMEOUT_S',
   sessionMaxAgeS: 'FLEETGW_SESSION_MAX_AGE_S',
+  fieldRuleAckTimeoutMs: 'FLEETGW_FIELD_RULE_ACK_TIMEOUT_MS',
 };
 
 /**

@@ -42,6 +42,7 @@ import { registerMetricsEndpoint } from '../http/metrics-endpoint.js';
 import { StoreHealth } from '../telemetry/store-health.js';
 import { join } from 'node:path';
 import { Readiness } from './readiness.js';
+import { FieldRuleDelivery, FieldRuleService } from '../fleet/field-rules/index.js';
 import { buildRoutes } from './routes.js';
 
 export interface GatewayOptions {
@@ -203,6 +204,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       observer: { state: (action, state) => metrics.commandState(action, state), acked: (outcome, ms) => metrics.commandAcked(outcome, ms) },
     });
 
+    // Before the command service's onOnline resend? Not needed: rule sets go out in onLinkOpening,
+    // which the link runs before every onOnline listener (src/fleet/field-rules/delivery.ts).
+    const fieldRuleDelivery = new FieldRuleDelivery({ store, link, log: logFor('field-rules'), ackTimeoutMs: tunables.fieldRuleAckTimeoutMs });
+    const fieldRules = new FieldRuleService(store, events, fieldRuleDelivery);
+
     const runtime = new OperationRuntime(store, { log: logFor('missions') });
     runtime.loadAll();
     const stopPurger = startIdempotencyPurger(store, { log: logFor('idempotency') });
@@ -244,7 +250,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     let httpUrl = '';
     const { routes } = buildRoutes({
       store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, ready: () => ready.ready(), log: logFor('api'),
-      sessions, secureCookies: tlsFiles !== null,
+      sessions, secureCookies: tlsFiles !== null, fieldRules,
     });
     const router = createRouter(routes, {
       auth: keys,
@@ -292,6 +298,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       stopPurger();
       stopRetention();
       missionRuntime.stop();
+      fieldRuleDelivery.close();
       runtime.close();
       telemetryStore.stop();
       await ingest.close();

@@ -85,6 +85,7 @@ const DATABASES: { readonly [K in keyof StoreDatabases]: true } = {
   runs: true,
   users: true,
   sessions: true,
+  fieldRules: true,
 };
 
 /** The named databases of the environment (backup verification counts each one). */
