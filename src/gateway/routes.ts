@@ -115,7 +115,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...streamTicketRoutes({ store: deps.store, tickets: deps.tickets, streamUrl: deps.streamUrl }),
     ...eventRoutes({ store: deps.store, events: deps.events }),
     ...featureRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, fieldRules: deps.fieldRules }),
-    ...fieldRuleRoutes({ store: deps.store, fieldRules: deps.fieldRules }),
+    ...fieldRuleRoutes({ store: deps.store, fieldRules: deps.fieldRules, idempotency: deps.idempotency }),
     ...templateRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, runtime: deps.runtime }),
     ...controlOperationRoutes({ store: deps.store, events: deps.events, runtime: deps.runtime, ...(deps.log ? { log: deps.log } : {}) }),
     ...(deps.missions

@@ -139,6 +139,25 @@ describe('field rules over HTTP and the robot link', () => {
     await a.stop();
   });
 
+  it('a create retried with the same Idempotency-Key answers the first answer and creates one rule', async () => {
+    const send = () => fetch(`${s.http.url}/v1/agent/upsert-field-rule`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${rw}`, 'content-type': 'application/json', 'idempotency-key': 'fr-create-1' },
+      body: JSON.stringify({ org_id: s.orgId, fleet_id: s.fleetId, field_rule: speedRule({ name: 'Gate', enabled: false }) }),
+    });
+    const first = await send();
+    const again = await send();
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const a = (await first.json()) as any;
+    const b = (await again.json()) as any;
+    expect(b.fieldRule.directiveId).toBe(a.fieldRule.directiveId);
+    const gates = ((await call(s, 'GET', `${base()}?enabled=false`, ro)).json.items as any[]).filter((i) => i.name === 'Gate');
+    expect(gates).toHaveLength(1);
+    expect((await call(s, 'DELETE', `${base()}/${a.fieldRule.directiveId}`, rw)).status).toBe(200);
+  });
+
   it('strict input: 400 naming the field', async () => {
     const cases: [Record<string, unknown>, string][] = [
       [speedRule({ parameters: {} }), 'field_rule.parameters.max_speed_mps'],

@@ -6,7 +6,9 @@
  */
 import { requireFleet, requireOrg } from '../../auth/access.js';
 import { fieldRulesOf, requireFieldRule, type FieldRuleRecord, type FieldRuleService } from '../../fleet/field-rules/index.js';
+import { withIdempotency, type IdempotencyClaims } from '../../idempotency/index.js';
 import type { Store } from '../../store/lmdb.js';
+import type { FleetRecord } from '../../store/records.js';
 import { defineRoute } from '../define-route.js';
 import { changeAnswer, fieldRuleView } from '../field-rule-views.js';
 import { fleetFromPath } from '../fleet-scope.js';
@@ -27,8 +29,8 @@ import {
 const BASE = '/v1/orgs/{org_id}/fleets/{fleet_id}/field-rules';
 
 /** Field rule routes. */
-export function fieldRuleRoutes(deps: { store: Store; fieldRules: FieldRuleService }): RouteDef[] {
-  const { store, fieldRules } = deps;
+export function fieldRuleRoutes(deps: { store: Store; fieldRules: FieldRuleService; idempotency: IdempotencyClaims }): RouteDef[] {
+  const { store, fieldRules, idempotency } = deps;
   const tags = ['Field rules'];
   const ruleList = defineList<ListQuery & FieldRuleListQuery, FieldRuleRecord, FieldRuleView>({
     kind: 'field-rules',
@@ -40,38 +42,44 @@ export function fieldRuleRoutes(deps: { store: Store; fieldRules: FieldRuleServi
     }),
     view: fieldRuleView,
   });
+  const upsert = async (fleet: FleetRecord, body: UpsertFieldRuleBody, nowMs: number) => {
+    const f = body.field_rule;
+    const input = {
+      name: f.name,
+      type: f.type,
+      geometry: f.geometry,
+      parameters: {
+        ...(f.parameters.max_speed_mps !== undefined ? { maxSpeedMps: f.parameters.max_speed_mps } : {}),
+        ...(f.parameters.wait_s !== undefined ? { waitS: f.parameters.wait_s } : {}),
+      },
+      ...(f.enabled !== undefined ? { enabled: f.enabled } : {}),
+    };
+    const change = await fieldRules.upsert(fleet, body.directive_id, input, nowMs);
+    return body.directive_id === undefined ? changeAnswer(change, 201) : changeAnswer(change, 200);
+  };
   const partial = { description: 'Saved, but not every online robot of the fleet applied the new rule set (code `partial_failure`); `details.robots` has each online robot\'s outcome.', schema: FieldRulePartialResult };
   return [
     defineRoute({
       method: 'POST',
       path: '/v1/agent/upsert-field-rule',
       operationId: 'upsertFieldRule',
-      summary: 'Create (without directive_id; the server mints it) or replace (with directive_id) a field rule, then send the fleet\'s rule set to its online robots and wait for each to apply it.',
+      summary: 'Create (without directive_id; the server mints it) or replace (with directive_id) a field rule, then send the fleet\'s rule set to its online robots and wait for each to apply it. ' +
+        'An Idempotency-Key header is honoured when sent (a retried create then answers the first answer instead of creating a second rule).',
       tags: ['Agent API'],
       auth: 'features:write',
       body: UpsertFieldRuleBody,
+      idempotencyKey: 'optional',
       responses: {
         200: { description: 'Edited and applied by every online robot.', schema: FieldRuleChangeResult },
         201: { description: 'Created and applied by every online robot.', schema: FieldRuleChangeResult },
         207: partial,
       },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'field_rule_not_found', 'invalid_geometry', 'field_rule_limit', 'field_rule_delivery_incomplete'],
-    }).handle(async ({ auth, body, nowMs }) => {
+    }).handle(async ({ auth, body, nowMs, idempotencyKey }) => {
       requireOrg(auth, body.org_id);
       const fleet = requireFleet(store, auth, body.fleet_id);
-      const f = body.field_rule;
-      const input = {
-        name: f.name,
-        type: f.type,
-        geometry: f.geometry,
-        parameters: {
-          ...(f.parameters.max_speed_mps !== undefined ? { maxSpeedMps: f.parameters.max_speed_mps } : {}),
-          ...(f.parameters.wait_s !== undefined ? { waitS: f.parameters.wait_s } : {}),
-        },
-        ...(f.enabled !== undefined ? { enabled: f.enabled } : {}),
-      };
-      const change = await fieldRules.upsert(fleet, body.directive_id, input, nowMs);
-      return body.directive_id === undefined ? changeAnswer(change, 201) : changeAnswer(change, 200);
+      const scope = { actor: auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint: 'POST /v1/agent/upsert-field-rule' };
+      return withIdempotency(idempotency, scope, idempotencyKey, body, () => upsert(fleet, body, nowMs), { required: false });
     }),
     defineRoute({
       method: 'GET',
