@@ -107,6 +107,9 @@ export interface Gateway {
   readonly runtime: OperationRuntime;
   /** Schedules, the scheduler and mission runs. */
   readonly missions: MissionScheduling;
+  /** Field rule changes, and their delivery to robots over the link (docs/field-rules.md). */
+  readonly fieldRules: FieldRuleService;
+  readonly fieldRuleDelivery: FieldRuleDelivery;
   /** The Prometheus registry behind `GET /metrics`. */
   readonly metrics: GatewayMetrics;
   /** What /readyz and the gRPC health service answer. */
@@ -204,8 +207,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       observer: { state: (action, state) => metrics.commandState(action, state), acked: (outcome, ms) => metrics.commandAcked(outcome, ms) },
     });
 
-    // Before the command service's onOnline resend? Not needed: rule sets go out in onLinkOpening,
-    // which the link runs before every onOnline listener (src/fleet/field-rules/delivery.ts).
+    // Rule sets go out in the link's onLinkOpening, which runs before every onOnline listener (the
+    // command service's outbox resend among them), whatever order the listeners were added in.
     const fieldRuleDelivery = new FieldRuleDelivery({ store, link, log: logFor('field-rules'), ackTimeoutMs: tunables.fieldRuleAckTimeoutMs });
     const fieldRules = new FieldRuleService(store, events, fieldRuleDelivery);
 
@@ -317,6 +320,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       events,
       runtime,
       missions: missionRuntime,
+      fieldRules,
+      fieldRuleDelivery,
       metrics,
       readiness: ready,
       close: () => (closing ??= close()),

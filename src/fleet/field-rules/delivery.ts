@@ -77,7 +77,9 @@ export class FieldRuleDelivery {
     this.ackTimeoutMs = opts.ackTimeoutMs ?? 5000;
     this.maxWaiters = opts.maxWaiters ?? 10_000;
     this.unlisten = opts.link.listen({
-      onLinkOpening: (robotId, fleetId) => this.sendCurrent(robotId, fleetId),
+      onLinkOpening: (robotId, fleetId) => {
+        this.sendCurrentSet(robotId, fleetId);
+      },
       onFieldRuleAck: (robotId, ack) => this.onAck(robotId, ack),
       onOffline: (robotId) => this.onOffline(robotId),
     });
@@ -107,11 +109,18 @@ export class FieldRuleDelivery {
     for (const set of this.waiters.values()) for (const w of [...set]) w.done('timed_out', null);
   }
 
-  private sendCurrent(robotId: string, fleetId: string): void {
-    // A new connection starts from no answer (its fleet, and so its versions, may have changed).
+  /**
+   * Sends `fleetId`'s current set to one robot now, forgetting its previous answer (its fleet, and so
+   * its versions, may have changed). Runs for every robot at link opening; a move of an online robot
+   * to another fleet calls it too, before any command of the new fleet is sent to the robot.
+   * @returns false when the robot is not connected (nothing was sent)
+   */
+  sendCurrentSet(robotId: string, fleetId: string): boolean {
     this.states.delete(robotId);
     const set = currentRuleSet(this.opts.store, fleetId);
-    if (this.opts.link.sendFieldRules?.(robotId, set) !== true) this.opts.log?.warn({ robotId }, `robot ${robotId}: field rules not sent at connect`);
+    const sent = this.opts.link.sendFieldRules?.(robotId, set) === true;
+    if (!sent) this.opts.log?.warn({ robotId }, `robot ${robotId}: field rule set ${set.version} not sent (link not writable)`);
+    return sent;
   }
 
   private sendAndWait(robotId: string, set: FieldRuleSet): Promise<RobotRuleDelivery> {

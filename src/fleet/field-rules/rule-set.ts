@@ -41,12 +41,18 @@ export function toRuleSet(version: number, rules: readonly FieldRuleRecord[]): F
 /**
  * The fleet's current set as committed. The version is read before and after the rules: a change
  * committing in between (lmdb-js renews its read snapshot after a commit) is read again, so a new
- * version is never paired with old rules.
+ * version is never paired with old rules. Bounded: after a few tries under a storm of changes the
+ * set goes out under the version read *before* its rules, which is never newer than them, so the
+ * next change's set (sent to every online robot) supersedes it.
  */
 export function currentRuleSet(store: Store, fleetId: string): FieldRuleSet {
-  for (;;) {
-    const version = ruleSetVersion(store, fleetId);
-    const rules = enabledFieldRules(store, fleetId);
-    if (ruleSetVersion(store, fleetId) === version) return toRuleSet(version, rules);
+  let version = ruleSetVersion(store, fleetId);
+  let rules = enabledFieldRules(store, fleetId);
+  for (let i = 0; i < 5; i++) {
+    const after = ruleSetVersion(store, fleetId);
+    if (after === version) break;
+    version = after;
+    rules = enabledFieldRules(store, fleetId);
   }
+  return toRuleSet(version, rules);
 }
