@@ -64,8 +64,8 @@ export interface RobotAgentOptions {
   /**
    * Applies the fleet's field rule set (docs/field-rules.md), replacing the one held. Called in link
    * order, synchronously, before any command that follows it on the link is handed to `onCommand`.
-   * The agent answers the gateway with the outcome. Without a handler the agent answers that it
-   * cannot apply field rules (the gateway then reports the robot's delivery as `rejected`).
+   * The agent answers the gateway with the outcome. Without a handler the agent applies an empty set
+   * and answers any other that it cannot apply field rules (the gateway reports it `rejected`).
    */
   onFieldRules?(set: FieldRuleSet): FieldRulesOutcome;
   onConnected?(welcome: Welcome): void;
@@ -297,7 +297,10 @@ export class RobotAgent {
   private applyFieldRules(stream: Stream, set: FieldRuleSet): void {
     let outcome: FieldRulesOutcome;
     try {
-      outcome = this.opts.onFieldRules ? this.opts.onFieldRules(set) : { applied: false, error: 'this robot does not apply field rules' };
+      // Without a handler the robot cannot obey a zone, but an empty set asks nothing of it.
+      outcome = this.opts.onFieldRules
+        ? this.opts.onFieldRules(set)
+        : set.rules.length === 0 ? { applied: true } : { applied: false, error: 'this robot does not apply field rules' };
     } catch (err: unknown) {
       outcome = { applied: false, error: `field rules handler failed: ${err instanceof Error ? err.message : String(err)}` };
     }
