@@ -102,7 +102,7 @@ describe('field rules through fleetgw serve and fleetgw sim', () => {
     await until(() => {
       const last = samples().at(-1);
       return last !== undefined && Math.hypot(along(last.pose).s - TARGET_S, along(last.pose).w) < 3 && last.velocity.linear_mps === 0;
-    }, 120_000, 'robot at the go-to target');
+    }, 300_000, 'robot at the go-to target');
     const drive = samples().slice(driveFrom);
 
     // Speed limit: samples inside the zone exist and none is faster than the cap; outside it drove faster.
@@ -133,5 +133,6 @@ describe('field rules through fleetgw serve and fleetgw sim', () => {
     const off = await call('POST', '/v1/agent/control-feature', { org_id: d.orgId, fleet_id: d.fleetId, action: 'disable_field_rule', directive_id: ids[1] });
     expect(off.status, JSON.stringify(off.body)).toBe(200);
     expect(off.body.delivery).toEqual({ ruleSetVersion: version + 1, robots: [{ robotId: robot.robotId, outcome: 'applied', error: null }] });
-  }, 240_000);
+    // Generous: on a loaded machine the simulator's clock (its samples' time) runs slower than the wall clock.
+  }, 600_000);
 });
