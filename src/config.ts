@@ -26,6 +26,8 @@ export interface GatewayTunables {
    * which robot telemetry reads pause; they resume under a quarter of it (telemetry/README.md).
    */
   telemetryHighWaterBytes: number;
+  /** How long a field rule change waits for every online robot to apply it before answering 207 (docs/field-rules.md). */
+  fieldRuleAckTimeoutMs: number;
 }
 
 export const DEFAULT_TUNABLES: GatewayTunables = {
@@ -38,6 +40,7 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   sessionIdleTimeoutS: 30 * 60,
   sessionMaxAgeS: 12 * 60 * 60,
   telemetryHighWaterBytes: 64 * 1024 * 1024,
+  fieldRuleAckTimeoutMs: 5000,
 };
 
 const ENV: Record<keyof GatewayTunables, string> = {
@@ -50,6 +53,7 @@ const ENV: Record<keyof GatewayTunables, string> = {
   sessionIdleTimeoutS: 'FLEETGW_SESSION_IDLE_TIMEOUT_S',
   sessionMaxAgeS: 'FLEETGW_SESSION_MAX_AGE_S',
   telemetryHighWaterBytes: 'FLEETGW_TELEMETRY_HIGH_WATER_BYTES',
+  fieldRuleAckTimeoutMs: 'FLEETGW_FIELD_RULE_ACK_TIMEOUT_MS',
 };
 
 /**

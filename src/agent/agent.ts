@@ -22,6 +22,7 @@ import {
   type HealthReport,
   RobotMessageSchema,
   type CommandPolicy,
+  type FieldRuleSet,
   type GatewayMessage,
   type MissionStatus,
   type RobotMessage,
@@ -42,6 +43,9 @@ export const AGENT_VERSION = 'fleetgw-agent-ts/0.1.0';
 
 export type { CommandHandler, CommandResult } from './command-processor.js';
 
+/** What a robot did with a field rule set: obeys it from now on, or could not apply it (and keeps the previous one). */
+export type FieldRulesOutcome = { applied: true } | { applied: false; error: string };
+
 export interface RobotAgentOptions {
   /** Gateway robot-link address, `host:port`. */
   address: string;
@@ -60,6 +64,13 @@ export interface RobotAgentOptions {
   capabilities?: readonly string[];
   /** Applies a command. Called at most once per command id. */
   onCommand: CommandHandler;
+  /**
+   * Applies the fleet's field rule set (docs/field-rules.md), replacing the one held. Called in link
+   * order, synchronously, before any command that follows it on the link is handed to `onCommand`.
+   * The agent answers the gateway with the outcome. Without a handler the agent applies an empty set
+   * and answers any other that it cannot apply field rules (the gateway reports it `rejected`).
+   */
+  onFieldRules?(set: FieldRuleSet): FieldRulesOutcome;
   onConnected?(welcome: Welcome): void;
   onDisconnected?(reason: { code: number; details: string }): void;
   /** Outbound telemetry bound in samples (default 4096; oldest dropped when full). */
@@ -307,7 +318,24 @@ export class RobotAgent {
       this.opts.onConnected?.(body.value);
     } else if (body.case === 'command') {
       this.commands.handle(body.value);
+    } else if (body.case === 'fieldRules') {
+      this.applyFieldRules(stream, body.value);
     }
+  }
+
+  private applyFieldRules(stream: Stream, set: FieldRuleSet): void {
+    let outcome: FieldRulesOutcome;
+    try {
+      // Without a handler the robot cannot obey a zone, but an empty set asks nothing of it.
+      outcome = this.opts.onFieldRules
+        ? this.opts.onFieldRules(set)
+        : set.rules.length === 0 ? { applied: true } : { applied: false, error: 'this robot does not apply field rules' };
+    } catch (err: unknown) {
+      outcome = { applied: false, error: `field rules handler failed: ${err instanceof Error ? err.message : String(err)}` };
+    }
+    if (!outcome.applied) this.log(`agent ${this.opts.robotId}: field rule set ${set.version} not applied: ${outcome.error}`);
+    const ack = { version: set.version, applied: outcome.applied, error: outcome.applied ? '' : outcome.error.slice(0, 500) };
+    stream.write(create(RobotMessageSchema, { body: { case: 'fieldRuleAck', value: ack } }));
   }
 
   private onEnded(stream: Stream, st: StatusObject): void {

@@ -96,6 +96,10 @@ export const ERROR_CATALOG = {
   action_field_unexpected: { code: 'bad_request', status: 400, template: 'Action {action} does not take {field}.' },
   force_reset_one_target: { code: 'bad_request', status: 400, template: 'force_reset takes exactly one robot.' },
   stop_all_no_targets: { code: 'bad_request', status: 400, template: 'stop_all takes no robot list; it stops every active robot of the fleet.' },
+  // Field rules (docs/field-rules.md).
+  field_rule_not_found: { code: 'not_found', status: 404, template: 'Field rule {directiveId} was not found.' },
+  field_rule_limit: { code: 'conflict', status: 409, template: 'Fleet {fleetId} cannot take this field rule: {detail}.' },
+  field_rule_delivery_incomplete: { code: 'partial_failure', status: 207, template: 'Field rule {directiveId} was saved, but {missing} of {online} online robots did not acknowledge rule set version {version}; see details.' },
   // Schedules and mission runs.
   schedule_not_found: { code: 'not_found', status: 404, template: 'Schedule {scheduleId} was not found.' },
   run_not_found: { code: 'not_found', status: 404, template: 'No {what} was found.' },

@@ -46,6 +46,7 @@ import { applyHealthReport } from '../fleet/health/intake.js';
 import { UsageMeter } from '../fleet/robot-details/usage-meter.js';
 import { join } from 'node:path';
 import { Readiness } from './readiness.js';
+import { FieldRuleDelivery, FieldRuleService } from '../fleet/field-rules/index.js';
 import { buildRoutes } from './routes.js';
 import { loadApiDocsAssets } from './api-docs-assets.js';
 
@@ -115,6 +116,9 @@ export interface Gateway {
   readonly runtime: OperationRuntime;
   /** Schedules, the scheduler and mission runs. */
   readonly missions: MissionScheduling;
+  /** Field rule changes, and their delivery to robots over the link (docs/field-rules.md). */
+  readonly fieldRules: FieldRuleService;
+  readonly fieldRuleDelivery: FieldRuleDelivery;
   /** The Prometheus registry behind `GET /metrics`. */
   readonly metrics: GatewayMetrics;
   /** What /readyz and the gRPC health service answer. */
@@ -228,6 +232,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       observer: { state: (action, state) => metrics.commandState(action, state), acked: (outcome, ms) => metrics.commandAcked(outcome, ms) },
     });
 
+    // Rule sets go out in the link's onLinkOpening, which runs before every onOnline listener (the
+    // command service's outbox resend among them), whatever order the listeners were added in.
+    const fieldRuleDelivery = new FieldRuleDelivery({ store, link, log: logFor('field-rules'), ackTimeoutMs: tunables.fieldRuleAckTimeoutMs });
+    const fieldRules = new FieldRuleService(store, events, fieldRuleDelivery);
+
     const runtime = new OperationRuntime(store, { log: logFor('missions') });
     runtime.loadAll();
     const stopPurger = startIdempotencyPurger(store, { log: logFor('idempotency') });
@@ -278,7 +287,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     });
     const { routes } = buildRoutes({
       store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, ready: () => ready.ready(), log: logFor('api'),
-      sessions, secureCookies: tlsFiles !== null, ...(apiDocs ? { apiDocs } : {}),
+      sessions, secureCookies: tlsFiles !== null, fieldRules, ...(apiDocs ? { apiDocs } : {}),
       usage: (id) => usageMeter.usage(id),
       ...(ingest.sampleStore.select !== undefined ? { telemetrySelect: (q) => ingest.sampleStore.select!(q) } : {}),
     });
@@ -332,6 +341,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       stopRetention();
       stopFaultRetention();
       missionRuntime.stop();
+      fieldRuleDelivery.close();
       runtime.close();
       telemetryStore.stop();
       await ingest.close();
@@ -351,6 +361,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       events,
       runtime,
       missions: missionRuntime,
+      fieldRules,
+      fieldRuleDelivery,
       metrics,
       readiness: ready,
       faults,

@@ -18,6 +18,7 @@ import { MissionScheduling, runtimeGate } from '../missions/scheduling/schedulin
 import { RobotRegistry } from '../robotlink/registry.js';
 import { openStore } from '../store/lmdb.js';
 import { TicketIssuer } from '../telemetry/ticket-issuer.js';
+import { FieldRuleDelivery, FieldRuleService } from '../fleet/field-rules/index.js';
 import { buildRoutes } from './routes.js';
 
 /** Builds the document the gateway would serve. */
@@ -37,9 +38,15 @@ export async function withOfflineRoutes<T>(use: (built: ReturnType<typeof buildR
     const commands = new CommandService({ store, link, log });
     const runtime = new OperationRuntime(store, { log });
     const missions = new MissionScheduling({ store, events, link, commands, gate: runtimeGate(runtime), log });
+    const delivery = new FieldRuleDelivery({ store, link, log });
+    const fieldRules = new FieldRuleService(store, events, delivery);
     try {
-      return use(buildRoutes({ store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, ready: () => false, log, sessions: new SessionService(store), secureCookies: true }));
+      return use(buildRoutes({
+        store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, ready: () => false, log,
+        sessions: new SessionService(store), secureCookies: true, fieldRules,
+      }));
     } finally {
+      delivery.close();
       missions.stop();
       runtime.close();
       await commands.close();

@@ -14,6 +14,8 @@ import { robotCommandRoutes } from '../api/routes/robot-commands.js';
 import { robotConfigRoutes } from '../api/routes/robot-config.js';
 import { eventRoutes } from '../api/routes/events.js';
 import { featureRoutes } from '../api/routes/features.js';
+import { fieldRuleRoutes } from '../api/routes/field-rules.js';
+import type { FieldRuleService } from '../fleet/field-rules/index.js';
 import { templateRoutes } from '../api/routes/templates.js';
 import { missionRuntimeRoutes } from '../api/routes/mission-runtime.js';
 import { missionToolRoutes } from '../api/routes/mission-tools.js';
@@ -63,6 +65,8 @@ export interface RouteDeps {
   /** Readiness behind GET /readyz (src/gateway/readiness.ts). */
   ready: () => boolean;
   log?: Logger;
+  /** Field rule changes and their delivery to robots (src/fleet/field-rules). */
+  fieldRules: FieldRuleService;
   /** User sessions (src/auth/users/sessions.ts). */
   sessions: SessionService;
   /** The gateway serves HTTPS: session cookies get `Secure`. */
@@ -87,6 +91,7 @@ export const API_INFO = {
     Events: 'Correlated event timelines (schedules, runs, templates, the operation, robot links).',
     Faults: 'Faults robots report in their health reports: one record per occurrence, active until the robot stops reporting it (docs/faults.md).',
     Features: 'Work areas (GeoJSON polygons) that templates and jobs refer to.',
+    'Field rules': 'Zones with a constraint robots obey (speed limit, keep-out, stop-and-wait), delivered over the robot link.',
     Health: 'Liveness and readiness probes for load balancers and orchestrators (no credential, status words only).',
     'Mission runs': 'One robot\'s execution of a template: live control and recent history.',
     'Mission templates': 'Reusable work; each template is one step of the fleet\'s operation.',
@@ -128,7 +133,8 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...commandReadRoutes({ store: deps.store, commands: deps.commands }),
     ...streamTicketRoutes({ store: deps.store, tickets: deps.tickets, streamUrl: deps.streamUrl }),
     ...eventRoutes({ store: deps.store, events: deps.events }),
-    ...featureRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency }),
+    ...featureRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, fieldRules: deps.fieldRules }),
+    ...fieldRuleRoutes({ store: deps.store, fieldRules: deps.fieldRules, idempotency: deps.idempotency }),
     ...templateRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, runtime: deps.runtime }),
     ...controlOperationRoutes({ store: deps.store, events: deps.events, runtime: deps.runtime, ...(deps.log ? { log: deps.log } : {}) }),
     ...(deps.missions

@@ -24,8 +24,9 @@ export type RobotInbound =
 
 const FIELD_HELLO = 1;
 const FIELD_TELEMETRY = 2;
-// RobotMessage's `body` oneof spans fields 1 (hello) .. 5 (mission_status): the last one on the wire wins.
-const FIELD_MISSION_STATUS = 5;
+// RobotMessage's `body` oneof spans fields 1 (hello) .. 8 (field_rule_ack; 6 health_report, 7
+// object_detections): the last one on the wire wins. A new member must extend this range.
+const FIELD_LAST_BODY = 8;
 
 /**
  * Decodes a RobotMessage envelope; telemetry stays encoded.
@@ -46,7 +47,7 @@ export function deserializeRobotMessage(buf: Uint8Array): RobotInbound {
     const field = Math.floor(tag.value / 8);
     const wire = tag.value & 7;
     if (field === 0) throw new Error('malformed RobotMessage: field number 0');
-    const isOneof = field >= FIELD_HELLO && field <= FIELD_MISSION_STATUS;
+    const isOneof = field >= FIELD_HELLO && field <= FIELD_LAST_BODY;
     if (isOneof && wire !== WireType.LengthDelimited) throw new Error(`malformed RobotMessage: field ${field} is not length-delimited`);
     switch (wire) {
       case WireType.Varint:

@@ -2,7 +2,7 @@
  * What the rest of the gateway sees of the robot link (src/robotlink implements it over gRPC).
  * Commands and telemetry depend on this interface, not on grpc-js.
  */
-import type { Command, CommandAck, CommandPolicy, CommandResult, HealthReport, MissionStatus } from '../gen/fleetgw/v1/robot_link_pb.js';
+import type { Command, CommandAck, CommandPolicy, CommandResult, FieldRuleSet, FieldRuleSetAck, HealthReport, MissionStatus } from '../gen/fleetgw/v1/robot_link_pb.js';
 
 export interface RobotLinkListener {
   /**
@@ -24,6 +24,12 @@ export interface RobotLinkListener {
       activeMissions?: MissionStatus[];
     },
   ): void;
+  /**
+   * A robot's Hello was accepted and its Welcome written, before any `onOnline` listener runs: what a
+   * listener writes to the robot here (its fleet's field rules) reaches it ahead of every command,
+   * including the outbox resend that `onOnline` starts. Must not block.
+   */
+  onLinkOpening?(robotId: string, fleetId: string): void;
   /** The robot's stream ended or its keepalive failed. */
   onOffline?(robotId: string, reason: string): void;
   /** Raw, still-encoded TelemetryBatch bytes; never decoded on the main thread. */
@@ -31,6 +37,8 @@ export interface RobotLinkListener {
   onAck?(robotId: string, ack: CommandAck): void;
   /** The outcome of a request/response command (config, onboard settings). */
   onCommandResult?(robotId: string, result: CommandResult): void;
+  /** The robot applied (or could not apply) a field rule set. */
+  onFieldRuleAck?(robotId: string, ack: FieldRuleSetAck): void;
   /** A mission run's state change or progress report. */
   onMissionStatus?(robotId: string, status: MissionStatus): void;
   /** The robot's full health state (faults, per-device health): docs/faults.md. */
@@ -106,6 +114,11 @@ export interface RobotLink {
    * was written). A true return means handed to the HTTP/2 stream, not that the robot received it.
    */
   send(robotId: string, command: Command): boolean;
+  /**
+   * Writes a field rule set to the robot's stream, in order with its commands. False when the robot
+   * is not connected. Optional so that test links need not implement it.
+   */
+  sendFieldRules?(robotId: string, set: FieldRuleSet): boolean;
   /**
    * Pauses or resumes reading telemetry from every robot (telemetry backpressure). Control messages
    * (acks, command results, mission status) keep flowing, except from older agents that still send

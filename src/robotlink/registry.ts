@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { create } from '@bufbuild/protobuf';
 import { status } from '@grpc/grpc-js';
 import {
-  GatewayMessageSchema, type Command, type CommandAck, type CommandResult, type HealthReport, type Hello, type MissionStatus,
+  GatewayMessageSchema, type Command, type CommandAck, type CommandResult, type FieldRuleSet, type FieldRuleSetAck, type HealthReport, type Hello, type MissionStatus,
 } from '../gen/fleetgw/v1/robot_link_pb.js';
 import { LinkConflictTracker, type ConnectionIdentity, type LinkConflictOptions } from './link-conflict.js';
 import type { LinkConflictReport, LinkConflictView, RobotLink, RobotLinkListener } from '../protocol/robot-link.js';
@@ -70,6 +70,12 @@ export class RobotRegistry implements RobotLink, SessionHooks {
     const session = this.current.get(robotId);
     if (!session) return false;
     return session.write(create(GatewayMessageSchema, { body: { case: 'command', value: command } }));
+  }
+
+  sendFieldRules(robotId: string, set: FieldRuleSet): boolean {
+    const session = this.current.get(robotId);
+    if (!session) return false;
+    return session.write(create(GatewayMessageSchema, { body: { case: 'fieldRules', value: set } }));
   }
 
   setReadPaused(paused: boolean): void {
@@ -148,6 +154,9 @@ export class RobotRegistry implements RobotLink, SessionHooks {
         },
       }),
     );
+    // Synchronously after the Welcome and before onOnline (whose listeners resend the outbox): what
+    // these write (the fleet's field rules) is ahead of every command on the ordered stream.
+    this.emit((l) => l.onLinkOpening?.(robotId, session.robot.fleetId));
     session.setPaused(this.paused);
     this.log.info({ robotId, agentVersion: hello.agentVersion || 'unknown', peer: session.peer }, `robot ${robotId}: online`);
     const info = {
@@ -204,6 +213,10 @@ export class RobotRegistry implements RobotLink, SessionHooks {
     // Only the current session speaks for the robot: a replaced one may still deliver a stale report.
     if (this.current.get(session.robotId) !== session) return;
     this.emit((l) => l.onHealthReport?.(session.robotId, report));
+  }
+
+  fieldRuleAck(session: RobotSession, ack: FieldRuleSetAck): void {
+    this.emit((l) => l.onFieldRuleAck?.(session.robotId, ack));
   }
 
   closed(session: RobotSession, reason: string): void {

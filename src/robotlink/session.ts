@@ -9,7 +9,7 @@
  * behind its telemetry, which is why agents should use PublishTelemetry (docs/robot-link.md).
  */
 import { status, type ServerDuplexStream } from '@grpc/grpc-js';
-import type { CommandAck, CommandResult, GatewayMessage, HealthReport, Hello, MissionStatus } from '../gen/fleetgw/v1/robot_link_pb.js';
+import type { CommandAck, CommandResult, FieldRuleSetAck, GatewayMessage, HealthReport, Hello, MissionStatus } from '../gen/fleetgw/v1/robot_link_pb.js';
 import type { RobotRecord } from '../store/records.js';
 import type { RobotInbound } from '../protocol/envelope.js';
 import { TelemetryStream, type TelemetryCall } from './telemetry-stream.js';
@@ -26,6 +26,7 @@ export interface SessionHooks {
   commandResult(session: RobotSession, result: CommandResult): void;
   missionStatus(session: RobotSession, status: MissionStatus): void;
   healthReport(session: RobotSession, report: HealthReport): void;
+  fieldRuleAck(session: RobotSession, ack: FieldRuleSetAck): void;
   closed(session: RobotSession, reason: string): void;
 }
 
@@ -146,6 +147,7 @@ export class RobotSession {
     else if (body.case === 'commandResult') this.hooks.commandResult(this, body.value);
     else if (body.case === 'missionStatus') this.hooks.missionStatus(this, body.value);
     else if (body.case === 'healthReport') this.hooks.healthReport(this, body.value);
+    else if (body.case === 'fieldRuleAck') this.hooks.fieldRuleAck(this, body.value);
     else if (body.case === 'hello') this.fail(status.INVALID_ARGUMENT, 'Hello sent twice');
     // An empty envelope (a field this gateway does not know) is ignored for forward compatibility.
   }

@@ -9,6 +9,7 @@ import type { SampleInput } from '../agent/sample-encoder.js';
 import { applyCommand, initialSimState, type SimCommandContext } from './commands.js';
 import { SimHealth } from './health.js';
 import { SimMissionRunner, type SimMissionBehaviour } from './missions.js';
+import { SimFieldRules } from './field-rules.js';
 import { simPolicy } from './policy.js';
 import { RobotModel } from './robot-model.js';
 import type { SimRobotCredentials } from './robots-file.js';
@@ -70,6 +71,8 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
   const periodMs = 1000 / opts.hz;
   const robots: SimRobot[] = opts.robots.map((cred, i) => {
     const model = new RobotModel(cred.robotId, i);
+    const fieldRules = new SimFieldRules();
+    model.fieldRules = fieldRules;
     // The handlers reach the agent through `ctx`, which exists before the agent does.
     const ctx: { -readonly [K in keyof SimCommandContext]: SimCommandContext[K] } = {
       robotId: cred.robotId,
@@ -88,6 +91,7 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
       capabilities: SIM_CAPABILITIES,
       policy: simPolicy(!(opts.noRemoteConfig?.(i) ?? false)),
       onCommand: (cmd) => applyCommand(ctx, cmd),
+      onFieldRules: (set) => fieldRules.apply(set),
       activeMissions: () => ctx.missions.activeMissions(),
       // A few seconds of samples per robot; older ones are dropped while the link is down.
       maxQueuedSamples: Math.max(256, Math.ceil(opts.hz * 5)),

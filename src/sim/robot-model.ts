@@ -10,6 +10,7 @@
  */
 import { HealthLevel } from '../gen/fleetgw/v1/telemetry_pb.js';
 import type { SampleInput } from '../agent/sample-encoder.js';
+import type { SimFieldRules } from './field-rules.js';
 import { bearingDeg, DEPOT, headingDiff, seededRandom, toLatLon } from './geo.js';
 
 const ACCEL_MPS2 = 0.6;
@@ -51,6 +52,8 @@ export class RobotModel {
   commandedMode: CommandedMode = 'autonomous';
   goal: GoToGoal | null = null;
   settings: SimSettings = { max_speed_mps: 2.0, lights_enabled: false, obstacle_sensitivity: 'medium' };
+  /** The field rules the robot obeys (src/sim/field-rules.ts): applied to every driving step. */
+  fieldRules: SimFieldRules | null = null;
   /** Advertised actions invoked so far, newest last (bounded). */
   readonly invokedActions: { name: string; arguments: unknown }[] = [];
   private readonly rand: () => number;
@@ -172,6 +175,7 @@ export class RobotModel {
     const wanted = Math.min(Math.abs(diff) > 45 ? 0.3 : cap, Math.sqrt(2 * ACCEL_MPS2 * dist));
     const dv = Math.max(-ACCEL_MPS2 * dtS, Math.min(ACCEL_MPS2 * dtS, wanted - this.speedMps));
     this.speedMps = Math.max(0, this.speedMps + dv);
+    this.fieldRules?.govern(this, dtS);
     this.move(dtS);
   }
 
@@ -232,6 +236,10 @@ export class RobotModel {
   }
 
   private randomPoint(): { x: number; y: number } {
-    return { x: this.randomCoord(), y: this.randomCoord() };
+    // Never a waypoint inside a keep-out zone (a few tries; the last one is kept otherwise, and the
+    // governor still keeps the robot out).
+    let p = { x: this.randomCoord(), y: this.randomCoord() };
+    for (let i = 0; i < 20 && this.fieldRules?.forbids(p.x, p.y) === true; i++) p = { x: this.randomCoord(), y: this.randomCoord() };
+    return p;
   }
 }

@@ -91,6 +91,7 @@ const DATABASES: { readonly [K in keyof StoreDatabases]: true } = {
   faults: true,
   deviceHealth: true,
   robotUsage: true,
+  fieldRules: true,
 };
 
 /** The named databases of the environment (backup verification counts each one). */

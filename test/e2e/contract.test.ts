@@ -365,10 +365,38 @@ describe('every operation, through real HTTP', () => {
     await expectStatus(404, 'updateFeature', { path: { feature_id: randomUUID() }, body: { name: 'x' } });
     const locked = await expectStatus(200, 'controlFeature', { body: { ...ids(), action: 'lock', feature_id: spare.featureId as string, lock_reason: 'survey' } });
     expect(locked.feature.locked).toBe(true);
-    await expectStatus(400, 'controlFeature', { body: { ...ids(), action: 'enable_field_rule', directive_id: randomUUID() } });
+    // Field rule actions need directive_id (issue 10 part 1; they were "not supported yet" before).
+    await expectStatus(400, 'controlFeature', { body: { ...ids(), action: 'enable_field_rule' } });
     await expectStatus(204, 'deleteFeature', { path: { feature_id: spare.featureId as string } });
     await expectStatus(404, 'deleteFeature', { path: { feature_id: spare.featureId as string } });
   });
+
+  // ---- Issue 10 part 1: field rules (branch fieldrules) ----
+  it('field rules', async () => {
+    const geometry = { type: 'Polygon', coordinates: [[[DEPOT.longitude, DEPOT.latitude], [DEPOT.longitude + 0.0002, DEPOT.latitude], [DEPOT.longitude + 0.0002, DEPOT.latitude + 0.0002], [DEPOT.longitude, DEPOT.latitude]]] };
+    const rule = { name: 'slow lane', type: 'speed_limit', geometry, parameters: { max_speed_mps: 0.5 } };
+    const created = await expectStatus(201, 'upsertFieldRule', { body: { ...ids(), field_rule: rule } });
+    expect(created.delivery.robots.every((r: { outcome: string }) => r.outcome === 'applied')).toBe(true);
+    const directiveId = created.fieldRule.directiveId as string;
+    await expectStatus(200, 'upsertFieldRule', { body: { ...ids(), directive_id: directiveId, field_rule: { ...rule, parameters: { max_speed_mps: 0.8 } } } });
+    await expectStatus(400, 'upsertFieldRule', { body: { ...ids(), field_rule: { ...rule, parameters: {} } } });
+    await expectStatus(404, 'upsertFieldRule', { body: { ...ids(), directive_id: randomUUID(), field_rule: rule } });
+    const keepOut = await expectStatus(201, 'upsertFieldRule', { body: { ...ids(), field_rule: { name: 'pit', type: 'keep_out', geometry, parameters: {}, enabled: false } } });
+    expect((await expectStatus(200, 'listFieldRules')).items).toHaveLength(2);
+    const first = await expectStatus(200, 'listFieldRules', { query: { limit: 1 } });
+    expect((await expectStatus(200, 'listFieldRules', { query: { limit: 1, cursor: first.next_cursor as string } })).next_cursor).toBeNull();
+    expect((await expectStatus(200, 'listFieldRules', { query: { enabled: false } })).items).toHaveLength(1);
+    await expectStatus(400, 'listFieldRules', { query: { type: 'no_entry' } });
+    expect((await expectStatus(200, 'getFieldRule', { path: { directive_id: directiveId } })).parameters).toEqual({ maxSpeedMps: 0.8 });
+    await expectStatus(404, 'getFieldRule', { path: { directive_id: randomUUID() } });
+    const enabled = await expectStatus(200, 'controlFeature', { body: { ...ids(), action: 'enable_field_rule', directive_id: keepOut.fieldRule.directiveId as string } });
+    expect(enabled.fieldRule.enabled).toBe(true);
+    await expectStatus(404, 'controlFeature', { body: { ...ids(), action: 'disable_field_rule', directive_id: randomUUID() } });
+    await expectStatus(200, 'deleteFieldRule', { path: { directive_id: keepOut.fieldRule.directiveId as string } });
+    await expectStatus(200, 'deleteFieldRule', { path: { directive_id: directiveId } });
+    await expectStatus(404, 'deleteFieldRule', { path: { directive_id: directiveId } });
+  });
+  // ---- end of issue 10 part 1 ----
 
   it('mission templates and the operation', async () => {
     const steps = [{ kind: 'wait', config: { seconds: 120 } }];

@@ -1,3 +1,6 @@
+import { pino } from 'pino';
+import { FieldRuleDelivery, FieldRuleService } from '../../src/fleet/field-rules/index.js';
+import { RobotRegistry } from '../../src/robotlink/registry.js';
 import { afterEach } from 'vitest';
 /** The catalog routes on the real HTTP stack (test/idempotency/harness.ts), with a controllable runtime. */
 import { captureLog } from '../support/capture-log.js';
@@ -63,7 +66,8 @@ export async function startCatalog(opts: { syncWaitMs?: number } = {}): Promise<
     const log = captureLog(logs);
     return [
       ...eventRoutes({ store, events }),
-      ...featureRoutes({ store, events, idempotency }),
+      // No robot is online in this harness: field rule changes are saved and delivered to nobody.
+      ...featureRoutes({ store, events, idempotency, fieldRules: new FieldRuleService(store, events, new FieldRuleDelivery({ store, link: new RobotRegistry(pino({ enabled: false })) })) }),
       ...templateRoutes({ store, events, idempotency, runtime }),
       ...controlOperationRoutes({ store, events, runtime, log }),
     ];

@@ -89,12 +89,15 @@ describe('control-feature', () => {
     expect(reset.json.feature).toMatchObject({ holders: [], decompositionEpoch: 1 });
   });
 
-  it('validates: feature_id required, lock_reason only on lock, Field Rules not offered, features:write needed', async () => {
+  it('validates: feature_id required, lock_reason only on lock, field rule actions take directive_id only, features:write needed', async () => {
     const c = await setup();
     const id = await c.feature();
     expect((await ctl(c, { action: 'lock' })).status).toBe(400);
     expect((await ctl(c, { action: 'unlock', feature_id: id, lock_reason: 'x' })).status).toBe(400);
-    expect((await ctl(c, { action: 'enable_field_rule', directive_id: id })).status).toBe(400);
+    // A feature id is no field rule (404); field rule actions take no feature_id (400); lock takes no directive_id (400).
+    expect((await ctl(c, { action: 'enable_field_rule', directive_id: id })).status).toBe(404);
+    expect((await ctl(c, { action: 'enable_field_rule', directive_id: id, feature_id: id })).status).toBe(400);
+    expect((await ctl(c, { action: 'lock', feature_id: id, directive_id: id })).status).toBe(400);
     expect((await ctl(c, { action: 'lock', feature_id: id, extra: 1 })).status).toBe(400);
     expect((await ctl(c, { action: 'lock', feature_id: id }, c.s.only['features:read'])).status).toBe(403);
     expect((await ctl(c, { action: 'lock', feature_id: id }, c.s.only['features:write'])).status).toBe(200);

@@ -95,6 +95,17 @@ describe('RobotMessage envelope deserializer', () => {
     }
   });
 
+  it('lets a later field_rule_ack (field 8, outside 1..5) win over telemetry, like protobuf-es', () => {
+    const a = telemetryEnvelope(2).bytes;
+    const ack = toBinary(RobotMessageSchema, create(RobotMessageSchema, { body: { case: 'fieldRuleAck', value: { version: 7n, applied: true } } }));
+    const both = Buffer.concat([a, ack]);
+    expect(fromBinary(RobotMessageSchema, both).body.case).toBe('fieldRuleAck');
+    const got = deserializeRobotMessage(both);
+    expect(got.kind).toBe('message');
+    if (got.kind === 'message' && got.message.body.case === 'fieldRuleAck') expect(got.message.body.value.version).toBe(7n);
+    else throw new Error('not a field rule ack');
+  });
+
   it('skips unknown fields around the telemetry field', () => {
     const { bytes, batch } = telemetryEnvelope(4);
     // field 15 varint 300, field 16 fixed64, field 17 bytes "hi", field 18 fixed32

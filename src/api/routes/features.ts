@@ -2,10 +2,14 @@
  * Features: `…/features` CRUD (nested under `/v1/orgs/{org_id}/fleets/{fleet_id}`) and the
  * `control-feature` Agent tool (lock with an optional reason, unlock, reset).
  */
+import { Type } from '@sinclair/typebox';
+import type { FieldRuleService } from '../../fleet/field-rules/index.js';
 import type { IdempotencyClaims } from '../../idempotency/index.js';
 import type { EventLog } from '../../events/index.js';
 import { requireFleet, requireOrg } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
+import { changeAnswer } from '../field-rule-views.js';
+import { FieldRuleChangeResult, FieldRulePartialResult } from '../schemas/field-rules.js';
 import { fleetFromPath } from '../fleet-scope.js';
 import { defineRoute } from '../define-route.js';
 import type { RouteDef } from '../route.js';
@@ -54,8 +58,8 @@ export function featureView(f: FeatureRecord): FeatureView {
 }
 
 /** Feature routes. */
-export function featureRoutes(deps: { store: Store; events: EventLog; idempotency: IdempotencyClaims }): RouteDef[] {
-  const { store, events, idempotency } = deps;
+export function featureRoutes(deps: { store: Store; events: EventLog; idempotency: IdempotencyClaims; fieldRules: FieldRuleService }): RouteDef[] {
+  const { store, events, idempotency, fieldRules } = deps;
   const tags = ['Features'];
   const featureList = defineList<ListQuery & FeatureListQuery, FeatureRecord, FeatureListResponse['items'][number]>({
     kind: 'features',
@@ -156,18 +160,31 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
       method: 'POST',
       path: '/v1/agent/control-feature',
       operationId: 'controlFeature',
-      summary: 'Lock (optional lock_reason), unlock or reset (clear holders, restart decomposition) a feature. No run is dispatched on a locked feature.',
+      summary: 'Lock (optional lock_reason), unlock or reset (clear holders, restart decomposition) a feature; no run is dispatched on a locked feature. ' +
+        'Enable or disable a field rule (directive_id): the fleet\'s new rule set is sent to its online robots and awaited as by upsert-field-rule.',
       tags: ['Agent API'],
       auth: 'features:write',
       body: ControlFeatureBody,
-      responses: { 200: { description: 'The feature after the action.', schema: ControlFeatureResponse } },
-      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'missing_field', 'action_not_supported'],
+      responses: {
+        200: {
+          description: 'The feature after the action (lock, unlock, reset), or the field rule and its delivery (enable_field_rule, disable_field_rule: every online robot applied it).',
+          schema: Type.Union([ControlFeatureResponse, FieldRuleChangeResult]),
+        },
+        207: { description: 'enable_field_rule / disable_field_rule: saved, but not every online robot applied the new rule set (code `partial_failure`).', schema: FieldRulePartialResult },
+      },
+      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'field_rule_not_found', 'missing_field', 'action_field_unexpected', 'field_rule_delivery_incomplete'],
     }).handle(
       async ({ auth, body, nowMs }) => {
         requireOrg(auth, body.org_id);
         const fleet = requireFleet(store, auth, body.fleet_id);
         const { action } = body;
-        if (action === 'enable_field_rule' || action === 'disable_field_rule') throw apiError('action_not_supported', { action });
+        if (action === 'enable_field_rule' || action === 'disable_field_rule') {
+          if (body.directive_id === undefined) throw apiError('missing_field', { action, field: 'directive_id' });
+          if (body.feature_id !== undefined) throw apiError('action_field_unexpected', { action, field: 'feature_id' });
+          if (body.lock_reason !== undefined) throw apiError('action_field_unexpected', { action, field: 'lock_reason' });
+          return changeAnswer(await fieldRules.setEnabled(fleet, body.directive_id, action === 'enable_field_rule', nowMs), 200);
+        }
+        if (body.directive_id !== undefined) throw apiError('action_field_unexpected', { action, field: 'directive_id' });
         if (body.feature_id === undefined) throw apiError('missing_field', { action, field: 'feature_id' });
         if (body.lock_reason !== undefined && action !== 'lock') throw apiError('invalid_body', { detail: 'lock_reason is accepted only with action lock' });
         const f = action === 'lock'

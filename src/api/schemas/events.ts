@@ -31,9 +31,9 @@ export const EventView = named('Event', Type.Object(
     kind: Type.String({ description: 'e.g. `template.created`, `operation.paused`, `schedule.accepted`, `run.completed`, `robot.link_conflict`, `robot.link_conflict_cleared`.' }),
     subject: Type.Object(
       {
-        type: Type.Unsafe<'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command' | 'robot' | 'api_key' | 'user'>({
+        type: Type.Unsafe<'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command' | 'robot' | 'api_key' | 'user' | 'field_rule'>({
           type: 'string',
-          enum: ['schedule', 'run', 'operation', 'template', 'feature', 'command', 'robot', 'api_key', 'user'],
+          enum: ['schedule', 'run', 'operation', 'template', 'feature', 'command', 'robot', 'api_key', 'user', 'field_rule'],
           description: '`robot`: the robot\'s link timeline (correlation id = robot id), e.g. `robot.link_conflict`. `api_key` (correlation id = key id) and `user` (correlation id = user id): key management and logins, on the timeline of every fleet the key or user can reach (docs/sessions.md).',
         }),
         id: Type.String(),

@@ -76,13 +76,13 @@ export const ControlFeatureBody = named('ControlFeatureRequest', Type.Object(
     action: Type.Unsafe<(typeof CONTROL_FEATURE_ACTIONS)[number]>({
       type: 'string',
       enum: [...CONTROL_FEATURE_ACTIONS],
-      description: 'lock / unlock / reset a feature. Field Rules are not part of this version: enable_field_rule and disable_field_rule answer 400.',
+      description: 'lock / unlock / reset a feature (`feature_id`); enable_field_rule / disable_field_rule a field rule (`directive_id`, docs/field-rules.md).',
     }),
     feature_id: Type.Optional(Uuid),
     lock_reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Only with `lock`.' })),
     directive_id: Type.Optional(Uuid),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: '`feature_id` with lock, unlock and reset; `directive_id` with enable_field_rule and disable_field_rule.' },
 ));
 export type ControlFeatureBody = Static<typeof ControlFeatureBody>;
 

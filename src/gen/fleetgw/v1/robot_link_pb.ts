@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file fleetgw/v1/robot_link.proto.
  */
 export const file_fleetgw_v1_robot_link: GenFile = /*@__PURE__*/
-  fileDesc("ChtmbGVldGd3L3YxL3JvYm90X2xpbmsucHJvdG8SCmZsZWV0Z3cudjEiRwoQVGVsZW1ldHJ5UmVjZWlwdBIPCgdiYXRjaGVzGAEgASgEEhMKC2R1cmFibGVfc2VxGAIgASgEEg0KBWVwb2NoGAMgASgEIrMCCgxSb2JvdE1lc3NhZ2USIgoFaGVsbG8YASABKAsyES5mbGVldGd3LnYxLkhlbGxvSAASMwoJdGVsZW1ldHJ5GAIgASgLMhouZmxlZXRndy52MS5UZWxlbWV0cnlCYXRjaEICGAFIABIlCgNhY2sYAyABKAsyFi5mbGVldGd3LnYxLkNvbW1hbmRBY2tIABIzCg5jb21tYW5kX3Jlc3VsdBgEIAEoCzIZLmZsZWV0Z3cudjEuQ29tbWFuZFJlc3VsdEgAEjMKDm1pc3Npb25fc3RhdHVzGAUgASgLMhkuZmxlZXRndy52MS5NaXNzaW9uU3RhdHVzSAASMQoNaGVhbHRoX3JlcG9ydBgGIAEoCzIYLmZsZWV0Z3cudjEuSGVhbHRoUmVwb3J0SABCBgoEYm9keSLCAQoFSGVsbG8SFQoNYWdlbnRfdmVyc2lvbhgBIAEoCRIUCgxjYXBhYmlsaXRpZXMYAiADKAkSGAoQbGFzdF9hcHBsaWVkX3NlcRgDIAEoBBIpCgZwb2xpY3kYBCABKAsyGS5mbGVldGd3LnYxLkNvbW1hbmRQb2xpY3kSMgoPYWN0aXZlX21pc3Npb25zGAUgAygLMhkuZmxlZXRndy52MS5NaXNzaW9uU3RhdHVzEhMKC2luc3RhbmNlX2lkGAYgASgJItcBCg1Db21tYW5kUG9saWN5EhUKDWFsbG93ZWRfbW9kZXMYASADKAkSJwoHYWN0aW9ucxgCIAMoCzIWLmZsZWV0Z3cudjEuQWN0aW9uU3BlYxIpCghzZXR0aW5ncxgDIAMoCzIXLmZsZWV0Z3cudjEuU2V0dGluZ1NwZWMSKgoKZ29fdG9fYXJlYRgEIAEoCzIWLmZsZWV0Z3cudjEuR2VvUG9seWdvbhIVCg1yZW1vdGVfY29uZmlnGAUgASgIEhgKEG9uYm9hcmRfc2V0dGluZ3MYBiABKAgiOQoKQWN0aW9uU3BlYxIMCgRuYW1lGAEgASgJEh0KFWFyZ3VtZW50c19zY2hlbWFfanNvbhgCIAEoCSLdAQoLU2V0dGluZ1NwZWMSCwoDa2V5GAEgASgJEioKBGtpbmQYAiABKA4yHC5mbGVldGd3LnYxLlNldHRpbmdTcGVjLktpbmQSEQoJaGFzX3JhbmdlGAMgASgIEgsKA21pbhgEIAEoARILCgNtYXgYBSABKAESFgoOYWxsb3dlZF92YWx1ZXMYBiADKAkiUAoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASDwoLS0lORF9OVU1CRVIQARIQCgxLSU5EX0JPT0xFQU4QAhIPCgtLSU5EX1NUUklORxADIi8KCEdlb1BvaW50EhAKCGxhdGl0dWRlGAEgASgBEhEKCWxvbmdpdHVkZRgCIAEoASIwCgpHZW9Qb2x5Z29uEiIKBHJpbmcYASADKAsyFC5mbGVldGd3LnYxLkdlb1BvaW50IlkKDUNvbW1hbmRSZXN1bHQSEgoKY29tbWFuZF9pZBgBIAEoCRIPCgdzdWNjZXNzGAIgASgIEg0KBWVycm9yGAMgASgJEhQKDHBheWxvYWRfanNvbhgEIAEoCSK4AQoNTWlzc2lvblN0YXR1cxIOCgZydW5faWQYASABKAkSEgoKbWlzc2lvbl9pZBgCIAEoCRINCgVzdGF0ZRgDIAEoCRIUCgxwcm9ncmVzc19wY3QYBCABKAISEgoKc3RlcF9pbmRleBgFIAEoBRIcChRyZW1haW5pbmdfZGlzdGFuY2VfbRgGIAEoARINCgVldGFfcxgHIAEoARIOCgZkZXRhaWwYCCABKAkSDQoFdHNfbXMYCSABKAMiqwEKCkNvbW1hbmRBY2sSEgoKY29tbWFuZF9pZBgBIAEoCRItCgZzdGF0dXMYAiABKA4yHS5mbGVldGd3LnYxLkNvbW1hbmRBY2suU3RhdHVzEg4KBnJlYXNvbhgDIAEoCSJKCgZTdGF0dXMSFgoSU1RBVFVTX1VOU1BFQ0lGSUVEEAASEwoPU1RBVFVTX1JFQ0VJVkVEEAESEwoPU1RBVFVTX1JFSkVDVEVEEAIiaAoOR2F0ZXdheU1lc3NhZ2USJgoHY29tbWFuZBgBIAEoCzITLmZsZWV0Z3cudjEuQ29tbWFuZEgAEiYKB3dlbGNvbWUYAiABKAsyEy5mbGVldGd3LnYxLldlbGNvbWVIAEIGCgRib2R5IkUKB1dlbGNvbWUSEAoIcm9ib3RfaWQYASABKAkSEAoIZmxlZXRfaWQYAiABKAkSFgoOc2VydmVyX3RpbWVfbXMYAyABKAMi9AQKB0NvbW1hbmQSEgoKY29tbWFuZF9pZBgBIAEoCRIUCgxpc3N1ZWRfYXRfbXMYAiABKAMSCwoDc2VxGAMgASgEEiAKBHN0b3AYCiABKAsyEC5mbGVldGd3LnYxLlN0b3BIABIiCgVzdGFydBgLIAEoCzIRLmZsZWV0Z3cudjEuU3RhcnRIABImCgdyZWxlYXNlGAwgASgLMhMuZmxlZXRndy52MS5SZWxlYXNlSAASLQoLZm9yY2VfcmVzZXQYDSABKAsyFi5mbGVldGd3LnYxLkZvcmNlUmVzZXRIABInCghzZXRfbW9kZRgOIAEoCzITLmZsZWV0Z3cudjEuU2V0TW9kZUgAEjEKDWludm9rZV9hY3Rpb24YDyABKAsyGC5mbGVldGd3LnYxLkludm9rZUFjdGlvbkgAEjUKD3VwZGF0ZV9zZXR0aW5ncxgQIAEoCzIaLmZsZWV0Z3cudjEuVXBkYXRlU2V0dGluZ3NIABIhCgVnb190bxgRIAEoCzIQLmZsZWV0Z3cudjEuR29Ub0gAEisKBmNvbmZpZxgSIAEoCzIZLmZsZWV0Z3cudjEuQ29uZmlnUmVxdWVzdEgAEj4KEG9uYm9hcmRfc2V0dGluZ3MYEyABKAsyIi5mbGVldGd3LnYxLk9uYm9hcmRTZXR0aW5nc1JlcXVlc3RIABIxCg1taXNzaW9uX3N0YXJ0GBQgASgLMhguZmxlZXRndy52MS5NaXNzaW9uU3RhcnRIABI1Cg9taXNzaW9uX2NvbnRyb2wYFSABKAsyGi5mbGVldGd3LnYxLk1pc3Npb25Db250cm9sSABCCAoGYWN0aW9uIhYKBFN0b3ASDgoGcmVhc29uGAEgASgJIgcKBVN0YXJ0IgkKB1JlbGVhc2UiDAoKRm9yY2VSZXNldCIXCgdTZXRNb2RlEgwKBG1vZGUYASABKAkiNAoMSW52b2tlQWN0aW9uEgwKBG5hbWUYASABKAkSFgoOYXJndW1lbnRzX2pzb24YAiABKAkiJQoOVXBkYXRlU2V0dGluZ3MSEwoLdmFsdWVzX2pzb24YASABKAkibAoER29UbxIQCghsYXRpdHVkZRgBIAEoARIRCglsb25naXR1ZGUYAiABKAESEwoLaGFzX2hlYWRpbmcYAyABKAgSEwoLaGVhZGluZ19kZWcYBCABKAESFQoNbWF4X3NwZWVkX21wcxgFIAEoASIzCg1Db25maWdSZXF1ZXN0Eg0KBXdyaXRlGAEgASgIEhMKC3ZhbHVlc19qc29uGAIgASgJIjwKFk9uYm9hcmRTZXR0aW5nc1JlcXVlc3QSDQoFd3JpdGUYASABKAgSEwoLdmFsdWVzX2pzb24YAiABKAkiMAoLTWlzc2lvblN0ZXASDAoEa2luZBgBIAEoCRITCgtjb25maWdfanNvbhgCIAEoCSKVAQoMTWlzc2lvblN0YXJ0Eg4KBnJ1bl9pZBgBIAEoCRISCgptaXNzaW9uX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSJgoFc3RlcHMYBCADKAsyFy5mbGVldGd3LnYxLk1pc3Npb25TdGVwEhcKD3BhcmFtZXRlcnNfanNvbhgFIAEoCRISCgpmZWF0dXJlX2lkGAYgASgJIr8BCg5NaXNzaW9uQ29udHJvbBIOCgZydW5faWQYASABKAkSMQoGYWN0aW9uGAIgASgOMiEuZmxlZXRndy52MS5NaXNzaW9uQ29udHJvbC5BY3Rpb24iagoGQWN0aW9uEhYKEkFDVElPTl9VTlNQRUNJRklFRBAAEhAKDEFDVElPTl9QQVVTRRABEhEKDUFDVElPTl9SRVNVTUUQAhIRCg1BQ1RJT05fQ0FOQ0VMEAMSEAoMQUNUSU9OX0FCT1JUEAQicQoMSGVhbHRoUmVwb3J0Eg0KBXRzX21zGAEgASgDEicKBmZhdWx0cxgCIAMoCzIXLmZsZWV0Z3cudjEuSGVhbHRoRmF1bHQSKQoHZGV2aWNlcxgDIAMoCzIYLmZsZWV0Z3cudjEuRGV2aWNlSGVhbHRoIoMBCgtIZWFsdGhGYXVsdBIMCgRjb2RlGAEgASgJEiwKCHNldmVyaXR5GAIgASgOMhouZmxlZXRndy52MS5IZWFsdGhTZXZlcml0eRIRCgljb21wb25lbnQYAyABKAkSDwoHbWVzc2FnZRgEIAEoCRIUCgxyYWlzZWRfYXRfbXMYBSABKAMi5wEKDERldmljZUhlYWx0aBIRCglkZXZpY2VfaWQYASABKAkSJAoEa2luZBgCIAEoDjIWLmZsZWV0Z3cudjEuRGV2aWNlS2luZBImCgVsZXZlbBgDIAEoDjIXLmZsZWV0Z3cudjEuSGVhbHRoTGV2ZWwSDgoGc3RhdHVzGAQgASgJEjYKB21ldHJpY3MYBSADKAsyJS5mbGVldGd3LnYxLkRldmljZUhlYWx0aC5NZXRyaWNzRW50cnkaLgoMTWV0cmljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEqoQEKDkhlYWx0aFNldmVyaXR5Eh8KG0hFQUxUSF9TRVZFUklUWV9VTlNQRUNJRklFRBAAEhgKFEhFQUxUSF9TRVZFUklUWV9JTkZPEAESGwoXSEVBTFRIX1NFVkVSSVRZX1dBUk5JTkcQAhIZChVIRUFMVEhfU0VWRVJJVFlfRVJST1IQAxIcChhIRUFMVEhfU0VWRVJJVFlfQ1JJVElDQUwQBCqiAQoKRGV2aWNlS2luZBIbChdERVZJQ0VfS0lORF9VTlNQRUNJRklFRBAAEhcKE0RFVklDRV9LSU5EX0JBVFRFUlkQARIVChFERVZJQ0VfS0lORF9EUklWRRACEhYKEkRFVklDRV9LSU5EX1NFTlNPUhADEhgKFERFVklDRV9LSU5EX0NPTVBVVEVSEAQSFQoRREVWSUNFX0tJTkRfT1RIRVIQBTKiAQoJUm9ib3RMaW5rEkMKB0Nvbm5lY3QSGC5mbGVldGd3LnYxLlJvYm90TWVzc2FnZRoaLmZsZWV0Z3cudjEuR2F0ZXdheU1lc3NhZ2UoATABElAKEFB1Ymxpc2hUZWxlbWV0cnkSGi5mbGVldGd3LnYxLlRlbGVtZXRyeUJhdGNoGhwuZmxlZXRndy52MS5UZWxlbWV0cnlSZWNlaXB0KAEwAWIGcHJvdG8z", [file_fleetgw_v1_telemetry]);
+  fileDesc("ChtmbGVldGd3L3YxL3JvYm90X2xpbmsucHJvdG8SCmZsZWV0Z3cudjEiRwoQVGVsZW1ldHJ5UmVjZWlwdBIPCgdiYXRjaGVzGAEgASgEEhMKC2R1cmFibGVfc2VxGAIgASgEEg0KBWVwb2NoGAMgASgEIuoCCgxSb2JvdE1lc3NhZ2USIgoFaGVsbG8YASABKAsyES5mbGVldGd3LnYxLkhlbGxvSAASMwoJdGVsZW1ldHJ5GAIgASgLMhouZmxlZXRndy52MS5UZWxlbWV0cnlCYXRjaEICGAFIABIlCgNhY2sYAyABKAsyFi5mbGVldGd3LnYxLkNvbW1hbmRBY2tIABIzCg5jb21tYW5kX3Jlc3VsdBgEIAEoCzIZLmZsZWV0Z3cudjEuQ29tbWFuZFJlc3VsdEgAEjMKDm1pc3Npb25fc3RhdHVzGAUgASgLMhkuZmxlZXRndy52MS5NaXNzaW9uU3RhdHVzSAASMQoNaGVhbHRoX3JlcG9ydBgGIAEoCzIYLmZsZWV0Z3cudjEuSGVhbHRoUmVwb3J0SAASNQoOZmllbGRfcnVsZV9hY2sYCCABKAsyGy5mbGVldGd3LnYxLkZpZWxkUnVsZVNldEFja0gAQgYKBGJvZHkiwgEKBUhlbGxvEhUKDWFnZW50X3ZlcnNpb24YASABKAkSFAoMY2FwYWJpbGl0aWVzGAIgAygJEhgKEGxhc3RfYXBwbGllZF9zZXEYAyABKAQSKQoGcG9saWN5GAQgASgLMhkuZmxlZXRndy52MS5Db21tYW5kUG9saWN5EjIKD2FjdGl2ZV9taXNzaW9ucxgFIAMoCzIZLmZsZWV0Z3cudjEuTWlzc2lvblN0YXR1cxITCgtpbnN0YW5jZV9pZBgGIAEoCSLXAQoNQ29tbWFuZFBvbGljeRIVCg1hbGxvd2VkX21vZGVzGAEgAygJEicKB2FjdGlvbnMYAiADKAsyFi5mbGVldGd3LnYxLkFjdGlvblNwZWMSKQoIc2V0dGluZ3MYAyADKAsyFy5mbGVldGd3LnYxLlNldHRpbmdTcGVjEioKCmdvX3RvX2FyZWEYBCABKAsyFi5mbGVldGd3LnYxLkdlb1BvbHlnb24SFQoNcmVtb3RlX2NvbmZpZxgFIAEoCBIYChBvbmJvYXJkX3NldHRpbmdzGAYgASgIIjkKCkFjdGlvblNwZWMSDAoEbmFtZRgBIAEoCRIdChVhcmd1bWVudHNfc2NoZW1hX2pzb24YAiABKAki3QEKC1NldHRpbmdTcGVjEgsKA2tleRgBIAEoCRIqCgRraW5kGAIgASgOMhwuZmxlZXRndy52MS5TZXR0aW5nU3BlYy5LaW5kEhEKCWhhc19yYW5nZRgDIAEoCBILCgNtaW4YBCABKAESCwoDbWF4GAUgASgBEhYKDmFsbG93ZWRfdmFsdWVzGAYgAygJIlAKBEtpbmQSFAoQS0lORF9VTlNQRUNJRklFRBAAEg8KC0tJTkRfTlVNQkVSEAESEAoMS0lORF9CT09MRUFOEAISDwoLS0lORF9TVFJJTkcQAyIvCghHZW9Qb2ludBIQCghsYXRpdHVkZRgBIAEoARIRCglsb25naXR1ZGUYAiABKAEiMAoKR2VvUG9seWdvbhIiCgRyaW5nGAEgAygLMhQuZmxlZXRndy52MS5HZW9Qb2ludCJZCg1Db21tYW5kUmVzdWx0EhIKCmNvbW1hbmRfaWQYASABKAkSDwoHc3VjY2VzcxgCIAEoCBINCgVlcnJvchgDIAEoCRIUCgxwYXlsb2FkX2pzb24YBCABKAkiuAEKDU1pc3Npb25TdGF0dXMSDgoGcnVuX2lkGAEgASgJEhIKCm1pc3Npb25faWQYAiABKAkSDQoFc3RhdGUYAyABKAkSFAoMcHJvZ3Jlc3NfcGN0GAQgASgCEhIKCnN0ZXBfaW5kZXgYBSABKAUSHAoUcmVtYWluaW5nX2Rpc3RhbmNlX20YBiABKAESDQoFZXRhX3MYByABKAESDgoGZGV0YWlsGAggASgJEg0KBXRzX21zGAkgASgDIqsBCgpDb21tYW5kQWNrEhIKCmNvbW1hbmRfaWQYASABKAkSLQoGc3RhdHVzGAIgASgOMh0uZmxlZXRndy52MS5Db21tYW5kQWNrLlN0YXR1cxIOCgZyZWFzb24YAyABKAkiSgoGU3RhdHVzEhYKElNUQVRVU19VTlNQRUNJRklFRBAAEhMKD1NUQVRVU19SRUNFSVZFRBABEhMKD1NUQVRVU19SRUpFQ1RFRBACIpkBCg5HYXRld2F5TWVzc2FnZRImCgdjb21tYW5kGAEgASgLMhMuZmxlZXRndy52MS5Db21tYW5kSAASJgoHd2VsY29tZRgCIAEoCzITLmZsZWV0Z3cudjEuV2VsY29tZUgAEi8KC2ZpZWxkX3J1bGVzGAMgASgLMhguZmxlZXRndy52MS5GaWVsZFJ1bGVTZXRIAEIGCgRib2R5IkUKDEZpZWxkUnVsZVNldBIPCgd2ZXJzaW9uGAEgASgEEiQKBXJ1bGVzGAIgAygLMhUuZmxlZXRndy52MS5GaWVsZFJ1bGUirwEKCUZpZWxkUnVsZRIUCgxkaXJlY3RpdmVfaWQYASABKAkSJwoEdHlwZRgCIAEoDjIZLmZsZWV0Z3cudjEuRmllbGRSdWxlVHlwZRIMCgRuYW1lGAMgASgJEi4KCHBvbHlnb25zGAQgAygLMhwuZmxlZXRndy52MS5GaWVsZFJ1bGVQb2x5Z29uEhUKDW1heF9zcGVlZF9tcHMYBSABKAESDgoGd2FpdF9zGAYgASgNIjkKEEZpZWxkUnVsZVBvbHlnb24SJQoFcmluZ3MYASADKAsyFi5mbGVldGd3LnYxLkdlb1BvbHlnb24iQgoPRmllbGRSdWxlU2V0QWNrEg8KB3ZlcnNpb24YASABKAQSDwoHYXBwbGllZBgCIAEoCBINCgVlcnJvchgDIAEoCSJFCgdXZWxjb21lEhAKCHJvYm90X2lkGAEgASgJEhAKCGZsZWV0X2lkGAIgASgJEhYKDnNlcnZlcl90aW1lX21zGAMgASgDIvQECgdDb21tYW5kEhIKCmNvbW1hbmRfaWQYASABKAkSFAoMaXNzdWVkX2F0X21zGAIgASgDEgsKA3NlcRgDIAEoBBIgCgRzdG9wGAogASgLMhAuZmxlZXRndy52MS5TdG9wSAASIgoFc3RhcnQYCyABKAsyES5mbGVldGd3LnYxLlN0YXJ0SAASJgoHcmVsZWFzZRgMIAEoCzITLmZsZWV0Z3cudjEuUmVsZWFzZUgAEi0KC2ZvcmNlX3Jlc2V0GA0gASgLMhYuZmxlZXRndy52MS5Gb3JjZVJlc2V0SAASJwoIc2V0X21vZGUYDiABKAsyEy5mbGVldGd3LnYxLlNldE1vZGVIABIxCg1pbnZva2VfYWN0aW9uGA8gASgLMhguZmxlZXRndy52MS5JbnZva2VBY3Rpb25IABI1Cg91cGRhdGVfc2V0dGluZ3MYECABKAsyGi5mbGVldGd3LnYxLlVwZGF0ZVNldHRpbmdzSAASIQoFZ29fdG8YESABKAsyEC5mbGVldGd3LnYxLkdvVG9IABIrCgZjb25maWcYEiABKAsyGS5mbGVldGd3LnYxLkNvbmZpZ1JlcXVlc3RIABI+ChBvbmJvYXJkX3NldHRpbmdzGBMgASgLMiIuZmxlZXRndy52MS5PbmJvYXJkU2V0dGluZ3NSZXF1ZXN0SAASMQoNbWlzc2lvbl9zdGFydBgUIAEoCzIYLmZsZWV0Z3cudjEuTWlzc2lvblN0YXJ0SAASNQoPbWlzc2lvbl9jb250cm9sGBUgASgLMhouZmxlZXRndy52MS5NaXNzaW9uQ29udHJvbEgAQggKBmFjdGlvbiIWCgRTdG9wEg4KBnJlYXNvbhgBIAEoCSIHCgVTdGFydCIJCgdSZWxlYXNlIgwKCkZvcmNlUmVzZXQiFwoHU2V0TW9kZRIMCgRtb2RlGAEgASgJIjQKDEludm9rZUFjdGlvbhIMCgRuYW1lGAEgASgJEhYKDmFyZ3VtZW50c19qc29uGAIgASgJIiUKDlVwZGF0ZVNldHRpbmdzEhMKC3ZhbHVlc19qc29uGAEgASgJImwKBEdvVG8SEAoIbGF0aXR1ZGUYASABKAESEQoJbG9uZ2l0dWRlGAIgASgBEhMKC2hhc19oZWFkaW5nGAMgASgIEhMKC2hlYWRpbmdfZGVnGAQgASgBEhUKDW1heF9zcGVlZF9tcHMYBSABKAEiMwoNQ29uZmlnUmVxdWVzdBINCgV3cml0ZRgBIAEoCBITCgt2YWx1ZXNfanNvbhgCIAEoCSI8ChZPbmJvYXJkU2V0dGluZ3NSZXF1ZXN0Eg0KBXdyaXRlGAEgASgIEhMKC3ZhbHVlc19qc29uGAIgASgJIjAKC01pc3Npb25TdGVwEgwKBGtpbmQYASABKAkSEwoLY29uZmlnX2pzb24YAiABKAkilQEKDE1pc3Npb25TdGFydBIOCgZydW5faWQYASABKAkSEgoKbWlzc2lvbl9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEiYKBXN0ZXBzGAQgAygLMhcuZmxlZXRndy52MS5NaXNzaW9uU3RlcBIXCg9wYXJhbWV0ZXJzX2pzb24YBSABKAkSEgoKZmVhdHVyZV9pZBgGIAEoCSK/AQoOTWlzc2lvbkNvbnRyb2wSDgoGcnVuX2lkGAEgASgJEjEKBmFjdGlvbhgCIAEoDjIhLmZsZWV0Z3cudjEuTWlzc2lvbkNvbnRyb2wuQWN0aW9uImoKBkFjdGlvbhIWChJBQ1RJT05fVU5TUEVDSUZJRUQQABIQCgxBQ1RJT05fUEFVU0UQARIRCg1BQ1RJT05fUkVTVU1FEAISEQoNQUNUSU9OX0NBTkNFTBADEhAKDEFDVElPTl9BQk9SVBAEInEKDEhlYWx0aFJlcG9ydBINCgV0c19tcxgBIAEoAxInCgZmYXVsdHMYAiADKAsyFy5mbGVldGd3LnYxLkhlYWx0aEZhdWx0EikKB2RldmljZXMYAyADKAsyGC5mbGVldGd3LnYxLkRldmljZUhlYWx0aCKDAQoLSGVhbHRoRmF1bHQSDAoEY29kZRgBIAEoCRIsCghzZXZlcml0eRgCIAEoDjIaLmZsZWV0Z3cudjEuSGVhbHRoU2V2ZXJpdHkSEQoJY29tcG9uZW50GAMgASgJEg8KB21lc3NhZ2UYBCABKAkSFAoMcmFpc2VkX2F0X21zGAUgASgDIucBCgxEZXZpY2VIZWFsdGgSEQoJZGV2aWNlX2lkGAEgASgJEiQKBGtpbmQYAiABKA4yFi5mbGVldGd3LnYxLkRldmljZUtpbmQSJgoFbGV2ZWwYAyABKA4yFy5mbGVldGd3LnYxLkhlYWx0aExldmVsEg4KBnN0YXR1cxgEIAEoCRI2CgdtZXRyaWNzGAUgAygLMiUuZmxlZXRndy52MS5EZXZpY2VIZWFsdGguTWV0cmljc0VudHJ5Gi4KDE1ldHJpY3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBKpIBCg1GaWVsZFJ1bGVUeXBlEh8KG0ZJRUxEX1JVTEVfVFlQRV9VTlNQRUNJRklFRBAAEh8KG0ZJRUxEX1JVTEVfVFlQRV9TUEVFRF9MSU1JVBABEhwKGEZJRUxEX1JVTEVfVFlQRV9LRUVQX09VVBACEiEKHUZJRUxEX1JVTEVfVFlQRV9TVE9QX0FORF9XQUlUEAMqoQEKDkhlYWx0aFNldmVyaXR5Eh8KG0hFQUxUSF9TRVZFUklUWV9VTlNQRUNJRklFRBAAEhgKFEhFQUxUSF9TRVZFUklUWV9JTkZPEAESGwoXSEVBTFRIX1NFVkVSSVRZX1dBUk5JTkcQAhIZChVIRUFMVEhfU0VWRVJJVFlfRVJST1IQAxIcChhIRUFMVEhfU0VWRVJJVFlfQ1JJVElDQUwQBCqiAQoKRGV2aWNlS2luZBIbChdERVZJQ0VfS0lORF9VTlNQRUNJRklFRBAAEhcKE0RFVklDRV9LSU5EX0JBVFRFUlkQARIVChFERVZJQ0VfS0lORF9EUklWRRACEhYKEkRFVklDRV9LSU5EX1NFTlNPUhADEhgKFERFVklDRV9LSU5EX0NPTVBVVEVSEAQSFQoRREVWSUNFX0tJTkRfT1RIRVIQBTKiAQoJUm9ib3RMaW5rEkMKB0Nvbm5lY3QSGC5mbGVldGd3LnYxLlJvYm90TWVzc2FnZRoaLmZsZWV0Z3cudjEuR2F0ZXdheU1lc3NhZ2UoATABElAKEFB1Ymxpc2hUZWxlbWV0cnkSGi5mbGVldGd3LnYxLlRlbGVtZXRyeUJhdGNoGhwuZmxlZXRndy52MS5UZWxlbWV0cnlSZWNlaXB0KAEwAWIGcHJvdG8z", [file_fleetgw_v1_telemetry]);
 
 /**
  * PublishTelemetry's answers: the final one when the robot half-closes the stream, and, for batches
@@ -112,6 +112,14 @@ export type RobotMessage = Message<"fleetgw.v1.RobotMessage"> & {
      */
     value: HealthReport;
     case: "healthReport";
+  } | {
+    /**
+     * The robot applied (or could not apply) a field rule set (docs/field-rules.md).
+     *
+     * @generated from field: fleetgw.v1.FieldRuleSetAck field_rule_ack = 8;
+     */
+    value: FieldRuleSetAck;
+    case: "fieldRuleAck";
   } | { case: undefined; value?: undefined };
 };
 
@@ -553,6 +561,15 @@ export type GatewayMessage = Message<"fleetgw.v1.GatewayMessage"> & {
      */
     value: Welcome;
     case: "welcome";
+  } | {
+    /**
+     * The fleet's field rules (docs/field-rules.md): sent right after the Welcome, before any command,
+     * and again whenever the fleet's rules change.
+     *
+     * @generated from field: fleetgw.v1.FieldRuleSet field_rules = 3;
+     */
+    value: FieldRuleSet;
+    case: "fieldRules";
   } | { case: undefined; value?: undefined };
 };
 
@@ -562,6 +579,140 @@ export type GatewayMessage = Message<"fleetgw.v1.GatewayMessage"> & {
  */
 export const GatewayMessageSchema: GenMessage<GatewayMessage> = /*@__PURE__*/
   messageDesc(file_fleetgw_v1_robot_link, 11);
+
+/**
+ * The complete set of a fleet's enabled field rules. The robot replaces whatever set it holds with
+ * this one (the link is ordered, so the last set received is the current one) and answers with a
+ * FieldRuleSetAck carrying the same version. Zones the robot must obey from then on.
+ *
+ * @generated from message fleetgw.v1.FieldRuleSet
+ */
+export type FieldRuleSet = Message<"fleetgw.v1.FieldRuleSet"> & {
+  /**
+   * The fleet's rule set version: increases with every change of the fleet's rules.
+   *
+   * @generated from field: uint64 version = 1;
+   */
+  version: bigint;
+
+  /**
+   * Enabled rules only; an empty list means no rule applies.
+   *
+   * @generated from field: repeated fleetgw.v1.FieldRule rules = 2;
+   */
+  rules: FieldRule[];
+};
+
+/**
+ * Describes the message fleetgw.v1.FieldRuleSet.
+ * Use `create(FieldRuleSetSchema)` to create a new message.
+ */
+export const FieldRuleSetSchema: GenMessage<FieldRuleSet> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 12);
+
+/**
+ * @generated from message fleetgw.v1.FieldRule
+ */
+export type FieldRule = Message<"fleetgw.v1.FieldRule"> & {
+  /**
+   * The rule's id (UUID).
+   *
+   * @generated from field: string directive_id = 1;
+   */
+  directiveId: string;
+
+  /**
+   * @generated from field: fleetgw.v1.FieldRuleType type = 2;
+   */
+  type: FieldRuleType;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * The zone: one or more polygons (WGS84).
+   *
+   * @generated from field: repeated fleetgw.v1.FieldRulePolygon polygons = 4;
+   */
+  polygons: FieldRulePolygon[];
+
+  /**
+   * SPEED_LIMIT: the cap, m/s.
+   *
+   * @generated from field: double max_speed_mps = 5;
+   */
+  maxSpeedMps: number;
+
+  /**
+   * STOP_AND_WAIT: how long to stay stopped after entering, seconds.
+   *
+   * @generated from field: uint32 wait_s = 6;
+   */
+  waitS: number;
+};
+
+/**
+ * Describes the message fleetgw.v1.FieldRule.
+ * Use `create(FieldRuleSchema)` to create a new message.
+ */
+export const FieldRuleSchema: GenMessage<FieldRule> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 13);
+
+/**
+ * A polygon with holes: the first ring is the outer boundary, the others are holes. Rings are not
+ * closed (the last point joins the first).
+ *
+ * @generated from message fleetgw.v1.FieldRulePolygon
+ */
+export type FieldRulePolygon = Message<"fleetgw.v1.FieldRulePolygon"> & {
+  /**
+   * @generated from field: repeated fleetgw.v1.GeoPolygon rings = 1;
+   */
+  rings: GeoPolygon[];
+};
+
+/**
+ * Describes the message fleetgw.v1.FieldRulePolygon.
+ * Use `create(FieldRulePolygonSchema)` to create a new message.
+ */
+export const FieldRulePolygonSchema: GenMessage<FieldRulePolygon> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 14);
+
+/**
+ * The robot's answer to a FieldRuleSet.
+ *
+ * @generated from message fleetgw.v1.FieldRuleSetAck
+ */
+export type FieldRuleSetAck = Message<"fleetgw.v1.FieldRuleSetAck"> & {
+  /**
+   * The version of the set this answers.
+   *
+   * @generated from field: uint64 version = 1;
+   */
+  version: bigint;
+
+  /**
+   * True: the robot obeys this set from now on. False: it could not apply it (error says why) and
+   * keeps obeying the set it held before.
+   *
+   * @generated from field: bool applied = 2;
+   */
+  applied: boolean;
+
+  /**
+   * @generated from field: string error = 3;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message fleetgw.v1.FieldRuleSetAck.
+ * Use `create(FieldRuleSetAckSchema)` to create a new message.
+ */
+export const FieldRuleSetAckSchema: GenMessage<FieldRuleSetAck> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 15);
 
 /**
  * Sent once after a valid Hello.
@@ -590,7 +741,7 @@ export type Welcome = Message<"fleetgw.v1.Welcome"> & {
  * Use `create(WelcomeSchema)` to create a new message.
  */
 export const WelcomeSchema: GenMessage<Welcome> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 12);
+  messageDesc(file_fleetgw_v1_robot_link, 16);
 
 /**
  * @generated from message fleetgw.v1.Command
@@ -698,7 +849,7 @@ export type Command = Message<"fleetgw.v1.Command"> & {
  * Use `create(CommandSchema)` to create a new message.
  */
 export const CommandSchema: GenMessage<Command> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 13);
+  messageDesc(file_fleetgw_v1_robot_link, 17);
 
 /**
  * Pause the robot: bring it to a controlled halt and hold.
@@ -717,7 +868,7 @@ export type Stop = Message<"fleetgw.v1.Stop"> & {
  * Use `create(StopSchema)` to create a new message.
  */
 export const StopSchema: GenMessage<Stop> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 14);
+  messageDesc(file_fleetgw_v1_robot_link, 18);
 
 /**
  * Resume autonomous operation after a stop.
@@ -732,7 +883,7 @@ export type Start = Message<"fleetgw.v1.Start"> & {
  * Use `create(StartSchema)` to create a new message.
  */
 export const StartSchema: GenMessage<Start> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 15);
+  messageDesc(file_fleetgw_v1_robot_link, 19);
 
 /**
  * Release the robot from its current assignment (it finishes no further work of it).
@@ -747,7 +898,7 @@ export type Release = Message<"fleetgw.v1.Release"> & {
  * Use `create(ReleaseSchema)` to create a new message.
  */
 export const ReleaseSchema: GenMessage<Release> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 16);
+  messageDesc(file_fleetgw_v1_robot_link, 20);
 
 /**
  * Clear faults and reinitialize the robot's autonomy stack.
@@ -762,7 +913,7 @@ export type ForceReset = Message<"fleetgw.v1.ForceReset"> & {
  * Use `create(ForceResetSchema)` to create a new message.
  */
 export const ForceResetSchema: GenMessage<ForceReset> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 17);
+  messageDesc(file_fleetgw_v1_robot_link, 21);
 
 /**
  * @generated from message fleetgw.v1.SetMode
@@ -779,7 +930,7 @@ export type SetMode = Message<"fleetgw.v1.SetMode"> & {
  * Use `create(SetModeSchema)` to create a new message.
  */
 export const SetModeSchema: GenMessage<SetMode> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 18);
+  messageDesc(file_fleetgw_v1_robot_link, 22);
 
 /**
  * @generated from message fleetgw.v1.InvokeAction
@@ -803,7 +954,7 @@ export type InvokeAction = Message<"fleetgw.v1.InvokeAction"> & {
  * Use `create(InvokeActionSchema)` to create a new message.
  */
 export const InvokeActionSchema: GenMessage<InvokeAction> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 19);
+  messageDesc(file_fleetgw_v1_robot_link, 23);
 
 /**
  * @generated from message fleetgw.v1.UpdateSettings
@@ -822,7 +973,7 @@ export type UpdateSettings = Message<"fleetgw.v1.UpdateSettings"> & {
  * Use `create(UpdateSettingsSchema)` to create a new message.
  */
 export const UpdateSettingsSchema: GenMessage<UpdateSettings> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 20);
+  messageDesc(file_fleetgw_v1_robot_link, 24);
 
 /**
  * A one-shot geographic destination.
@@ -865,7 +1016,7 @@ export type GoTo = Message<"fleetgw.v1.GoTo"> & {
  * Use `create(GoToSchema)` to create a new message.
  */
 export const GoToSchema: GenMessage<GoTo> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 21);
+  messageDesc(file_fleetgw_v1_robot_link, 25);
 
 /**
  * Read (empty values_json) or write remote configuration; the result comes as CommandResult.
@@ -889,7 +1040,7 @@ export type ConfigRequest = Message<"fleetgw.v1.ConfigRequest"> & {
  * Use `create(ConfigRequestSchema)` to create a new message.
  */
 export const ConfigRequestSchema: GenMessage<ConfigRequest> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 22);
+  messageDesc(file_fleetgw_v1_robot_link, 26);
 
 /**
  * Read (empty values_json) or write robot-local settings; the result comes as CommandResult.
@@ -913,7 +1064,7 @@ export type OnboardSettingsRequest = Message<"fleetgw.v1.OnboardSettingsRequest"
  * Use `create(OnboardSettingsRequestSchema)` to create a new message.
  */
 export const OnboardSettingsRequestSchema: GenMessage<OnboardSettingsRequest> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 23);
+  messageDesc(file_fleetgw_v1_robot_link, 27);
 
 /**
  * @generated from message fleetgw.v1.MissionStep
@@ -939,7 +1090,7 @@ export type MissionStep = Message<"fleetgw.v1.MissionStep"> & {
  * Use `create(MissionStepSchema)` to create a new message.
  */
 export const MissionStepSchema: GenMessage<MissionStep> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 24);
+  messageDesc(file_fleetgw_v1_robot_link, 28);
 
 /**
  * Start a mission run on the robot.
@@ -987,7 +1138,7 @@ export type MissionStart = Message<"fleetgw.v1.MissionStart"> & {
  * Use `create(MissionStartSchema)` to create a new message.
  */
 export const MissionStartSchema: GenMessage<MissionStart> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 25);
+  messageDesc(file_fleetgw_v1_robot_link, 29);
 
 /**
  * Control a running mission.
@@ -1011,7 +1162,7 @@ export type MissionControl = Message<"fleetgw.v1.MissionControl"> & {
  * Use `create(MissionControlSchema)` to create a new message.
  */
 export const MissionControlSchema: GenMessage<MissionControl> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 26);
+  messageDesc(file_fleetgw_v1_robot_link, 30);
 
 /**
  * @generated from enum fleetgw.v1.MissionControl.Action
@@ -1047,7 +1198,7 @@ export enum MissionControl_Action {
  * Describes the enum fleetgw.v1.MissionControl.Action.
  */
 export const MissionControl_ActionSchema: GenEnum<MissionControl_Action> = /*@__PURE__*/
-  enumDesc(file_fleetgw_v1_robot_link, 26, 0);
+  enumDesc(file_fleetgw_v1_robot_link, 30, 0);
 
 /**
  * The robot's whole health state at ts_ms. Each report replaces the previous one: a fault code absent
@@ -1085,7 +1236,7 @@ export type HealthReport = Message<"fleetgw.v1.HealthReport"> & {
  * Use `create(HealthReportSchema)` to create a new message.
  */
 export const HealthReportSchema: GenMessage<HealthReport> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 27);
+  messageDesc(file_fleetgw_v1_robot_link, 31);
 
 /**
  * @generated from message fleetgw.v1.HealthFault
@@ -1130,7 +1281,7 @@ export type HealthFault = Message<"fleetgw.v1.HealthFault"> & {
  * Use `create(HealthFaultSchema)` to create a new message.
  */
 export const HealthFaultSchema: GenMessage<HealthFault> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 28);
+  messageDesc(file_fleetgw_v1_robot_link, 32);
 
 /**
  * One device's health: a level, a short status word and named readings.
@@ -1175,7 +1326,44 @@ export type DeviceHealth = Message<"fleetgw.v1.DeviceHealth"> & {
  * Use `create(DeviceHealthSchema)` to create a new message.
  */
 export const DeviceHealthSchema: GenMessage<DeviceHealth> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 29);
+  messageDesc(file_fleetgw_v1_robot_link, 33);
+
+/**
+ * @generated from enum fleetgw.v1.FieldRuleType
+ */
+export enum FieldRuleType {
+  /**
+   * @generated from enum value: FIELD_RULE_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Never drive faster than max_speed_mps inside the zone.
+   *
+   * @generated from enum value: FIELD_RULE_TYPE_SPEED_LIMIT = 1;
+   */
+  SPEED_LIMIT = 1,
+
+  /**
+   * Never enter the zone.
+   *
+   * @generated from enum value: FIELD_RULE_TYPE_KEEP_OUT = 2;
+   */
+  KEEP_OUT = 2,
+
+  /**
+   * On entering the zone, come to a halt and stay stopped for wait_s seconds, then continue.
+   *
+   * @generated from enum value: FIELD_RULE_TYPE_STOP_AND_WAIT = 3;
+   */
+  STOP_AND_WAIT = 3,
+}
+
+/**
+ * Describes the enum fleetgw.v1.FieldRuleType.
+ */
+export const FieldRuleTypeSchema: GenEnum<FieldRuleType> = /*@__PURE__*/
+  enumDesc(file_fleetgw_v1_robot_link, 0);
 
 /**
  * @generated from enum fleetgw.v1.HealthSeverity
@@ -1211,7 +1399,7 @@ export enum HealthSeverity {
  * Describes the enum fleetgw.v1.HealthSeverity.
  */
 export const HealthSeveritySchema: GenEnum<HealthSeverity> = /*@__PURE__*/
-  enumDesc(file_fleetgw_v1_robot_link, 0);
+  enumDesc(file_fleetgw_v1_robot_link, 1);
 
 /**
  * @generated from enum fleetgw.v1.DeviceKind
@@ -1252,7 +1440,7 @@ export enum DeviceKind {
  * Describes the enum fleetgw.v1.DeviceKind.
  */
 export const DeviceKindSchema: GenEnum<DeviceKind> = /*@__PURE__*/
-  enumDesc(file_fleetgw_v1_robot_link, 1);
+  enumDesc(file_fleetgw_v1_robot_link, 2);
 
 /**
  * @generated from service fleetgw.v1.RobotLink
