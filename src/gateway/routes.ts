@@ -18,6 +18,7 @@ import { templateRoutes } from '../api/routes/templates.js';
 import { missionRuntimeRoutes } from '../api/routes/mission-runtime.js';
 import { missionToolRoutes } from '../api/routes/mission-tools.js';
 import { fleetRoutes } from '../api/routes/fleets.js';
+import { orgRoutes } from '../api/routes/orgs.js';
 import { healthRoutes } from '../api/routes/health.js';
 import { meRoutes } from '../api/routes/me.js';
 import { apiKeyRoutes } from '../api/routes/api-keys.js';
@@ -102,6 +103,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...sessionRoutes({ store: deps.store, events: deps.events, sessions: deps.sessions, secureCookies: deps.secureCookies, ...(deps.log ? { log: deps.log } : {}) }),
     ...apiKeyRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, ...(deps.log ? { log: deps.log } : {}) }),
     ...fleetRoutes({ store: deps.store }),
+    ...orgRoutes({ store: deps.store }),
     ...robotRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id), linkConflict: (id) => deps.link.linkConflict?.(id) ?? null }),
     ...controlRobotRoutes({ store: deps.store, commands: deps.commands }),
     ...robotCommandRoutes({ store: deps.store, commands: deps.commands }),

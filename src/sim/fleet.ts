@@ -105,10 +105,13 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
     const dtS = periodMs / 1000;
     for (const r of robots) {
       if (r.missions.busy) r.missions.tick();
+      const mission = r.missions.sampleMission();
       const samples: SampleInput[] = new Array<SampleInput>(due.length);
       for (let i = 0; i < due.length; i++) {
         r.model.step(dtS);
-        samples[i] = r.model.sample(due[i]!);
+        const s = r.model.sample(due[i]!);
+        s.mission = mission;
+        samples[i] = s;
       }
       r.agent.sendSamples(samples);
     }
