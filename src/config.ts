@@ -21,6 +21,8 @@ export interface GatewayTunables {
   sessionIdleTimeoutS: number;
   /** A user session ends this long after login, whatever the activity. */
   sessionMaxAgeS: number;
+  /** A robot-detected object not seen again for this long is removed (docs/objects.md). */
+  objectTtlMs: number;
 }
 
 export const DEFAULT_TUNABLES: GatewayTunables = {
@@ -32,6 +34,7 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   linkConflictClearMs: 60_000,
   sessionIdleTimeoutS: 30 * 60,
   sessionMaxAgeS: 12 * 60 * 60,
+  objectTtlMs: 60_000,
 };
 
 const ENV: Record<keyof GatewayTunables, string> = {
@@ -43,6 +46,7 @@ const ENV: Record<keyof GatewayTunables, string> = {
   linkConflictClearMs: 'FLEETGW_LINK_CONFLICT_CLEAR_MS',
   sessionIdleTimeoutS: 'FLEETGW_SESSION_IDLE_TIMEOUT_S',
   sessionMaxAgeS: 'FLEETGW_SESSION_MAX_AGE_S',
+  objectTtlMs: 'FLEETGW_OBJECT_TTL_MS',
 };
 
 /**

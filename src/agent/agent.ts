@@ -19,6 +19,7 @@ import { Client, credentials, Metadata, status, type ClientDuplexStream, type St
 import {
   CommandResultSchema,
   MissionStatusSchema,
+  ObjectDetectionsSchema,
   RobotMessageSchema,
   type CommandPolicy,
   type GatewayMessage,
@@ -319,6 +320,14 @@ export class RobotAgent {
    */
   sendMissionStatus(status: MessageInitShape<typeof MissionStatusSchema>): boolean {
     return this.sendControl(create(RobotMessageSchema, { body: { case: 'missionStatus', value: create(MissionStatusSchema, status) } }));
+  }
+
+  /**
+   * Sends one perception frame's object detections on the control stream (false while not connected:
+   * detections are a live view, so the caller drops them rather than queueing stale ones).
+   */
+  sendObjectDetections(detections: MessageInitShape<typeof ObjectDetectionsSchema>): boolean {
+    return this.sendControl(create(RobotMessageSchema, { body: { case: 'objectDetections', value: create(ObjectDetectionsSchema, detections) } }));
   }
 
   // Control messages bypass the telemetry queue: they are small and must not wait behind samples.

@@ -10,7 +10,7 @@ export interface EventRecord {
   atMs: number;
   /** e.g. "schedule.accepted", "schedule.pending", "run.robot_chosen", "run.progress", "operation.paused", "robot.link_conflict". */
   kind: string;
-  subject: { type: 'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command' | 'robot' | 'api_key' | 'user'; id: string };
+  subject: { type: 'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command' | 'robot' | 'api_key' | 'user' | 'object'; id: string };
   data: Record<string, unknown>;
 }
 

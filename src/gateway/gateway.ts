@@ -10,6 +10,7 @@ import { REMOVED_ROUTES } from '../api/removed-routes.js';
 import { CommandService } from '../commands/service.js';
 import type { CommandServiceOptions } from '../commands/service-types.js';
 import { EventLog } from '../events/log.js';
+import { ObjectTracker } from '../fleet/objects/tracker.js';
 import { recordLinkConflicts } from '../events/link-conflict.js';
 import { DEFAULT_TUNABLES, type GatewayTunables } from '../config.js';
 import { accessLog } from '../http/access-log.js';
@@ -102,6 +103,8 @@ export interface Gateway {
   readonly commands: CommandService;
   /** The store's event log. */
   readonly events: EventLog;
+  /** Tracked objects (src/fleet/objects). */
+  readonly objects: ObjectTracker;
   /** The live view of each fleet's operation and templates. */
   readonly runtime: OperationRuntime;
   /** Schedules, the scheduler and mission runs. */
@@ -219,6 +222,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       ...(overrides.missionPassIntervalMs !== undefined ? { passIntervalMs: overrides.missionPassIntervalMs } : {}),
     });
     attachToRuntime(missions, runtime);
+    const objects = new ObjectTracker(store, events, link, { ttlMs: tunables.objectTtlMs, log: logFor('objects') });
     await missions.start();
     const stopRetention = startMissionRetention(store, { log: logFor('missions') });
     const scheduler = missions.scheduler;
@@ -243,7 +247,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     let streamUrl = '';
     let httpUrl = '';
     const { routes } = buildRoutes({
-      store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, ready: () => ready.ready(), log: logFor('api'),
+      store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, objects, ready: () => ready.ready(), log: logFor('api'),
       sessions, secureCookies: tlsFiles !== null,
     });
     const router = createRouter(routes, {
@@ -293,6 +297,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       stopRetention();
       missionRuntime.stop();
       runtime.close();
+      await objects.close();
       telemetryStore.stop();
       await ingest.close();
       await commandService.close();
@@ -310,6 +315,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       events,
       runtime,
       missions: missionRuntime,
+      objects,
       metrics,
       readiness: ready,
       close: () => (closing ??= close()),

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { SessionService } from '../auth/users/sessions.js';
 import { CommandService } from '../commands/service.js';
 import { EventLog } from '../events/log.js';
+import { ObjectTracker } from '../fleet/objects/tracker.js';
 import { IdempotencyClaims } from '../idempotency/index.js';
 import { OperationRuntime } from '../missions/catalog/runtime.js';
 import { MissionScheduling, runtimeGate } from '../missions/scheduling/scheduling-service.js';
@@ -37,11 +38,13 @@ export async function withOfflineRoutes<T>(use: (built: ReturnType<typeof buildR
     const commands = new CommandService({ store, link, log });
     const runtime = new OperationRuntime(store, { log });
     const missions = new MissionScheduling({ store, events, link, commands, gate: runtimeGate(runtime), log });
+    const objects = new ObjectTracker(store, events, link, { ttlMs: 60_000, log });
     try {
-      return use(buildRoutes({ store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, ready: () => false, log, sessions: new SessionService(store), secureCookies: true }));
+      return use(buildRoutes({ store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, objects, ready: () => false, log, sessions: new SessionService(store), secureCookies: true }));
     } finally {
       missions.stop();
       runtime.close();
+      await objects.close();
       await commands.close();
     }
   } finally {

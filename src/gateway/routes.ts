@@ -19,6 +19,8 @@ import { missionRuntimeRoutes } from '../api/routes/mission-runtime.js';
 import { missionToolRoutes } from '../api/routes/mission-tools.js';
 import { fleetRoutes } from '../api/routes/fleets.js';
 import { orgRoutes } from '../api/routes/orgs.js';
+import { objectRoutes } from '../api/routes/objects.js';
+import type { ObjectTracker } from '../fleet/objects/tracker.js';
 import { healthRoutes } from '../api/routes/health.js';
 import { meRoutes } from '../api/routes/me.js';
 import { apiKeyRoutes } from '../api/routes/api-keys.js';
@@ -54,6 +56,8 @@ export interface RouteDeps {
   runtime: OperationRuntime;
   /** Schedules, the scheduler and mission runs (src/missions/scheduling/scheduling-service.ts). */
   missions?: MissionScheduling;
+  /** Tracked objects (src/fleet/objects/tracker.ts). */
+  objects: ObjectTracker;
   /** Readiness behind GET /readyz (src/gateway/readiness.ts). */
   ready: () => boolean;
   log?: Logger;
@@ -104,6 +108,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...apiKeyRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, ...(deps.log ? { log: deps.log } : {}) }),
     ...fleetRoutes({ store: deps.store }),
     ...orgRoutes({ store: deps.store }),
+    ...objectRoutes({ store: deps.store, objects: deps.objects, idempotency: deps.idempotency }),
     ...robotRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id), linkConflict: (id) => deps.link.linkConflict?.(id) ?? null }),
     ...controlRobotRoutes({ store: deps.store, commands: deps.commands }),
     ...robotCommandRoutes({ store: deps.store, commands: deps.commands }),

@@ -2,7 +2,7 @@
  * What the rest of the gateway sees of the robot link (src/robotlink implements it over gRPC).
  * Commands and telemetry depend on this interface, not on grpc-js.
  */
-import type { Command, CommandAck, CommandPolicy, CommandResult, MissionStatus } from '../gen/fleetgw/v1/robot_link_pb.js';
+import type { Command, CommandAck, CommandPolicy, CommandResult, MissionStatus, ObjectDetections } from '../gen/fleetgw/v1/robot_link_pb.js';
 
 export interface RobotLinkListener {
   /**
@@ -33,6 +33,8 @@ export interface RobotLinkListener {
   onCommandResult?(robotId: string, result: CommandResult): void;
   /** A mission run's state change or progress report. */
   onMissionStatus?(robotId: string, status: MissionStatus): void;
+  /** One perception frame's object detections; `fleetId` is the fleet the session authenticated into. */
+  onObjectDetections?(robotId: string, fleetId: string, detections: ObjectDetections): void;
   /**
    * A link conflict started: two live processes use this robot's credentials (docs/robot-link.md,
    * "Link conflicts"). The gateway records it in the event log (src/events/link-conflict.ts); this is

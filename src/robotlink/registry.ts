@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { create } from '@bufbuild/protobuf';
 import { status, type sendUnaryData } from '@grpc/grpc-js';
 import {
-  GatewayMessageSchema, type Command, type CommandAck, type CommandResult, type Hello, type MissionStatus, type TelemetryReceipt,
+  GatewayMessageSchema, type Command, type CommandAck, type CommandResult, type Hello, type MissionStatus, type ObjectDetections, type TelemetryReceipt,
 } from '../gen/fleetgw/v1/robot_link_pb.js';
 import { LinkConflictTracker, type ConnectionIdentity, type LinkConflictOptions } from './link-conflict.js';
 import type { LinkConflictReport, LinkConflictView, RobotLink, RobotLinkListener } from '../protocol/robot-link.js';
@@ -181,6 +181,12 @@ export class RobotRegistry implements RobotLink, SessionHooks {
 
   missionStatus(session: RobotSession, status: MissionStatus): void {
     this.emit((l) => l.onMissionStatus?.(session.robotId, status));
+  }
+
+  objectDetections(session: RobotSession, detections: ObjectDetections): void {
+    // The fleet the session authenticated into: after a transfer the tracker refuses frames whose
+    // fleet no longer matches the robot's record (docs/robot-admin.md).
+    this.emit((l) => l.onObjectDetections?.(session.robotId, session.robot.fleetId, detections));
   }
 
   closed(session: RobotSession, reason: string): void {

@@ -9,7 +9,7 @@
  * behind its telemetry, which is why agents should use PublishTelemetry (docs/robot-link.md).
  */
 import { status, type sendUnaryData, type ServerDuplexStream } from '@grpc/grpc-js';
-import type { CommandAck, CommandResult, GatewayMessage, Hello, MissionStatus, TelemetryReceipt } from '../gen/fleetgw/v1/robot_link_pb.js';
+import type { CommandAck, CommandResult, GatewayMessage, Hello, MissionStatus, ObjectDetections, TelemetryReceipt } from '../gen/fleetgw/v1/robot_link_pb.js';
 import type { RobotRecord } from '../store/records.js';
 import type { RobotInbound } from '../protocol/envelope.js';
 import { TelemetryStream, type TelemetryCall } from './telemetry-stream.js';
@@ -23,6 +23,7 @@ export interface SessionHooks {
   ack(session: RobotSession, ack: CommandAck): void;
   commandResult(session: RobotSession, result: CommandResult): void;
   missionStatus(session: RobotSession, status: MissionStatus): void;
+  objectDetections(session: RobotSession, detections: ObjectDetections): void;
   closed(session: RobotSession, reason: string): void;
 }
 
@@ -137,6 +138,7 @@ export class RobotSession {
     if (body.case === 'ack') this.hooks.ack(this, body.value);
     else if (body.case === 'commandResult') this.hooks.commandResult(this, body.value);
     else if (body.case === 'missionStatus') this.hooks.missionStatus(this, body.value);
+    else if (body.case === 'objectDetections') this.hooks.objectDetections(this, body.value);
     else if (body.case === 'hello') this.fail(status.INVALID_ARGUMENT, 'Hello sent twice');
     // An empty envelope (a field this gateway does not know) is ignored for forward compatibility.
   }

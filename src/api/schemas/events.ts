@@ -31,10 +31,10 @@ export const EventView = named('Event', Type.Object(
     kind: Type.String({ description: 'e.g. `template.created`, `operation.paused`, `schedule.accepted`, `run.completed`, `robot.link_conflict`, `robot.link_conflict_cleared`.' }),
     subject: Type.Object(
       {
-        type: Type.Unsafe<'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command' | 'robot' | 'api_key' | 'user'>({
+        type: Type.Unsafe<'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command' | 'robot' | 'api_key' | 'user' | 'object'>({
           type: 'string',
-          enum: ['schedule', 'run', 'operation', 'template', 'feature', 'command', 'robot', 'api_key', 'user'],
-          description: '`robot`: the robot\'s link timeline (correlation id = robot id), e.g. `robot.link_conflict`. `api_key` (correlation id = key id) and `user` (correlation id = user id): key management and logins, on the timeline of every fleet the key or user can reach (docs/sessions.md).',
+          enum: ['schedule', 'run', 'operation', 'template', 'feature', 'command', 'robot', 'api_key', 'user', 'object'],
+          description: '`robot`: the robot\'s link timeline (correlation id = robot id), e.g. `robot.link_conflict`. `api_key` (correlation id = key id) and `user` (correlation id = user id): key management and logins, on the timeline of every fleet the key or user can reach (docs/sessions.md). `object`: a tracked object (correlation id = object id; docs/objects.md).',
         }),
         id: Type.String(),
       },

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file fleetgw/v1/robot_link.proto.
  */
 export const file_fleetgw_v1_robot_link: GenFile = /*@__PURE__*/
-  fileDesc("ChtmbGVldGd3L3YxL3JvYm90X2xpbmsucHJvdG8SCmZsZWV0Z3cudjEiIwoQVGVsZW1ldHJ5UmVjZWlwdBIPCgdiYXRjaGVzGAEgASgEIoACCgxSb2JvdE1lc3NhZ2USIgoFaGVsbG8YASABKAsyES5mbGVldGd3LnYxLkhlbGxvSAASMwoJdGVsZW1ldHJ5GAIgASgLMhouZmxlZXRndy52MS5UZWxlbWV0cnlCYXRjaEICGAFIABIlCgNhY2sYAyABKAsyFi5mbGVldGd3LnYxLkNvbW1hbmRBY2tIABIzCg5jb21tYW5kX3Jlc3VsdBgEIAEoCzIZLmZsZWV0Z3cudjEuQ29tbWFuZFJlc3VsdEgAEjMKDm1pc3Npb25fc3RhdHVzGAUgASgLMhkuZmxlZXRndy52MS5NaXNzaW9uU3RhdHVzSABCBgoEYm9keSLCAQoFSGVsbG8SFQoNYWdlbnRfdmVyc2lvbhgBIAEoCRIUCgxjYXBhYmlsaXRpZXMYAiADKAkSGAoQbGFzdF9hcHBsaWVkX3NlcRgDIAEoBBIpCgZwb2xpY3kYBCABKAsyGS5mbGVldGd3LnYxLkNvbW1hbmRQb2xpY3kSMgoPYWN0aXZlX21pc3Npb25zGAUgAygLMhkuZmxlZXRndy52MS5NaXNzaW9uU3RhdHVzEhMKC2luc3RhbmNlX2lkGAYgASgJItcBCg1Db21tYW5kUG9saWN5EhUKDWFsbG93ZWRfbW9kZXMYASADKAkSJwoHYWN0aW9ucxgCIAMoCzIWLmZsZWV0Z3cudjEuQWN0aW9uU3BlYxIpCghzZXR0aW5ncxgDIAMoCzIXLmZsZWV0Z3cudjEuU2V0dGluZ1NwZWMSKgoKZ29fdG9fYXJlYRgEIAEoCzIWLmZsZWV0Z3cudjEuR2VvUG9seWdvbhIVCg1yZW1vdGVfY29uZmlnGAUgASgIEhgKEG9uYm9hcmRfc2V0dGluZ3MYBiABKAgiOQoKQWN0aW9uU3BlYxIMCgRuYW1lGAEgASgJEh0KFWFyZ3VtZW50c19zY2hlbWFfanNvbhgCIAEoCSLdAQoLU2V0dGluZ1NwZWMSCwoDa2V5GAEgASgJEioKBGtpbmQYAiABKA4yHC5mbGVldGd3LnYxLlNldHRpbmdTcGVjLktpbmQSEQoJaGFzX3JhbmdlGAMgASgIEgsKA21pbhgEIAEoARILCgNtYXgYBSABKAESFgoOYWxsb3dlZF92YWx1ZXMYBiADKAkiUAoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASDwoLS0lORF9OVU1CRVIQARIQCgxLSU5EX0JPT0xFQU4QAhIPCgtLSU5EX1NUUklORxADIi8KCEdlb1BvaW50EhAKCGxhdGl0dWRlGAEgASgBEhEKCWxvbmdpdHVkZRgCIAEoASIwCgpHZW9Qb2x5Z29uEiIKBHJpbmcYASADKAsyFC5mbGVldGd3LnYxLkdlb1BvaW50IlkKDUNvbW1hbmRSZXN1bHQSEgoKY29tbWFuZF9pZBgBIAEoCRIPCgdzdWNjZXNzGAIgASgIEg0KBWVycm9yGAMgASgJEhQKDHBheWxvYWRfanNvbhgEIAEoCSK4AQoNTWlzc2lvblN0YXR1cxIOCgZydW5faWQYASABKAkSEgoKbWlzc2lvbl9pZBgCIAEoCRINCgVzdGF0ZRgDIAEoCRIUCgxwcm9ncmVzc19wY3QYBCABKAISEgoKc3RlcF9pbmRleBgFIAEoBRIcChRyZW1haW5pbmdfZGlzdGFuY2VfbRgGIAEoARINCgVldGFfcxgHIAEoARIOCgZkZXRhaWwYCCABKAkSDQoFdHNfbXMYCSABKAMiqwEKCkNvbW1hbmRBY2sSEgoKY29tbWFuZF9pZBgBIAEoCRItCgZzdGF0dXMYAiABKA4yHS5mbGVldGd3LnYxLkNvbW1hbmRBY2suU3RhdHVzEg4KBnJlYXNvbhgDIAEoCSJKCgZTdGF0dXMSFgoSU1RBVFVTX1VOU1BFQ0lGSUVEEAASEwoPU1RBVFVTX1JFQ0VJVkVEEAESEwoPU1RBVFVTX1JFSkVDVEVEEAIiaAoOR2F0ZXdheU1lc3NhZ2USJgoHY29tbWFuZBgBIAEoCzITLmZsZWV0Z3cudjEuQ29tbWFuZEgAEiYKB3dlbGNvbWUYAiABKAsyEy5mbGVldGd3LnYxLldlbGNvbWVIAEIGCgRib2R5IkUKB1dlbGNvbWUSEAoIcm9ib3RfaWQYASABKAkSEAoIZmxlZXRfaWQYAiABKAkSFgoOc2VydmVyX3RpbWVfbXMYAyABKAMi9AQKB0NvbW1hbmQSEgoKY29tbWFuZF9pZBgBIAEoCRIUCgxpc3N1ZWRfYXRfbXMYAiABKAMSCwoDc2VxGAMgASgEEiAKBHN0b3AYCiABKAsyEC5mbGVldGd3LnYxLlN0b3BIABIiCgVzdGFydBgLIAEoCzIRLmZsZWV0Z3cudjEuU3RhcnRIABImCgdyZWxlYXNlGAwgASgLMhMuZmxlZXRndy52MS5SZWxlYXNlSAASLQoLZm9yY2VfcmVzZXQYDSABKAsyFi5mbGVldGd3LnYxLkZvcmNlUmVzZXRIABInCghzZXRfbW9kZRgOIAEoCzITLmZsZWV0Z3cudjEuU2V0TW9kZUgAEjEKDWludm9rZV9hY3Rpb24YDyABKAsyGC5mbGVldGd3LnYxLkludm9rZUFjdGlvbkgAEjUKD3VwZGF0ZV9zZXR0aW5ncxgQIAEoCzIaLmZsZWV0Z3cudjEuVXBkYXRlU2V0dGluZ3NIABIhCgVnb190bxgRIAEoCzIQLmZsZWV0Z3cudjEuR29Ub0gAEisKBmNvbmZpZxgSIAEoCzIZLmZsZWV0Z3cudjEuQ29uZmlnUmVxdWVzdEgAEj4KEG9uYm9hcmRfc2V0dGluZ3MYEyABKAsyIi5mbGVldGd3LnYxLk9uYm9hcmRTZXR0aW5nc1JlcXVlc3RIABIxCg1taXNzaW9uX3N0YXJ0GBQgASgLMhguZmxlZXRndy52MS5NaXNzaW9uU3RhcnRIABI1Cg9taXNzaW9uX2NvbnRyb2wYFSABKAsyGi5mbGVldGd3LnYxLk1pc3Npb25Db250cm9sSABCCAoGYWN0aW9uIhYKBFN0b3ASDgoGcmVhc29uGAEgASgJIgcKBVN0YXJ0IgkKB1JlbGVhc2UiDAoKRm9yY2VSZXNldCIXCgdTZXRNb2RlEgwKBG1vZGUYASABKAkiNAoMSW52b2tlQWN0aW9uEgwKBG5hbWUYASABKAkSFgoOYXJndW1lbnRzX2pzb24YAiABKAkiJQoOVXBkYXRlU2V0dGluZ3MSEwoLdmFsdWVzX2pzb24YASABKAkibAoER29UbxIQCghsYXRpdHVkZRgBIAEoARIRCglsb25naXR1ZGUYAiABKAESEwoLaGFzX2hlYWRpbmcYAyABKAgSEwoLaGVhZGluZ19kZWcYBCABKAESFQoNbWF4X3NwZWVkX21wcxgFIAEoASIzCg1Db25maWdSZXF1ZXN0Eg0KBXdyaXRlGAEgASgIEhMKC3ZhbHVlc19qc29uGAIgASgJIjwKFk9uYm9hcmRTZXR0aW5nc1JlcXVlc3QSDQoFd3JpdGUYASABKAgSEwoLdmFsdWVzX2pzb24YAiABKAkiMAoLTWlzc2lvblN0ZXASDAoEa2luZBgBIAEoCRITCgtjb25maWdfanNvbhgCIAEoCSKVAQoMTWlzc2lvblN0YXJ0Eg4KBnJ1bl9pZBgBIAEoCRISCgptaXNzaW9uX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSJgoFc3RlcHMYBCADKAsyFy5mbGVldGd3LnYxLk1pc3Npb25TdGVwEhcKD3BhcmFtZXRlcnNfanNvbhgFIAEoCRISCgpmZWF0dXJlX2lkGAYgASgJIr8BCg5NaXNzaW9uQ29udHJvbBIOCgZydW5faWQYASABKAkSMQoGYWN0aW9uGAIgASgOMiEuZmxlZXRndy52MS5NaXNzaW9uQ29udHJvbC5BY3Rpb24iagoGQWN0aW9uEhYKEkFDVElPTl9VTlNQRUNJRklFRBAAEhAKDEFDVElPTl9QQVVTRRABEhEKDUFDVElPTl9SRVNVTUUQAhIRCg1BQ1RJT05fQ0FOQ0VMEAMSEAoMQUNUSU9OX0FCT1JUEAQyoAEKCVJvYm90TGluaxJDCgdDb25uZWN0EhguZmxlZXRndy52MS5Sb2JvdE1lc3NhZ2UaGi5mbGVldGd3LnYxLkdhdGV3YXlNZXNzYWdlKAEwARJOChBQdWJsaXNoVGVsZW1ldHJ5EhouZmxlZXRndy52MS5UZWxlbWV0cnlCYXRjaBocLmZsZWV0Z3cudjEuVGVsZW1ldHJ5UmVjZWlwdCgBYgZwcm90bzM", [file_fleetgw_v1_telemetry]);
+  fileDesc("ChtmbGVldGd3L3YxL3JvYm90X2xpbmsucHJvdG8SCmZsZWV0Z3cudjEiIwoQVGVsZW1ldHJ5UmVjZWlwdBIPCgdiYXRjaGVzGAEgASgEIrsCCgxSb2JvdE1lc3NhZ2USIgoFaGVsbG8YASABKAsyES5mbGVldGd3LnYxLkhlbGxvSAASMwoJdGVsZW1ldHJ5GAIgASgLMhouZmxlZXRndy52MS5UZWxlbWV0cnlCYXRjaEICGAFIABIlCgNhY2sYAyABKAsyFi5mbGVldGd3LnYxLkNvbW1hbmRBY2tIABIzCg5jb21tYW5kX3Jlc3VsdBgEIAEoCzIZLmZsZWV0Z3cudjEuQ29tbWFuZFJlc3VsdEgAEjMKDm1pc3Npb25fc3RhdHVzGAUgASgLMhkuZmxlZXRndy52MS5NaXNzaW9uU3RhdHVzSAASOQoRb2JqZWN0X2RldGVjdGlvbnMYByABKAsyHC5mbGVldGd3LnYxLk9iamVjdERldGVjdGlvbnNIAEIGCgRib2R5IsIBCgVIZWxsbxIVCg1hZ2VudF92ZXJzaW9uGAEgASgJEhQKDGNhcGFiaWxpdGllcxgCIAMoCRIYChBsYXN0X2FwcGxpZWRfc2VxGAMgASgEEikKBnBvbGljeRgEIAEoCzIZLmZsZWV0Z3cudjEuQ29tbWFuZFBvbGljeRIyCg9hY3RpdmVfbWlzc2lvbnMYBSADKAsyGS5mbGVldGd3LnYxLk1pc3Npb25TdGF0dXMSEwoLaW5zdGFuY2VfaWQYBiABKAki1wEKDUNvbW1hbmRQb2xpY3kSFQoNYWxsb3dlZF9tb2RlcxgBIAMoCRInCgdhY3Rpb25zGAIgAygLMhYuZmxlZXRndy52MS5BY3Rpb25TcGVjEikKCHNldHRpbmdzGAMgAygLMhcuZmxlZXRndy52MS5TZXR0aW5nU3BlYxIqCgpnb190b19hcmVhGAQgASgLMhYuZmxlZXRndy52MS5HZW9Qb2x5Z29uEhUKDXJlbW90ZV9jb25maWcYBSABKAgSGAoQb25ib2FyZF9zZXR0aW5ncxgGIAEoCCI5CgpBY3Rpb25TcGVjEgwKBG5hbWUYASABKAkSHQoVYXJndW1lbnRzX3NjaGVtYV9qc29uGAIgASgJIt0BCgtTZXR0aW5nU3BlYxILCgNrZXkYASABKAkSKgoEa2luZBgCIAEoDjIcLmZsZWV0Z3cudjEuU2V0dGluZ1NwZWMuS2luZBIRCgloYXNfcmFuZ2UYAyABKAgSCwoDbWluGAQgASgBEgsKA21heBgFIAEoARIWCg5hbGxvd2VkX3ZhbHVlcxgGIAMoCSJQCgRLaW5kEhQKEEtJTkRfVU5TUEVDSUZJRUQQABIPCgtLSU5EX05VTUJFUhABEhAKDEtJTkRfQk9PTEVBThACEg8KC0tJTkRfU1RSSU5HEAMiLwoIR2VvUG9pbnQSEAoIbGF0aXR1ZGUYASABKAESEQoJbG9uZ2l0dWRlGAIgASgBIjAKCkdlb1BvbHlnb24SIgoEcmluZxgBIAMoCzIULmZsZWV0Z3cudjEuR2VvUG9pbnQiWQoNQ29tbWFuZFJlc3VsdBISCgpjb21tYW5kX2lkGAEgASgJEg8KB3N1Y2Nlc3MYAiABKAgSDQoFZXJyb3IYAyABKAkSFAoMcGF5bG9hZF9qc29uGAQgASgJIrgBCg1NaXNzaW9uU3RhdHVzEg4KBnJ1bl9pZBgBIAEoCRISCgptaXNzaW9uX2lkGAIgASgJEg0KBXN0YXRlGAMgASgJEhQKDHByb2dyZXNzX3BjdBgEIAEoAhISCgpzdGVwX2luZGV4GAUgASgFEhwKFHJlbWFpbmluZ19kaXN0YW5jZV9tGAYgASgBEg0KBWV0YV9zGAcgASgBEg4KBmRldGFpbBgIIAEoCRINCgV0c19tcxgJIAEoAyJDChBPYmplY3REZXRlY3Rpb25zEi8KCmRldGVjdGlvbnMYASADKAsyGy5mbGVldGd3LnYxLk9iamVjdERldGVjdGlvbiLOAQoPT2JqZWN0RGV0ZWN0aW9uEhAKCHRyYWNrX2lkGAEgASgJEhQKDG9iamVjdF9jbGFzcxgCIAEoCRIQCghsYXRpdHVkZRgDIAEoARIRCglsb25naXR1ZGUYBCABKAESEwoLZWxldmF0aW9uX20YBSABKAESEgoKY29uZmlkZW5jZRgGIAEoAhIQCghsZW5ndGhfbRgHIAEoAhIPCgd3aWR0aF9tGAggASgCEhMKC2hlYWRpbmdfZGVnGAkgASgCEg0KBXRzX21zGAogASgDIqsBCgpDb21tYW5kQWNrEhIKCmNvbW1hbmRfaWQYASABKAkSLQoGc3RhdHVzGAIgASgOMh0uZmxlZXRndy52MS5Db21tYW5kQWNrLlN0YXR1cxIOCgZyZWFzb24YAyABKAkiSgoGU3RhdHVzEhYKElNUQVRVU19VTlNQRUNJRklFRBAAEhMKD1NUQVRVU19SRUNFSVZFRBABEhMKD1NUQVRVU19SRUpFQ1RFRBACImgKDkdhdGV3YXlNZXNzYWdlEiYKB2NvbW1hbmQYASABKAsyEy5mbGVldGd3LnYxLkNvbW1hbmRIABImCgd3ZWxjb21lGAIgASgLMhMuZmxlZXRndy52MS5XZWxjb21lSABCBgoEYm9keSJFCgdXZWxjb21lEhAKCHJvYm90X2lkGAEgASgJEhAKCGZsZWV0X2lkGAIgASgJEhYKDnNlcnZlcl90aW1lX21zGAMgASgDIvQECgdDb21tYW5kEhIKCmNvbW1hbmRfaWQYASABKAkSFAoMaXNzdWVkX2F0X21zGAIgASgDEgsKA3NlcRgDIAEoBBIgCgRzdG9wGAogASgLMhAuZmxlZXRndy52MS5TdG9wSAASIgoFc3RhcnQYCyABKAsyES5mbGVldGd3LnYxLlN0YXJ0SAASJgoHcmVsZWFzZRgMIAEoCzITLmZsZWV0Z3cudjEuUmVsZWFzZUgAEi0KC2ZvcmNlX3Jlc2V0GA0gASgLMhYuZmxlZXRndy52MS5Gb3JjZVJlc2V0SAASJwoIc2V0X21vZGUYDiABKAsyEy5mbGVldGd3LnYxLlNldE1vZGVIABIxCg1pbnZva2VfYWN0aW9uGA8gASgLMhguZmxlZXRndy52MS5JbnZva2VBY3Rpb25IABI1Cg91cGRhdGVfc2V0dGluZ3MYECABKAsyGi5mbGVldGd3LnYxLlVwZGF0ZVNldHRpbmdzSAASIQoFZ29fdG8YESABKAsyEC5mbGVldGd3LnYxLkdvVG9IABIrCgZjb25maWcYEiABKAsyGS5mbGVldGd3LnYxLkNvbmZpZ1JlcXVlc3RIABI+ChBvbmJvYXJkX3NldHRpbmdzGBMgASgLMiIuZmxlZXRndy52MS5PbmJvYXJkU2V0dGluZ3NSZXF1ZXN0SAASMQoNbWlzc2lvbl9zdGFydBgUIAEoCzIYLmZsZWV0Z3cudjEuTWlzc2lvblN0YXJ0SAASNQoPbWlzc2lvbl9jb250cm9sGBUgASgLMhouZmxlZXRndy52MS5NaXNzaW9uQ29udHJvbEgAQggKBmFjdGlvbiIWCgRTdG9wEg4KBnJlYXNvbhgBIAEoCSIHCgVTdGFydCIJCgdSZWxlYXNlIgwKCkZvcmNlUmVzZXQiFwoHU2V0TW9kZRIMCgRtb2RlGAEgASgJIjQKDEludm9rZUFjdGlvbhIMCgRuYW1lGAEgASgJEhYKDmFyZ3VtZW50c19qc29uGAIgASgJIiUKDlVwZGF0ZVNldHRpbmdzEhMKC3ZhbHVlc19qc29uGAEgASgJImwKBEdvVG8SEAoIbGF0aXR1ZGUYASABKAESEQoJbG9uZ2l0dWRlGAIgASgBEhMKC2hhc19oZWFkaW5nGAMgASgIEhMKC2hlYWRpbmdfZGVnGAQgASgBEhUKDW1heF9zcGVlZF9tcHMYBSABKAEiMwoNQ29uZmlnUmVxdWVzdBINCgV3cml0ZRgBIAEoCBITCgt2YWx1ZXNfanNvbhgCIAEoCSI8ChZPbmJvYXJkU2V0dGluZ3NSZXF1ZXN0Eg0KBXdyaXRlGAEgASgIEhMKC3ZhbHVlc19qc29uGAIgASgJIjAKC01pc3Npb25TdGVwEgwKBGtpbmQYASABKAkSEwoLY29uZmlnX2pzb24YAiABKAkilQEKDE1pc3Npb25TdGFydBIOCgZydW5faWQYASABKAkSEgoKbWlzc2lvbl9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEiYKBXN0ZXBzGAQgAygLMhcuZmxlZXRndy52MS5NaXNzaW9uU3RlcBIXCg9wYXJhbWV0ZXJzX2pzb24YBSABKAkSEgoKZmVhdHVyZV9pZBgGIAEoCSK/AQoOTWlzc2lvbkNvbnRyb2wSDgoGcnVuX2lkGAEgASgJEjEKBmFjdGlvbhgCIAEoDjIhLmZsZWV0Z3cudjEuTWlzc2lvbkNvbnRyb2wuQWN0aW9uImoKBkFjdGlvbhIWChJBQ1RJT05fVU5TUEVDSUZJRUQQABIQCgxBQ1RJT05fUEFVU0UQARIRCg1BQ1RJT05fUkVTVU1FEAISEQoNQUNUSU9OX0NBTkNFTBADEhAKDEFDVElPTl9BQk9SVBAEMqABCglSb2JvdExpbmsSQwoHQ29ubmVjdBIYLmZsZWV0Z3cudjEuUm9ib3RNZXNzYWdlGhouZmxlZXRndy52MS5HYXRld2F5TWVzc2FnZSgBMAESTgoQUHVibGlzaFRlbGVtZXRyeRIaLmZsZWV0Z3cudjEuVGVsZW1ldHJ5QmF0Y2gaHC5mbGVldGd3LnYxLlRlbGVtZXRyeVJlY2VpcHQoAWIGcHJvdG8z", [file_fleetgw_v1_telemetry]);
 
 /**
  * Answer to PublishTelemetry when the robot half-closes it.
@@ -86,6 +86,14 @@ export type RobotMessage = Message<"fleetgw.v1.RobotMessage"> & {
      */
     value: MissionStatus;
     case: "missionStatus";
+  } | {
+    /**
+     * Objects the robot's perception sees around it (pallets, people, obstacles); docs/objects.md.
+     *
+     * @generated from field: fleetgw.v1.ObjectDetections object_detections = 7;
+     */
+    value: ObjectDetections;
+    case: "objectDetections";
   } | { case: undefined; value?: undefined };
 };
 
@@ -454,6 +462,101 @@ export const MissionStatusSchema: GenMessage<MissionStatus> = /*@__PURE__*/
   messageDesc(file_fleetgw_v1_robot_link, 9);
 
 /**
+ * One perception frame's detections. The gateway reads at most 256 per message (the rest are ignored
+ * and counted) and matches each to a tracked object of the robot's fleet (docs/objects.md, Matching).
+ *
+ * @generated from message fleetgw.v1.ObjectDetections
+ */
+export type ObjectDetections = Message<"fleetgw.v1.ObjectDetections"> & {
+  /**
+   * @generated from field: repeated fleetgw.v1.ObjectDetection detections = 1;
+   */
+  detections: ObjectDetection[];
+};
+
+/**
+ * Describes the message fleetgw.v1.ObjectDetections.
+ * Use `create(ObjectDetectionsSchema)` to create a new message.
+ */
+export const ObjectDetectionsSchema: GenMessage<ObjectDetections> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 10);
+
+/**
+ * @generated from message fleetgw.v1.ObjectDetection
+ */
+export type ObjectDetection = Message<"fleetgw.v1.ObjectDetection"> & {
+  /**
+   * The robot's own id for this physical object while it keeps tracking it (stable across frames).
+   * Empty: the gateway matches by class and position only.
+   *
+   * @generated from field: string track_id = 1;
+   */
+  trackId: string;
+
+  /**
+   * Lower-case class: "pallet", "person", "obstacle", "vehicle", ... (1-64 of [a-z0-9_-]).
+   *
+   * @generated from field: string object_class = 2;
+   */
+  objectClass: string;
+
+  /**
+   * WGS 84 position of the object's centre.
+   *
+   * @generated from field: double latitude = 3;
+   */
+  latitude: number;
+
+  /**
+   * @generated from field: double longitude = 4;
+   */
+  longitude: number;
+
+  /**
+   * @generated from field: double elevation_m = 5;
+   */
+  elevationM: number;
+
+  /**
+   * Detector confidence, 0..1.
+   *
+   * @generated from field: float confidence = 6;
+   */
+  confidence: number;
+
+  /**
+   * Footprint (metres, heading in degrees clockwise from north); 0 length or width: no footprint.
+   *
+   * @generated from field: float length_m = 7;
+   */
+  lengthM: number;
+
+  /**
+   * @generated from field: float width_m = 8;
+   */
+  widthM: number;
+
+  /**
+   * @generated from field: float heading_deg = 9;
+   */
+  headingDeg: number;
+
+  /**
+   * Robot clock of the frame it was seen in.
+   *
+   * @generated from field: int64 ts_ms = 10;
+   */
+  tsMs: bigint;
+};
+
+/**
+ * Describes the message fleetgw.v1.ObjectDetection.
+ * Use `create(ObjectDetectionSchema)` to create a new message.
+ */
+export const ObjectDetectionSchema: GenMessage<ObjectDetection> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 11);
+
+/**
  * @generated from message fleetgw.v1.CommandAck
  */
 export type CommandAck = Message<"fleetgw.v1.CommandAck"> & {
@@ -480,7 +583,7 @@ export type CommandAck = Message<"fleetgw.v1.CommandAck"> & {
  * Use `create(CommandAckSchema)` to create a new message.
  */
 export const CommandAckSchema: GenMessage<CommandAck> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 10);
+  messageDesc(file_fleetgw_v1_robot_link, 12);
 
 /**
  * @generated from enum fleetgw.v1.CommandAck.Status
@@ -506,7 +609,7 @@ export enum CommandAck_Status {
  * Describes the enum fleetgw.v1.CommandAck.Status.
  */
 export const CommandAck_StatusSchema: GenEnum<CommandAck_Status> = /*@__PURE__*/
-  enumDesc(file_fleetgw_v1_robot_link, 10, 0);
+  enumDesc(file_fleetgw_v1_robot_link, 12, 0);
 
 /**
  * @generated from message fleetgw.v1.GatewayMessage
@@ -535,7 +638,7 @@ export type GatewayMessage = Message<"fleetgw.v1.GatewayMessage"> & {
  * Use `create(GatewayMessageSchema)` to create a new message.
  */
 export const GatewayMessageSchema: GenMessage<GatewayMessage> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 11);
+  messageDesc(file_fleetgw_v1_robot_link, 13);
 
 /**
  * Sent once after a valid Hello.
@@ -564,7 +667,7 @@ export type Welcome = Message<"fleetgw.v1.Welcome"> & {
  * Use `create(WelcomeSchema)` to create a new message.
  */
 export const WelcomeSchema: GenMessage<Welcome> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 12);
+  messageDesc(file_fleetgw_v1_robot_link, 14);
 
 /**
  * @generated from message fleetgw.v1.Command
@@ -672,7 +775,7 @@ export type Command = Message<"fleetgw.v1.Command"> & {
  * Use `create(CommandSchema)` to create a new message.
  */
 export const CommandSchema: GenMessage<Command> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 13);
+  messageDesc(file_fleetgw_v1_robot_link, 15);
 
 /**
  * Pause the robot: bring it to a controlled halt and hold.
@@ -691,7 +794,7 @@ export type Stop = Message<"fleetgw.v1.Stop"> & {
  * Use `create(StopSchema)` to create a new message.
  */
 export const StopSchema: GenMessage<Stop> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 14);
+  messageDesc(file_fleetgw_v1_robot_link, 16);
 
 /**
  * Resume autonomous operation after a stop.
@@ -706,7 +809,7 @@ export type Start = Message<"fleetgw.v1.Start"> & {
  * Use `create(StartSchema)` to create a new message.
  */
 export const StartSchema: GenMessage<Start> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 15);
+  messageDesc(file_fleetgw_v1_robot_link, 17);
 
 /**
  * Release the robot from its current assignment (it finishes no further work of it).
@@ -721,7 +824,7 @@ export type Release = Message<"fleetgw.v1.Release"> & {
  * Use `create(ReleaseSchema)` to create a new message.
  */
 export const ReleaseSchema: GenMessage<Release> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 16);
+  messageDesc(file_fleetgw_v1_robot_link, 18);
 
 /**
  * Clear faults and reinitialize the robot's autonomy stack.
@@ -736,7 +839,7 @@ export type ForceReset = Message<"fleetgw.v1.ForceReset"> & {
  * Use `create(ForceResetSchema)` to create a new message.
  */
 export const ForceResetSchema: GenMessage<ForceReset> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 17);
+  messageDesc(file_fleetgw_v1_robot_link, 19);
 
 /**
  * @generated from message fleetgw.v1.SetMode
@@ -753,7 +856,7 @@ export type SetMode = Message<"fleetgw.v1.SetMode"> & {
  * Use `create(SetModeSchema)` to create a new message.
  */
 export const SetModeSchema: GenMessage<SetMode> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 18);
+  messageDesc(file_fleetgw_v1_robot_link, 20);
 
 /**
  * @generated from message fleetgw.v1.InvokeAction
@@ -777,7 +880,7 @@ export type InvokeAction = Message<"fleetgw.v1.InvokeAction"> & {
  * Use `create(InvokeActionSchema)` to create a new message.
  */
 export const InvokeActionSchema: GenMessage<InvokeAction> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 19);
+  messageDesc(file_fleetgw_v1_robot_link, 21);
 
 /**
  * @generated from message fleetgw.v1.UpdateSettings
@@ -796,7 +899,7 @@ export type UpdateSettings = Message<"fleetgw.v1.UpdateSettings"> & {
  * Use `create(UpdateSettingsSchema)` to create a new message.
  */
 export const UpdateSettingsSchema: GenMessage<UpdateSettings> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 20);
+  messageDesc(file_fleetgw_v1_robot_link, 22);
 
 /**
  * A one-shot geographic destination.
@@ -839,7 +942,7 @@ export type GoTo = Message<"fleetgw.v1.GoTo"> & {
  * Use `create(GoToSchema)` to create a new message.
  */
 export const GoToSchema: GenMessage<GoTo> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 21);
+  messageDesc(file_fleetgw_v1_robot_link, 23);
 
 /**
  * Read (empty values_json) or write remote configuration; the result comes as CommandResult.
@@ -863,7 +966,7 @@ export type ConfigRequest = Message<"fleetgw.v1.ConfigRequest"> & {
  * Use `create(ConfigRequestSchema)` to create a new message.
  */
 export const ConfigRequestSchema: GenMessage<ConfigRequest> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 22);
+  messageDesc(file_fleetgw_v1_robot_link, 24);
 
 /**
  * Read (empty values_json) or write robot-local settings; the result comes as CommandResult.
@@ -887,7 +990,7 @@ export type OnboardSettingsRequest = Message<"fleetgw.v1.OnboardSettingsRequest"
  * Use `create(OnboardSettingsRequestSchema)` to create a new message.
  */
 export const OnboardSettingsRequestSchema: GenMessage<OnboardSettingsRequest> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 23);
+  messageDesc(file_fleetgw_v1_robot_link, 25);
 
 /**
  * @generated from message fleetgw.v1.MissionStep
@@ -913,7 +1016,7 @@ export type MissionStep = Message<"fleetgw.v1.MissionStep"> & {
  * Use `create(MissionStepSchema)` to create a new message.
  */
 export const MissionStepSchema: GenMessage<MissionStep> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 24);
+  messageDesc(file_fleetgw_v1_robot_link, 26);
 
 /**
  * Start a mission run on the robot.
@@ -961,7 +1064,7 @@ export type MissionStart = Message<"fleetgw.v1.MissionStart"> & {
  * Use `create(MissionStartSchema)` to create a new message.
  */
 export const MissionStartSchema: GenMessage<MissionStart> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 25);
+  messageDesc(file_fleetgw_v1_robot_link, 27);
 
 /**
  * Control a running mission.
@@ -985,7 +1088,7 @@ export type MissionControl = Message<"fleetgw.v1.MissionControl"> & {
  * Use `create(MissionControlSchema)` to create a new message.
  */
 export const MissionControlSchema: GenMessage<MissionControl> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 26);
+  messageDesc(file_fleetgw_v1_robot_link, 28);
 
 /**
  * @generated from enum fleetgw.v1.MissionControl.Action
@@ -1021,7 +1124,7 @@ export enum MissionControl_Action {
  * Describes the enum fleetgw.v1.MissionControl.Action.
  */
 export const MissionControl_ActionSchema: GenEnum<MissionControl_Action> = /*@__PURE__*/
-  enumDesc(file_fleetgw_v1_robot_link, 26, 0);
+  enumDesc(file_fleetgw_v1_robot_link, 28, 0);
 
 /**
  * @generated from service fleetgw.v1.RobotLink
