@@ -75,7 +75,7 @@ export const API_INFO = {
     'Agent API': 'Intent-oriented tools at `POST /v1/agent/{tool}`; every body carries `org_id` and `fleet_id`.',
     'API keys': 'Keys for automations, managed by people through a user session (an API key cannot manage keys).',
     Audit: 'Command audit entries: who asked for which command, and its delivery history.',
-    Discovery: 'The contract, the calling key\'s identity and the fleets it can use.',
+    Discovery: 'The contract, the calling key\'s identity, its organization and the fleets it can use (manifests).',
     Events: 'Correlated event timelines (schedules, runs, templates, the operation, robot links).',
     Features: 'Work areas (GeoJSON polygons) that templates and jobs refer to.',
     Health: 'Liveness and readiness probes for load balancers and orchestrators (no credential, status words only).',
@@ -87,6 +87,7 @@ export const API_INFO = {
     Sessions: 'People log in with email and password: a session cookie plus a CSRF token for calls other than GET.',
     Schedules: 'Registered mission runs and commands; a fire-now request is a schedule too.',
     Telemetry: 'Tickets for the live telemetry WebSocket.',
+    'Tracked objects': 'Objects in the fleet\'s area (pallets, people, obstacles): reported by robots, or placed by operators.',
   },
 };
 

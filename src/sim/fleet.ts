@@ -8,6 +8,7 @@ import { RobotAgent, type AgentStats } from '../agent/agent.js';
 import type { SampleInput } from '../agent/sample-encoder.js';
 import { applyCommand, initialSimState, type SimCommandContext } from './commands.js';
 import { SimMissionRunner, type SimMissionBehaviour } from './missions.js';
+import { SimPerception } from './perception.js';
 import { simPolicy } from './policy.js';
 import { RobotModel } from './robot-model.js';
 import type { SimRobotCredentials } from './robots-file.js';
@@ -33,6 +34,8 @@ export interface SimFleetOptions {
   noRemoteConfig?: (index: number) => boolean;
   /** Mission failure paths per robot (reject MissionStart, fail at a step); changeable later via `robot.missions.behaviour`. */
   missionBehaviour?: (index: number) => SimMissionBehaviour;
+  /** Report object detections (src/sim/perception.ts); default true. */
+  perception?: boolean;
   log?: (line: string) => void;
 }
 
@@ -44,6 +47,8 @@ export interface SimRobot {
   readonly commands: SimCommandContext;
   /** The robot's mission executor. */
   readonly missions: SimMissionRunner;
+  /** What the robot's sensors see and report (null when the fleet runs without perception). */
+  readonly perception: SimPerception | null;
 }
 
 export interface SimFleetStats extends Omit<AgentStats, 'connected'> {
@@ -92,7 +97,8 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
       log,
     });
     ctx.agent = agent;
-    return { robotId: cred.robotId, model, agent, commands: ctx, missions: ctx.missions };
+    const perception = opts.perception === false ? null : new SimPerception(cred.robotId, model, (frame) => agent.sendObjectDetections(frame));
+    return { robotId: cred.robotId, model, agent, commands: ctx, missions: ctx.missions, perception };
   });
 
   let nextSampleAt = Date.now();
@@ -114,6 +120,7 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
         samples[i] = s;
       }
       r.agent.sendSamples(samples);
+      r.perception?.tick(now);
     }
   };
   const timer = setInterval(tick, TICK_MS);
