@@ -77,6 +77,8 @@ export const ERROR_CATALOG = {
   feature_in_use: { code: 'conflict', status: 409, template: 'Feature {featureId} is used by mission template {missionId}.' },
   object_not_found: { code: 'not_found', status: 404, template: 'Tracked object {objectId} was not found.' },
   objects_full: { code: 'conflict', status: 409, template: 'Fleet {fleetId} holds the most tracked objects allowed ({max}); delete some first.' },
+  robot_transferring: { code: 'conflict', status: 409, template: 'Robot {robotId} is moving to another fleet and takes no command for a moment; retry (it is then addressed in its new fleet).' },
+  robot_rostered_alone: { code: 'conflict', status: 409, template: 'Robot {robotId} is the only robot on the roster of mission template {missionId}; assign another robot to it (or delete it) before moving the robot.' },
   robot_not_idle: { code: 'conflict', status: 409, template: 'Robot {robotId} is not idle ({reason}); it can move to another fleet once it is.' },
   template_in_use: { code: 'conflict', status: 409, template: 'Mission template {missionId} is {reason}.' },
   operation_mismatch: { code: 'conflict', status: 409, template: 'operation_id {operationId} is not the operation of this fleet.' },

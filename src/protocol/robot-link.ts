@@ -107,6 +107,12 @@ export interface RobotLink {
    */
   send(robotId: string, command: Command): boolean;
   /**
+   * Ends the robot's current link session (the agent reconnects and authenticates again); false when
+   * it has none. Used when the robot's fleet of record changed (docs/robot-admin.md). Optional so that
+   * test links need not implement it.
+   */
+  closeSession?(robotId: string, reason: string): boolean;
+  /**
    * Pauses or resumes reading telemetry from every robot (telemetry backpressure). Control messages
    * (acks, command results, mission status) keep flowing, except from older agents that still send
    * telemetry on their control stream (see docs/robot-link.md).

@@ -72,6 +72,15 @@ export class RobotRegistry implements RobotLink, SessionHooks {
     return session.write(create(GatewayMessageSchema, { body: { case: 'command', value: command } }));
   }
 
+  closeSession(robotId: string, reason: string): boolean {
+    const s = this.current.get(robotId);
+    if (!s) return false;
+    this.log.info({ robotId, reason }, `robot ${robotId}: link session closed (${reason})`);
+    // UNAVAILABLE: the agent reconnects at once (its backoff was reset by the last welcome).
+    s.fail(status.UNAVAILABLE, reason);
+    return true;
+  }
+
   setReadPaused(paused: boolean): void {
     if (this.paused === paused) return;
     this.paused = paused;
