@@ -20,6 +20,7 @@ import { missionToolRoutes } from '../api/routes/mission-tools.js';
 import { fleetRoutes } from '../api/routes/fleets.js';
 import { orgRoutes } from '../api/routes/orgs.js';
 import { objectRoutes } from '../api/routes/objects.js';
+import { robotAdminRoutes } from '../api/routes/robot-admin.js';
 import type { ObjectTracker } from '../fleet/objects/tracker.js';
 import { healthRoutes } from '../api/routes/health.js';
 import { meRoutes } from '../api/routes/me.js';
@@ -42,7 +43,7 @@ export interface RouteDeps {
   events: EventLog;
   /** The store's Idempotency-Key claims (one per store). */
   idempotency: IdempotencyClaims;
-  link: Pick<RobotLink, 'isOnline' | 'linkConflict'>;
+  link: Pick<RobotLink, 'isOnline' | 'linkConflict' | 'closeSession'>;
   commands: CommandService;
   tickets: TicketIssuer;
   /** Public URL of the telemetry WebSocket (known once the HTTP server listens). */
@@ -110,6 +111,17 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...fleetRoutes({ store: deps.store }),
     ...orgRoutes({ store: deps.store }),
     ...objectRoutes({ store: deps.store, objects: deps.objects, idempotency: deps.idempotency }),
+    ...(deps.missions
+      ? robotAdminRoutes({
+          store: deps.store,
+          events: deps.events,
+          commands: deps.commands,
+          runs: deps.missions.tracker,
+          link: deps.link,
+          isOnline: (id) => deps.link.isOnline(id),
+          rostersChanged: (fleetId) => void deps.runtime.changed(fleetId),
+        })
+      : []),
     ...robotRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id), linkConflict: (id) => deps.link.linkConflict?.(id) ?? null }),
     ...controlRobotRoutes({ store: deps.store, commands: deps.commands }),
     ...robotCommandRoutes({ store: deps.store, commands: deps.commands }),
