@@ -94,7 +94,7 @@ describe('ObjectTracker', () => {
     listener.onObjectDetections!(robotA, fleetId, frame([{ dy: 14.2 }, { dy: 14.4 }]));
     await tracker.settled();
     expect(all()).toHaveLength(4);
-    const kinds = events.readTimeline(fleetId, first!.objectId).map((e) => e.kind);
+    const kinds = events.readTimeline(fleetId, first.objectId).map((e) => e.kind);
     expect(kinds).toEqual(['object.detected']);
   });
 
