@@ -120,6 +120,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
           link: deps.link,
           isOnline: (id) => deps.link.isOnline(id),
           rostersChanged: (fleetId) => void deps.runtime.changed(fleetId),
+          ...(deps.log ? { log: deps.log } : {}),
         })
       : []),
     ...robotRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id), linkConflict: (id) => deps.link.linkConflict?.(id) ?? null }),

@@ -14,6 +14,7 @@
  *    then carry the new fleet). Commands addressed to the old fleet afterwards are 404: the command
  *    service checks the robot's fleet of record on every submission, also for schedules and fires.
  */
+import type { Logger } from 'pino';
 import type { AuthContext } from '../../auth/context.js';
 import type { CommandService } from '../../commands/service.js';
 import { ApiError, apiError } from '../../errors/catalog.js';
@@ -43,6 +44,7 @@ export interface RobotAdminDeps {
   link: Pick<RobotLink, 'closeSession'>;
   /** Called with the old fleet once rosters changed (the live operation re-reads its templates). */
   rostersChanged?: (fleetId: string) => void;
+  log?: Pick<Logger, 'info'>;
 }
 
 export interface PatchOutcome {
@@ -117,7 +119,10 @@ export async function patchRobot(deps: RobotAdminDeps, auth: AuthContext, robot:
     if (out instanceof ApiError) throw out;
     // Committed: the robot's session still speaks for the old fleet; end it so the agent reconnects
     // into the new one. The hold lasts until here, so nothing was accepted for either fleet between.
-    if (out.movedFrom !== null) deps.link.closeSession?.(robot.robotId, `robot moved to fleet ${out.robot.fleetId}`);
+    if (out.movedFrom !== null) {
+      const reconnecting = deps.link.closeSession?.(robot.robotId, `robot moved to fleet ${out.robot.fleetId}`) ?? false;
+      deps.log?.info({ robotId: robot.robotId, fromFleetId: from, toFleetId: out.robot.fleetId, rostersLeft: out.rostersLeft, ...actor, reconnecting }, `robot ${robot.robotId}: moved to fleet ${out.robot.fleetId}`);
+    }
     if (out.rostersLeft.length > 0) deps.rostersChanged?.(from);
     return out;
   } finally {
