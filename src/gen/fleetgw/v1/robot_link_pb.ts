@@ -513,12 +513,14 @@ export type ObjectDetection = Message<"fleetgw.v1.ObjectDetection"> & {
   longitude: number;
 
   /**
+   * Metres; 0 is read as unknown (proto3 cannot tell it from an unset field).
+   *
    * @generated from field: double elevation_m = 5;
    */
   elevationM: number;
 
   /**
-   * Detector confidence, 0..1.
+   * Detector confidence, 0..1 (0: not given).
    *
    * @generated from field: float confidence = 6;
    */
