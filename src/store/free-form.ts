@@ -19,7 +19,7 @@ export const FREE_FORM_LIMITS: FreeFormLimits = Object.freeze({ maxDepth: 32, ma
 
 /**
  * Walks `value` without recursion.
- * @returns null when within `limits`, else the reason (`nesting deeper than 32`)
+ * @returns null when within `limits`, else the reason (`must not nest deeper than 32 levels`)
  */
 export function freeFormProblem(value: unknown, limits: FreeFormLimits): string | null {
   const stack: [unknown, number][] = [[value, 1]];
@@ -27,10 +27,10 @@ export function freeFormProblem(value: unknown, limits: FreeFormLimits): string 
   while (stack.length > 0) {
     const [v, depth] = stack.pop()!;
     if (v === null || typeof v !== 'object') continue;
-    if (depth > limits.maxDepth) return `nesting deeper than ${limits.maxDepth}`;
+    if (depth > limits.maxDepth) return `must not nest deeper than ${limits.maxDepth} levels`;
     const members = Array.isArray(v) ? (v as unknown[]) : Object.values(v);
     values += members.length;
-    if (values > limits.maxValues) return `more than ${limits.maxValues} values`;
+    if (values > limits.maxValues) return `must hold at most ${limits.maxValues} values`;
     for (const m of members) if (m !== null && typeof m === 'object') stack.push([m, depth + 1]);
   }
   return null;

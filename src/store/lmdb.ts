@@ -97,7 +97,7 @@ export function openStore(dataDir: string): Store {
   const path = join(dataDir, 'lmdb');
   mkdirSync(path, { recursive: true });
   // maxDbs leaves room for later tables; mapSize grows automatically in lmdb-js.
-  const root = open({ path, maxDbs: 32, compression: false });
+  const root = open({ path, maxDbs: 64, compression: false });
   // Every named database encodes with lmdb-js's own msgpack class, made tolerant of values nested too
   // deeply for msgpack's recursion (records written before bodies were bounded: tolerant-encoder.ts).
   const Encoder = tolerantEncoder((root as unknown as { encoder: { constructor: EncoderClass } }).encoder.constructor);

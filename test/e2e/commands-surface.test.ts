@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSimFleet, type SimFleet } from '../../src/sim/index.js';
 import { adminJson } from '../support/cli.js';
-import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
+import { api, makeDataDir, startGatewayProcess, untilPoliciesCompiled, type RunningGateway } from '../support/gateway.js';
 
 let gw: RunningGateway;
 let sim: SimFleet;
@@ -23,7 +23,8 @@ beforeAll(async () => {
     if (Date.now() > end) throw new Error('sim robots did not connect');
     await new Promise((r) => setTimeout(r, 20));
   }
-}, 40_000);
+  await untilPoliciesCompiled(gw.ready.http, d.apiKey, d.orgId, d.fleetId, creds.map((c) => c.robotId));
+}, 70_000);
 
 afterAll(async () => {
   await sim?.stop();

@@ -44,7 +44,7 @@ describe('bounds on free-form values', () => {
     expect((await create(nestedText(32))).status).toBe(201);
     const r = await create(nestedText(33));
     expect(r.status).toBe(400);
-    expect(r.body).toEqual({ error: 'Invalid request body: parameters: nesting deeper than 32.', code: 'bad_request' });
+    expect(r.body).toEqual({ error: 'Invalid request body: parameters must not nest deeper than 32 levels.', code: 'bad_request' });
   });
 
   it('depths that used to overflow the stack (1,500, 2,000) are a 400, not a 500', async () => {
@@ -61,10 +61,10 @@ describe('bounds on free-form values', () => {
       body: `{"name":"t","featureId":"${featureId}","steps":[{"kind":"cover_area","config":${nestedText(40)}}]}`,
     });
     expect(step.status).toBe(400);
-    expect(step.body.error).toBe('Invalid request body: steps.0.config: nesting deeper than 32.');
+    expect(step.body.error).toBe('Invalid request body: steps[0].config must not nest deeper than 32 levels.');
     const wide = await create(JSON.stringify({ list: Array.from({ length: 10_001 }, (_, i) => i) }));
     expect(wide.status).toBe(400);
-    expect(wide.body.error).toBe('Invalid request body: parameters: more than 10000 values.');
+    expect(wide.body.error).toBe('Invalid request body: parameters must hold at most 10000 values.');
   });
 });
 

@@ -59,8 +59,13 @@ function scheduler(st: Store, clock: ManualClock, closeFires = true): { sched: S
 
 /** Advances the clock in steps, letting each commit land between steps. */
 async function advance(clock: ManualClock, totalMs: number, stepMs: number): Promise<void> {
+  // A fixed pause was not enough on a loaded host (a commit could land after it): each round waits
+  // for every open store's pending writes to commit, then lets their callbacks run.
   const settle = async (): Promise<void> => {
-    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+      await Promise.all(stores.map((s) => s.root.committed));
+    }
     await new Promise((r) => setTimeout(r, 3));
   };
   for (let t = 0; t < totalMs; t += stepMs) {

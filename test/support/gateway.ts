@@ -91,3 +91,26 @@ export async function api(base: string, key: string, path: string, init: Request
   }
   return { status: res.status, body, headers: res.headers };
 }
+
+/**
+ * Waits until the gateway has compiled each robot's advertised command policy. Until then a
+ * policy-bound command is refused with 422 "waiting to be compiled" (the gateway compiles a bounded
+ * amount per second, and a loaded host can take seconds). The probe is a mode the policy does not
+ * allow: a 422 either way, so nothing is ever sent to the robot.
+ */
+export async function untilPoliciesCompiled(base: string, key: string, orgId: string, fleetId: string, robotIds: string[], timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (const robotId of robotIds) {
+    for (;;) {
+      const r = await api(base, key, `/v1/orgs/${orgId}/fleets/${fleetId}/robots/${robotId}/mode`, {
+        method: 'POST',
+        body: JSON.stringify({ mode: 'no-such-mode-probe' }),
+        headers: { 'content-type': 'application/json' },
+      });
+      if (r.status !== 422) throw new Error(`policy probe of robot ${robotId}: expected 422, got ${r.status} ${JSON.stringify(r.body)}`);
+      if (!String(r.body.error).includes('waiting to be compiled')) break;
+      if (Date.now() > end) throw new Error(`robot ${robotId}: command policy still not compiled after ${timeoutMs} ms`);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  }
+}
