@@ -28,6 +28,8 @@ export interface GatewayTunables {
   telemetryHighWaterBytes: number;
   /** How long a field rule change waits for every online robot to apply it before answering 207 (docs/field-rules.md). */
   fieldRuleAckTimeoutMs: number;
+  /** A robot-detected object not seen again for this long is removed (docs/objects.md). */
+  objectTtlMs: number;
 }
 
 export const DEFAULT_TUNABLES: GatewayTunables = {
@@ -41,6 +43,7 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   sessionMaxAgeS: 12 * 60 * 60,
   telemetryHighWaterBytes: 64 * 1024 * 1024,
   fieldRuleAckTimeoutMs: 5000,
+  objectTtlMs: 60_000,
 };
 
 const ENV: Record<keyof GatewayTunables, string> = {
@@ -54,6 +57,7 @@ const ENV: Record<keyof GatewayTunables, string> = {
   sessionMaxAgeS: 'FLEETGW_SESSION_MAX_AGE_S',
   telemetryHighWaterBytes: 'FLEETGW_TELEMETRY_HIGH_WATER_BYTES',
   fieldRuleAckTimeoutMs: 'FLEETGW_FIELD_RULE_ACK_TIMEOUT_MS',
+  objectTtlMs: 'FLEETGW_OBJECT_TTL_MS',
 };
 
 /**

@@ -20,6 +20,7 @@ import {
   CommandResultSchema,
   MissionStatusSchema,
   type HealthReport,
+  ObjectDetectionsSchema,
   RobotMessageSchema,
   type CommandPolicy,
   type FieldRuleSet,
@@ -389,6 +390,14 @@ export class RobotAgent {
 
   private sendHealthReport(report: HealthReport): boolean {
     return this.sendControl(create(RobotMessageSchema, { body: { case: 'healthReport', value: report } }));
+  }
+
+  /**
+   * Sends one perception frame's object detections on the control stream (false while not connected:
+   * detections are a live view, so the caller drops them rather than queueing stale ones).
+   */
+  sendObjectDetections(detections: MessageInitShape<typeof ObjectDetectionsSchema>): boolean {
+    return this.sendControl(create(RobotMessageSchema, { body: { case: 'objectDetections', value: create(ObjectDetectionsSchema, detections) } }));
   }
 
   // Control messages bypass the telemetry queue: they are small and must not wait behind samples.

@@ -36,6 +36,8 @@ export function toRobotView(robot: RobotRecord, snap: TelemetrySnapshot | undefi
     name: robot.name,
     fleetId: robot.fleetId,
     active: robot.active,
+    labels: { ...(robot.labels ?? {}) },
+    notes: robot.notes ?? null,
     online,
     linkConflict: conflict ? { sinceMs: conflict.sinceMs, refusedConnections: conflict.refusedConnections, lastRefusedAtMs: conflict.lastRefusedAtMs } : null,
     capabilities: [...robot.capabilities],

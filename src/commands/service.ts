@@ -108,6 +108,8 @@ export class CommandService {
   private readonly wire = new WeakMap<CommandRecord, Command>();
   private readonly recentSends = new RecentSends(RECENT_SENDS_MS, RECENT_SENDS_PER_ROBOT);
   private closed = false;
+  /** Robots whose fleet is changing (src/fleet/robot-admin): every new command for them is refused. */
+  private readonly held = new Map<string, number>();
   private readonly observer: CommandObserver | undefined;
   private readonly log: Logger;
 
@@ -173,6 +175,7 @@ export class CommandService {
   private submitAs<A extends CommandAction>(req: SubmitRequest<A>, chosenId: string | null): Submitted {
     if (this.closed) throw apiError('shutting_down');
     const robotId = req.robotId;
+    if (this.held.has(robotId)) throw apiError('robot_transferring', { robotId });
     const robot = this.store.records.robot(robotId);
     if (!robot || robot.fleetId !== req.fleetId) throw apiError('robot_not_found', { robotId });
     const c = { action: req.action, args: req.args } as ActionAndArgs;
@@ -325,6 +328,28 @@ export class CommandService {
    */
   prepareTargets(robotIds: readonly string[]): void {
     if (!this.closed) this.outbox.ensureSeqs(robotIds);
+  }
+
+  /**
+   * Refuses every new command for the robot until the returned release is called: a robot moving to
+   * another fleet takes no command while its fleet of record changes, so none can be accepted for the
+   * old fleet and reach it afterwards (docs/robot-admin.md). Holds nest.
+   */
+  hold(robotId: string): () => void {
+    this.held.set(robotId, (this.held.get(robotId) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const n = (this.held.get(robotId) ?? 1) - 1;
+      if (n <= 0) this.held.delete(robotId);
+      else this.held.set(robotId, n);
+    };
+  }
+
+  /** Commands for the robot not yet acknowledged by it (deferred or sent and awaiting the ack). */
+  undeliveredCount(robotId: string): number {
+    return this.outbox.pendingFor(robotId).length;
   }
 
   /** Free waiter slots; the route refuses a request that needs more before dispatching anything. */

@@ -10,7 +10,7 @@ export interface EventRecord {
   atMs: number;
   /** e.g. "schedule.accepted", "schedule.pending", "run.robot_chosen", "run.progress", "operation.paused", "robot.link_conflict". */
   kind: string;
-  subject: { type: 'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command' | 'robot' | 'api_key' | 'user' | 'field_rule'; id: string };
+  subject: { type: 'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command' | 'robot' | 'api_key' | 'user' | 'field_rule' | 'object'; id: string };
   data: Record<string, unknown>;
 }
 

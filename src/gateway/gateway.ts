@@ -10,6 +10,7 @@ import { REMOVED_ROUTES } from '../api/removed-routes.js';
 import { CommandService } from '../commands/service.js';
 import type { CommandServiceOptions } from '../commands/service-types.js';
 import { EventLog } from '../events/log.js';
+import { ObjectTracker } from '../fleet/objects/tracker.js';
 import { recordLinkConflicts } from '../events/link-conflict.js';
 import { DEFAULT_TUNABLES, type GatewayTunables } from '../config.js';
 import { accessLog } from '../http/access-log.js';
@@ -112,6 +113,8 @@ export interface Gateway {
   readonly commands: CommandService;
   /** The store's event log. */
   readonly events: EventLog;
+  /** Tracked objects (src/fleet/objects). */
+  readonly objects: ObjectTracker;
   /** The live view of each fleet's operation and templates. */
   readonly runtime: OperationRuntime;
   /** Schedules, the scheduler and mission runs. */
@@ -255,6 +258,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     attachToRuntime(missions, runtime);
     // Missions completed and failed per robot, counted as runs finish (robot details).
     missions.tracker.onChange((run, previous) => usageMeter.runFinished(run, previous));
+    const objects = new ObjectTracker(store, events, link, { ttlMs: tunables.objectTtlMs, log: logFor('objects') });
     await missions.start();
     const stopRetention = startMissionRetention(store, { log: logFor('missions') });
     const stopFaultRetention = startFaultRetention(store, { log: logFor('fleet') });
@@ -286,7 +290,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       return undefined;
     });
     const { routes } = buildRoutes({
-      store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, ready: () => ready.ready(), log: logFor('api'),
+      store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, objects, ready: () => ready.ready(), log: logFor('api'),
       sessions, secureCookies: tlsFiles !== null, fieldRules, ...(apiDocs ? { apiDocs } : {}),
       usage: (id) => usageMeter.usage(id),
       ...(ingest.sampleStore.select !== undefined ? { telemetrySelect: (q) => ingest.sampleStore.select!(q) } : {}),
@@ -343,6 +347,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       missionRuntime.stop();
       fieldRuleDelivery.close();
       runtime.close();
+      await objects.close();
       telemetryStore.stop();
       await ingest.close();
       await usageMeter.stop();
@@ -363,6 +368,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       missions: missionRuntime,
       fieldRules,
       fieldRuleDelivery,
+      objects,
       metrics,
       readiness: ready,
       faults,

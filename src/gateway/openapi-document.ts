@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { SessionService } from '../auth/users/sessions.js';
 import { CommandService } from '../commands/service.js';
 import { EventLog } from '../events/log.js';
+import { ObjectTracker } from '../fleet/objects/tracker.js';
 import { IdempotencyClaims } from '../idempotency/index.js';
 import { OperationRuntime } from '../missions/catalog/runtime.js';
 import { MissionScheduling, runtimeGate } from '../missions/scheduling/scheduling-service.js';
@@ -40,15 +41,17 @@ export async function withOfflineRoutes<T>(use: (built: ReturnType<typeof buildR
     const missions = new MissionScheduling({ store, events, link, commands, gate: runtimeGate(runtime), log });
     const delivery = new FieldRuleDelivery({ store, link, log });
     const fieldRules = new FieldRuleService(store, events, delivery);
+    const objects = new ObjectTracker(store, events, link, { ttlMs: 60_000, log });
     try {
       return use(buildRoutes({
-        store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, ready: () => false, log,
+        store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, objects, ready: () => false, log,
         sessions: new SessionService(store), secureCookies: true, fieldRules,
       }));
     } finally {
       delivery.close();
       missions.stop();
       runtime.close();
+      await objects.close();
       await commands.close();
     }
   } finally {

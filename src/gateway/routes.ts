@@ -20,6 +20,10 @@ import { templateRoutes } from '../api/routes/templates.js';
 import { missionRuntimeRoutes } from '../api/routes/mission-runtime.js';
 import { missionToolRoutes } from '../api/routes/mission-tools.js';
 import { fleetRoutes } from '../api/routes/fleets.js';
+import { orgRoutes } from '../api/routes/orgs.js';
+import { objectRoutes } from '../api/routes/objects.js';
+import { robotAdminRoutes } from '../api/routes/robot-admin.js';
+import type { ObjectTracker } from '../fleet/objects/tracker.js';
 import { healthRoutes } from '../api/routes/health.js';
 import { meRoutes } from '../api/routes/me.js';
 import { apiKeyRoutes } from '../api/routes/api-keys.js';
@@ -48,7 +52,7 @@ export interface RouteDeps {
   events: EventLog;
   /** The store's Idempotency-Key claims (one per store). */
   idempotency: IdempotencyClaims;
-  link: Pick<RobotLink, 'isOnline' | 'linkConflict'>;
+  link: Pick<RobotLink, 'isOnline' | 'linkConflict' | 'closeSession'>;
   commands: CommandService;
   tickets: TicketIssuer;
   /** Public URL of the telemetry WebSocket (known once the HTTP server listens). */
@@ -62,6 +66,8 @@ export interface RouteDeps {
   runtime: OperationRuntime;
   /** Schedules, the scheduler and mission runs (src/missions/scheduling/scheduling-service.ts). */
   missions?: MissionScheduling;
+  /** Tracked objects (src/fleet/objects/tracker.ts). */
+  objects: ObjectTracker;
   /** Readiness behind GET /readyz (src/gateway/readiness.ts). */
   ready: () => boolean;
   log?: Logger;
@@ -87,7 +93,7 @@ export const API_INFO = {
     'Agent API': 'Intent-oriented tools at `POST /v1/agent/{tool}`; every body carries `org_id` and `fleet_id`.',
     'API keys': 'Keys for automations, managed by people through a user session (an API key cannot manage keys).',
     Audit: 'Command audit entries: who asked for which command, and its delivery history.',
-    Discovery: 'The contract, the calling key\'s identity and the fleets it can use.',
+    Discovery: 'The contract, the calling key\'s identity, its organization and the fleets it can use (manifests).',
     Events: 'Correlated event timelines (schedules, runs, templates, the operation, robot links).',
     Faults: 'Faults robots report in their health reports: one record per occurrence, active until the robot stops reporting it (docs/faults.md).',
     Features: 'Work areas (GeoJSON polygons) that templates and jobs refer to.',
@@ -102,6 +108,7 @@ export const API_INFO = {
     Schedules: 'Registered mission runs and commands; a fire-now request is a schedule too.',
     Telemetry: 'Tickets for the live telemetry WebSocket.',
     Utilization: 'How the fleet\'s robots spent a window: online, on missions, idle, charging, paused, offline; missions and distance (docs/utilization.md).',
+    'Tracked objects': 'Objects in the fleet\'s area (pallets, people, obstacles): reported by robots, or placed by operators.',
   },
 };
 
@@ -123,6 +130,20 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...sessionRoutes({ store: deps.store, events: deps.events, sessions: deps.sessions, secureCookies: deps.secureCookies, ...(deps.log ? { log: deps.log } : {}) }),
     ...apiKeyRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, ...(deps.log ? { log: deps.log } : {}) }),
     ...fleetRoutes({ store: deps.store }),
+    ...orgRoutes({ store: deps.store }),
+    ...objectRoutes({ store: deps.store, objects: deps.objects, idempotency: deps.idempotency }),
+    ...(deps.missions
+      ? robotAdminRoutes({
+          store: deps.store,
+          events: deps.events,
+          commands: deps.commands,
+          runs: deps.missions.tracker,
+          link: deps.link,
+          isOnline: (id) => deps.link.isOnline(id),
+          rostersChanged: (fleetId) => void deps.runtime.changed(fleetId),
+          ...(deps.log ? { log: deps.log } : {}),
+        })
+      : []),
     ...robotRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id), linkConflict: (id) => deps.link.linkConflict?.(id) ?? null }),
     ...faultRoutes({ store: deps.store }),
     ...robotDetailsRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id), usage: deps.usage ?? ((id) => deps.store.robotUsage.get(id)) }),

@@ -2,7 +2,7 @@
  * What the rest of the gateway sees of the robot link (src/robotlink implements it over gRPC).
  * Commands and telemetry depend on this interface, not on grpc-js.
  */
-import type { Command, CommandAck, CommandPolicy, CommandResult, FieldRuleSet, FieldRuleSetAck, HealthReport, MissionStatus } from '../gen/fleetgw/v1/robot_link_pb.js';
+import type { Command, CommandAck, CommandPolicy, CommandResult, FieldRuleSet, FieldRuleSetAck, HealthReport, MissionStatus, ObjectDetections } from '../gen/fleetgw/v1/robot_link_pb.js';
 
 export interface RobotLinkListener {
   /**
@@ -43,6 +43,8 @@ export interface RobotLinkListener {
   onMissionStatus?(robotId: string, status: MissionStatus): void;
   /** The robot's full health state (faults, per-device health): docs/faults.md. */
   onHealthReport?(robotId: string, report: HealthReport): void;
+  /** One perception frame's object detections; `fleetId` is the fleet the session authenticated into. */
+  onObjectDetections?(robotId: string, fleetId: string, detections: ObjectDetections): void;
   /**
    * A link conflict started: two live processes use this robot's credentials (docs/robot-link.md,
    * "Link conflicts"). The gateway records it in the event log (src/events/link-conflict.ts); this is
@@ -119,6 +121,12 @@ export interface RobotLink {
    * is not connected. Optional so that test links need not implement it.
    */
   sendFieldRules?(robotId: string, set: FieldRuleSet): boolean;
+  /**
+   * Ends the robot's current link session (the agent reconnects and authenticates again); false when
+   * it has none. Used when the robot's fleet of record changed (docs/robot-admin.md). Optional so that
+   * test links need not implement it.
+   */
+  closeSession?(robotId: string, reason: string): boolean;
   /**
    * Pauses or resumes reading telemetry from every robot (telemetry backpressure). Control messages
    * (acks, command results, mission status) keep flowing, except from older agents that still send

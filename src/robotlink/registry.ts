@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { create } from '@bufbuild/protobuf';
 import { status } from '@grpc/grpc-js';
 import {
-  GatewayMessageSchema, type Command, type CommandAck, type CommandResult, type FieldRuleSet, type FieldRuleSetAck, type HealthReport, type Hello, type MissionStatus,
+  GatewayMessageSchema, type Command, type CommandAck, type CommandResult, type FieldRuleSet, type FieldRuleSetAck, type HealthReport, type Hello, type MissionStatus, type ObjectDetections,
 } from '../gen/fleetgw/v1/robot_link_pb.js';
 import { LinkConflictTracker, type ConnectionIdentity, type LinkConflictOptions } from './link-conflict.js';
 import type { LinkConflictReport, LinkConflictView, RobotLink, RobotLinkListener } from '../protocol/robot-link.js';
@@ -76,6 +76,15 @@ export class RobotRegistry implements RobotLink, SessionHooks {
     const session = this.current.get(robotId);
     if (!session) return false;
     return session.write(create(GatewayMessageSchema, { body: { case: 'fieldRules', value: set } }));
+  }
+
+    closeSession(robotId: string, reason: string): boolean {
+    const s = this.current.get(robotId);
+    if (!s) return false;
+    this.log.info({ robotId, reason }, `robot ${robotId}: link session closed (${reason})`);
+    // UNAVAILABLE: the agent reconnects at once (its backoff was reset by the last welcome).
+    s.fail(status.UNAVAILABLE, reason);
+    return true;
   }
 
   setReadPaused(paused: boolean): void {
@@ -217,6 +226,12 @@ export class RobotRegistry implements RobotLink, SessionHooks {
 
   fieldRuleAck(session: RobotSession, ack: FieldRuleSetAck): void {
     this.emit((l) => l.onFieldRuleAck?.(session.robotId, ack));
+  }
+
+    objectDetections(session: RobotSession, detections: ObjectDetections): void {
+    // The fleet the session authenticated into: after a transfer the tracker refuses frames whose
+    // fleet no longer matches the robot's record (docs/robot-admin.md).
+    this.emit((l) => l.onObjectDetections?.(session.robotId, session.robot.fleetId, detections));
   }
 
   closed(session: RobotSession, reason: string): void {

@@ -9,7 +9,7 @@
  * behind its telemetry, which is why agents should use PublishTelemetry (docs/robot-link.md).
  */
 import { status, type ServerDuplexStream } from '@grpc/grpc-js';
-import type { CommandAck, CommandResult, FieldRuleSetAck, GatewayMessage, HealthReport, Hello, MissionStatus } from '../gen/fleetgw/v1/robot_link_pb.js';
+import type { CommandAck, CommandResult, FieldRuleSetAck, GatewayMessage, HealthReport, Hello, MissionStatus, ObjectDetections } from '../gen/fleetgw/v1/robot_link_pb.js';
 import type { RobotRecord } from '../store/records.js';
 import type { RobotInbound } from '../protocol/envelope.js';
 import { TelemetryStream, type TelemetryCall } from './telemetry-stream.js';
@@ -27,6 +27,7 @@ export interface SessionHooks {
   missionStatus(session: RobotSession, status: MissionStatus): void;
   healthReport(session: RobotSession, report: HealthReport): void;
   fieldRuleAck(session: RobotSession, ack: FieldRuleSetAck): void;
+  objectDetections(session: RobotSession, detections: ObjectDetections): void;
   closed(session: RobotSession, reason: string): void;
 }
 
@@ -148,6 +149,7 @@ export class RobotSession {
     else if (body.case === 'missionStatus') this.hooks.missionStatus(this, body.value);
     else if (body.case === 'healthReport') this.hooks.healthReport(this, body.value);
     else if (body.case === 'fieldRuleAck') this.hooks.fieldRuleAck(this, body.value);
+    else if (body.case === 'objectDetections') this.hooks.objectDetections(this, body.value);
     else if (body.case === 'hello') this.fail(status.INVALID_ARGUMENT, 'Hello sent twice');
     // An empty envelope (a field this gateway does not know) is ignored for forward compatibility.
   }

@@ -10,6 +10,7 @@ import { applyCommand, initialSimState, type SimCommandContext } from './command
 import { SimHealth } from './health.js';
 import { SimMissionRunner, type SimMissionBehaviour } from './missions.js';
 import { SimFieldRules } from './field-rules.js';
+import { SimPerception } from './perception.js';
 import { simPolicy } from './policy.js';
 import { RobotModel } from './robot-model.js';
 import type { SimRobotCredentials } from './robots-file.js';
@@ -37,6 +38,8 @@ export interface SimFleetOptions {
   noRemoteConfig?: (index: number) => boolean;
   /** Mission failure paths per robot (reject MissionStart, fail at a step); changeable later via `robot.missions.behaviour`. */
   missionBehaviour?: (index: number) => SimMissionBehaviour;
+  /** Report object detections (src/sim/perception.ts); default true. */
+  perception?: boolean;
   log?: (line: string) => void;
 }
 
@@ -50,6 +53,8 @@ export interface SimRobot {
   readonly missions: SimMissionRunner;
   /** The robot's health monitor (faults, device health: src/sim/health.ts). */
   readonly health: SimHealth;
+  /** What the robot's sensors see and report (null when the fleet runs without perception). */
+  readonly perception: SimPerception | null;
 }
 
 export interface SimFleetStats extends Omit<AgentStats, 'connected'> {
@@ -101,7 +106,8 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
       log,
     });
     ctx.agent = agent;
-    return { robotId: cred.robotId, model, agent, commands: ctx, missions: ctx.missions, health: new SimHealth(cred.robotId) };
+    const perception = opts.perception === false ? null : new SimPerception(cred.robotId, model, (frame) => agent.sendObjectDetections(frame));
+    return { robotId: cred.robotId, model, agent, commands: ctx, missions: ctx.missions, health: new SimHealth(cred.robotId), perception };
   });
 
   let nextSampleAt = Date.now();
@@ -117,6 +123,7 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
     if (healthDue) nextHealthAt = now + HEALTH_EVERY_MS;
     for (const r of robots) {
       if (r.missions.busy) r.missions.tick();
+      const mission = r.missions.sampleMission();
       const samples: SampleInput[] = new Array<SampleInput>(due.length);
       for (let i = 0; i < due.length; i++) {
         r.model.step(dtS);
@@ -124,12 +131,14 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
         // The sample's inline health mirrors the health report (codes and overall level).
         sample.faults = r.health.faultCodes;
         sample.healthLevel = r.health.level;
+        sample.mission = mission;
         samples[i] = sample;
       }
       r.agent.sendSamples(samples);
       const last = samples[samples.length - 1]!;
       r.health.step(dtS * due.length, { speedMps: r.model.speedMps, batteryPct: r.model.batteryPct, charging: last.charging, cpuTempC: last.cpuTempC });
       if (healthDue) r.agent.setHealth(r.health.state(now));
+      r.perception?.tick(now);
     }
   };
   const timer = setInterval(tick, TICK_MS);

@@ -18,6 +18,7 @@
  */
 import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import type { CommandResult as HandlerResult } from '../agent/command-processor.js';
+import type { SampleInput } from '../agent/sample-encoder.js';
 import { MissionControl_Action, MissionStatusSchema, type MissionControl, type MissionStart, type MissionStatus } from '../gen/fleetgw/v1/robot_link_pb.js';
 import { DEPOT } from './geo.js';
 import type { RobotModel } from './robot-model.js';
@@ -76,6 +77,25 @@ export class SimMissionRunner {
   /** The running mission as the Hello's `activeMissions` re-announces it after a reconnect. */
   activeMissions(): MissionStatus[] {
     return this.run ? [create(MissionStatusSchema, this.status(this.run, this.run.paused ? 'paused' : 'running', ''))] : [];
+  }
+
+  /**
+   * The running mission as every telemetry sample carries it (null when no run is active). A real
+   * robot reports its mission in its samples as well as in MissionStatus; without it the stored
+   * snapshot (`GET /v1/robots/{id}`, the live stream's `mission`) would stay null during a run.
+   */
+  sampleMission(): SampleInput['mission'] {
+    const r = this.run;
+    if (!r) return null;
+    const st = this.status(r, r.paused ? 'paused' : 'running', '');
+    return {
+      runId: r.runId,
+      missionState: st.state ?? 'running',
+      progressPct: st.progressPct ?? 0,
+      stepIndex: st.stepIndex ?? 0,
+      remainingDistanceM: st.remainingDistanceM ?? 0,
+      etaS: st.etaS ?? 0,
+    };
   }
 
   /** Applies MissionStart. */

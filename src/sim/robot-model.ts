@@ -198,7 +198,7 @@ export class RobotModel {
       charging: this.phase === 'charging',
       mode: this.mode,
       estop: false,
-      mission: null,
+      mission: null, // the mission runner sets it (src/sim/fleet.ts)
       healthLevel: HealthLevel.OK,
       faults: [],
       cpuTempC: 45 + 10 * (this.speedMps / this.cruiseMps),

@@ -104,6 +104,12 @@ export function addRobot(store: Store, opts: NewRobotOptions, now = Date.now()):
   return { record, robotToken: token };
 }
 
+/** Inside a write transaction: files a robot under another fleet (the caller writes its record). */
+export function moveRobotIndexSync(store: Store, robotId: string, fromFleetId: string, toFleetId: string): void {
+  store.index.removeSync(`${ROBOTS_BY_FLEET}/${fromFleetId}/${robotId}`);
+  store.index.putSync(`${ROBOTS_BY_FLEET}/${toFleetId}/${robotId}`, true);
+}
+
 /** Fleets of an organization, ordered by id. */
 export function listFleets(store: Store, orgId: string): FleetRecord[] {
   const out: FleetRecord[] = [];

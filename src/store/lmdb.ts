@@ -27,6 +27,7 @@
  *   faults      faultId                    -> FaultRecord (src/fleet/faults)
  *   deviceHealth robotId                   -> DeviceHealthRecord (src/fleet/health)
  *   robotUsage  robotId                    -> RobotUsageRecord (src/fleet/robot-details)
+ *   objects     objectId                   -> ObjectRecord (src/fleet/objects)
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -92,6 +93,7 @@ const DATABASES: { readonly [K in keyof StoreDatabases]: true } = {
   deviceHealth: true,
   robotUsage: true,
   fieldRules: true,
+  objects: true,
 };
 
 /** The named databases of the environment (backup verification counts each one). */

@@ -28,6 +28,12 @@ export interface RobotRecord {
   /** SHA-256 of the robot token. */
   tokenHash: Uint8Array;
   createdAtMs: number;
+  /** Operator labels (`PATCH /v1/robots/{id}`); absent on records written before they existed. */
+  labels?: Record<string, string>;
+  /** Operator notes; absent or null when none. */
+  notes?: string | null;
+  /** Last metadata change or transfer (Unix ms); absent when never changed. */
+  updatedAtMs?: number;
 }
 
 export interface ApiKeyRecord {

@@ -527,6 +527,40 @@ describe('every operation, through real HTTP', () => {
     await expectStatus(401, 'deleteCurrentSession', { session });
   });
 
+  // ---- Issue 10 (branch objects): manifests, tracked objects, robot PATCH -------------------------
+  it('organization and fleet manifests', async () => {
+    const org = await expectStatus(200, 'getOrg');
+    expect(org.fleets.map((f: Json) => f.fleetId)).toEqual([d.fleetId]);
+    await expectStatus(403, 'getOrg', { path: { org_id: randomUUID() } });
+    const fleet = await expectStatus(200, 'getFleet');
+    expect(fleet.operation).toEqual({ operation_id: state.operationId, name: expect.any(String) });
+    await expectStatus(404, 'getFleet', { path: { fleet_id: randomUUID() } });
+  });
+
+  it('tracked objects', async () => {
+    const o = await expectStatus(201, 'createObject', { body: { objectClass: 'pallet', position: { latitude: 52, longitude: 5 }, geometry: SQUARE, label: 'bay 1' }, idem: randomUUID() });
+    await expectStatus(400, 'createObject', { body: { objectClass: 'pallet', position: { latitude: 52 } } });
+    const page = await expectStatus(200, 'listObjects', { query: { source: 'manual', class: 'pallet', limit: 1 } });
+    expect(page.items[0].objectId).toBe(o.objectId);
+    await expectStatus(400, 'listObjects', { query: { cursor: '1' } });
+    await expectStatus(200, 'getObject', { path: { object_id: o.objectId as string } });
+    await expectStatus(404, 'getObject', { path: { object_id: randomUUID() } });
+    await expectStatus(200, 'updateObject', { path: { object_id: o.objectId as string }, body: { label: null, position: { latitude: 52.0001, longitude: 5, elevationM: 2 } } });
+    await expectStatus(404, 'updateObject', { path: { object_id: randomUUID() }, body: { label: 'x' } });
+    await expectStatus(403, 'deleteObject', { path: { object_id: o.objectId as string }, key: readKey });
+    await expectStatus(204, 'deleteObject', { path: { object_id: o.objectId as string } });
+    await expectStatus(404, 'deleteObject', { path: { object_id: o.objectId as string } });
+  });
+
+  it('robot metadata (PATCH /v1/robots/{robot_id})', async () => {
+    const patched = await expectStatus(200, 'patchRobot', { path: { robot_id: inactiveRobot }, body: { name: 'spare 2', labels: { bay: '4' }, notes: 'contract' } });
+    expect(patched).toMatchObject({ name: 'spare 2', labels: { bay: '4' }, notes: 'contract', active: false });
+    await expectStatus(400, 'patchRobot', { path: { robot_id: inactiveRobot }, body: { colour: 'red' } });
+    await expectStatus(404, 'patchRobot', { path: { robot_id: randomUUID() }, body: { name: 'x' } });
+    await expectStatus(404, 'patchRobot', { path: { robot_id: inactiveRobot }, body: { fleet_id: randomUUID() } });
+  });
+  // ---- end of issue 10 (branch objects) -------------------------------------------------------------
+
   it('fleet-wide stop', async () => {
     const all = await expectStatus(200, 'fleetStopAll', { body: { reason: 'contract test', wait_for_ack: true } });
     expect(all.count).toBe(2);

@@ -10,7 +10,8 @@ import type { RouteDef } from '../route.js';
 import type { RunRecord } from '../../missions/runs/records.js';
 import type { ScheduleRecord } from '../../missions/scheduling/records.js';
 import { controlRun } from '../../missions/runs/run-control.js';
-import { runsOf } from '../../missions/runs/runs.js';
+import { runsOf, type RunQuery } from '../../missions/runs/runs.js';
+import { activeRunsKeyset, canReadHistory, runVisibleTo } from '../../missions/runs/history-access.js';
 import { CREATOR_KEY_INVALID } from '../../missions/scheduling/acting-key.js';
 import { activeSchedulesOf, countFleetSchedules, requireSchedule, schedulesOf } from '../../missions/scheduling/schedules.js';
 import type { MissionScheduling } from '../../missions/scheduling/scheduling-service.js';
@@ -77,18 +78,30 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     view: (s) => toScheduleRow(missions.scheduler.liveView(s)),
   });
 
+  const runQuery = (fleetId: string, q: MissionRunsQuery): RunQuery => ({
+    fleetId,
+    sinceMs: Math.max(0, missions.clock.now() - q.days * DAY_MS),
+    ...(q.schedule_id !== undefined ? { scheduleId: q.schedule_id } : {}),
+    ...(q.robot_id !== undefined ? { robotId: q.robot_id } : {}),
+  });
+  const runFilters = (q: MissionRunsQuery) => ({ days: q.days, schedule_id: q.schedule_id, robot_id: q.robot_id });
+  // Every run of the window (active and finished): for a caller holding history:read.
   const runList = defineList<MissionRunsQuery, RunRecord, MissionRun>({
     kind: 'mission-runs',
     limit: RUNS_LIMIT,
-    filters: (q) => ({ days: q.days, schedule_id: q.schedule_id, robot_id: q.robot_id }),
-    source: (fleet, q) => runsOf(store, {
-      fleetId: fleet.fleetId,
-      sinceMs: Math.max(0, missions.clock.now() - q.days * DAY_MS),
-      ...(q.schedule_id !== undefined ? { scheduleId: q.schedule_id } : {}),
-      ...(q.robot_id !== undefined ? { robotId: q.robot_id } : {}),
-    }),
+    filters: runFilters,
+    source: (fleet, q) => runsOf(store, runQuery(fleet.fleetId, q)),
     // Active runs carry their live (in-memory) progress.
     view: (r) => toMissionRun(missions.tracker.get(r.runId) ?? r),
+  });
+  // Active runs only: finished runs are mission history (history-access.ts). Its own list kind, so a
+  // cursor of one never pages the other.
+  const activeRunList = defineList<MissionRunsQuery, RunRecord, MissionRun>({
+    kind: 'mission-runs-active',
+    limit: RUNS_LIMIT,
+    filters: runFilters,
+    source: (fleet, q) => activeRunsKeyset(missions.tracker.activeRunsOfFleet(fleet.fleetId), runQuery(fleet.fleetId, q)),
+    view: (r) => toMissionRun(r),
   });
 
   async function controlMission(ctx: ContextFor<undefined, undefined, typeof ControlMissionBody>): Promise<{ status: 200; body: ControlMissionResponse }> {
@@ -125,10 +138,11 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     return { status: 200, body: out };
   }
 
-  function scheduleStatus(s: ScheduleRecord): ScheduleRuntimeStatus {
+  function scheduleStatus(s: ScheduleRecord, auth: ContextFor<undefined, undefined, typeof RuntimeStatusBody>['auth']): ScheduleRuntimeStatus {
     const fire = missions.dispatcher.openFire(s.openFireKey) ?? (s.openFireKey !== null ? store.fires.get(s.openFireKey) : undefined);
     const sel = !s.cancelled && s.target.type === 'mission' ? missions.dispatcher.explain(s) : null;
-    const lastRun = s.lastRunId !== null ? missions.tracker.get(s.lastRunId) : fire?.runId ? missions.tracker.get(fire.runId) : undefined;
+    // A finished last run is mission history: shown only with history:read.
+    const lastRun = runVisibleTo(auth, s.lastRunId !== null ? missions.tracker.get(s.lastRunId) : fire?.runId ? missions.tracker.get(fire.runId) : undefined);
     const paused = !s.cancelled && (s.pausedReason ?? null) !== null;
     const phase = s.cancelled ? 'cancelled' : fire ? fire.phase : paused ? 'paused' : 'idle';
     const summary = s.cancelled
@@ -217,7 +231,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     requireOrg(auth, body.org_id);
     const fleet = requireFleet(store, auth, body.fleet_id);
     if (body.robot_id !== undefined && body.schedule_id !== undefined) throw apiError('invalid_body', { detail: 'give robot_id or schedule_id, not both' });
-    if (body.schedule_id !== undefined) return { status: 200, body: scheduleStatus(missions.scheduler.liveView(requireSchedule(store, fleet.fleetId, body.schedule_id))) };
+    if (body.schedule_id !== undefined) return { status: 200, body: scheduleStatus(missions.scheduler.liveView(requireSchedule(store, fleet.fleetId, body.schedule_id)), auth) };
     if (body.robot_id !== undefined) return { status: 200, body: robotStatus(body.robot_id, fleet.fleetId) };
     return { status: 200, body: fleetRollup(fleet.fleetId) };
   }
@@ -236,7 +250,8 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
   }
 
   function readRuns(ctx: ContextFor<undefined, typeof MissionRunsQuery, undefined>): { status: 200; body: MissionRunList } {
-    return { status: 200, body: runList.read(store, ctx.auth, ctx.query) };
+    const list = canReadHistory(ctx.auth) ? runList : activeRunList;
+    return { status: 200, body: list.read(store, ctx.auth, ctx.query) };
   }
 
   const fleetErrors = ['forbidden_org', 'fleet_not_found', 'forbidden_fleet'] as const;
@@ -284,7 +299,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       method: 'GET',
       path: '/v1/mission-runs',
       operationId: 'listMissionRuns',
-      summary: 'Mission runs of a fleet started in the last `days` days (active and finished), newest first, in keyset pages. Finished runs are the mission history.',
+      summary: 'Mission runs of a fleet started in the last `days` days, newest first, in keyset pages. Finished runs are the mission history: listed only when the key also holds history:read (without it: the active runs only).',
       tags: ['Mission runs'],
       auth: 'fleet:read',
       query: MissionRunsQuery,

@@ -86,12 +86,21 @@ export const LinkConflict = named('LinkConflict', Type.Object(
 ));
 export type LinkConflict = Static<typeof LinkConflict>;
 
+/** Operator labels: a small map of lower-case keys to short values (PATCH /v1/robots/{robot_id}). */
+export const RobotLabels = named('RobotLabels', Type.Record(
+  Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,62}$' }),
+  Type.String({ maxLength: 128 }),
+  { additionalProperties: false, maxProperties: 32, description: 'Up to 32 labels; keys 1-63 of a-z, 0-9, `.`, `_`, `-` (starting with a letter or digit), values up to 128 characters.' },
+));
+
 export const RobotView = named('RobotView', Type.Object(
   {
     id: Uuid,
     name: Type.String(),
     fleetId: Uuid,
     active: Type.Boolean({ description: 'False while registered but not yet in the fleet working set.' }),
+    labels: RobotLabels,
+    notes: Nullable(Type.String({ description: 'Operator notes (PATCH /v1/robots/{robot_id}).' })),
     online: Type.Boolean({ description: 'True while the robot holds a live link to this gateway.' }),
     linkConflict: Nullable(LinkConflict),
     capabilities: Type.Array(Type.String()),

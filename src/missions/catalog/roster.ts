@@ -3,11 +3,11 @@
  * An empty roster is open: every active robot of the fleet may take the template.
  */
 import type { EventLog } from '../../events/index.js';
-import { apiError } from '../../errors/catalog.js';
+import { apiError, type ApiError } from '../../errors/catalog.js';
 import type { Store } from '../../store/lmdb.js';
 import { listRobots } from '../../store/identity.js';
 import type { TemplateRecord } from './records.js';
-import { changeTemplate, checkRosterRobot, requireTemplate } from './templates.js';
+import { changeTemplate, checkRosterRobot, listTemplates, requireTemplate, templateEvent } from './templates.js';
 
 /**
  * Rule 1: the robot must be an active fleet robot advertising every required capability (404 / 400);
@@ -58,4 +58,22 @@ export async function unassignRobot(store: Store, events: EventLog, fleetId: str
     'template.robot_unassigned',
     (t) => ({ robotId, roster: t.roster }),
   );
+}
+
+/**
+ * Inside a write transaction: the robot leaves its fleet (a transfer, docs/robot-admin.md), so it
+ * leaves every closed roster of the fleet's templates (open rosters name nobody). Refused when it is
+ * the only robot on a roster: that roster would become empty, which means open to every robot of the
+ * fleet, a wider assignment than anyone asked for. Returns the ids of the templates changed.
+ */
+export function leaveRostersSync(store: Store, events: EventLog, fleetId: string, robotId: string, nowMs: number): string[] | ApiError {
+  const listed = listTemplates(store, fleetId).filter((t) => t.roster.includes(robotId));
+  const alone = listed.find((t) => t.roster.length === 1);
+  if (alone) return apiError('robot_rostered_alone', { robotId, missionId: alone.missionId });
+  for (const t of listed) {
+    const rec: TemplateRecord = { ...t, roster: t.roster.filter((r) => r !== robotId), version: t.version + 1, updatedAtMs: nowMs };
+    store.templates.putSync(t.missionId, rec);
+    templateEvent(events, rec, nowMs, 'template.robot_unassigned', { robotId, roster: rec.roster, reason: 'robot_transferred' });
+  }
+  return listed.map((t) => t.missionId);
 }

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file fleetgw/v1/robot_link.proto.
  */
 export const file_fleetgw_v1_robot_link: GenFile = /*@__PURE__*/
-  fileDesc("ChtmbGVldGd3L3YxL3JvYm90X2xpbmsucHJvdG8SCmZsZWV0Z3cudjEiRwoQVGVsZW1ldHJ5UmVjZWlwdBIPCgdiYXRjaGVzGAEgASgEEhMKC2R1cmFibGVfc2VxGAIgASgEEg0KBWVwb2NoGAMgASgEIuoCCgxSb2JvdE1lc3NhZ2USIgoFaGVsbG8YASABKAsyES5mbGVldGd3LnYxLkhlbGxvSAASMwoJdGVsZW1ldHJ5GAIgASgLMhouZmxlZXRndy52MS5UZWxlbWV0cnlCYXRjaEICGAFIABIlCgNhY2sYAyABKAsyFi5mbGVldGd3LnYxLkNvbW1hbmRBY2tIABIzCg5jb21tYW5kX3Jlc3VsdBgEIAEoCzIZLmZsZWV0Z3cudjEuQ29tbWFuZFJlc3VsdEgAEjMKDm1pc3Npb25fc3RhdHVzGAUgASgLMhkuZmxlZXRndy52MS5NaXNzaW9uU3RhdHVzSAASMQoNaGVhbHRoX3JlcG9ydBgGIAEoCzIYLmZsZWV0Z3cudjEuSGVhbHRoUmVwb3J0SAASNQoOZmllbGRfcnVsZV9hY2sYCCABKAsyGy5mbGVldGd3LnYxLkZpZWxkUnVsZVNldEFja0gAQgYKBGJvZHkiwgEKBUhlbGxvEhUKDWFnZW50X3ZlcnNpb24YASABKAkSFAoMY2FwYWJpbGl0aWVzGAIgAygJEhgKEGxhc3RfYXBwbGllZF9zZXEYAyABKAQSKQoGcG9saWN5GAQgASgLMhkuZmxlZXRndy52MS5Db21tYW5kUG9saWN5EjIKD2FjdGl2ZV9taXNzaW9ucxgFIAMoCzIZLmZsZWV0Z3cudjEuTWlzc2lvblN0YXR1cxITCgtpbnN0YW5jZV9pZBgGIAEoCSLXAQoNQ29tbWFuZFBvbGljeRIVCg1hbGxvd2VkX21vZGVzGAEgAygJEicKB2FjdGlvbnMYAiADKAsyFi5mbGVldGd3LnYxLkFjdGlvblNwZWMSKQoIc2V0dGluZ3MYAyADKAsyFy5mbGVldGd3LnYxLlNldHRpbmdTcGVjEioKCmdvX3RvX2FyZWEYBCABKAsyFi5mbGVldGd3LnYxLkdlb1BvbHlnb24SFQoNcmVtb3RlX2NvbmZpZxgFIAEoCBIYChBvbmJvYXJkX3NldHRpbmdzGAYgASgIIjkKCkFjdGlvblNwZWMSDAoEbmFtZRgBIAEoCRIdChVhcmd1bWVudHNfc2NoZW1hX2pzb24YAiABKAki3QEKC1NldHRpbmdTcGVjEgsKA2tleRgBIAEoCRIqCgRraW5kGAIgASgOMhwuZmxlZXRndy52MS5TZXR0aW5nU3BlYy5LaW5kEhEKCWhhc19yYW5nZRgDIAEoCBILCgNtaW4YBCABKAESCwoDbWF4GAUgASgBEhYKDmFsbG93ZWRfdmFsdWVzGAYgAygJIlAKBEtpbmQSFAoQS0lORF9VTlNQRUNJRklFRBAAEg8KC0tJTkRfTlVNQkVSEAESEAoMS0lORF9CT09MRUFOEAISDwoLS0lORF9TVFJJTkcQAyIvCghHZW9Qb2ludBIQCghsYXRpdHVkZRgBIAEoARIRCglsb25naXR1ZGUYAiABKAEiMAoKR2VvUG9seWdvbhIiCgRyaW5nGAEgAygLMhQuZmxlZXRndy52MS5HZW9Qb2ludCJZCg1Db21tYW5kUmVzdWx0EhIKCmNvbW1hbmRfaWQYASABKAkSDwoHc3VjY2VzcxgCIAEoCBINCgVlcnJvchgDIAEoCRIUCgxwYXlsb2FkX2pzb24YBCABKAkiuAEKDU1pc3Npb25TdGF0dXMSDgoGcnVuX2lkGAEgASgJEhIKCm1pc3Npb25faWQYAiABKAkSDQoFc3RhdGUYAyABKAkSFAoMcHJvZ3Jlc3NfcGN0GAQgASgCEhIKCnN0ZXBfaW5kZXgYBSABKAUSHAoUcmVtYWluaW5nX2Rpc3RhbmNlX20YBiABKAESDQoFZXRhX3MYByABKAESDgoGZGV0YWlsGAggASgJEg0KBXRzX21zGAkgASgDIqsBCgpDb21tYW5kQWNrEhIKCmNvbW1hbmRfaWQYASABKAkSLQoGc3RhdHVzGAIgASgOMh0uZmxlZXRndy52MS5Db21tYW5kQWNrLlN0YXR1cxIOCgZyZWFzb24YAyABKAkiSgoGU3RhdHVzEhYKElNUQVRVU19VTlNQRUNJRklFRBAAEhMKD1NUQVRVU19SRUNFSVZFRBABEhMKD1NUQVRVU19SRUpFQ1RFRBACIpkBCg5HYXRld2F5TWVzc2FnZRImCgdjb21tYW5kGAEgASgLMhMuZmxlZXRndy52MS5Db21tYW5kSAASJgoHd2VsY29tZRgCIAEoCzITLmZsZWV0Z3cudjEuV2VsY29tZUgAEi8KC2ZpZWxkX3J1bGVzGAMgASgLMhguZmxlZXRndy52MS5GaWVsZFJ1bGVTZXRIAEIGCgRib2R5IkUKDEZpZWxkUnVsZVNldBIPCgd2ZXJzaW9uGAEgASgEEiQKBXJ1bGVzGAIgAygLMhUuZmxlZXRndy52MS5GaWVsZFJ1bGUirwEKCUZpZWxkUnVsZRIUCgxkaXJlY3RpdmVfaWQYASABKAkSJwoEdHlwZRgCIAEoDjIZLmZsZWV0Z3cudjEuRmllbGRSdWxlVHlwZRIMCgRuYW1lGAMgASgJEi4KCHBvbHlnb25zGAQgAygLMhwuZmxlZXRndy52MS5GaWVsZFJ1bGVQb2x5Z29uEhUKDW1heF9zcGVlZF9tcHMYBSABKAESDgoGd2FpdF9zGAYgASgNIjkKEEZpZWxkUnVsZVBvbHlnb24SJQoFcmluZ3MYASADKAsyFi5mbGVldGd3LnYxLkdlb1BvbHlnb24iQgoPRmllbGRSdWxlU2V0QWNrEg8KB3ZlcnNpb24YASABKAQSDwoHYXBwbGllZBgCIAEoCBINCgVlcnJvchgDIAEoCSJFCgdXZWxjb21lEhAKCHJvYm90X2lkGAEgASgJEhAKCGZsZWV0X2lkGAIgASgJEhYKDnNlcnZlcl90aW1lX21zGAMgASgDIvQECgdDb21tYW5kEhIKCmNvbW1hbmRfaWQYASABKAkSFAoMaXNzdWVkX2F0X21zGAIgASgDEgsKA3NlcRgDIAEoBBIgCgRzdG9wGAogASgLMhAuZmxlZXRndy52MS5TdG9wSAASIgoFc3RhcnQYCyABKAsyES5mbGVldGd3LnYxLlN0YXJ0SAASJgoHcmVsZWFzZRgMIAEoCzITLmZsZWV0Z3cudjEuUmVsZWFzZUgAEi0KC2ZvcmNlX3Jlc2V0GA0gASgLMhYuZmxlZXRndy52MS5Gb3JjZVJlc2V0SAASJwoIc2V0X21vZGUYDiABKAsyEy5mbGVldGd3LnYxLlNldE1vZGVIABIxCg1pbnZva2VfYWN0aW9uGA8gASgLMhguZmxlZXRndy52MS5JbnZva2VBY3Rpb25IABI1Cg91cGRhdGVfc2V0dGluZ3MYECABKAsyGi5mbGVldGd3LnYxLlVwZGF0ZVNldHRpbmdzSAASIQoFZ29fdG8YESABKAsyEC5mbGVldGd3LnYxLkdvVG9IABIrCgZjb25maWcYEiABKAsyGS5mbGVldGd3LnYxLkNvbmZpZ1JlcXVlc3RIABI+ChBvbmJvYXJkX3NldHRpbmdzGBMgASgLMiIuZmxlZXRndy52MS5PbmJvYXJkU2V0dGluZ3NSZXF1ZXN0SAASMQoNbWlzc2lvbl9zdGFydBgUIAEoCzIYLmZsZWV0Z3cudjEuTWlzc2lvblN0YXJ0SAASNQoPbWlzc2lvbl9jb250cm9sGBUgASgLMhouZmxlZXRndy52MS5NaXNzaW9uQ29udHJvbEgAQggKBmFjdGlvbiIWCgRTdG9wEg4KBnJlYXNvbhgBIAEoCSIHCgVTdGFydCIJCgdSZWxlYXNlIgwKCkZvcmNlUmVzZXQiFwoHU2V0TW9kZRIMCgRtb2RlGAEgASgJIjQKDEludm9rZUFjdGlvbhIMCgRuYW1lGAEgASgJEhYKDmFyZ3VtZW50c19qc29uGAIgASgJIiUKDlVwZGF0ZVNldHRpbmdzEhMKC3ZhbHVlc19qc29uGAEgASgJImwKBEdvVG8SEAoIbGF0aXR1ZGUYASABKAESEQoJbG9uZ2l0dWRlGAIgASgBEhMKC2hhc19oZWFkaW5nGAMgASgIEhMKC2hlYWRpbmdfZGVnGAQgASgBEhUKDW1heF9zcGVlZF9tcHMYBSABKAEiMwoNQ29uZmlnUmVxdWVzdBINCgV3cml0ZRgBIAEoCBITCgt2YWx1ZXNfanNvbhgCIAEoCSI8ChZPbmJvYXJkU2V0dGluZ3NSZXF1ZXN0Eg0KBXdyaXRlGAEgASgIEhMKC3ZhbHVlc19qc29uGAIgASgJIjAKC01pc3Npb25TdGVwEgwKBGtpbmQYASABKAkSEwoLY29uZmlnX2pzb24YAiABKAkilQEKDE1pc3Npb25TdGFydBIOCgZydW5faWQYASABKAkSEgoKbWlzc2lvbl9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEiYKBXN0ZXBzGAQgAygLMhcuZmxlZXRndy52MS5NaXNzaW9uU3RlcBIXCg9wYXJhbWV0ZXJzX2pzb24YBSABKAkSEgoKZmVhdHVyZV9pZBgGIAEoCSK/AQoOTWlzc2lvbkNvbnRyb2wSDgoGcnVuX2lkGAEgASgJEjEKBmFjdGlvbhgCIAEoDjIhLmZsZWV0Z3cudjEuTWlzc2lvbkNvbnRyb2wuQWN0aW9uImoKBkFjdGlvbhIWChJBQ1RJT05fVU5TUEVDSUZJRUQQABIQCgxBQ1RJT05fUEFVU0UQARIRCg1BQ1RJT05fUkVTVU1FEAISEQoNQUNUSU9OX0NBTkNFTBADEhAKDEFDVElPTl9BQk9SVBAEInEKDEhlYWx0aFJlcG9ydBINCgV0c19tcxgBIAEoAxInCgZmYXVsdHMYAiADKAsyFy5mbGVldGd3LnYxLkhlYWx0aEZhdWx0EikKB2RldmljZXMYAyADKAsyGC5mbGVldGd3LnYxLkRldmljZUhlYWx0aCKDAQoLSGVhbHRoRmF1bHQSDAoEY29kZRgBIAEoCRIsCghzZXZlcml0eRgCIAEoDjIaLmZsZWV0Z3cudjEuSGVhbHRoU2V2ZXJpdHkSEQoJY29tcG9uZW50GAMgASgJEg8KB21lc3NhZ2UYBCABKAkSFAoMcmFpc2VkX2F0X21zGAUgASgDIucBCgxEZXZpY2VIZWFsdGgSEQoJZGV2aWNlX2lkGAEgASgJEiQKBGtpbmQYAiABKA4yFi5mbGVldGd3LnYxLkRldmljZUtpbmQSJgoFbGV2ZWwYAyABKA4yFy5mbGVldGd3LnYxLkhlYWx0aExldmVsEg4KBnN0YXR1cxgEIAEoCRI2CgdtZXRyaWNzGAUgAygLMiUuZmxlZXRndy52MS5EZXZpY2VIZWFsdGguTWV0cmljc0VudHJ5Gi4KDE1ldHJpY3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBKpIBCg1GaWVsZFJ1bGVUeXBlEh8KG0ZJRUxEX1JVTEVfVFlQRV9VTlNQRUNJRklFRBAAEh8KG0ZJRUxEX1JVTEVfVFlQRV9TUEVFRF9MSU1JVBABEhwKGEZJRUxEX1JVTEVfVFlQRV9LRUVQX09VVBACEiEKHUZJRUxEX1JVTEVfVFlQRV9TVE9QX0FORF9XQUlUEAMqoQEKDkhlYWx0aFNldmVyaXR5Eh8KG0hFQUxUSF9TRVZFUklUWV9VTlNQRUNJRklFRBAAEhgKFEhFQUxUSF9TRVZFUklUWV9JTkZPEAESGwoXSEVBTFRIX1NFVkVSSVRZX1dBUk5JTkcQAhIZChVIRUFMVEhfU0VWRVJJVFlfRVJST1IQAxIcChhIRUFMVEhfU0VWRVJJVFlfQ1JJVElDQUwQBCqiAQoKRGV2aWNlS2luZBIbChdERVZJQ0VfS0lORF9VTlNQRUNJRklFRBAAEhcKE0RFVklDRV9LSU5EX0JBVFRFUlkQARIVChFERVZJQ0VfS0lORF9EUklWRRACEhYKEkRFVklDRV9LSU5EX1NFTlNPUhADEhgKFERFVklDRV9LSU5EX0NPTVBVVEVSEAQSFQoRREVWSUNFX0tJTkRfT1RIRVIQBTKiAQoJUm9ib3RMaW5rEkMKB0Nvbm5lY3QSGC5mbGVldGd3LnYxLlJvYm90TWVzc2FnZRoaLmZsZWV0Z3cudjEuR2F0ZXdheU1lc3NhZ2UoATABElAKEFB1Ymxpc2hUZWxlbWV0cnkSGi5mbGVldGd3LnYxLlRlbGVtZXRyeUJhdGNoGhwuZmxlZXRndy52MS5UZWxlbWV0cnlSZWNlaXB0KAEwAWIGcHJvdG8z", [file_fleetgw_v1_telemetry]);
+  fileDesc("ChtmbGVldGd3L3YxL3JvYm90X2xpbmsucHJvdG8SCmZsZWV0Z3cudjEiRwoQVGVsZW1ldHJ5UmVjZWlwdBIPCgdiYXRjaGVzGAEgASgEEhMKC2R1cmFibGVfc2VxGAIgASgEEg0KBWVwb2NoGAMgASgEIqUDCgxSb2JvdE1lc3NhZ2USIgoFaGVsbG8YASABKAsyES5mbGVldGd3LnYxLkhlbGxvSAASMwoJdGVsZW1ldHJ5GAIgASgLMhouZmxlZXRndy52MS5UZWxlbWV0cnlCYXRjaEICGAFIABIlCgNhY2sYAyABKAsyFi5mbGVldGd3LnYxLkNvbW1hbmRBY2tIABIzCg5jb21tYW5kX3Jlc3VsdBgEIAEoCzIZLmZsZWV0Z3cudjEuQ29tbWFuZFJlc3VsdEgAEjMKDm1pc3Npb25fc3RhdHVzGAUgASgLMhkuZmxlZXRndy52MS5NaXNzaW9uU3RhdHVzSAASMQoNaGVhbHRoX3JlcG9ydBgGIAEoCzIYLmZsZWV0Z3cudjEuSGVhbHRoUmVwb3J0SAASOQoRb2JqZWN0X2RldGVjdGlvbnMYByABKAsyHC5mbGVldGd3LnYxLk9iamVjdERldGVjdGlvbnNIABI1Cg5maWVsZF9ydWxlX2FjaxgIIAEoCzIbLmZsZWV0Z3cudjEuRmllbGRSdWxlU2V0QWNrSABCBgoEYm9keSLCAQoFSGVsbG8SFQoNYWdlbnRfdmVyc2lvbhgBIAEoCRIUCgxjYXBhYmlsaXRpZXMYAiADKAkSGAoQbGFzdF9hcHBsaWVkX3NlcRgDIAEoBBIpCgZwb2xpY3kYBCABKAsyGS5mbGVldGd3LnYxLkNvbW1hbmRQb2xpY3kSMgoPYWN0aXZlX21pc3Npb25zGAUgAygLMhkuZmxlZXRndy52MS5NaXNzaW9uU3RhdHVzEhMKC2luc3RhbmNlX2lkGAYgASgJItcBCg1Db21tYW5kUG9saWN5EhUKDWFsbG93ZWRfbW9kZXMYASADKAkSJwoHYWN0aW9ucxgCIAMoCzIWLmZsZWV0Z3cudjEuQWN0aW9uU3BlYxIpCghzZXR0aW5ncxgDIAMoCzIXLmZsZWV0Z3cudjEuU2V0dGluZ1NwZWMSKgoKZ29fdG9fYXJlYRgEIAEoCzIWLmZsZWV0Z3cudjEuR2VvUG9seWdvbhIVCg1yZW1vdGVfY29uZmlnGAUgASgIEhgKEG9uYm9hcmRfc2V0dGluZ3MYBiABKAgiOQoKQWN0aW9uU3BlYxIMCgRuYW1lGAEgASgJEh0KFWFyZ3VtZW50c19zY2hlbWFfanNvbhgCIAEoCSLdAQoLU2V0dGluZ1NwZWMSCwoDa2V5GAEgASgJEioKBGtpbmQYAiABKA4yHC5mbGVldGd3LnYxLlNldHRpbmdTcGVjLktpbmQSEQoJaGFzX3JhbmdlGAMgASgIEgsKA21pbhgEIAEoARILCgNtYXgYBSABKAESFgoOYWxsb3dlZF92YWx1ZXMYBiADKAkiUAoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASDwoLS0lORF9OVU1CRVIQARIQCgxLSU5EX0JPT0xFQU4QAhIPCgtLSU5EX1NUUklORxADIi8KCEdlb1BvaW50EhAKCGxhdGl0dWRlGAEgASgBEhEKCWxvbmdpdHVkZRgCIAEoASIwCgpHZW9Qb2x5Z29uEiIKBHJpbmcYASADKAsyFC5mbGVldGd3LnYxLkdlb1BvaW50IlkKDUNvbW1hbmRSZXN1bHQSEgoKY29tbWFuZF9pZBgBIAEoCRIPCgdzdWNjZXNzGAIgASgIEg0KBWVycm9yGAMgASgJEhQKDHBheWxvYWRfanNvbhgEIAEoCSK4AQoNTWlzc2lvblN0YXR1cxIOCgZydW5faWQYASABKAkSEgoKbWlzc2lvbl9pZBgCIAEoCRINCgVzdGF0ZRgDIAEoCRIUCgxwcm9ncmVzc19wY3QYBCABKAISEgoKc3RlcF9pbmRleBgFIAEoBRIcChRyZW1haW5pbmdfZGlzdGFuY2VfbRgGIAEoARINCgVldGFfcxgHIAEoARIOCgZkZXRhaWwYCCABKAkSDQoFdHNfbXMYCSABKAMiQwoQT2JqZWN0RGV0ZWN0aW9ucxIvCgpkZXRlY3Rpb25zGAEgAygLMhsuZmxlZXRndy52MS5PYmplY3REZXRlY3Rpb24izgEKD09iamVjdERldGVjdGlvbhIQCgh0cmFja19pZBgBIAEoCRIUCgxvYmplY3RfY2xhc3MYAiABKAkSEAoIbGF0aXR1ZGUYAyABKAESEQoJbG9uZ2l0dWRlGAQgASgBEhMKC2VsZXZhdGlvbl9tGAUgASgBEhIKCmNvbmZpZGVuY2UYBiABKAISEAoIbGVuZ3RoX20YByABKAISDwoHd2lkdGhfbRgIIAEoAhITCgtoZWFkaW5nX2RlZxgJIAEoAhINCgV0c19tcxgKIAEoAyKrAQoKQ29tbWFuZEFjaxISCgpjb21tYW5kX2lkGAEgASgJEi0KBnN0YXR1cxgCIAEoDjIdLmZsZWV0Z3cudjEuQ29tbWFuZEFjay5TdGF0dXMSDgoGcmVhc29uGAMgASgJIkoKBlN0YXR1cxIWChJTVEFUVVNfVU5TUEVDSUZJRUQQABITCg9TVEFUVVNfUkVDRUlWRUQQARITCg9TVEFUVVNfUkVKRUNURUQQAiKZAQoOR2F0ZXdheU1lc3NhZ2USJgoHY29tbWFuZBgBIAEoCzITLmZsZWV0Z3cudjEuQ29tbWFuZEgAEiYKB3dlbGNvbWUYAiABKAsyEy5mbGVldGd3LnYxLldlbGNvbWVIABIvCgtmaWVsZF9ydWxlcxgDIAEoCzIYLmZsZWV0Z3cudjEuRmllbGRSdWxlU2V0SABCBgoEYm9keSJFCgxGaWVsZFJ1bGVTZXQSDwoHdmVyc2lvbhgBIAEoBBIkCgVydWxlcxgCIAMoCzIVLmZsZWV0Z3cudjEuRmllbGRSdWxlIq8BCglGaWVsZFJ1bGUSFAoMZGlyZWN0aXZlX2lkGAEgASgJEicKBHR5cGUYAiABKA4yGS5mbGVldGd3LnYxLkZpZWxkUnVsZVR5cGUSDAoEbmFtZRgDIAEoCRIuCghwb2x5Z29ucxgEIAMoCzIcLmZsZWV0Z3cudjEuRmllbGRSdWxlUG9seWdvbhIVCg1tYXhfc3BlZWRfbXBzGAUgASgBEg4KBndhaXRfcxgGIAEoDSI5ChBGaWVsZFJ1bGVQb2x5Z29uEiUKBXJpbmdzGAEgAygLMhYuZmxlZXRndy52MS5HZW9Qb2x5Z29uIkIKD0ZpZWxkUnVsZVNldEFjaxIPCgd2ZXJzaW9uGAEgASgEEg8KB2FwcGxpZWQYAiABKAgSDQoFZXJyb3IYAyABKAkiRQoHV2VsY29tZRIQCghyb2JvdF9pZBgBIAEoCRIQCghmbGVldF9pZBgCIAEoCRIWCg5zZXJ2ZXJfdGltZV9tcxgDIAEoAyL0BAoHQ29tbWFuZBISCgpjb21tYW5kX2lkGAEgASgJEhQKDGlzc3VlZF9hdF9tcxgCIAEoAxILCgNzZXEYAyABKAQSIAoEc3RvcBgKIAEoCzIQLmZsZWV0Z3cudjEuU3RvcEgAEiIKBXN0YXJ0GAsgASgLMhEuZmxlZXRndy52MS5TdGFydEgAEiYKB3JlbGVhc2UYDCABKAsyEy5mbGVldGd3LnYxLlJlbGVhc2VIABItCgtmb3JjZV9yZXNldBgNIAEoCzIWLmZsZWV0Z3cudjEuRm9yY2VSZXNldEgAEicKCHNldF9tb2RlGA4gASgLMhMuZmxlZXRndy52MS5TZXRNb2RlSAASMQoNaW52b2tlX2FjdGlvbhgPIAEoCzIYLmZsZWV0Z3cudjEuSW52b2tlQWN0aW9uSAASNQoPdXBkYXRlX3NldHRpbmdzGBAgASgLMhouZmxlZXRndy52MS5VcGRhdGVTZXR0aW5nc0gAEiEKBWdvX3RvGBEgASgLMhAuZmxlZXRndy52MS5Hb1RvSAASKwoGY29uZmlnGBIgASgLMhkuZmxlZXRndy52MS5Db25maWdSZXF1ZXN0SAASPgoQb25ib2FyZF9zZXR0aW5ncxgTIAEoCzIiLmZsZWV0Z3cudjEuT25ib2FyZFNldHRpbmdzUmVxdWVzdEgAEjEKDW1pc3Npb25fc3RhcnQYFCABKAsyGC5mbGVldGd3LnYxLk1pc3Npb25TdGFydEgAEjUKD21pc3Npb25fY29udHJvbBgVIAEoCzIaLmZsZWV0Z3cudjEuTWlzc2lvbkNvbnRyb2xIAEIICgZhY3Rpb24iFgoEU3RvcBIOCgZyZWFzb24YASABKAkiBwoFU3RhcnQiCQoHUmVsZWFzZSIMCgpGb3JjZVJlc2V0IhcKB1NldE1vZGUSDAoEbW9kZRgBIAEoCSI0CgxJbnZva2VBY3Rpb24SDAoEbmFtZRgBIAEoCRIWCg5hcmd1bWVudHNfanNvbhgCIAEoCSIlCg5VcGRhdGVTZXR0aW5ncxITCgt2YWx1ZXNfanNvbhgBIAEoCSJsCgRHb1RvEhAKCGxhdGl0dWRlGAEgASgBEhEKCWxvbmdpdHVkZRgCIAEoARITCgtoYXNfaGVhZGluZxgDIAEoCBITCgtoZWFkaW5nX2RlZxgEIAEoARIVCg1tYXhfc3BlZWRfbXBzGAUgASgBIjMKDUNvbmZpZ1JlcXVlc3QSDQoFd3JpdGUYASABKAgSEwoLdmFsdWVzX2pzb24YAiABKAkiPAoWT25ib2FyZFNldHRpbmdzUmVxdWVzdBINCgV3cml0ZRgBIAEoCBITCgt2YWx1ZXNfanNvbhgCIAEoCSIwCgtNaXNzaW9uU3RlcBIMCgRraW5kGAEgASgJEhMKC2NvbmZpZ19qc29uGAIgASgJIpUBCgxNaXNzaW9uU3RhcnQSDgoGcnVuX2lkGAEgASgJEhIKCm1pc3Npb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRImCgVzdGVwcxgEIAMoCzIXLmZsZWV0Z3cudjEuTWlzc2lvblN0ZXASFwoPcGFyYW1ldGVyc19qc29uGAUgASgJEhIKCmZlYXR1cmVfaWQYBiABKAkivwEKDk1pc3Npb25Db250cm9sEg4KBnJ1bl9pZBgBIAEoCRIxCgZhY3Rpb24YAiABKA4yIS5mbGVldGd3LnYxLk1pc3Npb25Db250cm9sLkFjdGlvbiJqCgZBY3Rpb24SFgoSQUNUSU9OX1VOU1BFQ0lGSUVEEAASEAoMQUNUSU9OX1BBVVNFEAESEQoNQUNUSU9OX1JFU1VNRRACEhEKDUFDVElPTl9DQU5DRUwQAxIQCgxBQ1RJT05fQUJPUlQQBCJxCgxIZWFsdGhSZXBvcnQSDQoFdHNfbXMYASABKAMSJwoGZmF1bHRzGAIgAygLMhcuZmxlZXRndy52MS5IZWFsdGhGYXVsdBIpCgdkZXZpY2VzGAMgAygLMhguZmxlZXRndy52MS5EZXZpY2VIZWFsdGgigwEKC0hlYWx0aEZhdWx0EgwKBGNvZGUYASABKAkSLAoIc2V2ZXJpdHkYAiABKA4yGi5mbGVldGd3LnYxLkhlYWx0aFNldmVyaXR5EhEKCWNvbXBvbmVudBgDIAEoCRIPCgdtZXNzYWdlGAQgASgJEhQKDHJhaXNlZF9hdF9tcxgFIAEoAyLnAQoMRGV2aWNlSGVhbHRoEhEKCWRldmljZV9pZBgBIAEoCRIkCgRraW5kGAIgASgOMhYuZmxlZXRndy52MS5EZXZpY2VLaW5kEiYKBWxldmVsGAMgASgOMhcuZmxlZXRndy52MS5IZWFsdGhMZXZlbBIOCgZzdGF0dXMYBCABKAkSNgoHbWV0cmljcxgFIAMoCzIlLmZsZWV0Z3cudjEuRGV2aWNlSGVhbHRoLk1ldHJpY3NFbnRyeRouCgxNZXRyaWNzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASqSAQoNRmllbGRSdWxlVHlwZRIfChtGSUVMRF9SVUxFX1RZUEVfVU5TUEVDSUZJRUQQABIfChtGSUVMRF9SVUxFX1RZUEVfU1BFRURfTElNSVQQARIcChhGSUVMRF9SVUxFX1RZUEVfS0VFUF9PVVQQAhIhCh1GSUVMRF9SVUxFX1RZUEVfU1RPUF9BTkRfV0FJVBADKqEBCg5IZWFsdGhTZXZlcml0eRIfChtIRUFMVEhfU0VWRVJJVFlfVU5TUEVDSUZJRUQQABIYChRIRUFMVEhfU0VWRVJJVFlfSU5GTxABEhsKF0hFQUxUSF9TRVZFUklUWV9XQVJOSU5HEAISGQoVSEVBTFRIX1NFVkVSSVRZX0VSUk9SEAMSHAoYSEVBTFRIX1NFVkVSSVRZX0NSSVRJQ0FMEAQqogEKCkRldmljZUtpbmQSGwoXREVWSUNFX0tJTkRfVU5TUEVDSUZJRUQQABIXChNERVZJQ0VfS0lORF9CQVRURVJZEAESFQoRREVWSUNFX0tJTkRfRFJJVkUQAhIWChJERVZJQ0VfS0lORF9TRU5TT1IQAxIYChRERVZJQ0VfS0lORF9DT01QVVRFUhAEEhUKEURFVklDRV9LSU5EX09USEVSEAUyogEKCVJvYm90TGluaxJDCgdDb25uZWN0EhguZmxlZXRndy52MS5Sb2JvdE1lc3NhZ2UaGi5mbGVldGd3LnYxLkdhdGV3YXlNZXNzYWdlKAEwARJQChBQdWJsaXNoVGVsZW1ldHJ5EhouZmxlZXRndy52MS5UZWxlbWV0cnlCYXRjaBocLmZsZWV0Z3cudjEuVGVsZW1ldHJ5UmVjZWlwdCgBMAFiBnByb3RvMw", [file_fleetgw_v1_telemetry]);
 
 /**
  * PublishTelemetry's answers: the final one when the robot half-closes the stream, and, for batches
@@ -112,6 +112,14 @@ export type RobotMessage = Message<"fleetgw.v1.RobotMessage"> & {
      */
     value: HealthReport;
     case: "healthReport";
+  } | {
+    /**
+     * Objects the robot's perception sees around it (pallets, people, obstacles); docs/objects.md.
+     *
+     * @generated from field: fleetgw.v1.ObjectDetections object_detections = 7;
+     */
+    value: ObjectDetections;
+    case: "objectDetections";
   } | {
     /**
      * The robot applied (or could not apply) a field rule set (docs/field-rules.md).
@@ -488,6 +496,103 @@ export const MissionStatusSchema: GenMessage<MissionStatus> = /*@__PURE__*/
   messageDesc(file_fleetgw_v1_robot_link, 9);
 
 /**
+ * One perception frame's detections. The gateway reads at most 256 per message (the rest are ignored
+ * and counted) and matches each to a tracked object of the robot's fleet (docs/objects.md, Matching).
+ *
+ * @generated from message fleetgw.v1.ObjectDetections
+ */
+export type ObjectDetections = Message<"fleetgw.v1.ObjectDetections"> & {
+  /**
+   * @generated from field: repeated fleetgw.v1.ObjectDetection detections = 1;
+   */
+  detections: ObjectDetection[];
+};
+
+/**
+ * Describes the message fleetgw.v1.ObjectDetections.
+ * Use `create(ObjectDetectionsSchema)` to create a new message.
+ */
+export const ObjectDetectionsSchema: GenMessage<ObjectDetections> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 10);
+
+/**
+ * @generated from message fleetgw.v1.ObjectDetection
+ */
+export type ObjectDetection = Message<"fleetgw.v1.ObjectDetection"> & {
+  /**
+   * The robot's own id for this physical object while it keeps tracking it (stable across frames).
+   * Empty: the gateway matches by class and position only.
+   *
+   * @generated from field: string track_id = 1;
+   */
+  trackId: string;
+
+  /**
+   * Lower-case class: "pallet", "person", "obstacle", "vehicle", ... (1-64 of [a-z0-9_-]).
+   *
+   * @generated from field: string object_class = 2;
+   */
+  objectClass: string;
+
+  /**
+   * WGS 84 position of the object's centre.
+   *
+   * @generated from field: double latitude = 3;
+   */
+  latitude: number;
+
+  /**
+   * @generated from field: double longitude = 4;
+   */
+  longitude: number;
+
+  /**
+   * Metres; 0 is read as unknown (proto3 cannot tell it from an unset field).
+   *
+   * @generated from field: double elevation_m = 5;
+   */
+  elevationM: number;
+
+  /**
+   * Detector confidence, 0..1 (0: not given).
+   *
+   * @generated from field: float confidence = 6;
+   */
+  confidence: number;
+
+  /**
+   * Footprint (metres, heading in degrees clockwise from north); 0 length or width: no footprint.
+   *
+   * @generated from field: float length_m = 7;
+   */
+  lengthM: number;
+
+  /**
+   * @generated from field: float width_m = 8;
+   */
+  widthM: number;
+
+  /**
+   * @generated from field: float heading_deg = 9;
+   */
+  headingDeg: number;
+
+  /**
+   * Robot clock of the frame it was seen in.
+   *
+   * @generated from field: int64 ts_ms = 10;
+   */
+  tsMs: bigint;
+};
+
+/**
+ * Describes the message fleetgw.v1.ObjectDetection.
+ * Use `create(ObjectDetectionSchema)` to create a new message.
+ */
+export const ObjectDetectionSchema: GenMessage<ObjectDetection> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 11);
+
+/**
  * @generated from message fleetgw.v1.CommandAck
  */
 export type CommandAck = Message<"fleetgw.v1.CommandAck"> & {
@@ -514,7 +619,7 @@ export type CommandAck = Message<"fleetgw.v1.CommandAck"> & {
  * Use `create(CommandAckSchema)` to create a new message.
  */
 export const CommandAckSchema: GenMessage<CommandAck> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 10);
+  messageDesc(file_fleetgw_v1_robot_link, 12);
 
 /**
  * @generated from enum fleetgw.v1.CommandAck.Status
@@ -540,7 +645,7 @@ export enum CommandAck_Status {
  * Describes the enum fleetgw.v1.CommandAck.Status.
  */
 export const CommandAck_StatusSchema: GenEnum<CommandAck_Status> = /*@__PURE__*/
-  enumDesc(file_fleetgw_v1_robot_link, 10, 0);
+  enumDesc(file_fleetgw_v1_robot_link, 12, 0);
 
 /**
  * @generated from message fleetgw.v1.GatewayMessage
@@ -578,7 +683,7 @@ export type GatewayMessage = Message<"fleetgw.v1.GatewayMessage"> & {
  * Use `create(GatewayMessageSchema)` to create a new message.
  */
 export const GatewayMessageSchema: GenMessage<GatewayMessage> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 11);
+  messageDesc(file_fleetgw_v1_robot_link, 13);
 
 /**
  * The complete set of a fleet's enabled field rules. The robot replaces whatever set it holds with
@@ -608,7 +713,7 @@ export type FieldRuleSet = Message<"fleetgw.v1.FieldRuleSet"> & {
  * Use `create(FieldRuleSetSchema)` to create a new message.
  */
 export const FieldRuleSetSchema: GenMessage<FieldRuleSet> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 12);
+  messageDesc(file_fleetgw_v1_robot_link, 14);
 
 /**
  * @generated from message fleetgw.v1.FieldRule
@@ -658,7 +763,7 @@ export type FieldRule = Message<"fleetgw.v1.FieldRule"> & {
  * Use `create(FieldRuleSchema)` to create a new message.
  */
 export const FieldRuleSchema: GenMessage<FieldRule> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 13);
+  messageDesc(file_fleetgw_v1_robot_link, 15);
 
 /**
  * A polygon with holes: the first ring is the outer boundary, the others are holes. Rings are not
@@ -678,7 +783,7 @@ export type FieldRulePolygon = Message<"fleetgw.v1.FieldRulePolygon"> & {
  * Use `create(FieldRulePolygonSchema)` to create a new message.
  */
 export const FieldRulePolygonSchema: GenMessage<FieldRulePolygon> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 14);
+  messageDesc(file_fleetgw_v1_robot_link, 16);
 
 /**
  * The robot's answer to a FieldRuleSet.
@@ -712,7 +817,7 @@ export type FieldRuleSetAck = Message<"fleetgw.v1.FieldRuleSetAck"> & {
  * Use `create(FieldRuleSetAckSchema)` to create a new message.
  */
 export const FieldRuleSetAckSchema: GenMessage<FieldRuleSetAck> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 15);
+  messageDesc(file_fleetgw_v1_robot_link, 17);
 
 /**
  * Sent once after a valid Hello.
@@ -741,7 +846,7 @@ export type Welcome = Message<"fleetgw.v1.Welcome"> & {
  * Use `create(WelcomeSchema)` to create a new message.
  */
 export const WelcomeSchema: GenMessage<Welcome> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 16);
+  messageDesc(file_fleetgw_v1_robot_link, 18);
 
 /**
  * @generated from message fleetgw.v1.Command
@@ -849,7 +954,7 @@ export type Command = Message<"fleetgw.v1.Command"> & {
  * Use `create(CommandSchema)` to create a new message.
  */
 export const CommandSchema: GenMessage<Command> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 17);
+  messageDesc(file_fleetgw_v1_robot_link, 19);
 
 /**
  * Pause the robot: bring it to a controlled halt and hold.
@@ -868,7 +973,7 @@ export type Stop = Message<"fleetgw.v1.Stop"> & {
  * Use `create(StopSchema)` to create a new message.
  */
 export const StopSchema: GenMessage<Stop> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 18);
+  messageDesc(file_fleetgw_v1_robot_link, 20);
 
 /**
  * Resume autonomous operation after a stop.
@@ -883,7 +988,7 @@ export type Start = Message<"fleetgw.v1.Start"> & {
  * Use `create(StartSchema)` to create a new message.
  */
 export const StartSchema: GenMessage<Start> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 19);
+  messageDesc(file_fleetgw_v1_robot_link, 21);
 
 /**
  * Release the robot from its current assignment (it finishes no further work of it).
@@ -898,7 +1003,7 @@ export type Release = Message<"fleetgw.v1.Release"> & {
  * Use `create(ReleaseSchema)` to create a new message.
  */
 export const ReleaseSchema: GenMessage<Release> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 20);
+  messageDesc(file_fleetgw_v1_robot_link, 22);
 
 /**
  * Clear faults and reinitialize the robot's autonomy stack.
@@ -913,7 +1018,7 @@ export type ForceReset = Message<"fleetgw.v1.ForceReset"> & {
  * Use `create(ForceResetSchema)` to create a new message.
  */
 export const ForceResetSchema: GenMessage<ForceReset> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 21);
+  messageDesc(file_fleetgw_v1_robot_link, 23);
 
 /**
  * @generated from message fleetgw.v1.SetMode
@@ -930,7 +1035,7 @@ export type SetMode = Message<"fleetgw.v1.SetMode"> & {
  * Use `create(SetModeSchema)` to create a new message.
  */
 export const SetModeSchema: GenMessage<SetMode> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 22);
+  messageDesc(file_fleetgw_v1_robot_link, 24);
 
 /**
  * @generated from message fleetgw.v1.InvokeAction
@@ -954,7 +1059,7 @@ export type InvokeAction = Message<"fleetgw.v1.InvokeAction"> & {
  * Use `create(InvokeActionSchema)` to create a new message.
  */
 export const InvokeActionSchema: GenMessage<InvokeAction> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 23);
+  messageDesc(file_fleetgw_v1_robot_link, 25);
 
 /**
  * @generated from message fleetgw.v1.UpdateSettings
@@ -973,7 +1078,7 @@ export type UpdateSettings = Message<"fleetgw.v1.UpdateSettings"> & {
  * Use `create(UpdateSettingsSchema)` to create a new message.
  */
 export const UpdateSettingsSchema: GenMessage<UpdateSettings> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 24);
+  messageDesc(file_fleetgw_v1_robot_link, 26);
 
 /**
  * A one-shot geographic destination.
@@ -1016,7 +1121,7 @@ export type GoTo = Message<"fleetgw.v1.GoTo"> & {
  * Use `create(GoToSchema)` to create a new message.
  */
 export const GoToSchema: GenMessage<GoTo> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 25);
+  messageDesc(file_fleetgw_v1_robot_link, 27);
 
 /**
  * Read (empty values_json) or write remote configuration; the result comes as CommandResult.
@@ -1040,7 +1145,7 @@ export type ConfigRequest = Message<"fleetgw.v1.ConfigRequest"> & {
  * Use `create(ConfigRequestSchema)` to create a new message.
  */
 export const ConfigRequestSchema: GenMessage<ConfigRequest> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 26);
+  messageDesc(file_fleetgw_v1_robot_link, 28);
 
 /**
  * Read (empty values_json) or write robot-local settings; the result comes as CommandResult.
@@ -1064,7 +1169,7 @@ export type OnboardSettingsRequest = Message<"fleetgw.v1.OnboardSettingsRequest"
  * Use `create(OnboardSettingsRequestSchema)` to create a new message.
  */
 export const OnboardSettingsRequestSchema: GenMessage<OnboardSettingsRequest> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 27);
+  messageDesc(file_fleetgw_v1_robot_link, 29);
 
 /**
  * @generated from message fleetgw.v1.MissionStep
@@ -1090,7 +1195,7 @@ export type MissionStep = Message<"fleetgw.v1.MissionStep"> & {
  * Use `create(MissionStepSchema)` to create a new message.
  */
 export const MissionStepSchema: GenMessage<MissionStep> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 28);
+  messageDesc(file_fleetgw_v1_robot_link, 30);
 
 /**
  * Start a mission run on the robot.
@@ -1138,7 +1243,7 @@ export type MissionStart = Message<"fleetgw.v1.MissionStart"> & {
  * Use `create(MissionStartSchema)` to create a new message.
  */
 export const MissionStartSchema: GenMessage<MissionStart> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 29);
+  messageDesc(file_fleetgw_v1_robot_link, 31);
 
 /**
  * Control a running mission.
@@ -1162,7 +1267,7 @@ export type MissionControl = Message<"fleetgw.v1.MissionControl"> & {
  * Use `create(MissionControlSchema)` to create a new message.
  */
 export const MissionControlSchema: GenMessage<MissionControl> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 30);
+  messageDesc(file_fleetgw_v1_robot_link, 32);
 
 /**
  * @generated from enum fleetgw.v1.MissionControl.Action
@@ -1198,7 +1303,7 @@ export enum MissionControl_Action {
  * Describes the enum fleetgw.v1.MissionControl.Action.
  */
 export const MissionControl_ActionSchema: GenEnum<MissionControl_Action> = /*@__PURE__*/
-  enumDesc(file_fleetgw_v1_robot_link, 30, 0);
+  enumDesc(file_fleetgw_v1_robot_link, 32, 0);
 
 /**
  * The robot's whole health state at ts_ms. Each report replaces the previous one: a fault code absent
@@ -1236,7 +1341,7 @@ export type HealthReport = Message<"fleetgw.v1.HealthReport"> & {
  * Use `create(HealthReportSchema)` to create a new message.
  */
 export const HealthReportSchema: GenMessage<HealthReport> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 31);
+  messageDesc(file_fleetgw_v1_robot_link, 33);
 
 /**
  * @generated from message fleetgw.v1.HealthFault
@@ -1281,7 +1386,7 @@ export type HealthFault = Message<"fleetgw.v1.HealthFault"> & {
  * Use `create(HealthFaultSchema)` to create a new message.
  */
 export const HealthFaultSchema: GenMessage<HealthFault> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 32);
+  messageDesc(file_fleetgw_v1_robot_link, 34);
 
 /**
  * One device's health: a level, a short status word and named readings.
@@ -1326,7 +1431,7 @@ export type DeviceHealth = Message<"fleetgw.v1.DeviceHealth"> & {
  * Use `create(DeviceHealthSchema)` to create a new message.
  */
 export const DeviceHealthSchema: GenMessage<DeviceHealth> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 33);
+  messageDesc(file_fleetgw_v1_robot_link, 35);
 
 /**
  * @generated from enum fleetgw.v1.FieldRuleType

@@ -1,0 +1,56 @@
+/**
+ * `PATCH /v1/robots/{robot_id}` (issue 10 part 6): a robot's metadata, or its move to another fleet
+ * of the organization (src/fleet/robot-admin; docs/robot-admin.md). Permission `robots:write`; a
+ * transfer also needs the key to be able to use the target fleet (an org-wide key).
+ */
+import { requireFleet, requireRobot } from '../../auth/access.js';
+import { patchRobot, type RobotAdminDeps } from '../../fleet/robot-admin/patch-robot.js';
+import { decodeSnapshot } from '../../telemetry/snapshot-codec.js';
+import { defineRoute } from '../define-route.js';
+import type { RouteDef } from '../route.js';
+import { toRobotView } from '../robot-view.js';
+import { RobotPatchBody } from '../schemas/robot-admin.js';
+import { RobotPathParams, RobotView } from '../schemas/robots.js';
+
+export interface RobotAdminRouteDeps extends RobotAdminDeps {
+  isOnline(robotId: string): boolean;
+}
+
+/** The robot administration route. */
+export function robotAdminRoutes(deps: RobotAdminRouteDeps): RouteDef[] {
+  const { store } = deps;
+  return [
+    defineRoute({
+      method: 'PATCH',
+      path: '/v1/robots/{robot_id}',
+      operationId: 'patchRobot',
+      summary: 'Edit a robot\'s name, labels, notes or active flag, or move an idle robot to another fleet of the organization.',
+      tags: ['Robots'],
+      auth: 'robots:write',
+      params: RobotPathParams,
+      body: RobotPatchBody,
+      responses: { 200: { description: 'The robot after the change.', schema: RobotView } },
+      errors: ['robot_not_found', 'forbidden_fleet', 'fleet_not_found', 'robot_not_idle', 'robot_rostered_alone'],
+    }).handle(async ({ auth, params, body, nowMs }) => {
+      const robot = requireRobot(store, auth, params.robot_id);
+      // The target fleet by the same rules as any fleet the key names: another org's is 404, a
+      // fleet-scoped key cannot reach another fleet (403).
+      const fleet = body.fleet_id !== undefined ? requireFleet(store, auth, body.fleet_id) : undefined;
+      const out = await patchRobot(
+        deps,
+        auth,
+        robot,
+        {
+          ...(body.name !== undefined ? { name: body.name } : {}),
+          ...(body.labels !== undefined ? { labels: body.labels } : {}),
+          ...(body.notes !== undefined ? { notes: body.notes } : {}),
+          ...(body.active !== undefined ? { active: body.active } : {}),
+          ...(fleet !== undefined ? { fleet } : {}),
+        },
+        nowMs,
+      );
+      const view = toRobotView(out.robot, decodeSnapshot(store.snapshots.get(out.robot.robotId)), deps.isOnline(out.robot.robotId), null);
+      return { status: 200, body: view };
+    }),
+  ];
+}

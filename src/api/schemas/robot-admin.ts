@@ -1,0 +1,24 @@
+/** `PATCH /v1/robots/{robot_id}` (issue 10 part 6; docs/robot-admin.md). */
+import { Type, type Static } from '@sinclair/typebox';
+import { Nullable, Uuid } from './common.js';
+import { named } from './named.js';
+import { RobotLabels } from './robots.js';
+
+export const RobotPatchBody = named('RobotPatchRequest', Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    labels: Type.Optional(RobotLabels),
+    notes: Type.Optional(Nullable(Type.String({ maxLength: 2000, description: 'null clears the notes.' }))),
+    active: Type.Optional(Type.Boolean({ description: 'False takes the robot out of the fleet working set (no new runs); a run in progress finishes.' })),
+    fleet_id: Type.Optional(Uuid),
+  },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description:
+      'Omitted fields are kept; `labels` replaces the whole map. `fleet_id` (another fleet of the organization that the key may use) ' +
+      'moves an idle robot there: 409 `robot_not_idle` while it runs a mission or has commands it has not acknowledged. The move is one ' +
+      'transaction; an online robot is reconnected into its new fleet. docs/robot-admin.md.',
+  },
+));
+export type RobotPatchBody = Static<typeof RobotPatchBody>;
