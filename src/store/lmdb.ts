@@ -24,6 +24,7 @@
  *   runs        runId                      -> RunRecord
  *   users       userId                     -> UserRecord (src/auth/users)
  *   sessions    sessionId                  -> SessionRecord (src/auth/users)
+ *   alerts      alertId                    -> AlertRecord (src/fleet/alerts)
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -85,6 +86,7 @@ const DATABASES: { readonly [K in keyof StoreDatabases]: true } = {
   runs: true,
   users: true,
   sessions: true,
+  alerts: true,
 };
 
 /** The named databases of the environment (backup verification counts each one). */

@@ -28,13 +28,13 @@ export const EventView = named('Event', Type.Object(
     eventId: Uuid,
     seq: Type.Integer({ description: 'Global append order: strictly increasing along a timeline, also across restarts.' }),
     atMs: Type.Integer({ description: 'When it happened (Unix ms).' }),
-    kind: Type.String({ description: 'e.g. `template.created`, `operation.paused`, `schedule.accepted`, `run.completed`, `robot.link_conflict`, `robot.link_conflict_cleared`.' }),
+    kind: Type.String({ description: 'e.g. `template.created`, `operation.paused`, `schedule.accepted`, `run.completed`, `robot.link_conflict`, `robot.link_conflict_cleared`, `alert.opened`, `alert.acknowledged`, `alert.resolved`.' }),
     subject: Type.Object(
       {
-        type: Type.Unsafe<'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command' | 'robot' | 'api_key' | 'user'>({
+        type: Type.Unsafe<'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command' | 'robot' | 'api_key' | 'user' | 'alert'>({
           type: 'string',
-          enum: ['schedule', 'run', 'operation', 'template', 'feature', 'command', 'robot', 'api_key', 'user'],
-          description: '`robot`: the robot\'s link timeline (correlation id = robot id), e.g. `robot.link_conflict`. `api_key` (correlation id = key id) and `user` (correlation id = user id): key management and logins, on the timeline of every fleet the key or user can reach (docs/sessions.md).',
+          enum: ['schedule', 'run', 'operation', 'template', 'feature', 'command', 'robot', 'api_key', 'user', 'alert'],
+          description: '`robot`: the robot\'s link timeline (correlation id = robot id), e.g. `robot.link_conflict`. `api_key` (correlation id = key id) and `user` (correlation id = user id): key management and logins, on the timeline of every fleet the key or user can reach (docs/sessions.md). `alert`: an alert opened, acknowledged or resolved, on the timeline of what it is about (docs/alerts.md).',
         }),
         id: Type.String(),
       },
