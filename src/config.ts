@@ -21,6 +21,12 @@ export interface GatewayTunables {
   sessionIdleTimeoutS: number;
   /** A user session ends this long after login, whatever the activity. */
   sessionMaxAgeS: number;
+  /** An active robot offline this long raises a `robot_offline` alert (docs/alerts.md). */
+  alertOfflineAfterS: number;
+  /** A battery reading below this percentage raises a `battery_low` alert. */
+  alertBatteryLowPct: number;
+  /** A `battery_low` alert resolves once the battery reads at least this percentage (never below the low threshold). */
+  alertBatteryClearPct: number;
 }
 
 export const DEFAULT_TUNABLES: GatewayTunables = {
@@ -32,6 +38,9 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   linkConflictClearMs: 60_000,
   sessionIdleTimeoutS: 30 * 60,
   sessionMaxAgeS: 12 * 60 * 60,
+  alertOfflineAfterS: 300,
+  alertBatteryLowPct: 15,
+  alertBatteryClearPct: 20,
 };
 
 const ENV: Record<keyof GatewayTunables, string> = {
@@ -43,6 +52,9 @@ const ENV: Record<keyof GatewayTunables, string> = {
   linkConflictClearMs: 'FLEETGW_LINK_CONFLICT_CLEAR_MS',
   sessionIdleTimeoutS: 'FLEETGW_SESSION_IDLE_TIMEOUT_S',
   sessionMaxAgeS: 'FLEETGW_SESSION_MAX_AGE_S',
+  alertOfflineAfterS: 'FLEETGW_ALERT_OFFLINE_AFTER_S',
+  alertBatteryLowPct: 'FLEETGW_ALERT_BATTERY_LOW_PCT',
+  alertBatteryClearPct: 'FLEETGW_ALERT_BATTERY_CLEAR_PCT',
 };
 
 /**

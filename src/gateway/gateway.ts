@@ -37,6 +37,8 @@ import { attachToRuntime, MissionScheduling, runtimeGate } from '../missions/sch
 import type { Clock } from '../missions/clock.js';
 import type { RobotLink } from '../protocol/robot-link.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { FleetAlerts } from '../fleet/alerts/index.js';
+import { alertView } from '../api/routes/alerts.js';
 import { loadScrapeToken } from '../metrics/scrape-token.js';
 import { registerMetricsEndpoint } from '../http/metrics-endpoint.js';
 import { StoreHealth } from '../telemetry/store-health.js';
@@ -110,6 +112,8 @@ export interface Gateway {
   readonly metrics: GatewayMetrics;
   /** What /readyz and the gRPC health service answer. */
   readonly readiness: Readiness;
+  /** Alerts: the lifecycle service and its sources (the faults module's observer feeds `alerts.faults`). */
+  readonly alerts: FleetAlerts;
   /** Drains and stops everything; safe to call twice. */
   close(): Promise<void>;
 }
@@ -137,9 +141,22 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const keys = new ApiKeyVerifier(store, sessions);
   const events = new EventLog(store);
   const idempotency = new IdempotencyClaims(store);
+  const alerts = new FleetAlerts({
+    store,
+    events,
+    settings: {
+      offlineAfterMs: tunables.alertOfflineAfterS * 1000,
+      batteryLowPct: tunables.alertBatteryLowPct,
+      batteryClearPct: tunables.alertBatteryClearPct,
+      linkConflictClearMs: tunables.linkConflictClearMs,
+    },
+    log: logFor('alerts'),
+  });
   const keyUsable = (apiKeyId: string, nowMs: number): boolean => keys.keyUsable(apiKeyId, nowMs);
   const tickets = new TicketIssuer({ keyUsable });
   const hub = new StreamHub({ tickets });
+  // New and changed alerts go out on the live stream at once (docs/telemetry-stream.md, alert messages).
+  alerts.service.observe((a, change) => hub.publishAlert(a.fleetId, a.robotId, JSON.stringify({ op: 'alert', change, alert: alertView(a) })));
   const metricsFile = opts.metricsTokenFile ?? join(opts.dataDir, 'metrics-token');
   const scrapeAuth = await loadScrapeToken(metricsFile, opts.metricsTokenFile === undefined);
   // The metrics read their sources only when scraped, once everything below exists (the HTTP
@@ -163,6 +180,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     ...(opts.clickhouseUrl !== null ? { clickhouseUrl: opts.clickhouseUrl } : {}),
     ...(opts.clickhouseAuth !== undefined ? { clickhouseAuth: opts.clickhouseAuth } : {}),
     live: hub,
+    // At most once a second per robot (the snapshot interval), never per sample.
+    onSnapshot: (robotId, value) => alerts.telemetry.onSnapshot(robotId, value),
     insert: {
       onInsert: (a) => {
         metrics.insertDone(a.ok, a.durationMs);
@@ -201,7 +220,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       link,
       log: logFor('commands'),
       observer: { state: (action, state) => metrics.commandState(action, state), acked: (outcome, ms) => metrics.commandAcked(outcome, ms) },
+      exhaustion: alerts.commands,
     });
+    // After the link-conflict events (above) and before the scheduler starts (its start-up misfires are schedule events).
+    const commandRecords = commands;
+    alerts.start(link, (commandId) => commandRecords.get(commandId));
 
     const runtime = new OperationRuntime(store, { log: logFor('missions') });
     runtime.loadAll();
@@ -296,6 +319,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       telemetryStore.stop();
       await ingest.close();
       await commandService.close();
+      await alerts.close();
       await closeOwnStore();
     };
     return {
@@ -312,12 +336,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       missions: missionRuntime,
       metrics,
       readiness: ready,
+      alerts,
       close: () => (closing ??= close()),
     };
   } catch (err: unknown) {
     readiness?.stop();
     storeHealth.stop();
     stopKeySweep();
+    await alerts.close();
     http?.close();
     linkServer?.forceClose();
     await ingest.close();

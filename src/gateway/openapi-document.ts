@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { SessionService } from '../auth/users/sessions.js';
 import { CommandService } from '../commands/service.js';
 import { EventLog } from '../events/log.js';
+import { AlertService } from '../fleet/alerts/index.js';
 import { IdempotencyClaims } from '../idempotency/index.js';
 import { OperationRuntime } from '../missions/catalog/runtime.js';
 import { MissionScheduling, runtimeGate } from '../missions/scheduling/scheduling-service.js';
@@ -38,7 +39,7 @@ export async function withOfflineRoutes<T>(use: (built: ReturnType<typeof buildR
     const runtime = new OperationRuntime(store, { log });
     const missions = new MissionScheduling({ store, events, link, commands, gate: runtimeGate(runtime), log });
     try {
-      return use(buildRoutes({ store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, ready: () => false, log, sessions: new SessionService(store), secureCookies: true }));
+      return use(buildRoutes({ store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, ready: () => false, log, sessions: new SessionService(store), secureCookies: true, alerts: new AlertService({ store, events, log }) }));
     } finally {
       missions.stop();
       runtime.close();
