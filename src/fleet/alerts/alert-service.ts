@@ -119,7 +119,7 @@ export class AlertService {
       existing.details = c.details;
       if (rank(c.severity) > rank(existing.severity)) existing.severity = c.severity;
       // Bursts of repeats (a flapping condition) are counted in memory and written at most once a second.
-      if (at - existing.updatedAtMs >= REPEAT_WRITE_MS) this.write(existing, at, 'repeated');
+      if (at - existing.updatedAtMs >= REPEAT_WRITE_MS) void this.write(existing, at, 'repeated');
       return existing;
     }
     const fleet = this.store.records.fleet(c.fleetId);
@@ -156,7 +156,7 @@ export class AlertService {
       updatedAtMs: at,
     };
     this.track(a);
-    this.lastWrite = putNewAlert(this.store, a);
+    void this.logged(putNewAlert(this.store, a), a);
     this.event(a, at, 'alert.opened', { severity: a.severity, message: a.message, details: a.details });
     this.notify(a, 'opened');
     return a;
@@ -216,11 +216,19 @@ export class AlertService {
 
   private write(a: AlertRecord, at: number, change: Exclude<AlertChange, 'opened'>, eventData?: Record<string, unknown>): Promise<unknown> {
     a.updatedAtMs = at;
-    const written = putChangedAlert(this.store, a);
-    this.lastWrite = written;
+    const written = this.logged(putChangedAlert(this.store, a), a);
     if (change !== 'repeated') this.event(a, at, `alert.${change}`, eventData ?? {});
     this.notify(a, change);
     return written;
+  }
+
+  /**
+   * Makes `p` the latest write and logs its failure (so no rejection goes unhandled); whoever awaits
+   * `p` itself (an acknowledgement) still sees the failure.
+   */
+  private logged(p: Promise<unknown>, a: AlertRecord): Promise<unknown> {
+    this.lastWrite = p.catch((err: unknown) => this.log.error({ err, alertId: a.alertId }, 'alerts: writing an alert failed'));
+    return p;
   }
 
   private event(a: AlertRecord, at: number, kind: string, data: Record<string, unknown>): void {
