@@ -267,7 +267,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     let httpUrl = '';
     const { routes } = buildRoutes({
       store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, ready: () => ready.ready(), log: logFor('api'),
-      sessions, secureCookies: tlsFiles !== null,
+      sessions, secureCookies: tlsFiles !== null, alerts: alerts.service,
     });
     const router = createRouter(routes, {
       auth: keys,
