@@ -168,7 +168,7 @@ export class TicketIssuer {
     const now = this.now();
     if (entry.expiresAtMs <= now) return null;
     if (!this.keyUsable(entry.apiKeyId, now)) return null;
-    return { orgId: entry.orgId, fleetId: entry.fleetId, apiKeyId: entry.apiKeyId, alerts: entry.alerts === true };
+    return { orgId: entry.orgId, fleetId: entry.fleetId, apiKeyId: entry.apiKeyId, ...(entry.alerts === true ? { alerts: true } : {}) };
   }
 
   /** Voids every outstanding ticket of `apiKeyId` (its key was revoked or expired). Returns how many. */
