@@ -14,7 +14,7 @@ function peer(): StreamPeer & { sent: string[] } {
   };
 }
 
-const enc = (o: unknown): ArrayBuffer => new TextEncoder().encode(JSON.stringify(o)).buffer as ArrayBuffer;
+const enc = (o: unknown): ArrayBuffer => new TextEncoder().encode(JSON.stringify(o)).buffer;
 
 describe('StreamHub.publishAlert', () => {
   it('reaches sockets of the fleet whose ticket may read alerts, within their robot filter', () => {
