@@ -141,3 +141,23 @@ describe('alert lifecycle', () => {
     expect(alerts.raise({ ...estop(w.robotIds[0]!), fleetId: randomUUID() })).toBeNull();
   });
 });
+
+describe('alert retention', () => {
+  it('removes alerts resolved longer ago than the retention, with their index keys; keeps unresolved ones', async () => {
+    const { sweepResolvedAlerts } = await import('../../src/fleet/alerts/retention.js');
+    let t = 1_000;
+    const alerts = new AlertService({ store: w.store, events: w.events, now: () => t });
+    const [r0, r1] = w.robotIds as [string, string];
+    const old = alerts.raise(estop(r0))!;
+    const kept = alerts.raise(estop(r1))!;
+    t = 2_000;
+    alerts.clear(w.fleetId, 'estop', r0);
+    await alerts.flushed();
+    expect(await sweepResolvedAlerts(w.store, 2_500, { retentionMs: 1_000 })).toBe(0);
+    expect(await sweepResolvedAlerts(w.store, 10_000, { retentionMs: 1_000 })).toBe(1);
+    expect(w.store.alerts.get(old.alertId)).toBeUndefined();
+    expect(w.store.alerts.get(kept.alertId)?.state).toBe('open');
+    expect(alertsOf(w.store, w.fleetId, {}).page(null, 10).items.map((a) => a.alertId)).toEqual([kept.alertId]);
+    expect(alertsOf(w.store, w.fleetId, { robotId: r0 }).page(null, 10).items).toEqual([]);
+  });
+});

@@ -8,7 +8,7 @@
  *   - the event log (schedule events)                                    -> observed in start()
  *   - the faults module's observer (`raised` / `cleared`)                -> faults.onFaultRaised / onFaultCleared
  *
- * `start` also reconciles: alerts left unresolved by the previous run whose condition cleared while
+ * `start` also starts the hourly retention of resolved alerts (retention.ts) and reconciles: alerts left unresolved by the previous run whose condition cleared while
  * the gateway was down are resolved (`cleared_while_down`).
  */
 import type { Logger } from 'pino';
@@ -17,6 +17,7 @@ import type { EventLog } from '../../events/log.js';
 import type { RobotLink } from '../../protocol/robot-link.js';
 import type { Store } from '../../store/lmdb.js';
 import { AlertService } from './alert-service.js';
+import { startAlertRetention } from './retention.js';
 import { DEFAULT_ALERT_SETTINGS, type AlertSettings } from './settings.js';
 import { CommandAlerts } from './sources/commands.js';
 import { FaultAlerts } from './sources/faults.js';
@@ -46,6 +47,7 @@ export class FleetAlerts {
   readonly faults: FaultAlerts;
   private link: RobotLinkAlerts | null = null;
   private unobserve: (() => void) | null = null;
+  private stopRetention: (() => void) | null = null;
   private command: (commandId: string) => Pick<CommandRecord, 'state'> | undefined;
 
   constructor(private readonly opts: FleetAlertsOptions) {
@@ -78,6 +80,7 @@ export class FleetAlerts {
     if (command !== undefined || this.opts.command !== undefined) this.commands.reconcile();
     this.link = new RobotLinkAlerts(this.service, this.opts.store, link, this.settings, { ...this.opts.offline, ...(this.opts.now !== undefined ? { now: this.opts.now } : {}) });
     this.link.start();
+    this.stopRetention = startAlertRetention(this.opts.store, this.opts.log !== undefined ? { log: this.opts.log } : {});
   }
 
   /** The offline sweep, run now (tests). */
@@ -89,6 +92,7 @@ export class FleetAlerts {
   async close(): Promise<void> {
     this.link?.stop();
     this.unobserve?.();
+    this.stopRetention?.();
     await this.service.flushed();
   }
 }
