@@ -172,6 +172,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     stream: () => ({ sockets: hub.socketCount, droppedSamples: hub.droppedTotal }),
     schedulesArmed: () => missions?.scheduler.stats().armed ?? 0,
     readiness: () => readiness?.results() ?? {},
+    alertsUnresolved: () => alerts.service.unresolvedCount,
   });
   const stopKeySweep = startKeyRevocationSweep({ hub, tickets, keyUsable, log: logFor('telemetry') });
   const ingest = await createTelemetryIngest({

@@ -89,6 +89,11 @@ export class AlertService {
     return [...this.unresolved.values()].filter((a) => kind === undefined || a.kind === kind);
   }
 
+  /** How many alerts are open or acknowledged (all fleets). */
+  get unresolvedCount(): number {
+    return this.unresolved.size;
+  }
+
   /** The unresolved alert of a condition, if any. */
   find(fleetId: string, kind: AlertKind, conditionKey: string): Readonly<AlertRecord> | undefined {
     return this.unresolved.get(conditionId(fleetId, kind, conditionKey));
