@@ -161,3 +161,16 @@ describe('alert retention', () => {
     expect(alertsOf(w.store, w.fleetId, { robotId: r0 }).page(null, 10).items).toEqual([]);
   });
 });
+
+describe('alert lists and uncommitted changes', () => {
+  it('a list read right after a resolve shows the alert resolved (the service\'s live record)', async () => {
+    const alerts = new AlertService({ store: w.store, events: w.events });
+    const a = alerts.raise(estop(w.robotIds[0]!))!;
+    await alerts.flushed();
+    alerts.clear(w.fleetId, 'estop', w.robotIds[0]!);
+    const live = (id: string): AlertRecord | undefined => alerts.live(id);
+    expect(alertsOf(w.store, w.fleetId, { state: 'open' }, live).page(null, 10).items).toEqual([]);
+    expect(alertsOf(w.store, w.fleetId, {}, live).page(null, 10).items.map((x) => `${x.alertId}/${x.state}`)).toEqual([`${a.alertId}/resolved`]);
+    await alerts.flushed();
+  });
+});

@@ -63,7 +63,7 @@ export function alertRoutes(deps: { store: Store; alerts: AlertService }): Route
       ...(q.state !== undefined ? { state: q.state } : {}),
       ...(q.kind !== undefined ? { kind: q.kind } : {}),
       ...(q.robot_id !== undefined ? { robotId: q.robot_id } : {}),
-    }),
+    }, (alertId) => alerts.live(alertId)),
     view: alertView,
   });
   return [

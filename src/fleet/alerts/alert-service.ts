@@ -99,6 +99,11 @@ export class AlertService {
     return this.unresolved.get(conditionId(fleetId, kind, conditionKey));
   }
 
+  /** The in-memory record of an alert that is unresolved or whose resolution is still being written, else undefined. */
+  live(alertId: string): Readonly<AlertRecord> | undefined {
+    return this.byId.get(alertId) ?? this.resolving.get(alertId);
+  }
+
   /** An alert of a fleet: the live record while unresolved, else the stored one. */
   get(fleetId: string, alertId: string): Readonly<AlertRecord> | undefined {
     const live = this.byId.get(alertId);

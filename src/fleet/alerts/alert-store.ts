@@ -67,13 +67,18 @@ export interface AlertFilter {
   robotId?: string;
 }
 
-/** A fleet's alerts matching `filter`, newest first, as a keyset. */
-export function alertsOf(store: Store, fleetId: string, filter: AlertFilter): Keyset<AlertRecord> {
+/**
+ * A fleet's alerts matching `filter`, newest first, as a keyset. `current` gives the live state of an
+ * alert whose latest change may not be committed yet (the alert service's `live`), so a list read
+ * just after a resolve or an acknowledgement shows it.
+ */
+export function alertsOf(store: Store, fleetId: string, filter: AlertFilter, current?: (alertId: string) => AlertRecord | undefined): Keyset<AlertRecord> {
   const prefix = filter.state === 'open' || filter.state === 'acknowledged'
     ? keyPrefix(UNRESOLVED, fleetId)
     : filter.robotId !== undefined ? keyPrefix(BY_ROBOT, fleetId, filter.robotId) : keyPrefix(BY_FLEET, fleetId);
   return keysetOver(store.index, { prefix, reverse: true }, (key) => {
-    const a = store.alerts.get(key.slice(key.lastIndexOf('/') + 1));
+    const id = key.slice(key.lastIndexOf('/') + 1);
+    const a = current?.(id) ?? store.alerts.get(id);
     if (a === undefined || a.fleetId !== fleetId) return undefined;
     if (filter.state !== undefined && a.state !== filter.state) return undefined;
     if (filter.kind !== undefined && a.kind !== filter.kind) return undefined;
