@@ -30,6 +30,12 @@ export interface GatewayTunables {
   fieldRuleAckTimeoutMs: number;
   /** A robot-detected object not seen again for this long is removed (docs/objects.md). */
   objectTtlMs: number;
+  /** An active robot offline this long raises a `robot_offline` alert (docs/alerts.md). */
+  alertOfflineAfterS: number;
+  /** A battery reading below this percentage raises a `battery_low` alert. */
+  alertBatteryLowPct: number;
+  /** A `battery_low` alert resolves once the battery reads at least this percentage (never below the low threshold). */
+  alertBatteryClearPct: number;
 }
 
 export const DEFAULT_TUNABLES: GatewayTunables = {
@@ -44,6 +50,9 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   telemetryHighWaterBytes: 64 * 1024 * 1024,
   fieldRuleAckTimeoutMs: 5000,
   objectTtlMs: 60_000,
+  alertOfflineAfterS: 300,
+  alertBatteryLowPct: 15,
+  alertBatteryClearPct: 20,
 };
 
 const ENV: Record<keyof GatewayTunables, string> = {
@@ -58,6 +67,9 @@ const ENV: Record<keyof GatewayTunables, string> = {
   telemetryHighWaterBytes: 'FLEETGW_TELEMETRY_HIGH_WATER_BYTES',
   fieldRuleAckTimeoutMs: 'FLEETGW_FIELD_RULE_ACK_TIMEOUT_MS',
   objectTtlMs: 'FLEETGW_OBJECT_TTL_MS',
+  alertOfflineAfterS: 'FLEETGW_ALERT_OFFLINE_AFTER_S',
+  alertBatteryLowPct: 'FLEETGW_ALERT_BATTERY_LOW_PCT',
+  alertBatteryClearPct: 'FLEETGW_ALERT_BATTERY_CLEAR_PCT',
 };
 
 /**

@@ -62,10 +62,18 @@ export async function runSimCommand(argv: string[], out: (line: string) => void)
     log: (line: string) => simLog.info(line),
   });
   out(JSON.stringify({ event: 'sim-started', robots: robots.length, hz, stopOnLinkLossMs }));
+  // The physical e-stop button of every simulated robot: SIGUSR1 presses it, SIGUSR2 releases it
+  // (README, `fleetgw sim`); the robots report it in their telemetry.
+  const press = (): void => fleet.robots.forEach((r) => r.model.pressEstop());
+  const release = (): void => fleet.robots.forEach((r) => r.model.releaseEstop());
+  process.on('SIGUSR1', press);
+  process.on('SIGUSR2', release);
   await new Promise<void>((done) => {
     process.once('SIGTERM', () => done());
     process.once('SIGINT', () => done());
   });
+  process.off('SIGUSR1', press);
+  process.off('SIGUSR2', release);
   await fleet.stop();
   // What the robots sent, queued and dropped: what a test or an operator compares with the store.
   out(JSON.stringify({ event: 'sim-stopped', ...fleet.stats() }));

@@ -23,6 +23,29 @@ export interface CommandServiceOptions {
   log?: Logger;
   /** Told of every delivery state change and robot ack (the gateway's metrics); must not throw. */
   observer?: CommandObserver;
+  /** Told when a command's retry budget runs out, and when such a command is acknowledged after all (alerts); must not throw. */
+  exhaustion?: CommandExhaustionObserver;
+}
+
+/** The facts of a command whose retry budget ran out. */
+export interface ExhaustedCommand {
+  commandId: string;
+  robotId: string;
+  fleetId: string;
+  orgId: string;
+  action: CommandAction;
+  attempts: number;
+  createdAtMs: number;
+  lastSentAtMs: number | null;
+}
+
+/**
+ * Commands whose retry budget ran out (docs/commands.md): they left the outbox and are never sent
+ * again, so a person should look. A later ack (the robot got it after all) is reported too.
+ */
+export interface CommandExhaustionObserver {
+  retryBudgetExhausted(cmd: ExhaustedCommand): void;
+  acknowledgedAfterExhaustion(cmd: ExhaustedCommand, state: 'agent_received' | 'agent_rejected'): void;
 }
 
 /** What the command service reports as it goes (counts only: no ids). */

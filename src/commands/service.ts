@@ -64,7 +64,7 @@ import {
   type Delivery,
   type StoredDeliveryState,
 } from './types.js';
-import type { CommandObserver, CommandServiceOptions, CommandServiceStats, ResultWait, SubmitRequest, Submitted } from './service-types.js';
+import type { CommandExhaustionObserver, CommandObserver, CommandServiceOptions, ExhaustedCommand, CommandServiceStats, ResultWait, SubmitRequest, Submitted } from './service-types.js';
 import { AckWaiters, DEFAULT_MAX_WAITERS, Waiters } from './waiters.js';
 import { toWire } from './wire.js';
 
@@ -81,7 +81,7 @@ const MAX_RESULT_WAITERS = 1000;
 const RECENT_SENDS_MS = 30_000;
 const RECENT_SENDS_PER_ROBOT = 256;
 
-export type { CommandObserver, CommandServiceOptions, CommandServiceStats, ResultWait, SubmitRequest, Submitted } from './service-types.js';
+export type { CommandExhaustionObserver, CommandObserver, CommandServiceOptions, ExhaustedCommand, CommandServiceStats, ResultWait, SubmitRequest, Submitted } from './service-types.js';
 
 export class CommandService {
   private readonly store: Store;
@@ -111,6 +111,7 @@ export class CommandService {
   /** Robots whose fleet is changing (src/fleet/robot-admin): every new command for them is refused. */
   private readonly held = new Map<string, number>();
   private readonly observer: CommandObserver | undefined;
+  private readonly exhaustion: CommandExhaustionObserver | undefined;
   private readonly log: Logger;
 
   /** Loads the persisted backlog, subscribes to the link and delivers to robots already online. */
@@ -119,6 +120,7 @@ export class CommandService {
     this.link = opts.link;
     this.now = opts.now ?? ((): number => Date.now());
     this.observer = opts.observer;
+    this.exhaustion = opts.exhaustion;
     this.log = opts.log ?? pino({ enabled: false });
     this.policies = new PolicyRegistry(this.log);
     this.policy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
@@ -477,6 +479,7 @@ export class CommandService {
       if (!isDeferrable(rec) && at - rec.createdAtMs > STALE_AFTER_MS) {
         rec.retryBudgetExhausted = true;
         this.outbox.settle(rec);
+        this.reportExhausted(rec);
       }
     }
     const remaining = this.outbox.pendingFor(robotId);
@@ -530,6 +533,7 @@ export class CommandService {
     }
     this.transition(rec, state, at);
     this.outbox.settle(rec);
+    if (rec.retryBudgetExhausted) this.reportExhausted(rec, state);
     this.waiters.settle(rec.commandId, deliveryOf(rec));
     if (state === 'agent_rejected') this.resultWaiters.settle(rec.commandId, { record: structuredClone(rec), timedOut: false });
   }
@@ -555,8 +559,19 @@ export class CommandService {
         } else if (decision === 'exhausted') {
           rec.retryBudgetExhausted = true;
           this.outbox.settle(rec);
+          this.reportExhausted(rec);
         }
       }
+    }
+  }
+
+  /** Tells the exhaustion observer: the budget ran out, or (with `acked`) the robot acknowledged it after all. */
+  private reportExhausted(rec: CommandRecord, acked?: 'agent_received' | 'agent_rejected'): void {
+    try {
+      if (acked === undefined) this.exhaustion?.retryBudgetExhausted(exhaustedFacts(rec));
+      else this.exhaustion?.acknowledgedAfterExhaustion(exhaustedFacts(rec), acked);
+    } catch (err) {
+      this.log.error({ err, commandId: rec.commandId }, 'the retry-exhaustion observer failed');
     }
   }
 
@@ -565,6 +580,13 @@ export class CommandService {
     rec.history.push({ state, atMs: at });
     this.observer?.state(rec.action, state);
   }
+}
+
+function exhaustedFacts(rec: CommandRecord): ExhaustedCommand {
+  return {
+    commandId: rec.commandId, robotId: rec.robotId, fleetId: rec.fleetId, orgId: rec.orgId, action: rec.action,
+    attempts: rec.attempts, createdAtMs: rec.createdAtMs, lastSentAtMs: rec.lastSentAtMs,
+  };
 }
 
 /** Creates and starts a {@link CommandService}. */

@@ -96,6 +96,8 @@ export const ERROR_CATALOG = {
   robot_offline: { code: 'unavailable', status: 503, template: 'Robot {robotId} is offline; {action} is not kept for later delivery.' },
   robot_link_conflict: { code: 'conflict', status: 409, template: 'Robot {robotId} has a link conflict (two processes use its credentials); it accepts only commands that bring it to rest, not {action}.' },
   robot_result_timeout: { code: 'unavailable', status: 503, template: 'Robot {robotId} did not report a result in time; follow /v1/robot-commands/{commandId}.' },
+  alert_not_found: { code: 'not_found', status: 404, template: 'Alert {alertId} was not found.' },
+  alert_resolved: { code: 'conflict', status: 409, template: 'Alert {alertId} is already resolved: its condition cleared, there is nothing left to acknowledge.' },
   command_not_found: { code: 'not_found', status: 404, template: 'Command {commandId} was not found.' },
   action_field_missing: { code: 'bad_request', status: 400, template: 'Action {action} needs {field}.' },
   action_field_unexpected: { code: 'bad_request', status: 400, template: 'Action {action} does not take {field}.' },

@@ -60,8 +60,34 @@ export class EventLog {
   private lastSeq: number | null = null;
   /** Appended, not yet committed: key -> record. Bounded by the write rate times the commit delay. */
   private readonly pending = new Map<string, EventRecord>();
+  private readonly observers = new Set<(e: Readonly<EventRecord>) => void>();
+  /** Appended events not yet handed to the observers (drained at the next turn). */
+  private readonly unobserved: EventRecord[] = [];
 
   constructor(readonly store: Store) {}
+
+  /**
+   * Registers an observer of every appended event (alerts follow schedules this way). It is called
+   * on a later turn, in append order, never inside the appender's transaction; it must not throw.
+   * Returns its removal.
+   */
+  observe(fn: (e: Readonly<EventRecord>) => void): () => void {
+    this.observers.add(fn);
+    return () => this.observers.delete(fn);
+  }
+
+  private drain(): void {
+    const batch = this.unobserved.splice(0);
+    for (const rec of batch) {
+      for (const fn of this.observers) {
+        try {
+          fn(rec);
+        } catch {
+          // An observer's failure is its own; the log and the other observers carry on.
+        }
+      }
+    }
+  }
 
   /**
    * Appends an event and returns it with its id and sequence number. The write is queued at once (in
@@ -84,6 +110,10 @@ export class EventLog {
       () => pending.delete(key),
       () => pending.delete(key),
     );
+    if (this.observers.size > 0) {
+      // Bounded by what one turn appends; drained at the next turn, outside any open transaction.
+      if (this.unobserved.push(rec) === 1) setImmediate(() => this.drain());
+    }
     return rec;
   }
 

@@ -8,9 +8,9 @@ export interface EventRecord {
   /** Global append order (monotonic), so a timeline reads back in order. */
   seq: number;
   atMs: number;
-  /** e.g. "schedule.accepted", "schedule.pending", "run.robot_chosen", "run.progress", "operation.paused", "robot.link_conflict". */
+  /** e.g. "schedule.accepted", "schedule.pending", "run.robot_chosen", "run.progress", "operation.paused", "robot.link_conflict", "alert.opened". */
   kind: string;
-  subject: { type: 'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command' | 'robot' | 'api_key' | 'user' | 'field_rule' | 'object'; id: string };
+  subject: { type: 'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command' | 'robot' | 'api_key' | 'user' | 'field_rule' | 'object' | 'alert'; id: string };
   data: Record<string, unknown>;
 }
 

@@ -38,6 +38,8 @@ import { attachToRuntime, MissionScheduling, runtimeGate } from '../missions/sch
 import type { Clock } from '../missions/clock.js';
 import type { RobotLink } from '../protocol/robot-link.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { FleetAlerts } from '../fleet/alerts/index.js';
+import { alertView } from '../api/routes/alerts.js';
 import { loadScrapeToken } from '../metrics/scrape-token.js';
 import { registerMetricsEndpoint } from '../http/metrics-endpoint.js';
 import { StoreHealth } from '../telemetry/store-health.js';
@@ -131,6 +133,8 @@ export interface Gateway {
    * updated and cleared faults (alerts: docs/faults.md).
    */
   readonly faults: FaultTracker;
+  /** Alerts: the lifecycle service and its sources (the faults module's observer feeds `alerts.faults`). */
+  readonly alerts: FleetAlerts;
   /** Drains and stops everything; safe to call twice. */
   close(): Promise<void>;
 }
@@ -158,9 +162,22 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const keys = new ApiKeyVerifier(store, sessions);
   const events = new EventLog(store);
   const idempotency = new IdempotencyClaims(store);
+  const alerts = new FleetAlerts({
+    store,
+    events,
+    settings: {
+      offlineAfterMs: tunables.alertOfflineAfterS * 1000,
+      batteryLowPct: tunables.alertBatteryLowPct,
+      batteryClearPct: tunables.alertBatteryClearPct,
+      linkConflictClearMs: tunables.linkConflictClearMs,
+    },
+    log: logFor('alerts'),
+  });
   const keyUsable = (apiKeyId: string, nowMs: number): boolean => keys.keyUsable(apiKeyId, nowMs);
   const tickets = new TicketIssuer({ keyUsable });
   const hub = new StreamHub({ tickets });
+  // New and changed alerts go out on the live stream at once (docs/telemetry-stream.md, alert messages).
+  alerts.service.observe((a, change) => hub.publishAlert(a.fleetId, a.robotId, JSON.stringify({ op: 'alert', change, alert: alertView(a) })));
   const metricsFile = opts.metricsTokenFile ?? join(opts.dataDir, 'metrics-token');
   const scrapeAuth = await loadScrapeToken(metricsFile, opts.metricsTokenFile === undefined);
   // The metrics read their sources only when scraped, once everything below exists (the HTTP
@@ -176,6 +193,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     stream: () => ({ sockets: hub.socketCount, droppedSamples: hub.droppedTotal }),
     schedulesArmed: () => missions?.scheduler.stats().armed ?? 0,
     readiness: () => readiness?.results() ?? {},
+    alertsUnresolved: () => alerts.service.unresolvedCount,
   });
   const stopKeySweep = startKeyRevocationSweep({ hub, tickets, keyUsable, log: logFor('telemetry') });
   const ingest = await createTelemetryIngest({
@@ -187,6 +205,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     ...(opts.clickhouseUrl !== null ? { clickhouseUrl: opts.clickhouseUrl } : {}),
     ...(opts.clickhouseAuth !== undefined ? { clickhouseAuth: opts.clickhouseAuth } : {}),
     live: hub,
+    // At most once a second per robot (the snapshot interval), never per sample.
+    onSnapshot: (robotId, value) => alerts.telemetry.onSnapshot(robotId, value),
     insert: {
       onInsert: (a) => {
         metrics.insertDone(a.ok, a.durationMs);
@@ -222,6 +242,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     link.listen({ onOnline: (robotId) => online.add(robotId), onOffline: (robotId) => online.delete(robotId) });
     // Robot health reports: faults and per-device health (docs/faults.md).
     const faults = new FaultTracker(store, events, { log: logFor('fleet') });
+    // A fault at error severity or worse is an alert; `updated` re-evaluates it (a warning that became
+    // an error raises one, an error downgraded below that resolves it). Alerts are stored, and after a
+    // restart the robot's next full health report raises or clears whatever changed meanwhile.
+    faults.observe({
+      raised: (f) => alerts.faults.onFaultRaised(f),
+      cleared: (f) => alerts.faults.onFaultCleared(f),
+      updated: (f) => alerts.faults.onFaultRaised(f),
+    });
     link.listen({ onHealthReport: (robotId, report) => applyHealthReport(store, faults, robotId, report, Date.now()) });
     // Distance and operating time of online robots, from their telemetry snapshots.
     const usageMeter = new UsageMeter(store, { online: () => online, log: logFor('fleet') });
@@ -233,7 +261,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       link,
       log: logFor('commands'),
       observer: { state: (action, state) => metrics.commandState(action, state), acked: (outcome, ms) => metrics.commandAcked(outcome, ms) },
+      exhaustion: alerts.commands,
     });
+    // After the link-conflict events (above) and before the scheduler starts (its start-up misfires are schedule events).
+    const commandRecords = commands;
+    alerts.start(link, (commandId) => commandRecords.get(commandId));
 
     // Rule sets go out in the link's onLinkOpening, which runs before every onOnline listener (the
     // command service's outbox resend among them), whatever order the listeners were added in.
@@ -291,7 +323,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     });
     const { routes } = buildRoutes({
       store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, objects, ready: () => ready.ready(), log: logFor('api'),
-      sessions, secureCookies: tlsFiles !== null, fieldRules, ...(apiDocs ? { apiDocs } : {}),
+      sessions, secureCookies: tlsFiles !== null, fieldRules, alerts: alerts.service, ...(apiDocs ? { apiDocs } : {}),
       usage: (id) => usageMeter.usage(id),
       ...(ingest.sampleStore.select !== undefined ? { telemetrySelect: (q) => ingest.sampleStore.select!(q) } : {}),
     });
@@ -352,6 +384,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       await ingest.close();
       await usageMeter.stop();
       await commandService.close();
+      await alerts.close();
       await closeOwnStore();
     };
     return {
@@ -372,12 +405,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       metrics,
       readiness: ready,
       faults,
+      alerts,
       close: () => (closing ??= close()),
     };
   } catch (err: unknown) {
     readiness?.stop();
     storeHealth.stop();
     stopKeySweep();
+    await alerts.close();
     http?.close();
     linkServer?.forceClose();
     await ingest.close();

@@ -13,6 +13,7 @@ import { SessionService } from '../auth/users/sessions.js';
 import { CommandService } from '../commands/service.js';
 import { EventLog } from '../events/log.js';
 import { ObjectTracker } from '../fleet/objects/tracker.js';
+import { AlertService } from '../fleet/alerts/index.js';
 import { IdempotencyClaims } from '../idempotency/index.js';
 import { OperationRuntime } from '../missions/catalog/runtime.js';
 import { MissionScheduling, runtimeGate } from '../missions/scheduling/scheduling-service.js';
@@ -45,7 +46,7 @@ export async function withOfflineRoutes<T>(use: (built: ReturnType<typeof buildR
     try {
       return use(buildRoutes({
         store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, objects, ready: () => false, log,
-        sessions: new SessionService(store), secureCookies: true, fieldRules,
+        sessions: new SessionService(store), secureCookies: true, fieldRules, alerts: new AlertService({ store, events, log }),
       }));
     } finally {
       delivery.close();

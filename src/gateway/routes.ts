@@ -27,6 +27,8 @@ import type { ObjectTracker } from '../fleet/objects/tracker.js';
 import { healthRoutes } from '../api/routes/health.js';
 import { meRoutes } from '../api/routes/me.js';
 import { apiKeyRoutes } from '../api/routes/api-keys.js';
+import { alertRoutes } from '../api/routes/alerts.js';
+import type { AlertService } from '../fleet/alerts/index.js';
 import { sessionRoutes } from '../api/routes/sessions.js';
 import type { SessionService } from '../auth/users/sessions.js';
 import { openApiRoutes } from '../api/routes/openapi.js';
@@ -83,6 +85,8 @@ export interface RouteDeps {
   usage?: (robotId: string) => RobotUsageRecord | undefined;
   /** Bound-parameter reads on the telemetry store (utilization); absent: 503. */
   telemetrySelect?: TelemetrySelect;
+  /** Alerts (src/fleet/alerts); without it the alert routes are not served. */
+  alerts?: AlertService;
 }
 
 export const API_INFO = {
@@ -91,6 +95,7 @@ export const API_INFO = {
   description: 'Edge gateway for robot fleets: REST API (v1). Errors always have the body {error, code}.',
   tagDescriptions: {
     'Agent API': 'Intent-oriented tools at `POST /v1/agent/{tool}`; every body carries `org_id` and `fleet_id`.',
+    Alerts: 'Fleet conditions that need a person: open, acknowledged (`fleet:write`), resolved when the condition clears (docs/alerts.md).',
     'API keys': 'Keys for automations, managed by people through a user session (an API key cannot manage keys).',
     Audit: 'Command audit entries: who asked for which command, and its delivery history.',
     Discovery: 'The contract, the calling key\'s identity, its organization and the fleets it can use (manifests).',
@@ -158,6 +163,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...fieldRuleRoutes({ store: deps.store, fieldRules: deps.fieldRules, idempotency: deps.idempotency }),
     ...templateRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, runtime: deps.runtime }),
     ...controlOperationRoutes({ store: deps.store, events: deps.events, runtime: deps.runtime, ...(deps.log ? { log: deps.log } : {}) }),
+    ...(deps.alerts ? alertRoutes({ store: deps.store, alerts: deps.alerts }) : []),
     ...(deps.missions
       ? [
           ...missionToolRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, missions: deps.missions, runtime: deps.runtime }),

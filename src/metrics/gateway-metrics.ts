@@ -51,6 +51,8 @@ export interface ScrapeSources {
   schedulesArmed: () => number;
   /** Each readiness check's current answer (docs/operations.md: what /readyz checks). */
   readiness: () => Readonly<Record<string, boolean>>;
+  /** Alerts open or acknowledged, all fleets (docs/alerts.md); absent: the gauge is not published. */
+  alertsUnresolved?: () => number;
 }
 
 // Methods the router serves; anything else a client sends is folded into `other` (bounded labels).
@@ -87,6 +89,7 @@ export class GatewayMetrics {
     this.ackSeconds = new Histogram({ name: 'fleetgw_command_ack_seconds', help: 'Time from a command\'s first send to the robot\'s ack, by outcome (received, rejected).', labelNames: ['outcome'], buckets: ACK_BUCKETS, registers });
     gaugeFrom(registers, 'fleetgw_commands_pending', 'Commands in the outbox: not yet acknowledged by their robot.', sources.commandsPending);
     gaugeFrom(registers, 'fleetgw_robots_online', 'Robots with a live control stream (their Hello done).', sources.robotsOnline);
+    if (sources.alertsUnresolved !== undefined) gaugeFrom(registers, 'fleetgw_alerts_unresolved', 'Alerts open or acknowledged (not yet resolved), all fleets.', sources.alertsUnresolved);
 
     const t = cachedRead(sources.telemetry);
     counterFrom(registers, 'fleetgw_telemetry_frames_received_total', 'TelemetryBatch messages received from robots.', () => t().framesIn);

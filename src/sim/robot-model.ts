@@ -49,6 +49,8 @@ export class RobotModel {
   batteryPct: number;
   phase: Phase = 'driving';
   stopReason = '';
+  /** The physical emergency stop button (the sim's SIGUSR1/SIGUSR2 press and release it on every robot). */
+  estopPressed = false;
   commandedMode: CommandedMode = 'autonomous';
   goal: GoToGoal | null = null;
   settings: SimSettings = { max_speed_mps: 2.0, lights_enabled: false, obstacle_sensitivity: 'medium' };
@@ -84,9 +86,20 @@ export class RobotModel {
     this.stopReason = reason;
   }
 
+  /** Someone pressed the emergency stop: the robot halts and reports `estop` until it is released. */
+  pressEstop(): void {
+    this.estopPressed = true;
+    this.stop('estop');
+  }
+
+  /** The emergency stop was released; like a real robot, it holds until told to start. */
+  releaseEstop(): void {
+    this.estopPressed = false;
+  }
+
   /** Resumes the commanded mode after a stop (no effect when not stopped). */
   start(): void {
-    if (this.phase !== 'stopped') return;
+    if (this.phase !== 'stopped' || this.estopPressed) return;
     this.stopReason = '';
     this.resume();
   }
@@ -197,7 +210,7 @@ export class RobotModel {
       voltageV: 42 + (12 * this.batteryPct) / 100,
       charging: this.phase === 'charging',
       mode: this.mode,
-      estop: false,
+      estop: this.estopPressed,
       mission: null, // the mission runner sets it (src/sim/fleet.ts)
       healthLevel: HealthLevel.OK,
       faults: [],

@@ -28,6 +28,7 @@
  *   deviceHealth robotId                   -> DeviceHealthRecord (src/fleet/health)
  *   robotUsage  robotId                    -> RobotUsageRecord (src/fleet/robot-details)
  *   objects     objectId                   -> ObjectRecord (src/fleet/objects)
+ *   alerts      alertId                    -> AlertRecord (src/fleet/alerts)
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -94,6 +95,7 @@ const DATABASES: { readonly [K in keyof StoreDatabases]: true } = {
   robotUsage: true,
   fieldRules: true,
   objects: true,
+  alerts: true,
 };
 
 /** The named databases of the environment (backup verification counts each one). */

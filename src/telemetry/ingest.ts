@@ -73,6 +73,11 @@ export interface TelemetryIngestOptions {
   lowWaterBytes?: number;
   /** A robot's snapshot is written to LMDB at most this often (the newest sample of the interval). Default 1,000 ms. */
   snapshotIntervalMs?: number;
+  /**
+   * Told of each snapshot as it is written (at most once per `snapshotIntervalMs` per robot; the
+   * bytes are a reused buffer, read before returning): the alerts' e-stop and battery check.
+   */
+  onSnapshot?: (robotId: string, value: Uint8Array) => void;
   /** Insert coalescing and retry. */
   insert?: InsertQueueOptions;
   /** Use this store instead of opening chdb/ClickHouse (the caller keeps ownership: close() leaves it open). */
@@ -288,7 +293,7 @@ class Ingest implements TelemetryIngest {
       () => this.acks.snapshot(),
     );
     this.inserts.recover(recovery.blocks);
-    this.snapshots = new SnapshotWriter(opts.store.snapshots, opts.snapshotIntervalMs ?? 1_000);
+    this.snapshots = new SnapshotWriter(opts.store.snapshots, opts.snapshotIntervalMs ?? 1_000, opts.onSnapshot);
   }
 
   push(robotId: string, fleetId: string, bytes: Uint8Array): void {

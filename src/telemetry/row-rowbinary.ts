@@ -135,3 +135,19 @@ export function readRowValues(row: Uint8Array): RowValues {
   if (r.pos !== row.length) throw new Error(`row has ${row.length - r.pos} bytes after its last column`);
   return out;
 }
+
+/**
+ * Reads the columns of a row up to and including `lastColumn` (in table order) and stops there: for
+ * readers that need a few leading columns of a snapshot (alerts read battery and e-stop once per
+ * written snapshot) without decoding the rest.
+ * @throws Error on a row that ends early
+ */
+export function readRowPrefix(row: Uint8Array, lastColumn: string): RowValues {
+  const r = new RowReader(row);
+  const out: RowValues = {};
+  for (const f of SAMPLE_FIELDS) {
+    out[f.column] = r.value(f.rowType);
+    if (f.column === lastColumn) break;
+  }
+  return out;
+}

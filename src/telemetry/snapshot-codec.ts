@@ -6,7 +6,7 @@
  * table is the one definition of its layout. Readers turn it into a `TelemetrySnapshot` with
  * {@link decodeSnapshot}; a snapshot stored as an object by gateways before issue 12 is returned as is.
  */
-import { readRowValues } from './row-rowbinary.js';
+import { readRowPrefix, readRowValues } from './row-rowbinary.js';
 import type { RowValue } from './row-values.js';
 import { HEALTH_LEVEL_NAMES, SAMPLE_FIELDS } from './sample-table.js';
 import type { TelemetrySnapshot } from './snapshot.js';
@@ -56,4 +56,43 @@ export function decodeSnapshot(stored: unknown): TelemetrySnapshot | undefined {
 export function snapshotTsOf(stored: unknown): number | undefined {
   const snap = decodeSnapshot(stored);
   return typeof snap?.tsMs === 'number' ? snap.tsMs : undefined;
+}
+
+/** What alerts read from a robot's snapshot (docs/alerts.md): the e-stop and the battery. */
+export interface SnapshotConditions {
+  fleetId: string;
+  /** Robot clock of the sample. */
+  tsMs: number;
+  batteryPct: number;
+  charging: boolean;
+  estop: boolean;
+}
+
+// The last of the columns SnapshotConditions needs, in table order: reading stops there.
+const CONDITIONS_LAST_COLUMN = (() => {
+  const wanted = new Set(['fleet_id', 'ts_ms', 'battery_pct', 'charging', 'estop']);
+  let last = '';
+  for (const f of SAMPLE_FIELDS) if (wanted.has(f.column)) last = f.column;
+  return last;
+})();
+
+/**
+ * The e-stop and battery of a stored snapshot (the value `snapshots.get()` returns, or the bytes the
+ * snapshot writer puts), reading only the row's leading columns; undefined when there is none or it
+ * cannot be read.
+ */
+export function snapshotConditions(stored: unknown): SnapshotConditions | undefined {
+  if (stored instanceof Uint8Array) {
+    if (stored[0] !== SNAPSHOT_FORMAT) return undefined;
+    let v;
+    try {
+      v = readRowPrefix(stored.subarray(1), CONDITIONS_LAST_COLUMN);
+    } catch {
+      return undefined;
+    }
+    return { fleetId: v.fleet_id as string, tsMs: Number(v.ts_ms), batteryPct: v.battery_pct as number, charging: v.charging === true, estop: v.estop === true };
+  }
+  const snap = decodeSnapshot(stored);
+  if (snap === undefined) return undefined;
+  return { fleetId: snap.fleetId, tsMs: snap.tsMs, batteryPct: snap.battery.percent, charging: snap.battery.charging, estop: snap.estop };
 }

@@ -39,6 +39,12 @@ export class SnapshotWriter {
   constructor(
     private readonly db: Database<unknown, string>,
     private readonly intervalMs = 1_000,
+    /**
+     * Told of each snapshot as it is written (at most once per interval per robot, never per sample):
+     * the alerts' e-stop and battery check. The bytes are the writer's reused buffer: read them before
+     * returning. Must not throw.
+     */
+    private readonly onWritten?: (robotId: string, value: Uint8Array) => void,
   ) {}
 
   /** Takes `row` (a RowBinary row of `robotId` at robot clock `tsMs`; copied, not kept) unless an equal-or-newer one was offered. */
@@ -84,6 +90,7 @@ export class SnapshotWriter {
       // Async put: lmdb-js encodes the value now (the slot may be overwritten right after) and
       // commits all puts of this turn in one transaction.
       this.lastPut = this.db.put(robotId, slot.value.subarray(0, slot.len));
+      this.onWritten?.(robotId, slot.value.subarray(0, slot.len));
     }
     this.dirty.length = 0;
   }

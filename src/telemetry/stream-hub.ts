@@ -53,6 +53,8 @@ interface Sub {
   fleetId: string;
   robots: Set<string> | null;
   dropped: number;
+  /** The ticket's key could read alerts (`fleet:read`) when it asked: `alert` messages go to it. */
+  alerts: boolean;
 }
 
 /** A socket whose ticket scope is known, as the per-key index holds it. */
@@ -201,7 +203,7 @@ export class StreamHub implements LiveSink {
         }
         clearTimeout(timer);
         if (sub === null) {
-          sub = { peer, fleetId, robots: null, dropped: 0 };
+          sub = { peer, fleetId, robots: null, dropped: 0, alerts: scope?.alerts === true };
           let set = this.byFleet.get(fleetId);
           if (!set) this.byFleet.set(fleetId, (set = new Set()));
           set.add(sub);
@@ -263,6 +265,29 @@ export class StreamHub implements LiveSink {
           }
           sub.peer.send(data.subarray(index[i + 1], index[i + 2]));
         }
+      });
+    }
+  }
+
+  /**
+   * Sends an `alert` message (`text`, JSON) to the sockets of `fleetId` that may read alerts and whose
+   * robot filter includes `robotId` (an alert about no robot, e.g. a schedule, goes to every one).
+   * Alerts are rare; a socket at its buffer bound skips it like a sample and is told `dropped`.
+   */
+  publishAlert(fleetId: string, robotId: string | null, text: string): void {
+    const subs = this.byFleet.get(fleetId);
+    if (!subs) return;
+    for (const sub of subs) {
+      if (!sub.alerts) continue;
+      if (robotId !== null && sub.robots !== null && !sub.robots.has(robotId)) continue;
+      sub.peer.cork(() => {
+        this.sendDroppedNotice(sub);
+        if (sub.peer.bufferedAmount() >= this.maxBufferedBytes) {
+          sub.dropped++;
+          this.droppedTotal++;
+          return;
+        }
+        sub.peer.send(text);
       });
     }
   }

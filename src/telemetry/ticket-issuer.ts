@@ -27,6 +27,8 @@ export interface TicketScope {
   fleetId: string;
   /** The API key that asked: its revocation or expiry voids the ticket and the stream it opened. */
   apiKeyId: string;
+  /** The asker may read alerts (`fleet:read`): the stream then also carries `alert` messages. */
+  alerts?: boolean;
 }
 
 export interface IssuedTicket {
@@ -147,7 +149,7 @@ export class TicketIssuer {
     const ticket = randomBytes(32).toString('base64url');
     const expiresAtMs = this.now() + this.ttlMs;
     const key = digest(ticket);
-    this.entries.set(key, { orgId: scope.orgId, fleetId: scope.fleetId, apiKeyId: scope.apiKeyId, expiresAtMs });
+    this.entries.set(key, { orgId: scope.orgId, fleetId: scope.fleetId, apiKeyId: scope.apiKeyId, alerts: scope.alerts === true, expiresAtMs });
     this.byOrg.add(scope.orgId, key);
     this.byKey.add(scope.apiKeyId, key);
     return { ticket, expiresAtMs };
@@ -166,7 +168,7 @@ export class TicketIssuer {
     const now = this.now();
     if (entry.expiresAtMs <= now) return null;
     if (!this.keyUsable(entry.apiKeyId, now)) return null;
-    return { orgId: entry.orgId, fleetId: entry.fleetId, apiKeyId: entry.apiKeyId };
+    return { orgId: entry.orgId, fleetId: entry.fleetId, apiKeyId: entry.apiKeyId, ...(entry.alerts === true ? { alerts: true } : {}) };
   }
 
   /** Voids every outstanding ticket of `apiKeyId` (its key was revoked or expired). Returns how many. */

@@ -84,7 +84,8 @@ beforeAll(async () => {
   readKey = adminJson<{ apiKey: string }>(['create-key', '--data-dir', d.dataDir, '--org', d.orgId, '--permissions', 'robots:read']).apiKey;
   const user = spawnSync(process.execPath, [FLEETGW_BIN, 'admin', 'create-user', '--data-dir', d.dataDir, '--org', d.orgId, '--email', 'ops@acme.test', '--role', 'operator'], { input: USER_PASSWORD, encoding: 'utf8' });
   expect(user.status, user.stderr).toBe(0);
-  gw = await startGatewayProcess(d.dataDir);
+  // Issue 10 part 4 (alerts): every simulated battery (60-100 %) reads below 100, so battery_low alerts exist to read and acknowledge.
+  gw = await startGatewayProcess(d.dataDir, ['--insecure-http'], { FLEETGW_ALERT_BATTERY_LOW_PCT: '100', FLEETGW_ALERT_BATTERY_CLEAR_PCT: '100' });
   base = gw.ready.http;
   const robotsFile = join(d.dataDir, 'sim-robots.json');
   writeFileSync(robotsFile, JSON.stringify(robots));
@@ -595,6 +596,31 @@ describe('every operation, through real HTTP', () => {
     await expectStatus(400, 'getUtilization', { path: ids(), query: { from_ms: now, to_ms: now - 1 } });
     await expectStatus(403, 'getUtilization', { path: ids(), query: { from_ms: now - 60_000, to_ms: now }, key: readKey });
   });
+  // ---- Issue 10 part 4 and part 9 (alerts: fleet:read lists and reads, fleet:write acknowledges) ----
+  it('alerts', async () => {
+    let items: Json[] = [];
+    await until(async () => {
+      items = ((await call('listAlerts', { query: { kind: 'battery_low' } })).body as { items: Json[] }).items;
+      return items.length === 2;
+    }, 20_000, 'a battery_low alert per simulated robot');
+    const first = await expectStatus(200, 'listAlerts', { query: { state: 'open', limit: 1 } });
+    expect(first.items).toHaveLength(1);
+    const rest = await expectStatus(200, 'listAlerts', { query: { state: 'open', limit: 1, cursor: first.next_cursor as string } });
+    expect(rest.items[0].alertId).not.toBe(first.items[0].alertId);
+    // A cursor is bound to its filters.
+    await expectStatus(400, 'listAlerts', { query: { state: 'acknowledged', cursor: first.next_cursor as string } });
+    await expectStatus(400, 'listAlerts', { query: { state: 'closed' } });
+    expect((await expectStatus(200, 'listAlerts', { query: { robot_id: robots[0]!.robotId, kind: 'battery_low' } })).items).toHaveLength(1);
+    await expectStatus(404, 'listAlerts', { path: { fleet_id: randomUUID() } });
+    const alertId = items[0]!.alertId as string;
+    expect((await expectStatus(200, 'getAlert', { path: { alert_id: alertId } })).kind).toBe('battery_low');
+    await expectStatus(404, 'getAlert', { path: { alert_id: randomUUID() } });
+    await expectStatus(403, 'acknowledgeAlert', { path: { alert_id: alertId }, body: {}, key: readKey });
+    await expectStatus(404, 'acknowledgeAlert', { path: { alert_id: randomUUID() }, body: {} });
+    const acked = await expectStatus(200, 'acknowledgeAlert', { path: { alert_id: alertId }, body: { note: 'charging it' } });
+    expect(acked).toMatchObject({ state: 'acknowledged', acknowledgedBy: { apiKeyId: d.apiKeyId }, acknowledgeNote: 'charging it' });
+  });
+  // ---- end of issue 10 part 4 ----
 
   it('returned only errors each operation publishes (x-errors)', () => {
     expect(unpublished).toEqual([]);

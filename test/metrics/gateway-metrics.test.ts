@@ -13,6 +13,7 @@ function sources(over: Partial<ScrapeSources> = {}): { s: ScrapeSources; t: Retu
       stream: () => ({ sockets: 1, droppedSamples: 7 }),
       schedulesArmed: () => 4,
       readiness: () => ({ store: false, lmdb: true }),
+      alertsUnresolved: () => 5,
       ...over,
     },
   };
@@ -48,6 +49,7 @@ describe('GatewayMetrics', () => {
     const second = await m.render();
     expect(line(second, 'fleetgw_telemetry_samples_received_total')).toMatch(/ 900$/);
     expect(line(second, 'fleetgw_robots_online')).toMatch(/ 3$/);
+    expect(line(second, 'fleetgw_alerts_unresolved')).toMatch(/ 5$/);
     expect(line(second, 'fleetgw_commands_pending')).toMatch(/ 2$/);
     expect(line(second, 'fleetgw_stream_samples_dropped_total')).toMatch(/ 7$/);
     expect(line(second, 'fleetgw_ready{check="store"}')).toMatch(/ 0$/);

@@ -40,7 +40,13 @@ export function streamTicketRoutes(deps: StreamTicketDeps): RouteDef[] {
         requireOrg(auth, body.org_id);
         requireFleet(deps.store, auth, body.fleet_id);
         try {
-          const issued = deps.tickets.issue({ orgId: auth.orgId, fleetId: body.fleet_id, apiKeyId: auth.apiKeyId });
+          const issued = deps.tickets.issue({
+            orgId: auth.orgId,
+            fleetId: body.fleet_id,
+            apiKeyId: auth.apiKeyId,
+            // The stream carries alerts only to those who may read them (docs/telemetry-stream.md, alert messages).
+            alerts: auth.permissions.includes('fleet:read'),
+          });
           const out: StreamTicketResponse = { ticket: issued.ticket, url: deps.streamUrl(), expiresAtMs: issued.expiresAtMs };
           return { status: 201, body: out, headers: { 'cache-control': 'no-store' } };
         } catch (e) {

@@ -28,12 +28,12 @@ export const EventView = named('Event', Type.Object(
     eventId: Uuid,
     seq: Type.Integer({ description: 'Global append order: strictly increasing along a timeline, also across restarts.' }),
     atMs: Type.Integer({ description: 'When it happened (Unix ms).' }),
-    kind: Type.String({ description: 'e.g. `template.created`, `operation.paused`, `schedule.accepted`, `run.completed`, `robot.link_conflict`, `robot.link_conflict_cleared`, `robot.updated`, `robot.transferred_out` / `robot.transferred_in` (docs/robot-admin.md), `object.detected`, `object.expired` (docs/objects.md).' }),
+    kind: Type.String({ description: 'e.g. `template.created`, `operation.paused`, `schedule.accepted`, `run.completed`, `robot.link_conflict`, `robot.link_conflict_cleared`, `alert.opened`, `alert.acknowledged`, `alert.resolved`, `robot.updated`, `robot.transferred_out` / `robot.transferred_in` (docs/robot-admin.md), `object.detected`, `object.expired` (docs/objects.md).' }),
     subject: Type.Object(
       {
-        type: Type.Unsafe<'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command' | 'robot' | 'api_key' | 'user' | 'field_rule' | 'object'>({
+        type: Type.Unsafe<'schedule' | 'run' | 'operation' | 'template' | 'feature' | 'command' | 'robot' | 'api_key' | 'user' | 'field_rule' | 'object' | 'alert'>({
           type: 'string',
-          enum: ['schedule', 'run', 'operation', 'template', 'feature', 'command', 'robot', 'api_key', 'user', 'field_rule', 'object'],
+          enum: ['schedule', 'run', 'operation', 'template', 'feature', 'command', 'robot', 'api_key', 'user', 'field_rule', 'object', 'alert'],
           description: '`robot`: the robot\'s link timeline (correlation id = robot id), e.g. `robot.link_conflict`. `api_key` (correlation id = key id) and `user` (correlation id = user id): key management and logins, on the timeline of every fleet the key or user can reach (docs/sessions.md).',
         }),
         id: Type.String(),

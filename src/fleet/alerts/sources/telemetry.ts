@@ -1,0 +1,100 @@
+/**
+ * `estop` and `battery_low` from telemetry, read from each robot's snapshot as the snapshot writer
+ * puts it to LMDB: at most once a second per robot, never per sample (src/telemetry/snapshot-writer.ts).
+ * Only the row's leading columns are read, and only a change of a robot's state raises or clears.
+ *
+ * Battery: below `batteryLowPct` raises, at or above `batteryClearPct` clears (hysteresis, so a
+ * reading hovering at the threshold does not open and resolve alert after alert).
+ *
+ * After a restart the state starts from the unresolved alerts, and {@link TelemetryAlerts.reconcile}
+ * resolves those whose condition the stored snapshot shows cleared.
+ */
+import type { Logger } from 'pino';
+import type { Store } from '../../../store/lmdb.js';
+import { snapshotConditions, type SnapshotConditions } from '../../../telemetry/snapshot-codec.js';
+import type { AlertService } from '../alert-service.js';
+import type { AlertSettings } from '../settings.js';
+
+interface RobotState {
+  estop: boolean;
+  batteryLow: boolean;
+}
+
+export class TelemetryAlerts {
+  /** One entry per robot that reported (bounded by the registered robots). */
+  private readonly robots = new Map<string, RobotState>();
+
+  constructor(
+    private readonly alerts: AlertService,
+    private readonly store: Store,
+    private readonly settings: AlertSettings,
+    private readonly log?: Logger,
+  ) {
+    for (const a of alerts.unresolvedOf()) {
+      if (a.robotId === null || (a.kind !== 'estop' && a.kind !== 'battery_low')) continue;
+      const s = this.stateOf(a.robotId);
+      if (a.kind === 'estop') s.estop = true;
+      else s.batteryLow = true;
+    }
+  }
+
+  /** A snapshot was written (the snapshot writer's hook): the bytes are read now, not kept. */
+  onSnapshot(robotId: string, value: Uint8Array): void {
+    try {
+      const c = snapshotConditions(value);
+      if (c !== undefined) this.apply(robotId, c, Date.now());
+    } catch (err) {
+      this.log?.error({ err, robotId }, 'alerts: reading a snapshot failed');
+    }
+  }
+
+  /** Resolves e-stop and battery alerts whose condition the stored snapshot shows cleared (start-up). */
+  reconcile(): void {
+    for (const a of this.alerts.unresolvedOf()) {
+      if (a.robotId === null || (a.kind !== 'estop' && a.kind !== 'battery_low')) continue;
+      const c = snapshotConditions(this.store.snapshots.get(a.robotId));
+      if (c === undefined) continue;
+      const cleared = a.kind === 'estop' ? !c.estop : c.batteryPct >= this.settings.batteryClearPct;
+      if (!cleared) continue;
+      this.alerts.resolve(a, 'cleared_while_down');
+      const s = this.stateOf(a.robotId);
+      if (a.kind === 'estop') s.estop = false;
+      else s.batteryLow = false;
+    }
+  }
+
+  /** Applies one robot's latest readings (exported for tests through onSnapshot). */
+  private apply(robotId: string, c: SnapshotConditions, at: number): void {
+    const s = this.stateOf(robotId);
+    if (c.estop !== s.estop) {
+      s.estop = c.estop;
+      if (c.estop) {
+        this.alerts.raise({
+          kind: 'estop', fleetId: c.fleetId, conditionKey: robotId, subject: { type: 'robot', id: robotId }, robotId,
+          severity: 'critical', message: 'Emergency stop is pressed.', details: { sampleTsMs: c.tsMs }, atMs: at,
+        });
+      } else {
+        this.alerts.clear(c.fleetId, 'estop', robotId, 'condition_cleared', at);
+      }
+    }
+    const pct = Math.round(c.batteryPct * 10) / 10;
+    if (!s.batteryLow && c.batteryPct < this.settings.batteryLowPct) {
+      s.batteryLow = true;
+      this.alerts.raise({
+        kind: 'battery_low', fleetId: c.fleetId, conditionKey: robotId, subject: { type: 'robot', id: robotId }, robotId,
+        severity: 'warning', message: `Battery at ${pct} %, below ${this.settings.batteryLowPct} %.`,
+        details: { batteryPct: pct, charging: c.charging, thresholdPct: this.settings.batteryLowPct, clearPct: this.settings.batteryClearPct, sampleTsMs: c.tsMs },
+        atMs: at,
+      });
+    } else if (s.batteryLow && c.batteryPct >= this.settings.batteryClearPct) {
+      s.batteryLow = false;
+      this.alerts.clear(c.fleetId, 'battery_low', robotId, 'condition_cleared', at);
+    }
+  }
+
+  private stateOf(robotId: string): RobotState {
+    let s = this.robots.get(robotId);
+    if (s === undefined) this.robots.set(robotId, (s = { estop: false, batteryLow: false }));
+    return s;
+  }
+}
