@@ -5,6 +5,7 @@
  * Each service is built here once and handed to who needs it; no module keeps per-store state of
  * its own.
  */
+import { AdvertisedProfiles } from '../commands/advertised.js';
 import { pino, type Logger } from 'pino';
 import { REMOVED_ROUTES } from '../api/removed-routes.js';
 import { CommandService } from '../commands/service.js';
@@ -194,6 +195,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     link.listen({ onTelemetry: (robotId, fleetId, bytes) => ingest.push(robotId, fleetId, bytes) });
     link.listen({ onOnline: (robotId) => online.add(robotId), onOffline: (robotId) => online.delete(robotId) });
     ingest.onBackpressure((paused) => link.setReadPaused(paused));
+    const advertised = new AdvertisedProfiles(link);
     ingest.onBackpressure((paused) => metrics.backpressure(paused));
     commands = new CommandService({
       ...overrides.commands,
@@ -243,7 +245,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     let streamUrl = '';
     let httpUrl = '';
     const { routes } = buildRoutes({
-      store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, ready: () => ready.ready(), log: logFor('api'),
+      store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, advertised, ready: () => ready.ready(), log: logFor('api'),
       sessions, secureCookies: tlsFiles !== null,
     });
     const router = createRouter(routes, {

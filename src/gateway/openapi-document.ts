@@ -5,6 +5,7 @@
  * dependencies to exist, not to run, so nothing listens, no scheduler starts and the dir is removed.
  * The document's server is the relative `/` (openapi.ts RELATIVE_SERVER).
  */
+import { AdvertisedProfiles } from '../commands/advertised.js';
 import { pino } from 'pino';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,7 +39,7 @@ export async function withOfflineRoutes<T>(use: (built: ReturnType<typeof buildR
     const runtime = new OperationRuntime(store, { log });
     const missions = new MissionScheduling({ store, events, link, commands, gate: runtimeGate(runtime), log });
     try {
-      return use(buildRoutes({ store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, ready: () => false, log, sessions: new SessionService(store), secureCookies: true }));
+      return use(buildRoutes({ store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, advertised: new AdvertisedProfiles(link), ready: () => false, log, sessions: new SessionService(store), secureCookies: true }));
     } finally {
       missions.stop();
       runtime.close();

@@ -17,6 +17,8 @@ import { featureRoutes } from '../api/routes/features.js';
 import { templateRoutes } from '../api/routes/templates.js';
 import { missionRuntimeRoutes } from '../api/routes/mission-runtime.js';
 import { missionToolRoutes } from '../api/routes/mission-tools.js';
+import { agentReadRoutes } from '../api/routes/agent-read.js';
+import type { AdvertisedProfiles } from '../commands/advertised.js';
 import { fleetRoutes } from '../api/routes/fleets.js';
 import { healthRoutes } from '../api/routes/health.js';
 import { meRoutes } from '../api/routes/me.js';
@@ -53,6 +55,8 @@ export interface RouteDeps {
   runtime: OperationRuntime;
   /** Schedules, the scheduler and mission runs (src/missions/scheduling/scheduling-service.ts). */
   missions?: MissionScheduling;
+  /** What each robot advertised in its latest Hello (the Agent read tools describe it). */
+  advertised: AdvertisedProfiles;
   /** Readiness behind GET /readyz (src/gateway/readiness.ts). */
   ready: () => boolean;
   log?: Logger;
@@ -116,6 +120,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
       ? [
           ...missionToolRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, missions: deps.missions, runtime: deps.runtime }),
           ...missionRuntimeRoutes({ store: deps.store, missions: deps.missions, link: deps.link }),
+          ...agentReadRoutes({ store: deps.store, link: deps.link, missions: deps.missions, advertised: deps.advertised, commands: deps.commands }),
         ]
       : []),
   ];
