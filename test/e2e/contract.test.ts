@@ -483,6 +483,12 @@ describe('every operation, through real HTTP', () => {
     expect(new Set(every.items.map((i: Json) => i.kind))).toEqual(new Set(['robot', 'feature', 'operation', 'mission_template', 'scheduled_mission', 'mission_history']));
     // The one command schedule was cancelled: listed only when asked for.
     expect((await expectStatus(200, 'queryEntities', { body: { ...ids(), kind: 'scheduled_command', status: 'cancelled' } })).items).toHaveLength(1);
+    // Every non-mission command can be scheduled (issue 11 part 3); the row shows it back.
+    const invoke = { action: 'invoke_action', robot_ids: [r0], action_name: 'beep', arguments: { durationMs: 100 } };
+    await expectStatus(201, 'scheduleCommand', { body: { ...ids(), command: invoke, schedule: { timezone: 'UTC', startTimeMs: later(3_600_000), kind: 'once' } }, idem: randomUUID() });
+    await expectStatus(400, 'scheduleCommand', { body: { ...ids(), command: { action: 'force_reset', robot_ids: [r0, robots[1]!.robotId] } }, idem: randomUUID() });
+    const scheduled = await expectStatus(200, 'queryEntities', { body: { ...ids(), kind: 'scheduled_command', action: 'invoke_action' } });
+    expect(scheduled.items[0].command).toEqual({ action: 'invoke_action', action_name: 'beep', arguments: { durationMs: 100 } });
     await expectStatus(400, 'queryEntities', { body: { ...ids(), kind: 'feature', online: true } });
     await expectStatus(503, 'queryEntities', { body: { ...ids(), kind: 'fault' } });
     await expectStatus(403, 'queryEntities', { body: { ...ids(), kind: 'feature' }, key: readKey });

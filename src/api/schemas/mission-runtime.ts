@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, Uuid } from './common.js';
-import { AckWaitProps, DeliveryObject } from './control-robot.js';
+import { AckWaitProps, ActionArguments, DeliveryObject, SettingValues } from './control-robot.js';
 import { CursorParam, LimitParam, Page, type ListLimit } from './list.js';
 import { ScheduleKindSchema, ScheduledCommand, ScheduleStateSchema } from './mission-tools.js';
 import { named } from './named.js';
@@ -155,6 +155,9 @@ export const ScheduledCommandView = named('ScheduledCommandSpec', Type.Object(
     action: ScheduledCommand.properties.action,
     mode: Type.Optional(Type.String({ description: 'With `mode`.' })),
     reason: Type.Optional(Type.String({ description: 'With `stop`, when given.' })),
+    action_name: Type.Optional(Type.String({ description: 'With `invoke_action`.' })),
+    arguments: Type.Optional(ActionArguments),
+    settings: Type.Optional(SettingValues),
   },
   { additionalProperties: false },
 ));
