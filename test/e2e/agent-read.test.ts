@@ -35,7 +35,7 @@ describe('Agent read tools over HTTP', () => {
   };
 
   beforeAll(async () => {
-    for (const name of ['Mower Alpha', 'mower alpha']) robots.push(adminJson(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', name]) as never);
+    for (const name of ['Mower Alpha', 'mower alpha']) robots.push(adminJson<{ robotId: string; robotToken: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', name]));
     offline = adminJson(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'Parked']).robotId!;
     inactive = adminJson(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'Spare', '--inactive']).robotId!;
     const other = adminJson(['create-fleet', '--data-dir', d.dataDir, '--org', d.orgId, '--name', 'Other']).fleetId!;

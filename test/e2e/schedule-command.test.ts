@@ -44,7 +44,7 @@ describe('schedule-command over HTTP', () => {
   }
 
   beforeAll(async () => {
-    robot = adminJson(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'sim']) as never;
+    robot = adminJson<{ robotId: string; robotToken: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'sim']);
     offline = adminJson(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'parked']).robotId!;
     gw = await startGatewayProcess(d.dataDir);
     sim = await startSim(d.dataDir, gw.ready.grpc, [robot], 10);

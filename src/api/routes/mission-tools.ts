@@ -226,7 +226,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       if (c.mode !== undefined) command.mode = c.mode;
       if (c.reason !== undefined) command.reason = c.reason;
       if (c.action_name !== undefined) command.actionName = c.action_name;
-      if (c.arguments !== undefined) command.arguments = c.arguments as ScheduledCommandRecord['arguments'];
+      if (c.arguments !== undefined) command.arguments = c.arguments;
       if (c.settings !== undefined) command.settings = c.settings;
       return commitSchedule(commit, {
         orgId: fleet.orgId, fleetId: fleet.fleetId, target: { type: 'command', command }, robotIds, schedule: spec,
