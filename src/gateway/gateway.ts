@@ -5,6 +5,7 @@
  * Each service is built here once and handed to who needs it; no module keeps per-store state of
  * its own.
  */
+import { ensureRobotNameIndex } from '../store/robot-names.js';
 import { AdvertisedProfiles } from '../commands/advertised.js';
 import { pino, type Logger } from 'pino';
 import { REMOVED_ROUTES } from '../api/removed-routes.js';
@@ -207,6 +208,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
 
     const runtime = new OperationRuntime(store, { log: logFor('missions') });
     runtime.loadAll();
+    // Robots registered before the name index existed get their keys (resolve reads only the index).
+    await ensureRobotNameIndex(store);
     const stopPurger = startIdempotencyPurger(store, { log: logFor('idempotency') });
     // Schedules fire only after the runtime has loaded every operation (the dispatch gate reads it).
     missions = new MissionScheduling({

@@ -8,12 +8,14 @@ import { indexRange, keyPrefix, lastSegment } from './keys.js';
 import { keysetOver, type Keyset } from './keyset.js';
 import type { Store } from './lmdb.js';
 import type { ApiKeyRecord, FleetRecord, OrgRecord, RobotRecord } from './records.js';
+import { putRobotNameKey } from './robot-names.js';
 import { mintApiKey, mintRobotToken } from './secrets.js';
 
 /*
  * Index keys of the identity records (in `index`; this module alone builds them):
  *   fleetsByOrg/<orgId>/<fleetId>
  *   robotsByFleet/<fleetId>/<robotId>   every robot of the fleet, active or not
+ *   robotsByName/…                      robot-names.ts (written here with the robot)
  */
 const FLEETS_BY_ORG = 'fleetsByOrg';
 const ROBOTS_BY_FLEET = 'robotsByFleet';
@@ -100,6 +102,7 @@ export function addRobot(store: Store, opts: NewRobotOptions, now = Date.now()):
   store.root.transactionSync(() => {
     store.robots.putSync(record.robotId, record);
     store.index.putSync(`${ROBOTS_BY_FLEET}/${fleet.fleetId}/${record.robotId}`, true);
+    putRobotNameKey(store, record);
   });
   return { record, robotToken: token };
 }

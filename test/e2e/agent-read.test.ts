@@ -48,8 +48,10 @@ describe('Agent read tools over HTTP', () => {
         const res = await api(gw.ready.http, d.apiKey, `/v1/robots/${r.robotId}`);
         return res.body.online === true && res.body.statusTelemetry !== null;
       }, 20_000, `robot ${r.robotId} online with telemetry`);
+      // Its advertised policy is compiled (under a gateway-wide budget: later on a loaded machine).
+      await until(async () => (await tool('control-robot', { ...base(), action: 'mode', robot_id: r.robotId, mode: 'autonomous' })).status === 200, 30_000, `robot ${r.robotId} policy compiled`, 250);
     }
-  }, 90_000);
+  }, 120_000);
 
   afterAll(async () => {
     if (sim && sim.exitCode === null) {

@@ -49,7 +49,12 @@ describe('schedule-command over HTTP', () => {
     gw = await startGatewayProcess(d.dataDir);
     sim = await startSim(d.dataDir, gw.ready.grpc, [robot], 10);
     await until(async () => (await api(gw.ready.http, d.apiKey, `/v1/robots/${robot.robotId}`)).body.online === true, 20_000, 'robot online');
-  }, 60_000);
+    // Its advertised policy is compiled (under a gateway-wide budget: later on a loaded machine), so
+    // a fire's policy check sees the policy rather than "waiting to be compiled".
+    await until(async () => (await api(gw.ready.http, d.apiKey, '/v1/agent/control-robot', {
+      method: 'POST', body: JSON.stringify({ ...base(), action: 'mode', robot_id: robot.robotId, mode: 'autonomous' }),
+    })).status === 200, 30_000, 'policy compiled', 250);
+  }, 90_000);
 
   afterAll(async () => {
     if (sim && sim.exitCode === null) {

@@ -12,6 +12,8 @@ import type { MissionScheduling } from '../../missions/scheduling/scheduling-ser
 import type { RobotLink } from '../../protocol/robot-link.js';
 import type { Keyset } from '../../store/keyset.js';
 import type { Store } from '../../store/lmdb.js';
+import type { RawBytesCache } from '../../store/raw-bytes-cache.js';
+import type { TelemetrySnapshot } from '../../telemetry/snapshot.js';
 import type { FleetRecord } from '../../store/records.js';
 import type { ListLimit } from '../schemas/list.js';
 
@@ -28,6 +30,8 @@ export interface KindDeps {
   missions: MissionScheduling;
   advertised: AdvertisedProfiles;
   commands: Pick<CommandService, 'audit' | 'get'>;
+  /** Latest telemetry snapshots, decoded once per stored version (robot-live.ts `snapshotCache`). */
+  snapshots: Pick<RawBytesCache<TelemetrySnapshot | undefined, unknown>, 'get'>;
 }
 
 /** The validated filter fields of a request (only the ones the kind declares are read). */
@@ -63,8 +67,13 @@ export interface EntityKind<R, V, D = never> {
     /** True when `id` may be left out. */
     idOptional?: boolean;
   };
-  /** The names `resolve` matches (absent: the kind is not resolvable). */
+  /**
+   * The entities `resolve` may match: every named entity of the fleet (a small kind), or, with
+   * `lookup`, only those whose name equals one of `names` ignoring case (a large kind with a name
+   * index). Neither: the kind is not resolvable.
+   */
   names?(deps: KindDeps, fleet: Readonly<FleetRecord>): Iterable<Named>;
+  lookup?(deps: KindDeps, fleet: Readonly<FleetRecord>, names: readonly string[]): Iterable<Named>;
 }
 
 /** A kind with its record and view types erased (what the registry holds). */

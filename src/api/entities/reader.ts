@@ -109,14 +109,23 @@ export class EntityReader {
     if (explicit) for (const n of names) requirePermission(auth, kindOf(n).permission);
     requireOrg(auth, body.org_id);
     const fleet = requireFleet(this.deps.store, auth, body.fleet_id);
-    // One pass over each kind's names, whatever the number of names asked.
+    // Every entity whose name equals an asked name ignoring case, once: a kind with a name index
+    // looks the names up, a small kind is read once whatever the number of names.
+    const asked = [...new Set(body.names.map((n) => n.toLowerCase()))];
+    const wanted = new Set(asked);
     const exact = new Map<string, { kind: KindName; id: string; name: string }[]>();
     const folded = new Map<string, { kind: KindName; id: string; name: string }[]>();
     for (const n of names) {
-      for (const e of kindOf(n).names!(this.deps, fleet)) {
+      const k = kindOf(n);
+      const seen = new Set<string>();
+      const candidates = k.lookup ? k.lookup(this.deps, fleet, asked) : k.names!(this.deps, fleet);
+      for (const e of candidates) {
+        const lower = e.name.toLowerCase();
+        if (!wanted.has(lower) || seen.has(e.id)) continue;
+        seen.add(e.id);
         const hit = { kind: n, id: e.id, name: e.name };
         push(exact, e.name, hit);
-        push(folded, e.name.toLowerCase(), hit);
+        push(folded, lower, hit);
       }
     }
     const out: ResolveResponse = { items: [], unmatched: [] };

@@ -42,7 +42,7 @@ export function kindOf(name: KindName): AnyKind {
 export const DETAIL_KINDS: readonly KindName[] = KINDS.filter((k) => k.detail !== undefined).map((k) => k.name);
 
 /** Kinds `resolve` matches names of, in order. */
-export const RESOLVABLE_KINDS: readonly KindName[] = KINDS.filter((k) => k.names !== undefined).map((k) => k.name);
+export const RESOLVABLE_KINDS: readonly KindName[] = KINDS.filter((k) => k.names !== undefined || k.lookup !== undefined).map((k) => k.name);
 
 /** One filter of `query-entities`: its schema and the kinds that take it. */
 export interface FilterSpec {

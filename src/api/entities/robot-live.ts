@@ -6,6 +6,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { Store } from '../../store/lmdb.js';
+import { RawBytesCache } from '../../store/raw-bytes-cache.js';
 import type { RobotRecord } from '../../store/records.js';
 import { decodeSnapshot } from '../../telemetry/snapshot-codec.js';
 import type { TelemetrySnapshot } from '../../telemetry/snapshot.js';
@@ -34,13 +35,22 @@ export const RobotLiveStatus = named('RobotLiveStatus', Type.Object(
 ));
 export type RobotLiveStatus = Static<typeof RobotLiveStatus>;
 
+/**
+ * Snapshots decoded once per stored version: every read still compares the stored bytes (a newer
+ * sample is seen at once), but a page of robots polled faster than they report skips the row decode.
+ * Bound: one entry per robot, at most `maxEntries`.
+ */
+export function snapshotCache(store: Store, maxEntries = 10_000): RawBytesCache<TelemetrySnapshot | undefined, unknown> {
+  return new RawBytesCache<TelemetrySnapshot | undefined, unknown>(store.snapshots, (stored) => decodeSnapshot(stored), maxEntries);
+}
+
 /** The robot's latest telemetry snapshot, or undefined before its first report. */
-export function snapshotOf(store: Store, robotId: string): TelemetrySnapshot | undefined {
-  return decodeSnapshot(store.snapshots.get(robotId));
+export function snapshotOf(deps: Pick<KindDeps, 'snapshots'>, robotId: string): TelemetrySnapshot | undefined {
+  return deps.snapshots.get(robotId);
 }
 
 /** The robot's live status. */
-export function liveStatus(deps: KindDeps, r: Readonly<RobotRecord>, snap = snapshotOf(deps.store, r.robotId)): RobotLiveStatus {
+export function liveStatus(deps: KindDeps, r: Readonly<RobotRecord>, snap = snapshotOf(deps, r.robotId)): RobotLiveStatus {
   const online = deps.link.isOnline(r.robotId);
   const run = deps.missions.tracker.activeRunOf(r.robotId);
   return {
@@ -61,9 +71,21 @@ export function liveStatus(deps: KindDeps, r: Readonly<RobotRecord>, snap = snap
   };
 }
 
-/** Capabilities of the robot: set at registration plus those its latest Hello advertised, sorted. */
-export function robotCapabilities(deps: KindDeps, r: Readonly<RobotRecord>): string[] {
-  const advertised = deps.missions.tracker.advertisedCapabilities(r.robotId);
-  if (advertised.length === 0) return [...r.capabilities].sort();
-  return [...new Set([...r.capabilities, ...advertised])].sort();
+/**
+ * The merged lists, per record object: the record cache hands out one object per stored version and
+ * the tracker one array per Hello, so an entry is reused exactly while both are unchanged (and goes
+ * with its record object).
+ */
+const NONE: readonly string[] = [];
+const merged = new WeakMap<Readonly<RobotRecord>, { advertised: readonly string[]; capabilities: readonly string[] }>();
+
+/** Capabilities of the robot: set at registration plus those its latest Hello advertised, sorted. Read-only. */
+export function robotCapabilities(deps: KindDeps, r: Readonly<RobotRecord>): readonly string[] {
+  const got = deps.missions.tracker.advertisedCapabilities(r.robotId);
+  const advertised = got.length === 0 ? NONE : got; // a fresh [] for a robot not seen yet
+  const hit = merged.get(r);
+  if (hit !== undefined && hit.advertised === advertised) return hit.capabilities;
+  const capabilities = [...new Set([...r.capabilities, ...advertised])].sort();
+  merged.set(r, { advertised, capabilities });
+  return capabilities;
 }

@@ -12,7 +12,7 @@ import type { KindDeps } from '../entities/kind.js';
 import { EntityReader } from '../entities/reader.js';
 import { permissionTable } from '../entities/registry.js';
 import { parseSchema } from '../entities/kinds/robot.js';
-import { snapshotOf } from '../entities/robot-live.js';
+import { snapshotCache, snapshotOf } from '../entities/robot-live.js';
 import {
   EntityDetail,
   GetEntityBody,
@@ -35,7 +35,8 @@ import {
 const FLEET_ERRORS = ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'forbidden_permission'] as const;
 
 /** The read tool routes. */
-export function agentReadRoutes(deps: KindDeps): RouteDef[] {
+export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] {
+  const deps: KindDeps = { ...given, snapshots: snapshotCache(given.store) };
   const reader = new EntityReader(deps);
   const { store, link, missions, advertised } = deps;
 
@@ -60,7 +61,7 @@ export function agentReadRoutes(deps: KindDeps): RouteDef[] {
     if (include.has('robots')) {
       const page = robotsOf(store, fleet.fleetId, (r) => r.active).page(null, MAX_MAP_ROBOTS);
       out.robots = page.items.map((r) => {
-        const snap = snapshotOf(store, r.robotId);
+        const snap = snapshotOf(deps, r.robotId);
         return {
           robot_id: r.robotId,
           name: r.name,

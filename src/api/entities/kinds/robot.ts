@@ -9,6 +9,7 @@ import { apiError } from '../../../errors/catalog.js';
 import { activeSchedulesOf } from '../../../missions/scheduling/schedules.js';
 import { listTemplates } from '../../../missions/catalog/templates.js';
 import { robotsOf } from '../../../store/identity.js';
+import { robotsNamed } from '../../../store/robot-names.js';
 import type { RobotRecord } from '../../../store/records.js';
 import { FreeForm, Nullable, Uuid } from '../../schemas/common.js';
 import { named } from '../../schemas/named.js';
@@ -158,7 +159,7 @@ function detail(deps: KindDeps, fleetId: string, id: string): RobotDetail {
     fleet_id: r.fleetId,
     active: r.active,
     created_at_ms: r.createdAtMs,
-    capabilities: robotCapabilities(deps, r),
+    capabilities: [...robotCapabilities(deps, r)],
     status: liveStatus(deps, r),
     capability_descriptors: descriptors(deps.advertised.get(r.robotId)),
     current_settings: currentSettings(deps, r),
@@ -190,13 +191,15 @@ export const robotKind = defineKind<Readonly<RobotRecord>, RobotItem, RobotDetai
       return capability === undefined || robotCapabilities(deps, r).includes(capability);
     });
   },
-  view: (deps, r) => ({ kind: 'robot', robot_id: r.robotId, name: r.name, capabilities: robotCapabilities(deps, r), status: liveStatus(deps, r) }),
+  view: (deps, r) => ({ kind: 'robot', robot_id: r.robotId, name: r.name, capabilities: [...robotCapabilities(deps, r)], status: liveStatus(deps, r) }),
   detail: {
     schema: RobotDetail,
     get: (deps, fleet, id) => detail(deps, fleet.fleetId, id!),
   },
-  *names(deps, fleet) {
-    const page = robotsOf(deps.store, fleet.fleetId, (r) => r.active).page(null, Number.MAX_SAFE_INTEGER);
-    for (const r of page.items) yield { id: r.robotId, name: r.name };
+  // Through the name index: a resolve costs per name asked, not per robot of the fleet.
+  *lookup(deps, fleet, names) {
+    for (const name of names) {
+      for (const r of robotsNamed(deps.store, fleet.fleetId, name)) if (r.active) yield { id: r.robotId, name: r.name };
+    }
   },
 });
