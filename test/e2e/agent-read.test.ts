@@ -165,6 +165,10 @@ describe('Agent read tools over HTTP', () => {
     expect((await query({ kind: 'mission_template', capability: 'no_such' })).body.items).toEqual([]);
     const op = await query({ kind: 'operation' });
     expect(op.body.items).toHaveLength(1);
+    // get-runtime-status: the fleet rollup carries the live operation with its steps.
+    const rollup = await tool('get-runtime-status', base());
+    expect(rollup.body.operation).toMatchObject({ operation_id: op.body.items[0].operation_id, epoch: 0 });
+    expect(rollup.body.operation.steps).toEqual([expect.objectContaining({ mission_id: t.body.missionId, enabled: true, active_runs: 0 })]);
 
     const sched = await tool('schedule-mission', {
       ...base(), mission_id: t.body.missionId, robot_ids: [],
