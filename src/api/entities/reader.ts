@@ -10,7 +10,7 @@ import { defineList, type FleetList, type ListQuery } from '../list-reader.js';
 import type { FilterValue } from '../list-cursor.js';
 import type { AnyKind, FilterValues, KindDeps, KindName } from './kind.js';
 import { FILTERS, kindOf, RESOLVABLE_KINDS } from './registry.js';
-import type { GetEntityBody, QueryEntitiesBody, QueryEntitiesResponse, ResolveBody, ResolveResponse } from './schemas.js';
+import type { EntityDetail, GetEntityBody, QueryEntitiesBody, QueryEntitiesResponse, ResolveBody, ResolveResponse } from './schemas.js';
 
 type EntityQuery = ListQuery & FilterValues & { cursor?: string };
 
@@ -89,13 +89,14 @@ export class EntityReader {
    * @throws ApiError 400 `missing_field` (no id where the kind needs one); 403; 404 (unknown or foreign
    *   id); 503 `kind_not_served`
    */
-  get(auth: AuthContext, body: GetEntityBody): unknown {
+  get(auth: AuthContext, body: GetEntityBody): EntityDetail {
     const k = kindOf(body.kind);
     requirePermission(auth, k.permission);
     requireOrg(auth, body.org_id);
     const fleet = requireFleet(this.deps.store, auth, body.fleet_id);
     const detail = k.detail!;
     if (body.id === undefined && detail.idOptional !== true) throw apiError('missing_field', { action: `get-entity of kind ${k.name}`, field: 'id' });
+    // The kind's own detail schema is a member of the EntityDetail union (schemas.ts builds it from the registry).
     return detail.get(this.deps, fleet, body.id);
   }
 

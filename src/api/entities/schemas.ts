@@ -90,6 +90,7 @@ export type GetEntityBody = Static<typeof GetEntityBody>;
 
 const details = KINDS.flatMap((k) => (k.detail?.schema ? [k.detail.schema] : []));
 export const EntityDetail = named('EntityDetail', Type.Union(details, { description: 'The detailed record; `kind` says which.' }));
+export type EntityDetail = Static<typeof EntityDetail>;
 
 export const ResolveBody = named('ResolveRequest', Type.Object(
   {

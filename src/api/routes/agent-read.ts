@@ -129,7 +129,7 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
       body: GetEntityBody,
       responses: { 200: { description: 'The detailed record; `kind` says which.', schema: EntityDetail } },
       errors: [...FLEET_ERRORS, 'missing_field', 'robot_not_found', 'feature_not_found', 'template_not_found', 'operation_not_found', 'entity_not_found', 'kind_not_served'],
-    }).handle(({ auth, body }) => ({ status: 200, body: reader.get(auth, body) as never })),
+    }).handle(({ auth, body }) => ({ status: 200, body: reader.get(auth, body) })),
     defineRoute({
       ...post,
       path: '/v1/agent/resolve',
