@@ -11,17 +11,18 @@
 // measured over a quiet interval of the same run. Figures: bench/README.md.
 //
 //   taskset -c 1 node bench/agent-read.mjs [--robots 1000] [--online 500] [--requests 1000] [--rounds 3] [--server-cpus 0]
-import { mkdtempSync, rmSync } from 'node:fs';
+//                                          [--idle-s 5] [--cpu-prof DIR]
+// --cpu-prof DIR starts the gateway under `node --cpu-prof` (summarize with bench/profile-summary.mjs).
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { runSimFleet } from '../dist/sim/index.js';
 import { openStore } from '../dist/store/lmdb.js';
 import { createApiKey } from '../dist/store/identity.js';
 import { provisionRobots } from './lib/provision.mjs';
 import { cpuSeconds, FLEETGW, machineInfo, parseArgs, spawnNode, stopChild } from './lib/procs.mjs';
 
-const opts = parseArgs(process.argv.slice(2), { robots: 1000, online: 500, requests: 1000, rounds: 3, 'server-cpus': '0', 'idle-s': 5 });
+const opts = parseArgs(process.argv.slice(2), { robots: 1000, online: 500, requests: 1000, rounds: 3, 'server-cpus': '0', 'idle-s': 5, 'cpu-prof': '' });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function pct(sorted, p) {
@@ -49,19 +50,33 @@ async function main() {
     const orgId = fleetRec.orgId;
     await store.close();
 
-    gateway = spawnNode([FLEETGW, 'serve', '--data-dir', dataDir, '--port', '0', '--grpc-port', '0', '--insecure-http', '--log-format', 'json', '--log-level', 'info'], {
+    const profFlags = opts['cpu-prof'] !== '' ? ['--cpu-prof', `--cpu-prof-dir=${opts['cpu-prof']}`] : [];
+    // The log goes to a file: a pipe this busy process drains late would block the gateway's
+    // synchronous log writes and charge that wait to its CPU.
+    const logPath = join(dataDir, 'gateway.log');
+    const logFd = openSync(logPath, 'w');
+    gateway = spawnNode([...profFlags, FLEETGW, 'serve', '--data-dir', dataDir, '--port', '0', '--grpc-port', '0', '--insecure-http', '--log-format', 'json', '--log-level', 'info'], {
       cpus: opts['server-cpus'],
       env: { FLEETGW_RATE_LIMIT_RPS: '100000000', FLEETGW_RATE_LIMIT_BURST: '100000000' },
+      stderrFd: logFd,
     });
-    // Server time per request from the access log, by route, for the block being measured.
-    let collecting = null;
-    createInterface({ input: gateway.stderr }).on('line', (line) => {
-      if (collecting === null || !line.includes('"durationMs"')) return;
-      try {
-        const o = JSON.parse(line);
-        if (typeof o.durationMs === 'number' && o.route) (collecting[o.route] ??= []).push(o.durationMs);
-      } catch { /* not a log line */ }
-    });
+    closeSync(logFd);
+    // Server time per request from the access log, by route, for the block just measured.
+    let logOffset = 0;
+    const durationsSinceLast = () => {
+      const text = readFileSync(logPath, 'utf8');
+      const fresh = text.slice(logOffset, text.lastIndexOf('\n') + 1);
+      logOffset += fresh.length;
+      const byRoute = {};
+      for (const line of fresh.split('\n')) {
+        if (!line.includes('"durationMs"')) continue;
+        try {
+          const o = JSON.parse(line);
+          if (typeof o.durationMs === 'number' && o.route) (byRoute[o.route] ??= []).push(o.durationMs);
+        } catch { /* not a log line */ }
+      }
+      return byRoute;
+    };
     const ready = await gateway.waitJson((o) => o.event === 'ready', 60_000);
 
     fleet = runSimFleet({ grpc: ready.grpc, robots: robots.slice(0, opts.online), hz: 1 });
@@ -100,7 +115,8 @@ async function main() {
     for (const t of Object.values(targets)) for (let i = 0; i < 200; i++) await (await t.call()).arrayBuffer();
     for (let round = 0; round < opts.rounds; round++) {
       for (const [name, t] of Object.entries(targets)) {
-        collecting = {};
+        await sleep(300);
+        durationsSinceLast(); // skip what came before the block
         const c0 = cpuSeconds(gateway.pid);
         const t0 = performance.now();
         for (let i = 0; i < opts.requests; i++) {
@@ -112,10 +128,9 @@ async function main() {
         }
         const wall = (performance.now() - t0) / 1000;
         const cpu = cpuSeconds(gateway.pid) - c0 - idleRate * wall;
-        await sleep(300); // the last access-log lines arrive
-        results[name].server.push(...(collecting[t.route] ?? []));
+        await sleep(300); // the last access-log lines are written
+        results[name].server.push(...(durationsSinceLast()[t.route] ?? []));
         results[name].cpuMsPerReq.push((cpu * 1000) / opts.requests);
-        collecting = null;
       }
     }
 
