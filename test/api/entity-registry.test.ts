@@ -31,19 +31,16 @@ describe('entity kind registry', () => {
 
   it('publishes each filter once, naming the kinds that take it', () => {
     expect(FILTERS.get('capability')?.kinds).toEqual(['robot', 'mission_template']);
-    expect(FILTERS.get('robot_id')?.kinds).toEqual(['scheduled_mission', 'scheduled_command', 'mission_history']);
+    expect(FILTERS.get('robot_id')?.kinds).toEqual(['scheduled_mission', 'scheduled_command', 'fault', 'mission_history', 'object']);
+    expect(FILTERS.get('enabled')?.kinds).toEqual(['mission_template', 'field_rule']);
     const props = filterProperties();
     expect(props.online?.description).toMatch(/Filter of kind robot\.$/);
     expect(props.status?.description).toMatch(/Filter of kinds scheduled_mission, scheduled_command\.$/);
   });
 
-  it('tags closed item and detail schemas with their kind; kinds not served yet have none', () => {
+  it('tags closed item and detail schemas with their kind', () => {
     for (const k of KINDS) {
       const schemas = [k.item, k.detail?.schema ?? null].filter((s) => s !== null);
-      if (['fault', 'field_rule', 'object'].includes(k.name)) {
-        expect(schemas, k.name).toEqual([]);
-        continue;
-      }
       expect(k.item, k.name).not.toBeNull();
       for (const s of schemas) {
         expect(s.additionalProperties, k.name).toBe(false);

@@ -137,19 +137,21 @@ describe('Agent read tools over HTTP', () => {
     expect(report.robot).toMatchObject({ count: 2, truncated: true });
     expect(report.feature).toMatchObject({ count: 2, truncated: true });
     expect(report.operation).toMatchObject({ count: 0, truncated: false });
-    expect(report.fault).toMatchObject({ count: 0, truncated: false, error: { code: 'unavailable' } });
+    expect(report.fault).toEqual({ kind: 'fault', count: 0, truncated: false });
     expect(res.body.items.filter((i: any) => i.kind === 'robot')).toHaveLength(2);
     const paged = await query({ kinds: ['robot', 'feature'], cursor: 'abc' });
     expect(paged.status).toBe(400);
   });
 
-  it('refuses kinds not served yet honestly (503), not with an empty list', async () => {
+  it('serves the fleet-model kinds (fault, field_rule, object) from their modules', async () => {
     for (const kind of ['fault', 'field_rule', 'object']) {
       const res = await query({ kind });
-      expect(res.status).toBe(503);
-      expect(res.body).toMatchObject({ code: 'unavailable' });
-      expect(res.body.error).toMatch(new RegExp(kind));
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body).toEqual({ items: [], next_cursor: null });
     }
+    expect((await query({ kind: 'fault', active: true, robot_id: robots[0]!.robotId })).status).toBe(200);
+    expect((await query({ kind: 'object', object_class: 'pallet', source: 'robot' })).status).toBe(200);
+    expect((await query({ kind: 'field_rule', enabled: true, type: 'keep_out' })).status).toBe(200);
   });
 
   it('lists templates, schedules and the operation, and mission history needs history:read', async () => {
@@ -246,7 +248,7 @@ describe('Agent read tools over HTTP', () => {
     const wrongOp = await tool('get-entity', { ...base(), kind: 'operation', id: randomUUID() });
     expect(wrongOp.status).toBe(404);
     const rule = await tool('get-entity', { ...base(), kind: 'field_rule', id: randomUUID() });
-    expect(rule.status).toBe(503);
+    expect(rule.status).toBe(404);
     const badKind = await tool('get-entity', { ...base(), kind: 'mission_history', id: randomUUID() });
     expect(badKind.status).toBe(400);
   });
@@ -275,7 +277,8 @@ describe('Agent read tools over HTTP', () => {
     expect((await tool('get-map-context', { ...base(), include: ['robots'], bbox: [5, 95, 6, 96] })).status).toBe(400);
     expect((await tool('get-map-context', { ...base(), include: ['robots'], bbox: [6, 50, 5, 51] })).status).toBe(400);
     expect((await tool('get-map-context', { ...base(), include: 'robots' })).status).toBe(400);
-    expect((await tool('get-map-context', { ...base(), include: ['field_rules'] })).status).toBe(503);
+    const zones = await tool('get-map-context', { ...base(), include: ['field_rules', 'objects'] });
+    expect(zones.body).toEqual({ bbox_applied: false, field_rules: [], objects: [], truncated: [] });
   });
 
   it('explain-capability: robots advertising an action, their state and the arguments it takes', async () => {

@@ -490,7 +490,7 @@ describe('every operation, through real HTTP', () => {
     const scheduled = await expectStatus(200, 'queryEntities', { body: { ...ids(), kind: 'scheduled_command', action: 'invoke_action' } });
     expect(scheduled.items[0].command).toEqual({ action: 'invoke_action', action_name: 'beep', arguments: { durationMs: 100 } });
     await expectStatus(400, 'queryEntities', { body: { ...ids(), kind: 'feature', online: true } });
-    await expectStatus(503, 'queryEntities', { body: { ...ids(), kind: 'fault' } });
+    await expectStatus(200, 'queryEntities', { body: { ...ids(), kind: 'fault', active: true } });
     await expectStatus(403, 'queryEntities', { body: { ...ids(), kind: 'feature' }, key: readKey });
 
     for (const [kind, id] of [['robot', r0], ['feature', state.featureId], ['mission_template', state.missionId]] as const) {
@@ -498,7 +498,7 @@ describe('every operation, through real HTTP', () => {
     }
     expect((await expectStatus(200, 'getEntity', { body: { ...ids(), kind: 'operation' } })).kind).toBe('operation');
     await expectStatus(404, 'getEntity', { body: { ...ids(), kind: 'robot', id: randomUUID() } });
-    await expectStatus(503, 'getEntity', { body: { ...ids(), kind: 'object', id: randomUUID() } });
+    await expectStatus(404, 'getEntity', { body: { ...ids(), kind: 'object', id: randomUUID() } });
 
     const resolved = await expectStatus(200, 'resolve', { body: { ...ids(), names: ['SIM0', 'nobody'] } });
     expect(resolved.items[0]).toMatchObject({ kind: 'robot', id: r0, match: 'case_insensitive' });
@@ -508,7 +508,7 @@ describe('every operation, through real HTTP', () => {
     const map = await expectStatus(200, 'getMapContext', { body: { ...ids(), include: ['robots', 'features'], bbox: [4, 51, 6, 53] } });
     expect(map.robots.find((r: Json) => r.robot_id === r0).latitude).toEqual(expect.any(Number));
     await expectStatus(400, 'getMapContext', { body: { ...ids(), include: [] } });
-    await expectStatus(503, 'getMapContext', { body: { ...ids(), include: ['objects'] } });
+    await expectStatus(200, 'getMapContext', { body: { ...ids(), include: ['objects', 'field_rules'] } });
 
     const beep = await expectStatus(200, 'explainCapability', { body: { ...ids(), capability: 'beep' } });
     expect(beep.items[0].robots).toHaveLength(2);

@@ -60,7 +60,7 @@ export interface EntityKind<R, V, D = never> {
   view(deps: KindDeps, r: R): V;
   /** `get-entity` for the kind: the schema of its detailed record and the lookup (404 for unknown or foreign ids). */
   detail?: {
-    /** null: the kind is not served yet (kinds/pending.ts). */
+    /** null: the kind has no detailed form yet. */
     schema: TSchema | null;
     /** `id` is undefined only where the kind allows it (the fleet's one operation). */
     get(deps: KindDeps, fleet: Readonly<FleetRecord>, id: string | undefined): D;

@@ -5,6 +5,8 @@
  */
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
+import { fieldRulesOf } from '../../fleet/field-rules/index.js';
+import { objectsOf } from '../../fleet/objects/object-store.js';
 import { listFeatures } from '../../missions/catalog/features.js';
 import { robotsOf } from '../../store/identity.js';
 import { defineRoute, type ContextFor } from '../define-route.js';
@@ -54,9 +56,6 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
     }
     requireOrg(auth, body.org_id);
     const fleet = requireFleet(store, auth, body.fleet_id);
-    for (const part of ['field_rules', 'objects'] as const) {
-      if (include.has(part)) throw apiError('kind_not_served', { kind: part === 'field_rules' ? 'field_rule' : 'object', detail: 'its module is not part of this gateway build yet' });
-    }
     const out: MapContextResponse = { bbox_applied: false, truncated: [] };
     if (include.has('robots')) {
       const page = robotsOf(store, fleet.fleetId, (r) => r.active).page(null, MAX_MAP_ROBOTS);
@@ -77,6 +76,18 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
       const all = listFeatures(store, fleet.fleetId);
       out.features = all.slice(0, MAX_MAP_FEATURES).map((f) => ({ feature_id: f.featureId, name: f.name, geometry: f.geometry, locked: f.locked }));
       if (all.length > MAX_MAP_FEATURES) out.truncated.push('features');
+    }
+    if (include.has('field_rules')) {
+      const page = fieldRulesOf(store, fleet.fleetId).page(null, MAX_MAP_FEATURES);
+      out.field_rules = page.items.map((r) => ({ directive_id: r.directiveId, name: r.name, type: r.type, enabled: r.enabled, geometry: r.geometry }));
+      if (page.more) out.truncated.push('field_rules');
+    }
+    if (include.has('objects')) {
+      const page = objectsOf(store, fleet.fleetId).page(null, MAX_MAP_ROBOTS);
+      out.objects = page.items.map((o) => ({
+        object_id: o.objectId, object_class: o.objectClass, latitude: o.position.latitude, longitude: o.position.longitude, elevation_m: o.position.elevationM, geometry: o.geometry,
+      }));
+      if (page.more) out.truncated.push('objects');
     }
     return { status: 200, body: out };
   }
@@ -118,7 +129,7 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
       auth: 'any',
       body: QueryEntitiesBody,
       responses: { 200: { description: 'One page of one kind, or the items of several kinds with a report per kind.', schema: QueryEntitiesResponse } },
-      errors: [...FLEET_ERRORS, 'invalid_body', 'cursor_invalid', 'kind_not_served'],
+      errors: [...FLEET_ERRORS, 'invalid_body', 'cursor_invalid'],
     }).handle(({ auth, body }) => ({ status: 200, body: reader.query(auth, body as QueryBody) })),
     defineRoute({
       ...post,
@@ -128,7 +139,7 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
       auth: 'any',
       body: GetEntityBody,
       responses: { 200: { description: 'The detailed record; `kind` says which.', schema: EntityDetail } },
-      errors: [...FLEET_ERRORS, 'missing_field', 'robot_not_found', 'feature_not_found', 'template_not_found', 'operation_not_found', 'entity_not_found', 'kind_not_served'],
+      errors: [...FLEET_ERRORS, 'missing_field', 'robot_not_found', 'feature_not_found', 'template_not_found', 'operation_not_found', 'entity_not_found', 'field_rule_not_found', 'object_not_found'],
     }).handle(({ auth, body }) => ({ status: 200, body: reader.get(auth, body) })),
     defineRoute({
       ...post,
@@ -148,7 +159,7 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
       auth: 'operations:read',
       body: MapContextBody,
       responses: { 200: { description: 'The included parts.', schema: MapContextResponse } },
-      errors: [...FLEET_ERRORS, 'invalid_body', 'kind_not_served'],
+      errors: [...FLEET_ERRORS, 'invalid_body'],
     }).handle(mapContext),
     defineRoute({
       ...post,

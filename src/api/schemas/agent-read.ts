@@ -34,8 +34,7 @@ export const MapContextBody = named('MapContextRequest', Type.Object(
   {
     additionalProperties: false,
     description:
-      'Needs operations:read, plus robots:read for `robots` and `objects` and features:read for `features` and `field_rules`. `field_rules` and ' +
-      '`objects` answer 503 `kind_not_served` until their modules are part of the build.',
+      'Needs operations:read, plus robots:read for `robots` and `objects` and features:read for `features` and `field_rules`.',
   },
 ));
 export type MapContextBody = Static<typeof MapContextBody>;
@@ -57,11 +56,30 @@ export const MapFeature = named('MapFeature', Type.Object(
   { additionalProperties: false },
 ));
 
+export const MapFieldRule = named('MapFieldRule', Type.Object(
+  { directive_id: Uuid, name: Type.String(), type: Type.String(), enabled: Type.Boolean(), geometry: GeometrySchema },
+  { additionalProperties: false },
+));
+
+export const MapObject = named('MapObject', Type.Object(
+  {
+    object_id: Uuid,
+    object_class: Type.String(),
+    latitude: Type.Number(),
+    longitude: Type.Number(),
+    elevation_m: Nullable(Type.Number()),
+    geometry: Nullable(GeometrySchema),
+  },
+  { additionalProperties: false },
+));
+
 export const MapContextResponse = named('MapContext', Type.Object(
   {
     bbox_applied: Type.Literal(false, { description: 'Always false: the whole fleet is returned.' }),
     robots: Type.Optional(Type.Array(MapRobot, { description: `By robot_id; at most ${MAX_MAP_ROBOTS}.` })),
     features: Type.Optional(Type.Array(MapFeature, { description: `By feature_id; at most ${MAX_MAP_FEATURES}.` })),
+    field_rules: Type.Optional(Type.Array(MapFieldRule, { description: `By directive_id; at most ${MAX_MAP_FEATURES}.` })),
+    objects: Type.Optional(Type.Array(MapObject, { description: `Newest first; at most ${MAX_MAP_ROBOTS}.` })),
     truncated: Type.Array(Type.Unsafe<MapInclude>({ type: 'string', enum: [...MAP_INCLUDES] }), { description: 'Includes cut at their bound.' }),
   },
   { additionalProperties: false, description: 'Only the included parts are present.' },

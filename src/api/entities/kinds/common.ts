@@ -17,6 +17,7 @@ export const AGENT_LIST_LIMIT: ListLimit = { default: 100, max: 500 };
  */
 export const CapabilityFilter = Type.String({ minLength: 1, maxLength: 64, description: 'Only robots advertising (robot) or templates requiring (mission_template) this capability.' });
 export const RobotIdFilter = Uuid;
+export const EnabledFilter = Type.Boolean({ description: 'Only enabled (true) or disabled (false) ones.' });
 export const ScheduleStatusFilter = Type.Unsafe<ScheduleState>({
   type: 'string',
   enum: [...SCHEDULE_STATES],

@@ -8,7 +8,7 @@ import type { TemplateRecord } from '../../../missions/catalog/records.js';
 import { FreeForm, Nullable, Uuid } from '../../schemas/common.js';
 import { named } from '../../schemas/named.js';
 import { defineKind } from '../kind.js';
-import { AGENT_LIST_LIMIT, CapabilityFilter, KindTag } from './common.js';
+import { AGENT_LIST_LIMIT, CapabilityFilter, EnabledFilter, KindTag } from './common.js';
 
 const common = {
   mission_id: Uuid,
@@ -61,7 +61,7 @@ export const missionTemplateKind = defineKind<TemplateRecord, MissionTemplateIte
   permission: 'missions:read',
   describe: 'the fleet\'s mission templates, by mission_id; filters enabled, capability, feature_id',
   filters: {
-    enabled: Type.Boolean({ description: 'Only enabled (true) or disabled (false) templates.' }),
+    enabled: EnabledFilter,
     capability: CapabilityFilter,
     feature_id: Uuid,
   },
