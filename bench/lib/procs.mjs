@@ -33,13 +33,15 @@ function hookExit() {
 
 /**
  * Spawns `node args...`, pinned with `taskset -c cpus` when `cpus` is given (taskset execs node, so
- * the pid is node's). stdout lines are kept in `child.lines`; stderr goes to `child.stderrText`.
+ * the pid is node's). stdout lines are kept in `child.lines`; stderr goes to `child.stderrText`, or to
+ * the open file descriptor `stderrFd` (a file never blocks the child's synchronous log writes, as a pipe
+ * the parent drains late can).
  */
-export function spawnNode(args, { cpus, env, cwd = ROOT } = {}) {
+export function spawnNode(args, { cpus, env, cwd = ROOT, stderrFd } = {}) {
   hookExit();
   const cmd = cpus !== undefined && cpus !== null ? 'taskset' : process.execPath;
   const argv = cpus !== undefined && cpus !== null ? ['-c', String(cpus), process.execPath, ...args] : args;
-  const child = spawn(cmd, argv, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, argv, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', stderrFd ?? 'pipe'] });
   children.add(child);
   child.lines = [];
   child.stderrText = '';
@@ -48,7 +50,7 @@ export function spawnNode(args, { cpus, env, cwd = ROOT } = {}) {
     child.lines.push(line);
     for (const w of [...waiters]) w(line);
   });
-  child.stderr.on('data', (d) => {
+  child.stderr?.on('data', (d) => {
     child.stderrText += d.toString();
     if (child.stderrText.length > 1e6) child.stderrText = child.stderrText.slice(-5e5);
   });

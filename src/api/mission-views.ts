@@ -55,7 +55,14 @@ export function toScheduleRow(s: ScheduleRecord): ScheduleRow {
     template_mission_id: s.target.type === 'mission' ? s.target.missionId : null,
     command: command === null
       ? null
-      : { action: command.action, ...(command.mode !== undefined ? { mode: command.mode } : {}), ...(command.reason !== undefined ? { reason: command.reason } : {}) },
+      : {
+          action: command.action,
+          ...(command.mode !== undefined ? { mode: command.mode } : {}),
+          ...(command.reason !== undefined ? { reason: command.reason } : {}),
+          ...(command.actionName !== undefined ? { action_name: command.actionName } : {}),
+          ...(command.arguments !== undefined ? { arguments: command.arguments } : {}),
+          ...(command.settings !== undefined ? { settings: command.settings } : {}),
+        },
     robot_ids: s.robotIds,
     schedule: s.schedule === null ? null : { owner: s.schedule.owner, timezone: s.schedule.timezone, startTimeMs: s.schedule.startTimeMs, kind: s.schedule.kind },
     status: scheduleState(s),

@@ -79,6 +79,8 @@ export const ERROR_CATALOG = {
   robot_not_active_member: { code: 'not_found', status: 404, template: 'Robot {robotId} is not an active member of the fleet.' },
   feature_not_found: { code: 'not_found', status: 404, template: 'Feature {featureId} was not found.' },
   template_not_found: { code: 'not_found', status: 404, template: 'Mission template {missionId} was not found.' },
+  entity_not_found: { code: 'not_found', status: 404, template: 'No {kind} {id} in this fleet.' },
+  kind_not_served: { code: 'unavailable', status: 503, template: 'Entity kind {kind} is not served: {detail}.' },
   operation_not_found: { code: 'not_found', status: 404, template: 'Fleet {fleetId} has no operation yet; it is created with the first mission template.' },
   feature_in_use: { code: 'conflict', status: 409, template: 'Feature {featureId} is used by mission template {missionId}.' },
   object_not_found: { code: 'not_found', status: 404, template: 'Tracked object {objectId} was not found.' },

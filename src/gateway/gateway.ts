@@ -5,6 +5,8 @@
  * Each service is built here once and handed to who needs it; no module keeps per-store state of
  * its own.
  */
+import { ensureRobotNameIndex } from '../store/robot-names.js';
+import { AdvertisedProfiles } from '../commands/advertised.js';
 import { pino, type Logger } from 'pino';
 import { REMOVED_ROUTES } from '../api/removed-routes.js';
 import { CommandService } from '../commands/service.js';
@@ -254,6 +256,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // Distance and operating time of online robots, from their telemetry snapshots.
     const usageMeter = new UsageMeter(store, { online: () => online, log: logFor('fleet') });
     ingest.onBackpressure((paused) => link.setReadPaused(paused));
+    const advertised = new AdvertisedProfiles(link);
     ingest.onBackpressure((paused) => metrics.backpressure(paused));
     commands = new CommandService({
       ...overrides.commands,
@@ -274,6 +277,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
 
     const runtime = new OperationRuntime(store, { log: logFor('missions') });
     runtime.loadAll();
+    // Robots registered before the name index existed get their keys (resolve reads only the index).
+    await ensureRobotNameIndex(store);
     const stopPurger = startIdempotencyPurger(store, { log: logFor('idempotency') });
     // Schedules fire only after the runtime has loaded every operation (the dispatch gate reads it).
     missions = new MissionScheduling({
@@ -322,7 +327,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       return undefined;
     });
     const { routes } = buildRoutes({
-      store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, objects, ready: () => ready.ready(), log: logFor('api'),
+      store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, objects, advertised, ready: () => ready.ready(), log: logFor('api'),
       sessions, secureCookies: tlsFiles !== null, fieldRules, alerts: alerts.service, ...(apiDocs ? { apiDocs } : {}),
       usage: (id) => usageMeter.usage(id),
       ...(ingest.sampleStore.select !== undefined ? { telemetrySelect: (q) => ingest.sampleStore.select!(q) } : {}),

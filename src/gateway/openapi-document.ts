@@ -5,6 +5,7 @@
  * dependencies to exist, not to run, so nothing listens, no scheduler starts and the dir is removed.
  * The document's server is the relative `/` (openapi.ts RELATIVE_SERVER).
  */
+import { AdvertisedProfiles } from '../commands/advertised.js';
 import { pino } from 'pino';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,7 +46,7 @@ export async function withOfflineRoutes<T>(use: (built: ReturnType<typeof buildR
     const objects = new ObjectTracker(store, events, link, { ttlMs: 60_000, log });
     try {
       return use(buildRoutes({
-        store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, objects, ready: () => false, log,
+        store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, objects, advertised: new AdvertisedProfiles(link), ready: () => false, log,
         sessions: new SessionService(store), secureCookies: true, fieldRules, alerts: new AlertService({ store, events, log }),
       }));
     } finally {

@@ -19,6 +19,8 @@ import type { FieldRuleService } from '../fleet/field-rules/index.js';
 import { templateRoutes } from '../api/routes/templates.js';
 import { missionRuntimeRoutes } from '../api/routes/mission-runtime.js';
 import { missionToolRoutes } from '../api/routes/mission-tools.js';
+import { agentReadRoutes } from '../api/routes/agent-read.js';
+import type { AdvertisedProfiles } from '../commands/advertised.js';
 import { fleetRoutes } from '../api/routes/fleets.js';
 import { orgRoutes } from '../api/routes/orgs.js';
 import { objectRoutes } from '../api/routes/objects.js';
@@ -70,6 +72,8 @@ export interface RouteDeps {
   missions?: MissionScheduling;
   /** Tracked objects (src/fleet/objects/tracker.ts). */
   objects: ObjectTracker;
+  /** What each robot advertised in its latest Hello (the Agent read tools describe it). */
+  advertised: AdvertisedProfiles;
   /** Readiness behind GET /readyz (src/gateway/readiness.ts). */
   ready: () => boolean;
   log?: Logger;
@@ -168,6 +172,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
       ? [
           ...missionToolRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, missions: deps.missions, runtime: deps.runtime }),
           ...missionRuntimeRoutes({ store: deps.store, missions: deps.missions, link: deps.link }),
+          ...agentReadRoutes({ store: deps.store, link: deps.link, missions: deps.missions, advertised: deps.advertised, commands: deps.commands }),
         ]
       : []),
   ];

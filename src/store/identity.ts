@@ -4,16 +4,18 @@
  * it prints its result.
  */
 import { randomUUID } from 'node:crypto';
-import { indexRange } from './keys.js';
+import { indexRange, keyPrefix, lastSegment } from './keys.js';
 import { keysetOver, type Keyset } from './keyset.js';
 import type { Store } from './lmdb.js';
 import type { ApiKeyRecord, FleetRecord, OrgRecord, RobotRecord } from './records.js';
+import { putRobotNameKey } from './robot-names.js';
 import { mintApiKey, mintRobotToken } from './secrets.js';
 
 /*
  * Index keys of the identity records (in `index`; this module alone builds them):
  *   fleetsByOrg/<orgId>/<fleetId>
  *   robotsByFleet/<fleetId>/<robotId>   every robot of the fleet, active or not
+ *   robotsByName/…                      robot-names.ts (written here with the robot)
  */
 const FLEETS_BY_ORG = 'fleetsByOrg';
 const ROBOTS_BY_FLEET = 'robotsByFleet';
@@ -100,6 +102,7 @@ export function addRobot(store: Store, opts: NewRobotOptions, now = Date.now()):
   store.root.transactionSync(() => {
     store.robots.putSync(record.robotId, record);
     store.index.putSync(`${ROBOTS_BY_FLEET}/${fleet.fleetId}/${record.robotId}`, true);
+    putRobotNameKey(store, record);
   });
   return { record, robotToken: token };
 }
@@ -138,4 +141,16 @@ export function listRobots(store: Store, fleetId: string): RobotRecord[] {
 /** Ids of a fleet's robots (active or not), ordered by id; a key read, nothing decoded. */
 export function fleetRobotIds(store: Store, fleetId: string): string[] {
   return indexRange(store, `${ROBOTS_BY_FLEET}/${fleetId}`);
+}
+
+/**
+ * A fleet's robots (active or not), ordered by id, as a keyset; `where` skips records it refuses
+ * (a list's filters), so a page still holds `limit` matching robots. Records come through the
+ * decode cache (`store.records`).
+ */
+export function robotsOf(store: Store, fleetId: string, where?: (r: Readonly<RobotRecord>) => boolean): Keyset<Readonly<RobotRecord>> {
+  return keysetOver(store.index, { prefix: keyPrefix(ROBOTS_BY_FLEET, fleetId) }, (key) => {
+    const r = store.records.robot(lastSegment(key));
+    return r && r.fleetId === fleetId && (where === undefined || where(r)) ? r : undefined;
+  });
 }

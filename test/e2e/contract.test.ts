@@ -501,6 +501,52 @@ describe('every operation, through real HTTP', () => {
     expect(bySchedule.items.map((e: Json) => e.kind)).toContain('schedule.accepted');
   });
 
+  // --- Issue 11 parts 1-3: the Agent read tools (query-entities, get-entity, resolve, get-map-context, explain-capability) ---
+  it('agent read tools', async () => {
+    const r0 = robots[0]!.robotId;
+    const page = await expectStatus(200, 'queryEntities', { body: { ...ids(), kind: 'robot', limit: 1 } });
+    expect(page.items[0]).toMatchObject({ kind: 'robot', status: { online: true } });
+    await expectStatus(200, 'queryEntities', { body: { ...ids(), kind: 'robot', limit: 1, cursor: page.next_cursor as string } });
+    await expectStatus(400, 'queryEntities', { body: { ...ids(), kind: 'robot', online: true, cursor: page.next_cursor as string } });
+    const every = await expectStatus(200, 'queryEntities', {
+      body: { ...ids(), kinds: ['robot', 'feature', 'operation', 'mission_template', 'scheduled_mission', 'scheduled_command', 'fault', 'mission_history', 'field_rule', 'object'] },
+    });
+    expect(every.kinds).toHaveLength(10);
+    expect(new Set(every.items.map((i: Json) => i.kind))).toEqual(new Set(['robot', 'feature', 'operation', 'mission_template', 'scheduled_mission', 'mission_history']));
+    // The one command schedule was cancelled: listed only when asked for.
+    expect((await expectStatus(200, 'queryEntities', { body: { ...ids(), kind: 'scheduled_command', status: 'cancelled' } })).items).toHaveLength(1);
+    // Every non-mission command can be scheduled (issue 11 part 3); the row shows it back.
+    const invoke = { action: 'invoke_action', robot_ids: [r0], action_name: 'beep', arguments: { durationMs: 100 } };
+    await expectStatus(201, 'scheduleCommand', { body: { ...ids(), command: invoke, schedule: { timezone: 'UTC', startTimeMs: later(3_600_000), kind: 'once' } }, idem: randomUUID() });
+    await expectStatus(400, 'scheduleCommand', { body: { ...ids(), command: { action: 'force_reset', robot_ids: [r0, robots[1]!.robotId] } }, idem: randomUUID() });
+    const scheduled = await expectStatus(200, 'queryEntities', { body: { ...ids(), kind: 'scheduled_command', action: 'invoke_action' } });
+    expect(scheduled.items[0].command).toEqual({ action: 'invoke_action', action_name: 'beep', arguments: { durationMs: 100 } });
+    await expectStatus(400, 'queryEntities', { body: { ...ids(), kind: 'feature', online: true } });
+    await expectStatus(200, 'queryEntities', { body: { ...ids(), kind: 'fault', active: true } });
+    await expectStatus(403, 'queryEntities', { body: { ...ids(), kind: 'feature' }, key: readKey });
+
+    for (const [kind, id] of [['robot', r0], ['feature', state.featureId], ['mission_template', state.missionId]] as const) {
+      expect((await expectStatus(200, 'getEntity', { body: { ...ids(), kind, id } })).kind).toBe(kind);
+    }
+    expect((await expectStatus(200, 'getEntity', { body: { ...ids(), kind: 'operation' } })).kind).toBe('operation');
+    await expectStatus(404, 'getEntity', { body: { ...ids(), kind: 'robot', id: randomUUID() } });
+    await expectStatus(404, 'getEntity', { body: { ...ids(), kind: 'object', id: randomUUID() } });
+
+    const resolved = await expectStatus(200, 'resolve', { body: { ...ids(), names: ['SIM0', 'nobody'] } });
+    expect(resolved.items[0]).toMatchObject({ kind: 'robot', id: r0, match: 'case_insensitive' });
+    expect(resolved.unmatched).toEqual(['nobody']);
+    await expectStatus(400, 'resolve', { body: { ...ids(), names: [] } });
+
+    const map = await expectStatus(200, 'getMapContext', { body: { ...ids(), include: ['robots', 'features'], bbox: [4, 51, 6, 53] } });
+    expect(map.robots.find((r: Json) => r.robot_id === r0).latitude).toEqual(expect.any(Number));
+    await expectStatus(400, 'getMapContext', { body: { ...ids(), include: [] } });
+    await expectStatus(200, 'getMapContext', { body: { ...ids(), include: ['objects', 'field_rules'] } });
+
+    const beep = await expectStatus(200, 'explainCapability', { body: { ...ids(), capability: 'beep' } });
+    expect(beep.items[0].robots).toHaveLength(2);
+    await expectStatus(400, 'explainCapability', { body: { ...ids(), capability: '' } });
+  });
+
   it('user sessions and API-key management', async () => {
     await expectStatus(401, 'createSession', { key: null, body: { email: 'ops@acme.test', password: 'not the password' } });
     const login = await call('createSession', { key: null, body: { email: 'ops@acme.test', password: USER_PASSWORD } });

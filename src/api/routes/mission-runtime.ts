@@ -9,6 +9,7 @@ import type { ContextFor } from '../define-route.js';
 import type { RouteDef } from '../route.js';
 import type { RunRecord } from '../../missions/runs/records.js';
 import type { ScheduleRecord } from '../../missions/scheduling/records.js';
+import { listTemplates } from '../../missions/catalog/templates.js';
 import { controlRun } from '../../missions/runs/run-control.js';
 import { runsOf, type RunQuery } from '../../missions/runs/runs.js';
 import { activeRunsKeyset, canReadHistory, runVisibleTo } from '../../missions/runs/history-access.js';
@@ -215,13 +216,21 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     }
     schedules.cancelled = Math.max(0, countFleetSchedules(store, fleetId) - active);
     const op = store.operations.get(fleetId);
+    const activeRuns = missions.tracker.activeRunsOfFleet(fleetId);
+    const runsOf = new Map<string, number>();
+    for (const r of activeRuns) runsOf.set(r.missionId, (runsOf.get(r.missionId) ?? 0) + 1);
+    const steps = op
+      ? listTemplates(store, fleetId)
+          .sort((a, b) => b.priority - a.priority || (a.missionId < b.missionId ? -1 : 1))
+          .map((t) => ({ mission_id: t.missionId, name: t.name, enabled: t.enabled, priority: t.priority, active_runs: runsOf.get(t.missionId) ?? 0 }))
+      : [];
     return {
       kind: 'fleet',
       fleet_id: fleetId,
-      operation: op ? { operation_id: op.operationId, name: op.name, state: op.state } : null,
+      operation: op ? { operation_id: op.operationId, name: op.name, state: op.state, epoch: op.epoch, steps } : null,
       robots,
       schedules,
-      active_runs: missions.tracker.activeRunsOfFleet(fleetId).map(liveRun),
+      active_runs: activeRuns.map(liveRun),
     };
   }
 

@@ -92,6 +92,15 @@ function accepted(s: ScheduleRecord, what: string): ScheduleAccepted {
   };
 }
 
+/** `schedule-command` fields that belong to one action only (as control-robot's). */
+const COMMAND_FIELD_OF = { mode: 'mode', reason: 'stop', action_name: 'invoke_action', arguments: 'invoke_action', settings: 'update_settings' } as const;
+/** The field an action cannot go without. */
+const REQUIRED_FIELD_OF: Partial<Record<ScheduleCommandBody['command']['action'], 'mode' | 'action_name' | 'settings'>> = {
+  mode: 'mode',
+  invoke_action: 'action_name',
+  update_settings: 'settings',
+};
+
 /** A mission tool's answer: a status and the accepted schedule. */
 type Reply<S extends number = number> = { status: S; body: ScheduleAccepted };
 
@@ -202,10 +211,13 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
     return idem(ctx, fleet, 'POST /v1/agent/schedule-command', async (commit) => {
       const spec = toSpec(body.schedule, auth);
       const c = body.command;
-      if (c.action === 'mode' && c.mode === undefined) throw apiError('action_field_missing', { action: 'mode', field: 'command.mode' });
-      if (c.action !== 'mode' && c.mode !== undefined) throw apiError('action_field_unexpected', { action: c.action, field: 'command.mode' });
-      if (c.action !== 'stop' && c.reason !== undefined) throw apiError('action_field_unexpected', { action: c.action, field: 'command.reason' });
+      for (const [field, owner] of Object.entries(COMMAND_FIELD_OF)) {
+        if (c[field as keyof typeof COMMAND_FIELD_OF] !== undefined && c.action !== owner) throw apiError('action_field_unexpected', { action: c.action, field: `command.${field}` });
+      }
+      const needed = REQUIRED_FIELD_OF[c.action];
+      if (needed !== undefined && c[needed] === undefined) throw apiError('action_field_missing', { action: c.action, field: `command.${needed}` });
       const robotIds = [...new Set(c.robot_ids)];
+      if (c.action === 'force_reset' && robotIds.length !== 1) throw apiError('force_reset_one_target');
       for (const robotId of robotIds) {
         const r = store.robots.get(robotId);
         if (!r || r.fleetId !== fleet.fleetId) throw apiError('robot_not_found', { robotId });
@@ -213,6 +225,9 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       const command: ScheduledCommandRecord = { action: c.action };
       if (c.mode !== undefined) command.mode = c.mode;
       if (c.reason !== undefined) command.reason = c.reason;
+      if (c.action_name !== undefined) command.actionName = c.action_name;
+      if (c.arguments !== undefined) command.arguments = c.arguments;
+      if (c.settings !== undefined) command.settings = c.settings;
       return commitSchedule(commit, {
         orgId: fleet.orgId, fleetId: fleet.fleetId, target: { type: 'command', command }, robotIds, schedule: spec,
         ...options(body), createdBy: { apiKeyId: auth.apiKeyId },
@@ -294,11 +309,13 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       ...idempotent,
       path: '/v1/agent/schedule-command',
       operationId: 'scheduleCommand',
-      summary: 'Schedule a non-mission robot command (stop, start, release, mode). Needs operations:control and robots:write. Requires Idempotency-Key.',
+      summary:
+        'Schedule a non-mission robot command (stop, start, release, mode, invoke_action, update_settings, force_reset), checked at each fire as an ' +
+        'immediate command is. Needs operations:control and robots:write. Requires Idempotency-Key.',
       auth: 'operations:control',
       body: ScheduleCommandBody,
       responses: { 201: { description: 'Command schedule committed; status `scheduled`.', schema: ScheduleAccepted } },
-      errors: [...MISSION_ERRORS, 'forbidden_permission', 'action_field_missing', 'action_field_unexpected'],
+      errors: [...MISSION_ERRORS, 'forbidden_permission', 'action_field_missing', 'action_field_unexpected', 'force_reset_one_target'],
     }).handle(scheduleCommand),
     defineRoute({
       ...post,

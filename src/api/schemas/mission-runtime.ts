@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, Uuid } from './common.js';
-import { AckWaitProps, DeliveryObject } from './control-robot.js';
+import { AckWaitProps, ActionArguments, DeliveryObject, SettingValues } from './control-robot.js';
 import { CursorParam, LimitParam, Page, type ListLimit } from './list.js';
 import { ScheduleKindSchema, ScheduledCommand, ScheduleStateSchema } from './mission-tools.js';
 import { named } from './named.js';
@@ -111,7 +111,22 @@ export const FleetRollupView = named('FleetRuntimeStatus', Type.Object(
   {
     kind: Type.Literal('fleet'),
     fleet_id: Uuid,
-    operation: Nullable(Type.Object({ operation_id: Uuid, name: Type.String(), state: Type.String() }, { additionalProperties: false })),
+    operation: Nullable(Type.Object(
+      {
+        operation_id: Uuid,
+        name: Type.String(),
+        state: Type.String({ description: 'running, paused or stopped.' }),
+        epoch: Type.Integer({ description: 'Bumped by reset and restart.' }),
+        steps: Type.Array(
+          Type.Object(
+            { mission_id: Uuid, name: Type.String(), enabled: Type.Boolean(), priority: Type.Integer(), active_runs: Type.Integer({ description: 'Runs of it in flight now.' }) },
+            { additionalProperties: false },
+          ),
+          { description: 'The operation\'s steps (its mission templates), highest priority first, then by mission_id.' },
+        ),
+      },
+      { additionalProperties: false, description: 'The live operation; null before the fleet\'s first mission template.' },
+    )),
     robots: Type.Object({ total: Type.Integer(), active: Type.Integer(), online: Type.Integer(), available: Type.Integer(), busy: Type.Integer() }, { additionalProperties: false }),
     schedules: Type.Object({ scheduled: Type.Integer(), pending: Type.Integer(), deployed: Type.Integer(), failed: Type.Integer(), cancelled: Type.Integer() }, { additionalProperties: false }),
     active_runs: Type.Array(LiveRun),
@@ -155,6 +170,9 @@ export const ScheduledCommandView = named('ScheduledCommandSpec', Type.Object(
     action: ScheduledCommand.properties.action,
     mode: Type.Optional(Type.String({ description: 'With `mode`.' })),
     reason: Type.Optional(Type.String({ description: 'With `stop`, when given.' })),
+    action_name: Type.Optional(Type.String({ description: 'With `invoke_action`.' })),
+    arguments: Type.Optional(ActionArguments),
+    settings: Type.Optional(SettingValues),
   },
   { additionalProperties: false },
 ));

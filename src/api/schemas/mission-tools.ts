@@ -5,7 +5,9 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { MAX_INTERVAL_S, MAX_TIME_MS, MIN_INTERVAL_S } from '../../missions/scheduling/recurrence.js';
+import { SCHEDULABLE_ACTIONS, type SchedulableAction } from '../../missions/scheduling/command-fires.js';
 import { FreeForm, Nullable, Uuid } from './common.js';
+import { ActionArguments, ActionName, SettingValues } from './control-robot.js';
 import { named } from './named.js';
 
 export const MAX_ROBOT_IDS = 100;
@@ -130,12 +132,20 @@ export type EditScheduleBody = Static<typeof EditScheduleBody>;
 
 export const ScheduledCommand = named('ScheduledCommand', Type.Object(
   {
-    action: Type.Unsafe<'stop' | 'start' | 'release' | 'mode'>({ type: 'string', enum: ['stop', 'start', 'release', 'mode'] }),
-    robot_ids: Type.Array(Uuid, { minItems: 1, maxItems: MAX_ROBOT_IDS, description: 'Robots of the target fleet.' }),
-    mode: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'For `mode`: the mode to set.' })),
+    action: Type.Unsafe<SchedulableAction>({ type: 'string', enum: [...SCHEDULABLE_ACTIONS] }),
+    robot_ids: Type.Array(Uuid, { minItems: 1, maxItems: MAX_ROBOT_IDS, description: 'Robots of the target fleet; exactly one for `force_reset`.' }),
+    mode: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'For `mode` (required): the mode to set.' })),
     reason: Type.Optional(Type.String({ maxLength: 200, description: 'For `stop`.' })),
+    action_name: Type.Optional(ActionName),
+    arguments: Type.Optional(ActionArguments),
+    settings: Type.Optional(SettingValues),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description:
+      'The command sent at each fire, as control-robot would send it: `mode` needs `mode`; `invoke_action` needs `action_name` (optional `arguments`); ' +
+      '`update_settings` needs `settings`; `stop` takes an optional `reason`; `force_reset` takes exactly one robot. A field of another action is 400.',
+  },
 ));
 
 export const ScheduleCommandBody = named('ScheduleCommandRequest', Type.Object(
@@ -143,8 +153,10 @@ export const ScheduleCommandBody = named('ScheduleCommandRequest', Type.Object(
   {
     additionalProperties: false,
     description:
-      'Needs `operations:control` and `robots:write`. At each fire the command is submitted to every robot (stop is kept for an offline robot; ' +
-      'start, release and mode need it online); robots that could not take it fail the attempt (`command_failed`) and a retry submits to them only.',
+      'Needs `operations:control` and `robots:write`. At each fire the command is submitted to every robot with the checks of an immediate ' +
+      'control-robot command: the robot must be active; stop is kept for an offline robot, every other action needs it online; mode, ' +
+      'invoke_action and update_settings are checked against the policy the robot advertises at that moment (422 `policy_rejected` reasons). ' +
+      'Robots that could not take it fail the attempt (`command_failed`, the reasons in `last_failure_detail`) and a retry submits to them only.',
   },
 ));
 export type ScheduleCommandBody = Static<typeof ScheduleCommandBody>;

@@ -14,6 +14,7 @@
  *    then carry the new fleet). Commands addressed to the old fleet afterwards are 404: the command
  *    service checks the robot's fleet of record on every submission, also for schedules and fires.
  */
+import { putRobotNameKey, removeRobotNameKey } from '../../store/robot-names.js';
 import type { Logger } from 'pino';
 import type { AuthContext } from '../../auth/context.js';
 import type { CommandService } from '../../commands/service.js';
@@ -103,6 +104,11 @@ export async function patchRobot(deps: RobotAdminDeps, auth: AuthContext, robot:
         updatedAtMs: nowMs,
       };
       store.robots.putSync(robot.robotId, next);
+      if (next.name !== cur.name || next.fleetId !== cur.fleetId) {
+        // The name index (resolve, src/store/robot-names.ts) files robots by fleet and name.
+        removeRobotNameKey(store, cur);
+        putRobotNameKey(store, next);
+      }
       const subject = { type: 'robot' as const, id: robot.robotId };
       if (fields.length > 0) {
         events.append({ fleetId: from, correlationId: robot.robotId, atMs: nowMs, kind: 'robot.updated', subject, data: { fields, ...actor } });

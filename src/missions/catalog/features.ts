@@ -50,11 +50,14 @@ export function listFeatures(store: Store, fleetId: string): FeatureRecord[] {
   return out;
 }
 
-/** The fleet's features, ordered by id, as a keyset (`GET …/features` pages it). */
-export function featuresOf(store: Store, fleetId: string): Keyset<FeatureRecord> {
+/**
+ * The fleet's features, ordered by id, as a keyset (`GET …/features` pages it); `where` skips the
+ * features a list's filters refuse.
+ */
+export function featuresOf(store: Store, fleetId: string, where?: (f: FeatureRecord) => boolean): Keyset<FeatureRecord> {
   return keysetOver(store.index, { prefix: keyPrefix(FEATURES_BY_FLEET, fleetId) }, (key) => {
     const f = store.features.get(lastSegment(key));
-    return f && f.fleetId === fleetId ? f : undefined;
+    return f && f.fleetId === fleetId && (where === undefined || where(f)) ? f : undefined;
   });
 }
 

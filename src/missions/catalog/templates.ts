@@ -70,11 +70,14 @@ export function listTemplates(store: Store, fleetId: string): TemplateRecord[] {
   return out;
 }
 
-/** The fleet's templates, ordered by missionId, as a keyset (`GET …/mission-templates` pages it). */
-export function templatesOf(store: Store, fleetId: string): Keyset<TemplateRecord> {
+/**
+ * The fleet's templates, ordered by missionId, as a keyset (`GET …/mission-templates` pages it);
+ * `where` skips the templates a list's filters refuse.
+ */
+export function templatesOf(store: Store, fleetId: string, where?: (t: TemplateRecord) => boolean): Keyset<TemplateRecord> {
   return keysetOver(store.index, { prefix: keyPrefix(TEMPLATES_BY_FLEET, fleetId) }, (key) => {
     const t = store.templates.get(lastSegment(key));
-    return t && t.fleetId === fleetId ? t : undefined;
+    return t && t.fleetId === fleetId && (where === undefined || where(t)) ? t : undefined;
   });
 }
 

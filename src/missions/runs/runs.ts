@@ -77,8 +77,12 @@ export interface RunQuery {
   fleetId: string;
   /** Only runs started at or after this time. */
   sinceMs: number;
+  /** Only runs started before this time (default: no bound). */
+  untilMs?: number;
   scheduleId?: string;
   robotId?: string;
+  /** Skips the runs a list's filters refuse (e.g. unfinished ones for the mission history). */
+  where?: (r: RunRecord) => boolean;
 }
 
 /**
@@ -90,10 +94,12 @@ export function runsOf(store: Store, q: RunQuery): Keyset<RunRecord> {
   const prefix = q.scheduleId !== undefined
     ? keyPrefix(RUNS_BY_SCHEDULE, q.scheduleId)
     : q.robotId !== undefined ? keyPrefix(RUNS_BY_ROBOT, q.robotId) : keyPrefix(RUNS_BY_FLEET, q.fleetId);
-  return keysetOver(store.index, { prefix, from: sortableNumber(q.sinceMs), reverse: true }, (key) => {
+  const to = q.untilMs !== undefined ? { to: sortableNumber(Math.max(0, q.untilMs)) } : {};
+  return keysetOver(store.index, { prefix, from: sortableNumber(q.sinceMs), ...to, reverse: true }, (key) => {
     const r = store.runs.get(lastSegment(key));
     if (!r || r.fleetId !== q.fleetId) return undefined;
     if (q.robotId !== undefined && r.robotId !== q.robotId) return undefined;
+    if (q.where !== undefined && !q.where(r)) return undefined;
     return r;
   });
 }

@@ -11,36 +11,47 @@
  */
 import type { EventLog } from '../../events/index.js';
 import type { CommandService } from '../../commands/service.js';
-import type { CommandAction, CommandArgsByAction } from '../../commands/types.js';
+import type { ActionAndArgs } from '../../commands/types.js';
 import { ApiError } from '../../errors/catalog.js';
 import type { Clock } from '../clock.js';
 import type { Store } from '../../store/lmdb.js';
-import type { FireRecord, ScheduleRecord } from './records.js';
+import type { FireRecord, ScheduledCommandRecord, ScheduleRecord } from './records.js';
 import type { ActingKeyGuard } from './acting-key.js';
 import { derivedCommandId } from './derived-command-id.js';
 import { faultPoint } from '../fault-points.js';
 import { syncTemplateRef } from './schedules.js';
 import { scheduleEvent } from './timeline.js';
 
-/** Actions `schedule-command` accepts, and the stored command shape. */
-export const SCHEDULABLE_ACTIONS = ['stop', 'start', 'release', 'mode'] as const;
+/**
+ * Actions `schedule-command` accepts: every non-mission command the gateway sends to a robot except
+ * go-to (a one-shot destination, nested route only) and the request/response config reads/writes.
+ */
+export const SCHEDULABLE_ACTIONS = ['stop', 'start', 'release', 'mode', 'invoke_action', 'update_settings', 'force_reset'] as const;
 export type SchedulableAction = (typeof SCHEDULABLE_ACTIONS)[number];
-export interface StoredCommand {
-  action: SchedulableAction;
-  /** For `mode`. */
-  mode?: string;
-  /** For `stop`. */
-  reason?: string;
-}
+/** The stored command shape. */
+export type StoredCommand = ScheduledCommandRecord;
 
-function argsOf(c: StoredCommand): { action: CommandAction; args: CommandArgsByAction[CommandAction] } {
+// A stored action the list above lacks fails to compile here.
+const actionsMatch: [SchedulableAction] extends [StoredCommand['action']] ? ([StoredCommand['action']] extends [SchedulableAction] ? true : false) : false = true;
+void actionsMatch;
+
+/**
+ * The command a fire submits: the same action and arguments an immediate control-robot call would,
+ * so the command service applies the same checks (robot state, advertised policy, offline rules).
+ */
+export function argsOf(c: StoredCommand): ActionAndArgs {
   switch (c.action) {
     case 'stop':
       return { action: 'stop', args: { reason: c.reason ?? 'scheduled stop' } };
     case 'mode':
       return { action: 'mode', args: { mode: c.mode ?? '' } };
+    case 'invoke_action':
+      return { action: 'invoke_action', args: { name: c.actionName ?? '', arguments: c.arguments ?? {} } };
+    case 'update_settings':
+      return { action: 'update_settings', args: { values: c.settings ?? {} } };
     case 'start':
     case 'release':
+    case 'force_reset':
       return { action: c.action, args: {} };
   }
 }
@@ -99,11 +110,10 @@ export class CommandFires {
     for (const robotId of s.robotIds) {
       if (done.has(robotId)) continue;
       try {
-        const { action, args } = argsOf(cmd);
         // One id per (occurrence, robot): commands submitted just before a crash, whose ids the fire
         // had not recorded yet, are found again after the restart instead of sent a second time.
         const sub = this.commands.submitOnce(derivedCommandId('scheduled_command', f.fireKey, robotId), {
-          robotId, fleetId: s.fleetId, orgId: s.orgId, action, args, requestedBy: { apiKeyId: s.createdBy.apiKeyId },
+          robotId, fleetId: s.fleetId, orgId: s.orgId, ...argsOf(cmd), requestedBy: { apiKeyId: s.createdBy.apiKeyId },
         });
         submitted.push(sub);
       } catch (err) {

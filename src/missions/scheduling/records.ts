@@ -3,6 +3,8 @@
  * msgpack-safe only.
  */
 
+import type { JsonValue } from '../../commands/types.js';
+
 export type ScheduleStatus = 'scheduled' | 'pending' | 'deployed' | 'failed';
 
 /** Recurrence, as the spec's schedule object. */
@@ -17,11 +19,16 @@ export interface ScheduleSpec {
 
 /** The command a command schedule sends at each fire (`schedule-command`'s `command` without its robots). */
 export interface ScheduledCommandRecord {
-  action: 'stop' | 'start' | 'release' | 'mode';
+  action: 'stop' | 'start' | 'release' | 'mode' | 'invoke_action' | 'update_settings' | 'force_reset';
   /** For `mode`. */
   mode?: string;
   /** For `stop`. */
   reason?: string;
+  /** For `invoke_action`: the advertised action and its arguments (checked against the robot's policy at each fire). */
+  actionName?: string;
+  arguments?: { [key: string]: JsonValue };
+  /** For `update_settings` (checked against the robot's policy at each fire). */
+  settings?: { [key: string]: string | number | boolean };
 }
 
 /** A registered mission run or command (spec: Schedule). */

@@ -145,11 +145,14 @@ export function scheduleUsingTemplate(store: Store, missionId: string): string |
   return firstIndexed(store, `${BY_TEMPLATE}/${missionId}`);
 }
 
-/** A fleet's schedules (mission and command, cancelled too), newest first, as a keyset. */
-export function schedulesOf(store: Store, fleetId: string): Keyset<ScheduleRecord> {
+/**
+ * A fleet's schedules (mission and command, cancelled too), newest first, as a keyset; `where`
+ * skips the schedules a list's filters refuse.
+ */
+export function schedulesOf(store: Store, fleetId: string, where?: (s: ScheduleRecord) => boolean): Keyset<ScheduleRecord> {
   return keysetOver(store.index, { prefix: keyPrefix(BY_FLEET, fleetId), reverse: true }, (key) => {
     const s = store.schedules.get(lastSegment(key));
-    return s && s.fleetId === fleetId ? s : undefined;
+    return s && s.fleetId === fleetId && (where === undefined || where(s)) ? s : undefined;
   });
 }
 
