@@ -42,7 +42,9 @@ import { registerMetricsEndpoint } from '../http/metrics-endpoint.js';
 import { StoreHealth } from '../telemetry/store-health.js';
 import { join } from 'node:path';
 import { Readiness } from './readiness.js';
-import { buildRoutes } from './routes.js';
+import { API_INFO, buildRoutes } from './routes.js';
+import { startMcp } from './mcp.js';
+import type { McpSessions } from '../http/mcp-sessions.js';
 
 export interface GatewayOptions {
   dataDir: string;
@@ -242,9 +244,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
 
     let streamUrl = '';
     let httpUrl = '';
+    // The MCP endpoint's tools dispatch through the router, which serves the MCP route: built after it.
+    let mcpSessions: McpSessions | undefined;
     const { routes } = buildRoutes({
       store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, ready: () => ready.ready(), log: logFor('api'),
       sessions, secureCookies: tlsFiles !== null,
+      mcp: (exchange) => (mcpSessions as McpSessions).handle(exchange),
     });
     const router = createRouter(routes, {
       auth: keys,
@@ -253,6 +258,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       log: logFor('http'),
       removed: REMOVED_ROUTES,
     });
+    mcpSessions = startMcp(routes, router, API_INFO.version, logFor('mcp'));
+    const mcp = mcpSessions;
     http = await startHttpServer({
       host: opts.host,
       port: opts.httpPort,
@@ -288,6 +295,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       while (httpServer.inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       stopKeySweep();
       hub.close();
+      await mcp.close();
       httpServer.close();
       stopPurger();
       stopRetention();

@@ -18,6 +18,7 @@ import { MissionScheduling, runtimeGate } from '../missions/scheduling/schedulin
 import { RobotRegistry } from '../robotlink/registry.js';
 import { openStore } from '../store/lmdb.js';
 import { TicketIssuer } from '../telemetry/ticket-issuer.js';
+import { apiError } from '../errors/catalog.js';
 import { buildRoutes } from './routes.js';
 
 /** Builds the document the gateway would serve. */
@@ -38,7 +39,10 @@ export async function withOfflineRoutes<T>(use: (built: ReturnType<typeof buildR
     const runtime = new OperationRuntime(store, { log });
     const missions = new MissionScheduling({ store, events, link, commands, gate: runtimeGate(runtime), log });
     try {
-      return use(buildRoutes({ store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, ready: () => false, log, sessions: new SessionService(store), secureCookies: true }));
+      return use(buildRoutes({ store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, ready: () => false, log, sessions: new SessionService(store), secureCookies: true,
+        // Nothing listens offline: the MCP route is described, never called.
+        mcp: () => Promise.reject(apiError('unavailable', { what: 'MCP (offline document)' })),
+      }));
     } finally {
       missions.stop();
       runtime.close();

@@ -20,6 +20,8 @@ import { missionToolRoutes } from '../api/routes/mission-tools.js';
 import { fleetRoutes } from '../api/routes/fleets.js';
 import { healthRoutes } from '../api/routes/health.js';
 import { meRoutes } from '../api/routes/me.js';
+import { mcpRoutes } from '../api/routes/mcp.js';
+import type { McpEndpoint } from '../api/mcp/exchange.js';
 import { apiKeyRoutes } from '../api/routes/api-keys.js';
 import { sessionRoutes } from '../api/routes/sessions.js';
 import type { SessionService } from '../auth/users/sessions.js';
@@ -60,6 +62,8 @@ export interface RouteDeps {
   sessions: SessionService;
   /** The gateway serves HTTPS: session cookies get `Secure`. */
   secureCookies: boolean;
+  /** The MCP session table behind `/v1/mcp` (src/gateway/mcp.ts: built once the router exists). */
+  mcp: McpEndpoint;
 }
 
 export const API_INFO = {
@@ -118,6 +122,8 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
           ...missionRuntimeRoutes({ store: deps.store, missions: deps.missions, link: deps.link }),
         ]
       : []),
+    // The Agent API over MCP: its tools are the `POST /v1/agent/*` routes of this very list (src/gateway/mcp.ts).
+    ...mcpRoutes({ endpoint: deps.mcp }),
   ];
   doc = buildOpenApi(routes, API_INFO);
   return { routes, openapi: doc };

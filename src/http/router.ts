@@ -74,6 +74,12 @@ export type AbortSource = AbortSignal | { readonly signal: AbortSignal };
  */
 export interface Router {
   (req: PlainRequest, signal: AbortSource): PlainResponse | Promise<PlainResponse>;
+  /**
+   * Serves `req` as the caller `auth` already authenticated by this router (an MCP tool call, made
+   * inside a `POST /v1/mcp` request the router authenticated): the same pipeline without the
+   * authentication step, so rate limit, permission, validation and handler are the route's own.
+   */
+  dispatch(req: PlainRequest, signal: AbortSource, auth: AuthContext): Promise<PlainResponse>;
   readonly routes: readonly { method: string; path: string }[];
   /** Lower-cased names of the request headers the core and the routes read (the adapter copies only these). */
   readonly headerNames: ReadonlySet<string>;
@@ -133,7 +139,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
   const removed = new RouteTable<string>();
   for (const r of deps.removed ?? []) removed.add(r.method, compilePath(r.path), r.instead);
 
-  const handle = (req: PlainRequest, signal: AbortSource): PlainResponse | Promise<PlainResponse> => {
+  const handle = (req: PlainRequest, signal: AbortSource, caller?: AuthContext): PlainResponse | Promise<PlainResponse> => {
     const nowMs = now();
     let route: CompiledRoute | undefined;
     const fail = (err: unknown): PlainResponse => {
@@ -149,7 +155,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
       const found = match(table, removed, req.method === 'HEAD' ? 'GET' : req.method, req.path, req.method);
       route = found.route;
       if (req.notes !== undefined) req.notes.route = found.route.def.path;
-      const result = run(found.route, found.params, req, signal, nowMs);
+      const result = run(found.route, found.params, req, signal, nowMs, caller);
       return isPromise(result) ? result.then(toResponse).catch(fail) : toResponse(result);
     } catch (err: unknown) {
       return fail(err);
@@ -162,19 +168,23 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     req: PlainRequest,
     signal: AbortSource,
     nowMs: number,
+    caller: AuthContext | undefined,
   ): HandlerResult | Promise<HandlerResult> {
     const { def } = route;
     let auth: AuthContext | null = null;
     let limited: ApiError | null = null;
     if (def.auth !== 'none') {
-      auth = authenticateThrottled(req, nowMs);
+      auth = caller ?? authenticateThrottled(req, nowMs);
       if (req.notes !== undefined) req.notes.keyId = auth.apiKeyId;
-      try {
-        deps.rateLimiter.consume(auth.apiKeyId, nowMs);
-      } catch (err: unknown) {
-        // A request that may stop a robot is decided after validation: see RouteDef.urgent.
-        if (def.urgent === undefined || !(err instanceof ApiError)) throw err;
-        limited = err;
+      // A route that decides per body whether it spends the limit (RouteDef.rateLimited) spends it below.
+      if (def.rateLimited === undefined) {
+        try {
+          deps.rateLimiter.consume(auth.apiKeyId, nowMs);
+        } catch (err: unknown) {
+          // A request that may stop a robot is decided after validation: see RouteDef.urgent.
+          if (def.urgent === undefined || !(err instanceof ApiError)) throw err;
+          limited = err;
+        }
       }
       if (def.auth !== 'any') deps.auth.authorize(auth, def.auth);
       if (def.actors === 'user' && auth.actorType !== 'user') throw apiError('session_required');
@@ -184,6 +194,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     const body = parseBody(route, req);
     const headers = validateHeaders(route, req);
     if (limited !== null && def.urgent?.(body) !== true) throw limited;
+    if (auth !== null && def.rateLimited?.(body) === true) deps.rateLimiter.consume(auth.apiKeyId, nowMs);
     // RouteContext types auth as non-null for handler ergonomics; only 'none' routes see null.
     const idempotencyKey = def.idempotencyKey !== undefined ? req.headers['idempotency-key'] : undefined;
     return def.handler(new HandlerContext(params, query, body, headers, auth as AuthContext, signal, nowMs, idempotencyKey, req.remoteAddress));
@@ -217,6 +228,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
   }
 
   const router = handle as Router;
+  router.dispatch = (req, signal, auth) => Promise.resolve(handle(req, signal, auth));
   Object.defineProperty(router, 'routes', { value: compiled.map((c) => ({ method: c.def.method, path: c.def.path })) });
   Object.defineProperty(router, 'headerNames', { value: headerNames });
   return router;
