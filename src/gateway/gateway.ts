@@ -245,11 +245,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     let streamUrl = '';
     let httpUrl = '';
     // The MCP endpoint's tools dispatch through the router, which serves the MCP route: built after it.
-    let mcpSessions: McpSessions | undefined;
+    const mcpRef: { sessions?: McpSessions } = {};
     const { routes } = buildRoutes({
       store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, ready: () => ready.ready(), log: logFor('api'),
       sessions, secureCookies: tlsFiles !== null,
-      mcp: (exchange) => (mcpSessions as McpSessions).handle(exchange),
+      mcp: (exchange) => (mcpRef.sessions as McpSessions).handle(exchange),
     });
     const router = createRouter(routes, {
       auth: keys,
@@ -258,8 +258,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       log: logFor('http'),
       removed: REMOVED_ROUTES,
     });
-    mcpSessions = startMcp(routes, router, API_INFO.version, logFor('mcp'));
-    const mcp = mcpSessions;
+    const mcp = startMcp(routes, router, API_INFO.version, logFor('mcp'));
+    mcpRef.sessions = mcp;
     http = await startHttpServer({
       host: opts.host,
       port: opts.httpPort,

@@ -55,7 +55,7 @@ function deref(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(deref);
   if (node === null || typeof node !== 'object') return node;
   const n = node as Json;
-  if (typeof n.$ref === 'string') return deref((n.$ref as string).slice(2).split('/').reduce((o: Json, k) => o[k] as Json, doc));
+  if (typeof n.$ref === 'string') return deref(n.$ref.slice(2).split('/').reduce((o: Json, k) => o[k] as Json, doc));
   return Object.fromEntries(Object.entries(n).map(([k, v]) => [k, deref(v)]));
 }
 
@@ -106,7 +106,7 @@ describe('the Agent API over MCP (SDK client against fleetgw serve)', () => {
       const published = deref(op.requestBody.content['application/json'].schema) as Json;
       const idem = ((op.parameters ?? []) as Json[]).find((p) => p.in === 'header' && p.name === 'Idempotency-Key');
       const { idempotency_key: key, ...props } = tool.inputSchema.properties as Json;
-      const required = (tool.inputSchema.required ?? []) as string[];
+      const required = tool.inputSchema.required ?? [];
       expect({ ...tool.inputSchema, properties: props, required: required.filter((r) => r !== 'idempotency_key') }, tool.name)
         .toEqual({ ...published, required: (published.required ?? []) as string[] });
       expect(key !== undefined, `${tool.name}: idempotency_key iff the route reads Idempotency-Key`).toBe(idem !== undefined);
