@@ -273,8 +273,9 @@ function toResponse(result: HandlerResult): PlainResponse {
   if (raw instanceof RawBody) return { status: result.status, headers: { ...result.headers, 'content-type': raw.contentType }, body: raw.bytes };
   const headers = result.headers === undefined ? { 'content-type': JSON_HEADERS['content-type'] } : { ...result.headers, ...JSON_HEADERS };
   const body = result.body;
-  // 204 and 304 carry no body (RFC 9110 sections 15.3.5, 15.4.5).
-  const text = result.status === 204 || result.status === 304 ? '' : body instanceof JsonText ? body.text : JSON.stringify(body);
+  // 204 and 304 carry no body (RFC 9110 sections 15.3.5, 15.4.5), nor does any response declared without
+  // a schema (its handler answers `body: null`: a 202 of the MCP endpoint).
+  const text = result.status === 204 || result.status === 304 || body === null ? '' : body instanceof JsonText ? body.text : JSON.stringify(body);
   return { status: result.status, headers, body: text };
 }
 
