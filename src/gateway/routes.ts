@@ -71,7 +71,7 @@ export const API_INFO = {
   version: '0.1.0',
   description: 'Edge gateway for robot fleets: REST API (v1). Errors always have the body {error, code}.',
   tagDescriptions: {
-    'Agent API': 'Intent-oriented tools at `POST /v1/agent/{tool}`; every body carries `org_id` and `fleet_id`.',
+    'Agent API': 'Intent-oriented tools at `POST /v1/agent/{tool}`; every body carries `org_id` and `fleet_id`. The same tools over the Model Context Protocol at `/v1/mcp` (docs/mcp.md).',
     'API keys': 'Keys for automations, managed by people through a user session (an API key cannot manage keys).',
     Audit: 'Command audit entries: who asked for which command, and its delivery history.',
     Discovery: 'The contract, the calling key\'s identity and the fleets it can use.',

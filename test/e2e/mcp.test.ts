@@ -3,7 +3,7 @@
  * `StreamableHTTPClientTransport`) against the real `fleetgw serve` (dist: `npm run build` first) with
  * `fleetgw sim` robots on the real robot link.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,10 +27,11 @@ let readKey: string;
 const robots: { robotId: string; robotToken: string }[] = [];
 const clients: Client[] = [];
 
-/** A connected SDK client acting as `key`. */
-async function connect(key: string): Promise<Client> {
+/** A connected SDK client acting as `key` (or sending `headers`: a user session). */
+async function connect(key: string | null, headers: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: 'mcp-e2e', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(`${base}/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } });
+  const auth: Record<string, string> = key === null ? {} : { authorization: `Bearer ${key}` };
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/v1/mcp`), { requestInit: { headers: { ...auth, ...headers } } });
   await client.connect(transport);
   clients.push(client);
   return client;
@@ -198,6 +199,22 @@ describe('the Agent API over MCP (SDK client against fleetgw serve)', () => {
         return (err as { code?: unknown }).code === 401;
       }
     }, 5_000, 'the revoked key to be refused');
+  });
+
+  it('serves a person\'s session (cookie and CSRF token) with the role\'s permissions', async () => {
+    const password = 'mcp e2e password';
+    const user = spawnSync(process.execPath, [FLEETGW_BIN, 'admin', 'create-user', '--data-dir', d.dataDir, '--org', d.orgId, '--email', 'viewer@acme.test', '--role', 'viewer'], { input: password, encoding: 'utf8' });
+    expect(user.status, user.stderr).toBe(0);
+    const login = await fetch(`${base}/v1/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'viewer@acme.test', password }) });
+    expect(login.status).toBe(201);
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const csrf = ((await login.json()) as Json).csrfToken as string;
+    await expect(connect(null, { cookie })).rejects.toMatchObject({ code: 403 });
+    const client = await connect(null, { cookie, 'x-csrf-token': csrf });
+    const read = (await client.callTool({ name: 'get-runtime-status', arguments: ids() })) as CallToolResult;
+    expect(read.isError, JSON.stringify(read)).toBeFalsy();
+    const stop = (await client.callTool({ name: 'control-robot', arguments: { ...ids(), action: 'stop', robot_id: robots[1]!.robotId } })) as CallToolResult;
+    expect(structured(stop)).toMatchObject({ code: 'forbidden' });
   });
 
   it('binds a session to the credential that opened it, and ends it on DELETE', async () => {

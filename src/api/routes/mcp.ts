@@ -35,7 +35,7 @@ export function mcpRoutes(deps: McpRouteDeps): RouteDef[] {
         200: { description: 'The JSON-RPC response (initialize: with the Mcp-Session-Id header).', schema: McpResponse },
         202: { description: 'A notification, accepted (no body).' },
       },
-      errors: ['mcp_session_required', 'mcp_session_not_found', 'mcp_sessions_full', 'mcp_transport'],
+      errors: ['mcp_session_required', 'mcp_session_not_found', 'mcp_sessions_full', 'mcp_transport', 'shutting_down'],
     }).handle(async (ctx) => {
       const answer = await deps.endpoint({
         method: 'POST',
@@ -57,7 +57,7 @@ export function mcpRoutes(deps: McpRouteDeps): RouteDef[] {
       auth: 'any',
       headers: McpDeleteHeaders,
       responses: { 204: { description: 'The session is closed.' } },
-      errors: ['mcp_session_not_found'],
+      errors: ['mcp_session_not_found', 'shutting_down'],
     }).handle(async (ctx) => {
       await deps.endpoint({
         method: 'DELETE',
