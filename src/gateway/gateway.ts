@@ -43,8 +43,7 @@ import { StoreHealth } from '../telemetry/store-health.js';
 import { join } from 'node:path';
 import { Readiness } from './readiness.js';
 import { API_INFO, buildRoutes } from './routes.js';
-import { startMcp } from './mcp.js';
-import type { McpSessions } from '../http/mcp-sessions.js';
+import { LateMcp } from './mcp.js';
 
 export interface GatewayOptions {
   dataDir: string;
@@ -245,11 +244,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     let streamUrl = '';
     let httpUrl = '';
     // The MCP endpoint's tools dispatch through the router, which serves the MCP route: built after it.
-    const mcpRef: { sessions?: McpSessions } = {};
+    const lateMcp = new LateMcp();
     const { routes } = buildRoutes({
       store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, ready: () => ready.ready(), log: logFor('api'),
       sessions, secureCookies: tlsFiles !== null,
-      mcp: (exchange) => (mcpRef.sessions as McpSessions).handle(exchange),
+      mcp: lateMcp,
     });
     const router = createRouter(routes, {
       auth: keys,
@@ -258,8 +257,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       log: logFor('http'),
       removed: REMOVED_ROUTES,
     });
-    const mcp = startMcp(routes, router, API_INFO.version, logFor('mcp'));
-    mcpRef.sessions = mcp;
+    const mcp = lateMcp.start(routes, router, API_INFO.version, logFor('mcp'));
     http = await startHttpServer({
       host: opts.host,
       port: opts.httpPort,

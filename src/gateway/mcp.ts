@@ -5,10 +5,12 @@
  * runs the SDK transport.
  */
 import type { Logger } from 'pino';
-import type { RouteDispatch } from '../api/mcp/exchange.js';
+import type { McpEndpoint, RouteDispatch } from '../api/mcp/exchange.js';
 import { agentTools } from '../api/mcp/tool-catalog.js';
 import { toolServerFactory } from '../api/mcp/tool-server.js';
 import type { RouteDef } from '../api/route.js';
+import type { McpRouteDeps } from '../api/routes/mcp.js';
+import { apiError } from '../errors/catalog.js';
 import { DEFAULT_MCP_SESSION_LIMITS, McpSessions, type McpSessionLimits } from '../http/mcp-sessions.js';
 import type { Router } from '../http/router.js';
 
@@ -27,8 +29,27 @@ export function dispatchThrough(router: Router): RouteDispatch {
   };
 }
 
-/** The MCP session table serving the Agent API tools of `routes` through `router`. */
-export function startMcp(routes: readonly RouteDef[], router: Router, version: string, log: Logger, limits: McpSessionLimits = DEFAULT_MCP_SESSION_LIMITS): McpSessions {
-  const newServer = toolServerFactory({ tools: agentTools(routes), dispatch: dispatchThrough(router), version });
-  return new McpSessions(newServer, limits, Date.now, log);
+/**
+ * The MCP route's dependencies, which exist only once the router does: the route list (with the MCP
+ * route in it) is built first, the router from it, then {@link start} derives the tools from the same
+ * list and opens the session table.
+ */
+export class LateMcp implements McpRouteDeps {
+  private sessions: McpSessions | undefined;
+  private names: ReadonlySet<string> = new Set();
+
+  readonly endpoint: McpEndpoint = (exchange) => {
+    if (this.sessions === undefined) return Promise.reject(apiError('unavailable', { what: 'MCP' }));
+    return this.sessions.handle(exchange);
+  };
+
+  readonly isTool = (name: string): boolean => this.names.has(name);
+
+  /** Serves the Agent API tools of `routes` through `router`; returns the session table (closed by the caller). */
+  start(routes: readonly RouteDef[], router: Router, version: string, log: Logger, limits: McpSessionLimits = DEFAULT_MCP_SESSION_LIMITS): McpSessions {
+    const tools = agentTools(routes);
+    this.names = new Set(tools.map((t) => t.name));
+    this.sessions = new McpSessions(toolServerFactory({ tools, dispatch: dispatchThrough(router), version }), limits, Date.now, log);
+    return this.sessions;
+  }
 }

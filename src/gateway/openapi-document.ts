@@ -41,7 +41,7 @@ export async function withOfflineRoutes<T>(use: (built: ReturnType<typeof buildR
     try {
       return use(buildRoutes({ store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, ready: () => false, log, sessions: new SessionService(store), secureCookies: true,
         // Nothing listens offline: the MCP route is described, never called.
-        mcp: () => Promise.reject(apiError('unavailable', { what: 'MCP (offline document)' })),
+        mcp: { endpoint: () => Promise.reject(apiError('unavailable', { what: 'MCP (offline document)' })), isTool: () => false },
       }));
     } finally {
       missions.stop();

@@ -21,7 +21,7 @@ import { fleetRoutes } from '../api/routes/fleets.js';
 import { healthRoutes } from '../api/routes/health.js';
 import { meRoutes } from '../api/routes/me.js';
 import { mcpRoutes } from '../api/routes/mcp.js';
-import type { McpEndpoint } from '../api/mcp/exchange.js';
+import type { McpRouteDeps } from '../api/routes/mcp.js';
 import { apiKeyRoutes } from '../api/routes/api-keys.js';
 import { sessionRoutes } from '../api/routes/sessions.js';
 import type { SessionService } from '../auth/users/sessions.js';
@@ -62,8 +62,8 @@ export interface RouteDeps {
   sessions: SessionService;
   /** The gateway serves HTTPS: session cookies get `Secure`. */
   secureCookies: boolean;
-  /** The MCP session table behind `/v1/mcp` (src/gateway/mcp.ts: built once the router exists). */
-  mcp: McpEndpoint;
+  /** The MCP session table behind `/v1/mcp` and the tool names (src/gateway/mcp.ts `LateMcp`: filled in once the router exists). */
+  mcp: McpRouteDeps;
 }
 
 export const API_INFO = {
@@ -123,7 +123,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
         ]
       : []),
     // The Agent API over MCP: its tools are the `POST /v1/agent/*` routes of this very list (src/gateway/mcp.ts).
-    ...mcpRoutes({ endpoint: deps.mcp }),
+    ...mcpRoutes(deps.mcp),
   ];
   doc = buildOpenApi(routes, API_INFO);
   return { routes, openapi: doc };

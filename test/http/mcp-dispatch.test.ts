@@ -12,11 +12,9 @@ import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ApiKeyVerifier } from '../../src/auth/authenticate.js';
 import { defineRoute } from '../../src/api/define-route.js';
-import type { McpExchange } from '../../src/api/mcp/exchange.js';
 import { mcpRoutes } from '../../src/api/routes/mcp.js';
 import type { RouteDef } from '../../src/api/route.js';
-import { startMcp } from '../../src/gateway/mcp.js';
-import type { McpSessions } from '../../src/http/mcp-sessions.js';
+import { LateMcp } from '../../src/gateway/mcp.js';
 import { RateLimiter } from '../../src/http/rate-limit.js';
 import { createRouter } from '../../src/http/router.js';
 import type { PlainRequest } from '../../src/http/types.js';
@@ -27,6 +25,7 @@ const dir = mkdtempSync(join(tmpdir(), 'fleetgw-mcp-dispatch-'));
 const store = openStore(dir);
 const orgId = createOrg(store, 'o').orgId;
 const writer = createApiKey(store, { orgId, fleetId: null, permissions: ['robots:write'], expiresAtMs: null }).apiKey;
+const writer2 = createApiKey(store, { orgId, fleetId: null, permissions: ['robots:write'], expiresAtMs: null }).apiKey;
 const reader = createApiKey(store, { orgId, fleetId: null, permissions: ['robots:read'], expiresAtMs: null }).apiKey;
 
 const served: string[] = [];
@@ -39,13 +38,13 @@ const act = defineRoute({
   served.push(body.action);
   return { status: 200, body: { done: body.action } };
 });
-const ref: { sessions?: McpSessions } = {};
-const routes: RouteDef[] = [act, ...mcpRoutes({ endpoint: (ex: McpExchange) => (ref.sessions as McpSessions).handle(ex) })];
+const late = new LateMcp();
+const routes: RouteDef[] = [act, ...mcpRoutes(late)];
 const router = createRouter(routes, { auth: new ApiKeyVerifier(store), rateLimiter: new RateLimiter({ ratePerSecond: 0.001, burst: 2 }) });
-ref.sessions = startMcp(routes, router, 'test', pino({ enabled: false }));
+const sessions = late.start(routes, router, 'test', pino({ enabled: false }));
 
 afterAll(async () => {
-  await ref.sessions?.close();
+  await sessions.close();
   await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -77,7 +76,17 @@ describe('MCP tool calls through the router', () => {
     expect(result((await router(rpc(writer, call('stop', 4), sid), signal)).body)).toMatchObject({ structuredContent: { done: 'stop' } });
     // tools/list is not a tool call: the /v1/mcp request itself is refused.
     expect((await router(rpc(writer, { jsonrpc: '2.0', id: 5, method: 'tools/list' }, sid), signal)).status).toBe(429);
+    // A call the tool server would not dispatch (unknown tool, arguments not an object) spends the limit itself.
+    expect((await router(rpc(writer, { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'nope', arguments: {} } }, sid), signal)).status).toBe(429);
+    expect((await router(rpc(writer, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'act', arguments: [] } }, sid), signal)).status).toBe(429);
     expect(served).toEqual(['start', 'stop']);
+  });
+
+  it('answers an unknown tool with a JSON-RPC error', async () => {
+    const init = await router(rpc(writer2, INIT), signal);
+    const sid = init.headers['mcp-session-id']!;
+    const unknown = JSON.parse(String((await router(rpc(writer2, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'nope', arguments: {} } }, sid), signal)).body)) as { error: { code: number; message: string } };
+    expect(unknown.error).toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool') as unknown });
   });
 
   it('applies the route\'s permission and validation to the caller of the /v1/mcp request', async () => {

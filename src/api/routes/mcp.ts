@@ -15,6 +15,19 @@ import { McpDeleteHeaders, McpMessage, McpPostHeaders, McpResponse } from '../sc
 
 export interface McpRouteDeps {
   endpoint: McpEndpoint;
+  /** Whether a tool of this name exists (src/api/mcp/tool-catalog.ts). */
+  isTool: (name: string) => boolean;
+}
+
+/**
+ * A `tools/call` the tool server will dispatch to its route, which spends the rate limit for it: a
+ * known tool name with object arguments (anything else the SDK refuses before any dispatch, so the
+ * message spends the limit itself and malformed calls cannot be sent for free).
+ */
+function dispatchedToItsRoute(message: McpMessage, isTool: (name: string) => boolean): boolean {
+  if (message.method !== 'tools/call' || message.id === undefined) return false;
+  const { name, arguments: args } = (message.params ?? {}) as { name?: unknown; arguments?: unknown };
+  return typeof name === 'string' && isTool(name) && (args === undefined || (typeof args === 'object' && args !== null && !Array.isArray(args)));
 }
 
 /** The MCP endpoint's routes. */
@@ -30,7 +43,7 @@ export function mcpRoutes(deps: McpRouteDeps): RouteDef[] {
       headers: McpPostHeaders,
       body: McpMessage,
       // A tool call spends the limit once, as its own route (with the route's urgent rule for stops).
-      rateLimited: (message) => message.method !== 'tools/call',
+      rateLimited: (message) => !dispatchedToItsRoute(message, deps.isTool),
       responses: {
         200: { description: 'The JSON-RPC response (initialize: with the Mcp-Session-Id header).', schema: McpResponse },
         202: { description: 'A notification, accepted (no body).' },
