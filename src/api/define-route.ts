@@ -53,13 +53,14 @@ export interface RouteDeclaration<
   B extends TSchema | undefined,
   R extends ResponseSpecs,
   H extends TSchema | undefined = undefined,
-> extends Omit<RouteDef, 'params' | 'query' | 'body' | 'headers' | 'responses' | 'urgent' | 'handler'> {
+> extends Omit<RouteDef, 'params' | 'query' | 'body' | 'headers' | 'responses' | 'urgent' | 'rateLimited' | 'handler'> {
   params?: P;
   query?: Q;
   body?: B;
   headers?: H;
   responses: R;
   urgent?: (body: In<B, undefined>) => boolean;
+  rateLimited?: (body: In<B, undefined>) => boolean;
 }
 
 /** A declared route waiting for its handler. */

@@ -110,6 +110,13 @@ export interface RouteDef {
    * key can always halt its robots. Still authenticated, authorized and validated as usual.
    */
   urgent?: (body: unknown) => boolean;
+  /**
+   * Whether a validated request spends the key's rate limit (default: every request does, before
+   * validation). The MCP endpoint answers false for `tools/call`: the tool's own route spends it when
+   * the call is dispatched through the router (Router.dispatch), so a tool call is counted once, under
+   * that route's `urgent` rule, and a stop over MCP passes a spent limit as it does over REST.
+   */
+  rateLimited?: (body: unknown) => boolean;
   // Properties, not methods: a handler typed for one route's context is not assignable here (strict
   // function types), so a typed handler enters a RouteDef only through defineRoute.
   handler: (ctx: RouteContext) => Promise<HandlerResult> | HandlerResult;

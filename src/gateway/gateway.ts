@@ -52,8 +52,9 @@ import { UsageMeter } from '../fleet/robot-details/usage-meter.js';
 import { join } from 'node:path';
 import { Readiness } from './readiness.js';
 import { FieldRuleDelivery, FieldRuleService } from '../fleet/field-rules/index.js';
-import { buildRoutes } from './routes.js';
+import { API_INFO, buildRoutes } from './routes.js';
 import { loadApiDocsAssets } from './api-docs-assets.js';
+import { LateMcp } from './mcp.js';
 
 export interface GatewayOptions {
   dataDir: string;
@@ -326,9 +327,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       logFor('api').warn({ err }, `GET /docs is not served: ${(err as Error).message}`);
       return undefined;
     });
+    // The MCP endpoint's tools dispatch through the router, which serves the MCP route: built after it.
+    const lateMcp = new LateMcp();
     const { routes } = buildRoutes({
       store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, objects, advertised, ready: () => ready.ready(), log: logFor('api'),
       sessions, secureCookies: tlsFiles !== null, fieldRules, alerts: alerts.service, ...(apiDocs ? { apiDocs } : {}),
+      mcp: lateMcp,
       usage: (id) => usageMeter.usage(id),
       ...(ingest.sampleStore.select !== undefined ? { telemetrySelect: (q) => ingest.sampleStore.select!(q) } : {}),
     });
@@ -340,6 +344,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       removed: REMOVED_ROUTES,
       corsOrigins: opts.corsOrigins ?? [],
     });
+    const mcp = lateMcp.start(routes, router, API_INFO.version, logFor('mcp'));
     http = await startHttpServer({
       host: opts.host,
       port: opts.httpPort,
@@ -377,6 +382,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       while (httpServer.inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       stopKeySweep();
       hub.close();
+      await mcp.close();
       httpServer.close();
       stopPurger();
       stopRetention();

@@ -22,6 +22,7 @@ import { RobotRegistry } from '../robotlink/registry.js';
 import { openStore } from '../store/lmdb.js';
 import { TicketIssuer } from '../telemetry/ticket-issuer.js';
 import { FieldRuleDelivery, FieldRuleService } from '../fleet/field-rules/index.js';
+import { apiError } from '../errors/catalog.js';
 import { buildRoutes } from './routes.js';
 
 /** Builds the document the gateway would serve. */
@@ -48,6 +49,8 @@ export async function withOfflineRoutes<T>(use: (built: ReturnType<typeof buildR
       return use(buildRoutes({
         store, events, idempotency, link, commands, tickets: new TicketIssuer(), streamUrl: () => '', runtime, missions, objects, advertised: new AdvertisedProfiles(link), ready: () => false, log,
         sessions: new SessionService(store), secureCookies: true, fieldRules, alerts: new AlertService({ store, events, log }),
+        // Nothing listens offline: the MCP route is described, never called.
+        mcp: { endpoint: () => Promise.reject(apiError('unavailable', { what: 'MCP (offline document)' })), isTool: () => false },
       }));
     } finally {
       delivery.close();

@@ -28,6 +28,8 @@ import { robotAdminRoutes } from '../api/routes/robot-admin.js';
 import type { ObjectTracker } from '../fleet/objects/tracker.js';
 import { healthRoutes } from '../api/routes/health.js';
 import { meRoutes } from '../api/routes/me.js';
+import { mcpRoutes } from '../api/routes/mcp.js';
+import type { McpRouteDeps } from '../api/routes/mcp.js';
 import { apiKeyRoutes } from '../api/routes/api-keys.js';
 import { alertRoutes } from '../api/routes/alerts.js';
 import type { AlertService } from '../fleet/alerts/index.js';
@@ -91,6 +93,8 @@ export interface RouteDeps {
   telemetrySelect?: TelemetrySelect;
   /** Alerts (src/fleet/alerts); without it the alert routes are not served. */
   alerts?: AlertService;
+  /** The MCP session table behind `/v1/mcp` and the tool names (src/gateway/mcp.ts `LateMcp`: filled in once the router exists). */
+  mcp: McpRouteDeps;
 }
 
 export const API_INFO = {
@@ -98,7 +102,7 @@ export const API_INFO = {
   version: '0.1.0',
   description: 'Edge gateway for robot fleets: REST API (v1). Errors always have the body {error, code}.',
   tagDescriptions: {
-    'Agent API': 'Intent-oriented tools at `POST /v1/agent/{tool}`; every body carries `org_id` and `fleet_id`.',
+    'Agent API': 'Intent-oriented tools at `POST /v1/agent/{tool}`; every body carries `org_id` and `fleet_id`. The same tools over the Model Context Protocol at `/v1/mcp` (docs/mcp.md).',
     Alerts: 'Fleet conditions that need a person: open, acknowledged (`fleet:write`), resolved when the condition clears (docs/alerts.md).',
     'API keys': 'Keys for automations, managed by people through a user session (an API key cannot manage keys).',
     Audit: 'Command audit entries: who asked for which command, and its delivery history.',
@@ -175,6 +179,8 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
           ...agentReadRoutes({ store: deps.store, link: deps.link, missions: deps.missions, advertised: deps.advertised, commands: deps.commands }),
         ]
       : []),
+    // The Agent API over MCP: its tools are the `POST /v1/agent/*` routes of this very list (src/gateway/mcp.ts).
+    ...mcpRoutes(deps.mcp),
   ];
   doc = buildOpenApi(routes, API_INFO);
   return { routes, openapi: doc };

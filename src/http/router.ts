@@ -79,6 +79,12 @@ export type AbortSource = AbortSignal | { readonly signal: AbortSignal };
  */
 export interface Router {
   (req: PlainRequest, signal: AbortSource): PlainResponse | Promise<PlainResponse>;
+  /**
+   * Serves `req` as the caller `auth` already authenticated by this router (an MCP tool call, made
+   * inside a `POST /v1/mcp` request the router authenticated): the same pipeline without the
+   * authentication step, so rate limit, permission, validation and handler are the route's own.
+   */
+  dispatch(req: PlainRequest, signal: AbortSource, auth: AuthContext): Promise<PlainResponse>;
   readonly routes: readonly { method: string; path: string }[];
   /** Lower-cased names of the request headers the core and the routes read (the adapter copies only these). */
   readonly headerNames: ReadonlySet<string>;
@@ -144,7 +150,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
   const cors = deps.corsOrigins !== undefined && deps.corsOrigins.length > 0 ? new CorsPolicy(deps.corsOrigins) : null;
   const rateLimitPolicy = deps.rateLimiter.policyHeader;
 
-  const handle = (req: PlainRequest, signal: AbortSource): PlainResponse | Promise<PlainResponse> => {
+  const handle = (req: PlainRequest, signal: AbortSource, caller?: AuthContext): PlainResponse | Promise<PlainResponse> => {
     const nowMs = now();
     let route: CompiledRoute | undefined;
     // The key whose bucket this request spent from: its RateLimit headers go on the answer, error or not.
@@ -166,7 +172,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
       const found = match(table, removed, req.method === 'HEAD' ? 'GET' : req.method, req.path, req.method);
       route = found.route;
       if (req.notes !== undefined) req.notes.route = found.route.def.path;
-      const result = run(found.route, found.params, req, signal, nowMs, spent);
+      const result = run(found.route, found.params, req, signal, nowMs, spent, caller);
       return isPromise(result) ? result.then((r) => finish(toResponse(r, req), req, spent)).catch(fail) : finish(toResponse(result, req), req, spent);
     } catch (err: unknown) {
       return fail(err);
@@ -189,20 +195,24 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     signal: AbortSource,
     nowMs: number,
     spent: Spent,
+    caller: AuthContext | undefined,
   ): HandlerResult | Promise<HandlerResult> {
     const { def } = route;
     let auth: AuthContext | null = null;
     let limited: ApiError | null = null;
     if (def.auth !== 'none') {
-      auth = authenticateThrottled(req, nowMs);
+      auth = caller ?? authenticateThrottled(req, nowMs);
       if (req.notes !== undefined) req.notes.keyId = auth.apiKeyId;
       spent.keyId = auth.apiKeyId;
-      try {
-        deps.rateLimiter.consume(auth.apiKeyId, nowMs);
-      } catch (err: unknown) {
-        // A request that may stop a robot is decided after validation: see RouteDef.urgent.
-        if (def.urgent === undefined || !(err instanceof ApiError)) throw err;
-        limited = err;
+      // A route that decides per body whether it spends the limit (RouteDef.rateLimited) spends it below.
+      if (def.rateLimited === undefined) {
+        try {
+          deps.rateLimiter.consume(auth.apiKeyId, nowMs);
+        } catch (err: unknown) {
+          // A request that may stop a robot is decided after validation: see RouteDef.urgent.
+          if (def.urgent === undefined || !(err instanceof ApiError)) throw err;
+          limited = err;
+        }
       }
       if (def.auth !== 'any') deps.auth.authorize(auth, def.auth);
       if (def.actors === 'user' && auth.actorType !== 'user') throw apiError('session_required');
@@ -212,6 +222,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     const body = parseBody(route, req);
     const headers = validateHeaders(route, req);
     if (limited !== null && def.urgent?.(body) !== true) throw limited;
+    if (auth !== null && def.rateLimited?.(body) === true) deps.rateLimiter.consume(auth.apiKeyId, nowMs);
     // RouteContext types auth as non-null for handler ergonomics; only 'none' routes see null.
     const idempotencyKey = def.idempotencyKey !== undefined ? req.headers['idempotency-key'] : undefined;
     return def.handler(new HandlerContext(params, query, body, headers, auth as AuthContext, signal, nowMs, idempotencyKey, req.remoteAddress));
@@ -245,6 +256,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
   }
 
   const router = handle as Router;
+  router.dispatch = (req, signal, auth) => Promise.resolve(handle(req, signal, auth));
   Object.defineProperty(router, 'routes', { value: compiled.map((c) => ({ method: c.def.method, path: c.def.path })) });
   Object.defineProperty(router, 'headerNames', { value: headerNames });
   return router;
@@ -298,8 +310,9 @@ function toResponse(result: HandlerResult, req: PlainRequest): PlainResponse {
   if (raw instanceof RawBody) return { status: result.status, headers: { ...result.headers, 'content-type': raw.contentType }, body: raw.bytes };
   const headers = result.headers === undefined ? { 'content-type': JSON_HEADERS['content-type'] } : { ...result.headers, ...JSON_HEADERS };
   const body = result.body;
-  // 204 and 304 carry no body (RFC 9110 sections 15.3.5, 15.4.5).
-  const text = result.status === 204 || result.status === 304 ? '' : body instanceof JsonText ? body.text : JSON.stringify(body);
+  // 204 and 304 carry no body (RFC 9110 sections 15.3.5, 15.4.5), nor does any response declared without
+  // a schema (its handler answers `body: null`: a 202 of the MCP endpoint).
+  const text = result.status === 204 || result.status === 304 || body === null ? '' : body instanceof JsonText ? body.text : JSON.stringify(body);
   return { status: result.status, headers, body: text };
 }
 

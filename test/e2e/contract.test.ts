@@ -159,6 +159,8 @@ interface CallOptions {
   /** A user session: its cookie, and its CSRF token (sent unless `csrf` is false). */
   session?: { cookie: string; csrf: string };
   csrf?: boolean;
+  /** More request headers (the MCP endpoint's Mcp-Session-Id). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -183,6 +185,7 @@ async function call(operationId: string, opts: CallOptions = {}): Promise<Outcom
   }
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
   if (opts.idem !== undefined) headers['idempotency-key'] = opts.idem;
+  Object.assign(headers, opts.headers);
   const res = await fetch(`${base}${path}${qs}`, { method: o!.method, headers, ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}) });
   const text = await res.text();
   const body: unknown = text === '' ? undefined : JSON.parse(text);
@@ -667,6 +670,23 @@ describe('every operation, through real HTTP', () => {
     expect(acked).toMatchObject({ state: 'acknowledged', acknowledgedBy: { apiKeyId: d.apiKeyId }, acknowledgeNote: 'charging it' });
   });
   // ---- end of issue 10 part 4 ----
+  // Issue 11 part 4: the Agent API over MCP (docs/mcp.md; test/e2e/mcp.test.ts drives it with the SDK client).
+  it('the MCP endpoint', async () => {
+    const init = await call('mcpMessage', { body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'contract', version: '1' } } } });
+    expect(init.status).toBe(200);
+    expect(init.body.result.serverInfo.name).toBe('fleet-gateway');
+    const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+    await expectStatus(202, 'mcpMessage', { headers: session, body: { jsonrpc: '2.0', method: 'notifications/initialized' } });
+    const listed = await expectStatus(200, 'mcpMessage', { headers: session, body: { jsonrpc: '2.0', id: 2, method: 'tools/list' } });
+    expect(listed.result.tools.map((t: Json) => t.name)).toContain('control-robot');
+    const status = await expectStatus(200, 'mcpMessage', { headers: session, body: { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get-runtime-status', arguments: ids() } } });
+    expect(status.result.structuredContent.kind).toBe('fleet');
+    await expectStatus(400, 'mcpMessage', { body: { jsonrpc: '2.0', id: 4, method: 'tools/list' } });
+    await expectStatus(401, 'mcpMessage', { key: null, body: { jsonrpc: '2.0', id: 5, method: 'tools/list' } });
+    await expectStatus(404, 'mcpMessage', { headers: { 'mcp-session-id': randomUUID() }, body: { jsonrpc: '2.0', id: 6, method: 'tools/list' } });
+    await expectStatus(204, 'mcpCloseSession', { headers: session });
+    await expectStatus(404, 'mcpCloseSession', { headers: session });
+  });
 
   it('returned only errors each operation publishes (x-errors)', () => {
     expect(unpublished).toEqual([]);
