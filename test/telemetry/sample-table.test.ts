@@ -134,8 +134,11 @@ function viewOf(v: RowValues): Map<string, unknown> {
   return leaves(view);
 }
 
-/** RobotView fields that do not come from a sample (the robot record, the link registry). */
-const VIEW_NOT_FROM_SAMPLE = ['name', 'active', 'online', 'linkConflict', 'capabilities'];
+/**
+ * RobotView fields that do not come from a sample (the robot record, the link registry; `labels` and
+ * `notes` are the record's metadata, set by PATCH /v1/robots/{id}).
+ */
+const VIEW_NOT_FROM_SAMPLE = ['name', 'active', 'online', 'linkConflict', 'capabilities', 'labels', 'notes'];
 /** View paths the robot record fills (equal to the snapshot's ids), present before any report. */
 const VIEW_FROM_RECORD = ['id', 'fleetId'];
 
