@@ -147,8 +147,17 @@ describe('Agent read tools over HTTP', () => {
     for (const kind of ['fault', 'field_rule', 'object']) {
       const res = await query({ kind });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
-      expect(res.body).toEqual({ items: [], next_cursor: null });
+      expect(Array.isArray(res.body.items)).toBe(true);
     }
+    // No field rule exists in this fleet; the simulated robots report what their sensors see
+    // (src/sim/perception.ts), and query-entities lists exactly the objects the REST list holds.
+    expect((await query({ kind: 'field_rule' })).body).toEqual({ items: [], next_cursor: null });
+    let objects: any[] = [];
+    await until(async () => (objects = (await query({ kind: 'object', limit: 100 })).body.items).length > 0, 20_000, 'a detected object');
+    const rest = await api(gw.ready.http, d.apiKey, `/v1/orgs/${d.orgId}/fleets/${d.fleetId}/objects?limit=100`);
+    const restIds = new Set(rest.body.items.map((o: any) => o.objectId));
+    expect(objects.every((o) => o.kind === 'object' && o.source === 'robot')).toBe(true);
+    expect(objects.filter((o) => restIds.has(o.object_id)).length).toBeGreaterThan(0);
     expect((await query({ kind: 'fault', active: true, robot_id: robots[0]!.robotId })).status).toBe(200);
     expect((await query({ kind: 'object', object_class: 'pallet', source: 'robot' })).status).toBe(200);
     expect((await query({ kind: 'field_rule', enabled: true, type: 'keep_out' })).status).toBe(200);
@@ -278,7 +287,9 @@ describe('Agent read tools over HTTP', () => {
     expect((await tool('get-map-context', { ...base(), include: ['robots'], bbox: [6, 50, 5, 51] })).status).toBe(400);
     expect((await tool('get-map-context', { ...base(), include: 'robots' })).status).toBe(400);
     const zones = await tool('get-map-context', { ...base(), include: ['field_rules', 'objects'] });
-    expect(zones.body).toEqual({ bbox_applied: false, field_rules: [], objects: [], truncated: [] });
+    expect(zones.body).toMatchObject({ bbox_applied: false, field_rules: [], truncated: [] });
+    // The simulated robots' detections (src/sim/perception.ts) are the fleet's objects.
+    expect(zones.body.objects.every((o: any) => typeof o.latitude === 'number' && typeof o.longitude === 'number')).toBe(true);
   });
 
   it('explain-capability: robots advertising an action, their state and the arguments it takes', async () => {
