@@ -84,10 +84,10 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
     flush();
     return 1;
   }
-  log.info({ http: gateway.httpUrl, grpc: gateway.grpcAddress }, 'gateway ready');
-  out(JSON.stringify({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemetryStore: gateway.telemetryStore, telemetryDecoder: gateway.telemetryDecoder, telemetrySchemaVersion: gateway.ingest.sampleStore.schema?.to ?? null }));
-
-  await new Promise<void>((done) => {
+  // The signal handlers go in before the ready line: stdout to a pipe is written synchronously, so a
+  // supervisor reading the line can send SIGTERM before the next statement runs, and without a
+  // listener Node's default action kills the process without draining.
+  const stopped = new Promise<void>((done) => {
     const stop = (signal: string): void => {
       log.info({ signal }, `${signal}: draining`);
       done();
@@ -95,6 +95,9 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+  log.info({ http: gateway.httpUrl, grpc: gateway.grpcAddress }, 'gateway ready');
+  out(JSON.stringify({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemetryStore: gateway.telemetryStore, telemetryDecoder: gateway.telemetryDecoder, telemetrySchemaVersion: gateway.ingest.sampleStore.schema?.to ?? null }));
+  await stopped;
   try {
     await gateway.close();
   } catch (err: unknown) {

@@ -61,17 +61,20 @@ export async function runSimCommand(argv: string[], out: (line: string) => void)
     ...(stopOnLinkLossMs > 0 ? { stopOnLinkLossMs } : {}),
     log: (line: string) => simLog.info(line),
   });
-  out(JSON.stringify({ event: 'sim-started', robots: robots.length, hz, stopOnLinkLossMs }));
   // The physical e-stop button of every simulated robot: SIGUSR1 presses it, SIGUSR2 releases it
   // (README, `fleetgw sim`); the robots report it in their telemetry.
   const press = (): void => fleet.robots.forEach((r) => r.model.pressEstop());
   const release = (): void => fleet.robots.forEach((r) => r.model.releaseEstop());
   process.on('SIGUSR1', press);
   process.on('SIGUSR2', release);
-  await new Promise<void>((done) => {
+  // Handlers before the started line: a supervisor that reads it may signal at once (stdout to a pipe
+  // is synchronous), and a signal with no listener would kill the robots without their last reports.
+  const stopped = new Promise<void>((done) => {
     process.once('SIGTERM', () => done());
     process.once('SIGINT', () => done());
   });
+  out(JSON.stringify({ event: 'sim-started', robots: robots.length, hz, stopOnLinkLossMs }));
+  await stopped;
   process.off('SIGUSR1', press);
   process.off('SIGUSR2', release);
   await fleet.stop();

@@ -517,7 +517,7 @@ describe('every operation, through real HTTP', () => {
     expect(every.kinds).toHaveLength(10);
     // Objects and faults appear when the simulated robots have reported some (perception, health) by now.
     const core = ['robot', 'feature', 'operation', 'mission_template', 'scheduled_mission', 'mission_history'];
-    const kindsSeen = new Set(every.items.map((i: Json) => i.kind as string));
+    const kindsSeen = new Set<string>(every.items.map((i: Json) => String(i.kind)));
     expect(core.filter((k) => !kindsSeen.has(k))).toEqual([]);
     expect([...kindsSeen].filter((k) => !core.includes(k) && k !== 'object' && k !== 'fault')).toEqual([]);
     // The one command schedule was cancelled: listed only when asked for.

@@ -11,7 +11,7 @@ import { adminJson } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
 import { until } from '../support/until.js';
 
-interface Obj { objectId: string; objectClass: string; source: string; sightings: number; lastSeenMs: number; expiresAtMs: number | null; lastReportedBy: { robotId: string } | null; label: string | null; position: { latitude: number } }
+interface Obj { objectId: string; objectClass: string; source: string; sightings: number; lastSeenMs: number; expiresAtMs: number | null; lastReportedBy: { robotId: string } | null; label: string | null; position: { latitude: number; longitude: number } }
 
 describe('tracked objects and manifests over the real gateway process', () => {
   const d = makeDataDir('fleetgw-e2e-objects-');
@@ -66,7 +66,9 @@ describe('tracked objects and manifests over the real gateway process', () => {
     const objs = await list('&source=robot');
     const staticOnes = objs.filter((o) => o.objectClass !== 'person');
     // The simulated depot holds each static object once: no two records of one class within 1.5 m.
-    const near = staticOnes.filter((a) => staticOnes.some((b) => b !== a && b.objectClass === a.objectClass && Math.abs(b.position.latitude - a.position.latitude) * 111_320 < 1));
+    // (Both axes: the depot's objects stand on a 40 m grid, so two of one row share a latitude.)
+    const metres = (a: Obj, b: Obj): number => Math.hypot((b.position.latitude - a.position.latitude) * 111_320, (b.position.longitude - a.position.longitude) * 111_320 * Math.cos((a.position.latitude * Math.PI) / 180));
+    const near = staticOnes.filter((a) => staticOnes.some((b) => b !== a && b.objectClass === a.objectClass && metres(a, b) < 1.5));
     expect(near).toEqual([]);
     const timeline = (await call(`/v1/events?fleet_id=${d.fleetId}&correlation_id=${first.objectId}`)).body.items as { kind: string }[];
     expect(timeline[0]!.kind).toBe('object.detected');
