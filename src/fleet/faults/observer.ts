@@ -5,20 +5,11 @@
  */
 import type { FaultRecord, FaultSeverity } from './records.js';
 
-/** A fault as observers see it. */
-export interface FaultNotice {
-  faultId: string;
-  orgId: string;
-  fleetId: string;
-  robotId: string;
-  code: string;
-  severity: FaultSeverity;
-  component: string;
-  message: string;
-  raisedAtMs: number;
+/** A fault as observers see it: the record's identity and report, never the stored object. */
+export type FaultNotice = Pick<FaultRecord, 'faultId' | 'orgId' | 'fleetId' | 'robotId' | 'code' | 'severity' | 'component' | 'message' | 'raisedAtMs'> & {
   /** Set on `cleared` only. */
   clearedAtMs?: number;
-}
+};
 
 export interface FaultObserver {
   /** A fault became active (also after a restart-free robot transfer: raised again in the new fleet). */
