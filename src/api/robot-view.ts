@@ -27,7 +27,18 @@ export function toRobotView(robot: RobotRecord, snap: TelemetrySnapshot | undefi
         mode: snap.mode,
         estop: snap.estop,
         battery: { percent: snap.battery.percent, voltageV: snap.battery.voltageV, charging: snap.battery.charging },
-        mission: snap.mission ? { ...snap.mission } : null,
+        // The published names are the mission runs' (docs/api-conventions.md, "One concept, one name");
+        // the snapshot keeps the telemetry frame's.
+        mission: snap.mission
+          ? {
+              runId: snap.mission.runId,
+              missionState: snap.mission.missionState,
+              missionProgressPct: snap.mission.progressPct,
+              currentStepIndex: snap.mission.stepIndex,
+              remainingDistanceM: snap.mission.remainingDistanceM,
+              estimatedTimeRemainingS: snap.mission.etaS,
+            }
+          : null,
         health: { level: snap.health.level, faults: [...snap.health.faults], cpuTempC: snap.health.cpuTempC },
       }
     : null;

@@ -119,7 +119,7 @@ describe('GET /v1/robots and /v1/robots/{robot_id}', () => {
         mode: 'autonomous',
         estop: false,
         battery: { percent: 77, voltageV: 48.2, charging: false },
-        mission: { runId: 'run-1', missionState: 'running', progressPct: 40, stepIndex: 2, remainingDistanceM: 120, etaS: 90 },
+        mission: { runId: 'run-1', missionState: 'running', missionProgressPct: 40, currentStepIndex: 2, remainingDistanceM: 120, estimatedTimeRemainingS: 90 },
         health: { level: 'warn', faults: ['lidar_dirty'], cpuTempC: 61 },
       },
     });

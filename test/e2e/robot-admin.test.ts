@@ -84,7 +84,7 @@ describe('robot administration and mission progress over the real gateway proces
     }, 10_000, 'snapshot shows the mission');
     const view = (await call(`/v1/robots/${r0}`)).body;
     expect(view.statusTelemetry.mission).toMatchObject({ runId, missionState: 'running' });
-    expect(view.statusTelemetry.mission.progressPct).toBeGreaterThan(0);
+    expect(view.statusTelemetry.mission.missionProgressPct).toBeGreaterThan(0);
     expect(view.statusTelemetry.mission.remainingDistanceM).toBeGreaterThan(0);
     await until(() => live.some((m) => m.mission !== null && (m.mission as { run_id?: string }).run_id === runId), 10_000, 'live stream mission');
     ws.close();

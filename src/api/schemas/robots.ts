@@ -40,10 +40,10 @@ export const MissionStatus = named('MissionStatus', Type.Object(
   {
     runId: Type.String(),
     missionState: Type.String(),
-    progressPct: Type.Number(),
-    stepIndex: Type.Integer(),
+    missionProgressPct: Type.Number(),
+    currentStepIndex: Type.Integer(),
     remainingDistanceM: Type.Number(),
-    etaS: Type.Number(),
+    estimatedTimeRemainingS: Type.Number(),
   },
   { additionalProperties: false },
 ));
