@@ -5,7 +5,8 @@
  * `component` bound (see {@link componentLogger}); HTTP request lines carry `requestId` (and
  * `traceId` when the caller sent a W3C `traceparent`).
  *
- * Never blocking the event loop: lines go to a sonic-boom stream in asynchronous mode. It buffers up
+ * Never blocking the event loop: lines go to a sonic-boom stream in asynchronous mode, written in blocks
+ * (at most {@link LOG_FLUSH_MS} late). It buffers up
  * to {@link LOG_BUFFER_BYTES} while the terminal or pipe is slow; past that bound, lines are dropped
  * (counted, and the count is reported in the next line that fits) rather than growing memory or
  * stalling a request. Pretty output is formatted on the main thread (pino-pretty's synchronous
@@ -27,6 +28,12 @@ export const LOG_LEVELS: readonly Level[] = ['fatal', 'error', 'warn', 'info', '
 
 /** Largest backlog of log bytes held in memory while stderr is slow (4 MiB); past it lines are dropped. */
 export const LOG_BUFFER_BYTES = 4 * 1024 * 1024;
+
+/** Log bytes gathered before a write to stderr (below sonic-boom's 16 KiB write size). */
+export const LOG_WRITE_BYTES = 8 * 1024;
+
+/** Longest a log line waits for {@link LOG_WRITE_BYTES} to gather before it is written anyway. */
+export const LOG_FLUSH_MS = 100;
 
 export interface ProcessLoggerOptions {
   /** Default `info`. */
@@ -77,7 +84,10 @@ export function loggerOptions(level: Level = 'info'): LoggerOptions {
 export function createProcessLogger(opts: ProcessLoggerOptions = {}): ProcessLogger {
   const fd = opts.fd ?? 2;
   const format = opts.format ?? (isTty(fd) ? 'pretty' : 'json');
-  const boom = pino.destination({ dest: fd, sync: false, maxLength: LOG_BUFFER_BYTES });
+  // Written in blocks of at least LOG_WRITE_BYTES, and every LOG_FLUSH_MS when fewer are waiting: each
+  // write is a trip through libuv's thread pool (a thread woken, a syscall), which at one write per
+  // access line cost more CPU than the line itself (bench/README.md, "Issue 9: the access line").
+  const boom = pino.destination({ dest: fd, sync: false, maxLength: LOG_BUFFER_BYTES, minLength: LOG_WRITE_BYTES, periodicFlush: LOG_FLUSH_MS });
   let dropped = 0;
   boom.on('drop', () => {
     dropped++;
