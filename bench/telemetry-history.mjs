@@ -46,7 +46,7 @@ function insertSql(fleetId, robotId, endMs, minutes) {
   FROM numbers(${n})`;
 }
 
-async function runStore(kind, machine) {
+async function runStore(kind) {
   const dataDir = mkdtempSync(join(tmpdir(), `fleetgw-bench-hist-${kind}-`));
   let gateway;
   let ch;
@@ -135,7 +135,7 @@ async function runStore(kind, machine) {
 async function main() {
   const machine = machineInfo();
   console.log(JSON.stringify({ date: new Date().toISOString(), machine, opts }));
-  for (const kind of opts.stores.split(',')) await runStore(kind, machine);
+  for (const kind of opts.stores.split(',')) await runStore(kind);
 }
 
 main().catch((e) => {
