@@ -3,13 +3,13 @@
  *
  * A page holds the first `limit` samples after the previous page's last timestamp, plus any more that
  * share the page's last timestamp: pages end between timestamps, so a keyset on `ts_ms` alone loses
- * nothing. The page's cut-off is found in the same query (the `limit`-th smallest timestamp), because
+ * nothing (up to SAMPLE_PAGE_ROWS rows a page: a stuck robot clock cannot make a page unbounded). The page's cut-off is found in the same query (the `limit`-th smallest timestamp), because
  * a bound value cannot stand in `LIMIT` on every store (18.16 reads parameters through scalar
  * subqueries, and `LIMIT` takes a literal); `arrayElement` needs an unsigned index there.
  */
 import type { BoundQuery, Rows } from '../../telemetry/bound-query.js';
 import { HISTORY_FIELDS, type HistoryField } from './fields.js';
-import type { HistoryRange } from './limits.js';
+import { SAMPLE_PAGE_ROWS, type HistoryRange } from './limits.js';
 import { RANGE_WHERE, rangeParams, type HistoryRobot } from './range-sql.js';
 
 /** How a column is selected: fault lists travel as one string (see {@link parseFaults}). */
@@ -42,7 +42,8 @@ WHERE ${WHERE}
   AND ts_ms <= (
     SELECT if(count() > {limit:Int64}, arrayElement(arraySort(groupArray(ts_ms)), toUInt64({limit:Int64})), {to_ms:Int64})
     FROM telemetry_samples WHERE ${WHERE})
-ORDER BY ${SAMPLE_ORDER}`;
+ORDER BY ${SAMPLE_ORDER}
+LIMIT ${SAMPLE_PAGE_ROWS}`;
 
 /** The query of one page: samples after `afterMs` (the previous page's last timestamp; `fromMs - 1` for the first). */
 export function samplesQuery(robot: HistoryRobot, range: HistoryRange, afterMs: number, limit: number): BoundQuery {
