@@ -54,7 +54,7 @@ export function samplesQuery(robot: HistoryRobot, range: HistoryRange, afterMs: 
 }
 
 /** A sample as the API shows it: REST names to values. */
-export type HistorySample = Record<string, number | boolean | string | string[]>;
+export type HistorySample = Record<string, number | boolean | string | string[] | null>;
 
 /** Decodes a fault list written by {@link selectExpr}. */
 export function parseFaults(text: string): string[] {
@@ -63,10 +63,13 @@ export function parseFaults(text: string): string[] {
   return text.slice(colon + 1).split(',').map((s) => s.replace(/%2C/g, ',').replace(/%25/g, '%'));
 }
 
-function value(f: HistoryField, text: string): number | boolean | string | string[] {
+function value(f: HistoryField, text: string): number | boolean | string | string[] | null {
   switch (f.kind) {
-    case 'number':
-      return Number(text);
+    case 'number': {
+      // NaN and infinities (a robot may send them; the store prints `nan`, `inf`) have no JSON form: null, as on the live stream.
+      const n = Number(text);
+      return Number.isFinite(n) ? n : null;
+    }
     case 'boolean':
       return text === '1';
     case 'string':
