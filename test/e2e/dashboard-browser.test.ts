@@ -1,0 +1,213 @@
+/**
+ * The browser dashboard (docs/dashboard.md) in a real browser: Debian's Chromium driven by
+ * playwright-core against `fleetgw serve` with `fleetgw sim` robots and a user made by
+ * `fleetgw admin create-user`. Logs in, sees the robots move on the map, stops one and sees the
+ * command's delivery state and the robot holding still, acknowledges an alert, opens a robot page,
+ * logs out and sees the stream close. Throughout, it checks that no API key or robot token is in
+ * anything the page loads, that stream tickets travel only inside a WebSocket message (never in a
+ * URL), and that the page's CSP reported no violation. Screenshots go to test-artifacts/dashboard/.
+ *
+ * Chromium comes from Debian (`apt-get install chromium`: .ci/run and scripts/test.mjs install it);
+ * without /usr/bin/chromium this test fails under CI=true and is skipped otherwise.
+ */
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FLEETGW_BIN, adminJson } from '../support/cli.js';
+import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
+import { startSim } from '../support/stream-client.js';
+import { sleep, until } from '../support/until.js';
+
+const CHROMIUM = process.env.FLEETGW_TEST_CHROMIUM ?? '/usr/bin/chromium';
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+if (!HAVE_CHROMIUM && process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`);
+
+const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'dashboard');
+const EMAIL = 'operator@acme.test';
+const PASSWORD = `dash-${Math.random().toString(36).slice(2)}-pw`;
+const ROBOTS = 3;
+
+const d = makeDataDir('fleetgw-dashboard-');
+let gw: RunningGateway;
+let sim: ChildProcess;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const robots: { robotId: string; robotToken: string }[] = [];
+
+/** What the page did, recorded from the browser's side. */
+const seen = {
+  urls: [] as string[],
+  wsUrls: [] as string[],
+  wsSent: [] as string[],
+  wsClosed: 0,
+  tickets: [] as string[],
+  bodies: [] as string[],
+  cspViolations: [] as string[],
+};
+
+async function shot(name: string): Promise<void> {
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** The drawn position of every robot marker, by robot id. */
+async function markers(): Promise<Map<string, [number, number]>> {
+  const list = await page.$$eval('path.robot-marker[data-lat]', (els) =>
+    els.map((e) => [(e as SVGElement).dataset.robotId ?? '', Number((e as SVGElement).dataset.lat), Number((e as SVGElement).dataset.lon)] as const),
+  );
+  return new Map(list.map(([id, lat, lon]) => [id, [lat, lon]]));
+}
+
+beforeAll(async () => {
+  if (!HAVE_CHROMIUM) return;
+  mkdirSync(ARTIFACTS, { recursive: true });
+  for (let i = 0; i < ROBOTS; i++) robots.push(adminJson<{ robotId: string; robotToken: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', `rover-${i + 1}`]));
+  const user = spawnSync(process.execPath, [FLEETGW_BIN, 'admin', 'create-user', '--data-dir', d.dataDir, '--org', d.orgId, '--email', EMAIL, '--role', 'operator', '--json'], {
+    input: `${PASSWORD}\n`,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  if (user.status !== 0) throw new Error(`create-user failed: ${user.stderr}`);
+  // Every simulated battery (60-100 %) is below 100 %: each robot opens a battery_low alert.
+  gw = await startGatewayProcess(d.dataDir, ['--insecure-http'], { FLEETGW_ALERT_BATTERY_LOW_PCT: '100', FLEETGW_ALERT_BATTERY_CLEAR_PCT: '100' });
+  sim = await startSim(d.dataDir, gw.ready.grpc, robots, 10);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    // Playwright gives every launch a new empty profile directory; these keep Chromium off the network.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  page = await context.newPage();
+  page.setDefaultTimeout(30_000);
+  page.on('request', (r) => seen.urls.push(r.url()));
+  page.on('response', (r) => {
+    const type = r.headers()['content-type'] ?? '';
+    if (!/json|javascript|html|css/.test(type)) return;
+    const url = r.url();
+    void r.text().then(
+      (text) => {
+        seen.bodies.push(text);
+        if (url.endsWith('/v1/telemetry/stream-tickets')) seen.tickets.push((JSON.parse(text) as { ticket: string }).ticket);
+      },
+      () => undefined,
+    );
+  });
+  page.on('websocket', (ws) => {
+    seen.wsUrls.push(ws.url());
+    ws.on('framesent', (f) => seen.wsSent.push(String(f.payload)));
+    ws.on('close', () => seen.wsClosed++);
+  });
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) seen.cspViolations.push(m.text());
+  });
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close().catch(() => undefined);
+  if (sim && sim.exitCode === null && sim.signalCode === null) sim.kill('SIGKILL');
+  await gw?.stop();
+  rmSync(d.dataDir, { recursive: true, force: true });
+});
+
+describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
+  it('log in, robots move, stop one, acknowledge an alert, robot page, log out ends the stream; no secret in the page', async () => {
+    const base = gw.ready.http;
+    const first = await page.goto(`${base}/`);
+    expect(first?.status()).toBe(200);
+    const csp = first?.headers()['content-security-policy'] ?? '';
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+
+    // Log in.
+    await page.fill('#login-email', EMAIL);
+    await page.fill('#login-password', 'not the password');
+    await page.click('form.login button[type=submit]');
+    await page.waitForSelector('form.login p[role=alert]:has-text("Wrong email or password")');
+    await page.fill('#login-password', PASSWORD);
+    await page.click('form.login button[type=submit]');
+    await page.waitForSelector('.stream-state[data-state="live"]', { timeout: 30_000 });
+    await page.waitForSelector(`header.top .user:has-text("${EMAIL}")`);
+
+    // Robots move on the map: every marker drawn, and they change position between two reads.
+    await until(async () => (await markers()).size === ROBOTS, 30_000, 'a marker per robot', 250);
+    const before = await markers();
+    await until(
+      async () => {
+        const now = await markers();
+        return [...before].filter(([id, p]) => { const q = now.get(id); return q !== undefined && (q[0] !== p[0] || q[1] !== p[1]); }).length >= 2;
+      },
+      30_000,
+      'robots moving on the map',
+      250,
+    );
+    await shot('1-map-moving');
+
+    // Stop one robot from its row: the delivery state shows the robot's acknowledgement, and it holds still.
+    const target = robots[0]!.robotId;
+    await page.click(`tr.robot-row[data-robot-id="${target}"] button[data-action="stop"]`);
+    await page.waitForSelector(`tr.command-row[data-robot-id="${target}"]`);
+    await page.waitForSelector(`tr.command-row[data-robot-id="${target}"][data-state="agent_received"]`, { timeout: 30_000 });
+    await page.waitForSelector(`tr.robot-row[data-robot-id="${target}"][data-mode="paused"][data-speed="0"]`, { timeout: 30_000 });
+    const held = (await markers()).get(target);
+    await sleep(1_500);
+    expect((await markers()).get(target)).toEqual(held);
+    // The others keep driving.
+    const others = await markers();
+    await until(
+      async () => {
+        const now = await markers();
+        return robots.slice(1).some((r) => { const p = others.get(r.robotId)!; const q = now.get(r.robotId)!; return q[0] !== p[0] || q[1] !== p[1]; });
+      },
+      15_000,
+      'the other robots still moving',
+      250,
+    );
+    await shot('2-robot-stopped');
+
+    // Acknowledge an alert: the page shows it acknowledged, and the gateway recorded the user's session.
+    const alertSel = '.alert-item[data-kind="battery_low"][data-state="open"]';
+    await page.waitForSelector(alertSel, { timeout: 30_000 });
+    const alertId = await page.getAttribute(alertSel, 'data-alert-id');
+    await page.click(`.alert-item[data-alert-id="${alertId}"] button[data-action="acknowledge"]`);
+    await page.waitForSelector(`.alert-item[data-alert-id="${alertId}"][data-state="acknowledged"]`);
+    const acked = await api(base, d.apiKey, `/v1/orgs/${d.orgId}/fleets/${d.fleetId}/alerts/${alertId}`);
+    expect(acked.body).toMatchObject({ state: 'acknowledged', acknowledgedBy: { actorType: 'user' } });
+    await shot('3-alert-acknowledged');
+
+    // The robot page: its live state and the history charts (or the history API's absence, said so).
+    await page.click(`tr.robot-row[data-robot-id="${robots[1]!.robotId}"] button.link`);
+    await page.waitForSelector('.robot-page:not([hidden]) dl');
+    await page.waitForSelector('.history-status[data-state]', { timeout: 30_000 });
+    const history = await page.getAttribute('.history-status', 'data-state');
+    expect(['ok', 'unavailable']).toContain(history);
+    if (history === 'ok') await page.waitForSelector('.chart[data-field="batteryPct"] canvas');
+    await shot('4-robot-page');
+
+    // Log out: the socket closes, the login form is back, the cookie no longer works.
+    const closedBefore = seen.wsClosed;
+    await page.click('button[data-action="logout"]');
+    await page.waitForSelector('form.login');
+    await until(() => seen.wsClosed > closedBefore, 10_000, 'the stream closed at logout', 50);
+    const after = await page.evaluate(async () => (await fetch('/v1/sessions/current')).status);
+    expect(after).toBe(401);
+    await shot('5-logged-out');
+
+    // No secret in what the page loaded, no ticket in any URL; tickets went in the subscribe message.
+    await sleep(200);
+    const secrets = [d.apiKey, ...robots.map((r) => r.robotToken)];
+    const everything = [...seen.bodies, await page.content()].join('\n');
+    for (const s of secrets) expect(everything.includes(s), 'an API key or robot token in the page').toBe(false);
+    expect(seen.tickets.length).toBeGreaterThan(0);
+    for (const t of seen.tickets) {
+      for (const u of [...seen.urls, ...seen.wsUrls]) expect(u.includes(t), `ticket in ${u}`).toBe(false);
+      expect(seen.wsSent.some((f) => f.includes(t))).toBe(true);
+    }
+    expect(seen.wsUrls.every((u) => new URL(u).search === '')).toBe(true);
+    expect(seen.cspViolations).toEqual([]);
+  }, 110_000);
+});
