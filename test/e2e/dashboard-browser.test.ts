@@ -54,8 +54,9 @@ async function shot(name: string): Promise<void> {
 
 /** The drawn position of every robot marker, by robot id. */
 async function markers(): Promise<Map<string, [number, number]>> {
+  // getAttribute: the test's own types have no DOM (tsconfig lib ES2023), and the element is an SVG path.
   const list = await page.$$eval('path.robot-marker[data-lat]', (els) =>
-    els.map((e) => [(e as SVGElement).dataset.robotId ?? '', Number((e as SVGElement).dataset.lat), Number((e as SVGElement).dataset.lon)] as const),
+    els.map((e) => [e.getAttribute('data-robot-id') ?? '', Number(e.getAttribute('data-lat')), Number(e.getAttribute('data-lon'))] as const),
   );
   return new Map(list.map(([id, lat, lon]) => [id, [lat, lon]]));
 }

@@ -6,7 +6,7 @@
  * converted by the robots themselves), so shapes and robots line up.
  */
 import * as L from 'leaflet';
-import type { Geometry, MapContext } from './types.js';
+import type { MapContext } from './types.js';
 
 /** Length of the heading line, metres. */
 const HEADING_M = 4;
@@ -59,7 +59,7 @@ export class MapView {
         .addTo(this.shapes);
     }
     for (const o of ctx.objects ?? []) {
-      if (o.geometry !== null) L.geoJSON(o.geometry as Geometry, { style: { color: '#666', weight: 1, fillOpacity: 0.2 } }).addTo(this.objects);
+      if (o.geometry !== null) L.geoJSON(o.geometry, { style: { color: '#666', weight: 1, fillOpacity: 0.2 } }).addTo(this.objects);
       L.circleMarker([o.latitude, o.longitude], { radius: 4, color: '#444', fillColor: '#bbb', fillOpacity: 1, weight: 1, className: 'map-object' })
         .bindTooltip(o.object_class)
         .addTo(this.objects);
