@@ -27,4 +27,4 @@ await build({
   publicPath: '/app/',
   logLevel: 'warning',
 });
-await copyFile(join(src, 'index.html'), join(out, 'index.html'));
+for (const file of ['index.html', 'favicon.svg']) await copyFile(join(src, file), join(out, file));

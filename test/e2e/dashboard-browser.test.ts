@@ -12,6 +12,7 @@
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,6 +51,19 @@ const seen = {
 
 async function shot(name: string): Promise<void> {
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** A raw GET (node:http, not fetch: fetch would decompress and hide the encoding the gateway chose). */
+function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      let bytes = 0;
+      res.on('data', (c: Buffer) => (bytes += c.length));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** The drawn position of every robot marker, by robot id. */
@@ -123,6 +137,15 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     expect(csp).toContain("script-src 'self'");
     expect(csp).toContain("frame-ancestors 'none'");
     expect(csp).not.toContain('unsafe-inline');
+
+    // The bundle: served by the gateway with an ETag (304 on revalidation) and compressed.
+    const js = await rawGet(`${base}/app/app.js`, { 'accept-encoding': 'br, gzip' });
+    expect(js.status).toBe(200);
+    expect(js.headers['content-encoding']).toBe('br');
+    expect(js.headers['content-security-policy']).toBe(csp);
+    const etag = String(js.headers.etag);
+    expect((await rawGet(`${base}/app/app.js`, { 'if-none-match': etag })).status).toBe(304);
+    expect((await rawGet(`${base}/app/nope.js`, {})).status).toBe(404);
 
     // Log in.
     await page.fill('#login-email', EMAIL);

@@ -28,7 +28,7 @@ export class RobotList {
       h(
         'table',
         {},
-        h('thead', {}, h('tr', {}, h('th', {}, 'name'), h('th', {}, 'link'), h('th', {}, 'mode'), h('th', {}, 'speed'), h('th', {}, 'battery'), h('th', {}, 'mission'), h('th', {}, ''))),
+        h('thead', {}, h('tr', {}, h('th', {}, 'name'), h('th', {}, 'mode'), h('th', {}, 'speed'), h('th', {}, 'battery'), h('th', {}, 'mission'), h('th', {}, ''))),
         h(
           'tbody',
           {},
@@ -36,8 +36,7 @@ export class RobotList {
             h(
               'tr',
               { class: `robot-row ${r.online ? 'online' : 'offline'}`, 'data-robot-id': r.id, 'data-mode': r.mode ?? '', 'data-speed': r.speedMps ?? '' },
-              h('td', {}, h('button', { class: 'link', type: 'button', onclick: () => this.onSelect(r.id) }, r.name)),
-              h('td', {}, r.online ? 'online' : 'offline'),
+              h('td', { title: r.online ? 'online' : 'offline' }, h('button', { class: 'link', type: 'button', onclick: () => this.onSelect(r.id) }, r.name), r.online ? '' : ' (offline)'),
               h('td', { class: r.estop ? 'bad' : '' }, r.estop ? 'E-STOP' : r.mode ?? '–'),
               h('td', {}, num(r.speedMps, 2, ' m/s')),
               h('td', {}, num(r.batteryPct, 0, ' %'), r.charging ? ' ⚡' : ''),
