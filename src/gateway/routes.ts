@@ -43,6 +43,7 @@ import { robotRoutes } from '../api/routes/robots.js';
 import { faultRoutes } from '../api/routes/faults.js';
 import { robotDetailsRoutes } from '../api/routes/robot-details.js';
 import { utilizationRoutes } from '../api/routes/utilization.js';
+import { telemetryHistoryRoutes } from '../api/routes/telemetry-history.js';
 import type { RobotUsageRecord } from '../fleet/robot-details/usage.js';
 import type { TelemetrySelect } from '../fleet/utilization/utilization.js';
 import { streamTicketRoutes } from '../api/routes/stream-tickets.js';
@@ -92,7 +93,7 @@ export interface RouteDeps {
   dashboard?: ReadonlyMap<string, PreparedAsset>;
   /** Robot usage totals (src/fleet/robot-details/usage-meter.ts); absent: only the saved totals. */
   usage?: (robotId: string) => RobotUsageRecord | undefined;
-  /** Bound-parameter reads on the telemetry store (utilization); absent: 503. */
+  /** Bound-parameter reads on the telemetry store (utilization, telemetry history); absent: 503. */
   telemetrySelect?: TelemetrySelect;
   /** Alerts (src/fleet/alerts); without it the alert routes are not served. */
   alerts?: AlertService;
@@ -122,7 +123,7 @@ export const API_INFO = {
     Robots: 'Robot records with their latest telemetry snapshot.',
     Sessions: 'People log in with email and password: a session cookie plus a CSRF token for calls other than GET.',
     Schedules: 'Registered mission runs and commands; a fire-now request is a schedule too.',
-    Telemetry: 'Tickets for the live telemetry WebSocket.',
+    Telemetry: 'Tickets for the live telemetry WebSocket; one robot\'s stored history: samples, downsampled series, path, MCAP export (docs/telemetry-history.md).',
     Utilization: 'How the fleet\'s robots spent a window: online, on missions, idle, charging, paused, offline; missions and distance (docs/utilization.md).',
     'Tracked objects': 'Objects in the fleet\'s area (pallets, people, obstacles): reported by robots, or placed by operators.',
   },
@@ -165,6 +166,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...faultRoutes({ store: deps.store }),
     ...robotDetailsRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id), usage: deps.usage ?? ((id) => deps.store.robotUsage.get(id)) }),
     ...utilizationRoutes({ store: deps.store, ...(deps.telemetrySelect ? { select: deps.telemetrySelect } : {}), ...(deps.log ? { log: deps.log } : {}) }),
+    ...telemetryHistoryRoutes({ store: deps.store, ...(deps.telemetrySelect ? { select: deps.telemetrySelect } : {}), ...(deps.log ? { log: deps.log } : {}) }),
     ...controlRobotRoutes({ store: deps.store, commands: deps.commands }),
     ...robotCommandRoutes({ store: deps.store, commands: deps.commands }),
     ...robotConfigRoutes({ store: deps.store, commands: deps.commands }),

@@ -1,0 +1,115 @@
+/**
+ * One robot's samples as an MCAP file that Foxglove (and any MCAP reader) opens
+ * (docs/telemetry-history.md, MCAP export). JSON messages on three channels, each with its JSON
+ * schema in the file:
+ * - `/location`: `foxglove.LocationFix` (the @foxglove/schemas JSON schema): the map panel;
+ * - `/pose`: `foxglove.PoseInFrame` in the robot's local frame (`depot`: x east, y north, metres);
+ * - `/telemetry`: `fleetgw.TelemetrySample`, every stored field under its REST name: plots and raw
+ *   messages.
+ * Chunked, uncompressed (MCAP's compressions are lz4 and zstd, neither in Node), with the summary
+ * section and indexes so readers can seek.
+ */
+import { McapWriter, type IWritable } from '@mcap/core';
+import { LocationFix, PoseInFrame } from '@foxglove/schemas/jsonschema.js';
+import { HISTORY_FIELDS, type HistoryKind } from './fields.js';
+import type { HistoryRange } from './limits.js';
+import type { HistorySample } from './samples.js';
+
+/** The local frame poses are in (the robots' `pose` is depot-relative metres, x east, y north). */
+export const POSE_FRAME = 'depot';
+/** The frame of a location fix (the robot's GNSS antenna, taken as the robot itself). */
+export const FIX_FRAME = 'base_link';
+export const TELEMETRY_SCHEMA_NAME = 'fleetgw.TelemetrySample';
+
+const KIND_SCHEMA: Record<HistoryKind, Record<string, unknown>> = {
+  number: { type: 'number' },
+  boolean: { type: 'boolean' },
+  string: { type: 'string' },
+  strings: { type: 'array', items: { type: 'string' } },
+};
+
+/** The JSON schema of a `/telemetry` message, derived from the telemetry field table. */
+export const TELEMETRY_JSON_SCHEMA = {
+  title: TELEMETRY_SCHEMA_NAME,
+  description: 'One stored telemetry sample of a fleet-gateway robot; field names as in GET /v1/robots/{robot_id}/telemetry.',
+  type: 'object',
+  properties: {
+    timestamp: { type: 'object', properties: { sec: { type: 'integer', minimum: 0 }, nsec: { type: 'integer', minimum: 0, maximum: 999_999_999 } }, required: ['sec', 'nsec'] },
+    ...Object.fromEntries(HISTORY_FIELDS.map((f) => [f.name, KIND_SCHEMA[f.kind]])),
+  },
+  required: ['timestamp', ...HISTORY_FIELDS.map((f) => f.name)],
+};
+
+/** Collects the writer's output in memory (an export is bounded: limits.ts). */
+class MemoryWritable implements IWritable {
+  readonly parts: Uint8Array[] = [];
+  #size = 0n;
+  write(buffer: Uint8Array): Promise<void> {
+    this.parts.push(buffer.slice());
+    this.#size += BigInt(buffer.byteLength);
+    return Promise.resolve();
+  }
+  position(): bigint {
+    return this.#size;
+  }
+}
+
+const encoder = new TextEncoder();
+const json = (v: unknown): Uint8Array => encoder.encode(JSON.stringify(v));
+
+function stamp(tsMs: number): { sec: number; nsec: number } {
+  return { sec: Math.floor(tsMs / 1000), nsec: (tsMs % 1000) * 1_000_000 };
+}
+
+/** A yaw quaternion from a compass heading (degrees clockwise from north) in an x-east, y-north frame. */
+function headingQuaternion(headingDeg: number): { x: number; y: number; z: number; w: number } {
+  const yaw = ((90 - headingDeg) * Math.PI) / 180;
+  return { x: 0, y: 0, z: Math.sin(yaw / 2), w: Math.cos(yaw / 2) };
+}
+
+const num = (s: HistorySample, name: string): number => s[name] as number;
+
+/**
+ * The MCAP file of `samples` (in time order) of `robotId` over `range`.
+ * @returns the file's bytes
+ */
+export async function writeMcap(robotId: string, range: HistoryRange, samples: readonly HistorySample[]): Promise<Uint8Array> {
+  const out = new MemoryWritable();
+  const writer = new McapWriter({ writable: out });
+  await writer.start({ profile: '', library: 'fleet-gateway' });
+  const schema = async (name: string, s: unknown): Promise<number> => writer.registerSchema({ name, encoding: 'jsonschema', data: json(s) });
+  const channel = async (topic: string, schemaId: number): Promise<number> =>
+    writer.registerChannel({ topic, schemaId, messageEncoding: 'json', metadata: new Map([['robot_id', robotId]]) });
+  const location = await channel('/location', await schema('foxglove.LocationFix', LocationFix));
+  const pose = await channel('/pose', await schema('foxglove.PoseInFrame', PoseInFrame));
+  const telemetry = await channel('/telemetry', await schema(TELEMETRY_SCHEMA_NAME, TELEMETRY_JSON_SCHEMA));
+  await writer.addMetadata({ name: 'fleetgw.export', metadata: new Map([['robot_id', robotId], ['from_ms', String(range.fromMs)], ['to_ms', String(range.toMs)]]) });
+  let sequence = 0;
+  for (const s of samples) {
+    const tsMs = num(s, 'tsMs');
+    const timestamp = stamp(tsMs);
+    const time = BigInt(tsMs) * 1_000_000n;
+    const add = (channelId: number, message: unknown): Promise<void> =>
+      writer.addMessage({ channelId, sequence: sequence++, logTime: time, publishTime: time, data: json(message) });
+    if (num(s, 'latitude') !== 0 || num(s, 'longitude') !== 0) {
+      await add(location, {
+        timestamp,
+        frame_id: FIX_FRAME,
+        latitude: num(s, 'latitude'),
+        longitude: num(s, 'longitude'),
+        altitude: num(s, 'elevationM'),
+        position_covariance: [0, 0, 0, 0, 0, 0, 0, 0, 0],
+        position_covariance_type: 0,
+        heading: (num(s, 'headingDeg') * Math.PI) / 180,
+      });
+    }
+    await add(pose, {
+      timestamp,
+      frame_id: POSE_FRAME,
+      pose: { position: { x: num(s, 'poseXM'), y: num(s, 'poseYM'), z: num(s, 'poseZM') }, orientation: headingQuaternion(num(s, 'headingDeg')) },
+    });
+    await add(telemetry, { timestamp, ...s });
+  }
+  await writer.end();
+  return Buffer.concat(out.parts);
+}
