@@ -203,13 +203,16 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     expect(acked.body).toMatchObject({ state: 'acknowledged', acknowledgedBy: { actorType: 'user' } });
     await shot('3-alert-acknowledged');
 
-    // The robot page: its live state and the history charts (or the history API's absence, said so).
+    // The robot page: its live state, charts of its history and its position trail on the map.
     await page.click(`tr.robot-row[data-robot-id="${robots[1]!.robotId}"] button.link`);
     await page.waitForSelector('.robot-page:not([hidden]) dl');
     await page.waitForSelector('.history-status[data-state]', { timeout: 30_000 });
-    const history = await page.getAttribute('.history-status', 'data-state');
-    expect(['ok', 'unavailable']).toContain(history);
-    if (history === 'ok') await page.waitForSelector('.chart[data-field="batteryPct"] canvas');
+    expect(await page.textContent('.history-status')).not.toContain('could not');
+    expect(await page.getAttribute('.history-status', 'data-state')).toBe('ok');
+    await page.waitForSelector('.chart[data-field="batteryPct"] canvas');
+    await page.waitForSelector('.chart[data-field="speedMps"] canvas');
+    await page.waitForSelector('path.robot-trail');
+    expect(Number(await page.getAttribute('.history-status', 'data-points'))).toBeGreaterThan(0);
     await shot('4-robot-page');
 
     // Log out: the socket closes, the login form is back, the cookie no longer works.

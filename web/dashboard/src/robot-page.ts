@@ -106,6 +106,7 @@ export class RobotPage {
       this.actions.trail(path.geometry.coordinates);
       this.draw(series);
       this.status.textContent = `${series.points.length} points, ${Math.round(series.bucketMs / 1000)} s each`;
+      this.status.dataset.points = String(series.points.length);
       this.status.dataset.state = 'ok';
     } catch (err) {
       if (this.robotId !== robotId) return;
