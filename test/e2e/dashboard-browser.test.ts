@@ -11,6 +11,7 @@
  * without /usr/bin/chromium this test fails under CI=true and is skipped otherwise.
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
@@ -75,6 +76,34 @@ async function markers(): Promise<Map<string, [number, number]>> {
   return new Map(list.map(([id, lat, lon]) => [id, [lat, lon]]));
 }
 
+const MISSION_ROBOT = 2;
+let runFeatureId = '';
+
+/**
+ * With the all-permission key: a feature and a speed-limit field rule near the simulated depot
+ * (52.0 N, 5.0 E) for the map, and a mission (one long wait step) deployed to one robot, for pause
+ * and resume from the page.
+ */
+async function fleetContent(): Promise<void> {
+  const base = `/v1/orgs/${d.orgId}/fleets/${d.fleetId}`;
+  const post = async (path: string, body: unknown, idem = false): Promise<any> => {
+    const r = await api(gw.ready.http, d.apiKey, path, { method: 'POST', body: JSON.stringify(body), headers: idem ? { 'idempotency-key': randomUUID() } : {} });
+    if (r.status >= 300) throw new Error(`${path}: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  };
+  const square = (lon: number, lat: number, m: number) => {
+    const dLat = m / 111_320;
+    const dLon = m / (111_320 * Math.cos((lat * Math.PI) / 180));
+    return { type: 'Polygon', coordinates: [[[lon, lat], [lon + dLon, lat], [lon + dLon, lat + dLat], [lon, lat + dLat], [lon, lat]]] };
+  };
+  runFeatureId = (await post(`${base}/features`, { name: 'north yard', geometry: square(5.0, 52.0, 40) }, true)).featureId as string;
+  await post('/v1/agent/upsert-field-rule', { org_id: d.orgId, fleet_id: d.fleetId, field_rule: { name: 'slow lane', type: 'speed_limit', geometry: square(4.9995, 51.9995, 15), parameters: { max_speed_mps: 1.0 } } });
+  const t = await post(`${base}/mission-templates`, { name: 'long wait', featureId: runFeatureId, steps: [{ kind: 'wait', config: { seconds: 600 } }] }, true);
+  // Runs are dispatched only while the fleet's operation runs.
+  await post('/v1/agent/control-operation', { org_id: d.orgId, fleet_id: d.fleetId, action: 'start' });
+  await post('/v1/agent/deploy-mission', { org_id: d.orgId, fleet_id: d.fleetId, mission_id: t.missionId, robot_ids: [robots[MISSION_ROBOT]!.robotId] }, true);
+}
+
 beforeAll(async () => {
   if (!HAVE_CHROMIUM) return;
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -88,6 +117,7 @@ beforeAll(async () => {
   // Every simulated battery (60-100 %) is below 100 %: each robot opens a battery_low alert.
   gw = await startGatewayProcess(d.dataDir, ['--insecure-http'], { FLEETGW_ALERT_BATTERY_LOW_PCT: '100', FLEETGW_ALERT_BATTERY_CLEAR_PCT: '100' });
   sim = await startSim(d.dataDir, gw.ready.grpc, robots, 10);
+  await fleetContent();
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -128,7 +158,18 @@ afterAll(async () => {
 });
 
 describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
-  it('log in, robots move, stop one, acknowledge an alert, robot page, log out ends the stream; no secret in the page', async () => {
+  it('log in, robots move, stop one, acknowledge an alert, pause/resume a mission, robot page, stop all, log out ends the stream; no secret in the page', async () => {
+    try {
+      await walkThrough();
+    } catch (err) {
+      await shot('failure').catch(() => undefined);
+      throw err;
+    }
+  }, 115_000);
+});
+
+async function walkThrough(): Promise<void> {
+  {
     const base = gw.ready.http;
     const first = await page.goto(`${base}/`);
     expect(first?.status()).toBe(200);
@@ -203,6 +244,21 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     expect(acked.body).toMatchObject({ state: 'acknowledged', acknowledgedBy: { actorType: 'user' } });
     await shot('3-alert-acknowledged');
 
+    // The map draws the fleet's feature and field rule.
+    await page.waitForSelector('path.map-feature', { state: 'attached', timeout: 30_000 });
+    await page.waitForSelector('path.map-field-rule', { state: 'attached' });
+
+    // Pause and resume the mission from its run row; each command's delivery state; the run's timeline.
+    const mRobot = robots[MISSION_ROBOT]!.robotId;
+    await page.click('tr.run-row[data-state="running"] button[data-action="pause"]', { timeout: 40_000 });
+    await page.waitForSelector(`tr.command-row[data-action="mission pause"][data-robot-id="${mRobot}"][data-state="agent_received"]`, { timeout: 30_000 });
+    await page.click('tr.run-row[data-state="paused"] button[data-action="resume"]', { timeout: 30_000 });
+    await page.waitForSelector(`tr.command-row[data-action="mission resume"][data-robot-id="${mRobot}"][data-state="agent_received"]`, { timeout: 30_000 });
+    await page.waitForSelector('tr.run-row[data-state="running"]', { timeout: 30_000 });
+    await page.click('tr.run-row button.link');
+    await page.waitForSelector('.timeline li.event', { timeout: 15_000 });
+    await shot('4-mission-timeline');
+
     // The robot page: its live state, charts of its history and its position trail on the map.
     await page.click(`tr.robot-row[data-robot-id="${robots[1]!.robotId}"] button.link`);
     await page.waitForSelector('.robot-page:not([hidden]) dl');
@@ -213,7 +269,13 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     await page.waitForSelector('.chart[data-field="speedMps"] canvas');
     await page.waitForSelector('path.robot-trail');
     expect(Number(await page.getAttribute('.history-status', 'data-points'))).toBeGreaterThan(0);
-    await shot('4-robot-page');
+    await shot('5-robot-page');
+
+    // Stop all, after a confirmation: every robot's stop is acknowledged.
+    await page.click('button[data-action="stop-all"]');
+    await page.click('dialog.confirm button[data-action="confirm-stop-all"]');
+    await until(async () => (await page.$$('tr.command-row[data-action="stop all"][data-state="agent_received"]')).length === ROBOTS, 30_000, 'every stop of stop-all acknowledged', 200);
+    await shot('6-stopped-all');
 
     // Log out: the socket closes, the login form is back, the cookie no longer works.
     const closedBefore = seen.wsClosed;
@@ -222,7 +284,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     await until(() => seen.wsClosed > closedBefore, 10_000, 'the stream closed at logout', 50);
     const after = await page.evaluate(async () => (await fetch('/v1/sessions/current')).status);
     expect(after).toBe(401);
-    await shot('5-logged-out');
+    await shot('7-logged-out');
 
     // No secret in what the page loaded, no ticket in any URL; tickets went in the subscribe message.
     await sleep(200);
@@ -236,5 +298,5 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     }
     expect(seen.wsUrls.every((u) => new URL(u).search === '')).toBe(true);
     expect(seen.cspViolations).toEqual([]);
-  }, 110_000);
-});
+  }
+}

@@ -223,8 +223,8 @@ export class FleetDashboard {
       dialog.close();
       this.api
         .post<{ outcomes: RobotCommandOutcome[] }>(`${base}/stop-all`, { reason: 'stop all from the dashboard' })
-        .then((r) => log.track('stop (all)', r.outcomes))
-        .catch((err: unknown) => log.failed('stop (all)', '', (err as Error).message));
+        .then((r) => log.track('stop all', r.outcomes))
+        .catch((err: unknown) => log.failed('stop all', '', (err as Error).message));
     });
     dialog.addEventListener('close', () => dialog.remove());
     document.body.append(dialog);

@@ -94,7 +94,7 @@ export class CommandLog {
               ...this.rows.map((r) =>
                 h(
                   'tr',
-                  { class: 'command-row', 'data-command-id': r.commandId ?? '', 'data-robot-id': r.robot, 'data-state': r.state },
+                  { class: 'command-row', 'data-command-id': r.commandId ?? '', 'data-robot-id': r.robot, 'data-action': r.action, 'data-state': r.state },
                   h('td', {}, clock(r.atMs)),
                   h('td', { title: r.robot }, this.robotName(r.robot) || shortId(r.robot)),
                   h('td', {}, r.action),
