@@ -26,6 +26,8 @@ export class FleetDashboard {
   private map: MapView | null = null;
   private fleetId: string | null = null;
   private missions: MissionsPanel | null = null;
+  private commands: CommandLog | null = null;
+  private robotPage: RobotPage | null = null;
   private readonly streamState = h('span', { class: 'stream-state', 'data-state': 'connecting' }, 'connecting');
 
   constructor(
@@ -54,6 +56,8 @@ export class FleetDashboard {
     this.stream = null;
     for (const t of this.timers.splice(0)) clearInterval(t);
     this.missions?.stop();
+    this.commands?.stop();
+    this.robotPage?.show(null);
     this.map?.destroy();
     this.map = null;
   }
@@ -67,6 +71,7 @@ export class FleetDashboard {
     const ids = { orgId: this.info.session.orgId, fleetId: fleet.fleetId };
     const base = `/v1/orgs/${ids.orgId}/fleets/${ids.fleetId}`;
     const commands = new CommandLog(this.api, this.name);
+    this.commands = commands;
     const alerts = new AlertsPanel(this.api, base, this.name);
     const page = new RobotPage(this.api, this.robots, {
       stop: (id) => void this.command(commands, ids, 'stop', id),
@@ -75,6 +80,7 @@ export class FleetDashboard {
       trail: (coords) => this.map?.setTrail(coords),
     });
     page.el.hidden = true;
+    this.robotPage = page;
     const list = new RobotList(this.robots, (id) => page.show(id), (id) => void this.command(commands, ids, 'stop', id));
     this.missions = new MissionsPanel(this.api, ids, this.name, commands);
     const mapEl = h('div', { class: 'map', id: 'map' });

@@ -8,6 +8,12 @@ import { clock, h, replace, shortId } from './dom.js';
 import type { Command, RobotCommandOutcome } from './types.js';
 
 const POLL_MS = 500;
+/**
+ * Commands read per poll: a stop-all of a large fleet then costs at most 10 reads a second, far
+ * below the session's rate limit (100 a second by default), and each command is still read every
+ * few seconds.
+ */
+const READS_PER_POLL = 5;
 /** A command still not final after this is shown as it is and no longer read. */
 const FOLLOW_FOR_MS = 120_000;
 const FINAL = new Set(['agent_received', 'agent_rejected', 'timed_out']);
@@ -16,6 +22,8 @@ const MAX_ROWS = 50;
 
 interface Row {
   commandId: string | null;
+  /** Until when the delivery state is read (0: final or never). */
+  followUntilMs: number;
   robot: string;
   action: string;
   state: string;
@@ -26,6 +34,9 @@ interface Row {
 export class CommandLog {
   readonly el = h('section', { class: 'panel commands', 'aria-label': 'Commands' });
   private readonly rows: Row[] = [];
+  /** Rows whose delivery is not final yet, read round robin by one timer. */
+  private pending: Row[] = [];
+  private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
     private readonly api: Api,
@@ -39,6 +50,7 @@ export class CommandLog {
     for (const o of outcomes) {
       const row: Row = {
         commandId: o.delivery?.commandId ?? null,
+        followUntilMs: 0,
         robot: o.robotId,
         action,
         state: o.delivery?.state ?? (o.success ? 'sent' : 'failed'),
@@ -46,36 +58,62 @@ export class CommandLog {
         atMs: Date.now(),
       };
       this.rows.unshift(row);
-      if (row.commandId !== null && !FINAL.has(row.state)) void this.follow(row);
+      if (row.commandId !== null && !FINAL.has(row.state)) {
+        row.followUntilMs = Date.now() + FOLLOW_FOR_MS;
+        this.pending.push(row);
+      }
     }
     this.rows.splice(MAX_ROWS);
+    if (this.pending.length > 0 && this.timer === null) this.timer = setInterval(() => void this.poll(), POLL_MS);
     this.render();
+  }
+
+  /** Stops reading delivery states (logout, another fleet). */
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    this.pending = [];
   }
 
   /** Records a request that failed as a whole (no per-robot outcome). */
   failed(action: string, robot: string, message: string): void {
-    this.rows.unshift({ commandId: null, robot, action, state: 'failed', detail: message, atMs: Date.now() });
+    this.rows.unshift({ commandId: null, followUntilMs: 0, robot, action, state: 'failed', detail: message, atMs: Date.now() });
     this.rows.splice(MAX_ROWS);
     this.render();
   }
 
-  private async follow(row: Row): Promise<void> {
-    const end = Date.now() + FOLLOW_FOR_MS;
-    while (Date.now() < end) {
-      await new Promise((r) => setTimeout(r, POLL_MS));
-      try {
-        const c = await this.api.get<Command>(`/v1/robot-commands/${row.commandId ?? ''}`);
-        const changed = c.state !== row.state;
-        row.state = c.state;
-        row.detail = c.rejectReason ?? (c.retryBudgetExhausted ? 'retry budget exhausted' : '');
-        if (changed) this.render();
-        if (FINAL.has(c.state) || c.retryBudgetExhausted) return;
-      } catch (err) {
-        row.detail = (err as Error).message;
-        this.render();
-        return;
-      }
+  private polling = false;
+
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    const now = Date.now();
+    this.pending = this.pending.filter((r) => r.followUntilMs > now);
+    const batch = this.pending.splice(0, READS_PER_POLL);
+    let changed = false;
+    await Promise.all(
+      batch.map(async (row) => {
+        try {
+          const c = await this.api.get<Command>(`/v1/robot-commands/${row.commandId ?? ''}`);
+          changed ||= c.state !== row.state;
+          row.state = c.state;
+          row.detail = c.rejectReason ?? (c.retryBudgetExhausted ? 'retry budget exhausted' : '');
+          if (FINAL.has(c.state) || c.retryBudgetExhausted) row.followUntilMs = 0;
+        } catch (err) {
+          row.detail = (err as Error).message;
+          row.followUntilMs = 0;
+          changed = true;
+        }
+        // Not final: to the back of the queue, read again after the others.
+        if (row.followUntilMs > 0) this.pending.push(row);
+      }),
+    );
+    this.polling = false;
+    if (this.pending.length === 0 && this.timer !== null) {
+      clearInterval(this.timer);
+      this.timer = null;
     }
+    if (changed) this.render();
   }
 
   private render(): void {
