@@ -158,7 +158,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
-  it('log in, robots move, stop one, acknowledge an alert, pause/resume a mission, robot page, stop all, log out ends the stream; no secret in the page', async () => {
+  it('log in, robots move, stop one, acknowledge an alert, pause/resume a mission, robot page, stop all, log out (or a revoked session) ends the stream; no secret in the page', async () => {
     try {
       await walkThrough();
     } catch (err) {
@@ -285,6 +285,21 @@ async function walkThrough(): Promise<void> {
     const after = await page.evaluate(async () => (await fetch('/v1/sessions/current')).status);
     expect(after).toBe(401);
     await shot('7-logged-out');
+
+    // A session ended elsewhere (`fleetgw admin revoke-sessions`): the gateway closes the stream, and
+    // the page goes back to its login form instead of asking for new tickets.
+    await page.fill('#login-email', EMAIL);
+    await page.fill('#login-password', PASSWORD);
+    await page.click('form.login button[type=submit]');
+    await page.waitForSelector('.stream-state[data-state="live"]', { timeout: 30_000 });
+    const closedLive = seen.wsClosed;
+    const revoke = spawnSync(process.execPath, [FLEETGW_BIN, 'admin', 'revoke-sessions', '--data-dir', d.dataDir, '--email', EMAIL, '--json'], { encoding: 'utf8', timeout: 30_000 });
+    expect(revoke.status, revoke.stderr).toBe(0);
+    await until(() => seen.wsClosed > closedLive, 10_000, 'the gateway closed the stream of the revoked session', 50);
+    await page.waitForSelector('form.login', { timeout: 10_000 });
+    const wsAfterRevoke = seen.wsUrls.length;
+    await sleep(3_000);
+    expect(seen.wsUrls.length, 'no new stream after the session ended').toBe(wsAfterRevoke);
 
     // No secret in what the page loaded, no ticket in any URL; tickets went in the subscribe message.
     await sleep(200);

@@ -35,6 +35,7 @@ export class FleetDashboard {
     private readonly api: Api,
     private readonly info: SessionInfo,
     private readonly onLogout: () => void,
+    private readonly onSessionEnded: () => void,
   ) {}
 
   /** Reads the fleets and shows the first one (or the one named in the address's fragment). */
@@ -103,6 +104,7 @@ export class FleetDashboard {
       sample: (s) => this.sample(s),
       alert: (_change, a) => alerts.update(a),
       dropped: () => void alerts.load(),
+      ended: () => this.onSessionEnded(),
       status: (state, detail) => {
         this.streamState.dataset.state = state;
         this.streamState.textContent = state === 'live' ? 'live' : detail ? `${state} (${detail})` : state;

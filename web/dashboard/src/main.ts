@@ -36,10 +36,18 @@ async function logout(): Promise<void> {
   void run();
 }
 
+/** The gateway ended the session (revoked, expired, logged out in another tab): back to the login form. */
+async function sessionEnded(): Promise<void> {
+  current?.stop();
+  current = null;
+  api.csrfToken = '';
+  await run();
+}
+
 async function run(): Promise<void> {
   const info = (await session()) ?? (await login(root, api));
   api.csrfToken = info.csrfToken;
-  current = new FleetDashboard(root, api, info, () => void logout());
+  current = new FleetDashboard(root, api, info, () => void logout(), () => void sessionEnded());
   await current.start();
 }
 

@@ -12,6 +12,8 @@ export interface StreamHandlers {
   /** Samples or alerts were dropped for a slow reader: re-read what the page shows from REST. */
   dropped(count: number): void;
   status(state: 'connecting' | 'live' | 'closed', detail?: string): void;
+  /** The gateway closed the stream because the session ended (logout elsewhere, expiry, revocation). */
+  ended(): void;
 }
 
 const RECONNECT_MS = 2_000;
@@ -65,6 +67,7 @@ export class LiveStream {
       if (e.code === 4403 || e.code === 4401) {
         // The session ended (logout elsewhere, expiry, revocation): a new ticket would be refused too.
         this.stopped = true;
+        this.on.ended();
         return;
       }
       this.retry(`closed ${e.code}`);
