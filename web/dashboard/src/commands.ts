@@ -64,6 +64,9 @@ export class CommandLog {
       }
     }
     this.rows.splice(MAX_ROWS);
+    // Only rows still shown are read: a stop-all of a large fleet follows the newest MAX_ROWS.
+    const shown = new Set(this.rows);
+    this.pending = this.pending.filter((r) => shown.has(r));
     if (this.pending.length > 0 && this.timer === null) this.timer = setInterval(() => void this.poll(), POLL_MS);
     this.render();
   }
