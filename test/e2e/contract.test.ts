@@ -187,7 +187,18 @@ async function call(operationId: string, opts: CallOptions = {}): Promise<Outcom
   if (opts.idem !== undefined) headers['idempotency-key'] = opts.idem;
   Object.assign(headers, opts.headers);
   const res = await fetch(`${base}${path}${qs}`, { method: o!.method, headers, ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}) });
-  const text = await res.text();
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  // A non-JSON body (the MCAP export): its media type must be the one the operation publishes.
+  const mediaType = (res.headers.get('content-type') ?? '').split(';')[0]!;
+  const content = deref(((o!.op.responses as Json)[String(res.status)] ?? {}) as Json).content as Json | undefined;
+  if (res.status < 300 && bytes.length > 0 && mediaType !== 'application/json') {
+    expect(Object.keys(content ?? {}), `${operationId} ${res.status}: ${mediaType} is not published`).toContain(mediaType);
+    let statuses = seen.get(operationId);
+    if (!statuses) seen.set(operationId, (statuses = new Set()));
+    statuses.add(res.status);
+    return { status: res.status, body: bytes, headers: res.headers };
+  }
+  const text = new TextDecoder().decode(bytes);
   const body: unknown = text === '' ? undefined : JSON.parse(text);
   const validate = validatorFor(o!, res.status);
   if (validate === null) {
@@ -229,7 +240,14 @@ describe('the published document', () => {
       if (isObject && n.additionalProperties !== false && n['x-free-form'] === undefined && n.patternProperties === undefined && typeof n.additionalProperties !== 'object') {
         open.push(where);
       }
-      for (const [k, v] of Object.entries(n)) walk(v, `${where}/${ptr(k)}`);
+      for (const [k, v] of Object.entries(n)) {
+        // A `properties` map is not a schema itself (GeoJSON's Feature has a member named `properties`).
+        if (k === 'properties' && v !== null && typeof v === 'object' && !Array.isArray(v)) {
+          for (const [name, p] of Object.entries(v as Json)) walk(p, `${where}/properties/${ptr(name)}`);
+        } else {
+          walk(v, `${where}/${ptr(k)}`);
+        }
+      }
     };
     walk(doc.components.schemas, '#/components/schemas');
     walk(doc.paths, '#/paths');
@@ -648,6 +666,22 @@ describe('every operation, through real HTTP', () => {
     expect(u.robots).toHaveLength(3);
     await expectStatus(400, 'getUtilization', { path: ids(), query: { from_ms: now, to_ms: now - 1 } });
     await expectStatus(403, 'getUtilization', { path: ids(), query: { from_ms: now - 60_000, to_ms: now }, key: readKey });
+    // Issue 13 part 1: one robot's telemetry history (docs/telemetry-history.md; test/e2e/telemetry-history.test.ts in depth).
+    const hist = { from_ms: now - 120_000, to_ms: now };
+    const samples = await expectStatus(200, 'listTelemetrySamples', { ...robotPath(), query: { ...hist, limit: 5 } });
+    expect(samples.items).toHaveLength(5);
+    await expectStatus(200, 'listTelemetrySamples', { ...robotPath(), query: { ...hist, limit: 5, cursor: samples.next_cursor as string }, key: readKey });
+    await expectStatus(400, 'listTelemetrySamples', { ...robotPath(), query: { ...hist, limit: 10_001 } });
+    await expectStatus(404, 'listTelemetrySamples', { path: { robot_id: randomUUID() } });
+    const series = await expectStatus(200, 'getTelemetrySeries', { ...robotPath(), query: { ...hist, max_points: 10, fields: 'speedMps,batteryPct' } });
+    expect(series.points.length).toBeGreaterThan(0);
+    await expectStatus(400, 'getTelemetrySeries', { ...robotPath(), query: { from_ms: now - 25 * 3_600_000, to_ms: now } });
+    const path = await expectStatus(200, 'getTelemetryPath', { ...robotPath(), query: hist });
+    expect(path.geometry.coordinates.length).toBeGreaterThan(1);
+    await expectStatus(400, 'getTelemetryPath', { ...robotPath(), query: { ...hist, max_points: 5001 } });
+    const mcap = await expectStatus(200, 'exportTelemetryMcap', { ...robotPath(), query: { from_ms: now - 5_000, to_ms: now } });
+    expect(Buffer.from(mcap as Uint8Array).subarray(1, 5).toString('latin1')).toBe('MCAP');
+    await expectStatus(404, 'exportTelemetryMcap', { path: { robot_id: randomUUID() } });
   });
   // ---- Issue 10 part 4 and part 9 (alerts: fleet:read lists and reads, fleet:write acknowledges) ----
   it('alerts', async () => {

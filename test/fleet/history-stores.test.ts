@@ -130,6 +130,40 @@ describe.skipIf(url === null)(`telemetry history on chdb and on a ClickHouse ser
     expect(coordinates[1]![0]).toBeCloseTo(13 + 99 * 2e-5, 9);
   });
 
+  it('shows what a robot sent as NaN as null in samples, and leaves it out of series, path and fixes', async () => {
+    const nan = { robotId: addRobot(store, { fleetId: robot.fleetId, name: 'nan', capabilities: [], active: true }).record.robotId, fleetId: robot.fleetId };
+    const odd = [s(t0, 1), s(t0 + 100, 2), s(t0 + 200, 3)];
+    for (const x of odd) x.velocity!.linearMps = Number.NaN;
+    odd[1]!.position!.latitude = Number.NaN;
+    odd[2]!.pose!.xM = Number.POSITIVE_INFINITY;
+    const batch = toBinary(TelemetryBatchSchema, create(TelemetryBatchSchema, { samples: odd }));
+    for (const ingest of [chdb, server]) {
+      ingest.push(nan.robotId, nan.fleetId, batch);
+      await ingest.flush();
+    }
+    const r = { fromMs: t0, toMs: t0 + 1000 };
+    for (const [, select] of selects) {
+      const page = await readSamples(select, nan, r, t0 - 1, 10);
+      expect(page.samples.map((x) => [x.speedMps, x.latitude === null, x.poseXM])).toEqual([[null, false, 1], [null, true, 2], [null, false, null]]);
+      const series = await readSeries(select, nan, r, 1, SERIES_FIELD_NAMES);
+      expect(series.points[0]!.count).toBe(3);
+      expect(series.points[0]!.values.speedMps).toBeUndefined();
+      expect(series.points[0]!.values.poseXM).toEqual({ min: 1, max: 2, avg: 1.5 });
+      expect(series.points[0]!.values.latitude!.max).toBeCloseTo(52 + 3e-5, 9);
+      expect((await readPath(select, nan, r, 1000)).coordinates).toHaveLength(2);
+      const mcap = await exportMcap(select, nan, r);
+      if ('tooMany' in mcap) throw new Error('too many');
+      const reader = await McapIndexedReader.Initialize({
+        readable: { size: () => Promise.resolve(BigInt(mcap.file.byteLength)), read: (o, n) => Promise.resolve(mcap.file.subarray(Number(o), Number(o + n))) },
+      });
+      const topics = new Map([...reader.channelsById.values()].map((c) => [c.id, c.topic]));
+      const seen: string[] = [];
+      for await (const m of reader.readMessages()) seen.push(topics.get(m.channelId)!);
+      // No fix for the NaN latitude, no pose for the infinite x: every message still fits its schema.
+      expect(seen.sort()).toEqual(['/location', '/location', '/pose', '/pose', '/telemetry', '/telemetry', '/telemetry']);
+    }
+  });
+
   it('exports the same MCAP content from both stores, readable by @mcap/core', async () => {
     const decoded = [];
     for (const [, select] of selects) {

@@ -84,10 +84,13 @@ export function telemetryHistoryRoutes(deps: TelemetryHistoryDeps): RouteDef[] {
       let range: HistoryRange;
       let afterMs: number;
       if (query.cursor !== undefined) {
-        const [from, to, after] = decodeCursor(binding, query.cursor).split(':').map(Number) as [number, number, number];
+        const parts = decodeCursor(binding, query.cursor).split(':').map(Number);
+        if (parts.length !== 3 || !parts.every((n) => Number.isSafeInteger(n))) {
+          throw apiError('cursor_invalid', { param: 'cursor', detail: 'not a cursor this gateway issued; pass the next_cursor of the previous page unchanged' });
+        }
+        const [from, to, after] = parts as [number, number, number];
         range = rangeOf({ from_ms: from, to_ms: to });
         afterMs = after;
-        if (!Number.isSafeInteger(afterMs)) throw apiError('cursor_invalid', { param: 'cursor', detail: 'not a cursor this gateway issued; pass the next_cursor of the previous page unchanged' });
       } else {
         range = rangeOf(query);
         afterMs = range.fromMs - 1;

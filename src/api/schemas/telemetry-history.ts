@@ -5,7 +5,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { HISTORY_FIELDS, SERIES_FIELDS, type HistoryKind } from '../../fleet/history/fields.js';
 import { MAX_POINTS, MAX_RANGE_MS, SAMPLE_PAGE } from '../../fleet/history/limits.js';
-import { Uuid } from './common.js';
+import { Nullable, Uuid } from './common.js';
 import { CursorParam, LimitParam, Page } from './list.js';
 import { named } from './named.js';
 
@@ -41,7 +41,7 @@ export const TelemetryExportQuery = Type.Object(range, { additionalProperties: f
 export type TelemetryExportQuery = Static<typeof TelemetryExportQuery>;
 
 const KIND: Record<HistoryKind, () => TSchema> = {
-  number: () => Type.Number(),
+  number: () => Nullable(Type.Number({ description: 'null where the robot sent NaN or an infinity (JSON has neither).' })),
   boolean: () => Type.Boolean(),
   string: () => Type.String(),
   strings: () => Type.Array(Type.String()),
@@ -69,7 +69,10 @@ export const TelemetrySeries = named('TelemetrySeries', Type.Object(
         {
           tsMs: Type.Integer({ description: 'Bucket start: fromMs + k * bucketMs.' }),
           count: Type.Integer({ description: 'Samples in the bucket (buckets without samples are left out).' }),
-          values: Type.Object(Object.fromEntries(SERIES_FIELDS.map((f) => [f.name, Type.Optional(SeriesStat)])), { additionalProperties: false }),
+          values: Type.Object(Object.fromEntries(SERIES_FIELDS.map((f) => [f.name, Type.Optional(SeriesStat)])), {
+            additionalProperties: false,
+            description: 'Per field asked for, over its finite values in the bucket; a field with none (the robot sent only NaN) is left out.',
+          }),
         },
         { additionalProperties: false },
       ),

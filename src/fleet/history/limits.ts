@@ -12,6 +12,11 @@ export const DEFAULT_RANGE_MS = 10 * 60 * 1000;
 export const FUTURE_SLACK_MS = 60_000;
 /** Raw samples per page. */
 export const SAMPLE_PAGE = { default: 1000, max: 10_000 } as const;
+/**
+ * Most rows one page returns whatever shares its last timestamp: a robot whose clock stood still can
+ * send any number of samples with one timestamp; past this many the rest of that timestamp is skipped.
+ */
+export const SAMPLE_PAGE_ROWS = 2 * SAMPLE_PAGE.max;
 /** Points of a series or a path. */
 export const MAX_POINTS = { default: 500, max: 5000 } as const;
 /** Samples in one MCAP export (an hour at 10 Hz); more in the range is a 400: ask for a shorter range. */

@@ -22,7 +22,7 @@ export const FIX_FRAME = 'base_link';
 export const TELEMETRY_SCHEMA_NAME = 'fleetgw.TelemetrySample';
 
 const KIND_SCHEMA: Record<HistoryKind, Record<string, unknown>> = {
-  number: { type: 'number' },
+  number: { type: ['number', 'null'] },
   boolean: { type: 'boolean' },
   string: { type: 'string' },
   strings: { type: 'array', items: { type: 'string' } },
@@ -67,7 +67,8 @@ function headingQuaternion(headingDeg: number): { x: number; y: number; z: numbe
   return { x: 0, y: 0, z: Math.sin(yaw / 2), w: Math.cos(yaw / 2) };
 }
 
-const num = (s: HistorySample, name: string): number => s[name] as number;
+/** A numeric field; null (the robot sent NaN or an infinity) reads as NaN so checks below skip it. */
+const num = (s: HistorySample, name: string): number => (s[name] as number | null) ?? Number.NaN;
 
 /**
  * The MCAP file of `samples` (in time order) of `robotId` over `range`.
@@ -91,23 +92,28 @@ export async function writeMcap(robotId: string, range: HistoryRange, samples: r
     const time = BigInt(tsMs) * 1_000_000n;
     const add = (channelId: number, message: unknown): Promise<void> =>
       writer.addMessage({ channelId, sequence: sequence++, logTime: time, publishTime: time, data: json(message) });
-    if (num(s, 'latitude') !== 0 || num(s, 'longitude') !== 0) {
+    const lat = num(s, 'latitude');
+    const lon = num(s, 'longitude');
+    const alt = num(s, 'elevationM');
+    // A fix needs finite coordinates other than 0/0 (no position sent) and altitude (the schema
+    // requires it); the heading is optional there and left out when unknown.
+    if (Number.isFinite(lat) && Number.isFinite(lon) && Number.isFinite(alt) && (lat !== 0 || lon !== 0)) {
       await add(location, {
         timestamp,
         frame_id: FIX_FRAME,
-        latitude: num(s, 'latitude'),
-        longitude: num(s, 'longitude'),
-        altitude: num(s, 'elevationM'),
+        latitude: lat,
+        longitude: lon,
+        altitude: alt,
         position_covariance: [0, 0, 0, 0, 0, 0, 0, 0, 0],
         position_covariance_type: 0,
-        heading: (num(s, 'headingDeg') * Math.PI) / 180,
+        ...(Number.isFinite(num(s, 'headingDeg')) ? { heading: (num(s, 'headingDeg') * Math.PI) / 180 } : {}),
       });
     }
-    await add(pose, {
-      timestamp,
-      frame_id: POSE_FRAME,
-      pose: { position: { x: num(s, 'poseXM'), y: num(s, 'poseYM'), z: num(s, 'poseZM') }, orientation: headingQuaternion(num(s, 'headingDeg')) },
-    });
+    const pose3 = [num(s, 'poseXM'), num(s, 'poseYM'), num(s, 'poseZM'), num(s, 'headingDeg')];
+    if (pose3.every((v) => Number.isFinite(v))) {
+      const [x, y, z, heading] = pose3 as [number, number, number, number];
+      await add(pose, { timestamp, frame_id: POSE_FRAME, pose: { position: { x, y, z }, orientation: headingQuaternion(heading) } });
+    }
     await add(telemetry, { timestamp, ...s });
   }
   await writer.end();

@@ -3,7 +3,7 @@
  * `[longitude, latitude]`, the position the robot reports (`latitude`/`longitude` of the telemetry
  * field table), one point per bucket that has a fix: the bucket's last sample, so every point is a
  * place the robot really was (an average would cut corners). Samples at exactly 0/0 carry no fix
- * (the proto default of a robot that sent no position) and are left out.
+ * (the proto default of a robot that sent no position) and are left out, as are non-finite ones.
  */
 import type { BoundQuery, Rows } from '../../telemetry/bound-query.js';
 import type { HistoryRange } from './limits.js';
@@ -13,7 +13,7 @@ export const PATH_SQL = `
 SELECT intDiv(ts_ms - {from_ms:Int64}, {bucket_ms:Int64}) AS b, argMax(lon, ts_ms), argMax(lat, ts_ms)
 FROM telemetry_samples
 WHERE ${RANGE_WHERE}
-  AND NOT (lat = 0 AND lon = 0)
+  AND NOT (lat = 0 AND lon = 0) AND isFinite(lat) AND isFinite(lon)
 GROUP BY b
 ORDER BY b`;
 

@@ -3,13 +3,13 @@
  *
  * A page holds the first `limit` samples after the previous page's last timestamp, plus any more that
  * share the page's last timestamp: pages end between timestamps, so a keyset on `ts_ms` alone loses
- * nothing. The page's cut-off is found in the same query (the `limit`-th smallest timestamp), because
+ * nothing (up to SAMPLE_PAGE_ROWS rows a page: a stuck robot clock cannot make a page unbounded). The page's cut-off is found in the same query (the `limit`-th smallest timestamp), because
  * a bound value cannot stand in `LIMIT` on every store (18.16 reads parameters through scalar
  * subqueries, and `LIMIT` takes a literal); `arrayElement` needs an unsigned index there.
  */
 import type { BoundQuery, Rows } from '../../telemetry/bound-query.js';
 import { HISTORY_FIELDS, type HistoryField } from './fields.js';
-import type { HistoryRange } from './limits.js';
+import { SAMPLE_PAGE_ROWS, type HistoryRange } from './limits.js';
 import { RANGE_WHERE, rangeParams, type HistoryRobot } from './range-sql.js';
 
 /** How a column is selected: fault lists travel as one string (see {@link parseFaults}). */
@@ -42,7 +42,8 @@ WHERE ${WHERE}
   AND ts_ms <= (
     SELECT if(count() > {limit:Int64}, arrayElement(arraySort(groupArray(ts_ms)), toUInt64({limit:Int64})), {to_ms:Int64})
     FROM telemetry_samples WHERE ${WHERE})
-ORDER BY ${SAMPLE_ORDER}`;
+ORDER BY ${SAMPLE_ORDER}
+LIMIT ${SAMPLE_PAGE_ROWS}`;
 
 /** The query of one page: samples after `afterMs` (the previous page's last timestamp; `fromMs - 1` for the first). */
 export function samplesQuery(robot: HistoryRobot, range: HistoryRange, afterMs: number, limit: number): BoundQuery {
@@ -53,7 +54,7 @@ export function samplesQuery(robot: HistoryRobot, range: HistoryRange, afterMs: 
 }
 
 /** A sample as the API shows it: REST names to values. */
-export type HistorySample = Record<string, number | boolean | string | string[]>;
+export type HistorySample = Record<string, number | boolean | string | string[] | null>;
 
 /** Decodes a fault list written by {@link selectExpr}. */
 export function parseFaults(text: string): string[] {
@@ -62,10 +63,13 @@ export function parseFaults(text: string): string[] {
   return text.slice(colon + 1).split(',').map((s) => s.replace(/%2C/g, ',').replace(/%25/g, '%'));
 }
 
-function value(f: HistoryField, text: string): number | boolean | string | string[] {
+function value(f: HistoryField, text: string): number | boolean | string | string[] | null {
   switch (f.kind) {
-    case 'number':
-      return Number(text);
+    case 'number': {
+      // NaN and infinities (a robot may send them; the store prints `nan`, `inf`) have no JSON form: null, as on the live stream.
+      const n = Number(text);
+      return Number.isFinite(n) ? n : null;
+    }
     case 'boolean':
       return text === '1';
     case 'string':

@@ -4,7 +4,8 @@
  * with the sample count and min/max/avg of every numeric field per bucket that has samples.
  *
  * One constant query summarizes every numeric field; the fields a caller asks for are picked from
- * its rows, so no request ever changes the SQL text.
+ * its rows, so no request ever changes the SQL text. Only finite values count (a robot may send NaN
+ * or infinities; JSON has neither): a field without one in a bucket is left out of that point.
  */
 import type { BoundQuery, Rows } from '../../telemetry/bound-query.js';
 import { SERIES_FIELDS } from './fields.js';
@@ -13,7 +14,7 @@ import { RANGE_WHERE, rangeParams, type HistoryRobot } from './range-sql.js';
 
 export const SERIES_SQL = `
 SELECT intDiv(ts_ms - {from_ms:Int64}, {bucket_ms:Int64}) AS b, count(),
-  ${SERIES_FIELDS.map((f) => `min(${f.column}), max(${f.column}), avg(${f.column})`).join(',\n  ')}
+  ${SERIES_FIELDS.map((f) => `minIf(${f.column}, isFinite(${f.column})), maxIf(${f.column}, isFinite(${f.column})), avgIf(${f.column}, isFinite(${f.column}))`).join(',\n  ')}
 FROM telemetry_samples
 WHERE ${RANGE_WHERE}
 GROUP BY b
@@ -54,7 +55,9 @@ export function parseSeriesRows(rows: Rows, range: HistoryRange, bucketMs: numbe
     const values: Record<string, Stat> = {};
     for (const { name, i } of picked) {
       const at = 2 + 3 * i;
-      values[name] = { min: Number(row[at]), max: Number(row[at + 1]), avg: avg(row[at + 2] ?? '') };
+      const mean = avg(row[at + 2] ?? '');
+      // avgIf over no finite value is NaN (minIf/maxIf then read 0): nothing to show.
+      if (Number.isFinite(mean)) values[name] = { min: Number(row[at]), max: Number(row[at + 1]), avg: mean };
     }
     return { tsMs: range.fromMs + Number(row[0]) * bucketMs, count: Number(row[1]), values };
   });
