@@ -268,6 +268,15 @@ async function walkThrough(): Promise<void> {
     await page.waitForSelector('.chart[data-field="batteryPct"] canvas');
     await page.waitForSelector('.chart[data-field="speedMps"] canvas');
     await page.waitForSelector('path.robot-trail');
+    // The MCAP export link downloads with the session cookie (its URL holds no credential).
+    const exportHref = (await page.getAttribute('.robot-page a.export', 'href')) ?? '';
+    expect(exportHref).toMatch(/^\/v1\/robots\/[0-9a-f-]+\/telemetry\/export\.mcap\?from_ms=\d+&to_ms=\d+$/);
+    const mcap = await page.evaluate(async (href) => {
+      const r = await fetch(href);
+      return { status: r.status, bytes: (await r.arrayBuffer()).byteLength };
+    }, exportHref);
+    expect(mcap.status).toBe(200);
+    expect(mcap.bytes).toBeGreaterThan(100);
     expect(Number(await page.getAttribute('.history-status', 'data-points'))).toBeGreaterThan(0);
     await shot('5-robot-page');
 

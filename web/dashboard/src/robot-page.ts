@@ -1,6 +1,7 @@
 /**
  * One robot: its live state, commands (stop, start), and charts of its history (battery, speed) from
- * GET /v1/robots/{id}/telemetry/series, plus its position trail on the map from .../telemetry/path.
+ * GET /v1/robots/{id}/telemetry/series, plus its position trail on the map from .../telemetry/path and
+ * a link to the window's MCAP export.
  * When the gateway has no history API (404) or the read fails, the charts say so: nothing is drawn
  * that the gateway did not answer.
  */
@@ -66,6 +67,9 @@ export class RobotPage {
       ),
       this.status,
       this.charts,
+      // The same window as an MCAP file for Foxglove (docs/telemetry-history.md); the session cookie
+      // authenticates the download, so the link holds no secret.
+      h('p', {}, h('a', { class: 'export', href: this.exportUrl(robotId), download: '' }, 'Download this window as MCAP (Foxglove)')),
     );
     this.live();
     void this.loadHistory(robotId);
@@ -91,6 +95,12 @@ export class RobotPage {
         h('dt', {}, 'health'), h('dd', {}, r.healthLevel ?? '–'),
       ),
     );
+  }
+
+  private exportUrl(robotId: string): string {
+    const toMs = Date.now();
+    const q = new URLSearchParams({ from_ms: String(toMs - this.windowMs), to_ms: String(toMs) });
+    return `/v1/robots/${encodeURIComponent(robotId)}/telemetry/export.mcap?${q.toString()}`;
   }
 
   private async loadHistory(robotId: string): Promise<void> {
