@@ -28,6 +28,9 @@ export class FleetDashboard {
   private missions: MissionsPanel | null = null;
   private commands: CommandLog | null = null;
   private robotPage: RobotPage | null = null;
+  private robotList: RobotList | null = null;
+  /** Bumped by stop(): a fleet view still loading when it changes gives up instead of starting timers. */
+  private generation = 0;
   private readonly streamState = h('span', { class: 'stream-state', 'data-state': 'connecting' }, 'connecting');
 
   constructor(
@@ -53,6 +56,7 @@ export class FleetDashboard {
 
   /** Ends the stream and every timer (logout, switching fleets). */
   stop(): void {
+    this.generation++;
     this.stream?.stop();
     this.stream = null;
     for (const t of this.timers.splice(0)) clearInterval(t);
@@ -83,6 +87,7 @@ export class FleetDashboard {
     page.el.hidden = true;
     this.robotPage = page;
     const list = new RobotList(this.robots, (id) => page.show(id), (id) => void this.command(commands, ids, 'stop', id));
+    this.robotList = list;
     this.missions = new MissionsPanel(this.api, ids, this.name, commands);
     const mapEl = h('div', { class: 'map', id: 'map' });
     replace(
@@ -92,7 +97,10 @@ export class FleetDashboard {
     );
     this.map = new MapView(mapEl, (id) => page.show(id));
 
+    const generation = this.generation;
     await this.loadRobots();
+    // Logged out or switched fleets meanwhile: that view owns the page now.
+    if (generation !== this.generation) return;
     list.changed();
     list.flush();
     this.flushMap();
@@ -120,11 +128,7 @@ export class FleetDashboard {
       setInterval(() => void this.loadRobots().then(() => list.changed()), ROBOTS_REFRESH_MS),
       setInterval(() => void this.loadContext(ids), CONTEXT_REFRESH_MS),
     );
-    // Samples mark the list dirty; the interval above redraws it.
-    this.markList = () => list.changed();
   }
-
-  private markList: () => void = () => undefined;
 
   private header(fleets: Fleet[], fleet: Fleet | null, stopAll?: () => void): HTMLElement {
     const select = h('select', { 'aria-label': 'Fleet' }, ...fleets.map((f) => h('option', { value: f.fleetId, selected: f.fleetId === fleet?.fleetId }, f.name)));
@@ -194,7 +198,8 @@ export class FleetDashboard {
     r.missionProgressPct = s.mission?.progress_pct ?? null;
     r.healthLevel = s.health.level;
     this.moved.add(s.robot_id);
-    this.markList();
+    // The list interval redraws it.
+    this.robotList?.changed();
   }
 
   private flushMap(): void {
