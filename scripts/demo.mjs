@@ -1,7 +1,10 @@
 // `npm run demo`: a gateway on the embedded telemetry store plus a fleet of simulated robots.
-// Prints the URL, an API key and a curl line that works as printed; Ctrl-C stops everything.
-// Data lives in ./.demo-data (git-ignored) so a second run reuses the same fleet and key.
+// Prints the dashboard's URL and a login (a demo user with a random password), an API key and a curl
+// line that works as printed; Ctrl-C stops everything. Data lives in ./.demo-data (git-ignored, the
+// state file mode 0600) so a second run reuses the same fleet, key and login. A password on a
+// terminal and in a local file is fine for a local demo only (docs/dashboard.md).
 import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
@@ -31,6 +34,18 @@ if (existsSync(stateFile)) {
   state = { ...init, robots };
   writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
   writeFileSync(join(dataDir, 'robots.json'), JSON.stringify(robots), { mode: 0o600 });
+}
+// The dashboard's login (also added to demo data made before the dashboard existed). The password goes
+// to create-user on stdin, never as an argument (arguments show in `ps`).
+if (state.login === undefined) {
+  const login = { email: 'demo@fleet.example', password: randomBytes(12).toString('base64url') };
+  const r = spawnSync(process.execPath, [bin, 'admin', 'create-user', '--data-dir', dataDir, '--org', state.orgId, '--email', login.email, '--role', 'operator', '--json'], {
+    input: `${login.password}\n`,
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`fleetgw admin create-user failed: ${r.stderr.trim()}`);
+  state.login = login;
+  writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
 }
 
 const server = spawn(process.execPath, [bin, 'serve', '--data-dir', dataDir, '--port', process.env.DEMO_PORT ?? '8443', '--grpc-port', '0'], {
@@ -64,6 +79,9 @@ lines.on('line', (line) => {
   const ca = join(dataDir, 'tls', 'cert.pem');
   console.log(`
 fleet-gateway demo is running (${ROBOTS} simulated robots, telemetry store: ${msg.telemetryStore})
+  Dashboard: ${msg.http}/   (self-signed certificate: ${ca})
+  Login:     ${state.login.email}  password: ${state.login.password}
+
   URL:      ${msg.http}
   gRPC:     ${msg.grpc}
   API key:  ${state.apiKey}

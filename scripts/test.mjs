@@ -34,6 +34,18 @@ if (!process.env.FLEETGW_TEST_CLICKHOUSE_URL && !hasClickHouse()) {
   }
 }
 
+// The dashboard's browser test drives Debian's Chromium (playwright-core never downloads a browser).
+if (!existsSync('/usr/bin/chromium')) {
+  const canInstall = process.getuid?.() === 0 && existsSync('/usr/bin/apt-get') && process.env.FLEETGW_NO_INSTALL !== '1';
+  if (canInstall) {
+    console.log('[test] chromium missing: installing Debian package chromium');
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    run('apt-get', ['update', '-q'], { env });
+    run('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'chromium'], { env });
+  }
+  if (!existsSync('/usr/bin/chromium')) console.warn(`[test] no /usr/bin/chromium: the dashboard browser test ${ci ? 'fails (CI=true)' : 'is skipped'}`);
+}
+
 const build = run('npm', ['run', '-s', 'build']);
 if (build.status !== 0) {
   console.log('0 passed, 1 failed');

@@ -54,6 +54,7 @@ import { Readiness } from './readiness.js';
 import { FieldRuleDelivery, FieldRuleService } from '../fleet/field-rules/index.js';
 import { API_INFO, buildRoutes } from './routes.js';
 import { loadApiDocsAssets } from './api-docs-assets.js';
+import { loadDashboardAssets } from './dashboard-assets.js';
 import { LateMcp } from './mcp.js';
 
 export interface GatewayOptions {
@@ -332,11 +333,16 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       logFor('api').warn({ err }, `GET /docs is not served: ${(err as Error).message}`);
       return undefined;
     });
+    // Likewise the dashboard: a checkout built without it still serves the API and the robots.
+    const dashboard = await loadDashboardAssets().catch((err: unknown) => {
+      logFor('api').warn({ err }, `GET / (dashboard) is not served: ${(err as Error).message}`);
+      return undefined;
+    });
     // The MCP endpoint's tools dispatch through the router, which serves the MCP route: built after it.
     const lateMcp = new LateMcp();
     const { routes } = buildRoutes({
       store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, objects, advertised, ready: () => ready.ready(), log: logFor('api'),
-      sessions, secureCookies: tlsFiles !== null, fieldRules, alerts: alerts.service, ...(apiDocs ? { apiDocs } : {}),
+      sessions, secureCookies: tlsFiles !== null, fieldRules, alerts: alerts.service, ...(apiDocs ? { apiDocs } : {}), ...(dashboard ? { dashboard } : {}),
       mcp: lateMcp,
       usage: (id) => usageMeter.usage(id),
       ...(ingest.sampleStore.select !== undefined ? { telemetrySelect: (q) => ingest.sampleStore.select!(q) } : {}),

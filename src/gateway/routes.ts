@@ -37,6 +37,7 @@ import { sessionRoutes } from '../api/routes/sessions.js';
 import type { SessionService } from '../auth/users/sessions.js';
 import { openApiRoutes } from '../api/routes/openapi.js';
 import { apiDocsRoutes } from '../api/routes/api-docs.js';
+import { dashboardRoutes } from '../api/routes/dashboard.js';
 import type { PreparedAsset } from '../api/prepared-body.js';
 import { robotRoutes } from '../api/routes/robots.js';
 import { faultRoutes } from '../api/routes/faults.js';
@@ -88,6 +89,8 @@ export interface RouteDeps {
   secureCookies: boolean;
   /** The files of GET /docs (api-docs-assets.ts); absent: no /docs. */
   apiDocs?: ReadonlyMap<string, PreparedAsset>;
+  /** The dashboard's files for GET / (dashboard-assets.ts); absent: no dashboard. */
+  dashboard?: ReadonlyMap<string, PreparedAsset>;
   /** Robot usage totals (src/fleet/robot-details/usage-meter.ts); absent: only the saved totals. */
   usage?: (robotId: string) => RobotUsageRecord | undefined;
   /** Bound-parameter reads on the telemetry store (utilization, telemetry history); absent: 503. */
@@ -139,6 +142,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
   const routes: RouteDef[] = [
     ...openApiRoutes(document),
     ...(deps.apiDocs ? apiDocsRoutes(deps.apiDocs) : []),
+    ...(deps.dashboard ? dashboardRoutes(deps.dashboard) : []),
     ...healthRoutes({ ready: deps.ready }),
     ...meRoutes(),
     ...sessionRoutes({ store: deps.store, events: deps.events, sessions: deps.sessions, secureCookies: deps.secureCookies, ...(deps.log ? { log: deps.log } : {}) }),

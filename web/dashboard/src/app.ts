@@ -1,0 +1,246 @@
+/**
+ * The logged-in dashboard for one fleet: map, robot list, robot page, alerts, schedules and runs,
+ * commands. Owns the live stream and every timer, and ends them all at logout.
+ */
+import type { Api } from './api.js';
+import { AlertsPanel } from './alerts.js';
+import { CommandLog } from './commands.js';
+import { h, replace } from './dom.js';
+import { MapView } from './map-view.js';
+import { MissionsPanel } from './missions.js';
+import { RobotList } from './robot-list.js';
+import { RobotPage } from './robot-page.js';
+import { LiveStream } from './stream.js';
+import type { Fleet, LiveSample, MapContext, Page, RobotCommandOutcome, RobotView, SessionInfo } from './types.js';
+
+const MAP_FLUSH_MS = 250;
+const LIST_FLUSH_MS = 500;
+const ROBOTS_REFRESH_MS = 10_000;
+const CONTEXT_REFRESH_MS = 15_000;
+
+export class FleetDashboard {
+  private readonly robots = new Map<string, RobotView>();
+  private readonly moved = new Set<string>();
+  private readonly timers: ReturnType<typeof setInterval>[] = [];
+  private stream: LiveStream | null = null;
+  private map: MapView | null = null;
+  private fleetId: string | null = null;
+  private missions: MissionsPanel | null = null;
+  private commands: CommandLog | null = null;
+  private robotPage: RobotPage | null = null;
+  private robotList: RobotList | null = null;
+  /** Bumped by stop(): a fleet view still loading when it changes gives up instead of starting timers. */
+  private generation = 0;
+  private readonly streamState = h('span', { class: 'stream-state', 'data-state': 'connecting' }, 'connecting');
+
+  constructor(
+    private readonly root: HTMLElement,
+    private readonly api: Api,
+    private readonly info: SessionInfo,
+    private readonly onLogout: () => void,
+    private readonly onSessionEnded: () => void,
+  ) {}
+
+  /** Reads the fleets and shows the first one (or the one named in the address's fragment). */
+  async start(): Promise<void> {
+    const orgId = this.info.session.orgId;
+    const fleets = (await this.api.get<Page<Fleet>>(`/v1/orgs/${orgId}/fleets`)).items;
+    const wanted = new URLSearchParams(location.hash.slice(1)).get('fleet');
+    const fleet = fleets.find((f) => f.fleetId === wanted) ?? fleets[0];
+    if (fleet === undefined) {
+      replace(this.root, this.header(fleets, null), h('p', { class: 'muted' }, 'This organization has no fleet.'));
+      return;
+    }
+    await this.showFleet(fleets, fleet);
+  }
+
+  /** Ends the stream and every timer (logout, switching fleets). */
+  stop(): void {
+    this.generation++;
+    this.stream?.stop();
+    this.stream = null;
+    for (const t of this.timers.splice(0)) clearInterval(t);
+    this.missions?.stop();
+    this.commands?.stop();
+    this.robotPage?.show(null);
+    this.map?.destroy();
+    this.map = null;
+  }
+
+  private name = (id: string): string => this.robots.get(id)?.name ?? id.slice(0, 8);
+
+  private async showFleet(fleets: Fleet[], fleet: Fleet): Promise<void> {
+    this.stop();
+    this.robots.clear();
+    this.fleetId = fleet.fleetId;
+    const ids = { orgId: this.info.session.orgId, fleetId: fleet.fleetId };
+    const base = `/v1/orgs/${ids.orgId}/fleets/${ids.fleetId}`;
+    const commands = new CommandLog(this.api, this.name);
+    this.commands = commands;
+    const alerts = new AlertsPanel(this.api, base, this.name);
+    const page = new RobotPage(this.api, this.robots, {
+      stop: (id) => void this.command(commands, ids, 'stop', id),
+      start: (id) => void this.command(commands, ids, 'start', id),
+      close: () => page.show(null),
+      trail: (coords) => this.map?.setTrail(coords),
+    });
+    page.el.hidden = true;
+    this.robotPage = page;
+    const list = new RobotList(this.robots, (id) => page.show(id), (id) => void this.command(commands, ids, 'stop', id));
+    this.robotList = list;
+    this.missions = new MissionsPanel(this.api, ids, this.name, commands);
+    const mapEl = h('div', { class: 'map', id: 'map' });
+    replace(
+      this.root,
+      this.header(fleets, fleet, () => this.stopAll(commands, base)),
+      h('main', { class: 'layout' }, h('div', { class: 'map-column' }, mapEl, commands.el), h('aside', { class: 'side' }, page.el, alerts.el, list.el, this.missions.el)),
+    );
+    this.map = new MapView(mapEl, (id) => page.show(id));
+
+    const generation = this.generation;
+    await this.loadRobots();
+    // Logged out or switched fleets meanwhile: that view owns the page now.
+    if (generation !== this.generation) return;
+    list.changed();
+    list.flush();
+    this.flushMap();
+    void this.loadContext(ids);
+    void alerts.load();
+    this.missions.start();
+
+    this.stream = new LiveStream(this.api, ids.orgId, ids.fleetId, {
+      sample: (s) => this.sample(s),
+      alert: (_change, a) => alerts.update(a),
+      dropped: () => void alerts.load(),
+      ended: () => this.onSessionEnded(),
+      status: (state, detail) => {
+        this.streamState.dataset.state = state;
+        this.streamState.textContent = state === 'live' ? 'live' : detail ? `${state} (${detail})` : state;
+      },
+    });
+    this.stream.start();
+    this.timers.push(
+      setInterval(() => this.flushMap(), MAP_FLUSH_MS),
+      setInterval(() => {
+        list.flush();
+        page.live();
+      }, LIST_FLUSH_MS),
+      setInterval(() => void this.loadRobots().then(() => list.changed()), ROBOTS_REFRESH_MS),
+      setInterval(() => void this.loadContext(ids), CONTEXT_REFRESH_MS),
+    );
+  }
+
+  private header(fleets: Fleet[], fleet: Fleet | null, stopAll?: () => void): HTMLElement {
+    const select = h('select', { 'aria-label': 'Fleet' }, ...fleets.map((f) => h('option', { value: f.fleetId, selected: f.fleetId === fleet?.fleetId }, f.name)));
+    select.addEventListener('change', () => {
+      const next = fleets.find((f) => f.fleetId === select.value);
+      if (next === undefined) return;
+      location.hash = `fleet=${next.fleetId}`;
+      void this.showFleet(fleets, next);
+    });
+    const logout = h('button', { type: 'button', 'data-action': 'logout' }, 'Log out');
+    logout.addEventListener('click', () => this.onLogout());
+    return h(
+      'header',
+      { class: 'top' },
+      h('h1', {}, 'fleet-gateway'),
+      select,
+      h('span', { class: 'muted' }, 'stream: '),
+      this.streamState,
+      h('span', { class: 'spacer' }),
+      stopAll ? h('button', { type: 'button', class: 'stop', 'data-action': 'stop-all', onclick: stopAll }, 'Stop all') : null,
+      h('span', { class: 'user' }, `${this.info.session.user.email} (${this.info.session.user.role})`),
+      logout,
+    );
+  }
+
+  private async loadRobots(): Promise<void> {
+    const fleetId = this.fleetId;
+    if (fleetId === null) return;
+    try {
+      const list = await this.api.get<RobotView[]>('/v1/robots', { fleet_id: fleetId });
+      for (const r of list) {
+        const known = this.robots.get(r.id);
+        // A live sample newer than the REST snapshot wins.
+        if (known === undefined || (r.lastSeenMs ?? 0) >= (known.lastSeenMs ?? 0)) this.robots.set(r.id, r);
+        else known.online = r.online;
+        this.moved.add(r.id);
+      }
+    } catch {
+      // Kept as shown; the next refresh tries again.
+    }
+  }
+
+  private async loadContext(ids: { orgId: string; fleetId: string }): Promise<void> {
+    try {
+      const ctx = await this.api.post<MapContext>('/v1/agent/get-map-context', { org_id: ids.orgId, fleet_id: ids.fleetId, include: ['features', 'field_rules', 'objects'] });
+      this.map?.setContext(ctx);
+      this.map?.fitOnce();
+    } catch {
+      // A key without features:read, say: the map still shows the robots.
+    }
+  }
+
+  private sample(s: LiveSample): void {
+    const r = this.robots.get(s.robot_id);
+    if (r === undefined) return;
+    r.online = true;
+    r.lastSeenMs = Date.now();
+    r.latitude = s.latitude;
+    r.longitude = s.longitude;
+    r.headingDeg = s.pose.heading_deg;
+    r.speedMps = s.velocity.linear_mps;
+    r.batteryPct = s.battery.percent;
+    r.charging = s.battery.charging;
+    r.mode = s.mode;
+    r.estop = s.estop;
+    r.missionState = s.mission?.mission_state ?? null;
+    r.missionProgressPct = s.mission?.progress_pct ?? null;
+    r.healthLevel = s.health.level;
+    this.moved.add(s.robot_id);
+    // The list interval redraws it.
+    this.robotList?.changed();
+  }
+
+  private flushMap(): void {
+    if (this.map === null) return;
+    for (const id of this.moved) {
+      const r = this.robots.get(id);
+      if (r !== undefined) this.map.setRobot(id, r.name, r.latitude, r.longitude, r.headingDeg, r.online, r.estop === true || r.mode === 'paused');
+    }
+    if (this.moved.size > 0) this.map.fitOnce();
+    this.moved.clear();
+  }
+
+  private async command(log: CommandLog, ids: { orgId: string; fleetId: string }, action: 'stop' | 'start', robotId: string): Promise<void> {
+    try {
+      const r = await this.api.post<{ outcomes: RobotCommandOutcome[] }>('/v1/agent/control-robot', {
+        org_id: ids.orgId,
+        fleet_id: ids.fleetId,
+        action,
+        robot_id: robotId,
+        ...(action === 'stop' ? { reason: 'stopped from the dashboard' } : {}),
+      });
+      log.track(action, r.outcomes);
+    } catch (err) {
+      log.failed(action, robotId, (err as Error).message);
+    }
+  }
+
+  private stopAll(log: CommandLog, base: string): void {
+    const yes = h('button', { type: 'button', class: 'stop', value: 'stop', 'data-action': 'confirm-stop-all' }, 'Stop every robot');
+    const no = h('button', { type: 'button', value: 'cancel' }, 'Cancel');
+    const dialog = h('dialog', { class: 'confirm' }, h('p', {}, `Stop all ${this.robots.size} robots of this fleet? Each one decelerates and holds until started again.`), yes, no);
+    no.addEventListener('click', () => dialog.close());
+    yes.addEventListener('click', () => {
+      dialog.close();
+      this.api
+        .post<{ outcomes: RobotCommandOutcome[] }>(`${base}/stop-all`, { reason: 'stop all from the dashboard' })
+        .then((r) => log.track('stop all', r.outcomes))
+        .catch((err: unknown) => log.failed('stop all', '', (err as Error).message));
+    });
+    dialog.addEventListener('close', () => dialog.remove());
+    document.body.append(dialog);
+    dialog.showModal();
+  }
+}
