@@ -151,3 +151,18 @@ export function readRowPrefix(row: Uint8Array, lastColumn: string): RowValues {
   }
   return out;
 }
+
+/**
+ * Calls `fn` with the values of each row of `rows` (rows written back to back, as a decode task's
+ * output holds them) and the row's end offset. For consumers that need every row's values, e.g. the
+ * Foxglove messages a decode worker derives from the rows (foxglove-output.ts).
+ * @throws Error on a row that ends early
+ */
+export function forEachRow(rows: Uint8Array, fn: (values: RowValues) => void): void {
+  const r = new RowReader(rows);
+  while (r.pos < rows.length) {
+    const out: RowValues = {};
+    for (const f of SAMPLE_FIELDS) out[f.column] = r.value(f.rowType);
+    fn(out);
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * The Foxglove messages of one decode task, written by the decode worker (never the event loop) from
+ * the task's RowBinary rows: for each sample of a robot some Foxglove socket subscribes to, one
+ * `foxglove.LocationFix`, `foxglove.PoseInFrame` and/or `fleetgw.RobotStatus` message
+ * (foxglove-channels.ts), each already framed as the protocol's binary MESSAGE_DATA frame
+ * (`0x01 | subscription id u32 | timestamp u64 ns | JSON payload`, little-endian) with the
+ * subscription id left 0: the hub writes it per subscriber into its copy.
+ *
+ * Why from the rows rather than inside the decoders: the rows are the one output all three decoders
+ * (C++ addon, fast reader, reference) write identically, so this needs no change to any of them, and
+ * it costs nothing unless a Foxglove socket subscribes (the mask is null then).
+ */
+import { ByteWriter } from './byte-writer.js';
+import { FOXGLOVE_KINDS } from './foxglove-channels.js';
+import { forEachRow } from './row-rowbinary.js';
+import type { RowValues } from './row-values.js';
+import { HEALTH_LEVEL_NAMES } from './sample-table.js';
+import type { FoxgloveBatch } from './worker-protocol.js';
+
+/** Bytes before the payload: opcode, subscription id, timestamp. */
+export const FOXGLOVE_FRAME_HEADER_BYTES = 13;
+/** The protocol's binary opcode of a message (ws-protocol's BinaryOpcode.MESSAGE_DATA; a const here so the worker loads no client code). */
+const MESSAGE_DATA = 1;
+
+const writer = new ByteWriter(64 * 1024);
+const DEG = Math.PI / 180;
+
+function num(v: unknown): string {
+  if (typeof v === 'bigint') return v.toString();
+  return typeof v === 'number' && Number.isFinite(v) ? String(v) : 'null';
+}
+
+function finite(...vs: unknown[]): boolean {
+  for (const v of vs) if (typeof v !== 'number' || !Number.isFinite(v)) return false;
+  return true;
+}
+
+/** Starts a frame: header with subscription id 0 and the sample time in ns. */
+function head(w: ByteWriter, ns: bigint): void {
+  w.u8(MESSAGE_DATA);
+  w.i32(0);
+  w.i64big(ns);
+}
+
+function writeLocation(w: ByteWriter, v: RowValues, time: string, robotId: string): boolean {
+  if (!finite(v.lat, v.lon, v.elevation_m)) return false; // no fix: nothing a map could place
+  const heading = finite(v.heading_deg) ? `,"heading":${String((v.heading_deg as number) * DEG)}` : '';
+  w.utf8(
+    `{"timestamp":${time},"frame_id":${JSON.stringify(robotId)},"latitude":${num(v.lat)},"longitude":${num(v.lon)},` +
+      `"altitude":${num(v.elevation_m)},"position_covariance":[0,0,0,0,0,0,0,0,0],"position_covariance_type":0${heading}}`,
+  );
+  return true;
+}
+
+function writePose(w: ByteWriter, v: RowValues, time: string): boolean {
+  if (!finite(v.pose_x_m, v.pose_y_m, v.pose_z_m, v.heading_deg)) return false;
+  // The depot frame is taken as x east, y north, z up (ROS REP 103): heading (clockwise from north)
+  // becomes yaw (counter-clockwise from x), a rotation about z.
+  const yaw = (90 - (v.heading_deg as number)) * DEG;
+  w.utf8(
+    `{"timestamp":${time},"frame_id":"depot","pose":{"position":{"x":${num(v.pose_x_m)},"y":${num(v.pose_y_m)},"z":${num(v.pose_z_m)}},` +
+      `"orientation":{"x":0,"y":0,"z":${String(Math.sin(yaw / 2))},"w":${String(Math.cos(yaw / 2))}}}}`,
+  );
+  return true;
+}
+
+function writeStatus(w: ByteWriter, v: RowValues, time: string): void {
+  const runId = v.mission_run_id as string;
+  const mission = runId === ''
+    ? 'null'
+    : `{"run_id":${JSON.stringify(runId)},"mission_state":${JSON.stringify(v.mission_state)},"progress_pct":${num(v.progress_pct)},` +
+      `"step_index":${num(v.step_index)},"remaining_distance_m":${num(v.remaining_distance_m)},"eta_s":${num(v.eta_s)}}`;
+  w.utf8(
+    `{"timestamp":${time},"robot_id":${JSON.stringify(v.robot_id)},"fleet_id":${JSON.stringify(v.fleet_id)},` +
+      `"battery":{"percent":${num(v.battery_pct)},"voltage_v":${num(v.voltage_v)},"charging":${String(v.charging === true)}},` +
+      `"mode":${JSON.stringify(v.mode)},"estop":${String(v.estop === true)},"gps_fix":${num(v.gps_fix)},` +
+      `"health":{"level":"${HEALTH_LEVEL_NAMES[v.health_level as number] ?? 'unspecified'}","faults":${JSON.stringify(v.faults)},"cpu_temp_c":${num(v.cpu_temp_c)}},` +
+      `"mission":${mission}}`,
+  );
+}
+
+/**
+ * The Foxglove frames of the rows of one task. `mask` holds, per robot index, the kinds some socket
+ * subscribes to (bits of {@link FOXGLOVE_KINDS}); null or all zero: no output.
+ */
+export function foxgloveOutput(rows: Uint8Array, robotIds: readonly string[], mask: Uint8Array | null): FoxgloveBatch | null {
+  if (mask === null || !mask.some((b) => b !== 0)) return null;
+  const robotIndex = new Map<string, number>();
+  robotIds.forEach((id, i) => {
+    if (mask[i] !== 0) robotIndex.set(id, i);
+  });
+  const w = writer;
+  w.pos = 0;
+  const index: number[] = [];
+  forEachRow(rows, (v) => {
+    const ri = robotIndex.get(v.robot_id as string);
+    if (ri === undefined) return;
+    const bits = mask[ri]!;
+    // The protocol wants ns; the Time fields sec/nsec. Robot clocks before 1970 are clamped to 0.
+    const ms = (v.ts_ms as bigint) < 0n ? 0n : (v.ts_ms as bigint);
+    const ns = ms * 1_000_000n;
+    const time = `{"sec":${String(ms / 1000n)},"nsec":${String((ms % 1000n) * 1_000_000n)}}`;
+    for (let k = 0; k < FOXGLOVE_KINDS.length; k++) {
+      if ((bits & FOXGLOVE_KINDS[k]!.bit) === 0) continue;
+      const start = w.pos;
+      head(w, ns);
+      const wrote = k === 0 ? writeLocation(w, v, time, v.robot_id as string) : k === 1 ? writePose(w, v, time) : (writeStatus(w, v, time), true);
+      if (wrote) index.push(ri, k, start, w.pos);
+      else w.pos = start;
+    }
+  });
+  if (index.length === 0) return null;
+  return { data: w.copyOut(), index: Uint32Array.from(index), robotIds: [...robotIds] };
+}
