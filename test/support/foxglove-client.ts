@@ -33,7 +33,7 @@ export interface FoxgloveTestClient {
 /** Connects to `url` with FoxgloveClient and records everything. */
 export function connectFoxglove(url: string, protocols: string[] = [FoxgloveClient.SUPPORTED_SUBPROTOCOL]): FoxgloveTestClient {
   const ws = new WebSocket(url, protocols);
-  const client = new FoxgloveClient({ ws: ws as unknown as ConstructorParameters<typeof FoxgloveClient>[0]['ws'] });
+  const client = new FoxgloveClient({ ws });
   const decoder = new TextDecoder();
   const c: FoxgloveTestClient = {
     client,
@@ -65,7 +65,7 @@ export function connectFoxglove(url: string, protocols: string[] = [FoxgloveClie
   });
   client.on('status', (s) => c.statuses.push(s));
   client.on('message', (m: MessageData) => {
-    c.messages.push({ subscriptionId: m.subscriptionId, timestamp: m.timestamp, payload: JSON.parse(decoder.decode(m.data)) as Record<string, unknown> });
+    c.messages.push({ subscriptionId: m.subscriptionId, timestamp: m.timestamp, payload: JSON.parse(decoder.decode(new Uint8Array(m.data.buffer, m.data.byteOffset, m.data.byteLength))) as Record<string, unknown> });
   });
   client.on('error', () => {});
   ws.on('close', (code: number, reason: Buffer) => (c.closed = { code, reason: reason.toString('utf8') }));
