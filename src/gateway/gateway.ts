@@ -197,7 +197,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     telemetry: () => ingest.stats(),
     robotsOnline: () => online.size,
     commandsPending: () => commands?.stats().pending ?? 0,
-    stream: () => ({ sockets: hub.socketCount, droppedSamples: hub.droppedTotal }),
+    stream: () => ({ sockets: hub.socketCount, droppedSamples: hub.droppedTotal + foxglove.droppedTotal }),
     schedulesArmed: () => missions?.scheduler.stats().armed ?? 0,
     readiness: () => readiness?.results() ?? {},
     alertsUnresolved: () => alerts.service.unresolvedCount,

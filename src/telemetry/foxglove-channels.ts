@@ -17,15 +17,20 @@ export type FoxgloveKind = (typeof FOXGLOVE_KINDS)[number]['kind'];
 /** Index of each kind in {@link FOXGLOVE_KINDS} (the `kind` slot of a Foxglove batch's index). */
 export const KIND_INDEX: Readonly<Record<FoxgloveKind, number>> = { location: 0, pose: 1, status: 2 };
 
-const nullableNumber = { type: ['number', 'null'] };
 const time = {
   type: 'object',
   title: 'time',
   properties: { sec: { type: 'integer', minimum: 0 }, nsec: { type: 'integer', minimum: 0, maximum: 999_999_999 } },
   required: ['sec', 'nsec'],
 };
+const optional = (description: string, type: 'number' | 'integer' = 'number') => ({ type, description: `${description}; absent when the robot reported no finite value` });
 
-/** JSON Schema of the status channel: battery, state (mode, e-stop, health) and mission of one sample. */
+/**
+ * JSON Schema of the status channel: battery, state (mode, e-stop, health) and mission of one sample.
+ * Written in the subset Foxglove turns into message definitions for its panels: one plain `type` per
+ * field, no `null` and no unions (its JSON Schema reader refuses them). So a value that is unknown
+ * (a non-finite number, no mission) is left out instead of sent as null.
+ */
 export const ROBOT_STATUS_SCHEMA = {
   title: 'fleetgw.RobotStatus',
   description: 'Battery, operating state and mission of one fleet-gateway robot at one telemetry sample',
@@ -34,43 +39,38 @@ export const ROBOT_STATUS_SCHEMA = {
     timestamp: { ...time, description: 'Sample time (robot clock)' },
     robot_id: { type: 'string' },
     fleet_id: { type: 'string' },
-    battery: {
-      type: 'object',
-      properties: { percent: nullableNumber, voltage_v: nullableNumber, charging: { type: 'boolean' } },
-      required: ['percent', 'voltage_v', 'charging'],
-    },
     mode: { type: 'string', description: 'Operating mode as the robot reports it (e.g. autonomous, manual, idle)' },
     estop: { type: 'boolean', description: 'Emergency stop pressed' },
-    gps_fix: { type: ['integer', 'null'] },
+    battery: {
+      type: 'object',
+      properties: { charging: { type: 'boolean' }, percent: optional('State of charge, %'), voltage_v: optional('Battery voltage, V') },
+      required: ['charging'],
+    },
     health: {
       type: 'object',
       properties: {
-        level: { enum: ['unspecified', 'ok', 'warn', 'error'] },
-        faults: { type: 'array', items: { type: 'string' } },
-        cpu_temp_c: nullableNumber,
+        level: { type: 'string', description: 'One of unspecified, ok, warn, error' },
+        faults: { type: 'array', items: { type: 'string' }, description: 'Active fault codes' },
+        cpu_temp_c: optional('CPU temperature, degrees Celsius'),
       },
-      required: ['level', 'faults', 'cpu_temp_c'],
+      required: ['level', 'faults'],
     },
+    gps_fix: optional('GNSS fix type as the robot reports it', 'integer'),
     mission: {
-      description: 'null while the robot runs no mission',
-      oneOf: [
-        { type: 'null' },
-        {
-          type: 'object',
-          properties: {
-            run_id: { type: 'string' },
-            mission_state: { type: 'string' },
-            progress_pct: nullableNumber,
-            step_index: { type: ['integer', 'null'] },
-            remaining_distance_m: nullableNumber,
-            eta_s: nullableNumber,
-          },
-          required: ['run_id', 'mission_state', 'progress_pct', 'step_index', 'remaining_distance_m', 'eta_s'],
-        },
-      ],
+      type: 'object',
+      description: 'The mission run in progress; absent while the robot runs none',
+      properties: {
+        run_id: { type: 'string' },
+        mission_state: { type: 'string' },
+        progress_pct: optional('Progress, %'),
+        step_index: optional('Index of the current step', 'integer'),
+        remaining_distance_m: optional('Distance left, m'),
+        eta_s: optional('Estimated time to completion, s'),
+      },
+      required: ['run_id', 'mission_state'],
     },
   },
-  required: ['timestamp', 'robot_id', 'fleet_id', 'battery', 'mode', 'estop', 'gps_fix', 'health', 'mission'],
+  required: ['timestamp', 'robot_id', 'fleet_id', 'mode', 'estop', 'battery', 'health'],
 } as const;
 
 /** Schema text per kind, as the `advertise` message carries it (serialized once). */

@@ -64,18 +64,23 @@ function writePose(w: ByteWriter, v: RowValues, time: string): boolean {
   return true;
 }
 
+/** `,"name":value` for a finite number, else nothing (the status schema has no nulls: foxglove-channels.ts). */
+function opt(name: string, v: unknown): string {
+  return typeof v === 'bigint' || (typeof v === 'number' && Number.isFinite(v)) ? `,"${name}":${String(v)}` : '';
+}
+
 function writeStatus(w: ByteWriter, v: RowValues, time: string): void {
   const runId = v.mission_run_id as string;
   const mission = runId === ''
-    ? 'null'
-    : `{"run_id":${JSON.stringify(runId)},"mission_state":${JSON.stringify(v.mission_state)},"progress_pct":${num(v.progress_pct)},` +
-      `"step_index":${num(v.step_index)},"remaining_distance_m":${num(v.remaining_distance_m)},"eta_s":${num(v.eta_s)}}`;
+    ? ''
+    : `,"mission":{"run_id":${JSON.stringify(runId)},"mission_state":${JSON.stringify(v.mission_state)}` +
+      `${opt('progress_pct', v.progress_pct)}${opt('step_index', v.step_index)}${opt('remaining_distance_m', v.remaining_distance_m)}${opt('eta_s', v.eta_s)}}`;
   w.utf8(
     `{"timestamp":${time},"robot_id":${JSON.stringify(v.robot_id)},"fleet_id":${JSON.stringify(v.fleet_id)},` +
-      `"battery":{"percent":${num(v.battery_pct)},"voltage_v":${num(v.voltage_v)},"charging":${String(v.charging === true)}},` +
-      `"mode":${JSON.stringify(v.mode)},"estop":${String(v.estop === true)},"gps_fix":${num(v.gps_fix)},` +
-      `"health":{"level":"${HEALTH_LEVEL_NAMES[v.health_level as number] ?? 'unspecified'}","faults":${JSON.stringify(v.faults)},"cpu_temp_c":${num(v.cpu_temp_c)}},` +
-      `"mission":${mission}}`,
+      `"mode":${JSON.stringify(v.mode)},"estop":${String(v.estop === true)},` +
+      `"battery":{"charging":${String(v.charging === true)}${opt('percent', v.battery_pct)}${opt('voltage_v', v.voltage_v)}},` +
+      `"health":{"level":"${HEALTH_LEVEL_NAMES[v.health_level as number] ?? 'unspecified'}","faults":${JSON.stringify(v.faults)}${opt('cpu_temp_c', v.cpu_temp_c)}}` +
+      `${opt('gps_fix', v.gps_fix)}${mission}}`,
   );
 }
 

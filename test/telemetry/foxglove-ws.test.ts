@@ -11,6 +11,7 @@ import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry
 import { createStreamHub, type StreamHub } from '../../src/telemetry/stream-hub.js';
 import { TicketIssuer } from '../../src/telemetry/ticket-issuer.js';
 import { connectFoxglove, schemaErrors } from '../support/foxglove-client.js';
+import { foxgloveSchemaProblems } from '../support/foxglove-schema-subset.js';
 import { encodeBatch, sample, tempDir, until } from './helpers.js';
 
 describe('Foxglove WebSocket endpoint', () => {
@@ -59,7 +60,10 @@ describe('Foxglove WebSocket endpoint', () => {
     expect([...c.channels.values()].map((ch) => ch.topic).sort()).toEqual([
       '/robots/r1/location', '/robots/r1/pose', '/robots/r1/status', '/robots/r2/location', '/robots/r2/pose', '/robots/r2/status',
     ]);
-    for (const ch of c.channels.values()) expect(ch).toMatchObject({ encoding: 'json', schemaEncoding: 'jsonschema' });
+    for (const ch of c.channels.values()) {
+      expect(ch).toMatchObject({ encoding: 'json', schemaEncoding: 'jsonschema' });
+      expect(foxgloveSchemaProblems(JSON.parse(ch.schema) as Record<string, unknown>), ch.topic).toEqual([]);
+    }
     expect(c.channel('/robots/r1/location')!.schemaName).toBe('foxglove.LocationFix');
     expect(c.channel('/robots/r1/pose')!.schemaName).toBe('foxglove.PoseInFrame');
     expect(c.channel('/robots/r1/status')!.schemaName).toBe('fleetgw.RobotStatus');
