@@ -30,10 +30,10 @@ describe('Foxglove WebSocket endpoint', () => {
   beforeAll(async () => {
     store = openStore(tmp.dir);
     hub = createStreamHub({ tickets, maxSocketsPerKey: 3 });
-    foxglove = new FoxgloveHub({ hub });
+    foxglove = new FoxgloveHub({ hub, maxBufferedBytes: 64 * 1024 });
     ingest = await createTelemetryIngest({ store, dataDir: tmp.dir, threads: 1, live: hub, foxglove, maxBatchAgeMs: 5 });
     const app = uws.App();
-    registerFoxgloveEndpoint(app, { foxglove, tickets, maxBufferedBytes: hub.maxBufferedBytes });
+    registerFoxgloveEndpoint(app, { foxglove, tickets, maxBufferedBytes: 64 * 1024 });
     listen = await new Promise<uws.us_listen_socket>((resolve, reject) =>
       app.listen('127.0.0.1', 0, (s) => (s ? resolve(s) : reject(new Error('listen failed')))),
     );
@@ -186,6 +186,50 @@ describe('Foxglove WebSocket endpoint', () => {
     for (const c of clients) expect(c.closed!.code).toBe(4403);
     expect(other.closed).toBeNull();
     other.ws.close();
+  });
+
+  it('answers a bad client message with an error status and keeps the connection', async () => {
+    const c = connectFoxglove(url(tickets.issue(scope).ticket));
+    await until(() => c.channels.size >= 6, 5_000, 'advertise');
+    const ch = c.channel('/robots/r1/status')!.id;
+    c.ws.send(JSON.stringify({ op: 'subscribe', subscriptions: [{ id: 7, channelId: ch }, { id: 7, channelId: c.channel('/robots/r1/pose')!.id }] }));
+    c.ws.send(JSON.stringify({ op: 'advertise', channels: [] }));
+    c.ws.send('{not json');
+    c.ws.send(Uint8Array.of(1, 0, 0, 0, 0));
+    await until(() => c.statuses.length === 4, 5_000, 'four error statuses');
+    expect(c.statuses.map((st) => st.message)).toEqual([
+      'subscription id 7 is already in use',
+      'unsupported op "advertise": this server serves subscribe and unsubscribe',
+      'message is not valid JSON',
+      'client publishing is not supported by this server',
+    ]);
+    expect(c.closed).toBeNull();
+    expect(foxglove.watchedKinds('r1')).toBe(4); // the first subscription stands
+    c.ws.close();
+    await until(() => !foxglove.anyWatched(), 5_000, 'closed socket unsubscribed');
+  });
+
+  it('drops messages for a slow consumer and tells it how many once it drains', async () => {
+    foxglove.robotOnline('slow', 'fleet-a');
+    const c = connectFoxglove(url(tickets.issue(scope).ticket));
+    await until(() => c.channel('/robots/slow/status') !== undefined, 5_000, 'advertise');
+    const sub = c.client.subscribe(c.channel('/robots/slow/status')!.id);
+    await until(() => foxglove.anyWatched(), 5_000, 'subscribed');
+    // Stop reading: the kernel buffers fill, then uWS's send buffer passes the 64 KiB bound.
+    const sock = (c.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    sock.pause();
+    const total = 20_000;
+    for (let i = 0; i < total / 100; i++) ingest.push('slow', 'fleet-a', encodeBatch(Date.now() + i * 1_000, 100));
+    await ingest.flush();
+    expect(foxglove.droppedTotal).toBeGreaterThan(0);
+    sock.resume();
+    const droppedCount = (): number => c.statuses.reduce((n, st) => n + (st.id === 'fleetgw.dropped' ? Number(/^(\d+) /.exec(st.message)![1]) : 0), 0);
+    await until(() => droppedCount() > 0, 10_000, 'dropped status');
+    await until(() => c.messages.length + droppedCount() >= total, 10_000, 'all accounted');
+    expect(c.messages.length + droppedCount()).toBe(total);
+    expect(c.messages.every((m) => m.subscriptionId === sub)).toBe(true);
+    expect(droppedCount()).toBe(foxglove.droppedTotal);
+    c.ws.close();
   });
 
   it('reads the ticket from the query string', () => {
