@@ -110,6 +110,13 @@ describe('Foxglove endpoint through fleetgw serve and fleetgw sim', () => {
     expect(c.closed!.code).toBe(4403);
   });
 
+  it('a plain GET of the endpoint URL (no upgrade) is not served and does not log the query', async () => {
+    const url = (await foxgloveUrl()).replace(/^ws/, 'http');
+    const res = await fetch(url);
+    expect(res.status).toBe(404);
+    expect(await res.text()).not.toContain('ticket');
+  });
+
   it('no ticket appears in any log line', () => {
     expect(tickets.length).toBeGreaterThan(3);
     const log = gw.stderr();
