@@ -200,6 +200,9 @@ export class FoxgloveHub implements FoxgloveSink {
         list.push(i, subId);
       }
     }
+    // The subscription id is written into the batch's own frame before each send: the transport copies
+    // a message into the socket's buffer during send (uWS does), so no per-subscriber copy is needed.
+    const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
     for (const [session, list] of perSession) {
       session.peer.cork(() => {
         this.sendDroppedNotice(session);
@@ -210,10 +213,9 @@ export class FoxgloveHub implements FoxgloveSink {
             continue;
           }
           const i = list[j]!;
-          // A copy per subscriber: the subscription id differs, and uWS copies the bytes anyway.
-          const frame = data.slice(index[i + 2], index[i + 3]);
-          new DataView(frame.buffer).setUint32(1, list[j + 1]!, true);
-          session.peer.send(frame);
+          const start = index[i + 2]!;
+          view.setUint32(start + 1, list[j + 1]!, true);
+          session.peer.send(data.subarray(start, index[i + 3]));
         }
       });
     }

@@ -23,6 +23,7 @@ import type { LiveBatch } from './worker-protocol.js';
 
 /** One connected socket as the hub sees it. */
 export interface StreamPeer {
+  /** Sends one message; the bytes are copied before it returns (uWS does), so the caller may reuse them. */
   send(msg: Uint8Array | string): void;
   bufferedAmount(): number;
   /** Runs `fn` with sends batched into one write (uWS cork). */

@@ -115,6 +115,26 @@ describe('Foxglove WebSocket endpoint', () => {
     c.ws.close();
   });
 
+  it('two sockets on one channel each get their own subscription id', async () => {
+    const a = connectFoxglove(url(tickets.issue(scope).ticket));
+    const b = connectFoxglove(url(tickets.issue(scope).ticket));
+    await until(() => a.channels.size === 6 && b.channels.size === 6, 5_000, 'advertise');
+    b.client.subscribe(b.channel('/robots/r2/pose')!.id); // b's ids start at 0 too: move it on
+    const subA = a.client.subscribe(a.channel('/robots/r1/status')!.id);
+    const subB = b.client.subscribe(b.channel('/robots/r1/status')!.id);
+    expect(subA).not.toBe(subB);
+    await until(() => foxglove.watchedKinds('r1') === 4, 5_000, 'subscribed');
+    ingest.push('r1', 'fleet-a', encodeBatch(Date.now(), 20));
+    await ingest.flush();
+    await until(() => a.messages.length >= 20 && b.messages.length >= 20, 5_000, 'messages on both');
+    expect(a.messages.every((m) => m.subscriptionId === subA)).toBe(true);
+    expect(b.messages.every((m) => m.subscriptionId === subB)).toBe(true);
+    expect(a.messages.map((m) => m.payload)).toEqual(b.messages.map((m) => m.payload));
+    a.ws.close();
+    b.ws.close();
+    await until(() => !foxglove.anyWatched(), 5_000, 'unsubscribed on close');
+  });
+
   it('a subscribe to a channel of another fleet is refused with an error status', async () => {
     const other = connectFoxglove(url(tickets.issue({ ...scope, fleetId: 'fleet-b' }).ticket));
     await until(() => other.channels.size === 3, 5_000, 'fleet-b channels');
