@@ -24,7 +24,8 @@ export interface FoxgloveTestClient {
   statuses: StatusMessage[];
   /** The HTTP status of a refused upgrade (`ws` reports "Unexpected server response: N"). */
   refusedStatus: number | null;
-  closed: { code: number; reason: string } | null;
+  /** Set once the socket closed: code, reason text and Date.now() at the close event. */
+  closed: { code: number; reason: string; atMs: number } | null;
   opened: Promise<void>;
   /** Channel of `topic`, or undefined. */
   channel(topic: string): Channel | undefined;
@@ -68,7 +69,7 @@ export function connectFoxglove(url: string, protocols: string[] = [FoxgloveClie
     c.messages.push({ subscriptionId: m.subscriptionId, timestamp: m.timestamp, payload: JSON.parse(decoder.decode(new Uint8Array(m.data.buffer, m.data.byteOffset, m.data.byteLength))) as Record<string, unknown> });
   });
   client.on('error', () => {});
-  ws.on('close', (code: number, reason: Buffer) => (c.closed = { code, reason: reason.toString('utf8') }));
+  ws.on('close', (code: number, reason: Buffer) => (c.closed = { code, reason: reason.toString('utf8'), atMs: Date.now() }));
   return c;
 }
 
