@@ -120,6 +120,16 @@ describe('Foxglove endpoint through fleetgw serve and fleetgw sim', () => {
     expect(await res.text()).not.toContain('ticket');
   });
 
+  it('unadvertises the robots channels when the robots disconnect', async () => {
+    const c = open(await foxgloveUrl());
+    await until(() => c.channels.size === 6, 20_000, 'advertised');
+    const ids = [...c.channels.keys()].sort();
+    sim.kill('SIGTERM');
+    await until(() => c.channels.size === 0, 20_000, 'unadvertised after the simulator stopped');
+    expect([...c.unadvertised].sort()).toEqual(ids);
+    expect(c.closed).toBeNull();
+  });
+
   it('no ticket appears in any log line', () => {
     expect(tickets.length).toBeGreaterThan(3);
     const log = gw.stderr();
