@@ -2,7 +2,7 @@
 // Layers, top to bottom; a module may import its own layer's modules (within the rules below) and any
 // layer under it, never one above:
 //   composition roots  src/cli, src/gateway
-//   transport          src/http, src/robotlink, src/telemetry/stream-ws.ts
+//   transport          src/http, src/robotlink, src/telemetry/stream-ws.ts, src/telemetry/foxglove-ws.ts
 //   api                src/api
 //   domain             src/auth, src/commands, src/events, src/idempotency, src/telemetry, src/missions,
 //                      src/fleet (the fleet model built on them: field rules, objects, faults, alerts, ...)
@@ -12,7 +12,7 @@
 // gateway (gen, protocol).
 
 const ROOTS = '^src/(cli|gateway)/';
-const TRANSPORT = '^src/(http|robotlink)/|^src/telemetry/stream-ws\\.ts$';
+const TRANSPORT = '^src/(http|robotlink)/|^src/telemetry/(stream|foxglove)-ws\\.ts$';
 const API = '^src/api/';
 const DOMAIN = '^src/(auth|commands|events|idempotency|missions|telemetry|fleet)/';
 const STORE = '^src/store/';
@@ -35,8 +35,8 @@ export default {
     forbid('roots-are-top', 'Only composition roots (src/cli, src/gateway) import src/cli or src/gateway: pass what you need in from the root instead.', { pathNot: ROOTS }, { path: ROOTS }),
     forbid('gateway-not-cli', 'src/gateway is started by src/cli, not the other way round.', { path: '^src/gateway/' }, { path: '^src/cli/' }),
 
-    forbid('transport-is-above', 'Transport (src/http, src/robotlink, src/telemetry/stream-ws.ts) is the outer layer: api, domain, store and leaves do not import it. Depend on an interface in your own layer and let src/gateway pass the implementation.', { path: `${API}|${DOMAIN}|${STORE}|${LEAVES}`, pathNot: '^src/telemetry/stream-ws\\.ts$' }, { path: TRANSPORT }),
-    forbid('transports-apart', 'Transports do not import each other (src/http, src/robotlink, src/telemetry/stream-ws.ts): src/gateway wires them.', { path: '^src/(http|robotlink)/|^src/telemetry/stream-ws\\.ts$' }, { path: TRANSPORT, pathNot: '^src/$1/' }),
+    forbid('transport-is-above', 'Transport (src/http, src/robotlink, src/telemetry/stream-ws.ts and foxglove-ws.ts) is the outer layer: api, domain, store and leaves do not import it. Depend on an interface in your own layer and let src/gateway pass the implementation.', { path: `${API}|${DOMAIN}|${STORE}|${LEAVES}`, pathNot: '^src/telemetry/(stream|foxglove)-ws\\.ts$' }, { path: TRANSPORT }),
+    forbid('transports-apart', 'Transports do not import each other (src/http, src/robotlink, src/telemetry/stream-ws.ts, foxglove-ws.ts): src/gateway wires them.', { path: '^src/(http|robotlink)/|^src/telemetry/(stream|foxglove)-ws\\.ts$' }, { path: TRANSPORT, pathNot: '^src/$1/' }),
     forbid('http-sees-only-routes', 'src/http serves the routes of src/api and knows no credential, record or store: it imports only src/api (the route contract) and src/errors. Authentication is injected (RequestAuth in router.ts).', { path: '^src/http/' }, { path: '^src/', pathNot: '^src/(http|api|errors)/' }),
     forbid('api-is-above-domain', 'src/api sits above the domain: domain, store and leaves do not import it.', { path: `${DOMAIN}|${STORE}|${LEAVES}` }, { path: API }),
     forbid('routes-are-leaves', 'Route modules (src/api/routes) do not import each other and nothing in src/api imports them: move a shared helper to a non-route module of src/api (e.g. fleet-scope.ts) or to the domain.', { path: API }, { path: '^src/api/routes/' }),
@@ -67,7 +67,7 @@ export default {
     forbid(
       'sockets-in-transport',
       'uWebSockets.js and @grpc/grpc-js belong to transport (and to the robot side and the wire contract): the api and the domain see plain objects and the RobotLink interface.',
-      { path: `${API}|${DOMAIN}|${STORE}|^src/(errors|gen)/|^src/config\\.ts$`, pathNot: '^src/telemetry/stream-ws\\.ts$' },
+      { path: `${API}|${DOMAIN}|${STORE}|^src/(errors|gen)/|^src/config\\.ts$`, pathNot: '^src/telemetry/(stream|foxglove)-ws\\.ts$' },
       { path: '(^|/)node_modules/(uWebSockets\\.js|@grpc/grpc-js)/' },
     ),
   ],

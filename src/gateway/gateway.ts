@@ -30,6 +30,8 @@ import { ApiKeyVerifier } from '../auth/authenticate.js';
 import { SessionService } from '../auth/users/sessions.js';
 import { startKeyRevocationSweep } from '../telemetry/key-revocation-sweep.js';
 import { StreamHub } from '../telemetry/stream-hub.js';
+import { FoxgloveHub } from '../telemetry/foxglove-hub.js';
+import { registerFoxgloveEndpoint } from '../telemetry/foxglove-ws.js';
 import { STREAM_PATH } from '../telemetry/stream-protocol.js';
 import { registerTelemetryStream } from '../telemetry/stream-ws.js';
 import { TicketIssuer } from '../telemetry/ticket-issuer.js';
@@ -185,6 +187,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const keyUsable = (apiKeyId: string, nowMs: number): boolean => keys.keyUsable(apiKeyId, nowMs);
   const tickets = new TicketIssuer({ keyUsable });
   const hub = new StreamHub({ tickets });
+  // The Foxglove endpoint (docs/foxglove.md): its sockets are admitted, bounded and revoked by `hub`.
+  const foxglove = new FoxgloveHub({ hub });
   // New and changed alerts go out on the live stream at once (docs/telemetry-stream.md, alert messages).
   alerts.service.observe((a, change) => hub.publishAlert(a.fleetId, a.robotId, JSON.stringify({ op: 'alert', change, alert: alertView(a) })));
   const metricsFile = opts.metricsTokenFile ?? join(opts.dataDir, 'metrics-token');
@@ -199,7 +203,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     telemetry: () => ingest.stats(),
     robotsOnline: () => online.size,
     commandsPending: () => commands?.stats().pending ?? 0,
-    stream: () => ({ sockets: hub.socketCount, droppedSamples: hub.droppedTotal }),
+    stream: () => ({ sockets: hub.socketCount, droppedSamples: hub.droppedTotal + foxglove.droppedTotal }),
     schedulesArmed: () => missions?.scheduler.stats().armed ?? 0,
     readiness: () => readiness?.results() ?? {},
     alertsUnresolved: () => alerts.service.unresolvedCount,
@@ -214,6 +218,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     ...(opts.clickhouseUrl !== null ? { clickhouseUrl: opts.clickhouseUrl } : {}),
     ...(opts.clickhouseAuth !== undefined ? { clickhouseAuth: opts.clickhouseAuth } : {}),
     live: hub,
+    foxglove,
     // At most once a second per robot (the snapshot interval), never per sample.
     onSnapshot: (robotId, value) => alerts.telemetry.onSnapshot(robotId, value),
     insert: {
@@ -249,6 +254,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     ingest.onDurable((robotId, epoch, seq) => link.telemetryDurable?.(robotId, epoch, seq));
     link.setTelemetryDurableSource?.((robotId) => ingest.durableOf(robotId));
     link.listen({ onOnline: (robotId) => online.add(robotId), onOffline: (robotId) => online.delete(robotId) });
+    link.listen({ onOnline: (robotId, info) => foxglove.robotOnline(robotId, info.fleetId), onOffline: (robotId) => foxglove.robotOffline(robotId) });
     // Robot health reports: faults and per-device health (docs/faults.md).
     const faults = new FaultTracker(store, events, { log: logFor('fleet') });
     // A fault at error severity or worse is an alert; `updated` re-evaluates it (a warning that became
@@ -364,6 +370,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       maxBodyBytes: tunables.maxBodyBytes,
       configure: (app) => {
         registerTelemetryStream(app, hub);
+        registerFoxgloveEndpoint(app, { foxglove, tickets, maxBufferedBytes: hub.maxBufferedBytes });
         registerMetricsEndpoint(app, {
           allows: (authorization) => scrapeAuth.allows(authorization),
           render: async () => ({ text: await metrics.render(), contentType: metrics.contentType }),

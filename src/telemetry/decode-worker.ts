@@ -1,7 +1,8 @@
 /**
  * Piscina worker: decodes packed TelemetryBatch frames off the main thread and returns, per task,
  * (a) the RowBinary rows, (b) which row is each robot's newest (its LMDB snapshot), (c) live JSON
- * messages for the robots whose fleet has stream subscribers. Output buffers are transferred, not
+ * messages for the robots whose fleet has stream subscribers, (d) Foxglove frames for the robots a Foxglove
+ * socket subscribes to (foxglove-output.ts). Output buffers are transferred, not
  * copied. The decoder is the C++ addon when it loads, else the hand-rolled JS reader (decode/select.ts).
  *
  * A frame that fails to decode is counted and skipped; the task itself never throws for bad input,
@@ -10,6 +11,7 @@
 import { readlinkSync } from 'node:fs';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { chooseDecoder } from './decode/select.js';
+import { foxgloveOutput } from './foxglove-output.js';
 import type { DecodeResult, DecodeTask } from './worker-protocol.js';
 
 /** This thread's Linux tid (/proc/thread-self names the calling thread), read once; 0 elsewhere. */
@@ -26,7 +28,17 @@ const decoder = chooseDecoder();
 
 /** Decodes one task; exported for piscina (default) and for direct unit tests. */
 export function decodeTask(task: DecodeTask): DecodeResult {
-  return decoder.decode(task, THREAD_ID);
+  const result = decoder.decode(task, THREAD_ID);
+  // Read back from the rows every decoder writes alike (foxglove-output.ts says why).
+  if (task.foxglove) {
+    try {
+      result.foxglove = foxgloveOutput(result.rows, task.robotIds, task.foxglove);
+    } catch (e) {
+      // A bug in the Foxglove writer must not cost the rows their insert: only the frames are lost.
+      result.errors.push({ code: 'internal', message: `foxglove output: ${e instanceof Error ? e.message : String(e)}` });
+    }
+  }
+  return result;
 }
 
 /** Piscina entry point: the result's buffers are moved to the main thread. */
@@ -46,5 +58,6 @@ export default function run(task: DecodeTask): unknown {
   result.spare = task.frames;
   const transfer: ArrayBufferLike[] = [result.rows.buffer, result.snapshots.buffer, result.snapshotTs.buffer, task.frames];
   if (result.live) transfer.push(result.live.data.buffer, result.live.index.buffer);
+  if (result.foxglove) transfer.push(result.foxglove.data.buffer, result.foxglove.index.buffer);
   return move({ [transferableSymbol]: transfer, [valueSymbol]: result });
 }

@@ -28,7 +28,7 @@ import { createDecodePool, type DecodePool } from './decode-pool.js';
 import { chooseDecoder, type DecoderKind } from './decode/select.js';
 import { FramePacker, type PackedBatch } from './frame-packer.js';
 import { InsertQueue, type InsertQueueOptions } from './insert-queue.js';
-import type { LiveSink } from './live-sink.js';
+import type { FoxgloveSink, LiveSink } from './live-sink.js';
 import { pino, type Logger } from 'pino';
 import type { SampleStore, StoreKind } from './sample-store.js';
 import { SnapshotWriter } from './snapshot-writer.js';
@@ -54,6 +54,8 @@ export interface TelemetryIngestOptions {
   retentionDays?: number;
   /** Live stream hub; without it no live JSON is produced. */
   live?: LiveSink;
+  /** Foxglove endpoint; without it (or while nobody subscribes there) no Foxglove frames are produced. */
+  foxglove?: FoxgloveSink;
   log?: Logger;
   /** Decode threads. Default: cores - 1, at least 1. */
   threads?: number;
@@ -320,7 +322,7 @@ class Ingest implements TelemetryIngest {
     if (this.packer.frameCount >= this.maxBatchFrames || this.packer.byteLength >= this.maxBatchBytes) {
       this.cut();
     } else if (this.ageTimer === null) {
-      const live = this.opts.live?.anySubscribers() === true;
+      const live = this.opts.live?.anySubscribers() === true || this.opts.foxglove?.anyWatched() === true;
       this.ageTimer = setTimeout(() => this.cut(), live ? this.maxBatchAgeMs : this.storeBatchAgeMs);
     }
     this.gate.update(this.queueBytes());
@@ -413,12 +415,13 @@ class Ingest implements TelemetryIngest {
       this.inFlight++;
       this.s.batches++;
       const live = this.liveMask(batch.fleetIds);
+      const foxglove = this.foxgloveMask(batch.robotIds);
       const bytes = batch.byteLength;
       const frames = batch.frameCount;
       const robotIds = batch.robotIds;
       const rowsBuffer = this.spareRows.pop();
       this.pool
-        .run({ live, ...batch, ...(rowsBuffer ? { rowsBuffer } : {}) })
+        .run({ live, ...(foxglove ? { foxglove } : {}), ...batch, ...(rowsBuffer ? { rowsBuffer } : {}) })
         .then(
           (r) => this.settle(seq, bytes, r, robotIds, points),
           (e: unknown) => {
@@ -449,6 +452,22 @@ class Ingest implements TelemetryIngest {
     for (let i = 0; i < fleetIds.length; i++) {
       if (live.hasSubscribers(fleetIds[i]!)) {
         mask[i] = 1;
+        any = true;
+      }
+    }
+    return any ? mask : null;
+  }
+
+  /** Per robot index, the Foxglove channel kinds subscribed to; null when none is (the common case). */
+  private foxgloveMask(robotIds: string[]): Uint8Array | null {
+    const fox = this.opts.foxglove;
+    if (!fox?.anyWatched()) return null;
+    const mask = new Uint8Array(robotIds.length);
+    let any = false;
+    for (let i = 0; i < robotIds.length; i++) {
+      const kinds = fox.watchedKinds(robotIds[i]!);
+      if (kinds !== 0) {
+        mask[i] = kinds;
         any = true;
       }
     }
@@ -499,6 +518,7 @@ class Ingest implements TelemetryIngest {
       this.s.liveMessages += r.live.index.length / 3;
       this.opts.live.publish(r.live);
     }
+    if (r.foxglove && this.opts.foxglove) this.opts.foxglove.publishFoxglove(r.foxglove);
     if (r.errors.length > 0) {
       // At most one line per second: a robot sending garbage must not flood the log.
       const t = this.now();

@@ -67,6 +67,8 @@ export function writeRowFromValues(w: ByteWriter, values: RowValues): void {
   for (const f of SAMPLE_FIELDS) writeValue(w, f.rowType, values[f.column]!);
 }
 
+const utf8 = new TextDecoder();
+
 /** A little-endian reader over one row. */
 class RowReader {
   private readonly view: DataView;
@@ -89,8 +91,21 @@ class RowReader {
 
   string(): string {
     const n = this.varUint();
-    const s = new TextDecoder().decode(this.bytes.subarray(this.pos, this.pos + n));
-    this.pos += n;
+    const end = this.pos + n;
+    if (end > this.bytes.length) throw new Error('row ends inside a string');
+    // Ids, modes and fault codes are short ASCII: one fromCharCode call beats a decoder call (the
+    // Foxglove output reads every row of a watched robot: foxglove-output.ts).
+    if (n <= 64) {
+      const b = this.bytes.subarray(this.pos, end);
+      let ascii = true;
+      for (let i = 0; i < n; i++) if (b[i]! >= 0x80) { ascii = false; break; }
+      if (ascii) {
+        this.pos = end;
+        return String.fromCharCode.apply(null, b as unknown as number[]);
+      }
+    }
+    const s = utf8.decode(this.bytes.subarray(this.pos, end));
+    this.pos = end;
     return s;
   }
 
@@ -150,4 +165,25 @@ export function readRowPrefix(row: Uint8Array, lastColumn: string): RowValues {
     if (f.column === lastColumn) break;
   }
   return out;
+}
+
+/** Column index of each column name in {@link SAMPLE_FIELDS} (the slots of {@link forEachRow}'s values). */
+export const COLUMN_INDEX: Readonly<Record<string, number>> = Object.fromEntries(SAMPLE_FIELDS.map((f, i) => [f.column, i]));
+
+const ROW_TYPES: readonly RowType[] = SAMPLE_FIELDS.map((f) => f.rowType);
+
+/**
+ * Calls `fn` with the values of each row of `rows` (rows written back to back, as a decode task's
+ * output holds them), by column index ({@link COLUMN_INDEX}). The array is reused for every row: read
+ * it inside `fn`, keep nothing. For consumers that need every row's values, e.g. the Foxglove messages
+ * a decode worker derives from the rows (foxglove-output.ts); no object per row.
+ * @throws Error on a row that ends early
+ */
+export function forEachRow(rows: Uint8Array, fn: (values: readonly RowValue[]) => void): void {
+  const r = new RowReader(rows);
+  const values: RowValue[] = new Array<RowValue>(ROW_TYPES.length).fill(0);
+  while (r.pos < rows.length) {
+    for (let i = 0; i < ROW_TYPES.length; i++) values[i] = r.value(ROW_TYPES[i]!);
+    fn(values);
+  }
 }

@@ -23,6 +23,7 @@ import type { LiveBatch } from './worker-protocol.js';
 
 /** One connected socket as the hub sees it. */
 export interface StreamPeer {
+  /** Sends one message; the bytes are copied before it returns (uWS does), so the caller may reuse them. */
   send(msg: Uint8Array | string): void;
   bufferedAmount(): number;
   /** Runs `fn` with sends batched into one write (uWS cork). */
@@ -58,7 +59,7 @@ interface Sub {
 }
 
 /** A socket whose ticket scope is known, as the per-key index holds it. */
-interface Keyed {
+export interface Keyed {
   fail(code: number, errCode: string, message: string): void;
 }
 
@@ -166,22 +167,7 @@ export class StreamHub implements LiveSink {
     };
     const keyed: Keyed = { fail };
     /** Counts the socket against its key's and organization's bounds; false (and closed) when over one. */
-    const track = (s: TicketScope): boolean => {
-      let set = this.byKey.get(s.apiKeyId);
-      if ((set?.size ?? 0) >= this.maxSocketsPerKey) {
-        fail(CLOSE.tooManyStreams, 'rate_limited', perKeyMessage(this.maxSocketsPerKey));
-        return false;
-      }
-      const inOrg = this.orgSockets.get(s.orgId) ?? 0;
-      if (inOrg >= this.maxSocketsPerOrg) {
-        fail(CLOSE.tooManyStreams, 'rate_limited', perOrgMessage(this.maxSocketsPerOrg));
-        return false;
-      }
-      if (!set) this.byKey.set(s.apiKeyId, (set = new Set()));
-      set.add(keyed);
-      this.orgSockets.set(s.orgId, inOrg + 1);
-      return true;
-    };
+    const track = (s: TicketScope): boolean => this.count(s, keyed);
     if (scope !== null && !track(scope)) scope = null;
     return {
       onMessage: (data) => {
@@ -219,14 +205,7 @@ export class StreamHub implements LiveSink {
         clearTimeout(timer);
         this.peers.delete(peer);
         // `scope` is set only once the socket was counted by track().
-        if (scope !== null) {
-          const set = this.byKey.get(scope.apiKeyId);
-          set?.delete(keyed);
-          if (set?.size === 0) this.byKey.delete(scope.apiKeyId);
-          const inOrg = (this.orgSockets.get(scope.orgId) ?? 1) - 1;
-          if (inOrg > 0) this.orgSockets.set(scope.orgId, inOrg);
-          else this.orgSockets.delete(scope.orgId);
-        }
+        if (scope !== null) this.uncount(scope, keyed);
         if (sub !== null) {
           const set = this.byFleet.get(sub.fleetId);
           set?.delete(sub);
@@ -235,6 +214,54 @@ export class StreamHub implements LiveSink {
         }
       },
     };
+  }
+
+  /**
+   * Admits a socket of another live protocol (the Foxglove endpoint, foxglove-hub.ts) whose ticket was
+   * redeemed: the same gateway-wide, per-key and per-organization bounds as this hub's own sockets, and
+   * the same revocation ({@link closeKey} calls `fail`) and shutdown ({@link close} ends `peer`). Over a
+   * bound `fail` is called (1013 or 4429) and null returned; else the function that frees the slot,
+   * to be called once when the socket closes.
+   */
+  admit(peer: StreamPeer, scope: TicketScope, fail: Keyed['fail']): (() => void) | null {
+    if (this.closing || this.peers.size >= this.maxSockets) {
+      fail(1013, 'unavailable', TOO_MANY_MESSAGE);
+      return null;
+    }
+    const keyed: Keyed = { fail };
+    if (!this.count(scope, keyed)) return null;
+    this.peers.add(peer);
+    return () => {
+      this.peers.delete(peer);
+      this.uncount(scope, keyed);
+    };
+  }
+
+  /** Counts a socket against its key's and organization's bounds; false (and the socket failed) when over one. */
+  private count(s: TicketScope, keyed: Keyed): boolean {
+    let set = this.byKey.get(s.apiKeyId);
+    if ((set?.size ?? 0) >= this.maxSocketsPerKey) {
+      keyed.fail(CLOSE.tooManyStreams, 'rate_limited', perKeyMessage(this.maxSocketsPerKey));
+      return false;
+    }
+    const inOrg = this.orgSockets.get(s.orgId) ?? 0;
+    if (inOrg >= this.maxSocketsPerOrg) {
+      keyed.fail(CLOSE.tooManyStreams, 'rate_limited', perOrgMessage(this.maxSocketsPerOrg));
+      return false;
+    }
+    if (!set) this.byKey.set(s.apiKeyId, (set = new Set()));
+    set.add(keyed);
+    this.orgSockets.set(s.orgId, inOrg + 1);
+    return true;
+  }
+
+  private uncount(s: TicketScope, keyed: Keyed): void {
+    const set = this.byKey.get(s.apiKeyId);
+    set?.delete(keyed);
+    if (set?.size === 0) this.byKey.delete(s.apiKeyId);
+    const inOrg = (this.orgSockets.get(s.orgId) ?? 1) - 1;
+    if (inOrg > 0) this.orgSockets.set(s.orgId, inOrg);
+    else this.orgSockets.delete(s.orgId);
   }
 
   /** Sends each sample message to the sockets of its fleet whose filter includes its robot. */

@@ -19,6 +19,11 @@ export interface DecodeTask {
   live: Uint8Array | null;
   /** A rows buffer whose insert is done, transferred for the rows of this task when they fit. */
   rowsBuffer?: ArrayBuffer;
+  /**
+   * Per robot index, the Foxglove channel kinds some Foxglove socket subscribes to (bits of
+   * FOXGLOVE_KINDS in foxglove-channels.ts); absent or null: no Foxglove subscriber in the task.
+   */
+  foxglove?: Uint8Array | null;
 }
 
 /** Errors cross the thread boundary as plain data, never as class instances. */
@@ -35,6 +40,16 @@ export interface LiveBatch {
   fleetIds: string[];
 }
 
+/**
+ * Foxglove MESSAGE_DATA frames (foxglove-output.ts): `index` holds quadruples (robotIndex, kind index
+ * in FOXGLOVE_KINDS, start, end) into `data`, in sample order; each frame's subscription id is 0.
+ */
+export interface FoxgloveBatch {
+  data: Uint8Array;
+  index: Uint32Array;
+  robotIds: string[];
+}
+
 export interface DecodeResult {
   /** RowBinary rows, columns in sample-table.ts order. */
   rows: Uint8Array;
@@ -48,6 +63,8 @@ export interface DecodeResult {
   /** The robot clock (ms) of each snapshot, in the same order. */
   snapshotTs: Float64Array;
   live: LiveBatch | null;
+  /** Frames for Foxglove subscribers; absent or null when the task had none. */
+  foxglove?: FoxgloveBatch | null;
   frames: number;
   corruptFrames: number;
   /** The first few errors of the task (the count is in `corruptFrames`). */
