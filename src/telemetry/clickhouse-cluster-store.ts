@@ -181,7 +181,9 @@ class ClusterStore implements ClickHouseSampleStore {
     const results = await Promise.allSettled(this.shards.map(async (s) => {
       const part = split.parts[s.index]!;
       if (part.length === 0 || done?.has(s.index) === true) return;
-      const res = await s.client.exec({ query: this.insertSql, values: Readable.from(part, { objectMode: false }) });
+      // One copy of the part (at most the block's bytes, for the request's life) rather than a stream
+      // of one view per run of rows: a write per run cost ~0.2 µs/row more (bench/cluster-insert.mjs).
+      const res = await s.client.exec({ query: this.insertSql, values: Readable.from([Buffer.concat(part)], { objectMode: false }) });
       await drain(res.stream);
     }));
     const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ shard: this.shards[i]!, reason: r.reason as unknown }] : []));

@@ -30,37 +30,43 @@ const LAYOUT: readonly (number | 'String' | 'Array(String)')[] = (() => {
 
 if (SAMPLE_FIELDS[0]?.column !== 'robot_id' || SAMPLE_FIELDS[0].rowType !== 'String') throw new Error('row-split expects robot_id String as the first column');
 
-/** Reads a LEB128 length at `pos`; returns [value, next pos] or null when torn. */
-function varint(buf: Uint8Array, pos: number): [number, number] | null {
+/** Where the last {@link varint} ended (a module cursor: no tuple allocated per column). */
+let after = 0;
+
+/** Reads a LEB128 length at `pos` (its end in {@link after}); -1 when torn. */
+function varint(buf: Uint8Array, pos: number): number {
   let v = 0;
   let mul = 1;
   for (let i = 0; i < 5; i++) {
-    if (pos >= buf.length) return null;
+    if (pos >= buf.length) return -1;
     const b = buf[pos++]!;
     v += (b & 0x7f) * mul;
-    if (b < 0x80) return [v, pos];
+    if (b < 0x80) {
+      after = pos;
+      return v;
+    }
     mul *= 128;
   }
-  return null;
+  return -1;
 }
 
-/** End offset of the row starting at `pos` whose robot id ends at `afterId`. */
+/** End offset of the row whose robot id ends at `afterId`; -1 when torn. */
 function rowEnd(buf: Uint8Array, afterId: number): number {
   let pos = afterId;
   for (const step of LAYOUT) {
     if (typeof step === 'number') pos += step;
     else if (step === 'String') {
-      const r = varint(buf, pos);
-      if (r === null) return -1;
-      pos = r[1] + r[0];
+      const n = varint(buf, pos);
+      if (n < 0) return -1;
+      pos = after + n;
     } else {
-      const r = varint(buf, pos);
-      if (r === null) return -1;
-      pos = r[1];
-      for (let i = 0; i < r[0]; i++) {
-        const s = varint(buf, pos);
-        if (s === null) return -1;
-        pos = s[1] + s[0];
+      const count = varint(buf, pos);
+      if (count < 0) return -1;
+      pos = after;
+      for (let i = 0; i < count; i++) {
+        const n = varint(buf, pos);
+        if (n < 0) return -1;
+        pos = after + n;
       }
     }
     if (pos > buf.length) return -1;
@@ -107,18 +113,24 @@ export function splitByShard(chunks: readonly Uint8Array[], shards: number, shar
  * its chunk and byte range.
  */
 function walk(chunks: readonly Uint8Array[], row: (id: string | null, chunk: Uint8Array, start: number, end: number) => void): void {
+  // The previous row's robot id bytes, compared in place: no object per row.
   let prev: Uint8Array | null = null;
+  let prevStart = 0;
+  let prevLen = -1;
   for (const chunk of chunks) {
     let pos = 0;
     while (pos < chunk.length) {
-      const len = varint(chunk, pos);
-      if (len === null || len[1] + len[0] > chunk.length) throw new Error('row-split: torn robot_id');
-      const idBytes = chunk.subarray(len[1], len[1] + len[0]);
-      const end = rowEnd(chunk, len[1] + len[0]);
+      const idLen = varint(chunk, pos);
+      const idStart = after;
+      if (idLen < 0 || idStart + idLen > chunk.length) throw new Error('row-split: torn robot_id');
+      const end = rowEnd(chunk, idStart + idLen);
       if (end < 0) throw new Error('row-split: torn row');
-      const same = prev !== null && Buffer.from(prev.buffer, prev.byteOffset, prev.length).equals(idBytes);
-      row(same ? null : Buffer.from(idBytes.buffer, idBytes.byteOffset, idBytes.length).toString('utf8'), chunk, pos, end);
-      prev = idBytes;
+      let same = prev !== null && prevLen === idLen;
+      for (let i = 0; same && i < idLen; i++) same = prev![prevStart + i] === chunk[idStart + i];
+      row(same ? null : Buffer.from(chunk.buffer, chunk.byteOffset + idStart, idLen).toString('utf8'), chunk, pos, end);
+      prev = chunk;
+      prevStart = idStart;
+      prevLen = idLen;
       pos = end;
     }
   }
