@@ -15,6 +15,10 @@
  * another committed leaves the caller unable to tell which; the retry then relies on the re-formed
  * blocks being identical, which 18.16 does not promise.
  *
+ * A shard that does not answer at start is set up by the first insert that reaches it: a depot starts
+ * (and serves its robots) during a shard's outage. At least one shard must answer (the version and
+ * schema flavor come from it), and a shard that answers with another layout stops the start.
+ *
  * Partial failure: a block is stored once every shard has its part. A part that succeeded is
  * remembered by the block's token (its spool name), and a retry sends only the missing parts; after a
  * gateway restart the remembered set is gone and the shard's block-hash deduplication drops the part
@@ -34,6 +38,8 @@ import { splitByShard } from './row-split.js';
 import { flavorForVersion, type SchemaFlavor } from './schema.js';
 
 export interface ClickHouseClusterStoreOptions extends ClickHouseStoreOptions {
+  /** Told once per shard that did not answer at start (the gateway logs it as a warning). */
+  warn?: (message: string) => void;
   /** The cluster's name in the servers' `<remote_servers>`. */
   cluster: string;
   /**
@@ -49,10 +55,19 @@ const MAX_PARTIAL_BLOCKS = 4_096;
 
 interface Shard {
   index: number;
-  /** host:port, for messages. */
+  /** `ClickHouse shard N at host:port (database …)`, for messages. */
   where: string;
   origin: string;
   client: ClickHouseClient;
+  /** Set once the shard's checks and migrations ran (at start, or at the first insert after it). */
+  opened: boolean;
+  opening: Promise<ShardInfo> | null;
+}
+
+interface ShardInfo {
+  version: string;
+  flavor: SchemaFlavor;
+  schema: MigrationResult;
 }
 
 function sqlString(s: string): string {
@@ -88,9 +103,39 @@ async function checkClusterLayout(client: ClickHouseClient, cluster: string, ind
   if (!rows.some((r) => r[0] === index + 1 && r[2] === 1)) throw new Error(`${where} is not shard ${index + 1} of cluster ${cluster} (--clickhouse-shard-urls are in shard_num order)`);
 }
 
+/** A shard's version, layout check, database and migrations. */
+async function setUpShard(opts: ClickHouseClusterStoreOptions, s: Shard, count: number, database: string, username: string | undefined): Promise<ShardInfo> {
+  const boot = clientFor(opts, s.origin, 'default', username);
+  let version: string;
+  try {
+    const rs = await boot.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' });
+    version = (await rs.json<{ v: string }>())[0]?.v ?? '0';
+    await checkClusterLayout(boot, opts.cluster, s.index, count, s.where);
+    if (database !== 'default') await boot.command({ query: `CREATE DATABASE IF NOT EXISTS \`${database}\`` });
+  } catch (e) {
+    throw new Error(`telemetry store: ${s.where}: ${message(e)}`, { cause: e });
+  } finally {
+    await boot.close();
+  }
+  const flavor = flavorForVersion(version);
+  const schema = await migrateSchema({
+    exec: async (query) => {
+      await s.client.command({ query });
+    },
+    queryText: async (query) => (await s.client.query({ query, format: 'TabSeparated' })).text(),
+  }, { flavor, retentionDays: opts.retentionDays ?? 90 }, clusterMigrations(opts.cluster, database)).catch((e: unknown) => {
+    throw new Error(`telemetry store: ${s.where} refused the cluster table set-up: ${message(e)}`, { cause: e });
+  });
+  return { version, flavor, schema };
+}
+
 /**
- * Opens every shard (version, database, layout check, migrations) and returns the store.
- * @throws Error naming the shard (host:port, database, never the password) and the reason
+ * Opens every shard it can reach (version, layout check, database, migrations) and returns the store.
+ * A shard that does not answer is set up at the first insert that needs it (its parts wait in the
+ * spool until then), so a depot starts, and serves robots, during one shard's outage; one message per
+ * such shard goes to `opts.warn`.
+ * @throws Error naming the shard (host:port, database, never the password) when no shard answers, or
+ *   when one answers with a layout that is not the shard list's
  */
 export async function openClickHouseClusterStore(opts: ClickHouseClusterStoreOptions): Promise<ClickHouseSampleStore> {
   const target = parseClickHouseUrl(opts.url);
@@ -101,48 +146,39 @@ export async function openClickHouseClusterStore(opts: ClickHouseClusterStoreOpt
   const origins = opts.shardUrls.map((u) => shardOrigin(u, database));
   const readFirst = origins.indexOf(target.origin);
   if (readFirst < 0) throw new Error(`--clickhouse-url ${serverHost(opts.url)} is not one of --clickhouse-shard-urls`);
-  const migrations = clusterMigrations(opts.cluster, database);
-  const shards: Shard[] = [];
-  let version = '0';
-  let flavor: SchemaFlavor = 'legacy';
-  let schema: MigrationResult | undefined;
-  try {
-    for (const [index, origin] of origins.entries()) {
-      const where = `ClickHouse shard ${index + 1} at ${serverHost(origin)} (database ${database}${username !== undefined ? `, user ${username}` : ''})`;
-      const boot = clientFor(opts, origin, 'default', username);
-      let v: string;
-      try {
-        const rs = await boot.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' });
-        v = (await rs.json<{ v: string }>())[0]?.v ?? '0';
-        await checkClusterLayout(boot, opts.cluster, index, origins.length, where);
-        if (database !== 'default') await boot.command({ query: `CREATE DATABASE IF NOT EXISTS \`${database}\`` });
-      } catch (e) {
-        throw new Error(`telemetry store: ${where}: ${message(e)}`, { cause: e });
-      } finally {
-        await boot.close();
-      }
-      const client = clientFor(opts, origin, database, username);
-      shards.push({ index, where, origin, client });
-      const f = flavorForVersion(v);
-      const result = await migrateSchema({
-        exec: async (query) => {
-          await client.command({ query });
-        },
-        queryText: async (query) => (await client.query({ query, format: 'TabSeparated' })).text(),
-      }, { flavor: f, retentionDays: opts.retentionDays ?? 90 }, migrations).catch((e: unknown) => {
-        throw new Error(`telemetry store: ${where} refused the cluster table set-up: ${message(e)}`, { cause: e });
-      });
-      if (index === readFirst) {
-        version = v;
-        flavor = f;
-        schema = result;
-      }
-    }
-  } catch (e) {
+  clusterMigrations(opts.cluster, database); // checks the names before anything is sent
+  const shards: Shard[] = origins.map((origin, index) => ({
+    index,
+    where: `ClickHouse shard ${index + 1} at ${serverHost(origin)} (database ${database}${username !== undefined ? `, user ${username}` : ''})`,
+    origin,
+    client: clientFor(opts, origin, database, username),
+    opened: false,
+    opening: null,
+  }));
+  const results = await Promise.allSettled(shards.map((s) => setUpShard(opts, s, shards.length, database, username)));
+  const first = results[readFirst]?.status === 'fulfilled' ? results[readFirst] : results.find((r) => r.status === 'fulfilled');
+  // A shard that answered with the wrong layout is a configuration error: refuse to start.
+  const wrong = results.find((r) => r.status === 'rejected' && !unreachable(r.reason));
+  if (first?.status !== 'fulfilled' || wrong !== undefined) {
     for (const s of shards) await s.client.close();
-    throw e;
+    const cause = (wrong ?? results.find((r) => r.status === 'rejected')) as PromiseRejectedResult;
+    throw cause.reason instanceof Error ? cause.reason : new Error(message(cause.reason));
   }
-  return new ClusterStore(opts, shards, readFirst, database, username, version, flavor, schema);
+  results.forEach((r, i) => {
+    if (r.status === 'fulfilled') shards[i]!.opened = true;
+    else opts.warn?.(`${message(r.reason)}; its rows wait in the disk spool until it answers`);
+  });
+  return new ClusterStore(opts, shards, readFirst, database, username, first.value);
+}
+
+/** True for a connection-level failure (the server is down or unreachable), not an answer. */
+function unreachable(e: unknown): boolean {
+  for (let c: unknown = e; c instanceof Error; c = c.cause) {
+    const code = (c as NodeJS.ErrnoException).code;
+    if (code !== undefined && ['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE'].includes(code)) return true;
+    if (/timeout/i.test(c.message)) return true;
+  }
+  return false;
 }
 
 class ClusterStore implements ClickHouseSampleStore {
@@ -154,16 +190,38 @@ class ClusterStore implements ClickHouseSampleStore {
   private readonly partial = new Map<string, Set<number>>();
   private readonly insertSql = `INSERT INTO ${LOCAL_TABLE} ${INSERT_COLUMN_LIST} FORMAT RowBinary`;
 
+  readonly version: string;
+  readonly flavor: SchemaFlavor;
+  readonly schema: MigrationResult;
+
   constructor(
     private readonly opts: ClickHouseClusterStoreOptions,
     private readonly shards: Shard[],
     private readonly readFirst: number,
     private readonly database: string,
     private readonly username: string | undefined,
-    readonly version: string,
-    readonly flavor: SchemaFlavor,
-    readonly schema: MigrationResult | undefined,
-  ) {}
+    info: ShardInfo,
+  ) {
+    this.version = info.version;
+    this.flavor = info.flavor;
+    this.schema = info.schema;
+  }
+
+  /** Sets up a shard that did not answer at start (one attempt at a time; a failure is retried by the next insert). */
+  private async ensureOpen(s: Shard): Promise<void> {
+    if (s.opened) return;
+    s.opening ??= setUpShard(this.opts, s, this.shards.length, this.database, this.username).then(
+      (info) => {
+        s.opened = true;
+        return info;
+      },
+      (e: unknown) => {
+        s.opening = null;
+        throw e;
+      },
+    );
+    await s.opening;
+  }
 
   async insert(chunks: readonly Uint8Array[], _bytes: number, _rows: number, token?: string): Promise<void> {
     let missing: Set<string> | null = null;
@@ -181,6 +239,7 @@ class ClusterStore implements ClickHouseSampleStore {
     const results = await Promise.allSettled(this.shards.map(async (s) => {
       const part = split.parts[s.index]!;
       if (part.length === 0 || done?.has(s.index) === true) return;
+      await this.ensureOpen(s);
       // One copy of the part (at most the block's bytes, for the request's life) rather than a stream
       // of one view per run of rows: a write per run cost ~0.2 µs/row more (bench/cluster-insert.mjs).
       const res = await s.client.exec({ query: this.insertSql, values: Readable.from([Buffer.concat(part)], { objectMode: false }) });

@@ -200,7 +200,12 @@ export async function createTelemetryIngest(opts: TelemetryIngestOptions): Promi
   };
   const sampleStore = opts.sampleStore ?? (serverOpts !== null
     ? opts.clickhouseCluster !== undefined
-      ? await openClickHouseClusterStore({ ...serverOpts, cluster: opts.clickhouseCluster.name, shardUrls: opts.clickhouseCluster.shardUrls })
+      ? await openClickHouseClusterStore({
+        ...serverOpts,
+        cluster: opts.clickhouseCluster.name,
+        shardUrls: opts.clickhouseCluster.shardUrls,
+        warn: (message) => opts.log?.warn({ store: 'clickhouse' }, message),
+      })
       : await openClickHouseStore(serverOpts)
     : await openChdbStore({ dataDir: opts.dataDir, ...(opts.retentionDays !== undefined ? { retentionDays: opts.retentionDays } : {}) }));
   if (opts.log !== undefined) logSchema(opts.log, sampleStore);

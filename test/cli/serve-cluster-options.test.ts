@@ -1,4 +1,4 @@
-/** `fleetgw serve --clickhouse-cluster` option checks (exit 2) and a shard unreachable at start (exit 1, named). */
+/** `fleetgw serve --clickhouse-cluster` option checks (exit 2) and no shard reachable at start (exit 1, named). */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +29,7 @@ describe('fleetgw serve --clickhouse-cluster', () => {
     expect(r.stderr).toMatch(message);
   });
 
-  it('does not start while a shard is unreachable, and names it (exit 1)', async () => {
+  it('does not start while no shard answers, and names the first (exit 1)', async () => {
     const [p1, p2] = [await freePort(), await freePort()];
     const r = serve(['--clickhouse-url', `http://127.0.0.1:${p1}/f`, '--clickhouse-cluster', 'c', '--clickhouse-shard-urls', `http://127.0.0.1:${p1},http://127.0.0.1:${p2}`]);
     expect(r.status).toBe(1);

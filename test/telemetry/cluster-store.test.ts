@@ -86,6 +86,30 @@ describe.skipIf(reason !== null && process.env.CI !== 'true')(`ClickHouse cluste
     }
   });
 
+  it('starts with a shard down and sets that shard up at the first insert after it is back', async () => {
+    const db = 'lazy';
+    const warnings: string[] = [];
+    const [one, two] = cluster.shards as [NonNullable<(typeof cluster.shards)[0]>, NonNullable<(typeof cluster.shards)[0]>];
+    await two.stop('SIGKILL');
+    const store = await openClickHouseClusterStore({
+      url: `${one.url}/${db}`, cluster: cluster.name, shardUrls: [one.url, two.url], requestTimeoutMs: 5_000, warn: (m) => warnings.push(m),
+    });
+    try {
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain(`ClickHouse shard 2 at 127.0.0.1:${two.httpPort}`);
+      const robots = Array.from({ length: 10 }, (_, i) => `lazy-${i}`);
+      const block = rowsFor(robots, 3);
+      await expect(store.insert([block], block.length, 30, 'lazy-block')).rejects.toThrow(/shard 2/);
+      await two.start();
+      await store.insert([block], block.length, 30, 'lazy-block');
+      const q = async (url: string, query: string): Promise<string> => (await (await fetch(`${url}/?database=${db}`, { method: 'POST', body: query })).text()).trim();
+      expect(await q(two.url, 'SELECT count(), uniqExact(robot_id, ts_ms) FROM telemetry_samples')).toBe('30\t30');
+      expect(Number(await q(two.url, 'SELECT count() FROM telemetry_samples_local'))).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('refuses a shard list that is not the cluster\'s', async () => {
     const [a, b] = cluster.shards as [NonNullable<(typeof cluster.shards)[0]>, NonNullable<(typeof cluster.shards)[0]>];
     await expect(openClickHouseClusterStore({ url: `${a.url}/${DB}`, cluster: cluster.name, shardUrls: [b.url, a.url] })).rejects.toThrow(/is not shard 1 of cluster/);
