@@ -288,6 +288,18 @@ class ClusterStore implements ClickHouseSampleStore {
     throw first;
   }
 
+  /**
+   * Readiness: every shard answers `SELECT 1` (reads fall back to any shard, so one answering would
+   * hide an outage that holds every depot's blocks in the spool).
+   */
+  async probe(): Promise<void> {
+    const results = await Promise.allSettled(this.shards.map(async (s) => {
+      await (await s.client.query({ query: 'SELECT 1', format: 'TabSeparated' })).text();
+    }));
+    const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`shard ${i + 1} (${serverHost(this.shards[i]!.origin)}): ${message(r.reason)}`] : []));
+    if (failed.length > 0) throw new Error(failed.join('; '));
+  }
+
   queryText(sql: string): Promise<string> {
     return this.readVia(async (s) => (await s.client.query({ query: sql, format: 'TabSeparated' })).text());
   }

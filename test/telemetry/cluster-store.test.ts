@@ -48,6 +48,12 @@ describe.skipIf(reason !== null && process.env.CI !== 'true')(`ClickHouse cluste
       const block = rowsFor(robots, 5);
       await store.insert([block], block.length, 60, 'own-block');
       expect(await sql(cluster.shards[1]!.url, 'SELECT count(), uniqExact(robot_id, ts_ms) FROM telemetry_samples WHERE robot_id LIKE \'own-%\'')).toBe('60\t60');
+      // The gateway's own bound reads (utilization, history) go through the Distributed table.
+      const read = await store.select!({
+        sql: 'SELECT robot_id, count() FROM telemetry_samples WHERE robot_id IN (SELECT arrayJoin({ids:Array(String)})) AND ts_ms >= {from:Int64} GROUP BY robot_id ORDER BY robot_id',
+        params: { ids: { type: 'Array(String)', value: robots }, from: { type: 'Int64', value: 0 } },
+      });
+      expect(read).toEqual([...robots].sort().map((r) => [r, '5']));
       for (const [i, s] of cluster.shards.entries()) {
         expect(Number(await sql(s.url, "SELECT count() FROM telemetry_samples_local WHERE robot_id LIKE 'own-%'"))).toBeGreaterThan(0);
         expect(await sql(s.url, `SELECT count() FROM telemetry_samples_local WHERE cityHash64(robot_id) % 2 != ${i}`)).toBe('0');
@@ -65,9 +71,13 @@ describe.skipIf(reason !== null && process.env.CI !== 'true')(`ClickHouse cluste
     try {
       await cluster.shards[1]!.stop('SIGKILL');
       await expect(store.insert([block], block.length, 200, 'retry-block')).rejects.toThrow(/shard 2/);
+      // Readiness sees the outage although reads still answer (through shard 1).
+      await expect(store.probe!()).rejects.toThrow(/shard 2/);
+      expect(await store.queryText('SELECT 1')).toBe('1\n');
       // Shard 1 took its part; shard 2 has none yet.
       expect(Number(await sql(cluster.shards[0]!.url, "SELECT count() FROM telemetry_samples_local WHERE robot_id LIKE 'retry-%'"))).toBeGreaterThan(0);
       await cluster.shards[1]!.start();
+      await store.probe!();
       // The same block, in two chunks this time (as a replay from memory vs. from the spool file differs).
       const half = rowsFor(robots.slice(0, 5), 20);
       await store.insert([half, rowsFor(robots.slice(5), 20)], block.length, 200, 'retry-block');
