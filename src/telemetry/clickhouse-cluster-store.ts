@@ -10,10 +10,11 @@
  * blocks, so a retried part is dropped only if it is byte-identical and reaches the same shard. The
  * split is deterministic, so a retry (and a replay from the spool after a crash) sends exactly the
  * same bytes to exactly the same shard. Through the Distributed table instead, the receiving server
- * re-splits and re-forms blocks itself: asynchronously by default (an acknowledged insert is not yet on
- * the shard, and a crash loses it), and with `insert_distributed_sync=1` a failure on one shard after
- * another committed leaves the caller unable to tell which; the retry then relies on the re-formed
- * blocks being identical, which 18.16 does not promise.
+ * re-splits and re-forms blocks itself: asynchronously by default (an acknowledged insert is only
+ * queued on that server's disk, beyond the spool's and the gateway's view), and with
+ * `insert_distributed_sync=1` a failure on one shard after another committed leaves the caller unable
+ * to tell which; the retry then relies on the re-formed blocks being identical, which 18.16 does not
+ * promise.
  *
  * A shard that does not answer at start is set up by the first insert that reaches it: a depot starts
  * (and serves its robots) during a shard's outage. At least one shard must answer (the version and
