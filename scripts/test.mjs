@@ -45,6 +45,14 @@ if (!existsSync('/usr/bin/chromium')) {
   }
   if (!existsSync('/usr/bin/chromium')) console.warn(`[test] no /usr/bin/chromium: the dashboard browser test ${ci ? 'fails (CI=true)' : 'is skipped'}`);
 }
+// The ClickHouse cluster tests (test/telemetry/cluster-store.test.ts) start Debian's ZooKeeper: install
+// it the same way (without it they skip, and fail under CI=true).
+if (!existsSync('/usr/share/java/zookeeper.jar') && process.getuid?.() === 0 && existsSync('/usr/bin/apt-get') && process.env.FLEETGW_NO_INSTALL !== '1') {
+  console.log('[test] zookeeper missing: installing the Debian package zookeeper');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  run('apt-get', ['update', '-q'], { env });
+  run('apt-get', ['install', '-y', '-q', 'zookeeper'], { env });
+}
 
 const build = run('npm', ['run', '-s', 'build']);
 if (build.status !== 0) {

@@ -34,10 +34,17 @@ function selectOne(url) {
   });
 }
 
-/** @returns {Promise<{url: string, pid: number, dispose: () => Promise<void>}>} */
-export async function startClickHouse() {
+export { freePort };
+
+/**
+ * `ports` and `extraConfigXml` (`<remote_servers>`, `<zookeeper>`, `<macros>`): a cluster's shard
+ * (bench/cluster-insert.mjs).
+ * @param {{ports?: {http: number, tcp: number}, extraConfigXml?: string}} [opts]
+ * @returns {Promise<{url: string, pid: number, dispose: () => Promise<void>}>}
+ */
+export async function startClickHouse(opts = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'fleetgw-bench-ch-'));
-  const [httpPort, tcpPort] = [await freePort(), await freePort()];
+  const [httpPort, tcpPort] = opts.ports ? [opts.ports.http, opts.ports.tcp] : [await freePort(), await freePort()];
   const config = join(dir, 'config.xml');
   writeFileSync(config, `<?xml version="1.0"?>
 <yandex>
@@ -53,6 +60,7 @@ export async function startClickHouse() {
   <default_profile>default</default_profile>
   <default_database>default</default_database>
   <mark_cache_size>5368709120</mark_cache_size>
+${opts.extraConfigXml ?? ''}
 </yandex>
 `);
   const proc = spawn(BIN, [`--config-file=${config}`], { cwd: dir, stdio: ['ignore', 'ignore', 'ignore'] });

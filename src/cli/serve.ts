@@ -10,7 +10,7 @@ import { parseCorsOrigins } from '../http/cors.js';
 import { startGateway, type Gateway } from '../gateway/gateway.js';
 import { createProcessLogger } from '../gateway/logger.js';
 import { isLoopbackHost } from '../http/tls.js';
-import { parseClickHouseUrl } from '../telemetry/clickhouse-target.js';
+import { isDatabaseName, parseClickHouseUrl } from '../telemetry/clickhouse-target.js';
 import { opt, parseStrict, port, req } from './args.js';
 import { LOG_OPTION_SPEC, logOptions } from './log-options.js';
 import { refusePasswordArgument, resolveClickHouseCredentials, type ClickHouseCredentials } from './clickhouse-credentials.js';
@@ -27,6 +27,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
     'data-dir': { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, 'grpc-port': { type: 'string' },
     'clickhouse-url': { type: 'string' }, 'clickhouse-user': { type: 'string' }, 'clickhouse-password-file': { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'insecure-http': { type: 'boolean' },
     'metrics-token-file': { type: 'string' }, 'telemetry-spool-mb': { type: 'string' },
+    'clickhouse-cluster': { type: 'string' }, 'clickhouse-shard-urls': { type: 'string' },
     ...LOG_OPTION_SPEC,
   });
   const logging = logOptions(v);
@@ -39,6 +40,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
   const spoolMb = opt(v, 'telemetry-spool-mb');
   if (spoolMb !== undefined && !(/^[1-9][0-9]{0,6}$/.test(spoolMb))) throw new UsageError(`--telemetry-spool-mb must be a whole number of MiB from 1, got '${spoolMb}'`);
   const clickhouseAuth = clickhouseUrl === undefined ? noClickHouseCredentials(v) : clickhouseCredentials(clickhouseUrl, v);
+  const clickhouseCluster = clusterOption(v, clickhouseUrl);
   const certFile = opt(v, 'tls-cert');
   const keyFile = opt(v, 'tls-key');
   if ((certFile === undefined) !== (keyFile === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
@@ -73,6 +75,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
       grpcPort,
       clickhouseUrl: clickhouseUrl ?? null,
       ...(clickhouseAuth !== null ? { clickhouseAuth } : {}),
+      ...(clickhouseCluster !== null ? { clickhouseCluster } : {}),
       tls: insecure ? 'insecure' : certFile !== undefined && keyFile !== undefined ? { certFile: resolve(certFile), keyFile: resolve(keyFile) } : 'self-signed',
       tunables,
       corsOrigins,
@@ -110,6 +113,31 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
   flush();
   out(JSON.stringify({ event: 'stopped' }));
   return 0;
+}
+
+/**
+ * `--clickhouse-cluster NAME --clickhouse-shard-urls URL,URL…` (docs/scale-out.md): both or neither,
+ * and only with `--clickhouse-url` (the database, the user, and the shard reads go to first).
+ */
+function clusterOption(v: Record<string, string | boolean | undefined>, clickhouseUrl: string | undefined): { name: string; shardUrls: string[] } | null {
+  const name = opt(v, 'clickhouse-cluster');
+  const list = opt(v, 'clickhouse-shard-urls');
+  if (name === undefined && list === undefined) return null;
+  if (name === undefined || list === undefined) throw new UsageError('--clickhouse-cluster and --clickhouse-shard-urls go together');
+  if (clickhouseUrl === undefined) throw new UsageError('--clickhouse-cluster needs --clickhouse-url (the database, and the shard reads go to first)');
+  if (!isDatabaseName(name)) throw new UsageError(`--clickhouse-cluster must be a plain identifier, got '${name}'`);
+  const shardUrls = list.split(',').map((u) => u.trim());
+  const origins = new Set<string>();
+  for (const u of shardUrls) {
+    try {
+      origins.add(parseClickHouseUrl(u).origin);
+    } catch (err: unknown) {
+      throw new UsageError(`--clickhouse-shard-urls: ${err instanceof Error ? err.message.replace('--clickhouse-url', 'each URL') : String(err)}`);
+    }
+  }
+  if (origins.size !== shardUrls.length) throw new UsageError('--clickhouse-shard-urls lists a server twice');
+  if (!origins.has(parseClickHouseUrl(clickhouseUrl).origin)) throw new UsageError('--clickhouse-url must be one of --clickhouse-shard-urls');
+  return { name, shardUrls };
 }
 
 function noClickHouseCredentials(v: Record<string, string | boolean | undefined>): null {

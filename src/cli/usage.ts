@@ -3,11 +3,13 @@ export class UsageError extends Error {}
 
 export const USAGE = `usage:
   fleetgw serve --data-dir DIR [--host H] [--port P] [--grpc-port G]
-                [--clickhouse-url http(s)://HOST:PORT/DATABASE [--clickhouse-user U] [--clickhouse-password-file F]]
+                [--clickhouse-url http(s)://HOST:PORT/DATABASE [--clickhouse-user U] [--clickhouse-password-file F]
+                 [--clickhouse-cluster NAME --clickhouse-shard-urls URL,URL...]]
                 [--tls-cert F --tls-key F] [--insecure-http] [--metrics-token-file F] [--telemetry-spool-mb N]
                 [--log-format json|pretty] [--log-level L]
               the ClickHouse password: --clickhouse-password-file F, else env FLEETGW_CLICKHOUSE_PASSWORD
               (never on the command line); the database is created when missing
+              a cluster: one URL per shard in shard_num order, --clickhouse-url among them (docs/scale-out.md)
               GET /metrics needs Authorization: Bearer <the token in F> (default F: DIR/metrics-token, made on first start)
   fleetgw admin init --data-dir DIR --org NAME --fleet NAME [--json]
   fleetgw admin create-fleet --data-dir DIR --org ORG_ID --name NAME [--json]

@@ -66,6 +66,8 @@ export interface GatewayOptions {
   grpcPort: number;
   /** null: embedded chdb store. */
   clickhouseUrl: string | null;
+  /** With `clickhouseUrl`: write to this cluster's shards (docs/scale-out.md). */
+  clickhouseCluster?: { name: string; shardUrls: string[] };
   /** Bound of the telemetry disk spool (`<dataDir>/telemetry-spool`). Default 1 GiB. */
   telemetrySpoolMaxBytes?: number;
   /** ClickHouse user/password (from a file or the environment, never the command line). */
@@ -217,6 +219,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     lowWaterBytes: Math.floor(tunables.telemetryHighWaterBytes / 4),
     ...(opts.clickhouseUrl !== null ? { clickhouseUrl: opts.clickhouseUrl } : {}),
     ...(opts.clickhouseAuth !== undefined ? { clickhouseAuth: opts.clickhouseAuth } : {}),
+    ...(opts.clickhouseCluster !== undefined ? { clickhouseCluster: opts.clickhouseCluster } : {}),
     live: hub,
     foxglove,
     // At most once a second per robot (the snapshot interval), never per sample.

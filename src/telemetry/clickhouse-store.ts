@@ -31,13 +31,15 @@ export interface ClickHouseSampleStore extends SampleStore {
   readonly flavor: SchemaFlavor;
 }
 
-async function drain(stream: Readable): Promise<void> {
+/** Consumes a response body (shared with the cluster store). */
+export async function drain(stream: Readable): Promise<void> {
   for await (const _ of stream) {
     // The response body must be consumed so the keep-alive socket returns to the pool.
   }
 }
 
-function clientFor(opts: ClickHouseStoreOptions, origin: string, database: string, username: string | undefined): ClickHouseClient {
+/** An HTTP client for one server and database (shared with the cluster store). */
+export function clientFor(opts: ClickHouseStoreOptions, origin: string, database: string, username: string | undefined): ClickHouseClient {
   return createClient({
     url: origin,
     database,
@@ -141,7 +143,7 @@ function dedupOf(version: string, flavor: SchemaFlavor): 'token' | 'block-hash' 
 }
 
 /** `host:port` of a ClickHouse URL (default port by scheme), never its credentials. */
-function serverHost(url: string): string {
+export function serverHost(url: string): string {
   try {
     const u = new URL(url);
     return `${u.hostname}:${u.port !== '' ? u.port : u.protocol === 'https:' ? '8443' : '8123'}`;

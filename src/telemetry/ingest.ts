@@ -23,6 +23,7 @@ import { AckTracker, mergePoints, type DurablePoint } from './ack-tracker.js';
 import { BatchSeqReader } from './batch-seq.js';
 import { WatermarkGate } from './backpressure.js';
 import { openChdbStore } from './chdb-store.js';
+import { openClickHouseClusterStore } from './clickhouse-cluster-store.js';
 import { openClickHouseStore } from './clickhouse-store.js';
 import { createDecodePool, type DecodePool } from './decode-pool.js';
 import { chooseDecoder, type DecoderKind } from './decode/select.js';
@@ -48,6 +49,11 @@ export interface TelemetryIngestOptions {
   /** When set, rows go to this ClickHouse server instead of the embedded chdb. */
   clickhouseUrl?: string;
   clickhouseDatabase?: string;
+  /**
+   * With `clickhouseUrl`: write to this ClickHouse cluster's shards (docs/scale-out.md); the URL
+   * then names the database and the shard reads go to first.
+   */
+  clickhouseCluster?: { name: string; shardUrls: string[] };
   /** ClickHouse user and password (read from a file or the environment by the CLI; never logged). */
   clickhouseAuth?: { username?: string; password?: string };
   /** TTL of rows on modern engines (chdb, ClickHouse 21+). Default 90 days. */
@@ -187,14 +193,22 @@ function logSchema(log: Logger, store: SampleStore): void {
  */
 export async function createTelemetryIngest(opts: TelemetryIngestOptions): Promise<TelemetryIngest> {
   const ownsStore = opts.sampleStore === undefined;
-  const sampleStore = opts.sampleStore ?? (opts.clickhouseUrl !== undefined
-    ? await openClickHouseStore({
-        url: opts.clickhouseUrl,
-        ...(opts.clickhouseDatabase !== undefined ? { database: opts.clickhouseDatabase } : {}),
-        ...(opts.clickhouseAuth?.username !== undefined ? { username: opts.clickhouseAuth.username } : {}),
-        ...(opts.clickhouseAuth?.password !== undefined ? { password: opts.clickhouseAuth.password } : {}),
-        ...(opts.retentionDays !== undefined ? { retentionDays: opts.retentionDays } : {}),
+  const serverOpts = opts.clickhouseUrl === undefined ? null : {
+    url: opts.clickhouseUrl,
+    ...(opts.clickhouseDatabase !== undefined ? { database: opts.clickhouseDatabase } : {}),
+    ...(opts.clickhouseAuth?.username !== undefined ? { username: opts.clickhouseAuth.username } : {}),
+    ...(opts.clickhouseAuth?.password !== undefined ? { password: opts.clickhouseAuth.password } : {}),
+    ...(opts.retentionDays !== undefined ? { retentionDays: opts.retentionDays } : {}),
+  };
+  const sampleStore = opts.sampleStore ?? (serverOpts !== null
+    ? opts.clickhouseCluster !== undefined
+      ? await openClickHouseClusterStore({
+        ...serverOpts,
+        cluster: opts.clickhouseCluster.name,
+        shardUrls: opts.clickhouseCluster.shardUrls,
+        warn: (message) => opts.log?.warn({ store: 'clickhouse' }, message),
       })
+      : await openClickHouseStore(serverOpts)
     : await openChdbStore({ dataDir: opts.dataDir, ...(opts.retentionDays !== undefined ? { retentionDays: opts.retentionDays } : {}) }));
   if (opts.log !== undefined) logSchema(opts.log, sampleStore);
   const maxTasks = opts.maxTasksInFlight ?? 4;

@@ -33,6 +33,11 @@ export interface SampleStore {
    * otherwise the caller reads the file and calls {@link insert}.
    */
   insertFile?(path: string, rows: number, token?: string): Promise<void>;
+  /**
+   * The readiness probe (store-health.ts), when `SELECT 1` through {@link queryText} would not tell:
+   * the cluster store asks every shard, because its reads fall back to any shard that answers.
+   */
+  probe?(): Promise<void>;
   /** Runs a read query, returns TabSeparated text (tests, ops tooling; not on the hot path). */
   queryText(sql: string): Promise<string>;
   /**

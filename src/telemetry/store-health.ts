@@ -2,8 +2,8 @@
  * Whether the telemetry store answers, for /readyz, the gRPC health service and the
  * `fleetgw_ready{check="store"}` metric. Readiness probes are unauthenticated, so they never touch
  * the store themselves (a flood of probes must not become a flood of queries): they read the state
- * kept here, which a background probe (`SELECT 1`, every `intervalMs`, one at a time) and the
- * outcome of every insert keep current.
+ * kept here, which a background probe (every `intervalMs`, one at a time: `SELECT 1`, or the store's
+ * own `probe`, which asks every shard of a cluster) and the outcome of every insert keep current.
  *
  * The store counts as unreachable after a failed probe or insert, and as reachable again after a
  * successful one. Transitions are logged: the failure, and the recovery with how long it lasted.
@@ -27,7 +27,7 @@ export class StoreHealth {
   private readonly timeoutMs: number;
 
   constructor(
-    private readonly store: Pick<SampleStore, 'queryText' | 'kind'>,
+    private readonly store: Pick<SampleStore, 'queryText' | 'kind' | 'probe'>,
     private readonly log: Logger,
     opts: StoreHealthOptions = {},
   ) {
@@ -71,7 +71,7 @@ export class StoreHealth {
   async probe(): Promise<void> {
     if (this.probing) return;
     this.probing = true;
-    const query = this.store.queryText('SELECT 1');
+    const query = this.store.probe !== undefined ? this.store.probe() : this.store.queryText('SELECT 1');
     void query.then(
       () => (this.probing = false),
       () => (this.probing = false),

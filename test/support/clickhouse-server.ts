@@ -17,6 +17,8 @@ const USERS_XML = '/etc/clickhouse-server/users.xml';
 export interface ClickHouseTestServer {
   readonly url: string;
   readonly httpPort: number;
+  /** Native protocol port (what a cluster's `<remote_servers>` names). */
+  readonly tcpPort: number;
   /**
    * Stops the process, data stays. SIGTERM lets it shut down cleanly (it waits for open client
    * connections, up to seconds); SIGKILL is an instant crash, fine for outage tests. SIGKILL after 10 s.
@@ -71,14 +73,21 @@ export async function waitForClickHouse(url: string, timeoutMs: number, exited?:
 }
 
 /** Starts a private server and waits until it answers. */
-export async function startClickHouseServer(opts: { readyTimeoutMs?: number; usersXml?: string } = {}): Promise<ClickHouseTestServer> {
+export async function startClickHouseServer(opts: {
+  readyTimeoutMs?: number;
+  usersXml?: string;
+  /** Ports chosen beforehand (a cluster's servers name each other's in their configs). */
+  ports?: { http: number; tcp: number };
+  /** Extra top-level config elements (`<remote_servers>`, `<zookeeper>`, `<macros>`: clickhouse-cluster.ts). */
+  extraConfigXml?: string;
+} = {}): Promise<ClickHouseTestServer> {
   const reason = clickhouseServerUnavailableReason();
   if (reason) throw new Error(reason);
   const dir = mkdtempSync(join(tmpdir(), 'fleetgw-ch-'));
   // A test that needs users with passwords passes its own users.xml (users, profiles, quotas).
   const usersConfig = opts.usersXml === undefined ? USERS_XML : join(dir, 'users.xml');
   if (opts.usersXml !== undefined) writeFileSync(usersConfig, opts.usersXml);
-  const [httpPort, tcpPort] = [await freePort(), await freePort()];
+  const [httpPort, tcpPort] = opts.ports !== undefined ? [opts.ports.http, opts.ports.tcp] : [await freePort(), await freePort()];
   const config = join(dir, 'config.xml');
   writeFileSync(
     config,
@@ -96,6 +105,7 @@ export async function startClickHouseServer(opts: { readyTimeoutMs?: number; use
   <default_profile>default</default_profile>
   <default_database>default</default_database>
   <mark_cache_size>5368709120</mark_cache_size>
+${opts.extraConfigXml ?? ''}
 </yandex>
 `,
   );
@@ -149,6 +159,7 @@ export async function startClickHouseServer(opts: { readyTimeoutMs?: number; use
   return {
     url,
     httpPort,
+    tcpPort,
     start,
     stop,
     dispose: async () => {

@@ -1,0 +1,127 @@
+/**
+ * A real ClickHouse cluster on loopback for tests (issue 14 part 4): Debian's ZooKeeper (standalone,
+ * its own data dir and free port) and N Debian clickhouse-server 18.16 processes, one shard each
+ * (one replica), whose generated configs name the cluster (`<remote_servers>`), the ZooKeeper node and
+ * their `<macros>` (shard, replica) so ReplicatedMergeTree tables deduplicate retried blocks.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startClickHouseServer, type ClickHouseTestServer } from './clickhouse-server.js';
+import { freePort } from './net.js';
+
+/** Debian's zookeeper package puts the server (with its dependencies on the manifest classpath) here. */
+export const ZOOKEEPER_JAR = '/usr/share/java/zookeeper.jar';
+const JAVA = '/usr/bin/java';
+
+/** Why a cluster cannot be started here, or null when it can. */
+export function zookeeperUnavailableReason(): string | null {
+  if (!existsSync(ZOOKEEPER_JAR)) return `${ZOOKEEPER_JAR} is not installed (apt-get install zookeeper)`;
+  if (!existsSync(JAVA)) return `${JAVA} is not installed (the zookeeper package pulls in a JRE)`;
+  return null;
+}
+
+export interface ZooKeeperTestServer {
+  readonly port: number;
+  dispose(): Promise<void>;
+}
+
+/** Sends a four-letter word; resolves with the answer ('' on any error). */
+function fourLetter(port: number, word: string): Promise<string> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    let out = '';
+    s.setTimeout(1_000, () => s.destroy());
+    s.on('connect', () => s.write(word));
+    s.on('data', (d: Buffer) => (out += d.toString()));
+    s.on('close', () => resolve(out));
+    s.on('error', () => resolve(''));
+  });
+}
+
+/** Starts a standalone ZooKeeper on a free loopback port and waits for `imok`. */
+export async function startZooKeeper(timeoutMs = 30_000): Promise<ZooKeeperTestServer> {
+  const reason = zookeeperUnavailableReason();
+  if (reason) throw new Error(reason);
+  const dir = mkdtempSync(join(tmpdir(), 'fleetgw-zk-'));
+  const port = await freePort();
+  const cfg = join(dir, 'zoo.cfg');
+  writeFileSync(cfg, [
+    'tickTime=2000', `dataDir=${dir}/data`, `clientPort=${port}`, 'clientPortAddress=127.0.0.1',
+    'admin.enableServer=false', '4lw.commands.whitelist=ruok', 'maxClientCnxns=200', '',
+  ].join('\n'));
+  const proc: ChildProcess = spawn(JAVA, ['-Xmx256m', '-cp', ZOOKEEPER_JAR, 'org.apache.zookeeper.server.ZooKeeperServerMain', cfg],
+    { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  proc.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2_000)));
+  let exited: string | null = null;
+  proc.once('exit', (code, signal) => (exited = `code ${code} signal ${signal} ${stderr.trim()}`));
+  const killOnExit = (): void => {
+    proc.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
+  const dispose = async (): Promise<void> => {
+    process.removeListener('exit', killOnExit);
+    if (exited === null) {
+      await new Promise<void>((resolve) => {
+        proc.once('exit', () => resolve());
+        proc.kill('SIGKILL');
+      });
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if ((await fourLetter(port, 'ruok')) === 'imok') return { port, dispose };
+    if (exited !== null || Date.now() > deadline) {
+      await dispose();
+      throw new Error(`ZooKeeper did not start on 127.0.0.1:${port}: ${exited ?? `no imok within ${timeoutMs} ms`}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+export interface ClickHouseTestCluster {
+  /** The `<remote_servers>` name. */
+  readonly name: string;
+  readonly zookeeper: ZooKeeperTestServer;
+  /** In shard order (shard_num 1, 2, …). */
+  readonly shards: ClickHouseTestServer[];
+  dispose(): Promise<void>;
+}
+
+/** ZooKeeper plus `shards` servers, each one shard with one replica, all naming cluster `name`. */
+export async function startClickHouseCluster(shards: number, name = 'fleetgw_test'): Promise<ClickHouseTestCluster> {
+  const zookeeper = await startZooKeeper();
+  const started: ClickHouseTestServer[] = [];
+  try {
+    const ports: { http: number; tcp: number }[] = [];
+    for (let i = 0; i < shards; i++) ports.push({ http: await freePort(), tcp: await freePort() });
+    const remote = `<remote_servers><${name}>${ports.map((p) =>
+      `<shard><weight>1</weight><internal_replication>true</internal_replication><replica><host>127.0.0.1</host><port>${p.tcp}</port></replica></shard>`).join('')}</${name}></remote_servers>`;
+    const zk = `<zookeeper><node><host>127.0.0.1</host><port>${zookeeper.port}</port></node><session_timeout_ms>10000</session_timeout_ms></zookeeper>`;
+    for (let i = 0; i < shards; i++) {
+      // interserver_http_port: replicas fetch parts from each other through it (one replica here, but
+      // a ReplicatedMergeTree server announces it in ZooKeeper).
+      const interserver = await freePort();
+      const extra = `${remote}\n${zk}\n<macros><shard>${String(i + 1).padStart(2, '0')}</shard><replica>r1</replica></macros>
+<interserver_http_port>${interserver}</interserver_http_port><interserver_http_host>127.0.0.1</interserver_http_host>`;
+      started.push(await startClickHouseServer({ ports: ports[i]!, extraConfigXml: extra, readyTimeoutMs: 30_000 }));
+    }
+  } catch (e) {
+    for (const s of started) await s.dispose();
+    await zookeeper.dispose();
+    throw e;
+  }
+  return {
+    name,
+    zookeeper,
+    shards: started,
+    async dispose() {
+      for (const s of started) await s.dispose();
+      await zookeeper.dispose();
+    },
+  };
+}
