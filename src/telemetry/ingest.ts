@@ -1,12 +1,14 @@
 /**
  * The telemetry ingest (main thread): raw TelemetryBatch bytes in, rows in ClickHouse/chdb, latest
- * snapshots in LMDB, live JSON out to stream subscribers. Nothing here decodes protobuf or touches
- * JSON: frames are packed into transferable buffers and decoded by the piscina pool.
+ * snapshots in LMDB, live messages out to stream subscribers. Frames are packed into transferable
+ * buffers and decoded by the piscina pool; a frame of a fleet with live subscribers is also decoded
+ * here as it arrives (live-decoder.ts, one small native call) and published at once, so the live
+ * stream never waits for the store's batching.
  *
  * Bounds and policy (docs/telemetry-stream.md and telemetry/README.md repeat them):
  * - A batch is posted when it holds `maxBatchFrames` frames or `maxBatchBytes` bytes, or when its
- *   first frame is `maxBatchAgeMs` old while any fleet has live subscribers, `storeBatchAgeMs` old
- *   otherwise (only the store and the snapshots wait then, and fewer, larger tasks cost less).
+ *   first frame is `storeBatchAgeMs` old (only the store and the snapshots wait for it: live messages
+ *   leave at push(), and fewer, larger tasks cost less).
  * - At most `maxTasksInFlight` batches are in the pool; further full batches wait in order.
  * - Queued bytes = batch being filled + waiting batches + batches in the pool + decoded rows parked
  *   until an earlier batch's result arrives + rows waiting for or in an insert. At `highWaterBytes`
@@ -15,7 +17,7 @@
  *   What robots already had in flight when paused is still accepted, so memory can exceed the high
  *   mark by roughly one HTTP/2 window per robot stream; that is the hard bound's slack.
  * - Results are applied in posting order (a small reorder map, at most `maxTasksInFlight` entries),
- *   so live messages of one robot never go backwards across batches.
+ *   so snapshots and acknowledgements follow arrival order.
  */
 import { join } from 'node:path';
 import type { Store } from '../store/lmdb.js';
@@ -28,6 +30,7 @@ import { createDecodePool, type DecodePool } from './decode-pool.js';
 import { chooseDecoder, type DecoderKind } from './decode/select.js';
 import { FramePacker, type PackedBatch } from './frame-packer.js';
 import { InsertQueue, type InsertQueueOptions } from './insert-queue.js';
+import { LiveDecoder } from './live-decoder.js';
 import type { LiveSink } from './live-sink.js';
 import { pino, type Logger } from 'pino';
 import type { SampleStore, StoreKind } from './sample-store.js';
@@ -61,9 +64,12 @@ export interface TelemetryIngestOptions {
   maxBatchFrames?: number;
   /** Default 1 MiB. */
   maxBatchBytes?: number;
-  /** Batch age while any fleet has live subscribers (their messages wait for it). Default 20 ms. */
+  /**
+   * Lower bound of `storeBatchAgeMs`. Before live messages left at push() this was the batch age
+   * while someone watched; kept so existing configurations stay valid. Default 20 ms.
+   */
   maxBatchAgeMs?: number;
-  /** Batch age while nobody watches live: only rows and snapshots wait. Default 100 ms. */
+  /** Batch age: rows and snapshots wait at most this long for a fuller batch. Default 100 ms. */
   storeBatchAgeMs?: number;
   /** Default 4 (two per thread on a 2-core machine keeps a worker busy while results travel). */
   maxTasksInFlight?: number;
@@ -216,8 +222,9 @@ class Ingest implements TelemetryIngest {
   private readonly now: () => number;
   private readonly maxBatchFrames: number;
   private readonly maxBatchBytes: number;
-  private readonly maxBatchAgeMs: number;
   private readonly storeBatchAgeMs: number;
+  /** Created at the first frame someone watches. */
+  private liveDecoder: LiveDecoder | null = null;
   // Small first buffer: at low rates a 20-100 ms batch is tens of kB (it grows, and then sizes itself
   // like the previous batch, at high rates).
   private readonly packer = new FramePacker(32 * 1024);
@@ -274,8 +281,7 @@ class Ingest implements TelemetryIngest {
     this.now = opts.now ?? Date.now;
     this.maxBatchFrames = opts.maxBatchFrames ?? 2_000;
     this.maxBatchBytes = opts.maxBatchBytes ?? 1024 * 1024;
-    this.maxBatchAgeMs = opts.maxBatchAgeMs ?? 20;
-    this.storeBatchAgeMs = Math.max(this.maxBatchAgeMs, opts.storeBatchAgeMs ?? 100);
+    this.storeBatchAgeMs = Math.max(opts.maxBatchAgeMs ?? 20, opts.storeBatchAgeMs ?? 100);
     this.gate = new WatermarkGate(opts.highWaterBytes ?? 64 * 1024 * 1024, opts.lowWaterBytes ?? 16 * 1024 * 1024);
     // What was durable before a restart: the checkpoint, then every block still in the spool.
     const restored = new Map(recovery.checkpoint);
@@ -316,12 +322,20 @@ class Ingest implements TelemetryIngest {
         p.seq = r.seq;
       }
     }
-    this.packer.add(robotId, fleetId, bytes, this.now());
+    const receivedAtMs = this.now();
+    const live = this.opts.live;
+    if (live?.hasSubscribers(fleetId) === true) {
+      const batch = (this.liveDecoder ??= new LiveDecoder()).decode(robotId, fleetId, bytes, receivedAtMs);
+      if (batch !== null) {
+        this.s.liveMessages += batch.index.length / 3;
+        live.publish(batch);
+      }
+    }
+    this.packer.add(robotId, fleetId, bytes, receivedAtMs);
     if (this.packer.frameCount >= this.maxBatchFrames || this.packer.byteLength >= this.maxBatchBytes) {
       this.cut();
     } else if (this.ageTimer === null) {
-      const live = this.opts.live?.anySubscribers() === true;
-      this.ageTimer = setTimeout(() => this.cut(), live ? this.maxBatchAgeMs : this.storeBatchAgeMs);
+      this.ageTimer = setTimeout(() => this.cut(), this.storeBatchAgeMs);
     }
     this.gate.update(this.queueBytes());
   }
@@ -412,13 +426,13 @@ class Ingest implements TelemetryIngest {
       this.inFlightBytes += batch.byteLength;
       this.inFlight++;
       this.s.batches++;
-      const live = this.liveMask(batch.fleetIds);
       const bytes = batch.byteLength;
       const frames = batch.frameCount;
       const robotIds = batch.robotIds;
       const rowsBuffer = this.spareRows.pop();
       this.pool
-        .run({ live, ...batch, ...(rowsBuffer ? { rowsBuffer } : {}) })
+        // Workers write rows and snapshots only: live messages were published at push().
+        .run({ live: null, ...batch, ...(rowsBuffer ? { rowsBuffer } : {}) })
         .then(
           (r) => this.settle(seq, bytes, r, robotIds, points),
           (e: unknown) => {
@@ -439,20 +453,6 @@ class Ingest implements TelemetryIngest {
       // Only whole buffers this ingest received from a worker, and big enough to matter.
       if (c.byteOffset === 0 && c.buffer.byteLength >= 64 * 1024 && c.buffer instanceof ArrayBuffer) this.spareRows.push(c.buffer);
     }
-  }
-
-  private liveMask(fleetIds: string[]): Uint8Array | null {
-    const live = this.opts.live;
-    if (!live?.anySubscribers()) return null;
-    const mask = new Uint8Array(fleetIds.length);
-    let any = false;
-    for (let i = 0; i < fleetIds.length; i++) {
-      if (live.hasSubscribers(fleetIds[i]!)) {
-        mask[i] = 1;
-        any = true;
-      }
-    }
-    return any ? mask : null;
   }
 
   /** Records a finished task and applies every result that is next in posting order. */
@@ -494,10 +494,6 @@ class Ingest implements TelemetryIngest {
     for (let i = 0, k = 0; i < snaps.length; i += 3, k++) {
       // A view into the rows buffer: the writer copies it into the LMDB value at once.
       this.snapshots.offer(robotIds[snaps[i]!]!, r.snapshotTs[k]!, r.rows.subarray(snaps[i + 1], snaps[i + 2]));
-    }
-    if (r.live && this.opts.live) {
-      this.s.liveMessages += r.live.index.length / 3;
-      this.opts.live.publish(r.live);
     }
     if (r.errors.length > 0) {
       // At most one line per second: a robot sending garbage must not flood the log.
