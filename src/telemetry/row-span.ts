@@ -43,9 +43,17 @@ export function rowSpans(rows: Uint8Array, rowCount: number): RowSpans {
     for (let c = 0; c < LAYOUT.length; c++) {
       const w = LAYOUT[c]!;
       if (c === TS_COLUMN) ts[r] = Number(view.getBigInt64(p, true));
+      // The length is read into a local first: `p += varUint()` would add to p's value before the read.
       if (w > 0) p += w;
-      else if (w === -1) p += varUint();
-      else for (let n = varUint(); n > 0; n--) p += varUint();
+      else if (w === -1) {
+        const len = varUint();
+        p += len;
+      } else {
+        for (let n = varUint(); n > 0; n--) {
+          const len = varUint();
+          p += len;
+        }
+      }
     }
     if (p > rows.length) throw new Error('rows end inside a row');
     spans[r * 2 + 1] = p;

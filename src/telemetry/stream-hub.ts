@@ -14,11 +14,16 @@
  *
  * Slow consumers: a socket whose send buffer holds `maxBufferedBytes` or more gets no new samples;
  * they are counted, and once its buffer has drained below half of the bound it receives
- * `{"op":"dropped","count":N}` before the next sample. With native topics the check runs every
- * `backpressureCheckMs` (and at each uWS drain): an over-bound socket is unsubscribed from its topics,
- * the messages published to them meanwhile are its drop count, and it is subscribed again below half
- * of the bound. Between two checks uWS's own limit (4x the bound, stream-ws.ts) caps its buffer. A
- * slow dashboard never slows the ingest or other dashboards, and its memory is bounded.
+ * `{"op":"dropped","count":N}` before the next sample. With native topics a socket is measured
+ * (`bufferedAmount`) every `backpressureCheckMs` and at each uWS drain, and between measurements its
+ * buffer is estimated from above as measured + bytes published to its topics since (uWS queues
+ * published messages until the end of the event-loop turn, so a burst is not yet in the measured
+ * amount). The estimate is checked whenever a quarter of the bound has been published in total. An
+ * over-bound socket is unsubscribed from its topics; the messages published to them meanwhile are its
+ * drop count (exact: nothing else is withheld), and it is subscribed again once measured below half
+ * the bound. So a socket's buffer stays under 1.25x the bound, below uWS's own limit (4x, stream-ws.ts),
+ * which therefore never drops anything uncounted. A slow dashboard never slows the ingest or other
+ * dashboards, and its memory is bounded.
  *
  * Revocation: every socket whose ticket has been redeemed is indexed by the API key that issued the
  * ticket, so {@link StreamHub.closeKey} can end the streams of a revoked or expired key (4403). The
@@ -97,12 +102,17 @@ interface Sub {
   /** Native subscriber over its buffer bound: unsubscribed, `pausedAt[i]` = topics[i].published then. */
   paused: boolean;
   pausedAt: number[];
+  /** bufferedAmount at its last measurement, and the sum of its topics' `bytes` then. */
+  measured: number;
+  markBytes: number;
 }
 
 interface Topic {
   name: string;
   /** Messages published to it so far (a paused socket's drop count is the difference). */
   published: number;
+  /** Bytes published to it so far (the subscribers' buffer estimate). */
+  bytes: number;
   /** Sockets subscribed natively right now. */
   native: number;
   /** Subscribers served by send(). */
@@ -178,6 +188,8 @@ export class StreamHub implements LiveSink {
   private publisher: TopicPublisher | null = null;
   private readonly backpressureCheckMs: number;
   private sweepTimer: NodeJS.Timeout | null = null;
+  /** Bytes published to native topics since the last estimate check. */
+  private publishedSinceCheck = 0;
   private readonly peers = new Set<StreamPeer>();
   /** Sockets with a redeemed ticket, by the API key that issued it. */
   private readonly byKey = new Map<string, Set<Keyed>>();
@@ -311,7 +323,7 @@ export class StreamHub implements LiveSink {
           sub = {
             peer, fleetId, robots: null, dropped: 0, alerts: scope?.alerts === true, encoding: 'json', cls: 0,
             native: this.publisher !== null && peer.subscribe !== undefined && peer.unsubscribe !== undefined,
-            topics: [], paused: false, pausedAt: [],
+            topics: [], paused: false, pausedAt: [], measured: 0, markBytes: 0,
           };
           let fleet = this.fleets.get(fleetId);
           if (!fleet) {
@@ -333,7 +345,7 @@ export class StreamHub implements LiveSink {
       },
       onDrain: () => {
         if (sub === null) return;
-        if (sub.paused) this.checkBackpressure(sub);
+        if (sub.native) this.measure(sub);
         else this.sendDroppedNotice(sub);
       },
       onClose: () => {
@@ -453,7 +465,12 @@ export class StreamHub implements LiveSink {
   private deliver(topic: Topic | undefined, msg: Uint8Array, binary: boolean): void {
     if (topic === undefined) return;
     topic.published++;
-    if (topic.native > 0) this.publisher!.publish(topic.name, msg, binary);
+    topic.bytes += msg.length;
+    if (topic.native > 0) {
+      this.publisher!.publish(topic.name, msg, binary);
+      this.publishedSinceCheck += msg.length;
+      if (this.publishedSinceCheck >= this.maxBufferedBytes / 4) this.checkEstimates();
+    }
     for (const sub of topic.js) {
       if (sub.peer.bufferedAmount() >= this.maxBufferedBytes) {
         sub.dropped++;
@@ -477,7 +494,7 @@ export class StreamHub implements LiveSink {
     fleet.use[e * CLASSES + sub.cls]!++;
     for (const name of names) {
       let topic = this.topics.get(name);
-      if (topic === undefined) this.topics.set(name, (topic = { name, published: 0, native: 0, js: new Set(), refs: 0 }));
+      if (topic === undefined) this.topics.set(name, (topic = { name, published: 0, bytes: 0, native: 0, js: new Set(), refs: 0 }));
       topic.refs++;
       sub.topics.push(topic);
       if (sub.native) {
@@ -488,6 +505,8 @@ export class StreamHub implements LiveSink {
       }
     }
     if (sub.native) {
+      sub.measured = sub.peer.bufferedAmount();
+      sub.markBytes = this.topicBytes(sub);
       this.nativeSubs.add(sub);
       this.sweepTimer ??= setInterval(() => this.sweep(), this.backpressureCheckMs).unref();
     }
@@ -523,21 +542,33 @@ export class StreamHub implements LiveSink {
     }
   }
 
+  /** Timer: a turn boundary, uWS has flushed its topic queues into the sockets' buffers. */
   private sweep(): void {
-    for (const sub of this.nativeSubs) this.checkBackpressure(sub);
+    this.publishedSinceCheck = 0;
+    for (const sub of this.nativeSubs) this.measure(sub);
   }
 
-  /** Pauses a native subscription over its buffer bound; resumes a paused one below half of it. */
-  private checkBackpressure(sub: Sub): void {
+  private topicBytes(sub: Sub): number {
+    let n = 0;
+    for (const t of sub.topics) n += t.bytes;
+    return n;
+  }
+
+  /** Mid-turn: pauses every subscription whose estimated buffer reached the bound. */
+  private checkEstimates(): void {
+    this.publishedSinceCheck = 0;
+    for (const sub of this.nativeSubs) {
+      if (!sub.paused && sub.measured + this.topicBytes(sub) - sub.markBytes >= this.maxBufferedBytes) this.pause(sub);
+    }
+  }
+
+  /** Measures a native subscription: pauses it at the bound, resumes it below half of it. */
+  private measure(sub: Sub): void {
     const buffered = sub.peer.bufferedAmount();
+    sub.measured = buffered;
+    sub.markBytes = this.topicBytes(sub);
     if (!sub.paused) {
-      if (buffered < this.maxBufferedBytes) return;
-      sub.paused = true;
-      sub.pausedAt = sub.topics.map((t) => {
-        sub.peer.unsubscribe!(t.name);
-        t.native--;
-        return t.published;
-      });
+      if (buffered >= this.maxBufferedBytes) this.pause(sub);
       return;
     }
     if (buffered >= this.maxBufferedBytes / 2) return;
@@ -545,6 +576,15 @@ export class StreamHub implements LiveSink {
     sub.dropped += missed;
     this.droppedTotal += missed;
     this.sendDroppedNotice(sub);
+  }
+
+  private pause(sub: Sub): void {
+    sub.paused = true;
+    sub.pausedAt = sub.topics.map((t) => {
+      sub.peer.unsubscribe!(t.name);
+      t.native--;
+      return t.published;
+    });
   }
 
   /** Counts what a paused subscription missed; with `resubscribe`, subscribes it again. */
