@@ -178,7 +178,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   });
   const keyUsable = (apiKeyId: string, nowMs: number): boolean => keys.keyUsable(apiKeyId, nowMs);
   const tickets = new TicketIssuer({ keyUsable });
-  const hub = new StreamHub({ tickets });
+  const hub = new StreamHub({
+    tickets,
+    maxSockets: tunables.streamMaxSockets,
+    maxSocketsPerKey: tunables.streamMaxSocketsPerKey,
+    maxSocketsPerOrg: tunables.streamMaxSocketsPerOrg,
+  });
   // New and changed alerts go out on the live stream at once (docs/telemetry-stream.md, alert messages).
   alerts.service.observe((a, change) => hub.publishAlert(a.fleetId, a.robotId, JSON.stringify({ op: 'alert', change, alert: alertView(a) })));
   const metricsFile = opts.metricsTokenFile ?? join(opts.dataDir, 'metrics-token');

@@ -132,6 +132,8 @@ export interface TelemetryIngestStats {
   framesRejected: number;
   snapshotsWritten: number;
   liveMessages: number;
+  /** Frames whose live decode or publish threw (a bug; their rows are stored all the same). */
+  liveErrors: number;
   paused: boolean;
   /** Linux thread ids of the decode workers seen so far (at most 64): CPU per thread from /proc. */
   decodeThreadIds: number[];
@@ -246,6 +248,7 @@ class Ingest implements TelemetryIngest {
   private closing = false;
   private closed: Promise<void> | null = null;
   private lastErrorLogMs = 0;
+  private lastLiveErrorLogMs = 0;
   private readonly decodeThreadIds = new Set<number>();
   /**
    * Row buffers whose insert is done, handed to the next tasks for their rows: at high rates a fresh
@@ -255,7 +258,7 @@ class Ingest implements TelemetryIngest {
   private readonly spareRows: ArrayBuffer[] = [];
   private readonly s = {
     framesIn: 0, bytesIn: 0, samplesIn: 0, batches: 0, corruptFrames: 0, workerErrors: 0, framesLost: 0,
-    framesRejected: 0, liveMessages: 0, sequencedBatches: 0,
+    framesRejected: 0, liveMessages: 0, liveErrors: 0, sequencedBatches: 0,
   };
   private readonly seqReader = new BatchSeqReader();
   private readonly acks = new AckTracker();
@@ -323,14 +326,6 @@ class Ingest implements TelemetryIngest {
       }
     }
     const receivedAtMs = this.now();
-    const live = this.opts.live;
-    if (live?.hasSubscribers(fleetId) === true) {
-      const batch = (this.liveDecoder ??= new LiveDecoder()).decode(robotId, fleetId, bytes, receivedAtMs);
-      if (batch !== null) {
-        this.s.liveMessages += batch.index.length / 3;
-        live.publish(batch);
-      }
-    }
     this.packer.add(robotId, fleetId, bytes, receivedAtMs);
     if (this.packer.frameCount >= this.maxBatchFrames || this.packer.byteLength >= this.maxBatchBytes) {
       this.cut();
@@ -338,6 +333,26 @@ class Ingest implements TelemetryIngest {
       this.ageTimer = setTimeout(() => this.cut(), this.storeBatchAgeMs);
     }
     this.gate.update(this.queueBytes());
+    const live = this.opts.live;
+    if (live?.hasSubscribers(fleetId) === true) this.publishLive(live, robotId, fleetId, bytes, receivedAtMs);
+  }
+
+  /** Decodes a watched frame here and publishes it; a failure here never touches the stored rows. */
+  private publishLive(live: LiveSink, robotId: string, fleetId: string, bytes: Uint8Array, receivedAtMs: number): void {
+    try {
+      const batch = (this.liveDecoder ??= new LiveDecoder()).decode(robotId, fleetId, bytes, receivedAtMs);
+      if (batch === null) return;
+      this.s.liveMessages += batch.index.length / 3;
+      live.publish(batch);
+    } catch (e) {
+      // A bug (bad input is skipped by the decoder, not thrown): counted, logged at most once a second.
+      this.s.liveErrors++;
+      const t = this.now();
+      if (t - this.lastLiveErrorLogMs >= 1_000) {
+        this.lastLiveErrorLogMs = t;
+        this.log.error({ err: e, liveErrors: this.s.liveErrors }, 'telemetry live publish failed');
+      }
+    }
   }
 
   onBackpressure(cb: (paused: boolean) => void): void {
