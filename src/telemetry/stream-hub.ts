@@ -83,8 +83,13 @@ export const DEFAULT_MAX_STREAMS = { perKey: 50, perOrg: 200, gateway: 1_000 } a
 /** Rate classes: 0 is every sample, c >= 1 is RATE_CLASSES_HZ[c - 1]. */
 const CLASSES = RATE_CLASSES_HZ.length + 1;
 const ENCODINGS: readonly StreamEncoding[] = ['json', 'binary'];
-/** A class takes a sample up to a quarter period early, so a robot's timer jitter costs no samples. */
+/**
+ * A class takes a sample up to a quarter period early, at most 25 ms: a robot's timer jitter then
+ * costs no samples, and a slower class still takes the sample nearest its grid (not one a whole
+ * input period early).
+ */
 const EARLY_FRACTION = 0.25;
+const EARLY_MAX_MS = 25;
 
 interface Sub {
   peer: StreamPeer;
@@ -457,7 +462,7 @@ export class StreamHub implements LiveSink {
   private due(robot: RobotLive, c: number, t: number): boolean {
     const period = 1000 / RATE_CLASSES_HZ[c - 1]!;
     const next = robot.next[c]!;
-    if (t < next - period * EARLY_FRACTION && next - t <= period) return false;
+    if (t < next - Math.min(period * EARLY_FRACTION, EARLY_MAX_MS) && next - t <= period) return false;
     robot.next[c] = t - next >= period || next - t > period ? t + period : next + period;
     return true;
   }
