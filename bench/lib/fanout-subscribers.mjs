@@ -1,5 +1,5 @@
 // Dashboard side of bench/live-fanout.mjs: N WebSocket subscribers in one process (plus, with --slow,
-// sockets that subscribe and then never read), measuring per message the time from the sample's
+// sockets that subscribe to the whole fleet and then never read), measuring per message the time from the sample's
 // gateway receive stamp (`received_at_ms`: the gateway's clock at push, or the bare server's clock at
 // publish) to its arrival here. Same machine, same clock. The stamp is read straight from the bytes
 // (no JSON.parse per message: this process must not be the bottleneck).
@@ -86,7 +86,8 @@ async function open(i, slow) {
     ws.once('open', resolve);
     ws.once('error', reject);
   });
-  const sub = { op: 'subscribe', robot_ids: robotsFor(i) };
+  // Slow sockets watch the whole fleet: they reach their buffer bound soonest.
+  const sub = { op: 'subscribe', robot_ids: slow ? null : robotsFor(i) };
   if (opts.encoding !== 'json') sub.encoding = opts.encoding;
   if (opts['max-hz'] > 0) sub.max_hz = opts['max-hz'];
   ws.on('message', (data, isBinary) => {
@@ -120,6 +121,8 @@ async function open(i, slow) {
 for (let i = 0; i < opts.subs; i++) await open(i, false);
 for (let i = 0; i < opts.slow; i++) await open(opts.subs + i, true);
 emit({ event: 'ready', subs: opts.subs, slow: opts.slow });
+// With no subscribers (the driver's `ingest` run) nothing else keeps the process alive until SIGTERM.
+const keepAlive = setInterval(() => {}, 60_000);
 
 function percentile(h, total, q) {
   let acc = 0;
@@ -148,6 +151,7 @@ process.on('SIGUSR1', () => {
   });
 });
 process.once('SIGTERM', () => {
+  clearInterval(keepAlive);
   for (const s of subs) s.ws.terminate();
   process.exit(0);
 });
