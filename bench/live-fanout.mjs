@@ -14,17 +14,17 @@
 //
 //   node bench/live-fanout.mjs [--robots 100] [--hz 10] [--subs 10] [--robots-per-sub 0] [--slow 0]
 //       [--encoding json|binary] [--max-hz 0] [--warmup-s 5] [--window-s 20] [--against gateway,bare]
-//       [--rounds 1]
+//       [--rounds 1] [--cpu-prof DIR (the gateway's main thread)]
 // --against also takes `ingest`: the same gateway and robots without subscribers, so the fan-out's own
 // share of the gateway's CPU is reported (fanoutCpuUsPerDelivered).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { machineInfo, parseArgs, ROOT, cpuSeconds, rssBytes, spawnNode, stopChild, threadCpu } from './lib/procs.mjs';
 
 const opts = parseArgs(process.argv.slice(2), {
   robots: 100, hz: 10, subs: 10, 'robots-per-sub': 0, slow: 0, encoding: 'json', 'max-hz': 0, 'warmup-s': 5, 'window-s': 20,
-  against: 'gateway,bare', rounds: 1,
+  against: 'gateway,bare', rounds: 1, 'cpu-prof': '',
 });
 const log = (s) => process.stderr.write(`${s}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -75,7 +75,8 @@ async function runOne(kind, round_) {
     const sockets = String(opts.subs + opts.slow + 10);
     const gw = kind === 'gateway' || kind === 'ingest';
     if (gw) {
-      server = spawnNode([join(ROOT, 'bench', 'lib', 'gateway-child.mjs'), '--data-dir', dataDir, '--stats-ms', '5000'], {
+      const prof = opts['cpu-prof'] !== '' ? ['--cpu-prof', `--cpu-prof-dir=${opts['cpu-prof']}`] : [];
+      server = spawnNode([...prof, join(ROOT, 'bench', 'lib', 'gateway-child.mjs'), '--data-dir', dataDir, '--stats-ms', '1000'], {
         env: {
           FLEETGW_RATE_LIMIT_RPS: '1000000', FLEETGW_RATE_LIMIT_BURST: '1000000', FLEETGW_STREAM_MAX_SOCKETS: sockets,
           FLEETGW_STREAM_MAX_SOCKETS_PER_KEY: sockets, FLEETGW_STREAM_MAX_SOCKETS_PER_ORG: sockets,
@@ -117,6 +118,16 @@ async function runOne(kind, round_) {
     const subCpu1 = cpuSeconds(subs.pid);
     const winS = (Date.now() - t0) / 1000;
     const rssRun = rssBytes(server.pid);
+    // The gateway's own count of samples withheld from slow sockets (its /metrics counter).
+    let gatewayDropped = null;
+    if (gw) {
+      const token = readFileSync(join(dataDir, 'metrics-token'), 'utf8').trim();
+      const text = await (await fetch(`${ready.http}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
+      gatewayDropped = Number(/^fleetgw_stream_samples_dropped_total (\d+)/m.exec(text)?.[1] ?? NaN);
+    }
+    // The gateway's event-loop delay over the window (its 1 s stats lines), worst line.
+    const loopDelayMs = gw ? server.lines.map((l) => JSON.parse(l)).filter((o) => o.event === 'stats' && o.tMs >= t0 && o.loopDelayMs)
+      .reduce((w, o) => ({ p99: Math.max(w.p99, o.loopDelayMs.p99), max: Math.max(w.max, o.loopDelayMs.max) }), { p99: 0, max: 0 }) : null;
     const delivered = m1.received - m0.received;
     const mainCpu = (th1.get(String(server.pid))?.cpu ?? 0) - (th0.get(String(server.pid))?.cpu ?? 0);
     const expectedPerS = opts.robots * (opts['max-hz'] > 0 ? Math.min(opts.hz, opts['max-hz']) : opts.hz) *
@@ -135,10 +146,12 @@ async function runOne(kind, round_) {
       mainThreadUsPerDelivered: delivered > 0 ? round((mainCpu / delivered) * 1e6, 2) : null,
       subscriberCores: round((subCpu1 - subCpu0) / winS, 3),
       droppedToReading: m1.droppedReading,
+      gatewayDroppedTotal: gatewayDropped,
       closedReading: m1.closedReading,
       slowReceived: m1.slowReceived,
       slowDropped: m1.slowDropped,
       perSubReceived: { min: m1.perSubMin, max: m1.perSubMax },
+      ...(loopDelayMs ? { gatewayLoopDelayMs: { worstSecondP99: round(loopDelayMs.p99, 1), max: round(loopDelayMs.max, 1) } } : {}),
       rssMiB: { idle: round(rssIdle / MiB, 1), withSubs: round(rssSubs / MiB, 1), running: round(rssRun / MiB, 1) },
       rssKiBPerSubscriber: round((rssSubs - rssIdle) / 1024 / Math.max(1, opts.subs + opts.slow), 1),
     };
@@ -167,7 +180,7 @@ for (let r = 1; r <= opts.rounds; r++) {
     for (const r of results) fanoutOnly(r);
     log(`  ${kind}: p50 ${res.latencyMs.p50} / p99 ${res.latencyMs.p99} ms, ${res.deliveredPerS}/s delivered (expected ${res.expectedPerS}),` +
       ` ${res.cpuUsPerDelivered} us CPU per delivered (main thread ${res.mainThreadUsPerDelivered}), ${res.serverCores} cores;` +
-      ` dropped to readers ${res.droppedToReading}, slow: ${res.slowReceived} received / ${res.slowDropped} dropped; load ${machineInfo().loadavg}`);
+      ` dropped to readers ${res.droppedToReading}, gateway dropped (slow) ${res.gatewayDroppedTotal}, loop delay ${JSON.stringify(res.gatewayLoopDelayMs)}; load ${machineInfo().loadavg}`);
   }
 }
 process.stdout.write(`${JSON.stringify({ bench: 'live-fanout', machine, loadavgAtEnd: machineInfo().loadavg, options: opts, results }, null, 2)}\n`);

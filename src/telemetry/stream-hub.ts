@@ -41,7 +41,10 @@ import type { LiveBatch } from './worker-protocol.js';
 
 /** One connected socket as the hub sees it. */
 export interface StreamPeer {
-  /** `binary` true sends a binary message (the `binary` encoding's samples), else a text one. */
+  /**
+   * `binary` true sends a binary message (the `binary` encoding's samples), else a text one. The
+   * bytes are the peer's to keep (the hub hands each peer a copy it never reuses).
+   */
   send(msg: Uint8Array | string, binary?: boolean): void;
   bufferedAmount(): number;
   /** Runs `fn` with sends batched into one write (uWS cork). */
@@ -476,6 +479,9 @@ export class StreamHub implements LiveSink {
       this.publishedSinceCheck += msg.length;
       if (this.publishedSinceCheck >= this.maxBufferedBytes / 4) this.checkEstimates();
     }
+    if (topic.js.size === 0) return;
+    // The live decoder reuses its buffers: peers that may queue the bytes get their own copy.
+    const own = msg.slice();
     for (const sub of topic.js) {
       if (sub.peer.bufferedAmount() >= this.maxBufferedBytes) {
         sub.dropped++;
@@ -484,7 +490,7 @@ export class StreamHub implements LiveSink {
       }
       sub.peer.cork(() => {
         this.sendDroppedNotice(sub);
-        sub.peer.send(msg, binary);
+        sub.peer.send(own, binary);
       });
     }
   }
@@ -547,10 +553,17 @@ export class StreamHub implements LiveSink {
     }
   }
 
-  /** Timer: a turn boundary, uWS has flushed its topic queues into the sockets' buffers. */
+  /**
+   * Timer: a turn boundary, uWS has flushed its topic queues into the sockets' buffers. Measures the
+   * sockets that may have grown (paused, holding bytes, or a sixteenth of the bound published to them
+   * since their last measurement); an idle or fast reader is not asked every time.
+   */
   private sweep(): void {
     this.publishedSinceCheck = 0;
-    for (const sub of this.nativeSubs) this.measure(sub);
+    const enough = this.maxBufferedBytes / 16;
+    for (const sub of this.nativeSubs) {
+      if (sub.paused || sub.measured > 0 || this.topicBytes(sub) - sub.markBytes >= enough) this.measure(sub);
+    }
   }
 
   private topicBytes(sub: Sub): number {
