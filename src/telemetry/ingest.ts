@@ -2,8 +2,8 @@
  * The telemetry ingest (main thread): raw TelemetryBatch bytes in, rows in ClickHouse/chdb, latest
  * snapshots in LMDB, live messages out to stream subscribers. Frames are packed into transferable
  * buffers and decoded by the piscina pool; a frame of a fleet with live subscribers is also decoded
- * here as it arrives (live-decoder.ts, one small native call) and published at once, so the live
- * stream never waits for the store's batching.
+ * here as it arrives (live-decoder.ts) and published at once, so the live stream never waits for the
+ * store's batching.
  *
  * Bounds and policy (docs/telemetry-stream.md and telemetry/README.md repeat them):
  * - A batch is posted when it holds `maxBatchFrames` frames or `maxBatchBytes` bytes, or when its
