@@ -151,7 +151,12 @@ async function runOne(kind, round_) {
       slowReceived: m1.slowReceived,
       slowDropped: m1.slowDropped,
       perSubReceived: { min: m1.perSubMin, max: m1.perSubMax },
-      ...(loopDelayMs ? { gatewayLoopDelayMs: { worstSecondP99: round(loopDelayMs.p99, 1), max: round(loopDelayMs.max, 1) } } : {}),
+      ...(loopDelayMs ? {
+        gatewayLoopDelayMs: { worstSecondP99: round(loopDelayMs.p99, 1), max: round(loopDelayMs.max, 1) },
+        // Per second of the window: the longest event-loop stall (ms), to tell a few stalls from a slow loop.
+        gatewayLoopDelayMaxBySecond: server.lines.map((l) => JSON.parse(l)).filter((o) => o.event === 'stats' && o.tMs >= t0 && o.loopDelayMs)
+          .map((o) => round(o.loopDelayMs.max, 0)),
+      } : {}),
       rssMiB: { idle: round(rssIdle / MiB, 1), withSubs: round(rssSubs / MiB, 1), running: round(rssRun / MiB, 1) },
       rssKiBPerSubscriber: round((rssSubs - rssIdle) / 1024 / Math.max(1, opts.subs + opts.slow), 1),
     };
