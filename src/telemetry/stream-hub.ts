@@ -202,8 +202,8 @@ export class StreamHub implements LiveSink {
   /** Sockets with a redeemed ticket, by the API key that issued it. */
   private readonly byKey = new Map<string, Set<Keyed>>();
   private closing = false;
-  /** Samples not sent to some socket because it was slow (all sockets, since start). */
-  droppedTotal = 0;
+  /** Drops already counted (told to their socket, or at its close); {@link droppedTotal} adds pending ones. */
+  private dropsCounted = 0;
 
   constructor(opts: StreamHubOptions) {
     this.tickets = opts.tickets;
@@ -221,6 +221,19 @@ export class StreamHub implements LiveSink {
    */
   useTopics(publisher: TopicPublisher): void {
     this.publisher = publisher;
+  }
+
+  /**
+   * Samples (and alerts) not sent to some socket because it was slow, since start: those already
+   * told to their socket or counted at its close, plus what paused sockets have missed so far.
+   */
+  get droppedTotal(): number {
+    let pending = 0;
+    for (const sub of this.nativeSubs) {
+      if (!sub.paused) continue;
+      for (let i = 0; i < sub.topics.length; i++) pending += sub.topics[i]!.published - sub.pausedAt[i]!;
+    }
+    return this.dropsCounted + pending;
   }
 
   get socketCount(): number {
@@ -434,7 +447,7 @@ export class StreamHub implements LiveSink {
         this.sendDroppedNotice(sub);
         if (sub.paused || sub.peer.bufferedAmount() >= this.maxBufferedBytes) {
           sub.dropped++;
-          this.droppedTotal++;
+          this.dropsCounted++;
           return;
         }
         sub.peer.send(text);
@@ -485,7 +498,7 @@ export class StreamHub implements LiveSink {
     for (const sub of topic.js) {
       if (sub.peer.bufferedAmount() >= this.maxBufferedBytes) {
         sub.dropped++;
-        this.droppedTotal++;
+        this.dropsCounted++;
         continue;
       }
       sub.peer.cork(() => {
@@ -535,7 +548,7 @@ export class StreamHub implements LiveSink {
     if (wasPaused) {
       const missed = this.unpause(sub, false);
       sub.dropped += missed;
-      this.droppedTotal += missed;
+      this.dropsCounted += missed;
     }
     for (const topic of sub.topics) {
       if (!sub.native) topic.js.delete(sub);
@@ -592,7 +605,7 @@ export class StreamHub implements LiveSink {
     if (buffered >= this.maxBufferedBytes / 2) return;
     const missed = this.unpause(sub, true);
     sub.dropped += missed;
-    this.droppedTotal += missed;
+    this.dropsCounted += missed;
     this.sendDroppedNotice(sub);
   }
 
