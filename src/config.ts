@@ -36,6 +36,12 @@ export interface GatewayTunables {
   alertBatteryLowPct: number;
   /** A `battery_low` alert resolves once the battery reads at least this percentage (never below the low threshold). */
   alertBatteryClearPct: number;
+  /** Open live-stream sockets, gateway-wide (docs/telemetry-stream.md, bounds on open streams). */
+  streamMaxSockets: number;
+  /** Open live-stream sockets per API key. */
+  streamMaxSocketsPerKey: number;
+  /** Open live-stream sockets per organization. */
+  streamMaxSocketsPerOrg: number;
 }
 
 export const DEFAULT_TUNABLES: GatewayTunables = {
@@ -53,6 +59,9 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   alertOfflineAfterS: 300,
   alertBatteryLowPct: 15,
   alertBatteryClearPct: 20,
+  streamMaxSockets: 1_000,
+  streamMaxSocketsPerKey: 50,
+  streamMaxSocketsPerOrg: 200,
 };
 
 const ENV: Record<keyof GatewayTunables, string> = {
@@ -70,6 +79,9 @@ const ENV: Record<keyof GatewayTunables, string> = {
   alertOfflineAfterS: 'FLEETGW_ALERT_OFFLINE_AFTER_S',
   alertBatteryLowPct: 'FLEETGW_ALERT_BATTERY_LOW_PCT',
   alertBatteryClearPct: 'FLEETGW_ALERT_BATTERY_CLEAR_PCT',
+  streamMaxSockets: 'FLEETGW_STREAM_MAX_SOCKETS',
+  streamMaxSocketsPerKey: 'FLEETGW_STREAM_MAX_SOCKETS_PER_KEY',
+  streamMaxSocketsPerOrg: 'FLEETGW_STREAM_MAX_SOCKETS_PER_ORG',
 };
 
 /**

@@ -11,7 +11,7 @@
 import { create, toBinary } from '@bufbuild/protobuf';
 import { Metadata, Server, ServerCredentials } from '@grpc/grpc-js';
 import { GatewayMessageSchema, TelemetryReceiptSchema } from '../../dist/gen/fleetgw/v1/robot_link_pb.js';
-import { CONNECT_PATH, PUBLISH_TELEMETRY_PATH } from '../../dist/robotlink/service.js';
+import { CONNECT_PATH, PUBLISH_TELEMETRY_PATH } from '../../dist/protocol/service.js';
 
 const raw = (b) => b;
 const welcome = Buffer.from(toBinary(GatewayMessageSchema, create(GatewayMessageSchema, {

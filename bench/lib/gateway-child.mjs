@@ -33,7 +33,15 @@ const gateway = await startGateway({
   log: pino({ level: 'warn' }, pino.destination(2)),
 });
 emit({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemetryStore: gateway.telemetryStore, telemetryDecoder: gateway.telemetryDecoder, startupTids });
-const timer = setInterval(() => emit({ event: 'stats', tMs: Date.now(), ...gateway.ingest.stats() }), opts['stats-ms']);
+// Event-loop delay since the previous stats line (ms): the live fan-out runs on this loop.
+const { monitorEventLoopDelay } = await import('node:perf_hooks');
+const eld = monitorEventLoopDelay({ resolution: 5 });
+eld.enable();
+const timer = setInterval(() => {
+  const loopDelayMs = { p50: eld.percentile(50) / 1e6, p99: eld.percentile(99) / 1e6, max: eld.max / 1e6 };
+  eld.reset();
+  emit({ event: 'stats', tMs: Date.now(), loopDelayMs, ...gateway.ingest.stats() });
+}, opts['stats-ms']);
 await new Promise((done) => {
   process.once('SIGTERM', done);
   process.once('SIGINT', done);

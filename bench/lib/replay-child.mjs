@@ -21,7 +21,7 @@ import { Client, credentials, Metadata } from '@grpc/grpc-js';
 import { readFileSync } from 'node:fs';
 import { encodeSample } from '../../dist/agent/sample-encoder.js';
 import { GatewayMessageSchema, RobotMessageSchema } from '../../dist/gen/fleetgw/v1/robot_link_pb.js';
-import { CONNECT_PATH, PUBLISH_TELEMETRY_PATH, ROBOT_ID_METADATA } from '../../dist/robotlink/service.js';
+import { CONNECT_PATH, PUBLISH_TELEMETRY_PATH, ROBOT_ID_METADATA } from '../../dist/protocol/service.js';
 import { RobotModel } from '../../dist/sim/index.js';
 import { parseArgs } from './procs.mjs';
 

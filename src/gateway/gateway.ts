@@ -188,7 +188,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   });
   const keyUsable = (apiKeyId: string, nowMs: number): boolean => keys.keyUsable(apiKeyId, nowMs);
   const tickets = new TicketIssuer({ keyUsable });
-  const hub = new StreamHub({ tickets });
+  const hub = new StreamHub({
+    tickets,
+    maxSockets: tunables.streamMaxSockets,
+    maxSocketsPerKey: tunables.streamMaxSocketsPerKey,
+    maxSocketsPerOrg: tunables.streamMaxSocketsPerOrg,
+  });
   // The Foxglove endpoint (docs/foxglove.md): its sockets are admitted, bounded and revoked by `hub`.
   const foxglove = new FoxgloveHub({ hub });
   // New and changed alerts go out on the live stream at once (docs/telemetry-stream.md, alert messages).

@@ -164,6 +164,11 @@ export class ByteWriter {
     this.pos = p;
   }
 
+  /** The bytes written so far, as a view (valid until the next write or reset: copy to keep). */
+  written(): Uint8Array {
+    return this.buf.subarray(0, this.pos);
+  }
+
   /**
    * A copy of the written bytes (transferable): into `into` when they fit (a recycled buffer), else a
    * buffer of their exact size. The writer is reset and keeps its own buffer.

@@ -1,12 +1,14 @@
 /**
  * The telemetry ingest (main thread): raw TelemetryBatch bytes in, rows in ClickHouse/chdb, latest
- * snapshots in LMDB, live JSON out to stream subscribers. Nothing here decodes protobuf or touches
- * JSON: frames are packed into transferable buffers and decoded by the piscina pool.
+ * snapshots in LMDB, live messages out to stream subscribers. Frames are packed into transferable
+ * buffers and decoded by the piscina pool; a frame of a fleet with live subscribers is also decoded
+ * here as it arrives (live-decoder.ts) and published at once, so the live stream never waits for the
+ * store's batching.
  *
  * Bounds and policy (docs/telemetry-stream.md and telemetry/README.md repeat them):
  * - A batch is posted when it holds `maxBatchFrames` frames or `maxBatchBytes` bytes, or when its
- *   first frame is `maxBatchAgeMs` old while any fleet has live subscribers, `storeBatchAgeMs` old
- *   otherwise (only the store and the snapshots wait then, and fewer, larger tasks cost less).
+ *   first frame is `storeBatchAgeMs` old (only the store and the snapshots wait for it: live messages
+ *   leave at push(), and fewer, larger tasks cost less).
  * - At most `maxTasksInFlight` batches are in the pool; further full batches wait in order.
  * - Queued bytes = batch being filled + waiting batches + batches in the pool + decoded rows parked
  *   until an earlier batch's result arrives + rows waiting for or in an insert. At `highWaterBytes`
@@ -15,7 +17,7 @@
  *   What robots already had in flight when paused is still accepted, so memory can exceed the high
  *   mark by roughly one HTTP/2 window per robot stream; that is the hard bound's slack.
  * - Results are applied in posting order (a small reorder map, at most `maxTasksInFlight` entries),
- *   so live messages of one robot never go backwards across batches.
+ *   so snapshots and acknowledgements follow arrival order.
  */
 import { join } from 'node:path';
 import type { Store } from '../store/lmdb.js';
@@ -30,6 +32,7 @@ import { chooseDecoder, type DecoderKind } from './decode/select.js';
 import { FramePacker, type PackedBatch } from './frame-packer.js';
 import { InsertQueue, type InsertQueueOptions } from './insert-queue.js';
 import type { FoxgloveSink, LiveSink } from './live-sink.js';
+import { LiveDecoder } from './live-decoder.js';
 import { pino, type Logger } from 'pino';
 import type { SampleStore, StoreKind } from './sample-store.js';
 import { SnapshotWriter } from './snapshot-writer.js';
@@ -69,9 +72,13 @@ export interface TelemetryIngestOptions {
   maxBatchFrames?: number;
   /** Default 1 MiB. */
   maxBatchBytes?: number;
-  /** Batch age while any fleet has live subscribers (their messages wait for it). Default 20 ms. */
+  /**
+   * Batch age while a Foxglove channel is subscribed (its frames come from the decode workers), and
+   * the lower bound of `storeBatchAgeMs`; live stream messages leave at push() and never wait for a
+   * batch. Default 20 ms.
+   */
   maxBatchAgeMs?: number;
-  /** Batch age while nobody watches live: only rows and snapshots wait. Default 100 ms. */
+  /** Batch age: rows and snapshots wait at most this long for a fuller batch. Default 100 ms. */
   storeBatchAgeMs?: number;
   /** Default 4 (two per thread on a 2-core machine keeps a worker busy while results travel). */
   maxTasksInFlight?: number;
@@ -134,6 +141,8 @@ export interface TelemetryIngestStats {
   framesRejected: number;
   snapshotsWritten: number;
   liveMessages: number;
+  /** Frames whose live decode or publish threw (a bug; their rows are stored all the same). */
+  liveErrors: number;
   paused: boolean;
   /** Linux thread ids of the decode workers seen so far (at most 64): CPU per thread from /proc. */
   decodeThreadIds: number[];
@@ -234,6 +243,8 @@ class Ingest implements TelemetryIngest {
   private readonly maxBatchBytes: number;
   private readonly maxBatchAgeMs: number;
   private readonly storeBatchAgeMs: number;
+  /** Created at the first frame someone watches. */
+  private liveDecoder: LiveDecoder | null = null;
   // Small first buffer: at low rates a 20-100 ms batch is tens of kB (it grows, and then sizes itself
   // like the previous batch, at high rates).
   private readonly packer = new FramePacker(32 * 1024);
@@ -255,6 +266,7 @@ class Ingest implements TelemetryIngest {
   private closing = false;
   private closed: Promise<void> | null = null;
   private lastErrorLogMs = 0;
+  private lastLiveErrorLogMs = 0;
   private readonly decodeThreadIds = new Set<number>();
   /**
    * Row buffers whose insert is done, handed to the next tasks for their rows: at high rates a fresh
@@ -264,7 +276,7 @@ class Ingest implements TelemetryIngest {
   private readonly spareRows: ArrayBuffer[] = [];
   private readonly s = {
     framesIn: 0, bytesIn: 0, samplesIn: 0, batches: 0, corruptFrames: 0, workerErrors: 0, framesLost: 0,
-    framesRejected: 0, liveMessages: 0, sequencedBatches: 0,
+    framesRejected: 0, liveMessages: 0, liveErrors: 0, sequencedBatches: 0,
   };
   private readonly seqReader = new BatchSeqReader();
   private readonly acks = new AckTracker();
@@ -332,14 +344,37 @@ class Ingest implements TelemetryIngest {
         p.seq = r.seq;
       }
     }
-    this.packer.add(robotId, fleetId, bytes, this.now());
+    const receivedAtMs = this.now();
+    this.packer.add(robotId, fleetId, bytes, receivedAtMs);
     if (this.packer.frameCount >= this.maxBatchFrames || this.packer.byteLength >= this.maxBatchBytes) {
       this.cut();
     } else if (this.ageTimer === null) {
-      const live = this.opts.live?.anySubscribers() === true || this.opts.foxglove?.anyWatched() === true;
-      this.ageTimer = setTimeout(() => this.cut(), live ? this.maxBatchAgeMs : this.storeBatchAgeMs);
+      // Live samples are published at push(); Foxglove frames come from the decode workers, so a watched
+      // Foxglove channel keeps the short batch age.
+      const fast = this.opts.foxglove?.anyWatched() === true;
+      this.ageTimer = setTimeout(() => this.cut(), fast ? this.maxBatchAgeMs : this.storeBatchAgeMs);
     }
     this.gate.update(this.queueBytes());
+    const live = this.opts.live;
+    if (live?.hasSubscribers(fleetId) === true) this.publishLive(live, robotId, fleetId, bytes, receivedAtMs);
+  }
+
+  /** Decodes a watched frame here and publishes it; a failure here never touches the stored rows. */
+  private publishLive(live: LiveSink, robotId: string, fleetId: string, bytes: Uint8Array, receivedAtMs: number): void {
+    try {
+      const batch = (this.liveDecoder ??= new LiveDecoder()).decode(robotId, fleetId, bytes, receivedAtMs);
+      if (batch === null) return;
+      this.s.liveMessages += batch.index.length / 3;
+      live.publish(batch);
+    } catch (e) {
+      // A bug (bad input is skipped by the decoder, not thrown): counted, logged at most once a second.
+      this.s.liveErrors++;
+      const t = this.now();
+      if (t - this.lastLiveErrorLogMs >= 1_000) {
+        this.lastLiveErrorLogMs = t;
+        this.log.error({ err: e, liveErrors: this.s.liveErrors }, 'telemetry live publish failed');
+      }
+    }
   }
 
   onBackpressure(cb: (paused: boolean) => void): void {
@@ -428,14 +463,14 @@ class Ingest implements TelemetryIngest {
       this.inFlightBytes += batch.byteLength;
       this.inFlight++;
       this.s.batches++;
-      const live = this.liveMask(batch.fleetIds);
       const foxglove = this.foxgloveMask(batch.robotIds);
       const bytes = batch.byteLength;
       const frames = batch.frameCount;
       const robotIds = batch.robotIds;
       const rowsBuffer = this.spareRows.pop();
       this.pool
-        .run({ live, ...(foxglove ? { foxglove } : {}), ...batch, ...(rowsBuffer ? { rowsBuffer } : {}) })
+        // Workers write rows and snapshots (and Foxglove frames): live messages were published at push().
+        .run({ live: null, ...(foxglove ? { foxglove } : {}), ...batch, ...(rowsBuffer ? { rowsBuffer } : {}) })
         .then(
           (r) => this.settle(seq, bytes, r, robotIds, points),
           (e: unknown) => {
@@ -456,20 +491,6 @@ class Ingest implements TelemetryIngest {
       // Only whole buffers this ingest received from a worker, and big enough to matter.
       if (c.byteOffset === 0 && c.buffer.byteLength >= 64 * 1024 && c.buffer instanceof ArrayBuffer) this.spareRows.push(c.buffer);
     }
-  }
-
-  private liveMask(fleetIds: string[]): Uint8Array | null {
-    const live = this.opts.live;
-    if (!live?.anySubscribers()) return null;
-    const mask = new Uint8Array(fleetIds.length);
-    let any = false;
-    for (let i = 0; i < fleetIds.length; i++) {
-      if (live.hasSubscribers(fleetIds[i]!)) {
-        mask[i] = 1;
-        any = true;
-      }
-    }
-    return any ? mask : null;
   }
 
   /** Per robot index, the Foxglove channel kinds subscribed to; null when none is (the common case). */
@@ -527,10 +548,6 @@ class Ingest implements TelemetryIngest {
     for (let i = 0, k = 0; i < snaps.length; i += 3, k++) {
       // A view into the rows buffer: the writer copies it into the LMDB value at once.
       this.snapshots.offer(robotIds[snaps[i]!]!, r.snapshotTs[k]!, r.rows.subarray(snaps[i + 1], snaps[i + 2]));
-    }
-    if (r.live && this.opts.live) {
-      this.s.liveMessages += r.live.index.length / 3;
-      this.opts.live.publish(r.live);
     }
     if (r.foxglove && this.opts.foxglove) this.opts.foxglove.publishFoxglove(r.foxglove);
     if (r.errors.length > 0) {

@@ -42,12 +42,26 @@ export const MAX_CLIENT_FRAME_BYTES = 2 * MAX_CLIENT_MESSAGE_BYTES;
 const MAX_CLOSE_REASON_BYTES = 123;
 const MAX_ID_LENGTH = 128;
 
+/** `json`: one text message per sample; `binary`: one binary message per sample, its RowBinary row. */
+export type StreamEncoding = 'json' | 'binary';
+
+/**
+ * Server-side decimation classes (Hz), highest first. A subscription's `max_hz` is rounded down to
+ * one of them; each class is one set of topics per robot (stream-hub.ts), so a class costs nothing
+ * until someone subscribes to it.
+ */
+export const RATE_CLASSES_HZ = [100, 50, 20, 10, 5, 2, 1] as const;
+/** Largest `max_hz` accepted (above the top class it means the top class). */
+const MAX_HZ_LIMIT = 1_000;
+
 export interface SubscribeMessage {
   op: 'subscribe';
   ticket: string | null;
   /** null: every robot of the ticket's fleet. */
   robotIds: string[] | null;
-  encoding: 'json';
+  encoding: StreamEncoding;
+  /** Per robot at most this many samples a second (a {@link RATE_CLASSES_HZ} value); null: every sample. */
+  maxHz: number | null;
 }
 
 export type ParseResult = { ok: true; msg: SubscribeMessage } | { ok: false; code: 'bad_request'; message: string };
@@ -71,9 +85,17 @@ export function parseClientMessage(data: ArrayBuffer): ParseResult {
   const o = v as Record<string, unknown>;
   if (o.op !== 'subscribe') return bad('unknown op (expected "subscribe")');
   for (const k of Object.keys(o)) {
-    if (k !== 'op' && k !== 'ticket' && k !== 'robot_ids' && k !== 'encoding') return bad(`unknown field ${JSON.stringify(k).slice(0, 40)}`);
+    if (k !== 'op' && k !== 'ticket' && k !== 'robot_ids' && k !== 'encoding' && k !== 'max_hz') return bad(`unknown field ${JSON.stringify(k).slice(0, 40)}`);
   }
-  if (o.encoding !== undefined && o.encoding !== 'json') return bad('unsupported encoding (only "json")');
+  if (o.encoding !== undefined && o.encoding !== 'json' && o.encoding !== 'binary') return bad('unsupported encoding (expected "json" or "binary")');
+  let maxHz: number | null = null;
+  if (o.max_hz !== undefined && o.max_hz !== null) {
+    if (typeof o.max_hz !== 'number' || !Number.isFinite(o.max_hz) || o.max_hz < 1 || o.max_hz > MAX_HZ_LIMIT) {
+      return bad(`max_hz must be a number from 1 to ${MAX_HZ_LIMIT}`);
+    }
+    const wanted = o.max_hz;
+    maxHz = RATE_CLASSES_HZ.find((hz) => hz <= wanted) ?? 1;
+  }
   if (o.ticket !== undefined && typeof o.ticket !== 'string') return bad('ticket must be a string');
   let robotIds: string[] | null = null;
   if (o.robot_ids !== undefined && o.robot_ids !== null) {
@@ -85,13 +107,14 @@ export function parseClientMessage(data: ArrayBuffer): ParseResult {
     }
     robotIds = o.robot_ids as string[];
   }
-  return { ok: true, msg: { op: 'subscribe', ticket: o.ticket ?? null, robotIds, encoding: 'json' } };
+  const encoding: StreamEncoding = o.encoding === 'binary' ? 'binary' : 'json';
+  return { ok: true, msg: { op: 'subscribe', ticket: o.ticket ?? null, robotIds, encoding, maxHz } };
 }
 
 /** Server notice texts (small, rare: plain JSON.stringify). */
 export const notice = {
-  subscribed: (fleetId: string, robotIds: string[] | null): string =>
-    JSON.stringify({ op: 'subscribed', fleet_id: fleetId, robot_ids: robotIds }),
+  subscribed: (fleetId: string, robotIds: string[] | null, encoding: StreamEncoding = 'json', maxHz: number | null = null): string =>
+    JSON.stringify({ op: 'subscribed', fleet_id: fleetId, robot_ids: robotIds, encoding, max_hz: maxHz }),
   dropped: (count: number): string => JSON.stringify({ op: 'dropped', count }),
   error: (code: string, message: string): string => JSON.stringify({ op: 'error', code, message }),
 };

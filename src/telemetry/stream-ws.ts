@@ -33,8 +33,17 @@ function readProtocols(header: string): { ticket: string | null; selected: strin
   return { ticket, selected: offeredV1 ? STREAM_SUBPROTOCOL : ticketProtocol };
 }
 
-/** Adds the telemetry WebSocket route to `app`. */
+/**
+ * Adds the telemetry WebSocket route to `app`. Samples go out through uWS topics (`app.publish`: one
+ * native call per message per topic, whatever the number of sockets); the hub subscribes a socket to
+ * its topics only after its ticket was redeemed and its subscribe accepted.
+ */
 export function registerTelemetryStream(app: uws.TemplatedApp, hub: StreamHub): void {
+  hub.useTopics({
+    publish: (topic, message, binary) => {
+      app.publish(topic, message, binary);
+    },
+  });
   app.ws<SocketData>(STREAM_PATH, {
     // Above our own cap so a too-large message gets a 4400 with a reason (uWS would just drop the socket).
     maxPayloadLength: MAX_CLIENT_FRAME_BYTES,
@@ -56,14 +65,20 @@ export function registerTelemetryStream(app: uws.TemplatedApp, hub: StreamHub): 
       const data = ws.getUserData();
       data.session = hub.connect(
         {
-          send: (msg) => {
-            ws.send(msg, false);
+          send: (msg, binary) => {
+            ws.send(msg, binary === true);
           },
           bufferedAmount: () => ws.getBufferedAmount(),
           cork: (fn) => {
             ws.cork(fn);
           },
           end: (code, reason) => ws.end(code, reason),
+          subscribe: (topic) => {
+            ws.subscribe(topic);
+          },
+          unsubscribe: (topic) => {
+            ws.unsubscribe(topic);
+          },
         },
         data.scope,
         data.ticketRejected,

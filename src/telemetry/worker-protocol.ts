@@ -38,6 +38,14 @@ export interface LiveBatch {
   index: Uint32Array;
   robotIds: string[];
   fleetIds: string[];
+  /**
+   * Set when the batch was decoded on the main thread for the live stream (live-decoder.ts): the
+   * RowBinary rows of the same samples (the stream's binary encoding), `rowSpans` (start, end) pairs
+   * into `rows` and `ts` the robot clock of each, in the order of `index`.
+   */
+  rows?: Uint8Array;
+  rowSpans?: Uint32Array;
+  ts?: Float64Array;
 }
 
 /**

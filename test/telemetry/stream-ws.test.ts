@@ -156,4 +156,29 @@ describe('telemetry WebSocket stream', () => {
     expect(dropped).toBe(hub.droppedTotal);
     c.ws.close();
   });
+
+  it('counts what a socket that stops reading misses across event-loop turns, exactly, while it is still stuck', async () => {
+    const before = hub.droppedTotal;
+    const c = connect(url);
+    await c.opened;
+    c.ws.send(JSON.stringify({ op: 'subscribe', ticket: tickets.issue(scope).ticket, robot_ids: ['stuck'] }));
+    await until(() => c.of('subscribed').length === 1, 5_000, 'subscribed');
+    const sock = (c.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    sock.pause();
+    // ~7 MB over many turns: past the kernel's buffers, then the 64 KiB bound, measured by the sweep.
+    const total = 10_000;
+    for (let i = 0; i < total / 100; i++) {
+      ingest.push('stuck', 'fleet-live', encodeBatch(Date.now() + i * 1_000, 100));
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    // Still stuck: its misses already show in the gateway's counter (/metrics), before any notice.
+    expect(hub.droppedTotal - before).toBeGreaterThan(0);
+    sock.resume();
+    await until(() => c.of('sample').length + c.of('dropped').reduce((n, m) => n + Number(m.count), 0) >= total, 15_000, 'all accounted');
+    const dropped = c.of('dropped').reduce((n, m) => n + Number(m.count), 0);
+    expect(c.of('sample').length + dropped).toBe(total);
+    expect(hub.droppedTotal - before).toBe(dropped);
+    c.ws.close();
+  });
 });
