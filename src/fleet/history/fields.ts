@@ -27,10 +27,17 @@ function camel(column: string): string {
   return column.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
 }
 
+// Columns whose camelCase is not the concept's name (docs/api-conventions.md, "One concept, one name"):
+// the robot view's statusTelemetry.mission and the runs say it this way.
+const CONCEPT_NAMES: Readonly<Record<string, string>> = {
+  step_index: 'currentStepIndex',
+  eta_s: 'estimatedTimeRemainingS',
+};
+
 function restName(f: SampleField): string {
   if (f.column === 'ts_ms') return 'tsMs';
   if (f.proto === null) return camel(f.column);
-  return f.view.find((v) => !v.includes('.')) ?? camel(f.column);
+  return f.view.find((v) => !v.includes('.')) ?? CONCEPT_NAMES[f.column] ?? camel(f.column);
 }
 
 function kindOf(f: SampleField): HistoryKind {
