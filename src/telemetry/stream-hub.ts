@@ -35,7 +35,8 @@
  * over it is closed with 4429 (the ticket is used up), and its slot is never taken.
  */
 import type { LiveSink } from './live-sink.js';
-import { CLOSE, closeReason, notice, parseClientMessage, RATE_CLASSES_HZ, type StreamEncoding } from './stream-protocol.js';
+import { CLOSE, closeReason, notice, parseClientMessage, type StreamEncoding } from './stream-protocol.js';
+import { CLASSES, classOf, ENCODINGS, fleetTopic, robotTopic, takeSample, type RobotLive } from './stream-topics.js';
 import type { TicketIssuer, TicketScope } from './ticket-issuer.js';
 import type { LiveBatch } from './worker-protocol.js';
 
@@ -83,17 +84,6 @@ export interface StreamHubOptions {
 /** Default per-key and per-organization bounds on open sockets (docs/telemetry-stream.md). */
 export const DEFAULT_MAX_STREAMS = { perKey: 50, perOrg: 200, gateway: 1_000 } as const;
 
-/** Rate classes: 0 is every sample, c >= 1 is RATE_CLASSES_HZ[c - 1]. */
-const CLASSES = RATE_CLASSES_HZ.length + 1;
-const ENCODINGS: readonly StreamEncoding[] = ['json', 'binary'];
-/**
- * A class takes a sample up to a quarter period early, at most 25 ms: a robot's timer jitter then
- * costs no samples, and a slower class still takes the sample nearest its grid (not one a whole
- * input period early).
- */
-const EARLY_FRACTION = 0.25;
-const EARLY_MAX_MS = 25;
-
 interface Sub {
   peer: StreamPeer;
   fleetId: string;
@@ -129,13 +119,6 @@ interface Topic {
   refs: number;
 }
 
-/** Per robot of a watched fleet: when each rate class is next due, and its topic names. */
-interface RobotLive {
-  next: Float64Array;
-  /** Topic name by encoding * CLASSES + class, built on first use. */
-  names: (string | undefined)[];
-}
-
 /** A fleet with at least one subscribed socket. */
 interface FleetLive {
   subs: Set<Sub>;
@@ -144,20 +127,6 @@ interface FleetLive {
   names: string[];
   /** Robots of the fleet that sent samples while watched (forgotten with the fleet's last socket). */
   robots: Map<string, RobotLive>;
-}
-
-/**
- * Topic names carry the fleet id's length, so no pair of ids can spell another pair's topic
- * (ids may contain the separator).
- */
-function fleetTopic(e: number, c: number, fleetId: string): string {
-  return `${e}${c}|${fleetId.length}|${fleetId}`;
-}
-function robotTopic(e: number, c: number, fleetId: string, robotId: string): string {
-  return `${fleetTopic(e, c, fleetId)}|${robotId}`;
-}
-function classOf(maxHz: number | null): number {
-  return maxHz === null ? 0 : RATE_CLASSES_HZ.indexOf(maxHz as (typeof RATE_CLASSES_HZ)[number]) + 1;
 }
 
 /** A socket whose ticket scope is known, as the per-key index holds it. */
@@ -441,7 +410,7 @@ export class StreamHub implements LiveSink {
       const use = fleet.use;
       for (let c = 0; c < CLASSES; c++) {
         if (use[c] === 0 && use[CLASSES + c] === 0) continue;
-        if (c > 0 && !this.due(robot, c, t)) continue;
+        if (c > 0 && !takeSample(robot, c, t)) continue;
         for (let e = 0; e < ENCODINGS.length; e++) {
           const u = e * CLASSES + c;
           if (use[u] === 0) continue;
@@ -494,19 +463,6 @@ export class StreamHub implements LiveSink {
       sub.peer.send(notice.dropped(sub.dropped));
       sub.dropped = 0;
     }
-  }
-
-  /**
-   * True when rate class `c` takes a sample at robot clock `t` (ms), and then books it. The next one
-   * is due a period later on a fixed grid (so the average never exceeds the class's rate); a sample
-   * a period or more late, or a clock that went back, restarts the grid at `t`.
-   */
-  private due(robot: RobotLive, c: number, t: number): boolean {
-    const period = 1000 / RATE_CLASSES_HZ[c - 1]!;
-    const next = robot.next[c]!;
-    if (t < next - Math.min(period * EARLY_FRACTION, EARLY_MAX_MS) && next - t <= period) return false;
-    robot.next[c] = t - next >= period || next - t > period ? t + period : next + period;
-    return true;
   }
 
   private deliver(topic: Topic | undefined, msg: Uint8Array, binary: boolean): void {
