@@ -169,6 +169,8 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
 });
 
 async function walkThrough(): Promise<void> {
+  /** Values that must appear in nothing the page loaded and in no URL. */
+  const secrets: string[] = [];
   {
     const base = gw.ready.http;
     const first = await page.goto(`${base}/`);
@@ -197,6 +199,12 @@ async function walkThrough(): Promise<void> {
     await page.click('form.login button[type=submit]');
     await page.waitForSelector('.stream-state[data-state="live"]', { timeout: 30_000 });
     await page.waitForSelector(`header.top .user:has-text("${EMAIL}")`);
+    // The session cookie is HttpOnly: the page's script cannot read it.
+    const cookie = (await context.cookies()).find((c) => c.name === 'fleetgw_session');
+    expect(cookie?.httpOnly).toBe(true);
+    expect(cookie?.sameSite).toBe('Strict');
+    expect(String(await page.evaluate('document.cookie'))).not.toContain(cookie!.value);
+    secrets.push(cookie!.value);
 
     // Robots move on the map: every marker drawn, and they change position between two reads.
     await until(async () => (await markers()).size === ROBOTS, 30_000, 'a marker per robot', 250);
@@ -312,9 +320,9 @@ async function walkThrough(): Promise<void> {
 
     // No secret in what the page loaded, no ticket in any URL; tickets went in the subscribe message.
     await sleep(200);
-    const secrets = [d.apiKey, ...robots.map((r) => r.robotToken)];
-    const everything = [...seen.bodies, await page.content()].join('\n');
-    for (const s of secrets) expect(everything.includes(s), 'an API key or robot token in the page').toBe(false);
+    secrets.push(d.apiKey, ...robots.map((r) => r.robotToken));
+    const everything = [...seen.bodies, await page.content(), ...seen.urls, ...seen.wsUrls].join('\n');
+    for (const s of secrets) expect(everything.includes(s), 'an API key, robot token or session cookie in the page or a URL').toBe(false);
     expect(seen.tickets.length).toBeGreaterThan(0);
     for (const t of seen.tickets) {
       for (const u of [...seen.urls, ...seen.wsUrls]) expect(u.includes(t), `ticket in ${u}`).toBe(false);
