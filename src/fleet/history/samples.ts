@@ -3,9 +3,10 @@
  *
  * A page holds the first `limit` samples after the previous page's last timestamp, plus any more that
  * share the page's last timestamp: pages end between timestamps, so a keyset on `ts_ms` alone loses
- * nothing (up to SAMPLE_PAGE_ROWS rows a page: a stuck robot clock cannot make a page unbounded). The page's cut-off is found in the same query (the `limit`-th smallest timestamp), because
- * a bound value cannot stand in `LIMIT` on every store (18.16 reads parameters through scalar
- * subqueries, and `LIMIT` takes a literal); `arrayElement` needs an unsigned index there.
+ * nothing (up to SAMPLE_PAGE_ROWS rows a page: a stuck robot clock cannot make a page unbounded).
+ * The page's cut-off is found in the same query (the `limit`-th smallest timestamp), because a bound
+ * value cannot stand in `LIMIT` on every store (18.16 reads parameters through scalar subqueries, and
+ * `LIMIT` takes a literal); `arrayElement` needs an unsigned index there.
  */
 import type { BoundQuery, Rows } from '../../telemetry/bound-query.js';
 import { HISTORY_FIELDS, type HistoryField } from './fields.js';
