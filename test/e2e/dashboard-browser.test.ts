@@ -148,7 +148,7 @@ beforeAll(async () => {
   page.on('console', (m) => {
     if (/Content Security Policy/i.test(m.text())) seen.cspViolations.push(m.text());
   });
-}, 90_000);
+}, 120_000);
 
 afterAll(async () => {
   await browser?.close().catch(() => undefined);
