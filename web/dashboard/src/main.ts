@@ -33,24 +33,31 @@ async function logout(): Promise<void> {
     // Already ended (expired, revoked): the page forgets it either way.
   }
   api.csrfToken = '';
-  void run();
+  start();
 }
 
 /** The gateway ended the session (revoked, expired, logged out in another tab): back to the login form. */
-async function sessionEnded(): Promise<void> {
+function sessionEnded(): void {
   current?.stop();
   current = null;
   api.csrfToken = '';
-  await run();
+  start();
 }
 
 async function run(): Promise<void> {
   const info = (await session()) ?? (await login(root, api));
   api.csrfToken = info.csrfToken;
-  current = new FleetDashboard(root, api, info, () => void logout(), () => void sessionEnded());
+  current = new FleetDashboard(root, api, info, () => void logout(), sessionEnded);
   await current.start();
 }
 
-run().catch((err: unknown) => {
-  root.replaceChildren(h('p', { class: 'bad' }, `The dashboard could not start: ${(err as Error).message}`));
-});
+/** Shows the dashboard, or the login form first; a failure (gateway unreachable) is shown, with a retry. */
+function start(): void {
+  run().catch((err: unknown) => {
+    const retry = h('button', { type: 'button' }, 'Retry');
+    retry.addEventListener('click', start);
+    root.replaceChildren(h('p', { class: 'bad' }, `The dashboard could not start: ${(err as Error).message}`), retry);
+  });
+}
+
+start();
