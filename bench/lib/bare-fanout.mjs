@@ -21,8 +21,8 @@ const values = (robotId, ts) => ({
   robot_id: robotId, fleet_id: opts.fleet, ts_ms: BigInt(ts), received_at_ms: BigInt(ts), lat: 48.137154, lon: 11.576124,
   elevation_m: 519.25, pose_x_m: 12.503, pose_y_m: -3.2551, pose_z_m: 0, heading_deg: 87.53, speed_mps: 1.2034,
   yaw_rate_dps: -3.512, battery_pct: 81.5, voltage_v: 48.2, charging: false, mode: 'autonomous', estop: false,
-  gps_fix: 4, mission_run_id: '7f9c2a4e-1b3d-4c5e-8f6a-9b0c1d2e3f40', mission_state: 'running', progress_pct: 42.5,
-  step_index: 3, remaining_distance_m: 120.5, eta_s: 95, health_level: 1, faults: [], cpu_temp_c: 55.5,
+  gps_fix: 4, mission_run_id: '7f9c2a4e-1b3d-4c5e-8f6a-9b0c1d2e3f40', mission_state: 'running', mission_progress_pct: 42.5,
+  current_step_index: 3, remaining_distance_m: 120.5, estimated_time_remaining_s: 95, health_level: 1, faults: [], cpu_temp_c: 55.5,
 });
 /** Per robot: the message split around the receive stamp (JSON: text before/after; binary: offset). */
 const templates = robots.map((id) => {

@@ -558,13 +558,13 @@ void writeLive(Out& o, const uint8_t* u8, const uint8_t* prefix, size_t prefixLe
     jsonString(o, u8, s.runS, s.runE);
     o.lit(",\"mission_state\":");
     jsonString(o, u8, s.stateS, s.stateE);
-    o.lit(",\"progress_pct\":");
+    o.lit(",\"mission_progress_pct\":");
     jsNumber(o, s.f[F_PROG]);
-    o.lit(",\"step_index\":");
+    o.lit(",\"current_step_index\":");
     intText(o, s.stepIndex);
     o.lit(",\"remaining_distance_m\":");
     jsNumber(o, s.d[D_REM]);
-    o.lit(",\"eta_s\":");
+    o.lit(",\"estimated_time_remaining_s\":");
     jsNumber(o, s.d[D_ETA]);
     o.u8('}');
   }

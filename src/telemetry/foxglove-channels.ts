@@ -62,10 +62,10 @@ export const ROBOT_STATUS_SCHEMA = {
       properties: {
         run_id: { type: 'string' },
         mission_state: { type: 'string' },
-        progress_pct: optional('Progress, %'),
-        step_index: optional('Index of the current step', 'integer'),
+        mission_progress_pct: optional('Progress, %'),
+        current_step_index: optional('Index of the current step', 'integer'),
         remaining_distance_m: optional('Distance left, m'),
-        eta_s: optional('Estimated time to completion, s'),
+        estimated_time_remaining_s: optional('Estimated time to completion, s'),
       },
       required: ['run_id', 'mission_state'],
     },

@@ -84,7 +84,7 @@ function writeStatus(w: ByteWriter, v: readonly RowValue[], time: string): void 
   const mission = runId === ''
     ? ''
     : `,"mission":{"run_id":${JSON.stringify(runId)},"mission_state":${JSON.stringify(v[I.mission_state])}` +
-      `${opt('progress_pct', v[I.progress_pct])}${opt('step_index', v[I.step_index])}${opt('remaining_distance_m', v[I.remaining_distance_m])}${opt('eta_s', v[I.eta_s])}}`;
+      `${opt('mission_progress_pct', v[I.progress_pct])}${opt('current_step_index', v[I.step_index])}${opt('remaining_distance_m', v[I.remaining_distance_m])}${opt('estimated_time_remaining_s', v[I.eta_s])}}`;
   w.utf8(
     `{"timestamp":${time},"robot_id":${JSON.stringify(v[I.robot_id])},"fleet_id":${JSON.stringify(v[I.fleet_id])},` +
       `"mode":${JSON.stringify(v[I.mode])},"estop":${String(v[I.estop] === true)},` +

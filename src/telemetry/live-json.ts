@@ -25,8 +25,8 @@ export function writeLiveJson(w: ByteWriter, prefix: string, v: RowValues): void
   const mission = runId === ''
     ? 'null'
     : `{"run_id":${JSON.stringify(runId)},"mission_state":${JSON.stringify(v.mission_state)},` +
-      `"progress_pct":${n(v.progress_pct)},"step_index":${n(v.step_index)},` +
-      `"remaining_distance_m":${n(v.remaining_distance_m)},"eta_s":${n(v.eta_s)}}`;
+      `"mission_progress_pct":${n(v.progress_pct)},"current_step_index":${n(v.step_index)},` +
+      `"remaining_distance_m":${n(v.remaining_distance_m)},"estimated_time_remaining_s":${n(v.eta_s)}}`;
   const level = v.health_level as number;
   w.utf8(
     prefix +

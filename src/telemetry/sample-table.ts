@@ -92,10 +92,10 @@ export const SAMPLE_FIELDS: readonly SampleField[] = [
   // The mission group: `run_id` '' means no mission (live and snapshot show `mission: null`).
   f('mission_run_id', 'String', [8, 1], 'string', 'mission.run_id', 'mission.runId', [S + 'mission.runId'], 'mission.runId'),
   f('mission_state', 'String', [8, 2], 'string', 'mission.mission_state', 'mission.missionState', ['missionState', S + 'mission.missionState'], 'mission.missionState'),
-  f('progress_pct', 'Float32', [8, 3], 'float', 'mission.progress_pct', 'mission.progressPct', ['missionProgressPct', S + 'mission.missionProgressPct'], 'mission.progressPct'),
-  f('step_index', 'Int32', [8, 4], 'int32', 'mission.step_index', 'mission.stepIndex', [S + 'mission.currentStepIndex'], 'mission.stepIndex'),
+  f('progress_pct', 'Float32', [8, 3], 'float', 'mission.mission_progress_pct', 'mission.progressPct', ['missionProgressPct', S + 'mission.missionProgressPct'], 'mission.progressPct'),
+  f('step_index', 'Int32', [8, 4], 'int32', 'mission.current_step_index', 'mission.stepIndex', [S + 'mission.currentStepIndex'], 'mission.stepIndex'),
   f('remaining_distance_m', 'Float64', [8, 5], 'double', 'mission.remaining_distance_m', 'mission.remainingDistanceM', [S + 'mission.remainingDistanceM'], 'mission.remainingDistanceM'),
-  f('eta_s', 'Float64', [8, 6], 'double', 'mission.eta_s', 'mission.etaS', [S + 'mission.estimatedTimeRemainingS'], 'mission.etaS'),
+  f('eta_s', 'Float64', [8, 6], 'double', 'mission.estimated_time_remaining_s', 'mission.etaS', [S + 'mission.estimatedTimeRemainingS'], 'mission.etaS'),
   f('health_level', 'Enum8', [9, 1], 'enum', 'health.level', 'health.level', ['healthLevel', S + 'health.level'], 'healthLevel'),
   f('faults', 'Array(String)', [9, 2], 'repeated string', 'health.faults', 'health.faults', [S + 'health.faults'], 'faults'),
   f('cpu_temp_c', 'Float32', [9, 3], 'float', 'health.cpu_temp_c', 'health.cpuTempC', [S + 'health.cpuTempC'], 'cpuTempC'),

@@ -95,7 +95,7 @@ describe('Foxglove WebSocket endpoint', () => {
     });
     expect(bySub(status)[1]!.payload).toMatchObject({
       robot_id: 'r1', fleet_id: 'fleet-a', battery: { percent: 80, charging: false }, mode: 'autonomous', estop: false, gps_fix: 4,
-      health: { level: 'warn', faults: ['motor_overtemp'] }, mission: { run_id: 'run-1', mission_state: 'running', step_index: 1 },
+      health: { level: 'warn', faults: ['motor_overtemp'] }, mission: { run_id: 'run-1', mission_state: 'running', current_step_index: 1 },
     });
     const p1 = bySub(pose)[1]!.payload as { pose: { position: Record<string, number>; orientation: Record<string, number> }; frame_id: string };
     expect(p1.frame_id).toBe('depot');

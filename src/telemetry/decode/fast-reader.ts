@@ -497,13 +497,13 @@ function writeLive(w: ByteWriter, prefix: Uint8Array, receivedAtMs: number): voi
     jsonString(w, runS, runE);
     w.ascii(',"mission_state":');
     jsonString(w, stateS, stateE);
-    w.ascii(',"progress_pct":');
+    w.ascii(',"mission_progress_pct":');
     num(w, fl[F_PROG]!);
-    w.ascii(',"step_index":');
+    w.ascii(',"current_step_index":');
     w.ascii(String(stepIndex));
     w.ascii(',"remaining_distance_m":');
     num(w, d[D_REM]!);
-    w.ascii(',"eta_s":');
+    w.ascii(',"estimated_time_remaining_s":');
     num(w, d[D_ETA]!);
     w.u8(0x7d);
   }

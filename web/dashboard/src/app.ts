@@ -195,7 +195,7 @@ export class FleetDashboard {
     r.mode = s.mode;
     r.estop = s.estop;
     r.missionState = s.mission?.mission_state ?? null;
-    r.missionProgressPct = s.mission?.progress_pct ?? null;
+    r.missionProgressPct = s.mission?.mission_progress_pct ?? null;
     r.healthLevel = s.health.level;
     this.moved.add(s.robot_id);
     // The list interval redraws it.

@@ -41,7 +41,7 @@ export interface LiveSample {
   battery: { percent: number | null; charging: boolean };
   mode: string;
   estop: boolean;
-  mission: { run_id: string; mission_state: string; progress_pct: number | null } | null;
+  mission: { run_id: string; mission_state: string; mission_progress_pct: number | null } | null;
   health: { level: string };
 }
 
