@@ -3,9 +3,13 @@
  * topic under `/robots/<robot id>/`, JSON-encoded, with a JSON Schema. Position and pose use the
  * schemas Foxglove itself publishes (@foxglove/schemas), so its Map and 3D panels understand them
  * without configuration; the robot's status has no Foxglove schema, so it has one of our own here.
- * Shared by the decode workers (which write the messages) and the hub (which advertises them).
+ * Shared by the decode workers (which write the messages) and the hub (which advertises them); only
+ * the hub needs the schema texts, and @foxglove/schemas' JSON Schema module (all of its schemas in one
+ * 300 KB file) is loaded on the first advertise, so neither the workers nor a gateway without Foxglove
+ * users pay for it at start-up.
  */
-import { LocationFix, PoseInFrame } from '@foxglove/schemas/jsonschema.js';
+import { createRequire } from 'node:module';
+import type * as FoxgloveJsonSchemas from '@foxglove/schemas/jsonschema.js';
 
 /** Kinds of channel per robot; the bit is the kind's flag in the decode task's Foxglove mask. */
 export const FOXGLOVE_KINDS = [
@@ -73,12 +77,17 @@ export const ROBOT_STATUS_SCHEMA = {
   required: ['timestamp', 'robot_id', 'fleet_id', 'mode', 'estop', 'battery', 'health'],
 } as const;
 
-/** Schema text per kind, as the `advertise` message carries it (serialized once). */
-export const FOXGLOVE_SCHEMA_TEXT: Readonly<Record<FoxgloveKind, string>> = {
-  location: JSON.stringify(LocationFix),
-  pose: JSON.stringify(PoseInFrame),
-  status: JSON.stringify(ROBOT_STATUS_SCHEMA),
-};
+let schemaTexts: Readonly<Record<FoxgloveKind, string>> | undefined;
+
+/** The schema text of `kind` as the `advertise` message carries it (serialized once, on first use). */
+export function foxgloveSchemaText(kind: FoxgloveKind): string {
+  if (schemaTexts === undefined) {
+    // A CommonJS module: require() loads it synchronously, here and only here.
+    const { LocationFix, PoseInFrame } = createRequire(import.meta.url)('@foxglove/schemas/jsonschema.js') as typeof FoxgloveJsonSchemas;
+    schemaTexts = { location: JSON.stringify(LocationFix), pose: JSON.stringify(PoseInFrame), status: JSON.stringify(ROBOT_STATUS_SCHEMA) };
+  }
+  return schemaTexts[kind];
+}
 
 /** The topic of a robot's channel of `kind`. */
 export function foxgloveTopic(robotId: string, kind: FoxgloveKind): string {

@@ -18,8 +18,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Channel } from '@foxglove/ws-protocol';
-import { FOXGLOVE_KINDS, FOXGLOVE_SCHEMA_TEXT, foxgloveTopic } from './foxglove-channels.js';
-import { foxgloveMessage, MAX_FOXGLOVE_SUBSCRIPTIONS, parseFoxgloveMessage, StatusLevel } from './foxglove-protocol.js';
+import { FOXGLOVE_KINDS, foxgloveSchemaText, foxgloveTopic } from './foxglove-channels.js';
+import { foxgloveMessage, MAX_FOXGLOVE_SUBSCRIPTIONS, parseFoxgloveMessage, STATUS } from './foxglove-protocol.js';
 import type { FoxgloveSink } from './live-sink.js';
 import { closeReason } from './stream-protocol.js';
 import type { StreamHub, StreamPeer, StreamSession } from './stream-hub.js';
@@ -104,7 +104,7 @@ export class FoxgloveHub implements FoxgloveSink {
     const created: Channel[] = [];
     FOXGLOVE_KINDS.forEach((k, i) => {
       const channel: Channel = {
-        id: ids[i]!, topic: foxgloveTopic(robotId, k.kind), encoding: 'json', schemaName: k.schemaName, schema: FOXGLOVE_SCHEMA_TEXT[k.kind], schemaEncoding: 'jsonschema',
+        id: ids[i]!, topic: foxgloveTopic(robotId, k.kind), encoding: 'json', schemaName: k.schemaName, schema: foxgloveSchemaText(k.kind), schemaEncoding: 'jsonschema',
       };
       this.channels.set(channel.id, { channel, robotId, fleetId, bit: k.bit, subs: new Map() });
       created.push(channel);
@@ -136,7 +136,7 @@ export class FoxgloveHub implements FoxgloveSink {
     const fail = (code: number, _errCode: string, message: string): void => {
       if (!open) return;
       open = false;
-      peer.send(foxgloveMessage.status(StatusLevel.ERROR, message));
+      peer.send(foxgloveMessage.status(STATUS.error, message));
       peer.end(code, closeReason(message));
     };
     const release = this.hub.admit(peer, scope, fail);
@@ -147,7 +147,7 @@ export class FoxgloveHub implements FoxgloveSink {
     set.add(session);
     peer.send(foxgloveMessage.serverInfo(randomUUID(), scope.fleetId));
     this.advertiseFleet(session);
-    const status = (message: string): void => peer.send(foxgloveMessage.status(StatusLevel.ERROR, message));
+    const status = (message: string): void => peer.send(foxgloveMessage.status(STATUS.error, message));
     return {
       onMessage: (data, isBinary) => {
         if (!open) return;
@@ -245,7 +245,7 @@ export class FoxgloveHub implements FoxgloveSink {
 
   private sendDroppedNotice(session: Session): void {
     if (session.dropped > 0 && session.peer.bufferedAmount() < this.maxBufferedBytes / 2) {
-      session.peer.send(foxgloveMessage.status(StatusLevel.WARNING, `${session.dropped} messages were not sent: this connection read too slowly`, DROPPED_STATUS_ID));
+      session.peer.send(foxgloveMessage.status(STATUS.warning, `${session.dropped} messages were not sent: this connection read too slowly`, DROPPED_STATUS_ID));
       session.dropped = 0;
     }
   }

@@ -4,9 +4,9 @@
  * client messages it accepts (subscribe, unsubscribe) and the server's JSON messages. The message
  * types and enums are @foxglove/ws-protocol's own; the package's server (FoxgloveServer) is written
  * for the `ws` socket API, and the gateway serves WebSockets with uWebSockets.js, so the few messages
- * are built here (the binary MESSAGE_DATA frame in foxglove-output.ts).
+ * are built here (the binary MESSAGE_DATA frame in foxglove-output.ts). Only types come from the package.
  */
-import { StatusLevel, type Advertise, type Channel, type ServerInfo, type StatusMessage, type Subscribe, type Unadvertise, type Unsubscribe } from '@foxglove/ws-protocol';
+import type { Advertise, Channel, ServerInfo, StatusLevel, StatusMessage, Subscribe, Unadvertise, Unsubscribe } from '@foxglove/ws-protocol';
 
 export const FOXGLOVE_PATH = '/v1/telemetry/foxglove';
 export const FOXGLOVE_SUBPROTOCOL = 'foxglove.websocket.v1';
@@ -65,4 +65,8 @@ export const foxgloveMessage = {
     JSON.stringify({ op: 'status', level, message, ...(id !== undefined ? { id } : {}) } satisfies StatusMessage),
 };
 
-export { StatusLevel };
+/**
+ * The protocol's status levels, typed by ws-protocol's own enum. Imported as a type only: the package's
+ * entry point loads its client and server (and their dependencies) to reach the enum at run time.
+ */
+export const STATUS = { info: 0 as StatusLevel.INFO, warning: 1 as StatusLevel.WARNING, error: 2 as StatusLevel.ERROR } as const;

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { decodeTask } from '../../src/telemetry/decode-worker.js';
-import { FOXGLOVE_KINDS, FOXGLOVE_SCHEMA_TEXT } from '../../src/telemetry/foxglove-channels.js';
+import { FOXGLOVE_KINDS, foxgloveSchemaText } from '../../src/telemetry/foxglove-channels.js';
 import { FOXGLOVE_FRAME_HEADER_BYTES } from '../../src/telemetry/foxglove-output.js';
 import { FramePacker } from '../../src/telemetry/frame-packer.js';
 import type { FoxgloveBatch } from '../../src/telemetry/worker-protocol.js';
@@ -13,7 +13,7 @@ import { foxgloveSchemaProblems } from '../support/foxglove-schema-subset.js';
 import { encodeSamples, sample } from './helpers.js';
 
 const ALL = 1 | 2 | 4;
-const channelOf = (k: number) => ({ id: k, topic: '', encoding: 'json', schemaName: FOXGLOVE_KINDS[k]!.schemaName, schema: FOXGLOVE_SCHEMA_TEXT[FOXGLOVE_KINDS[k]!.kind] });
+const channelOf = (k: number) => ({ id: k, topic: '', encoding: 'json', schemaName: FOXGLOVE_KINDS[k]!.schemaName, schema: foxgloveSchemaText(FOXGLOVE_KINDS[k]!.kind) });
 
 function frames(batch: FoxgloveBatch): { robot: string; kind: string; opcode: number; sub: number; ns: bigint; payload: Record<string, unknown> }[] {
   const out = [];
@@ -78,7 +78,7 @@ describe('Foxglove frames from the decode worker', () => {
   });
 
   it('every channel schema is one Foxglove can read (its JSON Schema subset)', () => {
-    for (const k of FOXGLOVE_KINDS) expect(foxgloveSchemaProblems(JSON.parse(FOXGLOVE_SCHEMA_TEXT[k.kind]) as Record<string, unknown>), k.kind).toEqual([]);
+    for (const k of FOXGLOVE_KINDS) expect(foxgloveSchemaProblems(JSON.parse(foxgloveSchemaText(k.kind)) as Record<string, unknown>), k.kind).toEqual([]);
     // The checker does refuse what Foxglove refuses.
     expect(foxgloveSchemaProblems({ type: 'object', properties: { a: { type: ['number', 'null'] } } })).toHaveLength(1);
   });
