@@ -3,9 +3,7 @@
  * (swagger-ui-dist), every file served by the gateway itself: a depot's network often reaches no CDN.
  * The files are read and compressed once at start (src/gateway/api-docs-assets.ts).
  */
-import { Type } from '@sinclair/typebox';
-import { apiError } from '../../errors/catalog.js';
-import { defineRoute } from '../define-route.js';
+import { browserPageRoutes } from '../browser-page-routes.js';
 import type { PreparedAsset } from '../prepared-body.js';
 import type { RouteDef } from '../route.js';
 
@@ -31,42 +29,22 @@ const PAGE_HEADERS = {
   'referrer-policy': 'no-referrer',
 } as const;
 
-
-/** Path parameter of a file of the page. */
-const FileParams = Type.Object({ file: Type.String({ maxLength: 100, description: 'A file the page loads, e.g. swagger-ui-bundle.js.' }) });
-
 /**
  * @param assets `index.html` (the page) and the files it loads, by file name
  */
 export function apiDocsRoutes(assets: ReadonlyMap<string, PreparedAsset>): RouteDef[] {
-  const page = assets.get('index.html');
-  if (page === undefined) throw new Error('API docs: index.html is missing');
-  return [
-    defineRoute({
-      method: 'GET',
-      path: '/docs',
-      operationId: 'apiDocsPage',
-      summary: 'The API reference page.',
-      tags: ['Discovery'],
-      auth: 'none',
-      browserAsset: true,
-      responses: { 200: { description: 'The page.', contentType: page.contentType }, 304: { description: 'Not modified.' } },
-    }).handle(() => ({ status: 200, body: page, headers: PAGE_HEADERS })),
-    defineRoute({
-      method: 'GET',
-      path: '/docs/{file}',
-      operationId: 'apiDocsFile',
-      summary: 'A file the API reference page loads.',
-      tags: ['Discovery'],
-      auth: 'none',
-      browserAsset: true,
-      params: FileParams,
-      errors: ['route_not_found'],
-      responses: { 200: { description: 'The file.', contentType: 'application/octet-stream' }, 304: { description: 'Not modified.' } },
-    }).handle(({ params }) => {
-      const asset = params.file === 'index.html' ? undefined : assets.get(params.file);
-      if (asset === undefined) throw apiError('route_not_found', { method: 'GET', path: `/docs/${params.file}` });
-      return { status: 200, body: asset, headers: PAGE_HEADERS };
-    }),
-  ];
+  return browserPageRoutes(
+    {
+      name: 'API docs',
+      pagePath: '/docs',
+      filesPrefix: '/docs',
+      pageOperationId: 'apiDocsPage',
+      fileOperationId: 'apiDocsFile',
+      pageSummary: 'The API reference page.',
+      fileSummary: 'A file the API reference page loads.',
+      fileExample: 'swagger-ui-bundle.js',
+      headers: PAGE_HEADERS,
+    },
+    assets,
+  );
 }
