@@ -3,24 +3,22 @@
  * -> FoxgloveHub -> uWS route -> @foxglove/ws-protocol's FoxgloveClient over `ws` on 127.0.0.1.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as uws from 'uWebSockets.js';
 import { FoxgloveHub } from '../../src/telemetry/foxglove-hub.js';
 import { registerFoxgloveEndpoint, ticketFromQuery } from '../../src/telemetry/foxglove-ws.js';
-import { openStore, type Store } from '../../src/store/lmdb.js';
-import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest.js';
+import type { TelemetryIngest } from '../../src/telemetry/ingest.js';
 import { createStreamHub, type StreamHub } from '../../src/telemetry/stream-hub.js';
 import { TicketIssuer } from '../../src/telemetry/ticket-issuer.js';
 import { connectFoxglove, schemaErrors } from '../support/foxglove-client.js';
 import { foxgloveSchemaProblems } from '../support/foxglove-schema-subset.js';
 import { encodeBatch, sample, tempDir, until } from './helpers.js';
+import { startLiveRig, type LiveRig } from './live-rig.js';
 
 describe('Foxglove WebSocket endpoint', () => {
   const tmp = tempDir('foxglove');
-  let store: Store;
   let ingest: TelemetryIngest;
   let hub: StreamHub;
   let foxglove: FoxgloveHub;
-  let listen: uws.us_listen_socket;
+  let rig: LiveRig;
   let base: string;
   let skewMs = 0;
   const tickets = new TicketIssuer({ now: () => Date.now() + skewMs });
@@ -28,26 +26,23 @@ describe('Foxglove WebSocket endpoint', () => {
   const url = (ticket?: string): string => `${base}${ticket === undefined ? '' : `?ticket=${ticket}`}`;
 
   beforeAll(async () => {
-    store = openStore(tmp.dir);
     hub = createStreamHub({ tickets, maxSocketsPerKey: 3 });
     foxglove = new FoxgloveHub({ hub, maxBufferedBytes: 64 * 1024 });
-    ingest = await createTelemetryIngest({ store, dataDir: tmp.dir, threads: 1, live: hub, foxglove, maxBatchAgeMs: 5 });
-    const app = uws.App();
-    registerFoxgloveEndpoint(app, { foxglove, tickets, maxBufferedBytes: 64 * 1024 });
-    listen = await new Promise<uws.us_listen_socket>((resolve, reject) =>
-      app.listen('127.0.0.1', 0, (s) => (s ? resolve(s) : reject(new Error('listen failed')))),
+    rig = await startLiveRig(
+      tmp.dir,
+      { threads: 1, live: hub, foxglove, maxBatchAgeMs: 5 },
+      (app) => registerFoxgloveEndpoint(app, { foxglove, tickets, maxBufferedBytes: 64 * 1024 }),
+      () => hub.close(),
     );
-    base = `ws://127.0.0.1:${uws.us_socket_local_port(listen)}/v1/telemetry/foxglove`;
+    ingest = rig.ingest;
+    base = `ws://127.0.0.1:${rig.port}/v1/telemetry/foxglove`;
     foxglove.robotOnline('r1', 'fleet-a');
     foxglove.robotOnline('r2', 'fleet-a');
     foxglove.robotOnline('rx', 'fleet-b'); // another fleet (another organization's): never advertised to fleet-a
   });
 
   afterAll(async () => {
-    await ingest.close();
-    hub.close();
-    uws.us_listen_socket_close(listen);
-    await store.close();
+    await rig.close();
     tmp.remove();
   });
 

@@ -4,17 +4,16 @@
  * options for peers without native topics (the hub's transport-agnostic path).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as uws from 'uWebSockets.js';
 import WebSocket from 'ws';
 import { readRowValues } from '../../src/telemetry/row-rowbinary.js';
-import { openStore, type Store } from '../../src/store/lmdb.js';
-import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest.js';
+import type { TelemetryIngest } from '../../src/telemetry/ingest.js';
 import { createStreamHub, StreamHub, type StreamHub as Hub, type StreamPeer } from '../../src/telemetry/stream-hub.js';
 import { parseClientMessage } from '../../src/telemetry/stream-protocol.js';
 import { registerTelemetryStream } from '../../src/telemetry/stream-ws.js';
 import { TicketIssuer } from '../../src/telemetry/ticket-issuer.js';
 import type { LiveBatch } from '../../src/telemetry/worker-protocol.js';
 import { encodeBatch, encodeSamples, sample, tempDir, until } from './helpers.js';
+import { startLiveRig, type LiveRig } from './live-rig.js';
 
 type Msg = Record<string, unknown> & { op: string };
 
@@ -40,10 +39,9 @@ const enc = (o: unknown): ArrayBuffer => new TextEncoder().encode(JSON.stringify
 
 describe('live fan-out options over uWS topics', () => {
   const tmp = tempDir('fanout');
-  let store: Store;
   let ingest: TelemetryIngest;
   let hub: Hub;
-  let listen: uws.us_listen_socket;
+  let rig: LiveRig;
   let url: string;
   const tickets = new TicketIssuer();
   const scope = (fleetId: string) => ({ orgId: 'org-1', fleetId, apiKeyId: `k-${fleetId}` });
@@ -57,22 +55,14 @@ describe('live fan-out options over uWS topics', () => {
   }
 
   beforeAll(async () => {
-    store = openStore(tmp.dir);
     hub = createStreamHub({ tickets, subscribeTimeoutMs: 2_000 });
-    ingest = await createTelemetryIngest({ store, dataDir: tmp.dir, threads: 1, live: hub });
-    const app = uws.App();
-    registerTelemetryStream(app, hub);
-    listen = await new Promise<uws.us_listen_socket>((resolve, reject) =>
-      app.listen('127.0.0.1', 0, (s) => (s ? resolve(s) : reject(new Error('listen failed')))),
-    );
-    url = `ws://127.0.0.1:${uws.us_socket_local_port(listen)}/v1/telemetry/stream`;
+    rig = await startLiveRig(tmp.dir, { threads: 1, live: hub }, (app) => registerTelemetryStream(app, hub), () => hub.close());
+    ingest = rig.ingest;
+    url = `ws://127.0.0.1:${rig.port}/v1/telemetry/stream`;
   });
 
   afterAll(async () => {
-    await ingest.close();
-    hub.close();
-    uws.us_listen_socket_close(listen);
-    await store.close();
+    await rig.close();
     tmp.remove();
   });
 

@@ -3,14 +3,13 @@
  * client on 127.0.0.1.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as uws from 'uWebSockets.js';
 import WebSocket from 'ws';
-import { openStore, type Store } from '../../src/store/lmdb.js';
-import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest.js';
+import type { TelemetryIngest } from '../../src/telemetry/ingest.js';
 import { createStreamHub, type StreamHub } from '../../src/telemetry/stream-hub.js';
 import { registerTelemetryStream } from '../../src/telemetry/stream-ws.js';
 import { TicketIssuer } from '../../src/telemetry/ticket-issuer.js';
 import { encodeBatch, tempDir, until } from './helpers.js';
+import { startLiveRig, type LiveRig } from './live-rig.js';
 
 type Msg = Record<string, unknown> & { op: string };
 
@@ -32,10 +31,9 @@ function connect(url: string, protocols: string[] = []) {
 
 describe('telemetry WebSocket stream', () => {
   const tmp = tempDir('stream');
-  let store: Store;
   let ingest: TelemetryIngest;
   let hub: StreamHub;
-  let listen: uws.us_listen_socket;
+  let rig: LiveRig;
   let url: string;
   // A test clock: lets a ticket expire without waiting a minute.
   let skewMs = 0;
@@ -43,22 +41,14 @@ describe('telemetry WebSocket stream', () => {
   const scope = { orgId: 'org-1', fleetId: 'fleet-live', apiKeyId: 'k' };
 
   beforeAll(async () => {
-    store = openStore(tmp.dir);
     hub = createStreamHub({ tickets, subscribeTimeoutMs: 300, maxBufferedBytes: 64 * 1024 });
-    ingest = await createTelemetryIngest({ store, dataDir: tmp.dir, threads: 1, live: hub, maxBatchAgeMs: 5 });
-    const app = uws.App();
-    registerTelemetryStream(app, hub);
-    listen = await new Promise<uws.us_listen_socket>((resolve, reject) =>
-      app.listen('127.0.0.1', 0, (s) => (s ? resolve(s) : reject(new Error('listen failed')))),
-    );
-    url = `ws://127.0.0.1:${uws.us_socket_local_port(listen)}/v1/telemetry/stream`;
+    rig = await startLiveRig(tmp.dir, { threads: 1, live: hub, maxBatchAgeMs: 5 }, (app) => registerTelemetryStream(app, hub), () => hub.close());
+    ingest = rig.ingest;
+    url = `ws://127.0.0.1:${rig.port}/v1/telemetry/stream`;
   });
 
   afterAll(async () => {
-    await ingest.close();
-    hub.close();
-    uws.us_listen_socket_close(listen);
-    await store.close();
+    await rig.close();
     tmp.remove();
   });
 
