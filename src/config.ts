@@ -42,6 +42,11 @@ export interface GatewayTunables {
   streamMaxSocketsPerKey: number;
   /** Open live-stream sockets per organization. */
   streamMaxSocketsPerOrg: number;
+  /**
+   * V8's old-generation headroom after a full GC, in percent of the live heap (src/gateway/heap-growth.ts,
+   * docs/operations.md): larger means fewer full GCs and more memory.
+   */
+  heapGrowingPercent: number;
 }
 
 export const DEFAULT_TUNABLES: GatewayTunables = {
@@ -62,6 +67,7 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   streamMaxSockets: 1_000,
   streamMaxSocketsPerKey: 50,
   streamMaxSocketsPerOrg: 200,
+  heapGrowingPercent: 200,
 };
 
 const ENV: Record<keyof GatewayTunables, string> = {
@@ -82,6 +88,7 @@ const ENV: Record<keyof GatewayTunables, string> = {
   streamMaxSockets: 'FLEETGW_STREAM_MAX_SOCKETS',
   streamMaxSocketsPerKey: 'FLEETGW_STREAM_MAX_SOCKETS_PER_KEY',
   streamMaxSocketsPerOrg: 'FLEETGW_STREAM_MAX_SOCKETS_PER_ORG',
+  heapGrowingPercent: 'FLEETGW_HEAP_GROWING_PERCENT',
 };
 
 /**

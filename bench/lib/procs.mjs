@@ -1,7 +1,7 @@
 // Child-process plumbing shared by the benchmarks: spawn with optional CPU pinning, wait for a JSON
 // line, read a process's CPU time from /proc, and kill every child on exit or error.
 import { spawn, execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
@@ -46,7 +46,14 @@ export function spawnNode(args, { cpus, env, cwd = ROOT, stderrFd } = {}) {
   child.lines = [];
   child.stderrText = '';
   const waiters = [];
+  // Lines that are not JSON (a V8 --trace-gc line, a stray print) are not kept with the child's
+  // reports; BENCH_TEXT_LOG=<file> appends them there for diagnosis.
+  const textLog = process.env.BENCH_TEXT_LOG;
   createInterface({ input: child.stdout }).on('line', (line) => {
+    if (!line.startsWith('{')) {
+      if (textLog) appendFileSync(textLog, `${child.pid} ${line}\n`);
+      return;
+    }
     child.lines.push(line);
     for (const w of [...waiters]) w(line);
   });

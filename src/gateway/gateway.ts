@@ -5,6 +5,7 @@
  * Each service is built here once and handed to who needs it; no module keeps per-store state of
  * its own.
  */
+import { applyHeapGrowth } from './heap-growth.js';
 import { ensureRobotNameIndex } from '../store/robot-names.js';
 import { AdvertisedProfiles } from '../commands/advertised.js';
 import { pino, type Logger } from 'pino';
@@ -159,6 +160,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const root = opts.log ?? pino({ enabled: false });
   const logFor = (component: string): Logger => root.child({ component });
   const tunables: GatewayTunables = { ...DEFAULT_TUNABLES, ...opts.tunables };
+  // Process-wide, before the telemetry path allocates: full GCs stay rare at high telemetry rates.
+  applyHeapGrowth(tunables.heapGrowingPercent);
   const overrides = opts.overrides ?? {};
   const ownStore = overrides.store === undefined;
   const store = overrides.store ?? openStore(opts.dataDir);
