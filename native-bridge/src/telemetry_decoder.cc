@@ -596,37 +596,46 @@ Napi::ArrayBuffer copyOut(Napi::Env env, const Out& o) {
   return ab;
 }
 
-const uint8_t* bytesOf(const Napi::Value& v, size_t& len) {
-  Napi::TypedArray ta = v.As<Napi::TypedArray>();
-  Napi::ArrayBuffer ab = ta.ArrayBuffer();
-  len = ta.ByteLength();
-  return static_cast<const uint8_t*>(ab.Data()) + ta.ByteOffset();
+// The bytes of a typed array, whether its buffer is an ArrayBuffer or a SharedArrayBuffer (a task
+// slot: task-slots.ts). napi_get_arraybuffer_info refuses a SharedArrayBuffer, so the data pointer
+// comes from the view itself (already offset by its byteOffset). nullptr when `v` is not a typed array.
+uint8_t* bytesOf(const Napi::Value& v, size_t& len) {
+  napi_typedarray_type type;
+  size_t count = 0;
+  void* data = nullptr;
+  len = 0;
+  if (!v.IsTypedArray() || napi_get_typedarray_info(v.Env(), v, &type, &count, &data, nullptr, nullptr) != napi_ok) return nullptr;
+  len = v.As<Napi::TypedArray>().ByteLength();
+  return static_cast<uint8_t*>(data);
 }
 
-// decodeTask(frames: ArrayBuffer, byteLength, frameCount, ids: Uint8Array, idOffsets: Uint32Array,
-//            live: Uint8Array | null, liveOffsets: Uint32Array | null, rowsBuffer: ArrayBuffer | undefined)
+// decodeTask(frames: Uint8Array, frameCount, ids: Uint8Array, idOffsets: Uint32Array,
+//            live: Uint8Array | null, liveOffsets: Uint32Array | null, rowsInto: Uint8Array | undefined)
 // -> { rows, rowsLength, rowCount, snapshots: Uint32Array, snapshotTs: Float64Array, live, liveIndex, corrupt, faults: Int32Array }
-// rows is `rowsBuffer` (a recycled buffer from the main thread) when the rows fit in it, else a new one.
+// The rows are written into `rowsInto` (the task's shared slot) when they fit, and `rows` is then
+// undefined; else `rows` is a new ArrayBuffer. `frames` may be a view of a SharedArrayBuffer.
 // ids[i] = bytes [idOffsets[i], idOffsets[i+1]): robot index i's RowBinary robot and fleet ids;
 // live[i] likewise its live message prefix (empty: not live).
 Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  Napi::ArrayBuffer framesAb = info[0].As<Napi::ArrayBuffer>();
-  size_t byteLength = info[1].As<Napi::Number>().Int64Value();
-  int64_t frameCount = info[2].As<Napi::Number>().Int64Value();
+  size_t byteLength = 0;
+  const uint8_t* u8 = bytesOf(info[0], byteLength);
+  int64_t frameCount = info[1].As<Napi::Number>().Int64Value();
   size_t idsLen, idOffLen;
-  const uint8_t* ids = bytesOf(info[3], idsLen);
-  const uint32_t* idOff = reinterpret_cast<const uint32_t*>(bytesOf(info[4], idOffLen));
+  const uint8_t* ids = bytesOf(info[2], idsLen);
+  const uint32_t* idOff = reinterpret_cast<const uint32_t*>(bytesOf(info[3], idOffLen));
+  if (u8 == nullptr || ids == nullptr || idOff == nullptr || idOffLen < 4) {
+    Napi::TypeError::New(env, "decodeTask: frames, ids and idOffsets must be typed arrays").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
   size_t robots = idOffLen / 4 - 1;
   const uint8_t* live = nullptr;
   const uint32_t* liveOff = nullptr;
-  if (info[5].IsTypedArray()) {
+  if (info[4].IsTypedArray()) {
     size_t a, b;
-    live = bytesOf(info[5], a);
-    liveOff = reinterpret_cast<const uint32_t*>(bytesOf(info[6], b));
+    live = bytesOf(info[4], a);
+    liveOff = reinterpret_cast<const uint32_t*>(bytesOf(info[5], b));
   }
-  if (byteLength > framesAb.ByteLength()) byteLength = framesAb.ByteLength();
-  const uint8_t* u8 = static_cast<const uint8_t*>(framesAb.Data());
 
   ThreadState& st = state;
   st.rows.pos = 0;
@@ -709,10 +718,11 @@ Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
   }
 
   Napi::Object result = Napi::Object::New(env);
-  if (info.Length() > 7 && info[7].IsArrayBuffer() && info[7].As<Napi::ArrayBuffer>().ByteLength() >= st.rows.pos) {
-    Napi::ArrayBuffer reuse = info[7].As<Napi::ArrayBuffer>();
-    if (st.rows.pos) std::memcpy(reuse.Data(), st.rows.b.data(), st.rows.pos);
-    result.Set("rows", reuse);
+  size_t intoLen = 0;
+  uint8_t* into = info.Length() > 6 ? bytesOf(info[6], intoLen) : nullptr;
+  if (into != nullptr && intoLen >= st.rows.pos) {
+    if (st.rows.pos) std::memcpy(into, st.rows.b.data(), st.rows.pos);
+    result.Set("rows", env.Undefined());
   } else {
     result.Set("rows", copyOut(env, st.rows));
   }
@@ -760,7 +770,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("decodeTask", Napi::Function::New(env, DecodeTask));
   exports.Set("formatNumber", Napi::Function::New(env, FormatNumber));
   // Bumped with every change of the task protocol; the JS side refuses a stale build.
-  exports.Set("abi", Napi::Number::New(env, 2));
+  exports.Set("abi", Napi::Number::New(env, 3));
   return exports;
 }
 

@@ -170,13 +170,13 @@ export class ByteWriter {
   }
 
   /**
-   * A copy of the written bytes (transferable): into `into` when they fit (a recycled buffer), else a
-   * buffer of their exact size. The writer is reset and keeps its own buffer.
+   * A copy of the written bytes: into `into` when they fit (a task's shared rows slot), else a
+   * transferable buffer of their exact size. The writer is reset and keeps its own buffer.
    */
-  copyOut(into?: ArrayBuffer): Uint8Array {
+  copyOut(into?: Uint8Array): Uint8Array {
     let out: Uint8Array;
-    if (into !== undefined && into.byteLength >= this.pos) {
-      out = new Uint8Array(into, 0, this.pos);
+    if (into !== undefined && into.length >= this.pos) {
+      out = into.subarray(0, this.pos);
       out.set(this.buf.subarray(0, this.pos));
     } else {
       out = this.buf.slice(0, this.pos);

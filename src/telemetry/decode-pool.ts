@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import type { SharedSlot } from './task-slots.js';
 import type { DecodeResult, DecodeTask } from './worker-protocol.js';
 
 /** Where the compiled worker is; throws with the fix when it is not built. */
@@ -33,6 +34,8 @@ export interface DecodePoolOptions {
   threads?: number;
   /** Tasks the pool may hold (running + queued); the ingest never posts more. */
   maxTasks: number;
+  /** The shared task slots (task-slots.ts), given to every worker at start. */
+  slots?: readonly SharedSlot[];
 }
 
 export interface DecodePool {
@@ -55,10 +58,12 @@ export function createDecodePool(opts: DecodePoolOptions): DecodePool {
     // several tasks in flight the oldest one can starve for seconds while newer ones run; the ingest
     // applies results in posting order, so every later result waits behind it (bench/README.md).
     stricterFIFO: true,
+    workerData: { slots: opts.slots ?? [] },
   });
   return {
     threads,
-    run: (task) => pool.run(task, { transferList: task.rowsBuffer ? [task.frames, task.rowsBuffer] : [task.frames] }) as Promise<DecodeResult>,
+    // Only a private frames buffer moves; a slot's shared buffers are already in every worker.
+    run: (task) => pool.run(task, { transferList: task.frames instanceof ArrayBuffer ? [task.frames] : [] }) as Promise<DecodeResult>,
     close: () => pool.close(),
   };
 }

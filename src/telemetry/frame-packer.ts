@@ -1,12 +1,17 @@
 /**
  * Main-thread batch buffer: copies each robot's raw TelemetryBatch bytes (which may be a view into
- * a larger gRPC buffer) into one ArrayBuffer that is later transferred to a decode worker.
+ * a larger gRPC buffer) into a shared task slot (task-slots.ts) that a decode worker reads in place;
+ * when no slot is free or the batch outgrows it, into a private ArrayBuffer that is transferred.
  * Layout: see worker-protocol.ts. One concept: append, then take the packed batch.
  */
+import type { TaskSlots } from './task-slots.js';
 import { FRAME_HEADER_BYTES } from './worker-protocol.js';
 
 export interface PackedBatch {
-  frames: ArrayBuffer;
+  /** The private buffer when the batch is not in a slot. */
+  frames?: ArrayBuffer;
+  /** The slot holding the frames (owned by the batch until released); -1: none. */
+  slot: number;
   byteLength: number;
   frameCount: number;
   robotIds: string[];
@@ -18,6 +23,8 @@ const MAX_SPARES = 4;
 
 export class FramePacker {
   private readonly spares: ArrayBuffer[] = [];
+  /** The slot `buf` is (-1: a private buffer). */
+  private slot = -1;
   private buf: Uint8Array;
   private view: DataView;
   private pos = 0;
@@ -30,9 +37,10 @@ export class FramePacker {
   /** Wall clock of the first frame of the current batch (for the age bound). */
   firstAtMs = 0;
 
-  constructor(private readonly initialBytes = 256 * 1024) {
-    this.buf = new Uint8Array(new ArrayBuffer(initialBytes));
-    this.view = new DataView(this.buf.buffer);
+  /** @param slots shared slots to pack into (none: always private buffers). */
+  constructor(private readonly initialBytes = 256 * 1024, private readonly slots: TaskSlots | null = null) {
+    this.buf = this.nextBuffer(initialBytes);
+    this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
   }
 
   get frameCount(): number {
@@ -57,6 +65,7 @@ export class FramePacker {
       ri = this.moved.get(key) ?? this.push(robotId, fleetId);
       this.moved.set(key, ri);
     }
+    if (this.count === 0 && this.slot === -1) this.preferSlot();
     this.ensure(FRAME_HEADER_BYTES + bytes.length);
     if (this.count === 0) this.firstAtMs = receivedAtMs;
     this.view.setUint32(this.pos, ri, true);
@@ -70,7 +79,8 @@ export class FramePacker {
   /** Hands the current batch over (its buffer will be transferred) and starts an empty one. */
   take(): PackedBatch {
     const out: PackedBatch = {
-      frames: this.buf.buffer as ArrayBuffer,
+      ...(this.slot === -1 ? { frames: this.buf.buffer as ArrayBuffer } : {}),
+      slot: this.slot,
       byteLength: this.pos,
       frameCount: this.count,
       robotIds: this.robotIds,
@@ -79,8 +89,8 @@ export class FramePacker {
     // Size the next buffer for a batch like this one (+1/8), so a steady stream of full batches
     // allocates once per batch instead of growing 256 KiB -> 2 MiB through three copies each time.
     const next = Math.max(this.initialBytes, Math.min(this.buf.length, this.pos + (this.pos >>> 3)));
-    this.buf = new Uint8Array(this.spareOf(next) ?? new ArrayBuffer(next));
-    this.view = new DataView(this.buf.buffer);
+    this.buf = this.nextBuffer(next);
+    this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
     this.pos = 0;
     this.count = 0;
     this.robotIds = [];
@@ -88,6 +98,30 @@ export class FramePacker {
     this.index = new Map();
     this.moved = new Map();
     return out;
+  }
+
+  /** A free slot, else a private buffer of at least `size` bytes (a kept one when it fits). */
+  private nextBuffer(size: number): Uint8Array {
+    const slot = this.slots?.acquire() ?? -1;
+    this.slot = slot;
+    if (slot !== -1) return this.slots!.frames(slot);
+    return new Uint8Array(this.spareOf(size) ?? new ArrayBuffer(size));
+  }
+
+  /** An empty batch on a private buffer (no slot was free at take()) moves to a slot freed since. */
+  private preferSlot(): void {
+    const slot = this.slots?.acquire() ?? -1;
+    if (slot === -1) return;
+    this.recycle(this.buf.buffer as ArrayBuffer);
+    this.slot = slot;
+    this.buf = this.slots!.frames(slot);
+    this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+  }
+
+  /** Gives the slot of a batch being filled back (close: the batch was never taken). */
+  dispose(): void {
+    if (this.slot !== -1) this.slots?.release(this.slot);
+    this.slot = -1;
   }
 
   private push(robotId: string, fleetId: string): number {
@@ -125,6 +159,9 @@ export class FramePacker {
     while (size < need) size *= 2;
     const next = new Uint8Array(new ArrayBuffer(size));
     next.set(this.buf.subarray(0, this.pos));
+    // A batch that outgrows its slot (one very large frame) continues in a private buffer.
+    if (this.slot !== -1) this.slots!.release(this.slot);
+    this.slot = -1;
     this.buf = next;
     this.view = new DataView(next.buffer);
   }

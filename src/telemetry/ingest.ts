@@ -35,7 +35,9 @@ import type { FoxgloveSink, LiveSink } from './live-sink.js';
 import { LiveDecoder } from './live-decoder.js';
 import { pino, type Logger } from 'pino';
 import type { SampleStore, StoreKind } from './sample-store.js';
+import { RowArena } from './row-arena.js';
 import { SnapshotWriter } from './snapshot-writer.js';
+import { TaskSlots } from './task-slots.js';
 import { TelemetrySpool, type SpoolRecovery } from './spool.js';
 import type { DecodeResult } from './worker-protocol.js';
 
@@ -176,7 +178,14 @@ export interface TelemetryIngest {
   readonly sampleStore: SampleStore;
 }
 
-const MAX_SPARE_ROWS = 4;
+const DEFAULT_MAX_BATCH_BYTES = 1024 * 1024;
+/** Room past the batch bound for its last frame (a larger frame moves the batch to a private buffer). */
+const SLOT_FRAME_HEADROOM = 256 * 1024;
+/**
+ * Rows region per frames byte: a RowBinary row is ~1.8x its protobuf sample with the simulator's
+ * samples; rows that do not fit come back in a buffer of their own.
+ */
+const SLOT_ROWS_PER_FRAME_BYTE = 3;
 
 interface Waiting {
   seq: number;
@@ -221,16 +230,19 @@ export async function createTelemetryIngest(opts: TelemetryIngestOptions): Promi
     : await openChdbStore({ dataDir: opts.dataDir, ...(opts.retentionDays !== undefined ? { retentionDays: opts.retentionDays } : {}) }));
   if (opts.log !== undefined) logSchema(opts.log, sampleStore);
   const maxTasks = opts.maxTasksInFlight ?? 4;
+  // Tasks in the pool, the batch being filled, and two for results waiting to be applied in order.
+  const framesBytes = (opts.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES) + SLOT_FRAME_HEADROOM;
+  const slots = new TaskSlots(maxTasks + 3, framesBytes, framesBytes * SLOT_ROWS_PER_FRAME_BYTE);
   let pool: DecodePool;
   let spool: { spool: TelemetrySpool; recovery: SpoolRecovery };
   try {
     spool = await TelemetrySpool.open(join(opts.dataDir, 'telemetry-spool'), opts.spoolMaxBytes ?? 1024 * 1024 * 1024);
-    pool = createDecodePool({ maxTasks, ...(opts.threads !== undefined ? { threads: opts.threads } : {}) });
+    pool = createDecodePool({ maxTasks, slots: slots.forWorkers, ...(opts.threads !== undefined ? { threads: opts.threads } : {}) });
   } catch (e) {
     if (ownsStore) await sampleStore.close();
     throw e;
   }
-  return new Ingest(opts, sampleStore, ownsStore, pool, maxTasks, spool.spool, spool.recovery);
+  return new Ingest(opts, sampleStore, ownsStore, pool, maxTasks, spool.spool, spool.recovery, slots);
 }
 
 class Ingest implements TelemetryIngest {
@@ -247,13 +259,13 @@ class Ingest implements TelemetryIngest {
   private liveDecoder: LiveDecoder | null = null;
   // Small first buffer: at low rates a 20-100 ms batch is tens of kB (it grows, and then sizes itself
   // like the previous batch, at high rates).
-  private readonly packer = new FramePacker(32 * 1024);
+  private readonly packer: FramePacker;
   private readonly gate: WatermarkGate;
   private readonly inserts: InsertQueue;
   private readonly snapshots: SnapshotWriter;
   private readonly waiting: Waiting[] = [];
-  /** Results (null: the task was lost) waiting for earlier ones, with the robot ids of their task. */
-  private readonly done = new Map<number, { r: DecodeResult | null; robotIds: string[]; points: Map<string, DurablePoint> | null }>();
+  /** Results (null: the task was lost) waiting for earlier ones, with the robot ids and slot of their task. */
+  private readonly done = new Map<number, { r: DecodeResult | null; robotIds: string[]; points: Map<string, DurablePoint> | null; slot: number }>();
   /** Row bytes of results parked in `done` (decoded, waiting for an earlier seq): still queued memory. */
   private parkedBytes = 0;
   private drainWaiters: { upTo: number; resolve: () => void }[] = [];
@@ -268,12 +280,8 @@ class Ingest implements TelemetryIngest {
   private lastErrorLogMs = 0;
   private lastLiveErrorLogMs = 0;
   private readonly decodeThreadIds = new Set<number>();
-  /**
-   * Row buffers whose insert is done, handed to the next tasks for their rows: at high rates a fresh
-   * ~1 MB buffer per task, held until its insert, was most of what the GC threads worked on. Bound:
-   * MAX_SPARE_ROWS buffers; others are dropped to the GC.
-   */
-  private readonly spareRows: ArrayBuffer[] = [];
+  /** Rows copied out of the task slots, held until their insert is done. */
+  private readonly rowArena = new RowArena();
   private readonly s = {
     framesIn: 0, bytesIn: 0, samplesIn: 0, batches: 0, corruptFrames: 0, workerErrors: 0, framesLost: 0,
     framesRejected: 0, liveMessages: 0, liveErrors: 0, sequencedBatches: 0,
@@ -291,7 +299,10 @@ class Ingest implements TelemetryIngest {
     private readonly maxTasks: number,
     spool: TelemetrySpool,
     recovery: SpoolRecovery,
+    private readonly slots: TaskSlots,
   ) {
+    // Small first private buffer: at low rates a 20-100 ms batch is tens of kB (slots are the rule).
+    this.packer = new FramePacker(32 * 1024, slots);
     this.storeKind = sampleStore.kind;
     this.log = opts.log ?? pino({ enabled: false });
     // Asked here only to report it: the workers load the same addon with the same environment.
@@ -301,7 +312,7 @@ class Ingest implements TelemetryIngest {
     if (decoder.kind !== 'native') this.log.warn({ reason: decoder.nativeStatus }, 'telemetry decoder addon not used, the JavaScript reader runs');
     this.now = opts.now ?? Date.now;
     this.maxBatchFrames = opts.maxBatchFrames ?? 2_000;
-    this.maxBatchBytes = opts.maxBatchBytes ?? 1024 * 1024;
+    this.maxBatchBytes = opts.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
     this.maxBatchAgeMs = opts.maxBatchAgeMs ?? 20;
     this.storeBatchAgeMs = Math.max(this.maxBatchAgeMs, opts.storeBatchAgeMs ?? 100);
     this.gate = new WatermarkGate(opts.highWaterBytes ?? 64 * 1024 * 1024, opts.lowWaterBytes ?? 16 * 1024 * 1024);
@@ -316,7 +327,7 @@ class Ingest implements TelemetryIngest {
       spool,
       opts.insert,
       () => this.gate.update(this.queueBytes()),
-      (chunks) => this.recycleRows(chunks),
+      (chunks) => this.rowArena.release(chunks),
       (points) => this.acks.markDurable(points),
       () => this.acks.snapshot(),
     );
@@ -406,6 +417,7 @@ class Ingest implements TelemetryIngest {
       this.closing = true;
       await this.flush();
       await this.pool.close();
+      this.packer.dispose();
       await this.inserts.close();
       if (this.ownsStore) await this.sampleStore.close();
     })();
@@ -467,29 +479,21 @@ class Ingest implements TelemetryIngest {
       const bytes = batch.byteLength;
       const frames = batch.frameCount;
       const robotIds = batch.robotIds;
-      const rowsBuffer = this.spareRows.pop();
+      const slot = batch.slot;
       this.pool
         // Workers write rows and snapshots (and Foxglove frames): live messages were published at push().
-        .run({ live: null, ...(foxglove ? { foxglove } : {}), ...batch, ...(rowsBuffer ? { rowsBuffer } : {}) })
+        .run({ live: null, ...(foxglove ? { foxglove } : {}), ...batch })
         .then(
-          (r) => this.settle(seq, bytes, r, robotIds, points),
+          (r) => this.settle(seq, bytes, r, robotIds, points, slot),
           (e: unknown) => {
             // Only a crashed worker gets here (bad input is answered, not thrown); the frames were
             // transferred to it and are gone. Counted and logged: it is a bug to fix, not a policy.
             this.s.workerErrors++;
             this.s.framesLost += frames;
             this.log.error({ err: e, frames }, 'telemetry decode task failed');
-            this.settle(seq, bytes, null, robotIds, points);
+            this.settle(seq, bytes, null, robotIds, points, slot);
           },
         );
-    }
-  }
-
-  private recycleRows(chunks: readonly Uint8Array[]): void {
-    for (const c of chunks) {
-      if (this.spareRows.length >= MAX_SPARE_ROWS) return;
-      // Only whole buffers this ingest received from a worker, and big enough to matter.
-      if (c.byteOffset === 0 && c.buffer.byteLength >= 64 * 1024 && c.buffer instanceof ArrayBuffer) this.spareRows.push(c.buffer);
     }
   }
 
@@ -510,20 +514,23 @@ class Ingest implements TelemetryIngest {
   }
 
   /** Records a finished task and applies every result that is next in posting order. */
-  private settle(seq: number, bytes: number, result: DecodeResult | null, robotIds: string[], points: Map<string, DurablePoint> | null): void {
+  private settle(seq: number, bytes: number, result: DecodeResult | null, robotIds: string[], points: Map<string, DurablePoint> | null, slot: number): void {
     if (result?.spare) this.packer.recycle(result.spare);
     this.inFlight--;
     this.inFlightBytes -= bytes;
-    this.done.set(seq, { r: result, robotIds, points });
-    this.parkedBytes += result?.rows.byteLength ?? 0;
+    this.done.set(seq, { r: result, robotIds, points, slot });
+    this.parkedBytes += result === null ? 0 : rowsLength(result);
     for (let next = this.delivered + 1; this.done.has(next); next++) {
-      const { r, robotIds: ids, points: pts } = this.done.get(next)!;
+      const { r, robotIds: ids, points: pts, slot: s } = this.done.get(next)!;
       this.done.delete(next);
       this.delivered = next;
       if (r) {
-        this.parkedBytes -= r.rows.byteLength;
-        this.apply(r, ids, pts);
-      } else if (pts !== null) {
+        this.parkedBytes -= rowsLength(r);
+        this.apply(r, ids, pts, s);
+      }
+      // The rows are copied out (or the task was lost): the slot takes the next batch.
+      if (s !== -1) this.slots.release(s);
+      if (r === null && pts !== null) {
         // A lost task's frames are counted in framesLost; acknowledging them keeps the robot's
         // receipts moving (resending them would not help: the loss was the gateway's).
         this.inserts.enqueue(new Uint8Array(0), 0, pts);
@@ -538,16 +545,19 @@ class Ingest implements TelemetryIngest {
     }
   }
 
-  private apply(r: DecodeResult, robotIds: string[], points: Map<string, DurablePoint> | null): void {
+  private apply(r: DecodeResult, robotIds: string[], points: Map<string, DurablePoint> | null, slot: number): void {
     // Bounded: replaced workers add ids; past 64 the list is only a sample.
     if (r.threadId !== 0 && this.decodeThreadIds.size < 64) this.decodeThreadIds.add(r.threadId);
     this.s.samplesIn += r.rowCount;
     this.s.corruptFrames += r.corruptFrames;
-    this.inserts.enqueue(r.rows, r.rowCount, points);
+    // Rows in the task's slot are copied out before the slot is reused; rows in a buffer of their
+    // own (no slot, or too large for it) are kept as they are.
+    const rows = r.rowsInSlot !== undefined && slot !== -1 ? this.rowArena.copy(this.slots.rows(slot, r.rowsInSlot)) : r.rows;
+    this.inserts.enqueue(rows, r.rowCount, points);
     const snaps = r.snapshots;
     for (let i = 0, k = 0; i < snaps.length; i += 3, k++) {
-      // A view into the rows buffer: the writer copies it into the LMDB value at once.
-      this.snapshots.offer(robotIds[snaps[i]!]!, r.snapshotTs[k]!, r.rows.subarray(snaps[i + 1], snaps[i + 2]));
+      // A view into the rows: the writer copies it into the LMDB value at once.
+      this.snapshots.offer(robotIds[snaps[i]!]!, r.snapshotTs[k]!, rows.subarray(snaps[i + 1], snaps[i + 2]));
     }
     if (r.foxglove && this.opts.foxglove) this.opts.foxglove.publishFoxglove(r.foxglove);
     if (r.errors.length > 0) {
@@ -559,4 +569,9 @@ class Ingest implements TelemetryIngest {
       }
     }
   }
+}
+
+/** Bytes of a result's rows, wherever they are. */
+function rowsLength(r: DecodeResult): number {
+  return r.rowsInSlot ?? r.rows.byteLength;
 }

@@ -74,7 +74,7 @@ export class LiveDecoder {
     // A robot moved to another fleet gets a fresh output (its ids are baked into the output).
     if (out === undefined || out.task.fleetIds[0] !== fleetId) {
       if (this.outputs.size >= MAX_ROBOTS) this.outputs.clear();
-      out = new LiveOutput({ frames: new ArrayBuffer(0), byteLength: 0, frameCount: 1, robotIds: [robotId], fleetIds: [fleetId], live: LIVE_ONE });
+      out = new LiveOutput({ frames: new ArrayBuffer(0), slot: -1, byteLength: 0, frameCount: 1, robotIds: [robotId], fleetIds: [fleetId], live: LIVE_ONE });
       this.outputs.set(robotId, out);
     }
     return out;

@@ -3,13 +3,20 @@
  *
  * Frames buffer layout (little-endian), written by frame-packer.ts:
  *   repeated { robotIndex u32 | byteLength u32 | receivedAtMs f64 | byteLength bytes of TelemetryBatch }
- * `robotIndex` points into `robotIds`/`fleetIds`. The buffer is transferred, never copied.
+ * `robotIndex` points into `robotIds`/`fleetIds`. The buffer is a shared slot (task-slots.ts), or when
+ * none was free a private buffer that is transferred, never copied.
  */
 
 export const FRAME_HEADER_BYTES = 16;
 
 export interface DecodeTask {
-  frames: ArrayBuffer;
+  /**
+   * The frames when they are not in a shared slot: a private buffer, transferred. In the worker, the
+   * slot's shared buffer is put here before decoding, so decoders read `frames` either way.
+   */
+  frames?: ArrayBuffer | SharedArrayBuffer;
+  /** The shared slot (task-slots.ts) holding the frames and receiving the rows; -1: none. */
+  slot: number;
   /** Bytes of `frames` in use (the buffer may be larger). */
   byteLength: number;
   frameCount: number;
@@ -17,8 +24,11 @@ export interface DecodeTask {
   fleetIds: string[];
   /** Per robot index, 1 when its fleet had live subscribers when the task was posted; null: none had. */
   live: Uint8Array | null;
-  /** A rows buffer whose insert is done, transferred for the rows of this task when they fit. */
-  rowsBuffer?: ArrayBuffer;
+  /**
+   * Worker-side only (never posted): where the rows go when they fit (the slot's rows region);
+   * otherwise the decoder returns them in a buffer of their own.
+   */
+  rowsInto?: Uint8Array;
   /**
    * Per robot index, the Foxglove channel kinds some Foxglove socket subscribes to (bits of
    * FOXGLOVE_KINDS in foxglove-channels.ts); absent or null: no Foxglove subscriber in the task.
@@ -59,8 +69,10 @@ export interface FoxgloveBatch {
 }
 
 export interface DecodeResult {
-  /** RowBinary rows, columns in sample-table.ts order. */
+  /** RowBinary rows, columns in sample-table.ts order; empty when they are in the task's slot. */
   rows: Uint8Array;
+  /** Set when the rows were written into the task's shared slot: their length there. */
+  rowsInSlot?: number;
   rowCount: number;
   /**
    * The newest sample (robot clock; the later one on a tie) of each robot index that had a valid
@@ -79,7 +91,7 @@ export interface DecodeResult {
   errors: WorkerError[];
   /** Linux thread id of the worker that ran the task (0 when unknown): CPU per thread from /proc. */
   threadId: number;
-  /** The task's frames buffer, handed back for the next batch (frame-packer.ts recycle()). */
+  /** The task's private frames buffer (no slot), handed back for a later batch (frame-packer.ts recycle()). */
   spare?: ArrayBuffer;
 }
 

@@ -52,7 +52,7 @@ function taskOf(frames: Frame[], liveMask: number[] | null, receivedAt = 1_700_0
 
 /** Copies the task (its frames buffer is read, not transferred, but each decoder gets its own). */
 function copyTask(t: DecodeTask): DecodeTask {
-  return { ...t, frames: t.frames.slice(0), robotIds: [...t.robotIds], fleetIds: [...t.fleetIds], live: t.live ? Uint8Array.from(t.live) : null };
+  return { ...t, frames: (t.frames as ArrayBuffer).slice(0), robotIds: [...t.robotIds], fleetIds: [...t.fleetIds], live: t.live ? Uint8Array.from(t.live) : null };
 }
 
 /** Everything a result says, in comparable form (buffers as hex). */
@@ -265,24 +265,29 @@ describe('telemetry decoders agree byte for byte', () => {
     const good = taskOf([{ robot: 0, bytes: encodeBatch(1, 2) }, { robot: 1, bytes: encodeBatch(2, 2) }], null);
     expectSame({ ...good, frameCount: good.frameCount + 1 }, 'header past end');
     const bad = copyTask(good);
-    new DataView(bad.frames).setUint32(0, 99, true);
+    new DataView(bad.frames as ArrayBuffer).setUint32(0, 99, true);
     expectSame(bad, 'robot index out of range');
     const long = copyTask(good);
-    new DataView(long.frames).setUint32(4, 1_000_000, true);
+    new DataView(long.frames as ArrayBuffer).setUint32(4, 1_000_000, true);
     expectSame(long, 'length past end');
   });
 
-  it('writes rows into a recycled buffer when they fit, into a new one when not, with the same bytes', () => {
+  it('reads frames from shared memory and writes rows into a slot when they fit, into a new buffer when not, with the same bytes', () => {
     const base = taskOf([{ robot: 0, bytes: encodeBatch(1, 50) }, { robot: 1, bytes: encodeBatch(2, 50) }], [1, 0, 0, 0]);
     for (const k of kinds) {
       const want = comparable(decoderOf(k).decode(copyTask(base), 0));
-      const big = new ArrayBuffer(1 << 20);
-      const reused = decoderOf(k).decode({ ...copyTask(base), rowsBuffer: big }, 0);
-      expect(reused.rows.buffer, k).toBe(big);
-      expect(comparable(reused), k).toEqual(want);
-      const small = new ArrayBuffer(16);
-      const fresh = decoderOf(k).decode({ ...copyTask(base), rowsBuffer: small }, 0);
-      expect(fresh.rows.buffer, k).not.toBe(small);
+      // A task slot (task-slots.ts): frames and rows in SharedArrayBuffers, rows at the slot's start.
+      const sharedFrames = new SharedArrayBuffer(base.byteLength + 100);
+      new Uint8Array(sharedFrames).set(new Uint8Array(base.frames as ArrayBuffer, 0, base.byteLength));
+      const rowsSlot = new Uint8Array(new SharedArrayBuffer(1 << 20));
+      const inSlot = decoderOf(k).decode({ ...copyTask(base), frames: sharedFrames, rowsInto: rowsSlot }, 0);
+      expect(inSlot.rows.buffer, k).toBe(rowsSlot.buffer);
+      expect(inSlot.rows.byteOffset, k).toBe(0);
+      expect(comparable({ ...inSlot, rows: inSlot.rows.slice() }), k).toEqual(want);
+      const small = new Uint8Array(new SharedArrayBuffer(16));
+      const fresh = decoderOf(k).decode({ ...copyTask(base), frames: sharedFrames, rowsInto: small }, 0);
+      expect(fresh.rows.buffer, k).not.toBe(small.buffer);
+      expect(fresh.rows.buffer instanceof ArrayBuffer, k).toBe(true);
       expect(comparable(fresh), k).toEqual(want);
     }
   });

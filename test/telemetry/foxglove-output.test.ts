@@ -73,7 +73,7 @@ describe('Foxglove frames from the decode worker', () => {
     const packer = new FramePacker();
     packer.add('r1', 'f', encodeSamples([sample(1_000, 0)]), 1);
     const task = packer.take();
-    expect(decodeTask({ live: null, ...task, frames: task.frames.slice(0) }).foxglove).toBeUndefined();
+    expect(decodeTask({ live: null, ...task, frames: (task.frames as ArrayBuffer).slice(0) }).foxglove).toBeUndefined();
     expect(decodeTask({ live: null, ...task, foxglove: Uint8Array.of(0) }).foxglove).toBeNull();
   });
 

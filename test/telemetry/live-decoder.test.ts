@@ -14,7 +14,7 @@ function task(robotId: string, fleetId: string, bytes: Uint8Array, receivedAtMs:
   v.setUint32(4, bytes.length, true);
   v.setFloat64(8, receivedAtMs, true);
   new Uint8Array(frames, FRAME_HEADER_BYTES).set(bytes);
-  return { frames, byteLength: frames.byteLength, frameCount: 1, robotIds: [robotId], fleetIds: [fleetId], live: Uint8Array.of(1) };
+  return { frames, slot: -1, byteLength: frames.byteLength, frameCount: 1, robotIds: [robotId], fleetIds: [fleetId], live: Uint8Array.of(1) };
 }
 
 const kinds: DecoderKind[] = loadNative().binding ? ['js', 'native'] : ['js'];

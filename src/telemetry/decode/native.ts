@@ -11,14 +11,15 @@ import { rowBinaryId } from './id-cache.js';
 import { frameError, type DecodeResult, type DecodeTask, type FrameFault, type WorkerError } from '../worker-protocol.js';
 
 /** The task protocol version this file speaks (the addon exports its own as `abi`). */
-const ABI = 2;
+const ABI = 3;
 
 /** Set to `js` (or `reference`) to run without the addon (CI tests that fallback). */
 export const DECODER_ENV = 'FLEETGW_TELEMETRY_DECODER';
 
 interface NativeResult {
-  rows: ArrayBuffer;
-  /** Bytes of `rows` in use (it may be a larger recycled buffer). */
+  /** A buffer of their own; undefined when the rows were written into `rowsInto`. */
+  rows: ArrayBuffer | undefined;
+  /** Bytes of rows. */
   rowsLength: number;
   rowCount: number;
   snapshots: Uint32Array;
@@ -31,8 +32,8 @@ interface NativeResult {
 
 export interface NativeBinding {
   abi: number;
-  decodeTask(frames: ArrayBuffer, byteLength: number, frameCount: number, ids: Uint8Array, idOffsets: Uint32Array,
-    live: Uint8Array | null, liveOffsets: Uint32Array | null, rowsBuffer?: ArrayBuffer): NativeResult;
+  decodeTask(frames: Uint8Array, frameCount: number, ids: Uint8Array, idOffsets: Uint32Array,
+    live: Uint8Array | null, liveOffsets: Uint32Array | null, rowsInto?: Uint8Array): NativeResult;
   formatNumber(v: number): string;
 }
 
@@ -104,13 +105,15 @@ export function decodeTaskNative(binding: NativeBinding, task: DecodeTask, threa
   const live = task.live
     ? pack(task.robotIds.map((id, i) => (task.live![i] === 1 ? encoder.encode(liveJsonPrefix(id, task.fleetIds[i] ?? '')) : NO_BYTES)))
     : null;
-  const r = binding.decodeTask(task.frames, task.byteLength, task.frameCount, ids.bytes, ids.offsets, live?.bytes ?? null, live?.offsets ?? null, task.rowsBuffer);
+  if (task.frames === undefined) throw new Error('decode task without frames');
+  const frames = new Uint8Array(task.frames, 0, Math.min(task.byteLength, task.frames.byteLength));
+  const r = binding.decodeTask(frames, task.frameCount, ids.bytes, ids.offsets, live?.bytes ?? null, live?.offsets ?? null, task.rowsInto);
   const errors: WorkerError[] = [];
   for (let i = 0; i < r.faults.length; i += 4) {
     errors.push(frameError(r.faults[i] as FrameFault, r.faults[i + 1]!, r.faults[i + 2]!, r.faults[i + 3]!, task.robotIds));
   }
   return {
-    rows: new Uint8Array(r.rows, 0, r.rowsLength),
+    rows: r.rows === undefined ? task.rowsInto!.subarray(0, r.rowsLength) : new Uint8Array(r.rows, 0, r.rowsLength),
     rowCount: r.rowCount,
     snapshots: r.snapshots,
     snapshotTs: r.snapshotTs,

@@ -126,7 +126,7 @@ export class TaskOutput {
     }
     const t = this.task;
     return {
-      rows: this.rows.copyOut(t.rowsBuffer),
+      rows: this.rows.copyOut(t.rowsInto),
       rowCount: this.rowCount,
       snapshots,
       snapshotTs,
@@ -147,6 +147,7 @@ export class TaskOutput {
  */
 export function decodeFrames(task: DecodeTask, decodeFrame: FrameDecoder, threadId: number): DecodeResult {
   const out = new TaskOutput(task);
+  if (task.frames === undefined) throw new Error('decode task without frames');
   const u8 = new Uint8Array(task.frames, 0, task.byteLength);
   const view = new DataView(task.frames, 0, task.byteLength);
   const errors: DecodeResult['errors'] = [];

@@ -1,0 +1,70 @@
+/**
+ * Where decoded rows wait for their insert: a task's rows are copied out of its shared slot into a
+ * large buffer shared by many tasks, and the buffer is reused once every block that used it has been
+ * inserted. A copy of the rows costs far less than the buffers it saves: a fresh buffer per task
+ * (~1-2 MB at high rates) is external memory to V8, and every 64 MiB of it starts a full GC.
+ *
+ * Bounds: at most `maxSpare` empty buffers are kept; buffers in use are bounded by the rows the
+ * ingest holds (its high-water mark). Rows larger than a buffer get a buffer of their own.
+ */
+
+interface Arena {
+  buf: ArrayBuffer;
+  /** Chunks handed out and not yet released. */
+  refs: number;
+}
+
+export class RowArena {
+  private readonly arenas = new Map<ArrayBuffer, Arena>();
+  private readonly spare: Arena[] = [];
+  private current: Arena | null = null;
+  private pos = 0;
+
+  constructor(private readonly bufferBytes = 4 * 1024 * 1024, private readonly maxSpare = 4) {}
+
+  /** Copies `rows` into an arena buffer; the returned view stays valid until {@link release}d. */
+  copy(rows: Uint8Array): Uint8Array {
+    const n = rows.length;
+    if (n > this.bufferBytes) return rows.slice();
+    let a = this.current;
+    if (a === null || this.pos + n > this.bufferBytes) {
+      if (a !== null) this.retire(a);
+      a = this.spare.pop() ?? this.fresh();
+      this.current = a;
+      this.pos = 0;
+    }
+    const out = new Uint8Array(a.buf, this.pos, n);
+    out.set(rows);
+    this.pos += n;
+    a.refs++;
+    return out;
+  }
+
+  /** Chunks (from {@link copy}) nothing reads any more; others are ignored. */
+  release(chunks: readonly Uint8Array[]): void {
+    for (const c of chunks) {
+      const a = this.arenas.get(c.buffer as ArrayBuffer);
+      if (a === undefined || a.refs === 0) continue;
+      a.refs--;
+      if (a.refs === 0 && a !== this.current) this.retire(a);
+    }
+  }
+
+  /** Buffers this arena holds (in use, current and spare): its memory is this many times bufferBytes. */
+  get buffers(): number {
+    return this.arenas.size;
+  }
+
+  private fresh(): Arena {
+    const a = { buf: new ArrayBuffer(this.bufferBytes), refs: 0 };
+    this.arenas.set(a.buf, a);
+    return a;
+  }
+
+  /** A buffer no longer written to: kept as a spare once empty, else dropped at its last release. */
+  private retire(a: Arena): void {
+    if (a.refs > 0) return;
+    if (this.spare.length < this.maxSpare && !this.spare.includes(a)) this.spare.push(a);
+    else if (!this.spare.includes(a)) this.arenas.delete(a.buf);
+  }
+}

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { FramePacker } from '../../src/telemetry/frame-packer.js';
+import { RowArena } from '../../src/telemetry/row-arena.js';
+import { TaskSlots } from '../../src/telemetry/task-slots.js';
+import { FRAME_HEADER_BYTES } from '../../src/telemetry/worker-protocol.js';
+
+describe('TaskSlots', () => {
+  it('hands out each slot once, takes it back once, and says when none is free', () => {
+    const slots = new TaskSlots(2, 64, 128);
+    const a = slots.acquire();
+    const b = slots.acquire();
+    expect(new Set([a, b])).toEqual(new Set([0, 1]));
+    expect(slots.acquire()).toBe(-1);
+    slots.release(a);
+    expect(() => slots.release(a)).toThrow(/released twice/);
+    expect(slots.acquire()).toBe(a);
+    expect(slots.frames(a).buffer).toBe(slots.forWorkers[a]!.frames);
+    expect(slots.rows(b, 10).buffer).toBe(slots.forWorkers[b]!.rows);
+    expect(slots.rows(b, 10).length).toBe(10);
+  });
+});
+
+describe('FramePacker with slots', () => {
+  const frame = (n: number): Uint8Array => new Uint8Array(n).fill(7);
+
+  it('packs into a shared slot and passes no buffer; falls back to a private buffer when none is free', () => {
+    const slots = new TaskSlots(1, 1024, 1024);
+    const packer = new FramePacker(256, slots);
+    packer.add('r1', 'f1', frame(100), 1);
+    const first = packer.take();
+    expect(first.slot).toBe(0);
+    expect(first.frames).toBeUndefined();
+    expect(new Uint8Array(slots.forWorkers[0]!.frames, FRAME_HEADER_BYTES, 100)).toEqual(frame(100));
+    // The only slot belongs to `first` until released: the next batch packs into a private buffer.
+    packer.add('r1', 'f1', frame(10), 2);
+    const second = packer.take();
+    expect(second.slot).toBe(-1);
+    expect(second.frames).toBeInstanceOf(ArrayBuffer);
+    slots.release(first.slot);
+    packer.add('r1', 'f1', frame(10), 3);
+    expect(packer.take().slot).toBe(0);
+  });
+
+  it('moves a batch that outgrows its slot to a private buffer with every frame, and frees the slot', () => {
+    const slots = new TaskSlots(1, 256, 256);
+    const packer = new FramePacker(64, slots);
+    packer.add('r1', 'f1', frame(100), 1);
+    packer.add('r2', 'f1', frame(300), 2);
+    expect(slots.freeCount).toBe(1); // the slot went back when the batch left it
+    const batch = packer.take();
+    expect(batch.slot).toBe(-1);
+    expect(batch.frameCount).toBe(2);
+    expect(batch.byteLength).toBe(2 * FRAME_HEADER_BYTES + 400);
+    const bytes = new Uint8Array(batch.frames!, 0, batch.byteLength);
+    expect(bytes.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + 100)).toEqual(frame(100));
+    expect(bytes.subarray(2 * FRAME_HEADER_BYTES + 100)).toEqual(frame(300));
+    // The next batch took the slot again.
+    expect(slots.freeCount).toBe(0);
+    packer.dispose();
+    expect(slots.freeCount).toBe(1);
+  });
+});
+
+describe('RowArena', () => {
+  it('copies rows into shared buffers and reuses a buffer once all its rows are released', () => {
+    const arena = new RowArena(64, 1);
+    const a = arena.copy(Uint8Array.of(1, 2, 3));
+    const b = arena.copy(Uint8Array.of(4, 5));
+    expect(a.buffer).toBe(b.buffer);
+    expect([...a, ...b]).toEqual([1, 2, 3, 4, 5]);
+    const c = arena.copy(new Uint8Array(60).fill(9)); // does not fit: a second buffer
+    expect(c.buffer).not.toBe(a.buffer);
+    arena.release([a]);
+    arena.release([a]); // a chunk released twice counts once
+    expect(arena.buffers).toBe(2);
+    arena.release([b]);
+    const d = arena.copy(new Uint8Array(10).fill(1)); // c's buffer is full: the first one is reused
+    expect(d.buffer).toBe(a.buffer);
+    expect([...a]).toEqual([1, 1, 1]); // (a was released: its bytes may be overwritten)
+  });
+
+  it('gives rows larger than a buffer a buffer of their own, and keeps at most maxSpare empty ones', () => {
+    const arena = new RowArena(16, 1);
+    const big = arena.copy(new Uint8Array(40).fill(3));
+    expect(big.buffer.byteLength).toBe(40);
+    arena.release([big]);
+    const chunks = [arena.copy(new Uint8Array(16)), arena.copy(new Uint8Array(16)), arena.copy(new Uint8Array(16))];
+    expect(arena.buffers).toBe(3);
+    arena.release(chunks);
+    // One current buffer and one spare remain; the third is dropped to the GC.
+    expect(arena.buffers).toBe(2);
+  });
+});
