@@ -67,7 +67,7 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   streamMaxSockets: 1_000,
   streamMaxSocketsPerKey: 50,
   streamMaxSocketsPerOrg: 200,
-  heapGrowingPercent: 200,
+  heapGrowingPercent: 100,
 };
 
 const ENV: Record<keyof GatewayTunables, string> = {

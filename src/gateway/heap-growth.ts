@@ -6,11 +6,12 @@
  * most of the gateway's marking runs on helper threads, so V8 judges it cheap and keeps the headroom
  * at about 10% of the live heap (~4 MB of the gateway's ~40 MB). Telemetry at 100,000 samples/s then
  * started a full mark every 0.3-0.4 s although little survived each one: 1.2-1.3 µs of CPU per sample
- * went to the GC helper threads, more than the decode itself. At 200% (limit = 3x the live heap) full
- * GCs became rare and the gateway's CPU per sample fell by a third (bench/README.md, "Issue 12 target 1";
- * measured with telemetry-throughput.mjs at 100k and 400k samples/s). The cost is memory: at most
- * twice the live heap more (~80 MB for a 40 MB heap), and in practice less, because the young
- * generation's collections keep most garbage out of the old one.
+ * went to the GC helper threads, more than the decode itself. The default, 100% (limit = 2x the live
+ * heap), took the gateway's CPU per sample at 100,000 samples/s from 2.4 to ~1.5 µs (200%: ~1.3 µs,
+ * but ~40 MB more RSS at 1,000 robots x 10 Hz, past the 300 MB that load is allowed; bench/README.md,
+ * "Issue 12 targets 1 and 2, same session"). The cost is memory: up to one more live heap of garbage
+ * (~40 MB), less in practice, because the young generation's collections keep most garbage out of the
+ * old one.
  */
 import { setFlagsFromString } from 'node:v8';
 

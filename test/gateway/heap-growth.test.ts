@@ -4,8 +4,8 @@ import { DEFAULT_TUNABLES, tunablesFromEnv } from '../../src/config.js';
 import { applyHeapGrowth } from '../../src/gateway/heap-growth.js';
 
 describe('heap growth (FLEETGW_HEAP_GROWING_PERCENT)', () => {
-  it('defaults to 200 and is read from the environment, named when invalid', () => {
-    expect(DEFAULT_TUNABLES.heapGrowingPercent).toBe(200);
+  it('defaults to 100 and is read from the environment, named when invalid', () => {
+    expect(DEFAULT_TUNABLES.heapGrowingPercent).toBe(100);
     expect(tunablesFromEnv({ FLEETGW_HEAP_GROWING_PERCENT: '50' }).heapGrowingPercent).toBe(50);
     expect(() => tunablesFromEnv({ FLEETGW_HEAP_GROWING_PERCENT: '0' })).toThrow(/FLEETGW_HEAP_GROWING_PERCENT/);
   });

@@ -70,6 +70,21 @@ describe('telemetry ingest into chdb', () => {
     expect(decodeSnapshot(store.snapshots.get('robot-0'))!.tsMs).toBe(t0 + 39_000 + 240);
   });
 
+  it('stores every row when batches outnumber the shared task slots and one frame outgrows its slot', async () => {
+    const t0 = Math.floor(Date.now() / 1000) * 1000 - 1_800_000;
+    // 60 batches of 50 frames pushed in one turn: far more than the 7 slots, so later batches pack into
+    // private buffers; one 15,000-sample frame (~1.5 MB) does not fit a 1.25 MiB slot either.
+    for (let f = 0; f < 3_000; f++) ingest.push(`slot-robot-${f % 10}`, 'fleet-slots', encodeBatch(t0 + f * 10, 2, f * 2));
+    ingest.push('slot-robot-big', 'fleet-slots', encodeBatch(t0, 15_000, 0));
+    await ingest.flush();
+    const counts = await ingest.sampleStore.queryText(
+      "SELECT count(), uniqExact(robot_id, ts_ms) FROM telemetry_samples WHERE fleet_id = 'fleet-slots'",
+    );
+    expect(counts.trim()).toBe('21000\t21000');
+    expect(ingest.stats().queueBytes).toBe(0);
+    expect(decodeSnapshot(store.snapshots.get('slot-robot-9'))!.tsMs).toBe(t0 + 2_999 * 10 + 10);
+  });
+
   it('round-trips strings with quotes, tabs, newlines, backslashes and non-ASCII', async () => {
     const nasty = ["it's", 'tab\there', 'new\nline', 'back\\slash', 'ünïcødé ✓', "[',']"];
     ingest.push('robot-\tx', 'fleet-esc', encodeSamples([sample(Date.now(), 1, { faults: nasty, mode: 'man\\ual\t1', runId: '' })]));
