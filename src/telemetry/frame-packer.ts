@@ -120,8 +120,14 @@ export class FramePacker {
 
   /** Gives the slot of a batch being filled back (close: the batch was never taken). */
   dispose(): void {
-    if (this.slot !== -1) this.slots?.release(this.slot);
+    if (this.slot === -1) return;
+    this.slots?.release(this.slot);
     this.slot = -1;
+    // Never keep a view of a slot that is not ours (a later add() would write into it).
+    this.buf = new Uint8Array(new ArrayBuffer(this.initialBytes));
+    this.view = new DataView(this.buf.buffer);
+    this.pos = 0;
+    this.count = 0;
   }
 
   private push(robotId: string, fleetId: string): number {

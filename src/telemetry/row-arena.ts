@@ -19,12 +19,16 @@ export class RowArena {
   private readonly spare: Arena[] = [];
   private current: Arena | null = null;
   private pos = 0;
+  /** Chunks handed out and not released: a chunk counts once, however often it is released. */
+  private readonly live = new WeakSet<Uint8Array>();
 
   constructor(private readonly bufferBytes = 4 * 1024 * 1024, private readonly maxSpare = 4) {}
 
   /** Copies `rows` into an arena buffer; the returned view stays valid until {@link release}d. */
   copy(rows: Uint8Array): Uint8Array {
     const n = rows.length;
+    // No rows (every frame of the task was corrupt): nothing to hold, no buffer to pin.
+    if (n === 0) return new Uint8Array(0);
     if (n > this.bufferBytes) return rows.slice();
     let a = this.current;
     if (a === null || this.pos + n > this.bufferBytes) {
@@ -37,12 +41,14 @@ export class RowArena {
     out.set(rows);
     this.pos += n;
     a.refs++;
+    this.live.add(out);
     return out;
   }
 
   /** Chunks (from {@link copy}) nothing reads any more; others are ignored. */
   release(chunks: readonly Uint8Array[]): void {
     for (const c of chunks) {
+      if (!this.live.delete(c)) continue;
       const a = this.arenas.get(c.buffer as ArrayBuffer);
       if (a === undefined || a.refs === 0) continue;
       a.refs--;

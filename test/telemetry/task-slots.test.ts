@@ -71,12 +71,21 @@ describe('RowArena', () => {
     const c = arena.copy(new Uint8Array(60).fill(9)); // does not fit: a second buffer
     expect(c.buffer).not.toBe(a.buffer);
     arena.release([a]);
-    arena.release([a]); // a chunk released twice counts once
-    expect(arena.buffers).toBe(2);
+    arena.release([a]); // a chunk released twice counts once: b still holds the buffer
+    arena.release([new Uint8Array(a.buffer, 0, 3)]); // a view it did not hand out counts not at all
+    expect(arena.copy(new Uint8Array(60)).buffer).not.toBe(a.buffer);
+    expect([...b]).toEqual([4, 5]);
     arena.release([b]);
-    const d = arena.copy(new Uint8Array(10).fill(1)); // c's buffer is full: the first one is reused
+    const d = arena.copy(new Uint8Array(10).fill(1)); // the first buffer is free again and reused
     expect(d.buffer).toBe(a.buffer);
     expect([...a]).toEqual([1, 1, 1]); // (a was released: its bytes may be overwritten)
+  });
+
+  it('holds no buffer for a task without rows', () => {
+    const arena = new RowArena(16, 1);
+    const empty = arena.copy(new Uint8Array(0));
+    expect(empty.length).toBe(0);
+    expect(arena.buffers).toBe(0);
   });
 
   it('gives rows larger than a buffer a buffer of their own, and keeps at most maxSpare empty ones', () => {
