@@ -24,4 +24,12 @@ import { setFlagsFromString } from 'node:v8';
 export function applyHeapGrowth(percent: number, setFlags: (flags: string) => void = setFlagsFromString): void {
   if (!Number.isSafeInteger(percent) || percent < 1) throw new Error(`heap growing percent must be a positive integer, got ${percent}`);
   setFlags(`--heap-growing-percent=${percent}`);
+  applied = percent;
 }
+
+/** What this process last set (V8 has no API to read a flag back); null before any gateway started. */
+export function appliedHeapGrowingPercent(): number | null {
+  return applied;
+}
+
+let applied: number | null = null;

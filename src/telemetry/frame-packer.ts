@@ -76,7 +76,7 @@ export class FramePacker {
     this.count++;
   }
 
-  /** Hands the current batch over (its buffer will be transferred) and starts an empty one. */
+  /** Hands the current batch over (its slot, or its private buffer to transfer) and starts an empty one. */
   take(): PackedBatch {
     const out: PackedBatch = {
       ...(this.slot === -1 ? { frames: this.buf.buffer as ArrayBuffer } : {}),

@@ -146,6 +146,8 @@ export interface TelemetryIngestStats {
   /** Frames whose live decode or publish threw (a bug; their rows are stored all the same). */
   liveErrors: number;
   paused: boolean;
+  /** Shared task slots held now: by the batch being filled, tasks in the pool, results not yet applied. */
+  taskSlotsInUse: number;
   /** Linux thread ids of the decode workers seen so far (at most 64): CPU per thread from /proc. */
   decodeThreadIds: number[];
 }
@@ -257,8 +259,6 @@ class Ingest implements TelemetryIngest {
   private readonly storeBatchAgeMs: number;
   /** Created at the first frame someone watches. */
   private liveDecoder: LiveDecoder | null = null;
-  // Small first buffer: at low rates a 20-100 ms batch is tens of kB (it grows, and then sizes itself
-  // like the previous batch, at high rates).
   private readonly packer: FramePacker;
   private readonly gate: WatermarkGate;
   private readonly inserts: InsertQueue;
@@ -301,7 +301,8 @@ class Ingest implements TelemetryIngest {
     recovery: SpoolRecovery,
     private readonly slots: TaskSlots,
   ) {
-    // Small first private buffer: at low rates a 20-100 ms batch is tens of kB (slots are the rule).
+    // Slots are the rule; a private buffer (no slot free) starts small and sizes itself like the
+    // previous batch.
     this.packer = new FramePacker(32 * 1024, slots);
     this.storeKind = sampleStore.kind;
     this.log = opts.log ?? pino({ enabled: false });
@@ -445,6 +446,7 @@ class Ingest implements TelemetryIngest {
       insertErrors: q.insertErrors,
       snapshotsWritten: this.snapshots.written,
       paused: this.gate.isPaused,
+      taskSlotsInUse: this.slots.size - this.slots.freeCount,
       decodeThreadIds: [...this.decodeThreadIds],
     };
   }
@@ -486,8 +488,8 @@ class Ingest implements TelemetryIngest {
         .then(
           (r) => this.settle(seq, bytes, r, robotIds, points, slot),
           (e: unknown) => {
-            // Only a crashed worker gets here (bad input is answered, not thrown); the frames were
-            // transferred to it and are gone. Counted and logged: it is a bug to fix, not a policy.
+            // Only a crashed worker gets here (bad input is answered, not thrown); its frames are
+            // gone (its slot is released in order at settle). Counted and logged: it is a bug to fix, not a policy.
             this.s.workerErrors++;
             this.s.framesLost += frames;
             this.log.error({ err: e, frames }, 'telemetry decode task failed');

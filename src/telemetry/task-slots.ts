@@ -69,6 +69,10 @@ export class TaskSlots {
     return this.rowsViews[slot]!.subarray(0, length);
   }
 
+  get size(): number {
+    return this.shared.length;
+  }
+
   get freeCount(): number {
     return this.free.length;
   }

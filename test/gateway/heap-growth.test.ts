@@ -1,7 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TUNABLES, tunablesFromEnv } from '../../src/config.js';
-import { applyHeapGrowth } from '../../src/gateway/heap-growth.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startGateway } from '../../src/gateway/gateway.js';
+import { applyHeapGrowth, appliedHeapGrowingPercent } from '../../src/gateway/heap-growth.js';
 
 describe('heap growth (FLEETGW_HEAP_GROWING_PERCENT)', () => {
   it('defaults to 100 and is read from the environment, named when invalid', () => {
@@ -22,4 +26,15 @@ describe('heap growth (FLEETGW_HEAP_GROWING_PERCENT)', () => {
     const options = execFileSync(process.execPath, ['--v8-options'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
     expect(options).toContain('--heap-growing-percent');
   });
+
+  it('a starting gateway applies its tunable to the process', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleetgw-heap-growth-'));
+    const gw = await startGateway({ dataDir: dir, host: '127.0.0.1', httpPort: 0, grpcPort: 0, clickhouseUrl: null, tls: 'insecure', tunables: { heapGrowingPercent: 37 } });
+    try {
+      expect(appliedHeapGrowingPercent()).toBe(37);
+    } finally {
+      await gw.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

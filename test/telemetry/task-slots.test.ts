@@ -58,6 +58,12 @@ describe('FramePacker with slots', () => {
     expect(slots.freeCount).toBe(0);
     packer.dispose();
     expect(slots.freeCount).toBe(1);
+    // The slot now belongs to someone else: the packer must not write into it any more.
+    const other = slots.acquire();
+    slots.frames(other).fill(0);
+    packer.add('r3', 'f1', frame(20), 3);
+    expect(slots.frames(other).every((b) => b === 0)).toBe(true);
+    expect(packer.take().slot).toBe(-1);
   });
 });
 
