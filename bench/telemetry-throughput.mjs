@@ -139,6 +139,7 @@ async function main() {
         rowsPerS: prevIngest ? Math.round((st.rowsWritten - prevIngest.rowsWritten) / ((st.tMs - prevIngest.tMs) / 1000)) : 0,
         rowsWritten: st.rowsWritten, queueMiB: Number((st.queueBytes / 1048576).toFixed(1)), tasksInFlight: st.tasksInFlight,
         insertsInFlight: st.insertsInFlight, inserts: st.inserts, paused: st.paused, ageMs: now - st.tMs,
+        rowArenaBuffers: st.rowArenaBuffers, rowArenaAllocated: st.rowArenaAllocated,
       };
       prevIngest = st;
       return out;

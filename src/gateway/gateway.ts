@@ -219,6 +219,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     alertsUnresolved: () => alerts.service.unresolvedCount,
   });
   const stopKeySweep = startKeyRevocationSweep({ hub, tickets, keyUsable, log: logFor('telemetry') });
+  // Distance and operating time of robots, from the telemetry snapshots the ingest writes.
+  const usageMeter = new UsageMeter(store, { log: logFor('fleet') });
   const ingest = await createTelemetryIngest({
     store,
     dataDir: opts.dataDir,
@@ -231,7 +233,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     live: hub,
     foxglove,
     // At most once a second per robot (the snapshot interval), never per sample.
-    onSnapshot: (robotId, value) => alerts.telemetry.onSnapshot(robotId, value),
+    onSnapshot: (robotId, value) => {
+      alerts.telemetry.onSnapshot(robotId, value);
+      usageMeter.observe(robotId, value);
+    },
     insert: {
       onInsert: (a) => {
         metrics.insertDone(a.ok, a.durationMs);
@@ -277,8 +282,6 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       updated: (f) => alerts.faults.onFaultRaised(f),
     });
     link.listen({ onHealthReport: (robotId, report) => applyHealthReport(store, faults, robotId, report, Date.now()) });
-    // Distance and operating time of online robots, from their telemetry snapshots.
-    const usageMeter = new UsageMeter(store, { online: () => online, log: logFor('fleet') });
     ingest.onBackpressure((paused) => link.setReadPaused(paused));
     const advertised = new AdvertisedProfiles(link);
     ingest.onBackpressure((paused) => metrics.backpressure(paused));

@@ -4,9 +4,30 @@
  * inserted. A copy of the rows costs far less than the buffers it saves: a fresh buffer per task
  * (~1-2 MB at high rates) is external memory to V8, and every 64 MiB of it starts a full GC.
  *
+ * Spares: an emptied buffer is kept for the next rows, up to `maxSpare` (the ingest passes its
+ * high-water mark in buffers), so a steady load reuses the same buffers. Why so many: at 400,000
+ * samples/s about 90 MB of rows wait for each once-a-second insert; with only 4 spares kept, the
+ * ~18 buffers freed by each insert were dropped and allocated again, and each of those lives long
+ * enough to reach the old generation, where V8 counts its bytes against the old-generation limit until
+ * the next full GC: ~70 MB/s of them started a full GC every 0.7 s (bench/README.md, issue 12).
+ * Spares nobody needed for `trimMs` are given back to the GC down to `keepSpare`, so a burst does not
+ * pin its peak for good.
+ *
  * Bounds: at most `maxSpare` empty buffers are kept; buffers in use are bounded by the rows the
  * ingest holds (its high-water mark). Rows larger than a buffer get a buffer of their own.
  */
+
+export interface RowArenaOptions {
+  /** Bytes per buffer (default 4 MiB). */
+  bufferBytes?: number;
+  /** Most empty buffers kept (default 4). */
+  maxSpare?: number;
+  /** Spares kept however long they stay unused (default 4, at most maxSpare). */
+  keepSpare?: number;
+  /** A spare unused this long is dropped (down to keepSpare); default 10 s. */
+  trimMs?: number;
+  now?: () => number;
+}
 
 interface Arena {
   buf: ArrayBuffer;
@@ -21,8 +42,25 @@ export class RowArena {
   private pos = 0;
   /** Chunks handed out and not released: a chunk counts once, however often it is released. */
   private readonly live = new WeakSet<Uint8Array>();
+  private readonly bufferBytes: number;
+  private readonly maxSpare: number;
+  private readonly keepSpare: number;
+  private readonly trimMs: number;
+  private readonly now: () => number;
+  /** Fewest spares there were since `trimmedAtMs`: that many were not needed in that time. */
+  private minSpare = 0;
+  private trimmedAtMs: number;
+  /** Buffers allocated since start (a steady load allocates none). */
+  allocated = 0;
 
-  constructor(private readonly bufferBytes = 4 * 1024 * 1024, private readonly maxSpare = 4) {}
+  constructor(opts: RowArenaOptions = {}) {
+    this.bufferBytes = opts.bufferBytes ?? 4 * 1024 * 1024;
+    this.maxSpare = opts.maxSpare ?? 4;
+    this.keepSpare = Math.min(this.maxSpare, opts.keepSpare ?? 4);
+    this.trimMs = opts.trimMs ?? 10_000;
+    this.now = opts.now ?? Date.now;
+    this.trimmedAtMs = this.now();
+  }
 
   /** Copies `rows` into an arena buffer; the returned view stays valid until {@link release}d. */
   copy(rows: Uint8Array): Uint8Array {
@@ -33,7 +71,9 @@ export class RowArena {
     let a = this.current;
     if (a === null || this.pos + n > this.bufferBytes) {
       if (a !== null) this.retire(a);
+      this.trim();
       a = this.spare.pop() ?? this.fresh();
+      if (this.spare.length < this.minSpare) this.minSpare = this.spare.length;
       this.current = a;
       this.pos = 0;
     }
@@ -56,12 +96,31 @@ export class RowArena {
     }
   }
 
+  /** Empty buffers kept for reuse. */
+  get spares(): number {
+    return this.spare.length;
+  }
+
   /** Buffers this arena holds (in use, current and spare): its memory is this many times bufferBytes. */
   get buffers(): number {
     return this.arenas.size;
   }
 
+  /**
+   * Drops the spares that stayed unused for a whole `trimMs` (down to keepSpare). Runs when a buffer
+   * is taken; the ingest also calls it on a timer, so an idle gateway gives its spares back.
+   */
+  trim(): void {
+    const t = this.now();
+    if (t - this.trimmedAtMs < this.trimMs) return;
+    let drop = Math.min(this.minSpare, this.spare.length - this.keepSpare);
+    while (drop-- > 0) this.arenas.delete(this.spare.shift()!.buf);
+    this.minSpare = this.spare.length;
+    this.trimmedAtMs = t;
+  }
+
   private fresh(): Arena {
+    this.allocated++;
     const a = { buf: new ArrayBuffer(this.bufferBytes), refs: 0 };
     this.arenas.set(a.buf, a);
     return a;

@@ -68,13 +68,41 @@ export interface SnapshotConditions {
   estop: boolean;
 }
 
-// The last of the columns SnapshotConditions needs, in table order: reading stops there.
-const CONDITIONS_LAST_COLUMN = (() => {
-  const wanted = new Set(['fleet_id', 'ts_ms', 'battery_pct', 'charging', 'estop']);
+/** The last of `columns` in table order: a prefix read stops there. */
+function lastColumnOf(columns: readonly string[]): string {
+  const wanted = new Set(columns);
   let last = '';
   for (const f of SAMPLE_FIELDS) if (wanted.has(f.column)) last = f.column;
   return last;
-})();
+}
+
+const CONDITIONS_LAST_COLUMN = lastColumnOf(['fleet_id', 'ts_ms', 'battery_pct', 'charging', 'estop']);
+const POSITION_LAST_COLUMN = lastColumnOf(['ts_ms', 'received_at_ms', 'lat', 'lon']);
+
+/** What the usage meter reads from a robot's snapshot: its clocks and position. */
+export interface SnapshotPosition {
+  /** Robot clock of the sample. */
+  tsMs: number;
+  /** Gateway clock when the sample arrived. */
+  receivedAtMs: number;
+  lat: number;
+  lon: number;
+}
+
+/**
+ * The clocks and position of a snapshot as the snapshot writer puts it (format byte + row), reading
+ * only the row's leading columns (no object per field); undefined when it cannot be read.
+ */
+export function snapshotPosition(value: Uint8Array): SnapshotPosition | undefined {
+  if (value[0] !== SNAPSHOT_FORMAT) return undefined;
+  let v;
+  try {
+    v = readRowPrefix(value.subarray(1), POSITION_LAST_COLUMN);
+  } catch {
+    return undefined;
+  }
+  return { tsMs: Number(v.ts_ms), receivedAtMs: Number(v.received_at_ms), lat: v.lat as number, lon: v.lon as number };
+}
 
 /**
  * The e-stop and battery of a stored snapshot (the value `snapshots.get()` returns, or the bytes the

@@ -37,8 +37,11 @@ export function alertWorld(robots = 2): AlertWorld {
   };
 }
 
-/** A stored snapshot (format byte + RowBinary row) of a robot with the given e-stop and battery. */
-export function snapshotBytes(robotId: string, fleetId: string, v: { estop?: boolean; batteryPct?: number; tsMs?: number }): Uint8Array {
+/** A stored snapshot (format byte + RowBinary row) of a robot with the given e-stop, battery, clocks and position. */
+export function snapshotBytes(
+  robotId: string, fleetId: string,
+  v: { estop?: boolean; batteryPct?: number; tsMs?: number; receivedAtMs?: number; lat?: number; lon?: number },
+): Uint8Array {
   const values: RowValues = {};
   for (const f of SAMPLE_FIELDS) {
     values[f.column] = f.rowType === 'String' ? '' : f.rowType === 'Int64' ? 0 : f.rowType === 'UInt8' ? false : f.rowType === 'Array(String)' ? [] : 0;
@@ -48,6 +51,9 @@ export function snapshotBytes(robotId: string, fleetId: string, v: { estop?: boo
   values.ts_ms = v.tsMs ?? Date.now();
   values.estop = v.estop ?? false;
   values.battery_pct = v.batteryPct ?? 80;
+  values.received_at_ms = v.receivedAtMs ?? values.ts_ms;
+  values.lat = v.lat ?? 0;
+  values.lon = v.lon ?? 0;
   const w = new ByteWriter(1024);
   writeRowFromValues(w, values);
   return snapshotValue(w.copyOut());

@@ -69,7 +69,7 @@ describe('FramePacker with slots', () => {
 
 describe('RowArena', () => {
   it('copies rows into shared buffers and reuses a buffer once all its rows are released', () => {
-    const arena = new RowArena(64, 1);
+    const arena = new RowArena({ bufferBytes: 64, maxSpare: 1 });
     const a = arena.copy(Uint8Array.of(1, 2, 3));
     const b = arena.copy(Uint8Array.of(4, 5));
     expect(a.buffer).toBe(b.buffer);
@@ -88,14 +88,14 @@ describe('RowArena', () => {
   });
 
   it('holds no buffer for a task without rows', () => {
-    const arena = new RowArena(16, 1);
+    const arena = new RowArena({ bufferBytes: 16, maxSpare: 1 });
     const empty = arena.copy(new Uint8Array(0));
     expect(empty.length).toBe(0);
     expect(arena.buffers).toBe(0);
   });
 
   it('gives rows larger than a buffer a buffer of their own, and keeps at most maxSpare empty ones', () => {
-    const arena = new RowArena(16, 1);
+    const arena = new RowArena({ bufferBytes: 16, maxSpare: 1 });
     const big = arena.copy(new Uint8Array(40).fill(3));
     expect(big.buffer.byteLength).toBe(40);
     arena.release([big]);
@@ -104,5 +104,25 @@ describe('RowArena', () => {
     arena.release(chunks);
     // One current buffer and one spare remain; the third is dropped to the GC.
     expect(arena.buffers).toBe(2);
+  });
+
+  it('keeps up to maxSpare emptied buffers so a steady load allocates none, and gives back spares unused for trimMs', () => {
+    let now = 0;
+    const arena = new RowArena({ bufferBytes: 16, maxSpare: 8, keepSpare: 2, trimMs: 1_000, now: () => now });
+    const round = (): Uint8Array[] => Array.from({ length: 6 }, () => arena.copy(new Uint8Array(16)));
+    arena.release(round()); // one "insert" of six buffers
+    expect(arena.allocated).toBe(6);
+    for (let i = 0; i < 5; i++) arena.release(round());
+    expect(arena.allocated).toBe(6); // the steady rounds reuse the five spares and the current buffer
+    const held = arena.buffers;
+    expect(held).toBe(6);
+    expect(arena.spares).toBe(5);
+    now += 1_500;
+    arena.trim(); // starts a window: every spare was needed in the last one
+    expect(arena.buffers).toBe(held);
+    now += 1_500;
+    arena.trim(); // nobody took a spare for a whole window: down to keepSpare
+    expect(arena.spares).toBe(2);
+    expect(arena.buffers).toBe(3);
   });
 });

@@ -1,32 +1,34 @@
 /**
  * Keeps each robot's usage totals (usage.ts).
  *
- * Distance and operating time come from the robot's telemetry snapshot (the newest sample the ingest
- * wrote to LMDB, at most one a second): every `pollMs` the meter reads the snapshot of each online
- * robot and, when a newer sample arrived, adds the distance between the two positions and the gateway
- * time between them. A gap longer than `maxGapMs` (the robot was offline or silent) adds neither; a
- * jump faster than `maxSpeedMps` (a GPS glitch, a robot carried away) adds no distance.
+ * Distance and operating time come from the robot's telemetry snapshots: the ingest's snapshot writer
+ * tells the meter of each snapshot it writes (the robot's newest sample, at most one a second per
+ * robot: `observe`), and the meter adds the distance between that position and the last one it
+ * measured, and the gateway time between them. A gap longer than `maxGapMs` (the robot was offline or
+ * silent) adds neither; a jump faster than `maxSpeedMps` (a GPS glitch, a robot carried away) adds no
+ * distance.
+ *
+ * Why pushed, not polled: reading and decoding every online robot's snapshot from LMDB once a second
+ * was 6% of the gateway's main thread at 1,000 robots x 10 Hz (bench/README.md, issue 12); the writer
+ * already holds the bytes, and only the row's leading columns are read.
  *
  * Missions completed and failed are counted as runs finish (`runFinished`, fed by the run tracker)
  * and saved at once; a robot's first record starts from the run records kept at that time, so
  * reading the details never walks the run history.
  *
  * Distance and time are written to LMDB every `saveEveryMs` and when the meter stops, so a crash loses
- * at most that much measuring. Cost: one LMDB read and decode per online robot per poll (microseconds).
- * Memory: one small slot per robot seen since start (bounded by the registered robots).
+ * at most that much measuring. Cost: one prefix read of a row per written snapshot (about a
+ * microsecond). Memory: one small slot per robot seen since start (bounded by the registered robots).
  */
 import type { Logger } from 'pino';
 import type { RunRecord, RunState } from '../../missions/runs/records.js';
 import { isFinished } from '../../missions/runs/runs.js';
 import type { Store } from '../../store/lmdb.js';
-import { decodeSnapshot } from '../../telemetry/snapshot-codec.js';
+import { snapshotPosition, type SnapshotPosition } from '../../telemetry/snapshot-codec.js';
 import { missionCounts } from './details.js';
 import { saveUsage, usageOf, type RobotUsageRecord } from './usage.js';
 
 export interface UsageMeterOptions {
-  /** Robots whose link is up now. */
-  online(): Iterable<string>;
-  pollMs?: number;
   maxGapMs?: number;
   maxSpeedMps?: number;
   saveEveryMs?: number;
@@ -36,7 +38,7 @@ export interface UsageMeterOptions {
 interface Slot {
   rec: RobotUsageRecord;
   /** The last snapshot measured (null before the first). */
-  last: { tsMs: number; receivedAtMs: number; lat: number; lon: number } | null;
+  last: SnapshotPosition | null;
   dirty: boolean;
 }
 
@@ -53,31 +55,26 @@ export function haversineM(lat1: number, lon1: number, lat2: number, lon2: numbe
 
 export class UsageMeter {
   private readonly slots = new Map<string, Slot>();
-  private pollTimer: NodeJS.Timeout | null = null;
   private saveTimer: NodeJS.Timeout | null = null;
   private readonly maxGapMs: number;
   private readonly maxSpeedMps: number;
 
   constructor(
     private readonly store: Store,
-    private readonly opts: UsageMeterOptions,
+    private readonly opts: UsageMeterOptions = {},
   ) {
     this.maxGapMs = opts.maxGapMs ?? 10_000;
     this.maxSpeedMps = opts.maxSpeedMps ?? 20;
   }
 
   start(): void {
-    this.pollTimer = setInterval(() => this.poll(), this.opts.pollMs ?? 1000);
-    this.pollTimer.unref();
     this.saveTimer = setInterval(() => void this.save(), this.opts.saveEveryMs ?? 10_000);
     this.saveTimer.unref();
   }
 
-  /** Stops polling and writes what was measured since the last save. */
+  /** Stops the periodic save and writes what was measured since the last save. */
   async stop(): Promise<void> {
-    if (this.pollTimer) clearInterval(this.pollTimer);
     if (this.saveTimer) clearInterval(this.saveTimer);
-    this.pollTimer = null;
     this.saveTimer = null;
     await this.save();
   }
@@ -98,28 +95,29 @@ export class UsageMeter {
     void saveUsage(this.store, { ...slot.rec }).catch((err: unknown) => this.opts.log?.error({ err, robotId: run.robotId }, 'robot usage totals could not be written'));
   }
 
-  /** Reads each online robot's snapshot once (also called by tests). */
-  poll(): void {
-    for (const robotId of this.opts.online()) {
-      const snap = decodeSnapshot(this.store.snapshots.get(robotId));
-      if (snap === undefined) continue;
-      const slot = this.slotOf(robotId);
-      if (slot === undefined) continue;
-      const last = slot.last;
-      if (last !== null && snap.tsMs <= last.tsMs) continue;
-      if (last !== null) {
-        const dtMs = snap.receivedAtMs - last.receivedAtMs;
-        if (dtMs > 0 && dtMs <= this.maxGapMs) {
-          slot.rec.operatingMs += dtMs;
-          const d = haversineM(last.lat, last.lon, snap.latitude, snap.longitude);
-          if (Number.isFinite(d) && d / (dtMs / 1000) <= this.maxSpeedMps) slot.rec.distanceM += d;
-        }
+  /**
+   * A snapshot of `robotId` was written (the snapshot writer's `onWritten`: format byte + row, read
+   * before returning, not kept). A snapshot not newer than the last one measured adds nothing.
+   */
+  observe(robotId: string, value: Uint8Array): void {
+    const snap = snapshotPosition(value);
+    if (snap === undefined) return;
+    const slot = this.slotOf(robotId);
+    if (slot === undefined) return;
+    const last = slot.last;
+    if (last !== null && snap.tsMs <= last.tsMs) return;
+    if (last !== null) {
+      const dtMs = snap.receivedAtMs - last.receivedAtMs;
+      if (dtMs > 0 && dtMs <= this.maxGapMs) {
+        slot.rec.operatingMs += dtMs;
+        const d = haversineM(last.lat, last.lon, snap.lat, snap.lon);
+        if (Number.isFinite(d) && d / (dtMs / 1000) <= this.maxSpeedMps) slot.rec.distanceM += d;
       }
-      slot.rec.firstSeenAtMs ??= snap.receivedAtMs;
-      slot.rec.lastSeenAtMs = Math.max(slot.rec.lastSeenAtMs ?? 0, snap.receivedAtMs);
-      slot.last = { tsMs: snap.tsMs, receivedAtMs: snap.receivedAtMs, lat: snap.latitude, lon: snap.longitude };
-      slot.dirty = true;
     }
+    slot.rec.firstSeenAtMs ??= snap.receivedAtMs;
+    slot.rec.lastSeenAtMs = Math.max(slot.rec.lastSeenAtMs ?? 0, snap.receivedAtMs);
+    slot.last = snap;
+    slot.dirty = true;
   }
 
   /** The robot's slot: from memory, else its stored record, else a new record seeded from its runs. */
