@@ -7,6 +7,7 @@ import { pino, type Logger } from 'pino';
 import { Server, ServerCredentials, status, type ChannelOptions } from '@grpc/grpc-js';
 import type { Store } from '../store/lmdb.js';
 import { authenticateRobot } from './auth.js';
+import { widenConnectionWindow } from './connection-window.js';
 import { addHealthAndReflection } from './health-reflection.js';
 import type { LinkConflictOptions } from './link-conflict.js';
 import { RobotRegistry } from './registry.js';
@@ -74,6 +75,13 @@ export async function startRobotLinkServer(opts: RobotLinkServerOptions): Promis
   };
   const server = new Server(options);
   const registry = new RobotRegistry(log, opts.linkConflict);
+  let windowUnavailableLogged = false;
+  // Once per authenticated connection (connection-window.ts says why).
+  const widen = (call: object): void => {
+    if (widenConnectionWindow(call) !== 'unavailable' || windowUnavailableLogged) return;
+    windowUnavailableLogged = true;
+    log.warn('robot link: could not widen a robot connection\'s HTTP/2 window (grpc-js internals changed?); telemetry works, at more CPU per sample');
+  };
 
   server.addService(robotLinkServiceDefinition, {
     Connect: (call: RobotCall) => {
@@ -83,6 +91,7 @@ export async function startRobotLinkServer(opts: RobotLinkServerOptions): Promis
         call.emit('error', { code: status.UNAUTHENTICATED, details: 'invalid robot credentials' });
         return;
       }
+      widen(call);
       registry.add(new RobotSession(robot, call, registry, helloTimeoutMs));
     },
     PublishTelemetry: (call: TelemetryCall) => {
@@ -92,6 +101,7 @@ export async function startRobotLinkServer(opts: RobotLinkServerOptions): Promis
         call.emit('error', { code: status.UNAUTHENTICATED, details: 'invalid robot credentials' });
         return;
       }
+      widen(call);
       registry.attachTelemetry(robot.robotId, call);
     },
   });
