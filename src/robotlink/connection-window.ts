@@ -4,8 +4,9 @@
  * Why: Node's HTTP/2 gives the connection-level window back as soon as data arrives, so nghttp2 sends
  * a WINDOW_UPDATE every time half of the 64 KiB default has been received, and Node writes pending
  * frames after every socket read: at 400,000 telemetry samples/s that was a `writev` per read, 10% of
- * the gateway's main thread (perf, bench/README.md "Issue 12"). With an 8 MiB connection window the
- * updates are 128x rarer. grpc-js has no server option for it (`grpc-node.flow_control_window` is
+ * the gateway's main thread over one shared connection (perf, bench/README.md "Issue 12"). With an
+ * 8 MiB connection window the connection-level updates are 128x rarer; each stream still sends its own
+ * every 32 KiB, so a robot with a connection of its own gains little. grpc-js has no server option for it (`grpc-node.flow_control_window` is
  * client-only), so the session is reached through the call.
  *
  * What it does not change: each stream keeps its own 64 KiB window, and that is what holds a paused
@@ -19,21 +20,20 @@ export const ROBOT_CONNECTION_WINDOW_BYTES = 8 * 1024 * 1024;
 
 /** A grpc-js server call, as far as reaching its HTTP/2 session goes (grpc-js internals, checked at run time). */
 interface CallInternals {
-  call?: { stream?: { session?: Http2Session }; nextCall?: CallInternals['call'] };
+  call?: { stream?: { session?: Http2Session; destroyed?: boolean }; nextCall?: CallInternals['call'] };
 }
 
 const widened = new WeakSet<Http2Session>();
 
 /**
- * The HTTP/2 session a grpc-js server call runs on, or undefined when grpc-js no longer exposes it
- * (a test pins this for the installed grpc-js).
+ * The HTTP/2 session a grpc-js server call runs on; 'closing' when its stream is already destroyed;
+ * undefined when grpc-js no longer exposes it (a test pins this for the installed grpc-js).
  */
-export function sessionOfCall(call: object): Http2Session | undefined {
+export function sessionOfCall(call: object): Http2Session | 'closing' | undefined {
   let c = (call as CallInternals).call;
   // Server interceptors wrap the base call; walk down to it.
   for (let depth = 0; c !== undefined && depth < 8; depth++) {
-    const session = c.stream?.session;
-    if (session !== undefined) return session;
+    if (c.stream !== undefined) return c.stream.session ?? (c.stream.destroyed === true ? 'closing' : undefined);
     c = c.nextCall;
   }
   return undefined;
@@ -47,6 +47,7 @@ export function sessionOfCall(call: object): Http2Session | undefined {
  */
 export function widenConnectionWindow(call: object, bytes = ROBOT_CONNECTION_WINDOW_BYTES): 'widened' | 'already' | 'closing' | 'unavailable' {
   const session = sessionOfCall(call);
+  if (session === 'closing') return 'closing';
   if (session === undefined || typeof session.setLocalWindowSize !== 'function') return 'unavailable';
   if (widened.has(session)) return 'already';
   try {

@@ -36,13 +36,13 @@ import { LiveDecoder } from './live-decoder.js';
 import { pino, type Logger } from 'pino';
 import type { SampleStore, StoreKind } from './sample-store.js';
 import { RowArena } from './row-arena.js';
-
-/** Size of one row buffer (row-arena.ts). */
-const ROW_ARENA_BUFFER_BYTES = 4 * 1024 * 1024;
 import { SnapshotWriter } from './snapshot-writer.js';
 import { TaskSlots } from './task-slots.js';
 import { TelemetrySpool, type SpoolRecovery } from './spool.js';
 import type { DecodeResult } from './worker-protocol.js';
+
+/** Size of one row buffer (row-arena.ts). */
+const ROW_ARENA_BUFFER_BYTES = 4 * 1024 * 1024;
 
 export interface TelemetryIngestOptions {
   /** LMDB store; snapshots go to `store.snapshots`. */

@@ -5,13 +5,12 @@
  * (~1-2 MB at high rates) is external memory to V8, and every 64 MiB of it starts a full GC.
  *
  * Spares: an emptied buffer is kept for the next rows, up to `maxSpare` (the ingest passes its
- * high-water mark in buffers), so a steady load reuses the same buffers. Why so many: at 400,000
- * samples/s about 90 MB of rows wait for each once-a-second insert; with only 4 spares kept, the
- * ~18 buffers freed by each insert were dropped and allocated again, and each of those lives long
- * enough to reach the old generation, where V8 counts its bytes against the old-generation limit until
- * the next full GC: ~70 MB/s of them started a full GC every 0.7 s (bench/README.md, issue 12).
- * Spares nobody needed for `trimMs` are given back to the GC down to `keepSpare`, so a burst does not
- * pin its peak for good.
+ * high-water mark in buffers), so a steady load reuses the same buffers: at 400,000 samples/s the rows
+ * waiting for their inserts span about 10 buffers, and with only a few spares kept the others would be
+ * dropped after each insert and allocated again, each one a 4 MiB ArrayBuffer that lives long enough to
+ * reach the old generation, where V8 counts it toward starting the next full GC. Spares nobody needed
+ * for a whole `trimMs` window are given back to the GC down to `keepSpare` (checked when a buffer is
+ * taken and on the ingest's timer, so within about two windows), so a burst does not pin its peak.
  *
  * Bounds: at most `maxSpare` empty buffers are kept; buffers in use are bounded by the rows the
  * ingest holds (its high-water mark). Rows larger than a buffer get a buffer of their own.

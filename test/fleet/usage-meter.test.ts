@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { haversineM, UsageMeter } from '../../src/fleet/robot-details/usage-meter.js';
 import type { RunRecord } from '../../src/missions/runs/records.js';
@@ -76,6 +77,16 @@ describe('UsageMeter', () => {
     await meter.stop();
     await store.root.committed;
     expect(new UsageMeter(store).usage(robotId)).toMatchObject({ operatingMs: 2_000, firstSeenAtMs: 50_000, lastSeenAtMs: 82_000 });
+  });
+
+  it('never throws into the snapshot writer: a failing first read is logged and that snapshot skipped', async () => {
+    const other = openStore(mkdtempSync(join(tmpdir(), 'fleetgw-usage-closed-')));
+    const errors: unknown[] = [];
+    const meter = new UsageMeter(other, { log: { error: (o: unknown) => errors.push(o) } as unknown as Logger });
+    await other.close(); // every LMDB read now throws
+    expect(() => meter.observe(robotId, snapshotBytes(robotId, fleetId, { tsMs: 1 }))).not.toThrow();
+    expect(() => meter.observe(robotId, snapshotBytes(robotId, fleetId, { tsMs: 2 }))).not.toThrow();
+    expect(errors).toHaveLength(1); // at most once a minute
   });
 
   it('measures great-circle distance', () => {

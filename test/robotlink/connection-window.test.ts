@@ -52,12 +52,12 @@ describe('robot connection window', () => {
     await waitFor(() => control.state.remoteWindowSize! > DEFAULT_WINDOW);
     expect(control.state.remoteWindowSize).toBe(ROBOT_CONNECTION_WINDOW_BYTES);
 
-    // A second authenticated stream on the same connection changes nothing (once per connection).
+    // A second authenticated stream on the same connection leaves it as it is.
     call(control, PUBLISH_TELEMETRY_PATH, auth);
     await new Promise((r) => setTimeout(r, 100));
     expect(control.state.remoteWindowSize).toBe(ROBOT_CONNECTION_WINDOW_BYTES);
 
-    // A connection that only carries telemetry is widened too (its stream is refused: no control link).
+    // A connection that only carries telemetry is widened too, as soon as its stream authenticates.
     const telemetry = await connect();
     call(telemetry, PUBLISH_TELEMETRY_PATH, auth);
     await waitFor(() => telemetry.state.remoteWindowSize! > DEFAULT_WINDOW);

@@ -114,12 +114,16 @@ describe('RowArena', () => {
     expect(arena.allocated).toBe(6);
     for (let i = 0; i < 5; i++) arena.release(round());
     expect(arena.allocated).toBe(6); // the steady rounds reuse the five spares and the current buffer
-    const held = arena.buffers;
-    expect(held).toBe(6);
+    expect(arena.buffers).toBe(6);
     expect(arena.spares).toBe(5);
     now += 1_500;
-    arena.trim(); // starts a window: every spare was needed in the last one
-    expect(arena.buffers).toBe(held);
+    arena.trim(); // ends the partial first window (it started empty: nothing to give back)
+    expect(arena.buffers).toBe(6);
+    arena.release(round()); // a busy window: every spare is taken
+    now += 1_500;
+    arena.trim(); // no spare was idle for the whole window: all kept
+    expect(arena.spares).toBe(5);
+    expect(arena.allocated).toBe(6);
     now += 1_500;
     arena.trim(); // nobody took a spare for a whole window: down to keepSpare
     expect(arena.spares).toBe(2);

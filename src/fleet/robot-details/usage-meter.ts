@@ -58,6 +58,7 @@ export class UsageMeter {
   private saveTimer: NodeJS.Timeout | null = null;
   private readonly maxGapMs: number;
   private readonly maxSpeedMps: number;
+  private lastErrorLogMs = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly store: Store,
@@ -97,9 +98,22 @@ export class UsageMeter {
 
   /**
    * A snapshot of `robotId` was written (the snapshot writer's `onWritten`: format byte + row, read
-   * before returning, not kept). A snapshot not newer than the last one measured adds nothing.
+   * before returning, not kept). A snapshot not newer than the last one measured adds nothing. Never
+   * throws (the writer's hook must not): a failure, e.g. reading a robot's first record from LMDB, is
+   * logged at most once a minute and that snapshot is not measured.
    */
   observe(robotId: string, value: Uint8Array): void {
+    try {
+      this.measure(robotId, value);
+    } catch (err) {
+      const t = Date.now();
+      if (t - this.lastErrorLogMs < 60_000) return;
+      this.lastErrorLogMs = t;
+      this.opts.log?.error({ err, robotId }, 'robot usage: a telemetry snapshot could not be measured');
+    }
+  }
+
+  private measure(robotId: string, value: Uint8Array): void {
     const snap = snapshotPosition(value);
     if (snap === undefined) return;
     const slot = this.slotOf(robotId);
