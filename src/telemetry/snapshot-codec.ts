@@ -7,7 +7,7 @@
  * {@link decodeSnapshot}; a snapshot stored as an object by gateways before issue 12 is returned as is.
  */
 import { readRowPrefix, readRowValues } from './row-rowbinary.js';
-import type { RowValue } from './row-values.js';
+import type { RowValue, RowValues } from './row-values.js';
 import { HEALTH_LEVEL_NAMES, SAMPLE_FIELDS } from './sample-table.js';
 import type { TelemetrySnapshot } from './snapshot.js';
 
@@ -79,6 +79,16 @@ function lastColumnOf(columns: readonly string[]): string {
 const CONDITIONS_LAST_COLUMN = lastColumnOf(['fleet_id', 'ts_ms', 'battery_pct', 'charging', 'estop']);
 const POSITION_LAST_COLUMN = lastColumnOf(['ts_ms', 'received_at_ms', 'lat', 'lon']);
 
+/** The row's columns up to `lastColumn` of a snapshot value (format byte + row); undefined for another format or a short row. */
+function prefixOf(value: Uint8Array, lastColumn: string): RowValues | undefined {
+  if (value[0] !== SNAPSHOT_FORMAT) return undefined;
+  try {
+    return readRowPrefix(value.subarray(1), lastColumn);
+  } catch {
+    return undefined;
+  }
+}
+
 /** What the usage meter reads from a robot's snapshot: its clocks and position. */
 export interface SnapshotPosition {
   /** Robot clock of the sample. */
@@ -94,13 +104,8 @@ export interface SnapshotPosition {
  * only the row's leading columns (no object per field); undefined when it cannot be read.
  */
 export function snapshotPosition(value: Uint8Array): SnapshotPosition | undefined {
-  if (value[0] !== SNAPSHOT_FORMAT) return undefined;
-  let v;
-  try {
-    v = readRowPrefix(value.subarray(1), POSITION_LAST_COLUMN);
-  } catch {
-    return undefined;
-  }
+  const v = prefixOf(value, POSITION_LAST_COLUMN);
+  if (v === undefined) return undefined;
   return { tsMs: Number(v.ts_ms), receivedAtMs: Number(v.received_at_ms), lat: v.lat as number, lon: v.lon as number };
 }
 
@@ -111,13 +116,8 @@ export function snapshotPosition(value: Uint8Array): SnapshotPosition | undefine
  */
 export function snapshotConditions(stored: unknown): SnapshotConditions | undefined {
   if (stored instanceof Uint8Array) {
-    if (stored[0] !== SNAPSHOT_FORMAT) return undefined;
-    let v;
-    try {
-      v = readRowPrefix(stored.subarray(1), CONDITIONS_LAST_COLUMN);
-    } catch {
-      return undefined;
-    }
+    const v = prefixOf(stored, CONDITIONS_LAST_COLUMN);
+    if (v === undefined) return undefined;
     return { fleetId: v.fleet_id as string, tsMs: Number(v.ts_ms), batteryPct: v.battery_pct as number, charging: v.charging === true, estop: v.estop === true };
   }
   const snap = decodeSnapshot(stored);
