@@ -6,8 +6,8 @@
  * frames after every socket read: at 400,000 telemetry samples/s that was a `writev` per read, 10% of
  * the gateway's main thread over one shared connection (perf, bench/README.md "Issue 12"). With an
  * 8 MiB connection window the connection-level updates are 128x rarer; each stream still sends its own
- * every 32 KiB, so a robot with a connection of its own gains little. grpc-js has no server option for it (`grpc-node.flow_control_window` is
- * client-only), so the session is reached through the call.
+ * every 32 KiB, so a robot with a connection of its own gains little. grpc-js has no server option for
+ * it (`grpc-node.flow_control_window` is client-only), so the session is reached through the call.
  *
  * What it does not change: each stream keeps its own 64 KiB window, and that is what holds a paused
  * telemetry stream (backpressure) and bounds what the gateway buffers per robot. The connection

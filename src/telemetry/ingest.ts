@@ -328,7 +328,7 @@ class Ingest implements TelemetryIngest {
     const highWaterBytes = opts.highWaterBytes ?? 64 * 1024 * 1024;
     this.gate = new WatermarkGate(highWaterBytes, opts.lowWaterBytes ?? 16 * 1024 * 1024);
     // Spares up to what the high-water mark lets wait: a steady peak load reuses its buffers.
-    this.rowArena = new RowArena({ maxSpare: Math.max(4, Math.ceil(highWaterBytes / ROW_ARENA_BUFFER_BYTES)), bufferBytes: ROW_ARENA_BUFFER_BYTES, now: this.now });
+    this.rowArena = new RowArena({ maxSpare: Math.max(4, Math.ceil(highWaterBytes / ROW_ARENA_BUFFER_BYTES)), bufferBytes: ROW_ARENA_BUFFER_BYTES });
     this.arenaTrimTimer = setInterval(() => this.rowArena.trim(), 10_000);
     this.arenaTrimTimer.unref();
     // What was durable before a restart: the checkpoint, then every block still in the spool.

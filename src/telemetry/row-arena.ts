@@ -8,9 +8,9 @@
  * high-water mark in buffers), so a steady load reuses the same buffers: at 400,000 samples/s the rows
  * waiting for their inserts span about 10 buffers, and with only a few spares kept the others would be
  * dropped after each insert and allocated again, each one a 4 MiB ArrayBuffer that lives long enough to
- * reach the old generation, where V8 counts it toward starting the next full GC. Spares nobody needed
- * for a whole `trimMs` window are given back to the GC down to `keepSpare` (checked when a buffer is
- * taken and on the ingest's timer, so within about two windows), so a burst does not pin its peak.
+ * reach the old generation, where V8 counts it toward starting the next full GC. Spares nobody took
+ * between two {@link RowArena.trim} calls (the ingest calls it every 10 s) are given back to the GC
+ * down to `keepSpare`, so a burst does not pin its peak.
  *
  * Bounds: at most `maxSpare` empty buffers are kept; buffers in use are bounded by the rows the
  * ingest holds (its high-water mark). Rows larger than a buffer get a buffer of their own.
@@ -23,9 +23,6 @@ export interface RowArenaOptions {
   maxSpare?: number;
   /** Spares kept however long they stay unused (default 4, at most maxSpare). */
   keepSpare?: number;
-  /** A spare unused this long is dropped (down to keepSpare); default 10 s. */
-  trimMs?: number;
-  now?: () => number;
 }
 
 interface Arena {
@@ -44,11 +41,8 @@ export class RowArena {
   private readonly bufferBytes: number;
   private readonly maxSpare: number;
   private readonly keepSpare: number;
-  private readonly trimMs: number;
-  private readonly now: () => number;
-  /** Fewest spares there were since `trimmedAtMs`: that many were not needed in that time. */
+  /** Fewest spares there were since the last trim(): that many were not needed in that time. */
   private minSpare = 0;
-  private trimmedAtMs: number;
   /** Buffers allocated since start (a steady load allocates none). */
   allocated = 0;
 
@@ -56,9 +50,6 @@ export class RowArena {
     this.bufferBytes = opts.bufferBytes ?? 4 * 1024 * 1024;
     this.maxSpare = opts.maxSpare ?? 4;
     this.keepSpare = Math.min(this.maxSpare, opts.keepSpare ?? 4);
-    this.trimMs = opts.trimMs ?? 10_000;
-    this.now = opts.now ?? Date.now;
-    this.trimmedAtMs = this.now();
   }
 
   /** Copies `rows` into an arena buffer; the returned view stays valid until {@link release}d. */
@@ -70,7 +61,6 @@ export class RowArena {
     let a = this.current;
     if (a === null || this.pos + n > this.bufferBytes) {
       if (a !== null) this.retire(a);
-      this.trim();
       a = this.spare.pop() ?? this.fresh();
       if (this.spare.length < this.minSpare) this.minSpare = this.spare.length;
       this.current = a;
@@ -106,16 +96,13 @@ export class RowArena {
   }
 
   /**
-   * Drops the spares that stayed unused for a whole `trimMs` (down to keepSpare). Runs when a buffer
-   * is taken; the ingest also calls it on a timer, so an idle gateway gives its spares back.
+   * Drops the spares nobody took since the previous call (down to keepSpare): the caller's interval
+   * is the window. The ingest calls it every 10 s, so an idle gateway gives its spares back.
    */
   trim(): void {
-    const t = this.now();
-    if (t - this.trimmedAtMs < this.trimMs) return;
     let drop = Math.min(this.minSpare, this.spare.length - this.keepSpare);
     while (drop-- > 0) this.arenas.delete(this.spare.shift()!.buf);
     this.minSpare = this.spare.length;
-    this.trimmedAtMs = t;
   }
 
   private fresh(): Arena {

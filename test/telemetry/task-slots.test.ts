@@ -106,9 +106,8 @@ describe('RowArena', () => {
     expect(arena.buffers).toBe(2);
   });
 
-  it('keeps up to maxSpare emptied buffers so a steady load allocates none, and gives back spares unused for trimMs', () => {
-    let now = 0;
-    const arena = new RowArena({ bufferBytes: 16, maxSpare: 8, keepSpare: 2, trimMs: 1_000, now: () => now });
+  it('keeps up to maxSpare emptied buffers so a steady load allocates none, and gives back spares unused between two trims', () => {
+    const arena = new RowArena({ bufferBytes: 16, maxSpare: 8, keepSpare: 2 });
     const round = (): Uint8Array[] => Array.from({ length: 6 }, () => arena.copy(new Uint8Array(16)));
     arena.release(round()); // one "insert" of six buffers
     expect(arena.allocated).toBe(6);
@@ -116,15 +115,12 @@ describe('RowArena', () => {
     expect(arena.allocated).toBe(6); // the steady rounds reuse the five spares and the current buffer
     expect(arena.buffers).toBe(6);
     expect(arena.spares).toBe(5);
-    now += 1_500;
     arena.trim(); // ends the partial first window (it started empty: nothing to give back)
     expect(arena.buffers).toBe(6);
     arena.release(round()); // a busy window: every spare is taken
-    now += 1_500;
     arena.trim(); // no spare was idle for the whole window: all kept
     expect(arena.spares).toBe(5);
     expect(arena.allocated).toBe(6);
-    now += 1_500;
     arena.trim(); // nobody took a spare for a whole window: down to keepSpare
     expect(arena.spares).toBe(2);
     expect(arena.buffers).toBe(3);
