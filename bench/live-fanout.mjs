@@ -76,7 +76,7 @@ async function runOne(kind, round_) {
     const gw = kind === 'gateway' || kind === 'ingest';
     if (gw) {
       const prof = opts['cpu-prof'] !== '' ? ['--cpu-prof', `--cpu-prof-dir=${opts['cpu-prof']}`] : [];
-      server = spawnNode([...prof, join(ROOT, 'bench', 'lib', 'gateway-child.mjs'), '--data-dir', dataDir, '--stats-ms', '1000'], {
+      server = spawnNode([...prof, join(ROOT, 'bench', 'lib', 'gateway-child.mjs'), '--data-dir', dataDir, '--stats-ms', '1000', '--loop-delay'], {
         env: {
           FLEETGW_RATE_LIMIT_RPS: '1000000', FLEETGW_RATE_LIMIT_BURST: '1000000', FLEETGW_STREAM_MAX_SOCKETS: sockets,
           FLEETGW_STREAM_MAX_SOCKETS_PER_KEY: sockets, FLEETGW_STREAM_MAX_SOCKETS_PER_ORG: sockets,

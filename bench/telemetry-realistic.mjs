@@ -4,7 +4,8 @@
 //   gateway  the gateway (bench/lib/gateway-child.mjs: the same startGateway() as `fleetgw serve`; chdb,
 //            or --clickhouse-url), the full pipe with rows counted afterwards
 //   bare     bench/lib/bare-grpc.mjs, a grpc-js server that drops every message: the robot link's floor
-//   bare-late-headers  the same, answering PublishTelemetry with headers only at the end (as gateways
+//   bare-http2  bench/lib/bare-http2.mjs: node:http2 alone with the gRPC framing by hand, same drop
+//   bare-late-headers  the same as bare, answering PublishTelemetry with headers only at the end (as gateways
 //            before issue 12 did): the agents' memory must stay flat against it too
 // Every --sample-s seconds: CPU (cores, from /proc) and RSS of the server and of the simulator. The
 // summary gives cores over the window after --warmup-s, RSS at the window's start and end, its slope
@@ -77,6 +78,8 @@ async function runOne(kind, dataDir, fleetId, robots, robotsFile) {
       const prof = opts['cpu-prof'] !== '' ? ['--cpu-prof', `--cpu-prof-dir=${opts['cpu-prof']}`] : [];
       server = spawnNode([...prof, join(ROOT, 'bench', 'lib', 'gateway-child.mjs'), '--data-dir', dataDir,
         ...(opts['clickhouse-url'] !== '' ? ['--clickhouse-url', opts['clickhouse-url']] : []), '--stats-ms', '5000'], { env: envPairs(opts['gateway-env']) });
+    } else if (kind === 'bare-http2') {
+      server = spawnNode([join(ROOT, 'bench', 'lib', 'bare-http2.mjs')]);
     } else {
       server = spawnNode([join(ROOT, 'bench', 'lib', 'bare-grpc.mjs'), ...(kind === 'bare-late-headers' ? ['--late-headers'] : [])]);
     }
@@ -193,7 +196,7 @@ let storePid = null;
 async function runAll(machine) {
   const results = [];
   for (const kind of opts.against.split(',')) {
-    if (!['gateway', 'bare', 'bare-late-headers'].includes(kind)) throw new Error(`--against: unknown server ${kind}`);
+    if (!['gateway', 'bare', 'bare-late-headers', 'bare-http2'].includes(kind)) throw new Error(`--against: unknown server ${kind}`);
     const dataDir = mkdtempSync(join(tmpdir(), 'fleetgw-bench-real-'));
     try {
       const { fleetId, robots } = await provisionRobots(dataDir, opts.robots);

@@ -8,7 +8,11 @@
 // main thread and V8's platform threads, which run GC helper and compiler jobs) and the stats lines
 // the decode workers' thread ids, so the benchmark can group CPU per thread from /proc.
 //
-//   node bench/lib/gateway-child.mjs --data-dir DIR [--clickhouse-url URL] [--stats-ms 1000]
+// --loop-delay adds the event loop's delay to each stats line. It is off by default: its 5 ms
+// sampling timer wakes the loop 200 times a second, which is a measurable share of an idle or
+// lightly loaded gateway's CPU (bench/README.md, "Fixed costs").
+//
+//   node bench/lib/gateway-child.mjs --data-dir DIR [--clickhouse-url URL] [--stats-ms 1000] [--loop-delay]
 import { readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 
@@ -19,7 +23,7 @@ const { startGateway } = await import('../../dist/gateway/gateway.js');
 const { parseArgs } = await import('./procs.mjs');
 const { pino } = await import('pino');
 
-const opts = parseArgs(process.argv.slice(2), { 'data-dir': '', 'clickhouse-url': '', 'stats-ms': 1000 });
+const opts = parseArgs(process.argv.slice(2), { 'data-dir': '', 'clickhouse-url': '', 'stats-ms': 1000, 'loop-delay': false });
 const emit = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
 const gateway = await startGateway({
   dataDir: resolve(opts['data-dir']),
@@ -35,11 +39,11 @@ const gateway = await startGateway({
 emit({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemetryStore: gateway.telemetryStore, telemetryDecoder: gateway.telemetryDecoder, startupTids });
 // Event-loop delay since the previous stats line (ms): the live fan-out runs on this loop.
 const { monitorEventLoopDelay } = await import('node:perf_hooks');
-const eld = monitorEventLoopDelay({ resolution: 5 });
-eld.enable();
+const eld = opts['loop-delay'] ? monitorEventLoopDelay({ resolution: 5 }) : null;
+eld?.enable();
 const timer = setInterval(() => {
-  const loopDelayMs = { p50: eld.percentile(50) / 1e6, p99: eld.percentile(99) / 1e6, max: eld.max / 1e6 };
-  eld.reset();
+  const loopDelayMs = eld ? { p50: eld.percentile(50) / 1e6, p99: eld.percentile(99) / 1e6, max: eld.max / 1e6 } : undefined;
+  eld?.reset();
   emit({ event: 'stats', tMs: Date.now(), loopDelayMs, ...gateway.ingest.stats() });
 }, opts['stats-ms']);
 await new Promise((done) => {

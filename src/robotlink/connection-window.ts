@@ -14,14 +14,10 @@
  * window only says how much all streams together may have in flight, and Node never holds it back.
  */
 import type { Http2Session } from 'node:http2';
+import { baseCallOf } from './grpc-call-internals.js';
 
 /** Connection-level receive window for robot connections. */
 export const ROBOT_CONNECTION_WINDOW_BYTES = 8 * 1024 * 1024;
-
-/** A grpc-js server call, as far as reaching its HTTP/2 session goes (grpc-js internals, checked at run time). */
-interface CallInternals {
-  call?: { stream?: { session?: Http2Session; destroyed?: boolean }; nextCall?: CallInternals['call'] };
-}
 
 const widened = new WeakSet<Http2Session>();
 
@@ -30,13 +26,9 @@ const widened = new WeakSet<Http2Session>();
  * undefined when grpc-js no longer exposes it (a test pins this for the installed grpc-js).
  */
 export function sessionOfCall(call: object): Http2Session | 'closing' | undefined {
-  let c = (call as CallInternals).call;
-  // Server interceptors wrap the base call; walk down to it.
-  for (let depth = 0; c !== undefined && depth < 8; depth++) {
-    if (c.stream !== undefined) return c.stream.session ?? (c.stream.destroyed === true ? 'closing' : undefined);
-    c = c.nextCall;
-  }
-  return undefined;
+  const stream = baseCallOf(call)?.stream;
+  if (stream === undefined) return undefined;
+  return stream.session ?? (stream.destroyed === true ? 'closing' : undefined);
 }
 
 /**

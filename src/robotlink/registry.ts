@@ -17,7 +17,7 @@ import {
 import { LinkConflictTracker, type ConnectionIdentity, type LinkConflictOptions } from './link-conflict.js';
 import type { LinkConflictReport, LinkConflictView, RobotLink, RobotLinkListener } from '../protocol/robot-link.js';
 import type { RobotSession, SessionHooks } from './session.js';
-import type { TelemetryCall } from './telemetry-stream.js';
+import type { TelemetryCall, TelemetryStream } from './telemetry-stream.js';
 
 const MAX_CAPABILITIES = 64;
 const MAX_TEXT = 128;
@@ -97,13 +97,13 @@ export class RobotRegistry implements RobotLink, SessionHooks {
    * Hands an authenticated PublishTelemetry stream to the robot's current control session; refused
    * with FAILED_PRECONDITION when the robot has none (telemetry needs an online control link).
    */
-  attachTelemetry(robotId: string, call: TelemetryCall): void {
+  attachTelemetry(robotId: string, call: TelemetryCall): TelemetryStream | null {
     const session = this.current.get(robotId);
     if (!session) {
       call.emit('error', { code: status.FAILED_PRECONDITION, details: 'the robot control stream (Connect) is not online' });
-      return;
+      return null;
     }
-    session.attachTelemetry(call);
+    return session.attachTelemetry(call);
   }
 
   /** Where the ingest's durable points come from (issue 14 part 1): see setTelemetryDurableSource. */

@@ -8,6 +8,7 @@ import { Server, ServerCredentials, status, type ChannelOptions } from '@grpc/gr
 import type { Store } from '../store/lmdb.js';
 import { authenticateRobot } from './auth.js';
 import { widenConnectionWindow } from './connection-window.js';
+import { MAX_ROBOT_MESSAGE_BYTES } from './limits.js';
 import { addHealthAndReflection } from './health-reflection.js';
 import type { LinkConflictOptions } from './link-conflict.js';
 import { RobotRegistry } from './registry.js';
@@ -52,9 +53,6 @@ export interface RobotLinkServer {
 }
 
 const SHUTDOWN_GRACE_MS = 5000;
-// Telemetry batches are a few kB to a few hundred kB; a bound keeps one robot from making the gateway
-// buffer arbitrarily large messages.
-const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 /** Starts the robot link server and resolves once it listens. */
 export async function startRobotLinkServer(opts: RobotLinkServerOptions): Promise<RobotLinkServer> {
@@ -71,11 +69,12 @@ export async function startRobotLinkServer(opts: RobotLinkServerOptions): Promis
     // itself does not police client pings, other gRPC servers in front (proxies) may read these.
     'grpc.http2.min_ping_interval_without_data_ms': 1000,
     'grpc.http2.max_pings_without_data': 0,
-    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    'grpc.max_receive_message_length': MAX_ROBOT_MESSAGE_BYTES,
   };
   const server = new Server(options);
   const registry = new RobotRegistry(log, opts.linkConflict);
   let windowUnavailableLogged = false;
+  let fastPathUnavailableLogged = false;
   // Once per authenticated connection (connection-window.ts says why).
   const widen = (call: object): void => {
     if (widenConnectionWindow(call) !== 'unavailable' || windowUnavailableLogged) return;
@@ -102,7 +101,11 @@ export async function startRobotLinkServer(opts: RobotLinkServerOptions): Promis
         return;
       }
       widen(call);
-      registry.attachTelemetry(robot.robotId, call);
+      const stream = registry.attachTelemetry(robot.robotId, call);
+      if (stream?.readPath === 'unavailable' && !fastPathUnavailableLogged) {
+        fastPathUnavailableLogged = true;
+        log.warn('robot link: telemetry is read through grpc-js, not the fast path (grpc-js internals changed?); telemetry works, at more CPU per sample');
+      }
     },
   });
 

@@ -89,10 +89,10 @@ export class RobotSession {
    * Takes the robot's PublishTelemetry stream. Refused (FAILED_PRECONDITION) unless this session is
    * online; a newer telemetry stream replaces an older one (ABORTED), so a robot has at most one.
    */
-  attachTelemetry(call: TelemetryCall): void {
+  attachTelemetry(call: TelemetryCall): TelemetryStream | null {
     if (this.state !== 'online') {
       call.emit('error', { code: status.FAILED_PRECONDITION, details: 'the robot control stream (Connect) is not online' });
-      return;
+      return null;
     }
     const previous = this.telemetryStream;
     const stream = new TelemetryStream(call, (batch) => this.hooks.telemetry(this, batch), (ended) => {
@@ -101,6 +101,7 @@ export class RobotSession {
     this.telemetryStream = stream;
     previous?.abort(status.ABORTED, 'replaced by a newer telemetry stream');
     if (this.paused) stream.setPaused(true);
+    return stream;
   }
 
   /** The robot's telemetry batches of `epoch` up to `seq` are durable: tell it (acknowledged telemetry). */

@@ -14,14 +14,22 @@
  * HTTP/2 returns the connection-level window at once, so the control stream on the same connection
  * keeps flowing.
  *
+ * Reading: the call's HTTP/2 stream is read directly (telemetry-frames.ts, the fast path) when it
+ * can be; otherwise through grpc-js ('data' on the call). Both deliver the same bytes in the same
+ * order, end with the same receipt, and pause the same HTTP/2 stream.
+ *
  * Response headers go out as soon as the stream is accepted, not with the final receipt: a gRPC
  * client keeps every message of a call in its retry buffer until the call "commits" (headers or a
  * message arrive), so a long stream without early headers costs grpc-js agents up to 1 MiB each
  * (1,000 simulated robots grew from 280 to 650 MiB in 90 s: bench/README.md, "Agent memory").
  */
+import type { ServerHttp2Stream } from 'node:http2';
 import { create } from '@bufbuild/protobuf';
-import { Metadata, type ServerDuplexStream, type status } from '@grpc/grpc-js';
+import { Metadata, status, type ServerDuplexStream } from '@grpc/grpc-js';
 import { TelemetryReceiptSchema, type TelemetryReceipt } from '../gen/fleetgw/v1/robot_link_pb.js';
+import { GrpcMessageReader } from './grpc-message-reader.js';
+import { MAX_ROBOT_MESSAGE_BYTES } from './limits.js';
+import { takeTelemetryFrames } from './telemetry-frames.js';
 
 export type TelemetryCall = ServerDuplexStream<Uint8Array, TelemetryReceipt>;
 
@@ -35,6 +43,13 @@ export class TelemetryStream {
   /** The robot sends `seq`: it reads receipts while the stream is open. */
   private sequenced = false;
   private lastReceipt: { epoch: number; seq: number } | null = null;
+  /** The HTTP/2 stream read directly (fast path); null: read through grpc-js. */
+  private readonly raw: ServerHttp2Stream | null;
+  /**
+   * How this stream is read: 'fast' (directly), or why it is read through grpc-js: 'compressed'
+   * (the robot compresses; grpc-js decompresses), 'closing', 'unavailable' (grpc-js changed shape).
+   */
+  readonly readPath: 'fast' | 'compressed' | 'closing' | 'unavailable';
 
   /**
    * @param onBatch receives each batch's raw bytes (may be a view into a buffer grpc-js reuses).
@@ -49,17 +64,28 @@ export class TelemetryStream {
     private readonly onSequenced: () => void = () => {},
   ) {
     call.sendMetadata(new Metadata());
-    call.on('data', (batch: Uint8Array) => {
-      if (this.done) return;
-      this.batches++;
-      if (!this.sequenced && batch[0] === SEQ_TAG) {
-        this.sequenced = true;
-        this.onSequenced();
-      }
-      this.onBatch(batch);
-    });
-    // The robot half-closed: everything it wrote has been read, so the receipt is exact.
-    call.on('end', () => this.finish(null));
+    const taken = takeTelemetryFrames(call);
+    if (taken.kind === 'taken') {
+      this.readPath = 'fast';
+      this.raw = taken.stream;
+      const reader = new GrpcMessageReader(MAX_ROBOT_MESSAGE_BYTES, (batch) => this.receive(batch));
+      this.raw.on('data', (chunk: Buffer) => {
+        if (this.done) return;
+        const bad = reader.push(chunk);
+        if (bad !== null) this.finish({ code: status[bad.code], details: bad.details });
+      });
+      // The robot half-closed: everything it wrote has been read, so the receipt is exact.
+      this.raw.on('end', () => {
+        if (reader.atBoundary) this.finish(null);
+        else this.finish({ code: status.INTERNAL, details: 'the telemetry stream ended inside a message' });
+      });
+      this.raw.resume();
+    } else {
+      this.readPath = taken.kind;
+      this.raw = null;
+      call.on('data', (batch: Uint8Array) => this.receive(batch));
+      call.on('end', () => this.finish(null));
+    }
     call.on('cancelled', () => this.markDone());
     call.on('error', () => this.markDone());
     call.on('close', () => this.markDone());
@@ -68,8 +94,19 @@ export class TelemetryStream {
   /** Stops or resumes reading; HTTP/2 flow control then holds the robot's further telemetry writes. */
   setPaused(paused: boolean): void {
     if (this.done) return;
-    if (paused) this.call.pause();
-    else this.call.resume();
+    const reading = this.raw ?? this.call;
+    if (paused) reading.pause();
+    else reading.resume();
+  }
+
+  private receive(batch: Uint8Array): void {
+    if (this.done) return;
+    this.batches++;
+    if (!this.sequenced && batch[0] === SEQ_TAG) {
+      this.sequenced = true;
+      this.onSequenced();
+    }
+    this.onBatch(batch);
   }
 
   /**
