@@ -88,7 +88,8 @@ export class GrpcMessageReader {
         return this.failed;
       }
       if (end - pos >= length) {
-        const message = chunk.subarray(pos, pos + length);
+        // A plain view: Buffer's subarray goes through the species constructor, measurably slower per message.
+        const message = new Uint8Array(chunk.buffer, chunk.byteOffset + pos, length);
         pos += length;
         this.onMessage(message);
       } else {

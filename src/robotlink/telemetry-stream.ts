@@ -15,8 +15,12 @@
  * keeps flowing.
  *
  * Reading: the call's HTTP/2 stream is read directly (telemetry-frames.ts, the fast path) when it
- * can be; otherwise through grpc-js ('data' on the call). Both deliver the same bytes in the same
- * order, end with the same receipt, and pause the same HTTP/2 stream.
+ * can be; otherwise through grpc-js ('data' on the call). For well-formed streams both deliver the
+ * same bytes in the same order, end with the same receipt, and pause the same HTTP/2 stream. The fast
+ * path is stricter with malformed framing: a stream that ends inside a message, or a message marked
+ * compressed on a stream without `grpc-encoding`, ends with INTERNAL (grpc-js drops the partial
+ * message silently, and passes the marked one on raw). After such an error the rest of the stream is
+ * read and discarded until the robot, told the status, stops.
  *
  * Response headers go out as soon as the stream is accepted, not with the final receipt: a gRPC
  * client keeps every message of a call in its retry buffer until the call "commits" (headers or a
