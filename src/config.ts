@@ -43,10 +43,13 @@ export interface GatewayTunables {
   /** Open live-stream sockets per organization. */
   streamMaxSocketsPerOrg: number;
   /**
-   * V8's old-generation headroom after a full GC, in percent of the live heap (src/gateway/heap-growth.ts,
-   * docs/operations.md): larger means fewer full GCs and more memory.
+   * V8's old-generation headroom after a full GC, in percent of the live heap, while telemetry runs at
+   * peak rates (src/gateway/heap-growth.ts, docs/operations.md): larger means fewer full GCs and more
+   * memory.
    */
   heapGrowingPercent: number;
+  /** The same headroom at low telemetry rates, where memory matters more than full-GC CPU. */
+  heapGrowingPercentLowLoad: number;
 }
 
 export const DEFAULT_TUNABLES: GatewayTunables = {
@@ -68,6 +71,7 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   streamMaxSocketsPerKey: 50,
   streamMaxSocketsPerOrg: 200,
   heapGrowingPercent: 100,
+  heapGrowingPercentLowLoad: 50,
 };
 
 const ENV: Record<keyof GatewayTunables, string> = {
@@ -89,6 +93,7 @@ const ENV: Record<keyof GatewayTunables, string> = {
   streamMaxSocketsPerKey: 'FLEETGW_STREAM_MAX_SOCKETS_PER_KEY',
   streamMaxSocketsPerOrg: 'FLEETGW_STREAM_MAX_SOCKETS_PER_ORG',
   heapGrowingPercent: 'FLEETGW_HEAP_GROWING_PERCENT',
+  heapGrowingPercentLowLoad: 'FLEETGW_HEAP_GROWING_PERCENT_LOW_LOAD',
 };
 
 /**

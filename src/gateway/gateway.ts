@@ -5,7 +5,7 @@
  * Each service is built here once and handed to who needs it; no module keeps per-store state of
  * its own.
  */
-import { applyHeapGrowth } from './heap-growth.js';
+import { HeapGrowthPolicy } from './heap-growth.js';
 import { ensureRobotNameIndex } from '../store/robot-names.js';
 import { AdvertisedProfiles } from '../commands/advertised.js';
 import { pino, type Logger } from 'pino';
@@ -154,14 +154,16 @@ export interface Gateway {
 }
 
 const HTTP_DRAIN_MS = 5000;
+/** How often the telemetry rate is checked for the heap growth policy. */
+const HEAP_GROWTH_CHECK_MS = 5000;
 
 /** Starts every part of the gateway; resolves once HTTP and gRPC listen. */
 export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const root = opts.log ?? pino({ enabled: false });
   const logFor = (component: string): Logger => root.child({ component });
   const tunables: GatewayTunables = { ...DEFAULT_TUNABLES, ...opts.tunables };
-  // Process-wide, before the telemetry path allocates: full GCs stay rare at high telemetry rates.
-  applyHeapGrowth(tunables.heapGrowingPercent);
+  // Process-wide, before the telemetry path allocates; follows the telemetry rate (heap-growth.ts).
+  const heapGrowth = new HeapGrowthPolicy(tunables.heapGrowingPercentLowLoad, tunables.heapGrowingPercent);
   const overrides = opts.overrides ?? {};
   const ownStore = overrides.store === undefined;
   const store = overrides.store ?? openStore(opts.dataDir);
@@ -250,6 +252,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   storeHealth.start();
   const telemetryStore = storeHealth;
   let linkServer: RobotLinkServer | undefined;
+  let stopHeapGrowth = (): void => {};
   let http: HttpServer | undefined;
   try {
     linkServer = await startRobotLinkServer({
@@ -266,6 +269,20 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // Before anything else listens, so a conflict is on record before any command reacts to it.
     recordLinkConflicts(events, link);
     link.listen({ onTelemetry: (robotId, fleetId, bytes) => ingest.push(robotId, fleetId, bytes) });
+    const heapLog = logFor('gateway');
+    let heapSamples = ingest.stats().samplesIn;
+    let heapAtMs = Date.now();
+    const heapTimer = setInterval(() => {
+      const samples = ingest.stats().samplesIn;
+      const now = Date.now();
+      const rate = ((samples - heapSamples) * 1000) / Math.max(1, now - heapAtMs);
+      heapSamples = samples;
+      heapAtMs = now;
+      const switched = heapGrowth.observe(rate);
+      if (switched !== null) heapLog.info({ heapGrowingPercent: switched, samplesPerS: Math.round(rate) }, `V8 heap growing percent set to ${switched} for telemetry at ${Math.round(rate)} samples/s`);
+    }, HEAP_GROWTH_CHECK_MS);
+    heapTimer.unref();
+    stopHeapGrowth = () => clearInterval(heapTimer);
     // Acknowledged telemetry (issue 14 part 1): durable points become receipts to the robots.
     ingest.onDurable((robotId, epoch, seq) => link.telemetryDurable?.(robotId, epoch, seq));
     link.setTelemetryDurableSource?.((robotId) => ingest.durableOf(robotId));
@@ -413,6 +430,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       const deadline = Date.now() + HTTP_DRAIN_MS;
       while (httpServer.inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       stopKeySweep();
+      stopHeapGrowth();
       hub.close();
       await mcp.close();
       httpServer.close();
@@ -453,6 +471,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     };
   } catch (err: unknown) {
     readiness?.stop();
+    stopHeapGrowth();
     storeHealth.stop();
     stopKeySweep();
     await alerts.close();

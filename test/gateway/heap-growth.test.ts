@@ -5,13 +5,37 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGateway } from '../../src/gateway/gateway.js';
-import { applyHeapGrowth, appliedHeapGrowingPercent } from '../../src/gateway/heap-growth.js';
+import { applyHeapGrowth, appliedHeapGrowingPercent, HeapGrowthPolicy, LOW_SAMPLES_PER_S, PEAK_SAMPLES_PER_S } from '../../src/gateway/heap-growth.js';
 
 describe('heap growth (FLEETGW_HEAP_GROWING_PERCENT)', () => {
-  it('defaults to 100 and is read from the environment, named when invalid', () => {
+  it('defaults to 100 at peak and 50 at low load, read from the environment, named when invalid', () => {
     expect(DEFAULT_TUNABLES.heapGrowingPercent).toBe(100);
+    expect(DEFAULT_TUNABLES.heapGrowingPercentLowLoad).toBe(50);
     expect(tunablesFromEnv({ FLEETGW_HEAP_GROWING_PERCENT: '50' }).heapGrowingPercent).toBe(50);
+    expect(tunablesFromEnv({ FLEETGW_HEAP_GROWING_PERCENT_LOW_LOAD: '30' }).heapGrowingPercentLowLoad).toBe(30);
     expect(() => tunablesFromEnv({ FLEETGW_HEAP_GROWING_PERCENT: '0' })).toThrow(/FLEETGW_HEAP_GROWING_PERCENT/);
+    expect(() => tunablesFromEnv({ FLEETGW_HEAP_GROWING_PERCENT_LOW_LOAD: 'x' })).toThrow(/FLEETGW_HEAP_GROWING_PERCENT_LOW_LOAD/);
+  });
+
+  it('follows the telemetry rate: low-load value at start, peak above the upper bound, back only under the lower one', () => {
+    const set: string[] = [];
+    const policy = new HeapGrowthPolicy(50, 100, (f) => set.push(f));
+    expect(set).toEqual(['--heap-growing-percent=50']);
+    expect(policy.observe(0)).toBeNull();
+    expect(policy.observe(PEAK_SAMPLES_PER_S)).toBeNull(); // at the bound: not above it
+    expect(policy.observe(PEAK_SAMPLES_PER_S + 1)).toBe(100);
+    expect(policy.percent).toBe(100);
+    // Between the bounds it holds (no flapping around one bound).
+    expect(policy.observe(LOW_SAMPLES_PER_S + 1)).toBeNull();
+    expect(policy.observe(PEAK_SAMPLES_PER_S * 8)).toBeNull();
+    expect(policy.observe(LOW_SAMPLES_PER_S - 1)).toBe(50);
+    expect(policy.observe(LOW_SAMPLES_PER_S + 1)).toBeNull();
+    expect(set).toEqual(['--heap-growing-percent=50', '--heap-growing-percent=100', '--heap-growing-percent=50']);
+    // Equal values: nothing to switch.
+    const fixed: string[] = [];
+    const same = new HeapGrowthPolicy(80, 80, (f) => fixed.push(f));
+    expect(same.observe(PEAK_SAMPLES_PER_S * 2)).toBeNull();
+    expect(fixed).toEqual(['--heap-growing-percent=80']);
   });
 
   it('sets the V8 flag, and refuses what V8 would misread', () => {
@@ -27,9 +51,9 @@ describe('heap growth (FLEETGW_HEAP_GROWING_PERCENT)', () => {
     expect(options).toContain('--heap-growing-percent');
   });
 
-  it('a starting gateway applies its tunable to the process', async () => {
+  it('a starting gateway applies its low-load tunable to the process', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fleetgw-heap-growth-'));
-    const gw = await startGateway({ dataDir: dir, host: '127.0.0.1', httpPort: 0, grpcPort: 0, clickhouseUrl: null, tls: 'insecure', tunables: { heapGrowingPercent: 37 } });
+    const gw = await startGateway({ dataDir: dir, host: '127.0.0.1', httpPort: 0, grpcPort: 0, clickhouseUrl: null, tls: 'insecure', tunables: { heapGrowingPercentLowLoad: 37 } });
     try {
       expect(appliedHeapGrowingPercent()).toBe(37);
     } finally {
