@@ -29,9 +29,13 @@ import { setFlagsFromString } from 'node:v8';
  * @param percent from FLEETGW_HEAP_GROWING_PERCENT (config.ts), a positive integer.
  */
 export function applyHeapGrowth(percent: number, setFlags: (flags: string) => void = setFlagsFromString): void {
-  if (!Number.isSafeInteger(percent) || percent < 1) throw new Error(`heap growing percent must be a positive integer, got ${percent}`);
+  checkPercent(percent);
   setFlags(`--heap-growing-percent=${percent}`);
   applied = percent;
+}
+
+function checkPercent(percent: number): void {
+  if (!Number.isSafeInteger(percent) || percent < 1) throw new Error(`heap growing percent must be a positive integer, got ${percent}`);
 }
 
 /** What this process last set (V8 has no API to read a flag back); null before any gateway started. */
@@ -53,12 +57,13 @@ export const LOW_SAMPLES_PER_S = 25_000;
 export class HeapGrowthPolicy {
   private current: number;
 
-  /** Applies `lowPercent` now (a starting gateway has no telemetry yet). */
+  /** Applies `lowPercent` now (a starting gateway has no telemetry yet); both values are checked now, not at the first switch. */
   constructor(
     private readonly lowPercent: number,
     private readonly peakPercent: number,
     private readonly setFlags: (flags: string) => void = setFlagsFromString,
   ) {
+    checkPercent(peakPercent);
     applyHeapGrowth(lowPercent, setFlags);
     this.current = lowPercent;
   }

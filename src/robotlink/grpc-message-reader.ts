@@ -9,8 +9,9 @@
  * 2.3x the CPU of node:http2 alone at 1,000 robots x 10 Hz (bench/README.md, "Telemetry fast path").
  *
  * A message that fits in one chunk is handed over as a view of it (Node allocates each chunk afresh,
- * so the view stays valid); one split across chunks is assembled in a buffer of its declared length,
- * which the maximum bounds.
+ * so the view stays valid). One split across chunks is assembled from copies of the pieces received,
+ * so what a stream holds is what its robot actually sent (at most its 64 KiB stream window while
+ * paused), never what a header merely declares: five bytes must not pin 4 MiB.
  */
 
 /** Why the reader stopped: the caller ends the call with the matching gRPC status. */
@@ -25,9 +26,10 @@ export class GrpcMessageReader {
   /** Header bytes seen of the message being read (0-5). */
   private headerLen = 0;
   private readonly header = new Uint8Array(HEADER_BYTES);
-  /** The message being assembled across chunks, and how much of it is filled. */
-  private partial: Uint8Array | null = null;
+  /** Pieces (copies) of the message being assembled across chunks, their total, and its length (-1: none). */
+  private pieces: Uint8Array[] = [];
   private filled = 0;
+  private expected = -1;
   private failed: GrpcFramingError | null = null;
 
   /**
@@ -48,16 +50,12 @@ export class GrpcMessageReader {
     let pos = 0;
     const end = chunk.length;
     while (pos < end) {
-      if (this.partial !== null) {
-        const take = Math.min(this.partial.length - this.filled, end - pos);
-        this.partial.set(chunk.subarray(pos, pos + take), this.filled);
+      if (this.expected !== -1) {
+        const take = Math.min(this.expected - this.filled, end - pos);
+        this.pieces.push(chunk.slice(pos, pos + take));
         this.filled += take;
         pos += take;
-        if (this.filled === this.partial.length) {
-          const message = this.partial;
-          this.partial = null;
-          this.onMessage(message);
-        }
+        if (this.filled === this.expected) this.onMessage(this.assemble());
         continue;
       }
       // The common case: a whole header in this chunk, read in place.
@@ -93,7 +91,7 @@ export class GrpcMessageReader {
         pos += length;
         this.onMessage(message);
       } else {
-        this.partial = new Uint8Array(length);
+        this.expected = length;
         this.filled = 0;
       }
     }
@@ -102,6 +100,27 @@ export class GrpcMessageReader {
 
   /** True between messages: a stream that ends now ended cleanly. */
   get atBoundary(): boolean {
-    return this.headerLen === 0 && this.partial === null;
+    return this.headerLen === 0 && this.expected === -1;
+  }
+
+  /** Drops a partly received message; later chunks are refused (the stream has ended on our side). */
+  close(): void {
+    this.pieces = [];
+    this.expected = -1;
+    this.failed ??= { code: 'INTERNAL', details: 'the stream was closed' };
+  }
+
+  private assemble(): Uint8Array {
+    const pieces = this.pieces;
+    this.pieces = [];
+    this.expected = -1;
+    if (pieces.length === 1) return pieces[0]!;
+    const out = new Uint8Array(this.filled);
+    let at = 0;
+    for (const p of pieces) {
+      out.set(p, at);
+      at += p.length;
+    }
+    return out;
   }
 }

@@ -47,6 +47,8 @@ export class TelemetryStream {
   /** The robot sends `seq`: it reads receipts while the stream is open. */
   private sequenced = false;
   private lastReceipt: { epoch: number; seq: number } | null = null;
+  /** The fast path's framing reader (null: grpc-js reads); closed when the stream is done. */
+  private reader: GrpcMessageReader | null = null;
   /** The HTTP/2 stream read directly (fast path); null: read through grpc-js. */
   private readonly raw: ServerHttp2Stream | null;
   /**
@@ -73,6 +75,7 @@ export class TelemetryStream {
       this.readPath = 'fast';
       this.raw = taken.stream;
       const reader = new GrpcMessageReader(MAX_ROBOT_MESSAGE_BYTES, (batch) => this.receive(batch));
+      this.reader = reader;
       this.raw.on('data', (chunk: Buffer) => {
         if (this.done) return;
         const bad = reader.push(chunk);
@@ -149,6 +152,8 @@ export class TelemetryStream {
   private markDone(): void {
     if (this.done) return;
     this.done = true;
+    // A robot that never ends a stream we are done with keeps it open: hold none of its bytes.
+    this.reader?.close();
     this.onDone(this);
   }
 }

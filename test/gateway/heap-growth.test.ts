@@ -31,6 +31,9 @@ describe('heap growth (FLEETGW_HEAP_GROWING_PERCENT)', () => {
     expect(policy.observe(LOW_SAMPLES_PER_S - 1)).toBe(50);
     expect(policy.observe(LOW_SAMPLES_PER_S + 1)).toBeNull();
     expect(set).toEqual(['--heap-growing-percent=50', '--heap-growing-percent=100', '--heap-growing-percent=50']);
+    // Both values are checked at construction, not at the first switch (a timer would throw later).
+    expect(() => new HeapGrowthPolicy(50, 0, () => {})).toThrow(/positive integer/);
+    expect(() => new HeapGrowthPolicy(0, 100, () => {})).toThrow(/positive integer/);
     // Equal values: nothing to switch.
     const fixed: string[] = [];
     const same = new HeapGrowthPolicy(80, 80, (f) => fixed.push(f));

@@ -1,8 +1,9 @@
 import { create, fromBinary } from '@bufbuild/protobuf';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RobotAgent } from '../../src/agent/agent.js';
 import type { SampleInput } from '../../src/agent/sample-encoder.js';
 import { HealthLevel, TelemetryBatchSchema, TelemetrySampleSchema } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
+import { RobotRegistry } from '../../src/robotlink/registry.js';
 import { sleep, startHarness, waitFor, type Harness } from './support.js';
 
 let h: Harness;
@@ -45,9 +46,15 @@ describe('setReadPaused', () => {
   });
 
   it('pushes back to the robot through HTTP/2 flow control: its bounded queue fills, nothing is lost unaccounted', async () => {
+    // The agent's telemetry stream is read by the fast path (telemetry-frames.ts): this test is about
+    // its pausing, so it checks that it is not the grpc-js fallback being paused.
+    const attach = vi.spyOn(RobotRegistry.prototype, 'attachTelemetry');
     const cred = h.robot();
     const a = start(cred, 2000);
-    await waitFor(() => a.connected, 'connected');
+    await waitFor(() => a.connected && attach.mock.results.length > 0, 'connected with a telemetry stream');
+    const attached = attach.mock.results[0];
+    expect(attached?.type === 'return' ? attached.value?.readPath : undefined).toBe('fast');
+    attach.mockRestore();
     h.server.link.setReadPaused(true);
     const sample = (ts: number): SampleInput => ({
       tsMs: ts, latitude: 52, longitude: 5, elevationM: 2, xM: 1, yM: 2, zM: 0, headingDeg: 10, linearMps: 1, angularDps: 0,

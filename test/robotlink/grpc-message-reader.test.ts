@@ -303,3 +303,30 @@ describe('GrpcMessageReader: size limit and compressed flag', () => {
     expect(fed.messages).toHaveLength(0);
   });
 });
+
+describe('GrpcMessageReader: what a split message holds, and close()', () => {
+  it('holds copies of the bytes received, not the chunks: a chunk changed after push does not change the message', () => {
+    const m = body(3000, 21);
+    const f = frame(m);
+    const first = f.slice(0, 1000);
+    const messages: Uint8Array[] = [];
+    const reader = new GrpcMessageReader(MAX_ROBOT_MESSAGE_BYTES, (x) => messages.push(x));
+    expect(reader.push(first)).toBeNull();
+    first.fill(0xee); // a reused or changed buffer must not reach the message
+    expect(reader.push(f.slice(1000))).toBeNull();
+    expect(messages).toHaveLength(1);
+    expect(Buffer.from(messages[0]!).equals(Buffer.from(m))).toBe(true);
+  });
+
+  it('close() drops a partly received message and refuses later chunks', () => {
+    const messages: Uint8Array[] = [];
+    const reader = new GrpcMessageReader(MAX_ROBOT_MESSAGE_BYTES, (x) => messages.push(x));
+    // A header that declares the maximum, then a few bytes: nothing delivered, not at a boundary.
+    expect(reader.push(header(MAX_ROBOT_MESSAGE_BYTES, 0, new Uint8Array(10)))).toBeNull();
+    expect(reader.atBoundary).toBe(false);
+    reader.close();
+    expect(reader.atBoundary).toBe(true);
+    expect(reader.push(frame(body(5, 22)))?.code).toBe('INTERNAL');
+    expect(messages).toHaveLength(0);
+  });
+});
