@@ -6,18 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { GrpcMessageReader, type GrpcFramingError } from '../../src/robotlink/grpc-message-reader.js';
 import { MAX_ROBOT_MESSAGE_BYTES } from '../../src/robotlink/limits.js';
+import { prng } from '../support/prng.js';
 
-/** mulberry32: a small seeded PRNG, so every run sees the same splits. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A gRPC length-prefixed message: flag, 4-byte big-endian length, body. */
 function frame(body: Uint8Array, flag = 0): Uint8Array {

@@ -17,22 +17,12 @@ import { decoderOf, type DecoderKind } from '../../src/telemetry/decode/select.j
 import { FramePacker } from '../../src/telemetry/frame-packer.js';
 import type { DecodeResult, DecodeTask } from '../../src/telemetry/worker-protocol.js';
 import { encodeBatch, sample } from './helpers.js';
+import { prng } from '../support/prng.js';
 
 const fallbackRun = process.env[DECODER_ENV] === 'js';
 const kinds: DecoderKind[] = fallbackRun ? ['reference', 'js'] : ['reference', 'js', 'native'];
 const FUZZ_TASKS = Number(process.env.FLEETGW_FUZZ_TASKS ?? 400);
 
-/** mulberry32: a small seeded PRNG, so every run sees the same frames. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Frame {
   robot: number;
