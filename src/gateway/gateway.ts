@@ -154,8 +154,6 @@ export interface Gateway {
 }
 
 const HTTP_DRAIN_MS = 5000;
-/** How often the telemetry rate is checked for the heap growth policy. */
-const HEAP_GROWTH_CHECK_MS = 5000;
 
 /** Starts every part of the gateway; resolves once HTTP and gRPC listen. */
 export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
@@ -270,20 +268,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     recordLinkConflicts(events, link);
     link.listen({ onTelemetry: (robotId, fleetId, bytes) => ingest.push(robotId, fleetId, bytes) });
     const heapLog = logFor('gateway');
-    let heapSamples = ingest.stats().samplesIn;
-    let heapAtMs = Date.now();
-    const heapTimer = setInterval(() => {
-      const samples = ingest.stats().samplesIn;
-      const now = Date.now();
-      const rate = ((samples - heapSamples) * 1000) / Math.max(1, now - heapAtMs);
-      heapSamples = samples;
-      heapAtMs = now;
-      const switched = heapGrowth.observe(rate);
-      if (switched !== null) heapLog.info({ heapGrowingPercent: switched, samplesPerS: Math.round(rate) }, `V8 heap growing percent set to ${switched} for telemetry at ${Math.round(rate)} samples/s`);
-    }, HEAP_GROWTH_CHECK_MS);
-    heapTimer.unref();
-    stopHeapGrowth = () => clearInterval(heapTimer);
-    // Acknowledged telemetry (issue 14 part 1): durable points become receipts to the robots.
+    stopHeapGrowth = heapGrowth.follow(() => ingest.stats().samplesIn, (percent, rate) => {
+      heapLog.info({ heapGrowingPercent: percent, samplesPerS: Math.round(rate) }, `V8 heap growing percent set to ${percent} for telemetry at ${Math.round(rate)} samples/s`);
+    });    // Acknowledged telemetry (issue 14 part 1): durable points become receipts to the robots.
     ingest.onDurable((robotId, epoch, seq) => link.telemetryDurable?.(robotId, epoch, seq));
     link.setTelemetryDurableSource?.((robotId) => ingest.durableOf(robotId));
     link.listen({ onOnline: (robotId) => online.add(robotId), onOffline: (robotId) => online.delete(robotId) });

@@ -74,6 +74,26 @@ export class HeapGrowthPolicy {
   }
 
   /**
+   * Reads the telemetry sample counter every `intervalMs` and observes its rate; `onSwitch` hears of
+   * each switch (the gateway logs it). Returns the stop function (the timer does not hold the process).
+   */
+  follow(samplesIn: () => number, onSwitch: (percent: number, samplesPerS: number) => void, intervalMs = 5_000): () => void {
+    let last = samplesIn();
+    let lastAtMs = Date.now();
+    const timer = setInterval(() => {
+      const samples = samplesIn();
+      const now = Date.now();
+      const rate = ((samples - last) * 1000) / Math.max(1, now - lastAtMs);
+      last = samples;
+      lastAtMs = now;
+      const switched = this.observe(rate);
+      if (switched !== null) onSwitch(switched, rate);
+    }, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  /**
    * Takes the telemetry rate of the last interval; returns the percent it switched to, or null when
    * it stays (the caller logs switches).
    */

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DEFAULT_TUNABLES, tunablesFromEnv } from '../../src/config.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,6 +47,30 @@ describe('heap growth (FLEETGW_HEAP_GROWING_PERCENT)', () => {
     expect(set).toEqual(['--heap-growing-percent=150']);
     expect(() => applyHeapGrowth(0, () => {})).toThrow(/positive integer/);
     expect(() => applyHeapGrowth(1.5, () => {})).toThrow(/positive integer/);
+  });
+
+  it('follows the sample counter: a switch per crossing, told to the caller, and nothing after stop', () => {
+    vi.useFakeTimers();
+    try {
+      const set: string[] = [];
+      const policy = new HeapGrowthPolicy(50, 100, (f) => set.push(f));
+      let samples = 0;
+      const switches: number[] = [];
+      const stop = policy.follow(() => samples, (percent) => switches.push(percent), 1_000);
+      samples += 100_000; // 100,000 samples/s over the first second
+      vi.advanceTimersByTime(1_000);
+      expect(switches).toEqual([100]);
+      samples += 1_000; // 1,000 samples/s
+      vi.advanceTimersByTime(1_000);
+      expect(switches).toEqual([100, 50]);
+      stop();
+      samples += 1_000_000;
+      vi.advanceTimersByTime(5_000);
+      expect(switches).toEqual([100, 50]);
+      expect(set).toEqual(['--heap-growing-percent=50', '--heap-growing-percent=100', '--heap-growing-percent=50']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('names a flag this Node\'s V8 has (setFlagsFromString ignores unknown flags silently)', () => {
