@@ -12,7 +12,7 @@
 import { readlinkSync } from 'node:fs';
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
 import { chooseDecoder } from './decode/select.js';
-import { foxgloveOutput } from './foxglove-output.js';
+import { decodeTaskOrFault, decodeTaskWith } from './decode-task.js';
 import type { SharedSlot } from './task-slots.js';
 import type { DecodeResult, DecodeTask } from './worker-protocol.js';
 
@@ -33,19 +33,9 @@ const slots: { frames: SharedArrayBuffer; rows: Uint8Array }[] = ((workerData as
   .map((s) => ({ frames: s.frames, rows: new Uint8Array(s.rows) }));
 const EMPTY = new Uint8Array(0);
 
-/** Decodes one task; exported for piscina (default) and for direct unit tests. */
+/** Decodes one task; exported for direct unit tests. */
 export function decodeTask(task: DecodeTask): DecodeResult {
-  const result = decoder.decode(task, THREAD_ID);
-  // Read back from the rows every decoder writes alike (foxglove-output.ts says why).
-  if (task.foxglove) {
-    try {
-      result.foxglove = foxgloveOutput(result.rows, task.robotIds, task.foxglove);
-    } catch (e) {
-      // A bug in the Foxglove writer must not cost the rows their insert: only the frames are lost.
-      result.errors.push({ code: 'internal', message: `foxglove output: ${e instanceof Error ? e.message : String(e)}` });
-    }
-  }
-  return result;
+  return decodeTaskWith(decoder, task, THREAD_ID);
 }
 
 /** Piscina entry point: the result's buffers are moved to the main thread. */
@@ -56,17 +46,8 @@ export default function run(task: DecodeTask): unknown {
     task.frames = slot.frames;
     task.rowsInto = slot.rows;
   }
-  let result: DecodeResult;
-  try {
-    result = decodeTask(task);
-  } catch (e) {
-    // A bug, not bad input: still answer with data so the main thread can count it and go on.
-    result = {
-      rows: new Uint8Array(0), rowCount: 0, snapshots: new Uint32Array(0), snapshotTs: new Float64Array(0), live: null,
-      frames: task.frameCount, corruptFrames: task.frameCount,
-      errors: [{ code: 'internal', message: e instanceof Error ? e.message : String(e) }], threadId: THREAD_ID,
-    };
-  }
+  // A bug, not bad input, still answers with data so the main thread can count it and go on.
+  const result = decodeTaskOrFault(decoder, task, THREAD_ID);
   const transfer: ArrayBufferLike[] = [result.snapshots.buffer, result.snapshotTs.buffer];
   if (slot !== undefined && result.rows.buffer === slot.rows.buffer) {
     // In the slot: only the length crosses (a view of shared memory would arrive as a new buffer).

@@ -9,6 +9,8 @@
  * - A batch is posted when it holds `maxBatchFrames` frames or `maxBatchBytes` bytes, or when its
  *   first frame is `storeBatchAgeMs` old (only the store and the snapshots wait for it: live messages
  *   leave at push(), and fewer, larger tasks cost less).
+ * - A batch cut by its age (light load) and under `inlineDecodeMaxBytes` is decoded on the main thread
+ *   (inline-decode.ts: cheaper than a thread hop); every other batch goes to the pool.
  * - At most `maxTasksInFlight` batches are in the pool; further full batches wait in order.
  * - Queued bytes = batch being filled + waiting batches + batches in the pool + decoded rows parked
  *   until an earlier batch's result arrives + rows waiting for or in an insert. At `highWaterBytes`
@@ -30,6 +32,7 @@ import { openClickHouseStore } from './clickhouse-store.js';
 import { createDecodePool, type DecodePool } from './decode-pool.js';
 import { chooseDecoder, type DecoderKind } from './decode/select.js';
 import { FramePacker, type PackedBatch } from './frame-packer.js';
+import { DEFAULT_INLINE_DECODE_MAX_BYTES, InlineDecode } from './inline-decode.js';
 import { InsertQueue, type InsertQueueOptions } from './insert-queue.js';
 import type { FoxgloveSink, LiveSink } from './live-sink.js';
 import { LiveDecoder } from './live-decoder.js';
@@ -87,6 +90,11 @@ export interface TelemetryIngestOptions {
   storeBatchAgeMs?: number;
   /** Default 4 (two per thread on a 2-core machine keeps a worker busy while results travel). */
   maxTasksInFlight?: number;
+  /**
+   * A batch cut by its age (not full) and at most this many bytes is decoded on the main thread
+   * instead of in the pool (inline-decode.ts). Default 256 KiB; 0: every batch goes to the pool.
+   */
+  inlineDecodeMaxBytes?: number;
   /** Default 64 MiB. */
   highWaterBytes?: number;
   /** Default 16 MiB. */
@@ -133,6 +141,8 @@ export interface TelemetryIngestStats {
   sequencedBatches: number;
   /** Tasks posted to the decode pool. */
   batches: number;
+  /** Small batches cut by their age and decoded on the main thread (inline-decode.ts). */
+  batchesInline: number;
   tasksInFlight: number;
   queueBytes: number;
   inserts: number;
@@ -199,6 +209,8 @@ const SLOT_ROWS_PER_FRAME_BYTE = 3;
 interface Waiting {
   seq: number;
   batch: PackedBatch;
+  /** Decoded on the main thread (a small batch cut by its age), not in the pool. */
+  inline: boolean;
   /** Per robot, the last sequenced batch in this task (null: none). */
   points: Map<string, DurablePoint> | null;
 }
@@ -277,6 +289,9 @@ class Ingest implements TelemetryIngest {
   private parkedBytes = 0;
   private drainWaiters: { upTo: number; resolve: () => void }[] = [];
   private ageTimer: NodeJS.Timeout | null = null;
+  private readonly inline: InlineDecode;
+  /** post() is running: an inline result settles synchronously and must not re-enter it. */
+  private posting = false;
   private seq = 0;
   private delivered = 0;
   private waitingBytes = 0;
@@ -293,7 +308,7 @@ class Ingest implements TelemetryIngest {
   private readonly arenaTrimTimer: NodeJS.Timeout;
   private readonly s = {
     framesIn: 0, bytesIn: 0, samplesIn: 0, batches: 0, corruptFrames: 0, workerErrors: 0, framesLost: 0,
-    framesRejected: 0, liveMessages: 0, liveErrors: 0, sequencedBatches: 0,
+    framesRejected: 0, liveMessages: 0, liveErrors: 0, sequencedBatches: 0, batchesInline: 0,
   };
   private readonly seqReader = new BatchSeqReader();
   private readonly acks = new AckTracker();
@@ -325,6 +340,7 @@ class Ingest implements TelemetryIngest {
     this.maxBatchBytes = opts.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
     this.maxBatchAgeMs = opts.maxBatchAgeMs ?? 20;
     this.storeBatchAgeMs = Math.max(this.maxBatchAgeMs, opts.storeBatchAgeMs ?? 100);
+    this.inline = new InlineDecode(slots, opts.inlineDecodeMaxBytes ?? DEFAULT_INLINE_DECODE_MAX_BYTES);
     const highWaterBytes = opts.highWaterBytes ?? 64 * 1024 * 1024;
     this.gate = new WatermarkGate(highWaterBytes, opts.lowWaterBytes ?? 16 * 1024 * 1024);
     // Spares up to what the high-water mark lets wait: a steady peak load reuses its buffers.
@@ -373,12 +389,12 @@ class Ingest implements TelemetryIngest {
     const receivedAtMs = this.now();
     this.packer.add(robotId, fleetId, bytes, receivedAtMs);
     if (this.packer.frameCount >= this.maxBatchFrames || this.packer.byteLength >= this.maxBatchBytes) {
-      this.cut();
+      this.cut(false);
     } else if (this.ageTimer === null) {
       // Live samples are published at push(); Foxglove frames come from the decode workers, so a watched
       // Foxglove channel keeps the short batch age.
       const fast = this.opts.foxglove?.anyWatched() === true;
-      this.ageTimer = setTimeout(() => this.cut(), fast ? this.maxBatchAgeMs : this.storeBatchAgeMs);
+      this.ageTimer = setTimeout(() => this.cut(true), fast ? this.maxBatchAgeMs : this.storeBatchAgeMs);
     }
     this.gate.update(this.queueBytes());
     const live = this.opts.live;
@@ -420,7 +436,7 @@ class Ingest implements TelemetryIngest {
   }
 
   async flush(): Promise<void> {
-    this.cut();
+    this.cut(true);
     const upTo = this.seq;
     if (this.delivered < upTo) await new Promise<void>((resolve) => this.drainWaiters.push({ upTo, resolve }));
     await this.inserts.flush();
@@ -472,15 +488,19 @@ class Ingest implements TelemetryIngest {
     return this.packer.byteLength + this.waitingBytes + this.inFlightBytes + this.parkedBytes + this.inserts.queuedBytes;
   }
 
-  /** Closes the batch being filled (if any) and posts what the in-flight bound allows. */
-  private cut(): void {
+  /**
+   * Closes the batch being filled (if any) and posts what the in-flight bound allows. `byAge`: the
+   * batch was not filled (its age timer, or flush()), so a small one may be decoded here.
+   */
+  private cut(byAge: boolean): void {
     if (this.ageTimer) {
       clearTimeout(this.ageTimer);
       this.ageTimer = null;
     }
     if (this.packer.frameCount > 0) {
       const batch = this.packer.take();
-      this.waiting.push({ seq: ++this.seq, batch, points: this.points });
+      const inline = byAge && this.inline.accepts(batch);
+      this.waiting.push({ seq: ++this.seq, batch, inline, points: this.points });
       this.points = null;
       this.waitingBytes += batch.byteLength;
     }
@@ -488,31 +508,45 @@ class Ingest implements TelemetryIngest {
   }
 
   private post(): void {
-    while (this.inFlight < this.maxTasks && this.waiting.length > 0) {
-      const { seq, batch, points } = this.waiting.shift()!;
-      this.waitingBytes -= batch.byteLength;
-      this.inFlightBytes += batch.byteLength;
-      this.inFlight++;
-      this.s.batches++;
-      const foxglove = this.foxgloveMask(batch.robotIds);
-      const bytes = batch.byteLength;
-      const frames = batch.frameCount;
-      const robotIds = batch.robotIds;
-      const slot = batch.slot;
-      this.pool
-        // Workers write rows and snapshots (and Foxglove frames): live messages were published at push().
-        .run({ live: null, ...(foxglove ? { foxglove } : {}), ...batch })
-        .then(
-          (r) => this.settle(seq, bytes, r, robotIds, points, slot),
-          (e: unknown) => {
-            // Only a crashed worker gets here (bad input is answered, not thrown); its frames are
-            // gone (its slot is released in order at settle). Counted and logged: it is a bug to fix, not a policy.
-            this.s.workerErrors++;
-            this.s.framesLost += frames;
-            this.log.error({ err: e, frames }, 'telemetry decode task failed');
-            this.settle(seq, bytes, null, robotIds, points, slot);
-          },
-        );
+    // An inline result settles (and so calls post()) before its turn of this loop ends.
+    if (this.posting) return;
+    this.posting = true;
+    try {
+      while (this.inFlight < this.maxTasks && this.waiting.length > 0) {
+        const { seq, batch, inline, points } = this.waiting.shift()!;
+        this.waitingBytes -= batch.byteLength;
+        this.inFlightBytes += batch.byteLength;
+        this.inFlight++;
+        const foxglove = this.foxgloveMask(batch.robotIds);
+        const bytes = batch.byteLength;
+        const robotIds = batch.robotIds;
+        const slot = batch.slot;
+        if (inline) {
+          this.s.batchesInline++;
+          // Answered like a pool task, applied in posting order all the same (settle parks it
+          // behind an earlier task still in the pool).
+          this.settle(seq, bytes, this.inline.decode(batch, foxglove), robotIds, points, slot);
+          continue;
+        }
+        this.s.batches++;
+        const frames = batch.frameCount;
+        this.pool
+          // Workers write rows and snapshots (and Foxglove frames): live messages were published at push().
+          .run({ live: null, ...(foxglove ? { foxglove } : {}), ...batch })
+          .then(
+            (r) => this.settle(seq, bytes, r, robotIds, points, slot),
+            (e: unknown) => {
+              // Only a crashed worker gets here (bad input is answered, not thrown); its frames are
+              // gone (its slot is released in order at settle). Counted and logged: it is a bug to fix, not a policy.
+              this.s.workerErrors++;
+              this.s.framesLost += frames;
+              this.log.error({ err: e, frames }, 'telemetry decode task failed');
+              this.settle(seq, bytes, null, robotIds, points, slot);
+            },
+          );
+      }
+    } finally {
+      this.posting = false;
     }
   }
 

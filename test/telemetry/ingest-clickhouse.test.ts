@@ -30,7 +30,9 @@ describe.skipIf(url === null)(`telemetry ingest into a ClickHouse server${url ==
   beforeAll(async () => {
     await fetch(`${url}/`, { method: 'POST', body: `CREATE DATABASE IF NOT EXISTS ${database}` });
     store = openStore(tmp.dir);
-    ingest = await createTelemetryIngest({ store, dataDir: tmp.dir, clickhouseUrl: url!, clickhouseDatabase: database, threads: 1, log: quietLog });
+    // inlineDecodeMaxBytes 0: this suite keeps the decode pool's path under test for small batches too
+    // (the ingest would decode them on the main thread: inline-decode.test.ts).
+    ingest = await createTelemetryIngest({ store, dataDir: tmp.dir, clickhouseUrl: url!, clickhouseDatabase: database, threads: 1, log: quietLog, inlineDecodeMaxBytes: 0 });
   });
 
   afterAll(async () => {

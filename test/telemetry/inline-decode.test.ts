@@ -1,0 +1,143 @@
+/**
+ * Small batches decoded on the main thread (src/telemetry/inline-decode.ts): the answer is the one a
+ * decode worker gives for the same frames, only age-cut batches under the bound are decoded there, and
+ * the ingest applies an inline result in posting order behind a task still in the pool.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/lmdb.js';
+import { decodeTask } from '../../src/telemetry/decode-worker.js';
+import { FramePacker } from '../../src/telemetry/frame-packer.js';
+import { createTelemetryIngest } from '../../src/telemetry/ingest.js';
+import { InlineDecode } from '../../src/telemetry/inline-decode.js';
+import { TaskSlots } from '../../src/telemetry/task-slots.js';
+import type { DecodeResult } from '../../src/telemetry/worker-protocol.js';
+import { captureLog } from '../support/capture-log.js';
+import { CORRUPT_FRAME, encodeBatch, encodeSamples, sample, tempDir, until } from './helpers.js';
+
+const quietLog = captureLog([]);
+const T0 = 1_800_000_000_000;
+
+/** Fills a packer with the same frames every time: three robots, a corrupt frame, several samples each. */
+function fill(packer: FramePacker): void {
+  packer.add('r1', 'f1', encodeSamples([sample(T0, 1), sample(T0 + 10, 2)]), 5);
+  packer.add('r2', 'f1', encodeBatch(T0, 4), 6);
+  packer.add('r3', 'f2', CORRUPT_FRAME, 7);
+  packer.add('r1', 'f1', encodeSamples([sample(T0 + 20, 3)]), 8);
+}
+
+/** What the ingest reads of a result: rows (from the slot when they are there), snapshots, counts, errors. */
+function readable(r: DecodeResult, slots: TaskSlots | null, slot: number): Record<string, unknown> {
+  const rows = r.rowsInSlot !== undefined ? slots!.rows(slot, r.rowsInSlot) : r.rows;
+  return {
+    rows: Buffer.from(rows).toString('hex'), rowCount: r.rowCount, snapshots: [...r.snapshots], snapshotTs: [...r.snapshotTs],
+    frames: r.frames, corruptFrames: r.corruptFrames, errors: r.errors,
+    foxglove: r.foxglove ? { data: Buffer.from(r.foxglove.data).toString('hex'), index: [...r.foxglove.index] } : null,
+  };
+}
+
+/** A batch with `sequenced` framing: seq and epoch first, as the agent writes them. */
+function sequenced(seq: number, epoch: number, startTs: number, count: number): Uint8Array {
+  return Uint8Array.from([0x10, seq, 0x18, epoch, ...encodeBatch(startTs, count)]);
+}
+
+describe('InlineDecode', () => {
+  it('answers exactly as a decode worker does, for a batch in a shared slot and in a private buffer', () => {
+    const foxglove = Uint8Array.from([7, 4, 0]); // r1: every kind, r2: status, r3: none
+    const reference = new FramePacker();
+    fill(reference);
+    const worker = decodeTask({ live: null, ...reference.take(), foxglove });
+    expect(worker.rowCount).toBe(7);
+    expect(worker.corruptFrames).toBe(1);
+
+    const slots = new TaskSlots(1, 64 * 1024, 192 * 1024);
+    const inline = new InlineDecode(slots, 256 * 1024);
+    const inSlot = new FramePacker(32 * 1024, slots);
+    fill(inSlot);
+    const slotBatch = inSlot.take();
+    expect(slotBatch.slot).toBe(0);
+    const fromSlot = inline.decode(slotBatch, foxglove);
+    // Rows stay in the slot, as a worker leaves them: only their length comes back.
+    expect(fromSlot.rowsInSlot).toBeGreaterThan(0);
+    expect(fromSlot.rows.byteLength).toBe(0);
+    expect(readable(fromSlot, slots, 0)).toEqual(readable(worker, null, -1));
+
+    // No slot left: the packer falls back to a private buffer, handed back as `spare` for reuse.
+    const priv = new FramePacker(32 * 1024, slots);
+    fill(priv);
+    const privBatch = priv.take();
+    expect(privBatch.slot).toBe(-1);
+    const fromPrivate = inline.decode(privBatch, foxglove);
+    expect(fromPrivate.rowsInSlot).toBeUndefined();
+    expect(fromPrivate.spare).toBe(privBatch.frames);
+    expect(readable(fromPrivate, null, -1)).toEqual(readable(worker, null, -1));
+  });
+
+  it('takes batches up to its bound only; 0 takes none; a bound that is not a whole number of bytes is refused', () => {
+    const slots = new TaskSlots(1, 1024, 1024);
+    const packer = new FramePacker();
+    packer.add('r1', 'f', encodeBatch(T0, 2), 1);
+    const batch = packer.take();
+    expect(new InlineDecode(slots, batch.byteLength).accepts(batch)).toBe(true);
+    expect(new InlineDecode(slots, batch.byteLength - 1).accepts(batch)).toBe(false);
+    expect(new InlineDecode(slots, 0).accepts(batch)).toBe(false);
+    expect(() => new InlineDecode(slots, -1)).toThrow(/whole number of bytes/);
+    expect(() => new InlineDecode(slots, 1.5)).toThrow(/whole number of bytes/);
+  });
+});
+
+describe('small batches decoded inline by the ingest (chdb)', () => {
+  const tmp = tempDir('inline-decode');
+  afterAll(() => tmp.remove());
+
+  it('decodes a batch cut by its age on the main thread and a full one in the pool, applied in posting order', async () => {
+    const dir = `${tmp.dir}/mixed`;
+    const store = openStore(dir);
+    const ingest = await createTelemetryIngest({ store, dataDir: dir, threads: 1, maxBatchFrames: 4, log: quietLog, insert: { maxAgeMs: 20 } });
+    const durable: number[] = [];
+    ingest.onDurable((_robot, _epoch, seq) => durable.push(seq));
+    try {
+      // Four frames fill a batch: it goes to the pool at once.
+      for (let s = 1; s <= 4; s++) ingest.push('r1', 'f', sequenced(s, 9, T0 + s * 100, 3));
+      ingest.push('r1', 'f', sequenced(5, 9, T0 + 500, 3));
+      const flushed = ingest.flush();
+      // flush() cut the one-frame batch and decoded it here, synchronously; its result waits for
+      // the pool's (an earlier batch), so nothing is applied yet.
+      expect(ingest.stats()).toMatchObject({ batches: 1, batchesInline: 1, samplesIn: 0 });
+      await flushed;
+      expect(ingest.stats()).toMatchObject({ samplesIn: 15, rowsWritten: 15, corruptFrames: 0 });
+      expect(durable.at(-1)).toBe(5);
+      expect(durable).toEqual([...durable].sort((a, b) => a - b));
+      expect(ingest.stats().decodeThreadIds.length).toBe(1);
+      expect(await ingest.sampleStore.queryText("SELECT count(), max(ts_ms) FROM telemetry_samples WHERE robot_id = 'r1'")).toBe(`15\t${T0 + 520}\n`);
+
+      // Nothing else pushed: a lone frame is cut by its age timer and decoded here.
+      ingest.push('r2', 'f', encodeBatch(T0, 2));
+      await until(() => ingest.stats().samplesIn === 17, 5_000, 'the age-cut batch');
+      expect(ingest.stats()).toMatchObject({ batches: 1, batchesInline: 2 });
+      await ingest.flush();
+      expect(store.snapshots.get('r2')).toBeDefined();
+    } finally {
+      await ingest.close();
+      await store.close();
+    }
+  });
+
+  it('sends every batch to the pool with inlineDecodeMaxBytes 0, and an age-cut batch over the bound too', async () => {
+    for (const [name, bound, frameSamples] of [['off', 0, 2], ['over', 200, 5]] as const) {
+      const dir = `${tmp.dir}/${name}`;
+      const store = openStore(dir);
+      const ingest = await createTelemetryIngest({ store, dataDir: dir, threads: 1, log: quietLog, inlineDecodeMaxBytes: bound });
+      try {
+        const frame = encodeBatch(T0, frameSamples);
+        if (name === 'over') expect(frame.byteLength + 16).toBeGreaterThan(bound);
+        ingest.push('r1', 'f', frame);
+        await ingest.flush();
+        expect(ingest.stats()).toMatchObject({ batches: 1, batchesInline: 0, samplesIn: frameSamples, rowsWritten: frameSamples });
+        expect(ingest.stats().decodeThreadIds.length).toBe(1);
+      } finally {
+        await ingest.close();
+        await store.close();
+      }
+    }
+  });
+});
