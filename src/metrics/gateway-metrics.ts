@@ -38,6 +38,8 @@ export interface ScrapeSources {
     corruptFrames: number;
     framesLost: number;
     framesRejected: number;
+    batches: number;
+    batchesInline: number;
     queueBytes: number;
     insertsInFlight: number;
     paused: boolean;
@@ -80,10 +82,7 @@ export class GatewayMetrics {
     const registers = [this.registry];
     // process_* (CPU, memory, open fds) and nodejs_* (heap, GC, event-loop lag from
     // monitorEventLoopDelay: nodejs_eventloop_lag_p99_seconds and friends).
-    // Event-loop lag sampled every 100 ms, not prom-client's 10 ms: that timer woke an idle gateway 100
-    // times a second (0.003 of its 0.008 cores); a stall of 100 ms or more still always shows, a
-    // shorter one in proportion to its length (docs/operations.md).
-    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 100 });
+    collectDefaultMetrics({ register: this.registry });
 
     this.httpRequests = new Counter({ name: 'fleetgw_http_requests_total', help: 'REST requests answered, by method, route template and status.', labelNames: ['method', 'route', 'status'], registers });
     this.httpDuration = new Histogram({ name: 'fleetgw_http_request_duration_seconds', help: 'Time from routing a REST request to its answer (body already read), by method and route template.', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers });
@@ -109,14 +108,26 @@ export class GatewayMetrics {
     const droppedSeen = { corrupt: 0, worker_crash: 0, shutting_down: 0 };
     const dropped: Counter<'reason'> = new Counter({
       name: 'fleetgw_telemetry_frames_dropped_total',
-      help: 'Received batches not turned into rows, by reason: corrupt (undecodable), worker_crash (a decode thread died), shutting_down (arrived during shutdown).',
+      help: 'Received batches not turned into rows, by reason: corrupt (undecodable), worker_crash (a decode thread died or a decoder threw: a bug), shutting_down (arrived during shutdown).',
       labelNames: ['reason'],
       registers,
       collect: () => {
         const s = t();
-        advance(dropped, 'corrupt', s.corruptFrames, droppedSeen);
-        advance(dropped, 'worker_crash', s.framesLost, droppedSeen);
-        advance(dropped, 'shutting_down', s.framesRejected, droppedSeen);
+        advance(dropped, 'reason', 'corrupt', s.corruptFrames, droppedSeen);
+        advance(dropped, 'reason', 'worker_crash', s.framesLost, droppedSeen);
+        advance(dropped, 'reason', 'shutting_down', s.framesRejected, droppedSeen);
+      },
+    });
+    const decodedSeen = { pool: 0, main: 0 };
+    const decoded: Counter<'thread'> = new Counter({
+      name: 'fleetgw_telemetry_decode_batches_total',
+      help: 'Telemetry batches decoded, by thread: pool (a decode worker) or main (a small batch at light load, decoded where it costs less than the thread hop).',
+      labelNames: ['thread'],
+      registers,
+      collect: () => {
+        const s = t();
+        advance(decoded, 'thread', 'pool', s.batches, decodedSeen);
+        advance(decoded, 'thread', 'main', s.batchesInline, decodedSeen);
       },
     });
     gaugeFrom(registers, 'fleetgw_telemetry_queue_bytes', 'Telemetry bytes held in the gateway: batching, decoding and waiting for or in an insert.', () => t().queueBytes);
@@ -228,9 +239,13 @@ function gaugeFrom(registers: Registry[], name: string, help: string, read: () =
 }
 
 /** Brings one label of a counter up to the running total `value`. */
-function advance<K extends string>(c: Counter<'reason'>, reason: K, value: number, seen: Record<K, number>): void {
-  if (value > seen[reason]) c.inc({ reason }, value - seen[reason]);
-  seen[reason] = Math.max(seen[reason], value);
+function advance<L extends string, K extends string>(c: Counter<L>, label: L, key: K, value: number, seen: Record<K, number>): void {
+  if (value > seen[key]) {
+    const labels: Partial<Record<L, string>> = {};
+    labels[label] = key;
+    c.inc(labels, value - seen[key]);
+  }
+  seen[key] = Math.max(seen[key], value);
 }
 
 /** One stats() call per scrape for the several metrics that read it. */

@@ -9,7 +9,8 @@
  * - A batch is posted when it holds `maxBatchFrames` frames or `maxBatchBytes` bytes, or when its
  *   first frame is `storeBatchAgeMs` old (only the store and the snapshots wait for it: live messages
  *   leave at push(), and fewer, larger tasks cost less).
- * - A batch cut by its age (light load) and under `inlineDecodeMaxBytes` is decoded on the main thread
+ * - A batch cut by its age or a flush (light load), of at most `inlineDecodeMaxBytes`, with no
+ *   Foxglove subscriber and a learned decode time within 1 ms, is decoded on the main thread
  *   (inline-decode.ts: cheaper than a thread hop); every other batch goes to the pool.
  * - At most `maxTasksInFlight` batches are in the pool; further full batches wait in order.
  * - Queued bytes = batch being filled + waiting batches + batches in the pool + decoded rows parked
@@ -91,7 +92,8 @@ export interface TelemetryIngestOptions {
   /** Default 4 (two per thread on a 2-core machine keeps a worker busy while results travel). */
   maxTasksInFlight?: number;
   /**
-   * A batch cut by its age (not full) and at most this many bytes is decoded on the main thread
+   * A batch cut by its age or a flush (not full), of at most this many bytes, with no Foxglove
+   * subscriber and a decode time (learned per byte) within 1 ms, is decoded on the main thread
    * instead of in the pool (inline-decode.ts). Default 256 KiB; 0: every batch goes to the pool.
    */
   inlineDecodeMaxBytes?: number;
@@ -141,15 +143,17 @@ export interface TelemetryIngestStats {
   sequencedBatches: number;
   /** Tasks posted to the decode pool. */
   batches: number;
-  /** Small batches cut by their age and decoded on the main thread (inline-decode.ts). */
+  /** Small batches cut by their age (or a flush) and decoded on the main thread (inline-decode.ts). */
   batchesInline: number;
+  /** The main thread's learned decode time per frames byte, in ns (what bounds an inline decode). */
+  inlineDecodeNsPerByte: number;
   tasksInFlight: number;
   queueBytes: number;
   inserts: number;
   insertsInFlight: number;
   insertErrors: number;
   corruptFrames: number;
-  /** Tasks lost to a crashed worker thread (a bug; their frames are counted in `framesLost`). */
+  /** Tasks lost to a crashed worker thread or a decoder that threw (a bug; their frames are counted in `framesLost`). */
   workerErrors: number;
   framesLost: number;
   /** Frames pushed after close() began (the robot link should be stopped first). */
@@ -209,7 +213,7 @@ const SLOT_ROWS_PER_FRAME_BYTE = 3;
 interface Waiting {
   seq: number;
   batch: PackedBatch;
-  /** Decoded on the main thread (a small batch cut by its age), not in the pool. */
+  /** May be decoded on the main thread (a small batch cut by its age): post() decides, by the Foxglove mask. */
   inline: boolean;
   /** Per robot, the last sequenced batch in this task (null: none). */
   points: Map<string, DurablePoint> | null;
@@ -340,7 +344,7 @@ class Ingest implements TelemetryIngest {
     this.maxBatchBytes = opts.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
     this.maxBatchAgeMs = opts.maxBatchAgeMs ?? 20;
     this.storeBatchAgeMs = Math.max(this.maxBatchAgeMs, opts.storeBatchAgeMs ?? 100);
-    this.inline = new InlineDecode(slots, opts.inlineDecodeMaxBytes ?? DEFAULT_INLINE_DECODE_MAX_BYTES);
+    this.inline = new InlineDecode(slots, { maxBytes: opts.inlineDecodeMaxBytes ?? DEFAULT_INLINE_DECODE_MAX_BYTES });
     const highWaterBytes = opts.highWaterBytes ?? 64 * 1024 * 1024;
     this.gate = new WatermarkGate(highWaterBytes, opts.lowWaterBytes ?? 16 * 1024 * 1024);
     // Spares up to what the high-water mark lets wait: a steady peak load reuses its buffers.
@@ -481,6 +485,7 @@ class Ingest implements TelemetryIngest {
       rowArenaBuffers: this.rowArena.buffers,
       rowArenaAllocated: this.rowArena.allocated,
       decodeThreadIds: [...this.decodeThreadIds],
+      inlineDecodeNsPerByte: this.inline.estimateNsPerByte,
     };
   }
 
@@ -521,11 +526,11 @@ class Ingest implements TelemetryIngest {
         const bytes = batch.byteLength;
         const robotIds = batch.robotIds;
         const slot = batch.slot;
-        if (inline) {
+        // Foxglove frames cost several times the decode (docs/foxglove.md): a watched batch stays
+        // off the event loop.
+        if (inline && foxglove === null) {
           this.s.batchesInline++;
-          // Answered like a pool task, applied in posting order all the same (settle parks it
-          // behind an earlier task still in the pool).
-          this.settle(seq, bytes, this.inline.decode(batch, foxglove), robotIds, points, slot);
+          this.settleInline(seq, batch, points);
           continue;
         }
         this.s.batches++;
@@ -536,11 +541,8 @@ class Ingest implements TelemetryIngest {
           .then(
             (r) => this.settle(seq, bytes, r, robotIds, points, slot),
             (e: unknown) => {
-              // Only a crashed worker gets here (bad input is answered, not thrown); its frames are
-              // gone (its slot is released in order at settle). Counted and logged: it is a bug to fix, not a policy.
-              this.s.workerErrors++;
-              this.s.framesLost += frames;
-              this.log.error({ err: e, frames }, 'telemetry decode task failed');
+              // Only a crashed worker gets here (bad input is answered, not thrown).
+              this.decodeFailed(e, frames);
               this.settle(seq, bytes, null, robotIds, points, slot);
             },
           );
@@ -548,6 +550,35 @@ class Ingest implements TelemetryIngest {
     } finally {
       this.posting = false;
     }
+  }
+
+  /**
+   * Decodes a small batch here and settles it like a pool task's answer (parked behind earlier
+   * tasks). A throw from the decoder is handled as a crashed worker is. A throw while applying the
+   * result is a bug: it ends the process (serve.ts), as it did when every result arrived in a promise
+   * callback, instead of reaching whoever called push() (the robot link would log it as its own).
+   */
+  private settleInline(seq: number, batch: PackedBatch, points: Map<string, DurablePoint> | null): void {
+    let result: DecodeResult | null = null;
+    try {
+      result = this.inline.decode(batch, null);
+    } catch (e) {
+      this.decodeFailed(e, batch.frameCount);
+    }
+    try {
+      this.settle(seq, batch.byteLength, result, batch.robotIds, points, batch.slot);
+    } catch (e) {
+      queueMicrotask(() => {
+        throw e;
+      });
+    }
+  }
+
+  /** A task whose frames are gone (its slot is released in order at settle): a bug to fix, not a policy, so counted and logged. */
+  private decodeFailed(e: unknown, frames: number): void {
+    this.s.workerErrors++;
+    this.s.framesLost += frames;
+    this.log.error({ err: e, frames }, 'telemetry decode task failed');
   }
 
   /** Per robot index, the Foxglove channel kinds subscribed to; null when none is (the common case). */

@@ -4,14 +4,18 @@
  * Why: at light load the batch is cut by its age (storeBatchAgeMs), not because it is full, and a
  * pool task then costs more than its decode: the task and its result cross threads (two messages,
  * structured clones of the robot ids), the worker thread wakes up and goes back to sleep, and the
- * main thread handles the reply. At 100 robots x 10 Hz that was about a third of the gateway's
- * telemetry CPU beyond the HTTP/2 floor (bench/README.md, "Small batches decoded inline"). The decode
- * itself is a fraction of a microsecond per sample with the addon.
+ * main thread handles the reply. bench/micro/inline-decode.mjs measures a quarter to half of a task's
+ * CPU for the same batch; at 100 robots x 10 Hz the gateway went from 0.040 to 0.025 cores
+ * (bench/README.md, "Small batches decoded on the main thread").
  *
- * Bound: only batches under `maxBytes` (default 256 KiB) are decoded here, so the event loop is held
- * for well under a millisecond (measured figure in bench/README.md); full batches, cut because load is
- * high, always go to the pool. The result is the one a worker would return (decode-task.ts), applied
- * in posting order like every other.
+ * Bound: the event loop is held for at most about `budgetMs` (default 1 ms) per batch, and at most
+ * ten batches a second are cut by age. Bytes alone do not bound the time (a batch of minimal samples
+ * holds many more samples per byte), so the decode time per byte is learned from the batches decoded
+ * here: a slower observation counts at once, a faster one slowly; a refused batch lowers the estimate a
+ * little, so one slow outlier (a GC pause inside a decode) is forgotten within a few seconds. A batch is
+ * decoded here when `bytes x estimate` fits the budget and it is at most `maxBytes`; full batches, cut
+ * because load is high, always go to the pool. The result is the one a worker would return
+ * (decode-task.ts), applied in posting order like every other.
  */
 import { chooseDecoder, type TaskDecoder } from './decode/select.js';
 import { decodeTaskOrFault } from './decode-task.js';
@@ -21,23 +25,56 @@ import type { DecodeResult } from './worker-protocol.js';
 
 /** Default bound of a batch decoded on the main thread. */
 export const DEFAULT_INLINE_DECODE_MAX_BYTES = 256 * 1024;
+/** Default time a decode here may hold the event loop. */
+export const DEFAULT_INLINE_DECODE_BUDGET_MS = 1;
+/**
+ * First estimate of the decode time per frames byte, before any batch was decoded here: about twice
+ * what the addon takes for the simulator's samples (2.2-2.5 ns, bench/micro/inline-decode.mjs).
+ */
+const INITIAL_NS_PER_BYTE = 5;
+/** A refused batch lowers the estimate by this factor (at ten refusals a second, a 10x outlier is gone in ~2 s). */
+const REFUSED_DECAY = 0.9;
 
 const EMPTY = new Uint8Array(0);
 
+export interface InlineDecodeOptions {
+  /** Largest batch decoded here; 0 sends every batch to the pool. Default 256 KiB. */
+  maxBytes?: number;
+  /** Time a decode here may hold the event loop, by the learned cost per byte. Default 1 ms. */
+  budgetMs?: number;
+  /** Clock in ms (tests). Default performance.now. */
+  now?: () => number;
+}
+
 export class InlineDecode {
   private decoder: TaskDecoder | null = null;
+  readonly maxBytes: number;
+  private readonly budgetNs: number;
+  private readonly now: () => number;
+  /** Learned decode time per frames byte (see the file comment). */
+  private nsPerByte = INITIAL_NS_PER_BYTE;
 
-  /**
-   * @param slots the ingest's task slots (a batch's frames may be in one; its rows go to the same slot).
-   * @param maxBytes largest batch decoded here; 0 sends every batch to the pool.
-   */
-  constructor(private readonly slots: TaskSlots, readonly maxBytes: number) {
-    if (!Number.isInteger(maxBytes) || maxBytes < 0) throw new RangeError(`inline decode bound must be a whole number of bytes >= 0, got ${maxBytes}`);
+  /** @param slots the ingest's task slots (a batch's frames may be in one; its rows go to the same slot). */
+  constructor(private readonly slots: TaskSlots, opts: InlineDecodeOptions = {}) {
+    this.maxBytes = opts.maxBytes ?? DEFAULT_INLINE_DECODE_MAX_BYTES;
+    const budgetMs = opts.budgetMs ?? DEFAULT_INLINE_DECODE_BUDGET_MS;
+    if (!Number.isInteger(this.maxBytes) || this.maxBytes < 0) throw new RangeError(`inline decode bound must be a whole number of bytes >= 0, got ${this.maxBytes}`);
+    if (!(budgetMs > 0)) throw new RangeError(`inline decode budget must be a positive number of ms, got ${budgetMs}`);
+    this.budgetNs = budgetMs * 1e6;
+    this.now = opts.now ?? (() => performance.now());
   }
 
-  /** Whether a batch cut by its age is small enough to decode here. */
+  /** The learned decode time per frames byte, in ns (stats, tests). */
+  get estimateNsPerByte(): number {
+    return this.nsPerByte;
+  }
+
+  /** Whether a batch cut by its age is small enough to decode here; a refusal lowers the estimate a little. */
   accepts(batch: PackedBatch): boolean {
-    return batch.byteLength <= this.maxBytes && batch.frameCount > 0;
+    if (batch.frameCount === 0 || batch.byteLength > this.maxBytes) return false;
+    if (batch.byteLength * this.nsPerByte <= this.budgetNs) return true;
+    this.nsPerByte *= REFUSED_DECAY;
+    return false;
   }
 
   /**
@@ -47,6 +84,7 @@ export class InlineDecode {
   decode(batch: PackedBatch, foxglove: Uint8Array | null): DecodeResult {
     // Loaded at the first inline batch: the same choice the workers make (decode/select.ts).
     const decoder = (this.decoder ??= chooseDecoder());
+    const started = this.now();
     const inSlot = batch.slot >= 0;
     const rowsRegion = inSlot ? this.slots.rows(batch.slot, this.slots.rowsBytes) : undefined;
     const result = decodeTaskOrFault(decoder, {
@@ -66,6 +104,12 @@ export class InlineDecode {
       result.rows = EMPTY;
     }
     if (!inSlot && batch.frames !== undefined) result.spare = batch.frames;
+    this.observe((this.now() - started) * 1e6 / Math.max(1, batch.byteLength));
     return result;
+  }
+
+  /** A slower observation counts at once (the budget is a bound); a faster one moves the estimate by a fifth. */
+  private observe(nsPerByte: number): void {
+    this.nsPerByte = nsPerByte >= this.nsPerByte ? nsPerByte : this.nsPerByte * 0.8 + nsPerByte * 0.2;
   }
 }

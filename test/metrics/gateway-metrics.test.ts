@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayMetrics, type ScrapeSources } from '../../src/metrics/gateway-metrics.js';
 
 function sources(over: Partial<ScrapeSources> = {}): { s: ScrapeSources; t: ReturnType<ScrapeSources['telemetry']> } {
-  const t = { framesIn: 0, bytesIn: 0, samplesIn: 0, rowsWritten: 0, rowsSpooled: 0, rowsReplayed: 0, spoolBytes: 0, spoolBacklog: 0, spoolFullWaits: 0, duplicateBatches: 0, corruptFrames: 0, framesLost: 0, framesRejected: 0, queueBytes: 0, insertsInFlight: 0, paused: false };
+  const t = { framesIn: 0, bytesIn: 0, samplesIn: 0, rowsWritten: 0, rowsSpooled: 0, rowsReplayed: 0, spoolBytes: 0, spoolBacklog: 0, spoolFullWaits: 0, duplicateBatches: 0, corruptFrames: 0, framesLost: 0, framesRejected: 0, batches: 0, batchesInline: 0, queueBytes: 0, insertsInFlight: 0, paused: false };
   return {
     t,
     s: {
@@ -40,10 +40,14 @@ describe('GatewayMetrics', () => {
     t.samplesIn = 500;
     t.rowsWritten = 400;
     t.corruptFrames = 2;
+    t.batches = 3;
+    t.batchesInline = 40;
     const first = await m.render();
     expect(line(first, 'fleetgw_telemetry_samples_received_total')).toMatch(/ 500$/);
     expect(line(first, 'fleetgw_telemetry_samples_stored_total')).toMatch(/ 400$/);
     expect(line(first, 'fleetgw_telemetry_frames_dropped_total{reason="corrupt"}')).toMatch(/ 2$/);
+    expect(line(first, 'fleetgw_telemetry_decode_batches_total{thread="pool"}')).toMatch(/ 3$/);
+    expect(line(first, 'fleetgw_telemetry_decode_batches_total{thread="main"}')).toMatch(/ 40$/);
     await new Promise((r) => setTimeout(r, 120)); // past the per-scrape read cache
     t.samplesIn = 900;
     const second = await m.render();

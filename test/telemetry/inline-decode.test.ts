@@ -3,14 +3,14 @@
  * decode worker gives for the same frames, only age-cut batches under the bound are decoded there, and
  * the ingest applies an inline result in posting order behind a task still in the pool.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { openStore } from '../../src/store/lmdb.js';
 import { decodeTask } from '../../src/telemetry/decode-worker.js';
 import { FramePacker } from '../../src/telemetry/frame-packer.js';
 import { createTelemetryIngest } from '../../src/telemetry/ingest.js';
 import { InlineDecode } from '../../src/telemetry/inline-decode.js';
 import { TaskSlots } from '../../src/telemetry/task-slots.js';
-import type { DecodeResult } from '../../src/telemetry/worker-protocol.js';
+import type { DecodeResult, FoxgloveBatch } from '../../src/telemetry/worker-protocol.js';
 import { captureLog } from '../support/capture-log.js';
 import { CORRUPT_FRAME, encodeBatch, encodeSamples, sample, tempDir, until } from './helpers.js';
 
@@ -50,7 +50,7 @@ describe('InlineDecode', () => {
     expect(worker.corruptFrames).toBe(1);
 
     const slots = new TaskSlots(1, 64 * 1024, 192 * 1024);
-    const inline = new InlineDecode(slots, 256 * 1024);
+    const inline = new InlineDecode(slots);
     const inSlot = new FramePacker(32 * 1024, slots);
     fill(inSlot);
     const slotBatch = inSlot.take();
@@ -72,22 +72,50 @@ describe('InlineDecode', () => {
     expect(readable(fromPrivate, null, -1)).toEqual(readable(worker, null, -1));
   });
 
-  it('takes batches up to its bound only; 0 takes none; a bound that is not a whole number of bytes is refused', () => {
+  it('takes batches up to its byte bound only; 0 takes none; bad bounds are refused', () => {
     const slots = new TaskSlots(1, 1024, 1024);
     const packer = new FramePacker();
     packer.add('r1', 'f', encodeBatch(T0, 2), 1);
     const batch = packer.take();
-    expect(new InlineDecode(slots, batch.byteLength).accepts(batch)).toBe(true);
-    expect(new InlineDecode(slots, batch.byteLength - 1).accepts(batch)).toBe(false);
-    expect(new InlineDecode(slots, 0).accepts(batch)).toBe(false);
-    expect(() => new InlineDecode(slots, -1)).toThrow(/whole number of bytes/);
-    expect(() => new InlineDecode(slots, 1.5)).toThrow(/whole number of bytes/);
+    expect(new InlineDecode(slots, { maxBytes: batch.byteLength }).accepts(batch)).toBe(true);
+    expect(new InlineDecode(slots, { maxBytes: batch.byteLength - 1 }).accepts(batch)).toBe(false);
+    expect(new InlineDecode(slots, { maxBytes: 0 }).accepts(batch)).toBe(false);
+    expect(() => new InlineDecode(slots, { maxBytes: -1 })).toThrow(/whole number of bytes/);
+    expect(() => new InlineDecode(slots, { maxBytes: 1.5 })).toThrow(/whole number of bytes/);
+    expect(() => new InlineDecode(slots, { budgetMs: 0 })).toThrow(/positive number of ms/);
+  });
+
+  it('keeps a decode within its time budget by the cost per byte it learns: a slow decode counts at once, refusals forget it', () => {
+    const slots = new TaskSlots(1, 1024, 1024);
+    const packer = new FramePacker();
+    packer.add('r1', 'f', encodeBatch(T0, 2), 1);
+    const batch = packer.take();
+    let clock = 0;
+    let cost = 0; // ms the next decode "takes"
+    const inline = new InlineDecode(slots, { budgetMs: 1, now: () => (clock += cost) }); // start and end each advance it: a decode takes `cost`
+    const perByte = (ms: number): number => (ms * 1e6) / batch.byteLength;
+    expect(inline.accepts(batch)).toBe(true);
+    // A decode that takes the whole budget for this batch: the same batch is now refused...
+    cost = 1.5;
+    inline.decode(batch, null);
+    expect(inline.estimateNsPerByte).toBeCloseTo(perByte(1.5));
+    expect(inline.accepts(batch)).toBe(false);
+    // ...until a few refusals bring the estimate back under the budget (an outlier is forgotten).
+    let refusals = 1;
+    while (!inline.accepts(batch)) refusals++;
+    expect(refusals).toBe(4); // 1.5 x 0.9^4 < 1 <= 1.5 x 0.9^3
+    // A fast decode moves the estimate down by a fifth only.
+    const before = inline.estimateNsPerByte;
+    cost = 0;
+    inline.decode(batch, null);
+    expect(inline.estimateNsPerByte).toBeCloseTo(before * 0.8);
   });
 });
 
 describe('small batches decoded inline by the ingest (chdb)', () => {
   const tmp = tempDir('inline-decode');
   afterAll(() => tmp.remove());
+  afterEach(() => vi.restoreAllMocks());
 
   it('decodes a batch cut by its age on the main thread and a full one in the pool, applied in posting order', async () => {
     const dir = `${tmp.dir}/mixed`;
@@ -138,6 +166,70 @@ describe('small batches decoded inline by the ingest (chdb)', () => {
         await ingest.close();
         await store.close();
       }
+    }
+  });
+
+  it('decodes a small batch that waited behind a full pool once the pool answers; slots and queued bytes come back', async () => {
+    const dir = `${tmp.dir}/behind`;
+    const store = openStore(dir);
+    const ingest = await createTelemetryIngest({ store, dataDir: dir, threads: 1, maxBatchFrames: 3, maxTasksInFlight: 1, log: quietLog, insert: { maxAgeMs: 20 } });
+    try {
+      const idle = ingest.stats().taskSlotsInUse;
+      for (let i = 0; i < 3; i++) ingest.push(`r${i}`, 'f', encodeBatch(T0 + i * 100, 2)); // full: to the pool
+      ingest.push('r9', 'f', encodeBatch(T0, 4));
+      const flushed = ingest.flush();
+      // The pool holds its one task: the small batch waits, not yet decoded anywhere.
+      expect(ingest.stats()).toMatchObject({ batches: 1, batchesInline: 0, tasksInFlight: 1 });
+      await flushed;
+      expect(ingest.stats()).toMatchObject({ batches: 1, batchesInline: 1, samplesIn: 10, rowsWritten: 10, tasksInFlight: 0, queueBytes: 0 });
+      expect(ingest.stats().taskSlotsInUse).toBe(idle);
+    } finally {
+      await ingest.close();
+      await store.close();
+    }
+  });
+
+  it('sends a batch with a Foxglove subscriber to the pool, which writes its frames', async () => {
+    const dir = `${tmp.dir}/foxglove`;
+    const store = openStore(dir);
+    const published: FoxgloveBatch[] = [];
+    const foxglove = { anyWatched: () => true, watchedKinds: (id: string) => (id === 'r1' ? 4 : 0), publishFoxglove: (b: FoxgloveBatch) => published.push(b) };
+    const ingest = await createTelemetryIngest({ store, dataDir: dir, threads: 1, log: quietLog, foxglove });
+    try {
+      ingest.push('r1', 'f', encodeBatch(T0, 2));
+      ingest.push('r2', 'f', encodeBatch(T0, 2));
+      await ingest.flush();
+      expect(ingest.stats()).toMatchObject({ batches: 1, batchesInline: 0, samplesIn: 4 });
+      expect(published.map((b) => b.index.length / 4)).toEqual([2]); // r1's two status frames
+    } finally {
+      await ingest.close();
+      await store.close();
+    }
+  });
+
+  it('counts a decoder that throws on the main thread as a lost task and goes on', async () => {
+    const dir = `${tmp.dir}/throws`;
+    const store = openStore(dir);
+    const log: string[] = [];
+    const ingest = await createTelemetryIngest({ store, dataDir: dir, threads: 1, log: captureLog(log), insert: { maxAgeMs: 20 } });
+    try {
+      const idle = ingest.stats().taskSlotsInUse;
+      vi.spyOn(InlineDecode.prototype, 'decode').mockImplementationOnce(() => {
+        throw new Error('decoder bug');
+      });
+      ingest.push('r1', 'f', encodeBatch(T0, 2));
+      ingest.push('r2', 'f', encodeBatch(T0, 2));
+      await ingest.flush();
+      expect(ingest.stats()).toMatchObject({ batchesInline: 1, workerErrors: 1, framesLost: 2, samplesIn: 0, tasksInFlight: 0, queueBytes: 0 });
+      expect(ingest.stats().taskSlotsInUse).toBe(idle);
+      expect(log.some((l) => l.startsWith('telemetry decode task failed'))).toBe(true);
+      // The next batch is decoded as usual.
+      ingest.push('r1', 'f', encodeBatch(T0 + 100, 3));
+      await ingest.flush();
+      expect(ingest.stats()).toMatchObject({ batchesInline: 2, samplesIn: 3, rowsWritten: 3 });
+    } finally {
+      await ingest.close();
+      await store.close();
     }
   });
 });
