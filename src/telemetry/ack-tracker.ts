@@ -12,7 +12,7 @@
  *
  * Bound: one small entry per robot that ever sent a sequenced batch to this process (plus the ones
  * restored from the spool's checkpoint): robots are registered, so this is bounded by the fleet.
- * Work: a Map lookup per batch, batch-level, never per sample.
+ * Work: at most a Map lookup per batch (none when the caller keeps the robot's entry), never per sample.
  */
 
 /** A robot's durable point: every batch of `epoch` up to `seq` is durable. */
@@ -21,7 +21,8 @@ export interface DurablePoint {
   seq: number;
 }
 
-interface RobotAcks {
+/** One robot's state; the ingest keeps a reference per robot (entry()) so a batch needs no lookup. */
+export interface RobotAcks {
   epoch: number;
   received: number;
   durable: number;
@@ -43,11 +44,24 @@ export class AckTracker {
    * A resend of a durable batch re-announces the durable point (the robot missed the receipt).
    */
   admit(robotId: string, epoch: number, seq: number): boolean {
-    const r = this.robots.get(robotId);
+    return this.admitEntry(this.entry(robotId), robotId, epoch, seq);
+  }
+
+  /**
+   * The robot's entry, created empty (epoch 0, nothing received or durable: the same as no entry for
+   * every question asked here). It stays the robot's entry for the life of the tracker.
+   */
+  entry(robotId: string): RobotAcks {
+    let r = this.robots.get(robotId);
     if (r === undefined) {
-      this.robots.set(robotId, { epoch, received: seq, durable: 0 });
-      return true;
+      r = { epoch: 0, received: 0, durable: 0 };
+      this.robots.set(robotId, r);
     }
+    return r;
+  }
+
+  /** admit() on an entry the caller holds (from entry()). */
+  admitEntry(r: RobotAcks, robotId: string, epoch: number, seq: number): boolean {
     if (r.epoch !== epoch) {
       r.epoch = epoch;
       r.received = seq;
@@ -76,9 +90,12 @@ export class AckTracker {
   /** Start-up: what the spool says was durable before the restart (received = durable). */
   restore(points: ReadonlyMap<string, DurablePoint>): void {
     for (const [robotId, p] of points) {
-      const r = this.robots.get(robotId);
-      if (r !== undefined && r.epoch === p.epoch && r.durable >= p.seq) continue;
-      this.robots.set(robotId, { epoch: p.epoch, received: p.seq, durable: p.seq });
+      const r = this.entry(robotId);
+      if (r.epoch === p.epoch && r.durable >= p.seq) continue;
+      // In place: an entry handed out by entry() stays the robot's.
+      r.epoch = p.epoch;
+      r.received = p.seq;
+      r.durable = p.seq;
     }
   }
 

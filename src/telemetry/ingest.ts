@@ -24,7 +24,7 @@
  */
 import { join } from 'node:path';
 import type { Store } from '../store/lmdb.js';
-import { AckTracker, mergePoints, type DurablePoint } from './ack-tracker.js';
+import { AckTracker, mergePoints, type DurablePoint, type RobotAcks } from './ack-tracker.js';
 import { BatchSeqReader } from './batch-seq.js';
 import { WatermarkGate } from './backpressure.js';
 import { openChdbStore } from './chdb-store.js';
@@ -32,7 +32,7 @@ import { openClickHouseClusterStore } from './clickhouse-cluster-store.js';
 import { openClickHouseStore } from './clickhouse-store.js';
 import { createDecodePool, type DecodePool } from './decode-pool.js';
 import { chooseDecoder, type DecoderKind } from './decode/select.js';
-import { FramePacker, type PackedBatch } from './frame-packer.js';
+import { FramePacker, type PackedBatch, type PackerRobot } from './frame-packer.js';
 import { DEFAULT_INLINE_DECODE_MAX_BYTES, InlineDecode } from './inline-decode.js';
 import { InsertQueue, type InsertQueueOptions } from './insert-queue.js';
 import type { FoxgloveSink, LiveSink } from './live-sink.js';
@@ -210,6 +210,18 @@ const SLOT_FRAME_HEADROOM = 256 * 1024;
  */
 const SLOT_ROWS_PER_FRAME_BYTE = 3;
 
+/**
+ * What push() keeps per robot, so a frame costs one Map lookup: its acknowledgement state, its index
+ * in the batch being filled, and its durable point in that batch. One entry per robot that sent
+ * telemetry to this process: bounded by the registered robots, like the AckTracker's.
+ */
+interface IngestRobot extends PackerRobot {
+  acks: RobotAcks;
+  /** The durable point of this robot in the batch being filled, valid while `pointGen` is the packer's generation. */
+  point: DurablePoint | null;
+  pointGen: number;
+}
+
 interface Waiting {
   seq: number;
   batch: PackedBatch;
@@ -316,6 +328,7 @@ class Ingest implements TelemetryIngest {
   };
   private readonly seqReader = new BatchSeqReader();
   private readonly acks = new AckTracker();
+  private readonly robots = new Map<string, IngestRobot>();
   /** Durable points of the batch being filled (moved to its Waiting entry at cut()). */
   private points: Map<string, DurablePoint> | null = null;
 
@@ -377,21 +390,32 @@ class Ingest implements TelemetryIngest {
     }
     this.s.framesIn++;
     this.s.bytesIn += bytes.length;
-    // Acknowledged delivery: a few byte reads and a Map lookup per batch, never per sample.
+    let robot = this.robots.get(robotId);
+    if (robot === undefined) {
+      robot = { robotId, fleetId, gen: -1, index: 0, acks: this.acks.entry(robotId), point: null, pointGen: -1 };
+      this.robots.set(robotId, robot);
+    } else if (robot.fleetId !== fleetId) {
+      // Moved to another fleet: its next rows carry the new fleet (a batch index of its own).
+      robot.fleetId = fleetId;
+      robot.gen = -1;
+    }
+    // Acknowledged delivery: a few byte reads per batch, never per sample.
     const r = this.seqReader;
     if (r.read(bytes)) {
-      if (!this.acks.admit(robotId, r.epoch, r.seq)) return;
+      if (!this.acks.admitEntry(robot.acks, robotId, r.epoch, r.seq)) return;
       this.s.sequencedBatches++;
-      const points = (this.points ??= new Map<string, DurablePoint>());
-      const p = points.get(robotId);
-      if (p === undefined) points.set(robotId, { epoch: r.epoch, seq: r.seq });
-      else {
-        p.epoch = r.epoch;
-        p.seq = r.seq;
+      const gen = this.packer.generation;
+      if (robot.point !== null && robot.pointGen === gen) {
+        robot.point.epoch = r.epoch;
+        robot.point.seq = r.seq;
+      } else {
+        robot.point = { epoch: r.epoch, seq: r.seq };
+        robot.pointGen = gen;
+        (this.points ??= new Map<string, DurablePoint>()).set(robotId, robot.point);
       }
     }
     const receivedAtMs = this.now();
-    this.packer.add(robotId, fleetId, bytes, receivedAtMs);
+    this.packer.addFor(robot, bytes, receivedAtMs);
     if (this.packer.frameCount >= this.maxBatchFrames || this.packer.byteLength >= this.maxBatchBytes) {
       this.cut(false);
     } else if (this.ageTimer === null) {

@@ -70,6 +70,18 @@ describe('telemetry ingest into chdb', () => {
     expect(decodeSnapshot(store.snapshots.get('robot-0'))!.tsMs).toBe(t0 + 39_000 + 240);
   });
 
+  it('a robot that moves to another fleet mid-batch: each row carries the fleet it was sent under', async () => {
+    const t0 = Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
+    ingest.push('mover', 'fleet-m1', encodeBatch(t0, 2));
+    ingest.push('mover', 'fleet-m2', encodeBatch(t0 + 100, 3));
+    ingest.push('mover', 'fleet-m2', encodeBatch(t0 + 200, 1));
+    ingest.push('mover', 'fleet-m1', encodeBatch(t0 + 300, 4));
+    await ingest.flush();
+    const rows = await ingest.sampleStore.queryText("SELECT fleet_id, count() FROM telemetry_samples WHERE robot_id = 'mover' GROUP BY fleet_id ORDER BY fleet_id");
+    expect(rows).toBe('fleet-m1\t6\nfleet-m2\t4\n');
+    expect(decodeSnapshot(store.snapshots.get('mover'))).toMatchObject({ tsMs: t0 + 330, fleetId: 'fleet-m1' });
+  });
+
   it('stores every row when batches outnumber the shared task slots and one frame outgrows its slot', async () => {
     const t0 = Math.floor(Date.now() / 1000) * 1000 - 1_800_000;
     // 60 batches of 50 frames pushed in one turn: far more than the 7 slots, so later batches pack into

@@ -1,0 +1,51 @@
+/**
+ * The frame packer's two ways in: add() (robot and fleet ids, looked up per frame) and addFor() (the
+ * caller caches each robot's index in the batch being filled): same frames, same batch.
+ */
+import { describe, expect, it } from 'vitest';
+import { FramePacker, type PackerRobot } from '../../src/telemetry/frame-packer.js';
+import { FRAME_HEADER_BYTES } from '../../src/telemetry/worker-protocol.js';
+
+/** (robot index, bytes) of every frame of a batch, read back from its buffer. */
+function framesOf(buf: ArrayBuffer, byteLength: number): [number, number[]][] {
+  const view = new DataView(buf);
+  const out: [number, number[]][] = [];
+  for (let pos = 0; pos < byteLength;) {
+    const len = view.getUint32(pos + 4, true);
+    out.push([view.getUint32(pos, true), [...new Uint8Array(buf, pos + FRAME_HEADER_BYTES, len)]]);
+    pos += FRAME_HEADER_BYTES + len;
+  }
+  return out;
+}
+
+describe('FramePacker', () => {
+  it('addFor() packs what add() packs, a fleet change gives the robot a new index, and a new batch starts over', () => {
+    const viaAdd = new FramePacker(1024);
+    const viaFor = new FramePacker(1024);
+    const a: PackerRobot = { robotId: 'a', fleetId: 'f1', gen: -1, index: 0 };
+    const b: PackerRobot = { robotId: 'b', fleetId: 'f1', gen: -1, index: 0 };
+    const frames: [PackerRobot, string, number[]][] = [[a, 'f1', [1]], [b, 'f1', [2, 2]], [a, 'f1', [3]], [a, 'f2', [4]], [b, 'f1', [5]], [a, 'f2', [6]]];
+    for (const [robot, fleet, bytes] of frames) {
+      viaAdd.add(robot.robotId, fleet, Uint8Array.from(bytes), 1);
+      if (robot.fleetId !== fleet) {
+        robot.fleetId = fleet;
+        robot.gen = -1;
+      }
+      viaFor.addFor(robot, Uint8Array.from(bytes), 1);
+    }
+    const x = viaAdd.take();
+    const y = viaFor.take();
+    expect(y.robotIds).toEqual(x.robotIds);
+    expect(y.fleetIds).toEqual(x.fleetIds);
+    expect(y.robotIds.map((id, i) => `${id}:${y.fleetIds[i]}`)).toEqual(['a:f1', 'b:f1', 'a:f2']);
+    expect(framesOf(y.frames!, y.byteLength)).toEqual(framesOf(x.frames!, x.byteLength));
+
+    // The next batch: cached indexes of the previous one are not used.
+    expect(viaFor.generation).toBe(1);
+    viaFor.addFor(b, Uint8Array.from([7]), 2);
+    viaFor.addFor(a, Uint8Array.from([8]), 2);
+    const z = viaFor.take();
+    expect(z.robotIds).toEqual(['b', 'a']);
+    expect(framesOf(z.frames!, z.byteLength)).toEqual([[0, [7]], [1, [8]]]);
+  });
+});
