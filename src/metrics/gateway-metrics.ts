@@ -121,7 +121,7 @@ export class GatewayMetrics {
     const decodedSeen = { pool: 0, main: 0 };
     const decoded: Counter<'thread'> = new Counter({
       name: 'fleetgw_telemetry_decode_batches_total',
-      help: 'Telemetry batches decoded, by thread: pool (a decode worker) or main (a small batch at light load, decoded where it costs less than the thread hop).',
+      help: 'Telemetry batches handed to a decoder, by thread: pool (a decode worker) or main (a small batch at light load, decoded where it costs less than the thread hop).',
       labelNames: ['thread'],
       registers,
       collect: () => {

@@ -10,8 +10,9 @@
  * - Durable points only grow; each advance is reported to the listener (the robot link writes it to
  *   the robot as a receipt).
  *
- * Bound: one small entry per robot that ever sent a sequenced batch to this process (plus the ones
- * restored from the spool's checkpoint): robots are registered, so this is bounded by the fleet.
+ * Bound: one small entry per robot that ever sent telemetry to this process (the ingest takes an entry
+ * at a robot's first frame; plus the ones restored from the spool's checkpoint): robots are
+ * registered, so this is bounded by the fleet.
  * Work: at most a Map lookup per batch (none when the caller keeps the robot's entry), never per sample.
  */
 

@@ -8,13 +8,14 @@
  * CPU for the same batch; at 100 robots x 10 Hz the gateway went from 0.040 to 0.025 cores
  * (bench/README.md, "Small batches decoded on the main thread").
  *
- * Bound: the event loop is held for at most about `budgetMs` (default 1 ms) per batch, and at most
+ * Bound: the event loop is held for about `budgetMs` (default 1 ms) per batch at most, and at most
  * ten batches a second are cut by age. Bytes alone do not bound the time (a batch of minimal samples
  * holds many more samples per byte), so the decode time per byte is learned from the batches decoded
- * here: a slower observation counts at once, a faster one slowly; a refused batch lowers the estimate a
- * little, so one slow outlier (a GC pause inside a decode) is forgotten within a few seconds. A batch is
- * decoded here when `bytes x estimate` fits the budget and it is at most `maxBytes`; full batches, cut
- * because load is high, always go to the pool. The result is the one a worker would return
+ * here: the median of the last five, so a GC pause that lands inside one decode does not count. A
+ * batch is decoded here when `bytes x estimate` fits the budget and it is at most `maxBytes`. When
+ * batches are refused, one is still decoded here every 30 s to measure again (load changes): batches
+ * that really are slow cost the event loop one such decode per 30 s. Full batches, cut because load
+ * is high, always go to the pool. The result is the one a worker would return
  * (decode-task.ts), applied in posting order like every other.
  */
 import { chooseDecoder, type TaskDecoder } from './decode/select.js';
@@ -29,11 +30,14 @@ export const DEFAULT_INLINE_DECODE_MAX_BYTES = 256 * 1024;
 export const DEFAULT_INLINE_DECODE_BUDGET_MS = 1;
 /**
  * First estimate of the decode time per frames byte, before any batch was decoded here: about twice
- * what the addon takes for the simulator's samples (2.2-2.5 ns, bench/micro/inline-decode.mjs).
+ * what each decoder takes for the simulator's samples (addon 1.6-2.5 ns, JS reader 4.6-6.7 ns;
+ * bench/micro/inline-decode.mjs).
  */
-const INITIAL_NS_PER_BYTE = 5;
-/** A refused batch lowers the estimate by this factor (at ten refusals a second, a 10x outlier is gone in ~2 s). */
-const REFUSED_DECAY = 0.9;
+const INITIAL_NS_PER_BYTE = { native: 5, js: 12, reference: 100 } as const;
+/** Observations the estimate is the median of. */
+const OBSERVATIONS = 5;
+/** While batches are refused, one is decoded here this often to measure again. */
+const PROBE_EVERY_MS = 30_000;
 
 const EMPTY = new Uint8Array(0);
 
@@ -47,12 +51,17 @@ export interface InlineDecodeOptions {
 }
 
 export class InlineDecode {
-  private decoder: TaskDecoder | null = null;
+  /** The same choice the workers make (decode/select.ts). */
+  private readonly decoder: TaskDecoder;
   readonly maxBytes: number;
   private readonly budgetNs: number;
   private readonly now: () => number;
-  /** Learned decode time per frames byte (see the file comment). */
-  private nsPerByte = INITIAL_NS_PER_BYTE;
+  /** Learned decode time per frames byte: the median of `observed` (see the file comment). */
+  private nsPerByte: number;
+  /** The last OBSERVATIONS decode times per byte, oldest first. */
+  private readonly observed: number[] = [];
+  /** When a batch was last decoded here (a refusal probes again PROBE_EVERY_MS after it). */
+  private lastDecodedAt = Number.NEGATIVE_INFINITY;
 
   /** @param slots the ingest's task slots (a batch's frames may be in one; its rows go to the same slot). */
   constructor(private readonly slots: TaskSlots, opts: InlineDecodeOptions = {}) {
@@ -62,6 +71,8 @@ export class InlineDecode {
     if (!(budgetMs > 0)) throw new RangeError(`inline decode budget must be a positive number of ms, got ${budgetMs}`);
     this.budgetNs = budgetMs * 1e6;
     this.now = opts.now ?? (() => performance.now());
+    this.decoder = chooseDecoder();
+    this.nsPerByte = INITIAL_NS_PER_BYTE[this.decoder.kind];
   }
 
   /** The learned decode time per frames byte, in ns (stats, tests). */
@@ -69,12 +80,11 @@ export class InlineDecode {
     return this.nsPerByte;
   }
 
-  /** Whether a batch cut by its age is small enough to decode here; a refusal lowers the estimate a little. */
+  /** Whether a batch cut by its age is small enough to decode here (or is due as a probe). */
   accepts(batch: PackedBatch): boolean {
     if (batch.frameCount === 0 || batch.byteLength > this.maxBytes) return false;
     if (batch.byteLength * this.nsPerByte <= this.budgetNs) return true;
-    this.nsPerByte *= REFUSED_DECAY;
-    return false;
+    return this.now() - this.lastDecodedAt >= PROBE_EVERY_MS;
   }
 
   /**
@@ -82,8 +92,7 @@ export class InlineDecode {
    * caller copies them out and releases the slot), a private frames buffer handed back as `spare`.
    */
   decode(batch: PackedBatch, foxglove: Uint8Array | null): DecodeResult {
-    // Loaded at the first inline batch: the same choice the workers make (decode/select.ts).
-    const decoder = (this.decoder ??= chooseDecoder());
+    const decoder = this.decoder;
     const started = this.now();
     const inSlot = batch.slot >= 0;
     const rowsRegion = inSlot ? this.slots.rows(batch.slot, this.slots.rowsBytes) : undefined;
@@ -104,12 +113,17 @@ export class InlineDecode {
       result.rows = EMPTY;
     }
     if (!inSlot && batch.frames !== undefined) result.spare = batch.frames;
-    this.observe((this.now() - started) * 1e6 / Math.max(1, batch.byteLength));
+    const ended = this.now();
+    this.observe((ended - started) * 1e6 / Math.max(1, batch.byteLength), ended);
     return result;
   }
 
-  /** A slower observation counts at once (the budget is a bound); a faster one moves the estimate by a fifth. */
-  private observe(nsPerByte: number): void {
-    this.nsPerByte = nsPerByte >= this.nsPerByte ? nsPerByte : this.nsPerByte * 0.8 + nsPerByte * 0.2;
+  private observe(nsPerByte: number, at: number): void {
+    this.lastDecodedAt = at;
+    const o = this.observed;
+    if (o.length === OBSERVATIONS) o.shift();
+    o.push(nsPerByte);
+    const sorted = [...o].sort((a, b) => a - b);
+    this.nsPerByte = sorted[sorted.length >> 1]!;
   }
 }

@@ -40,8 +40,24 @@ describe('FramePacker', () => {
     expect(y.robotIds.map((id, i) => `${id}:${y.fleetIds[i]}`)).toEqual(['a:f1', 'b:f1', 'a:f2']);
     expect(framesOf(y.frames!, y.byteLength)).toEqual(framesOf(x.frames!, x.byteLength));
 
+    // A fleet change back within one batch: add() finds the old index, addFor() takes a further one
+    // (documented; each frame's row carries the fleet it was sent under either way).
+    for (const fleet of ['f1', 'f2', 'f1']) {
+      viaAdd.add('a', fleet, Uint8Array.from([9]), 1);
+      if (a.fleetId !== fleet) {
+        a.fleetId = fleet;
+        a.gen = -1;
+      }
+      viaFor.addFor(a, Uint8Array.from([9]), 1);
+    }
+    const x2 = viaAdd.take();
+    const y2 = viaFor.take();
+    expect(x2.robotIds.map((id, i) => `${id}:${x2.fleetIds[i]}`)).toEqual(['a:f1', 'a:f2']);
+    expect(y2.robotIds.map((id, i) => `${id}:${y2.fleetIds[i]}`)).toEqual(['a:f1', 'a:f2', 'a:f1']);
+    expect(framesOf(y2.frames!, y2.byteLength).map(([ri]) => y2.fleetIds[ri])).toEqual(['f1', 'f2', 'f1']);
+
     // The next batch: cached indexes of the previous one are not used.
-    expect(viaFor.generation).toBe(1);
+    expect(viaFor.generation).toBe(2);
     viaFor.addFor(b, Uint8Array.from([7]), 2);
     viaFor.addFor(a, Uint8Array.from([8]), 2);
     const z = viaFor.take();

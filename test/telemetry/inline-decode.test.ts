@@ -85,30 +85,46 @@ describe('InlineDecode', () => {
     expect(() => new InlineDecode(slots, { budgetMs: 0 })).toThrow(/positive number of ms/);
   });
 
-  it('keeps a decode within its time budget by the cost per byte it learns: a slow decode counts at once, refusals forget it', () => {
+  it('keeps a decode within its time budget by the median cost per byte of the last five, probing again every 30 s', () => {
     const slots = new TaskSlots(1, 1024, 1024);
     const packer = new FramePacker();
     packer.add('r1', 'f', encodeBatch(T0, 2), 1);
     const batch = packer.take();
     let clock = 0;
-    let cost = 0; // ms the next decode "takes"
-    const inline = new InlineDecode(slots, { budgetMs: 1, now: () => (clock += cost) }); // start and end each advance it: a decode takes `cost`
+    const times: number[] = []; // what now() returns next (a decode reads it at its start and end)
+    const inline = new InlineDecode(slots, { budgetMs: 1, now: () => times.shift() ?? clock });
     const perByte = (ms: number): number => (ms * 1e6) / batch.byteLength;
+    const decodeTaking = (ms: number): void => {
+      times.push(clock, clock + ms);
+      inline.decode(batch, null);
+    };
     expect(inline.accepts(batch)).toBe(true);
-    // A decode that takes the whole budget for this batch: the same batch is now refused...
-    cost = 1.5;
-    inline.decode(batch, null);
+    decodeTaking(0.2);
+    decodeTaking(0.2);
+    // One slow decode (a GC pause inside it) does not count...
+    decodeTaking(5);
+    expect(inline.estimateNsPerByte).toBeCloseTo(perByte(0.2));
+    expect(inline.accepts(batch)).toBe(true);
+    // ...a batch that keeps taking 1.5 ms does: the median goes over the budget and it is refused...
+    decodeTaking(1.5);
+    decodeTaking(1.5);
     expect(inline.estimateNsPerByte).toBeCloseTo(perByte(1.5));
+    clock = 29_000;
+    for (let i = 0; i < 1_000; i++) expect(inline.accepts(batch)).toBe(false);
+    // ...until 30 s after the last decode here, when one is decoded again to measure.
+    clock = 30_010;
+    expect(inline.accepts(batch)).toBe(true);
+    decodeTaking(0.3); // faster now, but the median of the last five (0.2, 5, 1.5, 1.5, 0.3) is still 1.5
     expect(inline.accepts(batch)).toBe(false);
-    // ...until a few refusals bring the estimate back under the budget (an outlier is forgotten).
-    let refusals = 1;
-    while (!inline.accepts(batch)) refusals++;
-    expect(refusals).toBe(4); // 1.5 x 0.9^4 < 1 <= 1.5 x 0.9^3
-    // A fast decode moves the estimate down by a fifth only.
-    const before = inline.estimateNsPerByte;
-    cost = 0;
-    inline.decode(batch, null);
-    expect(inline.estimateNsPerByte).toBeCloseTo(before * 0.8);
+    clock = 60_020;
+    expect(inline.accepts(batch)).toBe(true);
+    decodeTaking(0.3); // (5, 1.5, 1.5, 0.3, 0.3): still refused
+    expect(inline.accepts(batch)).toBe(false);
+    clock = 90_030;
+    expect(inline.accepts(batch)).toBe(true);
+    decodeTaking(0.3); // (1.5, 1.5, 0.3, 0.3, 0.3): fast again, accepted without waiting
+    expect(inline.estimateNsPerByte).toBeCloseTo(perByte(0.3));
+    expect(inline.accepts(batch)).toBe(true);
   });
 });
 
