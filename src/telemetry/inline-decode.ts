@@ -5,7 +5,7 @@
  * pool task then costs more than its decode: the task and its result cross threads (two messages,
  * structured clones of the robot ids), the worker thread wakes up and goes back to sleep, and the
  * main thread handles the reply. bench/micro/inline-decode.mjs measures a quarter to half of a task's
- * CPU for the same batch; at 100 robots x 10 Hz the gateway went from 0.040 to 0.025 cores
+ * CPU for the same batch; at 100 robots x 10 Hz the gateway went from 0.040 to 0.030 cores
  * (bench/README.md, "Small batches decoded on the main thread").
  *
  * Bound: the event loop is held for about `budgetMs` (default 1 ms) per batch at most, and at most
