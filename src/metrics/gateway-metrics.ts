@@ -105,30 +105,14 @@ export class GatewayMetrics {
     gaugeFrom(registers, 'fleetgw_telemetry_spool_backlog_blocks', 'Insert blocks waiting in the disk spool for the store to come back.', () => t().spoolBacklog);
     counterFrom(registers, 'fleetgw_telemetry_spool_full_waits_total', 'Times an insert block waited for room in a full disk spool (robots are then slowed by backpressure).', () => t().spoolFullWaits);
     counterFrom(registers, 'fleetgw_telemetry_batches_duplicate_total', 'Sequenced telemetry batches dropped because the gateway already held them (resends after a reconnect or a restart).', () => t().duplicateBatches);
-    const droppedSeen = { corrupt: 0, worker_crash: 0, shutting_down: 0 };
-    const dropped: Counter<'reason'> = new Counter({
-      name: 'fleetgw_telemetry_frames_dropped_total',
-      help: 'Received batches not turned into rows, by reason: corrupt (undecodable), worker_crash (a decode thread died or a decoder threw: a bug), shutting_down (arrived during shutdown).',
-      labelNames: ['reason'],
-      registers,
-      collect: () => {
-        const s = t();
-        advance(dropped, 'reason', 'corrupt', s.corruptFrames, droppedSeen);
-        advance(dropped, 'reason', 'worker_crash', s.framesLost, droppedSeen);
-        advance(dropped, 'reason', 'shutting_down', s.framesRejected, droppedSeen);
-      },
+    labelledCounterFrom(registers, 'fleetgw_telemetry_frames_dropped_total', 'Received batches not turned into rows, by reason: corrupt (undecodable), worker_crash (a decode thread died or a decoder threw: a bug), shutting_down (arrived during shutdown).', 'reason', {
+      corrupt: () => t().corruptFrames,
+      worker_crash: () => t().framesLost,
+      shutting_down: () => t().framesRejected,
     });
-    const decodedSeen = { pool: 0, main: 0 };
-    const decoded: Counter<'thread'> = new Counter({
-      name: 'fleetgw_telemetry_decode_batches_total',
-      help: 'Telemetry batches handed to a decoder, by thread: pool (a decode worker) or main (a small batch at light load, decoded where it costs less than the thread hop).',
-      labelNames: ['thread'],
-      registers,
-      collect: () => {
-        const s = t();
-        advance(decoded, 'thread', 'pool', s.batches, decodedSeen);
-        advance(decoded, 'thread', 'main', s.batchesInline, decodedSeen);
-      },
+    labelledCounterFrom(registers, 'fleetgw_telemetry_decode_batches_total', 'Telemetry batches handed to a decoder, by thread: pool (a decode worker) or main (a small batch at light load, decoded where it costs less than the thread hop).', 'thread', {
+      pool: () => t().batches,
+      main: () => t().batchesInline,
     });
     gaugeFrom(registers, 'fleetgw_telemetry_queue_bytes', 'Telemetry bytes held in the gateway: batching, decoding and waiting for or in an insert.', () => t().queueBytes);
     gaugeFrom(registers, 'fleetgw_telemetry_inserts_in_flight', 'Inserts sent to the telemetry store and not yet answered.', () => t().insertsInFlight);
@@ -239,13 +223,27 @@ function gaugeFrom(registers: Registry[], name: string, help: string, read: () =
 }
 
 /** Brings one label of a counter up to the running total `value`. */
-function advance<L extends string, K extends string>(c: Counter<L>, label: L, key: K, value: number, seen: Record<K, number>): void {
-  if (value > seen[key]) {
-    const labels: Partial<Record<L, string>> = {};
-    labels[label] = key;
-    c.inc(labels, value - seen[key]);
-  }
-  seen[key] = Math.max(seen[key], value);
+/** counterFrom() with one label: each label value's running total is read at scrape time. */
+function labelledCounterFrom<L extends string>(registers: Registry[], name: string, help: string, label: L, reads: Record<string, () => number>): void {
+  const seen = new Map<string, number>();
+  const c: Counter<L> = new Counter({
+    name,
+    help,
+    labelNames: [label],
+    registers,
+    collect: () => {
+      for (const [value, read] of Object.entries(reads)) {
+        const v = read();
+        const before = seen.get(value) ?? 0;
+        if (v > before) {
+          const labels: Partial<Record<L, string>> = {};
+          labels[label] = value;
+          c.inc(labels, v - before);
+        }
+        seen.set(value, Math.max(before, v));
+      }
+    },
+  });
 }
 
 /** One stats() call per scrape for the several metrics that read it. */

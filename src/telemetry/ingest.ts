@@ -347,7 +347,7 @@ class Ingest implements TelemetryIngest {
     this.packer = new FramePacker(32 * 1024, slots);
     this.storeKind = sampleStore.kind;
     this.log = opts.log ?? pino({ enabled: false });
-    // Asked here only to report it: the workers load the same addon with the same environment.
+    // Reported, and run here for small batches (inline-decode.ts); the workers load the same addon with the same environment.
     const decoder = chooseDecoder();
     this.decoder = decoder.kind;
     this.decoderStatus = decoder.nativeStatus;
@@ -357,7 +357,7 @@ class Ingest implements TelemetryIngest {
     this.maxBatchBytes = opts.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
     this.maxBatchAgeMs = opts.maxBatchAgeMs ?? 20;
     this.storeBatchAgeMs = Math.max(this.maxBatchAgeMs, opts.storeBatchAgeMs ?? 100);
-    this.inline = new InlineDecode(slots, { maxBytes: opts.inlineDecodeMaxBytes ?? DEFAULT_INLINE_DECODE_MAX_BYTES });
+    this.inline = new InlineDecode(slots, { maxBytes: opts.inlineDecodeMaxBytes ?? DEFAULT_INLINE_DECODE_MAX_BYTES, decoder });
     const highWaterBytes = opts.highWaterBytes ?? 64 * 1024 * 1024;
     this.gate = new WatermarkGate(highWaterBytes, opts.lowWaterBytes ?? 16 * 1024 * 1024);
     // Spares up to what the high-water mark lets wait: a steady peak load reuses its buffers.

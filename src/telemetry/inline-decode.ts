@@ -48,6 +48,8 @@ export interface InlineDecodeOptions {
   budgetMs?: number;
   /** Clock in ms (tests). Default performance.now. */
   now?: () => number;
+  /** The decoder the caller already chose (decode/select.ts). Default: chooseDecoder(). */
+  decoder?: TaskDecoder;
 }
 
 export class InlineDecode {
@@ -71,7 +73,7 @@ export class InlineDecode {
     if (!(budgetMs > 0)) throw new RangeError(`inline decode budget must be a positive number of ms, got ${budgetMs}`);
     this.budgetNs = budgetMs * 1e6;
     this.now = opts.now ?? (() => performance.now());
-    this.decoder = chooseDecoder();
+    this.decoder = opts.decoder ?? chooseDecoder();
     this.nsPerByte = INITIAL_NS_PER_BYTE[this.decoder.kind];
   }
 
