@@ -4,8 +4,8 @@
  * Why: at light load the batch is cut by its age (storeBatchAgeMs), not because it is full, and a
  * pool task then costs more than its decode: the task and its result cross threads (two messages,
  * structured clones of the robot ids), the worker thread wakes up and goes back to sleep, and the
- * main thread handles the reply. bench/micro/inline-decode.mjs measures a quarter to half of a task's
- * CPU for the same batch; at 100 robots x 10 Hz the gateway went from 0.040 to 0.030 cores
+ * main thread handles the reply. bench/micro/inline-decode.mjs measures a fifth (100 one-sample
+ * frames) to a half (1,000) of a task's CPU for the same batch; at 100 robots x 10 Hz the gateway went from 0.040 to 0.030 cores
  * (bench/README.md, "Small batches decoded on the main thread").
  *
  * Bound: the event loop is held for about `budgetMs` (default 1 ms) per batch at most, and at most
@@ -14,7 +14,8 @@
  * here: the median of the last five, so a GC pause that lands inside one decode does not count. A
  * batch is decoded here when `bytes x estimate` fits the budget and it is at most `maxBytes`. When
  * batches are refused, one is still decoded here every 30 s to measure again (load changes): batches
- * that really are slow cost the event loop one such decode per 30 s. Full batches, cut because load
+ * that really are slow cost the event loop one such decode per 30 s (at worst, 256 KiB of
+ * timestamp-only samples: 5 ms with the addon, 11 ms with the JS reader). Full batches, cut because load
  * is high, always go to the pool. The result is the one a worker would return
  * (decode-task.ts), applied in posting order like every other.
  */
