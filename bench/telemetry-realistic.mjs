@@ -61,6 +61,20 @@ async function waitIdle(pid, maxS = 120) {
   }
 }
 
+/** Batches the gateway's ingest decoded in the pool and on the main thread since `fromMs` (its stats lines). */
+function decodeBatches(lines, fromMs, lastStats) {
+  let before = null;
+  for (const l of lines) {
+    const o = JSON.parse(l);
+    if (o.event === 'stats' && o.tMs <= fromMs) before = o;
+  }
+  return {
+    pool: lastStats.batches - (before?.batches ?? 0),
+    main: lastStats.batchesInline - (before?.batchesInline ?? 0),
+    inlineNsPerByteAtEnd: round(lastStats.inlineDecodeNsPerByte, 2),
+  };
+}
+
 function envPairs(s) {
   const env = {};
   for (const kv of s.split(',').filter(Boolean)) {
@@ -141,6 +155,9 @@ async function runOne(kind, dataDir, fleetId, robots, robotsFile) {
       ...(kind === 'gateway' && threads0.at ? {
         gatewayCpuSecondsByGroup: threadGroups(server.pid, threads0.at, threads1, { startupTids: ready.startupTids ?? [], decodeTids: lastStats?.decodeThreadIds ?? [] }),
       } : {}),
+      // Where the ingest decoded batches in the window (the pool, or the main thread for small ones) and
+      // its learned main-thread decode cost at the end (src/telemetry/inline-decode.ts).
+      ...(kind === 'gateway' && lastStats ? { decodeBatchesInWindow: decodeBatches(server.lines, first.t, lastStats) } : {}),
       timeline: points.map((p, i) => (i === 0 ? null : {
         tS: Math.round((p.t - points[0].t) / 1000),
         serverCores: round((p.srvCpu - points[i - 1].srvCpu) / ((p.t - points[i - 1].t) / 1000), 3),

@@ -422,7 +422,7 @@ class Ingest implements TelemetryIngest {
       // Live samples are published at push(); Foxglove frames come from the decode workers, so a watched
       // Foxglove channel keeps the short batch age.
       const fast = this.opts.foxglove?.anyWatched() === true;
-      this.ageTimer = setTimeout(() => this.cut(true), fast ? this.maxBatchAgeMs : this.storeBatchAgeMs);
+      this.ageTimer = setTimeout(this.onAge, fast ? this.maxBatchAgeMs : this.storeBatchAgeMs);
     }
     this.gate.update(this.queueBytes());
     const live = this.opts.live;
@@ -521,6 +521,12 @@ class Ingest implements TelemetryIngest {
    * Closes the batch being filled (if any) and posts what the in-flight bound allows. `byAge`: the
    * batch was not filled (its age timer, or flush()), so a small one may be decoded here.
    */
+  /** The age timer fired: nothing to clear (clearTimeout of a fired timer was ~1% of the main thread at 100 robots). */
+  private readonly onAge = (): void => {
+    this.ageTimer = null;
+    this.cut(true);
+  };
+
   private cut(byAge: boolean): void {
     if (this.ageTimer) {
       clearTimeout(this.ageTimer);

@@ -7,6 +7,11 @@
  *
  * The store counts as unreachable after a failed probe or insert, and as reachable again after a
  * successful one. Transitions are logged: the failure, and the recovery with how long it lasted.
+ *
+ * A periodic probe is skipped while a successful insert is fresher than `intervalMs`: that insert
+ * already answered the question, and under telemetry load (an insert a second) the probe's HTTP
+ * round trip was a few percent of the main thread at 100 robots (bench/README.md, issue 12 target 2).
+ * Without inserts (no telemetry, or a store that fails them) the probe runs every interval as before.
  */
 import type { Logger } from 'pino';
 import type { SampleStore } from './sample-store.js';
@@ -16,6 +21,8 @@ export interface StoreHealthOptions {
   intervalMs?: number;
   /** A probe that takes longer counts as failed. Default 2,000 ms. */
   timeoutMs?: number;
+  /** Clock in ms (tests). Default performance.now. */
+  now?: () => number;
 }
 
 export class StoreHealth {
@@ -25,6 +32,9 @@ export class StoreHealth {
   private timer: NodeJS.Timeout | null = null;
   private readonly intervalMs: number;
   private readonly timeoutMs: number;
+  private readonly now: () => number;
+  /** When an insert last succeeded (a periodic probe is skipped while this is fresh). */
+  private lastInsertOkAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly store: Pick<SampleStore, 'queryText' | 'kind' | 'probe'>,
@@ -33,6 +43,7 @@ export class StoreHealth {
   ) {
     this.intervalMs = opts.intervalMs ?? 2_000;
     this.timeoutMs = opts.timeoutMs ?? 2_000;
+    this.now = opts.now ?? (() => performance.now());
   }
 
   /** True unless the latest probe or insert failed. */
@@ -43,7 +54,7 @@ export class StoreHealth {
   /** Starts the periodic probe (the store answered at start: the gateway opened it). */
   start(): void {
     if (this.timer !== null) return;
-    this.timer = setInterval(() => void this.probe(), this.intervalMs);
+    this.timer = setInterval(() => void this.tick(), this.intervalMs);
     this.timer.unref();
   }
 
@@ -52,7 +63,19 @@ export class StoreHealth {
     this.timer = null;
   }
 
+  /** The periodic probe: skipped while a successful insert is fresher than the interval. */
+  async tick(): Promise<void> {
+    if (this.up && this.now() - this.lastInsertOkAt < this.intervalMs) return;
+    await this.probe();
+  }
+
   /** An insert's outcome: the freshest evidence there is. */
+  noteInsert(ok: boolean, error?: string): void {
+    if (ok) this.lastInsertOkAt = this.now();
+    this.note(ok, error);
+  }
+
+  /** A probe's (or an insert's) outcome: logs the transitions. */
   note(ok: boolean, error?: string): void {
     if (ok === this.up) return;
     this.up = ok;

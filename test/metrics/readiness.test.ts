@@ -82,4 +82,26 @@ describe('StoreHealth', () => {
     await h.probe();
     expect(s.queries).toBe(1);
   });
+
+  it('skips the periodic probe while a successful insert is fresher than the interval, and only then', async () => {
+    const s = fakeStore();
+    let t = 0;
+    const h = new StoreHealth(s, log().logger, { intervalMs: 2_000, timeoutMs: 50, now: () => t });
+    await h.tick();
+    expect(s.queries).toBe(1);
+    h.noteInsert(true);
+    t = 1_999;
+    await h.tick();
+    expect(s.queries).toBe(1);
+    t = 2_000;
+    await h.tick();
+    expect(s.queries).toBe(2);
+    // A failed insert is no evidence that the store answers: the probe runs.
+    h.noteInsert(true);
+    s.answer = 'fail';
+    h.noteInsert(false, 'insert failed');
+    expect(h.reachable).toBe(false);
+    await h.tick();
+    expect(s.queries).toBe(3);
+  });
 });
