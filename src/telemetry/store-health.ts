@@ -8,10 +8,12 @@
  * The store counts as unreachable after a failed probe or insert, and as reachable again after a
  * successful one. Transitions are logged: the failure, and the recovery with how long it lasted.
  *
- * A periodic probe is skipped while a successful insert is fresher than `intervalMs`: that insert
- * already answered the question, and under telemetry load (an insert a second) the probe's HTTP
- * round trip was a few percent of the main thread at 100 robots (bench/README.md, issue 12 target 2).
- * Without inserts (no telemetry, or a store that fails them) the probe runs every interval as before.
+ * On one server (or chdb) a periodic probe is skipped while a successful insert is fresher than
+ * `intervalMs`: that insert already answered the question, and under telemetry load (an insert a
+ * second) the probe's HTTP round trip was a few percent of the main thread at 100 robots
+ * (bench/README.md, issue 12 target 2). Without inserts (no telemetry, or a store that fails them)
+ * the probe runs every interval. A cluster's probe always runs: it asks every shard, and an insert
+ * into one shard says nothing about the others.
  */
 import type { Logger } from 'pino';
 import type { SampleStore } from './sample-store.js';
@@ -63,9 +65,9 @@ export class StoreHealth {
     this.timer = null;
   }
 
-  /** The periodic probe: skipped while a successful insert is fresher than the interval. */
+  /** The periodic probe: on one server, skipped while a successful insert is fresher than the interval. */
   async tick(): Promise<void> {
-    if (this.up && this.now() - this.lastInsertOkAt < this.intervalMs) return;
+    if (this.store.probe === undefined && this.up && this.now() - this.lastInsertOkAt < this.intervalMs) return;
     await this.probe();
   }
 

@@ -104,4 +104,15 @@ describe('StoreHealth', () => {
     await h.tick();
     expect(s.queries).toBe(3);
   });
+
+  it('always runs the probe of a cluster (every shard), however fresh an insert is', async () => {
+    const s = fakeStore();
+    let probes = 0;
+    const cluster = { ...s, probe: (): Promise<void> => { probes++; return Promise.resolve(); } };
+    const h = new StoreHealth(cluster, log().logger, { intervalMs: 2_000, timeoutMs: 50, now: () => 0 });
+    h.noteInsert(true);
+    await h.tick();
+    await h.tick();
+    expect(probes).toBe(2);
+  });
 });
