@@ -61,16 +61,24 @@ async function waitIdle(pid, maxS = 120) {
   }
 }
 
-/** Batches the gateway's ingest decoded in the pool and on the main thread since `fromMs` (its stats lines). */
+/**
+ * Batches the gateway's ingest decoded in the pool and on the main thread, between its first stats
+ * line at or after `fromMs` (the window's start; lines come every 5 s) and its last one (which may
+ * fall in the flush after generation stopped), and its learned main-thread decode cost at the end.
+ */
 function decodeBatches(lines, fromMs, lastStats) {
-  let before = null;
+  let from = null;
   for (const l of lines) {
     const o = JSON.parse(l);
-    if (o.event === 'stats' && o.tMs <= fromMs) before = o;
+    if (o.event === 'stats' && o.tMs >= fromMs) {
+      from = o;
+      break;
+    }
   }
+  if (from === null) return null;
   return {
-    pool: lastStats.batches - (before?.batches ?? 0),
-    main: lastStats.batchesInline - (before?.batchesInline ?? 0),
+    pool: lastStats.batches - from.batches,
+    main: lastStats.batchesInline - from.batchesInline,
     inlineNsPerByteAtEnd: round(lastStats.inlineDecodeNsPerByte, 2),
   };
 }

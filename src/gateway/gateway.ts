@@ -240,7 +240,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     insert: {
       onInsert: (a) => {
         metrics.insertDone(a.ok, a.durationMs);
-        if (a.ok) storeHealth.noteInsert(true);
+        storeHealth.noteInsert(a.ok, a.durationMs);
       },
     },
     log: logFor('telemetry'),

@@ -11,10 +11,7 @@
  * Bound: the event loop is held for about `budgetMs` (default 1 ms) per batch at most, and at most
  * ten batches a second are cut by age. Bytes alone do not bound the time (a batch of minimal samples
  * holds many more samples per byte), so the decode time per byte is learned from the batches decoded
- * here: the second-lowest of the last five (the lowest until five were seen). The time per byte is a
- * property of the samples; what only ever adds to a measurement is noise (a GC pause inside the
- * decode, caches cold after the HTTP/2 receive path, a first call's compile), so up to three slow
- * decodes of five do not count, while samples that really got slower are refused after four. A
+ * here: the median of the last five, so a GC pause that lands inside one decode does not count. A
  * batch is decoded here when `bytes x estimate` fits the budget and it is at most `maxBytes`. When
  * batches are refused, one is still decoded here every 30 s to measure again (load changes): batches
  * that really are slow cost the event loop one such decode per 30 s (at worst, 256 KiB of
@@ -38,7 +35,7 @@ export const DEFAULT_INLINE_DECODE_BUDGET_MS = 1;
  * bench/micro/inline-decode.mjs).
  */
 const INITIAL_NS_PER_BYTE = { native: 5, js: 12, reference: 100 } as const;
-/** Observations the estimate is taken from. */
+/** Observations the estimate is the median of. */
 const OBSERVATIONS = 5;
 /** While batches are refused, one is decoded here this often to measure again. */
 const PROBE_EVERY_MS = 30_000;
@@ -62,7 +59,7 @@ export class InlineDecode {
   readonly maxBytes: number;
   private readonly budgetNs: number;
   private readonly now: () => number;
-  /** Learned decode time per frames byte: the second-lowest of `observed` (see the file comment). */
+  /** Learned decode time per frames byte: the median of `observed` (see the file comment). */
   private nsPerByte: number;
   /** The last OBSERVATIONS decode times per byte, oldest first. */
   private readonly observed: number[] = [];
@@ -130,6 +127,6 @@ export class InlineDecode {
     if (o.length === OBSERVATIONS) o.shift();
     o.push(nsPerByte);
     const sorted = [...o].sort((a, b) => a - b);
-    this.nsPerByte = sorted[o.length === OBSERVATIONS ? 1 : 0]!;
+    this.nsPerByte = sorted[sorted.length >> 1]!;
   }
 }

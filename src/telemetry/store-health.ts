@@ -5,15 +5,17 @@
  * kept here, which a background probe (every `intervalMs`, one at a time: `SELECT 1`, or the store's
  * own `probe`, which asks every shard of a cluster) and the outcome of every insert keep current.
  *
- * The store counts as unreachable after a failed probe or insert, and as reachable again after a
- * successful one. Transitions are logged: the failure, and the recovery with how long it lasted.
+ * The store counts as unreachable after a failed probe, and as reachable again after a successful
+ * probe or insert. A failed insert does not decide it (the insert queue retries it; one bad block is
+ * not an outage), but it makes the next periodic probe run. Transitions are logged: the failure, and the recovery
+ * with how long it lasted.
  *
- * On one server (or chdb) a periodic probe is skipped while a successful insert is fresher than
- * `intervalMs`: that insert already answered the question, and under telemetry load (an insert a
- * second) the probe's HTTP round trip was a few percent of the main thread at 100 robots
- * (bench/README.md, issue 12 target 2). Without inserts (no telemetry, or a store that fails them)
- * the probe runs every interval. A cluster's probe always runs: it asks every shard, and an insert
- * into one shard says nothing about the others.
+ * On one server (or chdb) a periodic probe is skipped while an insert succeeded, within the probe's
+ * own timeout, less than `intervalMs` ago: that insert already answered the question, and under
+ * telemetry load (an insert a second) the probe's HTTP round trip showed as a few percent of the main
+ * thread at 100 robots (bench/README.md, "Fixed costs at light load"). Without such inserts (no
+ * telemetry, slow inserts, or failing ones) the probe runs every interval. A cluster's probe always
+ * runs: it asks every shard, and an insert into one shard says nothing about the others.
  */
 import type { Logger } from 'pino';
 import type { SampleStore } from './sample-store.js';
@@ -71,10 +73,13 @@ export class StoreHealth {
     await this.probe();
   }
 
-  /** An insert's outcome: the freshest evidence there is. */
-  noteInsert(ok: boolean, error?: string): void {
-    if (ok) this.lastInsertOkAt = this.now();
-    this.note(ok, error);
+  /**
+   * An insert's outcome. A success means the store answers (as it always has); only one within the
+   * probe's timeout stands in for the next periodic probe. A failure makes that probe run.
+   */
+  noteInsert(ok: boolean, durationMs: number): void {
+    this.lastInsertOkAt = ok && durationMs <= this.timeoutMs ? this.now() : Number.NEGATIVE_INFINITY;
+    if (ok) this.note(true);
   }
 
   /** A probe's (or an insert's) outcome: logs the transitions. */

@@ -83,26 +83,34 @@ describe('StoreHealth', () => {
     expect(s.queries).toBe(1);
   });
 
-  it('skips the periodic probe while a successful insert is fresher than the interval, and only then', async () => {
+  it('skips the periodic probe while a quick successful insert is fresher than the interval, and only then', async () => {
     const s = fakeStore();
     let t = 0;
     const h = new StoreHealth(s, log().logger, { intervalMs: 2_000, timeoutMs: 50, now: () => t });
     await h.tick();
     expect(s.queries).toBe(1);
-    h.noteInsert(true);
+    h.noteInsert(true, 10);
     t = 1_999;
     await h.tick();
     expect(s.queries).toBe(1);
     t = 2_000;
     await h.tick();
     expect(s.queries).toBe(2);
-    // A failed insert is no evidence that the store answers: the probe runs.
-    h.noteInsert(true);
-    s.answer = 'fail';
-    h.noteInsert(false, 'insert failed');
-    expect(h.reachable).toBe(false);
+    // A slow insert (over the probe's timeout) stands in for nothing: the probe runs.
+    h.noteInsert(true, 51);
     await h.tick();
     expect(s.queries).toBe(3);
+    // Nor does a failed one, even right after a quick success: the probe runs and decides.
+    h.noteInsert(true, 10);
+    s.answer = 'fail';
+    h.noteInsert(false, 10);
+    expect(h.reachable).toBe(true);
+    await h.tick();
+    expect(s.queries).toBe(4);
+    expect(h.reachable).toBe(false);
+    // While down, a quick insert brings it back up (as before this skip existed).
+    h.noteInsert(true, 10);
+    expect(h.reachable).toBe(true);
   });
 
   it('always runs the probe of a cluster (every shard), however fresh an insert is', async () => {
@@ -110,7 +118,7 @@ describe('StoreHealth', () => {
     let probes = 0;
     const cluster = { ...s, probe: (): Promise<void> => { probes++; return Promise.resolve(); } };
     const h = new StoreHealth(cluster, log().logger, { intervalMs: 2_000, timeoutMs: 50, now: () => 0 });
-    h.noteInsert(true);
+    h.noteInsert(true, 10);
     await h.tick();
     await h.tick();
     expect(probes).toBe(2);
