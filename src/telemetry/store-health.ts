@@ -7,8 +7,8 @@
  *
  * The store counts as unreachable after a failed probe, and as reachable again after a successful
  * probe or insert. A failed insert does not decide it (the insert queue retries it; one bad block is
- * not an outage), but it makes the next periodic probe run. Transitions are logged: the failure, and the recovery
- * with how long it lasted.
+ * not an outage), but it makes the next periodic probe run. Transitions are logged: the failure, and
+ * the recovery with how long it lasted.
  *
  * On one server (or chdb) a periodic probe is skipped while an insert succeeded, within the probe's
  * own timeout, less than `intervalMs` ago: that insert already answered the question, and under
@@ -50,7 +50,7 @@ export class StoreHealth {
     this.now = opts.now ?? (() => performance.now());
   }
 
-  /** True unless the latest probe or insert failed. */
+  /** False after a failed probe, until a probe or an insert succeeds. */
   get reachable(): boolean {
     return this.up;
   }
