@@ -1,17 +1,15 @@
 /**
  * Decodes a small batch on the main thread instead of posting it to the decode pool.
  *
- * Why: at light and medium load the batch is cut by its age (storeBatchAgeMs) or where one decode here
- * ends (below), not because it is full, and a pool task then costs more than its decode: the task and its result cross threads (two messages,
+ * Why: at light load the batch is cut by its age (storeBatchAgeMs), not because it is full, and a
+ * pool task then costs more than its decode: the task and its result cross threads (two messages,
  * structured clones of the robot ids), the worker thread wakes up and goes back to sleep, and the
  * main thread handles the reply. bench/micro/inline-decode.mjs measures a fifth (100 one-sample
  * frames) to a half (1,000) of a task's CPU for the same batch; at 100 robots x 10 Hz the gateway went from 0.040 to 0.030 cores
  * (bench/README.md, "Small batches decoded on the main thread").
  *
- * Bound: the event loop is held for about `budgetMs` (default 1 ms) per batch at most, and no decode
- * starts here once inline decodes have taken `maxShare` (default 5%) of the current one-second window
- * (the last one may run past it by its own length; two windows side by side can hold up to twice the
- * share within one second). Bytes alone do not bound the time
+ * Bound: the event loop is held for about `budgetMs` (default 1 ms) per batch at most, and inline
+ * decodes take at most `maxShare` (default 5%) of each second of it. Bytes alone do not bound the time
  * (a batch of minimal samples holds many more samples per byte), so the decode time per byte is learned
  * from the batches decoded here: the median of the last five, so a GC pause that lands inside one
  * decode does not count. A batch is decoded here when `bytes x estimate` fits the budget, it is at most
@@ -22,9 +20,7 @@
  * every other.
  *
  * Which batches: one cut by its age or a flush, and one the ingest cuts when it reaches
- * {@link InlineDecode.cutBytes} (what the budget allows at the learned cost) while the share has room
- * and no batch waits for the pool; a batch that waited is asked about the share again before it is
- * decoded here.
+ * {@link InlineDecode.cutBytes} (what the budget allows at the learned cost) while the share has room.
  * The second keeps medium load off the pool: at 1,000 robots x 10 Hz a batch fills to 2,000 frames
  * (276 KB) before its 250 ms age and went to the pool as a full batch, where a task costs about twice
  * the decode (bench/micro/inline-decode.mjs); cut at the budget, the same bytes are decoded here in
@@ -62,7 +58,7 @@ export interface InlineDecodeOptions {
   /** Largest batch decoded here; 0 sends every batch to the pool. Default 256 KiB. */
   maxBytes?: number;
   /** Time a decode here may hold the event loop, by the learned cost per byte. Default 1 ms. */
-  budgetMs?: number | undefined;
+  budgetMs?: number;
   /** Share (0-1] of each second of the event loop that inline decodes may take. Default 0.05. */
   maxShare?: number;
   /** Clock in ms (tests). Default performance.now. */
