@@ -11,9 +11,7 @@
  *   leave at push(), and fewer, larger tasks cost less).
  * - A batch cut by its age or a flush (light load), of at most `inlineDecodeMaxBytes`, with no
  *   Foxglove subscriber and a learned decode time within 1 ms, is decoded on the main thread
- *   (inline-decode.ts: cheaper than a thread hop). So is a batch cut when it reaches what one such
- *   decode may take (medium load), while inline decodes have used less than 5% of the current second;
- *   every other batch goes to the pool.
+ *   (inline-decode.ts: cheaper than a thread hop); every other batch goes to the pool.
  * - At most `maxTasksInFlight` batches are in the pool; further full batches wait in order.
  * - Queued bytes = batch being filled + waiting batches + batches in the pool + decoded rows parked
  *   until an earlier batch's result arrives + rows waiting for or in an insert. At `highWaterBytes`
@@ -45,7 +43,7 @@ import { RowArena } from './row-arena.js';
 import { SnapshotWriter } from './snapshot-writer.js';
 import { TaskSlots } from './task-slots.js';
 import { TelemetrySpool, type SpoolRecovery } from './spool.js';
-import { FRAME_HEADER_BYTES, type DecodeResult } from './worker-protocol.js';
+import type { DecodeResult } from './worker-protocol.js';
 
 /** Size of one row buffer (row-arena.ts). */
 const ROW_ARENA_BUFFER_BYTES = 4 * 1024 * 1024;
@@ -89,13 +87,7 @@ export interface TelemetryIngestOptions {
    * batch. Default 20 ms.
    */
   maxBatchAgeMs?: number;
-  /**
-   * Batch age: rows and snapshots wait at most this long for a fuller batch. Default 250 ms: rows then
-   * wait for the insert (`maxAgeMs`, 1 s) and snapshots for the snapshot writer (1 s) anyway, so only
-   * receipts to the robots and alerts (docs/alerts.md) come up to 150 ms later than at 100 ms; at 100
-   * robots x 10 Hz four cuts a second instead of ten took ~5% off the main thread's CPU (bench/README.md,
-   * "Batch age and inline cuts").
-   */
+  /** Batch age: rows and snapshots wait at most this long for a fuller batch. Default 100 ms. */
   storeBatchAgeMs?: number;
   /** Default 4 (two per thread on a 2-core machine keeps a worker busy while results travel). */
   maxTasksInFlight?: number;
@@ -364,7 +356,7 @@ class Ingest implements TelemetryIngest {
     this.maxBatchFrames = opts.maxBatchFrames ?? 2_000;
     this.maxBatchBytes = opts.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
     this.maxBatchAgeMs = opts.maxBatchAgeMs ?? 20;
-    this.storeBatchAgeMs = Math.max(this.maxBatchAgeMs, opts.storeBatchAgeMs ?? 250);
+    this.storeBatchAgeMs = Math.max(this.maxBatchAgeMs, opts.storeBatchAgeMs ?? 100);
     this.inline = new InlineDecode(slots, { maxBytes: opts.inlineDecodeMaxBytes ?? DEFAULT_INLINE_DECODE_MAX_BYTES, decoder });
     const highWaterBytes = opts.highWaterBytes ?? 64 * 1024 * 1024;
     this.gate = new WatermarkGate(highWaterBytes, opts.lowWaterBytes ?? 16 * 1024 * 1024);
@@ -398,13 +390,6 @@ class Ingest implements TelemetryIngest {
     }
     this.s.framesIn++;
     this.s.bytesIn += bytes.length;
-    // The batch holds as much as one inline decode may take (inline-decode.ts): it is cut before this
-    // frame joins it, and before this frame's durable point is recorded (a point travels with the
-    // batch that holds its frame), so it is decoded here, not filled on into a full one for the pool.
-    if (this.packer.frameCount > 0 && this.packer.byteLength + FRAME_HEADER_BYTES + bytes.length > this.inline.cutBytes && this.inline.hasRoom()
-      && this.opts.foxglove?.anyWatched() !== true) {
-      this.cut(true);
-    }
     let robot = this.robots.get(robotId);
     if (robot === undefined) {
       robot = { robotId, fleetId, gen: -1, index: 0, acks: this.acks.entry(robotId), point: null, pointGen: -1 };
@@ -542,17 +527,17 @@ class Ingest implements TelemetryIngest {
   };
 
   /**
-   * Closes the batch being filled (if any) and posts what the in-flight bound allows. `small`: the
-   * batch was not filled (its age timer, flush(), or the inline decode's size), so it may be decoded here.
+   * Closes the batch being filled (if any) and posts what the in-flight bound allows. `byAge`: the
+   * batch was not filled (its age timer, or flush()), so a small one may be decoded here.
    */
-  private cut(small: boolean): void {
+  private cut(byAge: boolean): void {
     if (this.ageTimer) {
       clearTimeout(this.ageTimer);
       this.ageTimer = null;
     }
     if (this.packer.frameCount > 0) {
       const batch = this.packer.take();
-      const inline = small && this.inline.accepts(batch);
+      const inline = byAge && this.inline.accepts(batch);
       this.waiting.push({ seq: ++this.seq, batch, inline, points: this.points });
       this.points = null;
       this.waitingBytes += batch.byteLength;
