@@ -11,7 +11,9 @@
  *   leave at push(), and fewer, larger tasks cost less).
  * - A batch cut by its age or a flush (light load), of at most `inlineDecodeMaxBytes`, with no
  *   Foxglove subscriber and a learned decode time within 1 ms, is decoded on the main thread
- *   (inline-decode.ts: cheaper than a thread hop); every other batch goes to the pool.
+ *   (inline-decode.ts: cheaper than a thread hop). So is a batch cut when it reaches what one such
+ *   decode may take (medium load), while no batch waits for the pool and inline decodes have used
+ *   less than 5% of the current one-second window; every other batch goes to the pool.
  * - At most `maxTasksInFlight` batches are in the pool; further full batches wait in order.
  * - Queued bytes = batch being filled + waiting batches + batches in the pool + decoded rows parked
  *   until an earlier batch's result arrives + rows waiting for or in an insert. At `highWaterBytes`
@@ -43,7 +45,7 @@ import { RowArena } from './row-arena.js';
 import { SnapshotWriter } from './snapshot-writer.js';
 import { TaskSlots } from './task-slots.js';
 import { TelemetrySpool, type SpoolRecovery } from './spool.js';
-import type { DecodeResult } from './worker-protocol.js';
+import { FRAME_HEADER_BYTES, type DecodeResult } from './worker-protocol.js';
 
 /** Size of one row buffer (row-arena.ts). */
 const ROW_ARENA_BUFFER_BYTES = 4 * 1024 * 1024;
@@ -87,7 +89,14 @@ export interface TelemetryIngestOptions {
    * batch. Default 20 ms.
    */
   maxBatchAgeMs?: number;
-  /** Batch age: rows and snapshots wait at most this long for a fuller batch. Default 100 ms. */
+  /**
+   * Batch age: rows and snapshots wait at most this long for a fuller batch. Default 250 ms. Rows then
+   * wait for the insert (`maxAgeMs`, 1 s) and snapshots for the snapshot writer (1 s) anyway, so stored
+   * rows, snapshots, receipts to the robots and alerts (docs/alerts.md) come at most 150 ms later than
+   * with 100 ms (about 1.25 s instead of 1.1 s after the sample); the live stream does not wait for it.
+   * At 100 robots x 10 Hz four cuts a second instead of ten took ~5-9% off the main thread's CPU
+   * (bench/README.md, "Batch age and inline cuts").
+   */
   storeBatchAgeMs?: number;
   /** Default 4 (two per thread on a 2-core machine keeps a worker busy while results travel). */
   maxTasksInFlight?: number;
@@ -97,6 +106,8 @@ export interface TelemetryIngestOptions {
    * instead of in the pool (inline-decode.ts). Default 256 KiB; 0: every batch goes to the pool.
    */
   inlineDecodeMaxBytes?: number;
+  /** Time one decode on the main thread may take, by the learned cost per byte (inline-decode.ts). Default 1 ms. */
+  inlineDecodeBudgetMs?: number;
   /** Default 64 MiB. */
   highWaterBytes?: number;
   /** Default 16 MiB. */
@@ -356,8 +367,8 @@ class Ingest implements TelemetryIngest {
     this.maxBatchFrames = opts.maxBatchFrames ?? 2_000;
     this.maxBatchBytes = opts.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
     this.maxBatchAgeMs = opts.maxBatchAgeMs ?? 20;
-    this.storeBatchAgeMs = Math.max(this.maxBatchAgeMs, opts.storeBatchAgeMs ?? 100);
-    this.inline = new InlineDecode(slots, { maxBytes: opts.inlineDecodeMaxBytes ?? DEFAULT_INLINE_DECODE_MAX_BYTES, decoder });
+    this.storeBatchAgeMs = Math.max(this.maxBatchAgeMs, opts.storeBatchAgeMs ?? 250);
+    this.inline = new InlineDecode(slots, { maxBytes: opts.inlineDecodeMaxBytes ?? DEFAULT_INLINE_DECODE_MAX_BYTES, budgetMs: opts.inlineDecodeBudgetMs, decoder });
     const highWaterBytes = opts.highWaterBytes ?? 64 * 1024 * 1024;
     this.gate = new WatermarkGate(highWaterBytes, opts.lowWaterBytes ?? 16 * 1024 * 1024);
     // Spares up to what the high-water mark lets wait: a steady peak load reuses its buffers.
@@ -390,6 +401,18 @@ class Ingest implements TelemetryIngest {
     }
     this.s.framesIn++;
     this.s.bytesIn += bytes.length;
+    // The batch holds as much as one inline decode may take (inline-decode.ts): it is cut before this
+    // frame joins it, and before this frame's durable point is recorded (a point travels with the
+    // batch that holds its frame), so it is decoded here, not filled on into a full one for the pool.
+    // Not when the batch is already past the cut (one frame larger than the cut: it fills on, into one
+    // pool task, instead of one task per frame), nor while batches wait for the pool (they would pile
+    // up as inline batches, all decoded in one turn when the pool answers).
+    const cutAt = this.inline.cutBytes;
+    const filled = this.packer.byteLength;
+    if (this.packer.frameCount > 0 && filled <= cutAt && filled + FRAME_HEADER_BYTES + bytes.length > cutAt
+      && this.waiting.length === 0 && this.inFlight < this.maxTasks && this.inline.hasRoom() && this.opts.foxglove?.anyWatched() !== true) {
+      this.cut(true);
+    }
     let robot = this.robots.get(robotId);
     if (robot === undefined) {
       robot = { robotId, fleetId, gen: -1, index: 0, acks: this.acks.entry(robotId), point: null, pointGen: -1 };
@@ -527,17 +550,17 @@ class Ingest implements TelemetryIngest {
   };
 
   /**
-   * Closes the batch being filled (if any) and posts what the in-flight bound allows. `byAge`: the
-   * batch was not filled (its age timer, or flush()), so a small one may be decoded here.
+   * Closes the batch being filled (if any) and posts what the in-flight bound allows. `small`: the
+   * batch was not filled (its age timer, flush(), or the inline decode's size), so it may be decoded here.
    */
-  private cut(byAge: boolean): void {
+  private cut(small: boolean): void {
     if (this.ageTimer) {
       clearTimeout(this.ageTimer);
       this.ageTimer = null;
     }
     if (this.packer.frameCount > 0) {
       const batch = this.packer.take();
-      const inline = byAge && this.inline.accepts(batch);
+      const inline = small && this.inline.accepts(batch);
       this.waiting.push({ seq: ++this.seq, batch, inline, points: this.points });
       this.points = null;
       this.waitingBytes += batch.byteLength;
@@ -560,8 +583,9 @@ class Ingest implements TelemetryIngest {
         const robotIds = batch.robotIds;
         const slot = batch.slot;
         // Foxglove frames cost several times the decode (docs/foxglove.md): a watched batch stays
-        // off the event loop.
-        if (inline && foxglove === null) {
+        // off the event loop. The share is asked again: a batch that waited behind a full pool may
+        // find this second's share used up.
+        if (inline && foxglove === null && this.inline.hasRoom()) {
           this.s.batchesInline++;
           this.settleInline(seq, batch, points);
           continue;

@@ -1,23 +1,35 @@
 /**
  * Decodes a small batch on the main thread instead of posting it to the decode pool.
  *
- * Why: at light load the batch is cut by its age (storeBatchAgeMs), not because it is full, and a
- * pool task then costs more than its decode: the task and its result cross threads (two messages,
+ * Why: at light and medium load the batch is cut by its age (storeBatchAgeMs) or where one decode here
+ * ends (below), not because it is full, and a pool task then costs more than its decode: the task and its result cross threads (two messages,
  * structured clones of the robot ids), the worker thread wakes up and goes back to sleep, and the
  * main thread handles the reply. bench/micro/inline-decode.mjs measures a fifth (100 one-sample
  * frames) to a half (1,000) of a task's CPU for the same batch; at 100 robots x 10 Hz the gateway went from 0.040 to 0.030 cores
  * (bench/README.md, "Small batches decoded on the main thread").
  *
- * Bound: the event loop is held for about `budgetMs` (default 1 ms) per batch at most, and at most
- * ten batches a second are cut by age. Bytes alone do not bound the time (a batch of minimal samples
- * holds many more samples per byte), so the decode time per byte is learned from the batches decoded
- * here: the median of the last five, so a GC pause that lands inside one decode does not count. A
- * batch is decoded here when `bytes x estimate` fits the budget and it is at most `maxBytes`. When
- * batches are refused, one is still decoded here every 30 s to measure again (load changes): batches
- * that really are slow cost the event loop one such decode per 30 s (at worst, 256 KiB of
- * timestamp-only samples: 5 ms with the addon, 11 ms with the JS reader). Full batches, cut because load
- * is high, always go to the pool. The result is the one a worker would return
- * (decode-task.ts), applied in posting order like every other.
+ * Bound: the event loop is held for about `budgetMs` (default 1 ms) per batch at most, and no decode
+ * starts here once inline decodes have taken `maxShare` (default 5%) of the current one-second window
+ * (the last one may run past it by its own length; two windows side by side can hold up to twice the
+ * share within one second). Bytes alone do not bound the time
+ * (a batch of minimal samples holds many more samples per byte), so the decode time per byte is learned
+ * from the batches decoded here: the median of the last five, so a GC pause that lands inside one
+ * decode does not count. A batch is decoded here when `bytes x estimate` fits the budget, it is at most
+ * `maxBytes` and the second's share has room. When batches are refused, one is still decoded here every
+ * 30 s to measure again (load changes): batches that really are slow cost the event loop one such
+ * decode per 30 s (at worst, 256 KiB of timestamp-only samples: 5 ms with the addon, 11 ms with the JS
+ * reader). The result is the one a worker would return (decode-task.ts), applied in posting order like
+ * every other.
+ *
+ * Which batches: one cut by its age or a flush, and one the ingest cuts when it reaches
+ * {@link InlineDecode.cutBytes} (what the budget allows at the learned cost) while the share has room
+ * and no batch waits for the pool; a batch that waited is asked about the share again before it is
+ * decoded here.
+ * The second keeps medium load off the pool: at 1,000 robots x 10 Hz a batch fills to 2,000 frames
+ * (276 KB) before its 250 ms age and went to the pool as a full batch, where a task costs about twice
+ * the decode (bench/micro/inline-decode.mjs); cut at the budget, the same bytes are decoded here in
+ * pieces of at most 1 ms. Full batches (`maxBatchFrames`/`maxBatchBytes`), and every batch once the share is used up,
+ * go to the pool: at peak load the decode stays on the workers.
  */
 import { chooseDecoder, type TaskDecoder } from './decode/select.js';
 import { decodeTaskOrFault } from './decode-task.js';
@@ -39,6 +51,10 @@ const INITIAL_NS_PER_BYTE = { native: 5, js: 12, reference: 100 } as const;
 const OBSERVATIONS = 5;
 /** While batches are refused, one is decoded here this often to measure again. */
 const PROBE_EVERY_MS = 30_000;
+/** Default share of each second of the event loop that inline decodes may take. */
+export const DEFAULT_INLINE_DECODE_MAX_SHARE = 0.05;
+/** The window the share is counted over. */
+const SHARE_WINDOW_MS = 1_000;
 
 const EMPTY = new Uint8Array(0);
 
@@ -46,7 +62,9 @@ export interface InlineDecodeOptions {
   /** Largest batch decoded here; 0 sends every batch to the pool. Default 256 KiB. */
   maxBytes?: number;
   /** Time a decode here may hold the event loop, by the learned cost per byte. Default 1 ms. */
-  budgetMs?: number;
+  budgetMs?: number | undefined;
+  /** Share (0-1] of each second of the event loop that inline decodes may take. Default 0.05. */
+  maxShare?: number;
   /** Clock in ms (tests). Default performance.now. */
   now?: () => number;
   /** The decoder the caller already chose (decode/select.ts). Default: chooseDecoder(). */
@@ -60,11 +78,17 @@ export class InlineDecode {
   private readonly budgetNs: number;
   private readonly now: () => number;
   /** Learned decode time per frames byte: the median of `observed` (see the file comment). */
-  private nsPerByte: number;
+  private nsPerByte = 0;
   /** The last OBSERVATIONS decode times per byte, oldest first. */
   private readonly observed: number[] = [];
   /** When a batch was last decoded here (a refusal probes again PROBE_EVERY_MS after it). */
   private lastDecodedAt = Number.NEGATIVE_INFINITY;
+  /** Inline decode time allowed per SHARE_WINDOW_MS, the current window's start and what it used. */
+  private readonly shareMs: number;
+  private windowStart = Number.NEGATIVE_INFINITY;
+  private windowUsedMs = 0;
+  /** See {@link cutBytes}; recomputed with the estimate, because the ingest reads it for every frame. */
+  private cutAt = Number.POSITIVE_INFINITY;
 
   /** @param slots the ingest's task slots (a batch's frames may be in one; its rows go to the same slot). */
   constructor(private readonly slots: TaskSlots, opts: InlineDecodeOptions = {}) {
@@ -72,10 +96,13 @@ export class InlineDecode {
     const budgetMs = opts.budgetMs ?? DEFAULT_INLINE_DECODE_BUDGET_MS;
     if (!Number.isInteger(this.maxBytes) || this.maxBytes < 0) throw new RangeError(`inline decode bound must be a whole number of bytes >= 0, got ${this.maxBytes}`);
     if (!(budgetMs > 0)) throw new RangeError(`inline decode budget must be a positive number of ms, got ${budgetMs}`);
+    const maxShare = opts.maxShare ?? DEFAULT_INLINE_DECODE_MAX_SHARE;
+    if (!(maxShare > 0 && maxShare <= 1)) throw new RangeError(`inline decode share must be in (0, 1], got ${maxShare}`);
     this.budgetNs = budgetMs * 1e6;
+    this.shareMs = maxShare * SHARE_WINDOW_MS;
     this.now = opts.now ?? (() => performance.now());
     this.decoder = opts.decoder ?? chooseDecoder();
-    this.nsPerByte = INITIAL_NS_PER_BYTE[this.decoder.kind];
+    this.setEstimate(INITIAL_NS_PER_BYTE[this.decoder.kind]);
   }
 
   /** The learned decode time per frames byte, in ns (stats, tests). */
@@ -83,9 +110,27 @@ export class InlineDecode {
     return this.nsPerByte;
   }
 
-  /** Whether a batch cut by its age is small enough to decode here (or is due as a probe). */
+  /**
+   * Frames bytes at which the ingest cuts a batch to decode it here: what the budget allows at the
+   * learned cost, at most `maxBytes`; Infinity when nothing is decoded here.
+   */
+  get cutBytes(): number {
+    return this.cutAt;
+  }
+
+  /** Whether this second's share of the event loop has room for another decode here. */
+  hasRoom(): boolean {
+    const t = this.now();
+    if (t - this.windowStart >= SHARE_WINDOW_MS) {
+      this.windowStart = t;
+      this.windowUsedMs = 0;
+    }
+    return this.windowUsedMs < this.shareMs;
+  }
+
+  /** Whether a batch that is not full is small enough to decode here (or is due as a probe). */
   accepts(batch: PackedBatch): boolean {
-    if (batch.frameCount === 0 || batch.byteLength > this.maxBytes) return false;
+    if (batch.frameCount === 0 || batch.byteLength > this.maxBytes || !this.hasRoom()) return false;
     if (batch.byteLength * this.nsPerByte <= this.budgetNs) return true;
     return this.now() - this.lastDecodedAt >= PROBE_EVERY_MS;
   }
@@ -117,6 +162,7 @@ export class InlineDecode {
     }
     if (!inSlot && batch.frames !== undefined) result.spare = batch.frames;
     const ended = this.now();
+    this.windowUsedMs += ended - started;
     this.observe((ended - started) * 1e6 / Math.max(1, batch.byteLength), ended);
     return result;
   }
@@ -127,6 +173,11 @@ export class InlineDecode {
     if (o.length === OBSERVATIONS) o.shift();
     o.push(nsPerByte);
     const sorted = [...o].sort((a, b) => a - b);
-    this.nsPerByte = sorted[sorted.length >> 1]!;
+    this.setEstimate(sorted[sorted.length >> 1]!);
+  }
+
+  private setEstimate(nsPerByte: number): void {
+    this.nsPerByte = nsPerByte;
+    this.cutAt = this.maxBytes === 0 ? Number.POSITIVE_INFINITY : Math.max(1, Math.min(this.maxBytes, Math.floor(this.budgetNs / Math.max(nsPerByte, 1e-3))));
   }
 }

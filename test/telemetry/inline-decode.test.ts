@@ -126,6 +126,59 @@ describe('InlineDecode', () => {
     expect(inline.estimateNsPerByte).toBeCloseTo(perByte(0.3));
     expect(inline.accepts(batch)).toBe(true);
   });
+
+  it('tells the ingest where to cut: what the budget allows at the learned cost, at most its byte bound', () => {
+    const slots = new TaskSlots(1, 1024, 1024);
+    const packer = new FramePacker();
+    packer.add('r1', 'f', encodeBatch(T0, 2), 1);
+    const batch = packer.take();
+    const times: number[] = [];
+    const inline = new InlineDecode(slots, { budgetMs: 1, maxBytes: 100_000, now: () => times.shift() ?? 0 });
+    // Before any decode: the first estimate (addon 5 ns/B, JS reader 12) gives 200,000 or 83,333 bytes.
+    expect(inline.cutBytes).toBe(Math.min(100_000, Math.floor(1e6 / inline.estimateNsPerByte)));
+    for (let i = 0; i < 3; i++) {
+      times.push(0, 0.5); // 0.5 ms for this batch
+      inline.decode(batch, null);
+    }
+    const perByte = (0.5 * 1e6) / batch.byteLength;
+    expect(inline.estimateNsPerByte).toBeCloseTo(perByte);
+    expect(inline.cutBytes).toBe(Math.min(100_000, Math.floor(1e6 / perByte)));
+    expect(Math.abs(inline.cutBytes - 2 * batch.byteLength)).toBeLessThanOrEqual(1); // twice the batch: half the budget
+    expect(new InlineDecode(slots, { maxBytes: 0 }).cutBytes).toBe(Number.POSITIVE_INFINITY);
+    expect(new InlineDecode(slots, { maxBytes: 300 }).cutBytes).toBe(300);
+  });
+
+  it('takes at most its share of each second of the event loop, then sends batches to the pool until the next second', () => {
+    const slots = new TaskSlots(1, 1024, 1024);
+    const packer = new FramePacker();
+    packer.add('r1', 'f', encodeBatch(T0, 2), 1);
+    const batch = packer.take();
+    let clock = 1_000;
+    const times: number[] = [];
+    const inline = new InlineDecode(slots, { maxShare: 0.002, now: () => times.shift() ?? clock }); // 2 ms a second
+    const decodeTaking = (ms: number): void => {
+      times.push(clock, clock + ms);
+      inline.decode(batch, null);
+    };
+    expect(inline.hasRoom()).toBe(true);
+    decodeTaking(0.9);
+    clock += 10;
+    expect(inline.accepts(batch)).toBe(true);
+    decodeTaking(0.9);
+    clock += 10;
+    expect(inline.accepts(batch)).toBe(true); // 1.8 of 2 ms used
+    decodeTaking(0.9);
+    clock += 10;
+    expect(inline.hasRoom()).toBe(false); // 2.7 ms: the share is used up
+    expect(inline.accepts(batch)).toBe(false);
+    clock = 1_999;
+    expect(inline.accepts(batch)).toBe(false);
+    clock = 2_000; // a new second
+    expect(inline.hasRoom()).toBe(true);
+    expect(inline.accepts(batch)).toBe(true);
+    expect(() => new InlineDecode(slots, { maxShare: 0 })).toThrow(/share must be in/);
+    expect(() => new InlineDecode(slots, { maxShare: 1.5 })).toThrow(/share must be in/);
+  });
 });
 
 describe('small batches decoded inline by the ingest (chdb)', () => {
@@ -160,6 +213,69 @@ describe('small batches decoded inline by the ingest (chdb)', () => {
       expect(ingest.stats()).toMatchObject({ batches: 1, batchesInline: 2 });
       await ingest.flush();
       expect(store.snapshots.get('r2')).toBeDefined();
+    } finally {
+      await ingest.close();
+      await store.close();
+    }
+  });
+
+  it('cuts a batch where one inline decode ends and decodes it here; a durable point travels with its own frame\'s batch', async () => {
+    const dir = `${tmp.dir}/cut`;
+    const store = openStore(dir);
+    const frameBytes = 16 + sequenced(1, 9, T0, 3).byteLength;
+    // Three frames fit the bound, a fourth does not: each batch is cut before its fourth frame. (A
+    // 10 s budget: a slow first decode on a loaded machine must not move the cut below the bound.)
+    const ingest = await createTelemetryIngest({
+      store, dataDir: dir, threads: 1, log: quietLog, inlineDecodeMaxBytes: 3 * frameBytes + 5, inlineDecodeBudgetMs: 10_000,
+      storeBatchAgeMs: 60_000, insert: { maxAgeMs: 20 },
+    });
+    const durable: number[] = [];
+    ingest.onDurable((_robot, _epoch, seq) => durable.push(seq));
+    try {
+      for (let s = 1; s <= 4; s++) ingest.push('r1', 'f', sequenced(s, 9, T0 + s * 100, 3));
+      // Frame 4 cut the first three off, decoded here at once (synchronously, in push()).
+      expect(ingest.stats()).toMatchObject({ batches: 0, batchesInline: 1, samplesIn: 9 });
+      // Their block is durable; frame 4 is still in the open batch, so its seq must not be.
+      await until(() => durable.length > 0, 5_000, 'the first block durable');
+      expect(durable).toEqual([3]);
+      for (let s = 5; s <= 10; s++) ingest.push('r1', 'f', sequenced(s, 9, T0 + s * 100, 3));
+      expect(ingest.stats()).toMatchObject({ batches: 0, batchesInline: 3, samplesIn: 27 });
+      await ingest.flush();
+      expect(ingest.stats()).toMatchObject({ batches: 0, batchesInline: 4, samplesIn: 30, rowsWritten: 30 });
+      expect(durable.at(-1)).toBe(10);
+      expect(await ingest.sampleStore.queryText("SELECT count() FROM telemetry_samples WHERE robot_id = 'r1'")).toBe('30\n');
+    } finally {
+      await ingest.close();
+      await store.close();
+    }
+  });
+
+  it('does not cut a batch already past the cut (one large frame), nor while a batch waits for the pool', async () => {
+    const dir = `${tmp.dir}/no-cut`;
+    const store = openStore(dir);
+    const small = encodeBatch(T0, 1);
+    const large = encodeBatch(T0, 12);
+    const bound = 3 * (16 + small.byteLength);
+    expect(16 + large.byteLength).toBeGreaterThan(bound);
+    const ingest = await createTelemetryIngest({
+      store, dataDir: dir, threads: 1, maxBatchFrames: 6, maxTasksInFlight: 1, log: quietLog, inlineDecodeMaxBytes: bound, inlineDecodeBudgetMs: 10_000,
+      storeBatchAgeMs: 60_000, insert: { maxAgeMs: 20 },
+    });
+    try {
+      // A large frame alone is over the cut: the small frames after it join its batch, not one batch each.
+      ingest.push('r1', 'f', large);
+      for (let i = 0; i < 4; i++) ingest.push(`s${i}`, 'f', small);
+      expect(ingest.stats()).toMatchObject({ batches: 0, batchesInline: 0 });
+      // The sixth frame fills it: a full batch, to the pool, which now holds its one task.
+      ingest.push('s4', 'f', small);
+      expect(ingest.stats()).toMatchObject({ batches: 1, batchesInline: 0, tasksInFlight: 1 });
+      // While the pool is full, small frames past the cut are not cut off for the main thread.
+      for (let i = 0; i < 5; i++) ingest.push(`t${i}`, 'f', small);
+      expect(ingest.stats()).toMatchObject({ batches: 1, batchesInline: 0 });
+      await ingest.flush();
+      // flush() cut them as one batch, over the inline bound: the pool's second task (cut there, three
+      // of them would have waited as an inline batch and been decoded here when the pool answered).
+      expect(ingest.stats()).toMatchObject({ batches: 2, batchesInline: 0, samplesIn: 12 + 10, rowsWritten: 12 + 10, tasksInFlight: 0, queueBytes: 0 });
     } finally {
       await ingest.close();
       await store.close();
