@@ -36,7 +36,7 @@ import { createDecodePool, type DecodePool } from './decode-pool.js';
 import { chooseDecoder, type DecoderKind } from './decode/select.js';
 import { FramePacker, type PackedBatch, type PackerRobot } from './frame-packer.js';
 import { DEFAULT_INLINE_DECODE_MAX_BYTES, InlineDecode } from './inline-decode.js';
-import { InsertQueue, type InsertQueueOptions } from './insert-queue.js';
+import { DEFAULT_INSERT_MAX_BYTES, InsertQueue, type InsertQueueOptions } from './insert-queue.js';
 import type { FoxgloveSink, LiveSink } from './live-sink.js';
 import { LiveDecoder } from './live-decoder.js';
 import { pino, type Logger } from 'pino';
@@ -384,13 +384,19 @@ class Ingest implements TelemetryIngest {
       sampleStore,
       this.log,
       spool,
-      opts.insert,
+      // A block waiting for its age must not be what pauses the robots: at most a quarter of the
+      // high-water mark, so a steady flow the store keeps up with (pending, spooling, two inserts)
+      // stays under it.
+      { ...opts.insert, maxBytes: Math.min(opts.insert?.maxBytes ?? DEFAULT_INSERT_MAX_BYTES, Math.max(64 * 1024, Math.floor(highWaterBytes / 4))) },
       () => this.gate.update(this.queueBytes()),
       (chunks) => this.rowArena.release(chunks),
       (points) => this.acks.markDurable(points),
       () => this.acks.snapshot(),
     );
     this.inserts.recover(recovery.blocks);
+    // Paused: what is queued goes on towards the store at once, so the reads resume as soon as the
+    // store has taken it (not when the next insert's timer fires).
+    this.gate.onChange((paused) => this.inserts.setUrgent(paused));
     this.snapshots = new SnapshotWriter(opts.store.snapshots, opts.snapshotIntervalMs ?? 1_000, opts.onSnapshot);
   }
 
@@ -448,6 +454,8 @@ class Ingest implements TelemetryIngest {
       this.ageTimer = setTimeout(this.onAge, fast ? this.maxBatchAgeMs : this.storeBatchAgeMs);
     }
     this.gate.update(this.queueBytes());
+    // Paused: the frames read before the pause took effect are not kept for the batch age either.
+    if (this.gate.isPaused && this.packer.frameCount > 0) this.cut(true);
     const live = this.opts.live;
     if (live?.hasSubscribers(fleetId) === true) this.publishLive(live, robotId, fleetId, bytes, receivedAtMs);
   }

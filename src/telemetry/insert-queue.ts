@@ -30,10 +30,13 @@ import type { SampleStore } from './sample-store.js';
 import { probeQuery } from './row-probe.js';
 import type { SpooledBlock, TelemetrySpool } from './spool.js';
 
+/** Default {@link InsertQueueOptions.maxBytes}: 16 MiB. */
+export const DEFAULT_INSERT_MAX_BYTES = 16 * 1024 * 1024;
+
 export interface InsertQueueOptions {
   /** Send when this many rows are pending. Default 100,000. */
   maxRows?: number;
-  /** Send when this many bytes are pending. Default 16 MiB. */
+  /** Send when this many bytes are pending. Default {@link DEFAULT_INSERT_MAX_BYTES}. */
   maxBytes?: number;
   /**
    * Send pending rows at the latest this long after the first one arrived. Default 1,000 ms: fewer,
@@ -128,6 +131,8 @@ export class InsertQueue {
   private bytes = 0;
   private closed = false;
   private stopping = false;
+  /** Memory is short (the ingest paused the robots' reads): pending rows are sent at once, see {@link setUrgent}. */
+  private urgent = false;
   private checkpointChain: Promise<void> = Promise.resolve();
   private readonly s = {
     rowsWritten: 0, inserts: 0, insertErrors: 0, rowsSpooled: 0, rowsReplayed: 0, spoolWriteErrors: 0, spoolFullWaits: 0,
@@ -152,7 +157,7 @@ export class InsertQueue {
     private readonly durablePoints: () => ReadonlyMap<string, DurablePoint> = () => new Map(),
   ) {
     this.maxRows = opts.maxRows ?? 100_000;
-    this.maxBytes = opts.maxBytes ?? 16 * 1024 * 1024;
+    this.maxBytes = opts.maxBytes ?? DEFAULT_INSERT_MAX_BYTES;
     this.maxAgeMs = opts.maxAgeMs ?? 1_000;
     this.maxInFlight = opts.maxInFlight ?? 2;
     this.baseDelayMs = opts.baseDelayMs ?? 100;
@@ -215,9 +220,22 @@ export class InsertQueue {
     b.bytes += rows.length;
     b.rows += rowCount;
     this.bytes += rows.length;
-    this.onBytesChange();
-    if (b.rows >= this.maxRows || b.bytes >= this.maxBytes) this.cut();
+    if (this.urgent || b.rows >= this.maxRows || b.bytes >= this.maxBytes) this.cut();
     else this.timer ??= setTimeout(() => this.cut(), this.maxAgeMs);
+    // Last: the ingest's gate may call setUrgent() from here.
+    this.onBytesChange();
+  }
+
+  /**
+   * While `on`, rows are cut into a block as they arrive instead of waiting up to `maxAgeMs`, and
+   * turning it on cuts the pending rows at once. The ingest sets it while its high-water mark has
+   * paused the robots' reads: memory is short, and rows waiting for a timer would keep the reads
+   * paused for that long (the smaller blocks cost the store a little more per row, only then).
+   */
+  setUrgent(on: boolean): void {
+    if (this.urgent === on) return;
+    this.urgent = on;
+    if (on && !this.closed) this.cut();
   }
 
   /** Resolves when every row enqueued so far is in the store or in the spool's backlog. */
