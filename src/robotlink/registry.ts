@@ -33,6 +33,12 @@ export class RobotRegistry implements RobotLink, SessionHooks {
   private readonly current = new Map<string, RobotSession>();
   private readonly all = new Set<RobotSession>();
   private readonly listeners = new Set<RobotLinkListener>();
+  /**
+   * The listeners with an onTelemetry, for the per-message path (10,000 calls a second at 1,000
+   * robots): one short array instead of a probe of every listener's shape per message. Replaced, not
+   * mutated, so a listener removed during a delivery does not shift the loop.
+   */
+  private telemetryListeners: readonly RobotLinkListener[] = [];
   /** The identity each online session announced in its Hello. */
   private readonly identities = new WeakMap<RobotSession, ConnectionIdentity>();
   private readonly conflicts: LinkConflictTracker;
@@ -49,8 +55,12 @@ export class RobotRegistry implements RobotLink, SessionHooks {
   }
 
   listen(listener: RobotLinkListener): () => void {
+    if (listener.onTelemetry && !this.listeners.has(listener)) this.telemetryListeners = [...this.telemetryListeners, listener];
     this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return () => {
+      this.telemetryListeners = this.telemetryListeners.filter((l) => l !== listener);
+      return this.listeners.delete(listener);
+    };
   }
 
   isOnline(robotId: string): boolean {
@@ -196,10 +206,9 @@ export class RobotRegistry implements RobotLink, SessionHooks {
 
   telemetry(session: RobotSession, batch: Uint8Array): void {
     const { robotId, fleetId } = session.robot;
-    for (const l of this.listeners) {
-      if (!l.onTelemetry) continue;
+    for (const l of this.telemetryListeners) {
       try {
-        l.onTelemetry(robotId, fleetId, batch);
+        l.onTelemetry!(robotId, fleetId, batch);
       } catch (err) {
         this.log.error({ err, robotId }, 'robot link: a listener failed on telemetry');
       }

@@ -24,7 +24,7 @@ function recordingStore(): SampleStore & { inserted: number[] } {
     },
     queryText: () => Promise.resolve('0\n'),
     close: () => Promise.resolve(),
-  } as SampleStore & { inserted: number[] };
+  };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
