@@ -119,7 +119,7 @@ export interface TelemetryIngestOptions {
    * bytes are a reused buffer, read before returning): the alerts' e-stop and battery check.
    */
   onSnapshot?: (robotId: string, value: Uint8Array) => void;
-  /** Insert coalescing and retry. */
+  /** Insert coalescing and retry. `maxBytes` is capped at a quarter of `highWaterBytes` (at least 64 KiB). */
   insert?: InsertQueueOptions;
   /** Use this store instead of opening chdb/ClickHouse (the caller keeps ownership: close() leaves it open). */
   sampleStore?: SampleStore;
@@ -384,9 +384,9 @@ class Ingest implements TelemetryIngest {
       sampleStore,
       this.log,
       spool,
-      // A block waiting for its age must not be what pauses the robots: at most a quarter of the
-      // high-water mark, so a steady flow the store keeps up with (pending, spooling, two inserts)
-      // stays under it.
+      // Rows waiting for the insert age should not be what pauses the robots: a block is cut at a
+      // quarter of the high-water mark (it may pass it by the one decoded batch that crossed it),
+      // so a flow the store keeps up with normally stays under the mark.
       { ...opts.insert, maxBytes: Math.min(opts.insert?.maxBytes ?? DEFAULT_INSERT_MAX_BYTES, Math.max(64 * 1024, Math.floor(highWaterBytes / 4))) },
       () => this.gate.update(this.queueBytes()),
       (chunks) => this.rowArena.release(chunks),
@@ -395,8 +395,15 @@ class Ingest implements TelemetryIngest {
     );
     this.inserts.recover(recovery.blocks);
     // Paused: what is queued goes on towards the store at once, so the reads resume as soon as the
-    // store has taken it (not when the next insert's timer fires).
-    this.gate.onChange((paused) => this.inserts.setUrgent(paused));
+    // store has taken it (not when the next insert's or batch's timer fires). The open batch is cut
+    // by a zero timer, never from inside the update that paused (it may run in settle()).
+    this.gate.onChange((paused) => {
+      this.inserts.setUrgent(paused);
+      if (paused && this.ageTimer !== null) {
+        clearTimeout(this.ageTimer);
+        this.ageTimer = setTimeout(this.onAge, 0);
+      }
+    });
     this.snapshots = new SnapshotWriter(opts.store.snapshots, opts.snapshotIntervalMs ?? 1_000, opts.onSnapshot);
   }
 
@@ -450,12 +457,11 @@ class Ingest implements TelemetryIngest {
     } else if (this.ageTimer === null) {
       // Live samples are published at push(); Foxglove frames come from the decode workers, so a watched
       // Foxglove channel keeps the short batch age.
-      const fast = this.opts.foxglove?.anyWatched() === true;
+      // While reads are paused, frames read before the pause took effect do not wait 250 ms either.
+      const fast = this.opts.foxglove?.anyWatched() === true || this.gate.isPaused;
       this.ageTimer = setTimeout(this.onAge, fast ? this.maxBatchAgeMs : this.storeBatchAgeMs);
     }
     this.gate.update(this.queueBytes());
-    // Paused: the frames read before the pause took effect are not kept for the batch age either.
-    if (this.gate.isPaused && this.packer.frameCount > 0) this.cut(true);
     const live = this.opts.live;
     if (live?.hasSubscribers(fleetId) === true) this.publishLive(live, robotId, fleetId, bytes, receivedAtMs);
   }

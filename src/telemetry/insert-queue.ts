@@ -19,7 +19,8 @@
  *    are slowed; agents keep unacknowledged batches, bounded, see docs/robot-link.md). Nothing is
  *    dropped by the gateway.
  * 5. A block the spool could not take (disk error) is inserted from memory and retried there, and its
- *    durable points are reported only after the store has it.
+ *    durable points are reported only after the store has it. Points are reported in cut order
+ *    (receipts are cumulative per robot): later blocks' points wait for it.
  * Duplicates: a block sent again (retry after an ambiguous failure, replay after a crash) carries the
  * same token; what the store does with it is `store.dedup` (README, "Duplicates"). On a store that
  * does not deduplicate (18.16), a replayed block is first looked for (row-probe.ts).
@@ -96,6 +97,8 @@ interface Block {
   rows: number;
   points: Map<string, DurablePoint>;
   spooled: SpooledBlock | null;
+  /** Spooled, or stored from memory: its points may be reported once every earlier block's are. */
+  durable: boolean;
 }
 
 /** Failed attempts since inserts last succeeded, reported when the backlog is drained. */
@@ -123,6 +126,13 @@ export class InsertQueue {
   private readonly backlog: SpooledBlock[] = [];
   private replaying = false;
   private readonly unsettled = new Set<number>();
+  /**
+   * Cut blocks whose durable points are not reported yet, in cut order. Receipts are cumulative per
+   * robot, so a block's points wait for every earlier block's: a block whose spool write failed is
+   * only in memory until stored, and a later block of the same robot must not acknowledge it.
+   * Bounded by the blocks in memory and in the spool.
+   */
+  private readonly unreported: Block[] = [];
   private waiters: { upTo: number; resolve: () => void }[] = [];
   private timer: NodeJS.Timeout | null = null;
   private roomTimer: NodeJS.Timeout | null = null;
@@ -205,7 +215,8 @@ export class InsertQueue {
 
   /**
    * Takes ownership of `rows` (a transferred worker buffer; never mutated) and the durable points of
-   * the batches they came from (reported once the block holding them is spooled).
+   * the batches they came from (reported once the block holding them is spooled, or stored when the
+   * spool could not take it, and every earlier block's points are reported).
    */
   enqueue(rows: Uint8Array, rowCount: number, points: ReadonlyMap<string, DurablePoint> | null): void {
     if (this.closed) throw new Error('insert queue is closed');
@@ -213,7 +224,10 @@ export class InsertQueue {
     if (points !== null) mergePoints(b.points, points);
     if (rowCount === 0) {
       // Nothing to store (every frame corrupt): still a point to acknowledge, with the next block.
-      if (points !== null && b.rows === 0) this.timer ??= setTimeout(() => this.cut(), this.maxAgeMs);
+      if (points !== null && b.rows === 0) {
+        if (this.urgent) this.cut();
+        else this.timer ??= setTimeout(() => this.cut(), this.maxAgeMs);
+      }
       return;
     }
     b.chunks!.push(rows);
@@ -259,7 +273,7 @@ export class InsertQueue {
   }
 
   private newBlock(): Block {
-    return { id: 0, chunks: [], bytes: 0, rows: 0, points: new Map(), spooled: null };
+    return { id: 0, chunks: [], bytes: 0, rows: 0, points: new Map(), spooled: null, durable: false };
   }
 
   /** Moves the pending rows on to the spool writer. */
@@ -273,13 +287,28 @@ export class InsertQueue {
       b.id = this.nextId++;
       this.unsettled.add(b.id);
       this.toSpool.push(b);
+      this.unreported.push(b);
       this.pending = this.newBlock();
-    } else if (b.points.size > 0 && this.toSpool.length === 0 && !this.spoolWriting) {
-      // Only acknowledgements (corrupt frames) and nothing ahead of them: durable as they are.
-      this.onDurable(b.points);
-      b.points = new Map();
+    } else if (b.points.size > 0) {
+      // Only acknowledgements (corrupt frames, a lost task): durable as they are, reported after
+      // the blocks ahead of them.
+      b.durable = true;
+      b.chunks = null;
+      this.unreported.push(b);
+      this.pending = this.newBlock();
+      this.reportDurable();
     }
     this.writeNext();
+  }
+
+  /** Marks a block durable and reports the points of every durable block at the head, in cut order. */
+  private markDurable(b: Block): void {
+    b.durable = true;
+    this.reportDurable();
+  }
+
+  private reportDurable(): void {
+    while (this.unreported.length > 0 && this.unreported[0]!.durable) this.onDurable(this.unreported.shift()!.points);
   }
 
   /** Writes the oldest cut block to the spool (one at a time, so durable points advance in order). */
@@ -300,7 +329,7 @@ export class InsertQueue {
     this.spool.write(b.chunks!, b.bytes, b.rows, b.points).then(
       (spooled) => {
         b.spooled = spooled;
-        this.onDurable(b.points);
+        this.markDurable(b);
         this.spoolWriting = false;
         if (this.backlog.length > 0 || this.replaying) this.toBacklog(b);
         else this.ready.push(b);
@@ -337,7 +366,7 @@ export class InsertQueue {
       if (ok) {
         this.s.rowsWritten += b.rows;
         if (b.spooled) await this.retire(b.spooled);
-        else this.onDurable(b.points);
+        else this.markDurable(b);
         break;
       }
       if (b.spooled) {

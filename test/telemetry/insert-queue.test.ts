@@ -1,7 +1,8 @@
 /**
  * The insert queue under memory pressure: while the ingest's gate has paused the robots' reads,
  * rows go on to the spool and the store at once instead of waiting for the insert age, so the
- * reads resume when the store has them; a block is never more than a quarter of the high-water mark.
+ * reads resume when the store has them; a block is cut at a quarter of the high-water mark; receipts
+ * are reported in cut order.
  */
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -44,8 +45,7 @@ describe('insert queue: urgent while paused', () => {
     await until(() => store.inserted.length === 1, 5_000, 'the pending block inserted');
     expect(store.inserted).toEqual([2]);
     q.enqueue(new Uint8Array(50), 1, null);
-    await until(() => store.inserted.length === 2, 5_000, 'a row enqueued while urgent inserted');
-    expect(q.queuedBytes).toBe(0);
+    await until(() => store.inserted.length === 2 && q.queuedBytes === 0, 5_000, 'a row enqueued while urgent inserted');
     q.setUrgent(false);
     q.enqueue(new Uint8Array(50), 3, null);
     await sleep(200);
@@ -56,15 +56,57 @@ describe('insert queue: urgent while paused', () => {
   });
 });
 
-describe('ingest: an insert block is at most a quarter of the high-water mark', () => {
+describe('insert queue: receipts in cut order', () => {
+  const tmp = tempDir('insert-order');
+  afterAll(() => tmp.remove());
+
+  it('holds a later block\'s points (and acknowledgement-only points) until an earlier block only memory held is stored', async () => {
+    const { spool } = await TelemetrySpool.open(join(tmp.dir, 'a'), 1024 * 1024);
+    // The first spool write fails (a disk error): that block is inserted from memory.
+    const write = spool.write.bind(spool);
+    let failNext = true;
+    spool.write = (...a) => {
+      if (!failNext) return write(...a);
+      failNext = false;
+      return Promise.reject(new Error('disk full'));
+    };
+    let storeFirst: () => void = () => {};
+    const inserted: number[] = [];
+    const store = recordingStore();
+    store.insert = (_c, _b, rows) => {
+      inserted.push(rows);
+      // The first insert (the block only memory holds) waits until the test lets it finish.
+      return inserted.length === 1 ? new Promise<void>((r) => { storeFirst = r; }) : Promise.resolve();
+    };
+    const reported: string[] = [];
+    const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 60_000 }, undefined, undefined,
+      (points) => { for (const [id, p] of points) reported.push(`${id}:${p.seq}`); });
+    q.setUrgent(true);
+    q.enqueue(new Uint8Array(10), 1, new Map([['r1', { epoch: 1, seq: 1 }]]));
+    q.enqueue(new Uint8Array(10), 1, new Map([['r1', { epoch: 1, seq: 2 }]]));
+    q.enqueue(new Uint8Array(0), 0, new Map([['r2', { epoch: 1, seq: 7 }]]));
+    await until(() => inserted.length === 2, 5_000, 'both blocks sent to the store');
+    await sleep(50);
+    // The second block is spooled and stored, but its receipt would cover seq 1, which only memory holds.
+    expect(reported).toEqual([]);
+    storeFirst();
+    await until(() => reported.length === 3, 5_000, 'receipts after the first block is stored');
+    expect(reported).toEqual(['r1:1', 'r1:2', 'r2:7']);
+    await q.close();
+  });
+});
+
+describe('ingest: an insert block is cut at a quarter of the high-water mark', () => {
   const tmp = tempDir('insert-bound');
   afterAll(() => tmp.remove());
 
   it('cuts blocks by bytes long before the (here 10 min) insert age, so a flow the store keeps up with never pauses', async () => {
     const store = openStore(tmp.dir);
+    let largest = 0;
     const ingest = await createTelemetryIngest({
       store, dataDir: tmp.dir, threads: 1, maxBatchFrames: 10,
-      highWaterBytes: 2_000_000, lowWaterBytes: 500_000, insert: { maxAgeMs: 600_000 },
+      highWaterBytes: 2_000_000, lowWaterBytes: 500_000,
+      insert: { maxAgeMs: 600_000, onInsert: (a) => void (largest = Math.max(largest, a.bytes)) },
     });
     try {
       let paused = 0;
@@ -80,9 +122,41 @@ describe('ingest: an insert block is at most a quarter of the high-water mark', 
         await until(() => ingest.stats().tasksInFlight === 0 && ingest.stats().insertsInFlight === 0, 10_000, 'decode and insert');
       }
       expect(paused).toBe(0);
-      expect(ingest.stats().inserts).toBeGreaterThanOrEqual(10);
+      expect(ingest.stats().inserts).toBeGreaterThanOrEqual(5);
+      // A quarter of the mark, passed by at most the one decoded batch (10 frames) that crossed it.
+      expect(largest).toBeGreaterThan(400_000);
+      expect(largest).toBeLessThanOrEqual(500_000 + 10 * 25 * 200);
       await ingest.flush();
       expect(ingest.stats()).toMatchObject({ samplesIn: 30_000, rowsWritten: 30_000, queueBytes: 0 });
+    } finally {
+      await ingest.close();
+      await store.close();
+    }
+  });
+});
+
+describe('ingest: paused reads resume without waiting for the insert age', () => {
+  const tmp = tempDir('insert-urgent');
+  afterAll(() => tmp.remove());
+
+  it('resumes within seconds with a 10 min insert age, the queued rows under a quarter of the mark but over the low one', async () => {
+    const store = openStore(tmp.dir);
+    const ingest = await createTelemetryIngest({
+      // Batches of 12 frames (~57 kB of rows): blocks are cut at two (100 kB, a quarter of the mark),
+      // and the 84 frames that reach the mark leave one batch's rows, over the 40 kB low mark, waiting
+      // for the age unless the pause sends them on.
+      store, dataDir: tmp.dir, threads: 1, maxBatchFrames: 12, maxTasksInFlight: 1,
+      highWaterBytes: 400_000, lowWaterBytes: 40_000, insert: { maxAgeMs: 600_000 },
+    });
+    try {
+      const events: boolean[] = [];
+      ingest.onBackpressure((p) => events.push(p));
+      const frame = encodeBatch(Date.now(), 25);
+      for (let i = 0; i < 200 && !ingest.stats().paused; i++) ingest.push(`robot-${i % 4}`, 'fleet-qu', frame);
+      expect(events).toEqual([true]);
+      await until(() => events.length === 2, 15_000, 'reads resumed');
+      expect(events).toEqual([true, false]);
+      expect(ingest.stats().queueBytes).toBeLessThanOrEqual(40_000);
     } finally {
       await ingest.close();
       await store.close();
