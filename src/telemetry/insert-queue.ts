@@ -89,6 +89,8 @@ export interface InsertQueueStats {
   replaysFoundStored: number;
 }
 
+const NO_POINTS: ReadonlyMap<string, DurablePoint> = new Map();
+
 interface Block {
   id: number;
   /** Row chunks while held in memory; null once only the spool has them. */
@@ -130,7 +132,8 @@ export class InsertQueue {
    * Cut blocks whose durable points are not reported yet, in cut order. Receipts are cumulative per
    * robot, so a block's points wait for every earlier block's: a block whose spool write failed is
    * only in memory until stored, and a later block of the same robot must not acknowledge it.
-   * Bounded by the blocks in memory and in the spool.
+   * Durable neighbours are merged into one entry, so it holds at most about twice as many entries
+   * as there are blocks not yet durable (those are bounded by the high-water mark).
    */
   private readonly unreported: Block[] = [];
   private waiters: { upTo: number; resolve: () => void }[] = [];
@@ -292,10 +295,16 @@ export class InsertQueue {
     } else if (b.points.size > 0) {
       // Only acknowledgements (corrupt frames, a lost task): durable as they are, reported after
       // the blocks ahead of them.
-      b.durable = true;
-      b.chunks = null;
-      this.unreported.push(b);
-      this.pending = this.newBlock();
+      const last = this.unreported.at(-1);
+      if (last?.durable === true) {
+        mergePoints(last.points, b.points);
+        b.points = new Map();
+      } else {
+        b.durable = true;
+        b.chunks = null;
+        this.unreported.push(b);
+        this.pending = this.newBlock();
+      }
       this.reportDurable();
     }
     this.writeNext();
@@ -304,6 +313,23 @@ export class InsertQueue {
   /** Marks a block durable and reports the points of every durable block at the head, in cut order. */
   private markDurable(b: Block): void {
     b.durable = true;
+    const u = this.unreported;
+    const i = u.indexOf(b);
+    if (i > 0) {
+      // Waiting behind a block that is not durable: merged with its durable neighbours (later
+      // points into earlier maps, so a later epoch wins), which keeps the list short however long
+      // the head waits.
+      const next = u[i + 1];
+      if (next?.durable === true) {
+        mergePoints(b.points, next.points);
+        u.splice(i + 1, 1);
+      }
+      const prev = u[i - 1]!;
+      if (prev.durable) {
+        mergePoints(prev.points, b.points);
+        u.splice(i, 1);
+      }
+    }
     this.reportDurable();
   }
 
@@ -326,7 +352,13 @@ export class InsertQueue {
     }
     this.spoolWriting = true;
     this.toSpool.shift();
-    this.spool.write(b.chunks!, b.bytes, b.rows, b.points).then(
+    // Behind a block only memory holds (its spool write failed; not stored yet), this block's points
+    // stay out of its spool file: restored after a crash they would cover the lost block's batches,
+    // and the robot's resends of them would be refused as duplicates. Without them a crash costs
+    // resent batches stored twice, never a loss.
+    const head = this.unreported[0];
+    const spoolPoints = head !== undefined && head !== b && !head.durable ? NO_POINTS : b.points;
+    this.spool.write(b.chunks!, b.bytes, b.rows, spoolPoints).then(
       (spooled) => {
         b.spooled = spooled;
         this.markDurable(b);

@@ -60,8 +60,9 @@ describe('insert queue: receipts in cut order', () => {
   const tmp = tempDir('insert-order');
   afterAll(() => tmp.remove());
 
-  it('holds a later block\'s points (and acknowledgement-only points) until an earlier block only memory held is stored', async () => {
-    const { spool } = await TelemetrySpool.open(join(tmp.dir, 'a'), 1024 * 1024);
+  it('holds later blocks\' points (and acknowledgement-only points) until an earlier block only memory held is stored, and keeps them out of the spool meanwhile', async () => {
+    const dir = join(tmp.dir, 'a');
+    const { spool } = await TelemetrySpool.open(dir, 1024 * 1024);
     // The first spool write fails (a disk error): that block is inserted from memory.
     const write = spool.write.bind(spool);
     let failNext = true;
@@ -70,28 +71,37 @@ describe('insert queue: receipts in cut order', () => {
       failNext = false;
       return Promise.reject(new Error('disk full'));
     };
-    let storeFirst: () => void = () => {};
-    const inserted: number[] = [];
+    // Every insert waits until the test lets them finish.
+    const release: (() => void)[] = [];
     const store = recordingStore();
     store.insert = (_c, _b, rows) => {
-      inserted.push(rows);
-      // The first insert (the block only memory holds) waits until the test lets it finish.
-      return inserted.length === 1 ? new Promise<void>((r) => { storeFirst = r; }) : Promise.resolve();
+      store.inserted.push(rows);
+      return new Promise<void>((r) => release.push(r));
     };
     const reported: string[] = [];
-    const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 60_000 }, undefined, undefined,
-      (points) => { for (const [id, p] of points) reported.push(`${id}:${p.seq}`); });
+    const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 60_000, maxInFlight: 8 }, undefined, undefined,
+      (points) => { for (const [id, p] of points) reported.push(`${id}:${p.epoch}/${p.seq}`); });
     q.setUrgent(true);
     q.enqueue(new Uint8Array(10), 1, new Map([['r1', { epoch: 1, seq: 1 }]]));
-    q.enqueue(new Uint8Array(10), 1, new Map([['r1', { epoch: 1, seq: 2 }]]));
+    q.enqueue(new Uint8Array(10), 2, new Map([['r1', { epoch: 1, seq: 2 }]]));
     q.enqueue(new Uint8Array(0), 0, new Map([['r2', { epoch: 1, seq: 7 }]]));
-    await until(() => inserted.length === 2, 5_000, 'both blocks sent to the store');
+    q.enqueue(new Uint8Array(10), 3, new Map([['r2', { epoch: 1, seq: 8 }], ['r1', { epoch: 2, seq: 1 }]]));
+    await until(() => store.inserted.length === 3, 5_000, 'every block sent to the store');
     await sleep(50);
-    // The second block is spooled and stored, but its receipt would cover seq 1, which only memory holds.
+    // The later blocks are spooled, but their receipts would cover r1's seq 1, which only memory holds.
     expect(reported).toEqual([]);
-    storeFirst();
+    // Nor do their spool files carry their points: a restart must not take them as durable.
+    const seen = await TelemetrySpool.open(dir, 1024 * 1024);
+    expect(seen.recovery.blocks.map((x) => [x.rows, x.points.size])).toEqual([[2, 0], [3, 0]]);
+    // The later blocks are stored first: still nothing, then everything in order once the first is.
+    release[1]!();
+    release[2]!();
+    await sleep(50);
+    expect(reported).toEqual([]);
+    release[0]!();
     await until(() => reported.length === 3, 5_000, 'receipts after the first block is stored');
-    expect(reported).toEqual(['r1:1', 'r1:2', 'r2:7']);
+    // The blocks waiting behind it were merged into one report (a later epoch wins).
+    expect(reported).toEqual(['r1:1/1', 'r1:2/1', 'r2:1/8']);
     await q.close();
   });
 });
@@ -139,7 +149,7 @@ describe('ingest: paused reads resume without waiting for the insert age', () =>
   const tmp = tempDir('insert-urgent');
   afterAll(() => tmp.remove());
 
-  it('resumes within seconds with a 10 min insert age, the queued rows under a quarter of the mark but over the low one', async () => {
+  it('resumes within seconds with a 10 min insert age (one batch of rows, over the low mark, would otherwise wait for it)', async () => {
     const store = openStore(tmp.dir);
     const ingest = await createTelemetryIngest({
       // Batches of 12 frames (~57 kB of rows): blocks are cut at two (100 kB, a quarter of the mark),
