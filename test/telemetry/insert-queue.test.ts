@@ -106,6 +106,25 @@ describe('insert queue: receipts in cut order', () => {
   });
 });
 
+describe('insert queue: acknowledgement-only points', () => {
+  const tmp = tempDir('insert-acks');
+  afterAll(() => tmp.remove());
+
+  it('reports points without rows (corrupt frames) at the age, or at once while urgent, when nothing is ahead of them', async () => {
+    const { spool } = await TelemetrySpool.open(join(tmp.dir, 'a'), 1024 * 1024);
+    const reported: string[] = [];
+    const q = new InsertQueue(recordingStore(), pino({ enabled: false }), spool, { maxAgeMs: 100 }, undefined, undefined,
+      (points) => { for (const [id, p] of points) reported.push(`${id}:${p.seq}`); });
+    q.enqueue(new Uint8Array(0), 0, new Map([['r1', { epoch: 1, seq: 3 }]]));
+    expect(reported).toEqual([]);
+    await until(() => reported.length === 1, 5_000, 'points reported at the age');
+    q.setUrgent(true);
+    q.enqueue(new Uint8Array(0), 0, new Map([['r1', { epoch: 1, seq: 4 }]]));
+    expect(reported).toEqual(['r1:3', 'r1:4']);
+    await q.close();
+  });
+});
+
 describe('ingest: an insert block is cut at a quarter of the high-water mark', () => {
   const tmp = tempDir('insert-bound');
   afterAll(() => tmp.remove());
