@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { liveJsonPrefix } from '../live-json.js';
-import { rowBinaryId } from './id-cache.js';
+import { rowBinaryIds } from './id-cache.js';
 import { frameError, type DecodeResult, type DecodeTask, type FrameFault, type WorkerError } from '../worker-protocol.js';
 
 /** The task protocol version this file speaks (the addon exports its own as `abi`). */
@@ -80,18 +80,21 @@ function pack(parts: Uint8Array[]): { bytes: Uint8Array; offsets: Uint32Array } 
 /** Robot index i's RowBinary robot id then fleet id, at [offsets[i], offsets[i + 1]). */
 function packIds(robotIds: readonly string[], fleetIds: readonly string[]): { bytes: Uint8Array; offsets: Uint32Array } {
   const n = robotIds.length;
+  const robots = rowBinaryIds(robotIds);
+  // A robot without a fleet id (never from the ingest) gets the empty string, as before.
+  const fleets = rowBinaryIds(fleetIds.length >= n ? fleetIds : robotIds.map((_, i) => fleetIds[i] ?? ''));
   const offsets = new Uint32Array(n + 1);
   let total = 0;
   for (let i = 0; i < n; i++) {
     offsets[i] = total;
-    total += rowBinaryId(robotIds[i]!).length + rowBinaryId(fleetIds[i] ?? '').length;
+    total += robots[i]!.length + fleets[i]!.length;
   }
   offsets[n] = total;
   const bytes = new Uint8Array(total);
   for (let i = 0; i < n; i++) {
-    const r = rowBinaryId(robotIds[i]!);
+    const r = robots[i]!;
     bytes.set(r, offsets[i]);
-    bytes.set(rowBinaryId(fleetIds[i] ?? ''), offsets[i]! + r.length);
+    bytes.set(fleets[i]!, offsets[i]! + r.length);
   }
   return { bytes, offsets };
 }

@@ -8,7 +8,7 @@
  */
 import { ByteWriter } from '../byte-writer.js';
 import { liveJsonPrefix } from '../live-json.js';
-import { rowBinaryId } from './id-cache.js';
+import { rowBinaryIds } from './id-cache.js';
 import {
   FRAME_HEADER_BYTES,
   FrameFault,
@@ -58,8 +58,8 @@ export class TaskOutput {
     this.rows.pos = 0;
     this.live = task.live ? liveWriter : null;
     if (this.live) this.live.pos = 0;
-    this.rbRobot = task.robotIds.map(rowBinaryId);
-    this.rbFleet = task.fleetIds.map(rowBinaryId);
+    this.rbRobot = rowBinaryIds(task.robotIds);
+    this.rbFleet = rowBinaryIds(task.fleetIds);
     this.livePrefix = task.robotIds.map((id, i) => (task.live?.[i] === 1 ? encoder.encode(liveJsonPrefix(id, task.fleetIds[i] ?? '')) : null));
     this.snapStart = new Int32Array(n).fill(-1);
     this.snapEnd = new Int32Array(n);
