@@ -1,6 +1,6 @@
 /**
- * One decode task, wherever it runs: a piscina worker (decode-worker.ts) or, for a small batch at
- * light load, the main thread (inline-decode.ts). Both call this, so a batch gives the same rows,
+ * One decode task, wherever it runs: a piscina worker (decode-worker.ts) or, for a batch that is
+ * not full at light and medium load, the main thread (inline-decode.ts). Both call this, so a batch gives the same rows,
  * snapshots, Foxglove frames and errors on either side.
  */
 import { foxgloveOutput } from './foxglove-output.js';

@@ -84,8 +84,8 @@ export interface TelemetryIngestOptions {
   /** Default 1 MiB. */
   maxBatchBytes?: number;
   /**
-   * Batch age while a Foxglove channel is subscribed (its frames come from the decode workers), and
-   * the lower bound of `storeBatchAgeMs`; live stream messages leave at push() and never wait for a
+   * Batch age while a Foxglove channel is subscribed (its frames come from the decode workers) or
+   * while reads are paused (memory is short), and the lower bound of `storeBatchAgeMs`; live stream messages leave at push() and never wait for a
    * batch. Default 20 ms.
    */
   maxBatchAgeMs?: number;
@@ -101,9 +101,10 @@ export interface TelemetryIngestOptions {
   /** Default 4 (two per thread on a 2-core machine keeps a worker busy while results travel). */
   maxTasksInFlight?: number;
   /**
-   * A batch cut by its age or a flush (not full), of at most this many bytes, with no Foxglove
-   * subscriber and a decode time (learned per byte) within 1 ms, is decoded on the main thread
-   * instead of in the pool (inline-decode.ts). Default 256 KiB; 0: every batch goes to the pool.
+   * A batch cut by its age, a flush or the inline cut size (not full), of at most this many bytes,
+   * with no Foxglove subscriber, a decode time (learned per byte) within 1 ms and room in the 5% share
+   * of the event loop, is decoded on the main thread instead of in the pool (inline-decode.ts).
+   * Default 256 KiB; 0: every batch goes to the pool.
    */
   inlineDecodeMaxBytes?: number;
   /** Time one decode on the main thread may take, by the learned cost per byte (inline-decode.ts). Default 1 ms. */
@@ -236,7 +237,7 @@ interface IngestRobot extends PackerRobot {
 interface Waiting {
   seq: number;
   batch: PackedBatch;
-  /** May be decoded on the main thread (a small batch cut by its age): post() decides, by the Foxglove mask. */
+  /** May be decoded on the main thread (cut by its age, a flush or the inline cut size): post() decides, by the Foxglove mask and the 5% share. */
   inline: boolean;
   /** Per robot, the last sequenced batch in this task (null: none). */
   points: Map<string, DurablePoint> | null;

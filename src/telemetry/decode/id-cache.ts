@@ -1,6 +1,6 @@
 /**
- * RowBinary encodings (length prefix + UTF-8) of robot and fleet ids, kept per worker thread so a
- * task does not re-encode the same few hundred ids every 20 ms.
+ * RowBinary encodings (length prefix + UTF-8) of robot and fleet ids, kept per thread (the decode
+ * workers, and the main thread's inline decodes) so a task does not re-encode the same ids each time.
  *
  * Bound: at most MAX_IDS entries; when full it is cleared and refills from the next tasks (ids are
  * registered robots and their fleets, so the bound is only reached by very large fleets).
