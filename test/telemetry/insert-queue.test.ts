@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/lmdb.js';
-import { createTelemetryIngest } from '../../src/telemetry/ingest.js';
+import { createTelemetryIngest, type TelemetryIngest, type TelemetryIngestOptions } from '../../src/telemetry/ingest.js';
 import { InsertQueue } from '../../src/telemetry/insert-queue.js';
 import type { SampleStore } from '../../src/telemetry/sample-store.js';
 import { TelemetrySpool } from '../../src/telemetry/spool.js';
@@ -29,6 +29,18 @@ function recordingStore(): SampleStore & { inserted: number[] } {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Runs `body` against a real ingest (chdb, one decode thread) in `dir`, closing both afterwards. */
+async function withIngest(dir: string, opts: Partial<TelemetryIngestOptions>, body: (ingest: TelemetryIngest) => Promise<void>): Promise<void> {
+  const store = openStore(dir);
+  const ingest = await createTelemetryIngest({ store, dataDir: dir, threads: 1, ...opts });
+  try {
+    await body(ingest);
+  } finally {
+    await ingest.close();
+    await store.close();
+  }
+}
 
 describe('insert queue: urgent while paused', () => {
   const tmp = tempDir('insert-queue');
@@ -130,14 +142,11 @@ describe('ingest: an insert block is cut at a quarter of the high-water mark', (
   afterAll(() => tmp.remove());
 
   it('cuts blocks by bytes long before the (here 10 min) insert age, so a flow the store keeps up with never pauses', async () => {
-    const store = openStore(tmp.dir);
     let largest = 0;
-    const ingest = await createTelemetryIngest({
-      store, dataDir: tmp.dir, threads: 1, maxBatchFrames: 10,
-      highWaterBytes: 2_000_000, lowWaterBytes: 500_000,
+    await withIngest(tmp.dir, {
+      maxBatchFrames: 10, highWaterBytes: 2_000_000, lowWaterBytes: 500_000,
       insert: { maxAgeMs: 600_000, onInsert: (a) => void (largest = Math.max(largest, a.bytes)) },
-    });
-    try {
+    }, async (ingest) => {
       let paused = 0;
       ingest.onBackpressure((p) => {
         if (p) paused++;
@@ -157,10 +166,7 @@ describe('ingest: an insert block is cut at a quarter of the high-water mark', (
       expect(largest).toBeLessThanOrEqual(500_000 + 10 * 25 * 200);
       await ingest.flush();
       expect(ingest.stats()).toMatchObject({ samplesIn: 30_000, rowsWritten: 30_000, queueBytes: 0 });
-    } finally {
-      await ingest.close();
-      await store.close();
-    }
+    });
   });
 });
 
@@ -169,15 +175,12 @@ describe('ingest: paused reads resume without waiting for the insert age', () =>
   afterAll(() => tmp.remove());
 
   it('resumes within seconds with a 10 min insert age (one batch of rows, over the low mark, would otherwise wait for it)', async () => {
-    const store = openStore(tmp.dir);
-    const ingest = await createTelemetryIngest({
-      // Batches of 12 frames (~57 kB of rows): blocks are cut at two (100 kB, a quarter of the mark),
-      // and the 84 frames that reach the mark leave one batch's rows, over the 40 kB low mark, waiting
-      // for the age unless the pause sends them on.
-      store, dataDir: tmp.dir, threads: 1, maxBatchFrames: 12, maxTasksInFlight: 1,
-      highWaterBytes: 400_000, lowWaterBytes: 40_000, insert: { maxAgeMs: 600_000 },
-    });
-    try {
+    // Batches of 12 frames (~57 kB of rows): blocks are cut at two (100 kB, a quarter of the mark),
+    // and the 84 frames that reach the mark leave one batch's rows, over the 40 kB low mark, waiting
+    // for the age unless the pause sends them on.
+    await withIngest(tmp.dir, {
+      maxBatchFrames: 12, maxTasksInFlight: 1, highWaterBytes: 400_000, lowWaterBytes: 40_000, insert: { maxAgeMs: 600_000 },
+    }, async (ingest) => {
       const events: boolean[] = [];
       ingest.onBackpressure((p) => events.push(p));
       const frame = encodeBatch(Date.now(), 25);
@@ -186,9 +189,6 @@ describe('ingest: paused reads resume without waiting for the insert age', () =>
       await until(() => events.length === 2, 15_000, 'reads resumed');
       expect(events).toEqual([true, false]);
       expect(ingest.stats().queueBytes).toBeLessThanOrEqual(40_000);
-    } finally {
-      await ingest.close();
-      await store.close();
-    }
+    });
   });
 });
