@@ -85,8 +85,8 @@ export interface TelemetryIngestOptions {
   maxBatchBytes?: number;
   /**
    * Batch age while a Foxglove channel is subscribed (its frames come from the decode workers) or
-   * while reads are paused (memory is short), and the lower bound of `storeBatchAgeMs`; live stream messages leave at push() and never wait for a
-   * batch. Default 20 ms.
+   * while reads are paused (memory is short), and the lower bound of `storeBatchAgeMs`; live stream
+   * messages leave at push() and never wait for a batch. Default 20 ms.
    */
   maxBatchAgeMs?: number;
   /**
