@@ -27,11 +27,11 @@
  * message arrive), so a long stream without early headers costs grpc-js agents up to 1 MiB each
  * (1,000 simulated robots grew from 280 to 650 MiB in 90 s: bench/README.md, "Agent memory").
  */
-import type { ServerHttp2Stream } from 'node:http2';
 import { create } from '@bufbuild/protobuf';
 import { Metadata, status, type ServerDuplexStream } from '@grpc/grpc-js';
 import { TelemetryReceiptSchema, type TelemetryReceipt } from '../gen/fleetgw/v1/robot_link_pb.js';
 import { GrpcMessageReader } from './grpc-message-reader.js';
+import { tapChunks, type ChunkTap } from './http2-chunk-tap.js';
 import { MAX_ROBOT_MESSAGE_BYTES } from './limits.js';
 import { takeTelemetryFrames } from './telemetry-frames.js';
 
@@ -49,8 +49,8 @@ export class TelemetryStream {
   private lastReceipt: { epoch: number; seq: number } | null = null;
   /** The fast path's framing reader (null: grpc-js reads); closed when the stream is done. */
   private reader: GrpcMessageReader | null = null;
-  /** The HTTP/2 stream read directly (fast path); null: read through grpc-js. */
-  private readonly raw: ServerHttp2Stream | null;
+  /** The HTTP/2 stream's reader (fast path); null: read through grpc-js. */
+  private tap: ChunkTap | null = null;
   /**
    * How this stream is read: 'fast' (directly), or why it is read through grpc-js: 'compressed'
    * (the robot compresses; grpc-js decompresses), 'closing', 'unavailable' (grpc-js changed shape).
@@ -73,23 +73,19 @@ export class TelemetryStream {
     const taken = takeTelemetryFrames(call);
     if (taken.kind === 'taken') {
       this.readPath = 'fast';
-      this.raw = taken.stream;
       const reader = new GrpcMessageReader(MAX_ROBOT_MESSAGE_BYTES, (batch) => this.receive(batch));
       this.reader = reader;
-      this.raw.on('data', (chunk: Buffer) => {
+      this.tap = tapChunks(taken.stream, (chunk) => {
         if (this.done) return;
         const bad = reader.push(chunk);
         if (bad !== null) this.finish({ code: status[bad.code], details: bad.details });
-      });
-      // The robot half-closed: everything it wrote has been read, so the receipt is exact.
-      this.raw.on('end', () => {
+      }, () => {
+        // The robot half-closed: everything it wrote has been read, so the receipt is exact.
         if (reader.atBoundary) this.finish(null);
         else this.finish({ code: status.INTERNAL, details: 'the telemetry stream ended inside a message' });
       });
-      this.raw.resume();
     } else {
       this.readPath = taken.kind;
-      this.raw = null;
       call.on('data', (batch: Uint8Array) => this.receive(batch));
       call.on('end', () => this.finish(null));
     }
@@ -101,7 +97,7 @@ export class TelemetryStream {
   /** Stops or resumes reading; HTTP/2 flow control then holds the robot's further telemetry writes. */
   setPaused(paused: boolean): void {
     if (this.done) return;
-    const reading = this.raw ?? this.call;
+    const reading = this.tap ?? this.call;
     if (paused) reading.pause();
     else reading.resume();
   }
@@ -154,6 +150,7 @@ export class TelemetryStream {
     this.done = true;
     // A robot that never ends a stream we are done with keeps it open: hold none of its bytes.
     this.reader?.close();
+    this.tap?.close();
     this.onDone(this);
   }
 }

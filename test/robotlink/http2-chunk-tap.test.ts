@@ -1,0 +1,131 @@
+/**
+ * The HTTP/2 chunk tap (http2-chunk-tap.ts) on a real node:http2 server and client: every byte the
+ * client writes arrives once and in order, through the shadowed `push` (not 'data'), pausing holds the
+ * robot to its stream window, and the end waits for chunks held while paused.
+ */
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tapChunks, type ChunkTap } from '../../src/robotlink/http2-chunk-tap.js';
+import { waitFor } from './support.js';
+
+interface Served {
+  tap: ChunkTap;
+  got: Buffer[];
+  events: string[];
+  client: http2.ClientHttp2Stream;
+}
+
+const closers: (() => void)[] = [];
+afterEach(() => {
+  for (const c of closers.splice(0)) c();
+});
+
+/** One request stream whose server side is read by a tap (paused first, as telemetry-frames.ts hands it over). */
+async function serve(): Promise<Served> {
+  const server = http2.createServer();
+  const served = new Promise<{ tap: ChunkTap; got: Buffer[]; events: string[] }>((resolve) => {
+    server.on('stream', (stream) => {
+      stream.pause();
+      const got: Buffer[] = [];
+      const events: string[] = [];
+      const tap = tapChunks(stream, (chunk) => {
+        got.push(chunk);
+        events.push('chunk');
+      }, () => {
+        events.push('end');
+        stream.respond({ ':status': 200 }, { endStream: true });
+      });
+      resolve({ tap, got, events });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const session = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  closers.push(() => {
+    session.destroy();
+    server.close();
+  });
+  const client = session.request({ ':method': 'POST', ':path': '/' }, { endStream: false });
+  client.on('error', () => {});
+  client.resume();
+  return { ...(await served), client };
+}
+
+/** Distinct bytes, so order and duplication both show in a comparison. */
+function payload(n: number, seed: number): Buffer {
+  const b = Buffer.alloc(n);
+  for (let i = 0; i < n; i++) b[i] = (i * 31 + seed) & 0xff;
+  return b;
+}
+
+function write(s: http2.ClientHttp2Stream, b: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => s.write(b, (e) => (e ? reject(e) : resolve())));
+}
+
+describe('HTTP/2 chunk tap', () => {
+  it('hands every chunk over once and in order, through push, then the end', async () => {
+    const s = await serve();
+    const sent: Buffer[] = [];
+    for (let i = 0; i < 50; i++) {
+      const b = payload(100 + i, i);
+      sent.push(b);
+      await write(s.client, b);
+    }
+    s.client.end();
+    await waitFor(() => s.events.includes('end'), 'end');
+    expect(Buffer.concat(s.got).equals(Buffer.concat(sent))).toBe(true);
+    expect(s.events.at(-1)).toBe('end');
+    expect(s.events.filter((e) => e === 'end')).toHaveLength(1);
+    // Every chunk came the fast way: none through Readable's 'data'.
+    expect(s.tap.direct).toBe(s.got.length);
+  });
+
+  it('holds the robot to its stream window while paused, then delivers what it held, in order', async () => {
+    const s = await serve();
+    await write(s.client, payload(10, 1));
+    await waitFor(() => s.got.length === 1, 'first chunk');
+    s.tap.pause();
+    const big = payload(1024 * 1024, 7);
+    let written = false;
+    s.client.write(big, () => (written = true));
+    await new Promise((r) => setTimeout(r, 300));
+    // Nothing handed over while paused, and the 1 MiB write cannot finish: the stream window holds it.
+    expect(s.got).toHaveLength(1);
+    expect(written).toBe(false);
+    s.tap.resume();
+    await waitFor(() => written, '1 MiB written after resume');
+    s.client.end();
+    await waitFor(() => s.events.includes('end'), 'end');
+    expect(Buffer.concat(s.got).equals(Buffer.concat([payload(10, 1), big]))).toBe(true);
+  });
+
+  it('reports the end after the chunks held while paused, not before', async () => {
+    const s = await serve();
+    await write(s.client, payload(10, 2));
+    await waitFor(() => s.got.length === 1, 'first chunk');
+    s.tap.pause();
+    const tail = payload(4000, 3);
+    s.client.end(tail);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(s.events).toEqual(['chunk']);
+    s.tap.resume();
+    await waitFor(() => s.events.includes('end'), 'end');
+    expect(s.events.at(-1)).toBe('end');
+    expect(Buffer.concat(s.got).equals(Buffer.concat([payload(10, 2), tail]))).toBe(true);
+  });
+
+  it('after close, hands nothing over and reads on, so a paused robot is not held', async () => {
+    const s = await serve();
+    s.tap.pause();
+    let written = false;
+    s.client.write(payload(1024 * 1024, 9), () => (written = true));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(written).toBe(false);
+    s.tap.close();
+    await waitFor(() => written, 'write drained after close');
+    s.client.end();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(s.got).toHaveLength(0);
+    expect(s.events).toEqual([]);
+  });
+});
