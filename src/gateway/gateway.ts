@@ -266,7 +266,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const link = linkServer.link;
     // Before anything else listens, so a conflict is on record before any command reacts to it.
     recordLinkConflicts(events, link);
-    link.listen({ onTelemetry: (robotId, fleetId, bytes) => ingest.push(robotId, fleetId, bytes) });
+    link.listen({ telemetrySink: (robotId, fleetId) => ingest.sinkFor(robotId, fleetId) });
     const heapLog = logFor('gateway');
     stopHeapGrowth = heapGrowth.follow(() => ingest.stats().samplesIn, (percent, rate) => {
       heapLog.info({ heapGrowingPercent: percent, samplesPerS: Math.round(rate) }, `V8 heap growing percent set to ${percent} for telemetry at ${Math.round(rate)} samples/s`);

@@ -31,6 +31,13 @@ export interface SessionHooks {
   closed(session: RobotSession, reason: string): void;
 }
 
+/** A session's telemetry destinations, resolved once for the listeners and fleet they were made for. */
+export interface TelemetryRoute {
+  readonly listeners: readonly object[];
+  readonly fleetId: string;
+  readonly sinks: readonly ((batch: Uint8Array) => void)[];
+}
+
 export class RobotSession {
   private state: 'awaiting-hello' | 'online' | 'closed' = 'awaiting-hello';
   private helloTimer: NodeJS.Timeout | null;
@@ -38,6 +45,8 @@ export class RobotSession {
   /** Set once the robot sends telemetry on this control stream (deprecated path). */
   private legacyTelemetry = false;
   private telemetryStream: TelemetryStream | null = null;
+  /** Where this robot's telemetry batches go; kept up to date by the registry (registry.ts, telemetry()). */
+  telemetryRoute: TelemetryRoute | null = null;
 
   constructor(
     readonly robot: RobotRecord,

@@ -82,6 +82,20 @@ describe('telemetry ingest into chdb', () => {
     expect(decodeSnapshot(store.snapshots.get('mover'))).toMatchObject({ tsMs: t0 + 330, fleetId: 'fleet-m1' });
   });
 
+  it('a sink bound to a robot and fleet (sinkFor) stores like push, each row under the fleet it was sent with', async () => {
+    const t0 = Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
+    const s1 = ingest.sinkFor('sinker', 'fleet-s1');
+    const s2 = ingest.sinkFor('sinker', 'fleet-s2');
+    s1(encodeBatch(t0, 2));
+    s2(encodeBatch(t0 + 100, 3));
+    ingest.push('sinker', 'fleet-s1', encodeBatch(t0 + 200, 1));
+    s2(encodeBatch(t0 + 300, 4));
+    await ingest.flush();
+    const rows = await ingest.sampleStore.queryText("SELECT fleet_id, count() FROM telemetry_samples WHERE robot_id = 'sinker' GROUP BY fleet_id ORDER BY fleet_id");
+    expect(rows).toBe('fleet-s1\t3\nfleet-s2\t7\n');
+    expect(decodeSnapshot(store.snapshots.get('sinker'))).toMatchObject({ tsMs: t0 + 330, fleetId: 'fleet-s2' });
+  });
+
   it('stores every row when batches outnumber the shared task slots and one frame outgrows its slot', async () => {
     const t0 = Math.floor(Date.now() / 1000) * 1000 - 1_800_000;
     // 60 batches of 50 frames pushed in one turn: far more than the 7 slots, so later batches pack into
