@@ -30,7 +30,7 @@ export type TakeoverResult =
 
 /**
  * Detaches grpc-js's reader from a freshly accepted call's HTTP/2 stream and returns the stream,
- * paused, for the caller to read (resume it once a 'data' listener is on). Must run in the method
+ * paused, for the caller to read (http2-chunk-tap.ts resumes it). Must run in the method
  * handler, before anything reads the call.
  */
 export function takeTelemetryFrames(call: object): TakeoverResult {

@@ -14,8 +14,8 @@
  * HTTP/2 returns the connection-level window at once, so the control stream on the same connection
  * keeps flowing.
  *
- * Reading: the call's HTTP/2 stream is read directly (telemetry-frames.ts, the fast path) when it
- * can be; otherwise through grpc-js ('data' on the call). For well-formed streams both deliver the
+ * Reading: the call's HTTP/2 stream is read directly (telemetry-frames.ts, http2-chunk-tap.ts: the
+ * fast path) when it can be; otherwise through grpc-js ('data' on the call). For well-formed streams both deliver the
  * same bytes in the same order, end with the same receipt, and pause the same HTTP/2 stream. The fast
  * path is stricter with malformed framing: a stream that ends inside a message, or a message marked
  * compressed on a stream without `grpc-encoding`, ends with INTERNAL (grpc-js drops the partial
