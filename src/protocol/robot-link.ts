@@ -35,10 +35,11 @@ export interface RobotLinkListener {
   /** Raw, still-encoded TelemetryBatch bytes; never decoded on the main thread. */
   onTelemetry?(robotId: string, fleetId: string, batch: Uint8Array): void;
   /**
-   * onTelemetry bound to one robot: asked once when a robot's batches start arriving (and again when
-   * its fleet or the set of listeners changes), the returned function then receives each of its raw
-   * batches. For the per-message path: it saves the listener a lookup by robot id per batch (10,000 a
-   * second at 1,000 robots). A listener with both gets its batches here only.
+   * onTelemetry bound to one robot: asked once per session when a robot's batches start arriving
+   * (and again when the set of telemetry listeners changes, or after it threw); the returned function
+   * then receives each of the robot's raw batches. For the per-message path: it saves the listener a
+   * lookup by robot id per batch (10,000 a second at 1,000 robots). A listener with both gets its
+   * batches here only.
    */
   telemetrySink?(robotId: string, fleetId: string): (batch: Uint8Array) => void;
   onAck?(robotId: string, ack: CommandAck): void;

@@ -59,7 +59,8 @@ export class RobotRegistry implements RobotLink, SessionHooks {
     if ((listener.onTelemetry || listener.telemetrySink) && !this.listeners.has(listener)) this.telemetryListeners = [...this.telemetryListeners, listener];
     this.listeners.add(listener);
     return () => {
-      this.telemetryListeners = this.telemetryListeners.filter((l) => l !== listener);
+      // A new array tells every session to rebuild its sinks: only when a telemetry listener leaves.
+      if (this.telemetryListeners.includes(listener)) this.telemetryListeners = this.telemetryListeners.filter((l) => l !== listener);
       return this.listeners.delete(listener);
     };
   }
@@ -101,7 +102,12 @@ export class RobotRegistry implements RobotLink, SessionHooks {
   setReadPaused(paused: boolean): void {
     if (this.paused === paused) return;
     this.paused = paused;
-    for (const s of this.current.values()) s.setPaused(paused);
+    for (const s of this.current.values()) {
+      // A listener called from a session (it should not: the chunk tap hands held batches over later)
+      // changed the decision: the newer call has applied it to every session already.
+      if (this.paused !== paused) return;
+      s.setPaused(paused);
+    }
   }
 
   /**
@@ -224,18 +230,21 @@ export class RobotRegistry implements RobotLink, SessionHooks {
   /** Each telemetry listener's sink for one robot (onTelemetry bound to it when there is no telemetrySink). */
   private routeOf(robotId: string, fleetId: string): TelemetryRoute {
     const listeners = this.telemetryListeners;
+    let complete = true;
     const sinks = listeners.map((l): ((batch: Uint8Array) => void) => {
       if (l.telemetrySink === undefined) return (batch) => l.onTelemetry!(robotId, fleetId, batch);
       try {
         return l.telemetrySink(robotId, fleetId);
       } catch (err) {
-        // Logged per batch by telemetry(), like a failing onTelemetry.
+        // This batch misses that listener (logged by telemetry(), like a failing onTelemetry); the
+        // route is not kept, so the next batch asks again instead of failing for the whole session.
+        complete = false;
         return () => {
           throw err;
         };
       }
     });
-    return { listeners, fleetId, sinks };
+    return { listeners: complete ? listeners : [], fleetId, sinks };
   }
 
   ack(session: RobotSession, ack: CommandAck): void {

@@ -33,7 +33,8 @@ export interface SessionHooks {
 
 /** A session's telemetry destinations, resolved once for the listeners and fleet they were made for. */
 export interface TelemetryRoute {
-  readonly listeners: readonly object[];
+  /** The registry's telemetry listener array they were made for (another array: out of date). */
+  readonly listeners: readonly unknown[];
   readonly fleetId: string;
   readonly sinks: readonly ((batch: Uint8Array) => void)[];
 }

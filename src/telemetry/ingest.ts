@@ -415,6 +415,10 @@ class Ingest implements TelemetryIngest {
   }
 
   push(robotId: string, fleetId: string, bytes: Uint8Array): void {
+    if (this.closing) {
+      this.s.framesRejected++;
+      return;
+    }
     this.pushFor(this.robots.get(robotId) ?? this.addRobot(robotId, fleetId), fleetId, bytes);
   }
 

@@ -56,4 +56,45 @@ describe('robot registry telemetry listeners', () => {
     reg.telemetry(session, new Uint8Array(5));
     expect(got).toEqual(['f1:1', 'f1:2', 'f2:3', 'f2:4', 'plain:f2', 'f2:5']);
   });
+
+  it('asks a sink factory that threw again at the next batch, and keeps sinks when a non-telemetry listener leaves', () => {
+    const reg = new RobotRegistry(pino({ enabled: false }));
+    const session = { robot: { robotId: 'r1', fleetId: 'f1' }, robotId: 'r1', telemetryRoute: null } as unknown as RobotSession;
+    let asked = 0;
+    const got: number[] = [];
+    reg.listen({
+      telemetrySink: () => {
+        if (++asked === 1) throw new Error('not ready');
+        return (b: Uint8Array) => void got.push(b.length);
+      },
+    });
+    reg.telemetry(session, new Uint8Array(1));
+    reg.telemetry(session, new Uint8Array(2));
+    reg.telemetry(session, new Uint8Array(3));
+    expect(got).toEqual([2, 3]);
+    expect(asked).toBe(2);
+    const off = reg.listen({ onOnline: () => {} });
+    off();
+    reg.telemetry(session, new Uint8Array(4));
+    expect(asked).toBe(2);
+    expect(got).toEqual([2, 3, 4]);
+  });
+
+  it('a pause decided while sessions are being resumed is not undone by the rest of that resume', () => {
+    const reg = new RobotRegistry(pino({ enabled: false }));
+    const state = new Map<string, boolean>();
+    const current = (reg as unknown as { current: Map<string, unknown> }).current;
+    for (const id of ['a', 'b', 'c']) {
+      current.set(id, {
+        setPaused: (p: boolean) => {
+          state.set(id, p);
+          // The first robot's backlog crosses the high-water mark again.
+          if (id === 'a' && !p) reg.setReadPaused(true);
+        },
+      });
+    }
+    reg.setReadPaused(true);
+    reg.setReadPaused(false);
+    expect([...state.values()]).toEqual([true, true, true]);
+  });
 });
