@@ -1,6 +1,6 @@
 /**
  * The telemetry pipe's public surface, for the gateway's wiring (src/gateway) and tools.
- * Path of a sample: robot link -> ingest.push (raw bytes) -> decode pool -> rows (ClickHouse/chdb),
+ * Path of a sample: robot link -> the robot's ingest sink (ingest.sinkFor; raw bytes) -> decode pool -> rows (ClickHouse/chdb),
  * snapshots (LMDB), live JSON (stream hub -> WebSocket). The WebSocket transport itself
  * (stream-ws.ts) is a layer above and is wired by src/gateway directly.
  */
