@@ -1,7 +1,7 @@
 /**
  * The telemetry pipe's public surface, for the gateway's wiring (src/gateway) and tools.
- * Path of a sample: robot link -> the robot's ingest sink (ingest.sinkFor; raw bytes) -> decode pool -> rows (ClickHouse/chdb),
- * snapshots (LMDB), live JSON (stream hub -> WebSocket). The WebSocket transport itself
+ * Path of a sample: robot link -> the robot's ingest sink (ingest.sinkFor; raw bytes) -> decode
+ * pool -> rows (ClickHouse/chdb), snapshots (LMDB), live JSON (stream hub -> WebSocket). The WebSocket transport itself
  * (stream-ws.ts) is a layer above and is wired by src/gateway directly.
  */
 export { createTelemetryIngest } from './ingest.js';
