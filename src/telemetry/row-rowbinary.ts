@@ -109,6 +109,39 @@ class RowReader {
     return s;
   }
 
+  /** Steps over a value without decoding it (no string, BigInt or array made). */
+  skip(type: RowType): void {
+    switch (type) {
+      case 'String': {
+        // Read the length first: `this.pos += this.varUint()` would add it to the position before the length.
+        const n = this.varUint();
+        this.pos += n;
+        break;
+      }
+      case 'Int64':
+      case 'Float64':
+        this.pos += 8;
+        break;
+      case 'Float32':
+      case 'Int32':
+        this.pos += 4;
+        break;
+      case 'UInt8':
+      case 'Enum8':
+        this.pos += 1;
+        break;
+      case 'Array(String)': {
+        const n = this.varUint();
+        for (let i = 0; i < n; i++) {
+          const len = this.varUint();
+          this.pos += len;
+        }
+        break;
+      }
+    }
+    if (this.pos > this.bytes.length) throw new Error('row ends inside a value');
+  }
+
   value(type: RowType): RowValue {
     const p = this.pos;
     switch (type) {
@@ -154,14 +187,18 @@ export function readRowValues(row: Uint8Array): RowValues {
 /**
  * Reads the columns of a row up to and including `lastColumn` (in table order) and stops there: for
  * readers that need a few leading columns of a snapshot (alerts read battery and e-stop once per
- * written snapshot) without decoding the rest.
+ * written snapshot) without decoding the rest. With `only`, the other columns before `lastColumn` are
+ * stepped over, not decoded: these readers run once per robot per snapshot interval, and decoding
+ * every leading column (ids, mode, strings) was most of what the gateway allocated at 100 robots
+ * (bench/README.md, "HTTP/2 chunk tap").
  * @throws Error on a row that ends early
  */
-export function readRowPrefix(row: Uint8Array, lastColumn: string): RowValues {
+export function readRowPrefix(row: Uint8Array, lastColumn: string, only?: ReadonlySet<string>): RowValues {
   const r = new RowReader(row);
   const out: RowValues = {};
   for (const f of SAMPLE_FIELDS) {
-    out[f.column] = r.value(f.rowType);
+    if (only === undefined || only.has(f.column)) out[f.column] = r.value(f.rowType);
+    else r.skip(f.rowType);
     if (f.column === lastColumn) break;
   }
   return out;

@@ -76,14 +76,16 @@ function lastColumnOf(columns: readonly string[]): string {
   return last;
 }
 
-const CONDITIONS_LAST_COLUMN = lastColumnOf(['fleet_id', 'ts_ms', 'battery_pct', 'charging', 'estop']);
-const POSITION_LAST_COLUMN = lastColumnOf(['ts_ms', 'received_at_ms', 'lat', 'lon']);
+const CONDITIONS_COLUMNS: ReadonlySet<string> = new Set(['fleet_id', 'ts_ms', 'battery_pct', 'charging', 'estop']);
+const CONDITIONS_LAST_COLUMN = lastColumnOf([...CONDITIONS_COLUMNS]);
+const POSITION_COLUMNS: ReadonlySet<string> = new Set(['ts_ms', 'received_at_ms', 'lat', 'lon']);
+const POSITION_LAST_COLUMN = lastColumnOf([...POSITION_COLUMNS]);
 
-/** The row's columns up to `lastColumn` of a snapshot value (format byte + row); undefined for another format or a short row. */
-function prefixOf(value: Uint8Array, lastColumn: string): RowValues | undefined {
+/** `columns` of a snapshot value (format byte + row), the others stepped over; undefined for another format or a short row. */
+function prefixOf(value: Uint8Array, lastColumn: string, columns: ReadonlySet<string>): RowValues | undefined {
   if (value[0] !== SNAPSHOT_FORMAT) return undefined;
   try {
-    return readRowPrefix(value.subarray(1), lastColumn);
+    return readRowPrefix(value.subarray(1), lastColumn, columns);
   } catch {
     return undefined;
   }
@@ -104,7 +106,7 @@ export interface SnapshotPosition {
  * only the row's leading columns (no object per field); undefined when it cannot be read.
  */
 export function snapshotPosition(value: Uint8Array): SnapshotPosition | undefined {
-  const v = prefixOf(value, POSITION_LAST_COLUMN);
+  const v = prefixOf(value, POSITION_LAST_COLUMN, POSITION_COLUMNS);
   if (v === undefined) return undefined;
   return { tsMs: Number(v.ts_ms), receivedAtMs: Number(v.received_at_ms), lat: v.lat as number, lon: v.lon as number };
 }
@@ -116,7 +118,7 @@ export function snapshotPosition(value: Uint8Array): SnapshotPosition | undefine
  */
 export function snapshotConditions(stored: unknown): SnapshotConditions | undefined {
   if (stored instanceof Uint8Array) {
-    const v = prefixOf(stored, CONDITIONS_LAST_COLUMN);
+    const v = prefixOf(stored, CONDITIONS_LAST_COLUMN, CONDITIONS_COLUMNS);
     if (v === undefined) return undefined;
     return { fleetId: v.fleet_id as string, tsMs: Number(v.ts_ms), batteryPct: v.battery_pct as number, charging: v.charging === true, estop: v.estop === true };
   }

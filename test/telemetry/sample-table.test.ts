@@ -20,7 +20,7 @@ import { liveJsonPrefix, writeLiveJson } from '../../src/telemetry/live-json.js'
 import { HealthLevel, TelemetrySampleSchema } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
 import { decoderOf } from '../../src/telemetry/decode/select.js';
 import { FramePacker } from '../../src/telemetry/frame-packer.js';
-import { readRowValues, writeRowFromValues } from '../../src/telemetry/row-rowbinary.js';
+import { readRowPrefix, readRowValues, writeRowFromValues } from '../../src/telemetry/row-rowbinary.js';
 import type { RowValue, RowValues } from '../../src/telemetry/row-values.js';
 import { HEALTH_LEVEL_NAMES, SAMPLE_FIELDS, type SampleField } from '../../src/telemetry/sample-table.js';
 import { decodeSnapshot, snapshotValue } from '../../src/telemetry/snapshot-codec.js';
@@ -251,6 +251,21 @@ describe('the telemetry field table', () => {
       // Float32 columns: the message spells the float's exact value, as the row holds it.
       expect(got.get(f.live), f.column).toEqual(want);
     }
+  });
+
+  it('a prefix read of some columns steps over the others and reads the same values as a full read', () => {
+    const out = decodeOne(encodeSamples([sample(1_700_000_000_000, 5, { faults: ['motor_overtemp', 'lidar'], mode: 'autonomous', runId: 'run-9' })]), false);
+    const full = readRowValues(out.rows);
+    SAMPLE_FIELDS.forEach((last, i) => {
+      // Every other column up to `last`, and `last` itself: strings, arrays and numbers are stepped over.
+      const only = new Set(SAMPLE_FIELDS.slice(0, i + 1).filter((_, j) => j % 2 === i % 2).map((f) => f.column));
+      const got = readRowPrefix(out.rows, last.column, only);
+      expect(Object.keys(got).sort(), last.column).toEqual([...only].sort());
+      for (const c of only) expect(got[c], c).toEqual(full[c]);
+    });
+    // A row cut short inside a stepped-over column is refused, not read past its end.
+    const short = out.rows.subarray(0, out.rows.length - 1);
+    expect(() => readRowPrefix(short, SAMPLE_FIELDS.at(-1)!.column, new Set([SAMPLE_FIELDS[0]!.column]))).toThrow();
   });
 
   it('the snapshot has exactly the table\'s snapshot paths, with the row\'s values', () => {
