@@ -13,7 +13,9 @@
 //
 //   node bench/telemetry-realistic.mjs [--robots 1000] [--hz 10] [--duration 600] [--warmup-s 30]
 //       [--sample-s 10] [--against gateway,bare] [--clickhouse-url URL|local] [--gateway-env K=V,K=V]
-//       [--generator sim|replay] [--samples-per-msg K] [--cpu-prof DIR] [--keep]
+//       [--generator sim|replay] [--samples-per-msg K] [--cpu-prof DIR] [--gateway-node-args "A B"] [--keep]
+// --gateway-node-args passes Node/V8 flags to the gateway's process (e.g. "--min-semi-space-size=4", which
+// NODE_OPTIONS refuses), space-separated.
 // --generator replay sends pre-encoded batches (bench/lib/replay-child.mjs) instead of the simulator.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +29,7 @@ import {
 
 const opts = parseArgs(process.argv.slice(2), {
   robots: 1000, hz: 10, duration: 600, 'warmup-s': 30, 'sample-s': 10, against: 'gateway,bare', 'clickhouse-url': '',
-  'gateway-env': '', generator: 'sim', 'samples-per-msg': 0, 'cpu-prof': '', keep: false,
+  'gateway-env': '', generator: 'sim', 'samples-per-msg': 0, 'cpu-prof': '', 'gateway-node-args': '', keep: false,
 });
 const log = (s) => process.stderr.write(`${s}\n`);
 const MiB = 1024 * 1024;
@@ -98,7 +100,8 @@ async function runOne(kind, dataDir, fleetId, robots, robotsFile) {
   try {
     if (kind === 'gateway') {
       const prof = opts['cpu-prof'] !== '' ? ['--cpu-prof', `--cpu-prof-dir=${opts['cpu-prof']}`] : [];
-      server = spawnNode([...prof, join(ROOT, 'bench', 'lib', 'gateway-child.mjs'), '--data-dir', dataDir,
+      const nodeArgs = opts['gateway-node-args'].split(' ').filter(Boolean);
+      server = spawnNode([...nodeArgs, ...prof, join(ROOT, 'bench', 'lib', 'gateway-child.mjs'), '--data-dir', dataDir,
         ...(opts['clickhouse-url'] !== '' ? ['--clickhouse-url', opts['clickhouse-url']] : []), '--stats-ms', '5000'], { env: envPairs(opts['gateway-env']) });
     } else if (kind === 'bare-http2') {
       server = spawnNode([join(ROOT, 'bench', 'lib', 'bare-http2.mjs')]);

@@ -734,8 +734,8 @@ class Ingest implements TelemetryIngest {
     this.inserts.enqueue(rows, r.rowCount, points);
     const snaps = r.snapshots;
     for (let i = 0, k = 0; i < snaps.length; i += 3, k++) {
-      // A view into the rows: the writer copies it into the LMDB value at once.
-      this.snapshots.offer(robotIds[snaps[i]!]!, r.snapshotTs[k]!, rows.subarray(snaps[i + 1], snaps[i + 2]));
+      // A range of the rows: the writer copies it into the LMDB value at once.
+      this.snapshots.offer(robotIds[snaps[i]!]!, r.snapshotTs[k]!, rows, snaps[i + 1]!, snaps[i + 2]!);
     }
     if (r.foxglove && this.opts.foxglove) this.opts.foxglove.publishFoxglove(r.foxglove);
     if (r.errors.length > 0) {

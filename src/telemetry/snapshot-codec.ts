@@ -7,6 +7,7 @@
  * {@link decodeSnapshot}; a snapshot stored as an object by gateways before issue 12 is returned as is.
  */
 import { readRowPrefix, readRowValues } from './row-rowbinary.js';
+import { RowScalarReader } from './row-scalars.js';
 import type { RowValue, RowValues } from './row-values.js';
 import { HEALTH_LEVEL_NAMES, SAMPLE_FIELDS } from './sample-table.js';
 import type { TelemetrySnapshot } from './snapshot.js';
@@ -78,8 +79,6 @@ function lastColumnOf(columns: readonly string[]): string {
 
 const CONDITIONS_COLUMNS: ReadonlySet<string> = new Set(['fleet_id', 'ts_ms', 'battery_pct', 'charging', 'estop']);
 const CONDITIONS_LAST_COLUMN = lastColumnOf([...CONDITIONS_COLUMNS]);
-const POSITION_COLUMNS: ReadonlySet<string> = new Set(['ts_ms', 'received_at_ms', 'lat', 'lon']);
-const POSITION_LAST_COLUMN = lastColumnOf([...POSITION_COLUMNS]);
 
 /** `columns` of a snapshot value (format byte + row), the others stepped over; undefined for another format or a short row. */
 function prefixOf(value: Uint8Array, lastColumn: string, columns: ReadonlySet<string>): RowValues | undefined {
@@ -91,24 +90,60 @@ function prefixOf(value: Uint8Array, lastColumn: string, columns: ReadonlySet<st
   }
 }
 
-/** What the usage meter reads from a robot's snapshot: its clocks and position. */
-export interface SnapshotPosition {
+/**
+ * What the hooks told of every snapshot written read from it (the alerts' e-stop and battery, the
+ * usage meter's clocks and position), filled in place by {@link readSnapshotScalars}.
+ */
+export interface SnapshotScalars {
   /** Robot clock of the sample. */
   tsMs: number;
   /** Gateway clock when the sample arrived. */
   receivedAtMs: number;
   lat: number;
   lon: number;
+  batteryPct: number;
+  charging: boolean;
+  estop: boolean;
+}
+
+const SCALAR_COLUMNS = ['ts_ms', 'received_at_ms', 'lat', 'lon', 'battery_pct', 'charging', 'estop'] as const;
+const scalarReader = new RowScalarReader(SCALAR_COLUMNS);
+const scalarValues = new Float64Array(SCALAR_COLUMNS.length);
+
+/** An object for {@link readSnapshotScalars} to fill (one per reader, reused for every snapshot). */
+export function newSnapshotScalars(): SnapshotScalars {
+  return { tsMs: 0, receivedAtMs: 0, lat: 0, lon: 0, batteryPct: 0, charging: false, estop: false };
 }
 
 /**
- * The clocks and position of a snapshot as the snapshot writer puts it (format byte + row), reading
- * only the row's leading columns (no object per field); undefined when it cannot be read.
+ * Reads the clocks, position, battery and e-stop of a snapshot as the snapshot writer puts it (format
+ * byte + row) into `out`, allocating nothing (row-scalars.ts says why): the snapshot hooks run once
+ * per robot per snapshot interval. Returns false, `out` then undefined, for another format or a row
+ * that ends early.
  */
-export function snapshotPosition(value: Uint8Array): SnapshotPosition | undefined {
-  const v = prefixOf(value, POSITION_LAST_COLUMN, POSITION_COLUMNS);
-  if (v === undefined) return undefined;
-  return { tsMs: Number(v.ts_ms), receivedAtMs: Number(v.received_at_ms), lat: v.lat as number, lon: v.lon as number };
+export function readSnapshotScalars(value: Uint8Array, out: SnapshotScalars): boolean {
+  if (value[0] !== SNAPSHOT_FORMAT || !scalarReader.read(value, 1, scalarValues)) return false;
+  const v = scalarValues;
+  out.tsMs = v[0]!;
+  out.receivedAtMs = v[1]!;
+  out.lat = v[2]!;
+  out.lon = v[3]!;
+  out.batteryPct = v[4]!;
+  out.charging = v[5] !== 0;
+  out.estop = v[6] !== 0;
+  return true;
+}
+
+const FLEET_ONLY: ReadonlySet<string> = new Set(['fleet_id']);
+
+/**
+ * The fleet id of a snapshot value (format byte + row), for the rare reader that needs it (an alert
+ * raised or cleared), so the per-snapshot path decodes no string.
+ * @throws Error for another format or a row that ends inside it
+ */
+export function snapshotFleetId(value: Uint8Array): string {
+  if (value[0] !== SNAPSHOT_FORMAT) throw new Error(`snapshot format ${value[0]}, not ${SNAPSHOT_FORMAT}`);
+  return readRowPrefix(value.subarray(1), 'fleet_id', FLEET_ONLY).fleet_id as string;
 }
 
 /**

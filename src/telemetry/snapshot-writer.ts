@@ -6,8 +6,8 @@
  *
  * Why an interval: at 1,000 robots x 10 Hz with one sample per message, a put per sample was about a
  * fifth of the gateway's main-thread time (profile in bench/README.md, issue 12). The latest row is
- * copied into a per-robot buffer that is reused, so an offer allocates nothing; dirty robots are put
- * together when the interval ends. Trade-off: `GET /v1/robots` shows telemetry up to `intervalMs`
+ * copied into a per-robot buffer that is reused, so an offer allocates nothing (nor does a write, apart
+ * from what lmdb-js allocates); dirty robots are put together when the interval ends. Trade-off: `GET /v1/robots` shows telemetry up to `intervalMs`
  * older than the live stream does (docs/telemetry-stream.md). `flushed()` writes what is pending at
  * once (flush, shutdown).
  *
@@ -25,6 +25,8 @@ interface Slot {
   /** Format byte + row; `len` bytes in use. */
   value: Uint8Array;
   len: number;
+  /** `value` up to `len`, kept while `len` stays (a view per write was most of what writing allocated). */
+  view: Uint8Array;
   dirty: boolean;
 }
 
@@ -47,23 +49,31 @@ export class SnapshotWriter {
     private readonly onWritten?: (robotId: string, value: Uint8Array) => void,
   ) {}
 
-  /** Takes `row` (a RowBinary row of `robotId` at robot clock `tsMs`; copied, not kept) unless an equal-or-newer one was offered. */
-  offer(robotId: string, tsMs: number, row: Uint8Array): void {
+  /**
+   * Takes the row `rows[start..end)` (a RowBinary row of `robotId` at robot clock `tsMs`; copied, not
+   * kept) unless an equal-or-newer one was offered. A range rather than a view: the ingest offers one
+   * row per robot per batch, and a view each was a measurable part of what it allocated.
+   */
+  offer(robotId: string, tsMs: number, rows: Uint8Array, start: number, end: number): void {
     let slot = this.slots.get(robotId);
+    const n = end - start;
     if (slot === undefined) {
       // First sight since start: what an earlier run stored counts too (LMDB reads are cheap).
       const stored = snapshotTsOf(this.db.get(robotId)) ?? Number.NEGATIVE_INFINITY;
-      slot = { ts: stored, writtenTs: stored, value: new Uint8Array(Math.max(256, row.length + 1)), len: 0, dirty: false };
+      const value = new Uint8Array(Math.max(256, n + 1));
+      slot = { ts: stored, writtenTs: stored, value, len: 0, view: value.subarray(0, 0), dirty: false };
       this.slots.set(robotId, slot);
     }
     if (tsMs <= slot.ts) {
       this.skipped++;
       return;
     }
-    if (slot.value.length < row.length + 1) slot.value = new Uint8Array(row.length * 2 + 1);
-    slot.value[0] = SNAPSHOT_FORMAT;
-    slot.value.set(row, 1);
-    slot.len = row.length + 1;
+    if (slot.value.length < n + 1) slot.value = new Uint8Array(n * 2 + 1);
+    const value = slot.value;
+    value[0] = SNAPSHOT_FORMAT;
+    // A loop, not set(subarray): rows are ~100-300 bytes, and the view set() needs is what this saves.
+    for (let i = 0; i < n; i++) value[i + 1] = rows[start + i]!;
+    slot.len = n + 1;
     slot.ts = tsMs;
     if (!slot.dirty) {
       slot.dirty = true;
@@ -87,10 +97,12 @@ export class SnapshotWriter {
       if (slot.ts <= slot.writtenTs) continue;
       slot.writtenTs = slot.ts;
       this.written++;
+      // A new buffer only comes with a longer row, so a view of the right length is of the current one.
+      if (slot.view.length !== slot.len) slot.view = slot.value.subarray(0, slot.len);
       // Async put: lmdb-js encodes the value now (the slot may be overwritten right after) and
       // commits all puts of this turn in one transaction.
-      this.lastPut = this.db.put(robotId, slot.value.subarray(0, slot.len));
-      this.onWritten?.(robotId, slot.value.subarray(0, slot.len));
+      this.lastPut = this.db.put(robotId, slot.view);
+      this.onWritten?.(robotId, slot.view);
     }
     this.dirty.length = 0;
   }

@@ -40,7 +40,7 @@ export function alertWorld(robots = 2): AlertWorld {
 /** A stored snapshot (format byte + RowBinary row) of a robot with the given e-stop, battery, clocks and position. */
 export function snapshotBytes(
   robotId: string, fleetId: string,
-  v: { estop?: boolean; batteryPct?: number; tsMs?: number; receivedAtMs?: number; lat?: number; lon?: number },
+  v: { estop?: boolean; batteryPct?: number; tsMs?: number; receivedAtMs?: number; lat?: number; lon?: number; faults?: string[] },
 ): Uint8Array {
   const values: RowValues = {};
   for (const f of SAMPLE_FIELDS) {
@@ -54,6 +54,7 @@ export function snapshotBytes(
   values.received_at_ms = v.receivedAtMs ?? values.ts_ms;
   values.lat = v.lat ?? 0;
   values.lon = v.lon ?? 0;
+  values.faults = v.faults ?? [];
   const w = new ByteWriter(1024);
   writeRowFromValues(w, values);
   return snapshotValue(w.copyOut());

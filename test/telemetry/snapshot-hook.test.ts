@@ -5,6 +5,13 @@ import { snapshotConditions } from '../../src/telemetry/snapshot-codec.js';
 import { alertWorld, snapshotBytes, type AlertWorld } from '../fleet/alerts-support.js';
 
 let w: AlertWorld | undefined;
+
+/** `row` in the middle of a larger buffer, as the ingest offers it (a range of a batch's rows). */
+function amid(row: Uint8Array): [Uint8Array, number, number] {
+  const rows = new Uint8Array(row.length + 12).fill(0xee);
+  rows.set(row, 7);
+  return [rows, 7, 7 + row.length];
+}
 afterEach(async () => {
   await w?.close();
 });
@@ -19,14 +26,32 @@ describe('SnapshotWriter onWritten', () => {
       seen.push({ robotId, estop: c.estop, batteryPct: c.batteryPct });
     });
     // Three samples in one interval: one write, the newest.
-    for (let i = 1; i <= 3; i++) writer.offer(r0, 1_000 + i, snapshotBytes(r0, w.fleetId, { tsMs: 1_000 + i, estop: i === 3, batteryPct: 50 - i }).subarray(1));
+    for (let i = 1; i <= 3; i++) writer.offer(r0, 1_000 + i, ...amid(snapshotBytes(r0, w.fleetId, { tsMs: 1_000 + i, estop: i === 3, batteryPct: 50 - i }).subarray(1)));
     expect(seen).toEqual([]);
     await writer.flushed();
     expect(seen).toEqual([{ robotId: r0, estop: true, batteryPct: 47 }]);
     // An older sample is not written, so not reported.
-    writer.offer(r0, 500, snapshotBytes(r0, w.fleetId, { tsMs: 500 }).subarray(1));
+    writer.offer(r0, 500, ...amid(snapshotBytes(r0, w.fleetId, { tsMs: 500 }).subarray(1)));
     await writer.flushed();
     expect(seen).toHaveLength(1);
     expect(snapshotConditions(w.store.snapshots.get(r0))).toMatchObject({ fleetId: w.fleetId, tsMs: 1_003, estop: true });
+    // Exactly the row's bytes behind the format byte: nothing of the buffer around it.
+    expect(Buffer.from(w.store.snapshots.get(r0) as Uint8Array)).toEqual(Buffer.from(snapshotBytes(r0, w.fleetId, { tsMs: 1_003, estop: true, batteryPct: 47 })));
+  });
+
+  it('copies a shorter row over a longer one exactly, and a row longer than its buffer', async () => {
+    w = alertWorld(1);
+    const r0 = w.robotIds[0]!;
+    const values: Uint8Array[] = [];
+    const writer = new SnapshotWriter(w.store.snapshots, 60_000, (_robotId, value) => values.push(Uint8Array.from(value)));
+    const long = snapshotBytes(r0, w.fleetId, { tsMs: 1, faults: Array.from({ length: 40 }, (_, i) => `fault-code-${i}`) });
+    const short = snapshotBytes(r0, w.fleetId, { tsMs: 2 });
+    expect(long.length).toBeGreaterThan(256);
+    writer.offer(r0, 1, ...amid(long.subarray(1)));
+    await writer.flushed();
+    writer.offer(r0, 2, ...amid(short.subarray(1)));
+    await writer.flushed();
+    expect(values.map((v) => Buffer.from(v))).toEqual([Buffer.from(long), Buffer.from(short)]);
+    expect(Buffer.from(w.store.snapshots.get(r0) as Uint8Array)).toEqual(Buffer.from(short));
   });
 });

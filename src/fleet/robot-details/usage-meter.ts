@@ -24,7 +24,7 @@ import type { Logger } from 'pino';
 import type { RunRecord, RunState } from '../../missions/runs/records.js';
 import { isFinished } from '../../missions/runs/runs.js';
 import type { Store } from '../../store/lmdb.js';
-import { snapshotPosition, type SnapshotPosition } from '../../telemetry/snapshot-codec.js';
+import { newSnapshotScalars, readSnapshotScalars } from '../../telemetry/snapshot-codec.js';
 import { missionCounts } from './details.js';
 import { saveUsage, usageOf, type RobotUsageRecord } from './usage.js';
 
@@ -35,10 +35,20 @@ export interface UsageMeterOptions {
   log?: Logger;
 }
 
+/** Clocks and position of the last snapshot measured. */
+interface LastPosition {
+  /** Robot clock of the sample. */
+  tsMs: number;
+  /** Gateway clock when the sample arrived. */
+  receivedAtMs: number;
+  lat: number;
+  lon: number;
+}
+
 interface Slot {
   rec: RobotUsageRecord;
-  /** The last snapshot measured (null before the first). */
-  last: SnapshotPosition | null;
+  /** The last snapshot measured (null before the first); updated in place, not replaced. */
+  last: LastPosition | null;
   dirty: boolean;
 }
 
@@ -59,6 +69,8 @@ export class UsageMeter {
   private readonly maxGapMs: number;
   private readonly maxSpeedMps: number;
   private lastErrorLogMs = Number.NEGATIVE_INFINITY;
+  /** Filled from each snapshot in turn (measure()). */
+  private readonly scalars = newSnapshotScalars();
 
   constructor(
     private readonly store: Store,
@@ -114,8 +126,10 @@ export class UsageMeter {
   }
 
   private measure(robotId: string, value: Uint8Array): void {
-    const snap = snapshotPosition(value);
-    if (snap === undefined) return;
+    // Read into one reused object and copied into the slot's: nothing allocated per snapshot
+    // (src/telemetry/row-scalars.ts says why that matters at light load).
+    const snap = this.scalars;
+    if (!readSnapshotScalars(value, snap)) return;
     const slot = this.slotOf(robotId);
     if (slot === undefined) return;
     const last = slot.last;
@@ -130,7 +144,13 @@ export class UsageMeter {
     }
     slot.rec.firstSeenAtMs ??= snap.receivedAtMs;
     slot.rec.lastSeenAtMs = Math.max(slot.rec.lastSeenAtMs ?? 0, snap.receivedAtMs);
-    slot.last = snap;
+    if (last === null) slot.last = { tsMs: snap.tsMs, receivedAtMs: snap.receivedAtMs, lat: snap.lat, lon: snap.lon };
+    else {
+      last.tsMs = snap.tsMs;
+      last.receivedAtMs = snap.receivedAtMs;
+      last.lat = snap.lat;
+      last.lon = snap.lon;
+    }
     slot.dirty = true;
   }
 

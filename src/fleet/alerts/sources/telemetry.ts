@@ -11,7 +11,7 @@
  */
 import type { Logger } from 'pino';
 import type { Store } from '../../../store/lmdb.js';
-import { snapshotConditions, type SnapshotConditions } from '../../../telemetry/snapshot-codec.js';
+import { newSnapshotScalars, readSnapshotScalars, snapshotConditions, snapshotFleetId, type SnapshotScalars } from '../../../telemetry/snapshot-codec.js';
 import type { AlertService } from '../alert-service.js';
 import type { AlertSettings } from '../settings.js';
 
@@ -23,6 +23,8 @@ interface RobotState {
 export class TelemetryAlerts {
   /** One entry per robot that reported (bounded by the registered robots). */
   private readonly robots = new Map<string, RobotState>();
+  /** Filled from each snapshot in turn (no object per snapshot). */
+  private readonly scalars = newSnapshotScalars();
 
   constructor(
     private readonly alerts: AlertService,
@@ -41,8 +43,7 @@ export class TelemetryAlerts {
   /** A snapshot was written (the snapshot writer's hook): the bytes are read now, not kept. */
   onSnapshot(robotId: string, value: Uint8Array): void {
     try {
-      const c = snapshotConditions(value);
-      if (c !== undefined) this.apply(robotId, c, Date.now());
+      if (readSnapshotScalars(value, this.scalars)) this.apply(robotId, this.scalars, value, Date.now());
     } catch (err) {
       this.log?.error({ err, robotId }, 'alerts: reading a snapshot failed');
     }
@@ -63,32 +64,36 @@ export class TelemetryAlerts {
     }
   }
 
-  /** Applies one robot's latest readings (exported for tests through onSnapshot). */
-  private apply(robotId: string, c: SnapshotConditions, at: number): void {
+  /**
+   * Applies one robot's latest readings (tested through onSnapshot). The fleet id is read from the
+   * snapshot only when an alert is raised or cleared: a string per snapshot was most of what this
+   * hook allocated.
+   */
+  private apply(robotId: string, c: Readonly<SnapshotScalars>, value: Uint8Array, at: number): void {
     const s = this.stateOf(robotId);
     if (c.estop !== s.estop) {
       s.estop = c.estop;
       if (c.estop) {
         this.alerts.raise({
-          kind: 'estop', fleetId: c.fleetId, conditionKey: robotId, subject: { type: 'robot', id: robotId }, robotId,
+          kind: 'estop', fleetId: snapshotFleetId(value), conditionKey: robotId, subject: { type: 'robot', id: robotId }, robotId,
           severity: 'critical', message: 'Emergency stop is pressed.', details: { sampleTsMs: c.tsMs }, atMs: at,
         });
       } else {
-        this.alerts.clear(c.fleetId, 'estop', robotId, 'condition_cleared', at);
+        this.alerts.clear(snapshotFleetId(value), 'estop', robotId, 'condition_cleared', at);
       }
     }
     const pct = Math.round(c.batteryPct * 10) / 10;
     if (!s.batteryLow && c.batteryPct < this.settings.batteryLowPct) {
       s.batteryLow = true;
       this.alerts.raise({
-        kind: 'battery_low', fleetId: c.fleetId, conditionKey: robotId, subject: { type: 'robot', id: robotId }, robotId,
+        kind: 'battery_low', fleetId: snapshotFleetId(value), conditionKey: robotId, subject: { type: 'robot', id: robotId }, robotId,
         severity: 'warning', message: `Battery at ${pct} %, below ${this.settings.batteryLowPct} %.`,
         details: { batteryPct: pct, charging: c.charging, thresholdPct: this.settings.batteryLowPct, clearPct: this.settings.batteryClearPct, sampleTsMs: c.tsMs },
         atMs: at,
       });
     } else if (s.batteryLow && c.batteryPct >= this.settings.batteryClearPct) {
       s.batteryLow = false;
-      this.alerts.clear(c.fleetId, 'battery_low', robotId, 'condition_cleared', at);
+      this.alerts.clear(snapshotFleetId(value), 'battery_low', robotId, 'condition_cleared', at);
     }
   }
 
