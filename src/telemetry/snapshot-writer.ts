@@ -32,7 +32,9 @@ interface Slot {
 
 export class SnapshotWriter {
   private readonly slots = new Map<string, Slot>();
+  /** Robots with a row not yet written: the first `dirtyCount` entries (kept, not truncated, so the array is not regrown every interval). */
   private readonly dirty: string[] = [];
+  private dirtyCount = 0;
   private timer: NodeJS.Timeout | null = null;
   private lastPut: Promise<unknown> = Promise.resolve();
   written = 0;
@@ -77,7 +79,7 @@ export class SnapshotWriter {
     slot.ts = tsMs;
     if (!slot.dirty) {
       slot.dirty = true;
-      this.dirty.push(robotId);
+      this.dirty[this.dirtyCount++] = robotId;
     }
     this.timer ??= setTimeout(() => this.writeDirty(), this.intervalMs);
   }
@@ -91,7 +93,9 @@ export class SnapshotWriter {
   private writeDirty(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    for (const robotId of this.dirty) {
+    const dirty = this.dirty;
+    for (let i = 0; i < this.dirtyCount; i++) {
+      const robotId = dirty[i]!;
       const slot = this.slots.get(robotId)!;
       slot.dirty = false;
       if (slot.ts <= slot.writtenTs) continue;
@@ -104,6 +108,6 @@ export class SnapshotWriter {
       this.lastPut = this.db.put(robotId, slot.view);
       this.onWritten?.(robotId, slot.view);
     }
-    this.dirty.length = 0;
+    this.dirtyCount = 0;
   }
 }

@@ -189,7 +189,9 @@ describe('small batches decoded inline by the ingest (chdb)', () => {
   it('decodes a batch cut by its age on the main thread and a full one in the pool, applied in posting order', async () => {
     const dir = `${tmp.dir}/mixed`;
     const store = openStore(dir);
-    const ingest = await createTelemetryIngest({ store, dataDir: dir, threads: 1, maxBatchFrames: 4, log: quietLog, insert: { maxAgeMs: 20 } });
+    // A 10 s budget: a slow first decode on a loaded machine (a full test run) must not use up the
+    // main thread's share and send the small batches to the pool.
+    const ingest = await createTelemetryIngest({ store, dataDir: dir, threads: 1, maxBatchFrames: 4, log: quietLog, insert: { maxAgeMs: 20 }, inlineDecodeBudgetMs: 10_000 });
     const durable: number[] = [];
     ingest.onDurable((_robot, _epoch, seq) => durable.push(seq));
     try {
