@@ -43,8 +43,6 @@ export class FramePacker {
   private count = 0;
   private robotIds: string[] = [];
   private fleetIds: string[] = [];
-  /** Entries of robotIds/fleetIds in use (the arrays are made with room for a batch like the last one). */
-  private robotCount = 0;
   /** robotId -> index of its (robot, fleet) pair; a robot seen under a second fleet goes to `moved`. */
   private index = new Map<string, number>();
   private moved = new Map<string, number>();
@@ -119,9 +117,6 @@ export class FramePacker {
 
   /** Hands the current batch over (its slot, or its private buffer to transfer) and starts an empty one. */
   take(): PackedBatch {
-    // Trimmed to the entries used (in place: V8 gives the rest of the store back without copying).
-    this.robotIds.length = this.robotCount;
-    this.fleetIds.length = this.robotCount;
     const out: PackedBatch = {
       ...(this.slot === -1 ? { frames: this.buf.buffer as ArrayBuffer } : {}),
       slot: this.slot,
@@ -137,12 +132,8 @@ export class FramePacker {
     this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
     this.pos = 0;
     this.count = 0;
-    // The next batch's id arrays with room for as many robots as this one had (+1/8): grown one push
-    // at a time, each was reallocated four times or more per batch.
-    const room = Math.max(16, this.robotCount + (this.robotCount >>> 3));
-    this.robotIds = new Array<string>(room);
-    this.fleetIds = new Array<string>(room);
-    this.robotCount = 0;
+    this.robotIds = [];
+    this.fleetIds = [];
     // add()'s maps (addFor() callers leave them empty).
     if (this.index.size > 0) this.index = new Map();
     if (this.moved.size > 0) this.moved = new Map();
@@ -180,15 +171,13 @@ export class FramePacker {
     this.count = 0;
     this.robotIds = [];
     this.fleetIds = [];
-    this.robotCount = 0;
     this.gen++;
   }
 
   private push(robotId: string, fleetId: string): number {
-    const i = this.robotCount++;
-    this.robotIds[i] = robotId;
-    this.fleetIds[i] = fleetId;
-    return i;
+    this.robotIds.push(robotId);
+    this.fleetIds.push(fleetId);
+    return this.robotIds.length - 1;
   }
 
   /**

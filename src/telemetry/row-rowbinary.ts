@@ -86,6 +86,9 @@ class RowReader {
       v += (b & 0x7f) * mul;
       if ((b & 0x80) === 0) return v;
       mul *= 128;
+      // Lengths in a row take at most 5 bytes; more would make them NaN or Infinity, which the
+      // bounds checks after them do not catch.
+      if (mul >= 2 ** 35) throw new Error('row has a length of more than 5 bytes');
     }
   }
 
@@ -186,11 +189,10 @@ export function readRowValues(row: Uint8Array): RowValues {
 
 /**
  * Reads the columns of a row up to and including `lastColumn` (in table order) and stops there: for
- * readers that need a few leading columns of a snapshot (alerts read battery and e-stop once per
- * written snapshot) without decoding the rest. With `only`, the other columns before `lastColumn` are
- * stepped over, not decoded: these readers run once per robot per snapshot interval, and decoding
- * every leading column (ids, mode, strings) was most of what the gateway allocated at 100 robots
- * (bench/README.md, "HTTP/2 chunk tap").
+ * readers that need a few leading columns of a snapshot (the alerts' check of stored snapshots at
+ * start-up, a snapshot's fleet id when an alert opens or clears) without decoding the rest. With
+ * `only`, the other columns before `lastColumn` are stepped over, not decoded. (The hooks that run on
+ * every written snapshot read its numbers with row-scalars.ts, which allocates nothing.)
  * @throws Error on a row that ends early
  */
 export function readRowPrefix(row: Uint8Array, lastColumn: string, only?: ReadonlySet<string>): RowValues {

@@ -38,9 +38,11 @@ export class RowScalarReader {
   /** Where each of those columns goes in `out` (-1: stepped over). */
   private readonly slots: Int32Array;
 
-  /** @throws Error on a column the table does not have or one that is not numeric */
+  /** @throws Error on no columns, a repeated one, one the table does not have or one that is not numeric */
   constructor(columns: readonly string[]) {
+    if (columns.length === 0) throw new Error('no columns to read');
     const wanted = new Map(columns.map((c, i) => [c, i]));
+    if (wanted.size !== columns.length) throw new Error(`a column is named twice: ${columns.join(', ')}`);
     for (const c of columns) {
       const f = SAMPLE_FIELDS.find((x) => x.column === c);
       if (f === undefined) throw new Error(`no column ${c} in the sample table`);
@@ -57,8 +59,8 @@ export class RowScalarReader {
 
   /**
    * Reads the row that starts at `bytes[start]` into `out` (`out[i]` for the i-th column named at
-   * construction). Returns false when the row ends before the last of them (`out` is then partly
-   * written); bytes after it are not looked at.
+   * construction). Returns false when the row ends before the last of them or has a corrupt length
+   * on the way (`out` is then partly written); bytes after it are not looked at.
    */
   read(bytes: Uint8Array, start: number, out: Float64Array): boolean {
     const end = bytes.length;
@@ -80,7 +82,8 @@ export class RowScalarReader {
             if ((b & 0x80) === 0) break;
             mul *= 128;
           }
-          // An overrun is caught below: the walk ends with a column asked for, and p only grows.
+          // Also refuses a corrupt length (NaN or Infinity after too many continuation bytes).
+          if (!(n <= end - p)) return false;
           p += n;
           continue;
         }
@@ -94,6 +97,8 @@ export class RowScalarReader {
             if ((b & 0x80) === 0) break;
             mul *= 128;
           }
+          // Each element takes at least one byte: a corrupt count cannot make a long loop.
+          if (!(count <= end - p)) return false;
           for (let k = 0; k < count; k++) {
             let n = 0;
             let m = 1;
@@ -104,6 +109,7 @@ export class RowScalarReader {
               if ((b & 0x80) === 0) break;
               m *= 128;
             }
+            if (!(n <= end - p)) return false;
             p += n;
           }
           continue;

@@ -59,7 +59,7 @@ export function snapshotTsOf(stored: unknown): number | undefined {
   return typeof snap?.tsMs === 'number' ? snap.tsMs : undefined;
 }
 
-/** What alerts read from a robot's snapshot (docs/alerts.md): the e-stop and the battery. */
+/** What the alerts read from a robot's stored snapshot at start-up (docs/alerts.md): the e-stop and the battery. */
 export interface SnapshotConditions {
   fleetId: string;
   /** Robot clock of the sample. */
@@ -91,8 +91,8 @@ function prefixOf(value: Uint8Array, lastColumn: string, columns: ReadonlySet<st
 }
 
 /**
- * What the hooks told of every snapshot written read from it (the alerts' e-stop and battery, the
- * usage meter's clocks and position), filled in place by {@link readSnapshotScalars}.
+ * What the snapshot hooks read from each snapshot written (the alerts' e-stop and battery, the usage
+ * meter's clocks and position), filled in place by {@link readSnapshotScalars}.
  */
 export interface SnapshotScalars {
   /** Robot clock of the sample. */
@@ -118,8 +118,8 @@ export function newSnapshotScalars(): SnapshotScalars {
 /**
  * Reads the clocks, position, battery and e-stop of a snapshot as the snapshot writer puts it (format
  * byte + row) into `out`, allocating nothing (row-scalars.ts says why): the snapshot hooks run once
- * per robot per snapshot interval. Returns false, `out` then undefined, for another format or a row
- * that ends early.
+ * per robot per snapshot interval. Returns false, leaving `out` as it was, for another format or a row
+ * that ends early or has a corrupt length.
  */
 export function readSnapshotScalars(value: Uint8Array, out: SnapshotScalars): boolean {
   if (value[0] !== SNAPSHOT_FORMAT || !scalarReader.read(value, 1, scalarValues)) return false;

@@ -25,7 +25,7 @@ interface Slot {
   /** Format byte + row; `len` bytes in use. */
   value: Uint8Array;
   len: number;
-  /** `value` up to `len`, kept while `len` stays (a view per write was most of what writing allocated). */
+  /** `value` up to `len`, kept while both stay (a view per write was most of what writing allocated). */
   view: Uint8Array;
   dirty: boolean;
 }
@@ -45,8 +45,8 @@ export class SnapshotWriter {
     private readonly intervalMs = 1_000,
     /**
      * Told of each snapshot as it is written (at most once per interval per robot, never per sample):
-     * the alerts' e-stop and battery check. The bytes are the writer's reused buffer: read them before
-     * returning. Must not throw.
+     * the alerts' e-stop and battery check and the usage meter. The bytes are the writer's reused
+     * buffer: read them before returning. Must not throw.
      */
     private readonly onWritten?: (robotId: string, value: Uint8Array) => void,
   ) {}
@@ -70,7 +70,11 @@ export class SnapshotWriter {
       this.skipped++;
       return;
     }
-    if (slot.value.length < n + 1) slot.value = new Uint8Array(n * 2 + 1);
+    if (slot.value.length < n + 1) {
+      slot.value = new Uint8Array(n * 2 + 1);
+      // The kept view is of the old buffer: a later row of its length must not be written from there.
+      slot.view = slot.value.subarray(0, 0);
+    }
     const value = slot.value;
     value[0] = SNAPSHOT_FORMAT;
     // A loop, not set(subarray): rows are ~100-300 bytes, and the view set() needs is what this saves.
@@ -101,10 +105,12 @@ export class SnapshotWriter {
       if (slot.ts <= slot.writtenTs) continue;
       slot.writtenTs = slot.ts;
       this.written++;
-      // A new buffer only comes with a longer row, so a view of the right length is of the current one.
+      // offer() drops the view when it replaces the buffer, so one of this length is of the current one.
       if (slot.view.length !== slot.len) slot.view = slot.value.subarray(0, slot.len);
-      // Async put: lmdb-js encodes the value now (the slot may be overwritten right after) and
-      // commits all puts of this turn in one transaction.
+      // Async put: lmdb-js encodes the value now (the slot may be overwritten right after, and the
+      // same view is put again later) and commits all puts of this turn in one transaction. That
+      // holds because the database has an encoder (msgpack, store/lmdb.ts): without one lmdb-js
+      // would keep the caller's bytes until the commit.
       this.lastPut = this.db.put(robotId, slot.view);
       this.onWritten?.(robotId, slot.view);
     }

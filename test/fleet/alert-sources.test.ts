@@ -66,6 +66,16 @@ describe('alert sources', () => {
     expect(unresolved(fa, 'battery_low')).toEqual([]);
     // A snapshot that cannot be read is ignored.
     fa.telemetry.onSnapshot(r0, new Uint8Array([1, 2, 3]));
+    // One whose numbers read but whose fleet id does not (its length in six bytes, which the row
+    // reader refuses) changes nothing: the next readable one raises.
+    const good = snapshotBytes(r0, w.fleetId, { estop: true, batteryPct: 80 });
+    const at = 2 + good[1]!;
+    expect(good[at]).toBe(w.fleetId.length);
+    const overlong = Uint8Array.from([...good.subarray(0, at), w.fleetId.length | 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, ...good.subarray(at + 1)]);
+    fa.telemetry.onSnapshot(r0, overlong);
+    expect(unresolved(fa, 'estop')).toEqual([]);
+    snap({ estop: true, batteryPct: 80 });
+    expect(unresolved(fa, 'estop')).toHaveLength(1);
   });
 
   it('after a restart, e-stop and battery alerts the stored snapshot shows cleared are resolved', async () => {

@@ -72,6 +72,44 @@ function asNumber(v: RowValue): number {
   return v as number;
 }
 
+/** Bytes the value of `type` at `p` takes. */
+function sizeOf(type: string, bytes: Uint8Array, p: number): number {
+  const varUint = (q: number): [number, number] => {
+    let v = 0;
+    let mul = 1;
+    let n = 0;
+    for (;;) {
+      const b = bytes[q + n++]!;
+      v += (b & 0x7f) * mul;
+      if ((b & 0x80) === 0) return [v, n];
+      mul *= 128;
+    }
+  };
+  switch (type) {
+    case 'String': {
+      const [len, n] = varUint(p);
+      return n + len;
+    }
+    case 'Array(String)': {
+      const [count, n] = varUint(p);
+      let q = p + n;
+      for (let i = 0; i < count; i++) {
+        const [len, m] = varUint(q);
+        q += m + len;
+      }
+      return q - p;
+    }
+    case 'Int64':
+    case 'Float64':
+      return 8;
+    case 'Float32':
+    case 'Int32':
+      return 4;
+    default:
+      return 1;
+  }
+}
+
 const NUMERIC = SAMPLE_FIELDS.filter((f) => f.rowType !== 'String' && f.rowType !== 'Array(String)').map((f) => f.column);
 
 describe('RowScalarReader', () => {
@@ -119,7 +157,45 @@ describe('RowScalarReader', () => {
     expect(out[1]).toEqual(asNumber(full[last]!));
   });
 
+  it('refuses a corrupt length (too many continuation bytes) of a string or an array, and ends', () => {
+    const row = randomRow(rng(5));
+    const full = readRowValues(row);
+    // Where each column starts in this row.
+    const startOf = (column: string): number => {
+      let p = 0;
+      for (const f of SAMPLE_FIELDS) {
+        if (f.column === column) return p;
+        p += sizeOf(f.rowType, row, p);
+      }
+      throw new Error(column);
+    };
+    for (const [column, asked] of [['mode', 'estop'], ['faults', 'cpu_temp_c']] as const) {
+      const at = startOf(column);
+      // 200 continuation bytes: the length overflows to Infinity, then (zero payload times Infinity) NaN.
+      const corrupt = Uint8Array.from([...row.subarray(0, at), ...new Array<number>(150).fill(0xff), ...new Array<number>(50).fill(0x80), 0x01, ...row.subarray(at)]);
+      expect(new RowScalarReader([asked]).read(corrupt, 0, new Float64Array(1)), column).toBe(false);
+      expect(() => readRowValues(corrupt), column).toThrow(/more than 5 bytes/);
+    }
+    // A corrupt length of an array's element.
+    const values: RowValues = { ...full, faults: ['abc'] };
+    const w = new ByteWriter(256);
+    writeRowFromValues(w, values);
+    const one = w.copyOut();
+    const f = startOf('faults');
+    expect([one[f], one[f + 1]]).toEqual([1, 3]);
+    const badElement = Uint8Array.from([...one.subarray(0, f + 1), ...new Array<number>(150).fill(0xff), ...new Array<number>(50).fill(0x80), 0x01, ...one.subarray(f + 2)]);
+    expect(new RowScalarReader(['cpu_temp_c']).read(badElement, 0, new Float64Array(1))).toBe(false);
+    // An array count far larger than the row: refused at once, not looped over.
+    const at = startOf('faults');
+    let countBytes = 1;
+    while ((row[at + countBytes - 1]! & 0x80) !== 0) countBytes++;
+    const huge = Uint8Array.from([...row.subarray(0, at), 0xff, 0xff, 0xff, 0xff, 0x0f, ...row.subarray(at + countBytes)]);
+    expect(new RowScalarReader(['cpu_temp_c']).read(huge, 0, new Float64Array(1))).toBe(false);
+  });
+
   it('names the column it cannot read', () => {
+    expect(() => new RowScalarReader([])).toThrow(/no columns/);
+    expect(() => new RowScalarReader(['lat', 'lat'])).toThrow(/named twice/);
     expect(() => new RowScalarReader(['fleet_id'])).toThrow(/fleet_id is String/);
     expect(() => new RowScalarReader(['faults'])).toThrow(/faults is Array\(String\)/);
     expect(() => new RowScalarReader(['nope'])).toThrow(/no column nope/);

@@ -54,4 +54,28 @@ describe('SnapshotWriter onWritten', () => {
     expect(values.map((v) => Buffer.from(v))).toEqual([Buffer.from(long), Buffer.from(short)]);
     expect(Buffer.from(w.store.snapshots.get(r0) as Uint8Array)).toEqual(Buffer.from(short));
   });
+
+  it('writes the newest row after its buffer grew, also when it is as long as the last one written', async () => {
+    w = alertWorld(1);
+    const r0 = w.robotIds[0]!;
+    const values: Uint8Array[] = [];
+    const writer = new SnapshotWriter(w.store.snapshots, 60_000, (_robotId, value) => values.push(Uint8Array.from(value)));
+    const short = (tsMs: number, estop: boolean): Uint8Array => snapshotBytes(r0, w!.fleetId, { tsMs, estop });
+    const first = short(1, false);
+    writer.offer(r0, 1, ...amid(first.subarray(1)));
+    await writer.flushed();
+    // One interval: a row longer than the buffer (it grows), then one as long as the first.
+    const long = snapshotBytes(r0, w.fleetId, { tsMs: 2, faults: Array.from({ length: 40 }, (_, i) => `fault-code-${i}`) });
+    expect(long.length).toBeGreaterThan(256);
+    const second = short(3, true);
+    expect(second.length).toBe(first.length);
+    writer.offer(r0, 2, ...amid(long.subarray(1)));
+    writer.offer(r0, 3, ...amid(second.subarray(1)));
+    await writer.flushed();
+    const third = short(4, false);
+    writer.offer(r0, 4, ...amid(third.subarray(1)));
+    await writer.flushed();
+    expect(values.map((v) => Buffer.from(v))).toEqual([first, second, third].map((v) => Buffer.from(v)));
+    expect(Buffer.from(w.store.snapshots.get(r0) as Uint8Array)).toEqual(Buffer.from(third));
+  });
 });

@@ -17,8 +17,8 @@
  * reading the details never walks the run history.
  *
  * Distance and time are written to LMDB every `saveEveryMs` and when the meter stops, so a crash loses
- * at most that much measuring. Cost: one prefix read of a row per written snapshot (about a
- * microsecond). Memory: one small slot per robot seen since start (bounded by the registered robots).
+ * at most that much measuring. Cost: one read of a row's leading numbers per written snapshot
+ * (row-scalars.ts; nothing allocated). Memory: one small slot per robot seen since start (bounded by the registered robots).
  */
 import type { Logger } from 'pino';
 import type { RunRecord, RunState } from '../../missions/runs/records.js';

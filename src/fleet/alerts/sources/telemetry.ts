@@ -66,34 +66,40 @@ export class TelemetryAlerts {
 
   /**
    * Applies one robot's latest readings (tested through onSnapshot). The fleet id is read from the
-   * snapshot only when an alert is raised or cleared: a string per snapshot was most of what this
-   * hook allocated.
+   * snapshot only when an alert is raised or cleared (a string per snapshot was most of what this
+   * hook allocated), and before any state changes: a snapshot it cannot be read from changes
+   * nothing, so the next one tries again.
    */
   private apply(robotId: string, c: Readonly<SnapshotScalars>, value: Uint8Array, at: number): void {
     const s = this.stateOf(robotId);
-    if (c.estop !== s.estop) {
+    const estopChanged = c.estop !== s.estop;
+    const batteryLow = !s.batteryLow && c.batteryPct < this.settings.batteryLowPct;
+    const batteryBack = s.batteryLow && c.batteryPct >= this.settings.batteryClearPct;
+    if (!estopChanged && !batteryLow && !batteryBack) return;
+    const fleetId = snapshotFleetId(value);
+    if (estopChanged) {
       s.estop = c.estop;
       if (c.estop) {
         this.alerts.raise({
-          kind: 'estop', fleetId: snapshotFleetId(value), conditionKey: robotId, subject: { type: 'robot', id: robotId }, robotId,
+          kind: 'estop', fleetId, conditionKey: robotId, subject: { type: 'robot', id: robotId }, robotId,
           severity: 'critical', message: 'Emergency stop is pressed.', details: { sampleTsMs: c.tsMs }, atMs: at,
         });
       } else {
-        this.alerts.clear(snapshotFleetId(value), 'estop', robotId, 'condition_cleared', at);
+        this.alerts.clear(fleetId, 'estop', robotId, 'condition_cleared', at);
       }
     }
-    const pct = Math.round(c.batteryPct * 10) / 10;
-    if (!s.batteryLow && c.batteryPct < this.settings.batteryLowPct) {
+    if (batteryLow) {
       s.batteryLow = true;
+      const pct = Math.round(c.batteryPct * 10) / 10;
       this.alerts.raise({
-        kind: 'battery_low', fleetId: snapshotFleetId(value), conditionKey: robotId, subject: { type: 'robot', id: robotId }, robotId,
+        kind: 'battery_low', fleetId, conditionKey: robotId, subject: { type: 'robot', id: robotId }, robotId,
         severity: 'warning', message: `Battery at ${pct} %, below ${this.settings.batteryLowPct} %.`,
         details: { batteryPct: pct, charging: c.charging, thresholdPct: this.settings.batteryLowPct, clearPct: this.settings.batteryClearPct, sampleTsMs: c.tsMs },
         atMs: at,
       });
-    } else if (s.batteryLow && c.batteryPct >= this.settings.batteryClearPct) {
+    } else if (batteryBack) {
       s.batteryLow = false;
-      this.alerts.clear(snapshotFleetId(value), 'battery_low', robotId, 'condition_cleared', at);
+      this.alerts.clear(fleetId, 'battery_low', robotId, 'condition_cleared', at);
     }
   }
 
