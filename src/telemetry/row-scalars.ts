@@ -37,6 +37,8 @@ export class RowScalarReader {
   private readonly types: readonly RowType[];
   /** Where each of those columns goes in `out` (-1: stepped over). */
   private readonly slots: Int32Array;
+  /** The read position during read() (a field, not a returned pair: nothing is allocated). */
+  private pos = 0;
 
   /** @throws Error on no columns, a repeated one, one the table does not have or one that is not numeric */
   constructor(columns: readonly string[]) {
@@ -64,7 +66,7 @@ export class RowScalarReader {
    */
   read(bytes: Uint8Array, start: number, out: Float64Array): boolean {
     const end = bytes.length;
-    let p = start;
+    this.pos = start;
     const types = this.types;
     for (let i = 0; i < types.length; i++) {
       const type = types[i]!;
@@ -72,45 +74,20 @@ export class RowScalarReader {
       let size: number;
       switch (type) {
         case 'String': {
-          // Unsigned LEB128 length, then the bytes.
-          let n = 0;
-          let mul = 1;
-          for (;;) {
-            if (p >= end) return false;
-            const b = bytes[p++]!;
-            n += (b & 0x7f) * mul;
-            if ((b & 0x80) === 0) break;
-            mul *= 128;
-          }
-          // Also refuses a corrupt length (NaN or Infinity after too many continuation bytes).
-          if (!(n <= end - p)) return false;
-          p += n;
+          // NaN (the row ended inside the length, or it is corrupt) fails the check too.
+          const n = this.length(bytes, end);
+          if (!(n <= end - this.pos)) return false;
+          this.pos += n;
           continue;
         }
         case 'Array(String)': {
-          let count = 0;
-          let mul = 1;
-          for (;;) {
-            if (p >= end) return false;
-            const b = bytes[p++]!;
-            count += (b & 0x7f) * mul;
-            if ((b & 0x80) === 0) break;
-            mul *= 128;
-          }
           // Each element takes at least one byte: a corrupt count cannot make a long loop.
-          if (!(count <= end - p)) return false;
+          const count = this.length(bytes, end);
+          if (!(count <= end - this.pos)) return false;
           for (let k = 0; k < count; k++) {
-            let n = 0;
-            let m = 1;
-            for (;;) {
-              if (p >= end) return false;
-              const b = bytes[p++]!;
-              n += (b & 0x7f) * m;
-              if ((b & 0x80) === 0) break;
-              m *= 128;
-            }
-            if (!(n <= end - p)) return false;
-            p += n;
+            const n = this.length(bytes, end);
+            if (!(n <= end - this.pos)) return false;
+            this.pos += n;
           }
           continue;
         }
@@ -127,6 +104,7 @@ export class RowScalarReader {
           size = 1;
           break;
       }
+      const p = this.pos;
       if (p + size > end) return false;
       if (slot !== -1) {
         switch (type) {
@@ -150,8 +128,25 @@ export class RowScalarReader {
             out[slot] = bytes[p]!;
         }
       }
-      p += size;
+      this.pos = p + size;
     }
     return true;
+  }
+
+  /**
+   * An unsigned LEB128 length at `pos`, which it moves past it; NaN when the row ends inside it or it
+   * takes more than 5 bytes (a length of a row never does: more would overflow to Infinity or NaN).
+   */
+  private length(bytes: Uint8Array, end: number): number {
+    let v = 0;
+    let mul = 1;
+    for (let k = 0; k < 5; k++) {
+      if (this.pos >= end) return Number.NaN;
+      const b = bytes[this.pos++]!;
+      v += (b & 0x7f) * mul;
+      if ((b & 0x80) === 0) return v;
+      mul *= 128;
+    }
+    return Number.NaN;
   }
 }

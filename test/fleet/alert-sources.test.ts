@@ -66,8 +66,8 @@ describe('alert sources', () => {
     expect(unresolved(fa, 'battery_low')).toEqual([]);
     // A snapshot that cannot be read is ignored.
     fa.telemetry.onSnapshot(r0, new Uint8Array([1, 2, 3]));
-    // One whose numbers read but whose fleet id does not (its length in six bytes, which the row
-    // reader refuses) changes nothing: the next readable one raises.
+    // One with a corrupt fleet id (its length in six bytes, which both row readers refuse) changes
+    // nothing: the next readable one raises.
     const good = snapshotBytes(r0, w.fleetId, { estop: true, batteryPct: 80 });
     const at = 2 + good[1]!;
     expect(good[at]).toBe(w.fleetId.length);
