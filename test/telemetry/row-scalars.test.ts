@@ -176,6 +176,15 @@ describe('RowScalarReader', () => {
       expect(new RowScalarReader([asked]).read(corrupt, 0, new Float64Array(1)), column).toBe(false);
       expect(() => readRowValues(corrupt), column).toThrow(/more than 5 bytes/);
     }
+    // A length in six bytes (a small value, overlong): both readers refuse it alike.
+    const m = startOf('mode');
+    let modeBytes = 1;
+    while ((row[m + modeBytes - 1]! & 0x80) !== 0) modeBytes++;
+    const len = new TextEncoder().encode(full.mode as string).length;
+    expect(len).toBeLessThan(128);
+    const overlong = Uint8Array.from([...row.subarray(0, m), len | 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, ...row.subarray(m + modeBytes)]);
+    expect(new RowScalarReader(['estop']).read(overlong, 0, new Float64Array(1))).toBe(false);
+    expect(() => readRowValues(overlong)).toThrow(/more than 5 bytes/);
     // A corrupt length of an array's element.
     const values: RowValues = { ...full, faults: ['abc'] };
     const w = new ByteWriter(256);
