@@ -26,6 +26,12 @@ export interface GatewayTunables {
    * which robot telemetry reads pause; they resume under a quarter of it (telemetry/README.md).
    */
   telemetryHighWaterBytes: number;
+  /**
+   * Telemetry rows wait at most this long before their store insert (telemetry/README.md, "Write path
+   * and its bounds"): at light load each insert is one part the store must write and merge, so a
+   * longer wait costs the embedded store less CPU, and stored rows (history queries) lag by up to it.
+   */
+  telemetryInsertMaxAgeMs: number;
   /** How long a field rule change waits for every online robot to apply it before answering 207 (docs/field-rules.md). */
   fieldRuleAckTimeoutMs: number;
   /** A robot-detected object not seen again for this long is removed (docs/objects.md). */
@@ -62,6 +68,7 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   sessionIdleTimeoutS: 30 * 60,
   sessionMaxAgeS: 12 * 60 * 60,
   telemetryHighWaterBytes: 64 * 1024 * 1024,
+  telemetryInsertMaxAgeMs: 1_000,
   fieldRuleAckTimeoutMs: 5000,
   objectTtlMs: 60_000,
   alertOfflineAfterS: 300,
@@ -84,6 +91,7 @@ const ENV: Record<keyof GatewayTunables, string> = {
   sessionIdleTimeoutS: 'FLEETGW_SESSION_IDLE_TIMEOUT_S',
   sessionMaxAgeS: 'FLEETGW_SESSION_MAX_AGE_S',
   telemetryHighWaterBytes: 'FLEETGW_TELEMETRY_HIGH_WATER_BYTES',
+  telemetryInsertMaxAgeMs: 'FLEETGW_TELEMETRY_INSERT_MAX_AGE_MS',
   fieldRuleAckTimeoutMs: 'FLEETGW_FIELD_RULE_ACK_TIMEOUT_MS',
   objectTtlMs: 'FLEETGW_OBJECT_TTL_MS',
   alertOfflineAfterS: 'FLEETGW_ALERT_OFFLINE_AFTER_S',

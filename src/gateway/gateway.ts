@@ -238,6 +238,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       usageMeter.observe(robotId, value);
     },
     insert: {
+      maxAgeMs: tunables.telemetryInsertMaxAgeMs,
       onInsert: (a) => {
         metrics.insertDone(a.ok, a.durationMs);
         storeHealth.noteInsert(a.ok, a.durationMs);
