@@ -29,7 +29,8 @@ export interface GatewayTunables {
   /**
    * Telemetry rows wait at most this long before their store insert (telemetry/README.md, "Write path
    * and its bounds"): at light load each insert is one part the store must write and merge, so a
-   * longer wait costs the embedded store less CPU, and stored rows (history queries) lag by up to it.
+   * longer wait costs the embedded store less CPU, and stored rows (history queries) and the robots'
+   * receipts lag by up to it. At most 30 s (see `MAX` below).
    */
   telemetryInsertMaxAgeMs: number;
   /** How long a field rule change waits for every online robot to apply it before answering 207 (docs/field-rules.md). */
@@ -105,8 +106,18 @@ const ENV: Record<keyof GatewayTunables, string> = {
 };
 
 /**
+ * Largest accepted values, where a larger one breaks something. The insert age: robots' receipts wait
+ * for it (a block is spooled when it is cut), and an agent keeps at most 4,096 unacknowledged batches
+ * (src/agent/agent.ts): at 100 batches a second that is about 41 s, so a longer age would make agents
+ * drop batches before they are durable. 30 s leaves room; it is also far below setTimeout's 2^31-1 ms.
+ */
+const MAX: Partial<Record<keyof GatewayTunables, number>> = {
+  telemetryInsertMaxAgeMs: 30_000,
+};
+
+/**
  * Reads tunables from the environment over the defaults.
- * @throws Error naming the variable when a value is not a positive integer
+ * @throws Error naming the variable when a value is not a positive integer, or above its maximum
  */
 export function tunablesFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayTunables {
   const out = { ...DEFAULT_TUNABLES };
@@ -115,6 +126,8 @@ export function tunablesFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayTu
     if (raw === undefined || raw === '') continue;
     const n = Number(raw);
     if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got '${raw}'`);
+    const max = MAX[field];
+    if (max !== undefined && n > max) throw new Error(`${name} must be at most ${max}, got '${raw}'`);
     out[field] = n;
   }
   return out;

@@ -40,9 +40,11 @@ export interface InsertQueueOptions {
   /** Send when this many bytes are pending. Default {@link DEFAULT_INSERT_MAX_BYTES}. */
   maxBytes?: number;
   /**
-   * Send pending rows at the latest this long after the first one arrived. Default 1,000 ms: fewer,
-   * larger inserts cost the store less per row (fewer parts to write and merge); nothing else waits
-   * for them (live messages and snapshots leave as soon as a batch is decoded).
+   * Send pending rows at the latest this long after the first one arrived. Default 1,000 ms (the
+   * gateway sets it from FLEETGW_TELEMETRY_INSERT_MAX_AGE_MS): fewer, larger inserts cost the store
+   * less per row (fewer parts to write and merge). Live messages and snapshots do not wait for it
+   * (they leave as soon as a batch is decoded); the robots' receipts and history rows do (a block is
+   * spooled, so durable, when it is cut).
    */
   maxAgeMs?: number;
   /** Inserts running at once. Default 2. */
