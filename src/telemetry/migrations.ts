@@ -52,6 +52,9 @@ export interface MigrationResult {
   newerThanKnown: boolean;
 }
 
+/** `telemetry_samples`' merge selector base (migration 3); the engine's default is 5. */
+export const MERGE_SELECTOR_BASE = 20;
+
 /** The released migrations, in order. Append only. */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -71,6 +74,22 @@ export const MIGRATIONS: readonly Migration[] = [
     statements: (ctx) => Promise.resolve(ctx.flavor === 'modern'
       ? ['ALTER TABLE telemetry_samples MODIFY SETTING non_replicated_deduplication_window = 1000']
       : []),
+  },
+  {
+    version: 3,
+    name: 'telemetry_samples merge selector base',
+    // Issue 12 target 2: the gateway writes a part per insert (about one a second), and with the
+    // default base (5) the merge selector merged the small parts again on nearly every insert: on chdb
+    // with 1,000-row parts, 51 ms of merge CPU per part inserted, the largest cost of the embedded store
+    // at 100 robots. Base 20 lets more parts of a size gather before they are merged (3x less merge
+    // CPU at 1,000- and 10,000-row parts; 12 active parts after 300,000 rows instead of 1), far below
+    // parts_to_delay_insert (1,000 per partition). bench/README.md, "Merge selector base". Engines
+    // without the setting (18.16, servers before 24.x) keep their own selector: nothing.
+    statements: async (ctx, db) => {
+      if (ctx.flavor !== 'modern') return [];
+      const known = (await db.queryText("SELECT count() FROM system.merge_tree_settings WHERE name = 'merge_selector_base'")).trim();
+      return known === '1' ? [`ALTER TABLE telemetry_samples MODIFY SETTING merge_selector_base = ${MERGE_SELECTOR_BASE}`] : [];
+    },
   },
 ];
 

@@ -67,7 +67,7 @@ describe.skipIf(skip)(`the gateway bootstraps its ClickHouse database${skip ? ` 
     gw = await startGatewayProcess(d!.dataDir, [
       '--insecure-http', '--clickhouse-url', `${server.url}/depot_a`, '--clickhouse-user', 'fleetgw', '--clickhouse-password-file', passwordFile,
     ]);
-    expect(gw.ready).toMatchObject({ telemetryStore: 'clickhouse', telemetrySchemaVersion: 2 });
+    expect(gw.ready).toMatchObject({ telemetryStore: 'clickhouse', telemetrySchemaVersion: 3 });
     await until(() => gw!.stderr().includes('telemetry schema migrated'), 5_000, 'the migration log line');
     expect(gw.stderr()).toContain('"applied":[1,2]');
 
@@ -92,7 +92,7 @@ describe.skipIf(skip)(`the gateway bootstraps its ClickHouse database${skip ? ` 
       ['--insecure-http', '--clickhouse-url', `${server.url}/depot_a`, '--clickhouse-user', 'fleetgw'],
       { FLEETGW_CLICKHOUSE_PASSWORD: PASSWORD },
     );
-    expect(gw.ready).toMatchObject({ telemetryStore: 'clickhouse', telemetrySchemaVersion: 2 });
+    expect(gw.ready).toMatchObject({ telemetryStore: 'clickhouse', telemetrySchemaVersion: 3 });
     expect(await gw.stop('SIGTERM')).toBe(0);
     gw = null;
     expect(await query(server, 'SELECT count() FROM depot_a.fleetgw_schema_migrations')).toBe('2\n');

@@ -39,7 +39,7 @@ describe('fleetgw serve over HTTPS (default)', () => {
   it('prints the ready line, makes a self-signed certificate and serves HTTPS with it', async () => {
     expect(Object.keys(gw.ready).sort()).toEqual(['event', 'grpc', 'http', 'telemetryDecoder', 'telemetrySchemaVersion', 'telemetryStore']);
     // The embedded store was migrated at start to the latest telemetry schema (src/telemetry/migrations.ts).
-    expect(gw.ready.telemetrySchemaVersion).toBe(2);
+    expect(gw.ready.telemetrySchemaVersion).toBe(3);
     // The C++ addon is built by `npm install`; FLEETGW_TELEMETRY_DECODER=js is the fallback run.
     expect(gw.ready.telemetryDecoder).toBe(process.env.FLEETGW_TELEMETRY_DECODER === 'js' ? 'js' : 'native');
     expect(gw.ready.http).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);

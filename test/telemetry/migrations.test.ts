@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openChdbStore } from '../../src/telemetry/chdb-store.js';
-import { addColumnIfMissing, MIGRATIONS, MIGRATIONS_TABLE, migrateSchema, schemaVersion, type Migration, type SchemaExecutor } from '../../src/telemetry/migrations.js';
+import { addColumnIfMissing, MERGE_SELECTOR_BASE, MIGRATIONS, MIGRATIONS_TABLE, migrateSchema, schemaVersion, type Migration, type SchemaExecutor } from '../../src/telemetry/migrations.js';
 import { tempDir } from './helpers.js';
 
 const url = inject('clickhouseUrl');
@@ -81,7 +81,7 @@ describe.skipIf(url === null)(`schema migrations on a ClickHouse server${url ===
       const real = httpExecutor(url!, fresh);
       const version = (await real.queryText('SELECT version()')).trim();
       const flavor = Number.parseInt(version, 10) >= 21 ? 'modern' : 'legacy';
-      expect(await migrateSchema(real, { flavor, retentionDays: 30 })).toEqual({ from: 0, to: 2, applied: [1, 2], newerThanKnown: false });
+      expect(await migrateSchema(real, { flavor, retentionDays: 30 })).toEqual({ from: 0, to: 3, applied: [1, 2, 3], newerThanKnown: false });
       expect(await real.queryText("SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'telemetry_samples'")).toBe('1\n');
     } finally {
       await fetch(`${url}/`, { method: 'POST', body: `DROP DATABASE IF EXISTS ${fresh}` });
@@ -97,9 +97,11 @@ describe('schema migrations on chdb', () => {
     const first = await openChdbStore({ dataDir: tmp.dir });
     try {
       expect(first.schema).toEqual({ from: 0, to: MIGRATIONS.length, applied: MIGRATIONS.map((m) => m.version), newerThanKnown: false });
-      expect(await first.queryText(`SELECT version, name FROM ${MIGRATIONS_TABLE} ORDER BY version`)).toBe('1\ttelemetry_samples\n2\ttelemetry_samples deduplication window\n');
+      expect(await first.queryText(`SELECT version, name FROM ${MIGRATIONS_TABLE} ORDER BY version`)).toBe('1\ttelemetry_samples\n2\ttelemetry_samples deduplication window\n3\ttelemetry_samples merge selector base\n');
       // Migration 2: a replayed block with the same insert_deduplication_token is dropped (issue 14 part 1).
       expect(await first.queryText("SELECT count() FROM system.tables WHERE name = 'telemetry_samples' AND engine_full LIKE '%non_replicated_deduplication_window = 1000%'")).toBe('1\n');
+      // Migration 3: fewer re-merges of the small parts the gateway writes (issue 12 target 2).
+      expect(await first.queryText(`SELECT count() FROM system.tables WHERE name = 'telemetry_samples' AND engine_full LIKE '%merge_selector_base = ${MERGE_SELECTOR_BASE}%'`)).toBe('1\n');
     } finally {
       await first.close();
     }
