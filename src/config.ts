@@ -33,6 +33,15 @@ export interface GatewayTunables {
    * receipts lag by up to it. At most 30 s (see `MAX` below).
    */
   telemetryInsertMaxAgeMs: number;
+  /**
+   * An insert block with fewer rows than this at the insert age waits for more, up to
+   * `telemetryInsertSmallMaxAgeMs`: at light load each part costs the store about the same whatever
+   * its rows, so a small depot writes fewer, larger parts (and its receipts and history lag up to that
+   * age); a busy one (above ~10,000 samples a second) keeps the insert age. 1 turns it off.
+   */
+  telemetryInsertMinRows: number;
+  /** How long a block under `telemetryInsertMinRows` may wait; never less than the insert age. At most 30 s. */
+  telemetryInsertSmallMaxAgeMs: number;
   /** How long a field rule change waits for every online robot to apply it before answering 207 (docs/field-rules.md). */
   fieldRuleAckTimeoutMs: number;
   /** A robot-detected object not seen again for this long is removed (docs/objects.md). */
@@ -70,6 +79,8 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   sessionMaxAgeS: 12 * 60 * 60,
   telemetryHighWaterBytes: 64 * 1024 * 1024,
   telemetryInsertMaxAgeMs: 1_000,
+  telemetryInsertMinRows: 10_000,
+  telemetryInsertSmallMaxAgeMs: 5_000,
   fieldRuleAckTimeoutMs: 5000,
   objectTtlMs: 60_000,
   alertOfflineAfterS: 300,
@@ -93,6 +104,8 @@ const ENV: Record<keyof GatewayTunables, string> = {
   sessionMaxAgeS: 'FLEETGW_SESSION_MAX_AGE_S',
   telemetryHighWaterBytes: 'FLEETGW_TELEMETRY_HIGH_WATER_BYTES',
   telemetryInsertMaxAgeMs: 'FLEETGW_TELEMETRY_INSERT_MAX_AGE_MS',
+  telemetryInsertMinRows: 'FLEETGW_TELEMETRY_INSERT_MIN_ROWS',
+  telemetryInsertSmallMaxAgeMs: 'FLEETGW_TELEMETRY_INSERT_SMALL_MAX_AGE_MS',
   fieldRuleAckTimeoutMs: 'FLEETGW_FIELD_RULE_ACK_TIMEOUT_MS',
   objectTtlMs: 'FLEETGW_OBJECT_TTL_MS',
   alertOfflineAfterS: 'FLEETGW_ALERT_OFFLINE_AFTER_S',
@@ -106,13 +119,16 @@ const ENV: Record<keyof GatewayTunables, string> = {
 };
 
 /**
- * Largest accepted values, where a larger one breaks something. The insert age: robots' receipts wait
+ * Largest accepted values, where a larger one breaks something. The insert ages: robots' receipts wait
  * for it (a block is spooled when it is cut), and an agent keeps at most 4,096 unacknowledged batches
  * (src/agent/agent.ts): at 100 batches a second that is about 41 s, so a longer age would make agents
  * drop batches before they are durable. 30 s leaves room; it is also far below setTimeout's 2^31-1 ms.
  */
 const MAX: Partial<Record<keyof GatewayTunables, number>> = {
   telemetryInsertMaxAgeMs: 30_000,
+  telemetryInsertSmallMaxAgeMs: 30_000,
+  // A block is cut at 100,000 rows anyway (src/telemetry/insert-queue.ts): a larger minimum means nothing.
+  telemetryInsertMinRows: 100_000,
 };
 
 /**

@@ -239,6 +239,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     },
     insert: {
       maxAgeMs: tunables.telemetryInsertMaxAgeMs,
+      minRows: tunables.telemetryInsertMinRows,
+      smallMaxAgeMs: tunables.telemetryInsertSmallMaxAgeMs,
       onInsert: (a) => {
         metrics.insertDone(a.ok, a.durationMs);
         storeHealth.noteInsert(a.ok, a.durationMs);

@@ -47,6 +47,16 @@ export interface InsertQueueOptions {
    * spooled, so durable, when it is cut).
    */
   maxAgeMs?: number;
+  /**
+   * A block with fewer rows than this at `maxAgeMs` waits for more, up to `smallMaxAgeMs`. Default 0
+   * (never waits; the gateway sets 10,000 from FLEETGW_TELEMETRY_INSERT_MIN_ROWS). Why: each insert is
+   * a part, and a part's write and merge cost is mostly per part at light load (on chdb a 1,000-row
+   * part cost about as much merge CPU as a 10,000-row one: bench/README.md), so a light load gets
+   * fewer, larger parts and a heavy one keeps `maxAgeMs`.
+   */
+  minRows?: number;
+  /** How long a block under `minRows` may wait. Default and lower bound: `maxAgeMs`. */
+  smallMaxAgeMs?: number;
   /** Inserts running at once. Default 2. */
   maxInFlight?: number;
   baseDelayMs?: number;
@@ -117,6 +127,8 @@ export class InsertQueue {
   private readonly maxRows: number;
   private readonly maxBytes: number;
   private readonly maxAgeMs: number;
+  private readonly minRows: number;
+  private readonly smallMaxAgeMs: number;
   private readonly maxInFlight: number;
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
@@ -140,6 +152,8 @@ export class InsertQueue {
   private readonly unreported: Block[] = [];
   private waiters: { upTo: number; resolve: () => void }[] = [];
   private timer: NodeJS.Timeout | null = null;
+  /** The pending block is past `maxAgeMs` and waits only for `minRows` (or `smallMaxAgeMs`). */
+  private agePassed = false;
   private roomTimer: NodeJS.Timeout | null = null;
   private nextId = 1;
   private inFlight = 0;
@@ -174,6 +188,8 @@ export class InsertQueue {
     this.maxRows = opts.maxRows ?? 100_000;
     this.maxBytes = opts.maxBytes ?? DEFAULT_INSERT_MAX_BYTES;
     this.maxAgeMs = opts.maxAgeMs ?? 1_000;
+    this.minRows = opts.minRows ?? 0;
+    this.smallMaxAgeMs = Math.max(this.maxAgeMs, opts.smallMaxAgeMs ?? 0);
     this.maxInFlight = opts.maxInFlight ?? 2;
     this.baseDelayMs = opts.baseDelayMs ?? 100;
     this.maxDelayMs = opts.maxDelayMs ?? 5_000;
@@ -231,7 +247,7 @@ export class InsertQueue {
       // Nothing to store (every frame corrupt): still a point to acknowledge, with the next block.
       if (points !== null && b.rows === 0) {
         if (this.urgent) this.cut();
-        else this.timer ??= setTimeout(() => this.cut(), this.maxAgeMs);
+        else if (this.timer === null) this.armAge();
       }
       return;
     }
@@ -239,8 +255,8 @@ export class InsertQueue {
     b.bytes += rows.length;
     b.rows += rowCount;
     this.bytes += rows.length;
-    if (this.urgent || b.rows >= this.maxRows || b.bytes >= this.maxBytes) this.cut();
-    else this.timer ??= setTimeout(() => this.cut(), this.maxAgeMs);
+    if (this.urgent || b.rows >= this.maxRows || b.bytes >= this.maxBytes || (this.agePassed && b.rows >= this.minRows)) this.cut();
+    else if (this.timer === null) this.armAge();
     // Last: the ingest's gate may call setUrgent() from here.
     this.onBytesChange();
   }
@@ -281,12 +297,30 @@ export class InsertQueue {
     return { id: 0, chunks: [], bytes: 0, rows: 0, points: new Map(), spooled: null, durable: false };
   }
 
+  /** Starts the pending block's age: cut at `maxAgeMs`, or later while it is under `minRows`. */
+  private armAge(): void {
+    this.agePassed = false;
+    this.timer = setTimeout(this.onAge, this.maxAgeMs);
+  }
+
+  private readonly onAge = (): void => {
+    this.timer = null;
+    if (this.pending.rows >= this.minRows || this.smallMaxAgeMs === this.maxAgeMs) {
+      this.cut();
+      return;
+    }
+    // A small block: the next enqueue that brings it to minRows cuts it, or this timer does.
+    this.agePassed = true;
+    this.timer = setTimeout(() => this.cut(), this.smallMaxAgeMs - this.maxAgeMs);
+  };
+
   /** Moves the pending rows on to the spool writer. */
   private cut(): void {
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = null;
     }
+    this.agePassed = false;
     const b = this.pending;
     if (b.rows > 0) {
       b.id = this.nextId++;

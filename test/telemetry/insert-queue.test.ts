@@ -118,6 +118,46 @@ describe('insert queue: receipts in cut order', () => {
   });
 });
 
+describe('insert queue: small blocks wait for more rows (minRows, smallMaxAgeMs)', () => {
+  const tmp = tempDir('insert-small');
+  afterAll(() => tmp.remove());
+
+  it('cuts a full-enough block at maxAgeMs, a small one when it reaches minRows after that, or at smallMaxAgeMs', async () => {
+    const { spool } = await TelemetrySpool.open(join(tmp.dir, 'a'), 1024 * 1024);
+    const store = recordingStore();
+    const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 100, minRows: 10, smallMaxAgeMs: 1_500 });
+    // 10 rows (= minRows): cut at the ordinary age.
+    q.enqueue(new Uint8Array(100), 10, null);
+    await until(() => store.inserted.length === 1, 5_000, 'a block of minRows inserted at maxAgeMs');
+    // 3 rows: well past maxAgeMs it still waits...
+    q.enqueue(new Uint8Array(30), 3, null);
+    await sleep(400);
+    expect(store.inserted).toEqual([10]);
+    // ...until a later enqueue brings it to minRows: cut then, not at smallMaxAgeMs.
+    q.enqueue(new Uint8Array(70), 7, null);
+    await until(() => store.inserted.length === 2, 1_000, 'cut when it reached minRows');
+    expect(store.inserted).toEqual([10, 10]);
+    // A block that stays small is cut at smallMaxAgeMs.
+    const t0 = performance.now();
+    q.enqueue(new Uint8Array(20), 2, null);
+    await until(() => store.inserted.length === 3, 5_000, 'a small block inserted at smallMaxAgeMs');
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(1_400);
+    expect(store.inserted).toEqual([10, 10, 2]);
+    await q.close();
+  });
+
+  it('without minRows (the queue\'s default) every block is cut at maxAgeMs; smallMaxAgeMs below maxAgeMs counts as maxAgeMs', async () => {
+    const { spool } = await TelemetrySpool.open(join(tmp.dir, 'b'), 1024 * 1024);
+    for (const opts of [{ maxAgeMs: 100, smallMaxAgeMs: 60_000 }, { maxAgeMs: 100, minRows: 1_000, smallMaxAgeMs: 10 }]) {
+      const store = recordingStore();
+      const q = new InsertQueue(store, pino({ enabled: false }), spool, opts);
+      q.enqueue(new Uint8Array(10), 1, null);
+      await until(() => store.inserted.length === 1, 1_000, 'inserted at maxAgeMs');
+      await q.close();
+    }
+  });
+});
+
 describe('insert queue: acknowledgement-only points', () => {
   const tmp = tempDir('insert-acks');
   afterAll(() => tmp.remove());
