@@ -61,7 +61,7 @@ describe.skipIf(skip)(`the gateway bootstraps its ClickHouse database${skip ? ` 
     rmSync(passwordFile, { force: true });
   });
 
-  it('creates the database and tables, records schema versions 1 and 2, and telemetry lands', async () => {
+  it('creates the database and tables, records schema versions 1 to 3, and telemetry lands', async () => {
     expect(await query(server, "SELECT count() FROM system.databases WHERE name = 'depot_a'")).toBe('0\n');
     const robot = adminJson(['add-robot', '--data-dir', d!.dataDir, '--fleet', d!.fleetId, '--name', 'r1']);
     gw = await startGatewayProcess(d!.dataDir, [
@@ -69,7 +69,7 @@ describe.skipIf(skip)(`the gateway bootstraps its ClickHouse database${skip ? ` 
     ]);
     expect(gw.ready).toMatchObject({ telemetryStore: 'clickhouse', telemetrySchemaVersion: 3 });
     await until(() => gw!.stderr().includes('telemetry schema migrated'), 5_000, 'the migration log line');
-    expect(gw.stderr()).toContain('"applied":[1,2]');
+    expect(gw.stderr()).toContain('"applied":[1,2,3]');
 
     const agent = new RobotAgent({ address: gw.ready.grpc, robotId: robot.robotId!, robotToken: robot.robotToken!, onCommand: () => ({ accept: true }), maxQueuedSamples: 10_000 });
     agent.start();
@@ -83,7 +83,7 @@ describe.skipIf(skip)(`the gateway bootstraps its ClickHouse database${skip ? ` 
 
     expect(await query(server, `SELECT count(), min(ts_ms), max(ts_ms) FROM depot_a.telemetry_samples WHERE robot_id = '${robot.robotId!}'`))
       .toBe(`500\t${t0}\t${t0 + 499 * 10}\n`);
-    expect(await query(server, 'SELECT version, name FROM depot_a.fleetgw_schema_migrations ORDER BY version')).toBe('1\ttelemetry_samples\n2\ttelemetry_samples deduplication window\n');
+    expect(await query(server, 'SELECT version, name FROM depot_a.fleetgw_schema_migrations ORDER BY version')).toBe('1\ttelemetry_samples\n2\ttelemetry_samples deduplication window\n3\ttelemetry_samples merge selector base\n');
   });
 
   it('a restart with the password from the environment finds the schema current and applies nothing', async () => {
@@ -95,7 +95,7 @@ describe.skipIf(skip)(`the gateway bootstraps its ClickHouse database${skip ? ` 
     expect(gw.ready).toMatchObject({ telemetryStore: 'clickhouse', telemetrySchemaVersion: 3 });
     expect(await gw.stop('SIGTERM')).toBe(0);
     gw = null;
-    expect(await query(server, 'SELECT count() FROM depot_a.fleetgw_schema_migrations')).toBe('2\n');
+    expect(await query(server, 'SELECT count() FROM depot_a.fleetgw_schema_migrations')).toBe('3\n');
   });
 
   it('a wrong password stops start-up with the server named and the password nowhere in the output', async () => {
