@@ -37,7 +37,7 @@ export interface GatewayTunables {
    * An insert block with fewer rows than this at the insert age waits for more, up to
    * `telemetryInsertSmallMaxAgeMs`: at light load each part costs the store about the same whatever
    * its rows, so a small depot writes fewer, larger parts (and its receipts and history lag up to that
-   * age); a busy one (above ~10,000 samples a second) keeps the insert age. 1 turns it off.
+   * age); a busy one (above ~20,000 samples a second) keeps the insert age. 1 turns it off.
    */
   telemetryInsertMinRows: number;
   /** How long a block under `telemetryInsertMinRows` may wait; never less than the insert age. At most 30 s. */
@@ -79,7 +79,7 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   sessionMaxAgeS: 12 * 60 * 60,
   telemetryHighWaterBytes: 64 * 1024 * 1024,
   telemetryInsertMaxAgeMs: 1_000,
-  telemetryInsertMinRows: 10_000,
+  telemetryInsertMinRows: 20_000,
   telemetryInsertSmallMaxAgeMs: 5_000,
   fieldRuleAckTimeoutMs: 5000,
   objectTtlMs: 60_000,

@@ -92,7 +92,7 @@ export interface TelemetryIngestOptions {
   /**
    * Batch age: rows and snapshots wait at most this long for a fuller batch. Default 250 ms. Rows then
    * wait for the insert (`maxAgeMs`: 1 s by default, FLEETGW_TELEMETRY_INSERT_MAX_AGE_MS in the gateway;
-   * the gateway lets a block under 10,000 rows wait up to 5 s: `minRows`, `smallMaxAgeMs`)
+   * the gateway lets a block under 20,000 rows wait up to 5 s: `minRows`, `smallMaxAgeMs`)
    * and snapshots for the snapshot writer (1 s) anyway, so with the defaults stored rows, snapshots,
    * receipts to the robots and alerts (docs/alerts.md) come at most 150 ms later than with 100 ms
    * (about 1.25 s instead of 1.1 s after the sample); the live stream does not wait for it.

@@ -34,6 +34,14 @@ import type { SpooledBlock, TelemetrySpool } from './spool.js';
 /** Default {@link InsertQueueOptions.maxBytes}: 16 MiB. */
 export const DEFAULT_INSERT_MAX_BYTES = 16 * 1024 * 1024;
 
+/**
+ * A block that waits past `maxAgeMs` is cut once one robot has this many batches in it. Receipts wait
+ * for the block, and an agent keeps 4,096 unacknowledged batches by default (src/agent/agent.ts): a
+ * lone robot sending many one-sample batches (few rows, so a "small" block) must not outrun that bound
+ * while its block waits for more rows.
+ */
+export const MAX_ROBOT_BATCHES_PER_BLOCK = 1_024;
+
 export interface InsertQueueOptions {
   /** Send when this many rows are pending. Default 100,000. */
   maxRows?: number;
@@ -49,7 +57,7 @@ export interface InsertQueueOptions {
   maxAgeMs?: number;
   /**
    * A block with fewer rows than this at `maxAgeMs` waits for more, up to `smallMaxAgeMs`. Default 0
-   * (never waits; the gateway sets 10,000 from FLEETGW_TELEMETRY_INSERT_MIN_ROWS). Why: each insert is
+   * (never waits; the gateway sets 20,000 from FLEETGW_TELEMETRY_INSERT_MIN_ROWS). Why: each insert is
    * a part, and a part's write and merge cost is mostly per part at light load (on chdb a 1,000-row
    * part cost about as much merge CPU as a 10,000-row one: bench/README.md), so a light load gets
    * fewer, larger parts and a heavy one keeps `maxAgeMs`.
@@ -110,9 +118,25 @@ interface Block {
   bytes: number;
   rows: number;
   points: Map<string, DurablePoint>;
+  /** Each robot's first point in the block, kept only while small blocks may wait (see {@link MAX_ROBOT_BATCHES_PER_BLOCK}). */
+  firstPoints: Map<string, DurablePoint> | null;
   spooled: SpooledBlock | null;
   /** Spooled, or stored from memory: its points may be reported once every earlier block's are. */
   durable: boolean;
+}
+
+/**
+ * Records each robot's first point in `first` and says whether one robot has `limit` or more batches
+ * since it (its batch `seq` counts up by one per batch within an epoch).
+ */
+function robotBatchesAtLeast(first: Map<string, DurablePoint>, points: ReadonlyMap<string, DurablePoint>, limit: number): boolean {
+  let reached = false;
+  for (const [id, p] of points) {
+    const f = first.get(id);
+    if (f === undefined || f.epoch !== p.epoch) first.set(id, p);
+    else if (p.seq - f.seq + 1 >= limit) reached = true;
+  }
+  return reached;
 }
 
 /** Failed attempts since inserts last succeeded, reported when the backlog is drained. */
@@ -242,10 +266,15 @@ export class InsertQueue {
   enqueue(rows: Uint8Array, rowCount: number, points: ReadonlyMap<string, DurablePoint> | null): void {
     if (this.closed) throw new Error('insert queue is closed');
     const b = this.pending;
-    if (points !== null) mergePoints(b.points, points);
+    let manyBatches = false;
+    if (points !== null) {
+      mergePoints(b.points, points);
+      if (b.firstPoints !== null) manyBatches = robotBatchesAtLeast(b.firstPoints, points, MAX_ROBOT_BATCHES_PER_BLOCK);
+    }
     if (rowCount === 0) {
       // Nothing to store (every frame corrupt): still a point to acknowledge, with the next block.
-      if (points !== null && b.rows === 0) {
+      if (manyBatches) this.cut();
+      else if (points !== null && b.rows === 0) {
         if (this.urgent) this.cut();
         else if (this.timer === null) this.armAge();
       }
@@ -255,7 +284,7 @@ export class InsertQueue {
     b.bytes += rows.length;
     b.rows += rowCount;
     this.bytes += rows.length;
-    if (this.urgent || b.rows >= this.maxRows || b.bytes >= this.maxBytes || (this.agePassed && b.rows >= this.minRows)) this.cut();
+    if (this.urgent || b.rows >= this.maxRows || b.bytes >= this.maxBytes || (this.agePassed && b.rows >= this.minRows) || manyBatches) this.cut();
     else if (this.timer === null) this.armAge();
     // Last: the ingest's gate may call setUrgent() from here.
     this.onBytesChange();
@@ -294,7 +323,10 @@ export class InsertQueue {
   }
 
   private newBlock(): Block {
-    return { id: 0, chunks: [], bytes: 0, rows: 0, points: new Map(), spooled: null, durable: false };
+    return {
+      id: 0, chunks: [], bytes: 0, rows: 0, points: new Map(), spooled: null, durable: false,
+      firstPoints: this.smallMaxAgeMs > this.maxAgeMs ? new Map() : null,
+    };
   }
 
   /** Starts the pending block's age: cut at `maxAgeMs`, or later while it is under `minRows`. */

@@ -2,7 +2,7 @@
  * FLEETGW_TELEMETRY_INSERT_MAX_AGE_MS, _MIN_ROWS and _SMALL_MAX_AGE_MS: how long telemetry rows may
  * wait for their store insert. The gateway must hand them to the ingest's insert queue: with a long
  * age decoded rows stay uninserted until a flush; with the defaults a small block (here 5 rows, under
- * 10,000) waits past the 1 s age and is inserted on its own at 5 s; with a minimum of 1 row it is
+ * 20,000) waits past the 1 s age and is inserted on its own at 5 s; with a minimum of 1 row it is
  * inserted at the age even when the small-block age is 30 s.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -37,8 +37,8 @@ describe('telemetry insert age (FLEETGW_TELEMETRY_INSERT_MAX_AGE_MS)', () => {
     expect(() => tunablesFromEnv({ FLEETGW_TELEMETRY_INSERT_MAX_AGE_MS: '30001' })).toThrow(/FLEETGW_TELEMETRY_INSERT_MAX_AGE_MS must be at most 30000/);
   });
 
-  it('the small-block rule: 10,000 rows and 5 s by default, bounded like the age', () => {
-    expect(tunablesFromEnv({})).toMatchObject({ telemetryInsertMinRows: 10_000, telemetryInsertSmallMaxAgeMs: 5_000 });
+  it('the small-block rule: 20,000 rows and 5 s by default, bounded like the age', () => {
+    expect(tunablesFromEnv({})).toMatchObject({ telemetryInsertMinRows: 20_000, telemetryInsertSmallMaxAgeMs: 5_000 });
     expect(tunablesFromEnv({ FLEETGW_TELEMETRY_INSERT_MIN_ROWS: '1', FLEETGW_TELEMETRY_INSERT_SMALL_MAX_AGE_MS: '30000' }))
       .toMatchObject({ telemetryInsertMinRows: 1, telemetryInsertSmallMaxAgeMs: 30_000 });
     expect(() => tunablesFromEnv({ FLEETGW_TELEMETRY_INSERT_MIN_ROWS: '100001' })).toThrow(/FLEETGW_TELEMETRY_INSERT_MIN_ROWS must be at most 100000/);

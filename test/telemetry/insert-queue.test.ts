@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/lmdb.js';
 import { createTelemetryIngest, type TelemetryIngest, type TelemetryIngestOptions } from '../../src/telemetry/ingest.js';
-import { InsertQueue } from '../../src/telemetry/insert-queue.js';
+import { InsertQueue, MAX_ROBOT_BATCHES_PER_BLOCK } from '../../src/telemetry/insert-queue.js';
 import type { SampleStore } from '../../src/telemetry/sample-store.js';
 import { TelemetrySpool } from '../../src/telemetry/spool.js';
 import { encodeBatch, tempDir, until } from './helpers.js';
@@ -144,6 +144,26 @@ describe('insert queue: small blocks wait for more rows (minRows, smallMaxAgeMs)
     expect(performance.now() - t0).toBeGreaterThanOrEqual(1_400);
     expect(store.inserted).toEqual([10, 10, 2]);
     await q.close();
+  });
+
+  it('cuts a waiting block once one robot has MAX_ROBOT_BATCHES_PER_BLOCK batches in it (the agent\'s unacknowledged bound)', async () => {
+    const { spool } = await TelemetrySpool.open(join(tmp.dir, 'c'), 1024 * 1024);
+    const store = recordingStore();
+    const reported: number[] = [];
+    const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 100, minRows: 100_000, smallMaxAgeMs: 30_000 }, undefined, undefined,
+      (points) => { const p = points.get('busy'); if (p) reported.push(p.seq); });
+    // One row per batch from one robot, a second robot alongside: far under minRows.
+    for (let seq = 1; seq <= MAX_ROBOT_BATCHES_PER_BLOCK + 10; seq++) {
+      q.enqueue(new Uint8Array(10), 1, new Map([['busy', { epoch: 7, seq }], ['calm', { epoch: 1, seq: 1 }]]));
+    }
+    await until(() => store.inserted.length === 1, 5_000, 'the block cut by its batch count, long before 30 s');
+    expect(store.inserted).toEqual([MAX_ROBOT_BATCHES_PER_BLOCK]);
+    expect(reported).toEqual([MAX_ROBOT_BATCHES_PER_BLOCK]);
+    // The other 10 batches wait: the count starts again with each block.
+    await sleep(300);
+    expect(store.inserted).toHaveLength(1);
+    await q.close();
+    expect(store.inserted).toEqual([MAX_ROBOT_BATCHES_PER_BLOCK, 10]);
   });
 
   it('without minRows (the queue\'s default) every block is cut at maxAgeMs; smallMaxAgeMs below maxAgeMs counts as maxAgeMs', async () => {
