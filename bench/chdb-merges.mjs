@@ -9,7 +9,7 @@
 // MergeMutate threads per part inserted, the active parts left, their highest merge level, and the CPU
 // of one robot's history read over everything (more parts cost reads a little more).
 //
-//   node bench/chdb-merges.mjs [--bases 5,20,50] [--rows 1000,10000] [--parts 300] [--period-ms 100] [--settle-s 3]
+//   node bench/chdb-merges.mjs [--bases 5,20,50] [--rows 1000,5000,10000] [--parts 300] [--period-ms 100] [--settle-s 3]
 // Needs `npm run build` (it uses dist/). Figures: bench/README.md, "Merge selector base".
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { machineInfo, parseArgs, ROOT, threadCpu, threadCpuByName } from './lib/procs.mjs';
 
 const opts = parseArgs(process.argv.slice(2), {
-  bases: '5,20,50', rows: '1000,10000', parts: 300, 'period-ms': 100, 'settle-s': 3, one: '',
+  bases: '5,20,50', rows: '1000,5000,10000', parts: 300, 'period-ms': 100, 'settle-s': 3, one: '',
 });
 const ROBOTS_FOR = (rows) => (rows >= 10_000 ? 1_000 : 100);
 

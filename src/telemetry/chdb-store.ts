@@ -72,7 +72,7 @@ export async function openChdbStore(opts: ChdbStoreOptions): Promise<SampleStore
         },
         queryText: async (sql) => (await session.queryAsync(sql, { format: 'TabSeparated' })).text(),
       },
-      { flavor: 'modern', retentionDays: opts.retentionDays ?? 90 },
+      { flavor: 'modern', retentionDays: opts.retentionDays ?? 90, engine: 'chdb' },
     );
     const insertSuffix = `, RowBinary, ${sqlString(ROWBINARY_STRUCTURE)})`;
     // The token makes a retried block a no-op (the table's deduplication window: migration 2).

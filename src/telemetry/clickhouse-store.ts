@@ -89,7 +89,7 @@ export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise
         },
         queryText: async (query) => (await client.query({ query, format: 'TabSeparated' })).text(),
       },
-      { flavor, retentionDays: opts.retentionDays ?? 90 },
+      { flavor, retentionDays: opts.retentionDays ?? 90, engine: 'server' },
     ).catch((e: unknown) => {
       throw new Error(`telemetry store: ${where} refused the telemetry table set-up ${which}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
     });

@@ -93,7 +93,7 @@ export async function setUpShard(opts: ShardSetUpOptions, s: Shard, count: numbe
       await s.client.command({ query });
     },
     queryText: async (query) => (await s.client.query({ query, format: 'TabSeparated' })).text(),
-  }, { flavor, retentionDays: opts.retentionDays ?? 90 }, clusterMigrations(opts.cluster, database)).catch((e: unknown) => {
+  }, { flavor, retentionDays: opts.retentionDays ?? 90, engine: 'server' }, clusterMigrations(opts.cluster, database)).catch((e: unknown) => {
     throw new Error(`telemetry store: ${s.where} refused the cluster table set-up: ${message(e)}`, { cause: e });
   });
   return { version, flavor, schema };

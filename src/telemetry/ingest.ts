@@ -95,7 +95,8 @@ export interface TelemetryIngestOptions {
    * the gateway lets a block under 20,000 rows wait up to 5 s: `minRows`, `smallMaxAgeMs`)
    * and snapshots for the snapshot writer (1 s) anyway, so with the defaults stored rows, snapshots,
    * receipts to the robots and alerts (docs/alerts.md) come at most 150 ms later than with 100 ms
-   * (about 1.25 s instead of 1.1 s after the sample); the live stream does not wait for it.
+   * (about 1.25 s instead of 1.1 s after the sample; at light load, when small blocks wait up to 5 s,
+   * stored rows and receipts about 5.25 s); the live stream does not wait for it.
    * At 100 robots x 10 Hz four cuts a second instead of ten took ~5-9% off the main thread's CPU
    * (bench/README.md, "Batch age and inline cuts").
    */

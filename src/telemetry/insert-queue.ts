@@ -35,10 +35,10 @@ import type { SpooledBlock, TelemetrySpool } from './spool.js';
 export const DEFAULT_INSERT_MAX_BYTES = 16 * 1024 * 1024;
 
 /**
- * A block that waits past `maxAgeMs` is cut once one robot has this many batches in it. Receipts wait
- * for the block, and an agent keeps 4,096 unacknowledged batches by default (src/agent/agent.ts): a
- * lone robot sending many one-sample batches (few rows, so a "small" block) must not outrun that bound
- * while its block waits for more rows.
+ * While small blocks may wait (`minRows`), a block is cut once one robot has this many batches since
+ * the previous cut. Receipts wait for the block, and an agent keeps 4,096 unacknowledged batches by
+ * default (src/agent/agent.ts): a lone robot sending many one-sample batches (few rows, so a "small"
+ * block) must not outrun that bound while its block waits for more rows.
  */
 export const MAX_ROBOT_BATCHES_PER_BLOCK = 1_024;
 
@@ -118,23 +118,24 @@ interface Block {
   bytes: number;
   rows: number;
   points: Map<string, DurablePoint>;
-  /** Each robot's first point in the block, kept only while small blocks may wait (see {@link MAX_ROBOT_BATCHES_PER_BLOCK}). */
-  firstPoints: Map<string, DurablePoint> | null;
   spooled: SpooledBlock | null;
   /** Spooled, or stored from memory: its points may be reported once every earlier block's are. */
   durable: boolean;
 }
 
 /**
- * Records each robot's first point in `first` and says whether one robot has `limit` or more batches
- * since it (its batch `seq` counts up by one per batch within an epoch).
+ * Says whether one robot has `limit` or more batches after its point in `first` (the point it had at
+ * the previous cut; its batch `seq` counts up by one per batch within an epoch), recording robots
+ * `first` does not know yet.
  */
 function robotBatchesAtLeast(first: Map<string, DurablePoint>, points: ReadonlyMap<string, DurablePoint>, limit: number): boolean {
   let reached = false;
   for (const [id, p] of points) {
     const f = first.get(id);
+    // A robot not seen since start or since a new epoch counts from here: at most one decode task
+    // (its batches in this `points`) is not counted, once per robot and epoch.
     if (f === undefined || f.epoch !== p.epoch) first.set(id, p);
-    else if (p.seq - f.seq + 1 >= limit) reached = true;
+    else if (p.seq - f.seq >= limit) reached = true;
   }
   return reached;
 }
@@ -178,6 +179,11 @@ export class InsertQueue {
   private timer: NodeJS.Timeout | null = null;
   /** The pending block is past `maxAgeMs` and waits only for `minRows` (or `smallMaxAgeMs`). */
   private agePassed = false;
+  /**
+   * Each robot's point at the last cut, kept only while small blocks may wait (the per-robot batch
+   * bound, {@link MAX_ROBOT_BATCHES_PER_BLOCK}): one entry per robot seen, like the ack tracker's.
+   */
+  private readonly cutPoints: Map<string, DurablePoint> | null;
   private roomTimer: NodeJS.Timeout | null = null;
   private nextId = 1;
   private inFlight = 0;
@@ -214,6 +220,7 @@ export class InsertQueue {
     this.maxAgeMs = opts.maxAgeMs ?? 1_000;
     this.minRows = opts.minRows ?? 0;
     this.smallMaxAgeMs = Math.max(this.maxAgeMs, opts.smallMaxAgeMs ?? 0);
+    this.cutPoints = this.minRows > 1 && this.smallMaxAgeMs > this.maxAgeMs ? new Map() : null;
     this.maxInFlight = opts.maxInFlight ?? 2;
     this.baseDelayMs = opts.baseDelayMs ?? 100;
     this.maxDelayMs = opts.maxDelayMs ?? 5_000;
@@ -269,7 +276,7 @@ export class InsertQueue {
     let manyBatches = false;
     if (points !== null) {
       mergePoints(b.points, points);
-      if (b.firstPoints !== null) manyBatches = robotBatchesAtLeast(b.firstPoints, points, MAX_ROBOT_BATCHES_PER_BLOCK);
+      if (this.cutPoints !== null) manyBatches = robotBatchesAtLeast(this.cutPoints, points, MAX_ROBOT_BATCHES_PER_BLOCK);
     }
     if (rowCount === 0) {
       // Nothing to store (every frame corrupt): still a point to acknowledge, with the next block.
@@ -323,10 +330,7 @@ export class InsertQueue {
   }
 
   private newBlock(): Block {
-    return {
-      id: 0, chunks: [], bytes: 0, rows: 0, points: new Map(), spooled: null, durable: false,
-      firstPoints: this.smallMaxAgeMs > this.maxAgeMs ? new Map() : null,
-    };
+    return { id: 0, chunks: [], bytes: 0, rows: 0, points: new Map(), spooled: null, durable: false };
   }
 
   /** Starts the pending block's age: cut at `maxAgeMs`, or later while it is under `minRows`. */
@@ -337,7 +341,9 @@ export class InsertQueue {
 
   private readonly onAge = (): void => {
     this.timer = null;
-    if (this.pending.rows >= this.minRows || this.smallMaxAgeMs === this.maxAgeMs) {
+    // Only acknowledgements (rows 0): waiting would save no part, so they go at the age.
+    const rows = this.pending.rows;
+    if (rows === 0 || rows >= this.minRows || this.smallMaxAgeMs === this.maxAgeMs) {
       this.cut();
       return;
     }
@@ -354,6 +360,7 @@ export class InsertQueue {
     }
     this.agePassed = false;
     const b = this.pending;
+    if (this.cutPoints !== null) mergePoints(this.cutPoints, b.points);
     if (b.rows > 0) {
       b.id = this.nextId++;
       this.unsettled.add(b.id);

@@ -11,8 +11,8 @@
  * - additive for writers (new tables, new columns with a DEFAULT): a gateway one release older keeps
  *   inserting with its explicit column list, so depots can be upgraded one at a time.
  *
- * Each step names the SQL it runs; the statements are plain DDL any supported engine accepts
- * (Debian's ClickHouse 18.16 server, chdb 3.x).
+ * Each step names the SQL it runs; the statements are plain DDL, and a step that needs a setting or
+ * an engine looks before it acts (Debian's ClickHouse 18.16 server, chdb 3.x).
  */
 import { loadSamplesDdl, type SchemaFlavor } from './schema.js';
 
@@ -23,6 +23,8 @@ export const MIGRATIONS_TABLE = 'fleetgw_schema_migrations';
 export interface MigrationContext {
   flavor: SchemaFlavor;
   retentionDays: number;
+  /** chdb in the gateway's process, or a ClickHouse server (a step may apply to one only: migration 3). */
+  engine: 'chdb' | 'server';
 }
 
 export interface Migration {
@@ -52,9 +54,6 @@ export interface MigrationResult {
   newerThanKnown: boolean;
 }
 
-/** `telemetry_samples`' merge selector base (migration 3); the engine's default is 5. */
-export const MERGE_SELECTOR_BASE = 20;
-
 /** The released migrations, in order. Append only. */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -78,17 +77,19 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 3,
     name: 'telemetry_samples merge selector base',
-    // Issue 12 target 2: the gateway writes a part per insert (about one a second), and with the
-    // default base (5) the merge selector merged the small parts again on nearly every insert: on chdb
-    // with 1,000-row parts, 51 ms of merge CPU per part inserted, the largest cost of the embedded store
-    // at 100 robots. Base 20 lets more parts of a size gather before they are merged (3x less merge
-    // CPU at 1,000- and 10,000-row parts; 12 active parts after 300,000 rows instead of 1), far below
-    // parts_to_delay_insert (1,000 per partition). bench/README.md, "Merge selector base". Engines
-    // without the setting (18.16, servers before 24.x) keep their own selector: nothing.
+    // Issue 12 target 2, the embedded store only: the gateway writes a part per insert (every 1-5 s),
+    // and with the default base (5) chdb merged the small parts again on nearly every insert (49 ms of
+    // merge CPU per 1,000-row part inserted; at 100 robots the largest cost of the embedded store).
+    // Base 20 lets more parts of a size gather before they are merged (2-3x less merge CPU; 12-18
+    // active parts after 300 parts instead of 2-4, far below parts_to_delay_insert, 1,000 per
+    // partition). bench/README.md, "Merge selector base". Not on a server (nor a cluster's shards):
+    // not measured there, and a server's parts are its operator's to tune; the step records itself
+    // there as done with nothing run, so an operator wanting it sets it by hand. The literal is part
+    // of the released step: never edit it (a new base is a new migration).
     statements: async (ctx, db) => {
-      if (ctx.flavor !== 'modern') return [];
+      if (ctx.engine !== 'chdb') return [];
       const known = (await db.queryText("SELECT count() FROM system.merge_tree_settings WHERE name = 'merge_selector_base'")).trim();
-      return known === '1' ? [`ALTER TABLE telemetry_samples MODIFY SETTING merge_selector_base = ${MERGE_SELECTOR_BASE}`] : [];
+      return known === '1' ? ['ALTER TABLE telemetry_samples MODIFY SETTING merge_selector_base = 20'] : [];
     },
   },
 ];

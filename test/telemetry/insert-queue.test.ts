@@ -122,10 +122,10 @@ describe('insert queue: small blocks wait for more rows (minRows, smallMaxAgeMs)
   const tmp = tempDir('insert-small');
   afterAll(() => tmp.remove());
 
-  it('cuts a full-enough block at maxAgeMs, a small one when it reaches minRows after that, or at smallMaxAgeMs', async () => {
+  it('cuts a full-enough block at maxAgeMs, and a small one when a later enqueue brings it to minRows', async () => {
     const { spool } = await TelemetrySpool.open(join(tmp.dir, 'a'), 1024 * 1024);
     const store = recordingStore();
-    const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 100, minRows: 10, smallMaxAgeMs: 1_500 });
+    const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 100, minRows: 10, smallMaxAgeMs: 30_000 });
     // 10 rows (= minRows): cut at the ordinary age.
     q.enqueue(new Uint8Array(100), 10, null);
     await until(() => store.inserted.length === 1, 5_000, 'a block of minRows inserted at maxAgeMs');
@@ -133,46 +133,66 @@ describe('insert queue: small blocks wait for more rows (minRows, smallMaxAgeMs)
     q.enqueue(new Uint8Array(30), 3, null);
     await sleep(400);
     expect(store.inserted).toEqual([10]);
-    // ...until a later enqueue brings it to minRows: cut then, not at smallMaxAgeMs.
+    // ...until a later enqueue brings it to minRows: cut then (the small-block age is 30 s).
     q.enqueue(new Uint8Array(70), 7, null);
-    await until(() => store.inserted.length === 2, 1_000, 'cut when it reached minRows');
+    await until(() => store.inserted.length === 2, 5_000, 'cut when it reached minRows');
     expect(store.inserted).toEqual([10, 10]);
-    // A block that stays small is cut at smallMaxAgeMs.
-    const t0 = performance.now();
-    q.enqueue(new Uint8Array(20), 2, null);
-    await until(() => store.inserted.length === 3, 5_000, 'a small block inserted at smallMaxAgeMs');
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(1_400);
-    expect(store.inserted).toEqual([10, 10, 2]);
     await q.close();
   });
 
-  it('cuts a waiting block once one robot has MAX_ROBOT_BATCHES_PER_BLOCK batches in it (the agent\'s unacknowledged bound)', async () => {
+  it('cuts a block that stays small at smallMaxAgeMs, and acknowledgements without rows at maxAgeMs', async () => {
+    const { spool } = await TelemetrySpool.open(join(tmp.dir, 'd'), 1024 * 1024);
+    const store = recordingStore();
+    const reported: number[] = [];
+    const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 100, minRows: 10, smallMaxAgeMs: 1_500 }, undefined, undefined,
+      (points) => { const p = points.get('r1'); if (p) reported.push(p.seq); });
+    // Only acknowledgements (corrupt frames): no part to save, so they go at the age, not at 1.5 s.
+    const a0 = performance.now();
+    q.enqueue(new Uint8Array(0), 0, new Map([['r1', { epoch: 1, seq: 3 }]]));
+    await until(() => reported.length === 1, 5_000, 'acknowledgements reported');
+    expect(performance.now() - a0).toBeLessThan(1_400);
+    const t0 = performance.now();
+    q.enqueue(new Uint8Array(20), 2, null);
+    await until(() => store.inserted.length === 1, 10_000, 'a small block inserted at smallMaxAgeMs');
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(1_400);
+    expect(store.inserted).toEqual([2]);
+    await q.close();
+  });
+
+  it('cuts a block once one robot has MAX_ROBOT_BATCHES_PER_BLOCK batches since the previous cut (the agent\'s unacknowledged bound)', async () => {
     const { spool } = await TelemetrySpool.open(join(tmp.dir, 'c'), 1024 * 1024);
     const store = recordingStore();
     const reported: number[] = [];
     const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 100, minRows: 100_000, smallMaxAgeMs: 30_000 }, undefined, undefined,
       (points) => { const p = points.get('busy'); if (p) reported.push(p.seq); });
-    // One row per batch from one robot, a second robot alongside: far under minRows.
-    for (let seq = 1; seq <= MAX_ROBOT_BATCHES_PER_BLOCK + 10; seq++) {
+    // One row per batch from one robot, a second robot alongside: far under minRows. The count starts
+    // at the robot's first point (seq 1).
+    const n = MAX_ROBOT_BATCHES_PER_BLOCK;
+    for (let seq = 1; seq <= n + 10; seq++) {
       q.enqueue(new Uint8Array(10), 1, new Map([['busy', { epoch: 7, seq }], ['calm', { epoch: 1, seq: 1 }]]));
     }
     await until(() => store.inserted.length === 1, 5_000, 'the block cut by its batch count, long before 30 s');
-    expect(store.inserted).toEqual([MAX_ROBOT_BATCHES_PER_BLOCK]);
-    expect(reported).toEqual([MAX_ROBOT_BATCHES_PER_BLOCK]);
-    // The other 10 batches wait: the count starts again with each block.
+    expect(store.inserted).toEqual([n + 1]);
+    expect(reported).toEqual([n + 1]);
+    // The other 9 batches wait: the next count starts at the cut (seq n + 1).
     await sleep(300);
     expect(store.inserted).toHaveLength(1);
+    for (let seq = n + 11; seq <= 2 * n; seq++) q.enqueue(new Uint8Array(10), 1, new Map([['busy', { epoch: 7, seq }]]));
+    await sleep(300);
+    expect(store.inserted).toHaveLength(1);
+    q.enqueue(new Uint8Array(10), 1, new Map([['busy', { epoch: 7, seq: 2 * n + 1 }]]));
+    await until(() => store.inserted.length === 2, 5_000, 'the second block cut at n batches after the first cut');
+    expect(store.inserted).toEqual([n + 1, n]);
     await q.close();
-    expect(store.inserted).toEqual([MAX_ROBOT_BATCHES_PER_BLOCK, 10]);
   });
 
-  it('without minRows (the queue\'s default) every block is cut at maxAgeMs; smallMaxAgeMs below maxAgeMs counts as maxAgeMs', async () => {
+  it('off with minRows 1 or without it (the queue\'s default): every block is cut at maxAgeMs; smallMaxAgeMs below maxAgeMs counts as maxAgeMs', async () => {
     const { spool } = await TelemetrySpool.open(join(tmp.dir, 'b'), 1024 * 1024);
-    for (const opts of [{ maxAgeMs: 100, smallMaxAgeMs: 60_000 }, { maxAgeMs: 100, minRows: 1_000, smallMaxAgeMs: 10 }]) {
+    for (const opts of [{ maxAgeMs: 100, smallMaxAgeMs: 60_000 }, { maxAgeMs: 100, minRows: 1, smallMaxAgeMs: 60_000 }, { maxAgeMs: 100, minRows: 1_000, smallMaxAgeMs: 10 }]) {
       const store = recordingStore();
       const q = new InsertQueue(store, pino({ enabled: false }), spool, opts);
       q.enqueue(new Uint8Array(10), 1, null);
-      await until(() => store.inserted.length === 1, 1_000, 'inserted at maxAgeMs');
+      await until(() => store.inserted.length === 1, 5_000, 'inserted at maxAgeMs');
       await q.close();
     }
   });

@@ -5,12 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openChdbStore } from '../../src/telemetry/chdb-store.js';
-import { addColumnIfMissing, MERGE_SELECTOR_BASE, MIGRATIONS, MIGRATIONS_TABLE, migrateSchema, schemaVersion, type Migration, type SchemaExecutor } from '../../src/telemetry/migrations.js';
+import { addColumnIfMissing, MIGRATIONS, MIGRATIONS_TABLE, migrateSchema, schemaVersion, type Migration, type SchemaExecutor } from '../../src/telemetry/migrations.js';
 import { tempDir } from './helpers.js';
 
 const url = inject('clickhouseUrl');
 const skipReason = inject('clickhouseSkipReason');
-const ctx = { flavor: 'legacy' as const, retentionDays: 30 };
+const ctx = { flavor: 'legacy' as const, retentionDays: 30, engine: 'server' as const };
 
 /** SQL over the server's HTTP interface in one database. */
 function httpExecutor(base: string, database: string): SchemaExecutor {
@@ -33,6 +33,14 @@ describe('migration list', () => {
     MIGRATIONS.forEach((m, i) => expect(m.version).toBe(i + 1));
     const never: SchemaExecutor = { exec: () => Promise.reject(new Error('not reached')), queryText: () => Promise.reject(new Error('not reached')) };
     await expect(migrateSchema(never, ctx, [m1, m3])).rejects.toThrow('migration others has version 3, expected 2');
+  });
+
+  it('migration 3 (merge selector base) changes chdb only, and only where the engine has the setting', async () => {
+    const step3 = MIGRATIONS[2]!;
+    const has = (n: string): SchemaExecutor => ({ exec: () => Promise.resolve(), queryText: () => Promise.resolve(`${n}\n`) });
+    expect(await step3.statements({ flavor: 'modern', retentionDays: 30, engine: 'chdb' }, has('1'))).toEqual(['ALTER TABLE telemetry_samples MODIFY SETTING merge_selector_base = 20']);
+    expect(await step3.statements({ flavor: 'modern', retentionDays: 30, engine: 'chdb' }, has('0'))).toEqual([]);
+    expect(await step3.statements({ flavor: 'modern', retentionDays: 30, engine: 'server' }, has('1'))).toEqual([]);
   });
 });
 
@@ -81,7 +89,7 @@ describe.skipIf(url === null)(`schema migrations on a ClickHouse server${url ===
       const real = httpExecutor(url!, fresh);
       const version = (await real.queryText('SELECT version()')).trim();
       const flavor = Number.parseInt(version, 10) >= 21 ? 'modern' : 'legacy';
-      expect(await migrateSchema(real, { flavor, retentionDays: 30 })).toEqual({ from: 0, to: 3, applied: [1, 2, 3], newerThanKnown: false });
+      expect(await migrateSchema(real, { flavor, retentionDays: 30, engine: 'server' })).toEqual({ from: 0, to: 3, applied: [1, 2, 3], newerThanKnown: false });
       expect(await real.queryText("SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'telemetry_samples'")).toBe('1\n');
     } finally {
       await fetch(`${url}/`, { method: 'POST', body: `DROP DATABASE IF EXISTS ${fresh}` });
@@ -101,7 +109,7 @@ describe('schema migrations on chdb', () => {
       // Migration 2: a replayed block with the same insert_deduplication_token is dropped (issue 14 part 1).
       expect(await first.queryText("SELECT count() FROM system.tables WHERE name = 'telemetry_samples' AND engine_full LIKE '%non_replicated_deduplication_window = 1000%'")).toBe('1\n');
       // Migration 3: fewer re-merges of the small parts the gateway writes (issue 12 target 2).
-      expect(await first.queryText(`SELECT count() FROM system.tables WHERE name = 'telemetry_samples' AND engine_full LIKE '%merge_selector_base = ${MERGE_SELECTOR_BASE}%'`)).toBe('1\n');
+      expect(await first.queryText(`SELECT count() FROM system.tables WHERE name = 'telemetry_samples' AND engine_full LIKE '%merge_selector_base = 20%'`)).toBe('1\n');
     } finally {
       await first.close();
     }
