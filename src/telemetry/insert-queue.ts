@@ -58,8 +58,8 @@ export interface InsertQueueOptions {
   /**
    * A block with fewer rows than this at `maxAgeMs` waits for more, up to `smallMaxAgeMs`. Default 0
    * (never waits; the gateway sets 20,000 from FLEETGW_TELEMETRY_INSERT_MIN_ROWS). Why: each insert is
-   * a part, and a part's write and merge cost is mostly per part at light load (on chdb a 1,000-row
-   * part cost about as much merge CPU as a 10,000-row one: bench/README.md), so a light load gets
+   * a part, and a part's merge cost grows far slower than its rows (on chdb a 10,000-row part cost
+   * 2.3x the merge CPU of a 1,000-row one: bench/README.md, "Merge selector base"), so a light load gets
    * fewer, larger parts and a heavy one keeps `maxAgeMs`.
    */
   minRows?: number;
