@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/lmdb.js';
 import { createTelemetryIngest, type TelemetryIngest, type TelemetryIngestOptions } from '../../src/telemetry/ingest.js';
-import { InsertQueue, MAX_ROBOT_BATCHES_PER_BLOCK } from '../../src/telemetry/insert-queue.js';
+import { InsertQueue, MAX_ROBOT_BATCHES_PER_BLOCK, type InsertQueueOptions } from '../../src/telemetry/insert-queue.js';
 import type { SampleStore } from '../../src/telemetry/sample-store.js';
 import { TelemetrySpool } from '../../src/telemetry/spool.js';
 import { encodeBatch, tempDir, until } from './helpers.js';
@@ -122,10 +122,18 @@ describe('insert queue: small blocks wait for more rows (minRows, smallMaxAgeMs)
   const tmp = tempDir('insert-small');
   afterAll(() => tmp.remove());
 
-  it('cuts a full-enough block at maxAgeMs, and a small one when a later enqueue brings it to minRows', async () => {
-    const { spool } = await TelemetrySpool.open(join(tmp.dir, 'a'), 1024 * 1024);
+  /** A queue over a recording store in its own spool; `reported` gets `robot`'s reported seqs. */
+  async function smallBlockQueue(name: string, opts: InsertQueueOptions, robot = ''): Promise<{ q: InsertQueue; store: ReturnType<typeof recordingStore>; reported: number[] }> {
+    const { spool } = await TelemetrySpool.open(join(tmp.dir, name), 1024 * 1024);
     const store = recordingStore();
-    const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 100, minRows: 10, smallMaxAgeMs: 30_000 });
+    const reported: number[] = [];
+    const q = new InsertQueue(store, pino({ enabled: false }), spool, opts, undefined, undefined,
+      (points) => { const p = points.get(robot); if (p) reported.push(p.seq); });
+    return { q, store, reported };
+  }
+
+  it('cuts a full-enough block at maxAgeMs, and a small one when a later enqueue brings it to minRows', async () => {
+    const { q, store } = await smallBlockQueue('a', { maxAgeMs: 100, minRows: 10, smallMaxAgeMs: 30_000 });
     // 10 rows (= minRows): cut at the ordinary age.
     q.enqueue(new Uint8Array(100), 10, null);
     await until(() => store.inserted.length === 1, 5_000, 'a block of minRows inserted at maxAgeMs');
@@ -141,11 +149,7 @@ describe('insert queue: small blocks wait for more rows (minRows, smallMaxAgeMs)
   });
 
   it('cuts a block that stays small at smallMaxAgeMs, and acknowledgements without rows at maxAgeMs', async () => {
-    const { spool } = await TelemetrySpool.open(join(tmp.dir, 'd'), 1024 * 1024);
-    const store = recordingStore();
-    const reported: number[] = [];
-    const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 100, minRows: 10, smallMaxAgeMs: 1_500 }, undefined, undefined,
-      (points) => { const p = points.get('r1'); if (p) reported.push(p.seq); });
+    const { q, store, reported } = await smallBlockQueue('d', { maxAgeMs: 100, minRows: 10, smallMaxAgeMs: 1_500 }, 'r1');
     // Only acknowledgements (corrupt frames): no part to save, so they go at the age, not at 1.5 s.
     const a0 = performance.now();
     q.enqueue(new Uint8Array(0), 0, new Map([['r1', { epoch: 1, seq: 3 }]]));
@@ -160,11 +164,7 @@ describe('insert queue: small blocks wait for more rows (minRows, smallMaxAgeMs)
   });
 
   it('cuts a block once one robot has MAX_ROBOT_BATCHES_PER_BLOCK batches since the previous cut (the agent\'s unacknowledged bound)', async () => {
-    const { spool } = await TelemetrySpool.open(join(tmp.dir, 'c'), 1024 * 1024);
-    const store = recordingStore();
-    const reported: number[] = [];
-    const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 100, minRows: 100_000, smallMaxAgeMs: 30_000 }, undefined, undefined,
-      (points) => { const p = points.get('busy'); if (p) reported.push(p.seq); });
+    const { q, store, reported } = await smallBlockQueue('c', { maxAgeMs: 100, minRows: 100_000, smallMaxAgeMs: 30_000 }, 'busy');
     // One row per batch from one robot, a second robot alongside: far under minRows. The count starts
     // at the robot's first point (seq 1).
     const n = MAX_ROBOT_BATCHES_PER_BLOCK;
@@ -187,10 +187,9 @@ describe('insert queue: small blocks wait for more rows (minRows, smallMaxAgeMs)
   });
 
   it('off with minRows 1 or without it (the queue\'s default): every block is cut at maxAgeMs; smallMaxAgeMs below maxAgeMs counts as maxAgeMs', async () => {
-    const { spool } = await TelemetrySpool.open(join(tmp.dir, 'b'), 1024 * 1024);
-    for (const opts of [{ maxAgeMs: 100, smallMaxAgeMs: 60_000 }, { maxAgeMs: 100, minRows: 1, smallMaxAgeMs: 60_000 }, { maxAgeMs: 100, minRows: 1_000, smallMaxAgeMs: 10 }]) {
-      const store = recordingStore();
-      const q = new InsertQueue(store, pino({ enabled: false }), spool, opts);
+    const cases: InsertQueueOptions[] = [{ maxAgeMs: 100, smallMaxAgeMs: 60_000 }, { maxAgeMs: 100, minRows: 1, smallMaxAgeMs: 60_000 }, { maxAgeMs: 100, minRows: 1_000, smallMaxAgeMs: 10 }];
+    for (const [i, opts] of cases.entries()) {
+      const { q, store } = await smallBlockQueue(`b${i}`, opts);
       q.enqueue(new Uint8Array(10), 1, null);
       await until(() => store.inserted.length === 1, 5_000, 'inserted at maxAgeMs');
       await q.close();
