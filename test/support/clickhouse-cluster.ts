@@ -92,6 +92,28 @@ export interface ClickHouseTestCluster {
   dispose(): Promise<void>;
 }
 
+/**
+ * Waits until `server` reads ZooKeeper. A server answers HTTP before its ZooKeeper session is up, and
+ * on a loaded machine the first ReplicatedMergeTree DDL then failed with "All connection tries failed
+ * while connecting to ZooKeeper" (CI, 2026-12-01): the tests are about the cluster, not that race.
+ * @throws when it cannot within `timeoutMs`, with the server's last answer
+ */
+async function waitForZooKeeperSession(server: ClickHouseTestServer, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    try {
+      const res = await fetch(`${server.url}/`, { method: 'POST', body: "SELECT count() FROM system.zookeeper WHERE path = '/'" });
+      if (res.ok) return;
+      last = (await res.text()).trim();
+    } catch (e) {
+      last = e instanceof Error ? e.message : String(e);
+    }
+    if (Date.now() > deadline) throw new Error(`ClickHouse at ${server.url} did not reach ZooKeeper within ${timeoutMs} ms: ${last}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 /** ZooKeeper plus `shards` servers, each one shard with one replica, all naming cluster `name`. */
 export async function startClickHouseCluster(shards: number, name = 'fleetgw_test'): Promise<ClickHouseTestCluster> {
   const zookeeper = await startZooKeeper();
@@ -110,6 +132,7 @@ export async function startClickHouseCluster(shards: number, name = 'fleetgw_tes
 <interserver_http_port>${interserver}</interserver_http_port><interserver_http_host>127.0.0.1</interserver_http_host>`;
       started.push(await startClickHouseServer({ ports: ports[i]!, extraConfigXml: extra, readyTimeoutMs: 30_000 }));
     }
+    for (const s of started) await waitForZooKeeperSession(s, 30_000);
   } catch (e) {
     for (const s of started) await s.dispose();
     await zookeeper.dispose();
