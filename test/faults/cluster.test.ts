@@ -15,6 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startClickHouseCluster, zookeeperUnavailableReason, type ClickHouseTestCluster } from '../support/clickhouse-cluster.js';
 import { clickhouseServerUnavailableReason } from '../support/clickhouse-server.js';
 import type { RunningGateway } from '../support/gateway.js';
+import { until } from '../support/until.js';
 import { allOnline, freePort, metric, provision, report, serve, sim, sleep, type Depot, type RunningSim, type StoredCounts } from './support.js';
 
 const DEPOTS = 2;
@@ -81,10 +82,11 @@ describe.skipIf(reason !== null && process.env.CI !== 'true')(`many depots on on
     for (const d of depots) await allOnline(d.gw!, d.depot);
     expect(new Set(depots.flatMap((d) => d.ids)).size).toBe(DEPOTS * ROBOTS);
     await sleep(5_000);
-    // Before the fault: both depots' rows are there, once (what reached the store so far).
+    // Before the fault: both depots' rows are there, once (what reached the store so far). At this
+    // light load a block waits up to 5 s for its insert (FLEETGW_TELEMETRY_INSERT_SMALL_MAX_AGE_MS).
     for (const d of depots) {
-      const before = await countDepot(shard2.url, d.ids);
-      expect(before.distinct).toBeGreaterThan(0);
+      let before = await countDepot(shard2.url, d.ids);
+      await until(async () => (before = await countDepot(shard2.url, d.ids)).distinct > 0, 20_000, 'the depot\'s first rows on shard 2', 250);
       expect(before.duplicated).toBe(0);
     }
 
