@@ -291,17 +291,23 @@ export class InsertQueue {
     b.bytes += rows.length;
     b.rows += rowCount;
     this.bytes += rows.length;
-    if (this.urgent || b.rows >= this.maxRows || b.bytes >= this.maxBytes || (this.agePassed && b.rows >= this.minRows) || manyBatches) this.cut();
+    if ((this.urgent && this.downstreamIdle()) || b.rows >= this.maxRows || b.bytes >= this.maxBytes || (this.agePassed && b.rows >= this.minRows) || manyBatches) this.cut();
     else if (this.timer === null) this.armAge();
     // Last: the ingest's gate may call setUrgent() from here.
     this.onBytesChange();
   }
 
   /**
-   * While `on`, rows are cut into a block as they arrive instead of waiting up to `maxAgeMs`, and
-   * turning it on cuts the pending rows at once. The ingest sets it while its high-water mark has
-   * paused the robots' reads: memory is short, and rows waiting for a timer would keep the reads
-   * paused for that long (the smaller blocks cost the store a little more per row, only then).
+   * While `on`, rows do not wait for `maxAgeMs`: they are cut into a block as soon as the spool writer
+   * and an insert slot are free (or at the size bounds), and turning it on cuts the pending rows at
+   * once. The ingest sets it while its high-water mark has paused the robots' reads: memory is short,
+   * and rows waiting for a timer would keep the reads paused for that long.
+   *
+   * Why not a block per enqueue: the store is then the bottleneck (a paused gateway is one the store
+   * does not keep up with), and a block per decoded batch made it slower still. At 360,000 samples/s
+   * into a ClickHouse 18.16 server on the same 2 cores, blocks of ~24,000 rows cost it 3.1 us per row;
+   * rows that arrive while both insert slots are busy join one block instead (group commit), so the
+   * blocks grow with the store's delay, up to `maxBytes`/`maxRows` (bench/README.md, stop 29).
    */
   setUrgent(on: boolean): void {
     if (this.urgent === on) return;
@@ -464,6 +470,13 @@ export class InsertQueue {
       this.inFlight++;
       void this.direct(b);
     }
+    // Urgent rows that waited for the store to be free go now (see setUrgent).
+    if (this.urgent && this.pending.rows > 0 && this.downstreamIdle() && !this.closed) this.cut();
+  }
+
+  /** Nothing waits for the spool writer or an insert slot, and a slot is free: a block cut now goes straight on. */
+  private downstreamIdle(): boolean {
+    return !this.spoolWriting && this.toSpool.length === 0 && this.ready.length === 0 && this.inFlight < this.maxInFlight;
   }
 
   /** One insert of a block held in memory; a spooled block that fails goes to the backlog. */

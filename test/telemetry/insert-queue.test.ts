@@ -68,6 +68,37 @@ describe('insert queue: urgent while paused', () => {
   });
 });
 
+describe('insert queue: urgent rows while the store is busy', () => {
+  const tmp = tempDir('insert-group');
+  afterAll(() => tmp.remove());
+
+  it('joins rows that arrive while every insert slot is busy into one block, sent when a slot frees', async () => {
+    const { spool } = await TelemetrySpool.open(join(tmp.dir, 'a'), 1024 * 1024);
+    const release: (() => void)[] = [];
+    const store = recordingStore();
+    store.insert = (_c, _b, rows) => {
+      store.inserted.push(rows);
+      return new Promise<void>((r) => release.push(r));
+    };
+    const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 60_000, maxInFlight: 1 });
+    q.setUrgent(true);
+    q.enqueue(new Uint8Array(100), 2, null);
+    await until(() => store.inserted.length === 1, 5_000, 'the first block sent');
+    for (let i = 0; i < 3; i++) q.enqueue(new Uint8Array(50), 1, null);
+    await sleep(100);
+    // The one slot is busy: the rows wait for it, not for the 60 s age.
+    expect(store.inserted).toEqual([2]);
+    expect(q.queuedBytes).toBe(250);
+    release.shift()!();
+    await until(() => store.inserted.length === 2, 5_000, 'the waiting rows sent once the slot freed');
+    expect(store.inserted).toEqual([2, 3]);
+    release.shift()!();
+    await until(() => q.queuedBytes === 0, 5_000, 'everything stored');
+    await q.close();
+    expect(store.inserted).toEqual([2, 3]);
+  });
+});
+
 describe('insert queue: receipts in cut order', () => {
   const tmp = tempDir('insert-order');
   afterAll(() => tmp.remove());
@@ -91,7 +122,8 @@ describe('insert queue: receipts in cut order', () => {
       return new Promise<void>((r) => release.push(r));
     };
     const reported: string[] = [];
-    const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 60_000, maxInFlight: 8 }, undefined, undefined,
+    // A block per enqueue (maxRows 1), sent at once (urgent, eight slots).
+    const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 60_000, maxInFlight: 8, maxRows: 1 }, undefined, undefined,
       (points) => { for (const [id, p] of points) reported.push(`${id}:${p.epoch}/${p.seq}`); });
     q.setUrgent(true);
     q.enqueue(new Uint8Array(10), 1, new Map([['r1', { epoch: 1, seq: 1 }]]));
