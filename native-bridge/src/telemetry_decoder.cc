@@ -28,13 +28,37 @@ constexpr size_t kFrameHeaderBytes = 16;
 constexpr int kMaxErrors = 8;
 
 // ---------------------------------------------------------------------------------------------
-// Output buffer (grows, never shrinks; one per thread, reused by every task)
+// Output buffer: writes into the caller's destination (a task slot's rows region, or the main
+// thread's row arena) while the output fits, so the rows are not copied once more at the end; past
+// its end it moves what it wrote into its own storage (grows, never shrinks; one per thread, reused
+// by every task) and goes on there.
 
 struct Out {
-  std::vector<uint8_t> b;
+  std::vector<uint8_t> own;
+  uint8_t* b = nullptr;  // where bytes go: the destination, or own.data()
+  size_t cap = 0;
   size_t pos = 0;
+  bool external = false;
+  void start(uint8_t* dest, size_t destLen) {
+    pos = 0;
+    external = dest != nullptr;
+    b = external ? dest : own.data();
+    cap = external ? destLen : own.size();
+  }
   void ensure(size_t n) {
-    if (pos + n > b.size()) b.resize(std::max(b.size() * 2, pos + n + 4096));
+    if (pos + n > cap) grow(n);
+  }
+  void grow(size_t n) {
+    size_t want = std::max(cap * 2, pos + n + 4096);
+    if (external) {
+      if (own.size() < want) own.resize(want);
+      if (pos) std::memcpy(own.data(), b, pos);
+      external = false;
+    } else {
+      own.resize(want);
+    }
+    b = own.data();
+    cap = own.size();
   }
   void u8(uint8_t v) {
     ensure(1);
@@ -42,7 +66,7 @@ struct Out {
   }
   void bytes(const uint8_t* p, size_t n) {
     ensure(n);
-    if (n) std::memcpy(b.data() + pos, p, n);
+    if (n) std::memcpy(b + pos, p, n);
     pos += n;
   }
   void text(const char* s, size_t n) { bytes(reinterpret_cast<const uint8_t*>(s), n); }
@@ -50,12 +74,12 @@ struct Out {
   void lit(const char (&s)[N]) { text(s, N - 1); }
   void u32le(uint32_t v) {
     ensure(4);
-    std::memcpy(b.data() + pos, &v, 4);
+    std::memcpy(b + pos, &v, 4);
     pos += 4;
   }
   void u64le(uint64_t v) {
     ensure(8);
-    std::memcpy(b.data() + pos, &v, 8);
+    std::memcpy(b + pos, &v, 8);
     pos += 8;
   }
   void varuint(uint64_t v) {
@@ -595,7 +619,7 @@ struct ThreadState {
 
 Napi::ArrayBuffer copyOut(Napi::Env env, const Out& o) {
   Napi::ArrayBuffer ab = Napi::ArrayBuffer::New(env, o.pos);
-  if (o.pos) std::memcpy(ab.Data(), o.b.data(), o.pos);
+  if (o.pos) std::memcpy(ab.Data(), o.b, o.pos);
   return ab;
 }
 
@@ -641,8 +665,10 @@ Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
   }
 
   ThreadState& st = *env.GetInstanceData<ThreadState>();
-  st.rows.pos = 0;
-  st.live.pos = 0;
+  size_t intoLen = 0;
+  uint8_t* into = info.Length() > 6 ? bytesOf(info[6], intoLen) : nullptr;
+  st.rows.start(into, intoLen);
+  st.live.start(nullptr, 0);
   st.liveIndex.clear();
   st.snapStart.assign(robots, -1);
   st.snapEnd.assign(robots, 0);
@@ -721,10 +747,7 @@ Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
   }
 
   Napi::Object result = Napi::Object::New(env);
-  size_t intoLen = 0;
-  uint8_t* into = info.Length() > 6 ? bytesOf(info[6], intoLen) : nullptr;
-  if (into != nullptr && intoLen >= st.rows.pos) {
-    if (st.rows.pos) std::memcpy(into, st.rows.b.data(), st.rows.pos);
+  if (st.rows.external) {
     result.Set("rows", env.Undefined());
   } else {
     result.Set("rows", copyOut(env, st.rows));
@@ -765,8 +788,9 @@ Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
 // Formats doubles as the live messages do (the differential test checks it against String(v)).
 Napi::Value FormatNumber(const Napi::CallbackInfo& info) {
   Out o;
+  o.start(nullptr, 0);
   jsNumber(o, info[0].As<Napi::Number>().DoubleValue());
-  return Napi::String::New(info.Env(), reinterpret_cast<const char*>(o.b.data()), o.pos);
+  return Napi::String::New(info.Env(), reinterpret_cast<const char*>(o.b), o.pos);
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {

@@ -264,6 +264,7 @@ describe('telemetry decoders agree byte for byte', () => {
 
   it('reads frames from shared memory and writes rows into a slot when they fit, into a new buffer when not, with the same bytes', () => {
     const base = taskOf([{ robot: 0, bytes: encodeBatch(1, 50) }, { robot: 1, bytes: encodeBatch(2, 50) }], [1, 0, 0, 0]);
+    const other = taskOf([{ robot: 1, bytes: encodeBatch(9, 80) }, { robot: 0, bytes: encodeBatch(8, 80) }], null);
     for (const k of kinds) {
       const want = comparable(decoderOf(k).decode(copyTask(base), 0));
       // A task slot (task-slots.ts): frames and rows in SharedArrayBuffers, rows at the slot's start.
@@ -279,6 +280,13 @@ describe('telemetry decoders agree byte for byte', () => {
       expect(fresh.rows.buffer, k).not.toBe(small.buffer);
       expect(fresh.rows.buffer instanceof ArrayBuffer, k).toBe(true);
       expect(comparable(fresh), k).toEqual(want);
+      // Past the destination's end half way through: what was written there moves with the rest
+      // (after another task, so a decoder's reused buffer holds other bytes).
+      decoderOf(k).decode(copyTask(other), 0);
+      const half = new Uint8Array(new SharedArrayBuffer(Math.floor((want as { rows: string }).rows.length / 4))); // hex: 2 chars a byte
+      const moved = decoderOf(k).decode({ ...copyTask(base), frames: sharedFrames, rowsInto: half }, 0);
+      expect(moved.rows.buffer, k).not.toBe(half.buffer);
+      expect(comparable(moved), k).toEqual(want);
     }
   });
 
