@@ -658,7 +658,8 @@ class Ingest implements TelemetryIngest {
   private settleInline(seq: number, batch: PackedBatch, points: Map<string, DurablePoint> | null): void {
     let result: DecodeResult | null = null;
     try {
-      result = this.inline.decode(batch, null);
+      // Rows straight into the row arena: no copy out of the slot at apply().
+      result = this.inline.decode(batch, null, this.rowArena);
     } catch (e) {
       this.decodeFailed(e, batch.frameCount);
     }

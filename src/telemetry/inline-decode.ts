@@ -34,6 +34,7 @@
 import { chooseDecoder, type TaskDecoder } from './decode/select.js';
 import { decodeTaskOrFault } from './decode-task.js';
 import type { PackedBatch } from './frame-packer.js';
+import type { RowArena } from './row-arena.js';
 import type { TaskSlots } from './task-slots.js';
 import type { DecodeResult } from './worker-protocol.js';
 
@@ -57,6 +58,12 @@ export const DEFAULT_INLINE_DECODE_MAX_SHARE = 0.05;
 const SHARE_WINDOW_MS = 1_000;
 
 const EMPTY = new Uint8Array(0);
+/**
+ * Room reserved in the row arena per frames byte for an inline decode's rows: a RowBinary row is
+ * ~1.8x its protobuf sample with the simulator's samples. Rows that need more come back in a buffer
+ * of their own (correct, only slower); more room would leave larger unused tails in arena buffers.
+ */
+const ARENA_ROWS_PER_FRAME_BYTE = 2;
 
 export interface InlineDecodeOptions {
   /** Largest batch decoded here; 0 sends every batch to the pool. Default 256 KiB. */
@@ -136,14 +143,17 @@ export class InlineDecode {
   }
 
   /**
-   * Decodes the batch now, as a worker would: rows written into the batch's slot when it has one (the
-   * caller copies them out and releases the slot), a private frames buffer handed back as `spare`.
+   * Decodes the batch now, as a worker would, a private frames buffer handed back as `spare`. The rows
+   * go straight into `arena` when given and they fit the room reserved there (ARENA_ROWS_PER_FRAME_BYTE
+   * times the frames), and come back as an arena chunk; else into the batch's slot when it has one
+   * (the caller copies them out and releases the slot), else into a buffer of their own.
    */
-  decode(batch: PackedBatch, foxglove: Uint8Array | null): DecodeResult {
+  decode(batch: PackedBatch, foxglove: Uint8Array | null, arena?: RowArena): DecodeResult {
     const decoder = this.decoder;
     const started = this.now();
     const inSlot = batch.slot >= 0;
-    const rowsRegion = inSlot ? this.slots.rows(batch.slot, this.slots.rowsBytes) : undefined;
+    const arenaRegion = arena?.reserve(batch.byteLength * ARENA_ROWS_PER_FRAME_BYTE) ?? null;
+    const rowsRegion = arenaRegion ?? (inSlot ? this.slots.rows(batch.slot, this.slots.rowsBytes) : undefined);
     const result = decodeTaskOrFault(decoder, {
       frames: inSlot ? this.slots.forWorkers[batch.slot]!.frames : batch.frames,
       ...(rowsRegion !== undefined ? { rowsInto: rowsRegion } : {}),
@@ -155,7 +165,10 @@ export class InlineDecode {
       live: null,
       ...(foxglove ? { foxglove } : {}),
     }, 0);
-    if (rowsRegion !== undefined && result.rows.buffer === rowsRegion.buffer) {
+    if (arenaRegion !== null && result.rows.buffer === arenaRegion.buffer) {
+      // Written in place: the chunk the ingest enqueues and the insert releases.
+      result.rows = arena!.commit(arenaRegion, result.rows.byteLength);
+    } else if (rowsRegion !== undefined && arenaRegion === null && result.rows.buffer === rowsRegion.buffer) {
       // Same contract as a worker's answer: the rows are in the slot, only their length comes back.
       result.rowsInSlot = result.rows.byteLength;
       result.rows = EMPTY;

@@ -58,6 +58,35 @@ export class RowArena {
     // No rows (every frame of the task was corrupt): nothing to hold, no buffer to pin.
     if (n === 0) return new Uint8Array(0);
     if (n > this.bufferBytes) return rows.slice();
+    const out = this.take(this.room(n), n);
+    out.set(rows);
+    return out;
+  }
+
+  /**
+   * The free rest of the current buffer, at least `minBytes` long (a fresh buffer when the current
+   * one has less), for a decoder to write rows into in place (the main thread's inline decodes: no
+   * copy of the rows afterwards); then {@link commit} what it wrote. Nothing else may use the arena
+   * in between. Null when `minBytes` is more than a buffer.
+   */
+  reserve(minBytes: number): Uint8Array | null {
+    if (minBytes > this.bufferBytes) return null;
+    const a = this.room(Math.max(1, minBytes));
+    return new Uint8Array(a.buf, this.pos, this.bufferBytes - this.pos);
+  }
+
+  /** The first `n` bytes of the view {@link reserve} returned, as a chunk like {@link copy}'s. */
+  commit(region: Uint8Array, n: number): Uint8Array {
+    const a = this.current;
+    if (a === null || region.buffer !== a.buf || region.byteOffset !== this.pos || n > region.byteLength) {
+      throw new Error('row arena: commit of a region that is not the last one reserved');
+    }
+    if (n === 0) return new Uint8Array(0);
+    return this.take(a, n);
+  }
+
+  /** The current buffer when it has `n` free bytes, else a spare or fresh one (the current one retired). */
+  private room(n: number): Arena {
     let a = this.current;
     if (a === null || this.pos + n > this.bufferBytes) {
       if (a !== null) this.retire(a);
@@ -66,8 +95,12 @@ export class RowArena {
       this.current = a;
       this.pos = 0;
     }
+    return a;
+  }
+
+  /** Hands out the next `n` bytes of `a` (the current buffer) as a chunk. */
+  private take(a: Arena, n: number): Uint8Array {
     const out = new Uint8Array(a.buf, this.pos, n);
-    out.set(rows);
     this.pos += n;
     a.refs++;
     this.live.add(out);

@@ -9,6 +9,7 @@ import { decodeTask } from '../../src/telemetry/decode-worker.js';
 import { FramePacker } from '../../src/telemetry/frame-packer.js';
 import { createTelemetryIngest } from '../../src/telemetry/ingest.js';
 import { InlineDecode } from '../../src/telemetry/inline-decode.js';
+import { RowArena } from '../../src/telemetry/row-arena.js';
 import { TaskSlots } from '../../src/telemetry/task-slots.js';
 import type { DecodeResult, FoxgloveBatch } from '../../src/telemetry/worker-protocol.js';
 import { captureLog } from '../support/capture-log.js';
@@ -70,6 +71,26 @@ describe('InlineDecode', () => {
     expect(fromPrivate.rowsInSlot).toBeUndefined();
     expect(fromPrivate.spare).toBe(privBatch.frames);
     expect(readable(fromPrivate, null, -1)).toEqual(readable(worker, null, -1));
+
+    // With the ingest's row arena: the rows are written there in place and come back as its chunk.
+    const arena = new RowArena({ bufferBytes: 64 * 1024 });
+    const inArena = new FramePacker(32 * 1024, slots);
+    fill(inArena);
+    const arenaBatch = inArena.take();
+    const fromArena = inline.decode(arenaBatch, foxglove, arena);
+    expect(fromArena.rowsInSlot).toBeUndefined();
+    expect(arena.buffers).toBe(1);
+    expect(fromArena.rows.byteOffset).toBe(0);
+    expect(readable(fromArena, null, -1)).toEqual(readable(worker, null, -1));
+    expect(arena.copy(Uint8Array.of(1)).byteOffset).toBe(fromArena.rows.byteLength); // committed: the next rows follow
+    // No room for them there (a buffer smaller than twice the frames): the slot's rows as before.
+    const tiny = new RowArena({ bufferBytes: 16 });
+    slots.release(0);
+    fill(inArena);
+    const slotAgain = inArena.take();
+    const fromSlotAgain = inline.decode(slotAgain, foxglove, tiny);
+    expect(fromSlotAgain.rowsInSlot).toBeGreaterThan(0);
+    expect(tiny.buffers).toBe(0);
   });
 
   it('takes batches up to its byte bound only; 0 takes none; bad bounds are refused', () => {

@@ -87,6 +87,28 @@ describe('RowArena', () => {
     expect([...a]).toEqual([1, 1, 1]); // (a was released: its bytes may be overwritten)
   });
 
+  it('lets a decoder write rows in place: reserve room, commit what was written, as a chunk like copy()\'s', () => {
+    const arena = new RowArena({ bufferBytes: 64, maxSpare: 1 });
+    const a = arena.copy(Uint8Array.of(1, 2, 3));
+    const region = arena.reserve(20)!;
+    expect(region.buffer).toBe(a.buffer);
+    expect(region.byteOffset).toBe(3);
+    expect(region.byteLength).toBe(61); // the whole free rest
+    region.set([4, 5], 0);
+    const b = arena.commit(region, 2);
+    expect([...a, ...b]).toEqual([1, 2, 3, 4, 5]);
+    expect(() => arena.commit(region, 2)).toThrow(/not the last one reserved/); // already taken
+    expect(arena.commit(arena.reserve(8)!, 0).length).toBe(0); // nothing written: nothing held
+    // Less room left than asked: a fresh buffer (the current one is retired when its rows go).
+    const far = arena.reserve(60)!;
+    expect(far.buffer).not.toBe(a.buffer);
+    const c = arena.commit(far, 60);
+    arena.release([a, b]);
+    expect(arena.reserve(65)).toBeNull(); // more than a buffer: the caller writes elsewhere
+    arena.release([c]);
+    expect(arena.copy(new Uint8Array(10)).buffer).toBe(a.buffer); // past the current one: the first buffer, kept as the spare
+  });
+
   it('holds no buffer for a task without rows', () => {
     const arena = new RowArena({ bufferBytes: 16, maxSpare: 1 });
     const empty = arena.copy(new Uint8Array(0));
