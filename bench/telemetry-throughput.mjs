@@ -4,7 +4,7 @@
 // Usage and figures: bench/README.md.
 //
 //   node bench/telemetry-throughput.mjs [--robots 100] [--hz 1000] [--duration 60]
-//       [--generator sim|replay] [--samples-per-msg K] [--connections N]
+//       [--generator sim|replay] [--samples-per-msg K] [--connections N] [--replay-transport grpc-js|http2]
 //       [--clickhouse-url URL|local] [--gateway-cpus LIST] [--sim-cpus LIST] [--cpu-prof DIR]
 //       [--sample-ms 5000] [--ingest-stats] [--gateway-env K=V,...] [--target-rate N] [--target-us U] [--keep]
 // --generator replay (issue 12, target 4) sends pre-encoded batches (bench/lib/replay-child.mjs) so
@@ -15,7 +15,8 @@
 // `fleetgw serve`) so the timeline also shows the ingest's stages (rows written/s, queued bytes,
 // decode tasks and inserts in flight, robots paused), and the gateway's CPU is split per thread group
 // (main, decode workers, V8 platform threads = GC helpers and JIT, libuv pool, chdb engine threads).
-// The replay generator implies it.
+// The replay generator implies it. --replay-transport http2 has it write the telemetry streams with
+// node:http2 instead of grpc-js (bench/lib/replay-child.mjs: same bytes, less generator CPU).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -30,7 +31,7 @@ import {
 const opts = parseArgs(process.argv.slice(2), {
   robots: 100, hz: 1000, duration: 60, generator: 'sim', 'samples-per-msg': 0, connections: 1, 'clickhouse-url': '',
   'gateway-cpus': '', 'sim-cpus': '', 'cpu-prof': '', 'sample-ms': 5000, 'ingest-stats': false, 'stats-ms': 1000,
-  'gateway-env': '', 'target-rate': 100_000, 'target-us': 0, keep: false,
+  'gateway-env': '', 'target-rate': 100_000, 'target-us': 0, keep: false, 'replay-transport': 'grpc-js',
 });
 if (opts.generator !== 'sim' && opts.generator !== 'replay') throw new Error('--generator must be sim or replay');
 if (opts.generator === 'replay') opts['ingest-stats'] = true;
@@ -110,7 +111,7 @@ async function main() {
     log(`gateway ready (${ready.telemetryStore}); ${opts.robots} robots x ${opts.hz} Hz = ${opts.robots * opts.hz} samples/s offered, ${opts.duration} s`);
 
     const generatorArgs = opts.generator === 'replay'
-      ? [join(ROOT, 'bench', 'lib', 'replay-child.mjs'), '--samples-per-msg', String(opts['samples-per-msg']), '--connections', String(opts.connections)]
+      ? [join(ROOT, 'bench', 'lib', 'replay-child.mjs'), '--samples-per-msg', String(opts['samples-per-msg']), '--connections', String(opts.connections), '--transport', opts['replay-transport']]
       : [join(ROOT, 'bench', 'lib', 'sim-child.mjs')];
     sim = spawnNode([...generatorArgs, '--grpc', ready.grpc, '--robots-file', robotsFile,
       '--hz', String(opts.hz), '--duration', String(opts.duration), '--report-ms', '1000'], { cpus: pin(opts['sim-cpus']) });
