@@ -77,7 +77,7 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   linkConflictClearMs: 60_000,
   sessionIdleTimeoutS: 30 * 60,
   sessionMaxAgeS: 12 * 60 * 60,
-  telemetryHighWaterBytes: 64 * 1024 * 1024,
+  telemetryHighWaterBytes: 256 * 1024 * 1024,
   telemetryInsertMaxAgeMs: 1_000,
   telemetryInsertMinRows: 20_000,
   telemetryInsertSmallMaxAgeMs: 5_000,
@@ -127,7 +127,8 @@ const ENV: Record<keyof GatewayTunables, string> = {
 const MAX: Partial<Record<keyof GatewayTunables, number>> = {
   telemetryInsertMaxAgeMs: 30_000,
   telemetryInsertSmallMaxAgeMs: 30_000,
-  // A block is cut at 100,000 rows anyway (src/telemetry/insert-queue.ts): a larger minimum means nothing.
+  // Above it a depot that small would wait the whole small-block age for every part; blocks are cut
+  // at 250,000 rows or 48 MiB anyway (src/telemetry/insert-queue.ts).
   telemetryInsertMinRows: 100_000,
 };
 

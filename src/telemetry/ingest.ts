@@ -47,6 +47,14 @@ import { TaskSlots } from './task-slots.js';
 import { TelemetrySpool, type SpoolRecovery } from './spool.js';
 import { FRAME_HEADER_BYTES, type DecodeResult } from './worker-protocol.js';
 
+/**
+ * Default {@link TelemetryIngestOptions.highWaterBytes}: 256 MiB. Above the steady queue at peak: at
+ * 400,000 samples/s a 48 MiB insert block pending, one being spooled and two in the store's inserts
+ * are ~190 MiB of rows, so a store that keeps up never pauses the robots (with 64 MiB and 16 MiB
+ * blocks it did, and the smaller blocks kept the store from catching up; bench/README.md, stop 29).
+ */
+export const DEFAULT_HIGH_WATER_BYTES = 256 * 1024 * 1024;
+
 /** Size of one row buffer (row-arena.ts). */
 const ROW_ARENA_BUFFER_BYTES = 4 * 1024 * 1024;
 
@@ -112,7 +120,7 @@ export interface TelemetryIngestOptions {
   inlineDecodeMaxBytes?: number;
   /** Time one decode on the main thread may take, by the learned cost per byte (inline-decode.ts). Default 1 ms. */
   inlineDecodeBudgetMs?: number;
-  /** Default 64 MiB. */
+  /** Default {@link DEFAULT_HIGH_WATER_BYTES} (256 MiB). */
   highWaterBytes?: number;
   /** Default 16 MiB. */
   lowWaterBytes?: number;
@@ -379,7 +387,7 @@ class Ingest implements TelemetryIngest {
     this.maxBatchAgeMs = opts.maxBatchAgeMs ?? 20;
     this.storeBatchAgeMs = Math.max(this.maxBatchAgeMs, opts.storeBatchAgeMs ?? 250);
     this.inline = new InlineDecode(slots, { maxBytes: opts.inlineDecodeMaxBytes ?? DEFAULT_INLINE_DECODE_MAX_BYTES, budgetMs: opts.inlineDecodeBudgetMs, decoder });
-    const highWaterBytes = opts.highWaterBytes ?? 64 * 1024 * 1024;
+    const highWaterBytes = opts.highWaterBytes ?? DEFAULT_HIGH_WATER_BYTES;
     this.gate = new WatermarkGate(highWaterBytes, opts.lowWaterBytes ?? 16 * 1024 * 1024);
     // Spares up to what the high-water mark lets wait: a steady peak load reuses its buffers.
     this.rowArena = new RowArena({ maxSpare: Math.max(4, Math.ceil(highWaterBytes / ROW_ARENA_BUFFER_BYTES)), bufferBytes: ROW_ARENA_BUFFER_BYTES });
