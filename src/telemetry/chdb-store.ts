@@ -11,7 +11,7 @@
  * `<dataDir>/chdb-spool/<pid>-<n>.rowbinary` with one `writev` (no concatenation copy), runs
  * `INSERT INTO telemetry_samples (...) SELECT * FROM file('<that file>', RowBinary, '<structure>')`,
  * and deletes the file whatever the outcome. Files are transient: at most `maxInFlight` of the insert
- * queue exist at once, each at most one insert batch (16 MiB by default); leftovers of a crashed
+ * queue exist at once, each at most one insert block (48 MiB by default); leftovers of a crashed
  * process are removed when the store opens (their rows were never acknowledged as stored).
  */
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';

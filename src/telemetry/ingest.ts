@@ -122,7 +122,7 @@ export interface TelemetryIngestOptions {
   inlineDecodeBudgetMs?: number;
   /** Default {@link DEFAULT_HIGH_WATER_BYTES} (256 MiB). */
   highWaterBytes?: number;
-  /** Default 16 MiB. */
+  /** Default a quarter of the high-water mark (64 MiB with its default). */
   lowWaterBytes?: number;
   /** A robot's snapshot is written to LMDB at most this often (the newest sample of the interval). Default 1,000 ms. */
   snapshotIntervalMs?: number;
@@ -388,7 +388,7 @@ class Ingest implements TelemetryIngest {
     this.storeBatchAgeMs = Math.max(this.maxBatchAgeMs, opts.storeBatchAgeMs ?? 250);
     this.inline = new InlineDecode(slots, { maxBytes: opts.inlineDecodeMaxBytes ?? DEFAULT_INLINE_DECODE_MAX_BYTES, budgetMs: opts.inlineDecodeBudgetMs, decoder });
     const highWaterBytes = opts.highWaterBytes ?? DEFAULT_HIGH_WATER_BYTES;
-    this.gate = new WatermarkGate(highWaterBytes, opts.lowWaterBytes ?? 16 * 1024 * 1024);
+    this.gate = new WatermarkGate(highWaterBytes, opts.lowWaterBytes ?? Math.floor(highWaterBytes / 4));
     // Spares up to what the high-water mark lets wait: a steady peak load reuses its buffers.
     this.rowArena = new RowArena({ maxSpare: Math.max(4, Math.ceil(highWaterBytes / ROW_ARENA_BUFFER_BYTES)), bufferBytes: ROW_ARENA_BUFFER_BYTES });
     this.arenaTrimTimer = setInterval(() => this.rowArena.trim(), 10_000);
