@@ -127,8 +127,8 @@ const ENV: Record<keyof GatewayTunables, string> = {
 const MAX: Partial<Record<keyof GatewayTunables, number>> = {
   telemetryInsertMaxAgeMs: 30_000,
   telemetryInsertSmallMaxAgeMs: 30_000,
-  // Above it a depot that small would wait the whole small-block age for every part; blocks are cut
-  // at 250,000 rows or 48 MiB anyway (src/telemetry/insert-queue.ts).
+  // A bound on what a misconfiguration can hold back: 5x the default, and past 10,000-row parts the
+  // merge cost per part grows slowly (1.7x for 10x the rows at 1,000 -> 10,000, bench/README.md stop 28).
   telemetryInsertMinRows: 100_000,
 };
 

@@ -15,12 +15,13 @@
 // generation-stopped | flushed | done | error), so telemetry-throughput.mjs drives either.
 //
 //
-// --transport http2 writes the PublishTelemetry streams with node:http2 itself (the same request
-// headers and length-prefixed messages grpc-js sends; receipts are read and dropped, the status comes
-// from the trailers), on connections of their own next to grpc-js's Connect streams. Why: with one
-// connection per robot, grpc-js's per-message write path was 0.7-0.9 us per sample at 400,000
-// samples/s, a third of a core on the machine the gateway is measured on (bench/README.md, stop 29).
-// The gateway sees the same bytes either way.
+// --transport http2 writes the PublishTelemetry streams with node:http2 itself (the same messages,
+// length-prefixed as grpc-js frames them, and the headers the gateway reads: path, content-type, te,
+// robot id and token; not grpc-js's user-agent or encoding headers; receipts are read and dropped,
+// the status comes from the trailers or a trailers-only response), on connections of their own next
+// to grpc-js's Connect streams (so `--connections N` opens 2N). Why: with one connection per robot,
+// grpc-js's per-message write path was 0.72-0.92 us per sample at 350,000-400,000 samples/s, a third
+// of a core on the machine the gateway is measured on (bench/README.md, stop 29).
 //
 //   node bench/lib/replay-child.mjs --grpc HOST:PORT --robots-file F --hz N --duration S
 //       [--samples-per-msg K (0: hz/10, as the simulator)] [--templates 16] [--connections 1] [--report-ms 5000]
@@ -184,6 +185,7 @@ class ReplayRobot {
     this.tel = stream;
     let status = null;
     this.telDone = new Promise((resolve) => {
+      stream.on('response', (h) => { if (h['grpc-status'] !== undefined) status = Number(h['grpc-status']); });
       stream.on('trailers', (t) => { status = Number(t['grpc-status']); });
       stream.on('error', () => {});
       stream.on('close', () => {

@@ -49,7 +49,9 @@ struct Out {
     if (pos + n > cap) grow(n);
   }
   void grow(size_t n) {
-    size_t want = std::max(cap * 2, pos + n + 4096);
+    // Doubling what it owns, not the destination's length: a 4 MiB destination must not make every
+    // thread keep an 8 MiB buffer for one overflow.
+    size_t want = std::max((external ? own.size() : cap) * 2, pos + n + 4096);
     if (external) {
       if (own.size() < want) own.resize(want);
       if (pos) std::memcpy(own.data(), b, pos);
@@ -639,8 +641,9 @@ uint8_t* bytesOf(const Napi::Value& v, size_t& len) {
 // decodeTask(frames: Uint8Array, frameCount, ids: Uint8Array, idOffsets: Uint32Array,
 //            live: Uint8Array | null, liveOffsets: Uint32Array | null, rowsInto: Uint8Array | undefined)
 // -> { rows, rowsLength, rowCount, snapshots: Uint32Array, snapshotTs: Float64Array, live, liveIndex, corrupt, faults: Int32Array }
-// The rows are written into `rowsInto` (the task's shared slot) when they fit, and `rows` is then
-// undefined; else `rows` is a new ArrayBuffer. `frames` may be a view of a SharedArrayBuffer.
+// The rows are written into `rowsInto` (the task's shared slot, or the main thread's row arena) while
+// they fit, and `rows` is then undefined; once they outgrow it, `rows` is a new ArrayBuffer (also when
+// a corrupt frame rolled back afterwards leaves fewer bytes than `rowsInto` holds). `frames` may be a view of a SharedArrayBuffer.
 // ids[i] = bytes [idOffsets[i], idOffsets[i+1]): robot index i's RowBinary robot and fleet ids;
 // live[i] likewise its live message prefix (empty: not live).
 Napi::Value DecodeTask(const Napi::CallbackInfo& info) {

@@ -50,13 +50,17 @@ import { FRAME_HEADER_BYTES, type DecodeResult } from './worker-protocol.js';
 /**
  * Default {@link TelemetryIngestOptions.highWaterBytes}: 256 MiB. Above the steady queue at peak: at
  * 400,000 samples/s a 48 MiB insert block pending, one being spooled and two in the store's inserts
- * are ~190 MiB of rows, so a store that keeps up never pauses the robots (with 64 MiB and 16 MiB
- * blocks it did, and the smaller blocks kept the store from catching up; bench/README.md, stop 29).
+ * are ~190 MiB of rows (plus batches being filled and decoded), so a store that keeps up normally does
+ * not pause the robots: the margin is ~60 MiB, under a second of rows at that rate. With 64 MiB and
+ * 16 MiB blocks it did, and the smaller blocks kept the store from catching up (bench/README.md,
+ * stop 29). Memory at that peak: 407-528 MiB RSS.
  */
 export const DEFAULT_HIGH_WATER_BYTES = 256 * 1024 * 1024;
 
 /** Size of one row buffer (row-arena.ts). */
 const ROW_ARENA_BUFFER_BYTES = 4 * 1024 * 1024;
+/** Most empty row buffers kept for reuse (64 MiB). */
+const MAX_ROW_ARENA_SPARES = 16;
 
 export interface TelemetryIngestOptions {
   /** LMDB store; snapshots go to `store.snapshots`. */
@@ -390,7 +394,8 @@ class Ingest implements TelemetryIngest {
     const highWaterBytes = opts.highWaterBytes ?? DEFAULT_HIGH_WATER_BYTES;
     this.gate = new WatermarkGate(highWaterBytes, opts.lowWaterBytes ?? Math.floor(highWaterBytes / 4));
     // Spares up to what the high-water mark lets wait: a steady peak load reuses its buffers.
-    this.rowArena = new RowArena({ maxSpare: Math.max(4, Math.ceil(highWaterBytes / ROW_ARENA_BUFFER_BYTES)), bufferBytes: ROW_ARENA_BUFFER_BYTES });
+    // At most 16 spares (64 MiB): an insert block of 48 MiB frees 12 buffers, which the next block's rows take.
+    this.rowArena = new RowArena({ maxSpare: Math.min(MAX_ROW_ARENA_SPARES, Math.max(4, Math.ceil(highWaterBytes / ROW_ARENA_BUFFER_BYTES))), bufferBytes: ROW_ARENA_BUFFER_BYTES });
     this.arenaTrimTimer = setInterval(() => this.rowArena.trim(), 10_000);
     this.arenaTrimTimer.unref();
     // What was durable before a restart: the checkpoint, then every block still in the spool.

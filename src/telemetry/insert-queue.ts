@@ -35,8 +35,9 @@ import type { SpooledBlock, TelemetrySpool } from './spool.js';
  * Default {@link InsertQueueOptions.maxBytes}: 48 MiB (about 230,000 of the simulator's rows). Why
  * this large: at peak a block is cut by its size several times a second, and every block is a part
  * the store merges again; at 400,000 samples/s into a ClickHouse 18.16 server on the same 2 cores,
- * 16 MiB blocks (~76,000 rows) cost the server 2.7-3.5 us per row and left the machine full, 48 MiB
- * blocks 2.4 us (bench/README.md, stop 29). At light load blocks are far smaller (cut by their age).
+ * with 16 MiB blocks (~76,000 rows) the server used 2.29-3.53 us per row (most runs above 2.7) and
+ * the robots were often paused; with 48 MiB blocks 2.44-2.94 (median 2.58) and never paused
+ * (bench/README.md, stop 29). At light load blocks are far smaller (cut by their age).
  */
 export const DEFAULT_INSERT_MAX_BYTES = 48 * 1024 * 1024;
 /** Default {@link InsertQueueOptions.maxRows} (with the default bytes bound, that one binds first for typical rows). */
@@ -198,7 +199,7 @@ export class InsertQueue {
   private bytes = 0;
   private closed = false;
   private stopping = false;
-  /** Memory is short (the ingest paused the robots' reads): pending rows are sent at once, see {@link setUrgent}. */
+  /** Memory is short (the ingest paused the robots' reads): pending rows go as soon as the store is free, see {@link setUrgent}. */
   private urgent = false;
   private checkpointChain: Promise<void> = Promise.resolve();
   private readonly s = {
@@ -482,9 +483,14 @@ export class InsertQueue {
     if (this.urgent && this.pending.rows > 0 && this.downstreamIdle() && !this.closed) this.cut();
   }
 
-  /** Nothing waits for the spool writer or an insert slot, and a slot is free: a block cut now goes straight on. */
+  /**
+   * Nothing waits for the spool writer or an insert slot, a slot is free, and no backlog is being
+   * replayed (blocks cut then go to the backlog, each a replayed insert of its own: urgent rows wait
+   * for a size bound or the age instead): a block cut now goes straight on.
+   */
   private downstreamIdle(): boolean {
-    return !this.spoolWriting && this.toSpool.length === 0 && this.ready.length === 0 && this.inFlight < this.maxInFlight;
+    return !this.spoolWriting && this.toSpool.length === 0 && this.ready.length === 0 && this.inFlight < this.maxInFlight
+      && this.backlog.length === 0 && !this.replaying;
   }
 
   /** One insert of a block held in memory; a spooled block that fails goes to the backlog. */

@@ -1,12 +1,13 @@
 /**
- * Where decoded rows wait for their insert: a task's rows are copied out of its shared slot into a
- * large buffer shared by many tasks, and the buffer is reused once every block that used it has been
+ * Where decoded rows wait for their insert: a pool task's rows are copied out of its shared slot into
+ * a large buffer shared by many tasks (an inline decode on the main thread writes its rows there in
+ * place: {@link RowArena.reserve}), and the buffer is reused once every block that used it has been
  * inserted. A copy of the rows costs far less than the buffers it saves: a fresh buffer per task
  * (~1-2 MB at high rates) is external memory to V8, and every 64 MiB of it starts a full GC.
  *
  * Spares: an emptied buffer is kept for the next rows, up to `maxSpare` (the ingest passes its
- * high-water mark in buffers), so a steady load reuses the same buffers: at 400,000 samples/s the rows
- * waiting for their inserts span about 10 buffers, and with only a few spares kept the others would be
+ * high-water mark in buffers, at most 16), so a steady load reuses the same buffers: at 400,000
+ * samples/s the rows waiting for their inserts span about 48 buffers and each 48 MiB insert frees 12, and with only a few spares kept the others would be
  * dropped after each insert and allocated again, each one a 4 MiB ArrayBuffer that lives long enough to
  * reach the old generation, where V8 counts it toward starting the next full GC. Spares nobody took
  * between two {@link RowArena.trim} calls (the ingest calls it every 10 s) are given back to the GC
@@ -107,7 +108,7 @@ export class RowArena {
     return out;
   }
 
-  /** Chunks (from {@link copy}) nothing reads any more; others are ignored. */
+  /** Chunks (from {@link copy} or {@link commit}) nothing reads any more; others are ignored. */
   release(chunks: readonly Uint8Array[]): void {
     for (const c of chunks) {
       if (!this.live.delete(c)) continue;

@@ -71,7 +71,8 @@ describe.skipIf(inject('clickhouseUrl') === null)(`a full disk spool${skipReason
     const { lost, droppedCounted } = report('spool-full', sent, stored, {
       spoolBoundBytes: SPOOL_MB * 1024 * 1024, spoolPeakBytes: spoolPeak, spoolFullWaits: fullWaits, backpressure: pausedSeen, drainMs, outageS: OUTAGE_S,
     });
-    // The bound holds: at most one insert block (a quarter of the 1 MiB high-water mark here) past it.
+    // The bound holds: an empty spool takes any one block, so the peak passes it by about a block
+    // (0.87 MB in docs/operations.md's run; blocks are far below their 48 MiB bound here).
     expect(spoolPeak).toBeGreaterThan(0.5 * SPOOL_MB * 1024 * 1024);
     expect(spoolPeak).toBeLessThan(SPOOL_MB * 1024 * 1024 + 16 * 1024 * 1024);
     expect(fullWaits).toBeGreaterThan(0);

@@ -287,6 +287,14 @@ describe('telemetry decoders agree byte for byte', () => {
       const moved = decoderOf(k).decode({ ...copyTask(base), frames: sharedFrames, rowsInto: half }, 0);
       expect(moved.rows.buffer, k).not.toBe(half.buffer);
       expect(comparable(moved), k).toEqual(want);
+      // A corrupt frame whose rows crossed the destination's end: rolled back to the good frame's rows.
+      const bad = taskOf([{ robot: 0, bytes: encodeBatch(1, 50) }, { robot: 1, bytes: Uint8Array.from([...encodeBatch(2, 50), 0x0a, 0x7f]) }], null);
+      const wantBad = comparable(decoderOf(k).decode(copyTask(bad), 0)) as { rows: string; corruptFrames: number };
+      expect(wantBad.corruptFrames, k).toBe(1);
+      decoderOf(k).decode(copyTask(other), 0);
+      const goodBytes = wantBad.rows.length / 2;
+      const straddle = new Uint8Array(new SharedArrayBuffer(goodBytes + Math.floor(goodBytes / 2)));
+      expect(comparable(decoderOf(k).decode({ ...copyTask(bad), rowsInto: straddle }, 0)), k).toEqual(wantBad);
     }
   });
 
