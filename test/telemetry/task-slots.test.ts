@@ -109,6 +109,15 @@ describe('RowArena', () => {
     expect(arena.copy(new Uint8Array(10)).buffer).toBe(a.buffer); // past the current one: the first buffer, kept as the spare
   });
 
+  it('keeps a buffer whose rows were committed in place until that chunk is released', () => {
+    const arena = new RowArena({ bufferBytes: 16, maxSpare: 1 });
+    const rows = arena.commit(arena.reserve(10)!, 10);
+    expect(arena.copy(new Uint8Array(10)).buffer).not.toBe(rows.buffer); // held: not a spare
+    expect(arena.copy(new Uint8Array(10)).buffer).not.toBe(rows.buffer);
+    arena.release([rows]);
+    expect(arena.copy(new Uint8Array(10)).buffer).toBe(rows.buffer); // free again: reused
+  });
+
   it('holds no buffer for a task without rows', () => {
     const arena = new RowArena({ bufferBytes: 16, maxSpare: 1 });
     const empty = arena.copy(new Uint8Array(0));
