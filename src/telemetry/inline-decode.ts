@@ -168,7 +168,7 @@ export class InlineDecode {
     if (arenaRegion !== null && result.rows.buffer === arenaRegion.buffer) {
       // Written in place: the chunk the ingest enqueues and the insert releases.
       result.rows = arena!.commit(arenaRegion, result.rows.byteLength);
-    } else if (rowsRegion !== undefined && arenaRegion === null && result.rows.buffer === rowsRegion.buffer) {
+    } else if (rowsRegion !== undefined && result.rows.buffer === rowsRegion.buffer) {
       // Same contract as a worker's answer: the rows are in the slot, only their length comes back.
       result.rowsInSlot = result.rows.byteLength;
       result.rows = EMPTY;
