@@ -6,7 +6,8 @@
 //   node bench/telemetry-throughput.mjs [--robots 100] [--hz 1000] [--duration 60]
 //       [--generator sim|replay] [--samples-per-msg K] [--connections N] [--replay-transport grpc-js|http2]
 //       [--clickhouse-url URL|local] [--gateway-cpus LIST] [--sim-cpus LIST] [--cpu-prof DIR]
-//       [--sample-ms 5000] [--ingest-stats] [--gateway-env K=V,...] [--target-rate N] [--target-us U] [--keep]
+//       [--sample-ms 5000] [--ingest-stats] [--gateway-env K=V,...] [--gateway-node-args "A B"] [--gc-stats]
+//       [--target-rate N] [--target-us U] [--keep]
 // --generator replay (issue 12, target 4) sends pre-encoded batches (bench/lib/replay-child.mjs) so
 // the generator is not the bottleneck; its own CPU is reported either way (`simCpuUsPerSample`).
 // --clickhouse-url local starts a private clickhouse-server (bench/lib/clickhouse-server.mjs) so its
@@ -31,7 +32,7 @@ import {
 const opts = parseArgs(process.argv.slice(2), {
   robots: 100, hz: 1000, duration: 60, generator: 'sim', 'samples-per-msg': 0, connections: 1, 'clickhouse-url': '',
   'gateway-cpus': '', 'sim-cpus': '', 'cpu-prof': '', 'sample-ms': 5000, 'ingest-stats': false, 'stats-ms': 1000,
-  'gateway-env': '', 'target-rate': 100_000, 'target-us': 0, keep: false, 'replay-transport': 'grpc-js',
+  'gateway-env': '', 'gateway-node-args': '', 'gc-stats': false, 'target-rate': 100_000, 'target-us': 0, keep: false, 'replay-transport': 'grpc-js',
 });
 if (opts.generator !== 'sim' && opts.generator !== 'replay') throw new Error('--generator must be sim or replay');
 if (opts.generator === 'replay') opts['ingest-stats'] = true;
@@ -92,7 +93,8 @@ async function main() {
     const robotsFile = join(dataDir, 'robots.json');
     writeFileSync(robotsFile, JSON.stringify(robots));
 
-    const nodeFlags = [];
+    // --gateway-node-args: Node/V8 flags for the gateway's process (e.g. "--trace-gc"), split on spaces.
+    const nodeFlags = opts['gateway-node-args'].split(' ').filter(Boolean);
     if (opts['cpu-prof'] !== '') {
       mkdirSync(resolve(opts['cpu-prof']), { recursive: true });
       nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${resolve(opts['cpu-prof'])}`);
@@ -101,7 +103,7 @@ async function main() {
     if (opts['clickhouse-url'] !== '') serveArgs.push('--clickhouse-url', opts['clickhouse-url']);
     const entry = opts['ingest-stats']
       ? [join(ROOT, 'bench', 'lib', 'gateway-child.mjs'), '--data-dir', dataDir, '--stats-ms', String(opts['stats-ms']),
-        ...(opts['clickhouse-url'] !== '' ? ['--clickhouse-url', opts['clickhouse-url']] : [])]
+        ...(opts['gc-stats'] ? ['--gc-stats'] : []), ...(opts['clickhouse-url'] !== '' ? ['--clickhouse-url', opts['clickhouse-url']] : [])]
       : [FLEETGW, ...serveArgs];
     gateway = spawnNode([...nodeFlags, ...entry], { cpus: pin(opts['gateway-cpus']), env: envPairs(opts['gateway-env']) });
     const ready = await gateway.waitJson((o) => o.event === 'ready', 120_000);
@@ -236,6 +238,8 @@ async function main() {
       duplicates: stored.duplicates,
       robotsWithRows: stored.robotsWithRows,
       snapshots: stored.snapshots,
+      // --gc-stats: the gateway main thread's GCs from its start to the end of the window, by kind.
+      gcToWindowEnd: lastStats?.gc,
       gatewayCatchUpS: Number(catchUpS.toFixed(2)),
       gatewayCatchUpCoresPerSecond: catchUp.coresPerSecond,
       ...(catchUpByRowsS !== null ? { catchUpByRowsWrittenS: Number(catchUpByRowsS.toFixed(2)) } : {}),

@@ -12,7 +12,7 @@
 // sampling timer wakes the loop 200 times a second, which is a measurable share of an idle or
 // lightly loaded gateway's CPU (bench/README.md, "Fixed costs").
 //
-//   node bench/lib/gateway-child.mjs --data-dir DIR [--clickhouse-url URL] [--stats-ms 1000] [--loop-delay]
+//   node bench/lib/gateway-child.mjs --data-dir DIR [--clickhouse-url URL] [--stats-ms 1000] [--loop-delay] [--gc-stats]
 import { readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 
@@ -23,7 +23,7 @@ const { startGateway } = await import('../../dist/gateway/gateway.js');
 const { parseArgs } = await import('./procs.mjs');
 const { pino } = await import('pino');
 
-const opts = parseArgs(process.argv.slice(2), { 'data-dir': '', 'clickhouse-url': '', 'stats-ms': 1000, 'loop-delay': false });
+const opts = parseArgs(process.argv.slice(2), { 'data-dir': '', 'clickhouse-url': '', 'stats-ms': 1000, 'loop-delay': false, 'gc-stats': false });
 const emit = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
 const gateway = await startGateway({
   dataDir: resolve(opts['data-dir']),
@@ -41,10 +41,25 @@ emit({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemet
 const { monitorEventLoopDelay } = await import('node:perf_hooks');
 const eld = opts['loop-delay'] ? monitorEventLoopDelay({ resolution: 5 }) : null;
 eld?.enable();
+// --gc-stats: the main thread's GCs since start by kind (count and pause ms), in each stats line. Off by
+// default: the observer's callback is a little work per GC in the measured process.
+const { PerformanceObserver, constants: pc } = await import('node:perf_hooks');
+const gcKinds = { [pc.NODE_PERFORMANCE_GC_MINOR]: 'minor', [pc.NODE_PERFORMANCE_GC_MAJOR]: 'major', [pc.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental', [pc.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb' };
+const gc = opts['gc-stats'] ? {} : undefined;
+if (gc) {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const k = gcKinds[e.detail?.kind] ?? 'other';
+      const g = (gc[k] ??= { n: 0, ms: 0 });
+      g.n++;
+      g.ms = Math.round((g.ms + e.duration) * 100) / 100;
+    }
+  }).observe({ entryTypes: ['gc'] });
+}
 const timer = setInterval(() => {
   const loopDelayMs = eld ? { p50: eld.percentile(50) / 1e6, p99: eld.percentile(99) / 1e6, max: eld.max / 1e6 } : undefined;
   eld?.reset();
-  emit({ event: 'stats', tMs: Date.now(), loopDelayMs, ...gateway.ingest.stats() });
+  emit({ event: 'stats', tMs: Date.now(), loopDelayMs, gc, ...gateway.ingest.stats() });
 }, opts['stats-ms']);
 await new Promise((done) => {
   process.once('SIGTERM', done);

@@ -59,8 +59,21 @@ export const DEFAULT_HIGH_WATER_BYTES = 256 * 1024 * 1024;
 
 /** Size of one row buffer (row-arena.ts). */
 const ROW_ARENA_BUFFER_BYTES = 4 * 1024 * 1024;
-/** Most empty row buffers kept for reuse (64 MiB). */
-const MAX_ROW_ARENA_SPARES = 16;
+/**
+ * Most empty row buffers kept for reuse (256 MiB, the default high-water mark): never more than the
+ * most that were in use at once, and those nobody took for 10-20 s are given back (RowArena.trim).
+ * With 16 the steady peak kept allocating (row-arena.ts).
+ */
+const MAX_ROW_ARENA_SPARES = 64;
+
+/**
+ * Empty row buffers the arena keeps for a high-water mark: what that mark lets wait, in buffers (at
+ * least 4, at most {@link MAX_ROW_ARENA_SPARES}). Two 48 MiB inserts finishing together free 24
+ * buffers, which the next blocks' rows take.
+ */
+export function rowArenaSpares(highWaterBytes: number): number {
+  return Math.min(MAX_ROW_ARENA_SPARES, Math.max(4, Math.ceil(highWaterBytes / ROW_ARENA_BUFFER_BYTES)));
+}
 
 export interface TelemetryIngestOptions {
   /** LMDB store; snapshots go to `store.snapshots`. */
@@ -393,9 +406,7 @@ class Ingest implements TelemetryIngest {
     this.inline = new InlineDecode(slots, { maxBytes: opts.inlineDecodeMaxBytes ?? DEFAULT_INLINE_DECODE_MAX_BYTES, budgetMs: opts.inlineDecodeBudgetMs, decoder });
     const highWaterBytes = opts.highWaterBytes ?? DEFAULT_HIGH_WATER_BYTES;
     this.gate = new WatermarkGate(highWaterBytes, opts.lowWaterBytes ?? Math.floor(highWaterBytes / 4));
-    // Spares up to what the high-water mark lets wait: a steady peak load reuses its buffers.
-    // At most 16 spares (64 MiB): an insert block of 48 MiB frees 12 buffers, which the next block's rows take.
-    this.rowArena = new RowArena({ maxSpare: Math.min(MAX_ROW_ARENA_SPARES, Math.max(4, Math.ceil(highWaterBytes / ROW_ARENA_BUFFER_BYTES))), bufferBytes: ROW_ARENA_BUFFER_BYTES });
+    this.rowArena = new RowArena({ maxSpare: rowArenaSpares(highWaterBytes), bufferBytes: ROW_ARENA_BUFFER_BYTES });
     this.arenaTrimTimer = setInterval(() => this.rowArena.trim(), 10_000);
     this.arenaTrimTimer.unref();
     // What was durable before a restart: the checkpoint, then every block still in the spool.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FramePacker } from '../../src/telemetry/frame-packer.js';
+import { rowArenaSpares } from '../../src/telemetry/ingest.js';
 import { RowArena } from '../../src/telemetry/row-arena.js';
 import { TaskSlots } from '../../src/telemetry/task-slots.js';
 import { FRAME_HEADER_BYTES } from '../../src/telemetry/worker-protocol.js';
@@ -155,5 +156,15 @@ describe('RowArena', () => {
     arena.trim(); // nobody took a spare for a whole window: down to keepSpare
     expect(arena.spares).toBe(2);
     expect(arena.buffers).toBe(3);
+  });
+});
+
+describe('rowArenaSpares', () => {
+  it('keeps as many empty row buffers as the high-water mark lets wait (64 at the 256 MiB default), at least 4, at most 64', () => {
+    // At 400,000 samples/s the rows waiting span 30-56 buffers: with fewer spares the steady peak kept allocating.
+    expect(rowArenaSpares(256 * 1024 * 1024)).toBe(64);
+    expect(rowArenaSpares(64 * 1024 * 1024)).toBe(16);
+    expect(rowArenaSpares(1024 * 1024)).toBe(4);
+    expect(rowArenaSpares(4 * 1024 * 1024 * 1024)).toBe(64);
   });
 });
