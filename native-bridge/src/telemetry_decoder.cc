@@ -9,6 +9,7 @@
 // comment lists protobuf-es's reading rules copied here). Numbers in JSON are spelled as JavaScript's
 // Number.prototype.toString spells them (shortest round trip, ECMA-262 layout).
 #include <napi.h>
+#include "shared_copy.h"
 
 #include <charconv>
 #include <cmath>
@@ -800,8 +801,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   env.SetInstanceData(new ThreadState());  // freed by node-addon-api when the environment ends
   exports.Set("decodeTask", Napi::Function::New(env, DecodeTask));
   exports.Set("formatNumber", Napi::Function::New(env, FormatNumber));
+  RegisterSharedCopy(env, exports);
   // Bumped with every change of the task protocol; the JS side refuses a stale build.
-  exports.Set("abi", Napi::Number::New(env, 3));
+  exports.Set("abi", Napi::Number::New(env, 4));
   return exports;
 }
 

@@ -4,6 +4,7 @@
  * when no slot is free or the batch outgrows it, into a private ArrayBuffer that is transferred.
  * Layout: see worker-protocol.ts. One concept: append, then take the packed batch.
  */
+import { copyBytes } from './shared-copy.js';
 import type { TaskSlots } from './task-slots.js';
 import { FRAME_HEADER_BYTES } from './worker-protocol.js';
 
@@ -110,7 +111,8 @@ export class FramePacker {
     this.view.setUint32(this.pos, ri, true);
     this.view.setUint32(this.pos + 4, bytes.length, true);
     this.view.setFloat64(this.pos + 8, receivedAtMs, true);
-    this.buf.set(bytes, this.pos + FRAME_HEADER_BYTES);
+    // Into a shared slot: V8's own copy there runs at a tenth of memcpy's speed (shared-copy.ts).
+    copyBytes(this.buf, this.pos + FRAME_HEADER_BYTES, bytes);
     this.pos += FRAME_HEADER_BYTES + bytes.length;
     this.count++;
   }
@@ -208,7 +210,7 @@ export class FramePacker {
     let size = this.buf.length * 2;
     while (size < need) size *= 2;
     const next = new Uint8Array(new ArrayBuffer(size));
-    next.set(this.buf.subarray(0, this.pos));
+    copyBytes(next, 0, this.buf.subarray(0, this.pos));
     // A batch that outgrows its slot (one very large frame) continues in a private buffer.
     if (this.slot !== -1) this.slots!.release(this.slot);
     this.slot = -1;

@@ -18,6 +18,8 @@
  * ingest holds (its high-water mark). Rows larger than a buffer get a buffer of their own.
  */
 
+import { copyBytes } from './shared-copy.js';
+
 export interface RowArenaOptions {
   /** Bytes per buffer (default 4 MiB). */
   bufferBytes?: number;
@@ -61,7 +63,8 @@ export class RowArena {
     if (n === 0) return new Uint8Array(0);
     if (n > this.bufferBytes) return rows.slice();
     const out = this.take(this.room(n), n);
-    out.set(rows);
+    // Out of a shared slot: V8's own copy from there runs at a tenth of memcpy's speed (shared-copy.ts).
+    copyBytes(out, 0, rows);
     return out;
   }
 

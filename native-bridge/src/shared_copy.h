@@ -1,0 +1,5 @@
+// copyBytes: memcpy between typed arrays, for copies into and out of shared memory (shared_copy.cc).
+#pragma once
+#include <napi.h>
+
+void RegisterSharedCopy(Napi::Env env, Napi::Object exports);
