@@ -35,7 +35,8 @@ const opts = parseArgs(process.argv.slice(2), {
   'gateway-env': '', 'gateway-node-args': '', 'gc-stats': false, 'target-rate': 100_000, 'target-us': 0, keep: false, 'replay-transport': 'grpc-js',
 });
 if (opts.generator !== 'sim' && opts.generator !== 'replay') throw new Error('--generator must be sim or replay');
-if (opts.generator === 'replay') opts['ingest-stats'] = true;
+// The replay generator and --gc-stats need the stats lines of bench/lib/gateway-child.mjs.
+if (opts.generator === 'replay' || opts['gc-stats']) opts['ingest-stats'] = true;
 const pin = (s) => (s === '' ? undefined : s);
 const log = (s) => process.stderr.write(`${s}\n`);
 const envPairs = (s) => Object.fromEntries(s.split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
@@ -238,8 +239,9 @@ async function main() {
       duplicates: stored.duplicates,
       robotsWithRows: stored.robotsWithRows,
       snapshots: stored.snapshots,
-      // --gc-stats: the gateway main thread's GCs from its start to the end of the window, by kind.
-      gcToWindowEnd: lastStats?.gc,
+      // --gc-stats: the gateway main thread's GCs by kind from its start through the catch-up (the
+      // last stats line before the robots stopped).
+      gcThroughCatchUp: lastStats?.gc,
       gatewayCatchUpS: Number(catchUpS.toFixed(2)),
       gatewayCatchUpCoresPerSecond: catchUp.coresPerSecond,
       ...(catchUpByRowsS !== null ? { catchUpByRowsWrittenS: Number(catchUpByRowsS.toFixed(2)) } : {}),

@@ -52,14 +52,15 @@ if (gc) {
       const k = gcKinds[e.detail?.kind] ?? 'other';
       const g = (gc[k] ??= { n: 0, ms: 0 });
       g.n++;
-      g.ms = Math.round((g.ms + e.duration) * 100) / 100;
+      g.ms += e.duration;
     }
   }).observe({ entryTypes: ['gc'] });
 }
 const timer = setInterval(() => {
   const loopDelayMs = eld ? { p50: eld.percentile(50) / 1e6, p99: eld.percentile(99) / 1e6, max: eld.max / 1e6 } : undefined;
   eld?.reset();
-  emit({ event: 'stats', tMs: Date.now(), loopDelayMs, gc, ...gateway.ingest.stats() });
+  const gcOut = gc && Object.fromEntries(Object.entries(gc).map(([k, g]) => [k, { n: g.n, ms: Math.round(g.ms * 100) / 100 }]));
+  emit({ event: 'stats', tMs: Date.now(), loopDelayMs, gc: gcOut, ...gateway.ingest.stats() });
 }, opts['stats-ms']);
 await new Promise((done) => {
   process.once('SIGTERM', done);

@@ -1,4 +1,4 @@
-// copyBytes: memcpy between typed arrays, for copies into and out of shared memory (shared_copy.cc).
+// copyBytes: memmove between Uint8Arrays, for copies into and out of shared memory (shared_copy.cc).
 #pragma once
 #include <napi.h>
 

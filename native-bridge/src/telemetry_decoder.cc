@@ -802,7 +802,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("decodeTask", Napi::Function::New(env, DecodeTask));
   exports.Set("formatNumber", Napi::Function::New(env, FormatNumber));
   RegisterSharedCopy(env, exports);
-  // Bumped with every change of the task protocol; the JS side refuses a stale build.
+  // Bumped with every change of the task protocol or of the exported functions (4: copyBytes); the JS
+  // side refuses a stale build and runs the JS decoder instead.
   exports.Set("abi", Napi::Number::New(env, 4));
   return exports;
 }

@@ -6,13 +6,14 @@
  * (~1-2 MB at high rates) is external memory to V8, and every 64 MiB of it starts a full GC.
  *
  * Spares: an emptied buffer is kept for the next rows, up to `maxSpare` (the ingest passes its
- * high-water mark in buffers: 64 by default), so a steady load reuses the same buffers: at 400,000
- * samples/s the rows waiting for their inserts span 30-56 buffers and two inserts finishing together
- * free 24, and with fewer spares kept the others would be dropped after each insert and allocated
- * again (with 16 kept: 127 allocated in the first 30 s, against 52-70 in 60 s with 64), each one a 4 MiB ArrayBuffer that lives long enough to
- * reach the old generation, where V8 counts it toward starting the next full GC. Spares nobody took
- * between two {@link RowArena.trim} calls (the ingest calls it every 10 s) are given back to the GC
- * down to `keepSpare`, so a burst does not pin its peak.
+ * high-water mark in buffers, 4-64: 64 by default), so a steady load reuses the same buffers: at
+ * 400,000 samples/s the rows waiting for their inserts span 30-56 buffers and two inserts finishing
+ * together free 24; with fewer spares kept the others would be dropped after each insert and
+ * allocated again (with 16 kept: 127 allocated in the first 30 s, against 52-70 in 60 s with 64),
+ * each one a 4 MiB ArrayBuffer that lives long enough to reach the old generation, where V8 counts
+ * it toward starting the next full GC. Spares nobody took between two {@link RowArena.trim} calls
+ * (the ingest calls it every 10 s) are given back to the GC down to `keepSpare`, so a burst does not
+ * pin its peak.
  *
  * Bounds: at most `maxSpare` empty buffers are kept; buffers in use are bounded by the rows the
  * ingest holds (its high-water mark). Rows larger than a buffer get a buffer of their own.

@@ -19,8 +19,10 @@ export const NATIVE_MIN_BYTES = 256;
 let copyNative: ((dst: Uint8Array, dstOffset: number, src: Uint8Array) => void) | null | undefined;
 
 /**
- * Copies all of `src` into `dst` at `dstOffset`, like `dst.set(src, dstOffset)` (a RangeError when it
- * does not fit). Either side may be a view of a SharedArrayBuffer; the caller owns the bytes copied.
+ * Copies all of `src` into `dst` at `dstOffset`, as `dst.set(src, dstOffset)` does for what callers pass:
+ * Uint8Arrays (or Buffers) and a non-negative integer offset; a RangeError when it does not fit. (The
+ * addon refuses what `set` would coerce: a fractional or NaN offset, a Uint8ClampedArray, a detached
+ * buffer.) Either side may be a view of a SharedArrayBuffer; the caller owns the bytes copied.
  */
 export function copyBytes(dst: Uint8Array, dstOffset: number, src: Uint8Array): void {
   if (src.length >= NATIVE_MIN_BYTES) {
@@ -31,4 +33,9 @@ export function copyBytes(dst: Uint8Array, dstOffset: number, src: Uint8Array): 
     }
   }
   dst.set(src, dstOffset);
+}
+
+/** Whether copies of {@link NATIVE_MIN_BYTES} and more go through the addon (false before the first such copy). */
+export function copyBytesIsNative(): boolean {
+  return typeof copyNative === 'function';
 }

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DECODER_ENV, loadNative } from '../../src/telemetry/decode/native.js';
-import { copyBytes, NATIVE_MIN_BYTES } from '../../src/telemetry/shared-copy.js';
+import { copyBytes, copyBytesIsNative, NATIVE_MIN_BYTES } from '../../src/telemetry/shared-copy.js';
 
 const fallbackRun = process.env[DECODER_ENV] === 'js';
 
@@ -54,11 +54,21 @@ describe('copyBytes', () => {
     expect(Buffer.from(a).equals(Buffer.from(b))).toBe(true);
   });
 
+  it(fallbackRun ? 'copies with set() alone in the fallback run' : 'copies with the addon when it is loaded', () => {
+    copyBytes(new Uint8Array(NATIVE_MIN_BYTES), 0, new Uint8Array(NATIVE_MIN_BYTES));
+    expect(copyBytesIsNative()).toBe(!fallbackRun);
+  });
+
   it.skipIf(fallbackRun)('the addon checks its arguments: types, offset and length', () => {
     const { copyBytes: native } = loadNative().binding!;
     const dst = new Uint8Array(new SharedArrayBuffer(16));
     const src = new Uint8Array(8).fill(1);
     expect(() => native(dst, 9, src)).toThrow(RangeError);
+    // Past the end: dstLen - dstOffset must not wrap around.
+    expect(() => native(dst, 17, src)).toThrow(RangeError);
+    expect(() => native(dst, 17, new Uint8Array(0))).toThrow(RangeError);
+    expect(() => native(dst, Number.POSITIVE_INFINITY, src)).toThrow(RangeError);
+    expect(() => native(dst, 2 ** 64, src)).toThrow(RangeError);
     expect(() => native(dst, -1, src)).toThrow(RangeError);
     expect(() => native(dst, 1.5, src)).toThrow(RangeError);
     expect(() => native(dst, Number.NaN, src)).toThrow(RangeError);

@@ -10,7 +10,7 @@ import { liveJsonPrefix } from '../live-json.js';
 import { rowBinaryIds } from './id-cache.js';
 import { frameError, type DecodeResult, type DecodeTask, type FrameFault, type WorkerError } from '../worker-protocol.js';
 
-/** The task protocol version this file speaks (the addon exports its own as `abi`). */
+/** The addon interface version this file speaks: the task protocol and the exported functions (the addon exports its own as `abi`). */
 const ABI = 4;
 
 /** Set to `js` (or `reference`) to run without the addon (CI tests that fallback). */
@@ -35,7 +35,7 @@ export interface NativeBinding {
   decodeTask(frames: Uint8Array, frameCount: number, ids: Uint8Array, idOffsets: Uint32Array,
     live: Uint8Array | null, liveOffsets: Uint32Array | null, rowsInto?: Uint8Array): NativeResult;
   formatNumber(v: number): string;
-  /** memmove of all of `src` into `dst` at `dstOffset` (shared-copy.ts); a RangeError when it does not fit. */
+  /** memmove of all of `src` into `dst` at `dstOffset` (shared-copy.ts): Uint8Arrays, a non-negative integer offset; a RangeError when it does not fit. */
   copyBytes(this: void, dst: Uint8Array, dstOffset: number, src: Uint8Array): void;
 }
 
