@@ -60,6 +60,11 @@ const timer = setInterval(() => {
   const loopDelayMs = eld ? { p50: eld.percentile(50) / 1e6, p99: eld.percentile(99) / 1e6, max: eld.max / 1e6 } : undefined;
   eld?.reset();
   const gcOut = gc && Object.fromEntries(Object.entries(gc).map(([k, g]) => [k, { n: g.n, ms: Math.round(g.ms * 100) / 100 }]));
+  // With --gc-stats also the heap and external memory (MiB) now: what V8's GC heuristics see.
+  if (gcOut) {
+    const m = process.memoryUsage();
+    gcOut.mem = { heapUsed: m.heapUsed >> 20, heapTotal: m.heapTotal >> 20, external: m.external >> 20, arrayBuffers: m.arrayBuffers >> 20 };
+  }
   emit({ event: 'stats', tMs: Date.now(), loopDelayMs, gc: gcOut, ...gateway.ingest.stats() });
 }, opts['stats-ms']);
 await new Promise((done) => {

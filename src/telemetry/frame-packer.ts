@@ -161,6 +161,27 @@ export class FramePacker {
     this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
   }
 
+  /**
+   * Moves a taken batch packed in a private buffer (every slot was busy then) into a slot freed since,
+   * when one is free and the batch fits, and keeps the private buffer for a later batch. Why: a private
+   * batch crosses to the decode worker and back by transfer, and every buffer that arrives in an
+   * isolate counts there as new external memory toward V8's next full GC (task-slots.ts). At 400,000
+   * samples/s, when the store fell behind and the robots were paused and resumed, bursts filled every
+   * slot with waiting batches; the transfers then took the main thread's external memory from ~240 to
+   * ~590 MiB in 5 s, with 2-3 full GCs a second (bench/README.md, stop 30). The ingest calls this as it
+   * posts a batch, just after a task finished and freed its slot. The copy is one memmove.
+   */
+  toSlot(batch: PackedBatch): void {
+    if (batch.slot !== -1 || batch.frames === undefined || this.slots === null) return;
+    if (batch.byteLength > this.slots.framesBytes) return;
+    const slot = this.slots.acquire();
+    if (slot === -1) return;
+    copyBytes(this.slots.frames(slot), 0, new Uint8Array(batch.frames, 0, batch.byteLength));
+    this.recycle(batch.frames);
+    batch.slot = slot;
+    delete batch.frames;
+  }
+
   /** Gives the slot of a batch being filled back (close: the batch was never taken). */
   dispose(): void {
     if (this.slot === -1) return;

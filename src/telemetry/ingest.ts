@@ -645,7 +645,6 @@ class Ingest implements TelemetryIngest {
         const foxglove = this.foxgloveMask(batch.robotIds);
         const bytes = batch.byteLength;
         const robotIds = batch.robotIds;
-        const slot = batch.slot;
         // Foxglove frames cost several times the decode (docs/foxglove.md): a watched batch stays
         // off the event loop. The share is asked again: a batch that waited behind a full pool may
         // find this second's share used up.
@@ -655,6 +654,9 @@ class Ingest implements TelemetryIngest {
           continue;
         }
         this.s.batches++;
+        // Before batch.slot is read below: a batch packed while every slot was busy takes one freed since.
+        this.packer.toSlot(batch);
+        const slot = batch.slot;
         const frames = batch.frameCount;
         this.pool
           // Workers write rows and snapshots (and Foxglove frames): live messages were published at push().

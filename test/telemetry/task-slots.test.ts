@@ -66,6 +66,44 @@ describe('FramePacker with slots', () => {
     expect(slots.frames(other).every((b) => b === 0)).toBe(true);
     expect(packer.take().slot).toBe(-1);
   });
+
+  it('toSlot() moves a private batch into a slot freed since, byte for byte, and keeps its buffer for the next private batch', () => {
+    const slots = new TaskSlots(2, 1024, 1024);
+    const packer = new FramePacker(256, slots);
+    const big = new Uint8Array(300).map((_, i) => (i * 13 + 1) & 0xff);
+    packer.add('r1', 'f1', frame(10), 1);
+    const first = packer.take(); // slot 0; the packer now fills slot 1
+    packer.add('r1', 'f1', frame(10), 2);
+    const second = packer.take(); // slot 1: none left
+    packer.add('r2', 'f1', big, 3);
+    const priv = packer.take();
+    expect([first.slot, second.slot, priv.slot]).toEqual([0, 1, -1]);
+    const privBuffer = priv.frames!;
+    const packed = new Uint8Array(privBuffer, 0, priv.byteLength).slice();
+    // No slot free: the batch stays private.
+    packer.toSlot(priv);
+    expect(priv.slot).toBe(-1);
+    expect(priv.frames).toBe(privBuffer);
+    slots.release(first.slot);
+    packer.toSlot(priv);
+    expect(priv.slot).toBe(0);
+    expect(priv.frames).toBeUndefined();
+    expect(slots.frames(0).subarray(0, priv.byteLength)).toEqual(packed);
+    // The private buffer is kept for a later batch that finds no slot (none is free now). take()
+    // already made the buffer the next batch fills, so the one after it reuses the kept buffer.
+    packer.add('r1', 'f1', frame(10), 4);
+    const next = packer.take();
+    expect(next.slot).toBe(-1);
+    expect(next.frames).not.toBe(privBuffer);
+    packer.add('r1', 'f1', frame(10), 5);
+    const after = packer.take();
+    expect(after.slot).toBe(-1);
+    expect(after.frames).toBe(privBuffer);
+    // A batch already in a slot, or larger than a slot, is left as it is.
+    slots.release(second.slot);
+    packer.toSlot(second);
+    expect(second.slot).toBe(1);
+  });
 });
 
 describe('RowArena', () => {
