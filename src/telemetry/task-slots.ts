@@ -12,7 +12,8 @@
  * Ownership: a slot belongs to the frame packer while it fills the batch, then to the task (frames read
  * by the worker, rows written by it), then to the ingest until it has copied the rows out; only then
  * is it released. When no slot is free, or a batch or its rows do not fit, the old path (a private
- * buffer, transferred) takes over for that batch: nothing waits for a slot.
+ * buffer, transferred) takes over for that batch: nothing waits for a slot. A private batch still moves
+ * into a slot that is free by the time it is posted (FramePacker.toSlot).
  */
 
 /** What a worker gets (workerData): the shared buffers of each slot. */
