@@ -144,6 +144,8 @@ async function main() {
         rowsWritten: st.rowsWritten, queueMiB: Number((st.queueBytes / 1048576).toFixed(1)), tasksInFlight: st.tasksInFlight,
         insertsInFlight: st.insertsInFlight, inserts: st.inserts, paused: st.paused, ageMs: now - st.tMs,
         rowArenaBuffers: st.rowArenaBuffers, rowArenaAllocated: st.rowArenaAllocated,
+        // --gc-stats: full GCs (count) in this interval, from the running totals of the stats lines.
+        ...(st.gc ? { majorGcs: (st.gc.major?.n ?? 0) - (prevIngest?.gc?.major?.n ?? 0) } : {}),
       };
       prevIngest = st;
       return out;
@@ -151,12 +153,27 @@ async function main() {
     const points = [{ ...cpuPoint(gateway.pid, sim.pid), p: connected }];
     const threads0 = threadCpu(gateway.pid);
     const timeline = [];
+    // With --ingest-stats: the gateway's cores by thread group in each interval (where a warm-up goes).
+    let threadsPrev = threads0;
+    let groupsStatsLine = null;
+    const groupCores = (seconds) => {
+      if (!opts['ingest-stats']) return null;
+      for (let i = gateway.lines.length - 1; i >= 0 && !groupsStatsLine; i--) {
+        const o = JSON.parse(gateway.lines[i]);
+        if (o.event === 'stats' && o.decodeThreadIds?.length) groupsStatsLine = o;
+      }
+      const now = threadCpu(gateway.pid);
+      const g = threadGroups(gateway.pid, threadsPrev, now, { startupTids: ready.startupTids ?? [], decodeTids: groupsStatsLine?.decodeThreadIds ?? [] });
+      threadsPrev = now;
+      return Object.fromEntries(Object.entries(g).filter(([, v]) => typeof v === 'number').map(([k, v]) => [k, Number((v / seconds).toFixed(3))]));
+    };
     const tick = () => {
       const b = { ...cpuPoint(gateway.pid, sim.pid), p: lastProgress() };
       const a = points.at(-1);
       points.push(b);
       if (b.p === a.p || b.t - a.t < 500) return;
       const iv = interval(a, b);
+      const byGroup = groupCores((b.t - a.t) / 1000);
       const rate = (b.p.stats.samplesSent - a.p.stats.samplesSent) / ((b.p.tMs - a.p.tMs) / 1000);
       const ing = ingestLine(b.t);
       const row = {
@@ -165,6 +182,7 @@ async function main() {
         ...(storePid ? { storeCores: Number(iv.storeCores.toFixed(2)) } : {}),
         otherCores: Number(iv.otherCores.toFixed(2)),
         ...(ing ? { ingest: ing } : {}),
+        ...(byGroup ? { gatewayCoresByGroup: byGroup } : {}),
       };
       timeline.push(row);
       log(`  t=${String(row.tS).padStart(3)} s  sent ${String(row.sentPerS).padStart(7)}/s  robot queue ${row.robotQueue}` +

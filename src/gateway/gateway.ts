@@ -272,6 +272,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     link.listen({ telemetrySink: (robotId, fleetId) => ingest.sinkFor(robotId, fleetId) });
     const heapLog = logFor('gateway');
     stopHeapGrowth = heapGrowth.follow(() => ingest.stats().samplesIn, (percent, rate) => {
+      ingest.setPeakLoad(heapGrowth.atPeak);
       heapLog.info({ heapGrowingPercent: percent, samplesPerS: Math.round(rate) }, `V8 heap growing percent set to ${percent} for telemetry at ${Math.round(rate)} samples/s`);
     });    // Acknowledged telemetry (issue 14 part 1): durable points become receipts to the robots.
     ingest.onDurable((robotId, epoch, seq) => link.telemetryDurable?.(robotId, epoch, seq));

@@ -45,6 +45,15 @@ export function appliedHeapGrowingPercent(): number | null {
 
 let applied: number | null = null;
 
+/**
+ * How often the policy reads the telemetry rate. Every second, not every 5: at 400,000 samples/s the
+ * low-load headroom left ~23 MB of room for external memory (the row buffers a starting peak
+ * allocates count toward V8's limit), and until the switch came, 5-6 s after telemetry began, V8 ran
+ * a full GC every ~0.35 s (bench/README.md, stop 31). The hysteresis below keeps a per-second rate
+ * from flapping.
+ */
+export const FOLLOW_INTERVAL_MS = 1_000;
+
 /** Samples per second above which the peak headroom applies. */
 export const PEAK_SAMPLES_PER_S = 50_000;
 /** ... and below which the low-load headroom applies again (the gap keeps a load near one bound from flapping). */
@@ -56,6 +65,7 @@ export const LOW_SAMPLES_PER_S = 25_000;
  */
 export class HeapGrowthPolicy {
   private current: number;
+  private peak = false;
 
   /** Applies `lowPercent` now (a starting gateway has no telemetry yet); both values are checked now, not at the first switch. */
   constructor(
@@ -73,11 +83,16 @@ export class HeapGrowthPolicy {
     return this.current;
   }
 
+  /** Whether the telemetry rate last switched the policy to its peak value (false at start). */
+  get atPeak(): boolean {
+    return this.peak;
+  }
+
   /**
-   * Reads the telemetry sample counter every `intervalMs` and observes its rate; `onSwitch` hears of
+   * Reads the telemetry sample counter every `intervalMs` ({@link FOLLOW_INTERVAL_MS} by default) and observes its rate; `onSwitch` hears of
    * each switch (the gateway logs it). Returns the stop function (the timer does not hold the process).
    */
-  follow(samplesIn: () => number, onSwitch: (percent: number, samplesPerS: number) => void, intervalMs = 5_000): () => void {
+  follow(samplesIn: () => number, onSwitch: (percent: number, samplesPerS: number) => void, intervalMs = FOLLOW_INTERVAL_MS): () => void {
     let last = samplesIn();
     let lastAtMs = Date.now();
     const timer = setInterval(() => {
@@ -99,8 +114,13 @@ export class HeapGrowthPolicy {
    */
   observe(samplesPerS: number): number | null {
     let want = this.current;
-    if (samplesPerS > PEAK_SAMPLES_PER_S) want = this.peakPercent;
-    else if (samplesPerS < LOW_SAMPLES_PER_S) want = this.lowPercent;
+    if (samplesPerS > PEAK_SAMPLES_PER_S) {
+      want = this.peakPercent;
+      this.peak = true;
+    } else if (samplesPerS < LOW_SAMPLES_PER_S) {
+      want = this.lowPercent;
+      this.peak = false;
+    }
     if (want === this.current) return null;
     applyHeapGrowth(want, this.setFlags);
     this.current = want;

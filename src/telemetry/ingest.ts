@@ -60,8 +60,9 @@ export const DEFAULT_HIGH_WATER_BYTES = 256 * 1024 * 1024;
 /** Size of one row buffer (row-arena.ts). */
 const ROW_ARENA_BUFFER_BYTES = 4 * 1024 * 1024;
 /**
- * Most empty row buffers kept for reuse (256 MiB, the default high-water mark): never more than the
- * most that were in use at once, and those nobody took for 10-20 s are given back (RowArena.trim).
+ * Most empty row buffers kept for reuse (256 MiB, the default high-water mark): below peak load never
+ * more than the most that were in use at once, and those nobody took for 10-20 s are given back
+ * (RowArena.trim); at peak load all of them, allocated at once (setPeakLoad, RowArena.prefill).
  * With 16 the steady peak kept allocating (row-arena.ts).
  */
 const MAX_ROW_ARENA_SPARES = 64;
@@ -141,6 +142,8 @@ export interface TelemetryIngestOptions {
   highWaterBytes?: number;
   /** Default a quarter of the high-water mark (64 MiB with its default). */
   lowWaterBytes?: number;
+  /** How often row buffers unused since the last time are given back below peak load (RowArena.trim). Default 10,000 ms. */
+  rowArenaTrimMs?: number;
   /** A robot's snapshot is written to LMDB at most this often (the newest sample of the interval). Default 1,000 ms. */
   snapshotIntervalMs?: number;
   /**
@@ -238,6 +241,12 @@ export interface TelemetryIngest {
   durableOf(robotId: string): DurablePoint | undefined;
   /** True unless the disk spool is full (while it has room, a store outage costs nothing but disk). */
   spoolAccepting(): boolean;
+  /**
+   * Whether telemetry runs at peak rates (the gateway's heap policy says so: heap-growth.ts). At peak
+   * the row arena allocates its spares at once and keeps them; below it, unused spares are given back
+   * every 10 s (row-arena.ts).
+   */
+  setPeakLoad(peak: boolean): void;
   /** Resolves when everything pushed so far is in the store and the snapshots. */
   flush(): Promise<void>;
   /** Drains (flush), then stops the pool and closes the store it opened. */
@@ -368,6 +377,9 @@ class Ingest implements TelemetryIngest {
   private readonly rowArena: RowArena;
   /** Gives row buffers an idle gateway no longer needs back to the GC (RowArena.trim). */
   private readonly arenaTrimTimer: NodeJS.Timeout;
+  private readonly rowArenaSpares: number;
+  /** setPeakLoad(): spares are allocated at once and kept. */
+  private peakLoad = false;
   private readonly s = {
     framesIn: 0, bytesIn: 0, samplesIn: 0, batches: 0, corruptFrames: 0, workerErrors: 0, framesLost: 0,
     framesRejected: 0, liveMessages: 0, liveErrors: 0, sequencedBatches: 0, batchesInline: 0,
@@ -406,8 +418,11 @@ class Ingest implements TelemetryIngest {
     this.inline = new InlineDecode(slots, { maxBytes: opts.inlineDecodeMaxBytes ?? DEFAULT_INLINE_DECODE_MAX_BYTES, budgetMs: opts.inlineDecodeBudgetMs, decoder });
     const highWaterBytes = opts.highWaterBytes ?? DEFAULT_HIGH_WATER_BYTES;
     this.gate = new WatermarkGate(highWaterBytes, opts.lowWaterBytes ?? Math.floor(highWaterBytes / 4));
-    this.rowArena = new RowArena({ maxSpare: rowArenaSpares(highWaterBytes), bufferBytes: ROW_ARENA_BUFFER_BYTES });
-    this.arenaTrimTimer = setInterval(() => this.rowArena.trim(), 10_000);
+    this.rowArenaSpares = rowArenaSpares(highWaterBytes);
+    this.rowArena = new RowArena({ maxSpare: this.rowArenaSpares, bufferBytes: ROW_ARENA_BUFFER_BYTES });
+    this.arenaTrimTimer = setInterval(() => {
+      if (!this.peakLoad) this.rowArena.trim();
+    }, opts.rowArenaTrimMs ?? 10_000);
     this.arenaTrimTimer.unref();
     // What was durable before a restart: the checkpoint, then every block still in the spool.
     const restored = new Map(recovery.checkpoint);
@@ -548,6 +563,11 @@ class Ingest implements TelemetryIngest {
 
   spoolAccepting(): boolean {
     return this.inserts.spoolAccepting;
+  }
+
+  setPeakLoad(peak: boolean): void {
+    this.peakLoad = peak;
+    if (peak) this.rowArena.prefill(this.rowArenaSpares);
   }
 
   async flush(): Promise<void> {

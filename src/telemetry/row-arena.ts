@@ -135,6 +135,19 @@ export class RowArena {
   }
 
   /**
+   * Allocates spares until the arena holds `buffers` buffers (in use and spare; at most `maxSpare`
+   * spares). For a sustained peak, so its buffers are allocated at once rather than one by one as its
+   * queue first grows: V8 counts external memory allocated since its last full GC toward starting the
+   * next one, so 4 MiB buffers added one at a time kept it marking every ~0.35 s while a peak began
+   * (bench/README.md, stop 31). A fresh buffer's pages are committed only when first written, so
+   * spares a load never reaches cost address space, not memory.
+   */
+  prefill(buffers: number): void {
+    // At the front: the spares used last (pages already committed) are taken first.
+    while (this.arenas.size < buffers && this.spare.length < this.maxSpare) this.spare.unshift(this.fresh());
+  }
+
+  /**
    * Drops the spares nobody took since the previous call (down to keepSpare): the caller's interval
    * is the window. The ingest calls it every 10 s, so an idle gateway gives its spares back.
    */

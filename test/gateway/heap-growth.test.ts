@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGateway } from '../../src/gateway/gateway.js';
-import { applyHeapGrowth, appliedHeapGrowingPercent, HeapGrowthPolicy, LOW_SAMPLES_PER_S, PEAK_SAMPLES_PER_S } from '../../src/gateway/heap-growth.js';
+import { applyHeapGrowth, appliedHeapGrowingPercent, FOLLOW_INTERVAL_MS, HeapGrowthPolicy, LOW_SAMPLES_PER_S, PEAK_SAMPLES_PER_S } from '../../src/gateway/heap-growth.js';
 
 describe('heap growth (FLEETGW_HEAP_GROWING_PERCENT)', () => {
   it('defaults to 100 at peak and 50 at low load, read from the environment, named when invalid', () => {
@@ -23,12 +23,16 @@ describe('heap growth (FLEETGW_HEAP_GROWING_PERCENT)', () => {
     expect(set).toEqual(['--heap-growing-percent=50']);
     expect(policy.observe(0)).toBeNull();
     expect(policy.observe(PEAK_SAMPLES_PER_S)).toBeNull(); // at the bound: not above it
+    expect(policy.atPeak).toBe(false);
     expect(policy.observe(PEAK_SAMPLES_PER_S + 1)).toBe(100);
     expect(policy.percent).toBe(100);
+    expect(policy.atPeak).toBe(true);
     // Between the bounds it holds (no flapping around one bound).
     expect(policy.observe(LOW_SAMPLES_PER_S + 1)).toBeNull();
     expect(policy.observe(PEAK_SAMPLES_PER_S * 8)).toBeNull();
+    expect(policy.atPeak).toBe(true);
     expect(policy.observe(LOW_SAMPLES_PER_S - 1)).toBe(50);
+    expect(policy.atPeak).toBe(false);
     expect(policy.observe(LOW_SAMPLES_PER_S + 1)).toBeNull();
     expect(set).toEqual(['--heap-growing-percent=50', '--heap-growing-percent=100', '--heap-growing-percent=50']);
     // Both values are checked at construction, not at the first switch (a timer would throw later).
@@ -68,6 +72,23 @@ describe('heap growth (FLEETGW_HEAP_GROWING_PERCENT)', () => {
       vi.advanceTimersByTime(5_000);
       expect(switches).toEqual([100, 50]);
       expect(set).toEqual(['--heap-growing-percent=50', '--heap-growing-percent=100', '--heap-growing-percent=50']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('reads the rate every second by default, so a peak gets its headroom within a second', () => {
+    vi.useFakeTimers();
+    try {
+      const policy = new HeapGrowthPolicy(50, 100, () => {});
+      let samples = 0;
+      const switches: number[] = [];
+      const stop = policy.follow(() => samples, (percent) => switches.push(percent));
+      samples += 400_000;
+      vi.advanceTimersByTime(FOLLOW_INTERVAL_MS);
+      expect(FOLLOW_INTERVAL_MS).toBe(1_000);
+      expect(switches).toEqual([100]);
+      stop();
     } finally {
       vi.useRealTimers();
     }

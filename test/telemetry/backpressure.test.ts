@@ -55,3 +55,26 @@ describe('ingest backpressure (chdb)', () => {
     expect(await ingest.sampleStore.queryText("SELECT count() FROM telemetry_samples WHERE fleet_id = 'fleet-bp'")).toBe('10000\n');
   });
 });
+
+describe('ingest at peak load (setPeakLoad)', () => {
+  it('allocates the row buffers the high-water mark lets wait at once, keeps them while the peak lasts, gives them back after', async () => {
+    const tmp = tempDir('peak-load');
+    const store = openStore(tmp.dir);
+    // 64 MiB high-water mark: 16 row buffers of 4 MiB; 4 are kept however long they stay unused.
+    const ingest = await createTelemetryIngest({ store, dataDir: tmp.dir, threads: 1, highWaterBytes: 64 * 1024 * 1024, rowArenaTrimMs: 20 });
+    try {
+      expect(ingest.stats().rowArenaBuffers).toBe(0);
+      ingest.setPeakLoad(true);
+      expect(ingest.stats()).toMatchObject({ rowArenaBuffers: 16, rowArenaAllocated: 16 });
+      await new Promise((r) => setTimeout(r, 200)); // ~10 trim intervals: none applies at peak
+      expect(ingest.stats().rowArenaBuffers).toBe(16);
+      ingest.setPeakLoad(false);
+      await until(() => ingest.stats().rowArenaBuffers === 4, 5_000, 'unused row buffers given back after the peak');
+      expect(ingest.stats().rowArenaAllocated).toBe(16);
+    } finally {
+      await ingest.close();
+      await store.close();
+      tmp.remove();
+    }
+  });
+});

@@ -197,6 +197,32 @@ describe('RowArena', () => {
   });
 });
 
+describe('RowArena.prefill', () => {
+  it('allocates spares up to a count at once, hands out used buffers before fresh ones, and never holds more than maxSpare spares', () => {
+    const arena = new RowArena({ bufferBytes: 16, maxSpare: 6, keepSpare: 1 });
+    const used = arena.copy(new Uint8Array(16).fill(7));
+    arena.copy(new Uint8Array(1)); // retires the first buffer; the second is now current
+    arena.release([used]); // the first buffer is a spare, its pages written
+    expect(arena.buffers).toBe(2);
+    arena.prefill(5);
+    expect(arena.buffers).toBe(5);
+    expect(arena.allocated).toBe(5);
+    expect(arena.spares).toBe(4);
+    // The written spare first: fresh buffers are taken only when it is gone.
+    const next = arena.reserve(16)!;
+    expect(next.buffer).toBe(used.buffer);
+    arena.prefill(5); // already there: nothing allocated
+    expect(arena.allocated).toBe(5);
+    arena.prefill(100); // bounded by maxSpare spares
+    expect(arena.spares).toBe(6);
+    expect(arena.buffers).toBe(8); // 6 spares, the current buffer and the one holding the 1-byte chunk
+    // A steady load after prefill allocates nothing.
+    const round = (): Uint8Array[] => Array.from({ length: 6 }, () => arena.copy(new Uint8Array(16)));
+    for (let i = 0; i < 3; i++) arena.release(round());
+    expect(arena.allocated).toBe(8);
+  });
+});
+
 describe('rowArenaSpares', () => {
   it('keeps as many empty row buffers as the high-water mark lets wait (64 at the 256 MiB default), at least 4, at most 64', () => {
     // At 400,000 samples/s the rows waiting span 30-56 buffers: with fewer spares the steady peak kept allocating.
