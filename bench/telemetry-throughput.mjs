@@ -15,7 +15,9 @@
 // --ingest-stats runs the gateway through bench/lib/gateway-child.mjs (the same startGateway() as
 // `fleetgw serve`) so the timeline also shows the ingest's stages (rows written/s, queued bytes,
 // decode tasks and inserts in flight, robots paused), and the gateway's CPU is split per thread group
-// (main, decode workers, V8 platform threads = GC helpers and JIT, libuv pool, chdb engine threads).
+// (main, decode workers, V8 platform threads = GC helpers and JIT, libuv pool, chdb engine threads),
+// over the whole window and per timeline interval (`gatewayCoresByGroup`: where a warm-up goes);
+// with --gc-stats each interval also counts the main thread's full GCs (`ingest.majorGcs`).
 // The replay generator implies it. --replay-transport http2 has it write the telemetry streams with
 // node:http2 instead of grpc-js (bench/lib/replay-child.mjs: same bytes, less generator CPU).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
