@@ -271,10 +271,15 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     recordLinkConflicts(events, link);
     link.listen({ telemetrySink: (robotId, fleetId) => ingest.sinkFor(robotId, fleetId) });
     const heapLog = logFor('gateway');
-    stopHeapGrowth = heapGrowth.follow(() => ingest.stats().samplesIn, (percent, rate) => {
-      ingest.setPeakLoad(heapGrowth.atPeak);
-      heapLog.info({ heapGrowingPercent: percent, samplesPerS: Math.round(rate) }, `V8 heap growing percent set to ${percent} for telemetry at ${Math.round(rate)} samples/s`);
-    });    // Acknowledged telemetry (issue 14 part 1): durable points become receipts to the robots.
+    stopHeapGrowth = heapGrowth.follow(
+      () => ingest.stats().samplesIn,
+      (percent, rate) => {
+        heapLog.info({ heapGrowingPercent: percent, samplesPerS: Math.round(rate) }, `V8 heap growing percent set to ${percent} for telemetry at ${Math.round(rate)} samples/s`);
+      },
+      undefined,
+      (atPeak) => ingest.setPeakLoad(atPeak),
+    );
+    // Acknowledged telemetry (issue 14 part 1): durable points become receipts to the robots.
     ingest.onDurable((robotId, epoch, seq) => link.telemetryDurable?.(robotId, epoch, seq));
     link.setTelemetryDurableSource?.((robotId) => ingest.durableOf(robotId));
     link.listen({ onOnline: (robotId) => online.add(robotId), onOffline: (robotId) => online.delete(robotId) });

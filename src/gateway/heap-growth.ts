@@ -83,16 +83,26 @@ export class HeapGrowthPolicy {
     return this.current;
   }
 
-  /** Whether the telemetry rate last switched the policy to its peak value (false at start). */
+  /**
+   * True from a rate above {@link PEAK_SAMPLES_PER_S} until one below {@link LOW_SAMPLES_PER_S} (false
+   * at start), whether or not the percent changed with it (both values may be equal).
+   */
   get atPeak(): boolean {
     return this.peak;
   }
 
   /**
-   * Reads the telemetry sample counter every `intervalMs` ({@link FOLLOW_INTERVAL_MS} by default) and observes its rate; `onSwitch` hears of
-   * each switch (the gateway logs it). Returns the stop function (the timer does not hold the process).
+   * Reads the telemetry sample counter every `intervalMs` ({@link FOLLOW_INTERVAL_MS} by default) and
+   * observes its rate; `onSwitch` hears of each switch of the percent (the gateway logs it), `onPeak`
+   * of each change of {@link atPeak} (the gateway tells the ingest: its row buffers follow the peak
+   * too, whatever the percents). Returns the stop function (the timer does not hold the process).
    */
-  follow(samplesIn: () => number, onSwitch: (percent: number, samplesPerS: number) => void, intervalMs = FOLLOW_INTERVAL_MS): () => void {
+  follow(
+    samplesIn: () => number,
+    onSwitch: (percent: number, samplesPerS: number) => void,
+    intervalMs = FOLLOW_INTERVAL_MS,
+    onPeak?: (atPeak: boolean) => void,
+  ): () => void {
     let last = samplesIn();
     let lastAtMs = Date.now();
     const timer = setInterval(() => {
@@ -101,8 +111,10 @@ export class HeapGrowthPolicy {
       const rate = ((samples - last) * 1000) / Math.max(1, now - lastAtMs);
       last = samples;
       lastAtMs = now;
+      const wasPeak = this.peak;
       const switched = this.observe(rate);
       if (switched !== null) onSwitch(switched, rate);
+      if (this.peak !== wasPeak) onPeak?.(this.peak);
     }, intervalMs);
     timer.unref();
     return () => clearInterval(timer);

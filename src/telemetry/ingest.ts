@@ -243,8 +243,8 @@ export interface TelemetryIngest {
   spoolAccepting(): boolean;
   /**
    * Whether telemetry runs at peak rates (the gateway's heap policy says so: heap-growth.ts). At peak
-   * the row arena allocates its spares at once and keeps them; below it, unused spares are given back
-   * every 10 s (row-arena.ts).
+   * the row arena allocates its spares at once and keeps them; below it, spares unused since the
+   * previous trim are given back every `rowArenaTrimMs` (row-arena.ts).
    */
   setPeakLoad(peak: boolean): void;
   /** Resolves when everything pushed so far is in the store and the snapshots. */
@@ -377,6 +377,7 @@ class Ingest implements TelemetryIngest {
   private readonly rowArena: RowArena;
   /** Gives row buffers an idle gateway no longer needs back to the GC (RowArena.trim). */
   private readonly arenaTrimTimer: NodeJS.Timeout;
+  /** Spares the row arena keeps, and allocates at once at peak load (rowArenaSpares()). */
   private readonly rowArenaSpares: number;
   /** setPeakLoad(): spares are allocated at once and kept. */
   private peakLoad = false;

@@ -12,8 +12,9 @@
  * allocated again (with 16 kept: 127 allocated in the first 30 s, against 52-70 in 60 s with 64),
  * each one a 4 MiB ArrayBuffer that lives long enough to reach the old generation, where V8 counts
  * it toward starting the next full GC. Spares nobody took between two {@link RowArena.trim} calls
- * (the ingest calls it every 10 s) are given back to the GC down to `keepSpare`, so a burst does not
- * pin its peak.
+ * (the ingest calls it every 10 s below peak load) are given back to the GC down to `keepSpare`, so a
+ * burst does not pin its peak for long. At peak load the ingest allocates the spares at once and
+ * does not trim ({@link RowArena.prefill}, TelemetryIngest.setPeakLoad).
  *
  * Bounds: at most `maxSpare` empty buffers are kept; buffers in use are bounded by the rows the
  * ingest holds (its high-water mark). Rows larger than a buffer get a buffer of their own.
@@ -149,7 +150,7 @@ export class RowArena {
 
   /**
    * Drops the spares nobody took since the previous call (down to keepSpare): the caller's interval
-   * is the window. The ingest calls it every 10 s, so an idle gateway gives its spares back.
+   * is the window. The ingest calls it every 10 s below peak load, so an idle gateway gives its spares back.
    */
   trim(): void {
     let drop = Math.min(this.minSpare, this.spare.length - this.keepSpare);

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGateway } from '../../src/gateway/gateway.js';
+import { encodeBatch, until } from '../telemetry/helpers.js';
 import { applyHeapGrowth, appliedHeapGrowingPercent, FOLLOW_INTERVAL_MS, HeapGrowthPolicy, LOW_SAMPLES_PER_S, PEAK_SAMPLES_PER_S } from '../../src/gateway/heap-growth.js';
 
 describe('heap growth (FLEETGW_HEAP_GROWING_PERCENT)', () => {
@@ -94,10 +95,50 @@ describe('heap growth (FLEETGW_HEAP_GROWING_PERCENT)', () => {
     }
   });
 
+  it('tells of each peak change, also when both percents are equal (no percent switch to hang it on)', () => {
+    vi.useFakeTimers();
+    try {
+      const policy = new HeapGrowthPolicy(80, 80, () => {});
+      let samples = 0;
+      const switches: number[] = [];
+      const peaks: boolean[] = [];
+      const stop = policy.follow(() => samples, (percent) => switches.push(percent), 1_000, (atPeak) => peaks.push(atPeak));
+      samples += 100_000;
+      vi.advanceTimersByTime(1_000);
+      samples += 100_000; // still at peak: no new event
+      vi.advanceTimersByTime(1_000);
+      samples += 30_000; // between the bounds: holds
+      vi.advanceTimersByTime(1_000);
+      samples += 1_000;
+      vi.advanceTimersByTime(1_000);
+      expect(switches).toEqual([]);
+      expect(peaks).toEqual([true, false]);
+      stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('names a flag this Node\'s V8 has (setFlagsFromString ignores unknown flags silently)', () => {
     const options = execFileSync(process.execPath, ['--v8-options'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
     expect(options).toContain('--heap-growing-percent');
   });
+
+  it('a gateway at peak telemetry has its ingest allocate the row buffers at once (setPeakLoad)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleetgw-heap-peak-'));
+    const gw = await startGateway({ dataDir: dir, host: '127.0.0.1', httpPort: 0, grpcPort: 0, clickhouseUrl: null, tls: 'insecure' });
+    try {
+      // 100,000 samples in well under a second: the next reading of the rate is above the peak bound.
+      const frame = encodeBatch(Date.now(), 1_000);
+      for (let i = 0; i < 100; i++) gw.ingest.push('peak-robot', 'peak-fleet', frame);
+      await gw.ingest.flush();
+      // The 256 MiB default high-water mark: 64 row buffers; the 100,000 rows alone fill ~6.
+      await until(() => gw.ingest.stats().rowArenaBuffers >= 64, 10_000, 'row buffers allocated for the peak');
+    } finally {
+      await gw.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('a starting gateway applies its low-load tunable to the process', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fleetgw-heap-growth-'));
