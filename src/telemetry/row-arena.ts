@@ -140,8 +140,9 @@ export class RowArena {
    * spares). For a sustained peak, so its buffers are allocated at once rather than one by one as its
    * queue first grows: V8 counts external memory allocated since its last full GC toward starting the
    * next one, so 4 MiB buffers added one at a time kept it marking every ~0.35 s while a peak began
-   * (bench/README.md, stop 31). A fresh buffer's pages are committed only when first written, so
-   * spares a load never reaches cost address space, not memory.
+   * (bench/README.md, stop 31). Allocated together they start one full GC (V8's external memory
+   * pressure), and then none while the arena stays within them. A fresh buffer's pages are committed
+   * only when first written, so spares a load never reaches cost address space, not memory.
    */
   prefill(buffers: number): void {
     // At the front: the spares used last (pages already committed) are taken first.
