@@ -8,6 +8,16 @@ import { startGateway } from '../../src/gateway/gateway.js';
 import { encodeBatch, until } from '../telemetry/helpers.js';
 import { applyHeapGrowth, appliedHeapGrowingPercent, FOLLOW_INTERVAL_MS, HeapGrowthPolicy, LOW_SAMPLES_PER_S, PEAK_SAMPLES_PER_S } from '../../src/gateway/heap-growth.js';
 
+/** Runs `fn` with vitest's fake timers, restoring real ones whatever happens. */
+function withFakeTimers(fn: () => void): void {
+  vi.useFakeTimers();
+  try {
+    fn();
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
 describe('heap growth (FLEETGW_HEAP_GROWING_PERCENT)', () => {
   it('defaults to 100 at peak and 50 at low load, read from the environment, named when invalid', () => {
     expect(DEFAULT_TUNABLES.heapGrowingPercent).toBe(100);
@@ -55,8 +65,7 @@ describe('heap growth (FLEETGW_HEAP_GROWING_PERCENT)', () => {
   });
 
   it('follows the sample counter: a switch per crossing, told to the caller, and nothing after stop', () => {
-    vi.useFakeTimers();
-    try {
+    withFakeTimers(() => {
       const set: string[] = [];
       const policy = new HeapGrowthPolicy(50, 100, (f) => set.push(f));
       let samples = 0;
@@ -73,14 +82,11 @@ describe('heap growth (FLEETGW_HEAP_GROWING_PERCENT)', () => {
       vi.advanceTimersByTime(5_000);
       expect(switches).toEqual([100, 50]);
       expect(set).toEqual(['--heap-growing-percent=50', '--heap-growing-percent=100', '--heap-growing-percent=50']);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it('reads the rate every second by default, so a peak gets its headroom within a second', () => {
-    vi.useFakeTimers();
-    try {
+    withFakeTimers(() => {
       const policy = new HeapGrowthPolicy(50, 100, () => {});
       let samples = 0;
       const switches: number[] = [];
@@ -90,14 +96,11 @@ describe('heap growth (FLEETGW_HEAP_GROWING_PERCENT)', () => {
       expect(FOLLOW_INTERVAL_MS).toBe(1_000);
       expect(switches).toEqual([100]);
       stop();
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it('tells of each peak change, also when both percents are equal (no percent switch to hang it on)', () => {
-    vi.useFakeTimers();
-    try {
+    withFakeTimers(() => {
       const policy = new HeapGrowthPolicy(80, 80, () => {});
       let samples = 0;
       const switches: number[] = [];
@@ -114,9 +117,7 @@ describe('heap growth (FLEETGW_HEAP_GROWING_PERCENT)', () => {
       expect(switches).toEqual([]);
       expect(peaks).toEqual([true, false]);
       stop();
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it('names a flag this Node\'s V8 has (setFlagsFromString ignores unknown flags silently)', () => {
