@@ -50,15 +50,17 @@ struct Out {
     if (pos + n > cap) grow(n);
   }
   void grow(size_t n) {
-    // Doubling what it owns, not the destination's length: a 4 MiB destination must not make every
-    // thread keep an 8 MiB buffer for one overflow.
-    size_t want = std::max((external ? own.size() : cap) * 2, pos + n + 4096);
+    size_t need = pos + n;
     if (external) {
-      if (own.size() < want) own.resize(want);
+      // Leaving the destination: what this thread owns is reused when it is large enough, else sized
+      // from what this task needs, not from the destination (a 4 MiB slot must not make every thread
+      // keep 8 MiB) nor from its own size (doubling that on every task that outgrew its destination
+      // grew it without bound: sparse samples make rows 20x their frame bytes, so every task did).
+      if (own.size() < need) own.resize(std::max(need * 2, need + 4096));
       if (pos) std::memcpy(own.data(), b, pos);
       external = false;
     } else {
-      own.resize(want);
+      own.resize(std::max(cap * 2, need + 4096));
     }
     b = own.data();
     cap = own.size();
@@ -183,132 +185,158 @@ uint64_t truncToInt64Bits(double v) {
 
 // ---------------------------------------------------------------------------------------------
 // Reader: protobuf-es's BinaryReader rules (see fast-reader.ts)
+//
+// Why this shape: the reader's position lives in a register only while no call outside the inlined
+// fast paths can see the Reader. So the common cases (one-byte tags and lengths, a varint that ends
+// inside the frame, ASCII strings) are inline, and everything else goes to out-of-line functions
+// that take the position by value and return the new one (perf: with a Reader& passed around, every
+// byte read stored and reloaded the position through memory; bench/README.md, "Issue 12, stop 32").
+
+#define FLEETGW_INLINE inline __attribute__((always_inline))
+#define FLEETGW_COLD __attribute__((noinline, cold))
+
+struct U32At {
+  uint32_t v;
+  size_t pos;
+};
+struct U64At {
+  uint64_t v;
+  size_t pos;
+};
+
+// Reads past `end` see 0 and advance; the caller's bounds check then fails.
+FLEETGW_INLINE uint8_t byteAt(const uint8_t* u8, size_t end, size_t& p) {
+  size_t q = p++;
+  return q < end ? u8[q] : 0;
+}
+
+// A uint32 varint, any length (protobuf-es: up to 10 bytes, the bits past 32 dropped).
+FLEETGW_COLD U32At uint32Slow(const uint8_t* u8, size_t pos, size_t end) {
+  uint32_t b = byteAt(u8, end, pos);
+  uint32_t r = b & 0x7f;
+  for (int shift = 7; shift <= 21 && (b & 0x80); shift += 7) {
+    b = byteAt(u8, end, pos);
+    r |= (b & 0x7f) << shift;
+  }
+  if (b & 0x80) {
+    b = byteAt(u8, end, pos);
+    r |= (b & 0x0f) << 28;
+    for (int n = 5; (b & 0x80) && n < 10; n++) b = byteAt(u8, end, pos);
+    if (b & 0x80) throw Corrupt{};
+  }
+  if (pos > end) throw Corrupt{};
+  return {r, pos};
+}
+
+// A uint64 varint near the frame's end, or a corrupt one.
+FLEETGW_COLD U64At varint64Slow(const uint8_t* u8, size_t pos, size_t end) {
+  uint64_t v = 0;
+  for (int shift = 0; shift <= 63; shift += 7) {
+    uint64_t b = byteAt(u8, end, pos);
+    v |= (b & 0x7f) << shift;  // bits past 63 fall off, as in protobuf-es
+    if (!(b & 0x80)) {
+      if (pos > end) throw Corrupt{};
+      return {v, pos};
+    }
+  }
+  throw Corrupt{};
+}
+
+// A tag longer than one byte: fieldNo << 3 | wireType, validated.
+FLEETGW_COLD U32At tagSlow(const uint8_t* u8, size_t pos, size_t end) {
+  U32At t = uint32Slow(u8, pos, end);
+  size_t n = t.pos - pos;
+  if (n > 5 || (n == 5 && u8[t.pos - 1] > 0x0f)) throw Corrupt{};
+  if ((t.v >> 3) == 0 || (t.v & 7) > 5) throw Corrupt{};
+  return t;
+}
+
+// UTF-8 check of [s, e) from its first non-ASCII byte (WHATWG, fatal).
+FLEETGW_COLD void checkUtf8(const uint8_t* u8, size_t i, size_t e) {
+  while (i < e) {
+    uint8_t b = u8[i];
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    int need;
+    uint8_t lo = 0x80, hi = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) need = 1;
+    else if (b >= 0xe0 && b <= 0xef) {
+      need = 2;
+      if (b == 0xe0) lo = 0xa0;
+      else if (b == 0xed) hi = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      need = 3;
+      if (b == 0xf0) lo = 0x90;
+      else if (b == 0xf4) hi = 0x8f;
+    } else {
+      throw Corrupt{};
+    }
+    if (i + need >= e) throw Corrupt{};
+    if (u8[i + 1] < lo || u8[i + 1] > hi) throw Corrupt{};
+    for (int k = 2; k <= need; k++)
+      if (u8[i + k] < 0x80 || u8[i + k] > 0xbf) throw Corrupt{};
+    i += need + 1;
+  }
+}
+
+size_t skipField(const uint8_t* u8, size_t pos, size_t end, uint32_t wireType, uint32_t fieldNo, int budget);
 
 struct Reader {
   const uint8_t* u8;
   size_t pos;
   size_t end;  // the frame's end: reads past it see 0 and fail the next bounds check
 
-  uint8_t rd() {
-    size_t p = pos++;
-    return p < end ? u8[p] : 0;
+  FLEETGW_INLINE uint32_t uint32() {
+    if (pos < end && u8[pos] < 0x80) return u8[pos++];
+    U32At r = uint32Slow(u8, pos, end);
+    pos = r.pos;
+    return r.v;
   }
-  void check() {
-    if (pos > end) throw Corrupt{};
-  }
-  uint32_t uint32() {
-    uint32_t b = rd();
-    if (!(b & 0x80)) {
-      check();
-      return b;
-    }
-    uint32_t r = b & 0x7f;
-    b = rd();
-    r |= (b & 0x7f) << 7;
-    if (!(b & 0x80)) {
-      check();
-      return r;
-    }
-    b = rd();
-    r |= (b & 0x7f) << 14;
-    if (!(b & 0x80)) {
-      check();
-      return r;
-    }
-    b = rd();
-    r |= (b & 0x7f) << 21;
-    if (!(b & 0x80)) {
-      check();
-      return r;
-    }
-    b = rd();
-    r |= (b & 0x0f) << 28;
-    for (int n = 5; (b & 0x80) && n < 10; n++) b = rd();
-    if (b & 0x80) throw Corrupt{};
-    check();
-    return r;
-  }
-  uint64_t varint64() {
-    uint64_t v = 0;
-    uint32_t b = 0;
-    for (int shift = 0; shift < 28; shift += 7) {
-      b = rd();
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) {
-        check();
-        return v;
+  FLEETGW_INLINE uint64_t varint64() {
+    // A varint that ends before the frame does (a timestamp is 6 bytes): one bounds check for all of it.
+    if (pos + 10 <= end) {
+      uint64_t v = 0;
+      const uint8_t* p = u8 + pos;
+      for (int i = 0; i < 10; i++) {
+        uint64_t b = p[i];
+        v |= (b & 0x7f) << (7 * i);  // bits past 63 fall off, as in protobuf-es
+        if (!(b & 0x80)) {
+          pos += i + 1;
+          return v;
+        }
       }
+      throw Corrupt{};
     }
-    b = rd();
-    v |= static_cast<uint64_t>(b & 0x7f) << 28;
-    if (!(b & 0x80)) {
-      check();
-      return v;
-    }
-    for (int shift = 35; shift <= 63; shift += 7) {
-      b = rd();
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;  // bits past 63 fall off, as in protobuf-es
-      if (!(b & 0x80)) {
-        check();
-        return v;
-      }
-    }
-    throw Corrupt{};
+    U64At r = varint64Slow(u8, pos, end);
+    pos = r.pos;
+    return r.v;
   }
   // fieldNo << 3 | wireType, validated.
-  uint32_t tag() {
-    size_t start = pos;
-    uint32_t t = uint32();
-    size_t n = pos - start;
-    if (n > 5 || (n == 5 && u8[pos - 1] > 0x0f)) throw Corrupt{};
-    if ((t >> 3) == 0 || (t & 7) > 5) throw Corrupt{};
-    return t;
-  }
-  void skip(uint32_t wireType, uint32_t fieldNo, int budget) {
-    switch (wireType) {
-      case 0:
-        while (rd() & 0x80) {
-        }
-        break;
-      case 1:
-        pos += 8;
-        break;
-      case 5:
-        pos += 4;
-        break;
-      case 2: {
-        uint32_t len = uint32();
-        pos += len;
-        break;
-      }
-      case 3:
-        if (budget <= 0) throw Corrupt{};
-        for (;;) {
-          uint32_t t = tag();
-          if ((t & 7) == 4) {
-            if ((t >> 3) != fieldNo) throw Corrupt{};
-            break;
-          }
-          skip(t & 7, t >> 3, budget - 1);
-        }
-        break;
-      default:
-        throw Corrupt{};
+  FLEETGW_INLINE uint32_t tag() {
+    if (pos < end && u8[pos] < 0x80) {
+      uint32_t t = u8[pos++];
+      if ((t >> 3) == 0 || (t & 7) > 5) throw Corrupt{};
+      return t;
     }
-    check();
+    U32At t = tagSlow(u8, pos, end);
+    pos = t.pos;
+    return t.v;
   }
-  bool boolean() {
+  FLEETGW_INLINE void skip(uint32_t wireType, uint32_t fieldNo, int budget) { pos = skipField(u8, pos, end, wireType, fieldNo, budget); }
+  FLEETGW_INLINE bool boolean() {
     if (pos < end && u8[pos] < 0x80) return u8[pos++] != 0;
     return varint64() != 0;
   }
-  double f64() {
+  FLEETGW_INLINE double f64() {
     if (pos + 8 > end) throw Corrupt{};
     double v;
     std::memcpy(&v, u8 + pos, 8);
     pos += 8;
     return v;
   }
-  float f32() {
+  FLEETGW_INLINE float f32() {
     if (pos + 4 > end) throw Corrupt{};
     float v;
     std::memcpy(&v, u8 + pos, 4);
@@ -316,45 +344,61 @@ struct Reader {
     return v;
   }
   // A length-delimited string; UTF-8 checked (WHATWG, fatal). Returns its [start, end).
-  void str(size_t& s, size_t& e) {
+  FLEETGW_INLINE void str(size_t& s, size_t& e) {
     uint32_t len = uint32();
     s = pos;
     pos += len;
-    check();
+    if (pos > end) throw Corrupt{};
     e = pos;
-    size_t i = s;
-    while (i < e) {
-      uint8_t b = u8[i];
-      if (b < 0x80) {
-        i++;
-        continue;
+    for (size_t i = s; i < e; i++) {
+      if (u8[i] >= 0x80) {
+        checkUtf8(u8, i, e);
+        break;
       }
-      int need;
-      uint8_t lo = 0x80, hi = 0xbf;
-      if (b >= 0xc2 && b <= 0xdf) need = 1;
-      else if (b >= 0xe0 && b <= 0xef) {
-        need = 2;
-        if (b == 0xe0) lo = 0xa0;
-        else if (b == 0xed) hi = 0x9f;
-      } else if (b >= 0xf0 && b <= 0xf4) {
-        need = 3;
-        if (b == 0xf0) lo = 0x90;
-        else if (b == 0xf4) hi = 0x8f;
-      } else {
-        throw Corrupt{};
-      }
-      if (i + need >= e) throw Corrupt{};
-      if (u8[i + 1] < lo || u8[i + 1] > hi) throw Corrupt{};
-      for (int k = 2; k <= need; k++)
-        if (u8[i + k] < 0x80 || u8[i + k] > 0xbf) throw Corrupt{};
-      i += need + 1;
     }
   }
-  size_t subEnd() {
+  FLEETGW_INLINE size_t subEnd() {
     uint32_t len = uint32();
     return pos + len;
   }
 };
+
+// Skips one field of `wireType`; returns the position after it. Groups nest at most `budget` deep.
+FLEETGW_COLD size_t skipField(const uint8_t* u8, size_t pos, size_t end, uint32_t wireType, uint32_t fieldNo, int budget) {
+  Reader r{u8, pos, end};
+  switch (wireType) {
+    case 0:
+      while (byteAt(u8, end, r.pos) & 0x80) {
+      }
+      break;
+    case 1:
+      r.pos += 8;
+      break;
+    case 5:
+      r.pos += 4;
+      break;
+    case 2: {
+      uint32_t len = r.uint32();
+      r.pos += len;
+      break;
+    }
+    case 3:
+      if (budget <= 0) throw Corrupt{};
+      for (;;) {
+        uint32_t t = r.tag();
+        if ((t & 7) == 4) {
+          if ((t >> 3) != fieldNo) throw Corrupt{};
+          break;
+        }
+        r.pos = skipField(u8, r.pos, end, t & 7, t >> 3, budget - 1);
+      }
+      break;
+    default:
+      throw Corrupt{};
+  }
+  if (r.pos > end) throw Corrupt{};
+  return r.pos;
+}
 
 // One sample's values; strings are [start, end) in the frame.
 struct Sample {
@@ -365,10 +409,12 @@ struct Sample {
   int32_t gpsFix = 0, stepIndex = 0, level = 0;
   size_t modeS = 0, modeE = 0, runS = 0, runE = 0, stateS = 0, stateE = 0;
   std::vector<size_t> faults;  // start, end pairs (capacity kept between samples)
-  void reset() {
+  // Plain stores: GCC turns a memset of these 88 bytes (or this loop, unless told not to) into
+  // `rep stos`, whose start-up cost was ~10% of a sample's decode (perf annotate, stop 32).
+  __attribute__((optimize("no-tree-loop-distribute-patterns"))) void reset() {
     ts = 0;
-    std::memset(d, 0, sizeof d);
-    std::memset(f, 0, sizeof f);
+    for (double& v : d) v = 0;
+    for (float& v : f) v = 0;
     charging = estop = false;
     gpsFix = stepIndex = level = 0;
     modeS = modeE = runS = runE = stateS = stateE = 0;
@@ -378,7 +424,10 @@ struct Sample {
 enum { D_LAT, D_LON, D_ELEV, D_X, D_Y, D_Z, D_HEAD, D_LIN, D_ANG, D_REM, D_ETA };
 enum { F_PCT, F_VOLT, F_PROG, F_CPU };
 
-void readSample(Reader& r, size_t msgEnd, Sample& s) {
+// Reads one Sample message ending at msgEnd; returns the position after it. The reader is local so
+// its position stays in a register (see Reader).
+size_t readSample(const uint8_t* u8, size_t pos, size_t end, size_t msgEnd, Sample& s) {
+  Reader r{u8, pos, end};
   s.reset();
   while (r.pos < msgEnd) {
     uint32_t t = r.tag();
@@ -486,34 +535,85 @@ void readSample(Reader& r, size_t msgEnd, Sample& s) {
         r.skip(t & 7, t >> 3, kSampleSkipBudget);
     }
   }
+  return r.pos;
 }
 
-void rbString(Out& o, const uint8_t* u8, size_t s, size_t e) {
-  o.varuint(e - s);
-  o.bytes(u8 + s, e - s);
+// Writes one row with a single bounds check: the caller reserved maxRowBytes(). Unchecked writes
+// because the row is written once per sample and Out's per-field checks were a measurable share of
+// it (bench/README.md, "Issue 12, stop 32").
+struct RowPtr {
+  uint8_t* p;
+  void bytes(const uint8_t* s, size_t n) {
+    std::memcpy(p, s, n);
+    p += n;
+  }
+  void u8(uint8_t v) { *p++ = v; }
+  void u32le(uint32_t v) {
+    std::memcpy(p, &v, 4);
+    p += 4;
+  }
+  void u64le(uint64_t v) {
+    std::memcpy(p, &v, 8);
+    p += 8;
+  }
+  void f64(double v) {
+    uint64_t bits;
+    if (std::isnan(v)) bits = 0x7ff8000000000000ULL;
+    else std::memcpy(&bits, &v, 8);
+    u64le(bits);
+  }
+  void f32(float v) {
+    uint32_t bits;
+    if (std::isnan(v)) bits = 0x7fc00000U;
+    else std::memcpy(&bits, &v, 4);
+    u32le(bits);
+  }
+  void varuint(uint64_t v) {
+    while (v >= 0x80) {
+      *p++ = static_cast<uint8_t>((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    *p++ = static_cast<uint8_t>(v);
+  }
+  void str(const uint8_t* u8, size_t s, size_t e) {
+    varuint(e - s);
+    bytes(u8 + s, e - s);
+  }
+};
+
+// The most bytes writeRow may write for this sample: the fixed-width columns, the ids, and each
+// string with a varint length of at most 10 bytes.
+size_t maxRowBytes(size_t idsLen, const Sample& s) {
+  size_t n = idsLen + 8 + 8 + 9 * 8 + 4 + 4 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 1 + 10 + 4;
+  n += (s.modeE - s.modeS) + (s.runE - s.runS) + (s.stateE - s.stateS) + 30;
+  for (size_t i = 0; i < s.faults.size(); i += 2) n += s.faults[i + 1] - s.faults[i] + 10;
+  return n;
 }
 
-void writeRow(Out& o, const uint8_t* u8, const uint8_t* ids, size_t idsLen, double receivedAtMs, const Sample& s) {
-  o.bytes(ids, idsLen);
-  o.u64le(static_cast<uint64_t>(s.ts));
-  o.u64le(truncToInt64Bits(receivedAtMs));
-  for (int i = D_LAT; i <= D_ANG; i++) o.f64(s.d[i]);
-  o.f32(s.f[F_PCT]);
-  o.f32(s.f[F_VOLT]);
-  o.u8(s.charging ? 1 : 0);
-  rbString(o, u8, s.modeS, s.modeE);
-  o.u8(s.estop ? 1 : 0);
-  o.u32le(static_cast<uint32_t>(s.gpsFix));
-  rbString(o, u8, s.runS, s.runE);
-  rbString(o, u8, s.stateS, s.stateE);
-  o.f32(s.f[F_PROG]);
-  o.u32le(static_cast<uint32_t>(s.stepIndex));
-  o.f64(s.d[D_REM]);
-  o.f64(s.d[D_ETA]);
-  o.u8(static_cast<uint8_t>(s.level >= 0 && s.level <= 3 ? s.level : 0));
-  o.varuint(s.faults.size() / 2);
-  for (size_t i = 0; i < s.faults.size(); i += 2) rbString(o, u8, s.faults[i], s.faults[i + 1]);
-  o.f32(s.f[F_CPU]);
+void writeRow(Out& o, const uint8_t* u8, const uint8_t* ids, size_t idsLen, uint64_t receivedAtBits, const Sample& s) {
+  o.ensure(maxRowBytes(idsLen, s));
+  RowPtr w{o.b + o.pos};
+  w.bytes(ids, idsLen);
+  w.u64le(static_cast<uint64_t>(s.ts));
+  w.u64le(receivedAtBits);
+  for (int i = D_LAT; i <= D_ANG; i++) w.f64(s.d[i]);
+  w.f32(s.f[F_PCT]);
+  w.f32(s.f[F_VOLT]);
+  w.u8(s.charging ? 1 : 0);
+  w.str(u8, s.modeS, s.modeE);
+  w.u8(s.estop ? 1 : 0);
+  w.u32le(static_cast<uint32_t>(s.gpsFix));
+  w.str(u8, s.runS, s.runE);
+  w.str(u8, s.stateS, s.stateE);
+  w.f32(s.f[F_PROG]);
+  w.u32le(static_cast<uint32_t>(s.stepIndex));
+  w.f64(s.d[D_REM]);
+  w.f64(s.d[D_ETA]);
+  w.u8(static_cast<uint8_t>(s.level >= 0 && s.level <= 3 ? s.level : 0));
+  w.varuint(s.faults.size() / 2);
+  for (size_t i = 0; i < s.faults.size(); i += 2) w.str(u8, s.faults[i], s.faults[i + 1]);
+  w.f32(s.f[F_CPU]);
+  o.pos = static_cast<size_t>(w.p - o.b);
 }
 
 // A JSON string of UTF-8 bytes, escaped as JSON.stringify does.
@@ -707,6 +807,7 @@ Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
     // Marks for the rollback.
     size_t mRows = st.rows.pos, mLive = st.live.pos, mLiveIndex = st.liveIndex.size();
     int64_t mRowCount = rowCount, mStart = st.snapStart[ri], mEnd = st.snapEnd[ri], mTs = st.snapTs[ri];
+    const uint64_t receivedAtBits = truncToInt64Bits(receivedAtMs);  // one per frame, not per row
     try {
       Reader r{u8, start, off};
       while (r.pos < r.end) {
@@ -719,9 +820,9 @@ Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
           continue;
         }
         size_t e = r.subEnd();
-        readSample(r, e, st.sample);
+        r.pos = readSample(u8, r.pos, r.end, e, st.sample);
         size_t rowStart = st.rows.pos;
-        writeRow(st.rows, u8, rid, ridLen, receivedAtMs, st.sample);
+        writeRow(st.rows, u8, rid, ridLen, receivedAtBits, st.sample);
         rowCount++;
         if (st.snapStart[ri] == -1 || st.sample.ts >= st.snapTs[ri]) {
           st.snapStart[ri] = static_cast<int64_t>(rowStart);

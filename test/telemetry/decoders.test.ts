@@ -169,6 +169,8 @@ const EDGE_FRAMES: Record<string, Uint8Array> = {
   tagFiveBytesOk: hex('0a 06 f8 ff ff ff 0f 00'),
   varintElevenBytes: hex('0a 0c 08 ff ff ff ff ff ff ff ff ff ff 01'),
   varintTenBytes: hex('0a 0b 08 ff ff ff ff ff ff ff ff ff 01'),
+  // Ends one byte short: the byte after the frame (the next frame's header, robot 2) must not end it.
+  varintCutAtFrameEnd: hex('0a 0a 08 ff ff ff ff ff ff ff ff ff'),
   boolLong: hex('0a 05 38 80 80 80 00'),
   int32Negative: hex('0a 0b 50 ff ff ff ff ff ff ff ff ff 01'),
   badUtf8: hex('0a 04 32 02 c3 28'),
@@ -295,6 +297,37 @@ describe('telemetry decoders agree byte for byte', () => {
       const goodBytes = wantBad.rows.length / 2;
       const straddle = new Uint8Array(new SharedArrayBuffer(goodBytes + Math.floor(goodBytes / 2)));
       expect(comparable(decoderOf(k).decode({ ...copyTask(bad), rowsInto: straddle }, 0)), k).toEqual(wantBad);
+    }
+  });
+
+  it('rows that outgrow the destination never write past its end', () => {
+    // Each row is written with one bounds check for the row's largest size (telemetry_decoder.cc,
+    // maxRowBytes): a destination ending anywhere inside the rows must keep the bytes after it.
+    const task = taskOf([{ robot: 0, bytes: encodeBatch(1, 3) }, { robot: 1, bytes: batchOf(edgeSamples().slice(0, 3)) }], null);
+    for (const k of kinds) {
+      const want = comparable(decoderOf(k).decode(copyTask(task), 0)) as { rows: string };
+      const total = want.rows.length / 2;
+      for (let len = 0; len <= total; len++) {
+        const buf = new Uint8Array(len + 256).fill(0xab);
+        const got = comparable(decoderOf(k).decode({ ...copyTask(task), rowsInto: buf.subarray(0, len) }, 0));
+        expect(got, `${k} into ${len} bytes`).toEqual(want);
+        expect(buf.subarray(len).every((b) => b === 0xab), `${k}: bytes after a ${len}-byte destination`).toBe(true);
+      }
+    }
+  });
+
+  it('sparse samples outgrowing the destination task after task (rows 20x their frames)', () => {
+    // A robot sending only timestamps: each ~9-byte sample is a ~220-byte row, so every task outgrows
+    // a region sized from its frames. The addon once doubled its own buffer on each such task and
+    // aborted the process within a few dozen tasks (std::bad_alloc).
+    const sparse = Array.from({ length: 200 }, (_, i) => create(TelemetrySampleSchema, { tsMs: BigInt(1_700_000_000_000 + i) }));
+    const task = taskOf([{ robot: 0, bytes: batchOf(sparse) }, { robot: 1, bytes: batchOf(sparse.slice(0, 50)) }], null);
+    for (const k of kinds) {
+      const want = comparable(decoderOf(k).decode(copyTask(task), 0));
+      for (let i = 0; i < 300; i++) {
+        const region = new Uint8Array(task.byteLength * 2);
+        expect(comparable(decoderOf(k).decode({ ...copyTask(task), rowsInto: region }, 0)), `${k}, task ${i}`).toEqual(want);
+      }
     }
   });
 
