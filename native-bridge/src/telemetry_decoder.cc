@@ -14,7 +14,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -52,11 +55,11 @@ struct Out {
   void grow(size_t n) {
     size_t need = pos + n;
     if (external) {
-      // Leaving the destination: what this thread owns is reused when it is large enough, else sized
-      // from what this task needs, not from the destination (a 4 MiB slot must not make every thread
-      // keep 8 MiB) nor from its own size (doubling that on every task that outgrew its destination
-      // grew it without bound: sparse samples make rows 20x their frame bytes, so every task did).
-      if (own.size() < need) own.resize(std::max(need * 2, need + 4096));
+      // Leaving the destination: what this thread owns is reused when it is large enough, else grown
+      // to what this task needs (a 4 MiB slot must not make every thread keep 8 MiB). It used to be
+      // doubled on every task that outgrew its destination, without bound: sparse samples make rows
+      // 20x their frame bytes, so every task did, and the process aborted on std::bad_alloc.
+      if (own.size() < need) own.resize(std::max(own.size() * 2, need + 4096));
       if (pos) std::memcpy(own.data(), b, pos);
       external = false;
     } else {
@@ -192,8 +195,15 @@ uint64_t truncToInt64Bits(double v) {
 // that take the position by value and return the new one (perf: with a Reader& passed around, every
 // byte read stored and reloaded the position through memory; bench/README.md, "Issue 12, stop 32").
 
+#if defined(__GNUC__)
 #define FLEETGW_INLINE inline __attribute__((always_inline))
+#define FLEETGW_NOINLINE __attribute__((noinline))
 #define FLEETGW_COLD __attribute__((noinline, cold))
+#else
+#define FLEETGW_INLINE inline
+#define FLEETGW_NOINLINE
+#define FLEETGW_COLD
+#endif
 
 struct U32At {
   uint32_t v;
@@ -211,7 +221,7 @@ FLEETGW_INLINE uint8_t byteAt(const uint8_t* u8, size_t end, size_t& p) {
 }
 
 // A uint32 varint, any length (protobuf-es: up to 10 bytes, the bits past 32 dropped).
-FLEETGW_COLD U32At uint32Slow(const uint8_t* u8, size_t pos, size_t end) {
+FLEETGW_NOINLINE U32At uint32Slow(const uint8_t* u8, size_t pos, size_t end) {
   uint32_t b = byteAt(u8, end, pos);
   uint32_t r = b & 0x7f;
   for (int shift = 7; shift <= 21 && (b & 0x80); shift += 7) {
@@ -290,6 +300,12 @@ struct Reader {
 
   FLEETGW_INLINE uint32_t uint32() {
     if (pos < end && u8[pos] < 0x80) return u8[pos++];
+    // Two bytes: a sample's length once it is over 127 bytes.
+    if (pos + 2 <= end && u8[pos + 1] < 0x80) {
+      uint32_t v = (u8[pos] & 0x7fu) | (static_cast<uint32_t>(u8[pos + 1]) << 7);
+      pos += 2;
+      return v;
+    }
     U32At r = uint32Slow(u8, pos, end);
     pos = r.pos;
     return r.v;
@@ -409,12 +425,15 @@ struct Sample {
   int32_t gpsFix = 0, stepIndex = 0, level = 0;
   size_t modeS = 0, modeE = 0, runS = 0, runE = 0, stateS = 0, stateE = 0;
   std::vector<size_t> faults;  // start, end pairs (capacity kept between samples)
-  // Plain stores: GCC turns a memset of these 88 bytes (or this loop, unless told not to) into
-  // `rep stos`, whose start-up cost was ~10% of a sample's decode (perf annotate, stop 32).
-  __attribute__((optimize("no-tree-loop-distribute-patterns"))) void reset() {
+  // Copied from zeros, not memset: GCC turns a memset of these 88 bytes (or a loop storing 0) into
+  // `rep stos`, whose start-up cost was ~10% of a sample's decode (perf annotate, stop 32); a copy
+  // from a constant zero array becomes plain 16-byte stores.
+  void reset() {
+    static const double kZeroD[11] = {};
+    static const float kZeroF[4] = {};
     ts = 0;
-    for (double& v : d) v = 0;
-    for (float& v : f) v = 0;
+    std::memcpy(d, kZeroD, sizeof d);
+    std::memcpy(f, kZeroF, sizeof f);
     charging = estop = false;
     gpsFix = stepIndex = level = 0;
     modeS = modeE = runS = runE = stateS = stateE = 0;
@@ -538,7 +557,7 @@ size_t readSample(const uint8_t* u8, size_t pos, size_t end, size_t msgEnd, Samp
   return r.pos;
 }
 
-// Writes one row with a single bounds check: the caller reserved maxRowBytes(). Unchecked writes
+// Writes one row with a single bounds check: writeRow reserves rowBytes() first. Unchecked writes
 // because the row is written once per sample and Out's per-field checks were a measurable share of
 // it (bench/README.md, "Issue 12, stop 32").
 struct RowPtr {
@@ -581,18 +600,34 @@ struct RowPtr {
   }
 };
 
-// The most bytes writeRow may write for this sample: the fixed-width columns, the ids, and each
-// string with a varint length of at most 10 bytes.
-size_t maxRowBytes(size_t idsLen, const Sample& s) {
-  size_t n = idsLen + 8 + 8 + 9 * 8 + 4 + 4 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 1 + 10 + 4;
-  n += (s.modeE - s.modeS) + (s.runE - s.runS) + (s.stateE - s.stateS) + 30;
-  for (size_t i = 0; i < s.faults.size(); i += 2) n += s.faults[i + 1] - s.faults[i] + 10;
+size_t varuintBytes(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    n++;
+  }
+  return n;
+}
+
+// Exactly the bytes writeRow writes for this sample (it checks): so rows leave their destination only
+// when they do not fit, as with a check per field, and a column added to writeRow but not here fails
+// every test that writes a row instead of writing past a task slot or the row arena.
+size_t rowBytes(size_t idsLen, const Sample& s) {
+  constexpr size_t kFixed = 8 + 8 + 9 * 8 + 4 + 4 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 1 + 4;
+  size_t n = idsLen + kFixed;
+  n += varuintBytes(s.modeE - s.modeS) + (s.modeE - s.modeS);
+  n += varuintBytes(s.runE - s.runS) + (s.runE - s.runS);
+  n += varuintBytes(s.stateE - s.stateS) + (s.stateE - s.stateS);
+  n += varuintBytes(s.faults.size() / 2);
+  for (size_t i = 0; i < s.faults.size(); i += 2) n += varuintBytes(s.faults[i + 1] - s.faults[i]) + s.faults[i + 1] - s.faults[i];
   return n;
 }
 
 void writeRow(Out& o, const uint8_t* u8, const uint8_t* ids, size_t idsLen, uint64_t receivedAtBits, const Sample& s) {
-  o.ensure(maxRowBytes(idsLen, s));
-  RowPtr w{o.b + o.pos};
+  const size_t n = rowBytes(idsLen, s);
+  o.ensure(n);
+  uint8_t* const start = o.b + o.pos;
+  RowPtr w{start};
   w.bytes(ids, idsLen);
   w.u64le(static_cast<uint64_t>(s.ts));
   w.u64le(receivedAtBits);
@@ -613,7 +648,13 @@ void writeRow(Out& o, const uint8_t* u8, const uint8_t* ids, size_t idsLen, uint
   w.varuint(s.faults.size() / 2);
   for (size_t i = 0; i < s.faults.size(); i += 2) w.str(u8, s.faults[i], s.faults[i + 1]);
   w.f32(s.f[F_CPU]);
-  o.pos = static_cast<size_t>(w.p - o.b);
+  if (static_cast<size_t>(w.p - start) != n) {
+    // A programming error (rowBytes out of step with the writes above), and memory past the
+    // reservation may already be overwritten: stop rather than go on with it.
+    std::fputs("fleetgw telemetry decoder: rowBytes() does not match writeRow()\n", stderr);
+    std::abort();
+  }
+  o.pos += n;
 }
 
 // A JSON string of UTF-8 bytes, escaped as JSON.stringify does.
@@ -774,81 +815,88 @@ Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
   st.rows.start(into, intoLen);
   st.live.start(nullptr, 0);
   st.liveIndex.clear();
-  st.snapStart.assign(robots, -1);
-  st.snapEnd.assign(robots, 0);
-  st.snapTs.assign(robots, 0);
   std::vector<int32_t> faults;
   int64_t corrupt = 0;
   int64_t rowCount = 0;
   int errors = 0;
   size_t off = 0;
-  for (int64_t frame = 0; frame < frameCount; frame++) {
-    if (off + kFrameHeaderBytes > byteLength) {
-      faults.insert(faults.end(), {1, static_cast<int32_t>(frame), 0, 0});
-      corrupt += frameCount - frame;
-      break;
-    }
-    uint32_t ri, len;
-    double receivedAtMs;
-    std::memcpy(&ri, u8 + off, 4);
-    std::memcpy(&len, u8 + off + 4, 4);
-    std::memcpy(&receivedAtMs, u8 + off + 8, 8);
-    size_t start = off + kFrameHeaderBytes;
-    off = start + len;
-    if (ri >= robots || off > byteLength) {
-      faults.insert(faults.end(), {2, static_cast<int32_t>(frame), static_cast<int32_t>(ri), static_cast<int32_t>(len)});
-      corrupt += frameCount - frame;
-      break;
-    }
-    const uint8_t* rid = ids + idOff[ri];
-    size_t ridLen = idOff[ri + 1] - idOff[ri];
-    const uint8_t* prefix = live ? live + liveOff[ri] : nullptr;
-    size_t prefixLen = live ? liveOff[ri + 1] - liveOff[ri] : 0;
-    // Marks for the rollback.
-    size_t mRows = st.rows.pos, mLive = st.live.pos, mLiveIndex = st.liveIndex.size();
-    int64_t mRowCount = rowCount, mStart = st.snapStart[ri], mEnd = st.snapEnd[ri], mTs = st.snapTs[ri];
-    const uint64_t receivedAtBits = truncToInt64Bits(receivedAtMs);  // one per frame, not per row
-    try {
-      Reader r{u8, start, off};
-      while (r.pos < r.end) {
-        uint32_t t = r.tag();
-        if ((t >> 3) != 1) {
-          // seq (2) and epoch (3) are uint64: read as varints whatever the wire type, as protobuf-es
-          // reads a known scalar (the main thread read them already; rows do not carry them).
-          if ((t >> 3) == 2 || (t >> 3) == 3) r.varint64();
-          else r.skip(t & 7, t >> 3, kBatchSkipBudget);
-          continue;
+  // std::bad_alloc (growing the rows, live or index buffers) fails this task with a JavaScript error,
+  // which the ingest reports as a faulted task, instead of terminating the process.
+  try {
+    st.snapStart.assign(robots, -1);
+    st.snapEnd.assign(robots, 0);
+    st.snapTs.assign(robots, 0);
+    for (int64_t frame = 0; frame < frameCount; frame++) {
+      if (off + kFrameHeaderBytes > byteLength) {
+        faults.insert(faults.end(), {1, static_cast<int32_t>(frame), 0, 0});
+        corrupt += frameCount - frame;
+        break;
+      }
+      uint32_t ri, len;
+      double receivedAtMs;
+      std::memcpy(&ri, u8 + off, 4);
+      std::memcpy(&len, u8 + off + 4, 4);
+      std::memcpy(&receivedAtMs, u8 + off + 8, 8);
+      size_t start = off + kFrameHeaderBytes;
+      off = start + len;
+      if (ri >= robots || off > byteLength) {
+        faults.insert(faults.end(), {2, static_cast<int32_t>(frame), static_cast<int32_t>(ri), static_cast<int32_t>(len)});
+        corrupt += frameCount - frame;
+        break;
+      }
+      const uint8_t* rid = ids + idOff[ri];
+      size_t ridLen = idOff[ri + 1] - idOff[ri];
+      const uint8_t* prefix = live ? live + liveOff[ri] : nullptr;
+      size_t prefixLen = live ? liveOff[ri + 1] - liveOff[ri] : 0;
+      // Marks for the rollback.
+      size_t mRows = st.rows.pos, mLive = st.live.pos, mLiveIndex = st.liveIndex.size();
+      int64_t mRowCount = rowCount, mStart = st.snapStart[ri], mEnd = st.snapEnd[ri], mTs = st.snapTs[ri];
+      const uint64_t receivedAtBits = truncToInt64Bits(receivedAtMs);  // one per frame, not per row
+      try {
+        Reader r{u8, start, off};
+        while (r.pos < r.end) {
+          uint32_t t = r.tag();
+          if ((t >> 3) != 1) {
+            // seq (2) and epoch (3) are uint64: read as varints whatever the wire type, as protobuf-es
+            // reads a known scalar (the main thread read them already; rows do not carry them).
+            if ((t >> 3) == 2 || (t >> 3) == 3) r.varint64();
+            else r.skip(t & 7, t >> 3, kBatchSkipBudget);
+            continue;
+          }
+          size_t e = r.subEnd();
+          r.pos = readSample(u8, r.pos, r.end, e, st.sample);
+          size_t rowStart = st.rows.pos;
+          writeRow(st.rows, u8, rid, ridLen, receivedAtBits, st.sample);
+          rowCount++;
+          if (st.snapStart[ri] == -1 || st.sample.ts >= st.snapTs[ri]) {
+            st.snapStart[ri] = static_cast<int64_t>(rowStart);
+            st.snapEnd[ri] = static_cast<int64_t>(st.rows.pos);
+            st.snapTs[ri] = st.sample.ts;
+          }
+          if (prefixLen > 0) {
+            size_t ls = st.live.pos;
+            writeLive(st.live, u8, prefix, prefixLen, receivedAtMs, st.sample);
+            st.liveIndex.insert(st.liveIndex.end(), {ri, static_cast<uint32_t>(ls), static_cast<uint32_t>(st.live.pos)});
+          }
         }
-        size_t e = r.subEnd();
-        r.pos = readSample(u8, r.pos, r.end, e, st.sample);
-        size_t rowStart = st.rows.pos;
-        writeRow(st.rows, u8, rid, ridLen, receivedAtBits, st.sample);
-        rowCount++;
-        if (st.snapStart[ri] == -1 || st.sample.ts >= st.snapTs[ri]) {
-          st.snapStart[ri] = static_cast<int64_t>(rowStart);
-          st.snapEnd[ri] = static_cast<int64_t>(st.rows.pos);
-          st.snapTs[ri] = st.sample.ts;
-        }
-        if (prefixLen > 0) {
-          size_t ls = st.live.pos;
-          writeLive(st.live, u8, prefix, prefixLen, receivedAtMs, st.sample);
-          st.liveIndex.insert(st.liveIndex.end(), {ri, static_cast<uint32_t>(ls), static_cast<uint32_t>(st.live.pos)});
+      } catch (const Corrupt&) {
+        st.rows.pos = mRows;
+        st.live.pos = mLive;
+        st.liveIndex.resize(mLiveIndex);
+        rowCount = mRowCount;
+        st.snapStart[ri] = mStart;
+        st.snapEnd[ri] = mEnd;
+        st.snapTs[ri] = mTs;
+        corrupt++;
+        if (errors < kMaxErrors) {
+          errors++;
+          faults.insert(faults.end(), {3, static_cast<int32_t>(frame), static_cast<int32_t>(ri), static_cast<int32_t>(len)});
         }
       }
-    } catch (const Corrupt&) {
-      st.rows.pos = mRows;
-      st.live.pos = mLive;
-      st.liveIndex.resize(mLiveIndex);
-      rowCount = mRowCount;
-      st.snapStart[ri] = mStart;
-      st.snapEnd[ri] = mEnd;
-      st.snapTs[ri] = mTs;
-      corrupt++;
-      if (errors < kMaxErrors) {
-        errors++;
-        faults.insert(faults.end(), {3, static_cast<int32_t>(frame), static_cast<int32_t>(ri), static_cast<int32_t>(len)});
-      }
     }
+  } catch (const std::bad_alloc&) {
+    Napi::Error::New(env, "decodeTask: out of memory").ThrowAsJavaScriptException();
+    return env.Undefined();
   }
 
   Napi::Object result = Napi::Object::New(env);

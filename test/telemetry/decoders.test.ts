@@ -171,6 +171,7 @@ const EDGE_FRAMES: Record<string, Uint8Array> = {
   varintTenBytes: hex('0a 0b 08 ff ff ff ff ff ff ff ff ff 01'),
   // Ends one byte short: the byte after the frame (the next frame's header, robot 2) must not end it.
   varintCutAtFrameEnd: hex('0a 0a 08 ff ff ff ff ff ff ff ff ff'),
+  uint32CutAtFrameEnd: hex('0a 02 50 80'), // gps_fix's second byte would be the next frame's header
   boolLong: hex('0a 05 38 80 80 80 00'),
   int32Negative: hex('0a 0b 50 ff ff ff ff ff ff ff ff ff 01'),
   badUtf8: hex('0a 04 32 02 c3 28'),
