@@ -80,36 +80,6 @@ struct Out {
   void text(const char* s, size_t n) { bytes(reinterpret_cast<const uint8_t*>(s), n); }
   template <size_t N>
   void lit(const char (&s)[N]) { text(s, N - 1); }
-  void u32le(uint32_t v) {
-    ensure(4);
-    std::memcpy(b + pos, &v, 4);
-    pos += 4;
-  }
-  void u64le(uint64_t v) {
-    ensure(8);
-    std::memcpy(b + pos, &v, 8);
-    pos += 8;
-  }
-  void varuint(uint64_t v) {
-    ensure(10);
-    while (v >= 0x80) {
-      b[pos++] = static_cast<uint8_t>((v & 0x7f) | 0x80);
-      v >>= 7;
-    }
-    b[pos++] = static_cast<uint8_t>(v);
-  }
-  void f64(double v) {
-    uint64_t bits;
-    if (std::isnan(v)) bits = 0x7ff8000000000000ULL;
-    else std::memcpy(&bits, &v, 8);
-    u64le(bits);
-  }
-  void f32(float v) {
-    uint32_t bits;
-    if (std::isnan(v)) bits = 0x7fc00000U;
-    else std::memcpy(&bits, &v, 4);
-    u32le(bits);
-  }
 };
 
 // JavaScript's Number.prototype.toString(10) for a finite double (ECMA-262 Number::toString).
