@@ -68,6 +68,15 @@ struct Out {
     b = own.data();
     cap = own.size();
   }
+  // Gives back what this thread owns past kKeepOwnBytes, once a task's output has been copied out. A
+  // task's rows are bounded by its frames (at most the batch size), but a batch of near-empty samples
+  // is ~100x its bytes in rows: without this, one such batch would pin ~200 MiB per thread for good.
+  static constexpr size_t kKeepOwnBytes = 16u << 20;
+  void trim() {
+    if (own.size() > kKeepOwnBytes) std::vector<uint8_t>().swap(own);
+    b = nullptr;
+    cap = 0;
+  }
   void u8(uint8_t v) {
     ensure(1);
     b[pos++] = v;
@@ -901,11 +910,20 @@ Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
     result.Set("live", env.Null());
     result.Set("liveIndex", env.Null());
   }
+  st.rows.trim();  // after the copies out above
+  st.live.trim();
   result.Set("corrupt", Napi::Number::New(env, static_cast<double>(corrupt)));
   Napi::Int32Array fa = Napi::Int32Array::New(env, faults.size());
   if (!faults.empty()) std::memcpy(fa.Data(), faults.data(), faults.size() * 4);
   result.Set("faults", fa);
   return result;
+}
+
+// Bytes this thread's decoder keeps between tasks (its own rows and live buffers): for the test that
+// bounds them.
+Napi::Value RetainedBytes(const Napi::CallbackInfo& info) {
+  ThreadState& st = *info.Env().GetInstanceData<ThreadState>();
+  return Napi::Number::New(info.Env(), static_cast<double>(st.rows.own.size() + st.live.own.size()));
 }
 
 // Formats doubles as the live messages do (the differential test checks it against String(v)).
@@ -920,10 +938,11 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   env.SetInstanceData(new ThreadState());  // freed by node-addon-api when the environment ends
   exports.Set("decodeTask", Napi::Function::New(env, DecodeTask));
   exports.Set("formatNumber", Napi::Function::New(env, FormatNumber));
+  exports.Set("retainedBytes", Napi::Function::New(env, RetainedBytes));
   RegisterSharedCopy(env, exports);
-  // Bumped with every change of the task protocol or of the exported functions (4: copyBytes); the JS
-  // side refuses a stale build and runs the JS decoder instead.
-  exports.Set("abi", Napi::Number::New(env, 4));
+  // Bumped with every change of the task protocol or of the exported functions (4: copyBytes;
+  // 5: retainedBytes); the JS side refuses a stale build and runs the JS decoder instead.
+  exports.Set("abi", Napi::Number::New(env, 5));
   return exports;
 }
 

@@ -11,7 +11,7 @@ import { rowBinaryIds } from './id-cache.js';
 import { frameError, type DecodeResult, type DecodeTask, type FrameFault, type WorkerError } from '../worker-protocol.js';
 
 /** The addon interface version this file speaks: the task protocol and the exported functions (the addon exports its own as `abi`). */
-const ABI = 4;
+const ABI = 5;
 
 /** Set to `js` (or `reference`) to run without the addon (CI tests that fallback). */
 export const DECODER_ENV = 'FLEETGW_TELEMETRY_DECODER';
@@ -35,6 +35,8 @@ export interface NativeBinding {
   decodeTask(frames: Uint8Array, frameCount: number, ids: Uint8Array, idOffsets: Uint32Array,
     live: Uint8Array | null, liveOffsets: Uint32Array | null, rowsInto?: Uint8Array): NativeResult;
   formatNumber(v: number): string;
+  /** Bytes the calling thread's decoder keeps between tasks (its own rows and live buffers). */
+  retainedBytes(): number;
   /** memmove of all of `src` into `dst` at `dstOffset` (shared-copy.ts): Uint8Arrays, a non-negative integer offset; a RangeError when it does not fit. */
   copyBytes(this: void, dst: Uint8Array, dstOffset: number, src: Uint8Array): void;
 }
