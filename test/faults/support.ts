@@ -5,7 +5,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -42,17 +41,12 @@ export async function provision(count: number): Promise<Depot> {
   return { dataDir, robotsFile, robots: count };
 }
 
-/** A free loopback port (the gateway restarts on the same robot link port, as a service would). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+/**
+ * A free loopback port below the ephemeral range (the gateway restarts on the same robot link port,
+ * as a service would, and while it is down a robot's reconnect could otherwise be given it as its
+ * local port).
+ */
+export { freePort } from '../support/net.js';
 
 /** `fleetgw serve` on a fixed robot link port (plain HTTP on loopback). */
 export function serve(depot: Depot, grpcPort: number, extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunningGateway> {

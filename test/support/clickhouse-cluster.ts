@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startClickHouseServer, type ClickHouseTestServer } from './clickhouse-server.js';
+import { PORT_TAKEN, startClickHouseServer, type ClickHouseTestServer } from './clickhouse-server.js';
 import { freePort } from './net.js';
 
 /** Debian's zookeeper package puts the server (with its dependencies on the manifest classpath) here. */
@@ -114,16 +114,42 @@ async function waitForZooKeeperSession(server: ClickHouseTestServer, timeoutMs: 
   }
 }
 
-/** ZooKeeper plus `shards` servers, each one shard with one replica, all naming cluster `name`. */
+/**
+ * ZooKeeper plus `shards` servers, each one shard with one replica, all naming cluster `name`. The
+ * shards' ports are chosen before any starts (each config names all of them); when one was taken
+ * meanwhile, all shards start again on new ports (up to 3 times).
+ */
 export async function startClickHouseCluster(shards: number, name = 'fleetgw_test'): Promise<ClickHouseTestCluster> {
   const zookeeper = await startZooKeeper();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const started = await startShards(shards, name, zookeeper.port);
+      return {
+        name,
+        zookeeper,
+        shards: started,
+        async dispose() {
+          for (const s of started) await s.dispose();
+          await zookeeper.dispose();
+        },
+      };
+    } catch (e) {
+      if (attempt < 3 && e instanceof Error && e.message.includes(PORT_TAKEN)) continue;
+      await zookeeper.dispose();
+      throw e;
+    }
+  }
+}
+
+/** Starts the shards on new ports; on failure stops those it started. */
+async function startShards(shards: number, name: string, zookeeperPort: number): Promise<ClickHouseTestServer[]> {
   const started: ClickHouseTestServer[] = [];
   try {
     const ports: { http: number; tcp: number }[] = [];
     for (let i = 0; i < shards; i++) ports.push({ http: await freePort(), tcp: await freePort() });
     const remote = `<remote_servers><${name}>${ports.map((p) =>
       `<shard><weight>1</weight><internal_replication>true</internal_replication><replica><host>127.0.0.1</host><port>${p.tcp}</port></replica></shard>`).join('')}</${name}></remote_servers>`;
-    const zk = `<zookeeper><node><host>127.0.0.1</host><port>${zookeeper.port}</port></node><session_timeout_ms>10000</session_timeout_ms></zookeeper>`;
+    const zk = `<zookeeper><node><host>127.0.0.1</host><port>${zookeeperPort}</port></node><session_timeout_ms>10000</session_timeout_ms></zookeeper>`;
     for (let i = 0; i < shards; i++) {
       // interserver_http_port: replicas fetch parts from each other through it (one replica here, but
       // a ReplicatedMergeTree server announces it in ZooKeeper).
@@ -133,18 +159,9 @@ export async function startClickHouseCluster(shards: number, name = 'fleetgw_tes
       started.push(await startClickHouseServer({ ports: ports[i]!, extraConfigXml: extra, readyTimeoutMs: 30_000 }));
     }
     for (const s of started) await waitForZooKeeperSession(s, 30_000);
+    return started;
   } catch (e) {
     for (const s of started) await s.dispose();
-    await zookeeper.dispose();
     throw e;
   }
-  return {
-    name,
-    zookeeper,
-    shards: started,
-    async dispose() {
-      for (const s of started) await s.dispose();
-      await zookeeper.dispose();
-    },
-  };
 }

@@ -5,7 +5,7 @@
  * stops it and removes its directory.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,8 +72,35 @@ export async function waitForClickHouse(url: string, timeoutMs: number, exited?:
   throw new Error(`ClickHouse at ${url} not ready after ${timeoutMs} ms (${last})`);
 }
 
-/** Starts a private server and waits until it answers. */
-export async function startClickHouseServer(opts: {
+/** Marks a start that failed because a chosen port was taken (the caller may retry with new ports). */
+export const PORT_TAKEN = 'Address already in use';
+
+/** The last lines of the server's error log: why it exited (exit code 70 alone says nothing). */
+function errLogTail(dir: string): string {
+  try {
+    return readFileSync(join(dir, 'server.err.log'), 'utf8').trim().split('\n').slice(-3).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+type StartOptions = Parameters<typeof startOnce>[0];
+
+/**
+ * Starts a private server and waits until it answers. When it chose its ports itself and one was
+ * taken between choosing and binding, it tries again on new ones (up to 3 times).
+ */
+export async function startClickHouseServer(opts: StartOptions = {}): Promise<ClickHouseTestServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (e) {
+      if (opts.ports !== undefined || attempt >= 3 || !(e instanceof Error) || !e.message.includes(PORT_TAKEN)) throw e;
+    }
+  }
+}
+
+async function startOnce(opts: {
   readyTimeoutMs?: number;
   usersXml?: string;
   /** Ports chosen beforehand (a cluster's servers name each other's in their configs). */
@@ -126,7 +153,7 @@ ${opts.extraConfigXml ?? ''}
       stderr = (stderr + d.toString()).slice(-2_000);
     });
     proc.once('exit', (code, signal) => {
-      exitInfo = `code ${code} signal ${signal} ${stderr.trim()}`;
+      exitInfo = `code ${code} signal ${signal} ${stderr.trim()} ${errLogTail(dir)}`;
       if (child === proc) child = null;
     });
     child = proc;

@@ -1,14 +1,47 @@
 /** Loopback port helpers shared by tests that start real servers. */
 import { createServer, type AddressInfo } from 'node:net';
 
-/** A TCP port on 127.0.0.1 that was free a moment ago (listen on 0, read it, close). */
-export async function freePort(): Promise<number> {
+/**
+ * Ports are drawn from below Linux's default ephemeral range (32768-60999). A port from `listen(0)`
+ * lies inside it, and between the moment it is chosen and the moment a child server binds it, any
+ * outgoing connection on the machine (a robot reconnecting, an HTTP client, a ZooKeeper session) may
+ * be given it as its local port: CI on ec73e32 lost a clickhouse-server shard to "Address already in
+ * use" (exit 70) that way. Outgoing connections never take a port below the range.
+ */
+const LOW = 20_000;
+const HIGH = 32_767;
+/** Never hand out the same port twice in one process (a closed test socket frees it at once). */
+const handedOut = new Set<number>();
+
+function tryListen(port: number): Promise<number | null> {
   const srv = createServer();
-  await new Promise<void>((resolve, reject) => {
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', resolve);
+  return new Promise((resolve) => {
+    srv.once('error', () => resolve(null));
+    srv.listen(port, '127.0.0.1', () => {
+      const bound = (srv.address() as AddressInfo).port;
+      srv.close(() => resolve(bound));
+    });
   });
-  const { port } = srv.address() as AddressInfo;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
+}
+
+/**
+ * A TCP port on 127.0.0.1 that was free a moment ago, below the ephemeral range and not returned
+ * before by this process; falls back to the kernel's choice (`listen(0)`) if 200 draws find none.
+ */
+export async function freePort(): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const port = LOW + Math.floor(Math.random() * (HIGH - LOW + 1));
+    if (handedOut.has(port)) continue;
+    if ((await tryListen(port)) === port) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  for (;;) {
+    const port = await tryListen(0);
+    if (port !== null && !handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
