@@ -31,11 +31,19 @@ export interface PackerRobot {
   index: number;
 }
 
-/** Frames buffers kept for reuse (see recycle()). */
-const MAX_SPARES = 4;
+/**
+ * Frames buffers kept for reuse (see recycle()), at most this many bytes of them. Why 40 MiB: after
+ * robots resume from a pause they send what they queued at once, more full batches wait for the pool
+ * than there are task slots, and each waiting batch is packed into a private ~1.2 MiB buffer. With 4
+ * kept, 147 of them (171 MB) were allocated in 30 s at 480,000 samples/s, each one waiting long
+ * enough to reach V8's old generation, which counts it toward the next full GC (bench/README.md, stop
+ * 33). 40 MiB holds a burst's worth; they stay allocated after it (pages a burst touched).
+ */
+const MAX_SPARE_BYTES = 40 * 1024 * 1024;
 
 export class FramePacker {
   private readonly spares: ArrayBuffer[] = [];
+  private spareBytes = 0;
   /** The slot `buf` is (-1: a private buffer). */
   private slot = -1;
   private buf: Uint8Array;
@@ -206,10 +214,13 @@ export class FramePacker {
   /**
    * Takes back a frames buffer a decode worker is done with, for a later batch: at high rates a fresh
    * 1 MiB buffer per batch was garbage the GC threads spent most of their time on. At most
-   * MAX_SPARES are kept; others are dropped to the GC.
+   * MAX_SPARE_BYTES are kept; others are dropped to the GC.
    */
   recycle(buf: ArrayBuffer): void {
-    if (this.spares.length < MAX_SPARES && buf.byteLength >= this.initialBytes) this.spares.push(buf);
+    if (buf.byteLength >= this.initialBytes && this.spareBytes + buf.byteLength <= MAX_SPARE_BYTES) {
+      this.spares.push(buf);
+      this.spareBytes += buf.byteLength;
+    }
   }
 
   /** A kept buffer of at least `min` bytes (and not wastefully larger), or undefined. */
@@ -219,6 +230,7 @@ export class FramePacker {
       if (b.byteLength >= min && b.byteLength <= min * 4) {
         this.spares[i] = this.spares[this.spares.length - 1]!;
         this.spares.pop();
+        this.spareBytes -= b.byteLength;
         return b;
       }
     }

@@ -60,20 +60,32 @@ export const DEFAULT_HIGH_WATER_BYTES = 256 * 1024 * 1024;
 /** Size of one row buffer (row-arena.ts). */
 const ROW_ARENA_BUFFER_BYTES = 4 * 1024 * 1024;
 /**
- * Most empty row buffers kept for reuse (256 MiB, the default high-water mark): below peak load never
- * more than the most that were in use at once, and those nobody took for 10-20 s are given back
- * (RowArena.trim); at peak load all of them, allocated at once (setPeakLoad, RowArena.prefill).
- * With 16 the steady peak kept allocating (row-arena.ts).
+ * Row buffers allocated at once at peak load: what the high-water mark lets wait (256 MiB, the
+ * default: 64), at least 4, at most 64 (setPeakLoad, RowArena.prefill).
  */
-const MAX_ROW_ARENA_SPARES = 64;
+const MAX_ROW_ARENA_PREFILL = 64;
 
 /**
- * Empty row buffers the arena keeps for a high-water mark: what that mark lets wait, in buffers (at
- * least 4, at most {@link MAX_ROW_ARENA_SPARES}). Two 48 MiB inserts finishing together free 24
- * buffers, which the next blocks' rows take.
+ * Row buffers the arena allocates at once at peak load for a high-water mark: what that mark lets
+ * wait, in buffers (at least 4, at most {@link MAX_ROW_ARENA_PREFILL}). Two 48 MiB inserts finishing
+ * together free 24 buffers, which the next blocks' rows take.
  */
 export function rowArenaSpares(highWaterBytes: number): number {
-  return Math.min(MAX_ROW_ARENA_SPARES, Math.max(4, Math.ceil(highWaterBytes / ROW_ARENA_BUFFER_BYTES)));
+  return Math.min(MAX_ROW_ARENA_PREFILL, Math.max(4, Math.ceil(highWaterBytes / ROW_ARENA_BUFFER_BYTES)));
+}
+
+/**
+ * Most empty row buffers the arena keeps for a high-water mark: 1.5x what the mark lets wait (96 at
+ * the 256 MiB default), at least 4. Why past the mark: the rows held overshoot it (what robots had in
+ * flight when paused, rows of tasks in the pool: 79-81 buffers in use at the 256 MiB mark, 38 at 100
+ * MiB), and every buffer in use past the spares bound was dropped when its insert finished and
+ * allocated again at the next burst. When the store fell behind that was 160 buffers (640 MiB) in
+ * 45 s at the 100 MiB mark, old-generation garbage that started a full GC every 1-2 s (bench/README.md,
+ * stop 33). The arena never keeps more buffers than were in use at once, and gives back those nobody
+ * took for 10-20 s below peak load (RowArena.trim).
+ */
+export function rowArenaMaxSpares(highWaterBytes: number): number {
+  return Math.max(4, Math.ceil((highWaterBytes * 1.5) / ROW_ARENA_BUFFER_BYTES));
 }
 
 export interface TelemetryIngestOptions {
@@ -266,6 +278,16 @@ const SLOT_FRAME_HEADROOM = 256 * 1024;
 const SLOT_ROWS_PER_FRAME_BYTE = 3;
 
 /**
+ * Slots for full batches waiting for a pool task (the pool is busy: after the robots resume from a
+ * pause, or while the store's own CPU slows the decode threads). Without them each waiting batch was
+ * packed into a private ~1 MiB ArrayBuffer that waited long enough to reach V8's old generation: 650
+ * MB of them in 45 s when the store fell behind, which with the row buffers started a full GC every
+ * 1-2 s (bench/README.md, stop 33). A slot's pages are committed when first written (slots are taken
+ * last-freed first), so at light load these cost address space; at a burst up to 8 x 5 MiB.
+ */
+const WAITING_BATCH_SLOTS = 8;
+
+/**
  * What push() keeps per robot, so a frame costs one Map lookup: its acknowledgement state, its index
  * in the batch being filled, and its durable point in that batch. One entry per robot that sent
  * telemetry to this process: bounded by the registered robots, like the AckTracker's.
@@ -322,9 +344,10 @@ export async function createTelemetryIngest(opts: TelemetryIngestOptions): Promi
     : await openChdbStore({ dataDir: opts.dataDir, ...(opts.retentionDays !== undefined ? { retentionDays: opts.retentionDays } : {}) }));
   if (opts.log !== undefined) logSchema(opts.log, sampleStore);
   const maxTasks = opts.maxTasksInFlight ?? 4;
-  // Tasks in the pool, the batch being filled, and two for results waiting to be applied in order.
+  // Tasks in the pool, the batch being filled, two for results waiting to be applied in order, and
+  // WAITING_BATCH_SLOTS for batches waiting for the pool.
   const framesBytes = (opts.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES) + SLOT_FRAME_HEADROOM;
-  const slots = new TaskSlots(maxTasks + 3, framesBytes, framesBytes * SLOT_ROWS_PER_FRAME_BYTE);
+  const slots = new TaskSlots(maxTasks + 3 + WAITING_BATCH_SLOTS, framesBytes, framesBytes * SLOT_ROWS_PER_FRAME_BYTE);
   let pool: DecodePool;
   let spool: { spool: TelemetrySpool; recovery: SpoolRecovery };
   try {
@@ -377,7 +400,7 @@ class Ingest implements TelemetryIngest {
   private readonly rowArena: RowArena;
   /** Gives row buffers an idle gateway no longer needs back to the GC (RowArena.trim). */
   private readonly arenaTrimTimer: NodeJS.Timeout;
-  /** Spares the row arena keeps, and allocates at once at peak load (rowArenaSpares()). */
+  /** Row buffers allocated at once at peak load (rowArenaSpares()). */
   private readonly rowArenaSpares: number;
   /** setPeakLoad(): spares are allocated at once and kept. */
   private peakLoad = false;
@@ -420,7 +443,7 @@ class Ingest implements TelemetryIngest {
     const highWaterBytes = opts.highWaterBytes ?? DEFAULT_HIGH_WATER_BYTES;
     this.gate = new WatermarkGate(highWaterBytes, opts.lowWaterBytes ?? Math.floor(highWaterBytes / 4));
     this.rowArenaSpares = rowArenaSpares(highWaterBytes);
-    this.rowArena = new RowArena({ maxSpare: this.rowArenaSpares, bufferBytes: ROW_ARENA_BUFFER_BYTES });
+    this.rowArena = new RowArena({ maxSpare: rowArenaMaxSpares(highWaterBytes), bufferBytes: ROW_ARENA_BUFFER_BYTES });
     this.arenaTrimTimer = setInterval(() => {
       if (!this.peakLoad) this.rowArena.trim();
     }, opts.rowArenaTrimMs ?? 10_000);

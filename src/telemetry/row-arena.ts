@@ -5,8 +5,9 @@
  * inserted. A copy of the rows costs far less than the buffers it saves: a fresh buffer per task
  * (~1-2 MB at high rates) is external memory to V8, and every 64 MiB of it starts a full GC.
  *
- * Spares: an emptied buffer is kept for the next rows, up to `maxSpare` (the ingest passes its
- * high-water mark in buffers, 4-64: 64 by default), so a steady load reuses the same buffers: at
+ * Spares: an emptied buffer is kept for the next rows, up to `maxSpare` (the ingest passes 1.5x its
+ * high-water mark in buffers, at least 4: 96 by default, ingest.ts rowArenaMaxSpares), so a steady
+ * load and the bursts after a pause reuse the same buffers: at
  * 400,000 samples/s the rows waiting for their inserts span 30-56 buffers and two inserts finishing
  * together free 24; with fewer spares kept the others would be dropped after each insert and
  * allocated again (with 16 kept: 127 allocated in the first 30 s, against 52-70 in 60 s with 64),
@@ -14,7 +15,8 @@
  * it toward starting the next full GC. Spares nobody took between two {@link RowArena.trim} calls
  * (the ingest calls it every 10 s below peak load) are given back to the GC down to `keepSpare`, so a
  * burst does not pin its peak for long. At peak load the ingest allocates the spares at once and
- * does not trim ({@link RowArena.prefill}, TelemetryIngest.setPeakLoad).
+ * does not trim ({@link RowArena.prefill}: what the high-water mark lets wait, 64 by default;
+ * TelemetryIngest.setPeakLoad).
  *
  * Bounds: at most `maxSpare` empty buffers are kept; buffers in use are bounded by the rows the
  * ingest holds (its high-water mark). Rows larger than a buffer get a buffer of their own.

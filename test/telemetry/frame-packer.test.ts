@@ -64,4 +64,26 @@ describe('FramePacker', () => {
     expect(z.robotIds).toEqual(['b', 'a']);
     expect(framesOf(z.frames!, z.byteLength)).toEqual([[0, [7]], [1, [8]]]);
   });
+
+  it('reuses up to 40 MiB of returned frames buffers (a burst of batches waiting for the pool), drops the rest', () => {
+    const MiB = 1024 * 1024;
+    const packer = new FramePacker(MiB);
+    const robot: PackerRobot = { robotId: 'r', fleetId: 'f', gen: -1, index: 0 };
+    // 50 batches in private buffers (no slots), all waiting at once, then all returned.
+    const burst: ArrayBuffer[] = [];
+    for (let i = 0; i < 50; i++) {
+      packer.addFor(robot, new Uint8Array(100), 1);
+      burst.push(packer.take().frames!);
+    }
+    for (const b of burst) packer.recycle(b);
+    const reused = new Set(burst);
+    const next: ArrayBuffer[] = [];
+    for (let i = 0; i < 50; i++) {
+      packer.addFor(robot, new Uint8Array(100), 1);
+      next.push(packer.take().frames!);
+    }
+    // The next batches come out of the kept buffers as long as they last: 40 of 1 MiB.
+    const fromSpares = next.filter((b) => reused.has(b)).length;
+    expect(fromSpares).toBe(40);
+  });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FramePacker } from '../../src/telemetry/frame-packer.js';
-import { rowArenaSpares } from '../../src/telemetry/ingest.js';
+import { rowArenaMaxSpares, rowArenaSpares } from '../../src/telemetry/ingest.js';
 import { RowArena } from '../../src/telemetry/row-arena.js';
 import { TaskSlots } from '../../src/telemetry/task-slots.js';
 import { FRAME_HEADER_BYTES } from '../../src/telemetry/worker-protocol.js';
@@ -223,8 +223,16 @@ describe('RowArena.prefill', () => {
   });
 });
 
-describe('rowArenaSpares', () => {
-  it('keeps as many empty row buffers as the high-water mark lets wait (64 at the 256 MiB default), at least 4, at most 64', () => {
+describe('rowArenaSpares, rowArenaMaxSpares', () => {
+  it('keeps 1.5x the row buffers the high-water mark lets wait (rows overshoot the mark), at least 4', () => {
+    // Bursts after a pause held 79-81 buffers at the 256 MiB mark: with 64 spares each burst's extra
+    // buffers were dropped at their insert and allocated again at the next one.
+    expect(rowArenaMaxSpares(256 * 1024 * 1024)).toBe(96);
+    expect(rowArenaMaxSpares(100 * 1024 * 1024)).toBe(38);
+    expect(rowArenaMaxSpares(1024 * 1024)).toBe(4);
+  });
+
+  it('allocates at once at peak load as many row buffers as the high-water mark lets wait (64 at the 256 MiB default), at least 4, at most 64', () => {
     // At 400,000 samples/s the rows waiting span 30-56 buffers: with fewer spares the steady peak kept allocating.
     expect(rowArenaSpares(256 * 1024 * 1024)).toBe(64);
     expect(rowArenaSpares(64 * 1024 * 1024)).toBe(16);
