@@ -37,9 +37,12 @@ export interface PackerRobot {
  * than there are task slots, and each waiting batch is packed into a private ~1.2 MiB buffer. With 4
  * kept, 147 of them (171 MB) were allocated in 30 s at 480,000 samples/s, each one waiting long
  * enough to reach V8's old generation, which counts it toward the next full GC (bench/README.md, stop
- * 33). 40 MiB holds a burst's worth; they stay allocated after it (pages a burst touched).
+ * 33). 40 MiB holds a burst's worth; they stay allocated after it (pages a burst touched): at most
+ * 40 MiB for the life of the process.
  */
 const MAX_SPARE_BYTES = 40 * 1024 * 1024;
+/** And at most this many, so small buffers cannot fill the budget nor make spareOf()'s scan long. */
+const MAX_SPARES = 48;
 
 export class FramePacker {
   private readonly spares: ArrayBuffer[] = [];
@@ -214,13 +217,23 @@ export class FramePacker {
   /**
    * Takes back a frames buffer a decode worker is done with, for a later batch: at high rates a fresh
    * 1 MiB buffer per batch was garbage the GC threads spent most of their time on. At most
-   * MAX_SPARE_BYTES are kept; others are dropped to the GC.
+   * MAX_SPARES buffers and MAX_SPARE_BYTES are kept: when full, a larger buffer replaces the smallest
+   * kept ones (full batches are the ones a burst needs again); others are dropped to the GC.
    */
   recycle(buf: ArrayBuffer): void {
-    if (buf.byteLength >= this.initialBytes && this.spareBytes + buf.byteLength <= MAX_SPARE_BYTES) {
-      this.spares.push(buf);
-      this.spareBytes += buf.byteLength;
+    const n = buf.byteLength;
+    if (n < this.initialBytes || n > MAX_SPARE_BYTES) return;
+    while (this.spares.length >= MAX_SPARES || this.spareBytes + n > MAX_SPARE_BYTES) {
+      let min = 0;
+      for (let i = 1; i < this.spares.length; i++) if (this.spares[i]!.byteLength < this.spares[min]!.byteLength) min = i;
+      const smallest = this.spares[min]!;
+      if (smallest.byteLength >= n) return;
+      this.spares[min] = this.spares[this.spares.length - 1]!;
+      this.spares.pop();
+      this.spareBytes -= smallest.byteLength;
     }
+    this.spares.push(buf);
+    this.spareBytes += n;
   }
 
   /** A kept buffer of at least `min` bytes (and not wastefully larger), or undefined. */

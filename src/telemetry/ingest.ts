@@ -64,6 +64,8 @@ const ROW_ARENA_BUFFER_BYTES = 4 * 1024 * 1024;
  * default: 64), at least 4, at most 64 (setPeakLoad, RowArena.prefill).
  */
 const MAX_ROW_ARENA_PREFILL = 64;
+/** Most empty row buffers kept, whatever the high-water mark (rowArenaMaxSpares). */
+const MAX_ROW_ARENA_SPARES = 96;
 
 /**
  * Row buffers the arena allocates at once at peak load for a high-water mark: what that mark lets
@@ -82,10 +84,10 @@ export function rowArenaSpares(highWaterBytes: number): number {
  * allocated again at the next burst. When the store fell behind that was 160 buffers (640 MiB) in
  * 45 s at the 100 MiB mark, old-generation garbage that started a full GC every 1-2 s (bench/README.md,
  * stop 33). The arena never keeps more buffers than were in use at once, and gives back those nobody
- * took for 10-20 s below peak load (RowArena.trim).
+ * took for 10-20 s below peak load (RowArena.trim). At most 96 (384 MiB), whatever the mark.
  */
 export function rowArenaMaxSpares(highWaterBytes: number): number {
-  return Math.max(4, Math.ceil((highWaterBytes * 1.5) / ROW_ARENA_BUFFER_BYTES));
+  return Math.min(MAX_ROW_ARENA_SPARES, Math.max(4, Math.ceil((highWaterBytes * 1.5) / ROW_ARENA_BUFFER_BYTES)));
 }
 
 export interface TelemetryIngestOptions {
@@ -218,7 +220,7 @@ export interface TelemetryIngestStats {
   /** Frames whose live decode or publish threw (a bug; their rows are stored all the same). */
   liveErrors: number;
   paused: boolean;
-  /** Shared task slots held now: by the batch being filled, tasks in the pool, results not yet applied. */
+  /** Shared task slots held now: by the batch being filled, batches waiting for the pool, tasks in it, results not yet applied. */
   taskSlotsInUse: number;
   /** Buffers the decoded rows wait in (row-arena.ts: in use and spare, 4 MiB each). */
   rowArenaBuffers: number;
@@ -283,7 +285,9 @@ const SLOT_ROWS_PER_FRAME_BYTE = 3;
  * packed into a private ~1 MiB ArrayBuffer that waited long enough to reach V8's old generation: 650
  * MB of them in 45 s when the store fell behind, which with the row buffers started a full GC every
  * 1-2 s (bench/README.md, stop 33). A slot's pages are committed when first written (slots are taken
- * last-freed first), so at light load these cost address space; at a burst up to 8 x 5 MiB.
+ * last-freed first), so at light load these cost address space; once a burst wrote into them they stay
+ * committed: up to 8 x 5 MiB with the default batch bound (a slot is 1.25x the batch bound for frames
+ * and 3x that for rows).
  */
 const WAITING_BATCH_SLOTS = 8;
 

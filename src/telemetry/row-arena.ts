@@ -19,7 +19,9 @@
  * TelemetryIngest.setPeakLoad).
  *
  * Bounds: at most `maxSpare` empty buffers are kept; buffers in use are bounded by the rows the
- * ingest holds (its high-water mark). Rows larger than a buffer get a buffer of their own.
+ * ingest holds: its high-water mark limits what it admits, and the rows held overshoot it by what was
+ * in flight when the robots were paused (79-81 buffers in use at the 256 MiB mark). Rows larger than a
+ * buffer get a buffer of their own.
  */
 
 import { copyBytes } from './shared-copy.js';

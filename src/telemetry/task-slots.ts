@@ -29,7 +29,8 @@ export class TaskSlots {
   private readonly free: number[] = [];
 
   /**
-   * @param count slots (tasks in the pool + the batch being filled + results waiting to be applied).
+   * @param count slots (tasks in the pool + the batch being filled + results waiting to be applied +
+   *   batches waiting for the pool).
    * @param framesBytes bytes of a frames region (a full batch plus its last frame).
    * @param rowsBytes bytes of a rows region.
    */

@@ -41,10 +41,25 @@ function fourLetter(port: number, word: string): Promise<string> {
   });
 }
 
-/** Starts a standalone ZooKeeper on a free loopback port and waits for `imok`. */
+/**
+ * Starts a standalone ZooKeeper on a free loopback port and waits for `imok`. A process that exits
+ * before answering (its port taken meanwhile) is started again on a new port, up to 3 times.
+ */
 export async function startZooKeeper(timeoutMs = 30_000): Promise<ZooKeeperTestServer> {
   const reason = zookeeperUnavailableReason();
   if (reason) throw new Error(reason);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startZooKeeperOnce(timeoutMs);
+    } catch (e) {
+      if (attempt >= 3 || !(e instanceof ZooKeeperExited)) throw e;
+    }
+  }
+}
+
+class ZooKeeperExited extends Error {}
+
+async function startZooKeeperOnce(timeoutMs: number): Promise<ZooKeeperTestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'fleetgw-zk-'));
   const port = await freePort();
   const cfg = join(dir, 'zoo.cfg');
@@ -77,7 +92,8 @@ export async function startZooKeeper(timeoutMs = 30_000): Promise<ZooKeeperTestS
     if ((await fourLetter(port, 'ruok')) === 'imok') return { port, dispose };
     if (exited !== null || Date.now() > deadline) {
       await dispose();
-      throw new Error(`ZooKeeper did not start on 127.0.0.1:${port}: ${exited ?? `no imok within ${timeoutMs} ms`}`);
+      const why = `ZooKeeper did not start on 127.0.0.1:${port}: ${exited ?? `no imok within ${timeoutMs} ms`}`;
+      throw exited !== null ? new ZooKeeperExited(why) : new Error(why);
     }
     await new Promise((r) => setTimeout(r, 200));
   }

@@ -75,10 +75,13 @@ export async function waitForClickHouse(url: string, timeoutMs: number, exited?:
 /** Marks a start that failed because a chosen port was taken (the caller may retry with new ports). */
 export const PORT_TAKEN = 'Address already in use';
 
-/** The last lines of the server's error log: why it exited (exit code 70 alone says nothing). */
+/**
+ * The server's error log, last 20 lines: why it exited (exit code 70 alone says nothing). The retry
+ * on a taken port looks for {@link PORT_TAKEN} in it.
+ */
 function errLogTail(dir: string): string {
   try {
-    return readFileSync(join(dir, 'server.err.log'), 'utf8').trim().split('\n').slice(-3).join('\n');
+    return readFileSync(join(dir, 'server.err.log'), 'utf8').trim().split('\n').slice(-20).join('\n');
   } catch {
     return '';
   }
@@ -154,7 +157,10 @@ ${opts.extraConfigXml ?? ''}
     });
     proc.once('exit', (code, signal) => {
       exitInfo = `code ${code} signal ${signal} ${stderr.trim()} ${errLogTail(dir)}`;
-      if (child === proc) child = null;
+      if (child === proc) {
+        child = null;
+        process.removeListener('exit', killOnExit);
+      }
     });
     child = proc;
     process.once('exit', killOnExit);

@@ -85,5 +85,29 @@ describe('FramePacker', () => {
     // The next batches come out of the kept buffers as long as they last: 40 of 1 MiB.
     const fromSpares = next.filter((b) => reused.has(b)).length;
     expect(fromSpares).toBe(40);
+    // Returned again: the budget freed by the first round is there again (no byte count drifts).
+    for (const b of next) packer.recycle(b);
+    const again = new Set(next);
+    let fromSparesAgain = 0;
+    for (let i = 0; i < 50; i++) {
+      packer.addFor(robot, new Uint8Array(100), 1);
+      if (again.has(packer.take().frames!)) fromSparesAgain++;
+    }
+    expect(fromSparesAgain).toBe(40);
+  });
+
+  it('when full, keeps a returned full-size buffer in place of small ones (48 buffers at most)', () => {
+    const KiB = 1024;
+    const packer = new FramePacker(32 * KiB);
+    const small = Array.from({ length: 48 }, () => new ArrayBuffer(32 * KiB));
+    for (const b of small) packer.recycle(b);
+    const big = new ArrayBuffer(1024 * KiB);
+    packer.recycle(big);
+    // A batch growing past 256 KiB asks for a buffer of its size: the big one is there.
+    const robot: PackerRobot = { robotId: 'r', fleetId: 'f', gen: -1, index: 0 };
+    for (let i = 0; i < 8; i++) packer.addFor(robot, new Uint8Array(100 * KiB), 1);
+    packer.take();
+    packer.addFor(robot, new Uint8Array(100), 1);
+    expect(packer.take().frames).toBe(big);
   });
 });

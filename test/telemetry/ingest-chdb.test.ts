@@ -98,7 +98,7 @@ describe('telemetry ingest into chdb', () => {
 
   it('stores every row when batches outnumber the shared task slots and one frame outgrows its slot', async () => {
     const t0 = Math.floor(Date.now() / 1000) * 1000 - 1_800_000;
-    // 60 batches of 50 frames pushed in one turn: far more than the 7 slots, so later batches pack into
+    // 60 batches of 50 frames pushed in one turn: far more than the 15 slots, so later batches pack into
     // private buffers; one 15,000-sample frame (~1.5 MB) does not fit a 1.25 MiB slot either.
     for (let f = 0; f < 3_000; f++) ingest.push(`slot-robot-${f % 10}`, 'fleet-slots', encodeBatch(t0 + f * 10, 2, f * 2));
     ingest.push('slot-robot-big', 'fleet-slots', encodeBatch(t0, 15_000, 0));

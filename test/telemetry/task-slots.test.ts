@@ -230,6 +230,7 @@ describe('rowArenaSpares, rowArenaMaxSpares', () => {
     expect(rowArenaMaxSpares(256 * 1024 * 1024)).toBe(96);
     expect(rowArenaMaxSpares(100 * 1024 * 1024)).toBe(38);
     expect(rowArenaMaxSpares(1024 * 1024)).toBe(4);
+    expect(rowArenaMaxSpares(2 * 1024 * 1024 * 1024)).toBe(96); // capped whatever the mark
   });
 
   it('allocates at once at peak load as many row buffers as the high-water mark lets wait (64 at the 256 MiB default), at least 4, at most 64', () => {
