@@ -9,8 +9,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PORT_TAKEN, startClickHouseServer, type ClickHouseTestServer } from './clickhouse-server.js';
-import { freePort } from './net.js';
+import { portTaken, startClickHouseServer, type ClickHouseTestServer } from './clickhouse-server.js';
+import { freePort, withFreshPorts } from './net.js';
 
 /** Debian's zookeeper package puts the server (with its dependencies on the manifest classpath) here. */
 export const ZOOKEEPER_JAR = '/usr/share/java/zookeeper.jar';
@@ -48,13 +48,7 @@ function fourLetter(port: number, word: string): Promise<string> {
 export async function startZooKeeper(timeoutMs = 30_000): Promise<ZooKeeperTestServer> {
   const reason = zookeeperUnavailableReason();
   if (reason) throw new Error(reason);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startZooKeeperOnce(timeoutMs);
-    } catch (e) {
-      if (attempt >= 3 || !(e instanceof ZooKeeperExited)) throw e;
-    }
-  }
+  return withFreshPorts(() => startZooKeeperOnce(timeoutMs), (e) => e instanceof ZooKeeperExited);
 }
 
 class ZooKeeperExited extends Error {}
@@ -137,24 +131,22 @@ async function waitForZooKeeperSession(server: ClickHouseTestServer, timeoutMs: 
  */
 export async function startClickHouseCluster(shards: number, name = 'fleetgw_test'): Promise<ClickHouseTestCluster> {
   const zookeeper = await startZooKeeper();
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const started = await startShards(shards, name, zookeeper.port);
-      return {
-        name,
-        zookeeper,
-        shards: started,
-        async dispose() {
-          for (const s of started) await s.dispose();
-          await zookeeper.dispose();
-        },
-      };
-    } catch (e) {
-      if (attempt < 3 && e instanceof Error && e.message.includes(PORT_TAKEN)) continue;
-      await zookeeper.dispose();
-      throw e;
-    }
+  let started: ClickHouseTestServer[];
+  try {
+    started = await withFreshPorts(() => startShards(shards, name, zookeeper.port), portTaken);
+  } catch (e) {
+    await zookeeper.dispose();
+    throw e;
   }
+  return {
+    name,
+    zookeeper,
+    shards: started,
+    async dispose() {
+      for (const s of started) await s.dispose();
+      await zookeeper.dispose();
+    },
+  };
 }
 
 /** Starts the shards on new ports; on failure stops those it started. */

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './net.js';
+import { freePort, withFreshPorts } from './net.js';
 
 export const CLICKHOUSE_SERVER_BIN = '/usr/sbin/clickhouse-server';
 const USERS_XML = '/etc/clickhouse-server/users.xml';
@@ -94,13 +94,12 @@ type StartOptions = Parameters<typeof startOnce>[0];
  * taken between choosing and binding, it tries again on new ones (up to 3 times).
  */
 export async function startClickHouseServer(opts: StartOptions = {}): Promise<ClickHouseTestServer> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startOnce(opts);
-    } catch (e) {
-      if (opts.ports !== undefined || attempt >= 3 || !(e instanceof Error) || !e.message.includes(PORT_TAKEN)) throw e;
-    }
-  }
+  return withFreshPorts(() => startOnce(opts), (e) => opts.ports === undefined && portTaken(e));
+}
+
+/** The error of a start that failed because a chosen port was taken. */
+export function portTaken(e: unknown): boolean {
+  return e instanceof Error && e.message.includes(PORT_TAKEN);
 }
 
 async function startOnce(opts: {

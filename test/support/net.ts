@@ -36,6 +36,20 @@ function tryListen(port: number): Promise<number | null> {
 }
 
 /**
+ * Runs `start` (which chooses its ports afresh) up to 3 times while it fails with an error `retry`
+ * accepts: a port chosen by {@link freePort} may be taken before the server binds it.
+ */
+export async function withFreshPorts<T>(start: () => Promise<T>, retry: (e: unknown) => boolean): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (e) {
+      if (attempt >= 3 || !retry(e)) throw e;
+    }
+  }
+}
+
+/**
  * A TCP port on 127.0.0.1 that was free a moment ago, below the ephemeral range, in this worker's
  * slice and not returned before by this process; falls back to the kernel's choice (`listen(0)`) if
  * 200 draws find none.
