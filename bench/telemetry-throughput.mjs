@@ -146,8 +146,11 @@ async function main() {
         rowsWritten: st.rowsWritten, queueMiB: Number((st.queueBytes / 1048576).toFixed(1)), tasksInFlight: st.tasksInFlight,
         insertsInFlight: st.insertsInFlight, inserts: st.inserts, paused: st.paused, ageMs: now - st.tMs,
         rowArenaBuffers: st.rowArenaBuffers, rowArenaAllocated: st.rowArenaAllocated,
+        // Pool tasks in this interval, and of them those without a shared slot (frames and rows in buffers of their own).
+        tasks: st.batches - (prevIngest?.batches ?? 0), tasksWithoutSlot: (st.batchesWithoutSlot ?? 0) - (prevIngest?.batchesWithoutSlot ?? 0),
         // --gc-stats: full GCs (count) in this interval, from the running totals of the stats lines.
-        ...(st.gc ? { majorGcs: (st.gc.major?.n ?? 0) - (prevIngest?.gc?.major?.n ?? 0) } : {}),
+        // and V8's heap and external memory (MiB) at the interval's end: what its GC heuristics see.
+        ...(st.gc ? { majorGcs: (st.gc.major?.n ?? 0) - (prevIngest?.gc?.major?.n ?? 0), mem: st.gc.mem } : {}),
       };
       prevIngest = st;
       return out;

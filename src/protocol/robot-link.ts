@@ -32,7 +32,10 @@ export interface RobotLinkListener {
   onLinkOpening?(robotId: string, fleetId: string): void;
   /** The robot's stream ended or its keepalive failed. */
   onOffline?(robotId: string, reason: string): void;
-  /** Raw, still-encoded TelemetryBatch bytes; never decoded on the main thread. */
+  /**
+   * Raw, still-encoded TelemetryBatch bytes; never decoded on the main thread. Valid only during the
+   * call (they may be a view into a buffer the robot link reuses for a later batch): copy what is kept.
+   */
   onTelemetry?(robotId: string, fleetId: string, batch: Uint8Array): void;
   /**
    * onTelemetry bound to one robot: asked once per session when a robot's batches start arriving

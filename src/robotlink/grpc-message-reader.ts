@@ -8,11 +8,24 @@
  * decompression step, an object-mode stream and a pause/resume of the HTTP/2 stream, which measured
  * 2.3x the CPU of node:http2 alone at 1,000 robots x 10 Hz (bench/README.md, "Telemetry fast path").
  *
- * A message that fits in one chunk is handed over as a view of it (Node allocates each chunk afresh,
- * so the view stays valid). One split across chunks is assembled from copies of the pieces received,
- * so what a stream holds is what its robot actually sent (at most its 64 KiB stream window while
- * paused), never what a header merely declares: five bytes must not pin 4 MiB.
+ * A message that fits in one chunk is handed over as a view of it. One split across chunks is
+ * assembled: up to {@link REUSED_ASSEMBLY_BYTES} into one buffer per reader, reused for every such
+ * message; a larger one from copies of the pieces received, so what a stream holds is what its robot
+ * actually sent, never what a header merely declares: five bytes must not pin 4 MiB.
+ *
+ * So a message is valid only during `onMessage`: the receiver copies what it keeps (the ingest copies
+ * each batch into its frame packer at once). Why the reuse: after a paused robot resumes, its HTTP/2
+ * DATA frames no longer line up with its messages, and most ~12 KB batches at 1,000 Hz were split;
+ * two fresh copies of each (the pieces, then the message) were ~100 MB/s of short-lived ArrayBuffers
+ * on the main thread, which V8 counts as external memory toward its next full GC: one every 200-300
+ * ms while robots were paused and resumed (bench/README.md, stop 34).
  */
+
+/**
+ * Largest message assembled in the reader's reused buffer (a stream holds at most this much for it,
+ * its default HTTP/2 stream window); larger split messages are assembled from copies, as before.
+ */
+export const REUSED_ASSEMBLY_BYTES = 64 * 1024;
 
 /** Why the reader stopped: the caller ends the call with the matching gRPC status. */
 export interface GrpcFramingError {
@@ -26,8 +39,12 @@ export class GrpcMessageReader {
   /** Header bytes seen of the message being read (0-5). */
   private headerLen = 0;
   private readonly header = new Uint8Array(HEADER_BYTES);
-  /** Pieces (copies) of the message being assembled across chunks, their total, and its length (-1: none). */
+  /** Pieces (copies) of a message over REUSED_ASSEMBLY_BYTES being assembled across chunks, their total, and its length (-1: none). */
   private pieces: Uint8Array[] = [];
+  /** The reused assembly buffer (grown to the largest split message up to REUSED_ASSEMBLY_BYTES); null until one is split. */
+  private assembly: Uint8Array | null = null;
+  /** Assembling into `assembly` (the message being read is at most REUSED_ASSEMBLY_BYTES). */
+  private inAssembly = false;
   private filled = 0;
   private expected = -1;
   private failed: GrpcFramingError | null = null;
@@ -52,7 +69,8 @@ export class GrpcMessageReader {
     while (pos < end) {
       if (this.expected !== -1) {
         const take = Math.min(this.expected - this.filled, end - pos);
-        this.pieces.push(chunk.slice(pos, pos + take));
+        if (this.inAssembly) this.assembly!.set(new Uint8Array(chunk.buffer, chunk.byteOffset + pos, take), this.filled);
+        else this.pieces.push(chunk.slice(pos, pos + take));
         this.filled += take;
         pos += take;
         if (this.filled === this.expected) this.onMessage(this.assemble());
@@ -93,6 +111,11 @@ export class GrpcMessageReader {
       } else {
         this.expected = length;
         this.filled = 0;
+        this.inAssembly = length <= REUSED_ASSEMBLY_BYTES;
+        if (this.inAssembly && (this.assembly === null || this.assembly.length < length)) {
+          // Grown to what this robot sends (at most REUSED_ASSEMBLY_BYTES), not allocated per message.
+          this.assembly = new Uint8Array(Math.max(length, 4096));
+        }
       }
     }
     return null;
@@ -106,11 +129,19 @@ export class GrpcMessageReader {
   /** Drops a partly received message; later chunks are refused (the stream has ended on our side). */
   close(): void {
     this.pieces = [];
+    this.assembly = null;
+    this.inAssembly = false;
     this.expected = -1;
     this.failed ??= { code: 'INTERNAL', details: 'the stream was closed' };
   }
 
   private assemble(): Uint8Array {
+    if (this.inAssembly) {
+      this.inAssembly = false;
+      const n = this.expected;
+      this.expected = -1;
+      return new Uint8Array(this.assembly!.buffer, 0, n);
+    }
     const pieces = this.pieces;
     this.pieces = [];
     this.expected = -1;

@@ -4,7 +4,7 @@
  * order; it bounds their size as grpc-js does and refuses compressed messages, stickily.
  */
 import { describe, expect, it } from 'vitest';
-import { GrpcMessageReader, type GrpcFramingError } from '../../src/robotlink/grpc-message-reader.js';
+import { GrpcMessageReader, REUSED_ASSEMBLY_BYTES, type GrpcFramingError } from '../../src/robotlink/grpc-message-reader.js';
 import { MAX_ROBOT_MESSAGE_BYTES } from '../../src/robotlink/limits.js';
 import { prng } from '../support/prng.js';
 
@@ -59,23 +59,33 @@ function split(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
 }
 
 interface Fed {
+  /** Copies of the delivered messages, taken during each call. */
   messages: Uint8Array[];
+  /** The messages as handed over (views: valid only during their call; for buffer and offset checks). */
+  handed: Uint8Array[];
   /** For each chunk, the reader's atBoundary after it was pushed. */
   boundaryAfter: boolean[];
   errors: (GrpcFramingError | null)[];
 }
 
-/** Pushes every chunk into a new reader; keeps the delivered messages as handed over (no copy). */
+/**
+ * Pushes every chunk into a new reader; keeps a copy of each delivered message, taken during the
+ * call, as every receiver must (a split message's bytes are reused for the next one).
+ */
 function feed(chunks: Uint8Array[], max = MAX_ROBOT_MESSAGE_BYTES): Fed & { reader: GrpcMessageReader } {
   const messages: Uint8Array[] = [];
-  const reader = new GrpcMessageReader(max, (m) => messages.push(m));
+  const handed: Uint8Array[] = [];
+  const reader = new GrpcMessageReader(max, (m) => {
+    messages.push(m.slice());
+    handed.push(m);
+  });
   const boundaryAfter: boolean[] = [];
   const errors: (GrpcFramingError | null)[] = [];
   for (const chunk of chunks) {
     errors.push(reader.push(chunk));
     boundaryAfter.push(reader.atBoundary);
   }
-  return { reader, messages, boundaryAfter, errors };
+  return { reader, messages, handed, boundaryAfter, errors };
 }
 
 /** Feeds STREAM cut at `cuts` and checks messages, errors and atBoundary after every chunk. */
@@ -84,7 +94,7 @@ function expectClean(cuts: number[]): Fed & { chunks: Uint8Array[] } {
   const fed = feed(chunks);
   expect(fed.errors.every((e) => e === null)).toBe(true);
   expect(fed.messages.length).toBe(MESSAGES.length);
-  // Byte for byte and in order, compared at the end: nothing delivered earlier was overwritten later.
+  // Byte for byte and in order.
   fed.messages.forEach((m, i) => expect(Buffer.from(m).equals(Buffer.from(MESSAGES[i]!)), `message ${i} (${SIZES[i]} bytes)`).toBe(true));
   // atBoundary after each chunk: true exactly when the chunk ended between two messages.
   const wrong: string[] = [];
@@ -99,9 +109,9 @@ function expectClean(cuts: number[]): Fed & { chunks: Uint8Array[] } {
 
 describe('GrpcMessageReader: framing across arbitrary chunk splits', () => {
   it('reads messages of 0, 1, 5, 1000 and 70000 bytes sent in one chunk, each as a view of that chunk', () => {
-    const { messages, chunks: [chunk] } = expectClean([]);
+    const { handed, chunks: [chunk] } = expectClean([]);
     // Views pointing where each body starts in the chunk.
-    messages.forEach((m, i) => {
+    handed.forEach((m, i) => {
       expect(m.buffer).toBe(chunk!.buffer);
       expect(m.byteOffset).toBe(chunk!.byteOffset + STARTS[i]! + 5);
       expect(m.byteLength).toBe(SIZES[i]);
@@ -111,11 +121,12 @@ describe('GrpcMessageReader: framing across arbitrary chunk splits', () => {
   it('reads the stream fed one byte at a time (atBoundary only between messages)', () => {
     const cuts = Array.from({ length: STREAM.length - 1 }, (_, i) => i + 1);
     const fed = expectClean(cuts);
-    // Every message but the empty one spans chunks, so it is assembled in a buffer of its own size.
-    fed.messages.forEach((m, i) => {
+    // Every message but the empty one spans chunks, so it is assembled: up to REUSED_ASSEMBLY_BYTES in
+    // the reader's reused buffer (grown to the largest so far, at least 4 KiB), larger in one of its own size.
+    fed.handed.forEach((m, i) => {
       if (SIZES[i] === 0) return;
       expect(m.byteOffset).toBe(0);
-      expect(m.buffer.byteLength).toBe(SIZES[i]);
+      expect(m.buffer.byteLength).toBe(SIZES[i]! > REUSED_ASSEMBLY_BYTES ? SIZES[i] : Math.max(4096, SIZES[i]!));
     });
   });
 
@@ -141,7 +152,7 @@ describe('GrpcMessageReader: framing across arbitrary chunk splits', () => {
       for (let o = 1; o <= 4; o++) {
         const fed = expectClean([start + o]);
         // The header was split, not the body: a message whose body is whole in the second chunk is a view of it.
-        if (SIZES[m]! > 0) expect(fed.messages[m]!.byteOffset).toBe(5 - o);
+        if (SIZES[m]! > 0) expect(fed.handed[m]!.byteOffset).toBe(5 - o);
         for (let o2 = o + 1; o2 <= 4; o2++) expectClean([start + o, start + o2]);
       }
       // The header ends exactly at a chunk end (the body starts the next chunk), and the header alone in a chunk.
@@ -156,21 +167,20 @@ describe('GrpcMessageReader: framing across arbitrary chunk splits', () => {
     const cuts = [STARTS[4]! + 3, STARTS[4]! + 5 + 35_000];
     const { chunks, ...fed } = expectClean(cuts);
     for (let i = 0; i < 4; i++) {
-      expect(fed.messages[i]!.buffer, `message ${i} is a view of the first chunk`).toBe(chunks[0]!.buffer);
+      expect(fed.handed[i]!.buffer, `message ${i} is a view of the first chunk`).toBe(chunks[0]!.buffer);
     }
-    expect(fed.messages[4]!.buffer).not.toBe(chunks[1]!.buffer);
-    expect(fed.messages[4]!.buffer).not.toBe(chunks[2]!.buffer);
+    expect(fed.handed[4]!.buffer).not.toBe(chunks[1]!.buffer);
+    expect(fed.handed[4]!.buffer).not.toBe(chunks[2]!.buffer);
   });
 
-  it('assembles each split message in a buffer of its own: earlier messages of the same size are not overwritten', () => {
+  it('assembles split messages of the same size in one reused buffer, each exact during its call', () => {
     const same = Array.from({ length: 6 }, (_, i) => body(300, 100 + i));
     const stream = concat(same.map((m) => frame(m)));
     const cuts = Array.from({ length: Math.floor((stream.length - 1) / 7) }, (_, i) => (i + 1) * 7);
     const fed = feed(split(stream, cuts));
     expect(fed.errors.every((e) => e === null)).toBe(true);
-    // Compared only now, after every message was delivered.
     expect(fed.messages.map((m) => Buffer.from(m).toString('hex'))).toEqual(same.map((m) => Buffer.from(m).toString('hex')));
-    expect(new Set(fed.messages.map((m) => m.buffer)).size).toBe(same.length);
+    expect(new Set(fed.handed.map((m) => m.buffer)).size).toBe(1);
   });
 
   it('ignores empty chunks, wherever they come', () => {
@@ -300,12 +310,32 @@ describe('GrpcMessageReader: what a split message holds, and close()', () => {
     const f = frame(m);
     const first = f.slice(0, 1000);
     const messages: Uint8Array[] = [];
-    const reader = new GrpcMessageReader(MAX_ROBOT_MESSAGE_BYTES, (x) => messages.push(x));
+    const reader = new GrpcMessageReader(MAX_ROBOT_MESSAGE_BYTES, (x) => messages.push(x.slice()));
     expect(reader.push(first)).toBeNull();
     first.fill(0xee); // a reused or changed buffer must not reach the message
     expect(reader.push(f.slice(1000))).toBeNull();
     expect(messages).toHaveLength(1);
     expect(Buffer.from(messages[0]!).equals(Buffer.from(m))).toBe(true);
+  });
+
+  it('assembles split messages up to REUSED_ASSEMBLY_BYTES in one reused buffer, larger ones apart; each exact during its call', () => {
+    const small = [body(REUSED_ASSEMBLY_BYTES, 31), body(12_000, 32), body(3000, 33)];
+    const large = body(REUSED_ASSEMBLY_BYTES + 1, 34);
+    const seen: { buffer: ArrayBufferLike; exact: boolean }[] = [];
+    const expected = [...small, large, small[0]!];
+    const reader = new GrpcMessageReader(MAX_ROBOT_MESSAGE_BYTES, (x) => {
+      seen.push({ buffer: x.buffer, exact: Buffer.from(x).equals(Buffer.from(expected[seen.length]!)) });
+    });
+    // Each message split in two chunks of its own (fresh buffers, as Node hands them over).
+    for (const m of expected) {
+      const f = frame(m);
+      expect(reader.push(f.slice(0, 700))).toBeNull();
+      expect(reader.push(f.slice(700))).toBeNull();
+    }
+    expect(seen.map((s) => s.exact)).toEqual([true, true, true, true, true]);
+    // The three small ones (largest first: the buffer grows to the largest) and the last share one buffer; the large one has its own.
+    expect(new Set([seen[0]!.buffer, seen[1]!.buffer, seen[2]!.buffer, seen[4]!.buffer]).size).toBe(1);
+    expect(seen[3]!.buffer).not.toBe(seen[0]!.buffer);
   });
 
   it('close() drops a partly received message and refuses later chunks', () => {
