@@ -33,8 +33,8 @@ export interface RobotLinkListener {
   /** The robot's stream ended or its keepalive failed. */
   onOffline?(robotId: string, reason: string): void;
   /**
-   * Raw, still-encoded TelemetryBatch bytes; never decoded on the main thread. Valid only during the
-   * call (they may be a view into a buffer the robot link reuses for a later batch): copy what is kept.
+   * Raw, still-encoded TelemetryBatch bytes, as the robot sent them. Valid only during the call (they
+   * may be a view into a buffer the robot link reuses for a later batch): copy what is kept.
    */
   onTelemetry?(robotId: string, fleetId: string, batch: Uint8Array): void;
   /**
@@ -42,7 +42,7 @@ export interface RobotLinkListener {
    * (and again when the set of telemetry listeners changes, or after it threw); the returned function
    * then receives each of the robot's raw batches. For the per-message path: it saves the listener a
    * lookup by robot id per batch (10,000 a second at 1,000 robots). A listener with both gets its
-   * batches here only.
+   * batches here only. As with onTelemetry, each batch is valid only during the call.
    */
   telemetrySink?(robotId: string, fleetId: string): (batch: Uint8Array) => void;
   onAck?(robotId: string, ack: CommandAck): void;

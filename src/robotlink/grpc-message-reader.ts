@@ -10,8 +10,9 @@
  *
  * A message that fits in one chunk is handed over as a view of it. One split across chunks is
  * assembled: up to {@link REUSED_ASSEMBLY_BYTES} into one buffer per reader, reused for every such
- * message; a larger one from copies of the pieces received, so what a stream holds is what its robot
- * actually sent, never what a header merely declares: five bytes must not pin 4 MiB.
+ * message and kept while the stream lives (grown as needed, never past that bound, so a header alone
+ * pins at most 64 KiB); a larger one from copies of the pieces received, so what it holds is what its
+ * robot actually sent, never what a header merely declares: five bytes must not pin 4 MiB.
  *
  * So a message is valid only during `onMessage`: the receiver copies what it keeps (the ingest copies
  * each batch into its frame packer at once). Why the reuse: after a paused robot resumes, its HTTP/2
@@ -73,7 +74,11 @@ export class GrpcMessageReader {
         else this.pieces.push(chunk.slice(pos, pos + take));
         this.filled += take;
         pos += take;
-        if (this.filled === this.expected) this.onMessage(this.assemble());
+        if (this.filled === this.expected) {
+          this.onMessage(this.assemble());
+          // The receiver may have closed the reader (its stream ended): read nothing more.
+          if (this.failed !== null) return this.failed;
+        }
         continue;
       }
       // The common case: a whole header in this chunk, read in place.
@@ -108,13 +113,15 @@ export class GrpcMessageReader {
         const message = new Uint8Array(chunk.buffer, chunk.byteOffset + pos, length);
         pos += length;
         this.onMessage(message);
+        if (this.failed !== null) return this.failed;
       } else {
         this.expected = length;
         this.filled = 0;
         this.inAssembly = length <= REUSED_ASSEMBLY_BYTES;
         if (this.inAssembly && (this.assembly === null || this.assembly.length < length)) {
-          // Grown to what this robot sends (at most REUSED_ASSEMBLY_BYTES), not allocated per message.
-          this.assembly = new Uint8Array(Math.max(length, 4096));
+          // Grown to what this robot sends, doubling (at most REUSED_ASSEMBLY_BYTES), not allocated per message.
+          const had = this.assembly?.length ?? 0;
+          this.assembly = new Uint8Array(Math.min(REUSED_ASSEMBLY_BYTES, Math.max(length, 4096, had * 2)));
         }
       }
     }

@@ -58,8 +58,8 @@ export class TelemetryStream {
   readonly readPath: 'fast' | 'compressed' | 'closing' | 'unavailable';
 
   /**
-   * @param onBatch receives each batch's raw bytes, valid only during the call (a view into a buffer
-   *   that is reused for a later batch: grpc-message-reader.ts); copy what is kept.
+   * @param onBatch receives each batch's raw bytes, valid only during the call (on the fast path it
+   *   may be a view into a buffer reused for a later batch: grpc-message-reader.ts); copy what is kept.
    * @param onDone runs once, whatever ended the stream.
    * @param onSequenced runs once, at the first batch with a `seq` (the link then sends the robot
    *   its current durable point, so a resending agent learns at once what the gateway already holds).

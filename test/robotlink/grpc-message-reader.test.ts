@@ -305,8 +305,8 @@ describe('GrpcMessageReader: size limit and compressed flag', () => {
 });
 
 describe('GrpcMessageReader: what a split message holds, and close()', () => {
-  it('holds copies of the bytes received, not the chunks: a chunk changed after push does not change the message', () => {
-    const m = body(3000, 21);
+  it.each([3000, REUSED_ASSEMBLY_BYTES + 1])('holds copies of the bytes received, not the chunks: a chunk changed after push does not change a %i-byte message', (size) => {
+    const m = body(size, 21);
     const f = frame(m);
     const first = f.slice(0, 1000);
     const messages: Uint8Array[] = [];
@@ -333,9 +333,61 @@ describe('GrpcMessageReader: what a split message holds, and close()', () => {
       expect(reader.push(f.slice(700))).toBeNull();
     }
     expect(seen.map((s) => s.exact)).toEqual([true, true, true, true, true]);
-    // The three small ones (largest first: the buffer grows to the largest) and the last share one buffer; the large one has its own.
+    // The three small ones (largest first, so the buffer never grows here) and the last share one buffer; the large one has its own.
     expect(new Set([seen[0]!.buffer, seen[1]!.buffer, seen[2]!.buffer, seen[4]!.buffer]).size).toBe(1);
     expect(seen[3]!.buffer).not.toBe(seen[0]!.buffer);
+  });
+
+  it('grows the reused buffer for a larger split message, never past REUSED_ASSEMBLY_BYTES, each message exact during its call', () => {
+    const sizes = [300, 12_000, REUSED_ASSEMBLY_BYTES, 12_000, REUSED_ASSEMBLY_BYTES + 10, REUSED_ASSEMBLY_BYTES + 10];
+    const expected = sizes.map((n, i) => body(n, 40 + i));
+    const seen: { buffer: ArrayBufferLike; size: number; exact: boolean }[] = [];
+    const reader = new GrpcMessageReader(MAX_ROBOT_MESSAGE_BYTES, (x) => {
+      seen.push({ buffer: x.buffer, size: x.buffer.byteLength, exact: Buffer.from(x).equals(Buffer.from(expected[seen.length]!)) });
+    });
+    for (const m of expected) {
+      const f = frame(m);
+      expect(reader.push(f.slice(0, 100))).toBeNull();
+      expect(reader.push(f.slice(100))).toBeNull();
+    }
+    expect(seen.map((x) => x.exact)).toEqual(sizes.map(() => true));
+    // 4 KiB at first, then as large as needed (doubling), capped at REUSED_ASSEMBLY_BYTES; reused once large enough.
+    expect(seen.slice(0, 4).map((x) => x.size)).toEqual([4096, 12_000, REUSED_ASSEMBLY_BYTES, REUSED_ASSEMBLY_BYTES]);
+    expect(seen[3]!.buffer).toBe(seen[2]!.buffer);
+    // Larger split messages: a buffer of their own each, never the reused one.
+    expect(seen[4]!.buffer).not.toBe(seen[5]!.buffer);
+    expect(seen[4]!.buffer).not.toBe(seen[2]!.buffer);
+    expect(seen[4]!.size).toBe(REUSED_ASSEMBLY_BYTES + 10);
+  });
+
+  it('close() in the middle of a split message of up to REUSED_ASSEMBLY_BYTES drops it; close() from inside onMessage stops the chunk there', () => {
+    const messages: Uint8Array[] = [];
+    const reader = new GrpcMessageReader(MAX_ROBOT_MESSAGE_BYTES, (x) => messages.push(x.slice()));
+    const f = frame(body(5000, 50));
+    expect(reader.push(f.slice(0, 2000))).toBeNull();
+    reader.close();
+    expect(reader.atBoundary).toBe(true);
+    expect(reader.push(f.slice(2000))?.code).toBe('INTERNAL');
+    expect(messages).toHaveLength(0);
+
+    // The receiver ends the stream at the first message: the second one in the same chunk is not read.
+    const got: number[] = [];
+    const r2: GrpcMessageReader = new GrpcMessageReader(MAX_ROBOT_MESSAGE_BYTES, (x) => {
+      got.push(x.length);
+      r2.close();
+    });
+    expect(r2.push(concat([frame(body(10, 51)), frame(body(20, 52))]))?.code).toBe('INTERNAL');
+    expect(got).toEqual([10]);
+    // The same when the first message completes a split one.
+    const got3: number[] = [];
+    const r3: GrpcMessageReader = new GrpcMessageReader(MAX_ROBOT_MESSAGE_BYTES, (x) => {
+      got3.push(x.length);
+      r3.close();
+    });
+    const two = concat([frame(body(3000, 53)), frame(body(20, 54))]);
+    expect(r3.push(two.slice(0, 1000))).toBeNull();
+    expect(r3.push(two.slice(1000))?.code).toBe('INTERNAL');
+    expect(got3).toEqual([3000]);
   });
 
   it('close() drops a partly received message and refuses later chunks', () => {

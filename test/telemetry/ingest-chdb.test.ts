@@ -98,6 +98,7 @@ describe('telemetry ingest into chdb', () => {
 
   it('stores every row when batches outnumber the shared task slots and one frame outgrows its slot', async () => {
     const t0 = Math.floor(Date.now() / 1000) * 1000 - 1_800_000;
+    const withoutSlot = ingest.stats().batchesWithoutSlot;
     // 60 batches of 50 frames pushed in one turn: far more than the 15 slots, so later batches pack into
     // private buffers; one 15,000-sample frame (~1.5 MB) does not fit a 1.25 MiB slot either.
     for (let f = 0; f < 3_000; f++) ingest.push(`slot-robot-${f % 10}`, 'fleet-slots', encodeBatch(t0 + f * 10, 2, f * 2));
@@ -110,6 +111,8 @@ describe('telemetry ingest into chdb', () => {
     expect(ingest.stats().queueBytes).toBe(0);
     // Every slot came back: at most the one the next batch is being packed into is held.
     expect(ingest.stats().taskSlotsInUse).toBeLessThanOrEqual(1);
+    // Counted: at least the batch holding the frame that outgrew its slot went to the pool without one.
+    expect(ingest.stats().batchesWithoutSlot).toBeGreaterThan(withoutSlot);
     expect(decodeSnapshot(store.snapshots.get('slot-robot-9'))!.tsMs).toBe(t0 + 2_999 * 10 + 10);
   });
 
