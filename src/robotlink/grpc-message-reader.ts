@@ -42,10 +42,11 @@ export class GrpcMessageReader {
   private readonly header = new Uint8Array(HEADER_BYTES);
   /** Pieces (copies) of a message over REUSED_ASSEMBLY_BYTES being assembled across chunks, their total, and its length (-1: none). */
   private pieces: Uint8Array[] = [];
-  /** The reused assembly buffer (grown to the largest split message up to REUSED_ASSEMBLY_BYTES); null until one is split. */
+  /**
+   * The reused assembly buffer for split messages of at most REUSED_ASSEMBLY_BYTES (grown to the
+   * largest so far); null until one is split.
+   */
   private assembly: Uint8Array | null = null;
-  /** Assembling into `assembly` (the message being read is at most REUSED_ASSEMBLY_BYTES). */
-  private inAssembly = false;
   private filled = 0;
   private expected = -1;
   private failed: GrpcFramingError | null = null;
@@ -70,7 +71,7 @@ export class GrpcMessageReader {
     while (pos < end) {
       if (this.expected !== -1) {
         const take = Math.min(this.expected - this.filled, end - pos);
-        if (this.inAssembly) this.assembly!.set(new Uint8Array(chunk.buffer, chunk.byteOffset + pos, take), this.filled);
+        if (this.expected <= REUSED_ASSEMBLY_BYTES) this.assembly!.set(new Uint8Array(chunk.buffer, chunk.byteOffset + pos, take), this.filled);
         else this.pieces.push(chunk.slice(pos, pos + take));
         this.filled += take;
         pos += take;
@@ -117,8 +118,7 @@ export class GrpcMessageReader {
       } else {
         this.expected = length;
         this.filled = 0;
-        this.inAssembly = length <= REUSED_ASSEMBLY_BYTES;
-        if (this.inAssembly && (this.assembly === null || this.assembly.length < length)) {
+        if (length <= REUSED_ASSEMBLY_BYTES && (this.assembly === null || this.assembly.length < length)) {
           // Grown to what this robot sends, doubling (at most REUSED_ASSEMBLY_BYTES), not allocated per message.
           const had = this.assembly?.length ?? 0;
           this.assembly = new Uint8Array(Math.min(REUSED_ASSEMBLY_BYTES, Math.max(length, 4096, had * 2)));
@@ -137,21 +137,16 @@ export class GrpcMessageReader {
   close(): void {
     this.pieces = [];
     this.assembly = null;
-    this.inAssembly = false;
     this.expected = -1;
     this.failed ??= { code: 'INTERNAL', details: 'the stream was closed' };
   }
 
   private assemble(): Uint8Array {
-    if (this.inAssembly) {
-      this.inAssembly = false;
-      const n = this.expected;
-      this.expected = -1;
-      return new Uint8Array(this.assembly!.buffer, 0, n);
-    }
+    const n = this.expected;
+    this.expected = -1;
+    if (n <= REUSED_ASSEMBLY_BYTES) return new Uint8Array(this.assembly!.buffer, 0, n);
     const pieces = this.pieces;
     this.pieces = [];
-    this.expected = -1;
     if (pieces.length === 1) return pieces[0]!;
     const out = new Uint8Array(this.filled);
     let at = 0;
