@@ -10,6 +10,7 @@
 // Number.prototype.toString spells them (shortest round trip, ECMA-262 layout).
 #include <napi.h>
 #include "shared_copy.h"
+#include "native_block.h"
 
 #include <charconv>
 #include <cmath>
@@ -940,9 +941,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("formatNumber", Napi::Function::New(env, FormatNumber));
   exports.Set("retainedBytes", Napi::Function::New(env, RetainedBytes));
   RegisterSharedCopy(env, exports);
+  RegisterNativeBlock(env, exports);
   // Bumped with every change of the task protocol or of the exported functions (4: copyBytes;
-  // 5: retainedBytes); the JS side refuses a stale build and runs the JS decoder instead.
-  exports.Set("abi", Napi::Number::New(env, 5));
+  // 5: retainedBytes; 6: rowBinaryToNative); the JS side refuses a stale build and runs the JS decoder instead.
+  exports.Set("abi", Napi::Number::New(env, 6));
   return exports;
 }
 

@@ -104,10 +104,16 @@ class ClusterStore implements ClickHouseSampleStore {
   /** Block token -> shards that have its part (blocks whose insert failed on another shard). */
   private readonly partial = new Map<string, Set<number>>();
   private readonly insertSql = `INSERT INTO ${LOCAL_TABLE} ${INSERT_COLUMN_LIST} FORMAT RowBinary`;
+  /** Each shard's rows are split out of the block as RowBinary rows (row-split.ts) and sent as such. */
+  readonly insertFormat = { format: 'rowbinary' as const, reason: 'cluster store: rows are split by shard as RowBinary' };
 
   readonly version: string;
   readonly flavor: SchemaFlavor;
   readonly schema: MigrationResult;
+
+  nativeStats(): null {
+    return null;
+  }
 
   constructor(
     private readonly opts: ClickHouseClusterStoreOptions,

@@ -1,7 +1,9 @@
 /**
- * ClickHouse server store through @clickhouse/client (HTTP). Rows go in as RowBinary, the cheapest
- * format for the server to parse. The DDL flavor follows `version()`: 18.x gets the legacy table,
- * 21.x and later the modern one (DateTime64, codecs, LowCardinality, TTL).
+ * ClickHouse server store through @clickhouse/client (HTTP). Rows reach the store as RowBinary (what
+ * the decoders write) and go in as Native blocks converted by the addon where that is verified
+ * (native-insert.ts: far cheaper for the server to parse), as RowBinary otherwise. The DDL flavor
+ * follows `version()`: 18.x gets the legacy table, 21.x and later the modern one (DateTime64, codecs,
+ * LowCardinality, TTL).
  */
 import { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
@@ -11,6 +13,8 @@ import { migrateSchema } from './migrations.js';
 import type { SampleStore } from './sample-store.js';
 import { flavorForVersion, type SchemaFlavor } from './schema.js';
 import { selectWithExternalData } from './external-data.js';
+import { loadNative } from './decode/native.js';
+import { chooseInsertFormat, insertFormatSetting, NativeInsert, type InsertFormat, type NativeInsertStats } from './native-insert.js';
 
 export interface ClickHouseStoreOptions {
   /** e.g. http://127.0.0.1:8123/fleet: the path names the database; a password in it is refused. */
@@ -25,10 +29,18 @@ export interface ClickHouseStoreOptions {
   retentionDays?: number;
   /** Per-request timeout. Default 30 s. */
   requestTimeoutMs?: number;
+  /** Insert encoding (native-insert.ts). Default: the FLEETGW_CLICKHOUSE_INSERT_FORMAT environment variable, else `auto`. */
+  insertFormat?: 'auto' | InsertFormat;
+  /** Told when a block could not be converted to Native and went as RowBinary (never expected). */
+  warn?: (message: string) => void;
 }
 
 export interface ClickHouseSampleStore extends SampleStore {
   readonly flavor: SchemaFlavor;
+  /** How inserts are encoded, and why (logged at start-up). */
+  readonly insertFormat: { format: InsertFormat; reason: string };
+  /** Native conversions: blocks, fallbacks to RowBinary, buffers kept. */
+  nativeStats(): NativeInsertStats | null;
 }
 
 /** Consumes a response body (shared with the cluster store). */
@@ -61,6 +73,7 @@ export function clientFor(opts: ClickHouseStoreOptions, origin: string, database
  */
 export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise<ClickHouseSampleStore> {
   const target = parseClickHouseUrl(opts.url);
+  const formatSetting = opts.insertFormat ?? insertFormatSetting();
   const database = opts.database ?? target.database;
   if (!isDatabaseName(database)) throw new Error(`ClickHouse database name '${database}' is not a plain identifier`);
   const username = opts.username ?? target.username;
@@ -94,22 +107,43 @@ export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise
       throw new Error(`telemetry store: ${where} refused the telemetry table set-up ${which}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
     });
     const insertSql = `INSERT INTO ${TABLE_NAME} ${INSERT_COLUMN_LIST} FORMAT RowBinary`;
+    const nativeSql = `INSERT INTO ${TABLE_NAME} ${INSERT_COLUMN_LIST} FORMAT Native`;
     const dedup = dedupOf(version, flavor);
+    const binding = loadNative().binding;
+    const insertFormat = chooseInsertFormat(formatSetting, flavor, binding);
+    const native = insertFormat.format === 'native' && binding !== null ? new NativeInsert(binding) : null;
+    const send = async (query: string, chunks: readonly Uint8Array[], token: string | undefined): Promise<void> => {
+      // Streamed chunk by chunk: no concatenation copy on the main thread. Older servers reject
+      // settings they do not know, so the token goes only to those that have it.
+      const res = await client.exec({
+        query,
+        values: Readable.from(chunks, { objectMode: false }),
+        ...(token !== undefined && dedup === 'token' ? { clickhouse_settings: { insert_deduplication_token: token } } : {}),
+      });
+      await drain(res.stream);
+    };
     return {
       kind: 'clickhouse',
       version,
       flavor,
       schema,
       dedup,
-      async insert(chunks, _bytes, _rows, token) {
-        // Streamed chunk by chunk: no concatenation copy on the main thread. Older servers reject
-        // settings they do not know, so the token goes only to those that have it.
-        const res = await client.exec({
-          query: insertSql,
-          values: Readable.from(chunks, { objectMode: false }),
-          ...(token !== undefined && dedup === 'token' ? { clickhouse_settings: { insert_deduplication_token: token } } : {}),
-        });
-        await drain(res.stream);
+      insertFormat,
+      nativeStats: () => native?.stats() ?? null,
+      async insert(chunks, bytes, rows, token) {
+        const block = native !== null && rows > 0 ? await native.convert(chunks, bytes, rows) : null;
+        if (block === null) {
+          // A block the addon refused goes as it is: the server takes or refuses its rows as it always did.
+          const why = native?.takeError() ?? '';
+          if (why !== '') opts.warn?.(`telemetry insert sent as RowBinary: the Native conversion refused the block (${why})`);
+          await send(insertSql, chunks, token);
+          return;
+        }
+        try {
+          await send(nativeSql, [block.body], token);
+        } finally {
+          block.release();
+        }
       },
       async queryText(sql) {
         const res = await client.query({ query: sql, format: 'TabSeparated' });

@@ -31,7 +31,7 @@ import { BatchSeqReader } from './batch-seq.js';
 import { WatermarkGate } from './backpressure.js';
 import { openChdbStore } from './chdb-store.js';
 import { openClickHouseClusterStore } from './clickhouse-cluster-store.js';
-import { openClickHouseStore } from './clickhouse-store.js';
+import { openClickHouseStore, type ClickHouseSampleStore } from './clickhouse-store.js';
 import { createDecodePool, type DecodePool } from './decode-pool.js';
 import { chooseDecoder, type DecoderKind } from './decode/select.js';
 import { FramePacker, type PackedBatch, type PackerRobot } from './frame-packer.js';
@@ -319,6 +319,10 @@ interface Waiting {
 
 /** One line when the start-up migrations changed the store, a warning when it is ahead of this gateway. */
 function logSchema(log: Logger, store: SampleStore): void {
+  if ('insertFormat' in store) {
+    const f = (store as ClickHouseSampleStore).insertFormat;
+    log.info({ store: store.kind, insertFormat: f.format, reason: f.reason }, 'telemetry inserts encoded');
+  }
   const s = store.schema;
   if (s === undefined) return;
   if (s.newerThanKnown) {
@@ -349,7 +353,7 @@ export async function createTelemetryIngest(opts: TelemetryIngestOptions): Promi
         shardUrls: opts.clickhouseCluster.shardUrls,
         warn: (message) => opts.log?.warn({ store: 'clickhouse' }, message),
       })
-      : await openClickHouseStore(serverOpts)
+      : await openClickHouseStore({ ...serverOpts, warn: (message) => opts.log?.warn({ store: 'clickhouse' }, message) })
     : await openChdbStore({ dataDir: opts.dataDir, ...(opts.retentionDays !== undefined ? { retentionDays: opts.retentionDays } : {}) }));
   if (opts.log !== undefined) logSchema(opts.log, sampleStore);
   const maxTasks = opts.maxTasksInFlight ?? 4;

@@ -11,7 +11,7 @@ import { rowBinaryIds } from './id-cache.js';
 import { frameError, type DecodeResult, type DecodeTask, type FrameFault, type WorkerError } from '../worker-protocol.js';
 
 /** The addon interface version this file speaks: the task protocol and the exported functions (the addon exports its own as `abi`). */
-const ABI = 5;
+const ABI = 6;
 
 /** Set to `js` (or `reference`) to run without the addon (CI tests that fallback). */
 export const DECODER_ENV = 'FLEETGW_TELEMETRY_DECODER';
@@ -39,6 +39,14 @@ export interface NativeBinding {
   retainedBytes(): number;
   /** memmove of all of `src` into `dst` at `dstOffset` (shared-copy.ts): Uint8Arrays, a non-negative integer offset; a RangeError when it does not fit. */
   copyBytes(this: void, dst: Uint8Array, dstOffset: number, src: Uint8Array): void;
+  /**
+   * Whole RowBinary rows (`chunks`, `rowCount` of them) as one ClickHouse Native block written into
+   * `out`, on a libuv thread (native-insert.ts); resolves to the bytes written. Rejects when a row is
+   * cut short or malformed, the rows are not `rowCount`, or `out` is too small. `chunks` and `out`
+   * must stay untouched until it settles.
+   */
+  rowBinaryToNative(chunks: readonly Uint8Array[], rowCount: number, kinds: Uint8Array, headers: Uint8Array,
+    headerOffsets: Uint32Array, out: Uint8Array): Promise<number>;
 }
 
 /** Works from src/telemetry/decode and dist/telemetry/decode alike (three levels under the root). */

@@ -1,0 +1,183 @@
+/**
+ * Inserts into a ClickHouse server as Native blocks: the insert block's RowBinary rows (the one row
+ * format the decoders write, and what the spool keeps) converted column by column by the addon
+ * (native-bridge/src/native_block.cc) on a libuv thread, just before the INSERT.
+ *
+ * Why: the server parses Native far more cheaply. Debian's 18.16 spent 1.0-1.4 us of CPU per row on
+ * Native inserts against 1.8-2.4 on RowBinary with the same rows (bench/clickhouse-insert-format.mjs,
+ * bench/README.md), and at peak load the store, on the same 2-core machine as the gateway, is what
+ * falls behind first.
+ *
+ * When: {@link INSERT_FORMAT_ENV} (`auto`, `native`, `rowbinary`), default `auto`: Native on servers
+ * of the legacy flavor (18.x: the types the decoders write are the table's own, checked byte for byte
+ * against the server's own Native output by test/telemetry/native-insert.test.ts), RowBinary on modern
+ * servers, whose LowCardinality columns would need their own Native encoding (`native` forces it on:
+ * for an operator who has checked their server converts). Never without the addon (the JS decoder
+ * path keeps RowBinary), and never for a block the addon refuses: that block goes as RowBinary, so a
+ * conversion failure never loses rows (counted in {@link NativeInsert.stats}).
+ *
+ * Memory: the converted block needs a buffer as large as the block (48 MiB at most by default). The
+ * converter keeps its buffers for the next insert (one per insert in flight, two by default) instead
+ * of allocating one per insert: every fresh 48 MiB is external memory V8 counts toward its next full
+ * GC. A kept buffer more than 4x larger than a block needs (and over 16 MiB) is dropped when that
+ * block comes, so a peak does not pin its buffers at light load.
+ */
+import { HEALTH_LEVEL_ENUM8, SAMPLE_FIELDS, type RowType } from './sample-table.js';
+import type { NativeBinding } from './decode/native.js';
+import type { SchemaFlavor } from './schema.js';
+
+/** `auto` (default), `native` or `rowbinary`: how inserts into a ClickHouse server are encoded. */
+export const INSERT_FORMAT_ENV = 'FLEETGW_CLICKHOUSE_INSERT_FORMAT';
+
+export type InsertFormat = 'native' | 'rowbinary';
+
+/** Column kinds as native_block.cc numbers them: 0 String, 1/4/8 fixed width, 100 Array(String). */
+const KIND: Record<RowType, number> = {
+  String: 0, Int64: 8, Float64: 8, Float32: 4, UInt8: 1, Int32: 4, Enum8: 1, 'Array(String)': 100,
+};
+
+const textEncoder = new TextEncoder();
+
+function varUInt(n: number): number[] {
+  const out: number[] = [];
+  while (n >= 0x80) {
+    out.push((n & 0x7f) | 0x80);
+    n = Math.floor(n / 128);
+  }
+  out.push(n);
+  return out;
+}
+
+function stringBinary(s: string): number[] {
+  const b = textEncoder.encode(s);
+  return [...varUInt(b.length), ...b];
+}
+
+/** Per column: its kind, and its Native header (name then type, each a varint-prefixed string). */
+export function nativeColumns(): { kinds: Uint8Array; headers: Uint8Array; headerOffsets: Uint32Array } {
+  const kinds = new Uint8Array(SAMPLE_FIELDS.length);
+  const headerOffsets = new Uint32Array(SAMPLE_FIELDS.length + 1);
+  const bytes: number[] = [];
+  SAMPLE_FIELDS.forEach((f, i) => {
+    kinds[i] = KIND[f.rowType];
+    headerOffsets[i] = bytes.length;
+    bytes.push(...stringBinary(f.column), ...stringBinary(f.rowType === 'Enum8' ? HEALTH_LEVEL_ENUM8 : f.rowType));
+  });
+  headerOffsets[SAMPLE_FIELDS.length] = bytes.length;
+  return { kinds, headers: Uint8Array.from(bytes), headerOffsets };
+}
+
+/** What {@link INSERT_FORMAT_ENV} asks for; throws on anything else (named in the message). */
+export function insertFormatSetting(env: NodeJS.ProcessEnv = process.env): 'auto' | InsertFormat {
+  const v = env[INSERT_FORMAT_ENV];
+  if (v === undefined || v === '' || v === 'auto') return 'auto';
+  if (v === 'native' || v === 'rowbinary') return v;
+  throw new Error(`${INSERT_FORMAT_ENV} must be auto, native or rowbinary, not '${v}'`);
+}
+
+/** The format a server store inserts with, and why (for the store's start-up log line). */
+export function chooseInsertFormat(setting: 'auto' | InsertFormat, flavor: SchemaFlavor, binding: NativeBinding | null): { format: InsertFormat; reason: string } {
+  if (setting === 'rowbinary') return { format: 'rowbinary', reason: `${INSERT_FORMAT_ENV}=rowbinary` };
+  if (binding === null) return { format: 'rowbinary', reason: 'the telemetry addon is not loaded' };
+  if (setting === 'native') return { format: 'native', reason: `${INSERT_FORMAT_ENV}=native` };
+  return flavor === 'legacy'
+    ? { format: 'native', reason: 'legacy server (18.x): Native verified against its own output' }
+    : { format: 'rowbinary', reason: `modern server: Native not verified for its LowCardinality columns (${INSERT_FORMAT_ENV}=native forces it)` };
+}
+
+export interface NativeInsertStats {
+  /** Blocks sent as Native. */
+  blocks: number;
+  /** Blocks the addon refused, sent as RowBinary instead (0 unless a row in the queue is malformed). */
+  fallbacks: number;
+  /** Bytes of the converter's buffers kept for the next inserts. */
+  bufferBytes: number;
+}
+
+/** One converted block: `body` is valid until `release()` (call it once the insert has settled). */
+export interface NativeBody {
+  body: Uint8Array;
+  release(): void;
+}
+
+const MiB = 1024 * 1024;
+/** Kept buffers are rounded up to this, so similar blocks reuse one buffer. */
+const BUFFER_STEP = 4 * MiB;
+
+/** Converts insert blocks to Native through the addon, reusing its output buffers. */
+export class NativeInsert {
+  private readonly cols = nativeColumns();
+  private readonly spare: Uint8Array[] = [];
+  private readonly s: NativeInsertStats = { blocks: 0, fallbacks: 0, bufferBytes: 0 };
+  private lastError = '';
+
+  /** @param maxSpare buffers kept between inserts (the insert queue's inserts in flight: 2 by default) */
+  constructor(private readonly binding: NativeBinding, private readonly maxSpare = 2) {}
+
+  /**
+   * The Native block of `chunks` (whole RowBinary rows, `rows` of them, `totalBytes` long), or null
+   * when the addon refuses them (then send them as RowBinary; {@link takeError} says why).
+   */
+  async convert(chunks: readonly Uint8Array[], totalBytes: number, rows: number): Promise<NativeBody | null> {
+    // Native differs from RowBinary only by the headers and the arrays' 8-byte offsets (RowBinary: a
+    // varint of at least 1 byte), so this always suffices.
+    const arrays = this.cols.kinds.reduce((n, k) => n + (k === KIND['Array(String)'] ? 1 : 0), 0);
+    const bound = totalBytes + rows * 8 * arrays + this.cols.headers.length + 20;
+    const out = this.take(bound);
+    let written: number;
+    try {
+      written = await this.binding.rowBinaryToNative(chunks, rows, this.cols.kinds, this.cols.headers, this.cols.headerOffsets, out);
+    } catch (e) {
+      this.give(out);
+      this.s.fallbacks++;
+      this.lastError = e instanceof Error ? e.message : String(e);
+      return null;
+    }
+    this.s.blocks++;
+    let released = false;
+    return {
+      body: out.subarray(0, written),
+      release: () => {
+        if (released) return;
+        released = true;
+        this.give(out);
+      },
+    };
+  }
+
+  /** The reason of the last refused block (once), for the store's log line. */
+  takeError(): string {
+    const e = this.lastError;
+    this.lastError = '';
+    return e;
+  }
+
+  stats(): NativeInsertStats {
+    return { ...this.s, bufferBytes: this.spare.reduce((n, b) => n + b.byteLength, 0) };
+  }
+
+  private take(bound: number): Uint8Array {
+    let best = -1;
+    for (let i = 0; i < this.spare.length; i++) {
+      const len = this.spare[i]!.byteLength;
+      if (len >= bound && (best < 0 || len < this.spare[best]!.byteLength)) best = i;
+    }
+    if (best >= 0) {
+      const b = this.spare.splice(best, 1)[0]!;
+      // A peak's buffer is not pinned for a trickle of small blocks.
+      if (!(b.byteLength > 4 * bound && b.byteLength > 16 * MiB)) return b;
+    }
+    return new Uint8Array(Math.ceil(bound / BUFFER_STEP) * BUFFER_STEP);
+  }
+
+  private give(b: Uint8Array): void {
+    if (this.spare.length < this.maxSpare) {
+      this.spare.push(b);
+      return;
+    }
+    // Keep the larger ones: they serve any block a smaller one serves.
+    let smallest = 0;
+    for (let i = 1; i < this.spare.length; i++) if (this.spare[i]!.byteLength < this.spare[smallest]!.byteLength) smallest = i;
+    if (this.spare[smallest]!.byteLength < b.byteLength) this.spare[smallest] = b;
+  }
+}

@@ -1,0 +1,266 @@
+/**
+ * Native inserts (native-insert.ts, native-bridge/src/native_block.cc): the addon's conversion of
+ * RowBinary rows against a plain reference written here from the field table, against the ClickHouse
+ * server's own Native output for the same rows (byte for byte), and through the store end to end.
+ */
+import { create, toBinary } from '@bufbuild/protobuf';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { HealthLevel, TelemetryBatchSchema, TelemetrySampleSchema, type TelemetrySample } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
+import { INSERT_COLUMN_LIST, INSERT_COLUMNS, ROWBINARY_TYPES } from '../../src/telemetry/columns.js';
+import { openClickHouseStore, type ClickHouseSampleStore } from '../../src/telemetry/clickhouse-store.js';
+import { decoderOf } from '../../src/telemetry/decode/select.js';
+import { DECODER_ENV, loadNative } from '../../src/telemetry/decode/native.js';
+import { FramePacker } from '../../src/telemetry/frame-packer.js';
+import { chooseInsertFormat, insertFormatSetting, INSERT_FORMAT_ENV, NativeInsert, nativeColumns } from '../../src/telemetry/native-insert.js';
+import { SAMPLE_FIELDS } from '../../src/telemetry/sample-table.js';
+import { prng } from '../support/prng.js';
+
+const fallbackRun = process.env[DECODER_ENV] === 'js';
+const binding = loadNative().binding;
+const url = inject('clickhouseUrl');
+const skipReason = inject('clickhouseSkipReason');
+
+/** Samples with strings of every varint length (1-3 bytes), empty and multi-element fault lists. */
+function samples(n: number, seed: number): TelemetrySample[] {
+  const rand = prng(seed);
+  const text = (max: number): string => {
+    const len = Math.floor(rand() * max);
+    let s = '';
+    for (let i = 0; i < len; i++) s += 'aé✓\n"'[Math.floor(rand() * 5)];
+    return s;
+  };
+  return Array.from({ length: n }, (_, i) => create(TelemetrySampleSchema, {
+    tsMs: BigInt(1_700_000_000_000 + i),
+    position: { latitude: rand() * 90, longitude: -rand() * 180, elevationM: i },
+    pose: { xM: rand(), yM: -rand(), zM: 0, headingDeg: rand() * 360 },
+    velocity: { linearMps: rand(), angularDps: -rand() },
+    battery: { percent: 50 + i % 50, voltageV: 48.5, charging: i % 2 === 0 },
+    mode: i % 97 === 0 ? text(20_000) : text(i % 7 === 0 ? 300 : 12),
+    estop: i % 3 === 0,
+    mission: i % 4 === 0 ? undefined : { runId: `run-${i}`, missionState: text(10), progressPct: 1.5, stepIndex: -i, remainingDistanceM: rand(), etaS: 9 },
+    health: { level: [HealthLevel.OK, HealthLevel.WARN, HealthLevel.ERROR][i % 3]!, faults: Array.from({ length: i % 4 }, () => text(i % 11 === 0 ? 200 : 6)), cpuTempC: 40 },
+    gpsFix: i % 5,
+  }));
+}
+
+/** RowBinary rows of `count` samples from the reference decoder, over three robots. */
+function rowsOf(count: number, seed: number): { rows: Uint8Array; rowCount: number; ends: number[] } {
+  const packer = new FramePacker(64);
+  const all = samples(count, seed);
+  const robots = ['robot-a', 'rob\tot "b"', 'ロボット-c'];
+  for (let i = 0; i < all.length; i += 25) {
+    const batch = toBinary(TelemetryBatchSchema, create(TelemetryBatchSchema, { samples: all.slice(i, i + 25) }));
+    packer.add(robots[(i / 25) % 3]!, 'fleet-1', batch, 1_700_000_000_500 + i);
+  }
+  const r = decoderOf('reference').decode({ ...packer.take(), live: null }, 0);
+  return { rows: new Uint8Array(r.rows), rowCount: r.rowCount, ends: rowEnds(new Uint8Array(r.rows)) };
+}
+
+function readVarUInt(b: Uint8Array, p: { at: number }): number {
+  let v = 0;
+  for (let shift = 0; ; shift += 7) {
+    const x = b[p.at++]!;
+    v += (x & 0x7f) * 2 ** shift;
+    if ((x & 0x80) === 0) return v;
+  }
+}
+
+/** Past one varint-prefixed string. */
+function skip(b: Uint8Array, p: { at: number }): void {
+  const len = readVarUInt(b, p);
+  p.at += len;
+}
+
+const WIDTH: Record<string, number> = { Int64: 8, Float64: 8, Float32: 4, UInt8: 1, Int32: 4, Enum8: 1 };
+
+/** The byte offset where each row ends. */
+function rowEnds(rows: Uint8Array): number[] {
+  const ends: number[] = [];
+  const p = { at: 0 };
+  while (p.at < rows.length) {
+    for (const f of SAMPLE_FIELDS) {
+      if (f.rowType === 'String') skip(rows, p);
+      else if (f.rowType === 'Array(String)') for (let n = readVarUInt(rows, p); n > 0; n--) skip(rows, p);
+      else p.at += WIDTH[f.rowType]!;
+    }
+    ends.push(p.at);
+  }
+  return ends;
+}
+
+/** Reference: ClickHouse's Native block layout written value by value from the field table. */
+function referenceNative(rows: Uint8Array, rowCount: number): Buffer {
+  const varUInt = (n: number): number[] => {
+    const o: number[] = [];
+    while (n >= 0x80) { o.push((n & 0x7f) | 0x80); n = Math.floor(n / 128); }
+    o.push(n);
+    return o;
+  };
+  const str = (s: string): Buffer => Buffer.concat([Buffer.from(varUInt(Buffer.byteLength(s))), Buffer.from(s)]);
+  const cols: Buffer[][] = SAMPLE_FIELDS.map(() => []);
+  const offsets: bigint[][] = SAMPLE_FIELDS.map(() => []);
+  const p = { at: 0 };
+  while (p.at < rows.length) {
+    SAMPLE_FIELDS.forEach((f, c) => {
+      const start = p.at;
+      if (f.rowType === 'String') {
+        skip(rows, p);
+        cols[c]!.push(Buffer.from(rows.subarray(start, p.at)));
+      } else if (f.rowType === 'Array(String)') {
+        const n = readVarUInt(rows, p);
+        const prev = offsets[c]!.at(-1) ?? 0n;
+        offsets[c]!.push(prev + BigInt(n));
+        const s = p.at;
+        for (let k = 0; k < n; k++) skip(rows, p);
+        cols[c]!.push(Buffer.from(rows.subarray(s, p.at)));
+      } else {
+        p.at += WIDTH[f.rowType]!;
+        cols[c]!.push(Buffer.from(rows.subarray(start, p.at)));
+      }
+    });
+  }
+  const parts: Buffer[] = [Buffer.from(varUInt(SAMPLE_FIELDS.length)), Buffer.from(varUInt(rowCount))];
+  SAMPLE_FIELDS.forEach((f, c) => {
+    parts.push(str(f.column), str(ROWBINARY_TYPES[f.column]!));
+    if (f.rowType === 'Array(String)') {
+      const o = Buffer.alloc(8 * offsets[c]!.length);
+      offsets[c]!.forEach((v, i) => o.writeBigUInt64LE(v, i * 8));
+      parts.push(o);
+    }
+    parts.push(...cols[c]!);
+  });
+  return Buffer.concat(parts);
+}
+
+/** `rows` cut at row boundaries into `pieces` chunks. */
+function chunked(rows: Uint8Array, ends: number[], pieces: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let start = 0;
+  for (let k = 1; k <= pieces; k++) {
+    const end = k === pieces ? rows.length : ends[Math.floor((ends.length * k) / pieces) - 1]!;
+    out.push(rows.subarray(start, end));
+    start = end;
+  }
+  return out;
+}
+
+describe('insert format choice', () => {
+  it('is Native on legacy servers with the addon, RowBinary on modern ones unless forced, and never without the addon', () => {
+    const b = {} as never;
+    expect(chooseInsertFormat('auto', 'legacy', b).format).toBe('native');
+    expect(chooseInsertFormat('auto', 'modern', b).format).toBe('rowbinary');
+    expect(chooseInsertFormat('native', 'modern', b).format).toBe('native');
+    expect(chooseInsertFormat('rowbinary', 'legacy', b).format).toBe('rowbinary');
+    expect(chooseInsertFormat('native', 'legacy', null)).toEqual({ format: 'rowbinary', reason: 'the telemetry addon is not loaded' });
+    expect(insertFormatSetting({})).toBe('auto');
+    expect(insertFormatSetting({ [INSERT_FORMAT_ENV]: 'native' })).toBe('native');
+    expect(() => insertFormatSetting({ [INSERT_FORMAT_ENV]: 'tsv' })).toThrow(`${INSERT_FORMAT_ENV} must be auto, native or rowbinary, not 'tsv'`);
+  });
+});
+
+describe.skipIf(fallbackRun)('the addon\'s Native conversion', () => {
+  it('equals the reference for rows in one chunk or many, strings of 1-3 byte lengths and arrays of 0-3 elements', async () => {
+    const conv = new NativeInsert(binding!);
+    for (const [count, seed] of [[1, 1], [300, 2], [2_000, 3]] as const) {
+      const { rows, rowCount, ends } = rowsOf(count, seed);
+      const want = referenceNative(rows, rowCount);
+      for (const pieces of [1, 3, 17].filter((n) => n <= rowCount)) {
+        // An empty chunk (a batch without rows) among them changes nothing.
+        const chunks = [new Uint8Array(0), ...chunked(rows, ends, pieces)];
+        const block = await conv.convert(chunks, rows.length, rowCount);
+        expect(block, `${count} rows in ${pieces} chunks`).not.toBeNull();
+        expect(Buffer.from(block!.body).equals(want), `${count} rows in ${pieces} chunks`).toBe(true);
+        block!.release();
+      }
+    }
+    expect(conv.stats()).toMatchObject({ blocks: 7, fallbacks: 0 });
+  });
+
+  it('refuses a row cut at a chunk end, a wrong row count and a short buffer, and the store sends those blocks as RowBinary', async () => {
+    const { rows, rowCount, ends } = rowsOf(40, 4);
+    const cols = nativeColumns();
+    const cut = ends[9]! + 3;
+    await expect(binding!.rowBinaryToNative([rows.subarray(0, cut), rows.subarray(cut)], rowCount, cols.kinds, cols.headers, cols.headerOffsets, new Uint8Array(rows.length * 2)))
+      .rejects.toThrow(/row 10 is cut short or malformed at column \d+ \(chunk 0\)/);
+    await expect(binding!.rowBinaryToNative([rows], rowCount + 1, cols.kinds, cols.headers, cols.headerOffsets, new Uint8Array(rows.length * 2)))
+      .rejects.toThrow(`the chunks hold ${rowCount} rows, not ${rowCount + 1}`);
+    await expect(binding!.rowBinaryToNative([rows], rowCount, cols.kinds, cols.headers, cols.headerOffsets, new Uint8Array(100)))
+      .rejects.toThrow(/out holds 100 bytes, the block needs \d+/);
+    expect(() => binding!.rowBinaryToNative([rows], rowCount, cols.kinds, cols.headers, new Uint32Array(3), new Uint8Array(10)))
+      .toThrow('headerOffsets must be a Uint32Array of kinds.length + 1');
+
+    const conv = new NativeInsert(binding!);
+    expect(await conv.convert([rows.subarray(0, cut), rows.subarray(cut)], rows.length, rowCount)).toBeNull();
+    expect(conv.takeError()).toMatch(/row 10 is cut short/);
+    expect(conv.takeError()).toBe('');
+    expect(conv.stats()).toMatchObject({ blocks: 0, fallbacks: 1 });
+  });
+
+  it('reuses its buffers between inserts, keeps at most maxSpare, and does not keep a peak\'s buffer for small blocks', async () => {
+    const conv = new NativeInsert(binding!, 2);
+    const { rows, rowCount } = rowsOf(50, 5);
+    const a = (await conv.convert([rows], rows.length, rowCount))!;
+    const b = (await conv.convert([rows], rows.length, rowCount))!;
+    expect(a.body.buffer).not.toBe(b.body.buffer);
+    a.release();
+    a.release(); // twice is harmless
+    b.release();
+    const c = (await conv.convert([rows], rows.length, rowCount))!;
+    expect([a.body.buffer, b.body.buffer]).toContain(c.body.buffer);
+    c.release();
+    expect(conv.stats().bufferBytes).toBe(2 * 4 * 1024 * 1024);
+    // A 40 MiB block leaves a 40 MiB buffer; a small block afterwards gets a small one instead.
+    const one = new NativeInsert(binding!, 1);
+    const big = new Uint8Array(40 * 1024 * 1024);
+    expect(await one.convert([big], big.length, 0)).toBeNull(); // 40 MiB of zeros is not 0 rows
+    expect(one.stats().bufferBytes).toBe(44 * 1024 * 1024);
+    const d = (await one.convert([rows], rows.length, rowCount))!;
+    expect(d.body.buffer.byteLength).toBe(4 * 1024 * 1024);
+    d.release();
+    expect(one.stats().bufferBytes).toBe(4 * 1024 * 1024);
+  });
+});
+
+describe.skipIf(url === null || fallbackRun)(`Native inserts into a ClickHouse server${url === null ? ` (skipped: ${skipReason})` : ''}`, () => {
+  const database = `fleetgw_native_${process.pid}_${Date.now()}`;
+  let store: ClickHouseSampleStore;
+  const q = async (sql: string, body?: Uint8Array): Promise<Buffer> => {
+    const res = await fetch(`${url}/?database=${database}&query=${encodeURIComponent(sql)}`, { method: 'POST', ...(body ? { body } : {}) });
+    const b = Buffer.from(await res.arrayBuffer());
+    if (!res.ok) throw new Error(`${sql}: ${b.toString()}`);
+    return b;
+  };
+
+  beforeAll(async () => {
+    await fetch(`${url}/`, { method: 'POST', body: `CREATE DATABASE IF NOT EXISTS ${database}` });
+    store = await openClickHouseStore({ url: url!, database });
+  });
+
+  afterAll(async () => {
+    await store?.close();
+    await fetch(`${url}/`, { method: 'POST', body: `DROP DATABASE IF EXISTS ${database}` });
+  });
+
+  it('writes exactly the bytes the server itself writes for the same rows (FORMAT Native)', async () => {
+    // TinyLog keeps the insert order, so the server's own Native output lists the rows as sent.
+    const { rows, rowCount, ends } = rowsOf(3_000, 6);
+    await q(`CREATE TABLE ordered (${INSERT_COLUMNS.map((c) => `${c} ${ROWBINARY_TYPES[c]}`).join(', ')}) ENGINE = TinyLog`);
+    await q(`INSERT INTO ordered ${INSERT_COLUMN_LIST} FORMAT RowBinary`, rows);
+    const server = await q(`SELECT ${INSERT_COLUMNS.join(', ')} FROM ordered FORMAT Native`);
+    const block = (await new NativeInsert(binding!).convert(chunked(rows, ends, 5), rows.length, rowCount))!;
+    expect(Buffer.from(block.body).equals(server)).toBe(true);
+  });
+
+  it('lands the same rows through the store as a RowBinary insert does', async () => {
+    expect(store.insertFormat).toEqual({ format: 'native', reason: 'legacy server (18.x): Native verified against its own output' });
+    const { rows, rowCount, ends } = rowsOf(2_000, 7);
+    await store.insert(chunked(rows, ends, 4), rows.length, rowCount);
+    expect(store.nativeStats()).toMatchObject({ blocks: 1, fallbacks: 0 });
+    await q(`CREATE TABLE via_rowbinary AS telemetry_samples`);
+    await q(`INSERT INTO via_rowbinary ${INSERT_COLUMN_LIST} FORMAT RowBinary`, rows);
+    const dump = (t: string): Promise<Buffer> => q(`SELECT * FROM ${t} ORDER BY robot_id, ts_ms FORMAT TabSeparated`);
+    const [a, b] = await Promise.all([dump('telemetry_samples'), dump('via_rowbinary')]);
+    expect(a.toString().split('\n').length).toBe(rowCount + 1);
+    expect(a.equals(b)).toBe(true);
+  });
+});
