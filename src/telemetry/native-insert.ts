@@ -16,6 +16,10 @@
  * path keeps RowBinary), and never for a block the addon refuses: that block goes as RowBinary, so a
  * conversion failure never loses rows (counted in {@link NativeInsert.stats}).
  *
+ * Row order: the block goes out ordered by the table's sort key (fleet_id, robot_id, ts: both DDL
+ * files say `ORDER BY (fleet_id, robot_id, ts)`, and `ts` follows `ts_ms`), which the server then
+ * need not sort itself: with the same rows 18.16 spent a further ~0.6 us less per row (native_block.cc).
+ *
  * Memory: the converted block needs a buffer as large as the block (48 MiB at most by default). The
  * converter keeps its buffers for the next insert (one per insert in flight, two by default) instead
  * of allocating one per insert: every fresh 48 MiB is external memory V8 counts toward its next full
@@ -51,6 +55,12 @@ function varUInt(n: number): number[] {
 function stringBinary(s: string): number[] {
   const b = textEncoder.encode(s);
   return [...varUInt(b.length), ...b];
+}
+
+/** The table's sort key as the converter takes it: the fleet_id, robot_id and ts_ms column indexes. */
+export function sortKeyColumns(): Int32Array {
+  const at = (column: string): number => SAMPLE_FIELDS.findIndex((f) => f.column === column);
+  return Int32Array.from([at('fleet_id'), at('robot_id'), at('ts_ms')]);
 }
 
 /** Per column: its kind, and its Native header (name then type, each a varint-prefixed string). */
@@ -111,8 +121,15 @@ export class NativeInsert {
   private readonly s: NativeInsertStats = { blocks: 0, fallbacks: 0, bufferBytes: 0 };
   private lastError = '';
 
-  /** @param maxSpare buffers kept between inserts (the insert queue's inserts in flight: 2 by default) */
-  constructor(private readonly binding: NativeBinding, private readonly maxSpare = 2) {}
+  private readonly sortKey: Int32Array | null;
+
+  /**
+   * @param maxSpare buffers kept between inserts (the insert queue's inserts in flight: 2 by default)
+   * @param sortByKey rows in the table's key order (default); false keeps the order they came in
+   */
+  constructor(private readonly binding: NativeBinding, private readonly maxSpare = 2, sortByKey = true) {
+    this.sortKey = sortByKey ? sortKeyColumns() : null;
+  }
 
   /**
    * The Native block of `chunks` (whole RowBinary rows, `rows` of them, `totalBytes` long), or null
@@ -126,7 +143,7 @@ export class NativeInsert {
     const out = this.take(bound);
     let written: number;
     try {
-      written = await this.binding.rowBinaryToNative(chunks, rows, this.cols.kinds, this.cols.headers, this.cols.headerOffsets, out);
+      written = await this.binding.rowBinaryToNative(chunks, rows, this.cols.kinds, this.cols.headers, this.cols.headerOffsets, out, this.sortKey);
     } catch (e) {
       this.give(out);
       this.s.fallbacks++;

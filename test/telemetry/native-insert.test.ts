@@ -11,7 +11,8 @@ import { openClickHouseStore, type ClickHouseSampleStore } from '../../src/telem
 import { decoderOf } from '../../src/telemetry/decode/select.js';
 import { DECODER_ENV, loadNative } from '../../src/telemetry/decode/native.js';
 import { FramePacker } from '../../src/telemetry/frame-packer.js';
-import { chooseInsertFormat, insertFormatSetting, INSERT_FORMAT_ENV, NativeInsert, nativeColumns } from '../../src/telemetry/native-insert.js';
+import { readFileSync } from 'node:fs';
+import { chooseInsertFormat, insertFormatSetting, INSERT_FORMAT_ENV, NativeInsert, nativeColumns, sortKeyColumns } from '../../src/telemetry/native-insert.js';
 import { SAMPLE_FIELDS } from '../../src/telemetry/sample-table.js';
 import { prng } from '../support/prng.js';
 
@@ -43,14 +44,21 @@ function samples(n: number, seed: number): TelemetrySample[] {
   }));
 }
 
-/** RowBinary rows of `count` samples from the reference decoder, over three robots. */
+/**
+ * RowBinary rows of `count` samples from the reference decoder: batches of 25 samples over five
+ * robots in two fleets (one robot id a prefix of another, one in both fleets, one non-ASCII), every
+ * seventh batch with its samples going back in time.
+ */
 function rowsOf(count: number, seed: number): { rows: Uint8Array; rowCount: number; ends: number[] } {
   const packer = new FramePacker(64);
   const all = samples(count, seed);
-  const robots = ['robot-a', 'rob\tot "b"', 'ロボット-c'];
+  const robots = [['robot-a', 'fleet-1'], ['rob\tot "b"', 'fleet-1'], ['ロボット-c', 'fleet-1'], ['robot-ab', 'fleet-1'], ['robot-a', 'fleet-0']] as const;
   for (let i = 0; i < all.length; i += 25) {
-    const batch = toBinary(TelemetryBatchSchema, create(TelemetryBatchSchema, { samples: all.slice(i, i + 25) }));
-    packer.add(robots[(i / 25) % 3]!, 'fleet-1', batch, 1_700_000_000_500 + i);
+    const part = all.slice(i, i + 25);
+    if ((i / 25) % 7 === 6) part.reverse();
+    const batch = toBinary(TelemetryBatchSchema, create(TelemetryBatchSchema, { samples: part }));
+    const [robot, fleet] = robots[(i / 25) % robots.length]!;
+    packer.add(robot, fleet, batch, 1_700_000_000_500 + i);
   }
   const r = decoderOf('reference').decode({ ...packer.take(), live: null }, 0);
   return { rows: new Uint8Array(r.rows), rowCount: r.rowCount, ends: rowEnds(new Uint8Array(r.rows)) };
@@ -86,6 +94,24 @@ function rowEnds(rows: Uint8Array): number[] {
     ends.push(p.at);
   }
   return ends;
+}
+
+/** The rows ordered as the table's key orders them: fleet id, robot id (bytes), ts_ms; stable. */
+function keyOrdered(rows: Uint8Array, ends: number[]): Uint8Array {
+  const list = ends.map((end, i) => {
+    const start = i === 0 ? 0 : ends[i - 1]!;
+    const p = { at: start };
+    const robotLen = readVarUInt(rows, p);
+    const robot = Buffer.from(rows.subarray(p.at, p.at + robotLen));
+    p.at += robotLen;
+    const fleetLen = readVarUInt(rows, p);
+    const fleet = Buffer.from(rows.subarray(p.at, p.at + fleetLen));
+    p.at += fleetLen;
+    const ts = Buffer.from(rows.subarray(p.at, p.at + 8)).readBigInt64LE();
+    return { row: rows.subarray(start, end), robot, fleet, ts };
+  });
+  list.sort((a, b) => Buffer.compare(a.fleet, b.fleet) || Buffer.compare(a.robot, b.robot) || (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
+  return Buffer.concat(list.map((r) => r.row));
 }
 
 /** Reference: ClickHouse's Native block layout written value by value from the field table. */
@@ -156,24 +182,36 @@ describe('insert format choice', () => {
     expect(insertFormatSetting({ [INSERT_FORMAT_ENV]: 'native' })).toBe('native');
     expect(() => insertFormatSetting({ [INSERT_FORMAT_ENV]: 'tsv' })).toThrow(`${INSERT_FORMAT_ENV} must be auto, native or rowbinary, not 'tsv'`);
   });
+
+  it('sorts by the key both DDL files give the table', () => {
+    for (const flavor of ['legacy', 'modern']) {
+      const ddl = readFileSync(new URL(`../../telemetry/schema/samples.${flavor}.sql`, import.meta.url), 'utf8');
+      expect(ddl, flavor).toMatch(/^ORDER BY \(fleet_id, robot_id, ts\)$/m);
+    }
+    expect([...sortKeyColumns()].map((i) => SAMPLE_FIELDS[i]!.column)).toEqual(['fleet_id', 'robot_id', 'ts_ms']);
+  });
 });
 
 describe.skipIf(fallbackRun)('the addon\'s Native conversion', () => {
-  it('equals the reference for rows in one chunk or many, strings of 1-3 byte lengths and arrays of 0-3 elements', async () => {
-    const conv = new NativeInsert(binding!);
+  it('equals the reference for rows in one chunk or many, strings of 1-3 byte lengths and arrays of 0-3 elements, in the key\'s order or as they came', async () => {
+    const sorting = new NativeInsert(binding!);
+    const asCame = new NativeInsert(binding!, 2, false);
     for (const [count, seed] of [[1, 1], [300, 2], [2_000, 3]] as const) {
       const { rows, rowCount, ends } = rowsOf(count, seed);
-      const want = referenceNative(rows, rowCount);
+      const want = { sorted: referenceNative(keyOrdered(rows, ends), rowCount), asCame: referenceNative(rows, rowCount) };
+      if (count > 1) expect(want.sorted.equals(want.asCame)).toBe(false);
       for (const pieces of [1, 3, 17].filter((n) => n <= rowCount)) {
         // An empty chunk (a batch without rows) among them changes nothing.
         const chunks = [new Uint8Array(0), ...chunked(rows, ends, pieces)];
-        const block = await conv.convert(chunks, rows.length, rowCount);
-        expect(block, `${count} rows in ${pieces} chunks`).not.toBeNull();
-        expect(Buffer.from(block!.body).equals(want), `${count} rows in ${pieces} chunks`).toBe(true);
-        block!.release();
+        for (const [conv, expected, label] of [[sorting, want.sorted, 'sorted'], [asCame, want.asCame, 'as they came']] as const) {
+          const block = await conv.convert(chunks, rows.length, rowCount);
+          expect(block, `${count} rows in ${pieces} chunks, ${label}`).not.toBeNull();
+          expect(Buffer.from(block!.body).equals(expected), `${count} rows in ${pieces} chunks, ${label}`).toBe(true);
+          block!.release();
+        }
       }
     }
-    expect(conv.stats()).toMatchObject({ blocks: 7, fallbacks: 0 });
+    expect(sorting.stats()).toMatchObject({ blocks: 7, fallbacks: 0 });
   });
 
   it('refuses a row cut at a chunk end, a wrong row count and a short buffer, and the store sends those blocks as RowBinary', async () => {
@@ -188,6 +226,11 @@ describe.skipIf(fallbackRun)('the addon\'s Native conversion', () => {
       .rejects.toThrow(/out holds 100 bytes, the block needs \d+/);
     expect(() => binding!.rowBinaryToNative([rows], rowCount, cols.kinds, cols.headers, new Uint32Array(3), new Uint8Array(10)))
       .toThrow('headerOffsets must be a Uint32Array of kinds.length + 1');
+    // The key's columns must be two adjacent strings and an 8-byte value (fleet_id, robot_id, ts_ms).
+    for (const bad of [Int32Array.from([0, 1, 4]).subarray(0, 2), Int32Array.from([2, 1, 2]), Int32Array.from([1, 0, 99]), Int32Array.from([0, 16, 2])]) {
+      expect(() => binding!.rowBinaryToNative([rows], rowCount, cols.kinds, cols.headers, cols.headerOffsets, new Uint8Array(10), bad))
+        .toThrow('sortKey must be an Int32Array of [String column, the String column next to it, 8-byte column]');
+    }
 
     const conv = new NativeInsert(binding!);
     expect(await conv.convert([rows.subarray(0, cut), rows.subarray(cut)], rows.length, rowCount)).toBeNull();
@@ -241,14 +284,21 @@ describe.skipIf(url === null || fallbackRun)(`Native inserts into a ClickHouse s
     await fetch(`${url}/`, { method: 'POST', body: `DROP DATABASE IF EXISTS ${database}` });
   });
 
-  it('writes exactly the bytes the server itself writes for the same rows (FORMAT Native)', async () => {
+  it('writes exactly the bytes the server itself writes for the same rows (FORMAT Native), and sorts them by the key', async () => {
     // TinyLog keeps the insert order, so the server's own Native output lists the rows as sent.
     const { rows, rowCount, ends } = rowsOf(3_000, 6);
-    await q(`CREATE TABLE ordered (${INSERT_COLUMNS.map((c) => `${c} ${ROWBINARY_TYPES[c]}`).join(', ')}) ENGINE = TinyLog`);
+    const structure = INSERT_COLUMNS.map((c) => `${c} ${ROWBINARY_TYPES[c]}`).join(', ');
+    await q(`CREATE TABLE ordered (${structure}) ENGINE = TinyLog`);
     await q(`INSERT INTO ordered ${INSERT_COLUMN_LIST} FORMAT RowBinary`, rows);
     const server = await q(`SELECT ${INSERT_COLUMNS.join(', ')} FROM ordered FORMAT Native`);
-    const block = (await new NativeInsert(binding!).convert(chunked(rows, ends, 5), rows.length, rowCount))!;
-    expect(Buffer.from(block.body).equals(server)).toBe(true);
+    const asCame = (await new NativeInsert(binding!, 2, false).convert(chunked(rows, ends, 5), rows.length, rowCount))!;
+    expect(Buffer.from(asCame.body).equals(server)).toBe(true);
+    // Sorted: the server reads back the rows in the key's order.
+    const sorted = (await new NativeInsert(binding!).convert(chunked(rows, ends, 5), rows.length, rowCount))!;
+    await q(`CREATE TABLE sorted (${structure}) ENGINE = TinyLog`);
+    await q(`INSERT INTO sorted ${INSERT_COLUMN_LIST} FORMAT Native`, sorted.body);
+    const back = await q(`SELECT ${INSERT_COLUMNS.join(', ')} FROM sorted FORMAT RowBinary`);
+    expect(back.equals(keyOrdered(rows, ends))).toBe(true);
   });
 
   it('lands the same rows through the store as a RowBinary insert does', async () => {

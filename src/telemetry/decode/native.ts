@@ -41,12 +41,13 @@ export interface NativeBinding {
   copyBytes(this: void, dst: Uint8Array, dstOffset: number, src: Uint8Array): void;
   /**
    * Whole RowBinary rows (`chunks`, `rowCount` of them) as one ClickHouse Native block written into
-   * `out`, on a libuv thread (native-insert.ts); resolves to the bytes written. Rejects when a row is
-   * cut short or malformed, the rows are not `rowCount`, or `out` is too small. `chunks` and `out`
-   * must stay untouched until it settles.
+   * `out`, on a libuv thread (native-insert.ts), ordered by `sortKey` ([fleet id, robot id, ts_ms]
+   * column indexes) when given; resolves to the bytes written. Rejects when a row is cut short or
+   * malformed, the rows are not `rowCount`, or `out` is too small. `chunks` and `out` must stay
+   * untouched until it settles.
    */
   rowBinaryToNative(chunks: readonly Uint8Array[], rowCount: number, kinds: Uint8Array, headers: Uint8Array,
-    headerOffsets: Uint32Array, out: Uint8Array): Promise<number>;
+    headerOffsets: Uint32Array, out: Uint8Array, sortKey?: Int32Array | null): Promise<number>;
 }
 
 /** Works from src/telemetry/decode and dist/telemetry/decode alike (three levels under the root). */
