@@ -91,7 +91,7 @@ try {
           const c0 = selfCpuS();
           const n = await conv[format].convert([blocks[i]], blocks[i].length, rowsOf(i));
           convertS += selfCpuS() - c0;
-          if (n === null) throw new Error(`conversion refused: ${conv[format].takeError()}`);
+          if ('error' in n) throw new Error(`conversion refused: ${n.error}`);
           await q(`INSERT INTO telemetry_samples ${INSERT_COLUMN_LIST} FORMAT Native`, n.body);
           n.release();
         }

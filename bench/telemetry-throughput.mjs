@@ -151,6 +151,12 @@ async function main() {
         // --gc-stats: full GCs (count) in this interval, from the running totals of the stats lines.
         // and V8's heap and external memory (MiB) at the interval's end: what its GC heuristics see.
         ...(st.gc ? { majorGcs: (st.gc.major?.n ?? 0) - (prevIngest?.gc?.major?.n ?? 0), mem: st.gc.mem } : {}),
+        // Native inserts (ClickHouse server store): blocks converted and the thread pool's CPU for them in this interval.
+        ...(st.nativeInsert ? {
+          nativeBlocks: st.nativeInsert.blocks - (prevIngest?.nativeInsert?.blocks ?? 0),
+          nativeConvertCores: prevIngest?.nativeInsert ? Number(((st.nativeInsert.cpuS - prevIngest.nativeInsert.cpuS) / ((st.tMs - prevIngest.tMs) / 1000)).toFixed(3)) : null,
+          nativeFallbacks: st.nativeInsert.fallbacks,
+        } : {}),
       };
       prevIngest = st;
       return out;

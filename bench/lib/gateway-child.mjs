@@ -65,7 +65,7 @@ const timer = setInterval(() => {
     const m = process.memoryUsage();
     gcOut.mem = { heapUsed: m.heapUsed >> 20, heapTotal: m.heapTotal >> 20, external: m.external >> 20, arrayBuffers: m.arrayBuffers >> 20 };
   }
-  emit({ event: 'stats', tMs: Date.now(), loopDelayMs, gc: gcOut, ...gateway.ingest.stats() });
+  emit({ event: 'stats', tMs: Date.now(), loopDelayMs, gc: gcOut, ...gateway.ingest.stats(), nativeInsert: gateway.ingest.sampleStore.nativeStats?.() ?? null });
 }, opts['stats-ms']);
 await new Promise((done) => {
   process.once('SIGTERM', done);

@@ -112,6 +112,16 @@ export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise
     const binding = loadNative().binding;
     const insertFormat = chooseInsertFormat(formatSetting, flavor, binding);
     const native = insertFormat.format === 'native' && binding !== null ? new NativeInsert(binding) : null;
+    // Never expected (the decoders write every row); said once a minute at most, with the count.
+    let refusedSince = 0;
+    let lastRefusalLogMs = 0;
+    const refused = (why: string): void => {
+      refusedSince++;
+      if (Date.now() - lastRefusalLogMs < 60_000) return;
+      lastRefusalLogMs = Date.now();
+      opts.warn?.(`telemetry insert sent as RowBinary: the Native conversion refused ${refusedSince} block(s) since the last such line (last: ${why})`);
+      refusedSince = 0;
+    };
     const send = async (query: string, chunks: readonly Uint8Array[], token: string | undefined): Promise<void> => {
       // Streamed chunk by chunk: no concatenation copy on the main thread. Older servers reject
       // settings they do not know, so the token goes only to those that have it.
@@ -132,10 +142,9 @@ export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise
       nativeStats: () => native?.stats() ?? null,
       async insert(chunks, bytes, rows, token) {
         const block = native !== null && rows > 0 ? await native.convert(chunks, bytes, rows) : null;
-        if (block === null) {
+        if (block === null || 'error' in block) {
           // A block the addon refused goes as it is: the server takes or refuses its rows as it always did.
-          const why = native?.takeError() ?? '';
-          if (why !== '') opts.warn?.(`telemetry insert sent as RowBinary: the Native conversion refused the block (${why})`);
+          if (block !== null) refused(block.error);
           await send(insertSql, chunks, token);
           return;
         }

@@ -14,7 +14,7 @@
  * servers, whose LowCardinality columns would need their own Native encoding (`native` forces it on:
  * for an operator who has checked their server converts). Never without the addon (the JS decoder
  * path keeps RowBinary), and never for a block the addon refuses: that block goes as RowBinary, so a
- * conversion failure never loses rows (counted in {@link NativeInsert.stats}).
+ * conversion failure never loses rows (counted in {@link NativeInsert.stats}, and logged).
  *
  * Row order: the block goes out ordered by the table's sort key (fleet_id, robot_id, ts: both DDL
  * files say `ORDER BY (fleet_id, robot_id, ts)`, and `ts` follows `ts_ms`), which the server then
@@ -91,7 +91,7 @@ export function chooseInsertFormat(setting: 'auto' | InsertFormat, flavor: Schem
   if (binding === null) return { format: 'rowbinary', reason: 'the telemetry addon is not loaded' };
   if (setting === 'native') return { format: 'native', reason: `${INSERT_FORMAT_ENV}=native` };
   return flavor === 'legacy'
-    ? { format: 'native', reason: 'legacy server (18.x): Native verified against its own output' }
+    ? { format: 'native', reason: 'legacy server (before 21): the rows carry the table\'s own types (checked against 18.16\'s own Native output)' }
     : { format: 'rowbinary', reason: `modern server: Native not verified for its LowCardinality columns (${INSERT_FORMAT_ENV}=native forces it)` };
 }
 
@@ -102,6 +102,8 @@ export interface NativeInsertStats {
   fallbacks: number;
   /** Bytes of the converter's buffers kept for the next inserts. */
   bufferBytes: number;
+  /** CPU seconds the conversions took on the thread pool (all converters of the process). */
+  cpuS: number;
 }
 
 /** One converted block: `body` is valid until `release()` (call it once the insert has settled). */
@@ -114,14 +116,19 @@ const MiB = 1024 * 1024;
 /** Kept buffers are rounded up to this, so similar blocks reuse one buffer. */
 const BUFFER_STEP = 4 * MiB;
 
-/** Converts insert blocks to Native through the addon, reusing its output buffers. */
+/**
+ * Converts insert blocks to Native through the addon, one at a time, reusing its output buffers.
+ * One at a time: each conversion holds a libuv pool thread for up to tens of milliseconds, and that
+ * pool (4 threads) also writes the spool and the logs; two at once would not finish sooner on 2 cores.
+ */
 export class NativeInsert {
   private readonly cols = nativeColumns();
+  private readonly arrays = [...this.cols.kinds].filter((k) => k === KIND['Array(String)']).length;
   private readonly spare: Uint8Array[] = [];
-  private readonly s: NativeInsertStats = { blocks: 0, fallbacks: 0, bufferBytes: 0 };
-  private lastError = '';
-
+  private readonly s = { blocks: 0, fallbacks: 0 };
   private readonly sortKey: Int32Array | null;
+  /** Settles when the conversion before the next one is done. */
+  private turn: Promise<unknown> = Promise.resolve();
 
   /**
    * @param maxSpare buffers kept between inserts (the insert queue's inserts in flight: 2 by default)
@@ -132,58 +139,59 @@ export class NativeInsert {
   }
 
   /**
-   * The Native block of `chunks` (whole RowBinary rows, `rows` of them, `totalBytes` long), or null
-   * when the addon refuses them (then send them as RowBinary; {@link takeError} says why).
+   * The Native block of `chunks` (whole RowBinary rows, `rows` of them, `totalBytes` long), or the
+   * reason the addon refused them (then send them as RowBinary).
    */
-  async convert(chunks: readonly Uint8Array[], totalBytes: number, rows: number): Promise<NativeBody | null> {
+  convert(chunks: readonly Uint8Array[], totalBytes: number, rows: number): Promise<NativeBody | { error: string }> {
+    const run = this.turn.then(() => this.convertNow(chunks, totalBytes, rows));
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
+
+  stats(): NativeInsertStats {
+    return { ...this.s, bufferBytes: this.spare.reduce((n, b) => n + b.byteLength, 0), cpuS: this.binding.rowBinaryToNativeCpuSeconds() };
+  }
+
+  private async convertNow(chunks: readonly Uint8Array[], totalBytes: number, rows: number): Promise<NativeBody | { error: string }> {
     // Native differs from RowBinary only by the headers and the arrays' 8-byte offsets (RowBinary: a
     // varint of at least 1 byte), so this always suffices.
-    const arrays = this.cols.kinds.reduce((n, k) => n + (k === KIND['Array(String)'] ? 1 : 0), 0);
-    const bound = totalBytes + rows * 8 * arrays + this.cols.headers.length + 20;
-    const out = this.take(bound);
+    const bound = totalBytes + rows * 8 * this.arrays + this.cols.headers.length + 20;
+    let out: Uint8Array | null = null;
     let written: number;
     try {
+      out = this.take(bound);
       written = await this.binding.rowBinaryToNative(chunks, rows, this.cols.kinds, this.cols.headers, this.cols.headerOffsets, out, this.sortKey);
     } catch (e) {
-      this.give(out);
+      if (out !== null) this.give(out);
       this.s.fallbacks++;
-      this.lastError = e instanceof Error ? e.message : String(e);
-      return null;
+      return { error: e instanceof Error ? e.message : String(e) };
     }
     this.s.blocks++;
     let released = false;
+    const kept = out;
     return {
-      body: out.subarray(0, written),
+      body: kept.subarray(0, written),
       release: () => {
         if (released) return;
         released = true;
-        this.give(out);
+        this.give(kept);
       },
     };
   }
 
-  /** The reason of the last refused block (once), for the store's log line. */
-  takeError(): string {
-    const e = this.lastError;
-    this.lastError = '';
-    return e;
-  }
-
-  stats(): NativeInsertStats {
-    return { ...this.s, bufferBytes: this.spare.reduce((n, b) => n + b.byteLength, 0) };
-  }
-
   private take(bound: number): Uint8Array {
+    // A peak's buffers are not pinned for a trickle of small blocks: those over 4x what this block
+    // needs (and over 16 MiB) go back to the GC.
+    for (let i = this.spare.length - 1; i >= 0; i--) {
+      const len = this.spare[i]!.byteLength;
+      if (len > 4 * bound && len > 16 * MiB) this.spare.splice(i, 1);
+    }
     let best = -1;
     for (let i = 0; i < this.spare.length; i++) {
       const len = this.spare[i]!.byteLength;
       if (len >= bound && (best < 0 || len < this.spare[best]!.byteLength)) best = i;
     }
-    if (best >= 0) {
-      const b = this.spare.splice(best, 1)[0]!;
-      // A peak's buffer is not pinned for a trickle of small blocks.
-      if (!(b.byteLength > 4 * bound && b.byteLength > 16 * MiB)) return b;
-    }
+    if (best >= 0) return this.spare.splice(best, 1)[0]!;
     return new Uint8Array(Math.ceil(bound / BUFFER_STEP) * BUFFER_STEP);
   }
 

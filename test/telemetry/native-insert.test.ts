@@ -12,7 +12,7 @@ import { decoderOf } from '../../src/telemetry/decode/select.js';
 import { DECODER_ENV, loadNative } from '../../src/telemetry/decode/native.js';
 import { FramePacker } from '../../src/telemetry/frame-packer.js';
 import { readFileSync } from 'node:fs';
-import { chooseInsertFormat, insertFormatSetting, INSERT_FORMAT_ENV, NativeInsert, nativeColumns, sortKeyColumns } from '../../src/telemetry/native-insert.js';
+import { chooseInsertFormat, insertFormatSetting, INSERT_FORMAT_ENV, NativeInsert, nativeColumns, sortKeyColumns, type NativeBody } from '../../src/telemetry/native-insert.js';
 import { SAMPLE_FIELDS } from '../../src/telemetry/sample-table.js';
 import { prng } from '../support/prng.js';
 
@@ -192,6 +192,12 @@ describe('insert format choice', () => {
   });
 });
 
+/** The converted block, failing the test with the addon's reason when it refused. */
+function ok(r: NativeBody | { error: string }): NativeBody {
+  if ('error' in r) throw new Error(`refused: ${r.error}`);
+  return r;
+}
+
 describe.skipIf(fallbackRun)('the addon\'s Native conversion', () => {
   it('equals the reference for rows in one chunk or many, strings of 1-3 byte lengths and arrays of 0-3 elements, in the key\'s order or as they came', async () => {
     const sorting = new NativeInsert(binding!);
@@ -204,69 +210,93 @@ describe.skipIf(fallbackRun)('the addon\'s Native conversion', () => {
         // An empty chunk (a batch without rows) among them changes nothing.
         const chunks = [new Uint8Array(0), ...chunked(rows, ends, pieces)];
         for (const [conv, expected, label] of [[sorting, want.sorted, 'sorted'], [asCame, want.asCame, 'as they came']] as const) {
-          const block = await conv.convert(chunks, rows.length, rowCount);
-          expect(block, `${count} rows in ${pieces} chunks, ${label}`).not.toBeNull();
-          expect(Buffer.from(block!.body).equals(expected), `${count} rows in ${pieces} chunks, ${label}`).toBe(true);
-          block!.release();
+          const block = ok(await conv.convert(chunks, rows.length, rowCount));
+          expect(Buffer.from(block.body).equals(expected), `${count} rows in ${pieces} chunks, ${label}`).toBe(true);
+          block.release();
         }
       }
     }
     expect(sorting.stats()).toMatchObject({ blocks: 7, fallbacks: 0 });
+    expect(sorting.stats().cpuS).toBeGreaterThan(0);
   });
 
-  it('refuses a row cut at a chunk end, a wrong row count and a short buffer, and the store sends those blocks as RowBinary', async () => {
+  it('keeps the arrival order of a robot\'s samples with the same ts_ms when it sorts one that went back in time', async () => {
+    // Samples 0..3 of one robot at ts 5, 3, 3, 3 (told apart by their step index): 3, 3, 3 keep their order, then 5.
+    const packer = new FramePacker(64);
+    const at = (ts: number, i: number): TelemetrySample => create(TelemetrySampleSchema, { tsMs: BigInt(ts), mission: { stepIndex: i } });
+    packer.add('r', 'f', toBinary(TelemetryBatchSchema, create(TelemetryBatchSchema, { samples: [at(5, 0), at(3, 1), at(3, 2), at(3, 3)] })), 1);
+    const r = decoderOf('reference').decode({ ...packer.take(), live: null }, 0);
+    const rows = new Uint8Array(r.rows);
+    const ends = rowEnds(rows);
+    const block = ok(await new NativeInsert(binding!).convert([rows], rows.length, r.rowCount));
+    const byEnd = (i: number): Uint8Array => rows.subarray(i === 0 ? 0 : ends[i - 1]!, ends[i]!);
+    expect(Buffer.from(block.body).equals(referenceNative(Buffer.concat([1, 2, 3, 0].map(byEnd)), 4))).toBe(true);
+  });
+
+  it('refuses a row cut at a chunk end, a wrong row count, a short buffer, shared memory and bad arguments', async () => {
     const { rows, rowCount, ends } = rowsOf(40, 4);
     const cols = nativeColumns();
     const cut = ends[9]! + 3;
-    await expect(binding!.rowBinaryToNative([rows.subarray(0, cut), rows.subarray(cut)], rowCount, cols.kinds, cols.headers, cols.headerOffsets, new Uint8Array(rows.length * 2)))
+    const out = (): Uint8Array => new Uint8Array(rows.length * 2);
+    await expect(binding!.rowBinaryToNative([rows.subarray(0, cut), rows.subarray(cut)], rowCount, cols.kinds, cols.headers, cols.headerOffsets, out()))
       .rejects.toThrow(/row 10 is cut short or malformed at column \d+ \(chunk 0\)/);
-    await expect(binding!.rowBinaryToNative([rows], rowCount + 1, cols.kinds, cols.headers, cols.headerOffsets, new Uint8Array(rows.length * 2)))
+    await expect(binding!.rowBinaryToNative([rows], rowCount + 1, cols.kinds, cols.headers, cols.headerOffsets, out()))
       .rejects.toThrow(`the chunks hold ${rowCount} rows, not ${rowCount + 1}`);
+    // A row count far beyond what the bytes can hold is refused the same way (nothing sized by it).
+    await expect(binding!.rowBinaryToNative([rows], 2 ** 52, cols.kinds, cols.headers, cols.headerOffsets, out(), sortKeyColumns()))
+      .rejects.toThrow(`the chunks hold ${rowCount} rows, not ${2 ** 52}`);
     await expect(binding!.rowBinaryToNative([rows], rowCount, cols.kinds, cols.headers, cols.headerOffsets, new Uint8Array(100)))
       .rejects.toThrow(/out holds 100 bytes, the block needs \d+/);
-    expect(() => binding!.rowBinaryToNative([rows], rowCount, cols.kinds, cols.headers, new Uint32Array(3), new Uint8Array(10)))
+    expect(() => binding!.rowBinaryToNative([rows], rowCount, cols.kinds, cols.headers, new Uint32Array(3), out()))
       .toThrow('headerOffsets must be a Uint32Array of kinds.length + 1');
+    expect(() => binding!.rowBinaryToNative([rows], rowCount, new Uint8Array(0), cols.headers, new Uint32Array(1), out()))
+      .toThrow('kinds is empty');
+    const shared = new Uint8Array(new SharedArrayBuffer(rows.length));
+    shared.set(rows);
+    expect(() => binding!.rowBinaryToNative([shared], rowCount, cols.kinds, cols.headers, cols.headerOffsets, out()))
+      .toThrow('chunks must be Uint8Arrays over ArrayBuffers');
     // The key's columns must be two adjacent strings and an 8-byte value (fleet_id, robot_id, ts_ms).
     for (const bad of [Int32Array.from([0, 1, 4]).subarray(0, 2), Int32Array.from([2, 1, 2]), Int32Array.from([1, 0, 99]), Int32Array.from([0, 16, 2])]) {
-      expect(() => binding!.rowBinaryToNative([rows], rowCount, cols.kinds, cols.headers, cols.headerOffsets, new Uint8Array(10), bad))
+      expect(() => binding!.rowBinaryToNative([rows], rowCount, cols.kinds, cols.headers, cols.headerOffsets, out(), bad))
         .toThrow('sortKey must be an Int32Array of [String column, the String column next to it, 8-byte column]');
     }
 
     const conv = new NativeInsert(binding!);
-    expect(await conv.convert([rows.subarray(0, cut), rows.subarray(cut)], rows.length, rowCount)).toBeNull();
-    expect(conv.takeError()).toMatch(/row 10 is cut short/);
-    expect(conv.takeError()).toBe('');
+    expect(await conv.convert([rows.subarray(0, cut), rows.subarray(cut)], rows.length, rowCount)).toEqual({ error: expect.stringMatching(/row 10 is cut short/) });
     expect(conv.stats()).toMatchObject({ blocks: 0, fallbacks: 1 });
   });
 
-  it('reuses its buffers between inserts, keeps at most maxSpare, and does not keep a peak\'s buffer for small blocks', async () => {
+  it('converts one block at a time, reuses its buffers, keeps at most maxSpare, and keeps no peak\'s buffer for small blocks', async () => {
     const conv = new NativeInsert(binding!, 2);
     const { rows, rowCount } = rowsOf(50, 5);
-    const a = (await conv.convert([rows], rows.length, rowCount))!;
-    const b = (await conv.convert([rows], rows.length, rowCount))!;
-    expect(a.body.buffer).not.toBe(b.body.buffer);
-    a.release();
-    a.release(); // twice is harmless
-    b.release();
-    const c = (await conv.convert([rows], rows.length, rowCount))!;
-    expect([a.body.buffer, b.body.buffer]).toContain(c.body.buffer);
+    // Asked together: both converted (one after the other), each into its own buffer.
+    const [a, b] = (await Promise.all([conv.convert([rows], rows.length, rowCount), conv.convert([rows], rows.length, rowCount)])).map(ok);
+    expect(a!.body.buffer).not.toBe(b!.body.buffer);
+    expect(Buffer.from(a!.body).equals(Buffer.from(b!.body))).toBe(true);
+    a!.release();
+    a!.release(); // twice is harmless
+    b!.release();
+    const c = ok(await conv.convert([rows], rows.length, rowCount));
+    expect([a!.body.buffer, b!.body.buffer]).toContain(c.body.buffer);
     c.release();
     expect(conv.stats().bufferBytes).toBe(2 * 4 * 1024 * 1024);
-    // A 40 MiB block leaves a 40 MiB buffer; a small block afterwards gets a small one instead.
-    const one = new NativeInsert(binding!, 1);
+    // Two 40 MiB blocks (one after the other: the second reuses the first's buffer) leave a 44 MiB
+    // buffer next to a small one; the next small block drops the large one.
     const big = new Uint8Array(40 * 1024 * 1024);
-    expect(await one.convert([big], big.length, 0)).toBeNull(); // 40 MiB of zeros is not 0 rows
-    expect(one.stats().bufferBytes).toBe(44 * 1024 * 1024);
-    const d = (await one.convert([rows], rows.length, rowCount))!;
+    const [x, y] = await Promise.all([conv.convert([big], big.length, 0), conv.convert([big], big.length, 0)]); // zeros are not 0 rows
+    expect([x, y].every((r) => 'error' in r)).toBe(true);
+    expect(conv.stats().bufferBytes).toBe(48 * 1024 * 1024);
+    const d = ok(await conv.convert([rows], rows.length, rowCount));
     expect(d.body.buffer.byteLength).toBe(4 * 1024 * 1024);
     d.release();
-    expect(one.stats().bufferBytes).toBe(4 * 1024 * 1024);
+    expect(conv.stats().bufferBytes).toBe(4 * 1024 * 1024);
   });
 });
 
 describe.skipIf(url === null || fallbackRun)(`Native inserts into a ClickHouse server${url === null ? ` (skipped: ${skipReason})` : ''}`, () => {
   const database = `fleetgw_native_${process.pid}_${Date.now()}`;
   let store: ClickHouseSampleStore;
+  const warnings: string[] = [];
   const q = async (sql: string, body?: Uint8Array): Promise<Buffer> => {
     const res = await fetch(`${url}/?database=${database}&query=${encodeURIComponent(sql)}`, { method: 'POST', ...(body ? { body } : {}) });
     const b = Buffer.from(await res.arrayBuffer());
@@ -276,7 +306,7 @@ describe.skipIf(url === null || fallbackRun)(`Native inserts into a ClickHouse s
 
   beforeAll(async () => {
     await fetch(`${url}/`, { method: 'POST', body: `CREATE DATABASE IF NOT EXISTS ${database}` });
-    store = await openClickHouseStore({ url: url!, database });
+    store = await openClickHouseStore({ url: url!, database, warn: (m) => warnings.push(m) });
   });
 
   afterAll(async () => {
@@ -291,10 +321,10 @@ describe.skipIf(url === null || fallbackRun)(`Native inserts into a ClickHouse s
     await q(`CREATE TABLE ordered (${structure}) ENGINE = TinyLog`);
     await q(`INSERT INTO ordered ${INSERT_COLUMN_LIST} FORMAT RowBinary`, rows);
     const server = await q(`SELECT ${INSERT_COLUMNS.join(', ')} FROM ordered FORMAT Native`);
-    const asCame = (await new NativeInsert(binding!, 2, false).convert(chunked(rows, ends, 5), rows.length, rowCount))!;
+    const asCame = ok(await new NativeInsert(binding!, 2, false).convert(chunked(rows, ends, 5), rows.length, rowCount));
     expect(Buffer.from(asCame.body).equals(server)).toBe(true);
     // Sorted: the server reads back the rows in the key's order.
-    const sorted = (await new NativeInsert(binding!).convert(chunked(rows, ends, 5), rows.length, rowCount))!;
+    const sorted = ok(await new NativeInsert(binding!).convert(chunked(rows, ends, 5), rows.length, rowCount));
     await q(`CREATE TABLE sorted (${structure}) ENGINE = TinyLog`);
     await q(`INSERT INTO sorted ${INSERT_COLUMN_LIST} FORMAT Native`, sorted.body);
     const back = await q(`SELECT ${INSERT_COLUMNS.join(', ')} FROM sorted FORMAT RowBinary`);
@@ -302,15 +332,29 @@ describe.skipIf(url === null || fallbackRun)(`Native inserts into a ClickHouse s
   });
 
   it('lands the same rows through the store as a RowBinary insert does', async () => {
-    expect(store.insertFormat).toEqual({ format: 'native', reason: 'legacy server (18.x): Native verified against its own output' });
+    expect(store.insertFormat.format).toBe('native');
+    expect(store.insertFormat.reason).toMatch(/^legacy server/);
     const { rows, rowCount, ends } = rowsOf(2_000, 7);
     await store.insert(chunked(rows, ends, 4), rows.length, rowCount);
     expect(store.nativeStats()).toMatchObject({ blocks: 1, fallbacks: 0 });
     await q(`CREATE TABLE via_rowbinary AS telemetry_samples`);
     await q(`INSERT INTO via_rowbinary ${INSERT_COLUMN_LIST} FORMAT RowBinary`, rows);
-    const dump = (t: string): Promise<Buffer> => q(`SELECT * FROM ${t} ORDER BY robot_id, ts_ms FORMAT TabSeparated`);
+    const dump = async (t: string): Promise<string[]> => (await q(`SELECT * FROM ${t} FORMAT TabSeparated`)).toString().trim().split('\n').sort();
     const [a, b] = await Promise.all([dump('telemetry_samples'), dump('via_rowbinary')]);
-    expect(a.toString().split('\n').length).toBe(rowCount + 1);
-    expect(a.equals(b)).toBe(true);
+    expect(a.length).toBe(rowCount);
+    expect(a).toEqual(b);
+  });
+
+  it('sends a block the addon refuses as RowBinary, says so, and loses none of its rows', async () => {
+    await q('TRUNCATE TABLE telemetry_samples');
+    const { rows, rowCount } = rowsOf(100, 8);
+    // A row count that does not match the rows: the addon refuses the block.
+    await store.insert([rows], rows.length, rowCount + 1);
+    expect(store.nativeStats()).toMatchObject({ blocks: 1, fallbacks: 1 });
+    expect(warnings).toEqual([expect.stringMatching(/^telemetry insert sent as RowBinary: the Native conversion refused 1 block\(s\) since the last such line \(last: rowBinaryToNative: the chunks hold 100 rows, not 101\)$/)]);
+    expect((await q('SELECT count() FROM telemetry_samples')).toString().trim()).toBe(String(rowCount));
+    // A block of no rows (durable points only) is not converted.
+    await store.insert([], 0, 0);
+    expect(store.nativeStats()).toMatchObject({ blocks: 1, fallbacks: 1 });
   });
 });

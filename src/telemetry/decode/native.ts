@@ -48,6 +48,8 @@ export interface NativeBinding {
    */
   rowBinaryToNative(chunks: readonly Uint8Array[], rowCount: number, kinds: Uint8Array, headers: Uint8Array,
     headerOffsets: Uint32Array, out: Uint8Array, sortKey?: Int32Array | null): Promise<number>;
+  /** CPU seconds the thread pool has spent in {@link rowBinaryToNative} in this process. */
+  rowBinaryToNativeCpuSeconds(): number;
 }
 
 /** Works from src/telemetry/decode and dist/telemetry/decode alike (three levels under the root). */
