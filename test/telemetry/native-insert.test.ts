@@ -229,7 +229,7 @@ describe.skipIf(fallbackRun)('the addon\'s Native conversion', () => {
     const rows = new Uint8Array(r.rows);
     const ends = rowEnds(rows);
     const block = ok(await new NativeInsert(binding!).convert([rows], rows.length, r.rowCount));
-    const byEnd = (i: number): Uint8Array => rows.subarray(i === 0 ? 0 : ends[i - 1]!, ends[i]!);
+    const byEnd = (i: number): Uint8Array => rows.subarray(i === 0 ? 0 : ends[i - 1]!, ends[i]);
     expect(Buffer.from(block.body).equals(referenceNative(Buffer.concat([1, 2, 3, 0].map(byEnd)), 4))).toBe(true);
   });
 
