@@ -113,8 +113,8 @@ export interface NativeBody {
 }
 
 const MiB = 1024 * 1024;
-/** Kept buffers are rounded up to this, so similar blocks reuse one buffer. */
-const BUFFER_STEP = 4 * MiB;
+/** The smallest buffer; larger ones are powers of two. */
+const MIN_BUFFER = 4 * MiB;
 
 /**
  * Converts insert blocks to Native through the addon, one at a time, reusing its output buffers.
@@ -192,7 +192,11 @@ export class NativeInsert {
       if (len >= bound && (best < 0 || len < this.spare[best]!.byteLength)) best = i;
     }
     if (best >= 0) return this.spare.splice(best, 1)[0]!;
-    return new Uint8Array(Math.ceil(bound / BUFFER_STEP) * BUFFER_STEP);
+    // Powers of two: as blocks grow at the start of a peak, a handful of allocations (4, 8, ... 64
+    // MiB) instead of one per 4 MiB step, each of which counts toward V8's next full GC.
+    let size = MIN_BUFFER;
+    while (size < bound) size *= 2;
+    return new Uint8Array(size);
   }
 
   private give(b: Uint8Array): void {
