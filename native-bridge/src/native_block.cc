@@ -73,16 +73,19 @@ struct Chunk {
   size_t n;
 };
 
-// The bytes of a Uint8Array over a plain ArrayBuffer. A SharedArrayBuffer is refused: another
-// thread could change its bytes between the two passes, and pass 2 trusts what pass 1 checked.
-bool uint8Bytes(const Napi::Value& v, uint8_t*& data, size_t& len) {
+// The bytes of a Uint8Array. Unless `shared` is allowed, it must be over a plain ArrayBuffer: the
+// rows' bytes could otherwise be changed by another thread between the two passes, and pass 2 trusts
+// what pass 1 checked. `out` may be shared (native-insert.ts allocates it so: V8 does not count a
+// SharedArrayBuffer toward starting its next full GC); only this conversion writes it.
+bool uint8Bytes(const Napi::Value& v, uint8_t*& data, size_t& len, bool shared = false) {
   napi_typedarray_type type;
   void* p = nullptr;
   napi_value buffer;
   bool plain = false;
   len = 0;
   if (!v.IsTypedArray() || napi_get_typedarray_info(v.Env(), v, &type, &len, &p, &buffer, nullptr) != napi_ok) return false;
-  if (type != napi_uint8_array || napi_is_arraybuffer(v.Env(), buffer, &plain) != napi_ok || !plain) return false;
+  if (type != napi_uint8_array) return false;
+  if (!shared && (napi_is_arraybuffer(v.Env(), buffer, &plain) != napi_ok || !plain)) return false;
   data = static_cast<uint8_t*>(p);
   return true;
 }
@@ -382,7 +385,7 @@ Napi::Value RowBinaryToNative(const Napi::CallbackInfo& info) {
   uint8_t *kinds = nullptr, *headers = nullptr, *out = nullptr;
   size_t kindsLen = 0, headersLen = 0, outLen = 0;
   if (info.Length() < 6 || !info[0].IsArray() || !info[1].IsNumber() || !uint8Bytes(info[2], kinds, kindsLen) ||
-      !uint8Bytes(info[3], headers, headersLen) || !info[4].IsTypedArray() || !uint8Bytes(info[5], out, outLen)) {
+      !uint8Bytes(info[3], headers, headersLen) || !info[4].IsTypedArray() || !uint8Bytes(info[5], out, outLen, true)) {
     Napi::TypeError::New(env, usage).ThrowAsJavaScriptException();
     return env.Undefined();
   }

@@ -196,7 +196,10 @@ export class NativeInsert {
     // MiB) instead of one per 4 MiB step, each of which counts toward V8's next full GC.
     let size = MIN_BUFFER;
     while (size < bound) size *= 2;
-    return new Uint8Array(size);
+    // Shared memory, though no other thread uses it: V8 counts a new ArrayBuffer's bytes toward
+    // starting its next full GC (so every 64 MiB buffer started one as a peak began), and does not
+    // count a SharedArrayBuffer's (bench/micro/shared-buffer-gc.mjs). The pool bounds this memory.
+    return new Uint8Array(new SharedArrayBuffer(size));
   }
 
   private give(b: Uint8Array): void {
