@@ -46,6 +46,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "RowBinary and Native are little-endian; so must the host be");
 
 namespace {
@@ -143,11 +146,12 @@ class Converter : public Napi::AsyncWorker {
 
   void Execute() override {
     CpuMeter meter;
-    // Only allocation can throw here (bad_alloc): a rejected promise, never std::terminate on a pool thread.
+    // Only allocation can throw here (bad_alloc): a rejected promise, never std::terminate on a pool
+    // thread. No allocation in the handler (SetError's string could throw again): OnOK rejects.
     try {
       convert();
-    } catch (const std::exception& e) {
-      SetError(std::string("rowBinaryToNative: ") + e.what());
+    } catch (...) {
+      outOfMemory_ = true;
     }
   }
 
@@ -297,7 +301,13 @@ class Converter : public Napi::AsyncWorker {
     for (uint32_t i : sorted) writeRow(at[i].start, at[i].start + at[i].len, cur, arr, running);
   }
 
-  void OnOK() override { deferred_.Resolve(Napi::Number::New(Env(), static_cast<double>(written_))); }
+  void OnOK() override {
+    if (outOfMemory_) {
+      deferred_.Reject(Napi::Error::New(Env(), "rowBinaryToNative: out of memory").Value());
+      return;
+    }
+    deferred_.Resolve(Napi::Number::New(Env(), static_cast<double>(written_)));
+  }
   void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
 
  private:
@@ -375,6 +385,7 @@ class Converter : public Napi::AsyncWorker {
   std::vector<Napi::Reference<Napi::Value>> keep_;
   int sortFleet_, sortRobot_, sortTs_;
   size_t written_ = 0;
+  bool outOfMemory_ = false;
 };
 
 Napi::Value RowBinaryToNative(const Napi::CallbackInfo& info) {
@@ -460,10 +471,31 @@ Napi::Value RowBinaryToNative(const Napi::CallbackInfo& info) {
   return promise;
 }
 
+// releasePages(buffer: Uint8Array): gives the physical pages inside the view back to the kernel
+// (madvise MADV_DONTNEED; reads then see zeros). For a SharedArrayBuffer about to be dropped: V8 does
+// not count shared memory toward starting a full GC, so a dropped one could otherwise stay resident
+// until an unrelated full GC frees it (src/telemetry/native-insert.ts).
+Napi::Value ReleasePages(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  uint8_t* p = nullptr;
+  size_t n = 0;
+  if (info.Length() < 1 || !uint8Bytes(info[0], p, n, true)) {
+    Napi::TypeError::New(env, "releasePages(buffer: Uint8Array)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t start = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) & ~(page - 1);
+  double released = 0;
+  if (end > start && madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED) == 0) released = static_cast<double>(end - start);
+  return Napi::Number::New(env, released);
+}
+
 }  // namespace
 
 void RegisterNativeBlock(Napi::Env env, Napi::Object exports) {
   exports.Set("rowBinaryToNative", Napi::Function::New(env, RowBinaryToNative));
+  exports.Set("releasePages", Napi::Function::New(env, ReleasePages));
   exports.Set("rowBinaryToNativeCpuSeconds", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(gConvertCpuNs.load(std::memory_order_relaxed)) / 1e9);
   }));

@@ -943,8 +943,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   RegisterSharedCopy(env, exports);
   RegisterNativeBlock(env, exports);
   // Bumped with every change of the task protocol or of the exported functions (4: copyBytes;
-  // 5: retainedBytes; 6: rowBinaryToNative); the JS side refuses a stale build and runs the JS decoder instead.
-  exports.Set("abi", Napi::Number::New(env, 6));
+  // 5: retainedBytes; 6: rowBinaryToNative; 7: its CPU meter, a shared `out`, releasePages); the JS side
+  // refuses a stale build and runs the JS decoder instead.
+  exports.Set("abi", Napi::Number::New(env, 7));
   return exports;
 }
 

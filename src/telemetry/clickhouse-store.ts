@@ -112,15 +112,21 @@ export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise
     const binding = loadNative().binding;
     const insertFormat = chooseInsertFormat(formatSetting, flavor, binding);
     const native = insertFormat.format === 'native' && binding !== null ? new NativeInsert(binding) : null;
-    // Never expected (the decoders write every row); said once a minute at most, with the count.
+    // Never expected (the decoders write every row); said once a minute at most, with the count (what
+    // a quiet minute left unsaid is said at the next refusal, or at close).
     let refusedSince = 0;
+    let lastRefusal = '';
     let lastRefusalLogMs = 0;
+    const sayRefusals = (): void => {
+      if (refusedSince === 0) return;
+      lastRefusalLogMs = Date.now();
+      opts.warn?.(`telemetry insert sent as RowBinary: the Native conversion refused ${refusedSince} block(s) since the last such line (last: ${lastRefusal})`);
+      refusedSince = 0;
+    };
     const refused = (why: string): void => {
       refusedSince++;
-      if (Date.now() - lastRefusalLogMs < 60_000) return;
-      lastRefusalLogMs = Date.now();
-      opts.warn?.(`telemetry insert sent as RowBinary: the Native conversion refused ${refusedSince} block(s) since the last such line (last: ${why})`);
-      refusedSince = 0;
+      lastRefusal = why;
+      if (Date.now() - lastRefusalLogMs >= 60_000) sayRefusals();
     };
     const send = async (query: string, chunks: readonly Uint8Array[], token: string | undefined): Promise<void> => {
       // Streamed chunk by chunk: no concatenation copy on the main thread. Older servers reject
@@ -166,7 +172,10 @@ export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise
         ...(opts.password !== undefined ? { password: opts.password } : {}),
         timeoutMs: opts.requestTimeoutMs ?? 30_000,
       }, query),
-      close: () => client.close(),
+      close: async () => {
+        sayRefusals();
+        await client.close();
+      },
     };
   } catch (e) {
     await client.close();

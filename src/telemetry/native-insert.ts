@@ -3,10 +3,10 @@
  * format the decoders write, and what the spool keeps) converted column by column by the addon
  * (native-bridge/src/native_block.cc) on a libuv thread, just before the INSERT.
  *
- * Why: the server parses Native far more cheaply. Debian's 18.16 spent 1.0-1.4 us of CPU per row on
- * Native inserts against 1.8-2.4 on RowBinary with the same rows (bench/clickhouse-insert-format.mjs,
- * bench/README.md), and at peak load the store, on the same 2-core machine as the gateway, is what
- * falls behind first.
+ * Why: the server parses Native far more cheaply, and need not sort a block already in its key's
+ * order. Debian's 18.16 spent 1.4-1.9 us of CPU per row on such inserts against 2.3-3.0 on RowBinary
+ * with the same rows (bench/clickhouse-insert-format.mjs, bench/README.md, stop 35), and at peak load
+ * the store, on the same 2-core machine as the gateway, is what falls behind first.
  *
  * When: {@link INSERT_FORMAT_ENV} (`auto`, `native`, `rowbinary`), default `auto`: Native on servers
  * of the legacy flavor (18.x: the types the decoders write are the table's own, checked byte for byte
@@ -20,11 +20,19 @@
  * files say `ORDER BY (fleet_id, robot_id, ts)`, and `ts` follows `ts_ms`), which the server then
  * need not sort itself: with the same rows 18.16 spent a further ~0.6 us less per row (native_block.cc).
  *
- * Memory: the converted block needs a buffer as large as the block (48 MiB at most by default). The
- * converter keeps its buffers for the next insert (one per insert in flight, two by default) instead
- * of allocating one per insert: every fresh 48 MiB is external memory V8 counts toward its next full
- * GC. A kept buffer more than 4x larger than a block needs (and over 16 MiB) is dropped when that
- * block comes, so a peak does not pin its buffers at light load.
+ * Memory: the converted block needs a buffer at least as large as the block (a block is cut at 48
+ * MiB of rows by default, and overshoots that by at most the last decoded batch); buffers are powers
+ * of two from 4 MiB (64 MiB for the largest default block), SharedArrayBuffers (below), reused: at
+ * most `maxSpare` are kept between inserts (3: the insert queue's 2 inserts in flight and its replay),
+ * and one is in use per insert running, so at most 6 exist (384 MiB at peak with default blocks).
+ * A kept buffer over 4x what a block needs (and over 16 MiB) is dropped when that block comes, so a
+ * peak's buffers are not kept at light load.
+ *
+ * Why SharedArrayBuffers, though no other thread uses them: V8 counts a new ArrayBuffer's bytes
+ * toward starting its next full GC (every 64 MiB buffer started one as a peak began), and does not
+ * count a SharedArrayBuffer's (bench/micro/shared-buffer-gc.mjs). The flip side: a dropped one is
+ * freed only at some later full GC, so its pages are given back to the kernel when it is dropped
+ * (the addon's releasePages: madvise), and only its address space waits for the GC.
  */
 import { HEALTH_LEVEL_ENUM8, SAMPLE_FIELDS, type RowType } from './sample-table.js';
 import type { NativeBinding } from './decode/native.js';
@@ -131,10 +139,10 @@ export class NativeInsert {
   private turn: Promise<unknown> = Promise.resolve();
 
   /**
-   * @param maxSpare buffers kept between inserts (the insert queue's inserts in flight: 2 by default)
+   * @param maxSpare buffers kept between inserts (the insert queue's 2 inserts in flight and its replay: 3)
    * @param sortByKey rows in the table's key order (default); false keeps the order they came in
    */
-  constructor(private readonly binding: NativeBinding, private readonly maxSpare = 2, sortByKey = true) {
+  constructor(private readonly binding: NativeBinding, private readonly maxSpare = 3, sortByKey = true) {
     this.sortKey = sortByKey ? sortKeyColumns() : null;
   }
 
@@ -184,7 +192,7 @@ export class NativeInsert {
     // needs (and over 16 MiB) go back to the GC.
     for (let i = this.spare.length - 1; i >= 0; i--) {
       const len = this.spare[i]!.byteLength;
-      if (len > 4 * bound && len > 16 * MiB) this.spare.splice(i, 1);
+      if (len > 4 * bound && len > 16 * MiB) this.drop(this.spare.splice(i, 1)[0]!);
     }
     let best = -1;
     for (let i = 0; i < this.spare.length; i++) {
@@ -196,9 +204,7 @@ export class NativeInsert {
     // MiB) instead of one per 4 MiB step, each of which counts toward V8's next full GC.
     let size = MIN_BUFFER;
     while (size < bound) size *= 2;
-    // Shared memory, though no other thread uses it: V8 counts a new ArrayBuffer's bytes toward
-    // starting its next full GC (so every 64 MiB buffer started one as a peak began), and does not
-    // count a SharedArrayBuffer's (bench/micro/shared-buffer-gc.mjs). The pool bounds this memory.
+    // Shared memory: see the file's comment.
     return new Uint8Array(new SharedArrayBuffer(size));
   }
 
@@ -210,6 +216,16 @@ export class NativeInsert {
     // Keep the larger ones: they serve any block a smaller one serves.
     let smallest = 0;
     for (let i = 1; i < this.spare.length; i++) if (this.spare[i]!.byteLength < this.spare[smallest]!.byteLength) smallest = i;
-    if (this.spare[smallest]!.byteLength < b.byteLength) this.spare[smallest] = b;
+    if (this.spare[smallest]!.byteLength < b.byteLength) {
+      this.drop(this.spare[smallest]!);
+      this.spare[smallest] = b;
+    } else {
+      this.drop(b);
+    }
+  }
+
+  /** A buffer no longer kept: its pages go back now, not at the next full GC (see the file's comment). */
+  private drop(b: Uint8Array): void {
+    this.binding.releasePages(b);
   }
 }

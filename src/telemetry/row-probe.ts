@@ -6,10 +6,10 @@
  * receive clock in milliseconds, per robot and sample time), so finding it means the block is stored.
  * 18.16 commits an insert block of one partition atomically, so the first row stands for the block.
  * Known gap: a block whose samples span two days is two partitions, written one after the other; a
- * failure between the two leaves half the block stored, and the probe (which looks at the first row
- * as the gateway received it, while a Native insert sends the rows ordered by the table's key,
- * native-insert.ts) then finds either the whole block or none of it: the replay loses or repeats that
- * half. Only a store failure in the middle of such an insert, on a server without deduplication.
+ * failure between the two leaves part of the block stored, and the probe (one row: the first as the
+ * gateway received it) treats the block as wholly stored or not stored, so the replay loses or
+ * repeats that part. Only a store failure in the middle of such an insert, on a server without
+ * deduplication.
  * One small query per replayed block, never on the normal insert path.
  */
 import { TABLE_NAME } from './columns.js';

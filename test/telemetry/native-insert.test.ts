@@ -266,11 +266,32 @@ describe.skipIf(fallbackRun)('the addon\'s Native conversion', () => {
     expect(conv.stats()).toMatchObject({ blocks: 0, fallbacks: 1 });
   });
 
-  it('converts one block at a time, reuses its buffers, keeps at most maxSpare, and keeps no peak\'s buffer for small blocks', async () => {
-    const conv = new NativeInsert(binding!, 2);
+  it('converts one block at a time into shared memory, reuses its buffers, keeps at most maxSpare, and gives a dropped one\'s pages back', async () => {
+    // The real addon, with its conversions and page releases counted.
+    let running = 0;
+    let mostAtOnce = 0;
+    let released = 0;
+    const counted = {
+      ...binding!,
+      rowBinaryToNative: async (...args: Parameters<NonNullable<typeof binding>['rowBinaryToNative']>): Promise<number> => {
+        mostAtOnce = Math.max(mostAtOnce, ++running);
+        try {
+          return await binding!.rowBinaryToNative(...args);
+        } finally {
+          running--;
+        }
+      },
+      releasePages: (b: Uint8Array): number => {
+        released++;
+        return binding!.releasePages(b);
+      },
+    };
+    const conv = new NativeInsert(counted, 2);
     const { rows, rowCount } = rowsOf(50, 5);
-    // Asked together: both converted (one after the other), each into its own buffer.
+    // Asked together: both converted, one after the other, each into its own buffer.
     const [a, b] = (await Promise.all([conv.convert([rows], rows.length, rowCount), conv.convert([rows], rows.length, rowCount)])).map(ok);
+    expect(mostAtOnce).toBe(1);
+    expect(a!.body.buffer).toBeInstanceOf(SharedArrayBuffer);
     expect(a!.body.buffer).not.toBe(b!.body.buffer);
     expect(Buffer.from(a!.body).equals(Buffer.from(b!.body))).toBe(true);
     a!.release();
@@ -286,10 +307,29 @@ describe.skipIf(fallbackRun)('the addon\'s Native conversion', () => {
     const [x, y] = await Promise.all([conv.convert([big], big.length, 0), conv.convert([big], big.length, 0)]); // zeros are not 0 rows
     expect([x, y].every((r) => 'error' in r)).toBe(true);
     expect(conv.stats().bufferBytes).toBe(68 * 1024 * 1024);
+    expect(released).toBe(1); // a 4 MiB spare made room for the 64 MiB one
     const d = ok(await conv.convert([rows], rows.length, rowCount));
     expect(d.body.buffer.byteLength).toBe(4 * 1024 * 1024);
     d.release();
     expect(conv.stats().bufferBytes).toBe(4 * 1024 * 1024);
+    expect(released).toBe(2); // the 64 MiB one
+    // A third buffer given back when two (as large) are kept: it goes, pages released.
+    const [e, f, g] = (await Promise.all([1, 2, 3].map(() => conv.convert([rows], rows.length, rowCount)))).map(ok);
+    [e, f, g].forEach((x) => x!.release());
+    expect(conv.stats().bufferBytes).toBe(2 * 4 * 1024 * 1024);
+    expect(released).toBe(3);
+  });
+
+  it('releasePages gives a buffer\'s whole pages back (they read as zeros) and leaves the partial ones', () => {
+    const b = new Uint8Array(new SharedArrayBuffer(64 * 4096)).subarray(100, 100 + 10 * 4096);
+    b.fill(7);
+    const n = binding!.releasePages(b);
+    expect(n).toBeGreaterThanOrEqual(8 * 4096);
+    expect(n % 4096).toBe(0);
+    expect(b[0]).toBe(7); // in a page shared with bytes before the view
+    expect(b.at(-1)).toBe(7);
+    expect(b.filter((x) => x === 0).length).toBe(n);
+    expect(() => binding!.releasePages(new Uint32Array(4) as unknown as Uint8Array)).toThrow('releasePages(buffer: Uint8Array)');
   });
 });
 
@@ -357,5 +397,13 @@ describe.skipIf(url === null || fallbackRun)(`Native inserts into a ClickHouse s
     // A block of no rows (durable points only) is not converted.
     await store.insert([], 0, 0);
     expect(store.nativeStats()).toMatchObject({ blocks: 1, fallbacks: 1 });
+    // Within the minute a refusal is counted, not said; the count is said at close.
+    const said: string[] = [];
+    const other = await openClickHouseStore({ url: url!, database, warn: (m) => said.push(m) });
+    await other.insert([rows], rows.length, rowCount + 1);
+    await other.insert([rows], rows.length, rowCount + 2);
+    expect(said).toHaveLength(1);
+    await other.close();
+    expect(said[1]).toMatch(/refused 1 block\(s\) since the last such line \(last: rowBinaryToNative: the chunks hold 100 rows, not 102\)$/);
   });
 });

@@ -11,7 +11,7 @@ import { rowBinaryIds } from './id-cache.js';
 import { frameError, type DecodeResult, type DecodeTask, type FrameFault, type WorkerError } from '../worker-protocol.js';
 
 /** The addon interface version this file speaks: the task protocol and the exported functions (the addon exports its own as `abi`). */
-const ABI = 6;
+const ABI = 7;
 
 /** Set to `js` (or `reference`) to run without the addon (CI tests that fallback). */
 export const DECODER_ENV = 'FLEETGW_TELEMETRY_DECODER';
@@ -50,6 +50,8 @@ export interface NativeBinding {
     headerOffsets: Uint32Array, out: Uint8Array, sortKey?: Int32Array | null): Promise<number>;
   /** CPU seconds the thread pool has spent in {@link rowBinaryToNative} in this process. */
   rowBinaryToNativeCpuSeconds(): number;
+  /** Gives the whole pages inside `buffer` back to the kernel (they read as zeros after); returns the bytes released. */
+  releasePages(buffer: Uint8Array): number;
 }
 
 /** Works from src/telemetry/decode and dist/telemetry/decode alike (three levels under the root). */
