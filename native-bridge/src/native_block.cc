@@ -34,6 +34,7 @@
 //   fixed width: the little-endian values; String: varint length + bytes (as in RowBinary);
 //   Array(String): a UInt64 running count of elements per row, then every element as a String.
 #include "native_block.h"
+#include "typed_bytes.h"
 
 #include <algorithm>
 #include <atomic>
@@ -76,23 +77,10 @@ struct Chunk {
   size_t n;
 };
 
-// The bytes of a Uint8Array. Unless `shared` is allowed, it must be over a plain ArrayBuffer: the
-// rows' bytes could otherwise be changed by another thread between the two passes, and pass 2 trusts
-// what pass 1 checked. `out` may be shared (native-insert.ts allocates it so: V8 does not count a
-// SharedArrayBuffer toward starting its next full GC); only this conversion writes it.
-bool uint8Bytes(const Napi::Value& v, uint8_t*& data, size_t& len, bool shared = false) {
-  napi_typedarray_type type;
-  void* p = nullptr;
-  napi_value buffer;
-  bool plain = false;
-  len = 0;
-  if (!v.IsTypedArray() || napi_get_typedarray_info(v.Env(), v, &type, &len, &p, &buffer, nullptr) != napi_ok) return false;
-  if (type != napi_uint8_array) return false;
-  if (!shared && (napi_is_arraybuffer(v.Env(), buffer, &plain) != napi_ok || !plain)) return false;
-  data = static_cast<uint8_t*>(p);
-  return true;
-}
-
+// Rows are read with allowShared false: another thread could change a shared buffer's bytes between
+// the two passes, and pass 2 trusts what pass 1 checked. `out` may be shared (native-insert.ts
+// allocates it so: V8 does not count a SharedArrayBuffer toward starting its next full GC); only this
+// conversion writes it.
 // LEB128 as ClickHouse's readVarUInt (at most 9 bytes). False when it runs past `end` or is too long.
 inline bool readVarUInt(const uint8_t*& p, const uint8_t* end, uint64_t& v) {
   v = 0;
@@ -395,8 +383,8 @@ Napi::Value RowBinaryToNative(const Napi::CallbackInfo& info) {
       "sortKey: Int32Array | null)";
   uint8_t *kinds = nullptr, *headers = nullptr, *out = nullptr;
   size_t kindsLen = 0, headersLen = 0, outLen = 0;
-  if (info.Length() < 6 || !info[0].IsArray() || !info[1].IsNumber() || !uint8Bytes(info[2], kinds, kindsLen) ||
-      !uint8Bytes(info[3], headers, headersLen) || !info[4].IsTypedArray() || !uint8Bytes(info[5], out, outLen, true)) {
+  if (info.Length() < 6 || !info[0].IsArray() || !info[1].IsNumber() || !uint8Bytes(info[2], kinds, kindsLen, false) ||
+      !uint8Bytes(info[3], headers, headersLen, false) || !info[4].IsTypedArray() || !uint8Bytes(info[5], out, outLen)) {
     Napi::TypeError::New(env, usage).ThrowAsJavaScriptException();
     return env.Undefined();
   }
@@ -456,7 +444,7 @@ Napi::Value RowBinaryToNative(const Napi::CallbackInfo& info) {
     Napi::Value v = arr.Get(i);
     uint8_t* p = nullptr;
     size_t n = 0;
-    if (!uint8Bytes(v, p, n)) {
+    if (!uint8Bytes(v, p, n, false)) {
       Napi::TypeError::New(env, "rowBinaryToNative: chunks must be Uint8Arrays over ArrayBuffers").ThrowAsJavaScriptException();
       return env.Undefined();
     }
@@ -479,7 +467,7 @@ Napi::Value ReleasePages(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   uint8_t* p = nullptr;
   size_t n = 0;
-  if (info.Length() < 1 || !uint8Bytes(info[0], p, n, true)) {
+  if (info.Length() < 1 || !uint8Bytes(info[0], p, n)) {
     Napi::TypeError::New(env, "releasePages(buffer: Uint8Array)").ThrowAsJavaScriptException();
     return env.Undefined();
   }

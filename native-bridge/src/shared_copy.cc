@@ -10,24 +10,12 @@
 // one thread at a time, and is handed over by a message, which orders the memory), so no other thread
 // reads or writes them during the copy.
 #include "shared_copy.h"
+#include "typed_bytes.h"
 
 #include <cmath>
 #include <cstring>
 
 namespace {
-
-// The bytes of a Uint8Array (or Buffer), whether its buffer is an ArrayBuffer or a SharedArrayBuffer
-// (napi_get_arraybuffer_info refuses the latter, so the pointer comes from the view, already offset
-// by its byteOffset). False when `v` is anything else.
-bool uint8Bytes(const Napi::Value& v, uint8_t*& data, size_t& len) {
-  napi_typedarray_type type;
-  void* p = nullptr;
-  len = 0;
-  if (!v.IsTypedArray() || napi_get_typedarray_info(v.Env(), v, &type, &len, &p, nullptr, nullptr) != napi_ok) return false;
-  if (type != napi_uint8_array) return false;
-  data = static_cast<uint8_t*>(p);
-  return true;
-}
 
 Napi::Value CopyBytes(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();

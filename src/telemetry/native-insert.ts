@@ -34,7 +34,9 @@
  * freed only at some later full GC, so its pages are given back to the kernel when it is dropped
  * (the addon's releasePages: madvise), and only its address space waits for the GC.
  */
-import { HEALTH_LEVEL_ENUM8, SAMPLE_FIELDS, type RowType } from './sample-table.js';
+import { ROWBINARY_TYPES } from './columns.js';
+import { encodeRowBinaryString } from './row-rowbinary.js';
+import { SAMPLE_FIELDS, type RowType } from './sample-table.js';
 import type { NativeBinding } from './decode/native.js';
 import type { SchemaFlavor } from './schema.js';
 
@@ -47,23 +49,6 @@ export type InsertFormat = 'native' | 'rowbinary';
 const KIND: Record<RowType, number> = {
   String: 0, Int64: 8, Float64: 8, Float32: 4, UInt8: 1, Int32: 4, Enum8: 1, 'Array(String)': 100,
 };
-
-const textEncoder = new TextEncoder();
-
-function varUInt(n: number): number[] {
-  const out: number[] = [];
-  while (n >= 0x80) {
-    out.push((n & 0x7f) | 0x80);
-    n = Math.floor(n / 128);
-  }
-  out.push(n);
-  return out;
-}
-
-function stringBinary(s: string): number[] {
-  const b = textEncoder.encode(s);
-  return [...varUInt(b.length), ...b];
-}
 
 /** The table's sort key as the converter takes it: the fleet_id, robot_id and ts_ms column indexes. */
 export function sortKeyColumns(): Int32Array {
@@ -79,7 +64,8 @@ export function nativeColumns(): { kinds: Uint8Array; headers: Uint8Array; heade
   SAMPLE_FIELDS.forEach((f, i) => {
     kinds[i] = KIND[f.rowType];
     headerOffsets[i] = bytes.length;
-    bytes.push(...stringBinary(f.column), ...stringBinary(f.rowType === 'Enum8' ? HEALTH_LEVEL_ENUM8 : f.rowType));
+    // Native spells a column's name and type as RowBinary spells a String.
+    bytes.push(...encodeRowBinaryString(f.column), ...encodeRowBinaryString(ROWBINARY_TYPES[f.column]!));
   });
   headerOffsets[SAMPLE_FIELDS.length] = bytes.length;
   return { kinds, headers: Uint8Array.from(bytes), headerOffsets };
