@@ -11,6 +11,7 @@
 #include <napi.h>
 #include "shared_copy.h"
 #include "native_block.h"
+#include "huge_buffer.h"
 
 #include <charconv>
 #include <cmath>
@@ -942,10 +943,12 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("retainedBytes", Napi::Function::New(env, RetainedBytes));
   RegisterSharedCopy(env, exports);
   RegisterNativeBlock(env, exports);
+  RegisterHugeBuffer(env, exports);
   // Bumped with every change of the task protocol or of the exported functions (4: copyBytes;
-  // 5: retainedBytes; 6: rowBinaryToNative; 7: its CPU meter, a shared `out`, releasePages); the JS side
+  // 5: retainedBytes; 6: rowBinaryToNative; 7: its CPU meter, a shared `out`, releasePages;
+  // 8: hugePageBuffer, adviseHugePages); the JS side
   // refuses a stale build and runs the JS decoder instead.
-  exports.Set("abi", Napi::Number::New(env, 7));
+  exports.Set("abi", Napi::Number::New(env, 8));
   return exports;
 }
 

@@ -24,6 +24,7 @@
  * buffer get a buffer of their own.
  */
 
+import { largeArrayBuffer } from './large-buffer.js';
 import { copyBytes } from './shared-copy.js';
 
 export interface RowArenaOptions {
@@ -146,7 +147,8 @@ export class RowArena {
    * next one, so 4 MiB buffers added one at a time kept it marking every ~0.35 s while a peak began
    * (bench/README.md, stop 31). Allocated together they start one full GC (V8's external memory
    * pressure), and then none while the arena stays within them. A fresh buffer's pages are committed
-   * only when first written, so spares a load never reaches cost address space, not memory.
+   * only when first written (2 MiB at a time on huge pages), so spares a load never reaches cost
+   * address space, not memory.
    */
   prefill(buffers: number): void {
     // At the front: the spares used last (pages already committed) are taken first.
@@ -165,7 +167,9 @@ export class RowArena {
 
   private fresh(): Arena {
     this.allocated++;
-    const a = { buf: new ArrayBuffer(this.bufferBytes), refs: 0 };
+    // Huge pages: a peak fills its buffers within seconds, and on 4 KiB pages that first fill cost
+    // more CPU than the decoding (large-buffer.ts).
+    const a = { buf: largeArrayBuffer(this.bufferBytes), refs: 0 };
     this.arenas.set(a.buf, a);
     return a;
   }

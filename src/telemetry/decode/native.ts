@@ -11,7 +11,7 @@ import { rowBinaryIds } from './id-cache.js';
 import { frameError, type DecodeResult, type DecodeTask, type FrameFault, type WorkerError } from '../worker-protocol.js';
 
 /** The addon interface version this file speaks: the task protocol and the exported functions (the addon exports its own as `abi`). */
-const ABI = 7;
+const ABI = 8;
 
 /** Set to `js` (or `reference`) to run without the addon (CI tests that fallback). */
 export const DECODER_ENV = 'FLEETGW_TELEMETRY_DECODER';
@@ -52,6 +52,10 @@ export interface NativeBinding {
   rowBinaryToNativeCpuSeconds(): number;
   /** Gives the whole pages inside `buffer` back to the kernel (they read as zeros after); returns the bytes released. */
   releasePages(buffer: Uint8Array): number;
+  /** A zeroed ArrayBuffer over a 2 MiB-aligned mapping of its own, advised for huge pages (large-buffer.ts); bytes from 1 to 2^30. */
+  hugePageBuffer(bytes: number): ArrayBuffer;
+  /** Advises huge pages for the whole 2 MiB blocks inside `buffer`; returns the bytes advised. */
+  adviseHugePages(buffer: Uint8Array): number;
 }
 
 /** Works from src/telemetry/decode and dist/telemetry/decode alike (three levels under the root). */
