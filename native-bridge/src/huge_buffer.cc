@@ -4,8 +4,8 @@
 //
 // Why: on the machines here (Firecracker guests, transparent huge pages in `madvise` mode) the first
 // write to a fresh 4 KiB page costs ~14 us of CPU, so a 4 MiB buffer costs ~14 ms before it holds a
-// byte; a 2 MiB huge page costs ~0.03 us per 4 KiB once the guest has backed it
-// (bench/micro/page-touch.mjs). The gateway's large long-lived buffers (the row arena, the Native insert
+// byte; on 2 MiB huge pages a first fill costs 0.13-0.27 ms per MiB (0.5-1 us per 4 KiB) once the
+// guest has backed the memory (bench/micro/page-touch.mjs). The gateway's large long-lived buffers (the row arena, the Native insert
 // output) are filled at peak rate exactly when a peak starts; with 4 KiB pages that first fill was the
 // largest single cost of a peak's first seconds (bench/README.md, stop 36). V8's own ArrayBuffers come
 // from calloc, whose mappings are neither aligned nor advised, and Node offers no way to ask.
@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <new>
 
 namespace {
 
@@ -50,9 +51,16 @@ Napi::Value HugePageBuffer(const Napi::CallbackInfo& info) {
   }
   const size_t bytes = static_cast<size_t>(want);
   const size_t length = (bytes + kHuge - 1) & ~(kHuge - 1);
+  // Before the mapping: a failed allocation here must not throw past N-API (C++ exceptions are on).
+  auto* m = new (std::nothrow) Mapping{nullptr, length};
+  if (m == nullptr) {
+    Napi::Error::New(env, "hugePageBuffer: out of memory").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
   // Map one huge page more than needed, then cut the unaligned head and the tail away.
   void* raw = mmap(nullptr, length + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) {
+    delete m;
     Napi::Error::New(env, "hugePageBuffer: out of memory").ThrowAsJavaScriptException();
     return env.Undefined();
   }
@@ -63,7 +71,7 @@ Napi::Value HugePageBuffer(const Napi::CallbackInfo& info) {
   if (end > aligned + length) munmap(reinterpret_cast<void*>(aligned + length), end - (aligned + length));
   void* base = reinterpret_cast<void*>(aligned);
   madvise(base, length, MADV_HUGEPAGE);  // advice only: refused (THP off), the pages are 4 KiB
-  auto* m = new Mapping{base, length};
+  m->base = base;
   napi_value ab;
   if (napi_create_external_arraybuffer(env, base, bytes, Unmap, m, &ab) != napi_ok) {
     munmap(base, length);

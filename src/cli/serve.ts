@@ -11,6 +11,7 @@ import { startGateway, type Gateway } from '../gateway/gateway.js';
 import { createProcessLogger } from '../gateway/logger.js';
 import { isLoopbackHost } from '../http/tls.js';
 import { isDatabaseName, parseClickHouseUrl } from '../telemetry/clickhouse-target.js';
+import { hugePagesSetting } from '../telemetry/large-buffer.js';
 import { insertFormatSetting } from '../telemetry/native-insert.js';
 import { opt, parseStrict, port, req } from './args.js';
 import { LOG_OPTION_SPEC, logOptions } from './log-options.js';
@@ -55,6 +56,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
     corsOrigins = parseCorsOrigins(process.env.FLEETGW_CORS_ORIGINS);
     // Read again when the server store opens; checked here so a typo is a usage error at start.
     insertFormatSetting();
+    hugePagesSetting();
   } catch (err: unknown) {
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }

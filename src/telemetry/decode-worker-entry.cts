@@ -10,13 +10,19 @@
  * load through Node's ordinary asynchronous ESM loader, as everywhere else in the gateway.
  *
  * `__esModule` makes piscina take `default` as it is (the handler, once the import settles) instead
- * of wrapping this object. A failed import becomes a handler that throws the real error, so each
- * task reports why the worker could not load rather than piscina's generic "no handler".
+ * of wrapping this object. A failed import is thrown again outside the promise, so the thread dies
+ * at start with the real error and the pool reports it (the gateway then exits, as it did when
+ * piscina imported the worker itself); the handler it leaves would also throw that error.
  */
 const handler: Promise<(task: unknown) => unknown> = import('./decode-worker.js').then(
   (m) => m.default as (task: unknown) => unknown,
-  (e: unknown) => () => {
-    throw e;
+  (e: unknown) => {
+    queueMicrotask(() => {
+      throw e;
+    });
+    return () => {
+      throw e;
+    };
   },
 );
 

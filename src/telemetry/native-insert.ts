@@ -32,11 +32,12 @@
  * toward starting its next full GC (every 64 MiB buffer started one as a peak began), and does not
  * count a SharedArrayBuffer's (bench/micro/shared-buffer-gc.mjs). The flip side: a dropped one is
  * freed only at some later full GC, so its pages are given back to the kernel when it is dropped
- * (the addon's releasePages: madvise), and only its address space waits for the GC. Their whole
- * 2 MiB blocks are advised for huge pages (large-buffer.ts: a first fill on 4 KiB pages costs
- * ~3.5 ms of CPU per MiB here).
+ * (the addon's releasePages: madvise), and only its address space waits for the GC. From 32 MiB
+ * their whole 2 MiB blocks are advised for huge pages (large-buffer.ts: a first fill on 4 KiB pages
+ * costs ~3.5 ms of CPU per MiB here).
  */
 import { ROWBINARY_TYPES } from './columns.js';
+import { adviseHugePages } from './large-buffer.js';
 import { encodeRowBinaryString } from './row-rowbinary.js';
 import { SAMPLE_FIELDS, type RowType } from './sample-table.js';
 import type { NativeBinding } from './decode/native.js';
@@ -194,7 +195,7 @@ export class NativeInsert {
     while (size < bound) size *= 2;
     // Shared memory: see the file's comment. Huge pages: large-buffer.ts.
     const b = new Uint8Array(new SharedArrayBuffer(size));
-    this.binding.adviseHugePages(b);
+    adviseHugePages(b);
     return b;
   }
 

@@ -168,7 +168,8 @@ export class RowArena {
   private fresh(): Arena {
     this.allocated++;
     // Huge pages: a peak fills its buffers within seconds, and on 4 KiB pages that first fill cost
-    // more CPU than the decoding (large-buffer.ts).
+    // more CPU than the decoding (large-buffer.ts). Such a buffer is the addon's: it cannot be
+    // transferred to another thread, so neither it nor a chunk of it may go in a transferList.
     const a = { buf: largeArrayBuffer(this.bufferBytes), refs: 0 };
     this.arenas.set(a.buf, a);
     return a;

@@ -1,18 +1,28 @@
 /**
  * Huge-page buffers (large-buffer.ts, native-bridge/src/huge_buffer.cc): what the addon hands out, the
- * advice the kernel records for it (/proc/self/smaps: `hg` in VmFlags is MADV_HUGEPAGE), and the row
- * arena's use of it. On the JS-decoder pass (the addon disabled) the same calls fall back to V8's own
- * buffers.
+ * advice the kernel records for it (/proc/self/smaps: `hg` in VmFlags is MADV_HUGEPAGE), the mapping's
+ * release when V8 collects the buffer, the FLEETGW_HUGE_PAGES switch, and the row arena's use of it. On
+ * the JS-decoder pass (the addon disabled) the same calls fall back to V8's own buffers. The advice
+ * needs a kernel with transparent huge pages (any mode: `never` still records it); without them the
+ * assertions on it are skipped and the buffers must still work.
  */
-import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { afterEach, describe, expect, it } from 'vitest';
 import { DECODER_ENV, loadNative } from '../../src/telemetry/decode/native.js';
-import { adviseHugePages, largeArrayBuffer } from '../../src/telemetry/large-buffer.js';
+import { adviseHugePages, ADVISE_MIN_BYTES, HUGE_PAGES_ENV, hugePagesSetting, largeArrayBuffer } from '../../src/telemetry/large-buffer.js';
 import { RowArena } from '../../src/telemetry/row-arena.js';
 
 const MiB = 1024 * 1024;
 const fallbackRun = process.env[DECODER_ENV] === 'js';
 const binding = loadNative().binding;
+/** Whether madvise(MADV_HUGEPAGE) is known to this kernel. */
+const thp = existsSync('/sys/kernel/mm/transparent_hugepage/enabled');
+const advising = binding !== null && thp;
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 
 /** Mappings of exactly `kib` KiB that carry the huge-page advice. */
 function advisedMappings(kib: number): number {
@@ -24,6 +34,10 @@ function advisedMappings(kib: number): number {
   }
   return n;
 }
+
+afterEach(() => {
+  delete process.env[HUGE_PAGES_ENV];
+});
 
 describe('large buffers on huge pages', () => {
   it('the addon is loaded on the native pass and disabled on the JS pass', () => {
@@ -40,7 +54,41 @@ describe('large buffers on huge pages', () => {
     u8.fill(7);
     expect(u8[u8.length - 1]).toBe(7);
     // Rounded up to whole 2 MiB blocks: the mapping is 8 MiB.
-    expect(advisedMappings(8 * 1024) - before).toBe(binding ? 1 : 0);
+    expect(advisedMappings(8 * 1024) - before).toBe(advising ? 1 : 0);
+  });
+
+  it('below 2 MiB, or with FLEETGW_HUGE_PAGES=off, the buffer is V8\'s own', () => {
+    const before = advisedMappings(2 * 1024);
+    expect(largeArrayBuffer(2 * MiB - 1).byteLength).toBe(2 * MiB - 1);
+    expect(largeArrayBuffer(0).byteLength).toBe(0);
+    expect(advisedMappings(2 * 1024)).toBe(before);
+    process.env[HUGE_PAGES_ENV] = 'off';
+    const off = advisedMappings(10 * 1024);
+    expect(largeArrayBuffer(10 * MiB).byteLength).toBe(10 * MiB);
+    expect(advisedMappings(10 * 1024)).toBe(off);
+    expect(adviseHugePages(new Uint8Array(new SharedArrayBuffer(ADVISE_MIN_BYTES)))).toBe(0);
+  });
+
+  it('FLEETGW_HUGE_PAGES is on or off; anything else names the variable and the values', () => {
+    expect(hugePagesSetting({})).toBe('on');
+    expect(hugePagesSetting({ [HUGE_PAGES_ENV]: 'on' })).toBe('on');
+    expect(hugePagesSetting({ [HUGE_PAGES_ENV]: 'off' })).toBe('off');
+    expect(() => hugePagesSetting({ [HUGE_PAGES_ENV]: 'yes' })).toThrow(`${HUGE_PAGES_ENV} must be on or off, not 'yes'`);
+  });
+
+  it.skipIf(!advising)('the mapping goes away when V8 collects the buffer', async () => {
+    const kib = 6 * 1024;
+    const before = advisedMappings(kib);
+    let buf: ArrayBuffer | null = binding!.hugePageBuffer(6 * MiB);
+    new Uint8Array(buf).fill(1);
+    expect(advisedMappings(kib)).toBe(before + 1);
+    buf = null;
+    for (let i = 0; i < 50 && advisedMappings(kib) > before; i++) {
+      gc();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(buf).toBeNull();
+    expect(advisedMappings(kib)).toBe(before);
   });
 
   it.skipIf(!binding)('hugePageBuffer refuses sizes that are not integers from 1 to 2^30, naming the rule', () => {
@@ -48,18 +96,23 @@ describe('large buffers on huge pages', () => {
     expect(() => binding!.hugePageBuffer('4' as unknown as number)).toThrow(/hugePageBuffer\(bytes: number\)/);
   });
 
-  it('adviseHugePages: the whole 2 MiB blocks inside a SharedArrayBuffer, none inside a small one', () => {
-    const big = new Uint8Array(new SharedArrayBuffer(8 * MiB));
+  it('adviseHugePages: the whole 2 MiB blocks inside a SharedArrayBuffer from 32 MiB on, none below', () => {
+    const big = new Uint8Array(new SharedArrayBuffer(ADVISE_MIN_BYTES));
     const advised = adviseHugePages(big);
-    if (binding) {
+    if (advising) {
       expect(advised % (2 * MiB)).toBe(0);
-      expect(advised).toBeGreaterThanOrEqual(6 * MiB);
-      expect(advised).toBeLessThanOrEqual(8 * MiB);
+      expect(advised).toBeGreaterThanOrEqual(ADVISE_MIN_BYTES - 2 * MiB);
+      expect(advised).toBeLessThanOrEqual(ADVISE_MIN_BYTES);
     } else {
       expect(advised).toBe(0);
     }
-    expect(adviseHugePages(new Uint8Array(new SharedArrayBuffer(MiB)))).toBe(0);
-    if (binding) expect(() => binding.adviseHugePages([1, 2] as unknown as Uint8Array)).toThrow(/adviseHugePages\(buffer: Uint8Array\)/);
+    // Below the floor: glibc may have served it from its heap, where the advice would outlive it.
+    expect(adviseHugePages(new Uint8Array(new SharedArrayBuffer(ADVISE_MIN_BYTES - 1)))).toBe(0);
+    if (binding) {
+      // The addon itself advises any whole blocks it is given; none fit inside 1 MiB.
+      expect(binding.adviseHugePages(new Uint8Array(new SharedArrayBuffer(MiB)))).toBe(0);
+      expect(() => binding.adviseHugePages([1, 2] as unknown as Uint8Array)).toThrow(/adviseHugePages\(buffer: Uint8Array\)/);
+    }
   });
 
   it("the row arena's buffers are huge-page mappings (4 MiB each, advised), not V8's", () => {
@@ -68,7 +121,7 @@ describe('large buffers on huge pages', () => {
     arena.prefill(3);
     const rows = arena.copy(new Uint8Array(100).fill(1));
     expect(rows.length).toBe(100);
-    expect(advisedMappings(4 * 1024) - before).toBe(binding ? 3 : 0);
+    expect(advisedMappings(4 * 1024) - before).toBe(advising ? 3 : 0);
     arena.release([rows]);
   });
 });
