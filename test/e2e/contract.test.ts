@@ -668,6 +668,9 @@ describe('every operation, through real HTTP', () => {
     await expectStatus(403, 'getUtilization', { path: ids(), query: { from_ms: now - 60_000, to_ms: now }, key: readKey });
     // Issue 13 part 1: one robot's telemetry history (docs/telemetry-history.md; test/e2e/telemetry-history.test.ts in depth).
     const hist = { from_ms: now - 120_000, to_ms: now };
+    // A small depot's rows reach the store up to FLEETGW_TELEMETRY_INSERT_SMALL_MAX_AGE_MS (5 s) after
+    // they arrive, so the history lags the live view by that much: wait until 5 samples are readable.
+    await until(async () => (await call('listTelemetrySamples', { ...robotPath(), query: { ...hist, limit: 5 } })).body.items?.length === 5, 15_000, '5 stored samples');
     const samples = await expectStatus(200, 'listTelemetrySamples', { ...robotPath(), query: { ...hist, limit: 5 } });
     expect(samples.items).toHaveLength(5);
     await expectStatus(200, 'listTelemetrySamples', { ...robotPath(), query: { ...hist, limit: 5, cursor: samples.next_cursor as string }, key: readKey });
