@@ -4,7 +4,7 @@
 //
 // Why: on the machines here (Firecracker guests, transparent huge pages in `madvise` mode) the first
 // write to a fresh 4 KiB page costs ~14 us of CPU, so a 4 MiB buffer costs ~14 ms before it holds a
-// byte; on 2 MiB huge pages a first fill costs 0.13-0.27 ms per MiB (0.5-1 us per 4 KiB) once the
+// byte; on 2 MiB huge pages a first fill costs 0.11-0.27 ms per MiB (0.5-1 us per 4 KiB) once the
 // guest has backed the memory (bench/micro/page-touch.mjs). The gateway's large long-lived buffers (the row arena, the Native insert
 // output) are filled at peak rate exactly when a peak starts; with 4 KiB pages that first fill was the
 // largest single cost of a peak's first seconds (bench/README.md, stop 36). V8's own ArrayBuffers come
@@ -14,7 +14,7 @@
 // refuses the advice (huge pages off) the buffer is still valid, with 4 KiB pages.
 #include "huge_buffer.h"
 
-#include "typed_bytes.h"
+#include "page_advice.h"
 
 #include <sys/mman.h>
 
@@ -86,18 +86,7 @@ Napi::Value HugePageBuffer(const Napi::CallbackInfo& info) {
 // boundary): the whole 2 MiB blocks inside it, 15 of 16 for 32 MiB, 1 of 2 for 4 MiB. Returns the
 // bytes advised (0 when none fit or the kernel refused).
 Napi::Value AdviseHugePages(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  uint8_t* p = nullptr;
-  size_t n = 0;
-  if (info.Length() < 1 || !uint8Bytes(info[0], p, n)) {
-    Napi::TypeError::New(env, "adviseHugePages(buffer: Uint8Array)").ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
-  const uintptr_t start = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(uintptr_t{kHuge} - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) & ~(uintptr_t{kHuge} - 1);
-  double advised = 0;
-  if (end > start && madvise(reinterpret_cast<void*>(start), end - start, MADV_HUGEPAGE) == 0) advised = static_cast<double>(end - start);
-  return Napi::Number::New(env, advised);
+  return AdviseWholeBlocks(info, "adviseHugePages(buffer: Uint8Array)", kHuge, MADV_HUGEPAGE);
 }
 
 }  // namespace

@@ -34,6 +34,8 @@
 //   fixed width: the little-endian values; String: varint length + bytes (as in RowBinary);
 //   Array(String): a UInt64 running count of elements per row, then every element as a String.
 #include "native_block.h"
+
+#include "page_advice.h"
 #include "typed_bytes.h"
 
 #include <algorithm>
@@ -464,19 +466,7 @@ Napi::Value RowBinaryToNative(const Napi::CallbackInfo& info) {
 // not count shared memory toward starting a full GC, so a dropped one could otherwise stay resident
 // until an unrelated full GC frees it (src/telemetry/native-insert.ts).
 Napi::Value ReleasePages(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  uint8_t* p = nullptr;
-  size_t n = 0;
-  if (info.Length() < 1 || !uint8Bytes(info[0], p, n)) {
-    Napi::TypeError::New(env, "releasePages(buffer: Uint8Array)").ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t start = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) & ~(page - 1);
-  double released = 0;
-  if (end > start && madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED) == 0) released = static_cast<double>(end - start);
-  return Napi::Number::New(env, released);
+  return AdviseWholeBlocks(info, "releasePages(buffer: Uint8Array)", static_cast<uintptr_t>(sysconf(_SC_PAGESIZE)), MADV_DONTNEED);
 }
 
 }  // namespace
