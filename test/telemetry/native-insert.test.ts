@@ -11,8 +11,9 @@ import { openClickHouseStore, type ClickHouseSampleStore } from '../../src/telem
 import { decoderOf } from '../../src/telemetry/decode/select.js';
 import { DECODER_ENV, loadNative } from '../../src/telemetry/decode/native.js';
 import { FramePacker } from '../../src/telemetry/frame-packer.js';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { chooseInsertFormat, insertFormatSetting, INSERT_FORMAT_ENV, NativeInsert, nativeColumns, sortKeyColumns, type NativeBody } from '../../src/telemetry/native-insert.js';
+import { HUGE_PAGES_ENV } from '../../src/telemetry/large-buffer.js';
 import { SAMPLE_FIELDS } from '../../src/telemetry/sample-table.js';
 import { prng } from '../support/prng.js';
 
@@ -318,6 +319,44 @@ describe.skipIf(fallbackRun)('the addon\'s Native conversion', () => {
     [e, f, g].forEach((x) => x!.release());
     expect(conv.stats().bufferBytes).toBe(2 * 4 * 1024 * 1024);
     expect(released).toBe(3);
+  });
+
+  it.skipIf(!existsSync('/sys/kernel/mm/transparent_hugepage/enabled'))('advises huge pages for its buffers of 32 MiB and more, never for smaller ones or with FLEETGW_HUGE_PAGES=off', async () => {
+    /** Start addresses of the mappings of `minMiB`-`maxMiB` MiB that carry the huge-page advice (`hg`). */
+    const advised = (minMiB: number, maxMiB: number): Set<string> => {
+      const found = new Set<string>();
+      for (const vma of readFileSync('/proc/self/smaps', 'utf8').split(/\n(?=[0-9a-f]+-[0-9a-f]+ )/)) {
+        const kib = Number(/\nSize:\s+(\d+) kB/.exec(vma)?.[1] ?? 0);
+        const flags = /\nVmFlags:([^\n]*)/.exec(vma)?.[1]?.split(' ') ?? [];
+        if (kib >= minMiB * 1024 && kib <= maxMiB * 1024 && flags.includes('hg')) found.add(vma.slice(0, vma.indexOf('-')));
+      }
+      return found;
+    };
+    const added = (before: Set<string>, after: Set<string>): string[] => [...after].filter((a) => !before.has(a));
+    const { rows, rowCount } = rowsOf(50, 6);
+    // A small block's 4 MiB buffer: glibc's heap may serve it, so it is left alone.
+    const conv = new NativeInsert(binding!, 3);
+    let before = advised(1, 4);
+    ok(await conv.convert([rows], rows.length, rowCount)).release();
+    expect(added(before, advised(1, 4))).toEqual([]);
+    // A 40 MiB block takes a 64 MiB buffer (kept as a spare though the addon refuses the zeros): its
+    // whole 2 MiB blocks are advised, one mapping of 62-64 MiB.
+    const big = new Uint8Array(40 * 1024 * 1024);
+    before = advised(62, 64);
+    expect('error' in await conv.convert([big], big.length, 0)).toBe(true);
+    expect(conv.stats().bufferBytes).toBe(68 * 1024 * 1024);
+    expect(added(before, advised(62, 64))).toHaveLength(1);
+    // Switched off: the same buffer, not advised.
+    process.env[HUGE_PAGES_ENV] = 'off';
+    try {
+      const off = new NativeInsert(binding!, 3);
+      before = advised(62, 64);
+      expect('error' in await off.convert([big], big.length, 0)).toBe(true);
+      expect(off.stats().bufferBytes).toBe(64 * 1024 * 1024);
+      expect(added(before, advised(62, 64))).toEqual([]);
+    } finally {
+      delete process.env[HUGE_PAGES_ENV];
+    }
   });
 
   it('releasePages gives a buffer\'s whole pages back (they read as zeros) and leaves the partial ones', () => {
