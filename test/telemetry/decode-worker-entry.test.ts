@@ -45,9 +45,11 @@ describe('decode worker entry (the file piscina loads)', () => {
       const pool = new Piscina({ filename: entry, minThreads: 1, maxThreads: 1 });
       const errors: unknown[] = [];
       try {
-        await new Promise<void>((resolve) => {
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error('piscina emitted no error within 10 s')), 10_000);
           pool.on('error', (e) => {
             errors.push(e);
+            clearTimeout(timer);
             resolve();
           });
         });
