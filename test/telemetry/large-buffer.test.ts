@@ -6,13 +6,12 @@
  * needs a kernel with transparent huge pages (any mode: `never` still records it); without them the
  * assertions on it are skipped and the buffers must still work.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DECODER_ENV, loadNative } from '../../src/telemetry/decode/native.js';
 import { adviseHugePages, ADVISE_MIN_BYTES, HUGE_PAGES_ENV, hugePagesSetting, largeArrayBuffer } from '../../src/telemetry/large-buffer.js';
 import { RowArena } from '../../src/telemetry/row-arena.js';
+import { gc, hugePageAdvisedMappings } from '../support/smaps.js';
 
 const MiB = 1024 * 1024;
 const fallbackRun = process.env[DECODER_ENV] === 'js';
@@ -21,18 +20,9 @@ const binding = loadNative().binding;
 const thp = existsSync('/sys/kernel/mm/transparent_hugepage/enabled');
 const advising = binding !== null && thp;
 
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
 /** Mappings of exactly `kib` KiB that carry the huge-page advice. */
 function advisedMappings(kib: number): number {
-  let n = 0;
-  for (const vma of readFileSync('/proc/self/smaps', 'utf8').split(/\n(?=[0-9a-f]+-[0-9a-f]+ )/)) {
-    const size = /\nSize:\s+(\d+) kB/.exec(vma);
-    const flags = /\nVmFlags:([^\n]*)/.exec(vma);
-    if (size && Number(size[1]) === kib && flags && flags[1]!.split(' ').includes('hg')) n++;
-  }
-  return n;
+  return hugePageAdvisedMappings(kib).size;
 }
 
 afterEach(() => {

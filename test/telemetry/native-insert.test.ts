@@ -12,12 +12,11 @@ import { decoderOf } from '../../src/telemetry/decode/select.js';
 import { DECODER_ENV, loadNative } from '../../src/telemetry/decode/native.js';
 import { FramePacker } from '../../src/telemetry/frame-packer.js';
 import { existsSync, readFileSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { chooseInsertFormat, insertFormatSetting, INSERT_FORMAT_ENV, NativeInsert, nativeColumns, sortKeyColumns, type NativeBody } from '../../src/telemetry/native-insert.js';
 import { HUGE_PAGES_ENV } from '../../src/telemetry/large-buffer.js';
 import { SAMPLE_FIELDS } from '../../src/telemetry/sample-table.js';
 import { prng } from '../support/prng.js';
+import { gc, hugePageAdvisedMappings } from '../support/smaps.js';
 
 const fallbackRun = process.env[DECODER_ENV] === 'js';
 const binding = loadNative().binding;
@@ -324,20 +323,10 @@ describe.skipIf(fallbackRun)('the addon\'s Native conversion', () => {
   });
 
   it.skipIf(!existsSync('/sys/kernel/mm/transparent_hugepage/enabled'))('advises huge pages for its buffers of 32 MiB and more, never for smaller ones or with FLEETGW_HUGE_PAGES=off', async () => {
-    /** Start addresses of the mappings of `minMiB`-`maxMiB` MiB that carry the huge-page advice (`hg`). */
-    const advised = (minMiB: number, maxMiB: number): Set<string> => {
-      const found = new Set<string>();
-      for (const vma of readFileSync('/proc/self/smaps', 'utf8').split(/\n(?=[0-9a-f]+-[0-9a-f]+ )/)) {
-        const kib = Number(/\nSize:\s+(\d+) kB/.exec(vma)?.[1] ?? 0);
-        const flags = /\nVmFlags:([^\n]*)/.exec(vma)?.[1]?.split(' ') ?? [];
-        if (kib >= minMiB * 1024 && kib <= maxMiB * 1024 && flags.includes('hg')) found.add(vma.slice(0, vma.indexOf('-')));
-      }
-      return found;
-    };
+    const advised = (minMiB: number, maxMiB: number): Set<string> => hugePageAdvisedMappings(minMiB * 1024, maxMiB * 1024);
     const added = (before: Set<string>, after: Set<string>): string[] => [...after].filter((a) => !before.has(a));
     // Buffers an earlier test dropped go now, so none is unmapped (and its address reused) mid-test.
-    setFlagsFromString('--expose-gc');
-    (runInNewContext('gc') as () => void)();
+    gc();
     const { rows, rowCount } = rowsOf(50, 6);
     const conv = new NativeInsert(binding!, 3);
     /** Converts a block that needs a fresh buffer of `mib` MiB (zeros: the addon refuses them, the buffer stays a spare). */
