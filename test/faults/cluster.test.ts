@@ -13,7 +13,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startClickHouseCluster, zookeeperUnavailableReason, type ClickHouseTestCluster } from '../support/clickhouse-cluster.js';
-import { clickhouseServerUnavailableReason } from '../support/clickhouse-server.js';
+import { clickhouseServerUnavailableReason, type ClickHouseTestServer } from '../support/clickhouse-server.js';
 import type { RunningGateway } from '../support/gateway.js';
 import { until } from '../support/until.js';
 import { allOnline, freePort, metric, provision, report, serve, sim, sleep, type Depot, type RunningSim, type StoredCounts } from './support.js';
@@ -41,6 +41,27 @@ async function countDepot(url: string, ids: readonly string[]): Promise<StoredCo
   const text = await sql(url, `SELECT count(), uniqExact(robot_id, ts_ms) FROM telemetry_samples WHERE robot_id IN (${ids.map((id) => `'${id}'`).join(', ')})`);
   const [rows, distinct] = text.split('\t').map(Number) as [number, number];
   return { rows, distinct, duplicated: rows - distinct };
+}
+
+/**
+ * Each depot's spool and insert state and its last store log lines: what a drain that never ends
+ * needs to be explained (CI failed once there with only the timeout to go on).
+ */
+async function drainState(depots: readonly Running[], shards: readonly ClickHouseTestServer[]): Promise<string> {
+  const out: string[] = [];
+  for (const [i, s] of shards.entries()) {
+    const replica = await sql(s.url, 'SELECT is_readonly, is_session_expired, queue_size, inserts_in_queue, last_queue_update FROM system.replicas').catch((e: unknown) => `? (${e instanceof Error ? e.message : String(e)})`);
+    out.push(`shard ${i + 1} replica (is_readonly, is_session_expired, queue_size, inserts_in_queue, last_queue_update): ${replica}`);
+    for (const l of s.errorLog().split('\n').slice(-6)) out.push(`  ${l.slice(0, 400)}`);
+  }
+  for (const [i, d] of depots.entries()) {
+    if (d.gw === null) continue;
+    const m = async (name: string): Promise<string> => String(await metric(d.gw!, d.depot, name).catch((e: unknown) => `? (${e instanceof Error ? e.message : String(e)})`));
+    out.push(`depot ${i + 1}: backlog blocks ${await m('fleetgw_telemetry_spool_backlog_blocks')}, spool bytes ${await m('fleetgw_telemetry_spool_bytes')}, replayed ${await m('fleetgw_telemetry_samples_replayed_total')}, spooled ${await m('fleetgw_telemetry_samples_spooled_total')}`);
+    const lines = d.gw.stderr().split('\n').filter((l) => /telemetry|clickhouse|shard/i.test(l));
+    for (const l of lines.slice(-8)) out.push(`  ${l.slice(0, 600)}`);
+  }
+  return out.join('\n');
 }
 
 interface Running {
@@ -123,7 +144,7 @@ describe.skipIf(reason !== null && process.env.CI !== 'true')(`many depots on on
         if (drainMs[i]! >= 0) continue;
         if ((await metric(d.gw!, d.depot, 'fleetgw_telemetry_spool_backlog_blocks')) === 0 && (await metric(d.gw!, d.depot, 'fleetgw_telemetry_samples_replayed_total')) > 0) drainMs[i] = Date.now() - upAt;
       }
-      if (Date.now() - upAt > 120_000) throw new Error('spools not drained within 120 s of the shard coming back');
+      if (Date.now() - upAt > 120_000) throw new Error(`spools not drained within 120 s of the shard coming back:\n${await drainState(depots, cluster.shards)}`);
       await sleep(250);
     }
     const replayed = await Promise.all(depots.map((d) => metric(d.gw!, d.depot, 'fleetgw_telemetry_samples_replayed_total')));

@@ -28,6 +28,8 @@ export interface ClickHouseTestServer {
   start(): Promise<void>;
   /** Kills the server (its data is thrown away anyway) and removes the temp directory. */
   dispose(): Promise<void>;
+  /** The last lines of its error log (what a failed test reports about the server). */
+  errorLog(): string;
 }
 
 /** Why a local server cannot be started here, or null when it can. */
@@ -194,6 +196,7 @@ ${opts.extraConfigXml ?? ''}
     tcpPort,
     start,
     stop,
+    errorLog: () => errLogTail(dir),
     dispose: async () => {
       await stop('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
