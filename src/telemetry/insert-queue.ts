@@ -553,7 +553,11 @@ export class InsertQueue {
           continue;
         }
         attempt = 1;
-        this.backlog.shift();
+        // By identity, not shift(): while this insert ran, an older block whose direct insert failed
+        // may have been placed ahead of it (the backlog is kept in block order). Removing the head
+        // would drop that block from the backlog and keep this one, whose files retire() deletes, to
+        // be read again forever.
+        this.backlog.splice(this.backlog.indexOf(s), 1);
         this.s.rowsWritten += s.rows;
         this.s.rowsReplayed += s.rows;
         if (this.outage) {

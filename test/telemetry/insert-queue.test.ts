@@ -2,7 +2,7 @@
  * The insert queue under memory pressure: while the ingest's gate has paused the robots' reads,
  * rows go on to the spool and the store at once instead of waiting for the insert age, so the
  * reads resume when the store has them; a block is cut at a quarter of the high-water mark; receipts
- * are reported in cut order.
+ * are reported in cut order; a replay that overtakes an older failed block keeps both.
  */
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -301,5 +301,43 @@ describe('ingest: paused reads resume without waiting for the insert age', () =>
       expect(events).toEqual([true, false]);
       expect(ingest.stats().queueBytes).toBeLessThanOrEqual(40_000);
     });
+  });
+});
+
+describe('insert queue: a replay that overtakes an older failed block', () => {
+  const tmp = tempDir('insert-replay-order');
+  afterAll(() => tmp.remove());
+
+  it('removes the replayed block, not the older one placed ahead of it meanwhile, and then replays that one', async () => {
+    const { spool } = await TelemetrySpool.open(join(tmp.dir, 'a'), 1024 * 1024);
+    // Every insert waits until the test settles it.
+    const calls: { rows: number; settle: (ok: boolean) => void }[] = [];
+    const store = recordingStore();
+    store.insert = (_c, _b, rows) => new Promise<void>((resolve, reject) => {
+      calls.push({ rows, settle: (ok) => (ok ? resolve() : reject(new Error('store down'))) });
+    });
+    // A block per enqueue, both sent at once (urgent, two slots), retried after 10 ms.
+    const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 60_000, maxInFlight: 2, maxRows: 1, baseDelayMs: 10, maxDelayMs: 10 });
+    q.setUrgent(true);
+    q.enqueue(new Uint8Array(10), 1, null); // block A (older)
+    q.enqueue(new Uint8Array(20), 2, null); // block B
+    await until(() => calls.length === 2, 5_000, 'both blocks sent');
+    // B fails first: it goes to the backlog and its replay starts.
+    calls[1]!.settle(false);
+    await until(() => calls.length === 3, 5_000, 'B replayed');
+    expect(calls[2]!.rows).toBe(2);
+    // A fails while B's replay runs: it is older, so it goes ahead of B in the backlog.
+    calls[0]!.settle(false);
+    await until(() => q.stats().spoolBacklog === 2, 5_000, 'A in the backlog');
+    // B's replay succeeds; A is replayed next (before the fix, A left the backlog instead and B's
+    // deleted files were read again at every retry).
+    calls[2]!.settle(true);
+    await until(() => calls.length === 4, 5_000, 'A replayed');
+    expect(calls[3]!.rows).toBe(1);
+    calls[3]!.settle(true);
+    await until(() => q.stats().spoolBacklog === 0, 5_000, 'the backlog empty');
+    expect(q.stats()).toMatchObject({ rowsWritten: 3, rowsReplayed: 3, spoolBytes: 0 });
+    await q.close();
+    expect(calls).toHaveLength(4);
   });
 });
