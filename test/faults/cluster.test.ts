@@ -16,7 +16,7 @@ import { startClickHouseCluster, zookeeperUnavailableReason, type ClickHouseTest
 import { clickhouseServerUnavailableReason, type ClickHouseTestServer } from '../support/clickhouse-server.js';
 import type { RunningGateway } from '../support/gateway.js';
 import { until } from '../support/until.js';
-import { allOnline, freePort, metric, provision, report, serve, sim, sleep, type Depot, type RunningSim, type StoredCounts } from './support.js';
+import { allOnline, freePort, metric, metrics, provision, report, serve, sim, sleep, type Depot, type RunningSim, type StoredCounts } from './support.js';
 
 const DEPOTS = 2;
 const ROBOTS = 10;
@@ -25,8 +25,9 @@ const OUTAGE_S = Number(process.env.FLEETGW_FAULT_CLUSTER_OUTAGE_S ?? 20);
 const DB = 'fleet';
 const reason = zookeeperUnavailableReason() ?? clickhouseServerUnavailableReason();
 
-async function sql(url: string, query: string): Promise<string> {
-  const res = await fetch(`${url}/?database=${DB}`, { method: 'POST', body: query });
+async function sql(url: string, query: string, timeoutMs = 30_000): Promise<string> {
+  // Bounded: a shard that hangs must fail the test with its report, not run it into the test timeout.
+  const res = await fetch(`${url}/?database=${DB}`, { method: 'POST', body: query, signal: AbortSignal.timeout(timeoutMs) });
   const text = await res.text();
   if (!res.ok) throw new Error(`ClickHouse query failed: ${res.status} ${text}`);
   return text.trim();
@@ -43,25 +44,34 @@ async function countDepot(url: string, ids: readonly string[]): Promise<StoredCo
   return { rows, distinct, duplicated: rows - distinct };
 }
 
+/** What failed, as a line: the report must never be lost to an error of its own. */
+const why = (e: unknown): string => `? (${e instanceof Error ? e.message : String(e)})`;
+
+/** The drain's counters, one scrape per depot. */
+const DRAIN_METRICS = ['fleetgw_telemetry_spool_backlog_blocks', 'fleetgw_telemetry_spool_bytes', 'fleetgw_telemetry_samples_replayed_total', 'fleetgw_telemetry_samples_spooled_total'] as const;
+
 /**
- * Each depot's spool and insert state and its last store log lines: what a drain that never ends
- * needs to be explained (CI failed once there with only the timeout to go on).
+ * Each shard's replica state and last errors, each depot's spool counters and last store log lines,
+ * and the drain's progress since the shard came back: what a drain that does not finish needs to
+ * tell "slow" from "stuck" (CI failed once there with only the timeout to go on). Everything runs at
+ * once with short timeouts, well inside the test's own.
  */
-async function drainState(depots: readonly Running[], shards: readonly ClickHouseTestServer[]): Promise<string> {
-  const out: string[] = [];
-  for (const [i, s] of shards.entries()) {
-    const replica = await sql(s.url, 'SELECT is_readonly, is_session_expired, queue_size, inserts_in_queue, last_queue_update FROM system.replicas').catch((e: unknown) => `? (${e instanceof Error ? e.message : String(e)})`);
-    out.push(`shard ${i + 1} replica (is_readonly, is_session_expired, queue_size, inserts_in_queue, last_queue_update): ${replica}`);
-    for (const l of s.errorLog().split('\n').slice(-6)) out.push(`  ${l.slice(0, 400)}`);
-  }
-  for (const [i, d] of depots.entries()) {
-    if (d.gw === null) continue;
-    const m = async (name: string): Promise<string> => String(await metric(d.gw!, d.depot, name).catch((e: unknown) => `? (${e instanceof Error ? e.message : String(e)})`));
-    out.push(`depot ${i + 1}: backlog blocks ${await m('fleetgw_telemetry_spool_backlog_blocks')}, spool bytes ${await m('fleetgw_telemetry_spool_bytes')}, replayed ${await m('fleetgw_telemetry_samples_replayed_total')}, spooled ${await m('fleetgw_telemetry_samples_spooled_total')}`);
-    const lines = d.gw.stderr().split('\n').filter((l) => /telemetry|clickhouse|shard/i.test(l));
-    for (const l of lines.slice(-8)) out.push(`  ${l.slice(0, 600)}`);
-  }
-  return out.join('\n');
+async function drainState(depots: readonly Running[], shards: readonly ClickHouseTestServer[], progress: readonly string[]): Promise<string> {
+  const shardLines = await Promise.all(shards.map(async (s, i) => {
+    const replica = await sql(s.url, 'SELECT database, table, is_readonly, is_session_expired, queue_size, inserts_in_queue FROM system.replicas', 5_000).catch(why);
+    // 18.x follows each error with its stack trace: keep the errors' own lines.
+    const errors = s.errorLog().split('\n').filter((l) => l.includes('<Error>') || l.includes('Code:')).slice(-4);
+    return [`shard ${i + 1} replicas (database, table, is_readonly, is_session_expired, queue_size, inserts_in_queue): ${replica.replaceAll('\n', '; ')}`,
+      ...errors.map((l) => `  ${l.slice(0, 400)}`)];
+  }));
+  const depotLines = await Promise.all(depots.map(async (d, i) => {
+    if (d.gw === null) return [`depot ${i + 1}: not running`];
+    const gw = d.gw;
+    const m = await metrics(gw, d.depot, DRAIN_METRICS, 5_000).then((v) => DRAIN_METRICS.map((n) => `${n.replace('fleetgw_telemetry_', '')} ${v[n]}`).join(', '), why);
+    const lines = gw.stderr().split('\n').filter((l) => /telemetry|clickhouse|shard/i.test(l)).slice(-8);
+    return [`depot ${i + 1}: ${m}`, ...lines.map((l) => `  ${l.slice(0, 600)}`)];
+  }));
+  return [...shardLines.flat(), ...depotLines.flat(), 'progress since the shard came back:', ...progress.map((l) => `  ${l}`)].join('\n');
 }
 
 interface Running {
@@ -139,13 +149,25 @@ describe.skipIf(reason !== null && process.env.CI !== 'true')(`many depots on on
     const upAt = Date.now();
     // Time from the shard's return until each depot's spool is empty.
     const drainMs = depots.map(() => -1);
-    while (drainMs.some((ms) => ms < 0)) {
-      for (const [i, d] of depots.entries()) {
-        if (drainMs[i]! >= 0) continue;
-        if ((await metric(d.gw!, d.depot, 'fleetgw_telemetry_spool_backlog_blocks')) === 0 && (await metric(d.gw!, d.depot, 'fleetgw_telemetry_samples_replayed_total')) > 0) drainMs[i] = Date.now() - upAt;
+    // Each depot's backlog and replayed rows every 10 s: progress tells a slow drain from a stuck one.
+    const progress: string[] = [];
+    let nextProgressAt = upAt;
+    try {
+      while (drainMs.some((ms) => ms < 0)) {
+        const now = Date.now();
+        const seen = await Promise.all(depots.map((d) => metrics(d.gw!, d.depot, DRAIN_METRICS, 10_000)));
+        for (const [i, m] of seen.entries()) {
+          if (drainMs[i]! < 0 && m.fleetgw_telemetry_spool_backlog_blocks === 0 && m.fleetgw_telemetry_samples_replayed_total! > 0) drainMs[i] = now - upAt;
+        }
+        if (now >= nextProgressAt) {
+          progress.push(`${Math.round((now - upAt) / 1000)} s: ${seen.map((m, i) => `depot ${i + 1} backlog ${m.fleetgw_telemetry_spool_backlog_blocks} replayed ${m.fleetgw_telemetry_samples_replayed_total}`).join(', ')}`);
+          nextProgressAt += 10_000;
+        }
+        if (now - upAt > 120_000) throw new Error('spools not drained within 120 s of the shard coming back');
+        await sleep(250);
       }
-      if (Date.now() - upAt > 120_000) throw new Error(`spools not drained within 120 s of the shard coming back:\n${await drainState(depots, cluster.shards)}`);
-      await sleep(250);
+    } catch (e) {
+      throw new Error(`${e instanceof Error ? e.message : String(e)}:\n${await drainState(depots, cluster.shards, progress)}`, { cause: e });
     }
     const replayed = await Promise.all(depots.map((d) => metric(d.gw!, d.depot, 'fleetgw_telemetry_samples_replayed_total')));
     // The killed depot's robots back, and time for them to resend what was not acknowledged.

@@ -49,9 +49,16 @@ export async function provision(count: number): Promise<Depot> {
 export { freePort } from '../support/net.js';
 
 /** `fleetgw serve` on a fixed robot link port (plain HTTP on loopback). */
-export function serve(depot: Depot, grpcPort: number, extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunningGateway> {
+export async function serve(depot: Depot, grpcPort: number, extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunningGateway> {
   // The later --grpc-port wins over the harness's `--grpc-port 0`.
-  return startGatewayProcess(depot.dataDir, ['--insecure-http', '--grpc-port', String(grpcPort), ...extra], env);
+  const gw = await startGatewayProcess(depot.dataDir, ['--insecure-http', '--grpc-port', String(grpcPort), ...extra], env);
+  // CI runs some of these tests on the JS decoder (FLEETGW_TELEMETRY_DECODER=js): make sure it is the one running.
+  const asked = env.FLEETGW_TELEMETRY_DECODER ?? process.env.FLEETGW_TELEMETRY_DECODER;
+  if ((asked === 'js' || asked === 'native' || asked === 'reference') && gw.ready.telemetryDecoder !== asked) {
+    await gw.stop('SIGKILL');
+    throw new Error(`FLEETGW_TELEMETRY_DECODER=${asked}, but the gateway runs the ${gw.ready.telemetryDecoder} decoder`);
+  }
+  return gw;
 }
 
 export interface RunningSim {
@@ -119,10 +126,24 @@ export async function countClickHouse(url: string, database: string): Promise<St
 
 /** Reads one sample value of a gateway metric (0 when absent). */
 export async function metric(gw: RunningGateway, depot: Depot, name: string): Promise<number> {
+  return (await metrics(gw, depot, [name]))[name]!;
+}
+
+/**
+ * Reads several unlabelled gateway metrics from one scrape (0 for an absent one).
+ * @throws when the gateway does not answer within `timeoutMs` (bounded: a hung gateway fails the
+ *   test with its report instead of running it into the test timeout)
+ */
+export async function metrics(gw: RunningGateway, depot: Depot, names: readonly string[], timeoutMs = 30_000): Promise<Record<string, number>> {
   const token = readFileSync(join(depot.dataDir, 'metrics-token'), 'utf8').trim();
-  const text = await (await fetch(`${gw.ready.http}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  return line === undefined ? 0 : Number(line.slice(name.length + 1));
+  const text = await (await fetch(`${gw.ready.http}/metrics`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(timeoutMs) })).text();
+  const lines = text.split('\n');
+  const out: Record<string, number> = {};
+  for (const name of names) {
+    const line = lines.find((l) => l.startsWith(`${name} `));
+    out[name] = line === undefined ? 0 : Number(line.slice(name.length + 1));
+  }
+  return out;
 }
 
 /** The figures a fault test prints (docs/operations.md quotes them). */

@@ -58,8 +58,9 @@ async function startZooKeeperOnce(timeoutMs: number): Promise<ZooKeeperTestServe
   const port = await freePort();
   const cfg = join(dir, 'zoo.cfg');
   // forceSync=no: a test ZooKeeper need not survive a power cut, and every ReplicatedMergeTree insert
-  // waits for ZooKeeper's log write: with an fsync each, a slow or shared disk would slow the shards'
-  // inserts, and the cluster tests time the gateway's drain, not the disk.
+  // waits for ZooKeeper's log write, which it fsyncs by default (a group of writes at a time): on a
+  // slow or shared disk that would slow the shards' inserts, and the cluster tests time the gateway's
+  // drain, not the disk.
   writeFileSync(cfg, [
     'tickTime=2000', `dataDir=${dir}/data`, `clientPort=${port}`, 'clientPortAddress=127.0.0.1',
     'admin.enableServer=false', '4lw.commands.whitelist=ruok', 'maxClientCnxns=200', 'forceSync=no', '',
