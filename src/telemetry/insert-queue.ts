@@ -557,7 +557,8 @@ export class InsertQueue {
         // may have been placed ahead of it (the backlog is kept in block order). Removing the head
         // would drop that block from the backlog and keep this one, whose files retire() deletes, to
         // be read again forever.
-        this.backlog.splice(this.backlog.indexOf(s), 1);
+        const at = this.backlog.indexOf(s);
+        if (at >= 0) this.backlog.splice(at, 1);
         this.s.rowsWritten += s.rows;
         this.s.rowsReplayed += s.rows;
         if (this.outage) {

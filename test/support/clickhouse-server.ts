@@ -28,8 +28,8 @@ export interface ClickHouseTestServer {
   start(): Promise<void>;
   /** Kills the server (its data is thrown away anyway) and removes the temp directory. */
   dispose(): Promise<void>;
-  /** The last lines of its error log (what a failed test reports about the server). */
-  errorLog(): string;
+  /** The last `lines` lines (default 20) of its error log (what a failed test reports about the server). */
+  errorLog(lines?: number): string;
 }
 
 /** Why a local server cannot be started here, or null when it can. */
@@ -81,9 +81,9 @@ export const PORT_TAKEN = 'Address already in use';
  * The server's error log, last 20 lines: why it exited (exit code 70 alone says nothing). The retry
  * on a taken port looks for {@link PORT_TAKEN} in it.
  */
-function errLogTail(dir: string): string {
+function errLogTail(dir: string, lines = 20): string {
   try {
-    return readFileSync(join(dir, 'server.err.log'), 'utf8').trim().split('\n').slice(-20).join('\n');
+    return readFileSync(join(dir, 'server.err.log'), 'utf8').trim().split('\n').slice(-lines).join('\n');
   } catch {
     return '';
   }
@@ -196,7 +196,7 @@ ${opts.extraConfigXml ?? ''}
     tcpPort,
     start,
     stop,
-    errorLog: () => errLogTail(dir),
+    errorLog: (lines?: number) => errLogTail(dir, lines),
     dispose: async () => {
       await stop('SIGKILL');
       rmSync(dir, { recursive: true, force: true });

@@ -318,26 +318,31 @@ describe('insert queue: a replay that overtakes an older failed block', () => {
     });
     // A block per enqueue, both sent at once (urgent, two slots), retried after 10 ms.
     const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 60_000, maxInFlight: 2, maxRows: 1, baseDelayMs: 10, maxDelayMs: 10 });
-    q.setUrgent(true);
-    q.enqueue(new Uint8Array(10), 1, null); // block A (older)
-    q.enqueue(new Uint8Array(20), 2, null); // block B
-    await until(() => calls.length === 2, 5_000, 'both blocks sent');
-    // B fails first: it goes to the backlog and its replay starts.
-    calls[1]!.settle(false);
-    await until(() => calls.length === 3, 5_000, 'B replayed');
-    expect(calls[2]!.rows).toBe(2);
-    // A fails while B's replay runs: it is older, so it goes ahead of B in the backlog.
-    calls[0]!.settle(false);
-    await until(() => q.stats().spoolBacklog === 2, 5_000, 'A in the backlog');
-    // B's replay succeeds; A is replayed next (before the fix, A left the backlog instead and B's
-    // deleted files were read again at every retry).
-    calls[2]!.settle(true);
-    await until(() => calls.length === 4, 5_000, 'A replayed');
-    expect(calls[3]!.rows).toBe(1);
-    calls[3]!.settle(true);
-    await until(() => q.stats().spoolBacklog === 0, 5_000, 'the backlog empty');
-    expect(q.stats()).toMatchObject({ rowsWritten: 3, rowsReplayed: 3, spoolBytes: 0 });
-    await q.close();
-    expect(calls).toHaveLength(4);
+    try {
+      q.setUrgent(true);
+      q.enqueue(new Uint8Array(10), 1, null); // block A (older)
+      q.enqueue(new Uint8Array(20), 2, null); // block B
+      await until(() => calls.length === 2, 5_000, 'both blocks sent');
+      // B fails first: it goes to the backlog and its replay starts.
+      calls[1]!.settle(false);
+      await until(() => calls.length === 3, 5_000, 'B replayed');
+      expect(calls[2]!.rows).toBe(2);
+      // A fails while B's replay runs: it is older, so it goes ahead of B in the backlog.
+      calls[0]!.settle(false);
+      await until(() => q.stats().spoolBacklog === 2, 5_000, 'A in the backlog');
+      // B's replay succeeds; A is replayed next (before the fix, A left the backlog instead and B's
+      // deleted files were read again at every retry).
+      calls[2]!.settle(true);
+      await until(() => calls.length === 4, 5_000, 'A replayed');
+      expect(calls[3]!.rows).toBe(1);
+      calls[3]!.settle(true);
+      // Both blocks' files gone too (they are deleted after the backlog lets go of the block).
+      await until(() => q.stats().spoolBacklog === 0 && q.stats().spoolBytes === 0, 5_000, 'the backlog and the spool empty');
+      expect(q.stats()).toMatchObject({ rowsWritten: 3, rowsReplayed: 3 });
+      expect(calls).toHaveLength(4);
+    } finally {
+      // Also stops a replay that would otherwise retry every 10 ms after a failure here.
+      await q.close();
+    }
   });
 });
