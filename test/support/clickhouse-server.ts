@@ -78,8 +78,8 @@ export async function waitForClickHouse(url: string, timeoutMs: number, exited?:
 export const PORT_TAKEN = 'Address already in use';
 
 /**
- * The server's error log, last 20 lines: why it exited (exit code 70 alone says nothing). The retry
- * on a taken port looks for {@link PORT_TAKEN} in it.
+ * The server's error log, last `lines` lines (20 by default): why it exited (exit code 70 alone says
+ * nothing). The retry on a taken port looks for {@link PORT_TAKEN} in it.
  */
 function errLogTail(dir: string, lines = 20): string {
   try {
