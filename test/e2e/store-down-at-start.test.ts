@@ -3,7 +3,8 @@
  * anyway (robots are commanded without the store), reports the store down (`/readyz` says
  * `degraded`, `fleetgw_telemetry_store_up` 0), acknowledges telemetry once it is in the disk spool,
  * and when the server starts it creates the database and the schema and drains the spool, every
- * acknowledged sample stored exactly once. Real processes: Debian's clickhouse-server and the built
+ * acknowledged sample stored exactly once. On the way the gateway is killed (`kill -9`) with its
+ * spool full of blocks and started again while the server is still down: that start must not fail. Real processes: Debian's clickhouse-server and the built
  * gateway; the robot is the in-process RobotAgent.
  */
 import { readFileSync, rmSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { startClickHouseServer, type ClickHouseTestServer } from '../support/cli
 import { adminJson } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
 import { testSample } from '../support/samples.js';
+import { freePort } from '../support/net.js';
 import { until } from '../support/until.js';
 
 const skip = inject('clickhouseUrl') === null;
@@ -47,9 +49,11 @@ describe.skipIf(skip)(`the gateway starts while its ClickHouse server is down${s
     if (d) rmSync(d.dataDir, { recursive: true, force: true });
   });
 
-  it('serves robots, spools acknowledged telemetry, reports the store down, then sets the store up and drains it', async () => {
+  it('serves robots, spools acknowledged telemetry, reports the store down, survives a kill -9 and restart while down, then sets the store up and drains it', async () => {
     const robot = adminJson(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'r1']);
-    gw = await startGatewayProcess(d.dataDir, ['--insecure-http', '--clickhouse-url', `${server.url}/${DATABASE}`]);
+    // A fixed robot link port: the restarted gateway below listens where the robot reconnects.
+    const args = ['--insecure-http', '--grpc-port', String(await freePort()), '--clickhouse-url', `${server.url}/${DATABASE}`];
+    gw = await startGatewayProcess(d.dataDir, args);
     // Not set up yet: no schema version to report.
     expect(gw.ready).toMatchObject({ telemetryStore: 'clickhouse', telemetrySchemaVersion: null });
     expect(gw.stderr()).toContain('telemetry store unreachable');
@@ -101,12 +105,22 @@ describe.skipIf(skip)(`the gateway starts while its ClickHouse server is down${s
     expect(series(spooling, 'fleetgw_telemetry_store_up')).toBe(0);
     expect(await readyz()).toEqual({ status: 200, body: { status: 'degraded' } });
 
+    // Killed with blocks in its spool, started again while the server is still down.
+    await gw.stop('SIGKILL');
+    gw = await startGatewayProcess(d.dataDir, args);
+    expect(gw.ready.telemetrySchemaVersion).toBeNull();
+    expect(await readyz()).toEqual({ status: 200, body: { status: 'degraded' } });
+    await until(() => agent!.connected && agent!.stats().connects >= 2, 20_000, 'agent reconnected');
+    for (let b = 5; b < 10; b++) agent.sendSamples(Array.from({ length: 100 }, (_, i) => testSample(t0, b * 100 + i)));
+    await until(() => agent!.stats().samplesSent === 1_000 && agent!.stats().batchesUnacked === 0, 20_000, 'every batch acknowledged after the restart');
+    expect(series(await scrape(), 'fleetgw_telemetry_store_up')).toBe(0);
+
     // The server comes: the database and schema are created, the spool drains, the store is up.
     await server.start();
     await until(() => gw!.stderr().includes('telemetry store set up'), 20_000, 'the store set up');
     await until(async () => {
       const text = await scrape();
-      return series(text, 'fleetgw_telemetry_spool_backlog_blocks') === 0 && series(text, 'fleetgw_telemetry_samples_replayed_total') >= 500;
+      return series(text, 'fleetgw_telemetry_spool_backlog_blocks') === 0 && series(text, 'fleetgw_telemetry_spool_bytes') === 0 && series(text, 'fleetgw_telemetry_samples_replayed_total') >= 1_000;
     }, 30_000, 'the spool drained');
     await until(async () => series(await scrape(), 'fleetgw_telemetry_store_up') === 1, 10_000, 'the store reported up');
     expect(await readyz()).toEqual({ status: 200, body: { status: 'ready' } });
@@ -116,9 +130,9 @@ describe.skipIf(skip)(`the gateway starts while its ClickHouse server is down${s
     agent = null;
     expect(await gw.stop('SIGTERM')).toBe(0);
     gw = null;
-    // Every acknowledged sample once: 500 rows, 500 distinct sample times.
+    // Every acknowledged sample once: 1,000 rows, 1,000 distinct sample times.
     expect(await query(server, `SELECT count(), uniqExact(ts_ms), min(ts_ms), max(ts_ms) FROM ${DATABASE}.telemetry_samples WHERE robot_id = '${robot.robotId!}'`))
-      .toBe(`500\t500\t${t0}\t${t0 + 499 * 10}\n`);
+      .toBe(`1000\t1000\t${t0}\t${t0 + 999 * 10}\n`);
     expect(await query(server, `SELECT max(version) FROM ${DATABASE}.fleetgw_schema_migrations`)).toBe('3\n');
   }, 120_000);
 });
