@@ -217,6 +217,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     schedulesArmed: () => missions?.scheduler.stats().armed ?? 0,
     readiness: () => readiness?.results() ?? {},
     alertsUnresolved: () => alerts.service.unresolvedCount,
+    storeUp: () => storeHealth.reachable,
   });
   const stopKeySweep = startKeyRevocationSweep({ hub, tickets, keyUsable, log: logFor('telemetry') });
   // Distance and operating time of robots, from the telemetry snapshots the ingest writes.
@@ -250,6 +251,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   });
   // Inserts report to it (above), the probe runs from here on: /readyz never queries the store itself.
   const storeHealth = new StoreHealth(ingest.sampleStore, logFor('telemetry'));
+  // A server that did not answer at start (or refused): the gateway serves without it, and reports it.
+  const setUpError = ingest.sampleStore.setUpError ?? null;
+  if (setUpError !== null) storeHealth.note(false, setUpError);
   storeHealth.start();
   const telemetryStore = storeHealth;
   let linkServer: RobotLinkServer | undefined;
@@ -355,6 +359,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       },
       logFor('gateway'),
       (ready) => grpcHealth.setServing(ready),
+      { storeReachable: () => telemetryStore.reachable },
     );
     readiness.start();
     const ready = readiness;
@@ -374,7 +379,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // The MCP endpoint's tools dispatch through the router, which serves the MCP route: built after it.
     const lateMcp = new LateMcp();
     const { routes } = buildRoutes({
-      store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, objects, advertised, ready: () => ready.ready(), log: logFor('api'),
+      store, events, idempotency, link, commands, tickets, streamUrl: () => streamUrl, httpUrl: () => httpUrl, runtime, missions, objects, advertised, ready: () => ready.ready(), degraded: () => ready.status() === 'degraded', log: logFor('api'),
       sessions, secureCookies: tlsFiles !== null, fieldRules, alerts: alerts.service, ...(apiDocs ? { apiDocs } : {}), ...(dashboard ? { dashboard } : {}),
       mcp: lateMcp,
       usage: (id) => usageMeter.usage(id),

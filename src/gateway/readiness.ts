@@ -8,6 +8,9 @@ import type { Logger } from 'pino';
 
 export type ReadinessChecks = Readonly<Record<string, () => boolean>>;
 
+/** `/readyz`'s word: `degraded` is ready (200) with a part down that the gateway works around. */
+export type ReadinessStatus = 'ready' | 'degraded' | 'not_ready';
+
 export class Readiness {
   private timer: NodeJS.Timeout | null = null;
   private last: boolean | null = null;
@@ -19,7 +22,19 @@ export class Readiness {
     private readonly log: Logger,
     /** Called with the overall answer at start and whenever it changes. */
     private readonly onChange: (ready: boolean) => void,
+    /**
+     * Conditions that leave the gateway ready but degraded when false (the telemetry store down while
+     * the disk spool takes its rows): they change /readyz's word, not its status code or gRPC health.
+     */
+    private readonly degradedBy: ReadinessChecks = {},
   ) {}
+
+  /** `not_ready` when a check fails, else `degraded` when a degrading condition is false, else `ready`. */
+  status(): ReadinessStatus {
+    if (!this.ready()) return 'not_ready';
+    for (const [name, check] of Object.entries(this.degradedBy)) if (!this.safe(name, check)) return 'degraded';
+    return 'ready';
+  }
 
   /** Each check's answer now. */
   results(): Record<string, boolean> {

@@ -80,6 +80,8 @@ export interface RouteDeps {
   advertised: AdvertisedProfiles;
   /** Readiness behind GET /readyz (src/gateway/readiness.ts). */
   ready: () => boolean;
+  /** Ready with the telemetry store down (spooling): /readyz says `degraded`. */
+  degraded?: () => boolean;
   log?: Logger;
   /** Field rule changes and their delivery to robots (src/fleet/field-rules). */
   fieldRules: FieldRuleService;
@@ -143,7 +145,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...openApiRoutes(document),
     ...(deps.apiDocs ? apiDocsRoutes(deps.apiDocs) : []),
     ...(deps.dashboard ? dashboardRoutes(deps.dashboard) : []),
-    ...healthRoutes({ ready: deps.ready }),
+    ...healthRoutes({ ready: deps.ready, ...(deps.degraded ? { degraded: deps.degraded } : {}) }),
     ...meRoutes(),
     ...sessionRoutes({ store: deps.store, events: deps.events, sessions: deps.sessions, secureCookies: deps.secureCookies, ...(deps.log ? { log: deps.log } : {}) }),
     ...apiKeyRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, ...(deps.log ? { log: deps.log } : {}) }),

@@ -53,6 +53,8 @@ export interface ScrapeSources {
   schedulesArmed: () => number;
   /** Each readiness check's current answer (docs/operations.md: what /readyz checks). */
   readiness: () => Readonly<Record<string, boolean>>;
+  /** The telemetry store answers and is set up (store-health.ts); absent: the gauge is not published. */
+  storeUp?: () => boolean;
   /** Alerts open or acknowledged, all fleets (docs/alerts.md); absent: the gauge is not published. */
   alertsUnresolved?: () => number;
 }
@@ -124,6 +126,8 @@ export class GatewayMetrics {
     });
     gaugeFrom(registers, 'fleetgw_telemetry_queue_bytes', 'Telemetry bytes held in the gateway: batching, decoding and waiting for or in an insert.', () => t().queueBytes);
     gaugeFrom(registers, 'fleetgw_telemetry_inserts_in_flight', 'Inserts sent to the telemetry store and not yet answered.', () => t().insertsInFlight);
+    const storeUp = sources.storeUp;
+    if (storeUp !== undefined) gaugeFrom(registers, 'fleetgw_telemetry_store_up', '1 while the telemetry store answers (and is set up), 0 while it is down or refuses: telemetry then waits in the disk spool.', () => (storeUp() ? 1 : 0));
     gaugeFrom(registers, 'fleetgw_telemetry_backpressure', '1 while robot telemetry reads are paused (queued bytes over the high-water mark).', () => (t().paused ? 1 : 0));
     this.pauses = new Counter({ name: 'fleetgw_telemetry_backpressure_pauses_total', help: 'Times robot telemetry reads were paused by backpressure.', registers });
     this.inserts = new Counter({ name: 'fleetgw_telemetry_inserts_total', help: 'Insert attempts to the telemetry store, by outcome (ok, error); a retried batch counts once per attempt.', labelNames: ['outcome'], registers });

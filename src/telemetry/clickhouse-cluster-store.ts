@@ -37,6 +37,7 @@ import { selectWithExternalData } from './external-data.js';
 import type { MigrationResult } from './migrations.js';
 import { splitByShard } from './row-split.js';
 import type { SchemaFlavor } from './schema.js';
+import { DeferredSetUp } from './store-setup.js';
 
 export interface ClickHouseClusterStoreOptions extends ClickHouseStoreOptions {
   /** Told once per shard that did not answer at start (the gateway logs it as a warning). */
@@ -72,15 +73,17 @@ export async function openClickHouseClusterStore(opts: ClickHouseClusterStoreOpt
   const readFirst = origins.indexOf(target.origin);
   if (readFirst < 0) throw new Error(`--clickhouse-url ${serverHost(opts.url)} is not one of --clickhouse-shard-urls`);
   clusterMigrations(opts.cluster, database); // checks the names before anything is sent
-  const shards: Shard[] = origins.map((origin, index) => ({
-    index,
-    where: `ClickHouse shard ${index + 1} at ${serverHost(origin)} (database ${database}${username !== undefined ? `, user ${username}` : ''})`,
-    origin,
-    client: clientFor(opts, origin, database, username),
-    opened: false,
-    opening: null,
-  }));
-  const results = await Promise.allSettled(shards.map((s) => setUpShard(opts, s, shards.length, database, username)));
+  const shards: Shard[] = origins.map((origin, index) => {
+    const s: Shard = {
+      index,
+      where: `ClickHouse shard ${index + 1} at ${serverHost(origin)} (database ${database}${username !== undefined ? `, user ${username}` : ''})`,
+      origin,
+      client: clientFor(opts, origin, database, username),
+      setUp: new DeferredSetUp(() => setUpShard(opts, s, origins.length, database, username)),
+    };
+    return s;
+  });
+  const results = await Promise.allSettled(shards.map((s) => s.setUp.ensure()));
   const first = results[readFirst]?.status === 'fulfilled' ? results[readFirst] : results.find((r) => r.status === 'fulfilled');
   // A shard that answered with the wrong layout is a configuration error: refuse to start.
   const wrong = results.find((r) => r.status === 'rejected' && !unreachable(r.reason));
@@ -89,10 +92,7 @@ export async function openClickHouseClusterStore(opts: ClickHouseClusterStoreOpt
     const cause = (wrong ?? results.find((r) => r.status === 'rejected')) as PromiseRejectedResult;
     throw cause.reason instanceof Error ? cause.reason : new Error(message(cause.reason));
   }
-  results.forEach((r, i) => {
-    if (r.status === 'fulfilled') shards[i]!.opened = true;
-    else opts.warn?.(`${message(r.reason)}; its rows wait in the disk spool until it answers`);
-  });
+  for (const r of results) if (r.status === 'rejected') opts.warn?.(`${message(r.reason)}; its rows wait in the disk spool until it answers`);
   return new ClusterStore(opts, shards, readFirst, database, username, first.value);
 }
 
@@ -128,22 +128,6 @@ class ClusterStore implements ClickHouseSampleStore {
     this.schema = info.schema;
   }
 
-  /** Sets up a shard that did not answer at start (one attempt at a time; a failure is retried by the next insert). */
-  private async ensureOpen(s: Shard): Promise<void> {
-    if (s.opened) return;
-    s.opening ??= setUpShard(this.opts, s, this.shards.length, this.database, this.username).then(
-      (info) => {
-        s.opened = true;
-        return info;
-      },
-      (e: unknown) => {
-        s.opening = null;
-        throw e;
-      },
-    );
-    await s.opening;
-  }
-
   async insert(chunks: readonly Uint8Array[], _bytes: number, _rows: number, token?: string): Promise<void> {
     let missing: Set<string> | null = null;
     let split = splitByShard(chunks, this.shards.length, (id) => {
@@ -160,7 +144,8 @@ class ClusterStore implements ClickHouseSampleStore {
     const results = await Promise.allSettled(this.shards.map(async (s) => {
       const part = split.parts[s.index]!;
       if (part.length === 0 || done?.has(s.index) === true) return;
-      await this.ensureOpen(s);
+      // A shard that did not answer at start is set up first (store-setup.ts).
+      await s.setUp.ensure();
       // One copy of the part (at most the block's bytes, for the request's life) rather than a stream
       // of one view per run of rows: a write per run cost ~0.2 µs/row more (bench/cluster-insert.mjs).
       const res = await s.client.exec({ query: this.insertSql, values: Readable.from([Buffer.concat(part)], { objectMode: false }) });

@@ -10,6 +10,7 @@ import { parseClickHouseUrl } from './clickhouse-target.js';
 import { clusterMigrations } from './cluster-schema.js';
 import { migrateSchema, type MigrationResult } from './migrations.js';
 import { flavorForVersion, type SchemaFlavor } from './schema.js';
+import type { DeferredSetUp } from './store-setup.js';
 
 /** What the cluster store needs to set a shard up (a subset of its options). */
 export interface ShardSetUpOptions extends ClickHouseStoreOptions {
@@ -23,9 +24,8 @@ export interface Shard {
   where: string;
   origin: string;
   client: ClickHouseClient;
-  /** Set once the shard's checks and migrations ran (at start, or at the first insert after it). */
-  opened: boolean;
-  opening: Promise<ShardInfo> | null;
+  /** The shard's checks and migrations: run at start, or at the first insert after it answers. */
+  setUp: DeferredSetUp<ShardInfo>;
 }
 
 /** What a shard's set-up found: its version, schema flavor and migrations. */

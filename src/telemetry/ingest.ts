@@ -321,7 +321,7 @@ interface Waiting {
 function logSchema(log: Logger, store: SampleStore): void {
   if ('insertFormat' in store) {
     const f = (store as ClickHouseSampleStore).insertFormat;
-    log.info({ store: store.kind, insertFormat: f.format, reason: f.reason }, 'telemetry inserts encoded');
+    if (f !== null) log.info({ store: store.kind, insertFormat: f.format, reason: f.reason }, 'telemetry inserts encoded');
   }
   const s = store.schema;
   if (s === undefined) return;
@@ -355,7 +355,15 @@ export async function createTelemetryIngest(opts: TelemetryIngestOptions): Promi
       })
       : await openClickHouseStore({ ...serverOpts, warn: (message) => opts.log?.warn({ store: 'clickhouse' }, message) })
     : await openChdbStore({ dataDir: opts.dataDir, ...(opts.retentionDays !== undefined ? { retentionDays: opts.retentionDays } : {}) }));
-  if (opts.log !== undefined) logSchema(opts.log, sampleStore);
+  const log = opts.log;
+  if (log !== undefined && (sampleStore.setUpError ?? null) === null) logSchema(log, sampleStore);
+  else if (log !== undefined) {
+    // The server did not answer at start (the gateway reports it down): said once it is set up.
+    void sampleStore.setUpDone?.().then(() => {
+      log.info({ store: sampleStore.kind, version: sampleStore.version, schemaVersion: sampleStore.schema?.to }, 'telemetry store set up: its server answered after the gateway started');
+      logSchema(log, sampleStore);
+    });
+  }
   const maxTasks = opts.maxTasksInFlight ?? 4;
   // Tasks in the pool, the batch being filled, two for results waiting to be applied in order, and
   // WAITING_BATCH_SLOTS for batches waiting for the pool.

@@ -15,6 +15,13 @@ export interface SampleStore {
   /** What the start-up migrations found and did (stores opened by the gateway; absent on test doubles). */
   readonly schema?: MigrationResult;
   /**
+   * Why the store is not set up yet: its server did not answer at open, or refused (store-setup.ts);
+   * every use tries again until it succeeds once. Null once set up; absent on stores set up at open.
+   */
+  readonly setUpError?: string | null;
+  /** Resolves once the set-up the open could not do has run (with {@link setUpError}). */
+  setUpDone?(): Promise<void>;
+  /**
    * What a repeated insert with the same `token` does (telemetry/README.md, "Duplicates"):
    * `token`: the store drops it (insert_deduplication_token: chdb, ClickHouse 22.2+);
    * `block-hash`: the store drops an identical block (ClickHouse 21.x-22.1, whose table has a

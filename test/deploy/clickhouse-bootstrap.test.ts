@@ -5,7 +5,7 @@
  * on the command line is refused. Real processes: Debian's clickhouse-server and the built gateway.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { RobotAgent } from '../../src/agent/index.js';
@@ -19,7 +19,7 @@ const skip = inject('clickhouseUrl') === null;
 const skipReason = inject('clickhouseSkipReason');
 const PASSWORD = 'depot-secret-4711';
 
-/** users.xml: `default` without a password (the test's own queries), `fleetgw` with one. */
+/** users.xml: `default` without a password (the test's own queries), `fleetgw` with one, `limited` kept to database `default`. */
 function usersXml(password: string): string {
   const sha = createHash('sha256').update(password).digest('hex');
   const user = (pw: string): string => `${pw}<networks><ip>::/0</ip></networks><profile>default</profile><quota>default</quota>`;
@@ -29,6 +29,7 @@ function usersXml(password: string): string {
   <users>
     <default>${user('<password></password>')}</default>
     <fleetgw>${user(`<password_sha256_hex>${sha}</password_sha256_hex>`)}</fleetgw>
+    <limited>${user('<password></password><allow_databases><database>default</database></allow_databases>')}</limited>
   </users>
   <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
 </yandex>
@@ -98,18 +99,46 @@ describe.skipIf(skip)(`the gateway bootstraps its ClickHouse database${skip ? ` 
     expect(await query(server, 'SELECT count() FROM depot_a.fleetgw_schema_migrations')).toBe('3\n');
   });
 
-  it('a wrong password stops start-up with the server named and the password nowhere in the output', async () => {
+  it('a wrong password: the gateway starts with the store reported down, the password nowhere in the output, and sets the store up once the server accepts the login', async () => {
+    // An operator error on either side (the gateway's password, or the server's user): the gateway
+    // still serves its robots and spools telemetry (docs/operations.md, "Starting without the telemetry store").
     const wrong = 'not-the-password-0815';
-    const r = fleetgw(
-      ['serve', '--data-dir', d!.dataDir, '--host', '127.0.0.1', '--port', '0', '--grpc-port', '0', '--insecure-http', '--clickhouse-url', `${server.url}/depot_b`, '--clickhouse-user', 'fleetgw'],
-      { ...process.env, FLEETGW_CLICKHOUSE_PASSWORD: wrong },
+    gw = await startGatewayProcess(
+      d!.dataDir,
+      ['--insecure-http', '--clickhouse-url', `${server.url}/depot_b`, '--clickhouse-user', 'fleetgw'],
+      { FLEETGW_CLICKHOUSE_PASSWORD: wrong },
     );
-    expect(r.status).not.toBe(0);
-    expect(r.stderr).toContain(`ClickHouse server at ${new URL(server.url).host} is not reachable or refused the login (database depot_b, user fleetgw)`);
-    expect(r.stderr).toMatch(/Wrong password|password is incorrect|Authentication failed/i);
-    expect(r.stdout + r.stderr).not.toContain(wrong);
+    expect(gw.ready).toMatchObject({ telemetryStore: 'clickhouse', telemetrySchemaVersion: null });
+    expect(gw.stderr()).toContain('telemetry store unreachable');
+    expect(gw.stderr()).toContain(`ClickHouse server at ${new URL(server.url).host} is not reachable or refused the login (database depot_b, user fleetgw)`);
+    expect(gw.stderr()).toMatch(/Wrong password|password is incorrect|Authentication failed/i);
+    const readyz = await fetch(`${gw.ready.http}/readyz`);
+    expect([readyz.status, await readyz.json()]).toEqual([200, { status: 'degraded' }]);
+    const token = readFileSync(join(d!.dataDir, 'metrics-token'), 'utf8').trim();
+    const metrics = await (await fetch(`${gw.ready.http}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
+    expect(metrics).toMatch(/^fleetgw_telemetry_store_up 0$/m);
     expect(await query(server, "SELECT count() FROM system.databases WHERE name = 'depot_b'")).toBe('0\n');
-  });
+
+    // The operator gives the server's user the password the gateway has: no restart needed.
+    writeFileSync(server.usersConfigPath, usersXml(wrong));
+    await until(() => gw!.stderr().includes('telemetry store set up'), 30_000, 'the store set up once the login is accepted');
+    expect(await query(server, "SELECT count() FROM system.databases WHERE name = 'depot_b'")).toBe('1\n');
+    expect(await gw.stop('SIGTERM')).toBe(0);
+    expect(gw.stderr() + JSON.stringify(gw.ready)).not.toContain(wrong);
+    gw = null;
+    writeFileSync(server.usersConfigPath, usersXml(PASSWORD));
+  }, 60_000);
+
+  it('a user the server keeps out of the database: the gateway starts with the store reported down and the server\'s reason logged', async () => {
+    gw = await startGatewayProcess(d!.dataDir, ['--insecure-http', '--clickhouse-url', `${server.url}/depot_c`, '--clickhouse-user', 'limited']);
+    expect(gw.ready).toMatchObject({ telemetryStore: 'clickhouse', telemetrySchemaVersion: null });
+    expect(gw.stderr()).toContain('telemetry store unreachable');
+    expect(gw.stderr()).toMatch(/ClickHouse server at [^ ]+ (is not reachable or refused the login|refused the telemetry table set-up) \(database depot_c, user limited\): .*depot_c/);
+    const readyz = await fetch(`${gw.ready.http}/readyz`);
+    expect([readyz.status, await readyz.json()]).toEqual([200, { status: 'degraded' }]);
+    expect(await gw.stop('SIGTERM')).toBe(0);
+    gw = null;
+  }, 60_000);
 });
 
 describe('ClickHouse credentials never on the command line', () => {

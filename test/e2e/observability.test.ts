@@ -204,7 +204,7 @@ describe('readiness follows a ClickHouse server', () => {
     if (d) rmSync(d.dataDir, { recursive: true, force: true });
   });
 
-  it('/readyz, fleetgw_ready and gRPC health stay ready while the server is stopped (spooling), with the outage and recovery logged', async () => {
+  it('/readyz, fleetgw_ready and gRPC health stay ready while the server is stopped (spooling; /readyz says degraded, fleetgw_telemetry_store_up 0), with the outage and recovery logged', async () => {
     // Issue 14 part 1: "store reachable or spooling". Not ready needs a full spool as well:
     // test/faults/spool-full.test.ts checks /readyz 503 then (npm run test:faults).
     const token = readFileSync(join(d.dataDir, 'metrics-token'), 'utf8').trim();
@@ -217,8 +217,10 @@ describe('readiness follows a ClickHouse server', () => {
       expect(await readyz()).toEqual({ status: 200, body: { status: 'ready' } });
       await server.stop('SIGKILL');
       await until(() => gw.stderr().includes('telemetry store unreachable'), 10_000, 'store probe failed');
-      expect(await readyz()).toEqual({ status: 200, body: { status: 'ready' } });
+      // Ready (200), saying the store is down: `degraded`.
+      expect(await readyz()).toEqual({ status: 200, body: { status: 'degraded' } });
       expect(value((await scrape(gw.ready.http, token)).text, 'fleetgw_ready{check="store"}')).toBe(1);
+      expect(value((await scrape(gw.ready.http, token)).text, 'fleetgw_telemetry_store_up')).toBe(0);
       expect(value((await scrape(gw.ready.http, token)).text, 'fleetgw_ready{check="lmdb"}')).toBe(1);
       expect(await healthCheck(health, '')).toBe('SERVING');
       expect((await fetch(`${gw.ready.http}/healthz`)).status).toBe(200);
@@ -226,6 +228,7 @@ describe('readiness follows a ClickHouse server', () => {
       await server.start();
       await until(() => gw.stderr().includes('telemetry store reachable again'), 15_000, 'store reachable again');
       expect(await readyz()).toEqual({ status: 200, body: { status: 'ready' } });
+      expect(value((await scrape(gw.ready.http, token)).text, 'fleetgw_telemetry_store_up')).toBe(1);
     } finally {
       health.close();
     }

@@ -26,6 +26,22 @@ describe('Readiness', () => {
   });
 });
 
+describe('Readiness status', () => {
+  it('is degraded while ready with a degrading condition false, not_ready when a check fails', () => {
+    let lmdb = true;
+    let storeUp = true;
+    const r = new Readiness({ lmdb: () => lmdb }, captureLog([]), () => {}, { storeReachable: () => storeUp });
+    expect(r.status()).toBe('ready');
+    storeUp = false;
+    expect(r.status()).toBe('degraded');
+    // A degrading condition never makes the gateway not ready (gRPC health, the metric, 503).
+    expect(r.ready()).toBe(true);
+    expect(r.results()).toEqual({ lmdb: true });
+    lmdb = false;
+    expect(r.status()).toBe('not_ready');
+  });
+});
+
 describe('StoreHealth', () => {
   function fakeStore(): { kind: 'clickhouse'; answer: 'ok' | 'fail' | 'hang'; queries: number; queryText(): Promise<string> } {
     return {

@@ -19,6 +19,8 @@ export interface ClickHouseTestServer {
   readonly httpPort: number;
   /** Native protocol port (what a cluster's `<remote_servers>` names). */
   readonly tcpPort: number;
+  /** The users file the server reads (a test's own when it passed `usersXml`; the server reloads it when it changes). */
+  readonly usersConfigPath: string;
   /**
    * Stops the process, data stays. SIGTERM lets it shut down cleanly (it waits for open client
    * connections, up to seconds); SIGKILL is an instant crash, fine for outage tests. SIGKILL after 10 s.
@@ -194,6 +196,7 @@ ${opts.extraConfigXml ?? ''}
     url,
     httpPort,
     tcpPort,
+    usersConfigPath: usersConfig,
     start,
     stop,
     errorLog: (lines?: number) => errLogTail(dir, lines),

@@ -116,13 +116,13 @@ describe.skipIf(url === null)('an ambiguous insert (committed, then failed) on a
     const real = await openClickHouseStore({ url: url!, database });
     let failAfterCommit = 1;
     // The real server store; its first insert commits and then reports a failure (a timeout after sending).
-    const flaky: SampleStore = {
-      ...real,
-      insert: async (chunks, bytes, rows, token) => {
+    // Everything else is the real store's, through the prototype (its state is behind getters).
+    const flaky: SampleStore = Object.assign(Object.create(real) as SampleStore, {
+      insert: async (chunks: readonly Uint8Array[], bytes: number, rows: number, token?: string) => {
         await real.insert(chunks, bytes, rows, token);
         if (failAfterCommit-- > 0) throw new Error('timeout after sending');
       },
-    };
+    });
     const store = openStore(tmp.dir);
     const ingest = await createTelemetryIngest({ store, dataDir: tmp.dir, threads: 1, log: quietLog, sampleStore: flaky, insert: { baseDelayMs: 10 } });
     try {

@@ -414,8 +414,8 @@ describe.skipIf(url === null || fallbackRun)(`Native inserts into a ClickHouse s
   });
 
   it('lands the same rows through the store as a RowBinary insert does', async () => {
-    expect(store.insertFormat.format).toBe('native');
-    expect(store.insertFormat.reason).toMatch(/^legacy server/);
+    expect(store.insertFormat?.format).toBe('native');
+    expect(store.insertFormat?.reason).toMatch(/^legacy server/);
     const { rows, rowCount, ends } = rowsOf(2_000, 7);
     await store.insert(chunked(rows, ends, 4), rows.length, rowCount);
     expect(store.nativeStats()).toMatchObject({ blocks: 1, fallbacks: 0 });

@@ -12,6 +12,8 @@ const NO_STORE = { 'cache-control': 'no-store' };
 export interface HealthRouteDeps {
   /** True when the gateway can do its work now (src/gateway computes it: telemetry store, LMDB, scheduler). */
   ready: () => boolean;
+  /** True while ready with a part down that the gateway works around (the telemetry store, while spooling). */
+  degraded?: () => boolean;
 }
 
 /** The two probe routes. */
@@ -34,11 +36,11 @@ export function healthRoutes(deps: HealthRouteDeps): RouteDef[] {
       tags: ['Health'],
       auth: 'none',
       responses: {
-        200: { description: 'Ready.', schema: Readiness },
+        200: { description: 'Ready (`degraded`: ready, with the telemetry store down and its rows spooled to disk).', schema: Readiness },
         503: { description: 'Not ready: a check fails (the metric `fleetgw_ready` says which).', schema: Readiness },
       },
     }).handle(() => (deps.ready()
-      ? { status: 200, body: { status: 'ready' }, headers: NO_STORE }
+      ? { status: 200, body: { status: deps.degraded?.() === true ? 'degraded' : 'ready' }, headers: NO_STORE }
       : { status: 503, body: { status: 'not_ready' }, headers: NO_STORE })),
   ];
 }
