@@ -12,6 +12,9 @@ import { hashSecret, parseApiKey } from '../../src/store/secrets.js';
 import { adminJson, fleetgw } from '../support/cli.js';
 import { makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
 
+/** A test that runs the CLI several times: each run loads the whole gateway code, slow on a loaded 2-core machine. */
+const SPAWNS_TIMEOUT = 180_000;
+
 const ADMIN_SUBCOMMANDS = ['init', 'create-fleet', 'create-key', 'revoke-key', 'create-user', 'revoke-sessions', 'add-robot', 'backup', 'restore', 'list-orgs', 'list-fleets', 'list-robots', 'list-keys'];
 
 describe('fleetgw --help and --version', () => {
@@ -30,7 +33,7 @@ describe('fleetgw --help and --version', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('fleetgw serve --data-dir DIR');
     expect(fleetgw(['admin', 'frobnicate', '--help']).status).toBe(2);
-  });
+  }, SPAWNS_TIMEOUT);
 
   it('--version prints the package version', () => {
     const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -63,7 +66,7 @@ describe('fleetgw admin init on a data dir that has an organization', () => {
     expect(adminJson<{ keys: unknown[] }>(['list-keys', '--data-dir', dir]).keys).toHaveLength(1);
     const second = adminJson(['init', '--data-dir', dir, '--org', 'Other', '--fleet', 'Far', '--another-org']);
     expect(adminJson<{ orgs: { orgId: string }[] }>(['list-orgs', '--data-dir', dir]).orgs.map((o) => o.orgId).sort()).toEqual([first.orgId, second.orgId].sort());
-  });
+  }, SPAWNS_TIMEOUT);
 });
 
 describe('fleetgw admin list-* beside a running server', () => {
@@ -83,7 +86,7 @@ describe('fleetgw admin list-* beside a running server', () => {
     key = adminJson(['create-key', '--data-dir', d.dataDir, '--org', d.orgId, '--fleet', d.fleetId, '--permissions', 'robots:read', '--expires-in', '3600']);
     revoked = adminJson(['create-key', '--data-dir', d.dataDir, '--org', d.orgId, '--permissions', 'robots:read']);
     expect(fleetgw(['admin', 'revoke-key', '--data-dir', d.dataDir, '--key-id', revoked.apiKeyId]).status).toBe(0);
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     await gw?.stop();
@@ -113,7 +116,7 @@ describe('fleetgw admin list-* beside a running server', () => {
     expect(human.status).toBe(0);
     expect(human.stdout.split('\n')[0]).toBe('robot_id\tfleet_id\tname\tactive\tcapabilities');
     expect(human.stdout).toContain(`${robot.robotId}\t${d.fleetId}\trover-1\tyes\tdrive,stop`);
-  });
+  }, SPAWNS_TIMEOUT);
 
   it('never prints a key, a robot token or a digest of either', () => {
     const secrets = [d.apiKey, other.apiKey, key.apiKey, revoked.apiKey].map((k) => parseApiKey(k)!.secret);
@@ -129,7 +132,7 @@ describe('fleetgw admin list-* beside a running server', () => {
         expect(r.stdout).not.toMatch(/hash|digest|secret|token/i);
       }
     }
-  });
+  }, SPAWNS_TIMEOUT);
 
   it('refuses bad filters with one line and exit 2', () => {
     for (const args of [
@@ -142,5 +145,5 @@ describe('fleetgw admin list-* beside a running server', () => {
       expect(r.status, args.join(' ')).toBe(2);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
     }
-  });
+  }, SPAWNS_TIMEOUT);
 });

@@ -43,7 +43,7 @@ beforeAll(async () => {
   client = await connect(d.apiKey);
   readClient = await connect(readKey);
   tools = (await client.listTools()).tools;
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await client?.close().catch(() => undefined);
@@ -141,5 +141,5 @@ describe('tools/list as an agent sees it', () => {
     expect(cancel.isError, JSON.stringify(cancel)).toBeFalsy();
     const validate = ajv.compile(tools.find((t) => t.name === 'cancel-schedule')!.outputSchema!);
     expect(validate(cancel.structuredContent), ajv.errorsText(validate.errors)).toBe(true);
-  });
+  }, 120_000);
 });
