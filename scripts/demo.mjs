@@ -3,6 +3,7 @@
 // line that works as printed; Ctrl-C stops everything. Data lives in ./.demo-data (git-ignored, the
 // state file mode 0600) so a second run reuses the same fleet, key and login. A password on a
 // terminal and in a local file is fine for a local demo only (docs/dashboard.md).
+// Options are environment variables (README, "The demo"); `npm run demo -- --help` lists them.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,7 +14,24 @@ const root = new URL('..', import.meta.url).pathname;
 const dataDir = join(root, '.demo-data');
 const bin = join(root, 'bin', 'fleetgw.js');
 const stateFile = join(dataDir, 'demo.json');
+const OPTIONS = `npm run demo: a gateway and simulated robots, data in ${dataDir} (reused by later runs; delete it to start over)
+environment:
+  DEMO_PORT    the gateway's HTTPS port (default 8443; 0 picks a free one)
+  DEMO_ROBOTS  how many simulated robots the first run registers (default 5)`;
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log(OPTIONS);
+  process.exit(0);
+}
+const PORT = process.env.DEMO_PORT ?? '8443';
 const ROBOTS = Number(process.env.DEMO_ROBOTS ?? 5);
+if (!/^\d+$/.test(PORT) || Number(PORT) > 65535) {
+  console.error(`demo: DEMO_PORT must be a port number 0-65535, got '${PORT}'`);
+  process.exit(2);
+}
+if (!Number.isInteger(ROBOTS) || ROBOTS < 1 || ROBOTS > 1000) {
+  console.error(`demo: DEMO_ROBOTS must be a whole number from 1 to 1000, got '${process.env.DEMO_ROBOTS}'`);
+  process.exit(2);
+}
 
 function admin(args) {
   const r = spawnSync(process.execPath, [bin, 'admin', ...args, '--json'], { encoding: 'utf8' });
@@ -48,7 +66,7 @@ if (state.login === undefined) {
   writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
 }
 
-const server = spawn(process.execPath, [bin, 'serve', '--data-dir', dataDir, '--port', process.env.DEMO_PORT ?? '8443', '--grpc-port', '0'], {
+const server = spawn(process.execPath, [bin, 'serve', '--data-dir', dataDir, '--port', PORT, '--grpc-port', '0'], {
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 let sim;
@@ -78,7 +96,7 @@ lines.on('line', (line) => {
   });
   const ca = join(dataDir, 'tls', 'cert.pem');
   console.log(`
-fleet-gateway demo is running (${ROBOTS} simulated robots, telemetry store: ${msg.telemetryStore})
+fleet-gateway demo is running (${state.robots.length} simulated robots, telemetry store: ${msg.telemetryStore})
   Dashboard: ${msg.http}/   (self-signed certificate: ${ca})
   Login:     ${state.login.email}  password: ${state.login.password}
 

@@ -52,6 +52,13 @@ export interface ResponseSpec {
   contentType?: string;
 }
 
+/**
+ * 'read': changes nothing. Otherwise `changes` says how: 'additive' only creates (a schedule, a job, a
+ * run); 'destructive' may stop, abort, cancel, delete, reset or overwrite something. `idempotent`: the
+ * same call again (same arguments, same Idempotency-Key) has no further effect, so a retry is harmless.
+ */
+export type RouteEffect = 'read' | { changes: 'additive' | 'destructive'; idempotent: boolean };
+
 /** Status code -> response (error responses are added from the catalog automatically). */
 export type ResponseSpecs = Readonly<Record<number, ResponseSpec>>;
 
@@ -91,6 +98,12 @@ export interface RouteDef {
    * the header (RouteContext.idempotencyKey).
    */
   idempotencyKey?: 'required' | 'optional';
+  /**
+   * What a call does to state, declared where the route is (route-effect.ts derives the MCP tool
+   * annotations from it). Default: GET and OPTIONS read; any other method is taken as
+   * destructive and not idempotent, the reading that makes an unattended client ask first.
+   */
+  effect?: RouteEffect;
   responses: ResponseSpecs;
   /**
    * A page or file for browsers (the API docs, the dashboard's assets): served through the same

@@ -8,6 +8,7 @@ import { isKnownPermission, isLivePermission, LIVE_PERMISSIONS } from '../auth/p
 import { addRobot, createApiKey, createFleet, createOrg, revokeApiKey } from '../store/identity.js';
 import { openStore, type Store } from '../store/lmdb.js';
 import { list, opt, parseStrict, positiveInt, req, reqUuid } from './args.js';
+import { runAdminList } from './admin-list.js';
 import { runAdminUsers } from './admin-users.js';
 import { runBackup, runRestore } from './backup.js';
 import { UsageError } from './usage.js';
@@ -28,16 +29,27 @@ async function withStore<T>(dataDir: string, create: boolean, fn: (store: Store)
   }
 }
 
+/** The organization with the lowest id, if the store holds any. */
+function firstOrg(store: Store): { orgId: string; name: string } | undefined {
+  for (const { value } of store.orgs.getRange({ limit: 1 })) return value;
+  return undefined;
+}
+
 /** Runs one admin subcommand; returns the exit code. */
 export async function runAdmin(argv: string[], out: Out): Promise<number> {
   const [sub, ...rest] = argv;
   switch (sub) {
     case 'init': {
-      const v = parseStrict(rest, { 'data-dir': { type: 'string' }, org: { type: 'string' }, fleet: { type: 'string' }, json: { type: 'boolean' } });
+      const v = parseStrict(rest, { 'data-dir': { type: 'string' }, org: { type: 'string' }, fleet: { type: 'string' }, 'another-org': { type: 'boolean' }, json: { type: 'boolean' } });
       const dataDir = req(v, 'data-dir');
       const orgName = req(v, 'org');
       const fleetName = req(v, 'fleet');
       const r = await withStore(dataDir, true, (store) => {
+        // Run twice by mistake, init would mint a second organization with a second full-permission key.
+        const existing = firstOrg(store);
+        if (existing !== undefined && v['another-org'] !== true) {
+          throw new UsageError(`data dir ${dataDir} already has organization '${existing.name}' (${existing.orgId}); see 'fleetgw admin list-orgs', or pass --another-org to add a second one`);
+        }
         const org = createOrg(store, orgName);
         const fleet = createFleet(store, org.orgId, fleetName);
         const key = createApiKey(store, { orgId: org.orgId, fleetId: null, permissions: [...LIVE_PERMISSIONS], expiresAtMs: null });
@@ -109,6 +121,11 @@ export async function runAdmin(argv: string[], out: Out): Promise<number> {
       print(out, v.json === true, { robotId: r.record.robotId, robotToken: r.robotToken }, `robot ${r.record.robotId}\nrobot token ${r.robotToken}  (shown once)`);
       return 0;
     }
+    case 'list-orgs':
+    case 'list-fleets':
+    case 'list-robots':
+    case 'list-keys':
+      return runAdminList(sub, rest, out, (dataDir, fn) => withStore(dataDir, false, fn));
     case 'create-user':
     case 'revoke-sessions':
       return runAdminUsers(sub, rest, out);
@@ -117,6 +134,6 @@ export async function runAdmin(argv: string[], out: Out): Promise<number> {
     case 'restore':
       return runRestore(rest, out);
     default:
-      throw new UsageError(sub === undefined ? 'admin needs a subcommand (init, create-fleet, create-key, revoke-key, add-robot, create-user, revoke-sessions, backup, restore)' : `unknown admin subcommand '${sub}'`);
+      throw new UsageError(sub === undefined ? 'admin needs a subcommand (init, create-fleet, create-key, revoke-key, add-robot, create-user, revoke-sessions, backup, restore, list-orgs, list-fleets, list-robots, list-keys)' : `unknown admin subcommand '${sub}'`);
   }
 }

@@ -12,6 +12,7 @@ export const USAGE = `usage:
               a cluster: one URL per shard in shard_num order, --clickhouse-url among them (docs/scale-out.md)
               GET /metrics needs Authorization: Bearer <the token in F> (default F: DIR/metrics-token, made on first start)
   fleetgw admin init --data-dir DIR --org NAME --fleet NAME [--json]
+              refused (exit 2) on a data dir that has an organization, unless --another-org
   fleetgw admin create-fleet --data-dir DIR --org ORG_ID --name NAME [--json]
   fleetgw admin create-key --data-dir DIR --org ORG_ID [--fleet FLEET_ID] --permissions p1,p2 [--expires-in SECONDS] [--json]
   fleetgw admin revoke-key --data-dir DIR --key-id ID
@@ -21,7 +22,32 @@ export const USAGE = `usage:
   fleetgw admin add-robot --data-dir DIR --fleet FLEET_ID --name NAME [--capabilities a,b] [--inactive] [--json]
   fleetgw admin backup --data-dir DIR --out NEW_DIR [--compact] [--json]     (consistent while serve runs)
   fleetgw admin restore --from BACKUP_DIR --data-dir EMPTY_DIR [--json]      (with the gateway stopped)
+  fleetgw admin list-orgs --data-dir DIR [--json]
+  fleetgw admin list-fleets --data-dir DIR [--org ORG_ID] [--json]
+  fleetgw admin list-robots --data-dir DIR [--org ORG_ID] [--fleet FLEET_ID] [--json]
+  fleetgw admin list-keys --data-dir DIR [--org ORG_ID] [--json]
+              ids, names and state; never a key, a token or a digest of one
   fleetgw sim --grpc HOST:PORT (--robots-file FILE | --robot-id ID [--robot-token-file F]) [--hz N] [--tls-ca F] [--stop-on-link-loss-ms MS]
               [--log-format json|pretty] [--log-level L]
               the token of --robot-id: --robot-token-file F, else env FLEETGW_ROBOT_TOKEN;
-              --robot-token T still works but shows the token to every user of the host (ps): unsafe on shared hosts`;
+              --robot-token T still works but shows the token to every user of the host (ps): unsafe on shared hosts
+  fleetgw --version
+  fleetgw COMMAND [SUBCOMMAND] --help      (the usage of that command)`;
+
+/**
+ * The lines of {@link USAGE} for `fleetgw <command>` (every block whose first line starts with it,
+ * with its continuation lines), under the same `usage:` header; undefined when none matches.
+ */
+export function usageOf(command: string): string | undefined {
+  const blocks: string[][] = [];
+  let inBlock = false;
+  for (const line of USAGE.split('\n').slice(1)) {
+    if (line.startsWith('  fleetgw ')) {
+      inBlock = line === `  fleetgw ${command}` || line.startsWith(`  fleetgw ${command} `);
+      if (inBlock) blocks.push([line]);
+    } else if (inBlock) {
+      blocks.at(-1)?.push(line);
+    }
+  }
+  return blocks.length === 0 ? undefined : ['usage:', ...blocks.flat()].join('\n');
+}

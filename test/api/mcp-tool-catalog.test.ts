@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { agentTools, IDEMPOTENCY_ARGUMENT } from '../../src/api/mcp/tool-catalog.js';
 import { resultOf } from '../../src/api/mcp/tool-server.js';
 import type { RouteDef } from '../../src/api/route.js';
+import { effectOf } from '../../src/api/route-effect.js';
 import { withOfflineRoutes } from '../../src/gateway/openapi-document.js';
 
 const route = (over: Partial<RouteDef>): RouteDef => ({
@@ -29,11 +30,16 @@ describe('agentTools', () => {
         const { [IDEMPOTENCY_ARGUMENT]: key, ...props } = t.inputSchema.properties as Record<string, unknown>;
         expect(props, t.name).toEqual(JSON.parse(JSON.stringify(r.body)).properties);
         expect(key !== undefined, t.name).toBe(r.idempotencyKey !== undefined);
-        expect(t.description).toContain(`POST ${r.path}`);
+        // Every Agent API route says what it does; the tool's annotations are that declaration.
+        expect(r.effect, `${r.path} declares its effect`).toBeDefined();
+        expect(t.effect, t.name).toEqual(effectOf(r));
+        expect(t.outputSchema.type, t.name).toBe('object');
       }
       const readTool = tools.find((t) => t.name === 'get-runtime-status')!;
-      expect(readTool.readOnly).toBe(true);
-      expect(tools.find((t) => t.name === 'control-robot')!.readOnly).toBe(false);
+      expect(readTool.effect.readOnly).toBe(true);
+      expect(tools.find((t) => t.name === 'control-robot')!.effect).toEqual({ readOnly: false, destructive: true, idempotent: false });
+      expect(tools.find((t) => t.name === 'control-operation')!.effect.readOnly).toBe(false);
+      expect(tools.find((t) => t.name === 'cancel-schedule')!.effect).toEqual({ readOnly: false, destructive: true, idempotent: true });
       expect((tools.find((t) => t.name === 'schedule-command')!.inputSchema.required as string[])).toContain(IDEMPOTENCY_ARGUMENT);
     });
   });
@@ -41,16 +47,29 @@ describe('agentTools', () => {
   it('takes new agent routes as they come, whatever their body shape', () => {
     const union = Type.Union([Type.Object({ a: Type.String() }, { additionalProperties: false }), Type.Object({ b: Type.String() }, { additionalProperties: false })]);
     const tools = agentTools([
-      route({ path: '/v1/agent/query-entities', auth: 'robots:read', body: Type.Object({ kind: Type.String() }, { additionalProperties: false }) }),
+      route({ path: '/v1/agent/query-entities', auth: 'robots:read', effect: 'read', body: Type.Object({ kind: Type.String() }, { additionalProperties: false }) }),
       route({ path: '/v1/agent/either', body: union, idempotencyKey: 'optional' }),
       route({ path: '/v1/agent/nested/no' }),
       route({ method: 'GET', path: '/v1/agent/get' }),
       route({ path: '/v1/robots' }),
     ]);
     expect(tools.map((t) => t.name)).toEqual(['query-entities', 'either']);
-    expect(tools[0]!.readOnly).toBe(true);
+    expect(tools[0]!.effect.readOnly).toBe(true);
+    expect(tools[0]!.title).toBe('Query entities');
     expect(tools[1]!.inputSchema).toMatchObject({ type: 'object', allOf: [{ anyOf: [{}, {}] }], required: [] });
     expect(() => agentTools([route({ body: Type.Object({ [IDEMPOTENCY_ARGUMENT]: Type.String() }), idempotencyKey: 'required' })])).toThrow(/idempotency_key/);
+  });
+});
+
+describe('effectOf', () => {
+  it('reads the declaration, defaults a POST to destructive, and refuses a read that needs a write permission', () => {
+    expect(effectOf(route({ effect: 'read', auth: 'robots:read' }))).toEqual({ readOnly: true, destructive: false, idempotent: true });
+    expect(effectOf(route({ effect: 'read', auth: 'any' })).readOnly).toBe(true);
+    expect(effectOf(route({ effect: { changes: 'additive', idempotent: true } }))).toEqual({ readOnly: false, destructive: false, idempotent: true });
+    // Undeclared: a POST is taken as the worst case, a GET as a read.
+    expect(effectOf(route({}))).toEqual({ readOnly: false, destructive: true, idempotent: false });
+    expect(effectOf(route({ method: 'GET', auth: 'robots:read' })).readOnly).toBe(true);
+    expect(() => effectOf(route({ effect: 'read', auth: 'robots:write' }))).toThrow(/robots:write/);
   });
 });
 

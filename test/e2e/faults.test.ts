@@ -31,7 +31,7 @@ describe('faults, robot details and utilization through fleetgw serve', () => {
   const d = makeDataDir();
   const robot = adminJson(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'scripted']);
   const simRobot = adminJson(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'sim']);
-  const other = adminJson(['init', '--data-dir', d.dataDir, '--org', 'Other', '--fleet', 'Elsewhere']);
+  const other = adminJson(['init', '--data-dir', d.dataDir, '--another-org', '--org', 'Other', '--fleet', 'Elsewhere']);
   let gw: RunningGateway | undefined;
   let agent: RobotAgent | undefined;
   let sim: ChildProcess | undefined;

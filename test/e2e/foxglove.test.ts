@@ -14,7 +14,7 @@ import { until } from '../support/until.js';
 describe('Foxglove endpoint through fleetgw serve and fleetgw sim', () => {
   const d = makeDataDir('fleetgw-foxglove-');
   // A second organization in the same gateway: its robot must never be advertised to the first.
-  const other = adminJson<{ orgId: string; fleetId: string; apiKeyId: string; apiKey: string }>(['init', '--data-dir', d.dataDir, '--org', 'Other', '--fleet', 'Far']);
+  const other = adminJson<{ orgId: string; fleetId: string; apiKeyId: string; apiKey: string }>(['init', '--data-dir', d.dataDir, '--another-org', '--org', 'Other', '--fleet', 'Far']);
   const robots = [0, 1].map((i) => adminJson<{ robotId: string; robotToken: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', `fox${i}`]));
   const foreign = adminJson<{ robotId: string; robotToken: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', other.fleetId, '--name', 'far0']);
   let gw: RunningGateway;

@@ -16,7 +16,7 @@ interface Obj { objectId: string; objectClass: string; source: string; sightings
 describe('tracked objects and manifests over the real gateway process', () => {
   const d = makeDataDir('fleetgw-e2e-objects-');
   const fleetB = adminJson<{ fleetId: string }>(['create-fleet', '--data-dir', d.dataDir, '--org', d.orgId, '--name', 'B', '--json']).fleetId;
-  const other = adminJson<{ orgId: string; fleetId: string; apiKey: string }>(['init', '--data-dir', d.dataDir, '--org', 'Other', '--fleet', 'X', '--json']);
+  const other = adminJson<{ orgId: string; fleetId: string; apiKey: string }>(['init', '--data-dir', d.dataDir, '--another-org', '--org', 'Other', '--fleet', 'X', '--json']);
   const creds = Array.from({ length: 2 }, (_, i) => adminJson<{ robotId: string; robotToken: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', `r${i}`, '--json']));
   const readOnly = adminJson<{ apiKey: string }>(['create-key', '--data-dir', d.dataDir, '--org', d.orgId, '--permissions', 'robots:read,fleet:read', '--json']).apiKey;
   const base = `/v1/orgs/${d.orgId}/fleets/${d.fleetId}`;

@@ -19,7 +19,7 @@ import { until } from '../support/until.js';
 describe('robot administration and mission progress over the real gateway process', () => {
   const d = makeDataDir('fleetgw-e2e-robot-admin-');
   const fleetB = adminJson<{ fleetId: string }>(['create-fleet', '--data-dir', d.dataDir, '--org', d.orgId, '--name', 'B', '--json']).fleetId;
-  const other = adminJson<{ orgId: string; fleetId: string; apiKey: string }>(['init', '--data-dir', d.dataDir, '--org', 'Other', '--fleet', 'X', '--json']);
+  const other = adminJson<{ orgId: string; fleetId: string; apiKey: string }>(['init', '--data-dir', d.dataDir, '--another-org', '--org', 'Other', '--fleet', 'X', '--json']);
   const otherRobot = adminJson<{ robotId: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', other.fleetId, '--name', 'x0', '--json']).robotId;
   const creds = Array.from({ length: 2 }, (_, i) => adminJson<{ robotId: string; robotToken: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', `r${i}`, '--json']));
   const offline = adminJson<{ robotId: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'parked', '--json']).robotId;

@@ -27,7 +27,7 @@ describe('open stream socket bounds', () => {
     for (let i = 0; i < PER_ORG / PER_KEY; i++) {
       aKeys.push(adminJson<{ apiKey: string }>(['create-key', '--data-dir', a.dataDir, '--org', a.orgId, '--permissions', 'robots:read']).apiKey);
     }
-    b = adminJson<typeof b>(['init', '--data-dir', a.dataDir, '--org', 'Other', '--fleet', 'Depot']);
+    b = adminJson<typeof b>(['init', '--data-dir', a.dataDir, '--another-org', '--org', 'Other', '--fleet', 'Depot']);
     gw = await startGatewayProcess(a.dataDir);
   }, 60_000);
 

@@ -26,7 +26,7 @@ describe('outstanding stream ticket bounds', () => {
       aKeys.push(adminJson<{ apiKey: string }>(['create-key', '--data-dir', a.dataDir, '--org', a.orgId, '--permissions', 'robots:read']).apiKey);
     }
     // A second organization in the same gateway.
-    b = adminJson<typeof b>(['init', '--data-dir', a.dataDir, '--org', 'Other', '--fleet', 'Depot']);
+    b = adminJson<typeof b>(['init', '--data-dir', a.dataDir, '--another-org', '--org', 'Other', '--fleet', 'Depot']);
     gw = await startGatewayProcess(a.dataDir);
   });
 

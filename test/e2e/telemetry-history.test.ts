@@ -58,7 +58,7 @@ describe.each(setups)('telemetry history through fleetgw serve with $name', (set
   const d = makeDataDir();
   const robot = adminJson(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'r1']);
   const busy = adminJson(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'busy']);
-  const other = adminJson(['init', '--data-dir', d.dataDir, '--org', 'Other', '--fleet', 'Elsewhere']);
+  const other = adminJson(['init', '--data-dir', d.dataDir, '--another-org', '--org', 'Other', '--fleet', 'Elsewhere']);
   // Twenty minutes ago: older than the default range (the last ten minutes), which must be empty.
   const t0 = Math.floor((Date.now() - 1_200_000) / 1000) * 1000;
   const range = `from_ms=${t0}&to_ms=${t0 + 60_000}`;

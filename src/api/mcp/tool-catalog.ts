@@ -4,11 +4,14 @@
  * without any change here. A tool's input schema is the route's body schema, the very TypeBox
  * object ajv validates REST bodies with and /openapi.json publishes (there with named parts as
  * `$ref`s, here inline, since an MCP input schema must stand alone), plus `idempotency_key` for
- * routes that read the `Idempotency-Key` header.
+ * routes that read the `Idempotency-Key` header. Its output schema comes from the route's response
+ * schemas (output-schema.ts) and its annotations from the route's declared effect (route-effect.ts).
  */
 import type { TSchema } from '@sinclair/typebox';
 import { IDEMPOTENCY_KEY_SHAPE } from '../../idempotency/index.js';
 import type { RouteDef } from '../route.js';
+import { effectOf, type EffectFacts } from '../route-effect.js';
+import { outputSchemaOf } from './output-schema.js';
 
 /** Paths under this prefix, served with POST, are the Agent API's tools. */
 export const AGENT_TOOL_PREFIX = '/v1/agent/';
@@ -24,45 +27,56 @@ export interface AgentTool {
   name: string;
   /** The route's path, where a call is dispatched. */
   path: string;
+  /** A short display name: `Control robot`. */
   title: string;
   description: string;
   /** Plain JSON Schema (an object schema, as MCP requires). */
   inputSchema: Json;
+  /** What `structuredContent` holds: a reply body of the route, or the catalog's error body. */
+  outputSchema: Json;
   /** Whether the route declares a body (a tool without one is called with an empty body). */
   hasBody: boolean;
   /** The route's Idempotency-Key rule, when it reads the header. */
   idempotencyKey: 'required' | 'optional' | undefined;
-  /** The route needs only a `:read` permission (or any key): published as `readOnlyHint`. */
-  readOnly: boolean;
+  /** What a call does (RouteDef.effect): published as `readOnlyHint`, `destructiveHint`, `idempotentHint`. */
+  effect: EffectFacts;
 }
 
 /**
  * The tools of `routes`, in route order.
- * @throws Error when a tool's body already has a field named {@link IDEMPOTENCY_ARGUMENT}
+ * @throws Error when a tool's body already has a field named {@link IDEMPOTENCY_ARGUMENT}, or a
+ *   route declared read-only needs a write permission (route-effect.ts)
  */
 export function agentTools(routes: readonly RouteDef[]): AgentTool[] {
   return routes
     .filter((r) => r.method === 'POST' && r.path.startsWith(AGENT_TOOL_PREFIX) && !r.path.slice(AGENT_TOOL_PREFIX.length).includes('/'))
-    .map((r) => ({
-      name: r.path.slice(AGENT_TOOL_PREFIX.length),
-      path: r.path,
-      title: r.summary,
-      description: describeTool(r),
-      inputSchema: inputSchemaOf(r),
-      hasBody: r.body !== undefined,
-      idempotencyKey: r.idempotencyKey,
-      readOnly: r.auth === 'any' || r.auth === 'none' || r.auth.endsWith(':read'),
-    }));
+    .map((r) => {
+      const name = r.path.slice(AGENT_TOOL_PREFIX.length);
+      return {
+        name,
+        path: r.path,
+        title: titleOf(name),
+        description: describeTool(r),
+        inputSchema: inputSchemaOf(r),
+        outputSchema: outputSchemaOf(r),
+        hasBody: r.body !== undefined,
+        idempotencyKey: r.idempotencyKey,
+        effect: effectOf(r),
+      };
+    });
+}
+
+/** `control-robot` -> `Control robot`. */
+function titleOf(name: string): string {
+  const words = name.replace(/-/g, ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 function describeTool(r: RouteDef): string {
   const who = r.auth === 'any' || r.auth === 'none' ? 'Any valid API key or user session.' : `Requires permission \`${r.auth}\`.`;
-  const idem = r.idempotencyKey === 'required'
-    ? ` Requires \`${IDEMPOTENCY_ARGUMENT}\` (the REST Idempotency-Key header): the same key and arguments within 24 h replay the first answer.`
-    : r.idempotencyKey === 'optional'
-      ? ` Takes an optional \`${IDEMPOTENCY_ARGUMENT}\` (the REST Idempotency-Key header).`
-      : '';
-  return `${r.summary} ${who}${idem} Same as \`POST ${r.path}\`: the result carries the REST reply (structuredContent and text); an error carries its \`{error, code}\` with isError.`;
+  const idem = r.idempotencyKey === 'required' ? ` Requires \`${IDEMPOTENCY_ARGUMENT}\`.` : '';
+  // What a result is (the REST reply, errors with isError) is said once, in the server's instructions.
+  return `${r.summary} ${who}${idem}`;
 }
 
 /** The route's body schema as plain JSON Schema (TypeBox's symbol-keyed metadata dropped). */
@@ -76,7 +90,7 @@ function inputSchemaOf(r: RouteDef): Json {
   const key = {
     type: 'string',
     pattern: IDEMPOTENCY_KEY_SHAPE.source,
-    description: `Sent as the Idempotency-Key header of POST ${r.path}: 1 to 255 printable ASCII characters, a unique value per logical request; the same key and arguments within 24 h replay the first answer, other arguments with it are a conflict.`,
+    description: 'The Idempotency-Key header: a unique value per logical request (1-255 printable ASCII); the same key and arguments within 24 h replay the first answer, other arguments with it are a conflict.',
   };
   const required = r.idempotencyKey === 'required' ? [IDEMPOTENCY_ARGUMENT] : [];
   if (body.type !== 'object' || typeof body.properties !== 'object' || body.properties === null) {

@@ -23,7 +23,7 @@ export interface ToolServerOptions {
   version: string;
 }
 
-const INSTRUCTIONS = 'The fleet-gateway Agent API: each tool is one POST /v1/agent/{tool} route of the REST API, with the same arguments (the JSON body), permissions, rate limits and results. Every call names org_id and fleet_id. Results carry the REST reply as structuredContent; an error carries {error, code} with isError; _meta["fleet-gateway/http-status"] is the HTTP status.';
+const INSTRUCTIONS = 'The fleet-gateway Agent API: each tool is one POST /v1/agent/{tool} route of the REST API, with the same arguments (the JSON body), permissions, rate limits and results. Every call names org_id and fleet_id. Results carry the REST reply as structuredContent and as text; an error carries {error, code} with isError; _meta["fleet-gateway/http-status"] is the HTTP status.';
 
 /**
  * Returns a factory of per-session servers (one SDK Server per transport, as the SDK requires).
@@ -37,7 +37,8 @@ export function toolServerFactory(opts: ToolServerOptions): () => Server {
       title: t.title,
       description: t.description,
       inputSchema: t.inputSchema as ListToolsResult['tools'][number]['inputSchema'],
-      annotations: { title: t.title, readOnlyHint: t.readOnly, openWorldHint: false },
+      outputSchema: t.outputSchema as ListToolsResult['tools'][number]['outputSchema'],
+      annotations: { readOnlyHint: t.effect.readOnly, destructiveHint: t.effect.destructive, idempotentHint: t.effect.idempotent, openWorldHint: false },
     })),
   };
   return () => {

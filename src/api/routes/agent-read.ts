@@ -124,6 +124,7 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
     defineRoute({
       ...post,
       path: '/v1/agent/query-entities',
+      effect: 'read',
       operationId: 'queryEntities',
       summary: `List entities of one kind (keyset pages) or several kinds at once (unpaged). Permission per kind: ${permissionTable()}.`,
       auth: 'any',
@@ -134,6 +135,7 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
     defineRoute({
       ...post,
       path: '/v1/agent/get-entity',
+      effect: 'read',
       operationId: 'getEntity',
       summary: 'One entity in detail: a robot (identity, live state, capability descriptors, current settings, assignments), feature, operation, mission template, field rule or object.',
       auth: 'any',
@@ -144,6 +146,7 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
     defineRoute({
       ...post,
       path: '/v1/agent/resolve',
+      effect: 'read',
       operationId: 'resolve',
       summary: 'Names to ids: exact matches first, then case-insensitive ones; an ambiguous name returns every match.',
       auth: 'any',
@@ -154,6 +157,7 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
     defineRoute({
       ...post,
       path: '/v1/agent/get-map-context',
+      effect: 'read',
       operationId: 'getMapContext',
       summary: 'Feature geometry and robot positions of the whole fleet (bbox is validated, not applied).',
       auth: 'operations:read',
@@ -164,6 +168,7 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
     defineRoute({
       ...post,
       path: '/v1/agent/explain-capability',
+      effect: 'read',
       operationId: 'explainCapability',
       summary: 'Which robots advertise an action capability, online and available or not, and the arguments each accepts (from its advertised policy).',
       auth: 'robots:read',

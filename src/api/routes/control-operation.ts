@@ -26,6 +26,8 @@ export function controlOperationRoutes(deps: { store: Store; events: EventLog; r
     defineRoute({
       method: 'POST',
       path: '/v1/agent/control-operation',
+      // pause, reset, restart, abort_missions, unassign.
+      effect: { changes: 'destructive', idempotent: false },
       operationId: 'controlOperation',
       summary: 'Control the fleet\'s operation: start, pause, reset, restart, reset_step, abort_missions, enable/disable a mission, assign/unassign a robot, reset_decomposers.',
       tags: ['Agent API'],

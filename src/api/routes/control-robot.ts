@@ -106,6 +106,8 @@ export function controlRobotRoutes(deps: ControlRobotDeps): RouteDef[] {
     defineRoute({
       method: 'POST',
       path: '/v1/agent/control-robot',
+      // stop, stop_all and the other actions move or halt robots; a repeat is a second command.
+      effect: { changes: 'destructive', idempotent: false },
       operationId: 'controlRobot',
       summary:
         'Send a robot command to up to 100 robots of a fleet (or, with stop_all, every active one), one independent command ' +

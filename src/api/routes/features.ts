@@ -159,6 +159,8 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
     defineRoute({
       method: 'POST',
       path: '/v1/agent/control-feature',
+      // reset clears holders and restarts decomposition.
+      effect: { changes: 'destructive', idempotent: false },
       operationId: 'controlFeature',
       summary: 'Lock (optional lock_reason), unlock or reset (clear holders, restart decomposition) a feature; no run is dispatched on a locked feature. ' +
         'Enable or disable a field rule (directive_id): the fleet\'s new rule set is sent to its online robots and awaited as by upsert-field-rule.',

@@ -62,6 +62,8 @@ export function fieldRuleRoutes(deps: { store: Store; fieldRules: FieldRuleServi
     defineRoute({
       method: 'POST',
       path: '/v1/agent/upsert-field-rule',
+      // with directive_id it replaces a rule; without an Idempotency-Key a repeat creates a second one.
+      effect: { changes: 'destructive', idempotent: false },
       operationId: 'upsertFieldRule',
       summary: 'Create (without directive_id; the server mints it) or replace (with directive_id) a field rule, then send the fleet\'s rule set to its online robots and wait for each to apply it. ' +
         'An Idempotency-Key header is honoured when sent (a retried create then answers the first answer instead of creating a second rule).',

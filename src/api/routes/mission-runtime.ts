@@ -268,6 +268,8 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     defineRoute({
       method: 'POST',
       path: '/v1/agent/control-mission',
+      // cancel and abort end a run; a repeat is a second robot command.
+      effect: { changes: 'destructive', idempotent: false },
       operationId: 'controlMission',
       summary: 'Pause, resume, cancel or abort one robot\'s mission run.',
       tags: ['Agent API', 'Mission runs'],
@@ -280,6 +282,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     defineRoute({
       method: 'POST',
       path: '/v1/agent/get-runtime-status',
+      effect: 'read',
       operationId: 'getRuntimeStatus',
       summary: 'Live status: a schedule (phase, candidate robots, blocking reasons), a robot (live run), or the fleet rollup.',
       tags: ['Agent API', 'Mission runs'],

@@ -262,6 +262,8 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       ...post,
       ...idempotent,
       path: '/v1/agent/submit-job',
+      // Idempotency-Key required: a repeat replays the first answer.
+      effect: { changes: 'additive', idempotent: true },
       operationId: 'submitJob',
       summary: 'Create an enabled mission template for a job and register its schedule (null or omitted schedule: fire now). Requires Idempotency-Key.',
       auth: 'missions:write',
@@ -276,6 +278,8 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       ...post,
       ...idempotent,
       path: '/v1/agent/deploy-mission',
+      // Idempotency-Key required: a repeat replays the first answer.
+      effect: { changes: 'additive', idempotent: true },
       operationId: 'deployMission',
       summary: 'Fire-now run of an existing template (a schedule that falls due at once). Requires Idempotency-Key.',
       auth: 'missions:write',
@@ -287,6 +291,8 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       ...post,
       ...idempotent,
       path: '/v1/agent/schedule-mission',
+      // Idempotency-Key required: a repeat replays the first answer.
+      effect: { changes: 'additive', idempotent: true },
       operationId: 'scheduleMission',
       summary: 'Register a schedule (once, interval or cron in an IANA zone) for an existing template. Requires Idempotency-Key.',
       auth: 'missions:write',
@@ -297,6 +303,8 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
     defineRoute({
       ...post,
       path: '/v1/agent/edit-schedule',
+      // overwrites the schedule; the same edit again changes nothing more.
+      effect: { changes: 'destructive', idempotent: true },
       operationId: 'editSchedule',
       summary: 'Edit a schedule in place (same schedule id). Command schedules also need operations:control.',
       auth: 'missions:write',
@@ -308,6 +316,8 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       ...post,
       ...idempotent,
       path: '/v1/agent/schedule-command',
+      // Idempotency-Key required: a repeat replays the first answer.
+      effect: { changes: 'additive', idempotent: true },
       operationId: 'scheduleCommand',
       summary:
         'Schedule a non-mission robot command (stop, start, release, mode, invoke_action, update_settings, force_reset), checked at each fire as an ' +
@@ -320,6 +330,8 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
     defineRoute({
       ...post,
       path: '/v1/agent/cancel-schedule',
+      // cancelling a cancelled schedule is a no-op.
+      effect: { changes: 'destructive', idempotent: true },
       operationId: 'cancelSchedule',
       summary: 'Cancel a mission schedule (missions:write) or command schedule (operations:control). Idempotent.',
       auth: 'any',
@@ -330,6 +342,8 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
     defineRoute({
       ...post,
       path: '/v1/agent/set-mission-priorities',
+      // overwrites priorities; the same batch again changes nothing more.
+      effect: { changes: 'destructive', idempotent: true },
       operationId: 'setMissionPriorities',
       summary: 'Set template priorities as one batch (all applied or none).',
       auth: 'missions:write',
