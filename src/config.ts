@@ -58,6 +58,16 @@ export interface GatewayTunables {
   streamMaxSocketsPerKey: number;
   /** Open live-stream sockets per organization. */
   streamMaxSocketsPerOrg: number;
+  /** MCP sessions, gateway-wide (docs/mcp.md, "Sessions"). */
+  mcpMaxSessions: number;
+  /** MCP sessions per organization. */
+  mcpMaxSessionsPerOrg: number;
+  /** MCP sessions per credential (API key or user session). */
+  mcpMaxSessionsPerKey: number;
+  /** An MCP session without a request other than ping this long is idle: closed first when another needs room. */
+  mcpSessionIdleS: number;
+  /** An MCP session without a request other than ping this long is closed. */
+  mcpSessionTimeoutS: number;
   /**
    * V8's old-generation headroom after a full GC, in percent of the live heap, while telemetry runs at
    * peak rates (src/gateway/heap-growth.ts, docs/operations.md): larger means fewer full GCs and more
@@ -89,6 +99,11 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   streamMaxSockets: 1_000,
   streamMaxSocketsPerKey: 50,
   streamMaxSocketsPerOrg: 200,
+  mcpMaxSessions: 512,
+  mcpMaxSessionsPerOrg: 64,
+  mcpMaxSessionsPerKey: 16,
+  mcpSessionIdleS: 120,
+  mcpSessionTimeoutS: 600,
   heapGrowingPercent: 100,
   heapGrowingPercentLowLoad: 50,
 };
@@ -114,6 +129,11 @@ const ENV: Record<keyof GatewayTunables, string> = {
   streamMaxSockets: 'FLEETGW_STREAM_MAX_SOCKETS',
   streamMaxSocketsPerKey: 'FLEETGW_STREAM_MAX_SOCKETS_PER_KEY',
   streamMaxSocketsPerOrg: 'FLEETGW_STREAM_MAX_SOCKETS_PER_ORG',
+  mcpMaxSessions: 'FLEETGW_MCP_MAX_SESSIONS',
+  mcpMaxSessionsPerOrg: 'FLEETGW_MCP_MAX_SESSIONS_PER_ORG',
+  mcpMaxSessionsPerKey: 'FLEETGW_MCP_MAX_SESSIONS_PER_KEY',
+  mcpSessionIdleS: 'FLEETGW_MCP_SESSION_IDLE_S',
+  mcpSessionTimeoutS: 'FLEETGW_MCP_SESSION_TIMEOUT_S',
   heapGrowingPercent: 'FLEETGW_HEAP_GROWING_PERCENT',
   heapGrowingPercentLowLoad: 'FLEETGW_HEAP_GROWING_PERCENT_LOW_LOAD',
 };

@@ -58,7 +58,7 @@ import { FieldRuleDelivery, FieldRuleService } from '../fleet/field-rules/index.
 import { API_INFO, buildRoutes } from './routes.js';
 import { loadApiDocsAssets } from './api-docs-assets.js';
 import { loadDashboardAssets } from './dashboard-assets.js';
-import { LateMcp } from './mcp.js';
+import { LateMcp, mcpSessionLimits } from './mcp.js';
 
 export interface GatewayOptions {
   dataDir: string;
@@ -393,7 +393,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       removed: REMOVED_ROUTES,
       corsOrigins: opts.corsOrigins ?? [],
     });
-    const mcp = lateMcp.start(routes, router, API_INFO.version, logFor('mcp'));
+    const mcp = lateMcp.start(routes, router, API_INFO.version, logFor('mcp'), mcpSessionLimits(tunables));
     http = await startHttpServer({
       host: opts.host,
       port: opts.httpPort,

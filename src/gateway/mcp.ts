@@ -11,7 +11,8 @@ import { toolServerFactory } from '../api/mcp/tool-server.js';
 import type { RouteDef } from '../api/route.js';
 import type { McpRouteDeps } from '../api/routes/mcp.js';
 import { apiError } from '../errors/catalog.js';
-import { DEFAULT_MCP_SESSION_LIMITS, McpSessions, type McpSessionLimits } from '../http/mcp-sessions.js';
+import { DEFAULT_TUNABLES, type GatewayTunables } from '../config.js';
+import { McpSessions, type McpSessionLimits } from '../http/mcp-sessions.js';
 import type { Router } from '../http/router.js';
 
 /** A tool call as the REST request of its route, served by the router's pipeline minus authentication. */
@@ -26,6 +27,17 @@ export function dispatchThrough(router: Router): RouteDispatch {
       call.context.auth,
     );
     return { status: res.status, headers: res.headers, body: typeof res.body === 'string' ? res.body : Buffer.from(res.body).toString('utf8') };
+  };
+}
+
+/** The session table's bounds and times from the tunables (`FLEETGW_MCP_*`); idle never outlasts the timeout. */
+export function mcpSessionLimits(t: Pick<GatewayTunables, 'mcpMaxSessions' | 'mcpMaxSessionsPerOrg' | 'mcpMaxSessionsPerKey' | 'mcpSessionIdleS' | 'mcpSessionTimeoutS'>): McpSessionLimits {
+  return {
+    maxSessions: t.mcpMaxSessions,
+    maxPerOrg: t.mcpMaxSessionsPerOrg,
+    maxPerOwner: t.mcpMaxSessionsPerKey,
+    idleMs: Math.min(t.mcpSessionIdleS, t.mcpSessionTimeoutS) * 1000,
+    timeoutMs: t.mcpSessionTimeoutS * 1000,
   };
 }
 
@@ -46,7 +58,7 @@ export class LateMcp implements McpRouteDeps {
   readonly isTool = (name: string): boolean => this.names.has(name);
 
   /** Serves the Agent API tools of `routes` through `router`; returns the session table (closed by the caller). */
-  start(routes: readonly RouteDef[], router: Router, version: string, log: Logger, limits: McpSessionLimits = DEFAULT_MCP_SESSION_LIMITS): McpSessions {
+  start(routes: readonly RouteDef[], router: Router, version: string, log: Logger, limits: McpSessionLimits = mcpSessionLimits(DEFAULT_TUNABLES)): McpSessions {
     const tools = agentTools(routes);
     this.names = new Set(tools.map((t) => t.name));
     this.sessions = new McpSessions(toolServerFactory({ tools, dispatch: dispatchThrough(router), version }), limits, Date.now, log);

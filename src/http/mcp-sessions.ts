@@ -10,11 +10,11 @@
  * is ready and no SSE stream is ever opened (GET is not routed: 405), so the only per-client state is
  * the session itself. Policy (docs/mcp.md):
  * - a session answers only to the credential that opened it (another one gets 404, as for an unknown id);
- * - at most `maxPerOwner` sessions per credential: opening one more closes that credential's least
- *   recently used idle session (a client that forgets DELETE evicts its own sessions, nobody else's);
- * - at most `maxSessions` in all: past that, initialize is refused (503 `mcp_sessions_full`, Retry-After);
- * - a session idle (no request running) for `idleMs` is closed; its id then gets 404 and the client
- *   initializes again, as the protocol prescribes.
+ * - bounds per credential, per organization and in all, and which session is closed to make room
+ *   for a new one or why it is refused: mcp-session-bounds.ts (429 `mcp_session_quota` for the
+ *   credential's and organization's bounds, 503 `mcp_sessions_full` for the gateway's, Retry-After);
+ * - a session without work (a request other than ping) for `timeoutMs` is closed, however often it
+ *   pings; its id then gets 404 and the client initializes again, as the protocol prescribes.
  */
 import { randomUUID } from 'node:crypto';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -22,27 +22,17 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { pino, type Logger } from 'pino';
 import { authInfoFor, type McpAnswer, type McpExchange } from '../api/mcp/exchange.js';
 import { apiError } from '../errors/catalog.js';
+import { isWork, roomFor, type BoundedSession, type McpSessionBound, type McpSessionLimits } from './mcp-session-bounds.js';
 
-export interface McpSessionLimits {
-  /** Sessions in all. */
-  maxSessions: number;
-  /** Sessions per credential. */
-  maxPerOwner: number;
-  /** A session without a request for this long is closed (ms). */
-  idleMs: number;
-}
+export type { McpSessionLimits } from './mcp-session-bounds.js';
 
-export const DEFAULT_MCP_SESSION_LIMITS: McpSessionLimits = Object.freeze({ maxSessions: 256, maxPerOwner: 16, idleMs: 10 * 60_000 });
-
-interface Session {
+interface Session extends BoundedSession {
   id: string;
-  owner: string;
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
-  lastUsedMs: number;
-  /** Requests of this session in progress: a busy session is neither idle nor evicted. */
-  busy: number;
 }
+
+const BOUND_NAMES: Record<McpSessionBound, string> = { credential: 'per-credential', organization: 'per-organization', gateway: 'gateway-wide' };
 
 /** The URL the SDK sees (it reads only the path and headers; the host is never used). */
 const ENDPOINT_URL = 'http://fleet-gateway/v1/mcp';
@@ -60,11 +50,11 @@ export class McpSessions {
    */
   constructor(
     private readonly newServer: () => Server,
-    private readonly limits: McpSessionLimits = DEFAULT_MCP_SESSION_LIMITS,
+    private readonly limits: McpSessionLimits,
     private readonly now: () => number = Date.now,
     private readonly log: Logger = pino({ enabled: false }),
   ) {
-    this.sweep = setInterval(() => this.closeIdle(), Math.max(1_000, Math.min(limits.idleMs / 4, 30_000)));
+    this.sweep = setInterval(() => this.closeIdle(), Math.max(1_000, Math.min(limits.timeoutMs / 4, 30_000)));
     this.sweep.unref();
   }
 
@@ -101,28 +91,38 @@ export class McpSessions {
     await Promise.all(all.map((s) => this.closeQuietly(s)));
   }
 
-  /** Closes sessions idle for longer than the limit; run by the sweep timer. */
+  /** Closes sessions without work for longer than the timeout; run by the sweep timer and before each initialize. */
   closeIdle(): void {
-    const cutoff = this.now() - this.limits.idleMs;
-    for (const s of this.sessions.values()) if (s.busy === 0 && s.lastUsedMs <= cutoff) this.drop(s);
+    for (const s of this.sessions.values()) if (this.timedOut(s)) this.drop(s);
+  }
+
+  private timedOut(s: Session): boolean {
+    return s.busy === 0 && s.lastWorkMs <= this.now() - this.limits.timeoutMs;
   }
 
   private sessionOf(ex: McpExchange): Session {
-    const s = ex.sessionId === undefined ? undefined : this.sessions.get(ex.sessionId);
-    // Another credential's session is reported exactly like an unknown one.
-    if (s === undefined || s.owner !== ex.owner) {
-      throw apiError('mcp_session_not_found', { sessionId: ex.sessionId ?? '', idleS: Math.round(this.limits.idleMs / 1000) });
+    let s = ex.sessionId === undefined ? undefined : this.sessions.get(ex.sessionId);
+    // Timed out but not swept yet: gone all the same, so the timeout is exact whatever the sweep period.
+    if (s !== undefined && this.timedOut(s)) {
+      this.drop(s);
+      s = undefined;
     }
+    // Another credential's session is reported exactly like an unknown one.
+    if (s === undefined || s.owner !== ex.owner) throw this.notFound(ex.sessionId ?? '');
     return s;
   }
 
+  private notFound(sessionId: string): Error {
+    return apiError('mcp_session_not_found', { sessionId, timeoutS: Math.round(this.limits.timeoutMs / 1000) });
+  }
+
   private async open(ex: McpExchange): Promise<McpAnswer> {
-    this.makeRoom(ex.owner);
+    this.makeRoom(ex.owner, ex.org);
     const id = randomUUID();
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, enableJsonResponse: true });
     const server = this.newServer();
     // Registered before the first await, so concurrent initializes cannot overshoot the bounds.
-    const s: Session = { id, owner: ex.owner, transport, server, lastUsedMs: this.now(), busy: 0 };
+    const s: Session = { id, owner: ex.owner, org: ex.org, transport, server, lastWorkMs: this.now(), busy: 0 };
     this.sessions.set(id, s);
     try {
       await server.connect(transport);
@@ -135,42 +135,42 @@ export class McpSessions {
     }
   }
 
-  /** Frees a slot for `owner`, or throws `mcp_sessions_full`. */
-  private makeRoom(owner: string): void {
-    let mine = 0;
-    let oldestIdle: Session | undefined;
-    for (const s of this.sessions.values()) {
-      if (s.owner !== owner) continue;
-      mine++;
-      if (s.busy === 0 && (oldestIdle === undefined || s.lastUsedMs < oldestIdle.lastUsedMs)) oldestIdle = s;
+  /**
+   * Frees a slot for a session of `owner` in `org`, closing what the bounds name.
+   * @throws ApiError `mcp_session_quota` (credential, organization) or `mcp_sessions_full` (gateway)
+   */
+  private makeRoom(owner: string, org: string): void {
+    this.closeIdle();
+    // Each round closes one session, so this ends; one round is enough while the table is within its bounds.
+    for (;;) {
+      const room = roomFor(this.sessions.values(), owner, org, this.limits, this.now());
+      if (room.kind === 'free') return;
+      if (room.kind === 'evict') {
+        this.log.debug({ owner: room.session.owner, org: room.session.org, bound: room.bound, forOwner: owner, forOrg: org }, 'MCP session closed to make room');
+        this.drop(room.session);
+        continue;
+      }
+      const { bound, max, retryAfterS } = room;
+      const extra = { headers: { 'retry-after': String(retryAfterS) }, details: { bound, max, retryAfterS } };
+      if (bound === 'gateway') throw apiError('mcp_sessions_full', { max, retryAfterS }, extra);
+      throw apiError('mcp_session_quota', { bound: BOUND_NAMES[bound], max, retryAfterS }, extra);
     }
-    if (mine >= this.limits.maxPerOwner) {
-      if (oldestIdle === undefined) throw this.full();
-      this.drop(oldestIdle);
-    }
-    if (this.sessions.size >= this.limits.maxSessions) {
-      this.closeIdle();
-      if (this.sessions.size >= this.limits.maxSessions) throw this.full();
-    }
-  }
-
-  private full(): Error {
-    const retryAfterS = Math.max(1, Math.ceil(Math.min(this.limits.idleMs, 60_000) / 1000));
-    return apiError('mcp_sessions_full', { max: this.limits.maxSessions, retryAfterS }, { headers: { 'retry-after': String(retryAfterS) } });
   }
 
   private async serve(s: Session, ex: McpExchange): Promise<McpAnswer> {
     const headers = new Headers(FIXED_HEADERS);
     if (ex.sessionId !== undefined) headers.set('mcp-session-id', ex.sessionId);
     if (ex.protocolVersion !== undefined) headers.set('mcp-protocol-version', ex.protocolVersion);
+    // Pings and notifications keep the transport answering, not the session in use (mcp-session-bounds.ts).
+    const work = isWork(ex.message);
     s.busy++;
-    s.lastUsedMs = this.now();
+    if (work) s.lastWorkMs = this.now();
     try {
       const res = await s.transport.handleRequest(new Request(ENDPOINT_URL, { method: 'POST', headers }), { parsedBody: ex.message, authInfo: authInfoFor(ex.call) });
-      return await answerOf(res, s, this.limits.idleMs);
+      return await answerOf(res, () => this.notFound(s.id));
     } finally {
       s.busy--;
-      s.lastUsedMs = this.now();
+      if (work) s.lastWorkMs = this.now();
     }
   }
 
@@ -190,7 +190,7 @@ export class McpSessions {
 }
 
 /** The SDK's Response as an answer; its refusals (JSON-RPC error bodies) become catalog errors. */
-async function answerOf(res: Response, s: Session, idleMs: number): Promise<McpAnswer> {
+async function answerOf(res: Response, notFound: () => Error): Promise<McpAnswer> {
   const headers: Record<string, string> = {};
   const sid = res.headers.get('mcp-session-id');
   if (sid !== null) headers['mcp-session-id'] = sid;
@@ -198,7 +198,7 @@ async function answerOf(res: Response, s: Session, idleMs: number): Promise<McpA
   // JSON mode: the body is one JSON text the SDK built in memory, never a stream.
   const text = await res.text();
   if (res.status === 200) return { status: 200, headers, body: text };
-  if (res.status === 404) throw apiError('mcp_session_not_found', { sessionId: s.id, idleS: Math.round(idleMs / 1000) });
+  if (res.status === 404) throw notFound();
   throw apiError('mcp_transport', { detail: transportProblem(text, res.status) });
 }
 

@@ -53,7 +53,7 @@ describe('password digests', () => {
 describe('login throttle', () => {
   it('blocks an account after its burst, whatever the address, and refills over time', () => {
     const t = new LoginThrottle({ account: { burst: 3, refillPerSecond: 1 }, address: { burst: 100, refillPerSecond: 1 } });
-    for (let i = 0; i < 3; i++) t.failed('ann@x', `10.0.0.${i}`, 0);
+    for (let i = 0; i < 3; i++) expect(t.take('ann@x', `10.0.0.${i}`, 0)).toBeNull();
     expect(t.blockedFor('ann@x', '10.9.9.9', 0)).toEqual({ retryAfterS: 1, bound: 'account' });
     expect(t.blockedFor('bob@x', '10.0.0.1', 0)).toBeNull();
     expect(t.blockedFor('ann@x', '10.9.9.9', 1000)).toBeNull();
@@ -61,14 +61,28 @@ describe('login throttle', () => {
 
   it('blocks an address after its burst, whatever the account', () => {
     const t = new LoginThrottle({ account: { burst: 100, refillPerSecond: 1 }, address: { burst: 2, refillPerSecond: 0.5 } });
-    t.failed('a@x', '10.0.0.1', 0);
-    t.failed('b@x', '10.0.0.1', 0);
+    t.take('a@x', '10.0.0.1', 0);
+    t.take('b@x', '10.0.0.1', 0);
     expect(t.blockedFor('c@x', '10.0.0.1', 0)).toEqual({ retryAfterS: 2, bound: 'address' });
+  });
+
+  it('takes a token per check before it runs: checks in flight cannot pass the same last token; a refund gives it back', () => {
+    const t = new LoginThrottle({ account: { burst: 2, refillPerSecond: 1 / 60 }, address: { burst: 100, refillPerSecond: 1 } });
+    // Three checks start before any ends: only two get a token.
+    expect(t.take('ann@x', '10.0.0.1', 0)).toBeNull();
+    expect(t.take('ann@x', '10.0.0.2', 0)).toBeNull();
+    expect(t.take('ann@x', '10.0.0.3', 0)).toEqual({ retryAfterS: 60, bound: 'account' });
+    // The first was the right password: its token comes back, and a full bucket is no entry at all.
+    t.refund('ann@x', '10.0.0.1', 0);
+    expect(t.take('ann@x', '10.0.0.3', 0)).toBeNull();
+    t.refund('ann@x', '10.0.0.3', 0);
+    t.refund('ann@x', '10.0.0.2', 0);
+    expect(t.sizes).toEqual({ accounts: 0, addresses: 0 });
   });
 
   it('keeps at most maxEntries per map', () => {
     const t = new LoginThrottle({ maxEntries: 10 });
-    for (let i = 0; i < 100; i++) t.failed(`u${i}@x`, `10.0.${i}.1`, i);
+    for (let i = 0; i < 100; i++) t.take(`u${i}@x`, `10.0.${i}.1`, i);
     expect(t.sizes).toEqual({ accounts: 10, addresses: 10 });
   });
 });

@@ -12,6 +12,8 @@ export interface McpExchange {
   method: 'POST' | 'DELETE';
   /** The credential the request acts as (AuthContext.apiKeyId): a session answers only to the credential that opened it. */
   owner: string;
+  /** The organization of that credential (AuthContext.orgId): sessions are bounded per organization too. */
+  org: string;
   /** The `Mcp-Session-Id` header (undefined on initialize). */
   sessionId: string | undefined;
   /** The `MCP-Protocol-Version` header, when sent. */

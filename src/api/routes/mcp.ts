@@ -48,11 +48,12 @@ export function mcpRoutes(deps: McpRouteDeps): RouteDef[] {
         200: { description: 'The JSON-RPC response (initialize: with the Mcp-Session-Id header).', schema: McpResponse },
         202: { description: 'A notification, accepted (no body).' },
       },
-      errors: ['mcp_session_required', 'mcp_session_not_found', 'mcp_sessions_full', 'mcp_transport', 'shutting_down'],
+      errors: ['mcp_session_required', 'mcp_session_not_found', 'mcp_session_quota', 'mcp_sessions_full', 'mcp_transport', 'shutting_down'],
     }).handle(async (ctx) => {
       const answer = await deps.endpoint({
         method: 'POST',
         owner: ctx.auth.apiKeyId,
+        org: ctx.auth.orgId,
         sessionId: ctx.headers['mcp-session-id'],
         protocolVersion: ctx.headers['mcp-protocol-version'],
         message: ctx.body,
@@ -75,6 +76,7 @@ export function mcpRoutes(deps: McpRouteDeps): RouteDef[] {
       await deps.endpoint({
         method: 'DELETE',
         owner: ctx.auth.apiKeyId,
+        org: ctx.auth.orgId,
         sessionId: ctx.headers['mcp-session-id'],
         protocolVersion: ctx.headers['mcp-protocol-version'],
         message: undefined,

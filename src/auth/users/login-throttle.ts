@@ -5,10 +5,16 @@
  * login for that account or from that address gets 429 with Retry-After WITHOUT the password being
  * checked, so guessing runs at the refill rate whatever the number of addresses (account bucket) or
  * accounts (address bucket) used. Defaults: an account may fail 5 times at once then once a minute;
- * an address 20 times at once then once every 6 s. A successful login does not refill a bucket.
+ * an address 20 times at once then once every 6 s.
  *
- * Bound: each map holds at most `maxEntries` buckets; when full, the least recently failed entry is
- * dropped (it starts again with a full bucket). Hand-written (like src/http/auth-throttle.ts, which the
+ * A check takes its token BEFORE the password is checked ({@link LoginThrottle.take}) and gives it
+ * back only when the password was right or no check ran ({@link LoginThrottle.refund}): checks run
+ * concurrently (scrypt on the thread pool), so counting a failure after its check would let every
+ * login that arrives during the checks in flight pass the same last token. A successful login
+ * returns its own token and refills nothing else.
+ *
+ * Bound: each map holds at most `maxEntries` buckets; when full, the least recently charged entry is
+ * dropped (it starts again with a full bucket); a bucket refunded back to full is dropped at once. Hand-written (like src/http/auth-throttle.ts, which the
  * auth layer may not import): twenty lines of arithmetic, no library fits both keys.
  *
  * Trade-off: someone who knows an email can keep that account's bucket empty and so delay its owner's
@@ -54,7 +60,8 @@ class Buckets {
     return Math.max(1, Math.ceil((1 - tokens) / this.policy.refillPerSecond));
   }
 
-  failed(key: string, nowMs: number): void {
+  /** Spends one token of `key` (the caller checked {@link blockedFor} first). */
+  take(key: string, nowMs: number): void {
     let b = this.map.get(key);
     if (b === undefined) {
       if (this.map.size >= this.maxEntries) {
@@ -69,6 +76,15 @@ class Buckets {
     }
     b.tokens = Math.max(0, b.tokens - 1);
     this.map.set(key, b);
+  }
+
+  /** Gives back one token of `key`; a bucket that is full again is the same as none. */
+  refund(key: string, nowMs: number): void {
+    const b = this.map.get(key);
+    if (b === undefined) return; // dropped meanwhile: it starts full anyway
+    b.tokens = Math.min(this.policy.burst, this.refill(b, nowMs) + 1);
+    b.updatedMs = nowMs;
+    if (b.tokens >= this.policy.burst) this.map.delete(key);
   }
 
   private refill(b: Bucket, nowMs: number): number {
@@ -106,9 +122,23 @@ export class LoginThrottle {
     return { retryAfterS: byAddress, bound: 'address' };
   }
 
-  /** Counts a failed login. */
-  failed(account: string, address: string, nowMs: number): void {
-    this.accounts.failed(account, nowMs);
-    this.addresses.failed(address, nowMs);
+  /**
+   * Takes one token from the account's and the address's bucket before a password check, or none
+   * when either is empty. Checking and taking are one synchronous step, so however many logins run
+   * at once, no more checks start than the buckets hold.
+   * @returns null when the check may run (a token is taken), else what {@link blockedFor} returns
+   */
+  take(account: string, address: string, nowMs: number): { retryAfterS: number; bound: 'account' | 'address' } | null {
+    const blocked = this.blockedFor(account, address, nowMs);
+    if (blocked !== null) return blocked;
+    this.accounts.take(account, nowMs);
+    this.addresses.take(address, nowMs);
+    return null;
+  }
+
+  /** Gives back the tokens {@link take} took: the password was right, or it was not checked. */
+  refund(account: string, address: string, nowMs: number): void {
+    this.accounts.refund(account, nowMs);
+    this.addresses.refund(address, nowMs);
   }
 }

@@ -107,9 +107,13 @@ export class SessionService {
   async login(email: string, password: string, client: string): Promise<LoginOutcome> {
     const account = email.trim().toLowerCase();
     const user = findUserByEmail(this.store, account);
-    const blocked = this.throttle.blockedFor(account, client, this.now());
+    // The token is taken before the check: counted after it, concurrent logins would all pass the last one.
+    const blocked = this.throttle.take(account, client, this.now());
     if (blocked !== null) return { kind: 'throttled', ...blocked, user };
-    if (this.checksInFlight >= MAX_CONCURRENT_CHECKS) return { kind: 'busy' };
+    if (this.checksInFlight >= MAX_CONCURRENT_CHECKS) {
+      this.throttle.refund(account, client, this.now());
+      return { kind: 'busy' };
+    }
     this.checksInFlight++;
     let ok: boolean;
     try {
@@ -118,10 +122,9 @@ export class SessionService {
     } finally {
       this.checksInFlight--;
     }
-    if (!ok || user === undefined) {
-      this.throttle.failed(account, client, this.now());
-      return { kind: 'failed', reason: user === undefined ? 'unknown_account' : 'wrong_password', user };
-    }
+    // A failure keeps its token (so does a check that threw); only a right password gives it back.
+    if (!ok || user === undefined) return { kind: 'failed', reason: user === undefined ? 'unknown_account' : 'wrong_password', user };
+    this.throttle.refund(account, client, this.now());
     const nowMs = this.now();
     const minted = mintSessionToken();
     const session: SessionRecord = {
