@@ -134,7 +134,7 @@ export const ERROR_CATALOG = {
   stream_tickets_exhausted: { code: 'rate_limited', status: 429, template: 'Too many outstanding stream tickets: the {bound} bound of {max} is reached; retry after {retryAfterS} s.' },
   // The Agent API over MCP (docs/mcp.md).
   mcp_session_required: { code: 'bad_request', status: 400, template: 'An MCP request other than initialize needs the Mcp-Session-Id header of a session.' },
-  mcp_session_not_found: { code: 'not_found', status: 404, template: 'MCP session {sessionId} was not found (closed, closed while idle to make room, expired after {timeoutS} s without a request other than ping, or started by another credential); initialize a new one.' },
+  mcp_session_not_found: { code: 'not_found', status: 404, template: 'The MCP session named by Mcp-Session-Id was not found (closed, closed while idle to make room, expired after {timeoutS} s without a request other than ping, or started by another credential); initialize a new one.' },
   mcp_session_quota: { code: 'rate_limited', status: 429, template: 'The {bound} bound of {max} MCP sessions is reached and none of them is idle; retry after {retryAfterS} s or close unused ones (DELETE /v1/mcp).' },
   mcp_sessions_full: { code: 'unavailable', status: 503, template: 'The gateway holds its maximum of {max} MCP sessions and none of them is idle; retry after {retryAfterS} s or close unused ones (DELETE /v1/mcp).' },
   mcp_transport: { code: 'bad_request', status: 400, template: 'MCP transport: {detail}.' },

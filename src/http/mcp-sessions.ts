@@ -108,12 +108,13 @@ export class McpSessions {
       s = undefined;
     }
     // Another credential's session is reported exactly like an unknown one.
-    if (s === undefined || s.owner !== ex.owner) throw this.notFound(ex.sessionId ?? '');
+    if (s === undefined || s.owner !== ex.owner) throw this.notFound();
     return s;
   }
 
-  private notFound(sessionId: string): Error {
-    return apiError('mcp_session_not_found', { sessionId, timeoutS: Math.round(this.limits.timeoutMs / 1000) });
+  // The id is a bearer of the session: it is never echoed in an error body or a log line.
+  private notFound(): Error {
+    return apiError('mcp_session_not_found', { timeoutS: Math.round(this.limits.timeoutMs / 1000) });
   }
 
   private async open(ex: McpExchange): Promise<McpAnswer> {
@@ -167,7 +168,7 @@ export class McpSessions {
     if (work) s.lastWorkMs = this.now();
     try {
       const res = await s.transport.handleRequest(new Request(ENDPOINT_URL, { method: 'POST', headers }), { parsedBody: ex.message, authInfo: authInfoFor(ex.call) });
-      return await answerOf(res, () => this.notFound(s.id));
+      return await answerOf(res, () => this.notFound());
     } finally {
       s.busy--;
       if (work) s.lastWorkMs = this.now();
@@ -184,7 +185,7 @@ export class McpSessions {
     try {
       await s.server.close();
     } catch (err: unknown) {
-      this.log.warn({ err, sessionId: s.id }, 'closing an MCP session failed');
+      this.log.warn({ err, org: s.org }, 'closing an MCP session failed');
     }
   }
 }

@@ -58,7 +58,10 @@ describe('MCP sessions', () => {
     const t = table();
     const id = await open(t, 'a');
     expect(await list(t, 'a', id)).toMatchObject({ status: 200 });
-    expect((await refused(list(t, 'b', id))).id).toBe('mcp_session_not_found');
+    const stolen = await refused(list(t, 'b', id));
+    expect(stolen.id).toBe('mcp_session_not_found');
+    // The id is the session's bearer: never echoed back in the error.
+    expect(JSON.stringify({ message: stolen.message, details: stolen.details })).not.toContain(id);
     expect((await refused(list(t, 'a', '00000000-0000-4000-8000-000000000000'))).id).toBe('mcp_session_not_found');
     expect((await refused(t.handle(exchange('a', { jsonrpc: '2.0', id: 3, method: 'tools/list' })))).id).toBe('mcp_session_required');
     // A notification is accepted without a body.
