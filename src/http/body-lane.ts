@@ -52,7 +52,8 @@ export class BodyLane {
           try {
             resolve(task());
           } catch (err: unknown) {
-            reject(err);
+            // What a task throws is passed on as is (an ApiError, or the error the router logs as internal).
+            reject(err instanceof Error ? err : new Error(String(err)));
           }
         },
       });
