@@ -5,6 +5,9 @@
 //   (b) `stop_all` (falls back to a 100-target `stop` via robot_ids where stop_all is not served)
 //       across 100 robots, until every ack is in: p50 / p99;
 //   (c) (a) and (b) again while the 100 robots stream telemetry at --hz (default 50 Hz).
+// With --flood BYTES, instead: (a) without and then with a second key flooding BYTES-byte JSON bodies
+// (bench/lib/body-flood.mjs; --flood-connections 20 --flood-rps 70 --flood-paths control-robot,features),
+// the gateway at its default rate limits (the flooding key stays under its request count).
 // Gateway (`fleetgw serve`, real CLI, embedded chdb) in its own process, the robots (RobotAgent, one
 // TCP connection each, like real robots) in another, the HTTP client in this one.
 // Results and method: bench/command-latency.md.
@@ -12,6 +15,7 @@
 //   npm run build && node bench/command-latency.mjs [--robots 100] [--hz 50] [--single 3000]
 //       [--bulk 300] [--gateway-cpus 0] [--robots-cpus 1] [--bench-cpus 1] [--cpu-prof DIR] [--json FILE]
 //       [--client lean|node] [--node-flags '--max-semi-space-size=64 ...' (gateway and robots)]
+//       [--flood 1048575 [--flood-connections 20] [--flood-rps 70] [--flood-paths control-robot,features]]
 // Internal: `--role robots` runs the robot side (spawned by the main role).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +25,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, credentials, Server, ServerCredentials } from '@grpc/grpc-js';
 import { leanHttp } from './lib/lean-http.mjs';
+import { FLOOD_DEFAULTS, floodPaths, floodRole, floodRoleArgs } from './lib/body-flood.mjs';
 import { cpuSeconds, FLEETGW, machineInfo, parseArgs, spawnNode, stopChild } from './lib/procs.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -34,10 +39,13 @@ const roleIdx = process.argv.indexOf('--role');
 if (roleIdx >= 0 && process.argv[roleIdx + 1] === 'robots') {
   const argv = process.argv.slice(2).filter((_, i, a) => a[i] !== '--role' && a[i - 1] !== '--role');
   await robotsRole(parseArgs(argv, { grpc: '', 'robots-file': '', hz: 50 }));
+} else if (roleIdx >= 0 && process.argv[roleIdx + 1] === 'flood') {
+  const argv = process.argv.slice(2).filter((_, i, a) => a[i] !== '--role' && a[i - 1] !== '--role');
+  await floodRole(parseArgs(argv, { url: '', key: '', paths: '', bytes: 0, connections: 20, rps: 70 }));
 } else {
   await main(parseArgs(process.argv.slice(2), {
     robots: 100, hz: 50, single: 3000, bulk: 300, 'gateway-cpus': '', 'robots-cpus': '', 'bench-cpus': '',
-    'cpu-prof': '', json: '', client: 'lean', 'node-flags': '',
+    'cpu-prof': '', json: '', client: 'lean', 'node-flags': '', ...FLOOD_DEFAULTS,
   }));
 }
 
@@ -183,6 +191,9 @@ async function main(opts) {
   const { addRobot } = await import('../dist/store/identity.js');
   const dataDir = mkdtempSync(join(tmpdir(), 'fleetgw-bench-cmd-'));
   const init = JSON.parse(execFileSync(process.execPath, [FLEETGW, 'admin', 'init', '--data-dir', dataDir, '--org', 'bench', '--fleet', 'bench', '--json']).toString());
+  const floodKey = opts.flood > 0
+    ? JSON.parse(execFileSync(process.execPath, [FLEETGW, 'admin', 'create-key', '--data-dir', dataDir, '--org', init.orgId, '--permissions', 'robots:write,features:write', '--json']).toString()).apiKey
+    : null;
   const store = openStore(dataDir);
   const robots = [];
   for (let i = 0; i < opts.robots; i++) {
@@ -201,7 +212,8 @@ async function main(opts) {
   const pin = (s) => (s === '' ? undefined : s);
   const gateway = spawnNode([...nodeFlags, FLEETGW, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--grpc-port', '0', '--insecure-http'], {
     cpus: pin(opts['gateway-cpus']),
-    env: { FLEETGW_RATE_LIMIT_RPS: '100000000', FLEETGW_RATE_LIMIT_BURST: '100000000' },
+    // A flood runs against the default limits: the flooding key must stay within its own.
+    env: opts.flood > 0 ? {} : { FLEETGW_RATE_LIMIT_RPS: '100000000', FLEETGW_RATE_LIMIT_BURST: '100000000' },
   });
   let robotsProc;
   try {
@@ -261,6 +273,31 @@ async function main(opts) {
       return r;
     };
 
+    if (opts.flood > 0) {
+      // Stops only (a), without and with the flood: the stops' key is past its limit at once, which an
+      // urgent stop passes by design.
+      const stopsNow = () => timed(opts.single, Math.min(300, opts.single), stopOne);
+      const quiet = await stopsNow();
+      log(JSON.stringify({ name: 'stops, no flood', single: quiet }));
+      const flooder = spawnNode([SELF, ...floodRoleArgs(opts, ready.http, floodKey, floodPaths(opts['flood-paths'], init.orgId, init.fleetId))]);
+      await flooder.waitJson((o) => o.event === 'flooding', 120_000);
+      const cpu0 = cpuSeconds(gateway.pid);
+      const t0 = Date.now();
+      const flooded = await stopsNow();
+      const gatewayCores = Number(((cpuSeconds(gateway.pid) - cpu0) / ((Date.now() - t0) / 1000)).toFixed(2));
+      await stopChild(flooder, 'SIGTERM', 30_000);
+      const floodDone = flooder.lines.map((l) => { try { return JSON.parse(l); } catch { return null; } }).find((o) => o?.event === 'done');
+      const result = {
+        machine, client: opts.client, command: `node bench/command-latency.mjs ${process.argv.slice(2).join(' ')}`.trim(),
+        flood: { bytes: opts.flood, connections: opts['flood-connections'], rps: opts['flood-rps'], paths: opts['flood-paths'], ...floodDone },
+        phases: [{ name: 'stops, no flood', single: quiet }, { name: 'stops, body flood', single: flooded, gatewayCores }],
+      };
+      console.log(JSON.stringify(result, null, 2));
+      if (opts.json !== '') writeFileSync(opts.json, JSON.stringify(result, null, 2));
+      lean?.close();
+      await stopChild(robotsProc, 'SIGTERM', 10_000);
+      return;
+    }
     const idle = await phase('no telemetry');
     if (opts.hz === 0) {
       const result = { machine, client: opts.client, command: `node bench/command-latency.mjs ${process.argv.slice(2).join(' ')}`.trim(), phases: [idle] };

@@ -244,7 +244,15 @@ function operation(route: RouteDef, components: SchemaComponents): Json {
   }
   const params = parameters(route, components);
   if (params.length > 0) op.parameters = params;
-  if (route.body) op.requestBody = { required: true, content: { 'application/json': { schema: components.toJson(route.body) } } };
+  if (route.body) {
+    const requestBody: Record<string, unknown> = { required: true, content: { 'application/json': { schema: components.toJson(route.body) } } };
+    // The route's own body bound (larger: 413 before the body is read); others have the gateway-wide one.
+    if (route.maxBodyBytes !== undefined) {
+      requestBody.description = `At most ${route.maxBodyBytes} bytes; a larger body is answered 413 before it is read.`;
+      requestBody['x-max-body-bytes'] = route.maxBodyBytes;
+    }
+    op.requestBody = requestBody;
+  }
   op.responses = responses;
   op['x-errors'] = errors;
   return op;

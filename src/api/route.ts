@@ -86,6 +86,13 @@ export interface RouteDef {
   query?: TSchema;
   body?: TSchema;
   /**
+   * Largest request body the route accepts, in bytes: what its `body` schema can need, declared beside
+   * it. A larger body gets 413 `body_too_large` naming this limit before it is read (the adapter asks
+   * the router, Router.bodyLimit). Default: the gateway-wide limit (FLEETGW_MAX_BODY_BYTES, 1 MiB),
+   * which also caps this one.
+   */
+  maxBodyBytes?: number;
+  /**
    * Request headers the route reads: an object schema keyed by lower-cased header names (`cookie`,
    * `if-none-match`, `origin`, `accept-encoding`), each a string. Only declared headers are copied
    * from the request (the adapter skips the rest), validated like the query string and published

@@ -35,6 +35,7 @@ export const ERROR_CATALOG = {
   method_not_allowed: { code: 'bad_request', status: 405, template: 'Method {method} is not allowed on {path}.' },
   ack_wait_conflict: { code: 'bad_request', status: 400, template: 'Send either wait_for_ack or wait_for_ack_ms, not both.' },
   ambiguous_framing: { code: 'bad_request', status: 400, template: 'Ambiguous message framing: {detail}; the connection is closed.' },
+  length_required: { code: 'bad_request', status: 411, template: 'Chunked request bodies are not accepted: send the body with Content-Length; the connection is closed.' },
   headers_too_large: { code: 'bad_request', status: 431, template: 'The request line and headers exceed {limit} bytes.' },
   // Answered before a request reaches the router: by the head deadline (src/http/head-deadline.ts), and
   // by uWebSockets.js itself with the strings scripts/patch-uws.mjs writes into its binary.
@@ -63,6 +64,7 @@ export const ERROR_CATALOG = {
   agent_rejected: { code: 'policy_rejected', status: 422, template: 'The robot agent rejected the command: {reason}.' },
   outbox_full: { code: 'unavailable', status: 503, template: 'Robot {robotId} has too many undelivered commands; retry later.' },
   ack_waiters_full: { code: 'unavailable', status: 503, template: 'Too many requests are waiting for robot acknowledgements; retry later.' },
+  bodies_queued_full: { code: 'unavailable', status: 503, template: 'Too many large request bodies are waiting to be parsed; retry after {retryAfterS} s.' },
   unavailable: { code: 'unavailable', status: 503, template: '{what} is temporarily unavailable.' },
   shutting_down: { code: 'unavailable', status: 503, template: 'The gateway is shutting down.' },
   // Idempotency (spec Conventions 3).

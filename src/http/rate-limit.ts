@@ -1,5 +1,6 @@
 /**
- * Per-API-key rate limiting: one token bucket per key id, refilled continuously.
+ * Per-API-key rate limiting: one token bucket per key id, refilled continuously. A request spends one
+ * token, and one more per {@link BODY_BYTES_PER_TOKEN} of its body.
  *
  * Bound: at most `maxKeys` buckets are tracked. When full, the least recently used bucket is evicted
  * (a Map keeps insertion order and every use re-inserts the key at the end). An evicted key starts over
@@ -20,6 +21,16 @@ export interface RateLimitOptions {
 export const DEFAULT_RATE_PER_SECOND = 100;
 export const DEFAULT_BURST = 200;
 export const DEFAULT_MAX_TRACKED_KEYS = 10_000;
+/**
+ * Body bytes that cost one more request: parsing and validating a body costs main-thread time in
+ * proportion to its size, so a key sending large bodies spends its limit faster.
+ */
+export const BODY_BYTES_PER_TOKEN = 16 * 1024;
+
+/** Tokens a request with a body of `bodyBytes` spends: 1, plus 1 per full {@link BODY_BYTES_PER_TOKEN}. */
+export function requestCost(bodyBytes: number): number {
+  return 1 + Math.floor(bodyBytes / BODY_BYTES_PER_TOKEN);
+}
 
 interface Bucket {
   tokens: number;
@@ -52,10 +63,12 @@ export class RateLimiter {
   }
 
   /**
-   * Spends one token of `key`'s bucket.
-   * @returns ok, or the whole seconds (>= 1) after which one token will be available
+   * Spends `cost` tokens of `key`'s bucket (one per request, more for a large body: {@link requestCost}).
+   * A cost above the bucket size is taken as the bucket size, so any request can pass a full bucket.
+   * @returns ok, or the whole seconds (>= 1) after which `cost` tokens will be available
    */
-  take(key: string, nowMs: number): TakeResult {
+  take(key: string, nowMs: number, cost = 1): TakeResult {
+    const need = Math.min(cost, this.burst);
     let bucket = this.buckets.get(key);
     if (bucket === undefined) {
       if (this.buckets.size >= this.maxKeys) {
@@ -75,11 +88,11 @@ export class RateLimiter {
       bucket.updatedMs = nowMs;
     }
     this.newest = key;
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
+    if (bucket.tokens >= need) {
+      bucket.tokens -= need;
       return TAKEN;
     }
-    const waitS = (1 - bucket.tokens) / this.ratePerSecond;
+    const waitS = (need - bucket.tokens) / this.ratePerSecond;
     return { ok: false, retryAfterS: Math.max(1, Math.ceil(waitS)) };
   }
 
@@ -106,8 +119,8 @@ export class RateLimiter {
   /**
    * {@link take}, throwing the catalog's 429 `rate_limited` with a `Retry-After` header when empty.
    */
-  consume(key: string, nowMs: number): void {
-    const r = this.take(key, nowMs);
+  consume(key: string, nowMs: number, cost = 1): void {
+    const r = this.take(key, nowMs, cost);
     if (!r.ok) {
       throw apiError('rate_limited', { retryAfterS: r.retryAfterS }, { headers: { 'retry-after': String(r.retryAfterS) } });
     }

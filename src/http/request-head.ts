@@ -10,7 +10,8 @@
  * proxy in front of us that sees two equal lines may still pick a different framing than we would.
  * Repeated `Transfer-Encoding` lines are refused for the same reason. Everything uWS refuses by itself
  * (Content-Length with Transfer-Encoding, a malformed Content-Length, a coding other than chunked)
- * never reaches this code: see docs/http-hardening.md for the exact split.
+ * never reaches this code: see docs/http-hardening.md for the exact split. A chunked body is refused
+ * too (411, connection closed): only Content-Length frames a request body here.
  */
 import { apiError, type ApiError } from '../errors/catalog.js';
 import type { PlainRequest } from './types.js';
@@ -99,6 +100,12 @@ export function inspectHead(
     problem = framing('Transfer-Encoding appears more than once');
   } else if (codingLines === 1 && codingValue.trim().toLowerCase() !== 'chunked') {
     problem = framing('the only transfer coding accepted is chunked');
+  } else if (codingLines === 1) {
+    // uWS's chunked parser is lenient where RFC 9112 is strict (a bare LF after the last chunk, the
+    // CRLF after chunk data never checked, an extension read as part of the size): a proxy in front
+    // would frame such a body differently and a request hidden in it would run. No route needs a
+    // streamed body, so none is read: the connection is closed like any other framing error.
+    problem = { error: apiError('length_required'), framing: true };
   } else if (bytes > MAX_HEADER_BYTES) {
     problem = { error: apiError('headers_too_large', { limit: MAX_HEADER_BYTES }), framing: false };
   } else if (repeated !== null) {

@@ -1,6 +1,7 @@
 /**
- * The request pipeline, on plain objects (no sockets): match -> authenticate -> rate limit -> permission
- * -> validate params/query/body -> handler -> JSON response. Every failure leaves as the catalog's
+ * The request pipeline, on plain objects (no sockets): match -> authenticate -> rate limit (body bytes
+ * count) -> permission -> validate params/query/body (a large body in its own event-loop turn,
+ * body-lane.ts) -> handler -> JSON response. Every failure leaves as the catalog's
  * `{error, code}` body, so unknown routes, bad methods and bad JSON look like any other API error.
  *
  * All schemas are compiled here, once, when the router is created.
@@ -20,7 +21,8 @@ import { preparedResponse } from './conditional.js';
 import { CorsPolicy } from './cors.js';
 import { compilePath, type CompiledPath } from './path-template.js';
 import { clientKey, type AuthThrottle } from './auth-throttle.js';
-import type { RateLimiter } from './rate-limit.js';
+import { requestCost, type RateLimiter } from './rate-limit.js';
+import { BodyLane, LARGE_BODY_BYTES } from './body-lane.js';
 import { RouteTable } from './route-table.js';
 import type { AuthContext, HandlerResult, RouteContext, RouteDef } from '../api/route.js';
 import type { PlainRequest, PlainResponse } from './types.js';
@@ -86,6 +88,12 @@ export interface Router {
    */
   dispatch(req: PlainRequest, signal: AbortSource, auth: AuthContext): Promise<PlainResponse>;
   readonly routes: readonly { method: string; path: string }[];
+  /**
+   * The largest body the route serving `method` `path` accepts (RouteDef.maxBodyBytes), or null when
+   * it declares none or no route serves the pair (the adapter's default limit then applies). The
+   * adapter asks before it buffers a body.
+   */
+  bodyLimit(method: string, path: string): number | null;
   /** Lower-cased names of the request headers the core and the routes read (the adapter copies only these). */
   readonly headerNames: ReadonlySet<string>;
 }
@@ -111,6 +119,11 @@ const CORE_HEADERS = [
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+/**
+ * Largest body parsed for a key past its rate limit on an urgent route (RouteDef.urgent): a stop of
+ * 100 robots by id is about 4 KB; anything larger is answered 429 unread.
+ */
+const URGENT_PARSE_BYTES = 16 * 1024;
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
 /**
@@ -149,6 +162,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
   for (const r of deps.removed ?? []) removed.add(r.method, compilePath(r.path), r.instead);
   const cors = deps.corsOrigins !== undefined && deps.corsOrigins.length > 0 ? new CorsPolicy(deps.corsOrigins) : null;
   const rateLimitPolicy = deps.rateLimiter.policyHeader;
+  const bodyLane = new BodyLane();
 
   const handle = (req: PlainRequest, signal: AbortSource, caller?: AuthContext): PlainResponse | Promise<PlainResponse> => {
     const nowMs = now();
@@ -200,6 +214,8 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     const { def } = route;
     let auth: AuthContext | null = null;
     let limited: ApiError | null = null;
+    // Body bytes count in the rate limit: a body's parsing costs main-thread time in proportion to its size.
+    const cost = requestCost(req.body.length);
     if (def.auth !== 'none') {
       auth = caller ?? authenticateThrottled(req, nowMs);
       if (req.notes !== undefined) req.notes.keyId = auth.apiKeyId;
@@ -207,7 +223,7 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
       // A route that decides per body whether it spends the limit (RouteDef.rateLimited) spends it below.
       if (def.rateLimited === undefined) {
         try {
-          deps.rateLimiter.consume(auth.apiKeyId, nowMs);
+          deps.rateLimiter.consume(auth.apiKeyId, nowMs, cost);
         } catch (err: unknown) {
           // A request that may stop a robot is decided after validation: see RouteDef.urgent.
           if (def.urgent === undefined || !(err instanceof ApiError)) throw err;
@@ -219,13 +235,19 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     }
     const params = validateParams(route, rawParams);
     const query = validateQuery(route, req.query);
-    const body = parseBody(route, req);
-    const headers = validateHeaders(route, req);
-    if (limited !== null && def.urgent?.(body) !== true) throw limited;
-    if (auth !== null && def.rateLimited?.(body) === true) deps.rateLimiter.consume(auth.apiKeyId, nowMs);
-    // RouteContext types auth as non-null for handler ergonomics; only 'none' routes see null.
-    const idempotencyKey = def.idempotencyKey !== undefined ? req.headers['idempotency-key'] : undefined;
-    return def.handler(new HandlerContext(params, query, body, headers, auth as AuthContext, signal, nowMs, idempotencyKey, req.remoteAddress));
+    // A key past its limit is served only for a stop, and a stop is small: a larger body is not parsed.
+    if (limited !== null && req.body.length > URGENT_PARSE_BYTES) throw limited;
+    const rest = (): HandlerResult | Promise<HandlerResult> => {
+      const body = parseBody(route, req);
+      const headers = validateHeaders(route, req);
+      if (limited !== null && def.urgent?.(body) !== true) throw limited;
+      if (auth !== null && def.rateLimited?.(body) === true) deps.rateLimiter.consume(auth.apiKeyId, nowMs, cost);
+      // RouteContext types auth as non-null for handler ergonomics; only 'none' routes see null.
+      const idempotencyKey = def.idempotencyKey !== undefined ? req.headers['idempotency-key'] : undefined;
+      return def.handler(new HandlerContext(params, query, body, headers, auth as AuthContext, signal, nowMs, idempotencyKey, req.remoteAddress));
+    };
+    // A large body waits for its own event-loop turn (body-lane.ts): requests read meanwhile go first.
+    return route.body !== null && req.body.length > LARGE_BODY_BYTES ? bodyLane.run(req.body.length, rest) : rest();
   }
 
   /**
@@ -259,6 +281,8 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
   router.dispatch = (req, signal, auth) => Promise.resolve(handle(req, signal, auth));
   Object.defineProperty(router, 'routes', { value: compiled.map((c) => ({ method: c.def.method, path: c.def.path })) });
   Object.defineProperty(router, 'headerNames', { value: headerNames });
+  const bodyLimit = (method: string, path: string): number | null => table.match(method === 'HEAD' ? 'GET' : method, path).route?.def.maxBodyBytes ?? null;
+  Object.defineProperty(router, 'bodyLimit', { value: bodyLimit });
   return router;
 }
 

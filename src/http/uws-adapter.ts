@@ -59,6 +59,8 @@ const CORRELATION_HEADERS = ['x-request-id', 'traceparent'] as const;
 export interface RequestHandler {
   (req: PlainRequest, signal: AbortSource): PlainResponse | Promise<PlainResponse>;
   readonly headerNames?: ReadonlySet<string>;
+  /** The route's own body limit (Router.bodyLimit), or null for the server's default. */
+  bodyLimit?(method: string, path: string): number | null;
 }
 
 export interface HttpServer {
@@ -207,28 +209,34 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       setImmediate(() => write(answer, true));
       return;
     }
-    if (head.contentLength !== null && head.contentLength > maxBody) {
-      // The unread body is still on the wire: answer and close rather than drain it.
-      write(errorResponse(apiError('body_too_large', { limit: maxBody })), true);
-      return;
-    }
     if (!head.hasBody) {
       dispatch(EMPTY_BODY);
       return;
     }
-    const chunks: Buffer[] = [];
+    // The route's own bound, known before a byte of the body is buffered.
+    const limit = Math.min(maxBody, opts.handle.bodyLimit?.(method, url) ?? maxBody);
+    if (head.contentLength !== null && head.contentLength > limit) {
+      // The unread body is still on the wire: answer and close rather than drain it.
+      write(errorResponse(apiError('body_too_large', { limit })), true);
+      return;
+    }
+    // Every body here has a Content-Length (a chunked one is a framing error, request-head.ts), so the
+    // body is copied once, into a buffer of its declared size.
+    const declared = head.contentLength ?? limit;
+    let body: Buffer | null = null;
     let size = 0;
     res.onData((chunk, isLast) => {
       if (settled) return;
-      size += chunk.byteLength;
-      if (size > maxBody) {
-        chunks.length = 0;
-        write(errorResponse(apiError('body_too_large', { limit: maxBody })), true);
+      if (size + chunk.byteLength > declared) {
+        body = null;
+        write(errorResponse(apiError('body_too_large', { limit })), true);
         return;
       }
+      body ??= Buffer.allocUnsafe(declared);
       // uWS reuses (neuters) the chunk's memory after this callback returns, so copy it.
-      chunks.push(Buffer.from(new Uint8Array(chunk)));
-      if (isLast) dispatch(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      body.set(new Uint8Array(chunk), size);
+      size += chunk.byteLength;
+      if (isLast) dispatch(size === declared ? body : body.subarray(0, size));
     });
   });
 

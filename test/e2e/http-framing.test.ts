@@ -102,16 +102,68 @@ describe('conflicting message framing', () => {
     }
   });
 
-  it('a single chunked body and a single Content-Length still work', async () => {
-    const body = JSON.stringify({ name: 'chunked-once', geometry: square });
-    const chunked =
-      `POST ${features} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\nContent-Type: application/json\r\n` +
-      `Transfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
-    for (const request of [chunked, createFeature('plain')]) {
-      const r = await rawExchange(base, request, 500);
-      expect(parseResponses(r.text).map((x) => x.status)).toEqual([201]);
+  it('a single Content-Length body still works', async () => {
+    const r = await rawExchange(base, createFeature('plain'), 500);
+    expect(parseResponses(r.text).map((x) => x.status)).toEqual([201]);
+    expect(await featureNames()).toContain('plain');
+  });
+});
+
+describe('chunked request bodies: refused with 411, whatever a lenient parser would make of them', () => {
+  const chunkedHead = `POST ${features} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+  const hiddenGet = `GET /v1/me HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\n\r\n`;
+
+  /**
+   * Sends `bytes` on one connection: nothing may succeed, and the connection closes. Any answer is the
+   * gateway's JSON 411, or one of uWS's own (JSON) protocol errors when its parser fails on the bytes
+   * first: 400 on a chunk extension, 505 on a trailer line (uWS reads it as the next request line).
+   */
+  async function refused(bytes: string | string[]): Promise<void> {
+    const r = await rawExchange(base, bytes);
+    expect(r.closed).toBe(true);
+    expect(r.text).not.toMatch(/HTTP\/1\.1 [23]\d\d/);
+    const answers: Record<number, string> = {
+      411: 'Chunked request bodies are not accepted: send the body with Content-Length; the connection is closed.',
+      400: 'Malformed request.',
+      505: 'Only HTTP/1.1 is served.',
+    };
+    for (const res of parseResponses(r.text)) {
+      expect(Object.keys(answers)).toContain(String(res.status));
+      expect(JSON.parse(res.body)).toEqual({ error: answers[res.status], code: 'bad_request' });
     }
-    expect(await featureNames()).toEqual(expect.arrayContaining(['chunked-once', 'plain']));
+  }
+
+  it('a well-formed chunked body gets a JSON 411 and a closed connection, and does not run', async () => {
+    const body = JSON.stringify({ name: 'chunked-once', geometry: square });
+    const r = await rawExchange(base, `${chunkedHead}${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`);
+    expect(r.closed).toBe(true);
+    const [res, ...more] = parseResponses(r.text);
+    expect(more).toEqual([]);
+    expect(res?.status).toBe(411);
+    expect(res?.headers['content-type']).toBe('application/json');
+    await refused(`${chunkedHead}${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`);
+    // The head alone, the body never sent: the answer does not wait for it.
+    await refused(chunkedHead);
+    expect(await featureNames()).not.toContain('chunked-once');
+  });
+
+  it('a request hidden behind a bare LF after the last chunk, unchecked bytes after chunk data, an extension or a trailer never runs', async () => {
+    const hiddenPost = createFeature('hidden-in-chunks');
+    const variants = [
+      `0\n\n`, // bare LF after the last chunk
+      `2\r\nxxZZ0\r\n\r\n`, // the two bytes after chunk data are not CRLF
+      `2;ext=1\r\nxx\r\n0\r\n\r\n`, // a chunk extension
+      `2;a=b;c="d e"\r\nxx\r\n0;last\r\n\r\n`, // extensions with a quoted value, on the last chunk too
+      `2\r\nxx\r\n0\r\nX-Trailer: 1\r\n\r\n`, // a trailer field
+    ];
+    for (const chunks of variants) {
+      for (const hidden of [hiddenGet, hiddenPost]) {
+        // In one packet, and with the hidden request arriving after the answer could have been written.
+        await refused(`${chunkedHead}${chunks}${hidden}`);
+        await refused([`${chunkedHead}${chunks}`, hidden]);
+      }
+    }
+    expect(await featureNames()).not.toContain('hidden-in-chunks');
   });
 });
 

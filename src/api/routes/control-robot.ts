@@ -13,7 +13,7 @@ import type { RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
 import { ackWaitMs, bulkStatus, dispatchAll } from '../command-dispatch.js';
 import { activeRobots } from '../fleet-scope.js';
-import { ControlRobotBody, ControlRobotResponse, MAX_TARGETS, type ControlRobotAction } from '../schemas/control-robot.js';
+import { CONTROL_ROBOT_MAX_BODY_BYTES, ControlRobotBody, ControlRobotResponse, MAX_TARGETS, type ControlRobotAction } from '../schemas/control-robot.js';
 
 export { ackWaitMs } from '../command-dispatch.js';
 
@@ -115,6 +115,7 @@ export function controlRobotRoutes(deps: ControlRobotDeps): RouteDef[] {
       tags: ['Agent API'],
       auth: 'robots:write',
       body: ControlRobotBody,
+      maxBodyBytes: CONTROL_ROBOT_MAX_BODY_BYTES,
       // Past the key's rate limit a stop still goes through (a busy automation key can always halt).
       urgent: (b) => b.action === 'stop' || b.action === 'stop_all',
       responses: {

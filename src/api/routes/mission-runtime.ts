@@ -20,6 +20,7 @@ import type { RobotLink } from '../../protocol/robot-link.js';
 import { fleetRobotIds } from '../../store/identity.js';
 import type { Store } from '../../store/lmdb.js';
 import { ackWaitMs, publicDelivery } from '../command-dispatch.js';
+import { SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
 import { defineList } from '../list-reader.js';
 import {
   ControlMissionBody,
@@ -275,6 +276,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       tags: ['Agent API', 'Mission runs'],
       auth: 'missions:write',
       body: ControlMissionBody,
+      maxBodyBytes: SMALL_BODY_MAX_BYTES,
       urgent: (b) => b.action === 'pause',
       responses: { 200: { description: 'Command submitted (see delivery).', schema: ControlMissionResponse } },
       errors: [...fleetErrors, 'robot_not_found', 'run_not_found', 'run_finished', 'robot_offline', 'robot_link_conflict', 'ack_wait_conflict', 'ack_waiters_full', 'outbox_full'],

@@ -25,6 +25,7 @@ import {
   StopAllBody,
   StopAllResponse,
 } from '../schemas/robot-commands.js';
+import { SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
 import { activeRobots } from '../fleet-scope.js';
 
 export interface RobotCommandDeps {
@@ -107,6 +108,7 @@ export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
       urgent: () => true,
       params: FleetPathParams,
       body: StopAllBody,
+      maxBodyBytes: SMALL_BODY_MAX_BYTES,
       responses: {
         200: { description: 'Every active robot\'s stop succeeded (count 0 when the fleet has none).', schema: StopAllResponse },
         207: { description: 'Some stops failed (code `partial_failure`).', schema: StopAllResponse },

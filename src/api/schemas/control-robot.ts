@@ -16,6 +16,14 @@ export type ControlRobotAction = (typeof CONTROL_ROBOT_ACTIONS)[number];
 export const MAX_TARGETS = 100;
 /** Spec, Conventions 4 / Limits: the acknowledgement wait is capped at 30 s. */
 export const MAX_ACK_WAIT_MS = 30_000;
+/**
+ * Largest control-robot body, in bytes: `arguments` at most 64 KiB of JSON (MAX_ARGUMENTS_BYTES,
+ * src/commands/policy-limits.ts) or `settings` at most 100 keys of 128 and values of 1024 characters
+ * (about 115 KB), plus 100 robot ids and the other fields, with room for escapes.
+ */
+export const CONTROL_ROBOT_MAX_BODY_BYTES = 128 * 1024;
+/** Largest body of a request with no free-form field (stop-all, control-mission): a few short fields. */
+export const SMALL_BODY_MAX_BYTES = 4 * 1024;
 
 const WaitForAck = Type.Literal(true, { description: 'Wait for the robot agent\'s acknowledgement, up to 30 s.' });
 const WaitForAckMs = Type.Integer({ minimum: 1, description: 'Wait up to this many ms for the acknowledgement; values above 30000 are capped at 30000.' });
