@@ -3,7 +3,9 @@
  * time, cursor-paged, newest first) and `GET /v1/robot-commands/{command_id}` (one command's later
  * states, e.g. after an ack wait timed out, and a request/response command's result).
  */
+import { requesterOnRead } from '../../commands/requester.js';
 import type { CommandService } from '../../commands/service.js';
+import { getOperation } from '../../missions/catalog/operation.js';
 import { deliveryOf, isAcknowledged, type CommandRecord } from '../../commands/types.js';
 import { apiError } from '../../errors/catalog.js';
 import { defineRoute } from '../define-route.js';
@@ -25,15 +27,18 @@ export interface CommandReadDeps {
   commands: CommandService;
 }
 
-/** The audit view of a command record (arguments only as their digest). */
-export function auditEntryOf(rec: CommandRecord): AuditEntry {
+/**
+ * The audit view of a command record (arguments only as their digest).
+ * @param operationIdOf the fleet's operation id (records of earlier versions name it by placeholder)
+ */
+export function auditEntryOf(rec: CommandRecord, operationIdOf: (fleetId: string) => string | undefined): AuditEntry {
   const entry: AuditEntry = {
     commandId: rec.commandId,
     robotId: rec.robotId,
     fleetId: rec.fleetId,
     action: rec.action,
     argsDigest: rec.argsDigest,
-    requestedBy: { actorType: 'api_key', apiKeyId: rec.requestedBy.apiKeyId },
+    requestedBy: requesterOnRead(rec.requestedBy, rec.fleetId, operationIdOf),
     createdAtMs: rec.createdAtMs,
     state: rec.state,
     retryBudgetExhausted: rec.retryBudgetExhausted,
@@ -50,6 +55,7 @@ export function auditEntryOf(rec: CommandRecord): AuditEntry {
 /** The audit and command read routes. */
 export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
   const { store, commands } = deps;
+  const operationIdOf = (fleetId: string): string | undefined => getOperation(store, fleetId)?.operationId;
   const auditLog = defineList<AuditLogQuery, CommandRecord, AuditEntry>({
     kind: 'audit-log',
     limit: AUDIT_LIMIT,
@@ -60,7 +66,7 @@ export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
       ...(q.from_ms !== undefined ? { fromMs: q.from_ms } : {}),
       ...(q.to_ms !== undefined ? { toMs: q.to_ms } : {}),
     }, (id) => commands.get(id)),
-    view: auditEntryOf,
+    view: (rec) => auditEntryOf(rec, operationIdOf),
   });
   return [
     defineRoute({
@@ -68,7 +74,7 @@ export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
       path: '/v1/audit-log',
       operationId: 'getAuditLog',
       summary:
-        'Command audit entries of a fleet, newest first: who asked (key id), robot, action, SHA-256 of the arguments, every ' +
+        'Command audit entries of a fleet, newest first: who asked (`requestedBy`: an API key, a user, the operation or a schedule), robot, action, SHA-256 of the arguments, every ' +
         'delivery state change with its time. Filter by robot_id and time (from_ms, to_ms); page with limit and next_cursor.',
       tags: ['Audit'],
       auth: 'fleet:read',
@@ -95,7 +101,7 @@ export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
         }
         const r = rec.result;
         const body: CommandView = {
-          ...auditEntryOf(rec),
+          ...auditEntryOf(rec, operationIdOf),
           // Arguments can hold configuration values: shown to keys that may send commands, digest only otherwise.
           args: auth.permissions.includes('robots:write') ? rec.args : null,
           delivery: publicDelivery(deliveryOf(rec)),
