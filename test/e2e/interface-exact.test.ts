@@ -120,18 +120,18 @@ describe('the interface, exactly', () => {
 
     // The schedule's MissionStart.
     const start = (await audit()).find((e) => e.action === 'mission_start');
-    expect(start?.requestedBy).toEqual({ actorType: 'schedule', scheduleId: state.scheduleId });
+    expect.soft(start?.requestedBy).toEqual({ actorType: 'schedule', scheduleId: state.scheduleId });
     // The operation's pause of its runs.
     expect((await post('/v1/agent/control-operation', { ...ids(), action: 'pause' })).status).toBe(200);
     const byOperation = (await audit()).find((e) => e.action === 'mission_control');
-    expect(byOperation?.requestedBy).toEqual({ actorType: 'operation', operationId: state.operationId });
+    expect.soft(byOperation?.requestedBy).toEqual({ actorType: 'operation', operationId: state.operationId });
     state.operationCommandId = byOperation!.commandId as string;
-    expect((await get(`/v1/robot-commands/${state.operationCommandId}`)).body.requestedBy).toEqual({ actorType: 'operation', operationId: state.operationId });
+    expect.soft((await get(`/v1/robot-commands/${state.operationCommandId}`)).body.requestedBy).toEqual({ actorType: 'operation', operationId: state.operationId });
     // The key's cancel of the run.
     const cancel = await post('/v1/agent/control-mission', { ...ids(), robot_id: r0, mission_id: missionId, action: 'cancel', wait_for_ack: true });
     expect(cancel.status, JSON.stringify(cancel.body)).toBe(200);
     state.keyCommandId = cancel.body.delivery.commandId as string;
-    expect((await get(`/v1/robot-commands/${state.keyCommandId}`)).body.requestedBy).toEqual({ actorType: 'api_key', apiKeyId: d.apiKeyId });
+    expect.soft((await get(`/v1/robot-commands/${state.keyCommandId}`)).body.requestedBy).toEqual({ actorType: 'api_key', apiKeyId: d.apiKeyId });
     // A user's session: recorded as the user, never as its session.
     const login = await fetch(`${base}/v1/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'ops@acme.test', password: PASSWORD }) });
     expect(login.status).toBe(201);
@@ -141,7 +141,7 @@ describe('the interface, exactly', () => {
     const modeRes = await fetch(`${base}${nested(`/robots/${r1}/mode`)}`, { method: 'POST', headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'docking', wait_for_ack: true }) });
     const mode = { status: modeRes.status, body: (await modeRes.json()) as Json };
     expect(mode.status, JSON.stringify(mode.body)).toBe(200);
-    expect((await get(`/v1/robot-commands/${mode.body.delivery.commandId as string}`)).body.requestedBy).toEqual({ actorType: 'user', userId: me.session.user.userId });
+    expect.soft((await get(`/v1/robot-commands/${mode.body.delivery.commandId as string}`)).body.requestedBy).toEqual({ actorType: 'user', userId: me.session.user.userId });
 
     // The finished run, with fleet:read alone.
     await until(async () => (await runs(d.apiKey)).find((r) => r.runId === state.runId)?.state === 'cancelled', 20_000, 'the run cancelled');
@@ -167,6 +167,14 @@ describe('the interface, exactly', () => {
     expect((await explained('go_to')).map((r) => r.robot_id).sort()).toEqual(await robotsWith('go_to'));
   });
 
+  it('routes outside /v1 are the ones docs/api-conventions.md names, each with its reason', async () => {
+    for (const path of ['/healthz', '/readyz', '/docs', '/openapi.json']) expect((await fetch(`${base}${path}`)).status, path).toBe(200);
+    const doc = readFileSync(new URL('../../docs/api-conventions.md', import.meta.url), 'utf8');
+    const section = doc.slice(doc.indexOf('## Routes outside `/v1`'));
+    expect(section.length).toBeLessThan(doc.length);
+    for (const path of ['/healthz', '/readyz', '/docs', '/', '/openapi.json']) expect(section).toContain(`\`${path}\``);
+  });
+
   it('commands stored in the earlier requestedBy shape are served in the current one after an upgrade', async () => {
     await stopSim();
     await gw.stop();
@@ -186,12 +194,4 @@ describe('the interface, exactly', () => {
     const entries = await audit();
     expect(entries.find((e) => e.commandId === state.operationCommandId)?.requestedBy).toEqual({ actorType: 'operation', operationId: state.operationId });
   }, 60_000);
-
-  it('routes outside /v1 are the ones docs/api-conventions.md names, each with its reason', async () => {
-    for (const path of ['/healthz', '/readyz', '/docs', '/openapi.json']) expect((await fetch(`${base}${path}`)).status, path).toBe(200);
-    const doc = readFileSync(new URL('../../docs/api-conventions.md', import.meta.url), 'utf8');
-    const section = doc.slice(doc.indexOf('## Routes outside `/v1`'));
-    expect(section.length).toBeLessThan(doc.length);
-    for (const path of ['/healthz', '/readyz', '/docs', '/', '/openapi.json']) expect(section).toContain(`\`${path}\``);
-  });
 });

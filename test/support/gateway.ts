@@ -90,7 +90,7 @@ export async function api(base: string, key: string, path: string, init: Request
   } catch {
     // keep text
   }
-  logResponse({ base, method: (init.method ?? 'GET').toUpperCase(), url: path, status: res.status, contentType: res.headers.get('content-type') ?? '', body });
+  await logResponse({ base, method: (init.method ?? 'GET').toUpperCase(), url: path, status: res.status, contentType: res.headers.get('content-type') ?? '', body });
   return { status: res.status, body, headers: res.headers };
 }
 

@@ -24,14 +24,19 @@ let dropped = 0;
 /** Per gateway base URL: its /openapi.json, fetched while the gateway runs (it may be stopped by the check). */
 const documents = new Map<string, Promise<unknown>>();
 
-/** Records one response (and fetches the gateway's document the first time its base is seen). */
-export function logResponse(r: LoggedResponse): void {
+/**
+ * Records one response. The first time a gateway's base is seen its document is fetched; the
+ * returned promise settles once it is (the helper awaits it, so a test that stops its gateway right
+ * after never races the fetch).
+ */
+export function logResponse(r: LoggedResponse): Promise<unknown> {
   if (!documents.has(r.base)) {
     // Settled either way: a failed fetch becomes the check's failure, never an unhandled rejection.
     documents.set(r.base, fetch(`${r.base}/openapi.json`).then((res) => res.json(), (err: unknown) => err instanceof Error ? err : new Error(String(err))));
   }
   if (logged.length < MAX_LOGGED) logged.push(r);
   else dropped++;
+  return documents.get(r.base)!;
 }
 
 /** The responses recorded so far, how many were dropped over the bound, and the documents. */
