@@ -182,7 +182,7 @@ describe('the interface, exactly', () => {
     try {
       for (const [id, legacy] of [[state.operationCommandId!, { apiKeyId: 'operation' }], [state.keyCommandId!, { apiKeyId: d.apiKeyId }]] as const) {
         const rec = store.commands.get(id) as Json;
-        await store.commands.put(id, { ...rec, requestedBy: legacy } as never);
+        await store.commands.put(id, { ...rec, requestedBy: legacy });
       }
     } finally {
       await store.close();
