@@ -37,15 +37,25 @@ export function requesterOfCaller(auth: { actorType: 'api_key' | 'user'; apiKeyI
     : { actorType: 'api_key', apiKeyId: auth.apiKeyId };
 }
 
+/** What mapping a legacy record needs to know. */
+export interface RequesterLookups {
+  /** The fleet's operation id, or undefined when it has none. */
+  operationIdOf(fleetId: string): string | undefined;
+  /** The user of a stored session id, or undefined when the id names no stored session. */
+  userOfSession(sessionId: string): string | undefined;
+}
+
 /**
- * The requester of a stored record in its current shape. A legacy record maps to `api_key` with its
- * id, or, for the `operation` placeholder, to the fleet's operation (`system` when the fleet has
- * none any more).
- * @param operationIdOf the fleet's operation id, or undefined when it has none
+ * The requester of a stored record in its current shape. A legacy record maps, for the `operation`
+ * placeholder, to the fleet's operation (`system` when the fleet has none any more); for the id of a
+ * session still stored, to its user; else to `api_key` with its id.
  */
-export function requesterOnRead(stored: StoredRequester, fleetId: string, operationIdOf: (fleetId: string) => string | undefined): Requester {
+export function requesterOnRead(stored: StoredRequester, fleetId: string, lookups: RequesterLookups): Requester {
   if ('actorType' in stored) return stored;
-  if (stored.apiKeyId !== LEGACY_OPERATION) return { actorType: 'api_key', apiKeyId: stored.apiKeyId };
-  const operationId = operationIdOf(fleetId);
-  return operationId === undefined ? { actorType: 'system' } : { actorType: 'operation', operationId };
+  if (stored.apiKeyId === LEGACY_OPERATION) {
+    const operationId = lookups.operationIdOf(fleetId);
+    return operationId === undefined ? { actorType: 'system' } : { actorType: 'operation', operationId };
+  }
+  const userId = lookups.userOfSession(stored.apiKeyId);
+  return userId === undefined ? { actorType: 'api_key', apiKeyId: stored.apiKeyId } : { actorType: 'user', userId };
 }

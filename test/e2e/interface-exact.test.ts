@@ -31,7 +31,7 @@ let sim: ChildProcess | undefined;
 let base: string;
 let fleetReadKey: string;
 const robots: { robotId: string; robotToken: string }[] = [];
-const state: { operationId?: string; scheduleId?: string; runId?: string; operationCommandId?: string; keyCommandId?: string } = {};
+const state: { operationId?: string; scheduleId?: string; runId?: string; operationCommandId?: string; keyCommandId?: string; userCommandId?: string; sessionId?: string; userId?: string } = {};
 
 const ids = (): { org_id: string; fleet_id: string } => ({ org_id: d.orgId, fleet_id: d.fleetId });
 const nested = (rest: string): string => `/v1/orgs/${d.orgId}/fleets/${d.fleetId}${rest}`;
@@ -141,6 +141,9 @@ describe('the interface, exactly', () => {
     const modeRes = await fetch(`${base}${nested(`/robots/${r1}/mode`)}`, { method: 'POST', headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'docking', wait_for_ack: true }) });
     const mode = { status: modeRes.status, body: (await modeRes.json()) as Json };
     expect(mode.status, JSON.stringify(mode.body)).toBe(200);
+    state.userCommandId = mode.body.delivery.commandId as string;
+    state.sessionId = me.session.sessionId as string;
+    state.userId = me.session.user.userId as string;
     expect.soft((await get(`/v1/robot-commands/${mode.body.delivery.commandId as string}`)).body.requestedBy).toEqual({ actorType: 'user', userId: me.session.user.userId });
 
     // The finished run, with fleet:read alone.
@@ -180,7 +183,7 @@ describe('the interface, exactly', () => {
     await gw.stop();
     const store = openStore(d.dataDir);
     try {
-      for (const [id, legacy] of [[state.operationCommandId!, { apiKeyId: 'operation' }], [state.keyCommandId!, { apiKeyId: d.apiKeyId }]] as const) {
+      for (const [id, legacy] of [[state.operationCommandId!, { apiKeyId: 'operation' }], [state.keyCommandId!, { apiKeyId: d.apiKeyId }], [state.userCommandId!, { apiKeyId: state.sessionId! }]] as const) {
         const rec = store.commands.get(id) as Json;
         await store.commands.put(id, { ...rec, requestedBy: legacy });
       }
@@ -191,6 +194,7 @@ describe('the interface, exactly', () => {
     base = gw.ready.http;
     expect((await get(`/v1/robot-commands/${state.operationCommandId!}`)).body.requestedBy).toEqual({ actorType: 'operation', operationId: state.operationId });
     expect((await get(`/v1/robot-commands/${state.keyCommandId!}`)).body.requestedBy).toEqual({ actorType: 'api_key', apiKeyId: d.apiKeyId });
+    expect((await get(`/v1/robot-commands/${state.userCommandId!}`)).body.requestedBy).toEqual({ actorType: 'user', userId: state.userId });
     const entries = await audit();
     expect(entries.find((e) => e.commandId === state.operationCommandId)?.requestedBy).toEqual({ actorType: 'operation', operationId: state.operationId });
   }, 60_000);

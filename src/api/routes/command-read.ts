@@ -3,7 +3,7 @@
  * time, cursor-paged, newest first) and `GET /v1/robot-commands/{command_id}` (one command's later
  * states, e.g. after an ack wait timed out, and a request/response command's result).
  */
-import { requesterOnRead } from '../../commands/requester.js';
+import { requesterOnRead, type RequesterLookups } from '../../commands/requester.js';
 import type { CommandService } from '../../commands/service.js';
 import { getOperation } from '../../missions/catalog/operation.js';
 import { deliveryOf, isAcknowledged, type CommandRecord } from '../../commands/types.js';
@@ -29,16 +29,16 @@ export interface CommandReadDeps {
 
 /**
  * The audit view of a command record (arguments only as their digest).
- * @param operationIdOf the fleet's operation id (records of earlier versions name it by placeholder)
+ * @param lookups what reading a record of an earlier version in the current shape needs
  */
-export function auditEntryOf(rec: CommandRecord, operationIdOf: (fleetId: string) => string | undefined): AuditEntry {
+export function auditEntryOf(rec: CommandRecord, lookups: RequesterLookups): AuditEntry {
   const entry: AuditEntry = {
     commandId: rec.commandId,
     robotId: rec.robotId,
     fleetId: rec.fleetId,
     action: rec.action,
     argsDigest: rec.argsDigest,
-    requestedBy: requesterOnRead(rec.requestedBy, rec.fleetId, operationIdOf),
+    requestedBy: requesterOnRead(rec.requestedBy, rec.fleetId, lookups),
     createdAtMs: rec.createdAtMs,
     state: rec.state,
     retryBudgetExhausted: rec.retryBudgetExhausted,
@@ -55,7 +55,10 @@ export function auditEntryOf(rec: CommandRecord, operationIdOf: (fleetId: string
 /** The audit and command read routes. */
 export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
   const { store, commands } = deps;
-  const operationIdOf = (fleetId: string): string | undefined => getOperation(store, fleetId)?.operationId;
+  const lookups: RequesterLookups = {
+    operationIdOf: (fleetId) => getOperation(store, fleetId)?.operationId,
+    userOfSession: (sessionId) => store.sessions.get(sessionId)?.userId,
+  };
   const auditLog = defineList<AuditLogQuery, CommandRecord, AuditEntry>({
     kind: 'audit-log',
     limit: AUDIT_LIMIT,
@@ -66,7 +69,7 @@ export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
       ...(q.from_ms !== undefined ? { fromMs: q.from_ms } : {}),
       ...(q.to_ms !== undefined ? { toMs: q.to_ms } : {}),
     }, (id) => commands.get(id)),
-    view: (rec) => auditEntryOf(rec, operationIdOf),
+    view: (rec) => auditEntryOf(rec, lookups),
   });
   return [
     defineRoute({
@@ -101,7 +104,7 @@ export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
         }
         const r = rec.result;
         const body: CommandView = {
-          ...auditEntryOf(rec, operationIdOf),
+          ...auditEntryOf(rec, lookups),
           // Arguments can hold configuration values: shown to keys that may send commands, digest only otherwise.
           args: auth.permissions.includes('robots:write') ? rec.args : null,
           delivery: publicDelivery(deliveryOf(rec)),
