@@ -12,5 +12,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     globalSetup: ['test/support/global-setup.ts'],
+    // Every response an e2e file's HTTP helper received is validated against /openapi.json after the file.
+    setupFiles: ['test/support/openapi-responses.setup.ts'],
   },
 });

@@ -37,12 +37,12 @@ export function toMissionRun(r: RunRecord): MissionRun {
 }
 
 /**
- * The one state a schedule shows everywhere: `cancelled` once cancelled (the stored `status` keeps
- * the latest fire's outcome underneath, so a fire still settling after the cancel changes nothing
- * visible), else the stored status.
+ * The state a schedule shows: its latest fire's course (`scheduled` -> `pending` -> `deployed` |
+ * `failed`). Cancellation is not a status: a cancelled schedule leaves the schedule reads
+ * (docs/missions.md, Schedule states) and get-runtime-status tells it by its `phase`.
  */
-export function scheduleState(s: Pick<ScheduleRecord, 'cancelled' | 'status'>): ScheduleState {
-  return s.cancelled ? 'cancelled' : s.status;
+export function scheduleState(s: Pick<ScheduleRecord, 'status'>): ScheduleState {
+  return s.status;
 }
 
 /** A schedule as `GET /v1/mission-schedule` lists it (pass the scheduler's live view of the record). */

@@ -1,6 +1,7 @@
 /**
  * The command service's request and result shapes (service.ts is the service itself).
  */
+import type { Requester } from './requester.js';
 import type { Logger } from 'pino';
 import type { Store } from '../store/lmdb.js';
 import type { RobotLink } from '../protocol/robot-link.js';
@@ -66,7 +67,7 @@ export interface SubmitRequest<A extends CommandAction = CommandAction> {
   orgId: string;
   action: A;
   args: CommandArgsByAction[A];
-  requestedBy: { apiKeyId: string };
+  requestedBy: Requester;
   /**
    * The caller waits for the ack before answering (and then, like every caller, for the commit of
    * the command's first write). A command sent at once may then have that write held up to LAZY_MS

@@ -197,7 +197,7 @@ export class CommandService {
       action: c.action,
       args: c.args,
       argsDigest: this.digests.of(c.args),
-      requestedBy: { apiKeyId: req.requestedBy.apiKeyId },
+      requestedBy: { ...req.requestedBy },
       createdAtMs: at,
       state: 'deferred' as const,
       rejectReason: null,

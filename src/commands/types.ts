@@ -2,6 +2,7 @@
  * Robot command records: what the outbox keeps in LMDB (`commands` db) and what the API reports as
  * the spec's delivery object. Plain msgpack-safe objects only (lmdb-js encodes them).
  */
+import type { StoredRequester } from './requester.js';
 
 /** A JSON value as commands carry it (arguments, settings, configuration). */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -125,7 +126,8 @@ export interface CommandRecord {
   argsDigest: string;
   /** Per-robot creation order, 1-based; also the outbox key suffix and the wire seq. */
   seq: number;
-  requestedBy: { apiKeyId: string };
+  /** Records of earlier versions hold the legacy shape: read it with `requesterOnRead`. */
+  requestedBy: StoredRequester;
   createdAtMs: number;
   state: StoredDeliveryState;
   /** The agent's reason, set with `agent_rejected`. */

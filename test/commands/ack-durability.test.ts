@@ -23,7 +23,7 @@ function setup() {
   open.push({ svc, fx });
   const robotId = fx.robots[0]?.record.robotId ?? '';
   const req = <A extends CommandAction>(action: A, args: CommandArgsByAction[A], awaitingAck = false): SubmitRequest<A> => ({
-    robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action, args, requestedBy: { apiKeyId: '00000000-0000-4000-8000-000000000001' }, awaitingAck,
+    robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action, args, requestedBy: { actorType: 'api_key' as const, apiKeyId: '00000000-0000-4000-8000-000000000001' }, awaitingAck,
   });
   const stop = (awaitingAck = false): SubmitRequest<'stop'> => req('stop', { reason: 'test' }, awaitingAck);
   const start = (): SubmitRequest<'start'> => req('start', {});

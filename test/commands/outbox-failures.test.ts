@@ -23,7 +23,7 @@ function setup(outbox?: Partial<OutboxLimits>) {
     await fx.cleanup();
   });
   const robotId = fx.robots[0]?.record.robotId ?? '';
-  const stop = (): SubmitRequest<'stop'> => ({ robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop', args: { reason: 't' }, requestedBy: { apiKeyId: 'k' } });
+  const stop = (): SubmitRequest<'stop'> => ({ robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop', args: { reason: 't' }, requestedBy: { actorType: 'api_key' as const, apiKeyId: 'k' } });
   return { fx, link, svc, robotId, stop };
 }
 

@@ -31,7 +31,7 @@ function setup() {
   const robotId = fx.robots[0]?.record.robotId ?? '';
   const stop = (awaitingAck: boolean): SubmitRequest<'stop'> => ({
     robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop', args: { reason: 't' },
-    requestedBy: { apiKeyId: 'k' }, awaitingAck,
+    requestedBy: { actorType: 'api_key' as const, apiKeyId: 'k' }, awaitingAck,
   });
   return { fx, link, svc, robotId, stop };
 }
@@ -116,7 +116,7 @@ describe('outbox writes', () => {
     const svc = new CommandService({ store: fx.store, link });
     open.push({ svc, fx });
     link.connect(robotId);
-    const s = svc.submit({ robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop', args: { reason: 'x' }, requestedBy: { apiKeyId: 'k' } });
+    const s = svc.submit({ robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop', args: { reason: 'x' }, requestedBy: { actorType: 'api_key' as const, apiKeyId: 'k' } });
     await s.persisted;
     expect(link.sentTo(robotId)[0]?.seq).toBe(8n);
     expect(fx.store.meta.get(seqMetaKey(robotId))).toBe(8 + SEQ_BLOCK - 1);
@@ -169,7 +169,7 @@ describe('outbox writes', () => {
     const svc = new CommandService({ store: fx.store, link, outbox: { maxUrgentPerRobot: 2 } });
     open.push({ svc, fx });
     const robotId = fx.robots[0]?.record.robotId ?? '';
-    const req = { robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop' as const, args: { reason: 'x' }, requestedBy: { apiKeyId: 'k' } };
+    const req = { robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop' as const, args: { reason: 'x' }, requestedBy: { actorType: 'api_key' as const, apiKeyId: 'k' } };
     svc.submit(req);
     const second = svc.submit(req);
     const folded = svc.submit(req); // same turn: folded into `second`, whose write is still queued
@@ -226,7 +226,7 @@ describe('outbox writes', () => {
     const svc = new CommandService({ store: fx.store, link });
     open.push({ svc, fx });
     const sync = vi.spyOn(fx.store.root, 'transactionSync');
-    const stopFor = (robotId: string) => ({ robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop' as const, args: { reason: 'x' }, requestedBy: { apiKeyId: 'k' } });
+    const stopFor = (robotId: string) => ({ robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop' as const, args: { reason: 'x' }, requestedBy: { actorType: 'api_key' as const, apiKeyId: 'k' } });
     // The start-up reservations (one lazy write) have committed: offline robots need no commit of their own.
     await sleep(LAZY_MS + 50);
     const known = fx.robots.map((r) => r.record.robotId);

@@ -72,7 +72,7 @@ function stop(fx: Fixture, index: number): SubmitRequest<'stop'> {
     orgId: fx.org.orgId,
     action: 'stop',
     args: { reason: 'real link test' },
-    requestedBy: { apiKeyId: '00000000-0000-4000-8000-000000000002' },
+    requestedBy: { actorType: 'api_key' as const, apiKeyId: '00000000-0000-4000-8000-000000000002' },
   };
 }
 

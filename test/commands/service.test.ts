@@ -30,7 +30,7 @@ function setup(opts: Partial<ConstructorParameters<typeof CommandService>[0]> = 
     orgId: fx.org.orgId,
     action: 'stop',
     args: { reason },
-    requestedBy: { apiKeyId: '00000000-0000-4000-8000-000000000001' },
+    requestedBy: { actorType: 'api_key' as const, apiKeyId: '00000000-0000-4000-8000-000000000001' },
   });
   // Not urgent: the retry budget and the backlog bounds apply to it (a stop is never given up).
   const start = (robotId: string): SubmitRequest<'start'> => ({
@@ -39,7 +39,7 @@ function setup(opts: Partial<ConstructorParameters<typeof CommandService>[0]> = 
     orgId: fx.org.orgId,
     action: 'start',
     args: {},
-    requestedBy: { apiKeyId: '00000000-0000-4000-8000-000000000001' },
+    requestedBy: { actorType: 'api_key' as const, apiKeyId: '00000000-0000-4000-8000-000000000001' },
   });
   return { fx, link, svc, a, b, stop, start };
 }
@@ -62,7 +62,7 @@ describe('CommandService', () => {
     expect(rec?.state).toBe('dispatched');
     expect(rec?.attempts).toBe(1);
     expect(rec?.history.map((h) => h.state)).toEqual(['dispatched']);
-    expect(rec?.requestedBy.apiKeyId).toBe('00000000-0000-4000-8000-000000000001');
+    expect(rec?.requestedBy).toEqual({ actorType: 'api_key', apiKeyId: '00000000-0000-4000-8000-000000000001' });
     expect(fx.store.outbox.get(outboxKey(a.robotId, 1))).toBe(s.commandId);
   });
 
@@ -117,7 +117,7 @@ describe('CommandService', () => {
     const a = fx.robots[0]?.record.robotId ?? '';
     const svc = new CommandService({ store: fx.store, link });
     open.push({ svc, fx });
-    const s = svc.submit({ robotId: a, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop', args: { reason: 'x' }, requestedBy: { apiKeyId: 'k' } });
+    const s = svc.submit({ robotId: a, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop', args: { reason: 'x' }, requestedBy: { actorType: 'api_key' as const, apiKeyId: 'k' } });
     return s.persisted.then(async () => {
       await svc.close();
       link.connect(a); // robot already connected when the next service starts

@@ -13,7 +13,7 @@ afterEach(async () => {
 });
 
 function stop(fx: Fixture, robotId: string): SubmitRequest<'stop'> {
-  return { robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop', args: { reason: 'scheduled' }, requestedBy: { apiKeyId: '00000000-0000-4000-8000-000000000001' } };
+  return { robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop', args: { reason: 'scheduled' }, requestedBy: { actorType: 'api_key' as const, apiKeyId: '00000000-0000-4000-8000-000000000001' } };
 }
 
 describe('CommandService.submitOnce', () => {

@@ -22,7 +22,7 @@ describe('CommandService.hold', () => {
     open.push({ svc, fx });
     const [a, b] = fx.robots.map((r) => r.record.robotId) as [string, string];
     const stop = (robotId: string): SubmitRequest<'stop'> => ({
-      robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop', args: { reason: 't' }, requestedBy: { apiKeyId: '00000000-0000-4000-8000-000000000001' },
+      robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop', args: { reason: 't' }, requestedBy: { actorType: 'api_key' as const, apiKeyId: '00000000-0000-4000-8000-000000000001' },
     });
     const release = svc.hold(a);
     expect(() => svc.submit(stop(a))).toThrow(expect.objectContaining({ status: 409, code: 'conflict' }));

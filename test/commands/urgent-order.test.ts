@@ -27,7 +27,7 @@ describe('gateway: urgent commands first on reconnect', () => {
     open.push({ svc, fx });
     const robotId = fx.robots[0]!.record.robotId;
     const req = <R extends Pick<SubmitRequest, 'action' | 'args'>>(c: R): SubmitRequest =>
-      ({ robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, requestedBy: { apiKeyId: 'k' }, ...c });
+      ({ robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, requestedBy: { actorType: 'api_key' as const, apiKeyId: 'k' }, ...c });
     link.connect(robotId, 0n, simPolicy());
     const mode = svc.submit(req({ action: 'mode', args: { mode: 'manual' } }));
     const settings = svc.submit(req({ action: 'update_settings', args: { values: { lights_enabled: true } } }));

@@ -21,7 +21,7 @@ function setup(opts: Partial<ConstructorParameters<typeof CommandService>[0]> = 
   const svc = new CommandService({ store: fx.store, link, now: () => clock, ...opts });
   open.push({ svc, fx });
   const robot = fx.robots[0]!.record;
-  const base = { robotId: robot.robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, requestedBy: { apiKeyId: '00000000-0000-4000-8000-000000000001' } };
+  const base = { robotId: robot.robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, requestedBy: { actorType: 'api_key' as const, apiKeyId: '00000000-0000-4000-8000-000000000001' } };
   const stop = (reason = 'test'): SubmitRequest<'stop'> => ({ ...base, action: 'stop', args: { reason } });
   const start = (): SubmitRequest => ({ ...base, action: 'start', args: {} });
   return { fx, link, svc, robot, stop, start, tick: (ms: number) => (clock += ms), now: () => clock };

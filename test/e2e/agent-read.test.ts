@@ -302,7 +302,8 @@ describe('Agent read tools over HTTP', () => {
     expect(beep.robots[0]).toMatchObject({ online: true, arguments_schema: { required: ['durationMs'] } });
     expect(res.body.robots_without_policy).toEqual([offline]);
     const all = await tool('explain-capability', base());
-    expect(all.body.items.map((i: any) => i.capability)).toEqual(['beep', 'dump_diagnostics', 'set_lights']);
+    // Every capability of the robots (the Hello's list and the policy's actions), as query-entities knows them.
+    expect(all.body.items.map((i: any) => i.capability)).toEqual(expect.arrayContaining(['beep', 'dump_diagnostics', 'set_lights', 'stop', 'go_to']));
     const none = await tool('explain-capability', { ...base(), capability: 'fly' });
     expect(none.body.items).toEqual([{ capability: 'fly', robots: [] }]);
   });

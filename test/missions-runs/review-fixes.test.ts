@@ -109,7 +109,7 @@ describe('MissionStart never acknowledged', () => {
 });
 
 describe('cancel while MissionStart is out', () => {
-  it('the fire still settles: the acknowledged run is deployed underneath, the schedule reads cancelled', async () => {
+  it('the fire still settles: the acknowledged run is deployed, the schedule stays cancelled (runtime status phase)', async () => {
     const h = await start(1, { sim: false });
     const robotId = h.seed.robots[0]!.robotId;
     let ack: (() => void) | null = null;
@@ -120,9 +120,12 @@ describe('cancel while MissionStart is out', () => {
     await until(() => ack !== null, 5000, 'MissionStart received');
     expect((await h.tool('cancel-schedule', { schedule_id: id }, { idem: null })).status).toBe(200);
     (ack as unknown as () => void)();
-    // The settled fire's outcome is recorded underneath; what every read shows is the one state: cancelled.
+    // The settled fire's outcome is recorded; the schedule stays cancelled: out of the schedule list,
+    // phase `cancelled` in its runtime status, whose status is the fire's outcome.
     await until(() => h.store.schedules.get(id)?.status === 'deployed', 5000, 'deployed after cancel');
-    expect(await h.schedule(id)).toMatchObject({ status: 'cancelled', last_run_id: h.missions.tracker.activeRunOf(robotId)?.runId });
+    expect((await h.call('GET', `/v1/mission-schedule?fleet_id=${h.seed.fleetId}&id=${id}`)).status).toBe(404);
+    const live = await h.tool('get-runtime-status', { schedule_id: id }, { idem: null });
+    expect(live.json).toMatchObject({ phase: 'cancelled', status: 'deployed', last_run: { run_id: h.missions.tracker.activeRunOf(robotId)?.runId } });
   });
 });
 

@@ -98,7 +98,7 @@ describe('control path independent of telemetry backpressure', () => {
     await waitFor(() => a.stats().samplesDropped > 10_000, 'agent telemetry backpressured', 10_000);
     const fleet = h.store.fleets.get(robot.fleetId)!;
     const t0 = performance.now();
-    const s = svc.submit({ robotId: cred.robotId, fleetId: robot.fleetId, orgId: fleet.orgId, action: 'stop', args: { reason: '' }, requestedBy: { apiKeyId: 'test' } });
+    const s = svc.submit({ robotId: cred.robotId, fleetId: robot.fleetId, orgId: fleet.orgId, action: 'stop', args: { reason: '' }, requestedBy: { actorType: 'api_key' as const, apiKeyId: 'test' } });
     const d = await svc.waitForAck(s.commandId, 2000);
     const ms = performance.now() - t0;
     expect(d.state).toBe('agent_received');

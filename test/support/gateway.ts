@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { FLEETGW_BIN, adminJson } from './cli.js';
+import { logResponse } from './response-log.js';
 
 export interface ReadyLine {
   event: 'ready';
@@ -76,7 +77,7 @@ export async function startGatewayProcess(dataDir: string, extra: string[] = ['-
   };
 }
 
-/** fetch with the API key. */
+/** fetch with the API key; the response is logged for the /openapi.json check (response-log.ts). */
 export async function api(base: string, key: string, path: string, init: RequestInit = {}): Promise<{ status: number; body: any; headers: Headers }> {
   const res = await fetch(`${base}${path}`, {
     ...init,
@@ -89,6 +90,7 @@ export async function api(base: string, key: string, path: string, init: Request
   } catch {
     // keep text
   }
+  await logResponse({ base, method: (init.method ?? 'GET').toUpperCase(), url: path, status: res.status, contentType: res.headers.get('content-type') ?? '', body });
   return { status: res.status, body, headers: res.headers };
 }
 

@@ -79,8 +79,12 @@ export function liveStatus(deps: KindDeps, r: Readonly<RobotRecord>, snap = snap
 const NONE: readonly string[] = [];
 const merged = new WeakMap<Readonly<RobotRecord>, { advertised: readonly string[]; capabilities: readonly string[] }>();
 
-/** Capabilities of the robot: set at registration plus those its latest Hello advertised, sorted. Read-only. */
-export function robotCapabilities(deps: KindDeps, r: Readonly<RobotRecord>): readonly string[] {
+/**
+ * The robot's capabilities, the one set every read and the dispatcher use: those set at registration
+ * plus those its latest Hello advertised (its `capabilities` and its policy's actions), sorted.
+ * Read-only.
+ */
+export function robotCapabilities(deps: Pick<KindDeps, 'missions'>, r: Readonly<RobotRecord>): readonly string[] {
   const got = deps.missions.tracker.advertisedCapabilities(r.robotId);
   const advertised = got.length === 0 ? NONE : got; // a fresh [] for a robot not seen yet
   const hit = merged.get(r);

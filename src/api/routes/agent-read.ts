@@ -14,7 +14,7 @@ import type { KindDeps } from '../entities/kind.js';
 import { EntityReader } from '../entities/reader.js';
 import { permissionTable } from '../entities/registry.js';
 import { parseSchema } from '../entities/kinds/robot.js';
-import { snapshotCache, snapshotOf } from '../entities/robot-live.js';
+import { robotCapabilities, snapshotCache, snapshotOf } from '../entities/robot-live.js';
 import {
   EntityDetail,
   GetEntityBody,
@@ -103,16 +103,21 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
       const online = link.isOnline(r.robotId);
       if (body.online !== undefined && online !== body.online) continue;
       const p = advertised.get(r.robotId);
-      if (!p?.policy) {
-        withoutPolicy.push(r.robotId);
-        continue;
-      }
+      if (!p?.policy) withoutPolicy.push(r.robotId);
       const available = online && missions.tracker.activeRunOf(r.robotId) === undefined;
-      for (const a of p.policy.actions) {
-        if (body.capability !== undefined && a.name !== body.capability) continue;
-        let list = byAction.get(a.name);
-        if (!list) byAction.set(a.name, (list = []));
-        list.push({ robot_id: r.robotId, name: r.name, online, available, arguments_schema: parseSchema(a.argumentsSchemaJson), advertised_at_ms: p.advertisedAtMs });
+      // The same capabilities query-entities lists; the policy says which are invocable and how.
+      const actions = new Map((p?.policy?.actions ?? []).map((a) => [a.name, a]));
+      for (const capability of robotCapabilities(deps, r)) {
+        if (body.capability !== undefined && capability !== body.capability) continue;
+        const a = actions.get(capability);
+        let list = byAction.get(capability);
+        if (!list) byAction.set(capability, (list = []));
+        list.push({
+          robot_id: r.robotId, name: r.name, online, available,
+          invocable: a !== undefined,
+          arguments_schema: a ? parseSchema(a.argumentsSchemaJson) : null,
+          advertised_at_ms: p !== undefined && (a !== undefined || p.capabilities.includes(capability)) ? p.advertisedAtMs : null,
+        });
       }
     }
     const items = [...byAction.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([capability, robots]) => ({ capability, robots }));
@@ -170,7 +175,7 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
       path: '/v1/agent/explain-capability',
       effect: 'read',
       operationId: 'explainCapability',
-      summary: 'Which robots advertise an action capability, online and available or not, and the arguments each accepts (from its advertised policy).',
+      summary: 'Which robots have a capability (the capabilities query-entities lists: registered plus advertised), online and available or not, whether their policy lets invoke_action call it and the arguments it accepts.',
       auth: 'robots:read',
       body: ExplainCapabilityBody,
       responses: { 200: { description: 'Per action, its robots.', schema: ExplainCapabilityResponse } },

@@ -3,7 +3,9 @@
  * time, cursor-paged, newest first) and `GET /v1/robot-commands/{command_id}` (one command's later
  * states, e.g. after an ack wait timed out, and a request/response command's result).
  */
+import { requesterOnRead, type RequesterLookups } from '../../commands/requester.js';
 import type { CommandService } from '../../commands/service.js';
+import { getOperation } from '../../missions/catalog/operation.js';
 import { deliveryOf, isAcknowledged, type CommandRecord } from '../../commands/types.js';
 import { apiError } from '../../errors/catalog.js';
 import { defineRoute } from '../define-route.js';
@@ -25,15 +27,18 @@ export interface CommandReadDeps {
   commands: CommandService;
 }
 
-/** The audit view of a command record (arguments only as their digest). */
-export function auditEntryOf(rec: CommandRecord): AuditEntry {
+/**
+ * The audit view of a command record (arguments only as their digest).
+ * @param lookups what reading a record of an earlier version in the current shape needs
+ */
+export function auditEntryOf(rec: CommandRecord, lookups: RequesterLookups): AuditEntry {
   const entry: AuditEntry = {
     commandId: rec.commandId,
     robotId: rec.robotId,
     fleetId: rec.fleetId,
     action: rec.action,
     argsDigest: rec.argsDigest,
-    requestedBy: { actorType: 'api_key', apiKeyId: rec.requestedBy.apiKeyId },
+    requestedBy: requesterOnRead(rec.requestedBy, rec.fleetId, lookups),
     createdAtMs: rec.createdAtMs,
     state: rec.state,
     retryBudgetExhausted: rec.retryBudgetExhausted,
@@ -50,6 +55,10 @@ export function auditEntryOf(rec: CommandRecord): AuditEntry {
 /** The audit and command read routes. */
 export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
   const { store, commands } = deps;
+  const lookups: RequesterLookups = {
+    operationIdOf: (fleetId) => getOperation(store, fleetId)?.operationId,
+    userOfSession: (sessionId) => store.sessions.get(sessionId)?.userId,
+  };
   const auditLog = defineList<AuditLogQuery, CommandRecord, AuditEntry>({
     kind: 'audit-log',
     limit: AUDIT_LIMIT,
@@ -60,7 +69,7 @@ export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
       ...(q.from_ms !== undefined ? { fromMs: q.from_ms } : {}),
       ...(q.to_ms !== undefined ? { toMs: q.to_ms } : {}),
     }, (id) => commands.get(id)),
-    view: auditEntryOf,
+    view: (rec) => auditEntryOf(rec, lookups),
   });
   return [
     defineRoute({
@@ -68,7 +77,7 @@ export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
       path: '/v1/audit-log',
       operationId: 'getAuditLog',
       summary:
-        'Command audit entries of a fleet, newest first: who asked (key id), robot, action, SHA-256 of the arguments, every ' +
+        'Command audit entries of a fleet, newest first: who asked (`requestedBy`: an API key, a user, the operation or a schedule), robot, action, SHA-256 of the arguments, every ' +
         'delivery state change with its time. Filter by robot_id and time (from_ms, to_ms); page with limit and next_cursor.',
       tags: ['Audit'],
       auth: 'fleet:read',
@@ -95,7 +104,7 @@ export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
         }
         const r = rec.result;
         const body: CommandView = {
-          ...auditEntryOf(rec),
+          ...auditEntryOf(rec, lookups),
           // Arguments can hold configuration values: shown to keys that may send commands, digest only otherwise.
           args: auth.permissions.includes('robots:write') ? rec.args : null,
           delivery: publicDelivery(deliveryOf(rec)),

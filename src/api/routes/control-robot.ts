@@ -4,6 +4,7 @@
  * the fleet, offline for a command that is not kept, inactive, outside the robot's policy, rejected
  * by the agent) fail that robot alone. See command-dispatch.ts for the two-phase dispatch.
  */
+import { requesterOfCaller } from '../../commands/requester.js';
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import type { CommandService, SubmitRequest } from '../../commands/service.js';
 import type { ActionAndArgs } from '../../commands/types.js';
@@ -96,7 +97,7 @@ export function controlRobotRoutes(deps: ControlRobotDeps): RouteDef[] {
       if (body.action === 'force_reset' && targets.length !== 1) throw apiError('force_reset_one_target');
     }
     const build = (robotId: string): SubmitRequest =>
-      ({ robotId, fleetId: fleet.fleetId, orgId: fleet.orgId, ...command, requestedBy: { apiKeyId: auth.apiKeyId } });
+      ({ robotId, fleetId: fleet.fleetId, orgId: fleet.orgId, ...command, requestedBy: requesterOfCaller(auth) });
     const outcomes = await dispatchAll(commands, targets, build, waitMs, ctx.aborted, body.action === 'stop' || body.action === 'stop_all');
     const response: ControlRobotResponse = { success: outcomes.every((o) => o.success), action: body.action, count: outcomes.length, outcomes };
     return bulkStatus(outcomes, response);

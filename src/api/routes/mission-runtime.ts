@@ -2,6 +2,7 @@
  * Live mission routes: `control-mission` (one robot's run), `get-runtime-status` (schedule, robot or
  * fleet rollup), and the reads `GET /v1/mission-schedule` and `GET /v1/mission-runs`.
  */
+import { requesterOfCaller } from '../../commands/requester.js';
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
 import { defineRoute } from '../define-route.js';
@@ -12,7 +13,6 @@ import type { ScheduleRecord } from '../../missions/scheduling/records.js';
 import { listTemplates } from '../../missions/catalog/templates.js';
 import { controlRun } from '../../missions/runs/run-control.js';
 import { runsOf, type RunQuery } from '../../missions/runs/runs.js';
-import { activeRunsKeyset, canReadHistory, runVisibleTo } from '../../missions/runs/history-access.js';
 import { CREATOR_KEY_INVALID } from '../../missions/scheduling/acting-key.js';
 import { activeSchedulesOf, countFleetSchedules, requireSchedule, schedulesOf } from '../../missions/scheduling/schedules.js';
 import type { MissionScheduling } from '../../missions/scheduling/scheduling-service.js';
@@ -76,7 +76,9 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     limit: SCHEDULES_LIMIT,
     cursorParam: 'before',
     filters: () => ({}),
-    source: (fleet) => schedulesOf(store, fleet.fleetId),
+    // A cancelled schedule leaves the list (its state is not one of the interface's statuses); its
+    // events timeline and get-runtime-status still answer for it.
+    source: (fleet) => schedulesOf(store, fleet.fleetId, (s) => !s.cancelled),
     view: (s) => toScheduleRow(missions.scheduler.liveView(s)),
   });
 
@@ -87,7 +89,8 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     ...(q.robot_id !== undefined ? { robotId: q.robot_id } : {}),
   });
   const runFilters = (q: MissionRunsQuery) => ({ days: q.days, schedule_id: q.schedule_id, robot_id: q.robot_id });
-  // Every run of the window (active and finished): for a caller holding history:read.
+  // Every run of the window, active and finished: `fleet:read` reads them all (history:read gates
+  // only the Agent API's mission_history kind).
   const runList = defineList<MissionRunsQuery, RunRecord, MissionRun>({
     kind: 'mission-runs',
     limit: RUNS_LIMIT,
@@ -95,15 +98,6 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     source: (fleet, q) => runsOf(store, runQuery(fleet.fleetId, q)),
     // Active runs carry their live (in-memory) progress.
     view: (r) => toMissionRun(missions.tracker.get(r.runId) ?? r),
-  });
-  // Active runs only: finished runs are mission history (history-access.ts). Its own list kind, so a
-  // cursor of one never pages the other.
-  const activeRunList = defineList<MissionRunsQuery, RunRecord, MissionRun>({
-    kind: 'mission-runs-active',
-    limit: RUNS_LIMIT,
-    filters: runFilters,
-    source: (fleet, q) => activeRunsKeyset(missions.tracker.activeRunsOfFleet(fleet.fleetId), runQuery(fleet.fleetId, q)),
-    view: (r) => toMissionRun(r),
   });
 
   async function controlMission(ctx: ContextFor<undefined, undefined, typeof ControlMissionBody>): Promise<{ status: 200; body: ControlMissionResponse }> {
@@ -125,7 +119,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       missionId: body.mission_id,
       ...(body.run_id !== undefined ? { runId: body.run_id } : {}),
       verb: body.action,
-      requestedBy: { apiKeyId: auth.apiKeyId },
+      requestedBy: requesterOfCaller(auth),
     });
     const delivery = waitMs === null ? submitted.delivery : await missions.opts.commands.waitForAck(submitted.commandId, waitMs, ctx.aborted);
     // Whatever the answer says (an ack too), the command must exist after a crash: src/commands/service.ts.
@@ -140,11 +134,10 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     return { status: 200, body: out };
   }
 
-  function scheduleStatus(s: ScheduleRecord, auth: ContextFor<undefined, undefined, typeof RuntimeStatusBody>['auth']): ScheduleRuntimeStatus {
+  function scheduleStatus(s: ScheduleRecord): ScheduleRuntimeStatus {
     const fire = missions.dispatcher.openFire(s.openFireKey) ?? (s.openFireKey !== null ? store.fires.get(s.openFireKey) : undefined);
     const sel = !s.cancelled && s.target.type === 'mission' ? missions.dispatcher.explain(s) : null;
-    // A finished last run is mission history: shown only with history:read.
-    const lastRun = runVisibleTo(auth, s.lastRunId !== null ? missions.tracker.get(s.lastRunId) : fire?.runId ? missions.tracker.get(fire.runId) : undefined);
+    const lastRun = s.lastRunId !== null ? missions.tracker.get(s.lastRunId) : fire?.runId ? missions.tracker.get(fire.runId) : undefined;
     const paused = !s.cancelled && (s.pausedReason ?? null) !== null;
     const phase = s.cancelled ? 'cancelled' : fire ? fire.phase : paused ? 'paused' : 'idle';
     const summary = s.cancelled
@@ -241,7 +234,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     requireOrg(auth, body.org_id);
     const fleet = requireFleet(store, auth, body.fleet_id);
     if (body.robot_id !== undefined && body.schedule_id !== undefined) throw apiError('invalid_body', { detail: 'give robot_id or schedule_id, not both' });
-    if (body.schedule_id !== undefined) return { status: 200, body: scheduleStatus(missions.scheduler.liveView(requireSchedule(store, fleet.fleetId, body.schedule_id)), auth) };
+    if (body.schedule_id !== undefined) return { status: 200, body: scheduleStatus(missions.scheduler.liveView(requireSchedule(store, fleet.fleetId, body.schedule_id))) };
     if (body.robot_id !== undefined) return { status: 200, body: robotStatus(body.robot_id, fleet.fleetId) };
     return { status: 200, body: fleetRollup(fleet.fleetId) };
   }
@@ -250,7 +243,9 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     const { query, auth } = ctx;
     if (query.id !== undefined) {
       const fleet = requireFleet(store, auth, query.fleet_id);
-      return { status: 200, body: toScheduleRow(missions.scheduler.liveView(requireSchedule(store, fleet.fleetId, query.id))) };
+      const s = requireSchedule(store, fleet.fleetId, query.id);
+      if (s.cancelled) throw apiError('schedule_not_found', { scheduleId: query.id });
+      return { status: 200, body: toScheduleRow(missions.scheduler.liveView(s)) };
     }
     // Without limit/before the interface fixes a plain array (bounded); either selects the page.
     if (query.limit === undefined && query.before === undefined) {
@@ -260,8 +255,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
   }
 
   function readRuns(ctx: ContextFor<undefined, typeof MissionRunsQuery, undefined>): { status: 200; body: MissionRunList } {
-    const list = canReadHistory(ctx.auth) ? runList : activeRunList;
-    return { status: 200, body: list.read(store, ctx.auth, ctx.query) };
+    return { status: 200, body: runList.read(store, ctx.auth, ctx.query) };
   }
 
   const fleetErrors = ['forbidden_org', 'fleet_not_found', 'forbidden_fleet'] as const;
@@ -297,7 +291,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       method: 'GET',
       path: '/v1/mission-schedule',
       operationId: 'listMissionSchedule',
-      summary: 'Schedules of a fleet (mission and command), newest first; one by `id`; `limit`/`before` page it.',
+      summary: 'Schedules of a fleet (mission and command), newest first; one by `id`; `limit`/`before` page it. A cancelled schedule is not listed (404 by `id`); its events timeline keeps it (GET /v1/events with its correlation_id).',
       tags: ['Schedules'],
       auth: 'missions:read',
       query: MissionScheduleQuery,
@@ -313,7 +307,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       method: 'GET',
       path: '/v1/mission-runs',
       operationId: 'listMissionRuns',
-      summary: 'Mission runs of a fleet started in the last `days` days, newest first, in keyset pages. Finished runs are the mission history: listed only when the key also holds history:read (without it: the active runs only).',
+      summary: 'Mission runs of a fleet started in the last `days` days, newest first, in keyset pages. Active and finished runs alike (`fleet:read`).',
       tags: ['Mission runs'],
       auth: 'fleet:read',
       query: MissionRunsQuery,

@@ -6,6 +6,7 @@
  * outside its policy or rejected by its agent, 503 offline); stop-all follows the bulk 200 / 207 /
  * 502 rule of control-robot.
  */
+import { requesterOfCaller } from '../../commands/requester.js';
 import { requireFleet, requireOrg } from '../../auth/access.js';
 import type { CommandService } from '../../commands/service.js';
 import type { ActionAndArgs } from '../../commands/types.js';
@@ -49,7 +50,7 @@ export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
     const fleet = requireFleet(store, auth, params.fleet_id);
     const waitMs = ackWaitMs(ctx.body);
     if (waitMs !== null && commands.waiterRoom() < 1) throw apiError('ack_waiters_full');
-    const s = commands.submit({ robotId: params.robot_id, fleetId: fleet.fleetId, orgId: fleet.orgId, ...command, requestedBy: { apiKeyId: auth.apiKeyId }, awaitingAck: waitMs !== null });
+    const s = commands.submit({ robotId: params.robot_id, fleetId: fleet.fleetId, orgId: fleet.orgId, ...command, requestedBy: requesterOfCaller(auth), awaitingAck: waitMs !== null });
     const d = waitMs === null ? s.delivery : await commands.waitForAck(s.commandId, waitMs, ctx.aborted);
     // Whatever the answer says (an ack too), the command must exist after a crash: src/commands/service.ts.
     await s.persisted;
@@ -125,7 +126,7 @@ export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
         const outcomes = await dispatchAll(
           commands,
           activeRobots(store, fleet.fleetId),
-          (robotId) => ({ robotId, fleetId: fleet.fleetId, orgId: fleet.orgId, action: 'stop', args: { reason }, requestedBy: { apiKeyId: auth.apiKeyId } }),
+          (robotId) => ({ robotId, fleetId: fleet.fleetId, orgId: fleet.orgId, action: 'stop', args: { reason }, requestedBy: requesterOfCaller(auth) }),
           waitMs,
           ctx.aborted,
           true,

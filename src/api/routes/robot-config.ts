@@ -5,6 +5,7 @@
  * once the robot reported success. When the robot does not report in time the answer is 503 with
  * the commandId, and the operation stays observable at `GET /v1/robot-commands/{command_id}`.
  */
+import { requesterOfCaller } from '../../commands/requester.js';
 import { requireFleet, requireOrg } from '../../auth/access.js';
 import type { CommandService } from '../../commands/service.js';
 import { deliveryOf, type JsonObject } from '../../commands/types.js';
@@ -39,7 +40,7 @@ export function robotConfigRoutes(deps: RobotConfigDeps): RouteDef[] {
     if (commands.resultWaiterRoom() < 1) throw apiError('ack_waiters_full');
     const robotId = params.robot_id;
     const s = commands.submit({
-      robotId, fleetId: fleet.fleetId, orgId: fleet.orgId, action, args: { write: values !== null, values }, requestedBy: { apiKeyId: auth.apiKeyId },
+      robotId, fleetId: fleet.fleetId, orgId: fleet.orgId, action, args: { write: values !== null, values }, requestedBy: requesterOfCaller(auth),
     });
     const w = await commands.waitForResult(s.commandId, timeoutMs ?? DEFAULT_RESULT_WAIT_MS, ctx.aborted);
     await s.persisted;

@@ -90,7 +90,7 @@ export const ExplainCapabilityBody = named('ExplainCapabilityRequest', Type.Obje
   {
     org_id: Uuid,
     fleet_id: Uuid,
-    capability: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'An action name (control-robot `invoke_action` `action_name`); omit for every action the fleet advertises.' })),
+    capability: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'A capability (as query-entities `capability` filters robots; an invocable one is a control-robot `invoke_action` `action_name`); omit for every capability of the fleet\'s robots.' })),
     online: Type.Optional(Type.Boolean({ description: 'Only robots that are (true) or are not (false) connected now.' })),
   },
   { additionalProperties: false, description: 'Needs robots:read. Robots active in the fleet only.' },
@@ -103,10 +103,11 @@ export const CapabilityRobot = named('CapabilityRobot', Type.Object(
     name: Type.String(),
     online: Type.Boolean(),
     available: Type.Boolean({ description: 'Online and not running a mission.' }),
-    arguments_schema: Nullable(FreeForm({ description: 'JSON Schema (2020-12) of the arguments object this robot accepts for the action.' })),
-    advertised_at_ms: Type.Integer({ description: 'When its Hello advertised it.' }),
+    invocable: Type.Boolean({ description: 'Its advertised command policy has this action: control-robot `invoke_action` can call it.' }),
+    arguments_schema: Nullable(FreeForm({ description: 'JSON Schema (2020-12) of the arguments object this robot accepts for the action; null when the action takes none or is not invocable.' })),
+    advertised_at_ms: Nullable(Type.Integer({ description: 'When its Hello advertised it; null when only its registration lists it (not advertised since the gateway started).' })),
   },
-  { additionalProperties: false, description: 'arguments_schema null: the action takes no arguments on this robot.' },
+  { additionalProperties: false },
 ));
 
 export const ExplainCapabilityResponse = named('CapabilityExplanation', Type.Object(
@@ -114,11 +115,11 @@ export const ExplainCapabilityResponse = named('CapabilityExplanation', Type.Obj
     items: Type.Array(Type.Object(
       { capability: Type.String(), robots: Type.Array(CapabilityRobot, { description: 'By robot_id.' }) },
       { additionalProperties: false },
-    ), { description: 'One per action (the one asked for, also when no robot advertises it), by name.' }),
+    ), { description: 'One per capability (the one asked for, also when no robot has it), by name.' }),
     robots_without_policy: Type.Array(Uuid, {
       description: 'Active robots whose advertised policy is not known: not connected since the gateway started, or connected without a command policy.',
     }),
   },
-  { additionalProperties: false, description: 'From each robot\'s advertised command policy (its latest Hello since the gateway started).' },
+  { additionalProperties: false, description: 'From each active robot\'s capabilities (registered plus those its latest Hello since the gateway started advertised) and its advertised command policy.' },
 ));
 export type ExplainCapabilityResponse = Static<typeof ExplainCapabilityResponse>;

@@ -18,6 +18,21 @@ const StoredState = named('StoredDeliveryState', Type.Unsafe<'deferred' | 'dispa
 
 const TimeMs = Type.Integer({ minimum: 0, description: 'Milliseconds since the Unix epoch.' });
 
+const actor = <K extends string, P extends Record<string, typeof Uuid>>(kind: K, ids: P, description: string) =>
+  Type.Object({ actorType: Type.Literal(kind), ...ids }, { additionalProperties: false, description });
+
+/**
+ * Who asked for a command, one shape per kind of actor: the audit log and the command read share it
+ * (docs/commands.md, "Who asked").
+ */
+export const RequestedBy = named('RequestedBy', Type.Union([
+  actor('api_key', { apiKeyId: Uuid }, 'An API key.'),
+  actor('user', { userId: Uuid }, 'A user, through a session of the web console.'),
+  actor('operation', { operationId: Uuid }, 'The fleet operation (control-operation start, pause or abort_missions acting on its runs).'),
+  actor('schedule', { scheduleId: Uuid }, 'A fire of a mission or command schedule (its MissionStart, a scheduled command, the abort of a run never acknowledged).'),
+  Type.Object({ actorType: Type.Literal('system') }, { additionalProperties: false, description: 'The gateway itself: a command of an operation that no longer exists.' }),
+], { description: 'Told apart by `actorType`.' }));
+
 export const AuditEntry = named('AuditEntry', Type.Object(
   {
     commandId: Uuid,
@@ -25,7 +40,7 @@ export const AuditEntry = named('AuditEntry', Type.Object(
     fleetId: Uuid,
     action: Type.String({ description: '`stop`, `start`, `release`, `force_reset`, `mode`, `invoke_action`, `update_settings`, `go_to`, `config`, `onboard_settings`, `mission_start`, `mission_control`.' }),
     argsDigest: Type.String({ description: 'SHA-256 (hex) of the canonical JSON (keys sorted) of the command arguments.' }),
-    requestedBy: Type.Object({ actorType: Type.Literal('api_key'), apiKeyId: Uuid }, { additionalProperties: false }),
+    requestedBy: RequestedBy,
     createdAtMs: TimeMs,
     state: StoredState,
     retryBudgetExhausted: Type.Boolean(),

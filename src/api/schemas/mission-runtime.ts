@@ -82,7 +82,7 @@ export const ScheduleStatusView = named('ScheduleRuntimeStatus', Type.Object(
     blocking_reasons: Type.Array(Type.String()),
     last_failure_reason: Nullable(Type.String()),
     last_failure_detail: Nullable(Type.String()),
-    last_run: Type.Union([LiveRun, Type.Null()], { description: 'The latest run of the schedule. A finished run is mission history: null unless the key holds history:read.' }),
+    last_run: Type.Union([LiveRun, Type.Null()], { description: 'The latest run of the schedule (null before its first run).' }),
     correlation_id: Uuid,
   },
   { additionalProperties: false },

@@ -177,16 +177,16 @@ export const SetPrioritiesBody = named('SetMissionPrioritiesRequest', Type.Objec
 export type SetPrioritiesBody = Static<typeof SetPrioritiesBody>;
 
 /**
- * A schedule's state as every read shows it (rows, runtime status, cancel-schedule, the rollup's
- * buckets): the interface's `scheduled` -> `pending` -> `deployed` | `failed` course of its latest
- * fire, or `cancelled` (final) once cancel-schedule stopped it (docs/missions.md, Schedule states).
+ * A schedule's state as every read shows it (rows, runtime status, the rollup's buckets): exactly the
+ * interface's set, the `scheduled` -> `pending` -> `deployed` | `failed` course of its latest fire. A
+ * cancelled schedule leaves the schedule reads instead (docs/missions.md, Schedule states).
  */
-export const SCHEDULE_STATES = ['scheduled', 'pending', 'deployed', 'failed', 'cancelled'] as const;
+export const SCHEDULE_STATES = ['scheduled', 'pending', 'deployed', 'failed'] as const;
 export type ScheduleState = (typeof SCHEDULE_STATES)[number];
 export const ScheduleStateSchema = named('ScheduleStatus', Type.Unsafe<ScheduleState>({
   type: 'string',
   enum: [...SCHEDULE_STATES],
-  description: '`scheduled` (accepted, no fire yet), `pending` (a fire is looking for or waiting on a robot), `deployed` or `failed` (outcome of the latest fire), `cancelled` (final: no further fires).',
+  description: '`scheduled` (accepted, no fire yet), `pending` (a fire is looking for or waiting on a robot), `deployed` or `failed` (outcome of the latest fire). A cancelled schedule is not listed.',
 }));
 
 export const ScheduleAccepted = named('ScheduleAccepted', Type.Object(

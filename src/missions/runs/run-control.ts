@@ -11,6 +11,7 @@
  * Without `run_id` the robot's active run of `mission_id` is addressed, or else its latest run of it
  * (so resuming a run that was already cancelled still answers 409, not 404).
  */
+import type { Requester } from '../../commands/requester.js';
 import type { CommandService, Submitted } from '../../commands/service.js';
 import type { MissionControlVerb } from '../../commands/types.js';
 import { apiError } from '../../errors/catalog.js';
@@ -27,7 +28,7 @@ export interface ControlRequest {
   missionId: string;
   runId?: string;
   verb: MissionControlVerb;
-  requestedBy: { apiKeyId: string };
+  requestedBy: Requester;
 }
 
 /**

@@ -54,7 +54,9 @@ export class RunTracker {
     for (const r of loadActiveRuns(store)) this.track(r);
     this.unlisten = link.listen({
       onOnline: (robotId, info) => {
-        this.advertised.set(robotId, [...info.capabilities]);
+        // The actions of its command policy are advertised capabilities too (one meaning of
+        // capability: docs/agent-read.md, "Capabilities").
+        this.advertised.set(robotId, [...new Set([...info.capabilities, ...(info.policy?.actions.map((a) => a.name) ?? [])])]);
         this.reconcile(robotId, info.activeMissions ?? []);
       },
       onMissionStatus: (robotId, status) => this.apply(robotId, status),
@@ -70,7 +72,7 @@ export class RunTracker {
     this.unlisten();
   }
 
-  /** Capabilities the robot advertised in its latest Hello (empty before the first). */
+  /** Capabilities the robot advertised in its latest Hello, its policy's actions included (empty before the first). */
   advertisedCapabilities(robotId: string): readonly string[] {
     return this.advertised.get(robotId) ?? [];
   }

@@ -113,7 +113,7 @@ export class CommandFires {
         // One id per (occurrence, robot): commands submitted just before a crash, whose ids the fire
         // had not recorded yet, are found again after the restart instead of sent a second time.
         const sub = this.commands.submitOnce(derivedCommandId('scheduled_command', f.fireKey, robotId), {
-          robotId, fleetId: s.fleetId, orgId: s.orgId, ...argsOf(cmd), requestedBy: { apiKeyId: s.createdBy.apiKeyId },
+          robotId, fleetId: s.fleetId, orgId: s.orgId, ...argsOf(cmd), requestedBy: { actorType: 'schedule', scheduleId: s.scheduleId },
         });
         submitted.push(sub);
       } catch (err) {

@@ -395,7 +395,7 @@ export class MissionDispatcher {
           parameters: t.parameters as JsonObject,
           featureId: t.featureId,
         },
-        requestedBy: { apiKeyId: s.createdBy.apiKeyId },
+        requestedBy: { actorType: 'schedule', scheduleId: s.scheduleId },
       });
       f.commandIds = [...f.commandIds, sub.commandId];
       run.startCommandId = sub.commandId;
@@ -467,7 +467,7 @@ export class MissionDispatcher {
           orgId: run.orgId,
           action: 'mission_control',
           args: { runId: run.runId, action: 'abort' },
-          requestedBy: { apiKeyId: s.createdBy.apiKeyId },
+          requestedBy: { actorType: 'schedule', scheduleId: s.scheduleId },
         });
       } catch (err) {
         this.log.error({ err, runId: run.runId }, `dispatcher: abort of unacknowledged run ${run.runId} failed`);

@@ -4,6 +4,7 @@
  * mutation commits to LMDB before it resolves (so the API answers only about durable state) and
  * appends its event to the schedule's timeline.
  */
+import { getOperation } from '../catalog/operation.js';
 import type { Logger } from 'pino';
 import type { EventLog } from '../../events/index.js';
 import type { CommandService } from '../../commands/service.js';
@@ -327,6 +328,7 @@ export class MissionScheduling {
    */
   async runEffects(verb: 'pause' | 'resume' | 'abort', fleetId: string): Promise<RunEffectReport> {
     const runs = this.tracker.activeRunsOfFleet(fleetId);
+    const operationId = getOperation(this.store, fleetId)?.operationId;
     const failures: RunEffectReport['failures'] = [];
     const stored: Promise<void>[] = [];
     for (const run of runs) {
@@ -337,7 +339,7 @@ export class MissionScheduling {
           orgId: run.orgId,
           action: 'mission_control',
           args: { runId: run.runId, action: verb },
-          requestedBy: { apiKeyId: 'operation' },
+          requestedBy: operationId !== undefined ? { actorType: 'operation', operationId } : { actorType: 'system' },
         });
         stored.push(persisted);
         if (verb === 'abort') this.tracker.markCancelRequested(run.runId, 'abort');

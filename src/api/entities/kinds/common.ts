@@ -21,5 +21,5 @@ export const EnabledFilter = Type.Boolean({ description: 'Only enabled (true) or
 export const ScheduleStatusFilter = Type.Unsafe<ScheduleState>({
   type: 'string',
   enum: [...SCHEDULE_STATES],
-  description: 'Only schedules in this state; without it every schedule but the cancelled ones.',
+  description: 'Only schedules in this state; without it every state (cancelled schedules are never listed).',
 });

@@ -48,12 +48,12 @@ export function scheduleFields(deps: KindDeps, s: ScheduleRecord): { row: Schedu
   };
 }
 
-/** The fleet's schedules of one target type, newest first; cancelled ones only when `status` asks for them. */
+/** The fleet's schedules of one target type, newest first; cancelled ones are not listed. */
 export function schedulesOfType(deps: KindDeps, fleet: Readonly<FleetRecord>, type: 'mission' | 'command', status: string | undefined, also: (s: ScheduleRecord) => boolean): Keyset<ScheduleRecord> {
   return schedulesOf(deps.store, fleet.fleetId, (s) => {
     if (s.target.type !== type) return false;
-    const state = scheduleState(deps.missions.scheduler.liveView(s));
-    if (status === undefined ? state === 'cancelled' : state !== status) return false;
+    if (s.cancelled) return false;
+    if (status !== undefined && scheduleState(deps.missions.scheduler.liveView(s)) !== status) return false;
     return also(s);
   });
 }

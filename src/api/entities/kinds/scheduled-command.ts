@@ -14,7 +14,7 @@ type ScheduledCommandItem = Static<typeof ScheduledCommandItem>;
 export const scheduledCommandKind = defineKind<ScheduleRecord, ScheduledCommandItem>({
   name: 'scheduled_command',
   permission: 'missions:read',
-  describe: 'command schedules (schedule-command), newest first (cancelled ones only with status cancelled); filters status, action, robot_id',
+  describe: 'command schedules (schedule-command), newest first (cancelled ones are not listed); filters status, action, robot_id',
   filters: {
     status: ScheduleStatusFilter,
     action: Type.Unsafe<string>({ type: 'string', enum: [...SCHEDULABLE_ACTIONS], description: 'Only command schedules sending this action.' }),

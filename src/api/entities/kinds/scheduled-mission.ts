@@ -13,7 +13,7 @@ type ScheduledMissionItem = Static<typeof ScheduledMissionItem>;
 export const scheduledMissionKind = defineKind<ScheduleRecord, ScheduledMissionItem>({
   name: 'scheduled_mission',
   permission: 'missions:read',
-  describe: 'mission schedules, newest first (cancelled ones only with status cancelled); filters status, mission_id, robot_id',
+  describe: 'mission schedules, newest first (cancelled ones are not listed); filters status, mission_id, robot_id',
   filters: {
     status: ScheduleStatusFilter,
     mission_id: Uuid,
