@@ -75,9 +75,7 @@ export async function dispatchAll(
   for (const robotId of targets) {
     try {
       const req = build(robotId); // a fresh object per target: mark it instead of copying it
-      // A single stop's first write goes out at once, so its commit runs beside the robot hop instead
-      // of after the ack; a group's are held for their acks, as many commits cost more (service-types.ts).
-      req.awaitingAck = waitMs !== null && targets.length > 1;
+      req.awaitingAck = waitMs !== null;
       const s = commands.submit(req);
       submitted.push({ at: outcomes.length, robotId, s });
       outcomes.push({ robotId, success: true, delivery: publicDelivery(s.delivery) });

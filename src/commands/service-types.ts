@@ -68,13 +68,11 @@ export interface SubmitRequest<A extends CommandAction = CommandAction> {
   args: CommandArgsByAction[A];
   requestedBy: { apiKeyId: string };
   /**
-   * The caller waits for the acks of a group of commands (a multi-robot request) before answering
-   * (and then, like every caller, for the commit of each command's first write). A command sent at
-   * once may then have that write held up to LAZY_MS (write-behind.ts), until the group's ack wait
-   * ends, so that acks arriving meanwhile are stored in the same write: one record write per command
-   * instead of two, and one commit for the group. Not for a single command: held, its commit would
-   * start only at the ack and the answer would wait for it after the robot hop (under load, most of a
-   * stop's round trip: bench/README.md); written at once, it commits while the robot works.
+   * The caller waits for the ack before answering (and then, like every caller, for the commit of
+   * the command's first write). A command sent at once may then have that write held up to LAZY_MS
+   * (write-behind.ts), until the ack wait ends, so that an ack arriving meanwhile is stored in the
+   * same write: one record write instead of two, and no outbox entry to add and remove. Not for
+   * commands answered without an ack wait.
    */
   awaitingAck?: boolean;
 }

@@ -48,7 +48,7 @@ export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
     const fleet = requireFleet(store, auth, params.fleet_id);
     const waitMs = ackWaitMs(ctx.body);
     if (waitMs !== null && commands.waiterRoom() < 1) throw apiError('ack_waiters_full');
-    const s = commands.submit({ robotId: params.robot_id, fleetId: fleet.fleetId, orgId: fleet.orgId, ...command, requestedBy: { apiKeyId: auth.apiKeyId } });
+    const s = commands.submit({ robotId: params.robot_id, fleetId: fleet.fleetId, orgId: fleet.orgId, ...command, requestedBy: { apiKeyId: auth.apiKeyId }, awaitingAck: waitMs !== null });
     const d = waitMs === null ? s.delivery : await commands.waitForAck(s.commandId, waitMs, ctx.aborted);
     // Whatever the answer says (an ack too), the command must exist after a crash: src/commands/service.ts.
     await s.persisted;
