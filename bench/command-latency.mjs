@@ -4,7 +4,11 @@
 //       ping-pong between the same two processes (the floor of the robot hop);
 //   (b) `stop_all` (falls back to a 100-target `stop` via robot_ids where stop_all is not served)
 //       across 100 robots, until every ack is in: p50 / p99;
-//   (c) (a) and (b) again while the 100 robots stream telemetry at --hz (default 50 Hz).
+//   (c) (a) and (b) again while the 100 robots stream telemetry at --hz (default 50 Hz);
+//   (d) mixed loads, each its own option and its own phase on top of (c): --read-hammer N (N keep-alive
+//       connections reading GET /v1/robots/{id} back to back, from another process), --stream-sockets N
+//       (N live telemetry WebSocket subscribers, --stream-robots-per-sub robots each, another process).
+//   Every phase also reports stop delivery: the request's send to the robot's onCommand (same clock).
 // With --flood BYTES, instead: (a) without and then with a second key flooding BYTES-byte JSON bodies
 // (bench/lib/body-flood.mjs; --flood-connections 20 --flood-rps 70 --flood-paths control-robot,features),
 // the gateway at its default rate limits (the flooding key stays under its request count).
@@ -15,10 +19,13 @@
 //   npm run build && node bench/command-latency.mjs [--robots 100] [--hz 50] [--single 3000]
 //       [--bulk 300] [--gateway-cpus 0] [--robots-cpus 1] [--bench-cpus 1] [--cpu-prof DIR] [--json FILE]
 //       [--client lean|node] [--node-flags '--max-semi-space-size=64 ...' (gateway and robots)]
+//       [--read-hammer 0] [--stream-sockets 0] [--stream-robots-per-sub 50] [--loads-cpus LIST]
 //       [--flood 1048575 [--flood-connections 20] [--flood-rps 70] [--flood-paths control-robot,features]]
-// Internal: `--role robots` runs the robot side (spawned by the main role).
+// The mixed loads (bench/README.md): --robots 200 --hz 10 --read-hammer 8 --stream-sockets 200.
+// Internal: `--role robots` runs the robot side, `--role hammer` the read hammer, `--role flood` the
+// body flood (spawned by the main role).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -26,7 +33,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, credentials, Server, ServerCredentials } from '@grpc/grpc-js';
 import { leanHttp } from './lib/lean-http.mjs';
 import { FLOOD_DEFAULTS, floodPaths, floodRole, floodRoleArgs } from './lib/body-flood.mjs';
-import { cpuSeconds, FLEETGW, machineInfo, parseArgs, spawnNode, stopChild } from './lib/procs.mjs';
+import { cpuSeconds, FLEETGW, machineInfo, parseArgs, ROOT, spawnNode, stopChild } from './lib/procs.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 const ECHO_PATH = '/bench.Echo/Ping';
@@ -36,16 +43,18 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (s) => process.stderr.write(`${s}\n`);
 
 const roleIdx = process.argv.indexOf('--role');
+const roleArgv = process.argv.slice(2).filter((_, i, a) => a[i] !== '--role' && a[i - 1] !== '--role');
 if (roleIdx >= 0 && process.argv[roleIdx + 1] === 'robots') {
-  const argv = process.argv.slice(2).filter((_, i, a) => a[i] !== '--role' && a[i - 1] !== '--role');
-  await robotsRole(parseArgs(argv, { grpc: '', 'robots-file': '', hz: 50 }));
+  await robotsRole(parseArgs(roleArgv, { grpc: '', 'robots-file': '', hz: 50 }));
+} else if (roleIdx >= 0 && process.argv[roleIdx + 1] === 'hammer') {
+  await hammerRole(parseArgs(roleArgv, { http: '', 'api-key': '', path: '', conns: 8 }));
 } else if (roleIdx >= 0 && process.argv[roleIdx + 1] === 'flood') {
-  const argv = process.argv.slice(2).filter((_, i, a) => a[i] !== '--role' && a[i - 1] !== '--role');
-  await floodRole(parseArgs(argv, { url: '', key: '', paths: '', bytes: 0, connections: 20, rps: 70 }));
+  await floodRole(parseArgs(roleArgv, { url: '', key: '', paths: '', bytes: 0, connections: 20, rps: 70 }));
 } else {
   await main(parseArgs(process.argv.slice(2), {
     robots: 100, hz: 50, single: 3000, bulk: 300, 'gateway-cpus': '', 'robots-cpus': '', 'bench-cpus': '',
     'cpu-prof': '', json: '', client: 'lean', 'node-flags': '', ...FLOOD_DEFAULTS,
+    'read-hammer': 0, 'stream-sockets': 0, 'stream-robots-per-sub': 50, 'loads-cpus': '',
   }));
 }
 
@@ -64,9 +73,13 @@ async function robotsRole(opts) {
   const echoPort = await new Promise((res, rej) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
   emit({ event: 'echo', port: echoPort });
 
-  const agents = robots.map((r) => new RobotAgent({
+  // Robot 0 reports when each command reached its handler (wall clock, same machine as the bench).
+  const agents = robots.map((r, i) => new RobotAgent({
     address: opts.grpc, robotId: r.robotId, robotToken: r.robotToken, dedicatedConnection: true,
-    onCommand: () => ({ accept: true }), maxQueuedSamples: 1000,
+    onCommand: i === 0
+      ? (cmd) => { emit({ event: 'cmd', id: cmd.commandId, atMs: performance.timeOrigin + performance.now() }); return { accept: true }; }
+      : () => ({ accept: true }),
+    maxQueuedSamples: 1000,
   }));
   for (const a of agents) a.start();
   while (!agents.every((a) => a.connected)) await sleep(20);
@@ -109,6 +122,46 @@ async function robotsRole(opts) {
   server.forceShutdown();
   emit({ event: 'done', stats: stats() });
   process.exit(0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Read hammer: `conns` keep-alive connections, each reading `path` back to back (closed loop: a
+// connection sends its next request when the answer is in). SIGUSR1 reports the counts since start.
+async function hammerRole(opts) {
+  let ok = 0;
+  let bad = 0;
+  let running = true;
+  const conns = [];
+  for (let i = 0; i < opts.conns; i++) conns.push(await leanHttp(opts.http, opts['api-key']));
+  const loops = conns.map(async (c) => {
+    while (running) {
+      const r = await c.request(opts.path).catch(() => ({ status: 0 }));
+      if (r.status === 200) ok++;
+      else bad++;
+    }
+  });
+  emit({ event: 'ready', conns: conns.length });
+  process.on('SIGUSR1', () => emit({ event: 'mark', ok, bad, cpuS: (process.cpuUsage().user + process.cpuUsage().system) / 1e6 }));
+  await new Promise((done) => process.once('SIGTERM', done));
+  running = false;
+  for (const c of conns) c.close();
+  await Promise.allSettled(loops);
+  process.exit(0);
+}
+
+/** Asks a load process for its counters (SIGUSR1) and waits for the answer line. */
+async function markOf(child) {
+  const before = child.lines.length;
+  child.kill('SIGUSR1');
+  const t0 = Date.now();
+  for (;;) {
+    for (let i = before; i < child.lines.length; i++) {
+      const o = JSON.parse(child.lines[i]);
+      if (o.event === 'mark') return o;
+    }
+    if (Date.now() - t0 > 10_000) throw new Error(`no mark from pid ${child.pid}`);
+    await sleep(10);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -210,11 +263,16 @@ async function main(opts) {
     nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${resolve(opts['cpu-prof'])}`);
   }
   const pin = (s) => (s === '' ? undefined : s);
+  // The log (an access line per request) goes to a file, as journald drains a service's stderr: a
+  // pipe read by this busy process would charge the gateway partial-write retries.
+  const logFd = openSync(join(dataDir, 'gateway.log'), 'w');
   const gateway = spawnNode([...nodeFlags, FLEETGW, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--grpc-port', '0', '--insecure-http'], {
     cpus: pin(opts['gateway-cpus']),
     // A flood runs against the default limits: the flooding key must stay within its own.
     env: opts.flood > 0 ? {} : { FLEETGW_RATE_LIMIT_RPS: '100000000', FLEETGW_RATE_LIMIT_BURST: '100000000' },
+    stderrFd: logFd,
   });
+  closeSync(logFd);
   let robotsProc;
   try {
     const ready = await gateway.waitJson((o) => o.event === 'ready');
@@ -229,10 +287,29 @@ async function main(opts) {
     const base = { org_id: init.orgId, fleet_id: init.fleetId };
     const r0 = robots[0].robotId;
     const allIds = robots.map((r) => r.robotId);
+    // Stop delivery: when each single stop was sent, by command id; robot 0 reports when it arrived.
+    const sentAt = new Map();
     const stopOne = async () => {
+      const at = performance.timeOrigin + performance.now();
       const res = await post('/v1/agent/control-robot', { ...base, action: 'stop', robot_id: r0, wait_for_ack: true });
-      const ok = res.status === 200 && res.body.outcomes?.[0]?.delivery?.state === 'agent_received';
+      const d = res.body?.outcomes?.[0]?.delivery;
+      const ok = res.status === 200 && d?.state === 'agent_received';
+      const id = d?.command_id ?? d?.commandId;
+      if (id !== undefined) sentAt.set(id, at);
       return { ok, detail: ok ? null : { status: res.status, body: res.body } };
+    };
+    /** Send-to-robot times of the single stops sent since `from` (robot 0's `cmd` lines). */
+    const deliveries = () => {
+      const out = [];
+      for (const line of robotsProc.lines) {
+        if (!line.startsWith('{"event":"cmd"')) continue;
+        const o = JSON.parse(line);
+        const at = sentAt.get(o.id);
+        if (at !== undefined) out.push(o.atMs - at);
+      }
+      robotsProc.lines = robotsProc.lines.filter((l) => !l.startsWith('{"event":"cmd"'));
+      sentAt.clear();
+      return out.length === 0 ? null : summary(out);
     };
     // stop_all where served, else the same 100 robots by id.
     const probe = await post('/v1/agent/control-robot', { ...base, action: 'stop_all', wait_for_ack: true });
@@ -264,11 +341,16 @@ async function main(opts) {
         const per = (s) => Number(((s * 1000) / (n + warm)).toFixed(3));
         return { ...r, gatewayCpuMsPerRequest: per(cpuSeconds(gateway.pid) - c0), mainThreadCpuMsPerRequest: per(mainThreadCpuSeconds(gateway.pid) - m0) };
       };
+      deliveries();
       const single = await cpuPer(opts.single, Math.min(300, opts.single), stopOne);
+      const delivery = deliveries();
       const bulk = await cpuPer(opts.bulk, Math.min(20, opts.bulk), stopBulk);
       const pingAfter = await pingPong(`127.0.0.1:${echo.port}`, 2000, 300);
       const s = (Date.now() - t0) / 1000;
-      const r = { name, pingBefore, httpGet, single, bulkKind, bulk, pingAfter, seconds: s, gatewayCores: Number(((cpuSeconds(gateway.pid) - cpu0) / s).toFixed(2)) };
+      const r = {
+        name, loadavg: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '), pingBefore, httpGet, single, delivery, bulkKind, bulk, pingAfter,
+        seconds: s, gatewayCores: Number(((cpuSeconds(gateway.pid) - cpu0) / s).toFixed(2)),
+      };
       log(JSON.stringify(r));
       return r;
     };
@@ -315,11 +397,53 @@ async function main(opts) {
     await sleep(2000);
     const telemetryOnlyCores = Number(((cpuSeconds(gateway.pid) - cpuT0) / ((Date.now() - tT0) / 1000)).toFixed(2));
     const loaded = await phase(`telemetry ${opts.robots} x ${opts.hz} Hz`);
+    // Mixed loads: each its own option, started beside the telemetry, measured as one more phase.
+    const mixed = [];
+    const loadsCpus = pin(opts['loads-cpus']);
+    if (opts['read-hammer'] > 0) {
+      const hammer = spawnNode([SELF, '--role', 'hammer', '--http', ready.http, '--api-key', init.apiKey, '--path', `/v1/robots/${r0}`, '--conns', String(opts['read-hammer'])], { cpus: loadsCpus });
+      try {
+        await hammer.waitJson((o) => o.event === 'ready');
+        await sleep(2000);
+        const m0 = await markOf(hammer);
+        const t0 = Date.now();
+        const r = await phase(`telemetry + read hammer (${opts['read-hammer']} connections)`);
+        const m1 = await markOf(hammer);
+        const s = (Date.now() - t0) / 1000;
+        r.readHammer = { connections: opts['read-hammer'], readsPerS: Math.round((m1.ok - m0.ok) / s), non200: m1.bad - m0.bad };
+        log(JSON.stringify(r.readHammer));
+        mixed.push(r);
+      } finally {
+        await stopChild(hammer, 'SIGTERM', 10_000);
+      }
+    }
+    if (opts['stream-sockets'] > 0) {
+      const subs = spawnNode([join(ROOT, 'bench', 'lib', 'fanout-subscribers.mjs'), '--mode', 'gateway', '--ws', `${ready.http.replace(/^http/, 'ws')}/v1/telemetry/stream`,
+        '--http', ready.http, '--api-key', init.apiKey, '--org', init.orgId, '--fleet', init.fleetId, '--robots-file', robotsFile,
+        '--subs', String(opts['stream-sockets']), '--robots-per-sub', String(opts['stream-robots-per-sub'])], { cpus: loadsCpus });
+      try {
+        await subs.waitJson((o) => o.event === 'ready', 120_000);
+        await sleep(2000);
+        const m0 = await markOf(subs);
+        const t0 = Date.now();
+        const r = await phase(`telemetry + ${opts['stream-sockets']} stream sockets (${opts['stream-robots-per-sub']} robots each)`);
+        const m1 = await markOf(subs);
+        const s = (Date.now() - t0) / 1000;
+        r.streamSockets = {
+          sockets: opts['stream-sockets'], robotsPerSocket: opts['stream-robots-per-sub'], messagesPerS: Math.round((m1.received - m0.received) / s),
+          dropped: m1.droppedReading - m0.droppedReading, closed: m1.closedReading, sampleLatencyMs: m1.latency,
+        };
+        log(JSON.stringify(r.streamSockets));
+        mixed.push(r);
+      } finally {
+        await stopChild(subs, 'SIGTERM', 10_000);
+      }
+    }
     robotsProc.kill('SIGUSR2');
     const result = {
       machine, client: opts.client, command: `node bench/command-latency.mjs ${process.argv.slice(2).join(' ')}`.trim(),
       robots: opts.robots, hz: opts.hz, cores: { gateway: opts['gateway-cpus'] || 'any', robots: opts['robots-cpus'] || 'any', bench: opts['bench-cpus'] || 'any' },
-      phases: [idle, loaded], telemetryOnlyGatewayCores: telemetryOnlyCores,
+      phases: [idle, loaded, ...mixed], telemetryOnlyGatewayCores: telemetryOnlyCores,
       degradation: {
         singleP50: Number((loaded.single.p50 / idle.single.p50).toFixed(2)), singleP99: Number((loaded.single.p99 / idle.single.p99).toFixed(2)),
         bulkP50: Number((loaded.bulk.p50 / idle.bulk.p50).toFixed(2)), bulkP99: Number((loaded.bulk.p99 / idle.bulk.p99).toFixed(2)),
@@ -332,6 +456,10 @@ async function main(opts) {
     const gw = await stopChild(gateway, 'SIGTERM', 60_000);
     result.gatewayExit = gw;
     console.log(JSON.stringify(result, null, 2));
+    log('phase | stop delivery p50 / p99 ms | stop round trip p50 / p99 ms | gateway main-thread CPU ms per stop | gateway cores | loadavg');
+    for (const ph of result.phases) {
+      log(`${ph.name} | ${ph.delivery?.p50} / ${ph.delivery?.p99} | ${ph.single.p50} / ${ph.single.p99} | ${ph.single.mainThreadCpuMsPerRequest} | ${ph.gatewayCores} | ${ph.loadavg}`);
+    }
     if (opts.json !== '') writeFileSync(opts.json, JSON.stringify(result, null, 2));
   } finally {
     if (robotsProc) await stopChild(robotsProc, 'SIGKILL', 1000);

@@ -61,7 +61,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }
 
-  const { logger, flush, writeLine } = createProcessLogger(logging);
+  const { logger, flush, bytes } = createProcessLogger(logging);
   const log = logger.child({ component: 'cli' });
   // A bug that escapes every handler ends the process as Node would (exit 1), but as one fatal log
   // line that reaches stderr before the exit (the log stream is asynchronous).
@@ -73,7 +73,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
   let gateway: Gateway;
   try {
     gateway = await startGateway({
-      logLines: writeLine,
+      logBytes: bytes,
       dataDir,
       host,
       httpPort,

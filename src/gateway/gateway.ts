@@ -16,7 +16,7 @@ import { EventLog } from '../events/log.js';
 import { ObjectTracker } from '../fleet/objects/tracker.js';
 import { recordLinkConflicts } from '../events/link-conflict.js';
 import { DEFAULT_TUNABLES, type GatewayTunables } from '../config.js';
-import { accessLog, type LogLineSink } from '../http/access-log.js';
+import { accessLog, type LogBytesSink } from '../http/access-log.js';
 import { AuthThrottle } from '../http/auth-throttle.js';
 import type { RequestObserver } from '../http/request-done.js';
 import { RateLimiter } from '../http/rate-limit.js';
@@ -80,10 +80,10 @@ export interface GatewayOptions {
   /** The process logger; each component logs on a child with `component` bound. Default: none. */
   log?: Logger;
   /**
-   * The process logger's raw line sink (`ProcessLogger.writeLine`), for the access log's hand-formatted
-   * line. Without it the access log goes through `log` (pino), the same fields at a higher cost.
+   * The process logger's byte sink (`ProcessLogger.writeBytes`), for the access log's lines written as
+   * bytes. Without it the access log goes through `log` (pino), the same line at a higher cost.
    */
-  logLines?: LogLineSink;
+  logBytes?: LogBytesSink;
   /**
    * Further observers of finished HTTP requests (request metrics), after the access log; see
    * src/http/request-done.ts.
@@ -410,7 +410,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         });
       },
       log: logFor('http'),
-      onRequestDone: [accessLog(logFor('http'), opts.logLines), (done) => metrics.httpRequest(done), ...(opts.onRequestDone ?? [])],
+      onRequestDone: [accessLog(logFor('http'), opts.logBytes), (done) => metrics.httpRequest(done), ...(opts.onRequestDone ?? [])],
     });
     streamUrl = `${http.url.replace(/^http/, 'ws')}${STREAM_PATH}`;
     httpUrl = http.url;

@@ -18,6 +18,7 @@
  */
 import { pino, type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
 import { prettyFactory } from 'pino-pretty';
+import type { LogBytesSink } from '../http/access-log.js';
 
 export type { Logger };
 
@@ -51,20 +52,11 @@ export interface ProcessLogger {
   /** Writes every buffered line now, synchronously (exit paths). Never throws. */
   readonly flush: () => void;
   /**
-   * Writes one whole JSON line (newline included) to the log's destination, as a pino line would go
-   * (pretty-printed in pretty mode). Lines are gathered per event-loop turn and written together: the
-   * access log writes one per request (src/http/access-log.ts). The gathered text is bounded by
-   * {@link LINE_BATCH_BYTES}; past it the batch goes to the destination at once, whose own bound then
-   * applies.
+   * The byte sink for lines formatted outside pino (the access log, src/http/access-log.ts): whole JSON
+   * lines already encoded as UTF-8, each ending in a newline.
    */
-  readonly writeLine: (line: string) => void;
+  readonly bytes: LogBytesSink;
 }
-
-/**
- * Most text {@link ProcessLogger.writeLine} gathers before handing it to the destination (8 KiB): below
- * sonic-boom's 16 KiB write size, so a partial write to a slow pipe re-encodes little.
- */
-export const LINE_BATCH_BYTES = 8 * 1024;
 
 /** pino settings shared by the process logger and loggers built for tests. */
 export function loggerOptions(level: Level = 'info'): LoggerOptions {
@@ -95,8 +87,9 @@ export function createProcessLogger(opts: ProcessLoggerOptions = {}): ProcessLog
   // sonic-boom's types know only its string mode; in buffer mode write() takes a Buffer.
   const writeBytes = boom.write.bind(boom) as unknown as (bytes: Buffer) => boolean;
   let dropped = 0;
-  boom.on('drop', () => {
-    dropped++;
+  // A dropped write is one pino line or a chunk of access lines: count the lines it held.
+  boom.on('drop', (data: Buffer | string) => {
+    dropped += countLines(data);
   });
   // sonic-boom reports write errors (EPIPE when the reader went away) as events; with no listener they
   // would crash the process. A log that cannot be written is not worth the gateway.
@@ -108,47 +101,40 @@ export function createProcessLogger(opts: ProcessLoggerOptions = {}): ProcessLog
     return `${JSON.stringify({ level: 'warn', time: new Date().toISOString(), component: 'log', msg: `log buffer full: dropped ${n} lines`, dropped: n })}\n${line}`;
   };
   let dest: DestinationStream;
+  let pretty: ((line: string) => string) | null = null;
   if (format === 'pretty') {
-    const pretty = prettyFactory({
+    pretty = prettyFactory({
       colorize: isTty(fd),
       translateTime: 'SYS:HH:MM:ss.l',
       ignore: 'pid,component',
       messageKey: 'msg',
       messageFormat: '{if component}[{component}] {end}{msg}',
     });
-    dest = { write: (line: string) => void writeBytes(Buffer.from(note(pretty(line)))) };
+    const format1 = pretty;
+    dest = { write: (line: string) => void writeBytes(Buffer.from(note(format1(line)))) };
   } else {
     dest = { write: (line: string) => void writeBytes(Buffer.from(note(line))) };
   }
   const logger = pino(loggerOptions(opts.level ?? 'info'), dest);
-  // One destination write per turn instead of one per line: sonic-boom's per-write bookkeeping was most
-  // of an access line's cost. Order with pino's own lines can differ within a turn (both are timestamped).
-  let batch = '';
-  let batchLines = 0;
-  let scheduled = false;
-  const writeBatch = (): void => {
-    scheduled = false;
-    if (batchLines === 0) return;
-    const text = batch;
-    batch = '';
-    batchLines = 0;
-    if (format === 'pretty') {
-      for (const line of text.split('\n')) if (line.length > 0) dest.write(`${line}\n`);
-    } else {
-      dest.write(text);
+  const writeChunk = (chunk: Uint8Array): void => {
+    if (chunk.length === 0) return;
+    if (pretty !== null) {
+      for (const line of Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length).toString('utf8').split('\n')) if (line.length > 0) dest.write(`${line}\n`);
+      return;
     }
+    if (dropped > 0) void writeBytes(Buffer.from(note('')));
+    // A copy (one per chunk of lines, not per line): sonic-boom keeps the buffers it is given until written.
+    void writeBytes(Buffer.from(chunk));
   };
-  const writeLine = (line: string): void => {
-    batch += line;
-    batchLines++;
-    if (batch.length >= LINE_BATCH_BYTES) writeBatch();
-    else if (!scheduled) {
-      scheduled = true;
-      setImmediate(writeBatch);
-    }
-  };
+  const flushHooks: (() => void)[] = [];
   const flush = (): void => {
-    writeBatch();
+    for (const hook of flushHooks) {
+      try {
+        hook();
+      } catch {
+        // A writer that cannot hand over its lines must not keep the rest of the log from being written.
+      }
+    }
     try {
       boom.flushSync();
     } catch {
@@ -156,7 +142,7 @@ export function createProcessLogger(opts: ProcessLoggerOptions = {}): ProcessLog
     }
   };
   process.on('exit', flush);
-  return { logger, format, flush, writeLine };
+  return { logger, format, flush, bytes: { write: writeChunk, beforeFlush: (f) => void flushHooks.push(f) } };
 }
 
 /** A child logger with `component` bound: every line of one part of the gateway says which part. */
@@ -167,6 +153,16 @@ export function componentLogger(parent: Logger, component: string): Logger {
 /** A logger that writes nothing (the default where a caller passes none). */
 export function silentLogger(): Logger {
   return pino({ enabled: false });
+}
+
+function countLines(data: Buffer | string): number {
+  let n = 0;
+  if (typeof data === 'string') {
+    for (let i = data.indexOf('\n'); i >= 0; i = data.indexOf('\n', i + 1)) n++;
+  } else {
+    for (let i = data.indexOf(0x0a); i >= 0; i = data.indexOf(0x0a, i + 1)) n++;
+  }
+  return Math.max(1, n);
 }
 
 function isTty(fd: number): boolean {

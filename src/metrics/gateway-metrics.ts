@@ -7,7 +7,10 @@
  * Cost on the hot paths: what the pipeline already counts (frames, samples, rows, stream drops,
  * outbox size) is read from its stats when Prometheus scrapes, so telemetry pays nothing per sample;
  * what happens per event (an HTTP request, an insert, a command state change, a fire) is one
- * increment or observation on a label child cached by its key. Labels have bounded values only:
+ * increment of a plain number, or of a histogram bucket's count, in a slot cached by its label key;
+ * each metric's `collect()` folds what gathered into prom-client when Prometheus scrapes (prom-client's
+ * own inc/observe validate and hash the labels on every call, which cost about 1.5 µs of an HTTP
+ * read). The exposition is the same series either way. Labels have bounded values only:
  * route templates (not paths), HTTP methods folded to a fixed set, status codes, command actions and
  * delivery states; never a robot, fleet or key id.
  */
@@ -85,8 +88,10 @@ export class GatewayMetrics {
   private readonly insertSeconds: Histogram<'outcome'>;
   private readonly lateness: Histogram<'outcome'>;
   private readonly pauses: Counter;
-  /** Label children by key: prom-client hashes the label object on every call otherwise. */
-  private readonly children = new Map<string, { inc(): void } | { observe(v: number): void }>();
+  /** Per label set, what gathered since the last scrape, by key (see the file's comment). */
+  private readonly slots = new Map<string, CounterSlot | HistogramSlot>();
+  private readonly counterSlots: CounterSlot[] = [];
+  private readonly histogramSlots: HistogramSlot[] = [];
 
   constructor(sources: ScrapeSources) {
     const registers = [this.registry];
@@ -94,11 +99,11 @@ export class GatewayMetrics {
     // monitorEventLoopDelay: nodejs_eventloop_lag_p99_seconds and friends).
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: LOOP_DELAY_RESOLUTION_MS });
 
-    this.httpRequests = new Counter({ name: 'fleetgw_http_requests_total', help: 'REST requests answered, by method, route template and status.', labelNames: ['method', 'route', 'status'], registers });
-    this.httpDuration = new Histogram({ name: 'fleetgw_http_request_duration_seconds', help: 'Time from routing a REST request to its answer (body already read), by method and route template.', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers });
+    this.httpRequests = new Counter({ name: 'fleetgw_http_requests_total', help: 'REST requests answered, by method, route template and status.', labelNames: ['method', 'route', 'status'], registers, collect: () => this.fold() });
+    this.httpDuration = new Histogram({ name: 'fleetgw_http_request_duration_seconds', help: 'Time from routing a REST request to its answer (body already read), by method and route template.', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers, collect: () => this.fold() });
 
-    this.commandStates = new Counter({ name: 'fleetgw_commands_total', help: 'Robot commands entering each delivery state (dispatched, deferred, agent_received, agent_rejected), by action.', labelNames: ['action', 'state'], registers });
-    this.ackSeconds = new Histogram({ name: 'fleetgw_command_ack_seconds', help: 'Time from a command\'s first send to the robot\'s ack, by outcome (received, rejected).', labelNames: ['outcome'], buckets: ACK_BUCKETS, registers });
+    this.commandStates = new Counter({ name: 'fleetgw_commands_total', help: 'Robot commands entering each delivery state (dispatched, deferred, agent_received, agent_rejected), by action.', labelNames: ['action', 'state'], registers, collect: () => this.fold() });
+    this.ackSeconds = new Histogram({ name: 'fleetgw_command_ack_seconds', help: 'Time from a command\'s first send to the robot\'s ack, by outcome (received, rejected).', labelNames: ['outcome'], buckets: ACK_BUCKETS, registers, collect: () => this.fold() });
     gaugeFrom(registers, 'fleetgw_commands_pending', 'Commands in the outbox: not yet acknowledged by their robot.', sources.commandsPending);
     gaugeFrom(registers, 'fleetgw_robots_online', 'Robots with a live control stream (their Hello done).', sources.robotsOnline);
     if (sources.alertsUnresolved !== undefined) gaugeFrom(registers, 'fleetgw_alerts_unresolved', 'Alerts open or acknowledged (not yet resolved), all fleets.', sources.alertsUnresolved);
@@ -130,14 +135,14 @@ export class GatewayMetrics {
     if (storeUp !== undefined) gaugeFrom(registers, 'fleetgw_telemetry_store_up', '1 while the telemetry store answers (and is set up), 0 while it is down or refuses: telemetry then waits in the disk spool.', () => (storeUp() ? 1 : 0));
     gaugeFrom(registers, 'fleetgw_telemetry_backpressure', '1 while robot telemetry reads are paused (queued bytes over the high-water mark).', () => (t().paused ? 1 : 0));
     this.pauses = new Counter({ name: 'fleetgw_telemetry_backpressure_pauses_total', help: 'Times robot telemetry reads were paused by backpressure.', registers });
-    this.inserts = new Counter({ name: 'fleetgw_telemetry_inserts_total', help: 'Insert attempts to the telemetry store, by outcome (ok, error); a retried batch counts once per attempt.', labelNames: ['outcome'], registers });
-    this.insertSeconds = new Histogram({ name: 'fleetgw_telemetry_insert_duration_seconds', help: 'Duration of insert attempts to the telemetry store, by outcome.', labelNames: ['outcome'], buckets: LATENCY_BUCKETS, registers });
+    this.inserts = new Counter({ name: 'fleetgw_telemetry_inserts_total', help: 'Insert attempts to the telemetry store, by outcome (ok, error); a retried batch counts once per attempt.', labelNames: ['outcome'], registers, collect: () => this.fold() });
+    this.insertSeconds = new Histogram({ name: 'fleetgw_telemetry_insert_duration_seconds', help: 'Duration of insert attempts to the telemetry store, by outcome.', labelNames: ['outcome'], buckets: LATENCY_BUCKETS, registers, collect: () => this.fold() });
 
     const stream = cachedRead(sources.stream);
     gaugeFrom(registers, 'fleetgw_stream_sockets', 'Open live telemetry WebSockets.', () => stream().sockets);
     counterFrom(registers, 'fleetgw_stream_samples_dropped_total', 'Live samples not sent to a slow WebSocket subscriber (it got a dropped notice instead).', () => stream().droppedSamples);
 
-    this.lateness = new Histogram({ name: 'fleetgw_scheduler_lateness_seconds', help: 'Time from a schedule occurrence\'s due time to its commit, by outcome (fired, skipped).', labelNames: ['outcome'], buckets: LATENESS_BUCKETS, registers });
+    this.lateness = new Histogram({ name: 'fleetgw_scheduler_lateness_seconds', help: 'Time from a schedule occurrence\'s due time to its commit, by outcome (fired, skipped).', labelNames: ['outcome'], buckets: LATENESS_BUCKETS, registers, collect: () => this.fold() });
     gaugeFrom(registers, 'fleetgw_schedules_armed', 'Schedules armed in the scheduler.', sources.schedulesArmed);
 
     const ready: Gauge<'check'> = new Gauge({
@@ -166,7 +171,7 @@ export class GatewayMetrics {
     const method = METHODS.has(r.method) ? r.method : 'other';
     const route = r.route ?? 'unmatched';
     this.counter(this.httpRequests, `h\0${method}\0${route}\0${r.status}`, () => ({ method, route, status: String(r.status) })).inc();
-    this.histogram(this.httpDuration, `d\0${method}\0${route}`, () => ({ method, route })).observe(r.durationMs / 1000);
+    this.histogram(this.httpDuration, `d\0${method}\0${route}`, () => ({ method, route }), LATENCY_BUCKETS).observe(r.durationMs / 1000);
   }
 
   /** A command entered a delivery state. */
@@ -176,14 +181,14 @@ export class GatewayMetrics {
 
   /** The robot acknowledged a command `latencyMs` after its first send. */
   commandAcked(outcome: 'received' | 'rejected', latencyMs: number): void {
-    this.histogram(this.ackSeconds, `a\0${outcome}`, () => ({ outcome })).observe(latencyMs / 1000);
+    this.histogram(this.ackSeconds, `a\0${outcome}`, () => ({ outcome }), ACK_BUCKETS).observe(latencyMs / 1000);
   }
 
   /** One insert attempt to the telemetry store ended. */
   insertDone(ok: boolean, durationMs: number): void {
     const outcome = ok ? 'ok' : 'error';
     this.counter(this.inserts, `i\0${outcome}`, () => ({ outcome })).inc();
-    this.histogram(this.insertSeconds, `s\0${outcome}`, () => ({ outcome })).observe(durationMs / 1000);
+    this.histogram(this.insertSeconds, `s\0${outcome}`, () => ({ outcome }), LATENCY_BUCKETS).observe(durationMs / 1000);
   }
 
   /** Telemetry backpressure turned on (true) or off. */
@@ -193,25 +198,126 @@ export class GatewayMetrics {
 
   /** A schedule occurrence committed `latenessMs` after it fell due. */
   schedulerLateness(outcome: 'fired' | 'skipped', latenessMs: number): void {
-    this.histogram(this.lateness, `l\0${outcome}`, () => ({ outcome })).observe(Math.max(0, latenessMs) / 1000);
+    this.histogram(this.lateness, `l\0${outcome}`, () => ({ outcome }), LATENESS_BUCKETS).observe(Math.max(0, latenessMs) / 1000);
   }
 
-  private counter<L extends string>(c: Counter<L>, key: string, labels: () => Record<L, string>): { inc(): void } {
-    let child = this.children.get(key) as { inc(): void } | undefined;
-    if (child === undefined) {
-      child = c.labels(labels());
-      this.children.set(key, child);
+  private counter<L extends string>(c: Counter<L>, key: string, labels: () => Record<L, string>): CounterSlot {
+    let slot = this.slots.get(key) as CounterSlot | undefined;
+    if (slot === undefined) {
+      slot = new CounterSlot(c, labels());
+      this.slots.set(key, slot);
+      this.counterSlots.push(slot);
     }
-    return child;
+    return slot;
   }
 
-  private histogram<L extends string>(h: Histogram<L>, key: string, labels: () => Record<L, string>): { observe(v: number): void } {
-    let child = this.children.get(key) as { observe(v: number): void } | undefined;
-    if (child === undefined) {
-      child = h.labels(labels());
-      this.children.set(key, child);
+  private histogram<L extends string>(h: Histogram<L>, key: string, labels: () => Record<L, string>, buckets: readonly number[]): HistogramSlot {
+    let slot = this.slots.get(key) as HistogramSlot | undefined;
+    if (slot === undefined) {
+      slot = new HistogramSlot(h, labels(), buckets);
+      this.slots.set(key, slot);
+      this.histogramSlots.push(slot);
     }
-    return child;
+    return slot;
+  }
+
+  /**
+   * Moves what every slot gathered into prom-client. Each labelled metric's collect() calls it: the
+   * first call of a scrape does the work, the others find nothing pending.
+   */
+  private fold(): void {
+    for (const s of this.counterSlots) s.fold();
+    for (const s of this.histogramSlots) s.fold();
+  }
+}
+
+/** A counter's label set: increments gathered as a plain number, added to prom-client at a scrape. */
+class CounterSlot {
+  private pending = 0;
+
+  constructor(
+    private readonly counter: Counter<string>,
+    private readonly labels: Record<string, string>,
+  ) {}
+
+  inc(): void {
+    this.pending++;
+  }
+
+  fold(): void {
+    if (this.pending === 0) return;
+    this.counter.inc(this.labels, this.pending);
+    this.pending = 0;
+  }
+}
+
+/** prom-client's record of one histogram series (lib/histogram.js, `createBaseValues`). */
+interface PromHistogramSeries {
+  labels: Record<string, string>;
+  bucketValues: Record<number, number>;
+  sum: number;
+  count: number;
+}
+
+/**
+ * A histogram's label set: observations gathered as per-bucket counts, a sum and a count, added to
+ * prom-client's series at a scrape. prom-client has no call that adds counts in bulk (observe() takes
+ * one value), so the fold adds them to the series record its exposition reads; the metrics tests
+ * compare the result with a histogram fed through observe().
+ */
+class HistogramSlot {
+  private readonly counts: number[];
+  private sum = 0;
+  private count = 0;
+  private series: PromHistogramSeries | undefined;
+  private readonly hash: string;
+
+  constructor(
+    private readonly histogram: Histogram<string>,
+    private readonly labels: Record<string, string>,
+    private readonly buckets: readonly number[],
+  ) {
+    this.counts = buckets.map(() => 0);
+    // Our own key in prom-client's map: nothing else observes these histograms by labels.
+    this.hash = `fold\0${Object.entries(labels).map(([k, v]) => `${k}=${v}`).join('\0')}`;
+  }
+
+  observe(v: number): void {
+    this.sum += v;
+    this.count++;
+    const b = this.buckets;
+    // Past the last bound the observation counts in +Inf only (the count), as in prom-client.
+    for (let i = 0; i < b.length; i++) {
+      if (v <= b[i]!) {
+        this.counts[i]!++;
+        break;
+      }
+    }
+  }
+
+  fold(): void {
+    if (this.count === 0) return;
+    const map = (this.histogram as unknown as { hashMap: Record<string, PromHistogramSeries> }).hashMap;
+    let s = map[this.hash];
+    if (s === undefined || s !== this.series) {
+      // First fold, or the histogram was reset: a fresh series, as prom-client creates on a first observe.
+      const bucketValues: Record<number, number> = {};
+      for (const b of this.buckets) bucketValues[b] = 0;
+      s = { labels: this.labels, bucketValues, sum: 0, count: 0 };
+      map[this.hash] = s;
+      this.series = s;
+    }
+    for (let i = 0; i < this.buckets.length; i++) {
+      const n = this.counts[i]!;
+      if (n > 0) {
+        s.bucketValues[this.buckets[i]!]! += n;
+        this.counts[i] = 0;
+      }
+    }
+    s.sum += this.sum;
+    s.count += this.count;
+    this.sum = 0;
+    this.count = 0;
   }
 }
 

@@ -1,4 +1,5 @@
 // GatewayMetrics without sockets: label bounds, running totals read at scrape time, readiness gauge.
+import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { GatewayMetrics, type ScrapeSources } from '../../src/metrics/gateway-metrics.js';
 
@@ -86,5 +87,42 @@ describe('GatewayMetrics', () => {
     a.commandState('stop', 'deferred');
     expect(await b.render()).not.toContain('state="deferred"');
     expect(a.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
+  });
+
+  it('folds requests at scrape time into the same exposition prom-client writes from observe()', async () => {
+    // The reference: prom-client's own counter and histogram fed one call per request, as the
+    // gateway's metrics were written before they gathered counts between scrapes.
+    const ref = new Registry();
+    const reqs = new Counter({ name: 'fleetgw_http_requests_total', help: 'REST requests answered, by method, route template and status.', labelNames: ['method', 'route', 'status'], registers: [ref] });
+    const dur = new Histogram({ name: 'fleetgw_http_request_duration_seconds', help: 'Time from routing a REST request to its answer (body already read), by method and route template.', labelNames: ['method', 'route'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [ref] });
+    const m = new GatewayMetrics(sources().s);
+    const routes = ['/v1/robots/{robot_id}', '/v1/me', null];
+    const family = (text: string, name: string): string => text.split('\n').filter((l) => l.startsWith(name) || l.includes(` ${name} `)).join('\n');
+    const durations = [0, 1, 1024, 2560, 5120, 2047, 51_200, 40_000_000];
+    for (let scrape = 0; scrape < 3; scrape++) {
+      for (let i = 0; i < 200; i++) {
+        const method = i % 7 === 0 ? 'POST' : 'GET';
+        const route = routes[i % routes.length]!;
+        const status = i % 11 === 0 ? 404 : 200;
+        const durationMs = durations[(i + scrape) % durations.length]! / 1024;
+        m.httpRequest({ method, route, status, durationMs });
+        reqs.inc({ method, route: route ?? 'unmatched', status: String(status) });
+        dur.observe({ method, route: route ?? 'unmatched' }, durationMs / 1000);
+      }
+      const got = await m.render();
+      const want = await ref.metrics();
+      for (const name of ['fleetgw_http_requests_total', 'fleetgw_http_request_duration_seconds']) {
+        // Every line the same, but a sum's last digits: the fold adds the same values in another order.
+        const g = family(got, name).split('\n');
+        const w = family(want, name).split('\n');
+        expect(g.map((l) => l.replace(/_sum(\{.*\}) .*$/, '_sum$1'))).toEqual(w.map((l) => l.replace(/_sum(\{.*\}) .*$/, '_sum$1')));
+        for (let i = 0; i < g.length; i++) {
+          if (!g[i]!.includes('_sum{')) continue;
+          const a = Number(g[i]!.split(' ').pop());
+          const b = Number(w[i]!.split(' ').pop());
+          expect(Math.abs(a - b)).toBeLessThanOrEqual(1e-12 * Math.max(1, Math.abs(b)));
+        }
+      }
+    }
   });
 });
