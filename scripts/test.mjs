@@ -54,6 +54,16 @@ if (!existsSync('/usr/share/java/zookeeper.jar') && process.getuid?.() === 0 && 
   run('apt-get', ['install', '-y', '-q', 'zookeeper'], { env });
 }
 
+// The Python robot conformance test (test/conformance/python-robot.test.ts) needs Debian's grpcio and
+// grpc-tools under /usr/bin/python3: install them the same way (without them it skips, and fails under CI=true).
+const hasPythonGrpc = () => spawnSync('/usr/bin/python3', ['-c', 'import grpc, grpc_tools.protoc']).status === 0;
+if (!hasPythonGrpc() && process.getuid?.() === 0 && existsSync('/usr/bin/apt-get') && process.env.FLEETGW_NO_INSTALL !== '1') {
+  console.log('[test] python3-grpcio or python3-grpc-tools missing: installing the Debian packages');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  run('apt-get', ['update', '-q'], { env });
+  run('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'python3-grpcio', 'python3-grpc-tools'], { env });
+}
+
 const build = run('npm', ['run', '-s', 'build']);
 if (build.status !== 0) {
   console.log('0 passed, 1 failed');

@@ -38,8 +38,8 @@ export class TelemetryQueue {
   /**
    * Removes up to `max` of the oldest samples and returns them as one encoded TelemetryBatch
    * (what PublishTelemetry carries), ready to write; null when empty. With `seq` > 0 the batch
-   * starts with its `seq` (field 2) and `epoch` (field 3), before the samples: the gateway reads
-   * them from the first bytes without decoding the samples.
+   * starts with its `seq` (field 2) and `epoch` (field 3): the gateway reads them in any order, and
+   * ahead of the samples it has the fewest bytes to step over.
    */
   takeBatch(max: number, seq = 0, epoch = 0): { batch: Buffer; samples: number } | null {
     const n = Math.min(max, this.size);

@@ -4,8 +4,8 @@
  * online and is ended when the session ends, so telemetry never outlives the control link that
  * authorizes it.
  *
- * Receipts (docs/robot-link.md, "Acknowledged telemetry"): once the robot has sent a batch that starts
- * with a `seq` (first byte 0x10, the tag of TelemetryBatch.seq), the ingest's durable points for this
+ * Receipts (docs/robot-link.md, "Acknowledged telemetry"): once the robot has sent a batch with a
+ * `seq` (wherever it stands in the batch's bytes: batch-seq.ts), the ingest's durable points for this
  * robot are written to it as receipts (`durable_seq`, `epoch`). A robot that never sends a `seq` (an
  * agent built when the call returned one receipt) gets only the final receipt, after it half-closes,
  * so its client-streaming call keeps working.
@@ -32,13 +32,14 @@ import { Metadata, status, type ServerDuplexStream } from '@grpc/grpc-js';
 import { TelemetryReceiptSchema, type TelemetryReceipt } from '../gen/fleetgw/v1/robot_link_pb.js';
 import { GrpcMessageReader } from './grpc-message-reader.js';
 import { tapChunks, type ChunkTap } from './http2-chunk-tap.js';
+import { BatchSeqReader } from '../telemetry/batch-seq.js';
 import { MAX_ROBOT_MESSAGE_BYTES } from './limits.js';
 import { takeTelemetryFrames } from './telemetry-frames.js';
 
 export type TelemetryCall = ServerDuplexStream<Uint8Array, TelemetryReceipt>;
 
-/** First byte of a batch that starts with its `seq` (field 2, varint). */
-const SEQ_TAG = 0x10;
+/** Shared by every stream (one thread reads one batch at a time); read only until a stream is sequenced. */
+const seqReader = new BatchSeqReader();
 
 export class TelemetryStream {
   private done = false;
@@ -106,7 +107,7 @@ export class TelemetryStream {
   private receive(batch: Uint8Array): void {
     if (this.done) return;
     this.batches++;
-    if (!this.sequenced && batch[0] === SEQ_TAG) {
+    if (!this.sequenced && seqReader.read(batch)) {
       this.sequenced = true;
       this.onSequenced();
     }

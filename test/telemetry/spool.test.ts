@@ -7,7 +7,6 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AckTracker } from '../../src/telemetry/ack-tracker.js';
-import { BatchSeqReader } from '../../src/telemetry/batch-seq.js';
 import { TelemetrySpool } from '../../src/telemetry/spool.js';
 import { tempDir } from './helpers.js';
 
@@ -43,19 +42,6 @@ describe('telemetry spool files', () => {
     await spool.write([new Uint8Array(8)], 8, 1, new Map());
     expect(spool.hasRoom(2)).toBe(true);
     expect(spool.hasRoom(3)).toBe(false);
-  });
-});
-
-describe('batch header reader', () => {
-  const r = new BatchSeqReader();
-  it('reads seq and epoch written before the samples, and nothing else', () => {
-    expect(r.read(Uint8Array.of(0x10, 0x05, 0x18, 0xe4, 0x00, 0x0a, 0x00))).toBe(true);
-    expect([r.seq, r.epoch]).toEqual([5, 100]);
-    expect(r.read(Uint8Array.of(0x0a, 0x00, 0x10, 0x05))).toBe(false); // samples first: unsequenced
-    expect(r.read(Uint8Array.of(0x10, 0x00, 0x0a, 0x00))).toBe(false); // seq 0: unsequenced
-    expect(r.read(Uint8Array.of(0x10, 0xff))).toBe(false); // truncated
-    expect(r.read(Uint8Array.of(0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01))).toBe(false); // above 2^53
-    expect(r.read(new Uint8Array(0))).toBe(false);
   });
 });
 

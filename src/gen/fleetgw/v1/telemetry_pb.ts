@@ -295,8 +295,7 @@ export type TelemetryBatch = Message<"fleetgw.v1.TelemetryBatch"> & {
    * each batch, increasing by one per batch within `epoch`, starting at 1. The gateway acknowledges
    * durable batches by it (TelemetryReceipt.durable_seq) and drops a batch it already holds (a resend
    * after a reconnect). 0 or absent: not acknowledged, ingested as sent (older agents).
-   * Write `seq` and `epoch` BEFORE the samples: the gateway reads them from the start of the bytes
-   * without decoding the samples; a batch whose bytes start with a sample is treated as unsequenced.
+   * Any field order is read (the gateway finds `seq` and `epoch` without decoding the samples).
    *
    * @generated from field: uint64 seq = 2;
    */
