@@ -12,6 +12,7 @@
  * delivery states; never a robot, fleet or key id.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { BOUND_REASONS } from '../telemetry/sample-table.js';
 
 /** One finished HTTP request, as the router reports it (the route template, not the path). */
 export interface HttpRequestDone {
@@ -36,6 +37,8 @@ export interface ScrapeSources {
     spoolFullWaits: number;
     duplicateBatches: number;
     corruptFrames: number;
+    /** By reason, in BOUND_REASONS order (sample-table.ts). */
+    boundedValues: readonly number[];
     framesLost: number;
     framesRejected: number;
     batches: number;
@@ -118,6 +121,8 @@ export class GatewayMetrics {
       worker_crash: () => t().framesLost,
       shutting_down: () => t().framesRejected,
     });
+    labelledCounterFrom(registers, 'fleetgw_telemetry_values_bounded_total', 'Robot-supplied telemetry strings cut to their bound at ingest, by reason: <column>_too_long (cut to its byte limit), <column>_too_many (list entries past its length limit dropped); docs/robot-link.md.', 'reason',
+      Object.fromEntries(BOUND_REASONS.map((name, i) => [name, () => t().boundedValues[i] ?? 0])));
     labelledCounterFrom(registers, 'fleetgw_telemetry_decode_batches_total', 'Telemetry batches handed to a decoder, by thread: pool (a decode worker) or main (a small batch at light load, decoded where it costs less than the thread hop).', 'thread', {
       pool: () => t().batches,
       main: () => t().batchesInline,
