@@ -12,7 +12,6 @@
  * delivery states; never a robot, fleet or key id.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { BOUND_REASONS } from '../telemetry/sample-table.js';
 
 /** One finished HTTP request, as the router reports it (the route template, not the path). */
 export interface HttpRequestDone {
@@ -37,7 +36,7 @@ export interface ScrapeSources {
     spoolFullWaits: number;
     duplicateBatches: number;
     corruptFrames: number;
-    /** By reason, in BOUND_REASONS order (sample-table.ts). */
+    /** By reason, in {@link ScrapeSources.boundReasons} order. */
     boundedValues: readonly number[];
     framesLost: number;
     framesRejected: number;
@@ -47,6 +46,8 @@ export interface ScrapeSources {
     insertsInFlight: number;
     paused: boolean;
   };
+  /** The reasons a robot string is bounded at ingest (the telemetry field table's BOUND_REASONS). */
+  boundReasons: readonly string[];
   /** Robots with a live control stream. */
   robotsOnline: () => number;
   /** Commands in the outbox (not yet acknowledged, resends pending). */
@@ -122,7 +123,7 @@ export class GatewayMetrics {
       shutting_down: () => t().framesRejected,
     });
     labelledCounterFrom(registers, 'fleetgw_telemetry_values_bounded_total', 'Robot-supplied telemetry strings cut to their bound at ingest, by reason: <column>_too_long (cut to its byte limit), <column>_too_many (list entries past its length limit dropped); docs/robot-link.md.', 'reason',
-      Object.fromEntries(BOUND_REASONS.map((name, i) => [name, () => t().boundedValues[i] ?? 0])));
+      Object.fromEntries(sources.boundReasons.map((name, i) => [name, () => t().boundedValues[i] ?? 0])));
     labelledCounterFrom(registers, 'fleetgw_telemetry_decode_batches_total', 'Telemetry batches handed to a decoder, by thread: pool (a decode worker) or main (a small batch at light load, decoded where it costs less than the thread hop).', 'thread', {
       pool: () => t().batches,
       main: () => t().batchesInline,

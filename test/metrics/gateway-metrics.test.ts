@@ -8,6 +8,7 @@ function sources(over: Partial<ScrapeSources> = {}): { s: ScrapeSources; t: Retu
     t,
     s: {
       telemetry: () => ({ ...t }),
+      boundReasons: [],
       robotsOnline: () => 3,
       commandsPending: () => 2,
       stream: () => ({ sockets: 1, droppedSamples: 7 }),
