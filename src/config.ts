@@ -66,6 +66,8 @@ export interface GatewayTunables {
   heapGrowingPercent: number;
   /** The same headroom at low telemetry rates, where memory matters more than full-GC CPU. */
   heapGrowingPercentLowLoad: number;
+  /** Bytes of messages one MCAP history export writes before it ends early (docs/telemetry-history.md, Limits). */
+  historyExportMaxBytes: number;
 }
 
 export const DEFAULT_TUNABLES: GatewayTunables = {
@@ -91,6 +93,7 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   streamMaxSocketsPerOrg: 200,
   heapGrowingPercent: 100,
   heapGrowingPercentLowLoad: 50,
+  historyExportMaxBytes: 48 * 1024 * 1024,
 };
 
 const ENV: Record<keyof GatewayTunables, string> = {
@@ -116,6 +119,7 @@ const ENV: Record<keyof GatewayTunables, string> = {
   streamMaxSocketsPerOrg: 'FLEETGW_STREAM_MAX_SOCKETS_PER_ORG',
   heapGrowingPercent: 'FLEETGW_HEAP_GROWING_PERCENT',
   heapGrowingPercentLowLoad: 'FLEETGW_HEAP_GROWING_PERCENT_LOW_LOAD',
+  historyExportMaxBytes: 'FLEETGW_HISTORY_EXPORT_MAX_BYTES',
 };
 
 /**

@@ -381,6 +381,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       mcp: lateMcp,
       usage: (id) => usageMeter.usage(id),
       ...(ingest.sampleStore.select !== undefined ? { telemetrySelect: (q) => ingest.sampleStore.select!(q) } : {}),
+      historyExportMaxBytes: tunables.historyExportMaxBytes,
     });
     const router = createRouter(routes, {
       auth: keys,

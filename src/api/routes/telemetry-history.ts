@@ -26,6 +26,8 @@ export interface TelemetryHistoryDeps {
   select?: HistorySelect;
   now?: () => number;
   log?: Logger;
+  /** Bytes of messages an MCAP export writes at most (default MAX_EXPORT_BYTES). */
+  exportMaxBytes?: number;
 }
 
 const READ_ERRORS = ['invalid_query', 'robot_not_found', 'forbidden_fleet', 'telemetry_reads_unavailable'] as const;
@@ -159,7 +161,7 @@ export function telemetryHistoryRoutes(deps: TelemetryHistoryDeps): RouteDef[] {
     }).handle(async ({ auth, params, query }) => {
       const robot = robotOf(auth, params.robot_id);
       const range = rangeOf(query);
-      const r = await read(robot, 'export', (select) => exportMcap(select, robot, range));
+      const r = await read(robot, 'export', (select) => exportMcap(select, robot, range, deps.exportMaxBytes ?? MAX_EXPORT_BYTES));
       if ('tooMany' in r) {
         throw apiError('invalid_query', { detail: `from_ms..to_ms holds more than ${MAX_EXPORT_SAMPLES} samples, the MCAP export limit; export a shorter range` });
       }
