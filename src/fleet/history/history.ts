@@ -7,6 +7,10 @@ import type { BoundQuery, Rows } from '../../telemetry/bound-query.js';
 import { exportCountQuery, tooManyToExport } from './export-query.js';
 import { bucketMsFor, MAX_EXPORT_BYTES, SAMPLE_PAGE_BYTES, SAMPLE_READ_CHUNK, type HistoryRange } from './limits.js';
 import { writeMcap, type ByteSink, type McapResult } from './mcap.js';
+import { inReadSlot } from './read-slots.js';
+
+/** Samples an export reads per query: small reads keep each turn on the event loop short (parsing, JSON). */
+const EXPORT_READ_CHUNK = 500;
 import { parsePathRows, pathQuery } from './path.js';
 import type { HistoryRobot } from './range-sql.js';
 import { parseSampleRows, samplesQuery, type HistorySample, type SamplePage } from './samples.js';
@@ -64,7 +68,7 @@ export async function exportMcap(select: HistorySelect, robot: HistoryRobot, ran
   async function* pages(): AsyncGenerator<readonly HistorySample[]> {
     let after = range.fromMs - 1;
     for (;;) {
-      const page = parseSampleRows(await select(samplesQuery(robot, range, after, SAMPLE_READ_CHUNK)));
+      const page = parseSampleRows(await inReadSlot(() => select(samplesQuery(robot, range, after, EXPORT_READ_CHUNK))));
       if (page.samples.length > 0) yield page.samples;
       if (!page.more || page.samples.length === 0) return;
       after = page.samples.at(-1)!.tsMs as number;
