@@ -10,7 +10,15 @@
 // over a quiet interval of the same run. Figures: bench/README.md.
 //
 //   node bench/telemetry-history.mjs [--robots 100] [--minutes 30] [--requests 200] [--rounds 3] [--server-cpus 0] [--stores chdb,server]
-import { mkdtempSync, rmSync } from 'node:fs';
+//
+// With `--exports N` (chdb only) it measures worst-case MCAP exports instead: one robot with
+// `--export-samples` samples whose every string sits at its ingest bound (docs/robot-link.md), N
+// exports of its range at once (read as fast as the client can), while a second robot, online on the
+// robot link, gets a stop (`wait_for_ack`) every 500 ms. Reported: the gateway's RSS before and at
+// peak (sampled every 20 ms from /proc), each export's bytes and time, and the stops' latency.
+//
+//   node bench/telemetry-history.mjs --exports 5 [--export-samples 20000] [--export-rounds 3]
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openChdbStore } from '../dist/telemetry/chdb-store.js';
@@ -21,7 +29,9 @@ import { startClickHouse } from './lib/clickhouse-server.mjs';
 import { provisionRobots } from './lib/provision.mjs';
 import { cpuSeconds, FLEETGW, machineInfo, parseArgs, spawnNode, stopChild } from './lib/procs.mjs';
 
-const opts = parseArgs(process.argv.slice(2), { robots: 100, minutes: 30, requests: 200, rounds: 3, 'server-cpus': '0', stores: 'chdb,server', 'idle-s': 3 });
+const opts = parseArgs(process.argv.slice(2), {
+  robots: 100, minutes: 30, requests: 200, rounds: 3, 'server-cpus': '0', stores: 'chdb,server', 'idle-s': 3, exports: 0, 'export-samples': 20_000, 'export-rounds': 3,
+});
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const pct = (s, p) => s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 const summary = (xs) => {
@@ -132,9 +142,107 @@ async function runStore(kind) {
   }
 }
 
+/** `n` worst-case rows (every string at its bound: 64 bytes, 64 fault codes of 64 bytes), 10 ms apart, ending at `endMs`. */
+function worstSql(fleetId, robotId, endMs, n) {
+  const start = endMs - n * 10;
+  return `INSERT INTO telemetry_samples (robot_id, fleet_id, ts_ms, received_at_ms, lat, lon, elevation_m, pose_x_m, pose_y_m, pose_z_m,
+    heading_deg, speed_mps, yaw_rate_dps, battery_pct, voltage_v, charging, mode, estop, gps_fix, mission_run_id, mission_state, progress_pct,
+    step_index, remaining_distance_m, eta_s, health_level, faults, cpu_temp_c)
+  SELECT '${robotId}', '${fleetId}', toInt64(${start} + number * 10), toInt64(${start} + number * 10 + 20),
+    52 + number * 1e-7, 5, 3, number * 0.01, 0, 0, 90, 1.5, 6, toFloat32(80), toFloat32(48), 0, repeat('a', 64), 0, 4,
+    repeat('r', 64), repeat('s', 64), toFloat32(1), toInt32(0), 0, 0, 'warn',
+    arrayMap(k -> concat(toString(k), repeat('f', 64 - length(toString(k)))), range(64)), toFloat32(40)
+  FROM numbers(${n})`;
+}
+
+const rssBytes = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+
+async function runExports() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'fleetgw-bench-export-'));
+  let gateway;
+  let agent;
+  try {
+    const { fleetId, robots } = await provisionRobots(dataDir, 2);
+    const store = openStore(dataDir);
+    const orgId = store.fleets.get(fleetId).orgId;
+    const { apiKey } = createApiKey(store, { orgId, fleetId: null, expiresAtMs: null, permissions: ['robots:read', 'robots:write'] });
+    await store.close();
+    const endMs = Math.floor(Date.now() / 1000) * 1000 - 60_000;
+    const n = opts['export-samples'];
+    const [heavy, stopped] = robots;
+    const s = await openChdbStore({ dataDir });
+    await s.queryText(worstSql(fleetId, heavy.robotId, endMs, n));
+    await s.close();
+    gateway = spawnNode([FLEETGW, 'serve', '--data-dir', dataDir, '--port', '0', '--grpc-port', '0', '--insecure-http', '--log-level', 'warn'], {
+      cpus: opts['server-cpus'],
+      env: { FLEETGW_RATE_LIMIT_RPS: '100000000', FLEETGW_RATE_LIMIT_BURST: '100000000' },
+    });
+    const ready = await gateway.waitJson((o) => o.event === 'ready', 120_000);
+    const { RobotAgent } = await import('../dist/agent/index.js');
+    let acks = 0;
+    agent = new RobotAgent({ address: ready.grpc, robotId: stopped.robotId, robotToken: stopped.robotToken, dedicatedConnection: true, onCommand: () => (acks++, { accept: true }) });
+    agent.start();
+    while (!agent.connected) await sleep(50);
+    const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+    const exportUrl = `${ready.http}/v1/robots/${heavy.robotId}/telemetry/export.mcap?from_ms=${endMs - n * 10}&to_ms=${endMs}`;
+    const body = JSON.stringify({ org_id: orgId, fleet_id: fleetId, action: 'stop', robot_id: stopped.robotId, wait_for_ack: true });
+    const stop = async () => {
+      const t = performance.now();
+      const res = await fetch(`${ready.http}/v1/agent/control-robot`, { method: 'POST', headers, body });
+      const j = await res.json();
+      if (res.status !== 200 || j.outcomes?.[0]?.delivery?.state !== 'agent_received') throw new Error(`stop: ${res.status} ${JSON.stringify(j).slice(0, 300)}`);
+      return performance.now() - t;
+    };
+    for (let i = 0; i < 5; i++) await stop(); // warm-up
+    const idleStops = [];
+    for (let i = 0; i < 10; i++) idleStops.push(await stop());
+    const rounds = [];
+    for (let round = 0; round < opts['export-rounds']; round++) {
+      const before = rssBytes(gateway.pid);
+      let peak = before;
+      const sampler = setInterval(() => (peak = Math.max(peak, rssBytes(gateway.pid))), 20);
+      const stops = [];
+      let running = true;
+      const stopper = (async () => {
+        while (running) {
+          stops.push(await stop());
+          await sleep(500);
+        }
+      })();
+      const t0 = performance.now();
+      const files = await Promise.all(Array.from({ length: opts.exports }, async () => {
+        const t = performance.now();
+        const res = await fetch(exportUrl, { headers });
+        if (res.status !== 200) throw new Error(`export: ${res.status} ${await res.text()}`);
+        const bytes = (await res.arrayBuffer()).byteLength;
+        return { bytes, s: +((performance.now() - t) / 1000).toFixed(2) };
+      }));
+      const wallS = (performance.now() - t0) / 1000;
+      running = false;
+      await stopper;
+      clearInterval(sampler);
+      rounds.push({
+        rssBeforeMB: Math.round(before / 2 ** 20), rssPeakMB: Math.round(peak / 2 ** 20), wallS: +wallS.toFixed(2),
+        exports: files, stopsDuringExports: summary(stops),
+      });
+    }
+    const out = { mode: 'worst-case MCAP exports', samplesInRange: n, concurrentExports: opts.exports, idleStops: summary(idleStops), stopsAcked: acks, rounds };
+    console.log(JSON.stringify(out, null, 2));
+    return out;
+  } finally {
+    if (agent) await agent.stop();
+    if (gateway) await stopChild(gateway);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 async function main() {
   const machine = machineInfo();
   console.log(JSON.stringify({ date: new Date().toISOString(), machine, opts }));
+  if (opts.exports > 0) {
+    await runExports();
+    return;
+  }
   for (const kind of opts.stores.split(',')) await runStore(kind);
 }
 

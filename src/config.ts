@@ -76,6 +76,8 @@ export interface GatewayTunables {
   heapGrowingPercent: number;
   /** The same headroom at low telemetry rates, where memory matters more than full-GC CPU. */
   heapGrowingPercentLowLoad: number;
+  /** Bytes of messages one MCAP history export writes before it ends early (docs/telemetry-history.md, Limits). */
+  historyExportMaxBytes: number;
 }
 
 export const DEFAULT_TUNABLES: GatewayTunables = {
@@ -106,6 +108,7 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   mcpSessionTimeoutS: 600,
   heapGrowingPercent: 100,
   heapGrowingPercentLowLoad: 50,
+  historyExportMaxBytes: 48 * 1024 * 1024,
 };
 
 const ENV: Record<keyof GatewayTunables, string> = {
@@ -136,6 +139,7 @@ const ENV: Record<keyof GatewayTunables, string> = {
   mcpSessionTimeoutS: 'FLEETGW_MCP_SESSION_TIMEOUT_S',
   heapGrowingPercent: 'FLEETGW_HEAP_GROWING_PERCENT',
   heapGrowingPercentLowLoad: 'FLEETGW_HEAP_GROWING_PERCENT_LOW_LOAD',
+  historyExportMaxBytes: 'FLEETGW_HISTORY_EXPORT_MAX_BYTES',
 };
 
 /**

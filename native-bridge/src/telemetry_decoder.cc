@@ -32,6 +32,9 @@ constexpr int kSampleSkipBudget = 98;
 constexpr int kSubSkipBudget = 97;
 constexpr size_t kFrameHeaderBytes = 16;
 constexpr int kMaxErrors = 8;
+// Reasons a robot string is bounded: the indexes of BOUND_REASONS in src/telemetry/sample-table.ts,
+// whose BOUND_LIMITS the JS side passes to every decodeTask (the limits live only there).
+enum { kBoundMode, kBoundRunId, kBoundState, kBoundFault, kBoundFaults, kBoundReasons };
 
 // ---------------------------------------------------------------------------------------------
 // Output buffer: writes into the caller's destination (a task slot's rows region, or the main
@@ -424,6 +427,46 @@ struct Sample {
 enum { D_LAT, D_LON, D_ELEV, D_X, D_Y, D_Z, D_HEAD, D_LIN, D_ANG, D_REM, D_ETA };
 enum { F_PCT, F_VOLT, F_PROG, F_CPU };
 
+// The end of the longest prefix of valid UTF-8 [s, e) of at most `max` bytes ending on a character
+// boundary (sample-table.ts utf8CutEnd).
+inline size_t utf8CutEnd(const uint8_t* u8, size_t s, size_t e, uint32_t max) {
+  if (e - s <= max) return e;
+  size_t c = s + max;
+  while (c > s && (u8[c] & 0xc0) == 0x80) c--;
+  return c;
+}
+
+// Bounds the sample's final strings (sample-table.ts `bound`), counting each cut in `counts`.
+void boundSample(const uint8_t* u8, Sample& s, const uint32_t* limits, uint32_t* counts) {
+  size_t c = utf8CutEnd(u8, s.modeS, s.modeE, limits[kBoundMode]);
+  if (c != s.modeE) {
+    s.modeE = c;
+    counts[kBoundMode]++;
+  }
+  c = utf8CutEnd(u8, s.runS, s.runE, limits[kBoundRunId]);
+  if (c != s.runE) {
+    s.runE = c;
+    counts[kBoundRunId]++;
+  }
+  c = utf8CutEnd(u8, s.stateS, s.stateE, limits[kBoundState]);
+  if (c != s.stateE) {
+    s.stateE = c;
+    counts[kBoundState]++;
+  }
+  size_t n = s.faults.size() / 2;
+  if (n > limits[kBoundFaults]) {
+    counts[kBoundFaults] += static_cast<uint32_t>(n - limits[kBoundFaults]);
+    s.faults.resize(static_cast<size_t>(limits[kBoundFaults]) * 2);
+  }
+  for (size_t i = 0; i < s.faults.size(); i += 2) {
+    c = utf8CutEnd(u8, s.faults[i], s.faults[i + 1], limits[kBoundFault]);
+    if (c != s.faults[i + 1]) {
+      s.faults[i + 1] = c;
+      counts[kBoundFault]++;
+    }
+  }
+}
+
 // Reads one Sample message ending at msgEnd; returns the position after it. The reader is local so
 // its position stays in a register (see Reader).
 size_t readSample(const uint8_t* u8, size_t pos, size_t end, size_t msgEnd, Sample& s) {
@@ -762,8 +805,10 @@ uint8_t* bytesOf(const Napi::Value& v, size_t& len) {
 }
 
 // decodeTask(frames: Uint8Array, frameCount, ids: Uint8Array, idOffsets: Uint32Array,
-//            live: Uint8Array | null, liveOffsets: Uint32Array | null, rowsInto: Uint8Array | undefined)
-// -> { rows, rowsLength, rowCount, snapshots: Uint32Array, snapshotTs: Float64Array, live, liveIndex, corrupt, faults: Int32Array }
+//            live: Uint8Array | null, liveOffsets: Uint32Array | null, rowsInto: Uint8Array | undefined,
+//            bounds: Uint32Array (BOUND_LIMITS, kBoundReasons entries))
+// -> { rows, rowsLength, rowCount, snapshots: Uint32Array, snapshotTs: Float64Array, live, liveIndex, corrupt, faults: Int32Array,
+//      bounded: Uint32Array | null (robotIndex, reason, count) triples }
 // The rows are written into `rowsInto` (the task's shared slot, or the main thread's row arena) while
 // they fit, and `rows` is then undefined; once they outgrow it, `rows` is a new ArrayBuffer (also when
 // a corrupt frame rolled back afterwards leaves fewer bytes than `rowsInto` holds). `frames` may be a view of a SharedArrayBuffer.
@@ -790,6 +835,13 @@ Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
     liveOff = reinterpret_cast<const uint32_t*>(bytesOf(info[5], b));
   }
 
+  size_t limitsLen = 0;
+  const uint32_t* limits = info.Length() > 7 ? reinterpret_cast<const uint32_t*>(bytesOf(info[7], limitsLen)) : nullptr;
+  if (limits == nullptr || limitsLen < kBoundReasons * 4) {
+    Napi::TypeError::New(env, "decodeTask: bounds must be a Uint32Array of the string limits (BOUND_LIMITS)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+
   ThreadState& st = *env.GetInstanceData<ThreadState>();
   size_t intoLen = 0;
   uint8_t* into = info.Length() > 6 ? bytesOf(info[6], intoLen) : nullptr;
@@ -797,6 +849,7 @@ Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
   st.live.start(nullptr, 0);
   st.liveIndex.clear();
   std::vector<int32_t> faults;
+  std::vector<uint32_t> bounded;
   int64_t corrupt = 0;
   int64_t rowCount = 0;
   int errors = 0;
@@ -833,6 +886,7 @@ Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
       size_t mRows = st.rows.pos, mLive = st.live.pos, mLiveIndex = st.liveIndex.size();
       int64_t mRowCount = rowCount, mStart = st.snapStart[ri], mEnd = st.snapEnd[ri], mTs = st.snapTs[ri];
       const uint64_t receivedAtBits = truncToInt64Bits(receivedAtMs);  // one per frame, not per row
+      uint32_t counts[kBoundReasons] = {};
       try {
         Reader r{u8, start, off};
         while (r.pos < r.end) {
@@ -846,6 +900,7 @@ Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
           }
           size_t e = r.subEnd();
           r.pos = readSample(u8, r.pos, r.end, e, st.sample);
+          boundSample(u8, st.sample, limits, counts);
           size_t rowStart = st.rows.pos;
           writeRow(st.rows, u8, rid, ridLen, receivedAtBits, st.sample);
           rowCount++;
@@ -860,6 +915,8 @@ Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
             st.liveIndex.insert(st.liveIndex.end(), {ri, static_cast<uint32_t>(ls), static_cast<uint32_t>(st.live.pos)});
           }
         }
+        for (uint32_t k = 0; k < kBoundReasons; k++)
+          if (counts[k] != 0) bounded.insert(bounded.end(), {ri, k, counts[k]});
       } catch (const Corrupt&) {
         st.rows.pos = mRows;
         st.live.pos = mLive;
@@ -918,6 +975,13 @@ Napi::Value DecodeTask(const Napi::CallbackInfo& info) {
   Napi::Int32Array fa = Napi::Int32Array::New(env, faults.size());
   if (!faults.empty()) std::memcpy(fa.Data(), faults.data(), faults.size() * 4);
   result.Set("faults", fa);
+  if (bounded.empty()) {
+    result.Set("bounded", env.Null());
+  } else {
+    Napi::Uint32Array bo = Napi::Uint32Array::New(env, bounded.size());
+    std::memcpy(bo.Data(), bounded.data(), bounded.size() * 4);
+    result.Set("bounded", bo);
+  }
   return result;
 }
 
@@ -946,9 +1010,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   RegisterHugeBuffer(env, exports);
   // Bumped with every change of the task protocol or of the exported functions (4: copyBytes;
   // 5: retainedBytes; 6: rowBinaryToNative; 7: its CPU meter, a shared `out`, releasePages;
-  // 8: hugePageBuffer, adviseHugePages); the JS side
+  // 8: hugePageBuffer, adviseHugePages; 9: decodeTask's string bounds and `bounded`); the JS side
   // refuses a stale build and runs the JS decoder instead.
-  exports.Set("abi", Napi::Number::New(env, 8));
+  exports.Set("abi", Napi::Number::New(env, 9));
   return exports;
 }
 

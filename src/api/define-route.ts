@@ -21,6 +21,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { JsonText } from './json-text.js';
 import type { RawBody } from './raw-body.js';
+import type { ResponseStream } from './stream-body.js';
 import type { ResponseSpec, ResponseSpecs, RouteContext, RouteDef } from './route.js';
 
 /** The validated value of an optional schema (`Absent` when the route declares none). */
@@ -30,7 +31,7 @@ type In<S extends TSchema | undefined, Absent> = S extends TSchema ? Static<S> :
 export type BodyFor<R extends ResponseSpec> = R extends { schema: infer S extends TSchema }
   ? Static<S> | JsonText<Static<S>>
   : R extends { contentType: string }
-    ? RawBody
+    ? RawBody | ResponseStream
     : null;
 
 /** Every answer a handler may give: one `{status, body}` per declared response. */

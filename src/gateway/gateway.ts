@@ -27,6 +27,7 @@ import { startRobotLinkServer, type RobotLinkServer } from '../robotlink/server.
 import { isLoopbackHost } from '../http/tls.js';
 import { openStore, type Store } from '../store/lmdb.js';
 import { createTelemetryIngest, type TelemetryIngest } from '../telemetry/ingest.js';
+import { BOUND_REASONS } from '../telemetry/sample-table.js';
 import { ApiKeyVerifier } from '../auth/authenticate.js';
 import { SessionService } from '../auth/users/sessions.js';
 import { startKeyRevocationSweep } from '../telemetry/key-revocation-sweep.js';
@@ -211,6 +212,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const online = new Set<string>();
   const metrics = new GatewayMetrics({
     telemetry: () => ingest.stats(),
+    boundReasons: BOUND_REASONS,
     robotsOnline: () => online.size,
     commandsPending: () => commands?.stats().pending ?? 0,
     stream: () => ({ sockets: hub.socketCount, droppedSamples: hub.droppedTotal + foxglove.droppedTotal }),
@@ -384,6 +386,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       mcp: lateMcp,
       usage: (id) => usageMeter.usage(id),
       ...(ingest.sampleStore.select !== undefined ? { telemetrySelect: (q) => ingest.sampleStore.select!(q) } : {}),
+      historyExportMaxBytes: tunables.historyExportMaxBytes,
     });
     const router = createRouter(routes, {
       auth: keys,

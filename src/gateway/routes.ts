@@ -97,6 +97,8 @@ export interface RouteDeps {
   usage?: (robotId: string) => RobotUsageRecord | undefined;
   /** Bound-parameter reads on the telemetry store (utilization, telemetry history); absent: 503. */
   telemetrySelect?: TelemetrySelect;
+  /** Bytes of messages an MCAP history export writes at most (tunable `historyExportMaxBytes`). */
+  historyExportMaxBytes?: number;
   /** Alerts (src/fleet/alerts); without it the alert routes are not served. */
   alerts?: AlertService;
   /** The MCP session table behind `/v1/mcp` and the tool names (src/gateway/mcp.ts `LateMcp`: filled in once the router exists). */
@@ -168,7 +170,10 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...faultRoutes({ store: deps.store }),
     ...robotDetailsRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id), usage: deps.usage ?? ((id) => deps.store.robotUsage.get(id)) }),
     ...utilizationRoutes({ store: deps.store, ...(deps.telemetrySelect ? { select: deps.telemetrySelect } : {}), ...(deps.log ? { log: deps.log } : {}) }),
-    ...telemetryHistoryRoutes({ store: deps.store, ...(deps.telemetrySelect ? { select: deps.telemetrySelect } : {}), ...(deps.log ? { log: deps.log } : {}) }),
+    ...telemetryHistoryRoutes({
+      store: deps.store, ...(deps.telemetrySelect ? { select: deps.telemetrySelect } : {}), ...(deps.log ? { log: deps.log } : {}),
+      ...(deps.historyExportMaxBytes !== undefined ? { exportMaxBytes: deps.historyExportMaxBytes } : {}),
+    }),
     ...controlRobotRoutes({ store: deps.store, commands: deps.commands }),
     ...robotCommandRoutes({ store: deps.store, commands: deps.commands }),
     ...robotConfigRoutes({ store: deps.store, commands: deps.commands }),

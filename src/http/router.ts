@@ -16,6 +16,7 @@ import { ApiError, apiError } from '../errors/catalog.js';
 import { scanJsonText } from './json-scan.js';
 import { JsonText } from '../api/json-text.js';
 import { RawBody } from '../api/raw-body.js';
+import { ResponseStream } from '../api/stream-body.js';
 import { isPrepared } from '../api/prepared-body.js';
 import { preparedResponse } from './conditional.js';
 import { CorsPolicy } from './cors.js';
@@ -332,6 +333,7 @@ function toResponse(result: HandlerResult, req: PlainRequest): PlainResponse {
     return preparedResponse(result.status, raw, identity, result.headers, req.headers);
   }
   if (raw instanceof RawBody) return { status: result.status, headers: { ...result.headers, 'content-type': raw.contentType }, body: raw.bytes };
+  if (raw instanceof ResponseStream) return { status: result.status, headers: { ...result.headers, 'content-type': raw.contentType }, body: '', stream: raw };
   const headers = result.headers === undefined ? { 'content-type': JSON_HEADERS['content-type'] } : { ...result.headers, ...JSON_HEADERS };
   const body = result.body;
   // 204 and 304 carry no body (RFC 9110 sections 15.3.5, 15.4.5), nor does any response declared without

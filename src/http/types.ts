@@ -4,6 +4,8 @@
  * handler sees is the API's contract (src/api/route.ts).
  */
 
+import type { ResponseStream } from '../api/stream-body.js';
+
 /** What the adapter copies synchronously out of a uWS request. */
 export interface PlainRequest {
   method: string;
@@ -47,4 +49,6 @@ export interface PlainResponse {
   headers: Record<string, string>;
   /** Already-serialized body: JSON text, or a RawBody's bytes (src/api/raw-body.ts). */
   body: string | Uint8Array;
+  /** A body written as it is produced (src/api/stream-body.ts); `body` is then ''. */
+  stream?: ResponseStream;
 }

@@ -22,6 +22,8 @@ import { uwsBinaryPath, uwsErrorBodies } from './uws-error-responses.js';
 import { inspectHead } from './request-head.js';
 import { CLIENT_CLOSED_STATUS, type RequestObserver } from './request-done.js';
 import { requestIdFrom, traceIdFrom } from './request-id.js';
+import type { ResponseStream } from '../api/stream-body.js';
+import { StreamAborted, StreamWriter } from './stream-writer.js';
 import { errorResponse, type AbortSource } from './router.js';
 import type { PlainRequest, PlainResponse, RequestNotes } from './types.js';
 
@@ -113,10 +115,12 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       }
     };
     const abort = new LazyAbort();
+    let stream: StreamWriter | null = null;
     res.onAborted(() => {
       const first = !settled;
       settle();
       abort.abort();
+      stream?.abort();
       if (first) finished?.(CLIENT_CLOSED_STATUS, true);
     });
 
@@ -153,15 +157,47 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
         }
       };
     }
+    /** A streamed body: headers now, then the producer's chunks; settled when it ends. */
+    const writeStream = (out: PlainResponse, body: ResponseStream): void => {
+      if (settled) return;
+      const writer = new StreamWriter(res);
+      stream = writer;
+      res.cork(() => {
+        res.writeStatus(statusLine(out.status));
+        for (const k in out.headers) res.writeHeader(k, out.headers[k]!);
+        res.writeHeader('x-request-id', requestId);
+      });
+      body.produce(writer).then(
+        () => {
+          if (settled) return;
+          settle();
+          writer.end();
+          finished?.(out.status, false);
+        },
+        (err: unknown) => {
+          if (settled) return;
+          if (!(err instanceof StreamAborted)) log.error({ err, requestId, route: notes.route }, 'streamed response failed after its headers: connection closed');
+          settle();
+          writer.fail();
+          finished?.(out.status, true);
+        },
+      );
+    };
     const write = (out: PlainResponse, closeConnection = false): void => {
       if (settled) return;
+      // A HEAD answer to a streamed GET is its headers alone (`body` is '').
+      if (out.stream !== undefined && plain.method !== 'HEAD') {
+        writeStream(out, out.stream);
+        return;
+      }
+      const bytes = out.body;
       settle();
       res.cork(() => {
         res.writeStatus(statusLine(out.status));
         for (const k in out.headers) res.writeHeader(k, out.headers[k]!);
         res.writeHeader('x-request-id', requestId);
         if (plain.method !== 'HEAD') {
-          res.end(out.body, closeConnection);
+          res.end(bytes, closeConnection);
         } else if (closeConnection) {
           // An error that closes the connection: nothing can follow, an empty body is enough.
           res.end('', true);
@@ -170,7 +206,8 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
           // start of the next response on a keep-alive connection. uWS adds no Content-Length to a
           // bodiless end, so it is written here. (endWithoutBody(length) would write it, but leaves the
           // response pending in uws-pack 20.0.8: the next request on the connection then closes it.)
-          res.writeHeader('content-length', String(Buffer.byteLength(out.body)));
+          // A streamed GET has no length to announce (it is sent chunked).
+          if (out.stream === undefined) res.writeHeader('content-length', String(Buffer.byteLength(bytes)));
           res.endWithoutBody();
         }
       });

@@ -39,6 +39,8 @@ export interface ScrapeSources {
     spoolFullWaits: number;
     duplicateBatches: number;
     corruptFrames: number;
+    /** By reason, in {@link ScrapeSources.boundReasons} order. */
+    boundedValues: readonly number[];
     framesLost: number;
     framesRejected: number;
     batches: number;
@@ -47,6 +49,8 @@ export interface ScrapeSources {
     insertsInFlight: number;
     paused: boolean;
   };
+  /** The reasons a robot string is bounded at ingest (the telemetry field table's BOUND_REASONS). */
+  boundReasons: readonly string[];
   /** Robots with a live control stream. */
   robotsOnline: () => number;
   /** Commands in the outbox (not yet acknowledged, resends pending). */
@@ -125,6 +129,8 @@ export class GatewayMetrics {
       worker_crash: () => t().framesLost,
       shutting_down: () => t().framesRejected,
     });
+    labelledCounterFrom(registers, 'fleetgw_telemetry_values_bounded_total', 'Robot-supplied telemetry strings cut to their bound at ingest, by reason: <column>_too_long (cut to its byte limit), <column>_too_many (list entries past its length limit dropped); docs/robot-link.md.', 'reason',
+      Object.fromEntries(sources.boundReasons.map((name, i) => [name, () => t().boundedValues[i] ?? 0])));
     labelledCounterFrom(registers, 'fleetgw_telemetry_decode_batches_total', 'Telemetry batches handed to a decoder, by thread: pool (a decode worker) or main (a small batch at light load, decoded where it costs less than the thread hop).', 'thread', {
       pool: () => t().batches,
       main: () => t().batchesInline,

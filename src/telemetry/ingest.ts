@@ -44,6 +44,7 @@ import type { SampleStore, StoreKind } from './sample-store.js';
 import { RowArena } from './row-arena.js';
 import { SnapshotWriter } from './snapshot-writer.js';
 import { TaskSlots } from './task-slots.js';
+import { BoundReport } from './bound-report.js';
 import { TelemetrySpool, type SpoolRecovery } from './spool.js';
 import { FRAME_HEADER_BYTES, type DecodeResult } from './worker-protocol.js';
 
@@ -215,6 +216,8 @@ export interface TelemetryIngestStats {
   insertsInFlight: number;
   insertErrors: number;
   corruptFrames: number;
+  /** Robot strings cut to their bound (sample-table.ts `bound`), by reason (BOUND_REASONS order). */
+  boundedValues: number[];
   /** Tasks lost to a crashed worker thread or a decoder that threw (a bug; their frames are counted in `framesLost`). */
   workerErrors: number;
   framesLost: number;
@@ -417,6 +420,7 @@ class Ingest implements TelemetryIngest {
   private lastErrorLogMs = 0;
   private lastLiveErrorLogMs = 0;
   private readonly decodeThreadIds = new Set<number>();
+  private readonly bounds: BoundReport;
   /** Rows copied out of the task slots, held until their insert is done. */
   private readonly rowArena: RowArena;
   /** Gives row buffers an idle gateway no longer needs back to the GC (RowArena.trim). */
@@ -456,6 +460,7 @@ class Ingest implements TelemetryIngest {
     this.decoderStatus = decoder.nativeStatus;
     if (decoder.kind !== 'native') this.log.warn({ reason: decoder.nativeStatus }, 'telemetry decoder addon not used, the JavaScript reader runs');
     this.now = opts.now ?? Date.now;
+    this.bounds = new BoundReport(this.log, this.now);
     this.maxBatchFrames = opts.maxBatchFrames ?? 2_000;
     this.maxBatchBytes = opts.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
     this.maxBatchAgeMs = opts.maxBatchAgeMs ?? 20;
@@ -661,6 +666,7 @@ class Ingest implements TelemetryIngest {
       rowArenaBuffers: this.rowArena.buffers,
       rowArenaAllocated: this.rowArena.allocated,
       decodeThreadIds: [...this.decodeThreadIds],
+      boundedValues: [...this.bounds.totals],
       inlineDecodeNsPerByte: this.inline.estimateNsPerByte,
     };
   }
@@ -824,6 +830,7 @@ class Ingest implements TelemetryIngest {
     if (r.threadId !== 0 && this.decodeThreadIds.size < 64) this.decodeThreadIds.add(r.threadId);
     this.s.samplesIn += r.rowCount;
     this.s.corruptFrames += r.corruptFrames;
+    if (r.bounded) this.bounds.record(r.bounded, robotIds);
     // Rows in the task's slot are copied out before the slot is reused; rows in a buffer of their
     // own (no slot, or too large for it) are kept as they are. (Tasks without a slot: none in the
     // peak runs of stop 34, bursts after a pause included: `batchesWithoutSlot`.)

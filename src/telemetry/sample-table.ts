@@ -51,6 +51,19 @@ export interface SampleField {
   readonly view: readonly string[];
   /** Dotted path in the agent's `SampleInput`; null for context values. */
   readonly agent: string | null;
+  /**
+   * The bound on a robot-supplied string (or each string of a list), null for other columns: every
+   * decoder cuts a longer value to its longest UTF-8 prefix of at most `maxBytes` bytes, and keeps
+   * the first `maxItems` strings of a list (docs/robot-link.md, "Bounds on telemetry strings").
+   */
+  readonly bound: StringBound | null;
+}
+
+/** Byte bound of a string column (see {@link SampleField.bound}). */
+export interface StringBound {
+  readonly maxBytes: number;
+  /** For a list: how many strings are kept. */
+  readonly maxItems?: number;
 }
 
 /** Health level names by proto enum value (also the ClickHouse Enum8 value). */
@@ -62,8 +75,8 @@ export const HEALTH_LEVEL_ENUM8 = `Enum8(${HEALTH_LEVEL_NAMES.map((n, i) => `'${
 
 const f = (
   column: string, rowType: RowType, proto: readonly number[] | null, protoType: ProtoType | null,
-  live: string, snapshot: string, view: readonly string[], agent: string | null,
-): SampleField => ({ column, rowType, proto, protoType, live, snapshot, view, agent });
+  live: string, snapshot: string, view: readonly string[], agent: string | null, bound: StringBound | null = null,
+): SampleField => ({ column, rowType, proto, protoType, live, snapshot, view, agent, bound });
 
 // REST robot view prefixes.
 const M = 'motionTelemetry.';
@@ -86,17 +99,52 @@ export const SAMPLE_FIELDS: readonly SampleField[] = [
   f('battery_pct', 'Float32', [5, 1], 'float', 'battery.percent', 'battery.percent', ['batteryPct', S + 'battery.percent'], 'batteryPercent'),
   f('voltage_v', 'Float32', [5, 2], 'float', 'battery.voltage_v', 'battery.voltageV', ['batteryVoltageV', S + 'battery.voltageV'], 'voltageV'),
   f('charging', 'UInt8', [5, 3], 'bool', 'battery.charging', 'battery.charging', ['charging', S + 'battery.charging'], 'charging'),
-  f('mode', 'String', [6], 'string', 'mode', 'mode', ['mode', S + 'mode'], 'mode'),
+  f('mode', 'String', [6], 'string', 'mode', 'mode', ['mode', S + 'mode'], 'mode', { maxBytes: 64 }),
   f('estop', 'UInt8', [7], 'bool', 'estop', 'estop', ['estop', S + 'estop'], 'estop'),
   f('gps_fix', 'Int32', [10], 'int32', 'gps_fix', 'gpsFix', ['gpsFix', M + 'gpsFix'], 'gpsFix'),
   // The mission group: `run_id` '' means no mission (live and snapshot show `mission: null`).
-  f('mission_run_id', 'String', [8, 1], 'string', 'mission.run_id', 'mission.runId', [S + 'mission.runId'], 'mission.runId'),
-  f('mission_state', 'String', [8, 2], 'string', 'mission.mission_state', 'mission.missionState', ['missionState', S + 'mission.missionState'], 'mission.missionState'),
+  f('mission_run_id', 'String', [8, 1], 'string', 'mission.run_id', 'mission.runId', [S + 'mission.runId'], 'mission.runId', { maxBytes: 64 }),
+  f('mission_state', 'String', [8, 2], 'string', 'mission.mission_state', 'mission.missionState', ['missionState', S + 'mission.missionState'], 'mission.missionState', { maxBytes: 64 }),
   f('progress_pct', 'Float32', [8, 3], 'float', 'mission.mission_progress_pct', 'mission.progressPct', ['missionProgressPct', S + 'mission.missionProgressPct'], 'mission.progressPct'),
   f('step_index', 'Int32', [8, 4], 'int32', 'mission.current_step_index', 'mission.stepIndex', [S + 'mission.currentStepIndex'], 'mission.stepIndex'),
   f('remaining_distance_m', 'Float64', [8, 5], 'double', 'mission.remaining_distance_m', 'mission.remainingDistanceM', [S + 'mission.remainingDistanceM'], 'mission.remainingDistanceM'),
   f('eta_s', 'Float64', [8, 6], 'double', 'mission.estimated_time_remaining_s', 'mission.etaS', [S + 'mission.estimatedTimeRemainingS'], 'mission.etaS'),
   f('health_level', 'Enum8', [9, 1], 'enum', 'health.level', 'health.level', ['healthLevel', S + 'health.level'], 'healthLevel'),
-  f('faults', 'Array(String)', [9, 2], 'repeated string', 'health.faults', 'health.faults', [S + 'health.faults'], 'faults'),
+  f('faults', 'Array(String)', [9, 2], 'repeated string', 'health.faults', 'health.faults', [S + 'health.faults'], 'faults', { maxBytes: 64, maxItems: 64 }),
   f('cpu_temp_c', 'Float32', [9, 3], 'float', 'health.cpu_temp_c', 'health.cpuTempC', [S + 'health.cpuTempC'], 'cpuTempC'),
 ];
+
+/**
+ * Why a decoder bounded a value, one entry per bound in {@link SAMPLE_FIELDS} order: `<column>_too_long`
+ * for each bounded column, then `<column>_too_many` for each list. The index is the code the three
+ * decoders count under (the C++ addon too: native-bridge/src/telemetry_decoder.cc, kBound*), and the
+ * name is the `reason` label of `fleetgw_telemetry_values_bounded_total`.
+ */
+export const BOUND_REASONS: readonly string[] = [
+  ...SAMPLE_FIELDS.filter((x) => x.bound !== null).map((x) => `${x.column}_too_long`),
+  ...SAMPLE_FIELDS.filter((x) => x.bound?.maxItems !== undefined).map((x) => `${x.column}_too_many`),
+];
+
+/** The limit behind each {@link BOUND_REASONS} entry (bytes, or strings for `_too_many`), as the decoders take it. */
+export const BOUND_LIMITS: Uint32Array = Uint32Array.from([
+  ...SAMPLE_FIELDS.filter((x) => x.bound !== null).map((x) => x.bound!.maxBytes),
+  ...SAMPLE_FIELDS.filter((x) => x.bound?.maxItems !== undefined).map((x) => x.bound!.maxItems!),
+]);
+
+/** Indexes into {@link BOUND_REASONS} / {@link BOUND_LIMITS} (the decoders' hot paths read them as constants). */
+export const BOUND_MODE = BOUND_REASONS.indexOf('mode_too_long');
+export const BOUND_RUN_ID = BOUND_REASONS.indexOf('mission_run_id_too_long');
+export const BOUND_STATE = BOUND_REASONS.indexOf('mission_state_too_long');
+export const BOUND_FAULT = BOUND_REASONS.indexOf('faults_too_long');
+export const BOUND_FAULTS = BOUND_REASONS.indexOf('faults_too_many');
+
+/**
+ * The end of the longest prefix of the valid UTF-8 bytes [s, e) of `u8` that is at most `maxBytes`
+ * long and ends on a character boundary (`e` when the value fits).
+ */
+export function utf8CutEnd(u8: Uint8Array, s: number, e: number, maxBytes: number): number {
+  if (e - s <= maxBytes) return e;
+  let c = s + maxBytes;
+  while (c > s && (u8[c]! & 0xc0) === 0x80) c--;
+  return c;
+}

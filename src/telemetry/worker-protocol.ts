@@ -87,6 +87,11 @@ export interface DecodeResult {
   foxglove?: FoxgloveBatch | null;
   frames: number;
   corruptFrames: number;
+  /**
+   * Robot-supplied values the decoder cut to their bound (sample-table.ts `bound`), as triples
+   * (robotIndex, reason index in BOUND_REASONS, count); null when none was.
+   */
+  bounded?: Uint32Array | null;
   /** The first few errors of the task (the count is in `corruptFrames`). */
   errors: WorkerError[];
   /** Linux thread id of the worker that ran the task (0 when unknown): CPU per thread from /proc. */

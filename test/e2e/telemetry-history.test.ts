@@ -183,7 +183,10 @@ describe.each(setups)('telemetry history through fleetgw serve with $name', (set
     expect(Object.fromEntries(counts)).toEqual({ '/location': N, '/pose': N, '/telemetry': N });
     expect(firstFix).toMatchObject({ latitude: 52, longitude: 5, altitude: 3, timestamp: { sec: t0 / 1000, nsec: 0 } });
     expect(lastTelemetry).toMatchObject({ tsMs: t0 + (N - 1) * 100, poseXM: expect.closeTo((N - 1) * 0.1, 9) });
-    expect(reader.metadataIndexes.map((x) => x.name)).toEqual(['fleetgw.export']);
+    expect(reader.metadataIndexes.map((x) => x.name)).toEqual(['fleetgw.export', 'fleetgw.export.result']);
+    const result = [];
+    for await (const m of reader.readMetadata({ name: 'fleetgw.export.result' })) result.push(Object.fromEntries(m.metadata));
+    expect(result).toEqual([{ samples: String(N), complete: 'true' }]);
   });
 
   it.skipIf(skip)('answers 400 naming the limit a request would pass', async () => {

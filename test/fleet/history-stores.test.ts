@@ -8,7 +8,17 @@ import { McapIndexedReader } from '@mcap/core';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { TelemetryBatchSchema, TelemetrySampleSchema, type TelemetrySample } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
-import { exportMcap, readPath, readSamples, readSeries, type HistorySelect } from '../../src/fleet/history/history.js';
+import { exportMcap, readPath, readSamples, readSeries, type HistoryRobot, type HistorySelect } from '../../src/fleet/history/history.js';
+import type { HistoryRange } from '../../src/fleet/history/limits.js';
+
+/** An export's whole file, collected from its stream. */
+async function exportFile(select: HistorySelect, robot: HistoryRobot, range: HistoryRange): Promise<Uint8Array> {
+  const r = await exportMcap(select, robot, range);
+  if ('tooMany' in r) throw new Error('too many');
+  const parts: Uint8Array[] = [];
+  await r.produce({ write: (c) => Promise.resolve(void parts.push(c.slice())) });
+  return Buffer.concat(parts);
+}
 import { SERIES_FIELD_NAMES } from '../../src/fleet/history/fields.js';
 import { addRobot, createFleet, createOrg } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
@@ -151,10 +161,9 @@ describe.skipIf(url === null)(`telemetry history on chdb and on a ClickHouse ser
       expect(series.points[0]!.values.poseXM).toEqual({ min: 1, max: 2, avg: 1.5 });
       expect(series.points[0]!.values.latitude!.max).toBeCloseTo(52 + 3e-5, 9);
       expect((await readPath(select, nan, r, 1000)).coordinates).toHaveLength(2);
-      const mcap = await exportMcap(select, nan, r);
-      if ('tooMany' in mcap) throw new Error('too many');
+      const file = await exportFile(select, nan, r);
       const reader = await McapIndexedReader.Initialize({
-        readable: { size: () => Promise.resolve(BigInt(mcap.file.byteLength)), read: (o, n) => Promise.resolve(mcap.file.subarray(Number(o), Number(o + n))) },
+        readable: { size: () => Promise.resolve(BigInt(file.byteLength)), read: (o, n) => Promise.resolve(file.subarray(Number(o), Number(o + n))) },
       });
       const topics = new Map([...reader.channelsById.values()].map((c) => [c.id, c.topic]));
       const seen: string[] = [];
@@ -167,9 +176,7 @@ describe.skipIf(url === null)(`telemetry history on chdb and on a ClickHouse ser
   it('exports the same MCAP content from both stores, readable by @mcap/core', async () => {
     const decoded = [];
     for (const [, select] of selects) {
-      const r = await exportMcap(select, robot, range);
-      if ('tooMany' in r) throw new Error('too many');
-      const file = r.file;
+      const file = await exportFile(select, robot, range);
       const reader = await McapIndexedReader.Initialize({
         readable: { size: () => Promise.resolve(BigInt(file.byteLength)), read: (o, n) => Promise.resolve(file.subarray(Number(o), Number(o + n))) },
       });

@@ -4,11 +4,12 @@ import { describe, expect, it } from 'vitest';
 import { GatewayMetrics, type ScrapeSources } from '../../src/metrics/gateway-metrics.js';
 
 function sources(over: Partial<ScrapeSources> = {}): { s: ScrapeSources; t: ReturnType<ScrapeSources['telemetry']> } {
-  const t = { framesIn: 0, bytesIn: 0, samplesIn: 0, rowsWritten: 0, rowsSpooled: 0, rowsReplayed: 0, spoolBytes: 0, spoolBacklog: 0, spoolFullWaits: 0, duplicateBatches: 0, corruptFrames: 0, framesLost: 0, framesRejected: 0, batches: 0, batchesInline: 0, queueBytes: 0, insertsInFlight: 0, paused: false };
+  const t = { framesIn: 0, bytesIn: 0, samplesIn: 0, rowsWritten: 0, rowsSpooled: 0, rowsReplayed: 0, spoolBytes: 0, spoolBacklog: 0, spoolFullWaits: 0, duplicateBatches: 0, corruptFrames: 0, boundedValues: [] as number[], framesLost: 0, framesRejected: 0, batches: 0, batchesInline: 0, queueBytes: 0, insertsInFlight: 0, paused: false };
   return {
     t,
     s: {
       telemetry: () => ({ ...t }),
+      boundReasons: [],
       robotsOnline: () => 3,
       commandsPending: () => 2,
       stream: () => ({ sockets: 1, droppedSamples: 7 }),

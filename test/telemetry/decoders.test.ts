@@ -55,6 +55,7 @@ function comparable(r: DecodeResult): unknown {
     live: r.live ? { data: Buffer.from(r.live.data).toString('utf8'), index: [...r.live.index] } : null,
     frames: r.frames,
     corruptFrames: r.corruptFrames,
+    bounded: r.bounded ? [...r.bounded] : null,
     errors: r.errors,
   };
 }
@@ -217,6 +218,29 @@ describe('telemetry decoders agree byte for byte', () => {
     expect(r.rowCount).toBe(5 + 11 + 1 + 1 + 2);
     expect(r.live?.index.length).toBe(3 * (5 + 11 + 1 + 2));
     expectSame(taskOf(frames, null), 'valid, no live');
+  });
+
+  it('over-long robot strings are cut alike (UTF-8 boundary, list length) and counted by reason', () => {
+    const long = (n: number, unit: string): string => unit.repeat(n);
+    const over = create(TelemetrySampleSchema, {
+      tsMs: 1_800_000_000_000n,
+      // 63 ASCII bytes then a 3-byte character: the cut at 64 must fall before it.
+      mode: `${long(63, 'm')}✓tail`,
+      mission: { runId: long(200, 'r'), missionState: long(40, 'é') /* 80 bytes */ },
+      health: { faults: [...Array.from({ length: 70 }, (_, i) => `f${i}`), long(100, '𝄞')].reverse() },
+    });
+    const fits = create(TelemetrySampleSchema, { tsMs: 1_800_000_000_001n, mode: long(64, 'm'), mission: { runId: long(64, 'r'), missionState: long(32, 'é') }, health: { faults: Array.from({ length: 64 }, () => long(64, 'x')) } });
+    const task = taskOf([{ robot: 0, bytes: batchOf([over, fits]) }, { robot: 2, bytes: batchOf([over]) }, { robot: 1, bytes: EDGE_FRAMES.badUtf8! }], [1, 1, 1, 1]);
+    const r = expectSame(task, 'over-long strings');
+    expect(r.rowCount).toBe(3);
+    // Per robot index (packed in order of appearance): mode, run id, state, one fault (the first
+    // kept one is the long one), 7 faults past 64.
+    expect([...r.bounded!]).toEqual([0, 0, 1, 0, 1, 1, 0, 2, 1, 0, 3, 1, 0, 4, 7, 1, 0, 1, 1, 1, 1, 1, 2, 1, 1, 3, 1, 1, 4, 7]);
+    const live = Buffer.from(r.live!.data).toString('utf8');
+    expect(live).toContain(`"mode":"${long(63, 'm')}"`);
+    expect(live).toContain(`"run_id":"${long(64, 'r')}"`);
+    expect(live).toContain(`"mission_state":"${long(32, 'é')}"`);
+    expect(live).toContain(`"faults":["${long(16, '𝄞')}","f69"`);
   });
 
   it.each(Object.keys(EDGE_FRAMES))('protobuf-es edge rule: %s', (name) => {

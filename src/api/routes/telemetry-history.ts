@@ -9,11 +9,11 @@ import type { AuthContext } from '../../auth/context.js';
 import { apiError } from '../../errors/catalog.js';
 import { SERIES_FIELD_NAMES } from '../../fleet/history/fields.js';
 import { exportMcap, readPath, readSamples, readSeries, type HistoryRobot, type HistorySelect } from '../../fleet/history/history.js';
-import { historyRange, MAX_EXPORT_SAMPLES, MAX_POINTS, SAMPLE_PAGE, type HistoryRange } from '../../fleet/history/limits.js';
+import { historyRange, MAX_EXPORT_BYTES, MAX_EXPORT_SAMPLES, MAX_POINTS, SAMPLE_PAGE, type HistoryRange } from '../../fleet/history/limits.js';
 import type { Store } from '../../store/lmdb.js';
 import { defineRoute } from '../define-route.js';
 import { decodeCursor, encodeCursor, type CursorBinding } from '../list-cursor.js';
-import { RawBody } from '../raw-body.js';
+import { ResponseStream } from '../stream-body.js';
 import type { RouteDef } from '../route.js';
 import { RobotPathParams } from '../schemas/robots.js';
 import {
@@ -26,6 +26,8 @@ export interface TelemetryHistoryDeps {
   select?: HistorySelect;
   now?: () => number;
   log?: Logger;
+  /** Bytes of messages an MCAP export writes at most (default MAX_EXPORT_BYTES). */
+  exportMaxBytes?: number;
 }
 
 const READ_ERRORS = ['invalid_query', 'robot_not_found', 'forbidden_fleet', 'telemetry_reads_unavailable'] as const;
@@ -149,7 +151,7 @@ export function telemetryHistoryRoutes(deps: TelemetryHistoryDeps): RouteDef[] {
       method: 'GET',
       path: '/v1/robots/{robot_id}/telemetry/export.mcap',
       operationId: 'exportTelemetryMcap',
-      summary: `One robot's samples over a range as an MCAP file (JSON channels /location, /pose, /telemetry with their schemas) for Foxglove and other robotics tools; at most ${MAX_EXPORT_SAMPLES} samples.`,
+      summary: `One robot's samples over a range as an MCAP file (JSON channels /location, /pose, /telemetry with their schemas) for Foxglove and other robotics tools; at most ${MAX_EXPORT_SAMPLES} samples and ${MAX_EXPORT_BYTES / 1048576} MiB of messages (streamed; its \`fleetgw.export.result\` metadata says whether the file is complete and where to continue).`,
       tags: ['Telemetry'],
       auth: 'robots:read',
       params: RobotPathParams,
@@ -159,12 +161,17 @@ export function telemetryHistoryRoutes(deps: TelemetryHistoryDeps): RouteDef[] {
     }).handle(async ({ auth, params, query }) => {
       const robot = robotOf(auth, params.robot_id);
       const range = rangeOf(query);
-      const r = await read(robot, 'export', (select) => exportMcap(select, robot, range));
+      const r = await read(robot, 'export', (select) => exportMcap(select, robot, range, deps.exportMaxBytes ?? MAX_EXPORT_BYTES));
       if ('tooMany' in r) {
         throw apiError('invalid_query', { detail: `from_ms..to_ms holds more than ${MAX_EXPORT_SAMPLES} samples, the MCAP export limit; export a shorter range` });
       }
       const name = `${robot.robotId}-${range.fromMs}-${range.toMs}.mcap`;
-      return { status: 200, body: new RawBody(r.file, 'application/octet-stream'), headers: { 'content-disposition': `attachment; filename="${name}"` } };
+      // Streamed: a page of samples at a time, each written before the next is read (the socket's
+      // backpressure paces the store reads). A store failure from here on closes the connection.
+      const body = new ResponseStream('application/octet-stream', async (sink) => {
+        await r.produce(sink);
+      });
+      return { status: 200, body, headers: { 'content-disposition': `attachment; filename="${name}"` } };
     }),
   ];
 }

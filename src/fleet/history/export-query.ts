@@ -1,28 +1,23 @@
 /**
- * The samples of an MCAP export: the whole range in robot time order, at most
- * {@link MAX_EXPORT_SAMPLES} (one more is read to tell that the range holds more: the route answers
- * 400 naming the limit rather than a silently cut file).
+ * How many samples an MCAP export would hold, asked before it starts: a range with more than
+ * {@link MAX_EXPORT_SAMPLES} is a 400 naming the limit (the answer's status goes out before the
+ * streamed file, so it cannot be decided half way). The samples themselves are read a page at a time
+ * with the raw page query (samples.ts) while the file is written.
  */
 import type { BoundQuery, Rows } from '../../telemetry/bound-query.js';
 import { MAX_EXPORT_SAMPLES, type HistoryRange } from './limits.js';
 import { RANGE_WHERE, rangeParams, type HistoryRobot } from './range-sql.js';
-import { parseSample, SAMPLE_COLUMNS, SAMPLE_ORDER, type HistorySample } from './samples.js';
 
-// The LIMIT is a constant of this module (a literal on every store), never a request value.
-export const EXPORT_SQL = `
-SELECT ${SAMPLE_COLUMNS}
-FROM telemetry_samples
-WHERE ${RANGE_WHERE}
-ORDER BY ${SAMPLE_ORDER}
-LIMIT ${MAX_EXPORT_SAMPLES + 1}`;
+// Counts at most one past the limit: all the answer needs to say.
+export const EXPORT_COUNT_SQL = `
+SELECT count() FROM (SELECT 1 FROM telemetry_samples WHERE ${RANGE_WHERE} LIMIT ${MAX_EXPORT_SAMPLES + 1})`;
 
-/** The export query. */
-export function exportQuery(robot: HistoryRobot, range: HistoryRange): BoundQuery {
-  return { sql: EXPORT_SQL, params: rangeParams(robot, range) };
+/** The count query. */
+export function exportCountQuery(robot: HistoryRobot, range: HistoryRange): BoundQuery {
+  return { sql: EXPORT_COUNT_SQL, params: rangeParams(robot, range) };
 }
 
-/** The samples, or `tooMany` when the range holds more than the export limit. */
-export function parseExportRows(rows: Rows): { samples: HistorySample[]; tooMany: boolean } {
-  if (rows.length > MAX_EXPORT_SAMPLES) return { samples: [], tooMany: true };
-  return { samples: rows.map(parseSample), tooMany: false };
+/** Whether the range holds more samples than one export may. */
+export function tooManyToExport(rows: Rows): boolean {
+  return Number(rows[0]?.[0] ?? 0) > MAX_EXPORT_SAMPLES;
 }

@@ -17,10 +17,26 @@ export const SAMPLE_PAGE = { default: 1000, max: 10_000 } as const;
  * send any number of samples with one timestamp; past this many the rest of that timestamp is skipped.
  */
 export const SAMPLE_PAGE_ROWS = 2 * SAMPLE_PAGE.max;
+/**
+ * About how many bytes of JSON one page's samples may take (estimated from the values' text and the
+ * field names): a page stops before the sample that would pass it, with a cursor to continue. With
+ * the ingest's string bounds (docs/robot-link.md) a sample is at most about 5 KB, so a page of
+ * worst-case samples holds some 800; ordinary samples (about 700 bytes) fill a 10,000 page first.
+ */
+export const SAMPLE_PAGE_BYTES = 4 * 1024 * 1024;
+/** Samples read from the store per query while a page or an export is built (bounds what one read holds). */
+export const SAMPLE_READ_CHUNK = 2000;
 /** Points of a series or a path. */
 export const MAX_POINTS = { default: 500, max: 5000 } as const;
 /** Samples in one MCAP export (an hour at 10 Hz); more in the range is a 400: ask for a shorter range. */
 export const MAX_EXPORT_SAMPLES = 36_000;
+/**
+ * Bytes of messages one MCAP export writes (its indexes and summary come on top: about 50 bytes a
+ * message). An hour of ordinary samples (about 1 KB of file each) fits; worst-case samples (every
+ * string at its bound, about 5.6 KB) reach it after some 8,500: the export then ends early and says so
+ * in its `fleetgw.export.result` metadata (`complete` false, `next_from_ms` to continue from).
+ */
+export const MAX_EXPORT_BYTES = 48 * 1024 * 1024;
 
 /** A robot's history range, `fromMs` inclusive, `toMs` exclusive. */
 export interface HistoryRange {

@@ -40,19 +40,36 @@ export const TELEMETRY_JSON_SCHEMA = {
   required: ['timestamp', ...HISTORY_FIELDS.map((f) => f.name)],
 };
 
-/** Collects the writer's output in memory (an export is bounded: limits.ts). */
-class MemoryWritable implements IWritable {
-  readonly parts: Uint8Array[] = [];
+/** Where an export's bytes go (the HTTP response: src/api/stream-body.ts). */
+export interface ByteSink {
+  /** Takes `chunk` (copied or sent before it resolves) and resolves when the next may follow. */
+  write(chunk: Uint8Array): Promise<void>;
+}
+
+/** The writer's output, passed on to the sink as the writer produces it (a chunk at a time). */
+class SinkWritable implements IWritable {
   #size = 0n;
-  write(buffer: Uint8Array): Promise<void> {
-    this.parts.push(buffer.slice());
+  constructor(private readonly sink: ByteSink) {}
+  async write(buffer: Uint8Array): Promise<void> {
     this.#size += BigInt(buffer.byteLength);
-    return Promise.resolve();
+    await this.sink.write(buffer);
   }
   position(): bigint {
     return this.#size;
   }
 }
+
+/** How an export ended (also written into the file as the `fleetgw.export.result` metadata). */
+export interface McapResult {
+  samples: number;
+  /** False when the byte cap ended it before the range did. */
+  complete: boolean;
+  /** When not complete: the `from_ms` of an export that continues it (samples at that time may repeat). */
+  nextFromMs: number | null;
+}
+
+// Per message: the record's header, channel, sequence and times, and its entry in the chunk index.
+const MESSAGE_OVERHEAD = 50;
 
 const encoder = new TextEncoder();
 const json = (v: unknown): Uint8Array => encoder.encode(JSON.stringify(v));
@@ -71,12 +88,13 @@ function headingQuaternion(headingDeg: number): { x: number; y: number; z: numbe
 const num = (s: HistorySample, name: string): number => (s[name] as number | null) ?? Number.NaN;
 
 /**
- * The MCAP file of `samples` (in time order) of `robotId` over `range`.
- * @returns the file's bytes
+ * Writes the MCAP file of `robotId` over `range` into `sink`: `pages` yields the samples in time order
+ * a page at a time, and each page is written (and the sink's backpressure waited on) before the next
+ * is read. Messages stop at `maxBytes`: the file still ends properly, with its summary, and its
+ * `fleetgw.export.result` metadata says it is not complete and where to continue.
  */
-export async function writeMcap(robotId: string, range: HistoryRange, samples: readonly HistorySample[]): Promise<Uint8Array> {
-  const out = new MemoryWritable();
-  const writer = new McapWriter({ writable: out });
+export async function writeMcap(robotId: string, range: HistoryRange, pages: AsyncIterable<readonly HistorySample[]>, sink: ByteSink, maxBytes: number): Promise<McapResult> {
+  const writer = new McapWriter({ writable: new SinkWritable(sink) });
   await writer.start({ profile: '', library: 'fleet-gateway' });
   const schema = async (name: string, s: unknown): Promise<number> => writer.registerSchema({ name, encoding: 'jsonschema', data: json(s) });
   const channel = async (topic: string, schemaId: number): Promise<number> =>
@@ -86,36 +104,59 @@ export async function writeMcap(robotId: string, range: HistoryRange, samples: r
   const telemetry = await channel('/telemetry', await schema(TELEMETRY_SCHEMA_NAME, TELEMETRY_JSON_SCHEMA));
   await writer.addMetadata({ name: 'fleetgw.export', metadata: new Map([['robot_id', robotId], ['from_ms', String(range.fromMs)], ['to_ms', String(range.toMs)]]) });
   let sequence = 0;
-  for (const s of samples) {
-    const tsMs = num(s, 'tsMs');
-    const timestamp = stamp(tsMs);
-    const time = BigInt(tsMs) * 1_000_000n;
-    const add = (channelId: number, message: unknown): Promise<void> =>
-      writer.addMessage({ channelId, sequence: sequence++, logTime: time, publishTime: time, data: json(message) });
-    const lat = num(s, 'latitude');
-    const lon = num(s, 'longitude');
-    const alt = num(s, 'elevationM');
-    // A fix needs finite coordinates other than 0/0 (no position sent) and altitude (the schema
-    // requires it); the heading is optional there and left out when unknown.
-    if (Number.isFinite(lat) && Number.isFinite(lon) && Number.isFinite(alt) && (lat !== 0 || lon !== 0)) {
-      await add(location, {
-        timestamp,
-        frame_id: FIX_FRAME,
-        latitude: lat,
-        longitude: lon,
-        altitude: alt,
-        position_covariance: [0, 0, 0, 0, 0, 0, 0, 0, 0],
-        position_covariance_type: 0,
-        ...(Number.isFinite(num(s, 'headingDeg')) ? { heading: (num(s, 'headingDeg') * Math.PI) / 180 } : {}),
-      });
+  let bytes = 0;
+  let samples = 0;
+  let nextFromMs: number | null = null;
+  pages: for await (const page of pages) {
+    for (const s of page) {
+      const tsMs = num(s, 'tsMs');
+      const messages = sampleMessages(s, tsMs, location, pose, telemetry);
+      const size = messages.reduce((n, m) => n + m.data.byteLength + MESSAGE_OVERHEAD, 0);
+      if (bytes + size > maxBytes) {
+        nextFromMs = tsMs;
+        break pages;
+      }
+      bytes += size;
+      samples++;
+      const time = BigInt(tsMs) * 1_000_000n;
+      for (const m of messages) await writer.addMessage({ channelId: m.channelId, sequence: sequence++, logTime: time, publishTime: time, data: m.data });
     }
-    const pose3 = [num(s, 'poseXM'), num(s, 'poseYM'), num(s, 'poseZM'), num(s, 'headingDeg')];
-    if (pose3.every((v) => Number.isFinite(v))) {
-      const [x, y, z, heading] = pose3 as [number, number, number, number];
-      await add(pose, { timestamp, frame_id: POSE_FRAME, pose: { position: { x, y, z }, orientation: headingQuaternion(heading) } });
-    }
-    await add(telemetry, { timestamp, ...s });
   }
+  const result: McapResult = { samples, complete: nextFromMs === null, nextFromMs };
+  await writer.addMetadata({
+    name: 'fleetgw.export.result',
+    metadata: new Map([['samples', String(samples)], ['complete', String(result.complete)], ...(nextFromMs === null ? [] : [['next_from_ms', String(nextFromMs)] as [string, string]])]),
+  });
   await writer.end();
-  return Buffer.concat(out.parts);
+  return result;
+}
+
+/** A sample's messages: a fix when it has one, a pose when finite, and the sample itself. */
+function sampleMessages(s: HistorySample, tsMs: number, location: number, pose: number, telemetry: number): { channelId: number; data: Uint8Array }[] {
+  const timestamp = stamp(tsMs);
+  const out: { channelId: number; data: Uint8Array }[] = [];
+  const lat = num(s, 'latitude');
+  const lon = num(s, 'longitude');
+  const alt = num(s, 'elevationM');
+  // A fix needs finite coordinates other than 0/0 (no position sent) and altitude (the schema
+  // requires it); the heading is optional there and left out when unknown.
+  if (Number.isFinite(lat) && Number.isFinite(lon) && Number.isFinite(alt) && (lat !== 0 || lon !== 0)) {
+    out.push({ channelId: location, data: json({
+      timestamp,
+      frame_id: FIX_FRAME,
+      latitude: lat,
+      longitude: lon,
+      altitude: alt,
+      position_covariance: [0, 0, 0, 0, 0, 0, 0, 0, 0],
+      position_covariance_type: 0,
+      ...(Number.isFinite(num(s, 'headingDeg')) ? { heading: (num(s, 'headingDeg') * Math.PI) / 180 } : {}),
+    }) });
+  }
+  const pose3 = [num(s, 'poseXM'), num(s, 'poseYM'), num(s, 'poseZM'), num(s, 'headingDeg')];
+  if (pose3.every((v) => Number.isFinite(v))) {
+    const [x, y, z, heading] = pose3 as [number, number, number, number];
+    out.push({ channelId: pose, data: json({ timestamp, frame_id: POSE_FRAME, pose: { position: { x, y, z }, orientation: headingQuaternion(heading) } }) });
+  }
+  out.push({ channelId: telemetry, data: json({ timestamp, ...s }) });
+  return out;
 }

@@ -9,18 +9,26 @@
  * `LIMIT` takes a literal); `arrayElement` needs an unsigned index there.
  */
 import type { BoundQuery, Rows } from '../../telemetry/bound-query.js';
+import { SAMPLE_FIELDS } from '../../telemetry/sample-table.js';
 import { HISTORY_FIELDS, type HistoryField } from './fields.js';
 import { SAMPLE_PAGE_ROWS, type HistoryRange } from './limits.js';
 import { RANGE_WHERE, rangeParams, type HistoryRobot } from './range-sql.js';
 
-/** How a column is selected: fault lists travel as one string (see {@link parseFaults}). */
+/**
+ * How a column is selected: fault lists travel as one string (see {@link parseFaults}). Bounded
+ * strings are cut to their bound here too (in bytes), so rows stored before the ingest bounded them
+ * cannot make a read unbounded either.
+ */
 function selectExpr(f: HistoryField): string {
+  const bound = SAMPLE_FIELDS.find((x) => x.column === f.column)?.bound ?? null;
   if (f.kind === 'strings') {
+    const list = bound?.maxItems === undefined ? f.column : `arraySlice(${f.column}, 1, ${bound.maxItems})`;
+    const item = bound === null ? 'x' : `substring(x, 1, ${bound.maxBytes})`;
     // Counted, then each code with `%` and `,` percent-encoded: a TSV array field cannot be told
     // apart from its own escapes once the TSV layer is unescaped.
-    return `concat(toString(length(${f.column})), ':', arrayStringConcat(arrayMap(x -> replaceAll(replaceAll(x, '%', '%25'), ',', '%2C'), ${f.column}), ','))`;
+    return `concat(toString(length(${list})), ':', arrayStringConcat(arrayMap(x -> replaceAll(replaceAll(${item}, '%', '%25'), ',', '%2C'), ${list}), ','))`;
   }
-  return f.column;
+  return bound === null ? f.column : `substring(${f.column}, 1, ${bound.maxBytes})`;
 }
 
 /** Every sample field as selected, in {@link HISTORY_FIELDS} order. */
@@ -91,16 +99,53 @@ export function parseSample(row: readonly string[]): HistorySample {
 export interface SamplePage {
   samples: HistorySample[];
   more: boolean;
+  /** The samples' estimated JSON bytes (see {@link rowBytes}). */
+  bytes: number;
+  /** The page stopped at its byte budget. */
+  full: boolean;
 }
 
-/** The page's samples from the query's rows. */
-export function parseSampleRows(rows: Rows): SamplePage {
+// Per sample: every field name quoted, a colon and a comma, and the braces.
+const NAMES_BYTES = HISTORY_FIELDS.reduce((n, f) => n + f.name.length + 4, 2);
+
+/** About the JSON bytes of a row's sample: its values' text (quotes and escapes aside) and the names. */
+export function rowBytes(row: readonly string[]): number {
+  let n = NAMES_BYTES;
+  for (let i = 0; i < HISTORY_FIELDS.length; i++) n += (row[i] ?? '').length;
+  return n;
+}
+
+/**
+ * The page's samples from the query's rows, within `budgetBytes`. A page ends between timestamps (the
+ * keyset is `tsMs`), so a timestamp whose samples do not all fit is left for the next page; only when
+ * the page would otherwise be empty (`first`), the samples that fit are kept and the rest of that
+ * timestamp is skipped, as past SAMPLE_PAGE_ROWS.
+ */
+export function parseSampleRows(rows: Rows, budgetBytes = Number.POSITIVE_INFINITY, first = true): SamplePage {
   const samples: HistorySample[] = [];
   let left = 0;
+  let bytes = 0;
+  let groupTs: string | undefined;
+  let groupStart = 0;
+  let groupBytes = 0;
   for (const row of rows) {
+    const size = rowBytes(row);
+    if (row[0] !== groupTs) {
+      groupTs = row[0];
+      groupStart = samples.length;
+      groupBytes = bytes;
+    }
+    if (bytes + size > budgetBytes && (samples.length > 0 || !first)) {
+      if (groupStart > 0 || !first) {
+        samples.length = groupStart;
+        bytes = groupBytes;
+      }
+      return { samples, more: true, bytes, full: true };
+    }
     samples.push(parseSample(row));
+    bytes += size;
     left = Number(row[HISTORY_FIELDS.length]);
   }
   // Every row carries the count of samples after the previous page: more follow when the page took fewer.
-  return { samples, more: left > samples.length };
+  return { samples, more: left > samples.length, bytes, full: false };
 }

@@ -18,8 +18,11 @@
  *   4, 6 and 7 fail; field number 0 fails;
  * - strings must be valid UTF-8 (proto3), checked at every occurrence.
  * Rows: NaN is written as the canonical quiet NaN; ts_ms is the exact int64.
+ * Robot strings are bounded after the sample is read, on its final values (sample-table.ts `bound`):
+ * cut to a UTF-8 prefix of at most the field's bytes, a fault list to its first entries, each counted.
  */
 import type { ByteWriter } from '../byte-writer.js';
+import { BOUND_FAULT, BOUND_FAULTS, BOUND_LIMITS, BOUND_MODE, BOUND_RUN_ID, BOUND_STATE, utf8CutEnd } from '../sample-table.js';
 import type { TaskOutput } from './task-output.js';
 
 class Corrupt extends Error {}
@@ -57,6 +60,13 @@ let stateS = 0;
 let stateE = 0;
 let faults = new Int32Array(64); // start, end pairs
 let faultCount = 0;
+// The frame's bounded-value counters (TaskOutput.frameBounds).
+let bounds = new Uint32Array(BOUND_LIMITS.length);
+const MAX_MODE = BOUND_LIMITS[BOUND_MODE]!;
+const MAX_RUN_ID = BOUND_LIMITS[BOUND_RUN_ID]!;
+const MAX_STATE = BOUND_LIMITS[BOUND_STATE]!;
+const MAX_FAULT = BOUND_LIMITS[BOUND_FAULT]!;
+const MAX_FAULTS = BOUND_LIMITS[BOUND_FAULTS]!;
 
 const D_LAT = 0, D_LON = 1, D_ELEV = 2, D_X = 3, D_Y = 4, D_Z = 5, D_HEAD = 6, D_LIN = 7, D_ANG = 8, D_REM = 9, D_ETA = 10;
 const F_PCT = 0, F_VOLT = 1, F_PROG = 2, F_CPU = 3;
@@ -383,6 +393,37 @@ function readSample(msgEnd: number): void {
   }
 }
 
+/** Applies the string bounds to the sample just read (its final values, as the reference path does). */
+function boundSample(): void {
+  let c = utf8CutEnd(u8, modeS, modeE, MAX_MODE);
+  if (c !== modeE) {
+    modeE = c;
+    bounds[BOUND_MODE]!++;
+  }
+  c = utf8CutEnd(u8, runS, runE, MAX_RUN_ID);
+  if (c !== runE) {
+    runE = c;
+    bounds[BOUND_RUN_ID]!++;
+  }
+  c = utf8CutEnd(u8, stateS, stateE, MAX_STATE);
+  if (c !== stateE) {
+    stateE = c;
+    bounds[BOUND_STATE]!++;
+  }
+  if (faultCount > MAX_FAULTS) {
+    bounds[BOUND_FAULTS]! += faultCount - MAX_FAULTS;
+    faultCount = MAX_FAULTS;
+  }
+  for (let i = 0; i < faultCount; i++) {
+    const e = faults[i * 2 + 1]!;
+    c = utf8CutEnd(u8, faults[i * 2]!, e, MAX_FAULT);
+    if (c !== e) {
+      faults[i * 2 + 1] = c;
+      bounds[BOUND_FAULT]!++;
+    }
+  }
+}
+
 // --- output ----------------------------------------------------------------------------------------
 
 function rbString(w: ByteWriter, s: number, e: number): void {
@@ -529,6 +570,7 @@ export function decodeFrameFast(out: TaskOutput, bytes: Uint8Array, view: DataVi
   const robot = out.rbRobot[robotIndex]!;
   const fleet = out.rbFleet[robotIndex]!;
   const prefix = out.livePrefix[robotIndex] ?? null;
+  bounds = out.frameBounds;
   while (pos < end) {
     const t = tag();
     if (t >>> 3 !== 1) {
@@ -539,6 +581,7 @@ export function decodeFrameFast(out: TaskOutput, bytes: Uint8Array, view: DataVi
       continue;
     }
     readSample(subEnd());
+    boundSample();
     const rowStart = rows.pos;
     writeRow(rows, robot, fleet, receivedAtMs);
     out.rowDone(robotIndex, rowStart, tsHi, tsLo);

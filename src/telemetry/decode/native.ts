@@ -7,11 +7,12 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { liveJsonPrefix } from '../live-json.js';
+import { BOUND_LIMITS } from '../sample-table.js';
 import { rowBinaryIds } from './id-cache.js';
 import { frameError, type DecodeResult, type DecodeTask, type FrameFault, type WorkerError } from '../worker-protocol.js';
 
 /** The addon interface version this file speaks: the task protocol and the exported functions (the addon exports its own as `abi`). */
-const ABI = 8;
+const ABI = 9;
 
 /** Set to `js` (or `reference`) to run without the addon (CI tests that fallback). */
 export const DECODER_ENV = 'FLEETGW_TELEMETRY_DECODER';
@@ -28,12 +29,14 @@ interface NativeResult {
   liveIndex: Uint32Array | null;
   corrupt: number;
   faults: Int32Array;
+  /** (robotIndex, reason, count) triples of bounded strings; null when none. */
+  bounded: Uint32Array | null;
 }
 
 export interface NativeBinding {
   abi: number;
   decodeTask(frames: Uint8Array, frameCount: number, ids: Uint8Array, idOffsets: Uint32Array,
-    live: Uint8Array | null, liveOffsets: Uint32Array | null, rowsInto?: Uint8Array): NativeResult;
+    live: Uint8Array | null, liveOffsets: Uint32Array | null, rowsInto: Uint8Array | undefined, bounds: Uint32Array): NativeResult;
   formatNumber(v: number): string;
   /** Bytes the calling thread's decoder keeps between tasks (its own rows and live buffers). */
   retainedBytes(): number;
@@ -131,7 +134,7 @@ export function decodeTaskNative(binding: NativeBinding, task: DecodeTask, threa
     : null;
   if (task.frames === undefined) throw new Error('decode task without frames');
   const frames = new Uint8Array(task.frames, 0, Math.min(task.byteLength, task.frames.byteLength));
-  const r = binding.decodeTask(frames, task.frameCount, ids.bytes, ids.offsets, live?.bytes ?? null, live?.offsets ?? null, task.rowsInto);
+  const r = binding.decodeTask(frames, task.frameCount, ids.bytes, ids.offsets, live?.bytes ?? null, live?.offsets ?? null, task.rowsInto, BOUND_LIMITS);
   const errors: WorkerError[] = [];
   for (let i = 0; i < r.faults.length; i += 4) {
     errors.push(frameError(r.faults[i] as FrameFault, r.faults[i + 1]!, r.faults[i + 2]!, r.faults[i + 3]!, task.robotIds));
@@ -144,6 +147,7 @@ export function decodeTaskNative(binding: NativeBinding, task: DecodeTask, threa
     live: r.live && r.liveIndex ? { data: new Uint8Array(r.live), index: r.liveIndex, robotIds: task.robotIds, fleetIds: task.fleetIds } : null,
     frames: task.frameCount,
     corruptFrames: r.corrupt,
+    bounded: r.bounded,
     errors,
     threadId,
   };

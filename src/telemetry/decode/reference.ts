@@ -8,7 +8,7 @@ import { fromBinary, type DescMessage } from '@bufbuild/protobuf';
 import { TelemetryBatchSchema, TelemetrySampleSchema, type TelemetrySample } from '../../gen/fleetgw/v1/telemetry_pb.js';
 import { writeRowFromValues } from '../row-rowbinary.js';
 import type { RowValue, RowValues } from '../row-values.js';
-import { SAMPLE_FIELDS, type ProtoType, type SampleField } from '../sample-table.js';
+import { BOUND_REASONS, SAMPLE_FIELDS, utf8CutEnd, type ProtoType, type SampleField, type StringBound } from '../sample-table.js';
 import { writeLiveJson } from '../live-json.js';
 import type { TaskOutput } from './task-output.js';
 
@@ -30,14 +30,41 @@ function localPath(schema: DescMessage, numbers: readonly number[]): string[] {
 }
 
 const PROTO_FIELDS = SAMPLE_FIELDS.filter((f): f is SampleField & { proto: readonly number[]; protoType: ProtoType } => f.proto !== null && f.protoType !== null)
-  .map((f) => ({ column: f.column, path: localPath(TelemetrySampleSchema, f.proto), zero: ZERO[f.protoType] }));
+  .map((f) => ({ column: f.column, path: localPath(TelemetrySampleSchema, f.proto), zero: ZERO[f.protoType], bound: f.bound }));
 
-function valuesOf(sample: TelemetrySample, robotId: string, fleetId: string, receivedAtMs: number): RowValues {
+const utf8 = new TextEncoder();
+const text = new TextDecoder();
+
+/** `s` cut to its bound, counting under `reason` when it was cut. */
+function boundString(s: string, maxBytes: number, counts: Uint32Array, reason: number): string {
+  const b = utf8.encode(s);
+  const e = utf8CutEnd(b, 0, b.length, maxBytes);
+  if (e === b.length) return s;
+  counts[reason]!++;
+  return text.decode(b.subarray(0, e));
+}
+
+/** A value as sample-table.ts bounds it (the rules every decoder applies). */
+function bounded(column: string, value: RowValue, bound: StringBound, counts: Uint32Array): RowValue {
+  if (Array.isArray(value)) {
+    let list = value as string[];
+    if (bound.maxItems !== undefined && list.length > bound.maxItems) {
+      counts[BOUND_REASONS.indexOf(`${column}_too_many`)]! += list.length - bound.maxItems;
+      list = list.slice(0, bound.maxItems);
+    }
+    const reason = BOUND_REASONS.indexOf(`${column}_too_long`);
+    return list.map((x) => boundString(x, bound.maxBytes, counts, reason));
+  }
+  return boundString(value as string, bound.maxBytes, counts, BOUND_REASONS.indexOf(`${column}_too_long`));
+}
+
+function valuesOf(sample: TelemetrySample, robotId: string, fleetId: string, receivedAtMs: number, counts: Uint32Array): RowValues {
   const v: RowValues = { robot_id: robotId, fleet_id: fleetId, received_at_ms: receivedAtMs };
   for (const f of PROTO_FIELDS) {
     let x: unknown = sample;
     for (const name of f.path) x = x === undefined ? undefined : (x as Record<string, unknown>)[name];
-    v[f.column] = (x ?? f.zero) as RowValue;
+    const value = (x ?? f.zero) as RowValue;
+    v[f.column] = f.bound === null ? value : bounded(f.column, value, f.bound, counts);
   }
   return v;
 }
@@ -49,7 +76,7 @@ export function decodeFrameReference(out: TaskOutput, u8: Uint8Array, _view: Dat
   const fleetId = out.task.fleetIds[robotIndex] ?? '';
   const prefix = out.livePrefix[robotIndex] ? new TextDecoder().decode(out.livePrefix[robotIndex]) : null;
   for (const sample of batch.samples) {
-    const v = valuesOf(sample, robotId, fleetId, receivedAtMs);
+    const v = valuesOf(sample, robotId, fleetId, receivedAtMs, out.frameBounds);
     const rowStart = out.rows.pos;
     writeRowFromValues(out.rows, v);
     const ts = BigInt.asIntN(64, v.ts_ms as bigint);

@@ -9,6 +9,7 @@
 import { ByteWriter } from '../byte-writer.js';
 import { liveJsonPrefix } from '../live-json.js';
 import { rowBinaryIds } from './id-cache.js';
+import { BOUND_REASONS } from '../sample-table.js';
 import {
   FRAME_HEADER_BYTES,
   FrameFault,
@@ -37,6 +38,10 @@ export class TaskOutput {
   /** Per robot index: the live message head up to `"ts_ms":`, or null when its fleet is not live. */
   readonly livePrefix: (Uint8Array | null)[];
   rowCount = 0;
+  /** The current frame's bounded values by reason (sample-table.ts BOUND_REASONS); zeroed by {@link mark}. */
+  readonly frameBounds = new Uint32Array(BOUND_REASONS.length);
+  /** Triples (robotIndex, reason, count) of the frames decoded so far. */
+  private readonly bounded: number[] = [];
   // Newest sample per robot index: its row [start, end) and robot clock (signed hi, unsigned lo words).
   private readonly snapStart: Int32Array;
   private readonly snapEnd: Int32Array;
@@ -78,6 +83,13 @@ export class TaskOutput {
     this.mEnd = this.snapEnd[robotIndex]!;
     this.mHi = this.snapHi[robotIndex]!;
     this.mLo = this.snapLo[robotIndex]!;
+    this.frameBounds.fill(0);
+  }
+
+  /** The frame of `robotIndex` decoded: its bounded values join the result. */
+  commitBounds(robotIndex: number): void {
+    const b = this.frameBounds;
+    for (let i = 0; i < b.length; i++) if (b[i] !== 0) this.bounded.push(robotIndex, i, b[i]!);
   }
 
   /** Undoes everything written since {@link mark}. */
@@ -135,6 +147,7 @@ export class TaskOutput {
         : null,
       frames: t.frameCount,
       corruptFrames: corrupt,
+      bounded: this.bounded.length > 0 ? Uint32Array.from(this.bounded) : null,
       errors,
       threadId,
     };
@@ -173,6 +186,7 @@ export function decodeFrames(task: DecodeTask, decodeFrame: FrameDecoder, thread
     out.mark(robotIndex);
     try {
       decodeFrame(out, u8, view, start, off, robotIndex, receivedAtMs);
+      out.commitBounds(robotIndex);
     } catch {
       // All or nothing per frame. Why it failed is not kept: the three decoders word it differently,
       // and the robot's bytes are what an operator needs (they are not logged either: size).
