@@ -65,10 +65,17 @@ export const uwsBuild: UwsBuild = describe(chooseUwsBuild(Number(process.version
 
 // Only the chosen package is imported: the other one's binary may not load here (glibc, ABI). The cast
 // is needed only because each declaration file has its own (nominal) ListenOptions enum.
-const native: typeof UwsApi =
-  uwsBuild.package === 'uWebSockets.js'
-    ? await import('uWebSockets.js')
-    : ((await import('@btc-vision/uwebsockets.js')) as unknown as typeof UwsApi);
+const native: typeof UwsApi = await (uwsBuild.package === 'uWebSockets.js'
+  ? import('uWebSockets.js')
+  : (import('@btc-vision/uwebsockets.js') as unknown as Promise<typeof UwsApi>)
+).catch((err: unknown) => {
+  // The packages' own messages list Node versions but not the C library a binary needs.
+  throw new Error(
+    `uWebSockets.js (${uwsBuild.id}) does not load on Node ${process.version} (ABI ${process.versions.modules}, ${process.platform}-${process.arch}): ` +
+      'the gateway runs on Node 20 and 22 with glibc 2.27 or later, and on Node 24 and 25 with glibc 2.38 or later (docs/uws-builds.md)',
+    { cause: err },
+  );
+});
 
 export const App = native.App;
 export const SSLApp = native.SSLApp;
