@@ -105,6 +105,8 @@ bind /sys "$root/sys" --rbind -o ro
 bind /dev "$root/dev" --rbind
 bind tmpfs "$root/tmp" -t tmpfs
 bind "$project" "$root$project" --bind
+# debootstrap leaves no /etc/hosts: tests (and TLS certificates) name localhost.
+cp /etc/hosts "$root/etc/hosts"
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 chroot "$root" /usr/bin/env -i PATH="/opt/node$major/bin:/usr/bin:/bin" HOME=/root TMPDIR=/tmp LANG=C.UTF-8 \
   CI="${CI:-}" FLEETGW_TEST_CLICKHOUSE_URL="http://127.0.0.1:$ch_http" \

@@ -59,10 +59,11 @@ function wrk(url, key, seconds) {
     const p = spawn('taskset', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     p.stdout.on('data', (d) => { out += d; });
+    p.stderr.on('data', (d) => { out += d; });
     p.on('exit', (code) => {
       const total = /(\d+) requests in/.exec(out);
       const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
-      if (code !== 0 || !total) return reject(new Error(`wrk failed: ${out}`));
+      if (code !== 0 || !total) return reject(new Error(`wrk failed (${code}) on ${url}: ${out}`));
       resolve({ requests: Number(total[1]), non2xx: Number(non2xx?.[1] ?? 0) });
     });
   });

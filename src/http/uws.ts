@@ -72,7 +72,7 @@ const native: typeof UwsApi = await (uwsBuild.package === 'uWebSockets.js'
   // The packages' own messages list Node versions but not the C library a binary needs.
   throw new Error(
     `uWebSockets.js (${uwsBuild.id}) does not load on Node ${process.version} (ABI ${process.versions.modules}, ${process.platform}-${process.arch}): ` +
-      'the gateway runs on Node 20 and 22 with glibc 2.27 or later, and on Node 24 and 25 with glibc 2.38 or later (docs/uws-builds.md)',
+      'the gateway runs on Node 20 and 22 with glibc 2.34 or later, and on Node 24 and 25 with glibc 2.38 or later (docs/uws-builds.md)',
     { cause: err },
   );
 });
