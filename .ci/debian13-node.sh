@@ -110,7 +110,7 @@ cp /etc/hosts "$root/etc/hosts"
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 chroot "$root" /usr/bin/env -i PATH="/opt/node$major/bin:/usr/bin:/bin" HOME=/root TMPDIR=/tmp LANG=C.UTF-8 \
   CI="${CI:-}" FLEETGW_TEST_CLICKHOUSE_URL="http://127.0.0.1:$ch_http" \
-  sh -c 'cd "$1" && shift && exec node .ci/tally.mjs run "$@"' sh "$project" "node$major-debian13" "$tally" "$@"
+  sh -c 'cd "$1" && shift && exec node .ci/tally.mjs run "$@"' sh "$project" "node$major-debian13" "$tally" "$@" </dev/null
 INNER
 status=$?
 set -e
