@@ -18,6 +18,10 @@ const DOMAIN = '^src/(auth|commands|events|idempotency|missions|telemetry|fleet)
 const STORE = '^src/store/';
 const LEAVES = '^src/(errors|gen|protocol)/|^src/config\\.ts$';
 const ROBOT_SIDE = '^src/(agent|sim)/';
+// The one module that loads uWebSockets.js (it picks the build for the running Node's ABI).
+const UWS_FACADE = '^src/http/uws\\.ts$';
+// uws-pack's exports map resolves for TypeScript only, so dependency-cruiser records the bare name.
+const UWS_PACKAGES = '^uWebSockets\\.js$|(^|/)node_modules/(uWebSockets\\.js|@btc-vision/uwebsockets\\.js)/';
 
 /** One forbidden edge; `comment` is what lint prints when it is crossed. */
 const forbid = (name, comment, from, to) => ({ name, severity: 'error', comment, from, to });
@@ -36,7 +40,7 @@ export default {
     forbid('gateway-not-cli', 'src/gateway is started by src/cli, not the other way round.', { path: '^src/gateway/' }, { path: '^src/cli/' }),
 
     forbid('transport-is-above', 'Transport (src/http, src/robotlink, src/telemetry/stream-ws.ts and foxglove-ws.ts) is the outer layer: api, domain, store and leaves do not import it. Depend on an interface in your own layer and let src/gateway pass the implementation.', { path: `${API}|${DOMAIN}|${STORE}|${LEAVES}`, pathNot: '^src/telemetry/(stream|foxglove)-ws\\.ts$' }, { path: TRANSPORT }),
-    forbid('transports-apart', 'Transports do not import each other (src/http, src/robotlink, src/telemetry/stream-ws.ts, foxglove-ws.ts): src/gateway wires them.', { path: '^src/(http|robotlink)/|^src/telemetry/(stream|foxglove)-ws\\.ts$' }, { path: TRANSPORT, pathNot: '^src/$1/' }),
+    forbid('transports-apart', 'Transports do not import each other (src/http, src/robotlink, src/telemetry/stream-ws.ts, foxglove-ws.ts): src/gateway wires them. The uWS facade (src/http/uws.ts) is shared by the uWS transports.', { path: '^src/(http|robotlink)/|^src/telemetry/(stream|foxglove)-ws\\.ts$' }, { path: TRANSPORT, pathNot: `^src/$1/|${UWS_FACADE}` }),
     forbid('http-sees-only-routes', 'src/http serves the routes of src/api and knows no credential, record or store: it imports only src/api (the route contract) and src/errors. Authentication is injected (RequestAuth in router.ts).', { path: '^src/http/' }, { path: '^src/', pathNot: '^src/(http|api|errors)/' }),
     forbid('api-is-above-domain', 'src/api sits above the domain: domain, store and leaves do not import it.', { path: `${DOMAIN}|${STORE}|${LEAVES}` }, { path: API }),
     forbid('routes-are-leaves', 'Route modules (src/api/routes) do not import each other and nothing in src/api imports them: move a shared helper to a non-route module of src/api (e.g. fleet-scope.ts) or to the domain.', { path: API }, { path: '^src/api/routes/' }),
@@ -63,6 +67,8 @@ export default {
     forbid('robot-side-apart', 'The robot side (src/agent, src/sim) imports only itself, src/gen and src/protocol (the wire contract both sides share).', { path: ROBOT_SIDE }, { path: '^src/', pathNot: '^src/(agent|sim|gen|protocol)/' }),
     forbid('sim-on-agent', 'src/agent does not import the simulator built on it.', { path: '^src/agent/' }, { path: '^src/sim/' }),
     forbid('robot-side-not-imported', 'Gateway code does not import the robot side; only the CLI (`fleetgw sim`) starts it.', { path: '^src/', pathNot: `${ROBOT_SIDE}|^src/cli/` }, { path: ROBOT_SIDE }),
+
+    forbid('uws-through-facade', 'Import uWebSockets.js through src/http/uws.ts (types included): it loads the uWS build that fits the running Node (docs/uws-builds.md).', { path: '^src/', pathNot: UWS_FACADE }, { path: UWS_PACKAGES }),
 
     forbid(
       'sockets-in-transport',

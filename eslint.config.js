@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'src/gen/**', 'coverage/**', 'native-bridge/build/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'src/gen/**', 'coverage/**', 'native-bridge/build/**', '.ci/cache/**', 'bench/out/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -6,7 +6,7 @@
 //
 //   node bench/lib/bare-fanout.mjs --robots-file F --fleet ID --hz N [--encoding json|binary]
 import { readFileSync } from 'node:fs';
-import * as uws from 'uWebSockets.js';
+import * as uws from '../../dist/http/uws.js';
 import { ByteWriter } from '../../dist/telemetry/byte-writer.js';
 import { writeLiveJson, liveJsonPrefix } from '../../dist/telemetry/live-json.js';
 import { writeRowFromValues } from '../../dist/telemetry/row-rowbinary.js';

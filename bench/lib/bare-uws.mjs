@@ -2,7 +2,7 @@
 // (read once from the file in argv[2]) with the same content type as the gateway. No auth, no routing,
 // no store: the ceiling the gateway's GET /v1/robots/{id} is compared with.
 import { readFileSync } from 'node:fs';
-import * as uws from 'uWebSockets.js';
+import * as uws from '../../dist/http/uws.js';
 
 const body = readFileSync(process.argv[2]);
 const app = uws.App();

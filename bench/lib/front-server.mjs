@@ -5,7 +5,7 @@
 //             bytes both ways: the cheapest possible front TCP layer (it parses nothing)
 // Prints {"port": N} when listening.
 import { createServer, connect } from 'node:net';
-import * as uws from 'uWebSockets.js';
+import * as uws from '../../dist/http/uws.js';
 import { pino } from 'pino';
 import { HeadDeadline, reportingRoutes } from '../../dist/http/head-deadline.js';
 

@@ -10,6 +10,7 @@ import { parseCorsOrigins } from '../http/cors.js';
 import { startGateway, type Gateway } from '../gateway/gateway.js';
 import { createProcessLogger } from '../gateway/logger.js';
 import { isLoopbackHost } from '../http/tls.js';
+import { uwsBuild } from '../http/uws.js';
 import { isDatabaseName, parseClickHouseUrl } from '../telemetry/clickhouse-target.js';
 import { hugePagesSetting } from '../telemetry/large-buffer.js';
 import { insertFormatSetting } from '../telemetry/native-insert.js';
@@ -104,8 +105,8 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
-  log.info({ http: gateway.httpUrl, grpc: gateway.grpcAddress }, 'gateway ready');
-  out(JSON.stringify({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemetryStore: gateway.telemetryStore, telemetryDecoder: gateway.telemetryDecoder, telemetrySchemaVersion: gateway.ingest.sampleStore.schema?.to ?? null }));
+  log.info({ http: gateway.httpUrl, grpc: gateway.grpcAddress, node: process.version, uws: uwsBuild.id }, 'gateway ready');
+  out(JSON.stringify({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, uws: uwsBuild.id, telemetryStore: gateway.telemetryStore, telemetryDecoder: gateway.telemetryDecoder, telemetrySchemaVersion: gateway.ingest.sampleStore.schema?.to ?? null }));
   await stopped;
   try {
     await gateway.close();

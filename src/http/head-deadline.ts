@@ -24,7 +24,7 @@
  * Cost: per connection, one filter call at open and at close, one `onAborted` and one timer; per request,
  * one `Map.get` on the client address while connections are waiting for their first request.
  */
-import type * as uws from 'uWebSockets.js';
+import type * as uws from './uws.js';
 import type { Logger } from 'pino';
 import { apiError } from '../errors/catalog.js';
 

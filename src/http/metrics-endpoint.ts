@@ -10,7 +10,7 @@
  * not a concern the failed-authentication throttle needs to cover.
  */
 import { STATUS_CODES } from 'node:http';
-import type * as uws from 'uWebSockets.js';
+import type * as uws from './uws.js';
 import { apiError } from '../errors/catalog.js';
 import { errorResponse } from './router.js';
 import type { PlainResponse } from './types.js';

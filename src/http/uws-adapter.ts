@@ -11,14 +11,12 @@
  * uWS callback returns.
  */
 import { STATUS_CODES } from 'node:http';
-// Must run before uWebSockets.js loads: it sets the header buffer size uWS reads at load time.
-import './uws-limits.js';
-import * as uws from 'uWebSockets.js';
+import * as uws from './uws.js';
 import { performance } from 'node:perf_hooks';
 import { pino, type Logger } from 'pino';
 import { ApiError, apiError } from '../errors/catalog.js';
 import { HeadDeadline, reportingRoutes } from './head-deadline.js';
-import { uwsBinaryPath, uwsErrorBodies } from './uws-error-responses.js';
+import { uwsErrorBodies } from './uws-error-responses.js';
 import { inspectHead } from './request-head.js';
 import { CLIENT_CLOSED_STATUS, type RequestObserver } from './request-done.js';
 import { requestIdFrom, traceIdFrom } from './request-id.js';
@@ -94,7 +92,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   void uwsErrorBodies().then(
     (kind) => {
       if (kind !== 'json') {
-        log.warn({ binary: uwsBinaryPath(), errorBodies: kind }, 'uWebSockets.js answers HTTP/1.0, oversized heads and malformed framing in HTML: run node scripts/patch-uws.mjs (docs/http-hardening.md)');
+        log.warn({ binary: uws.uwsBuild.binary, errorBodies: kind }, 'uWebSockets.js answers HTTP/1.0, oversized heads and malformed framing in HTML: run node scripts/patch-uws.mjs (docs/http-hardening.md)');
       }
     },
     (err: unknown) => log.warn({ err }, 'could not read the uWebSockets.js binary to check its error bodies'),

@@ -5,8 +5,8 @@
  * binary the script does not patch, keeps the HTML answers; the gateway says so at start-up.
  */
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { apiError } from '../errors/catalog.js';
+import { uwsBuild } from './uws.js';
 
 /** `json`: patched; `html`: as published; `unknown`: neither found (another uWS build). */
 export type UwsErrorBodies = 'json' | 'html' | 'unknown';
@@ -15,14 +15,8 @@ export type UwsErrorBodies = 'json' | 'html' | 'unknown';
 const PATCHED = Buffer.from(JSON.stringify(apiError('uws_malformed_request').toBody()), 'latin1');
 const PUBLISHED = Buffer.from('<h1>Bad Request</h1><hr><i>uWebSockets/20 Server</i>', 'latin1');
 
-/** The path of the binary uws-pack loads here (its dist/uws.mjs names it the same way). */
-export function uwsBinaryPath(): string {
-  const entry = fileURLToPath(import.meta.resolve('uWebSockets.js'));
-  return entry.replace(/index\.mjs$/, `bin/uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
-}
-
 /** Reads the loaded binary (about 7 MB, once, at start-up) and tells which error bodies it writes. */
-export async function uwsErrorBodies(path = uwsBinaryPath()): Promise<UwsErrorBodies> {
+export async function uwsErrorBodies(path = uwsBuild.binary): Promise<UwsErrorBodies> {
   const bytes = await readFile(path);
   if (bytes.includes(PATCHED)) return 'json';
   if (bytes.includes(PUBLISHED)) return 'html';

@@ -1,6 +1,6 @@
 /**
  * Limits of uWebSockets.js that are read from the environment when its native module loads, so this
- * module must be imported before `uWebSockets.js` (uws-adapter.ts imports it first; nothing else
+ * module must be imported before uWS loads (the uWS facade, uws.ts, imports it first; nothing else
  * loads uWS).
  *
  * uWS answers a request line plus header block larger than its buffer (4 KiB by default) with its own

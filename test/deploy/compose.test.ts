@@ -75,7 +75,7 @@ describe('deploy/compose/compose.yaml', () => {
       const parts = l.split(/\s+/).slice(1);
       for (const src of parts.slice(0, -1)) expect(existsSync(join(ROOT, src)), l).toBe(true);
     }
-    expect(lines.filter((l) => l.startsWith('FROM ')).every((l) => /^FROM node:20-bookworm(-slim)?( AS \w+)?$/.test(l))).toBe(true);
+    expect(lines.filter((l) => l.startsWith('FROM ')).every((l) => /^FROM node:24-trixie(-slim)?( AS \w+)?$/.test(l))).toBe(true);
     expect(lines.filter((l) => l.startsWith('USER ')).at(-1)).toBe('USER node');
     expect(lines.some((l) => l.startsWith('ENTRYPOINT ["node", "/opt/fleet-gateway/bin/fleetgw.js"]'))).toBe(true);
   });

@@ -1,7 +1,7 @@
 // Issue 8 item 6: routes added next to the REST catch-all report their requests to the head deadline
 // (src/http/head-deadline.ts), so it never writes to a socket a request took over. The deadline itself
 // is tested through `fleetgw serve` in test/e2e/http-framing.test.ts.
-import * as uws from 'uWebSockets.js';
+import * as uws from '../../src/http/uws.js';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { HeadDeadline, reportingRoutes } from '../../src/http/head-deadline.js';

@@ -1,20 +1,23 @@
-// Issue 8 items 6 and 13: the install-time patch that makes uWebSockets.js's own protocol-error answers
+// The install-time patch that makes uWebSockets.js's own protocol-error answers
 // JSON (scripts/patch-uws.mjs). The answers on the wire are tested through `fleetgw serve` in
 // test/e2e/http-framing.test.ts and test/e2e/http-errors-json.test.ts.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../src/errors/catalog.js';
-import { uwsBinaryPath, uwsErrorBodies } from '../../src/http/uws-error-responses.js';
+import { uwsErrorBodies } from '../../src/http/uws-error-responses.js';
+import { uwsBuild } from '../../src/http/uws.js';
 // @ts-expect-error: a plain .mjs build script without type declarations
 import * as patch from '../../scripts/patch-uws.mjs';
 
 interface Replacement { status: number; from: string; to: string }
 const REPLACEMENTS = patch.REPLACEMENTS as Replacement[];
 const MESSAGES = patch.MESSAGES as Record<number, string>;
-const BINARIES = patch.BINARIES as Record<string, { published: string; patched: string }>;
+interface Known { installedAs: string; version: string; binDir: string; binaries: Record<string, { published: string; patched: string }> }
+const PACKAGES = patch.PACKAGES as Record<string, Known>;
+const BINARIES = PACKAGES['uws-pack']!.binaries;
 const patchBytes = patch.patchBytes as (b: Buffer) => Buffer;
 const script = new URL('../../scripts/patch-uws.mjs', import.meta.url).pathname;
 const pkg = new URL('../../node_modules/uWebSockets.js/', import.meta.url).pathname;
@@ -47,10 +50,26 @@ describe('the uWebSockets.js error-response patch', () => {
   });
 
   it('the installed binaries are patched (npm install ran it), and a second run changes nothing', () => {
-    const before = readFileSync(uwsBinaryPath());
+    const before = readFileSync(uwsBuild.binary);
     expect(spawnSync(process.execPath, [script, '--check']).status).toBe(0);
     execFileSync(process.execPath, [script]);
-    expect(readFileSync(uwsBinaryPath()).equals(before)).toBe(true);
+    expect(readFileSync(uwsBuild.binary).equals(before)).toBe(true);
+  });
+
+  it('knows every Linux x86-64 binary of both uWS packages, and they hold the same three strings', () => {
+    for (const known of Object.values(PACKAGES)) {
+      const dir = new URL(`../../node_modules/${known.installedAs}/${known.binDir}/`, import.meta.url).pathname;
+      const shipped = readdirSync(dir).filter((f) => /^uws_linux_x64_\d+\.node$/.test(f)).sort();
+      expect(Object.keys(known.binaries).sort()).toEqual(shipped);
+      for (const name of shipped) {
+        const bytes = readFileSync(join(dir, name));
+        // Patched: each replacement once, no original left.
+        for (const r of REPLACEMENTS) {
+          expect(bytes.indexOf(Buffer.from(r.to, 'latin1'))).toBeGreaterThanOrEqual(0);
+          expect(bytes.indexOf(Buffer.from(r.from, 'latin1'))).toBe(-1);
+        }
+      }
+    }
   });
 
   it('the gateway sees the binary it loads as patched', async () => {
@@ -65,7 +84,7 @@ describe('the uWebSockets.js error-response patch', () => {
     writeFileSync(join(copy, 'package.json'), JSON.stringify({ ...manifest, version: '20.0.9' }));
     let run = spawnSync(process.execPath, [script, '--package-dir', copy], { encoding: 'utf8' });
     expect(run.status).toBe(1);
-    expect(run.stderr).toMatch(/uws-pack 20\.0\.9; this patch knows 20\.0\.8 only/);
+    expect(run.stderr).toMatch(/uws-pack is version 20\.0\.9; this patch knows 20\.0\.8 only/);
 
     writeFileSync(join(copy, 'package.json'), JSON.stringify(manifest));
     const name = Object.keys(BINARIES)[0]!;
@@ -74,6 +93,6 @@ describe('the uWebSockets.js error-response patch', () => {
     writeFileSync(join(copy, 'dist', 'bin', name), bytes);
     run = spawnSync(process.execPath, [script, '--package-dir', copy], { encoding: 'utf8' });
     expect(run.status).toBe(1);
-    expect(run.stderr).toMatch(new RegExp(`${name.replaceAll('.', '\\.')} has digest [0-9a-f]{64}, neither the published nor the patched one`));
+    expect(run.stderr).toMatch(new RegExp(`uws-pack ${name.replaceAll('.', '\\.')} has digest [0-9a-f]{64}, neither the published nor the patched one`));
   });
 });

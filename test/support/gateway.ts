@@ -12,6 +12,8 @@ import { logResponse } from './response-log.js';
 
 export interface ReadyLine {
   event: 'ready';
+  /** The uWebSockets.js build serving HTTP (src/http/uws.ts), e.g. `uws-pack@20.0.8`. */
+  uws: string;
   http: string;
   grpc: string;
   telemetryStore: 'chdb' | 'clickhouse';

@@ -3,7 +3,7 @@
  * workers, chdb) in a temporary directory, and a uWebSockets.js app on 127.0.0.1 with the endpoint
  * the test registers. Closing stops them in the order the gateway does.
  */
-import * as uws from 'uWebSockets.js';
+import * as uws from '../../src/http/uws.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
 import { createTelemetryIngest, type TelemetryIngest, type TelemetryIngestOptions } from '../../src/telemetry/ingest.js';
 
