@@ -1,6 +1,6 @@
 /**
- * The request pipeline, on plain objects (no sockets): match -> authenticate -> rate limit (body bytes
- * count) -> permission -> validate params/query/body (a large body in its own event-loop turn,
+ * The request pipeline, on plain objects (no sockets): match -> body bound -> authenticate -> rate
+ * limit (body bytes count, before parsing) -> permission -> validate params/query/body (a large body in its own event-loop turn,
  * body-lane.ts) -> handler -> JSON response. Every failure leaves as the catalog's
  * `{error, code}` body, so unknown routes, bad methods and bad JSON look like any other API error.
  *
@@ -86,7 +86,8 @@ export interface Router {
   /**
    * Serves `req` as the caller `auth` already authenticated by this router (an MCP tool call, made
    * inside a `POST /v1/mcp` request the router authenticated): the same pipeline without the
-   * authentication step, so rate limit, permission, validation and handler are the route's own.
+   * authentication step, so body bound, rate limit, permission, validation and handler are the
+   * route's own. The request spends one token: its body's bytes were paid for as the message it came in.
    */
   dispatch(req: PlainRequest, signal: AbortSource, auth: AuthContext): Promise<PlainResponse>;
   readonly routes: readonly { method: string; path: string }[];
