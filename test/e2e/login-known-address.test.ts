@@ -2,7 +2,8 @@
  * A login from an address that logged in to the account before draws from its own throttle bucket,
  * through `fleetgw serve`: wrong passwords from another address empty the account's shared bucket
  * (docs/sessions.md, "Failed logins"), and the owner, on the address they used before, still logs in.
- * Two loopback addresses (127.0.0.1 and 127.0.0.2) stand for the owner and the attacker.
+ * Two loopback addresses (127.0.0.1 and 127.0.0.2) stand for the owner and the attacker. Also: the
+ * login, a route without authentication, takes at most a 16 KiB body.
  */
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -44,6 +45,13 @@ describe('login throttle and known addresses', () => {
     });
     req.on('error', reject);
     req.end(body);
+  });
+
+  it('refuses a login body over 16 KiB unread: a route without authentication takes only small bodies', async () => {
+    const res = await fetch(`${gw.ready.http}/v1/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{${' '.repeat(20 * 1024)}` });
+    // Parsed, this would be 400 (not JSON).
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { code: string }).code).toBe('bad_request');
   });
 
   it('keeps the owner\'s known address out of the bucket an attacker empties', async () => {
