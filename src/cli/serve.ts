@@ -67,6 +67,8 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
   // A bug that escapes every handler ends the process as Node would (exit 1), but as one fatal log
   // line that reaches stderr before the exit (the log stream is asynchronous).
   process.on('uncaughtException', (err) => {
+    // The access lines still buffered go out first, so the fatal line is the log's last.
+    flush();
     log.fatal({ err }, `uncaught exception, exiting: ${err.message}`);
     flush();
     process.exit(1);
@@ -90,6 +92,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
       log: logger,
     });
   } catch (err: unknown) {
+    flush();
     log.fatal({ err }, `fleetgw serve could not start: ${err instanceof Error ? err.message : String(err)}`);
     flush();
     return 1;
@@ -111,6 +114,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
   try {
     await gateway.close();
   } catch (err: unknown) {
+    flush();
     log.fatal({ err }, `fleetgw serve did not stop cleanly: ${err instanceof Error ? err.message : String(err)}`);
     flush();
     return 1;

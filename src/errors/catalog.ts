@@ -32,6 +32,7 @@ export const ERROR_CATALOG = {
   invalid_path: { code: 'bad_request', status: 400, template: 'Invalid path parameter {param}: {detail}.' },
   unsupported_media_type: { code: 'bad_request', status: 415, template: 'Content-Type must be application/json.' },
   body_too_large: { code: 'bad_request', status: 413, template: 'Request body exceeds {limit} bytes.' },
+  body_read_timeout: { code: 'bad_request', status: 408, template: 'The request body did not arrive within {seconds} s of its headers; the connection is closed.' },
   method_not_allowed: { code: 'bad_request', status: 405, template: 'Method {method} is not allowed on {path}.' },
   ack_wait_conflict: { code: 'bad_request', status: 400, template: 'Send either wait_for_ack or wait_for_ack_ms, not both.' },
   ambiguous_framing: { code: 'bad_request', status: 400, template: 'Ambiguous message framing: {detail}; the connection is closed.' },

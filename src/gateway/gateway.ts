@@ -397,6 +397,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       corsOrigins: opts.corsOrigins ?? [],
     });
     const mcp = lateMcp.start(routes, router, API_INFO.version, logFor('mcp'), mcpSessionLimits(tunables));
+    // Released when the gateway closes: its exit-flush hook must not outlive it (a process that goes on).
+    const access = accessLog(logFor('http'), opts.logBytes);
     http = await startHttpServer({
       host: opts.host,
       port: opts.httpPort,
@@ -413,7 +415,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         });
       },
       log: logFor('http'),
-      onRequestDone: [accessLog(logFor('http'), opts.logBytes), (done) => metrics.httpRequest(done), ...(opts.onRequestDone ?? [])],
+      onRequestDone: [access, (done) => metrics.httpRequest(done), ...(opts.onRequestDone ?? [])],
     });
     streamUrl = `${http.url.replace(/^http/, 'ws')}${STREAM_PATH}`;
     httpUrl = http.url;
@@ -438,6 +440,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       hub.close();
       await mcp.close();
       httpServer.close();
+      access.release();
       stopPurger();
       stopRetention();
       stopFaultRetention();

@@ -142,7 +142,13 @@ export function createProcessLogger(opts: ProcessLoggerOptions = {}): ProcessLog
     }
   };
   process.on('exit', flush);
-  return { logger, format, flush, bytes: { write: writeChunk, beforeFlush: (f) => void flushHooks.push(f) } };
+  return { logger, format, flush, bytes: { write: writeChunk, beforeFlush: (f) => {
+    flushHooks.push(f);
+    return () => {
+      const at = flushHooks.indexOf(f);
+      if (at >= 0) flushHooks.splice(at, 1);
+    };
+  } } };
 }
 
 /** A child logger with `component` bound: every line of one part of the gateway says which part. */

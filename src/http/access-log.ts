@@ -14,8 +14,11 @@ export interface LogBytesSink {
    * the chunk is dropped and its lines counted like any other line.
    */
   write(chunk: Uint8Array): void;
-  /** Registers a writer's own flush, which exit paths call before the log's buffer is written out. */
-  beforeFlush(flush: () => void): void;
+  /**
+   * Registers a writer's own flush, which exit paths call before the log's buffer is written out.
+   * @returns unregisters it (a gateway that closes in a process that goes on: tests, embedders)
+   */
+  beforeFlush(flush: () => void): () => void;
 }
 
 /** Size of the reused buffer the access lines are written into (16 KiB). */
@@ -53,15 +56,24 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
  * ids, request ids of `[A-Za-z0-9-_.:@/+=]`, hex trace ids); the method, the one string a client
  * chooses, is written as is when it is a standard method and through JSON.stringify otherwise.
  */
-export function accessLog(log: Logger, sink?: LogBytesSink): RequestObserver {
-  if (sink === undefined) return pinoAccessLog(log);
+export function accessLog(log: Logger, sink?: LogBytesSink): AccessLogObserver {
+  if (sink === undefined) return Object.assign(pinoAccessLog(log), { release: () => {} });
   const w = new AccessLineWriter((chunk) => sink.write(chunk));
-  sink.beforeFlush(() => w.flush());
-  return (info: RequestDoneInfo): void => {
+  const unregister = sink.beforeFlush(() => w.flush());
+  const observe = (info: RequestDoneInfo): void => {
     if (!log.isLevelEnabled('info')) return;
     w.write(info);
   };
+  return Object.assign(observe, {
+    release: () => {
+      w.flush();
+      unregister();
+    },
+  });
 }
+
+/** The access log's observer; `release` writes its pending lines and detaches it from the sink's exit flush. */
+export type AccessLogObserver = RequestObserver & { release(): void };
 
 /** The same line through pino (loggers that are not the process logger: tests, embedders). */
 function pinoAccessLog(log: Logger): RequestObserver {

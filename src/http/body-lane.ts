@@ -9,9 +9,13 @@
  * refused with 503 `bodies_queued_full` and `Retry-After`, unparsed.
  */
 import { apiError } from '../errors/catalog.js';
+import { BODY_BYTES_PER_TOKEN } from './rate-limit.js';
 
-/** Bodies larger than this are parsed in their own turn; smaller ones at once. */
-export const LARGE_BODY_BYTES = 16 * 1024;
+/**
+ * Bodies larger than this are parsed in their own turn; smaller ones at once. The size of a body that
+ * spends no extra rate-limit token: below it, parsing is cheap enough not to be queued or charged.
+ */
+export const LARGE_BODY_BYTES = BODY_BYTES_PER_TOKEN;
 
 /** Most body bytes waiting in the lane at once (64 large bodies of the 1 MiB default limit). */
 export const MAX_QUEUED_BODY_BYTES = 64 * 1024 * 1024;
@@ -20,6 +24,9 @@ interface Waiting {
   bytes: number;
   run(): void;
 }
+
+/** Where a task learns that its client went away (the router's AbortSource; read only when its turn comes). */
+type AbortSource = AbortSignal | { readonly signal: AbortSignal };
 
 /** A FIFO of body tasks, one run per event-loop turn. */
 export class BodyLane {
@@ -38,9 +45,11 @@ export class BodyLane {
   /**
    * Runs `task` in a later event-loop turn, after the tasks queued before it.
    * @param bytes the size of the body the task parses (counted against the bound)
+   * @param abort when its client has gone by the task's turn, the task is dropped unparsed (its promise
+   *   rejects with {@link ClientGone}; no answer is sent to a client that left)
    * @throws ApiError 503 `bodies_queued_full` when the lane holds too many bytes already
    */
-  run<T>(bytes: number, task: () => T | Promise<T>): Promise<T> {
+  run<T>(bytes: number, task: () => T | Promise<T>, abort?: AbortSource): Promise<T> {
     if (this.queuedBytes + bytes > this.maxQueuedBytes) {
       throw apiError('bodies_queued_full', { retryAfterS: 1 }, { headers: { 'retry-after': '1' } });
     }
@@ -49,6 +58,10 @@ export class BodyLane {
       this.waiting.push({
         bytes,
         run: () => {
+          if (abort !== undefined && (abort instanceof AbortSignal ? abort : abort.signal).aborted) {
+            reject(new ClientGone());
+            return;
+          }
           try {
             resolve(task());
           } catch (err: unknown) {
@@ -75,4 +88,11 @@ export class BodyLane {
     item.run();
     this.schedule();
   };
+}
+
+/** Why a dropped task's promise rejects: its client went away while it waited. */
+export class ClientGone extends Error {
+  constructor() {
+    super('the client went away before its body was parsed');
+  }
 }

@@ -122,11 +122,16 @@ export class McpSessions {
     const id = randomUUID();
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, enableJsonResponse: true });
     const server = this.newServer();
-    // Registered before the first await, so concurrent initializes cannot overshoot the bounds.
-    const s: Session = { id, owner: ex.owner, org: ex.org, transport, server, lastWorkMs: this.now(), busy: 0 };
+    // Registered before the first await, so concurrent initializes cannot overshoot the bounds; busy
+    // while it connects, so making room for another session cannot pick it before it has served once.
+    const s: Session = { id, owner: ex.owner, org: ex.org, transport, server, lastWorkMs: this.now(), busy: 1 };
     this.sessions.set(id, s);
     try {
-      await server.connect(transport);
+      try {
+        await server.connect(transport);
+      } finally {
+        s.busy--;
+      }
       const answer = await this.serve(s, ex);
       if (answer.headers['mcp-session-id'] !== id) this.drop(s);
       return answer;

@@ -1,6 +1,6 @@
 /**
- * The request pipeline, on plain objects (no sockets): match -> authenticate -> rate limit (body bytes
- * count) -> permission -> validate params/query/body (a large body in its own event-loop turn,
+ * The request pipeline, on plain objects (no sockets): match -> body bound -> authenticate -> rate
+ * limit (body bytes count, before parsing) -> permission -> validate params/query/body (a large body in its own event-loop turn,
  * body-lane.ts) -> handler -> JSON response. Every failure leaves as the catalog's
  * `{error, code}` body, so unknown routes, bad methods and bad JSON look like any other API error.
  *
@@ -23,7 +23,8 @@ import { CorsPolicy } from './cors.js';
 import { compilePath, type CompiledPath } from './path-template.js';
 import { clientKey, type AuthThrottle } from './auth-throttle.js';
 import { requestCost, type RateLimiter } from './rate-limit.js';
-import { BodyLane, LARGE_BODY_BYTES } from './body-lane.js';
+import { BodyLane, ClientGone, LARGE_BODY_BYTES } from './body-lane.js';
+import { CLIENT_CLOSED_STATUS } from './request-done.js';
 import { RouteTable } from './route-table.js';
 import type { AuthContext, HandlerResult, RouteContext, RouteDef } from '../api/route.js';
 import type { PlainRequest, PlainResponse } from './types.js';
@@ -85,7 +86,8 @@ export interface Router {
   /**
    * Serves `req` as the caller `auth` already authenticated by this router (an MCP tool call, made
    * inside a `POST /v1/mcp` request the router authenticated): the same pipeline without the
-   * authentication step, so rate limit, permission, validation and handler are the route's own.
+   * authentication step, so body bound, rate limit, permission, validation and handler are the
+   * route's own. The request spends one token: its body's bytes were paid for as the message it came in.
    */
   dispatch(req: PlainRequest, signal: AbortSource, auth: AuthContext): Promise<PlainResponse>;
   readonly routes: readonly { method: string; path: string }[];
@@ -122,9 +124,17 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 /**
  * Largest body parsed for a key past its rate limit on an urgent route (RouteDef.urgent): a stop of
- * 100 robots by id is about 4 KB; anything larger is answered 429 unread.
+ * 100 robots by id is about 4 KB; anything larger is answered 429 unread. The same bound as a body
+ * parsed inline (body-lane.ts) and as one that spends no extra token (rate-limit.ts): one size below
+ * which parsing is too cheap to queue, charge or refuse.
  */
-const URGENT_PARSE_BYTES = 16 * 1024;
+const URGENT_PARSE_BYTES = LARGE_BODY_BYTES;
+/**
+ * Largest body of a route without authentication (`auth: 'none'`: the login) unless it declares a
+ * smaller one: such a body is parsed before anyone is known, so it is kept small enough to be parsed
+ * inline, outside the body lane every key shares.
+ */
+export const UNAUTHENTICATED_MAX_BODY_BYTES = LARGE_BODY_BYTES;
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
 /**
@@ -172,6 +182,8 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     const spent: Spent = { keyId: null };
     const fail = (err: unknown): PlainResponse => {
       if (err instanceof ApiError) return finish(errorResponse(err), req, spent);
+      // Nobody is left to read an answer (body-lane.ts dropped the parse): nothing to log.
+      if (err instanceof ClientGone) return { status: CLIENT_CLOSED_STATUS, headers: {}, body: '' };
       // Method and template only: the query string and headers may hold a secret pasted by a caller.
       const where = `${req.method} ${route?.def.path ?? '(unmatched)'}`;
       log.error({ err, requestId: req.requestId, traceId: req.traceId ?? undefined }, `internal error on ${where}`);
@@ -215,13 +227,17 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
     const { def } = route;
     let auth: AuthContext | null = null;
     let limited: ApiError | null = null;
-    // Body bytes count in the rate limit: a body's parsing costs main-thread time in proportion to its size.
-    const cost = requestCost(req.body.length);
+    // The route's own bound holds however the body came: the adapter checks it before reading, and an
+    // MCP tool call (dispatch) carries its arguments as the body, checked here.
+    const limit = bodyLimitOf(def);
+    if (limit !== null && req.body.length > limit) throw apiError('body_too_large', { limit });
+    // Body bytes count in the rate limit: a body's parsing costs main-thread time in proportion to its
+    // size. A body dispatched for a caller (an MCP tool call) was charged as the envelope it came in.
+    const cost = caller === undefined ? requestCost(req.body.length) : 1;
     if (def.auth !== 'none') {
       auth = caller ?? authenticateThrottled(req, nowMs);
       if (req.notes !== undefined) req.notes.keyId = auth.apiKeyId;
       spent.keyId = auth.apiKeyId;
-      // A route that decides per body whether it spends the limit (RouteDef.rateLimited) spends it below.
       if (def.rateLimited === undefined) {
         try {
           deps.rateLimiter.consume(auth.apiKeyId, nowMs, cost);
@@ -230,6 +246,10 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
           if (def.urgent === undefined || !(err instanceof ApiError)) throw err;
           limited = err;
         }
+      } else if (cost > 1) {
+        // A route that decides per body whether it spends its request token (RouteDef.rateLimited)
+        // still pays for the body's bytes before the body is parsed: an empty bucket parses nothing large.
+        deps.rateLimiter.consume(auth.apiKeyId, nowMs, cost - 1);
       }
       if (def.auth !== 'any') deps.auth.authorize(auth, def.auth);
       if (def.actors === 'user' && auth.actorType !== 'user') throw apiError('session_required');
@@ -242,13 +262,16 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
       const body = parseBody(route, req);
       const headers = validateHeaders(route, req);
       if (limited !== null && def.urgent?.(body) !== true) throw limited;
-      if (auth !== null && def.rateLimited?.(body) === true) deps.rateLimiter.consume(auth.apiKeyId, nowMs, cost);
+      if (auth !== null && def.rateLimited?.(body) === true) deps.rateLimiter.consume(auth.apiKeyId, nowMs, 1);
       // RouteContext types auth as non-null for handler ergonomics; only 'none' routes see null.
       const idempotencyKey = def.idempotencyKey !== undefined ? req.headers['idempotency-key'] : undefined;
       return def.handler(new HandlerContext(params, query, body, headers, auth as AuthContext, signal, nowMs, idempotencyKey, req.remoteAddress));
     };
     // A large body waits for its own event-loop turn (body-lane.ts): requests read meanwhile go first.
-    return route.body !== null && req.body.length > LARGE_BODY_BYTES ? bodyLane.run(req.body.length, rest) : rest();
+    // A route that may stop a robot (RouteDef.urgent) never waits behind other keys' bodies: its body is
+    // parsed inline, bounded by its own maxBodyBytes and paid for in tokens above.
+    if (route.body === null || req.body.length <= LARGE_BODY_BYTES || def.urgent !== undefined) return rest();
+    return bodyLane.run(req.body.length, rest, signal);
   }
 
   /**
@@ -282,7 +305,10 @@ export function createRouter(routes: RouteDef[], deps: RouterDeps): Router {
   router.dispatch = (req, signal, auth) => Promise.resolve(handle(req, signal, auth));
   Object.defineProperty(router, 'routes', { value: compiled.map((c) => ({ method: c.def.method, path: c.def.path })) });
   Object.defineProperty(router, 'headerNames', { value: headerNames });
-  const bodyLimit = (method: string, path: string): number | null => table.match(method === 'HEAD' ? 'GET' : method, path).route?.def.maxBodyBytes ?? null;
+  const bodyLimit = (method: string, path: string): number | null => {
+    const found = table.match(method === 'HEAD' ? 'GET' : method, path).route;
+    return found === null ? null : bodyLimitOf(found.def);
+  };
   Object.defineProperty(router, 'bodyLimit', { value: bodyLimit });
   return router;
 }
@@ -315,6 +341,15 @@ class HandlerContext implements RouteContext<Record<string, unknown>, Record<str
   get aborted(): AbortSignal {
     return this.abortSource instanceof AbortSignal ? this.abortSource : this.abortSource.signal;
   }
+}
+
+/**
+ * The largest body `def` accepts: its maxBodyBytes, and for a route without authentication at most
+ * {@link UNAUTHENTICATED_MAX_BODY_BYTES}; null when the gateway-wide bound applies.
+ */
+function bodyLimitOf(def: RouteDef): number | null {
+  if (def.auth === 'none') return Math.min(def.maxBodyBytes ?? UNAUTHENTICATED_MAX_BODY_BYTES, UNAUTHENTICATED_MAX_BODY_BYTES);
+  return def.maxBodyBytes ?? null;
 }
 
 /** Which key's bucket a request spent from (set once authenticated). */

@@ -27,6 +27,13 @@ import type { PlainRequest, PlainResponse, RequestNotes } from './types.js';
 
 /** Default largest request body, in bytes (1 MiB); larger bodies get 413 `body_too_large`. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * How long after its head a request's whole body may take to arrive; later, 408 `body_read_timeout`
+ * and the connection is closed (docs/http-hardening.md).
+ */
+export const BODY_DEADLINE_MS = 30_000;
+/** First buffer of a body that arrives in pieces; it doubles as bytes come, up to the declared length. */
+const BODY_FIRST_ALLOC_BYTES = 64 * 1024;
 
 export interface HttpServerOptions {
   host: string;
@@ -40,6 +47,8 @@ export interface HttpServerOptions {
    */
   handle: RequestHandler;
   maxBodyBytes?: number;
+  /** How long a body may take to arrive after its head (default {@link BODY_DEADLINE_MS}; shorter in tests). */
+  bodyDeadlineMs?: number;
   /** Adds more routes (the telemetry WebSocket) to the same app before the catch-all HTTP route. */
   configure?(app: uws.TemplatedApp): void;
   /** Where adapter-level failures (a handler that rejected, an observer that threw) are logged; never request data. */
@@ -82,6 +91,7 @@ export interface HttpServer {
  */
 export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const bodyDeadlineMs = opts.bodyDeadlineMs ?? BODY_DEADLINE_MS;
   const log = opts.log ?? pino({ enabled: false });
   const observers = opts.onRequestDone ?? [];
   const app = opts.tls === null ? uws.App() : sslApp(opts.tls);
@@ -114,7 +124,10 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     };
     const abort = new LazyAbort();
     let stream: StreamWriter | null = null;
+    // The body-read deadline, armed once a body arrives in more than one piece.
+    let deadline: NodeJS.Timeout | null = null;
     res.onAborted(() => {
+      if (deadline !== null) clearTimeout(deadline);
       const first = !settled;
       settle();
       abort.abort();
@@ -255,8 +268,9 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       write(errorResponse(apiError('body_too_large', { limit })), true);
       return;
     }
-    // Every body here has a Content-Length (a chunked one is a framing error, request-head.ts), so the
-    // body is copied once, into a buffer of its declared size.
+    // Every body here has a Content-Length (a chunked one is a framing error, request-head.ts). A body
+    // that arrives whole is copied once, into a buffer of its size; one that arrives in pieces grows
+    // from BODY_FIRST_ALLOC_BYTES, so a slow sender reserves only what it has sent.
     const declared = head.contentLength ?? limit;
     let body: Buffer | null = null;
     let size = 0;
@@ -267,11 +281,34 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
         write(errorResponse(apiError('body_too_large', { limit })), true);
         return;
       }
-      body ??= Buffer.allocUnsafe(declared);
+      const end = size + chunk.byteLength;
+      if (body === null) {
+        body = Buffer.allocUnsafe(isLast ? end : Math.min(declared, Math.max(end, BODY_FIRST_ALLOC_BYTES)));
+      } else if (end > body.length) {
+        const grown = Buffer.allocUnsafe(Math.min(declared, Math.max(end, body.length * 2)));
+        body.copy(grown, 0, 0, size);
+        body = grown;
+      }
       // uWS reuses (neuters) the chunk's memory after this callback returns, so copy it.
       body.set(new Uint8Array(chunk), size);
-      size += chunk.byteLength;
-      if (isLast) dispatch(size === declared ? body : body.subarray(0, size));
+      size = end;
+      if (isLast) {
+        if (deadline !== null) clearTimeout(deadline);
+        dispatch(size === body.length ? body : body.subarray(0, size));
+        return;
+      }
+      // uWS's idle timeout restarts with every byte, so a body sent a byte at a time would hold its
+      // buffer for ever: the whole body must arrive within bodyDeadlineMs of the head.
+      if (deadline === null) {
+        const left = Math.max(0, bodyDeadlineMs - (performance.now() - started));
+        // Decided one turn later, as the head deadline is: bytes already read in a stalled loop count.
+        deadline = setTimeout(() => setImmediate(() => {
+          if (settled) return;
+          body = null;
+          write(errorResponse(apiError('body_read_timeout', { seconds: bodyDeadlineMs / 1000 })), true);
+        }), left);
+        deadline.unref();
+      }
     });
   });
 

@@ -303,6 +303,8 @@ class HistogramSlot {
 
   fold(): void {
     if (this.count === 0) return;
+    // prom-client's private per-series map (15.1.3): package.json pins that exact version, since a
+    // minor release may rename or reshape it; test/metrics checks the folded output.
     const map = (this.histogram as unknown as { hashMap: Record<string, PromHistogramSeries> }).hashMap;
     let s = map[this.hash];
     if (s === undefined || s !== this.series) {

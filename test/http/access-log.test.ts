@@ -22,7 +22,10 @@ function byteChunks(infos: RequestDoneInfo[], level: 'info' | 'warn' = 'info'): 
   const observe = accessLog(log, {
     // The sink must copy: the writer reuses its buffer.
     write: (c) => void chunks.push(Buffer.from(c)),
-    beforeFlush: (f) => void flushes.push(f),
+    beforeFlush: (f) => {
+      flushes.push(f);
+      return () => {};
+    },
   });
   for (const info of infos) observe(info);
   for (const f of flushes) f();

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors/catalog.js';
-import { BodyLane } from '../../src/http/body-lane.js';
+import { BodyLane, ClientGone } from '../../src/http/body-lane.js';
 
 describe('BodyLane', () => {
   it('runs one task per event-loop turn, in order, with other work in between', async () => {
@@ -37,5 +37,18 @@ describe('BodyLane', () => {
     expect((refused as ApiError).headers).toEqual({ 'retry-after': '1' });
     expect(await first).toBe('ok');
     await expect(lane.run(60, () => { throw new Error('bad body'); })).rejects.toThrow('bad body');
+  });
+
+  it('drops a task whose client went away while it waited, unparsed', async () => {
+    const lane = new BodyLane();
+    const gone = new AbortController();
+    let ran = false;
+    const dropped = lane.run(10, () => { ran = true; }, gone);
+    const kept = lane.run(10, () => 'ok', new AbortController());
+    gone.abort();
+    await expect(dropped).rejects.toBeInstanceOf(ClientGone);
+    expect(await kept).toBe('ok');
+    expect(ran).toBe(false);
+    expect(lane.bytesWaiting).toBe(0);
   });
 });

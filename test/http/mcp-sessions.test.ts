@@ -186,4 +186,30 @@ describe('MCP sessions', () => {
     expect(await t.handle(exchange('b', undefined, b2, 'DELETE'))).toMatchObject({ status: 204 });
     expect(t.size).toBe(0);
   });
+
+  it('never closes a session that is still connecting to make room for another', async () => {
+    const base = toolServerFactory({ tools: [], dispatch: () => Promise.reject(new Error('no tool is called here')), version: 'test' });
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    let first = true;
+    const newServer = (): ReturnType<typeof base> => {
+      const server = base();
+      if (first) {
+        first = false;
+        const connect = server.connect.bind(server);
+        server.connect = async (transport) => {
+          await gate;
+          return connect(transport);
+        };
+      }
+      return server;
+    };
+    const t = new McpSessions(newServer, { maxSessions: 3, maxPerOrg: 3, maxPerOwner: 1, idleMs: 500, timeoutMs: 1_000 }, () => clock);
+    tables.push(t);
+    const connecting = t.handle(exchange('a.1', INIT));
+    // The only slot of a.1 is taken by a session still connecting: the second waits its turn, 429.
+    expect((await refused(t.handle(exchange('a.1', INIT)))).id).toBe('mcp_session_quota');
+    release();
+    expect((await connecting).status).toBe(200);
+  });
 });

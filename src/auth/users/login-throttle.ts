@@ -17,9 +17,12 @@
  * dropped (it starts again with a full bucket); a bucket refunded back to full is dropped at once. Hand-written (like src/http/auth-throttle.ts, which the
  * auth layer may not import): twenty lines of arithmetic, no library fits both keys.
  *
- * Trade-off: someone who knows an email can keep that account's bucket empty and so delay its owner's
- * login (never lock it for good: one attempt a minute always goes through). The alternative, no
- * per-account bound, lets a botnet guess one account's password from many addresses.
+ * An address that logged in to an account successfully within {@link KNOWN_ADDRESS_MS} draws from a
+ * bucket of its own for that account (same policy), not the account's shared one: someone who knows
+ * an email can keep the shared bucket empty (one wrong password a minute from anywhere), which then
+ * delays only logins from addresses the account has not used lately. The alternative, no per-account
+ * bound, lets a botnet guess one account's password from many addresses. Known addresses are kept in
+ * memory (bounded like the buckets, least recently successful dropped), so a restart forgets them.
  */
 
 export interface BucketPolicy {
@@ -92,16 +95,26 @@ class Buckets {
   }
 }
 
+/** How long after a successful login its address keeps its own bucket for the account (30 days). */
+export const KNOWN_ADDRESS_MS = 30 * 24 * 3600 * 1000;
+
 export const DEFAULT_ACCOUNT_POLICY: BucketPolicy = { burst: 5, refillPerSecond: 1 / 60 };
 export const DEFAULT_ADDRESS_POLICY: BucketPolicy = { burst: 20, refillPerSecond: 1 / 6 };
 
 export class LoginThrottle {
   private readonly accounts: Buckets;
   private readonly addresses: Buckets;
+  /** Buckets of known addresses, keyed like {@link known}; apart so no email can name one. */
+  private readonly knownAccounts: Buckets;
+  /** `account \n address` -> last successful login (ms), least recently successful first. */
+  private readonly known = new Map<string, number>();
+  private readonly maxEntries: number;
 
   constructor(opts: LoginThrottleOptions = {}) {
     const max = opts.maxEntries ?? 10_000;
+    this.maxEntries = max;
     this.accounts = new Buckets(opts.account ?? DEFAULT_ACCOUNT_POLICY, max);
+    this.knownAccounts = new Buckets(opts.account ?? DEFAULT_ACCOUNT_POLICY, max);
     this.addresses = new Buckets(opts.address ?? DEFAULT_ADDRESS_POLICY, max);
   }
 
@@ -115,7 +128,8 @@ export class LoginThrottle {
    * @returns null when it may, else the whole seconds (>= 1) to wait and which bound is reached
    */
   blockedFor(account: string, address: string, nowMs: number): { retryAfterS: number; bound: 'account' | 'address' } | null {
-    const byAccount = this.accounts.blockedFor(account, nowMs);
+    const [buckets, key] = this.accountBucket(account, address, nowMs);
+    const byAccount = buckets.blockedFor(key, nowMs);
     const byAddress = this.addresses.blockedFor(address, nowMs);
     if (byAccount === null && byAddress === null) return null;
     if (byAddress === null || (byAccount !== null && byAccount >= byAddress)) return { retryAfterS: byAccount ?? 1, bound: 'account' };
@@ -131,14 +145,42 @@ export class LoginThrottle {
   take(account: string, address: string, nowMs: number): { retryAfterS: number; bound: 'account' | 'address' } | null {
     const blocked = this.blockedFor(account, address, nowMs);
     if (blocked !== null) return blocked;
-    this.accounts.take(account, nowMs);
+    const [buckets, key] = this.accountBucket(account, address, nowMs);
+    buckets.take(key, nowMs);
     this.addresses.take(address, nowMs);
     return null;
   }
 
   /** Gives back the tokens {@link take} took: the password was right, or it was not checked. */
   refund(account: string, address: string, nowMs: number): void {
-    this.accounts.refund(account, nowMs);
+    const [buckets, key] = this.accountBucket(account, address, nowMs);
+    buckets.refund(key, nowMs);
     this.addresses.refund(address, nowMs);
   }
+
+  /**
+   * Records a right password for `account` from `address` (after {@link refund}): for
+   * {@link KNOWN_ADDRESS_MS} its logins for the account draw from their own bucket.
+   */
+  succeeded(account: string, address: string, nowMs: number): void {
+    const key = knownKey(account, address);
+    this.known.delete(key); // re-inserted: Map order is the eviction order
+    if (this.known.size >= this.maxEntries) {
+      const oldest = this.known.keys().next();
+      if (oldest.done !== true) this.known.delete(oldest.value);
+    }
+    this.known.set(key, nowMs);
+  }
+
+  /** The account bucket a login of `account` from `address` draws from, and its key. */
+  private accountBucket(account: string, address: string, nowMs: number): [Buckets, string] {
+    if (this.known.size === 0) return [this.accounts, account];
+    const key = knownKey(account, address);
+    const at = this.known.get(key);
+    return at !== undefined && nowMs - at < KNOWN_ADDRESS_MS ? [this.knownAccounts, key] : [this.accounts, account];
+  }
+}
+
+function knownKey(account: string, address: string): string {
+  return `${account}\n${address}`;
 }

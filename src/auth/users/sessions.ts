@@ -125,6 +125,7 @@ export class SessionService {
     // A failure keeps its token (so does a check that threw); only a right password gives it back.
     if (!ok || user === undefined) return { kind: 'failed', reason: user === undefined ? 'unknown_account' : 'wrong_password', user };
     this.throttle.refund(account, client, this.now());
+    this.throttle.succeeded(account, client, this.now());
     const nowMs = this.now();
     const minted = mintSessionToken();
     const session: SessionRecord = {
