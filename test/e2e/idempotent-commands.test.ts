@@ -91,8 +91,9 @@ describe('Idempotency-Key on robot commands', () => {
       const last = await control({ action: 'stop', reason: 'last' });
       expect(last.status).toBe(200);
       expect(applied()).toBe(6);
-      const audit = await api(base, d.apiKey, `/v1/agent/list-commands`, { method: 'POST', body: JSON.stringify({ org_id: d.orgId, fleet_id: d.fleetId, robot_id: robotId }) });
-      if (audit.status === 200 && Array.isArray(audit.body.commands)) expect(audit.body.commands).toHaveLength(6);
+      const audit = await api(base, d.apiKey, `/v1/audit-log?fleet_id=${d.fleetId}&robot_id=${robotId}`);
+      expect(audit.status).toBe(200);
+      expect(audit.body.items).toHaveLength(6);
     } finally {
       await sim.stop();
       await gw.stop();
