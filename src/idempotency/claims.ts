@@ -121,8 +121,9 @@ export class IdempotencyClaims {
     if (decided !== null) return decided;
     this.markRunning(key);
     const store = this.store;
-    // complete()/release() run in transactions queued after this one, so they see the claim.
-    store.root
+    // Queued after the caller's synchronous part (the stop is sent first); complete()/release() run in
+    // transactions queued after this one, so they see the claim.
+    queueMicrotask(() => void store.root
       .transaction(() => {
         const rec = store.idempotency.get(key);
         if (rec !== undefined) store.index.removeSync(expiryKey(rec.expiresAtMs, key));
@@ -130,7 +131,7 @@ export class IdempotencyClaims {
         store.idempotency.putSync(key, { bodyHash: hash, state: 'running', owner: { ...BOOT }, leaseUntilMs: nowMs + CLAIM_LEASE_MS, reply: null, createdAtMs: nowMs, expiresAtMs });
         store.index.putSync(expiryKey(expiresAtMs, key), true);
       })
-      .catch(() => undefined); // unwritten: complete() finds no claim and records nothing; a retry runs again
+      .catch(() => undefined)); // unwritten: complete() finds no claim and records nothing; a retry runs again
     return { kind: 'claimed' };
   }
 
