@@ -14,7 +14,6 @@ import { adminJson } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess } from '../support/gateway.js';
 import { until } from '../support/until.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
 const dirs: string[] = [];
