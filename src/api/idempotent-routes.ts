@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import type { IdempotencyClaims } from '../idempotency/claims.js';
 import { withIdempotency } from '../idempotency/index.js';
+import { deriveRoute } from './define-route.js';
 import type { HandlerResult, RouteContext, RouteDef } from './route.js';
 
 /**
@@ -62,6 +63,6 @@ export function withRouteIdempotency(routes: RouteDef[], claims: IdempotencyClai
         ...(log ? { log } : {}),
       });
     };
-    return { ...r, idempotencyKey: 'optional', handler };
+    return deriveRoute(r, { idempotencyKey: 'optional', handler });
   });
 }
