@@ -97,6 +97,16 @@ export function defineRoute<
   };
 }
 
+/**
+ * `route` with `patch` applied (a wrapped handler, a declared header), still counted as declared with
+ * {@link defineRoute} when `route` was: the wrapper receives what the route's handler receives.
+ */
+export function deriveRoute(route: RouteDef, patch: Partial<RouteDef>): RouteDef {
+  const derived = { ...route, ...patch };
+  if (defined.has(route)) defined.add(derived);
+  return derived;
+}
+
 /** True for a route declared with {@link defineRoute} (the gateway's route list is checked with it). */
 export function isDefinedRoute(route: RouteDef): boolean {
   return defined.has(route);

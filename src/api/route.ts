@@ -88,8 +88,10 @@ export interface RouteDef {
   /**
    * Largest request body the route accepts, in bytes: what its `body` schema can need, declared beside
    * it. A larger body gets 413 `body_too_large` naming this limit before it is read (the adapter asks
-   * the router, Router.bodyLimit). Default: the gateway-wide limit (FLEETGW_MAX_BODY_BYTES, 1 MiB),
-   * which also caps this one.
+   * the router, Router.bodyLimit; an MCP tool call is held to its route's bound too). Every route
+   * with a `body` declares it (test/api/route-declarations.test.ts fails otherwise; common sizes in
+   * schemas/body-bounds.ts); without a body the gateway-wide limit (FLEETGW_MAX_BODY_BYTES, 1 MiB)
+   * applies, and it caps this one.
    */
   maxBodyBytes?: number;
   /**

@@ -48,6 +48,7 @@ import type { RobotUsageRecord } from '../fleet/robot-details/usage.js';
 import type { TelemetrySelect } from '../fleet/utilization/utilization.js';
 import { streamTicketRoutes } from '../api/routes/stream-tickets.js';
 import type { RouteDef } from '../api/route.js';
+import { withRouteIdempotency } from '../api/idempotent-routes.js';
 import type { OperationRuntime } from '../missions/catalog/runtime.js';
 import type { MissionScheduling } from '../missions/scheduling/scheduling-service.js';
 import type { RobotLink } from '../protocol/robot-link.js';
@@ -143,7 +144,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     served ??= { ...doc, servers: [{ url, description: 'This gateway.' }, RELATIVE_SERVER] };
     return served;
   };
-  const routes: RouteDef[] = [
+  const routes: RouteDef[] = withRouteIdempotency([
     ...openApiRoutes(document),
     ...(deps.apiDocs ? apiDocsRoutes(deps.apiDocs) : []),
     ...(deps.dashboard ? dashboardRoutes(deps.dashboard) : []),
@@ -194,7 +195,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
       : []),
     // The Agent API over MCP: its tools are the `POST /v1/agent/*` routes of this very list (src/gateway/mcp.ts).
     ...mcpRoutes(deps.mcp),
-  ];
+  ], deps.idempotency, deps.log);
   doc = buildOpenApi(routes, API_INFO);
   return { routes, openapi: doc };
 }

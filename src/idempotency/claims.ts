@@ -51,8 +51,11 @@ function ownClaim(rec: IdempotencyRecord): boolean {
  * gets a new one, so claims left by the old one read as stale.
  */
 export class IdempotencyClaims {
-  /** Keys this process is running right now. Bounded by the requests in flight. */
-  private readonly running = new Set<string>();
+  /**
+   * Keys this process is running right now, each with what settles when it finishes (completed or
+   * released), so a duplicate arriving meanwhile can wait for it. Bounded by the requests in flight.
+   */
+  private readonly running = new Map<string, { settled: Promise<void>; settle: () => void }>();
 
   constructor(readonly store: Store) {}
 
@@ -72,17 +75,74 @@ export class IdempotencyClaims {
     return nowMs >= rec.leaseUntilMs;
   }
 
+  /**
+   * Resolves when this process's running claim of `key` settles; undefined when it runs none (a claim
+   * of another process, or nothing running).
+   */
+  settled(key: string): Promise<void> | undefined {
+    return this.running.get(key)?.settled;
+  }
+
+  /** What the record says about a new claim, or null when the key is free to claim. */
+  private decide(key: string, rec: IdempotencyRecord | undefined, hash: string, nowMs: number): ClaimOutcome | null {
+    if (rec !== undefined && rec.expiresAtMs > nowMs) {
+      if (rec.bodyHash !== hash) return { kind: 'body_mismatch' };
+      if (rec.state === 'done') return rec.reply === null ? { kind: 'not_replayable' } : { kind: 'replay', reply: rec.reply };
+      if (!this.isStale(key, rec, nowMs)) return { kind: 'in_progress' };
+    }
+    return null;
+  }
+
+  private markRunning(key: string): void {
+    let settle!: () => void;
+    const settled = new Promise<void>((resolve) => (settle = resolve));
+    this.running.set(key, { settled, settle });
+  }
+
+  private unmarkRunning(key: string): void {
+    this.running.get(key)?.settle();
+    this.running.delete(key);
+  }
+
+  /**
+   * Claims `key` without waiting for a write: one synchronous read (microseconds), then the request
+   * may run at once while the claim record is written behind it. For urgent requests (a stop), which
+   * must not wait for a commit before they reach the robot. A duplicate in this process sees the key
+   * running from the moment this returns; a duplicate in another process sharing the store may slip
+   * through until the record commits, which a stop tolerates (stopping a stopped robot changes nothing).
+   */
+  claimNow(key: string, hash: string, nowMs: number): ClaimOutcome {
+    if (this.running.has(key)) {
+      const rec = this.store.idempotency.get(key);
+      // Our own claim whose record is not written yet: running, whatever the body.
+      return rec !== undefined && rec.bodyHash !== hash ? { kind: 'body_mismatch' } : { kind: 'in_progress' };
+    }
+    const decided = this.decide(key, this.store.idempotency.get(key), hash, nowMs);
+    if (decided !== null) return decided;
+    this.markRunning(key);
+    const store = this.store;
+    // Queued after the caller's synchronous part (the stop is sent first); complete()/release() run in
+    // transactions queued after this one, so they see the claim.
+    queueMicrotask(() => void store.root
+      .transaction(() => {
+        const rec = store.idempotency.get(key);
+        if (rec !== undefined) store.index.removeSync(expiryKey(rec.expiresAtMs, key));
+        const expiresAtMs = nowMs + CLAIM_LEASE_MS + REPLAY_WINDOW_MS;
+        store.idempotency.putSync(key, { bodyHash: hash, state: 'running', owner: { ...BOOT }, leaseUntilMs: nowMs + CLAIM_LEASE_MS, reply: null, createdAtMs: nowMs, expiresAtMs });
+        store.index.putSync(expiryKey(expiresAtMs, key), true);
+      })
+      .catch(() => undefined)); // unwritten: complete() finds no claim and records nothing; a retry runs again
+    return { kind: 'claimed' };
+  }
+
   /** Tries to claim `key` for a request with body hash `hash`; tells the caller what to do instead if not. */
   async claim(key: string, hash: string, nowMs: number): Promise<ClaimOutcome> {
     const store = this.store;
     let added = false;
     const attempt = (): ClaimOutcome => {
       const rec = store.idempotency.get(key);
-      if (rec !== undefined && rec.expiresAtMs > nowMs) {
-        if (rec.bodyHash !== hash) return { kind: 'body_mismatch' };
-        if (rec.state === 'done') return rec.reply === null ? { kind: 'not_replayable' } : { kind: 'replay', reply: rec.reply };
-        if (!this.isStale(key, rec, nowMs)) return { kind: 'in_progress' };
-      }
+      const decided = this.decide(key, rec, hash, nowMs);
+      if (decided !== null) return decided;
       if (rec !== undefined) store.index.removeSync(expiryKey(rec.expiresAtMs, key));
       const expiresAtMs = nowMs + CLAIM_LEASE_MS + REPLAY_WINDOW_MS;
       const next: IdempotencyRecord = {
@@ -97,14 +157,14 @@ export class IdempotencyClaims {
       store.idempotency.putSync(key, next);
       store.index.putSync(expiryKey(expiresAtMs, key), true);
       // In flight from inside the transaction: a second claim queued in the same batch must see it live.
-      this.running.add(key);
+      this.markRunning(key);
       added = true;
       return { kind: 'claimed' };
     };
     try {
       return await store.root.transaction(attempt);
     } catch (err) {
-      if (added) this.running.delete(key);
+      if (added) this.unmarkRunning(key);
       throw err;
     }
   }
@@ -135,7 +195,7 @@ export class IdempotencyClaims {
         if (ownClaim(rec) || (replace && rec.state === 'done')) putDone(store, key, rec, reply, nowMs);
       });
     } finally {
-      this.running.delete(key);
+      this.unmarkRunning(key);
     }
   }
 
@@ -158,7 +218,7 @@ export class IdempotencyClaims {
         return null;
       });
     } finally {
-      this.running.delete(key);
+      this.unmarkRunning(key);
     }
   }
 }

@@ -6,7 +6,8 @@
  *
  * - The key is scoped to actor (API key id), organization, fleet, endpoint and the request body.
  * - The first request claims the key (an LMDB record committed before `run` starts).
- * - A concurrent request with the same key gets 409 `conflict` while the first runs.
+ * - A concurrent request with the same key waits while the first runs in this process, then gets its
+ *   answer (409 `idempotency_in_progress` only while another process sharing the store runs it).
  * - A completed request with the same key and body replays the stored status and body for 24 h,
  *   also after a restart; the same key with another body is 409.
  * - A failed handler (it throws, or answers 5xx) releases the claim so the request can be retried -
@@ -42,6 +43,11 @@ export interface IdempotencyOptions {
   replayAs?: (result: StoredReply) => StoredReply;
   /** false: a missing header runs the request without idempotency. Default true (missing = 400). */
   required?: boolean;
+  /**
+   * The request must not wait for a write before it runs (a stop): the key is checked with one
+   * synchronous read and the claim is written behind the run (IdempotencyClaims.claimNow).
+   */
+  urgent?: boolean;
   /** Wall clock (ms), for the 24 h window and claim leases. */
   now?: () => number;
   /** Where a failure after the commit is reported (the answer is the committed one). */
@@ -58,6 +64,12 @@ export interface IdempotentCommit<R extends StoredReply = StoredReply> {
    */
   inTxn(reply: R): void;
 }
+
+/**
+ * How many times a duplicate waits for a running first request before answering 409: each wait ends
+ * when that request settles, and a new one starts only when a third request claimed the key meanwhile.
+ */
+const MAX_WAITS = 3;
 
 /** For requests run without a key (`required: false`): there is nothing to record. */
 const NO_COMMIT: IdempotentCommit<never> = { inTxn: () => undefined };
@@ -88,7 +100,16 @@ export async function withIdempotency<R extends StoredReply>(
   }
   if (!IDEMPOTENCY_KEY_SHAPE.test(key)) throw apiError('idempotency_key_invalid');
   const skey = storageKey(scope, key);
-  const outcome = await claims.claim(skey, bodyHash(body), now());
+  const hash = bodyHash(body);
+  let outcome = opts.urgent === true ? claims.claimNow(skey, hash, now()) : await claims.claim(skey, hash, now());
+  // A duplicate of a request this process is running waits for it, then takes its answer (or, when
+  // the first failed and released the key, runs as the retry it is). Never two runs at once.
+  for (let waited = 0; outcome.kind === 'in_progress' && waited < MAX_WAITS; waited++) {
+    const settled = claims.settled(skey);
+    if (settled === undefined) break;
+    await settled;
+    outcome = await claims.claim(skey, hash, now());
+  }
   switch (outcome.kind) {
     case 'replay': {
       const { reply } = outcome;

@@ -33,6 +33,8 @@ import {
   MapContextBody,
   MapContextResponse,
 } from '../schemas/agent-read.js';
+import { KIB } from '../schemas/body-bounds.js';
+import { SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
 
 const FLEET_ERRORS = ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'forbidden_permission'] as const;
 
@@ -134,6 +136,7 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
       summary: `List entities of one kind (keyset pages) or several kinds at once (unpaged). Permission per kind: ${permissionTable()}.`,
       auth: 'any',
       body: QueryEntitiesBody,
+      maxBodyBytes: 8 * KIB,
       responses: { 200: { description: 'One page of one kind, or the items of several kinds with a report per kind.', schema: QueryEntitiesResponse } },
       errors: [...FLEET_ERRORS, 'invalid_body', 'cursor_invalid'],
     }).handle(({ auth, body }) => ({ status: 200, body: reader.query(auth, body as QueryBody) })),
@@ -145,6 +148,7 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
       summary: 'One entity in detail: a robot (identity, live state, capability descriptors, current settings, assignments), feature, operation, mission template, field rule or object.',
       auth: 'any',
       body: GetEntityBody,
+      maxBodyBytes: SMALL_BODY_MAX_BYTES,
       responses: { 200: { description: 'The detailed record; `kind` says which.', schema: EntityDetail } },
       errors: [...FLEET_ERRORS, 'missing_field', 'robot_not_found', 'feature_not_found', 'template_not_found', 'operation_not_found', 'entity_not_found', 'field_rule_not_found', 'object_not_found'],
     }).handle(({ auth, body }) => ({ status: 200, body: reader.get(auth, body) })),
@@ -156,6 +160,7 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
       summary: 'Names to ids: exact matches first, then case-insensitive ones; an ambiguous name returns every match.',
       auth: 'any',
       body: ResolveBody,
+      maxBodyBytes: 256 * KIB,
       responses: { 200: { description: 'The matches, and the names that matched nothing.', schema: ResolveResponse } },
       errors: [...FLEET_ERRORS],
     }).handle(({ auth, body }) => ({ status: 200, body: reader.resolve(auth, body) })),
@@ -167,6 +172,7 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
       summary: 'Feature geometry and robot positions of the whole fleet (bbox is validated, not applied).',
       auth: 'operations:read',
       body: MapContextBody,
+      maxBodyBytes: SMALL_BODY_MAX_BYTES,
       responses: { 200: { description: 'The included parts.', schema: MapContextResponse } },
       errors: [...FLEET_ERRORS, 'invalid_body'],
     }).handle(mapContext),
@@ -178,6 +184,7 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
       summary: 'Which robots have a capability (the capabilities query-entities lists: registered plus advertised), online and available or not, whether their policy lets invoke_action call it and the arguments it accepts.',
       auth: 'robots:read',
       body: ExplainCapabilityBody,
+      maxBodyBytes: SMALL_BODY_MAX_BYTES,
       responses: { 200: { description: 'Per action, its robots.', schema: ExplainCapabilityResponse } },
       errors: [...FLEET_ERRORS],
     }).handle(explainCapability),

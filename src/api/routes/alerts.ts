@@ -14,6 +14,7 @@ import type { RouteDef } from '../route.js';
 import {
   AcknowledgeAlertBody, ALERTS_LIMIT, AlertListQuery, AlertListResponse, AlertPathParams, AlertsPathParams, AlertView,
 } from '../schemas/alerts.js';
+import { KIB } from '../schemas/body-bounds.js';
 
 const BASE = '/v1/orgs/{org_id}/fleets/{fleet_id}/alerts';
 
@@ -104,6 +105,7 @@ export function alertRoutes(deps: { store: Store; alerts: AlertService }): Route
       auth: 'fleet:write',
       params: AlertPathParams,
       body: AcknowledgeAlertBody,
+      maxBodyBytes: 8 * KIB,
       responses: { 200: { description: 'The alert, acknowledged (committed before the answer).', schema: AlertView } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'alert_not_found', 'alert_resolved'],
     }).handle(async ({ auth, params, body }) => {

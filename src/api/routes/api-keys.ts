@@ -34,6 +34,7 @@ import {
   ApiKeyView,
   OrgPathParams,
 } from '../schemas/api-keys.js';
+import { SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
 
 export interface ApiKeyRouteDeps {
   store: Store;
@@ -112,6 +113,7 @@ export function apiKeyRoutes(deps: ApiKeyRouteDeps): RouteDef[] {
       actors: 'user',
       params: OrgPathParams,
       body: ApiKeyCreateRequest,
+      maxBodyBytes: SMALL_BODY_MAX_BYTES,
       idempotencyKey: 'required',
       errors: ['forbidden_org', 'fleet_not_found', 'role_lacks_permission'],
       responses: {

@@ -17,6 +17,7 @@ import type { OperationRuntime } from '../../missions/catalog/runtime.js';
 import type { Store } from '../../store/lmdb.js';
 import { ControlOperationBody, ControlOperationResponse } from '../schemas/control-operation.js';
 import { templateView } from '../template-view.js';
+import { SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
 
 /** The control-operation route. */
 export function controlOperationRoutes(deps: { store: Store; events: EventLog; runtime: OperationRuntime; log?: Logger }): RouteDef[] {
@@ -33,6 +34,7 @@ export function controlOperationRoutes(deps: { store: Store; events: EventLog; r
       tags: ['Agent API'],
       auth: 'any',
       body: ControlOperationBody,
+      maxBodyBytes: SMALL_BODY_MAX_BYTES,
       responses: {
         200: { description: 'Done; the live operation adopted the change.', schema: ControlOperationResponse },
         202: { description: 'Committed; the live operation has not adopted it yet (runtimeSync `pending`).', schema: ControlOperationResponse },

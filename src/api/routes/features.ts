@@ -39,6 +39,7 @@ import {
   FeatureView,
   FleetPathParams,
 } from '../schemas/features.js';
+import { GEOMETRY_BODY_MAX_BYTES, KIB } from '../schemas/body-bounds.js';
 
 const BASE = '/v1/orgs/{org_id}/fleets/{fleet_id}/features';
 
@@ -90,6 +91,7 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
       auth: 'features:write',
       params: FleetPathParams,
       body: FeatureCreateBody,
+      maxBodyBytes: GEOMETRY_BODY_MAX_BYTES,
       idempotencyKey: 'optional',
       responses: { 201: { description: 'Created; the server minted featureId.', schema: FeatureView } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'invalid_geometry', 'idempotency_key_invalid', 'idempotency_in_progress'],
@@ -131,6 +133,7 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
       auth: 'features:write',
       params: FeaturePathParams,
       body: FeatureUpdateBody,
+      maxBodyBytes: GEOMETRY_BODY_MAX_BYTES,
       responses: { 200: { description: 'The edited feature.', schema: FeatureView } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'invalid_geometry'],
     }).handle(
@@ -167,6 +170,7 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
       tags: ['Agent API'],
       auth: 'features:write',
       body: ControlFeatureBody,
+      maxBodyBytes: 8 * KIB,
       responses: {
         200: {
           description: 'The feature after the action (lock, unlock, reset), or the field rule and its delivery (enable_field_rule, disable_field_rule: every online robot applied it).',

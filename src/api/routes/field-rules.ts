@@ -25,6 +25,7 @@ import {
   FieldRuleView,
   UpsertFieldRuleBody,
 } from '../schemas/field-rules.js';
+import { GEOMETRY_BODY_MAX_BYTES } from '../schemas/body-bounds.js';
 
 const BASE = '/v1/orgs/{org_id}/fleets/{fleet_id}/field-rules';
 
@@ -70,6 +71,7 @@ export function fieldRuleRoutes(deps: { store: Store; fieldRules: FieldRuleServi
       tags: ['Agent API'],
       auth: 'features:write',
       body: UpsertFieldRuleBody,
+      maxBodyBytes: GEOMETRY_BODY_MAX_BYTES,
       idempotencyKey: 'optional',
       responses: {
         200: { description: 'Edited and applied by every online robot.', schema: FieldRuleChangeResult },

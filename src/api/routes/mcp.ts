@@ -12,6 +12,7 @@ import { defineRoute } from '../define-route.js';
 import type { McpEndpoint } from '../mcp/exchange.js';
 import type { RouteDef } from '../route.js';
 import { McpDeleteHeaders, McpMessage, McpPostHeaders, McpResponse } from '../schemas/mcp.js';
+import { MCP_BODY_MAX_BYTES } from '../schemas/body-bounds.js';
 
 export interface McpRouteDeps {
   endpoint: McpEndpoint;
@@ -42,6 +43,7 @@ export function mcpRoutes(deps: McpRouteDeps): RouteDef[] {
       auth: 'any',
       headers: McpPostHeaders,
       body: McpMessage,
+      maxBodyBytes: MCP_BODY_MAX_BYTES,
       // A tool call spends the limit once, as its own route (with the route's urgent rule for stops).
       rateLimited: (message) => !dispatchedToItsRoute(message, deps.isTool),
       responses: {

@@ -284,6 +284,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       tags: ['Agent API', 'Mission runs'],
       auth: 'robots:read',
       body: RuntimeStatusBody,
+      maxBodyBytes: SMALL_BODY_MAX_BYTES,
       responses: { 200: { description: 'One of the three forms, told apart by `kind`.', schema: RuntimeStatusResponse } },
       errors: [...fleetErrors, 'forbidden_permission', 'schedule_not_found', 'robot_not_found', 'invalid_body'],
     }).handle(runtimeStatus),

@@ -35,6 +35,8 @@ import {
   SubmitJobBody,
   type ScheduleObject,
 } from '../schemas/mission-tools.js';
+import { KIB } from '../schemas/body-bounds.js';
+import { CONTROL_ROBOT_MAX_BODY_BYTES, SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
 
 export interface MissionToolDeps {
   store: Store;
@@ -268,6 +270,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       summary: 'Create an enabled mission template for a job and register its schedule (null or omitted schedule: fire now). Requires Idempotency-Key.',
       auth: 'missions:write',
       body: SubmitJobBody,
+      maxBodyBytes: 128 * KIB,
       responses: {
         201: { description: 'Template and schedule committed; status `scheduled`.', schema: ScheduleAccepted },
         202: { description: 'Committed, but the live operation has not adopted the template yet (`runtimeSync` `pending`).', schema: ScheduleAccepted },
@@ -284,6 +287,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       summary: 'Fire-now run of an existing template (a schedule that falls due at once). Requires Idempotency-Key.',
       auth: 'missions:write',
       body: DeployMissionBody,
+      maxBodyBytes: 16 * KIB,
       responses: { 202: { description: 'Accepted asynchronously; status `scheduled`. No robot is chosen yet.', schema: ScheduleAccepted } },
       errors: [...MISSION_ERRORS, 'template_not_found'],
     }).handle((ctx) => deployOrSchedule(ctx, 'POST /v1/agent/deploy-mission', null, 202)),
@@ -297,6 +301,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       summary: 'Register a schedule (once, interval or cron in an IANA zone) for an existing template. Requires Idempotency-Key.',
       auth: 'missions:write',
       body: ScheduleMissionBody,
+      maxBodyBytes: 32 * KIB,
       responses: { 201: { description: 'Schedule committed; status `scheduled`.', schema: ScheduleAccepted } },
       errors: [...MISSION_ERRORS, 'template_not_found'],
     }).handle((ctx) => deployOrSchedule(ctx, 'POST /v1/agent/schedule-mission', ctx.body.schedule, 201)),
@@ -309,6 +314,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       summary: 'Edit a schedule in place (same schedule id). Command schedules also need operations:control.',
       auth: 'missions:write',
       body: EditScheduleBody,
+      maxBodyBytes: 32 * KIB,
       responses: { 200: { description: 'The edited schedule.', schema: ScheduleAccepted } },
       errors: [...MISSION_ERRORS, 'schedule_not_found', 'schedule_cancelled', 'robot_ids_invalid', 'forbidden_permission'],
     }).handle(editSchedule),
@@ -324,6 +330,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
         'immediate command is. Needs operations:control and robots:write. Requires Idempotency-Key.',
       auth: 'operations:control',
       body: ScheduleCommandBody,
+      maxBodyBytes: CONTROL_ROBOT_MAX_BODY_BYTES,
       responses: { 201: { description: 'Command schedule committed; status `scheduled`.', schema: ScheduleAccepted } },
       errors: [...MISSION_ERRORS, 'forbidden_permission', 'action_field_missing', 'action_field_unexpected', 'force_reset_one_target'],
     }).handle(scheduleCommand),
@@ -336,6 +343,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       summary: 'Cancel a mission schedule (missions:write) or command schedule (operations:control). Idempotent.',
       auth: 'any',
       body: CancelScheduleBody,
+      maxBodyBytes: SMALL_BODY_MAX_BYTES,
       responses: { 200: { description: 'Cancelled.', schema: CancelScheduleResponse } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'schedule_not_found', 'forbidden_permission'],
     }).handle(cancelSchedule),
@@ -348,6 +356,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       summary: 'Set template priorities as one batch (all applied or none).',
       auth: 'missions:write',
       body: SetPrioritiesBody,
+      maxBodyBytes: 128 * KIB,
       responses: { 200: { description: 'All priorities applied.', schema: SetPrioritiesResponse } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'template_not_found', 'duplicate_priority'],
     }).handle(setPriorities),

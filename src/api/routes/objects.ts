@@ -26,6 +26,7 @@ import {
   TrackedObjectView,
   type ObjectListQuery as ObjectListQueryT,
 } from '../schemas/objects.js';
+import { GEOMETRY_BODY_MAX_BYTES } from '../schemas/body-bounds.js';
 
 const BASE = '/v1/orgs/{org_id}/fleets/{fleet_id}/objects';
 
@@ -76,6 +77,7 @@ export function objectRoutes(deps: ObjectRouteDeps): RouteDef[] {
       auth: 'robots:write',
       params: FleetPathParams,
       body: ObjectCreateBody,
+      maxBodyBytes: GEOMETRY_BODY_MAX_BYTES,
       idempotencyKey: 'optional',
       responses: { 201: { description: 'Created; the server minted objectId.', schema: TrackedObjectView } },
       errors: [...fleetErrors, 'invalid_geometry', 'objects_full', 'idempotency_key_invalid', 'idempotency_in_progress'],
@@ -125,6 +127,7 @@ export function objectRoutes(deps: ObjectRouteDeps): RouteDef[] {
       auth: 'robots:write',
       params: ObjectPathParams,
       body: ObjectUpdateBody,
+      maxBodyBytes: GEOMETRY_BODY_MAX_BYTES,
       responses: { 200: { description: 'The edited object.', schema: TrackedObjectView } },
       errors: [...fleetErrors, 'object_not_found', 'invalid_geometry'],
     }).handle(async ({ auth, params, body, nowMs }) => {

@@ -11,6 +11,7 @@ import type { RouteDef } from '../route.js';
 import { toRobotView } from '../robot-view.js';
 import { RobotPatchBody } from '../schemas/robot-admin.js';
 import { RobotPathParams, RobotView } from '../schemas/robots.js';
+import { KIB } from '../schemas/body-bounds.js';
 
 export interface RobotAdminRouteDeps extends RobotAdminDeps {
   isOnline(robotId: string): boolean;
@@ -29,6 +30,7 @@ export function robotAdminRoutes(deps: RobotAdminRouteDeps): RouteDef[] {
       auth: 'robots:write',
       params: RobotPathParams,
       body: RobotPatchBody,
+      maxBodyBytes: 32 * KIB,
       responses: { 200: { description: 'The robot after the change.', schema: RobotView } },
       errors: ['robot_not_found', 'forbidden_fleet', 'fleet_not_found', 'robot_not_idle', 'robot_rostered_alone'],
     }).handle(async ({ auth, params, body, nowMs }) => {

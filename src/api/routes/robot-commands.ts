@@ -26,7 +26,7 @@ import {
   StopAllBody,
   StopAllResponse,
 } from '../schemas/robot-commands.js';
-import { SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
+import { SMALL_BODY_MAX_BYTES, CONTROL_ROBOT_MAX_BODY_BYTES } from '../schemas/control-robot.js';
 import { activeRobots } from '../fleet-scope.js';
 
 export interface RobotCommandDeps {
@@ -72,6 +72,7 @@ export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
       operationId: 'robotGoTo',
       summary: "Assign a one-shot geographic destination inside the robot's advertised go-to area (optional heading and speed cap).",
       body: GoToBody,
+      maxBodyBytes: SMALL_BODY_MAX_BYTES,
     }).handle((ctx) =>
       single(ctx, {
         action: 'go_to',
@@ -84,6 +85,7 @@ export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
       operationId: 'robotSetMode',
       summary: "Set the robot mode; the mode must be one of the robot's advertised allowed modes.",
       body: ModeBody,
+      maxBodyBytes: SMALL_BODY_MAX_BYTES,
     }).handle((ctx) => single(ctx, { action: 'mode', args: { mode: ctx.body.mode } })),
     defineRoute({
       ...common,
@@ -91,6 +93,7 @@ export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
       operationId: 'robotInvokeService',
       summary: "Invoke an advertised action; `arguments` are validated against the action's advertised JSON Schema.",
       body: InvokeServiceBody,
+      maxBodyBytes: CONTROL_ROBOT_MAX_BODY_BYTES,
     }).handle((ctx) => single(ctx, { action: 'invoke_action', args: { name: ctx.body.action_name, arguments: ctx.body.arguments ?? {} } })),
     defineRoute({
       ...common,
@@ -98,6 +101,7 @@ export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
       operationId: 'robotUpdateSettings',
       summary: "Send setting updates; each key must be an advertised setting and each value inside its range or allowed values.",
       body: SettingsBody,
+      maxBodyBytes: CONTROL_ROBOT_MAX_BODY_BYTES,
     }).handle((ctx) => single(ctx, { action: 'update_settings', args: { values: ctx.body.settings } })),
     defineRoute({
       method: 'POST',

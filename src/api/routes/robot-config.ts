@@ -16,6 +16,7 @@ import type { Store } from '../../store/lmdb.js';
 import { publicDelivery } from '../command-dispatch.js';
 import { RobotPathParams } from '../schemas/robot-commands.js';
 import { ConfigReadQuery, ConfigResponse, ConfigWriteBody, DEFAULT_RESULT_WAIT_MS } from '../schemas/robot-config.js';
+import { CONTROL_ROBOT_MAX_BODY_BYTES } from '../schemas/control-robot.js';
 
 export interface RobotConfigDeps {
   store: Store;
@@ -83,6 +84,7 @@ export function robotConfigRoutes(deps: RobotConfigDeps): RouteDef[] {
         auth: 'robots:write',
         params: RobotPathParams,
         body: ConfigWriteBody,
+        maxBodyBytes: CONTROL_ROBOT_MAX_BODY_BYTES,
         responses: ok,
         errors: ERRORS,
       }).handle((ctx) => exchange(ctx, action, ctx.body.values, ctx.body.timeout_ms)),

@@ -19,6 +19,7 @@ import { appendOrgEvent } from '../org-timeline.js';
 import type { AuthContext, RouteDef } from '../route.js';
 import { LoginRequest, SessionInfo, type SessionView } from '../schemas/sessions.js';
 import type { Logger } from 'pino';
+import { KIB } from '../schemas/body-bounds.js';
 
 export interface SessionRouteDeps {
   store: Store;
@@ -70,6 +71,7 @@ export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
       tags,
       auth: 'none',
       body: LoginRequest,
+      maxBodyBytes: 8 * KIB,
       errors: ['login_failed', 'login_throttled', 'unavailable'],
       responses: { 201: { description: 'Logged in; `Set-Cookie` carries the session (HttpOnly, SameSite=Strict, Secure over HTTPS).', schema: SessionInfo } },
     }).handle(

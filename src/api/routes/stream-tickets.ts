@@ -9,6 +9,7 @@ import type { RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
 import { TicketCapacityError, type TicketBound, type TicketIssuer } from '../../telemetry/ticket-issuer.js';
 import { StreamTicketRequest, StreamTicketResponse } from '../schemas/stream-tickets.js';
+import { SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
 
 export interface StreamTicketDeps {
   store: Store;
@@ -33,6 +34,7 @@ export function streamTicketRoutes(deps: StreamTicketDeps): RouteDef[] {
       tags: ['Telemetry'],
       auth: 'robots:read',
       body: StreamTicketRequest,
+      maxBodyBytes: SMALL_BODY_MAX_BYTES,
       errors: ['stream_tickets_exhausted', 'fleet_not_found', 'forbidden_org', 'forbidden_fleet'],
       responses: { 201: { description: 'The ticket and where to use it.', schema: StreamTicketResponse } },
     }).handle(

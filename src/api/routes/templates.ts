@@ -34,6 +34,8 @@ import {
 } from '../schemas/templates.js';
 import { fleetFromPath } from '../fleet-scope.js';
 import { templateView } from '../template-view.js';
+import { KIB } from '../schemas/body-bounds.js';
+import { SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
 
 const BASE = '/v1/orgs/{org_id}/fleets/{fleet_id}/mission-templates';
 
@@ -111,6 +113,7 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
       auth: 'missions:write',
       params: FleetPathParams,
       body: TemplateCreateBody,
+      maxBodyBytes: 256 * KIB,
       idempotencyKey: 'required',
       responses: { 201: applied('Created'), 202: PENDING },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'robot_not_active_member', 'robot_missing_capability', 'idempotency_key_required', 'idempotency_key_invalid', 'idempotency_in_progress', 'idempotency_body_mismatch'],
@@ -145,6 +148,7 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
       auth: 'missions:write',
       params: TemplatePathParams,
       body: TemplateUpdateBody,
+      maxBodyBytes: 256 * KIB,
       responses: { 200: applied('Edited'), 202: PENDING },
       errors: [...MUTATION_ERRORS, 'feature_not_found', 'robot_not_active_member', 'robot_missing_capability'],
     }).handle(
@@ -182,6 +186,7 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
       auth: 'missions:write',
       params: TemplatePathParams,
       body: EnabledBody,
+      maxBodyBytes: SMALL_BODY_MAX_BYTES,
       responses: { 200: applied('Set'), 202: PENDING },
       errors: [...MUTATION_ERRORS],
     }).handle(
