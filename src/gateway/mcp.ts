@@ -13,7 +13,7 @@ import type { McpRouteDeps } from '../api/routes/mcp.js';
 import { apiError } from '../errors/catalog.js';
 import { DEFAULT_TUNABLES, type GatewayTunables } from '../config.js';
 import { McpSessions, type McpSessionLimits } from '../http/mcp-sessions.js';
-import { errorResponse, type Router } from '../http/router.js';
+import type { Router } from '../http/router.js';
 
 /** A tool call as the REST request of its route, served by the router's pipeline minus authentication. */
 export function dispatchThrough(router: Router): RouteDispatch {
@@ -22,11 +22,8 @@ export function dispatchThrough(router: Router): RouteDispatch {
     if (call.body !== '') headers['content-type'] = 'application/json';
     if (call.idempotencyKey !== undefined) headers['idempotency-key'] = call.idempotencyKey;
     const body = Buffer.from(call.body, 'utf8');
-    // The tool's route bounds its body as over REST (RouteDef.maxBodyBytes), not the MCP message's bound.
-    const limit = router.bodyLimit('POST', call.path);
-    const res = limit !== null && body.length > limit
-      ? errorResponse(apiError('body_too_large', { limit }))
-      : await router.dispatch({ method: 'POST', path: call.path, query: '', headers, body, remoteAddress: call.context.client }, call.signal, call.context.auth);
+    // The router holds the tool's route to its own body bound (RouteDef.maxBodyBytes), as over REST.
+    const res = await router.dispatch({ method: 'POST', path: call.path, query: '', headers, body, remoteAddress: call.context.client }, call.signal, call.context.auth);
     return { status: res.status, headers: res.headers, body: typeof res.body === 'string' ? res.body : Buffer.from(res.body).toString('utf8') };
   };
 }
