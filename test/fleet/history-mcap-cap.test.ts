@@ -6,6 +6,7 @@
  */
 import { McapIndexedReader, type TypedMcapRecords } from '@mcap/core';
 import { describe, expect, it } from 'vitest';
+import { tunablesFromEnv } from '../../src/config.js';
 import { writeMcap } from '../../src/fleet/history/mcap.js';
 import type { HistorySample } from '../../src/fleet/history/samples.js';
 
@@ -61,5 +62,11 @@ describe('MCAP export cap', () => {
       from = next;
     }
     expect(seen).toEqual([1001, 1001, 1001, 1002, 1002, 1002]);
+  });
+
+  it('refuses a byte cap too small for a few worst-case samples at start', () => {
+    expect(() => tunablesFromEnv({ FLEETGW_HISTORY_EXPORT_MAX_BYTES: '1500' })).toThrow(/FLEETGW_HISTORY_EXPORT_MAX_BYTES must be at least 65536/);
+    expect(tunablesFromEnv({ FLEETGW_HISTORY_EXPORT_MAX_BYTES: '65536' }).historyExportMaxBytes).toBe(65_536);
+    expect(() => tunablesFromEnv({ FLEETGW_HISTORY_EXPORTS: '65' })).toThrow(/FLEETGW_HISTORY_EXPORTS must be at most 64/);
   });
 });
