@@ -158,7 +158,7 @@ class ServerStore implements ClickHouseSampleStore {
     return this.setUp.value?.schema;
   }
 
-  /** Before the set-up: `none`, so a replayed block is looked for before it is inserted (row-probe.ts). */
+  /** Before the set-up: `none` (a replay completes the set-up before it reads this: insert-queue.ts). */
   get dedup(): 'token' | 'block-hash' | 'none' {
     return this.setUp.value?.dedup ?? 'none';
   }
@@ -173,6 +173,10 @@ class ServerStore implements ClickHouseSampleStore {
 
   async setUpDone(): Promise<void> {
     await this.setUp.done;
+  }
+
+  async ensureSetUp(): Promise<void> {
+    await this.setUp.ensure();
   }
 
   nativeStats(): NativeInsertStats | null {
