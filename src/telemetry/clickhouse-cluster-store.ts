@@ -229,11 +229,13 @@ class ClusterStore implements ClickHouseSampleStore {
   }
 
   /**
-   * Readiness: every shard answers `SELECT 1` (reads fall back to any shard, so one answering would
-   * hide an outage that holds every depot's blocks in the spool).
+   * Readiness: every shard is set up (its layout checked, its migrations run: a shard that answers
+   * but refuses them takes no insert) and answers `SELECT 1`. Reads fall back to any shard, so one
+   * answering would hide an outage that holds every depot's blocks in the spool.
    */
   async probe(): Promise<void> {
     const results = await Promise.allSettled(this.shards.map(async (s) => {
+      await s.setUp.ensure();
       await (await s.client.query({ query: 'SELECT 1', format: 'TabSeparated' })).text();
     }));
     const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`shard ${i + 1} (${serverHost(this.shards[i]!.origin)}): ${message(r.reason)}`] : []));
