@@ -4,7 +4,7 @@
  * producer's next `write` waits for `onWritable` (the socket drained), so at most one chunk per
  * response waits in the gateway whatever the client's speed.
  */
-import type * as uws from 'uWebSockets.js';
+import type * as uws from './uws.js';
 import type { ResponseSink } from '../api/stream-body.js';
 
 /** The client went away while a streamed body was written. */

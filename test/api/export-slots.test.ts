@@ -61,15 +61,16 @@ describe('export read turns', () => {
     const first = inReadSlot(() => new Promise<void>((r) => (release = r)));
     const ac = new AbortController();
     let ran = false;
-    const abandoned = inReadSlot(async () => {
+    const abandoned = inReadSlot(() => {
       ran = true;
+      return Promise.resolve();
     }, ac.signal);
     expect(readSlotStats().waiting).toBe(1);
     ac.abort(new Error('client gone'));
     await expect(abandoned).rejects.toThrow('client gone');
     expect(readSlotStats().waiting).toBe(0);
-    const waiters = Array.from({ length: MAX_WAITING }, () => inReadSlot(async () => 1));
-    await expect(inReadSlot(async () => 1)).rejects.toBeInstanceOf(ReadSlotsFull);
+    const waiters = Array.from({ length: MAX_WAITING }, () => inReadSlot(() => Promise.resolve(1)));
+    await expect(inReadSlot(() => Promise.resolve(1))).rejects.toBeInstanceOf(ReadSlotsFull);
     release();
     await first;
     expect((await Promise.all(waiters)).length).toBe(MAX_WAITING);

@@ -13,9 +13,19 @@ import type { HistorySample } from '../../src/fleet/history/samples.js';
 async function exportOf(samples: readonly HistorySample[], fromMs: number, toMs: number, maxBytes: number): Promise<{ ts: number[]; result: Map<string, string> }> {
   const parts: Uint8Array[] = [];
   const inRange = samples.filter((s) => (s.tsMs as number) >= fromMs && (s.tsMs as number) < toMs);
-  await writeMcap('r1', { fromMs, toMs }, (async function* () {
-    yield inRange;
-  })(), { write: async (c) => void parts.push(c.slice()) }, maxBytes);
+  const pages: AsyncIterable<readonly HistorySample[]> = {
+    [Symbol.asyncIterator]: () => {
+      let done = false;
+      return { next: () => Promise.resolve(done ? { done: true, value: undefined } : ((done = true), { done: false, value: inRange })) };
+    },
+  };
+  const sink = {
+    write: (c: Uint8Array): Promise<void> => {
+      parts.push(c.slice());
+      return Promise.resolve();
+    },
+  };
+  await writeMcap('r1', { fromMs, toMs }, pages, sink, maxBytes);
   const bytes = Buffer.concat(parts);
   const reader = await McapIndexedReader.Initialize({
     readable: { size: () => Promise.resolve(BigInt(bytes.byteLength)), read: (o, n) => Promise.resolve(bytes.subarray(Number(o), Number(o + n))) },

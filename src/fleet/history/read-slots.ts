@@ -35,7 +35,8 @@ export async function inReadSlot<T>(read: () => Promise<T>, signal?: AbortSignal
       const leave = (): void => {
         const i = waiting.indexOf(turn);
         if (i >= 0) waiting.splice(i, 1);
-        reject(signal!.reason);
+        const why: unknown = signal!.reason;
+        reject(why instanceof Error ? why : new Error(String(why)));
       };
       waiting.push(turn);
       signal?.addEventListener('abort', leave, { once: true });
