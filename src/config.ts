@@ -78,6 +78,8 @@ export interface GatewayTunables {
   heapGrowingPercentLowLoad: number;
   /** Bytes of messages one MCAP history export writes before it ends early (docs/telemetry-history.md, Limits). */
   historyExportMaxBytes: number;
+  /** MCAP history exports running at once, gateway-wide; more are answered 503 with Retry-After. */
+  historyExports: number;
 }
 
 export const DEFAULT_TUNABLES: GatewayTunables = {
@@ -109,6 +111,7 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   heapGrowingPercent: 100,
   heapGrowingPercentLowLoad: 50,
   historyExportMaxBytes: 48 * 1024 * 1024,
+  historyExports: 4,
 };
 
 const ENV: Record<keyof GatewayTunables, string> = {
@@ -140,6 +143,7 @@ const ENV: Record<keyof GatewayTunables, string> = {
   heapGrowingPercent: 'FLEETGW_HEAP_GROWING_PERCENT',
   heapGrowingPercentLowLoad: 'FLEETGW_HEAP_GROWING_PERCENT_LOW_LOAD',
   historyExportMaxBytes: 'FLEETGW_HISTORY_EXPORT_MAX_BYTES',
+  historyExports: 'FLEETGW_HISTORY_EXPORTS',
 };
 
 /**
@@ -154,11 +158,22 @@ const MAX: Partial<Record<keyof GatewayTunables, number>> = {
   // A bound on what a misconfiguration can hold back: 5x the default, and past 10,000-row parts the
   // merge cost per part grows slowly (1.7x for 10x the rows at 1,000 -> 10,000, bench/README.md stop 28).
   telemetryInsertMinRows: 100_000,
+  // Each export holds about 1.5 MiB (a read chunk, an MCAP chunk, the socket's backlog).
+  historyExports: 64,
+};
+
+/**
+ * Smallest accepted values, where a smaller one breaks something. An export's byte cap must hold a
+ * few samples with every string at its bound (about 6 KiB each), so that each file of a continued
+ * export moves on by more than a timestamp's first sample.
+ */
+const MIN: Partial<Record<keyof GatewayTunables, number>> = {
+  historyExportMaxBytes: 64 * 1024,
 };
 
 /**
  * Reads tunables from the environment over the defaults.
- * @throws Error naming the variable when a value is not a positive integer, or above its maximum
+ * @throws Error naming the variable when a value is not a positive integer, or outside its bounds
  */
 export function tunablesFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayTunables {
   const out = { ...DEFAULT_TUNABLES };
@@ -169,6 +184,8 @@ export function tunablesFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayTu
     if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got '${raw}'`);
     const max = MAX[field];
     if (max !== undefined && n > max) throw new Error(`${name} must be at most ${max}, got '${raw}'`);
+    const min = MIN[field];
+    if (min !== undefined && n < min) throw new Error(`${name} must be at least ${min}, got '${raw}'`);
     out[field] = n;
   }
   return out;

@@ -12,6 +12,8 @@
 export interface ResponseSink {
   /** Sends `chunk`; resolves when the gateway may produce the next one (the socket took it or drained). */
   write(chunk: Uint8Array): Promise<void>;
+  /** Aborted when the client went away or the connection was closed: work for this body can stop. */
+  readonly signal?: AbortSignal;
 }
 
 /** The body of a streamed response. */
@@ -21,8 +23,13 @@ export class ResponseStream {
    * @param produce writes the body into the sink and resolves when it is complete; it runs only for
    *   a GET (a HEAD answer is the headers alone)
    */
+  /**
+   * @param unused called instead when `produce` will not run (a HEAD, or a client gone before the
+   *   headers), so what the handler took for the body (a place among the exports) is given back
+   */
   constructor(
     readonly contentType: string,
     readonly produce: (sink: ResponseSink) => Promise<void>,
+    readonly unused: () => void = () => undefined,
   ) {}
 }

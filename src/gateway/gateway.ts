@@ -387,6 +387,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       usage: (id) => usageMeter.usage(id),
       ...(ingest.sampleStore.select !== undefined ? { telemetrySelect: (q) => ingest.sampleStore.select!(q) } : {}),
       historyExportMaxBytes: tunables.historyExportMaxBytes,
+      historyExports: tunables.historyExports,
     });
     const router = createRouter(routes, {
       auth: keys,

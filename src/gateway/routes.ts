@@ -100,6 +100,8 @@ export interface RouteDeps {
   telemetrySelect?: TelemetrySelect;
   /** Bytes of messages an MCAP history export writes at most (tunable `historyExportMaxBytes`). */
   historyExportMaxBytes?: number;
+  /** MCAP history exports at once (tunable `historyExports`). */
+  historyExports?: number;
   /** Alerts (src/fleet/alerts); without it the alert routes are not served. */
   alerts?: AlertService;
   /** The MCP session table behind `/v1/mcp` and the tool names (src/gateway/mcp.ts `LateMcp`: filled in once the router exists). */
@@ -174,6 +176,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...telemetryHistoryRoutes({
       store: deps.store, ...(deps.telemetrySelect ? { select: deps.telemetrySelect } : {}), ...(deps.log ? { log: deps.log } : {}),
       ...(deps.historyExportMaxBytes !== undefined ? { exportMaxBytes: deps.historyExportMaxBytes } : {}),
+      ...(deps.historyExports !== undefined ? { maxExports: deps.historyExports } : {}),
     }),
     ...controlRobotRoutes({ store: deps.store, commands: deps.commands }),
     ...robotCommandRoutes({ store: deps.store, commands: deps.commands }),

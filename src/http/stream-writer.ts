@@ -20,6 +20,9 @@ export class StreamAborted extends Error {
  */
 export class StreamWriter implements ResponseSink {
   private aborted = false;
+  private readonly controller = new AbortController();
+  /** Aborted with the connection (see {@link ResponseSink.signal}). */
+  readonly signal = this.controller.signal;
   private waiting: { resolve: () => void; reject: (e: Error) => void } | null = null;
 
   constructor(private readonly res: uws.HttpResponse) {}
@@ -56,12 +59,14 @@ export class StreamWriter implements ResponseSink {
   fail(): void {
     if (this.aborted) return;
     this.aborted = true;
+    this.controller.abort(new StreamAborted());
     this.res.close();
   }
 
   /** The client went away: a waiting producer is rejected. */
   abort(): void {
     this.aborted = true;
+    this.controller.abort(new StreamAborted());
     const w = this.waiting;
     this.waiting = null;
     w?.reject(new StreamAborted());

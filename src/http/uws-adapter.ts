@@ -170,7 +170,10 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     }
     /** A streamed body: headers now, then the producer's chunks; settled when it ends. */
     const writeStream = (out: PlainResponse, body: ResponseStream): void => {
-      if (settled) return;
+      if (settled) {
+        body.unused();
+        return;
+      }
       const writer = new StreamWriter(res);
       stream = writer;
       res.cork(() => {
@@ -195,12 +198,16 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       );
     };
     const write = (out: PlainResponse, closeConnection = false): void => {
-      if (settled) return;
+      if (settled) {
+        out.stream?.unused();
+        return;
+      }
       // A HEAD answer to a streamed GET is its headers alone (`body` is '').
       if (out.stream !== undefined && plain.method !== 'HEAD') {
         writeStream(out, out.stream);
         return;
       }
+      out.stream?.unused();
       const bytes = out.body;
       settle();
       res.cork(() => {

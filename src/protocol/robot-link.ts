@@ -42,9 +42,10 @@ export interface RobotLinkListener {
    * (and again when the set of telemetry listeners changes, or after it threw); the returned function
    * then receives each of the robot's raw batches. For the per-message path: it saves the listener a
    * lookup by robot id per batch (10,000 a second at 1,000 robots). A listener with both gets its
-   * batches here only. As with onTelemetry, each batch is valid only during the call.
+   * batches here only. As with onTelemetry, each batch is valid only during the call. The function may
+   * return whether the batch carries a `seq` (it read it): the link then does not read it again.
    */
-  telemetrySink?(robotId: string, fleetId: string): (batch: Uint8Array) => void;
+  telemetrySink?(robotId: string, fleetId: string): (batch: Uint8Array) => boolean | void;
   onAck?(robotId: string, ack: CommandAck): void;
   /** The outcome of a request/response command (config, onboard settings). */
   onCommandResult?(robotId: string, result: CommandResult): void;

@@ -211,27 +211,30 @@ export class RobotRegistry implements RobotLink, SessionHooks {
     session.fail(LINK_CONFLICT_STATUS, LINK_CONFLICT_DETAILS);
   }
 
-  telemetry(session: RobotSession, batch: Uint8Array): void {
+  telemetry(session: RobotSession, batch: Uint8Array): boolean | undefined {
     let route = session.telemetryRoute;
     const fleetId = session.robot.fleetId;
     if (route === null || route.listeners !== this.telemetryListeners || route.fleetId !== fleetId) {
       route = session.telemetryRoute = this.routeOf(session.robotId, fleetId);
     }
     const sinks = route.sinks;
+    let sequenced: boolean | undefined;
     for (let i = 0; i < sinks.length; i++) {
       try {
-        sinks[i]!(batch);
+        const read = sinks[i]!(batch);
+        if (typeof read === 'boolean') sequenced = read || sequenced === true;
       } catch (err) {
         this.log.error({ err, robotId: session.robotId }, 'robot link: a listener failed on telemetry');
       }
     }
+    return sequenced;
   }
 
   /** Each telemetry listener's sink for one robot (onTelemetry bound to it when there is no telemetrySink). */
   private routeOf(robotId: string, fleetId: string): TelemetryRoute {
     const listeners = this.telemetryListeners;
     let complete = true;
-    const sinks = listeners.map((l): ((batch: Uint8Array) => void) => {
+    const sinks = listeners.map((l): ((batch: Uint8Array) => boolean | void) => {
       if (l.telemetrySink === undefined) return (batch) => l.onTelemetry!(robotId, fleetId, batch);
       try {
         return l.telemetrySink(robotId, fleetId);

@@ -19,7 +19,8 @@ export type RobotCall = ServerDuplexStream<RobotInbound, GatewayMessage>;
 /** What a session reports to its owner (the registry). */
 export interface SessionHooks {
   hello(session: RobotSession, hello: Hello): void;
-  telemetry(session: RobotSession, batch: Uint8Array): void;
+  /** Returns whether a listener found a `seq` in the batch; undefined when none looked. */
+  telemetry(session: RobotSession, batch: Uint8Array): boolean | undefined;
   /** The robot's telemetry stream sent its first batch with a `seq` (it reads receipts). */
   telemetrySequenced?(session: RobotSession): void;
   ack(session: RobotSession, ack: CommandAck): void;
@@ -36,7 +37,7 @@ export interface TelemetryRoute {
   /** The registry's telemetry listener array they were made for (another array: out of date). */
   readonly listeners: readonly unknown[];
   readonly fleetId: string;
-  readonly sinks: readonly ((batch: Uint8Array) => void)[];
+  readonly sinks: readonly ((batch: Uint8Array) => boolean | void)[];
 }
 
 export class RobotSession {

@@ -61,13 +61,15 @@ export class TelemetryStream {
   /**
    * @param onBatch receives each batch's raw bytes, valid only during the call (on the fast path it
    *   may be a view into a buffer reused for a later batch: grpc-message-reader.ts); copy what is kept.
+   *   It returns whether a listener found a `seq` in the batch (undefined: none looked; then the stream
+   *   looks itself).
    * @param onDone runs once, whatever ended the stream.
    * @param onSequenced runs once, at the first batch with a `seq` (the link then sends the robot
    *   its current durable point, so a resending agent learns at once what the gateway already holds).
    */
   constructor(
     private readonly call: TelemetryCall,
-    private readonly onBatch: (batch: Uint8Array) => void,
+    private readonly onBatch: (batch: Uint8Array) => boolean | undefined,
     private readonly onDone: (stream: TelemetryStream) => void,
     private readonly onSequenced: () => void = () => {},
   ) {
@@ -107,11 +109,13 @@ export class TelemetryStream {
   private receive(batch: Uint8Array): void {
     if (this.done) return;
     this.batches++;
-    if (!this.sequenced && seqReader.read(batch)) {
+    // The ingest reads the batch's seq as it takes it and says what it found: walked once per batch.
+    // Only without a listener that looked is the batch walked here.
+    const read = this.onBatch(batch);
+    if (!this.sequenced && (read ?? seqReader.read(batch))) {
       this.sequenced = true;
       this.onSequenced();
     }
-    this.onBatch(batch);
   }
 
   /**

@@ -12,12 +12,16 @@
  * 7, a varint over 10 bytes) makes the batch unsequenced: the decoder then rejects it and counts it
  * corrupt, as before. A malformed sample is the decoder's to find: it is not looked into here.
  *
- * Values above 2^53 are treated as unsequenced too: they cannot be exact JavaScript numbers, and no
- * agent needs them (a seq per batch at 1 kHz takes 285,000 years to get there).
+ * A 10-byte varint's bits past 64 are dropped (protobuf-es keeps a uint64's low 64 bits), so
+ * `2^64 + 7` reads as 7, as it reads it. Values above 2^53 are treated as unsequenced: they
+ * cannot be exact JavaScript numbers, and no agent needs them (a seq per batch at 1 kHz takes
+ * 285,000 years to get there).
  *
  * Bound: every field advances the position by at least one byte, so a walk is at most one step per
  * byte of a batch, and a batch is at most the robot link's message limit (4 MiB).
  */
+
+const EMPTY = new Uint8Array(0);
 
 /** Nested groups skipped at most this deep (protobuf-es's recursion budget less the batch's level). */
 const GROUP_BUDGET = 99;
@@ -26,7 +30,7 @@ const GROUP_BUDGET = 99;
 export class BatchSeqReader {
   seq = 0;
   epoch = 0;
-  private u8: Uint8Array = new Uint8Array(0);
+  private u8: Uint8Array = EMPTY;
   private pos = 0;
   private end = 0;
   /** A varint's value as a number; -1 when it is above 2^53. Set by {@link varint}. */
@@ -73,6 +77,7 @@ export class BatchSeqReader {
     }
     // A sample's length past the end (the fast path does not check each one).
     if (pos > end) return this.none();
+    this.u8 = EMPTY;
     if (seq <= 0 || epoch < 0) return this.none();
     this.seq = seq;
     this.epoch = epoch;
@@ -80,6 +85,8 @@ export class BatchSeqReader {
   }
 
   private none(): boolean {
+    // Not kept past the call: the batch (a view into a reused read buffer, or a large one) is the caller's.
+    this.u8 = EMPTY;
     this.seq = 0;
     this.epoch = 0;
     return false;
@@ -117,7 +124,9 @@ export class BatchSeqReader {
     for (let i = 0; ; i++) {
       if (this.pos >= this.end || i === 10) return false;
       const b = u8[this.pos++]!;
-      value += (b & 0x7f) * mul;
+      // The tenth byte holds bit 63 alone: higher bits are dropped, as protobuf-es keeps a uint64's
+      // low 64 bits.
+      value += (i === 9 ? b & 0x01 : b & 0x7f) * mul;
       if (b < 0x80) break;
       mul *= 128;
     }

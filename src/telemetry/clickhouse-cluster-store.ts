@@ -29,7 +29,7 @@
  */
 import { Readable } from 'node:stream';
 import { INSERT_COLUMN_LIST } from './columns.js';
-import { clientFor, drain, serverHost, type ClickHouseSampleStore, type ClickHouseStoreOptions } from './clickhouse-store.js';
+import { clientFor, drain, serverHost, START_DEADLINE_MS, type ClickHouseSampleStore, type ClickHouseStoreOptions } from './clickhouse-store.js';
 import { isDatabaseName, parseClickHouseUrl } from './clickhouse-target.js';
 import { clusterMigrations, LOCAL_TABLE, SHARDING_KEY } from './cluster-schema.js';
 import { message, setUpShard, shardOrigin, sqlString, unreachable, type Shard, type ShardInfo } from './cluster-shard.js';
@@ -83,7 +83,7 @@ export async function openClickHouseClusterStore(opts: ClickHouseClusterStoreOpt
     };
     return s;
   });
-  const results = await Promise.allSettled(shards.map((s) => s.setUp.ensure()));
+  const results = await firstAnswers(shards, opts.startDeadlineMs ?? START_DEADLINE_MS);
   const first = results[readFirst]?.status === 'fulfilled' ? results[readFirst] : results.find((r) => r.status === 'fulfilled');
   // A shard that answered with the wrong layout is a configuration error: refuse to start.
   const wrong = results.find((r) => r.status === 'rejected' && !unreachable(r.reason));
@@ -92,8 +92,42 @@ export async function openClickHouseClusterStore(opts: ClickHouseClusterStoreOpt
     const cause = (wrong ?? results.find((r) => r.status === 'rejected')) as PromiseRejectedResult;
     throw cause.reason instanceof Error ? cause.reason : new Error(message(cause.reason));
   }
-  for (const r of results) if (r.status === 'rejected') opts.warn?.(`${message(r.reason)}; its rows wait in the disk spool until it answers`);
+  for (const [i, r] of results.entries()) {
+    if (r.status === 'rejected') opts.warn?.(`${message(r.reason)}; its rows wait in the disk spool until it answers`);
+    else if (r.status === 'pending') opts.warn?.(`${shards[i]!.where} has not answered yet; its set-up goes on, and its rows wait in the disk spool until it answers`);
+  }
   return new ClusterStore(opts, shards, readFirst, database, username, first.value);
+}
+
+type Outcome = PromiseSettledResult<ShardInfo> | { status: 'pending' };
+
+/**
+ * Every shard's first set-up attempt, waited for until all ended, or until `deadlineMs` passed and at
+ * least one shard answered (a shard dropping packets would hold the start for the client's request
+ * timeout). The layout comes from a shard that answered, so with none answered by the deadline the
+ * wait goes on until one does or every attempt failed. Attempts still out go on in the background.
+ */
+async function firstAnswers(shards: readonly Shard[], deadlineMs: number): Promise<Outcome[]> {
+  const outcomes: Outcome[] = shards.map(() => ({ status: 'pending' }));
+  let pastDeadline = false;
+  let wake: () => void = () => undefined;
+  const attempts = shards.map((s, i) => s.setUp.ensure().then(
+    (value) => { outcomes[i] = { status: 'fulfilled', value }; wake(); },
+    (reason: unknown) => { outcomes[i] = { status: 'rejected', reason }; wake(); },
+  ));
+  const timer = setTimeout(() => { pastDeadline = true; wake(); }, deadlineMs);
+  try {
+    for (;;) {
+      const pending = outcomes.some((o) => o.status === 'pending');
+      if (!pending || (pastDeadline && outcomes.some((o) => o.status === 'fulfilled'))) return [...outcomes];
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+    }
+  } finally {
+    clearTimeout(timer);
+    void Promise.all(attempts);
+  }
 }
 
 class ClusterStore implements ClickHouseSampleStore {
@@ -195,11 +229,13 @@ class ClusterStore implements ClickHouseSampleStore {
   }
 
   /**
-   * Readiness: every shard answers `SELECT 1` (reads fall back to any shard, so one answering would
-   * hide an outage that holds every depot's blocks in the spool).
+   * Readiness: every shard is set up (its layout checked, its migrations run: a shard that answers
+   * but refuses them takes no insert) and answers `SELECT 1`. Reads fall back to any shard, so one
+   * answering would hide an outage that holds every depot's blocks in the spool.
    */
   async probe(): Promise<void> {
     const results = await Promise.allSettled(this.shards.map(async (s) => {
+      await s.setUp.ensure();
       await (await s.client.query({ query: 'SELECT 1', format: 'TabSeparated' })).text();
     }));
     const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`shard ${i + 1} (${serverHost(this.shards[i]!.origin)}): ${message(r.reason)}`] : []));

@@ -31,6 +31,8 @@ export interface ClickHouseStoreOptions {
   retentionDays?: number;
   /** Per-request timeout. Default 30 s. */
   requestTimeoutMs?: number;
+  /** How long the open waits for the server's first answer; the attempt goes on after it. Default 2 s. */
+  startDeadlineMs?: number;
   /** Insert encoding (native-insert.ts). Default: the FLEETGW_CLICKHOUSE_INSERT_FORMAT environment variable, else `auto`. */
   insertFormat?: 'auto' | InsertFormat;
   /** Told when a block could not be converted to Native and went as RowBinary (never expected). */
@@ -54,19 +56,34 @@ export async function drain(stream: Readable): Promise<void> {
 }
 
 /** An HTTP client for one server and database (shared with the cluster store). */
-export function clientFor(opts: ClickHouseStoreOptions, origin: string, database: string, username: string | undefined): ClickHouseClient {
+export function clientFor(opts: ClickHouseStoreOptions, origin: string, database: string, username: string | undefined, timeoutMs?: number): ClickHouseClient {
   return createClient({
     url: origin,
     database,
     ...(username !== undefined ? { username } : {}),
     ...(opts.password !== undefined ? { password: opts.password } : {}),
-    request_timeout: opts.requestTimeoutMs ?? 30_000,
+    request_timeout: timeoutMs ?? opts.requestTimeoutMs ?? 30_000,
     // 18.16 rejects settings it does not know; send none by default.
     clickhouse_settings: {},
     // Failures surface as rejected promises that the insert queue logs once, with context and retry
     // state; the client's own error lines would repeat each one without it.
     log: { level: ClickHouseLogLevel.OFF },
   });
+}
+
+/** How long a start waits for the first set-up attempt before going on without the store. */
+export const START_DEADLINE_MS = 2_000;
+
+/**
+ * The set-up's first requests (version, database) answer at once on a live server; a host that holds
+ * the connection without answering would otherwise hold each attempt, and a stop waiting on it, for
+ * the full request timeout.
+ */
+const BOOT_TIMEOUT_MS = 5_000;
+
+/** The client of a set-up's first requests, on the `default` database (shared with the cluster store). */
+export function bootClientFor(opts: ClickHouseStoreOptions, origin: string, username: string | undefined): ClickHouseClient {
+  return clientFor(opts, origin, 'default', username, Math.min(opts.requestTimeoutMs ?? 30_000, BOOT_TIMEOUT_MS));
 }
 
 /** What the server's set-up found: everything the store needs from the server before its first insert. */
@@ -84,7 +101,8 @@ interface ServerInfo {
  * which always exists, detects the version, creates the gateway's database if missing, runs the
  * schema migrations of src/telemetry/migrations.ts in it). A server that does not answer, or
  * answers with a refusal (the login, the database, the DDL), does not stop the open: the store is
- * returned with {@link SampleStore.setUpError} set, and every use of it (an insert, a query, the
+ * returned with {@link SampleStore.setUpError} set (a first attempt that has not ended within
+ * {@link START_DEADLINE_MS} goes on in the background and the store reports it is still trying), and every use of it (an insert, a query, the
  * readiness probe) tries the set-up again until it succeeds once (store-setup.ts). Until then its
  * inserts fail, so rows wait in the disk spool.
  * @throws Error for options that are wrong whatever the server says (database name, retention)
@@ -97,8 +115,9 @@ export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise
   const retentionDays = opts.retentionDays ?? 90;
   if (!Number.isInteger(retentionDays) || retentionDays < 1) throw new Error(`ClickHouse retentionDays must be a positive integer, got ${retentionDays}`);
   const store = new ServerStore(opts, target.origin, database, opts.username ?? target.username, formatSetting, retentionDays);
-  // A failure is kept in store.setUpError and tried again at the next use.
-  await store.setUp.ensure().catch(() => undefined);
+  // A failure is kept in store.setUpError and tried again at the next use; an attempt still out at the
+  // deadline goes on in the background (the store says it is still trying).
+  await store.setUp.tryWithin(opts.startDeadlineMs ?? START_DEADLINE_MS);
   return store;
 }
 
@@ -139,7 +158,7 @@ class ServerStore implements ClickHouseSampleStore {
     return this.setUp.value?.schema;
   }
 
-  /** Before the set-up: `none`, so a replayed block is looked for before it is inserted (row-probe.ts). */
+  /** Before the set-up: `none` (a replay completes the set-up before it reads this: insert-queue.ts). */
   get dedup(): 'token' | 'block-hash' | 'none' {
     return this.setUp.value?.dedup ?? 'none';
   }
@@ -156,6 +175,10 @@ class ServerStore implements ClickHouseSampleStore {
     await this.setUp.done;
   }
 
+  async ensureSetUp(): Promise<void> {
+    await this.setUp.ensure();
+  }
+
   nativeStats(): NativeInsertStats | null {
     return this.setUp.value?.native?.stats() ?? null;
   }
@@ -165,7 +188,7 @@ class ServerStore implements ClickHouseSampleStore {
     const where = `ClickHouse server at ${serverHost(this.opts.url)}`;
     const which = `(database ${this.database}${this.username !== undefined ? `, user ${this.username}` : ''})`;
     let version: string;
-    const boot = clientFor(this.opts, this.origin, 'default', this.username);
+    const boot = bootClientFor(this.opts, this.origin, this.username);
     try {
       const rs = await boot.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' });
       const [row] = await rs.json<{ v: string }>();

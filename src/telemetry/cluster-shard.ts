@@ -5,7 +5,7 @@
  * the shard answers again.
  */
 import type { ClickHouseClient } from '@clickhouse/client';
-import { clientFor, serverHost, type ClickHouseStoreOptions } from './clickhouse-store.js';
+import { bootClientFor, serverHost, type ClickHouseStoreOptions } from './clickhouse-store.js';
 import { parseClickHouseUrl } from './clickhouse-target.js';
 import { clusterMigrations } from './cluster-schema.js';
 import { migrateSchema, type MigrationResult } from './migrations.js';
@@ -75,7 +75,7 @@ async function checkClusterLayout(client: ClickHouseClient, cluster: string, ind
  * @throws Error naming the shard (host:port, database, user; never the password) and the reason
  */
 export async function setUpShard(opts: ShardSetUpOptions, s: Shard, count: number, database: string, username: string | undefined): Promise<ShardInfo> {
-  const boot = clientFor(opts, s.origin, 'default', username);
+  const boot = bootClientFor(opts, s.origin, username);
   let version: string;
   try {
     const rs = await boot.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' });

@@ -249,9 +249,10 @@ export interface TelemetryIngest {
   /**
    * push() bound to one robot and fleet, for its telemetry stream: the same effect per batch without
    * the lookup by robot id (a hash lookup over every robot that sent telemetry, 3% of the main thread
-   * at 1,000 robots x 10 Hz: bench/README.md).
+   * at 1,000 robots x 10 Hz: bench/README.md). The sink returns whether the batch carries a `seq`:
+   * the robot link learns it from there instead of walking the batch a second time.
    */
-  sinkFor(robotId: string, fleetId: string): (bytes: Uint8Array) => void;
+  sinkFor(robotId: string, fleetId: string): (bytes: Uint8Array) => boolean;
   /** `true` at the high-water mark (pause robot reads), `false` under the low-water mark. */
   onBackpressure(cb: (paused: boolean) => void): void;
   /**
@@ -514,7 +515,7 @@ class Ingest implements TelemetryIngest {
     this.pushFor(this.robots.get(robotId) ?? this.addRobot(robotId, fleetId), fleetId, bytes);
   }
 
-  sinkFor(robotId: string, fleetId: string): (bytes: Uint8Array) => void {
+  sinkFor(robotId: string, fleetId: string): (bytes: Uint8Array) => boolean {
     const robot = this.robots.get(robotId) ?? this.addRobot(robotId, fleetId);
     return (bytes) => this.pushFor(robot, fleetId, bytes);
   }
@@ -525,10 +526,11 @@ class Ingest implements TelemetryIngest {
     return robot;
   }
 
-  private pushFor(robot: IngestRobot, fleetId: string, bytes: Uint8Array): void {
+  /** Returns whether the batch carries a `seq` (the robot link then does not look for it again). */
+  private pushFor(robot: IngestRobot, fleetId: string, bytes: Uint8Array): boolean {
     if (this.closing) {
       this.s.framesRejected++;
-      return;
+      return false;
     }
     this.s.framesIn++;
     this.s.bytesIn += bytes.length;
@@ -552,8 +554,9 @@ class Ingest implements TelemetryIngest {
     const robotId = robot.robotId;
     // Acknowledged delivery: a few byte reads per batch, never per sample.
     const r = this.seqReader;
-    if (r.read(bytes)) {
-      if (!this.acks.admitEntry(robot.acks, robotId, r.epoch, r.seq)) return;
+    const sequenced = r.read(bytes);
+    if (sequenced) {
+      if (!this.acks.admitEntry(robot.acks, robotId, r.epoch, r.seq)) return true;
       this.s.sequencedBatches++;
       const gen = this.packer.generation;
       if (robot.point !== null && robot.pointGen === gen) {
@@ -579,6 +582,7 @@ class Ingest implements TelemetryIngest {
     this.gate.update(this.queueBytes());
     const live = this.opts.live;
     if (live?.hasSubscribers(fleetId) === true) this.publishLive(live, robotId, fleetId, bytes, receivedAtMs);
+    return sequenced;
   }
 
   /** Decodes a watched frame here and publishes it; a failure here never touches the stored rows. */

@@ -593,7 +593,10 @@ export class InsertQueue {
       else {
         const data = await this.spool.read(spooled!);
         // A replay may follow a failure that came after the commit: on a store that would store it
-        // twice, look for it first (row-probe.ts).
+        // twice, look for it first (row-probe.ts). The set-up runs first: before it `dedup` says
+        // `none` on every server, and a probe on a server that deduplicates by token would skip a
+        // block of which only one part (one daily partition of two) was stored.
+        await this.store.ensureSetUp?.();
         if (!(this.store.dedup === 'none' && await this.alreadyStored(data))) await this.store.insert([data], bytes, rows, token);
       }
       this.s.inserts++;

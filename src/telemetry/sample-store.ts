@@ -22,6 +22,11 @@ export interface SampleStore {
   /** Resolves once the set-up the open could not do has run (with {@link setUpError}). */
   setUpDone?(): Promise<void>;
   /**
+   * Runs the set-up unless it ran (one attempt; {@link dedup} is known once it resolves).
+   * @throws the attempt's error
+   */
+  ensureSetUp?(): Promise<void>;
+  /**
    * What a repeated insert with the same `token` does (telemetry/README.md, "Duplicates"):
    * `token`: the store drops it (insert_deduplication_token: chdb, ClickHouse 22.2+);
    * `block-hash`: the store drops an identical block (ClickHouse 21.x-22.1, whose table has a

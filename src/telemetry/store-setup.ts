@@ -23,9 +23,31 @@ export class DeferredSetUp<T> {
     return this.result;
   }
 
-  /** The last attempt's error while the set-up has not run (null once it ran, or before any attempt). */
+  /**
+   * While the set-up has not run: the last attempt's error, or, during the first attempt, that it is
+   * still trying (so a store whose server neither answers nor refuses reports itself down). Null once
+   * it ran, and before any attempt.
+   */
   get error(): string | null {
-    return this.result === null ? this.lastError : null;
+    if (this.result !== null) return null;
+    return this.lastError ?? (this.running !== null ? 'still trying: the server has not answered yet' : null);
+  }
+
+  /**
+   * Starts an attempt (unless the set-up ran) and waits for it at most `ms`: a server that drops
+   * packets holds an attempt for the client's request timeout, and a start must not wait that long.
+   * The attempt goes on in the background; its outcome is {@link value} / {@link error}.
+   */
+  async tryWithin(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    });
+    try {
+      await Promise.race([this.ensure().then(() => undefined, () => undefined), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**

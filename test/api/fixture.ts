@@ -54,8 +54,8 @@ export interface Fixture {
   close(): Promise<void>;
 }
 
-/** Builds the fixture; `extraRoutes` lets a test add its own RouteDefs. */
-export async function startFixture(opts: { rateLimit?: RateLimitOptions; extraRoutes?: RouteDef[] } = {}): Promise<Fixture> {
+/** Builds the fixture; `extraRoutes` lets a test add its own RouteDefs (built on the fixture's store when a function). */
+export async function startFixture(opts: { rateLimit?: RateLimitOptions; extraRoutes?: RouteDef[] | ((store: Store) => RouteDef[]) } = {}): Promise<Fixture> {
   const dataDir = mkdtempSync(join(tmpdir(), 'fleetgw-api-'));
   const store = openStore(dataDir);
   const orgA = createOrg(store, 'Org A').orgId;
@@ -101,7 +101,7 @@ export async function startFixture(opts: { rateLimit?: RateLimitOptions; extraRo
     ...meRoutes(),
     ...fleetRoutes({ store }),
     ...robotRoutes({ store, isOnline: (id) => online.has(id) }),
-    ...(opts.extraRoutes ?? []),
+    ...(typeof opts.extraRoutes === 'function' ? opts.extraRoutes(store) : opts.extraRoutes ?? []),
   ];
   document = buildOpenApi(routes, { title: 'fleet-gateway', version: 'test' });
   const logs: string[] = [];

@@ -19,14 +19,19 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** buf breaking on a copy of proto/ with `edit` applied to one file; returns its status and output. */
-function breaking(file: string, edit: (text: string) => string): { status: number | null; out: string } {
+/**
+ * buf breaking on a copy of proto/ with `edit` applied to one file; returns its status and output.
+ * An edit that changes nothing (its pattern no longer matches the file) fails the test: the case
+ * would otherwise pass, or fail, for the wrong reason.
+ */
+function breaking(file: string, edit: ((text: string) => string) | null): { status: number | null; out: string } {
   const dir = mkdtempSync(join(tmpdir(), 'fleetgw-buf-'));
   dirs.push(dir);
   cpSync(join(ROOT, 'proto'), dir, { recursive: true });
   const path = join(dir, 'fleetgw', 'v1', file);
   const before = readFileSync(path, 'utf8');
-  const after = edit(before);
+  const after = edit === null ? before : edit(before);
+  if (edit !== null) expect(after, `the edit of ${file} changed nothing`).not.toBe(before);
   writeFileSync(path, after);
   const r = spawnSync(BUF, ['breaking', dir, '--against', BASELINE], { encoding: 'utf8', timeout: 60_000 });
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
@@ -34,7 +39,7 @@ function breaking(file: string, edit: (text: string) => string): { status: numbe
 
 describe('buf breaking against the committed baseline', () => {
   it('passes on proto/ as it is, and on an added field', () => {
-    expect(breaking('telemetry.proto', (t) => t).status).toBe(0);
+    expect(breaking('telemetry.proto', null).status).toBe(0);
     const added = breaking('telemetry.proto', (t) => t.replace('  uint64 epoch = 3;\n}', '  uint64 epoch = 3;\n  uint32 agent_flags = 4;\n}'));
     expect(added.status, added.out).toBe(0);
   });

@@ -59,6 +59,17 @@ describe('batch seq reader', () => {
     expect(fromBinary(TelemetryBatchSchema, cat(unknown, [0x10, 0x03])).seq).toBe(3n);
   });
 
+  it('keeps a 10-byte varint\'s low 64 bits, as protobuf-es does', () => {
+    // seq = 2^64 + 7, epoch = 2^65 + 3: ten bytes each, the last one carrying bits past 64.
+    const bytes = cat([0x10, 0x87, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02], [0x18, 0x83, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x04]);
+    const es = fromBinary(TelemetryBatchSchema, bytes);
+    expect([es.seq, es.epoch]).toEqual([7n, 3n]);
+    expect(r.read(bytes)).toBe(true);
+    expect([r.seq, r.epoch]).toEqual([7, 3]);
+    // Bit 63 set: above 2^53, unsequenced.
+    expect(r.read(cat([0x10, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]))).toBe(false);
+  });
+
   it('calls unsequenced what has no seq, a seq of 0, or is malformed at its top level', () => {
     const one = toBinary(TelemetryBatchSchema, create(TelemetryBatchSchema, { samples: [sample(1_000, 0)] }));
     for (const bytes of [

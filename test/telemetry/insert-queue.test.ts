@@ -346,3 +346,51 @@ describe('insert queue: a replay that overtakes an older failed block', () => {
     }
   });
 });
+
+describe('insert queue: a replay before the store was set up', () => {
+  const tmp = tempDir('insert-replay-setup');
+  afterAll(() => tmp.remove());
+
+  it('completes the set-up before reading the store\'s deduplication, so a token store gets the block, not a row probe', async () => {
+    const { spool } = await TelemetrySpool.open(join(tmp.dir, 'a'), 1024 * 1024);
+    // A server store before its set-up: `dedup` says `none` until the set-up ran; the server
+    // deduplicates by token. Its first row is found by a probe (another partition of the block was
+    // stored by an earlier run), so a probe would skip the block and lose the rest of its rows.
+    let setUp = false;
+    const inserts: (string | undefined)[] = [];
+    const probes: string[] = [];
+    const store: SampleStore = {
+      kind: 'clickhouse', version: 'unknown',
+      get dedup() {
+        return setUp ? 'token' as const : 'none' as const;
+      },
+      ensureSetUp: () => {
+        setUp = true;
+        return Promise.resolve();
+      },
+      insert: (_c, _b, _rows, token) => {
+        inserts.push(token);
+        // The first attempt fails (the server's outage), so the block is replayed from the spool.
+        return inserts.length === 1 ? Promise.reject(new Error('store down')) : Promise.resolve();
+      },
+      queryText: (sql) => {
+        probes.push(sql);
+        return Promise.resolve('1\n');
+      },
+      close: () => Promise.resolve(),
+    };
+    // One RowBinary row's key (robot_id, a string, ts_ms, received_at_ms): what a probe reads.
+    const row = new Uint8Array([2, 0x72, 0x31, 1, 0x78, ...new Uint8Array(16).fill(1)]);
+    const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 60_000, maxRows: 1, baseDelayMs: 10, maxDelayMs: 10 });
+    try {
+      q.setUrgent(true);
+      q.enqueue(row, 1, null);
+      await until(() => q.stats().spoolBacklog === 0 && q.stats().spoolBytes === 0 && inserts.length >= 2, 5_000, 'the block replayed');
+      expect(probes).toEqual([]);
+      expect(inserts).toHaveLength(2);
+      expect(inserts[1]).toBe(inserts[0]);
+    } finally {
+      await q.close();
+    }
+  });
+});

@@ -28,7 +28,12 @@ export interface TelemetryHistoryDeps {
   log?: Logger;
   /** Bytes of messages an MCAP export writes at most (default MAX_EXPORT_BYTES). */
   exportMaxBytes?: number;
+  /** MCAP exports running at once at most (default MAX_EXPORTS); more are answered 503 with Retry-After. */
+  maxExports?: number;
 }
+
+/** Exports at once by default: each holds a read chunk, an MCAP chunk (1 MiB) and the socket's backlog. */
+export const MAX_EXPORTS = 4;
 
 const READ_ERRORS = ['invalid_query', 'robot_not_found', 'forbidden_fleet', 'telemetry_reads_unavailable'] as const;
 
@@ -36,6 +41,9 @@ const READ_ERRORS = ['invalid_query', 'robot_not_found', 'forbidden_fleet', 'tel
 export function telemetryHistoryRoutes(deps: TelemetryHistoryDeps): RouteDef[] {
   const { store } = deps;
   const now = deps.now ?? Date.now;
+  const maxExports = deps.maxExports ?? MAX_EXPORTS;
+  // Counted from before the first store read until the producer ends (the handler returns earlier).
+  let exportsRunning = 0;
 
   const robotOf = (auth: AuthContext, robotId: string): HistoryRobot => {
     const robot = store.robots.get(robotId);
@@ -157,21 +165,41 @@ export function telemetryHistoryRoutes(deps: TelemetryHistoryDeps): RouteDef[] {
       params: RobotPathParams,
       query: TelemetryExportQuery,
       responses: { 200: { description: 'The MCAP file.', contentType: 'application/octet-stream' } },
-      errors: [...READ_ERRORS],
+      errors: [...READ_ERRORS, 'unavailable'],
     }).handle(async ({ auth, params, query }) => {
       const robot = robotOf(auth, params.robot_id);
       const range = rangeOf(query);
-      const r = await read(robot, 'export', (select) => exportMcap(select, robot, range, deps.exportMaxBytes ?? MAX_EXPORT_BYTES));
-      if ('tooMany' in r) {
-        throw apiError('invalid_query', { detail: `from_ms..to_ms holds more than ${MAX_EXPORT_SAMPLES} samples, the MCAP export limit; export a shorter range` });
+      if (exportsRunning >= maxExports) {
+        throw apiError('unavailable', { what: `An MCAP export (${maxExports} run at once, all taken)` }, { headers: { 'retry-after': '5' } });
       }
-      const name = `${robot.robotId}-${range.fromMs}-${range.toMs}.mcap`;
-      // Streamed: a page of samples at a time, each written before the next is read (the socket's
-      // backpressure paces the store reads). A store failure from here on closes the connection.
-      const body = new ResponseStream('application/octet-stream', async (sink) => {
-        await r.produce(sink);
-      });
-      return { status: 200, body, headers: { 'content-disposition': `attachment; filename="${name}"` } };
+      exportsRunning++;
+      let handedOver = false;
+      try {
+        const r = await read(robot, 'export', (select) => exportMcap(select, robot, range, deps.exportMaxBytes ?? MAX_EXPORT_BYTES));
+        if ('tooMany' in r) {
+          throw apiError('invalid_query', { detail: `from_ms..to_ms holds more than ${MAX_EXPORT_SAMPLES} samples, the MCAP export limit; export a shorter range` });
+        }
+        const name = `${robot.robotId}-${range.fromMs}-${range.toMs}.mcap`;
+        // Streamed: a page of samples at a time, each written before the next is read (the socket's
+        // backpressure paces the store reads). A store failure from here on closes the connection.
+        // The export's place is given back when the producer ends; a HEAD never runs it.
+        let released = false;
+        const release = (): void => {
+          if (!released) exportsRunning--;
+          released = true;
+        };
+        const body = new ResponseStream('application/octet-stream', async (sink) => {
+          try {
+            await r.produce(sink);
+          } finally {
+            release();
+          }
+        }, release);
+        handedOver = true;
+        return { status: 200, body, headers: { 'content-disposition': `attachment; filename="${name}"` } };
+      } finally {
+        if (!handedOver) exportsRunning--;
+      }
     }),
   ];
 }

@@ -65,14 +65,14 @@ export type McapProducer = (sink: ByteSink) => Promise<McapResult>;
  */
 export async function exportMcap(select: HistorySelect, robot: HistoryRobot, range: HistoryRange, maxBytes = MAX_EXPORT_BYTES): Promise<{ produce: McapProducer } | { tooMany: true }> {
   if (tooManyToExport(await select(exportCountQuery(robot, range)))) return { tooMany: true };
-  async function* pages(): AsyncGenerator<readonly HistorySample[]> {
+  async function* pages(signal: AbortSignal | undefined): AsyncGenerator<readonly HistorySample[]> {
     let after = range.fromMs - 1;
     for (;;) {
-      const page = parseSampleRows(await inReadSlot(() => select(samplesQuery(robot, range, after, EXPORT_READ_CHUNK))));
+      const page = parseSampleRows(await inReadSlot(() => select(samplesQuery(robot, range, after, EXPORT_READ_CHUNK)), signal));
       if (page.samples.length > 0) yield page.samples;
       if (!page.more || page.samples.length === 0) return;
       after = page.samples.at(-1)!.tsMs as number;
     }
   }
-  return { produce: (sink) => writeMcap(robot.robotId, range, pages(), sink, maxBytes) };
+  return { produce: (sink) => writeMcap(robot.robotId, range, pages(sink.signal), sink, maxBytes) };
 }

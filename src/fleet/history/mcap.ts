@@ -44,6 +44,8 @@ export const TELEMETRY_JSON_SCHEMA = {
 export interface ByteSink {
   /** Takes `chunk` (copied or sent before it resolves) and resolves when the next may follow. */
   write(chunk: Uint8Array): Promise<void>;
+  /** Aborted when the client went away: the export stops reading. */
+  readonly signal?: AbortSignal;
 }
 
 /** The writer's output, passed on to the sink as the writer produces it (a chunk at a time). */
@@ -64,8 +66,13 @@ export interface McapResult {
   samples: number;
   /** False when the byte cap ended it before the range did. */
   complete: boolean;
-  /** When not complete: the `from_ms` of an export that continues it (samples at that time may repeat). */
+  /**
+   * When not complete: the `from_ms` of an export that continues it, always past the first timestamp
+   * this file holds (the cap falls between timestamps; the continuation writes none of this file's).
+   */
   nextFromMs: number | null;
+  /** Samples of the file's first timestamp left out because that timestamp alone passed the cap. */
+  skipped: number;
 }
 
 // Per message: the record's header, channel, sequence and times, and its entry in the chunk index.
@@ -106,26 +113,60 @@ export async function writeMcap(robotId: string, range: HistoryRange, pages: Asy
   let sequence = 0;
   let bytes = 0;
   let samples = 0;
+  let skipped = 0;
   let nextFromMs: number | null = null;
+  type Sample = { tsMs: number; messages: { channelId: number; data: Uint8Array }[]; size: number };
+  const write = async (x: Sample): Promise<void> => {
+    bytes += x.size;
+    samples++;
+    const time = BigInt(x.tsMs) * 1_000_000n;
+    for (const m of x.messages) await writer.addMessage({ channelId: m.channelId, sequence: sequence++, logTime: time, publishTime: time, data: m.data });
+  };
+  // The cap applies between timestamps, so `next_from_ms` always moves on: a continuation starting at
+  // a timestamp never rewrites what this file holds. A first timestamp larger than the cap on its own
+  // is written as far as it fits, the rest of it skipped, and the continuation starts after it.
+  const writeGroup = async (group: Sample[]): Promise<boolean> => {
+    const size = group.reduce((n, x) => n + x.size, 0);
+    const tsMs = group[0]!.tsMs;
+    if (bytes + size <= maxBytes) {
+      for (const x of group) await write(x);
+      return true;
+    }
+    if (samples > 0) {
+      nextFromMs = tsMs;
+      return false;
+    }
+    let i = 0;
+    while (i < group.length && bytes + group[i]!.size <= maxBytes) await write(group[i++]!);
+    skipped = group.length - i;
+    nextFromMs = tsMs + 1;
+    return false;
+  };
+  let group: Sample[] = [];
+  let open = true;
   pages: for await (const page of pages) {
     for (const s of page) {
       const tsMs = num(s, 'tsMs');
       const messages = sampleMessages(s, tsMs, location, pose, telemetry);
       const size = messages.reduce((n, m) => n + m.data.byteLength + MESSAGE_OVERHEAD, 0);
-      if (bytes + size > maxBytes) {
-        nextFromMs = tsMs;
-        break pages;
+      if (group.length > 0 && group[0]!.tsMs !== tsMs) {
+        open = await writeGroup(group);
+        group = [];
+        if (!open) break pages;
       }
-      bytes += size;
-      samples++;
-      const time = BigInt(tsMs) * 1_000_000n;
-      for (const m of messages) await writer.addMessage({ channelId: m.channelId, sequence: sequence++, logTime: time, publishTime: time, data: m.data });
+      group.push({ tsMs, messages, size });
     }
   }
-  const result: McapResult = { samples, complete: nextFromMs === null, nextFromMs };
+  if (open && group.length > 0) await writeGroup(group);
+  const result: McapResult = { samples, complete: nextFromMs === null, nextFromMs, skipped };
   await writer.addMetadata({
     name: 'fleetgw.export.result',
-    metadata: new Map([['samples', String(samples)], ['complete', String(result.complete)], ...(nextFromMs === null ? [] : [['next_from_ms', String(nextFromMs)] as [string, string]])]),
+    metadata: new Map([
+      ['samples', String(samples)],
+      ['complete', String(result.complete)],
+      ...(nextFromMs === null ? [] : [['next_from_ms', String(nextFromMs)] as [string, string]]),
+      ...(skipped === 0 ? [] : [['skipped', String(skipped)] as [string, string]]),
+    ]),
   });
   await writer.end();
   return result;

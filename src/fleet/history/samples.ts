@@ -9,26 +9,50 @@
  * `LIMIT` takes a literal); `arrayElement` needs an unsigned index there.
  */
 import type { BoundQuery, Rows } from '../../telemetry/bound-query.js';
-import { SAMPLE_FIELDS } from '../../telemetry/sample-table.js';
+import { SAMPLE_FIELDS, utf8CutEnd } from '../../telemetry/sample-table.js';
 import { HISTORY_FIELDS, type HistoryField } from './fields.js';
 import { SAMPLE_PAGE_ROWS, type HistoryRange } from './limits.js';
 import { RANGE_WHERE, rangeParams, type HistoryRobot } from './range-sql.js';
 
+/** Each bounded string field's bound in bytes, by REST name. */
+const MAX_BYTES = new Map(HISTORY_FIELDS.flatMap((f) => {
+  const bound = SAMPLE_FIELDS.find((x) => x.column === f.column)?.bound;
+  return bound === undefined || bound === null ? [] : [[f.name, bound.maxBytes] as const];
+}));
+
+/**
+ * The store's cut (`substring`, in bytes) may split a character; it keeps this many bytes past the
+ * bound, so the character that straddles the bound is whole and the cut in JS ({@link cutUtf8})
+ * drops it, as the ingest's cut does.
+ */
+const UTF8_SLACK = 3;
+
 /**
  * How a column is selected: fault lists travel as one string (see {@link parseFaults}). Bounded
- * strings are cut to their bound here too (in bytes), so rows stored before the ingest bounded them
- * cannot make a read unbounded either.
+ * strings are cut near their bound here (in bytes), and to it on a character boundary when parsed,
+ * so rows stored before the ingest bounded them cannot make a read unbounded either.
  */
 function selectExpr(f: HistoryField): string {
   const bound = SAMPLE_FIELDS.find((x) => x.column === f.column)?.bound ?? null;
   if (f.kind === 'strings') {
     const list = bound?.maxItems === undefined ? f.column : `arraySlice(${f.column}, 1, ${bound.maxItems})`;
-    const item = bound === null ? 'x' : `substring(x, 1, ${bound.maxBytes})`;
+    const item = bound === null ? 'x' : `substring(x, 1, ${bound.maxBytes + UTF8_SLACK})`;
     // Counted, then each code with `%` and `,` percent-encoded: a TSV array field cannot be told
     // apart from its own escapes once the TSV layer is unescaped.
     return `concat(toString(length(${list})), ':', arrayStringConcat(arrayMap(x -> replaceAll(replaceAll(${item}, '%', '%25'), ',', '%2C'), ${list}), ','))`;
   }
-  return bound === null ? f.column : `substring(${f.column}, 1, ${bound.maxBytes})`;
+  return bound === null ? f.column : `substring(${f.column}, 1, ${bound.maxBytes + UTF8_SLACK})`;
+}
+
+const utf8 = new TextEncoder();
+const utf8Decoder = new TextDecoder();
+
+/** `s` cut to at most `maxBytes` of UTF-8 on a character boundary (the ingest's rule: utf8CutEnd). */
+export function cutUtf8(s: string, maxBytes: number): string {
+  if (s.length * 3 <= maxBytes) return s;
+  const b = utf8.encode(s);
+  if (b.length <= maxBytes) return s;
+  return utf8Decoder.decode(b.subarray(0, utf8CutEnd(b, 0, b.length, maxBytes)));
 }
 
 /** Every sample field as selected, in {@link HISTORY_FIELDS} order. */
@@ -81,10 +105,15 @@ function value(f: HistoryField, text: string): number | boolean | string | strin
     }
     case 'boolean':
       return text === '1';
-    case 'string':
-      return text;
-    case 'strings':
-      return parseFaults(text);
+    case 'string': {
+      const max = MAX_BYTES.get(f.name);
+      return max === undefined ? text : cutUtf8(text, max);
+    }
+    case 'strings': {
+      const max = MAX_BYTES.get(f.name);
+      const items = parseFaults(text);
+      return max === undefined ? items : items.map((x) => cutUtf8(x, max));
+    }
   }
 }
 
@@ -107,11 +136,44 @@ export interface SamplePage {
 
 // Per sample: every field name quoted, a colon and a comma, and the braces.
 const NAMES_BYTES = HISTORY_FIELDS.reduce((n, f) => n + f.name.length + 4, 2);
+/** How each column is counted: robot text as JSON writes it (UTF-8, escapes, quotes), a boolean as `false`, a number as its text or `null`. */
+const KIND = HISTORY_FIELDS.map((f) => f.kind);
 
-/** About the JSON bytes of a row's sample: its values' text (quotes and escapes aside) and the names. */
+/**
+ * At least the bytes of `s` in a JSON string, quotes included: UTF-8 lengths, and escapes (a control
+ * character is counted as `\u00XX`, its longest form; a lone surrogate as `\uXXXX`).
+ */
+export function jsonStringBytes(s: string): number {
+  let n = 2;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20) n += 6;
+    else if (c === 0x22 || c === 0x5c) n += 2;
+    else if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else if (c >= 0xd800 && c <= 0xdfff) n += 6;
+    else n += 3;
+  }
+  return n;
+}
+
+/**
+ * At least about the JSON bytes of a row's sample: the names, numbers as their text (`null` for a
+ * non-finite one), booleans as `false`, and robot text as JSON writes it (a fault list as its
+ * encoded text plus two quotes an item).
+ */
 export function rowBytes(row: readonly string[]): number {
   let n = NAMES_BYTES;
-  for (let i = 0; i < HISTORY_FIELDS.length; i++) n += (row[i] ?? '').length;
+  for (let i = 0; i < HISTORY_FIELDS.length; i++) {
+    const t = row[i] ?? '';
+    const kind = KIND[i];
+    n += kind === 'number' ? Math.max(t.length, 4) : kind === 'boolean' ? 5 : jsonStringBytes(t);
+    // A list's items each have two quotes in JSON (its text has one comma between them).
+    if (kind === 'strings') n += 2 * (Number.parseInt(t, 10) || 0);
+  }
   return n;
 }
 
