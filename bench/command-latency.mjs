@@ -9,6 +9,9 @@
 //       connections reading GET /v1/robots/{id} back to back, from another process), --stream-sockets N
 //       (N live telemetry WebSocket subscribers, --stream-robots-per-sub robots each, another process).
 //   Every phase also reports stop delivery: the request's send to the robot's onCommand (same clock).
+//   Each phase also reports the gateway's event-loop delay, GC and its own histograms from /metrics,
+//   and each single stop's stages (handler to sent, sent to ack, ack to commit) from the gateway's
+//   FLEETGW_BENCH_STOP_TRACE file (src/api/stop-trace.ts) joined with the client's round trips.
 // With --flood BYTES, instead: (a) without and then with a second key flooding BYTES-byte JSON bodies
 // (bench/lib/body-flood.mjs; --flood-connections 20 --flood-rps 70 --flood-paths control-robot,features),
 // the gateway at its default rate limits (the flooding key stays under its request count).
