@@ -9,6 +9,9 @@
 //       connections reading GET /v1/robots/{id} back to back, from another process), --stream-sockets N
 //       (N live telemetry WebSocket subscribers, --stream-robots-per-sub robots each, another process).
 //   Every phase also reports stop delivery: the request's send to the robot's onCommand (same clock).
+//   Each phase also reports the gateway's event-loop delay, GC and its own histograms from /metrics,
+//   and each single stop's stages (handler to sent, sent to ack, ack to commit) from the gateway's
+//   FLEETGW_BENCH_STOP_TRACE file (src/api/stop-trace.ts) joined with the client's round trips.
 // With --flood BYTES, instead: (a) without and then with a second key flooding BYTES-byte JSON bodies
 // (bench/lib/body-flood.mjs; --flood-connections 20 --flood-rps 70 --flood-paths control-robot,features),
 // the gateway at its default rate limits (the flooding key stays under its request count).
@@ -266,10 +269,12 @@ async function main(opts) {
   // The log (an access line per request) goes to a file, as journald drains a service's stderr: a
   // pipe read by this busy process would charge the gateway partial-write retries.
   const logFd = openSync(join(dataDir, 'gateway.log'), 'w');
+  const traceFile = join(dataDir, 'stop-trace.jsonl');
   const gateway = spawnNode([...nodeFlags, FLEETGW, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--grpc-port', '0', '--insecure-http'], {
     cpus: pin(opts['gateway-cpus']),
     // A flood runs against the default limits: the flooding key must stay within its own.
-    env: opts.flood > 0 ? {} : { FLEETGW_RATE_LIMIT_RPS: '100000000', FLEETGW_RATE_LIMIT_BURST: '100000000' },
+    // FLEETGW_BENCH_STOP_TRACE: the gateway's stages of each single stop (src/api/stop-trace.ts).
+    env: { FLEETGW_BENCH_STOP_TRACE: traceFile, ...(opts.flood > 0 ? {} : { FLEETGW_RATE_LIMIT_RPS: '100000000', FLEETGW_RATE_LIMIT_BURST: '100000000' }) },
     stderrFd: logFd,
   });
   closeSync(logFd);
@@ -289,13 +294,19 @@ async function main(opts) {
     const allIds = robots.map((r) => r.robotId);
     // Stop delivery: when each single stop was sent, by command id; robot 0 reports when it arrived.
     const sentAt = new Map();
+    // Per command id: the client's round trip and the delivery (for the stage breakdown, stageSplit).
+    const roundTrips = new Map();
+    const deliveredIn = new Map();
     const stopOne = async () => {
       const at = performance.timeOrigin + performance.now();
       const res = await post('/v1/agent/control-robot', { ...base, action: 'stop', robot_id: r0, wait_for_ack: true });
       const d = res.body?.outcomes?.[0]?.delivery;
       const ok = res.status === 200 && d?.state === 'agent_received';
       const id = d?.command_id ?? d?.commandId;
-      if (id !== undefined) sentAt.set(id, at);
+      if (id !== undefined) {
+        sentAt.set(id, at);
+        roundTrips.set(id, performance.timeOrigin + performance.now() - at);
+      }
       return { ok, detail: ok ? null : { status: res.status, body: res.body } };
     };
     /** Send-to-robot times of the single stops sent since `from` (robot 0's `cmd` lines). */
@@ -305,7 +316,10 @@ async function main(opts) {
         if (!line.startsWith('{"event":"cmd"')) continue;
         const o = JSON.parse(line);
         const at = sentAt.get(o.id);
-        if (at !== undefined) out.push(o.atMs - at);
+        if (at !== undefined) {
+          out.push(o.atMs - at);
+          deliveredIn.set(o.id, o.atMs - at);
+        }
       }
       robotsProc.lines = robotsProc.lines.filter((l) => !l.startsWith('{"event":"cmd"'));
       sentAt.clear();
@@ -322,6 +336,69 @@ async function main(opts) {
       return { ok, detail: ok ? null : { status: res.status, body: JSON.stringify(res.body).slice(0, 300) } };
     };
 
+    // The gateway's own view of a phase, from its /metrics: event-loop delay (prom-client's histogram
+    // starts over at each scrape, so a scrape before and after a section covers that section; its
+    // floor is the 20 ms sampling period), GC by kind, and the single stops' own histograms (routing
+    // to answer; first send to the robot's ack), diffed between scrapes.
+    const metricsToken = readFileSync(join(dataDir, 'metrics-token'), 'utf8').trim();
+    const scrape = async () => {
+      const text = await (await fetch(`${ready.http}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).text();
+      /** Sum of `name`'s samples whose labels include every one of `labels`. */
+      const num = (name, ...labels) => {
+        let sum = 0;
+        for (const m of text.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? (\\S+)$`, 'gm'))) if (labels.every((l) => (m[1] ?? '').includes(l))) sum += Number(m[2]);
+        return sum;
+      };
+      const route = 'route="/v1/agent/control-robot"';
+      return {
+        loop: { p50: num('nodejs_eventloop_lag_p50_seconds'), p99: num('nodejs_eventloop_lag_p99_seconds'), max: num('nodejs_eventloop_lag_max_seconds') },
+        gc: Object.fromEntries(['major', 'minor', 'incremental'].map((k) => [k, { s: num('nodejs_gc_duration_seconds_sum', `kind="${k}"`), n: num('nodejs_gc_duration_seconds_count', `kind="${k}"`) }])),
+        http: { s: num('fleetgw_http_request_duration_seconds_sum', route), n: num('fleetgw_http_request_duration_seconds_count', route), over25: num('fleetgw_http_request_duration_seconds_bucket', route, 'le="0.025"') },
+        ack: { s: num('fleetgw_command_ack_seconds_sum', 'received'), n: num('fleetgw_command_ack_seconds_count', 'received'), over25: num('fleetgw_command_ack_seconds_bucket', 'le="0.025"', 'outcome="received"') },
+      };
+    };
+    const ms = (x) => Number((x * 1000).toFixed(1));
+    const loopOf = (m) => ({ p50: ms(m.loop.p50), p99: ms(m.loop.p99), max: ms(m.loop.max) });
+    /** What the gateway saw between two scrapes. */
+    const gatewayView = (a, b, s) => ({
+      gcMsPerS: Object.fromEntries(Object.keys(b.gc).map((k) => [k, Number(((ms(b.gc[k].s - a.gc[k].s)) / s).toFixed(1))])),
+      gcCount: Object.fromEntries(Object.keys(b.gc).map((k) => [k, b.gc[k].n - a.gc[k].n])),
+      controlRobotHttp: { n: b.http.n - a.http.n, meanMs: Number((ms(b.http.s - a.http.s) / Math.max(1, b.http.n - a.http.n)).toFixed(2)), over25ms: (b.http.n - a.http.n) - (b.http.over25 - a.http.over25) },
+      ackReceived: { n: b.ack.n - a.ack.n, meanMs: Number((ms(b.ack.s - a.ack.s) / Math.max(1, b.ack.n - a.ack.n)).toFixed(2)), over25ms: (b.ack.n - a.ack.n) - (b.ack.over25 - a.ack.over25) },
+    });
+    /**
+     * Where the single stops' time went, from the gateway's trace (src/api/stop-trace.ts) joined with
+     * the client's round trips: mean ms per stage, over all stops and over the slowest 1% by round trip.
+     * `outsideHandler` is the round trip less the handler's span (the request reaching the handler,
+     * the answer leaving it: sockets, the event loop's queue, the client).
+     */
+    let traceRead = 0;
+    const stageSplit = () => {
+      let text = '';
+      try { text = readFileSync(traceFile, 'utf8'); } catch { return null; }
+      const rows = [];
+      for (const line of text.slice(traceRead).split('\n')) {
+        if (line === '') continue;
+        const t = JSON.parse(line);
+        const rt = roundTrips.get(t.commandId);
+        if (rt === undefined) continue;
+        rows.push({
+          rt, delivery: deliveredIn.get(t.commandId) ?? NaN, toSent: t.sent - t.start, sentToAck: t.acked - t.sent,
+          ackToCommit: t.committed - t.acked, outsideHandler: rt - (t.committed - t.start),
+        });
+      }
+      traceRead = text.length;
+      roundTrips.clear();
+      deliveredIn.clear();
+      if (rows.length === 0) return null;
+      const mean = (rs) => Object.fromEntries(['rt', 'delivery', 'toSent', 'sentToAck', 'ackToCommit', 'outsideHandler'].map((k) => {
+        const v = rs.map((r) => r[k]).filter((x) => !Number.isNaN(x));
+        return [k, Number((v.reduce((a, b) => a + b, 0) / Math.max(1, v.length)).toFixed(2))];
+      }));
+      rows.sort((a, b) => b.rt - a.rt);
+      const slow = rows.slice(0, Math.max(1, Math.floor(rows.length / 100)));
+      return { n: rows.length, allMeanMs: mean(rows), slowest1pcMeanMs: mean(slow), slowestN: slow.length };
+    };
     const phase = async (name) => {
       const cpu0 = cpuSeconds(gateway.pid);
       const t0 = Date.now();
@@ -342,11 +419,18 @@ async function main(opts) {
         return { ...r, gatewayCpuMsPerRequest: per(cpuSeconds(gateway.pid) - c0), mainThreadCpuMsPerRequest: per(mainThreadCpuSeconds(gateway.pid) - m0) };
       };
       deliveries();
+      const ms0 = await scrape();
+      const ts0 = Date.now();
       const single = await cpuPer(opts.single, Math.min(300, opts.single), stopOne);
+      const ms1 = await scrape();
+      single.gateway = { loopDelayMs: loopOf(ms1), ...gatewayView(ms0, ms1, (Date.now() - ts0) / 1000) };
       const delivery = deliveries();
+      single.stages = stageSplit();
       const bulk = await cpuPer(opts.bulk, Math.min(20, opts.bulk), stopBulk);
       const pingAfter = await pingPong(`127.0.0.1:${echo.port}`, 2000, 300);
       const s = (Date.now() - t0) / 1000;
+      const ms2 = await scrape();
+      bulk.gateway = { loopDelayMs: loopOf(ms2), ...gatewayView(ms1, ms2, s) };
       const r = {
         name, loadavg: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '), pingBefore, httpGet, single, delivery, bulkKind, bulk, pingAfter,
         seconds: s, gatewayCores: Number(((cpuSeconds(gateway.pid) - cpu0) / s).toFixed(2)),
@@ -456,9 +540,17 @@ async function main(opts) {
     const gw = await stopChild(gateway, 'SIGTERM', 60_000);
     result.gatewayExit = gw;
     console.log(JSON.stringify(result, null, 2));
-    log('phase | stop delivery p50 / p99 ms | stop round trip p50 / p99 ms | gateway main-thread CPU ms per stop | gateway cores | loadavg');
+    log('phase | stop delivery p50 / p99 ms | stop round trip p50 / p99 ms | gateway main-thread CPU ms per stop | gateway cores | loop delay p99 / max ms (20 ms floor) | GC major / minor ms/s | stops > 25 ms: HTTP / ack | loadavg');
     for (const ph of result.phases) {
-      log(`${ph.name} | ${ph.delivery?.p50} / ${ph.delivery?.p99} | ${ph.single.p50} / ${ph.single.p99} | ${ph.single.mainThreadCpuMsPerRequest} | ${ph.gatewayCores} | ${ph.loadavg}`);
+      const g = ph.single.gateway;
+      log(`${ph.name} | ${ph.delivery?.p50} / ${ph.delivery?.p99} | ${ph.single.p50} / ${ph.single.p99} | ${ph.single.mainThreadCpuMsPerRequest} | ${ph.gatewayCores} | ${g.loopDelayMs.p99} / ${g.loopDelayMs.max} | ${g.gcMsPerS.major} / ${g.gcMsPerS.minor} | ${g.controlRobotHttp.over25ms} / ${g.ackReceived.over25ms} | ${ph.loadavg}`);
+    }
+    log('phase | single stops, mean ms (all / slowest 1%): round trip | delivery | handler to sent | sent to ack | ack to commit | outside the handler');
+    for (const ph of result.phases) {
+      const st = ph.single.stages;
+      if (!st) continue;
+      const k = (f) => `${st.allMeanMs[f]} / ${st.slowest1pcMeanMs[f]}`;
+      log(`${ph.name} | ${k('rt')} | ${k('delivery')} | ${k('toSent')} | ${k('sentToAck')} | ${k('ackToCommit')} | ${k('outsideHandler')}`);
     }
     if (opts.json !== '') writeFileSync(opts.json, JSON.stringify(result, null, 2));
   } finally {

@@ -7,14 +7,16 @@
 // /proc/<pid>/task/<pid>/stat (main thread); CPU per read is the figure to compare, not reads/s.
 //
 //   npm run build && node bench/read-cpu.mjs [--base /path/to/other/checkout] [--conns 8]
-//       [--seconds 10] [--rounds 3] [--json FILE]
+//       [--seconds 10] [--rounds 3] [--cpu-prof DIR] [--json FILE]
+// --cpu-prof DIR runs the head gateway under `node --cpu-prof` (summarize with bench/profile-summary.mjs);
+// the profiler's own cost then inflates head's figures, so take CPU per read from a run without it.
 import { execFileSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { adminJson, cpuSeconds, FLEETGW, machineInfo, parseArgs, ROOT, spawnNode, stopChild } from './lib/procs.mjs';
 
-const opts = parseArgs(process.argv.slice(2), { base: '', conns: 8, seconds: 10, rounds: 3, json: '' });
+const opts = parseArgs(process.argv.slice(2), { base: '', conns: 8, seconds: 10, rounds: 3, 'cpu-prof': '', json: '' });
 const HAMMER = join(ROOT, 'bench', 'command-latency.mjs');
 const log = (s) => process.stderr.write(`${s}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -39,13 +41,13 @@ async function markOf(child) {
 }
 
 /** Starts one gateway from `fleetgw` (a checkout's bin/fleetgw.js) with a key and a robot. */
-async function gatewayFrom(name, fleetgw, dirs) {
+async function gatewayFrom(name, fleetgw, dirs, nodeFlags = []) {
   const dataDir = mkdtempSync(join(tmpdir(), `fleetgw-bench-read-${name}-`));
   dirs.push(dataDir);
   const init = adminJson(['init', '--data-dir', dataDir, '--org', 'bench', '--fleet', 'bench']);
   const robot = adminJson(['add-robot', '--data-dir', dataDir, '--fleet', init.fleetId, '--name', 'bench-1']);
   const logFd = openSync(join(dataDir, 'gateway.log'), 'w');
-  const gw = spawnNode([fleetgw, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--grpc-port', '0', '--insecure-http'], {
+  const gw = spawnNode([...nodeFlags, fleetgw, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--grpc-port', '0', '--insecure-http'], {
     env: { FLEETGW_RATE_LIMIT_RPS: '100000000', FLEETGW_RATE_LIMIT_BURST: '100000000' },
     stderrFd: logFd,
   });
@@ -62,7 +64,8 @@ const dirs = [];
 const targets = [];
 try {
   const machine = machineInfo();
-  const head = await gatewayFrom('head', FLEETGW, dirs);
+  const prof = opts['cpu-prof'] !== '' ? ['--cpu-prof', `--cpu-prof-dir=${resolve(opts['cpu-prof'])}`] : [];
+  const head = await gatewayFrom('head', FLEETGW, dirs, prof);
   targets.push(head);
   if (opts.base !== '') targets.push(await gatewayFrom('base', join(resolve(opts.base), 'bin', 'fleetgw.js'), dirs));
   const bodyFile = join(head.dataDir, 'robot.json');

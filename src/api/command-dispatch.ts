@@ -9,6 +9,7 @@ import type { CommandService, SubmitRequest, Submitted } from '../commands/servi
 import type { Delivery } from '../commands/types.js';
 import { apiError, ApiError, ERROR_CATALOG } from '../errors/catalog.js';
 import { MAX_ACK_WAIT_MS, type ControlRobotOutcome, type DeliveryObject } from './schemas/control-robot.js';
+import { stopTraceOn, traceStop } from './stop-trace.js';
 
 /** The four spellings of the ack wait (spec, Conventions 4). */
 export interface AckWaitFields {
@@ -65,6 +66,7 @@ export async function dispatchAll(
   signal: AbortSignal,
   urgent = false,
 ): Promise<ControlRobotOutcome[]> {
+  const started = stopTraceOn ? performance.now() : 0;
   const noRoom = requestedWaitMs !== null && commands.waiterRoom() < targets.length;
   // Refuse the whole request before sending anything it could not then report on, unless it stops robots.
   if (noRoom && !urgent) throw apiError('ack_waiters_full');
@@ -84,11 +86,14 @@ export async function dispatchAll(
       outcomes.push(failedOutcome(robotId, err));
     }
   }
+  const sent = stopTraceOn ? performance.now() : 0;
   // One wait (one timer, one abort listener) for the whole request, not one per target.
   const finals = waitMs === null ? submitted.map(({ s }) => s.delivery) : await commands.waitForAcks(submitted.map(({ s }) => s.commandId), waitMs, signal);
+  const acked = stopTraceOn ? performance.now() : 0;
   // Every answer, an ack too, waits until its command is stored (src/commands/service.ts): the
   // commands of one request normally commit in one LMDB transaction.
   await Promise.all(submitted.map(({ s }) => s.persisted));
+  if (stopTraceOn && submitted.length === 1 && waitMs !== null) traceStop(submitted[0]!.s.commandId, started, sent, acked, performance.now());
   submitted.forEach(({ at, robotId }, i) => {
     const d = finals[i];
     if (!d) return;
