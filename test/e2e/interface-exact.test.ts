@@ -8,15 +8,14 @@
  *  - one meaning of capability: query-entities and explain-capability list the same robots.
  * Every response here is also validated against /openapi.json (test/support/openapi-responses.ts).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { readFileSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/lmdb.js';
 import { adminJson, FLEETGW_BIN } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
+import { startSim as spawnSim } from '../support/stream-client.js';
 import { until } from '../support/until.js';
 
 type Json = Record<string, any>;
@@ -40,14 +39,7 @@ const post = (path: string, body: unknown, headers: Record<string, string> = {})
 const audit = async (): Promise<Json[]> => (await get(`/v1/audit-log?fleet_id=${d.fleetId}&limit=500`)).body.items as Json[];
 
 async function startSim(): Promise<void> {
-  const robotsFile = join(d.dataDir, 'sim-robots.json');
-  writeFileSync(robotsFile, JSON.stringify(robots));
-  sim = spawn(process.execPath, [FLEETGW_BIN, 'sim', '--grpc', gw.ready.grpc, '--robots-file', robotsFile, '--hz', '5'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  sim.stderr?.resume();
-  await new Promise<void>((resolve, reject) => {
-    createInterface({ input: sim!.stdout! }).on('line', (l) => l.includes('sim-started') && resolve());
-    sim!.once('exit', (code) => reject(new Error(`fleetgw sim exited with ${String(code)}`)));
-  });
+  sim = await spawnSim(d.dataDir, gw.ready.grpc, robots, 5);
   for (const r of robots) await until(async () => (await get(`/v1/robots/${r.robotId}`)).body.online === true, 20_000, `robot ${r.robotId} online`);
 }
 
