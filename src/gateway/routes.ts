@@ -50,6 +50,7 @@ import { streamTicketRoutes } from '../api/routes/stream-tickets.js';
 import type { RouteDef } from '../api/route.js';
 import { withRouteIdempotency } from '../api/idempotent-routes.js';
 import type { OperationRuntime } from '../missions/catalog/runtime.js';
+import { NOTHING_ADVERTISED } from '../missions/catalog/robot-capabilities.js';
 import type { MissionScheduling } from '../missions/scheduling/scheduling-service.js';
 import type { RobotLink } from '../protocol/robot-link.js';
 import type { Store } from '../store/lmdb.js';
@@ -146,6 +147,8 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     served ??= { ...doc, servers: [{ url, description: 'This gateway.' }, RELATIVE_SERVER] };
     return served;
   };
+  // Roster checks count a robot's capabilities as the dispatcher does: registered plus advertised.
+  const rosterCapabilities = deps.missions?.tracker ?? NOTHING_ADVERTISED;
   const routes: RouteDef[] = withRouteIdempotency([
     ...openApiRoutes(document),
     ...(deps.apiDocs ? apiDocsRoutes(deps.apiDocs) : []),
@@ -186,8 +189,8 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...eventRoutes({ store: deps.store, events: deps.events }),
     ...featureRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, fieldRules: deps.fieldRules }),
     ...fieldRuleRoutes({ store: deps.store, fieldRules: deps.fieldRules, idempotency: deps.idempotency }),
-    ...templateRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, runtime: deps.runtime }),
-    ...controlOperationRoutes({ store: deps.store, events: deps.events, runtime: deps.runtime, ...(deps.log ? { log: deps.log } : {}) }),
+    ...templateRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, runtime: deps.runtime, advertised: rosterCapabilities }),
+    ...controlOperationRoutes({ store: deps.store, events: deps.events, runtime: deps.runtime, advertised: rosterCapabilities, ...(deps.log ? { log: deps.log } : {}) }),
     ...(deps.alerts ? alertRoutes({ store: deps.store, alerts: deps.alerts }) : []),
     ...(deps.missions
       ? [

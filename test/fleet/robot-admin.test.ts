@@ -12,6 +12,7 @@ import type { AuthContext } from '../../src/auth/context.js';
 import { EventLog } from '../../src/events/log.js';
 import { patchRobot, type RobotAdminDeps } from '../../src/fleet/robot-admin/patch-robot.js';
 import { createFeature } from '../../src/missions/catalog/features.js';
+import { NOTHING_ADVERTISED } from '../../src/missions/catalog/robot-capabilities.js';
 import { createTemplate } from '../../src/missions/catalog/templates.js';
 import { addRobot, createFleet, createOrg, listRobots } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
@@ -71,7 +72,7 @@ describe('patchRobot transfer', () => {
   const template = async (roster: string[]) => {
     const fleet = store.fleets.get(a)!;
     const f = await createFeature(store, events, fleet, { name: 'yard', geometry: GEOMETRY }, 1);
-    return (await createTemplate(store, events, fleet, { name: 't', featureId: f.featureId, roster, steps: [{ kind: 'wait', config: {} }] }, 1)).template.missionId;
+    return (await createTemplate(store, events, NOTHING_ADVERTISED, fleet, { name: 't', featureId: f.featureId, roster, steps: [{ kind: 'wait', config: {} }] }, 1)).template.missionId;
   };
 
   it('moves the record, the index and the rosters in one commit, holds commands meanwhile, closes the old session', async () => {

@@ -8,6 +8,7 @@ import { controlOperationRoutes } from '../../src/api/routes/control-operation.j
 import { eventRoutes } from '../../src/api/routes/events.js';
 import { featureRoutes } from '../../src/api/routes/features.js';
 import { templateRoutes } from '../../src/api/routes/templates.js';
+import { NOTHING_ADVERTISED } from '../../src/missions/catalog/robot-capabilities.js';
 import { OperationRuntime, type RunEffectReport, type RunEffects } from '../../src/missions/catalog/runtime.js';
 import { req, startStack, type Res, type Stack, type StackServices } from '../idempotency/harness.js';
 
@@ -68,8 +69,9 @@ export async function startCatalog(opts: { syncWaitMs?: number } = {}): Promise<
       ...eventRoutes({ store, events }),
       // No robot is online in this harness: field rule changes are saved and delivered to nobody.
       ...featureRoutes({ store, events, idempotency, fieldRules: new FieldRuleService(store, events, new FieldRuleDelivery({ store, link: new RobotRegistry(pino({ enabled: false })) })) }),
-      ...templateRoutes({ store, events, idempotency, runtime }),
-      ...controlOperationRoutes({ store, events, runtime, log }),
+      // No robot connects in this harness either: roster checks read the registrations alone.
+      ...templateRoutes({ store, events, idempotency, runtime, advertised: NOTHING_ADVERTISED }),
+      ...controlOperationRoutes({ store, events, runtime, advertised: NOTHING_ADVERTISED, log }),
     ];
   };
   const s = await startStack(routes);

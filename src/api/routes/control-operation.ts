@@ -13,6 +13,7 @@ import { apiError } from '../../errors/catalog.js';
 import { defineRoute } from '../define-route.js';
 import type { RouteDef } from '../route.js';
 import { ACTION_PERMISSION, controlOperation } from '../../missions/catalog/operation-control.js';
+import type { AdvertisedCapabilities } from '../../missions/catalog/robot-capabilities.js';
 import type { OperationRuntime } from '../../missions/catalog/runtime.js';
 import type { Store } from '../../store/lmdb.js';
 import { ControlOperationBody, ControlOperationResponse } from '../schemas/control-operation.js';
@@ -20,8 +21,8 @@ import { templateView } from '../template-view.js';
 import { SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
 
 /** The control-operation route. */
-export function controlOperationRoutes(deps: { store: Store; events: EventLog; runtime: OperationRuntime; log?: Logger }): RouteDef[] {
-  const { store, events, runtime } = deps;
+export function controlOperationRoutes(deps: { store: Store; events: EventLog; runtime: OperationRuntime; advertised: AdvertisedCapabilities; log?: Logger }): RouteDef[] {
+  const { store, events, runtime, advertised } = deps;
   const log = deps.log ?? pino({ enabled: false });
   return [
     defineRoute({
@@ -51,7 +52,7 @@ export function controlOperationRoutes(deps: { store: Store; events: EventLog; r
         requireOrg(auth, body.org_id);
         const fleet = requireFleet(store, auth, body.fleet_id);
         const out = await controlOperation(
-          { store, events, runtime, log },
+          { store, events, runtime, advertised, log },
           fleet.fleetId,
           {
             action: body.action,

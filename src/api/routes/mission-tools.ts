@@ -140,7 +140,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       const capabilities = [...new Set(body.capabilities)];
       const robotIds = checkRobotIds(deps, fleet.fleetId, body.robot_ids, capabilities);
       const now = missions.clock.now();
-      const t = newTemplateRecord(store, fleet, {
+      const t = newTemplateRecord(store, missions.tracker, fleet, {
         name: body.name,
         featureId: body.feature_id,
         enabled: true,

@@ -16,6 +16,7 @@ import { faultPoint } from '../../missions/fault-points.js';
 import { getOperation } from '../../missions/catalog/operation.js';
 import type { TemplateRecord } from '../../missions/catalog/records.js';
 import { SYNC_UNCONFIRMED, type OperationRuntime, type SyncResult } from '../../missions/catalog/runtime.js';
+import type { AdvertisedCapabilities } from '../../missions/catalog/robot-capabilities.js';
 import { createTemplate, deleteTemplate, requireTemplate, setTemplateEnabled, templatesOf, updateTemplate } from '../../missions/catalog/templates.js';
 import { templateUsers } from '../../missions/scheduling/template-users.js';
 import type { Store } from '../../store/lmdb.js';
@@ -64,8 +65,8 @@ const applied = (what: string) => ({ description: `${what}; the live operation a
 const PENDING = { description: 'Committed, but the live operation has not adopted it yet (runtimeSync `pending`); not rolled back.', schema: TemplateMutationResponse };
 
 /** Template routes. */
-export function templateRoutes(deps: { store: Store; events: EventLog; idempotency: IdempotencyClaims; runtime: OperationRuntime }): RouteDef[] {
-  const { store, events, idempotency, runtime } = deps;
+export function templateRoutes(deps: { store: Store; events: EventLog; idempotency: IdempotencyClaims; runtime: OperationRuntime; advertised: AdvertisedCapabilities }): RouteDef[] {
+  const { store, events, idempotency, runtime, advertised } = deps;
   const tags = ['Mission templates'];
   const operationIdOf = (fleetId: string): string => getOperation(store, fleetId)?.operationId ?? '';
   const templateList = defineList<ListQuery & TemplateListQuery, TemplateRecord, TemplateListResponse['items'][number]>({
@@ -128,7 +129,7 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
           async (commit) => {
             // The answer commits with the template: a failure or crash after the commit answers it,
             // and a retry gets it back instead of creating a second template.
-            const { template, operation } = await createTemplate(store, events, fleet, ctx.body, ctx.nowMs, (t, op) => {
+            const { template, operation } = await createTemplate(store, events, advertised, fleet, ctx.body, ctx.nowMs, (t, op) => {
               const r = mutationResult(201, SYNC_UNCONFIRMED, { missionId: t.missionId, operationId: op.operationId, template: t });
               commit.inTxn({ status: r.status, body: r.body });
             });
@@ -154,7 +155,7 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
     }).handle(
       async ({ auth, params, body, nowMs }) => {
         const fleet = fleetFromPath(store, auth, params);
-        const template = await updateTemplate(store, events, fleet.fleetId, params.mission_id, body, nowMs);
+        const template = await updateTemplate(store, events, advertised, fleet.fleetId, params.mission_id, body, nowMs);
         const sync = await runtime.awaitSync(fleet.fleetId);
         return mutationResult(200, sync, { missionId: template.missionId, operationId: operationIdOf(fleet.fleetId), template });
       },

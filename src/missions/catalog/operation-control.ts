@@ -27,6 +27,7 @@ import type { Store } from '../../store/lmdb.js';
 import { changeFeature } from './features.js';
 import { changeOperation, requireOperation } from './operation.js';
 import type { OperationRecord, TemplateRecord } from './records.js';
+import type { AdvertisedCapabilities } from './robot-capabilities.js';
 import { assignRobot, unassignRobot } from './roster.js';
 import type { OperationRuntime, RunEffectFailure, RunEffects, SyncResult } from './runtime.js';
 import { listTemplates, requireTemplate, setTemplateEnabled } from './templates.js';
@@ -98,6 +99,8 @@ export interface ControlDeps {
   store: Store;
   events: EventLog;
   runtime: OperationRuntime;
+  /** What robots advertised in Hello: `assign_robot` counts it with the registered capabilities. */
+  advertised: AdvertisedCapabilities;
   log: Logger;
 }
 
@@ -176,7 +179,7 @@ export async function controlOperation(deps: ControlDeps, fleetId: string, input
       const robotId = need(input.robotId, action, 'robot_id');
       const missionId = need(input.missionId, action, 'mission_id');
       const { template, changed } = action === 'assign_robot'
-        ? await assignRobot(store, events, fleetId, missionId, robotId, nowMs)
+        ? await assignRobot(store, events, deps.advertised, fleetId, missionId, robotId, nowMs)
         : await unassignRobot(store, events, fleetId, missionId, robotId, nowMs);
       return finish(current, changed, { template });
     }

@@ -7,15 +7,17 @@ import { apiError, type ApiError } from '../../errors/catalog.js';
 import type { Store } from '../../store/lmdb.js';
 import { listRobots } from '../../store/identity.js';
 import type { TemplateRecord } from './records.js';
+import type { AdvertisedCapabilities } from './robot-capabilities.js';
 import { changeTemplate, checkRosterRobot, listTemplates, requireTemplate, templateEvent } from './templates.js';
 
 /**
- * Rule 1: the robot must be an active fleet robot advertising every required capability (404 / 400);
- * no run is started. Rule 2: an open roster stays open; a robot already listed changes nothing.
+ * Rule 1: the robot must be an active fleet robot with every required capability, registered or
+ * advertised (404 / 400); no run is started. Rule 2: an open roster stays open; a robot already
+ * listed changes nothing.
  */
-export async function assignRobot(store: Store, events: EventLog, fleetId: string, missionId: string, robotId: string, nowMs: number): Promise<{ template: TemplateRecord; changed: boolean }> {
+export async function assignRobot(store: Store, events: EventLog, advertised: AdvertisedCapabilities, fleetId: string, missionId: string, robotId: string, nowMs: number): Promise<{ template: TemplateRecord; changed: boolean }> {
   const cur = requireTemplate(store, fleetId, missionId);
-  checkRosterRobot(store, fleetId, robotId, cur.capabilities);
+  checkRosterRobot(store, advertised, fleetId, robotId, cur.capabilities);
   return changeTemplate(
     store,
     events,

@@ -19,6 +19,7 @@ import type { FleetRecord } from '../../store/records.js';
 import { featureUseKey, getFeature } from './features.js';
 import { operationOrNew, putNewOperation } from './operation.js';
 import type { MissionStepRecord, OperationRecord, TemplateRecord } from './records.js';
+import { missingCapability, type AdvertisedCapabilities } from './robot-capabilities.js';
 
 const TEMPLATES_BY_FLEET = 'templatesByFleet';
 export const templateIndexKey = (fleetId: string, missionId: string): string => `${TEMPLATES_BY_FLEET}/${fleetId}/${missionId}`;
@@ -87,13 +88,14 @@ export function templateEvent(events: EventLog, t: TemplateRecord, atMs: number,
 }
 
 /**
- * Roster rule 1: the robot is an active member of the fleet and advertises every required capability.
+ * Roster rule 1: the robot is an active member of the fleet and has every required capability,
+ * registered or advertised in its latest Hello (the set the dispatcher counts).
  * @throws ApiError 404 `robot_not_active_member`; 400 `robot_missing_capability`
  */
-export function checkRosterRobot(store: Store, fleetId: string, robotId: string, capabilities: readonly string[]): void {
+export function checkRosterRobot(store: Store, advertised: AdvertisedCapabilities, fleetId: string, robotId: string, capabilities: readonly string[]): void {
   const robot = store.robots.get(robotId);
   if (robot === undefined || robot.fleetId !== fleetId || !robot.active) throw apiError('robot_not_active_member', { robotId });
-  const missing = capabilities.find((c) => !robot.capabilities.includes(c));
+  const missing = missingCapability(advertised, robot, capabilities);
   if (missing !== undefined) throw apiError('robot_missing_capability', { robotId, capability: missing });
 }
 
@@ -124,10 +126,10 @@ function uniq(xs: readonly string[]): string[] {
  * A new template record (nothing written): roster robots must qualify, steps are merged.
  * @throws ApiError 404 `robot_not_active_member`; 400 `robot_missing_capability`, `invalid_body` (steps)
  */
-export function newTemplateRecord(store: Store, fleet: FleetRecord, input: NewTemplateInput, nowMs: number): TemplateRecord {
+export function newTemplateRecord(store: Store, advertised: AdvertisedCapabilities, fleet: FleetRecord, input: NewTemplateInput, nowMs: number): TemplateRecord {
   const capabilities = uniq(input.capabilities ?? []);
   const roster = uniq(input.roster ?? []);
-  for (const r of roster) checkRosterRobot(store, fleet.fleetId, r, capabilities);
+  for (const r of roster) checkRosterRobot(store, advertised, fleet.fleetId, r, capabilities);
   return {
     missionId: randomUUID(),
     orgId: fleet.orgId,
@@ -179,12 +181,13 @@ export function putNewTemplateInTxn(store: Store, events: EventLog, t: TemplateR
 export async function createTemplate(
   store: Store,
   events: EventLog,
+  advertised: AdvertisedCapabilities,
   fleet: FleetRecord,
   input: NewTemplateInput,
   nowMs: number,
   alsoInTxn?: (t: TemplateRecord, operation: OperationRecord) => void,
 ): Promise<{ template: TemplateRecord; operation: OperationRecord; operationCreated: boolean }> {
-  const t = newTemplateRecord(store, fleet, input, nowMs);
+  const t = newTemplateRecord(store, advertised, fleet, input, nowMs);
   const out = await store.root.transaction(() => {
     const refused = templateRefusal(store, t);
     if (refused !== null) return refused;
@@ -236,12 +239,12 @@ export async function changeTemplate(
  * Edits a template: omitted fields, and omitted step configuration, are preserved.
  * @throws ApiError as {@link createTemplate}, 404 `template_not_found`
  */
-export async function updateTemplate(store: Store, events: EventLog, fleetId: string, missionId: string, patch: TemplatePatch, nowMs: number): Promise<TemplateRecord> {
+export async function updateTemplate(store: Store, events: EventLog, advertised: AdvertisedCapabilities, fleetId: string, missionId: string, patch: TemplatePatch, nowMs: number): Promise<TemplateRecord> {
   const cur = requireTemplate(store, fleetId, missionId);
   const capabilities = patch.capabilities !== undefined ? uniq(patch.capabilities) : cur.capabilities;
   const roster = patch.roster !== undefined ? uniq(patch.roster) : cur.roster;
   // Listed robots must qualify for the capabilities the template will have after the edit.
-  if (patch.roster !== undefined || patch.capabilities !== undefined) for (const r of roster) checkRosterRobot(store, fleetId, r, capabilities);
+  if (patch.roster !== undefined || patch.capabilities !== undefined) for (const r of roster) checkRosterRobot(store, advertised, fleetId, r, capabilities);
   const steps = patch.steps !== undefined ? mergeSteps(cur.steps, patch.steps) : undefined;
   const { template } = await changeTemplate(
     store,
