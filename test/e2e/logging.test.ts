@@ -164,17 +164,28 @@ describe('fleetgw serve start-up failures name the part and the thing at fault',
     return fatal[0]!;
   };
 
-  it('a closed ClickHouse port: exit 1, the message names ClickHouse and host:port', async () => {
+  it('a closed ClickHouse port: the gateway starts all the same, its warning names ClickHouse and host:port, never the password', async () => {
     const closed = await freePort();
-    const r = fleetgw(
-      ['serve', '--data-dir', d.dataDir, '--port', '0', '--grpc-port', '0', '--insecure-http', '--clickhouse-url', `http://127.0.0.1:${closed}`, '--clickhouse-user', 'user'],
-      { ...process.env, FLEETGW_CLICKHOUSE_PASSWORD: 'hunter2' },
+    const gw = await startGatewayProcess(
+      d.dataDir,
+      ['--insecure-http', '--clickhouse-url', `http://127.0.0.1:${closed}`, '--clickhouse-user', 'user'],
+      { FLEETGW_CLICKHOUSE_PASSWORD: 'hunter2' },
     );
-    expect(r.status).toBe(1);
-    const msg = fatalOf(r.stderr).msg as string;
-    expect(msg).toContain(`ClickHouse server at 127.0.0.1:${closed} is not reachable`);
-    expect(msg).toContain('ECONNREFUSED');
-    expect(r.stderr).not.toContain('hunter2');
+    try {
+      expect(gw.ready).toMatchObject({ telemetryStore: 'clickhouse', telemetrySchemaVersion: null });
+      const readyz = await fetch(`${gw.ready.http}/readyz`);
+      expect(readyz.status).toBe(200);
+      expect(await readyz.json()).toMatchObject({ status: 'degraded' });
+      await until(() => parseLogLines(gw.stderr()).some((l) => l.msg === 'telemetry store unreachable'), 10_000, 'store warning');
+      const warn = parseLogLines(gw.stderr()).find((l) => l.msg === 'telemetry store unreachable')!;
+      expect(warn.level).toBe('warn');
+      expect(String(warn.error)).toContain(`ClickHouse server at 127.0.0.1:${closed}`);
+      expect(String(warn.error)).toContain('ECONNREFUSED');
+      expect(parseLogLines(gw.stderr()).filter((l) => l.level === 'fatal')).toEqual([]);
+    } finally {
+      await gw.stop();
+    }
+    expect(gw.stderr()).not.toContain('hunter2');
   });
 
   it('a missing TLS file: exit 1, the message names the file', () => {
