@@ -21,7 +21,7 @@
  * commit for many commands instead of two writes and two commits each. When the ack wait ends
  * (ack, rejection or time), a write still held goes out at the end of that turn, and the answer
  * leaves when it has committed: the price is one commit after the ack (0.4 ms on an idle disk here,
- * several ms on a busy one, where a commit waits for the previous one's flush: bench/command-latency.md,
+ * several ms on a busy one, where a commit waits for the previous one's flush: bench/notes/command-latency.md,
  * part D).
  *
  * What a crash can still do: if the gateway process dies between the send and the commit (a few

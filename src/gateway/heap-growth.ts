@@ -8,8 +8,8 @@
  * started a full mark every 0.3-0.4 s although little survived each one: 1.2-1.3 µs of CPU per sample
  * went to the GC helper threads, more than the decode itself. The default, 100% (limit = 2x the live
  * heap), took the gateway's CPU per sample at 100,000 samples/s from 2.4 to ~1.5 µs (200%: ~1.3 µs,
- * but ~40 MB more RSS at 1,000 robots x 10 Hz, past the 300 MB that load is allowed; bench/README.md,
- * "Issue 12 targets 1 and 2, same session"). The cost is memory: up to one more live heap of garbage
+ * but ~40 MB more RSS at 1,000 robots x 10 Hz, past the 300 MB that load is allowed; bench/notes/telemetry-ingest.md,
+ * "Targets 1 and 2, same session"). The cost is memory: up to one more live heap of garbage
  * (~40 MB), less in practice, because the young generation's collections keep most garbage out of the
  * old one.
  *
@@ -17,7 +17,7 @@
  * what counts. At 1,000 robots x 10 Hz, with the telemetry fast path (little young garbage, so full
  * GCs come minutes apart), 100% let RSS climb from 237 to 325 MiB over 10 minutes; 50% held it at
  * 275 MiB at the same CPU (0.100 against 0.110 cores). At 400,000 samples/s, 50% cost 1.17 µs per sample
- * against 0.84 (bench/README.md, "Telemetry fast path"). So the gateway starts at the low-load value
+ * against 0.84 (bench/notes/telemetry-ingest.md, "Telemetry fast path"). So the gateway starts at the low-load value
  * and switches to the peak value while telemetry runs above 50,000 samples/s, back below 25,000.
  */
 import { setFlagsFromString } from 'node:v8';
@@ -49,7 +49,7 @@ let applied: number | null = null;
  * How often the policy reads the telemetry rate. Every second, not every 5: at 400,000 samples/s the
  * low-load headroom left ~23 MB of room for external memory (the row buffers a starting peak
  * allocates count toward V8's limit), and until the switch came, 5-6 s after telemetry began, V8 ran
- * a full GC every ~0.35 s (bench/README.md, stop 31). The hysteresis below keeps a per-second rate
+ * a full GC every ~0.35 s (bench/notes/telemetry-ingest.md, "Target 1: full GCs as a peak begins"). The hysteresis below keeps a per-second rate
  * from flapping.
  */
 export const FOLLOW_INTERVAL_MS = 1_000;

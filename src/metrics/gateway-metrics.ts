@@ -117,7 +117,7 @@ export class GatewayMetrics {
     counterFrom(registers, 'fleetgw_telemetry_bytes_received_total', 'Bytes of TelemetryBatch messages received from robots.', () => t().bytesIn);
     counterFrom(registers, 'fleetgw_telemetry_samples_received_total', 'Samples decoded from received batches (each becomes one row).', () => t().samplesIn);
     counterFrom(registers, 'fleetgw_telemetry_samples_stored_total', 'Samples the telemetry store accepted (inserted rows).', () => t().rowsWritten);
-    // Issue 14 part 1: the disk spool replaces dead-letter files; nothing is given up by the gateway.
+    // The disk spool replaces dead-letter files; nothing is given up by the gateway.
     counterFrom(registers, 'fleetgw_telemetry_samples_spooled_total', 'Samples whose insert failed (or waited behind one that did): kept in the disk spool and replayed by the gateway.', () => t().rowsSpooled);
     counterFrom(registers, 'fleetgw_telemetry_samples_replayed_total', 'Samples inserted from the disk spool (after a store outage, or left by the previous run).', () => t().rowsReplayed);
     gaugeFrom(registers, 'fleetgw_telemetry_spool_bytes', 'Bytes of telemetry rows in the disk spool (blocks waiting for or in an insert, and the outage backlog).', () => t().spoolBytes);

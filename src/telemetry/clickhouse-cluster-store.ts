@@ -1,5 +1,5 @@
 /**
- * Telemetry to a ClickHouse cluster (issue 14 part 4, docs/scale-out.md): many depots' gateways, each
+ * Telemetry to a ClickHouse cluster (docs/scale-out.md): many depots' gateways, each
  * with its own LMDB, write to one cluster. Every shard gets a ReplicatedMergeTree table of the rows it
  * owns and a Distributed table over all of them (cluster-schema.ts); readers query the Distributed one.
  *

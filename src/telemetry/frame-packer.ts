@@ -36,8 +36,8 @@ export interface PackerRobot {
  * robots resume from a pause they send what they queued at once, more full batches wait for the pool
  * than there are task slots, and each waiting batch is packed into a private ~1.2 MiB buffer. With 4
  * kept, 147 of them (171 MB) were allocated in 30 s at 480,000 samples/s, each one waiting long
- * enough to reach V8's old generation, which counts it toward the next full GC (bench/README.md, stop
- * 33). 40 MiB holds a burst's worth; they stay allocated after it (pages a burst touched): at most
+ * enough to reach V8's old generation, which counts it toward the next full GC (bench/notes/telemetry-ingest.md,
+ * "Bursts after a pause reuse their buffers"). 40 MiB holds a burst's worth; they stay allocated after it (pages a burst touched): at most
  * 40 MiB for the life of the process.
  */
 const MAX_SPARE_BYTES = 40 * 1024 * 1024;
@@ -179,7 +179,7 @@ export class FramePacker {
    * isolate counts there as new external memory toward V8's next full GC (task-slots.ts). At 400,000
    * samples/s, when the store fell behind and the robots were paused and resumed, bursts filled every
    * slot with waiting batches; the transfers then took the main thread's external memory from ~240 to
-   * ~590 MiB in 5 s, with 2-3 full GCs a second (bench/README.md, stop 30). The ingest calls this as it
+   * ~590 MiB in 5 s, with 2-3 full GCs a second (bench/notes/telemetry-ingest.md, "Target 1: the copies into shared memory"). The ingest calls this as it
    * posts a batch, just after a task finished and freed its slot. The copy is one memmove.
    */
   toSlot(batch: PackedBatch): void {

@@ -5,7 +5,7 @@
  *
  * Why: the server parses Native far more cheaply, and need not sort a block already in its key's
  * order. Debian's 18.16 spent 1.4-1.9 us of CPU per row on such inserts against 2.3-3.0 on RowBinary
- * with the same rows (bench/clickhouse-insert-format.mjs, bench/README.md, stop 35), and at peak load
+ * with the same rows (bench/clickhouse-insert-format.mjs, bench/notes/telemetry-ingest.md, "Native inserts ordered by the table's key"), and at peak load
  * the store, on the same 2-core machine as the gateway, is what falls behind first.
  *
  * When: {@link INSERT_FORMAT_ENV} (`auto`, `native`, `rowbinary`), default `auto`: Native on servers

@@ -145,7 +145,7 @@ export class RowArena {
    * spares). For a sustained peak, so its buffers are allocated at once rather than one by one as its
    * queue first grows: V8 counts external memory allocated since its last full GC toward starting the
    * next one, so 4 MiB buffers added one at a time kept it marking every ~0.35 s while a peak began
-   * (bench/README.md, stop 31). Allocated together they start one full GC (V8's external memory
+   * (bench/notes/telemetry-ingest.md, "Target 1: full GCs as a peak begins"). Allocated together they start one full GC (V8's external memory
    * pressure), and then none while the arena stays within them. A fresh buffer's pages are committed
    * only when first written (2 MiB at a time on huge pages), so spares a load never reaches cost
    * address space, not memory.

@@ -8,7 +8,7 @@
  * two sides are not equally aligned: 1.6 GB/s, against 27 GB/s between ArrayBuffers on this machine
  * (`bench/micro/shared-copy.mjs`). At 400,000 samples/s the frame packer's copy of each message into
  * its slot and the row arena's copy of pool results out of theirs were 11.7% of the gateway's CPU
- * (bench/README.md, stop 30).
+ * (bench/notes/telemetry-ingest.md, "Target 1: the copies into shared memory").
  */
 import { loadNative } from './decode/native.js';
 

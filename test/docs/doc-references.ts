@@ -168,16 +168,18 @@ export function headings(path: string): string[] {
 
 /**
  * Sections cited by title: a Markdown path followed by a quoted title, e.g.
- * `bench/notes/http.md, "The access line's cost"` (the quote may break across lines). Each is
+ * `bench/notes/http.md, "The access line's cost"` (the quote may break across lines, also inside a
+ * source comment). Each is
  * returned with the line it starts on; a title names a section when a heading of that file contains it.
  */
 export function sectionCitations(page: string): Reference[] {
   const text = readFileSync(join(root, page), 'utf8');
   const out: Reference[] = [];
-  const re = /((?:bench|docs|src|deploy|web|native-bridge|telemetry)\/[\w./-]+\.md|README\.md),?\s+"([^"]+)"/g;
+  const re = /((?:bench|docs|src|deploy|web|native-bridge|telemetry)\/[\w./-]+\.md|README\.md),?(?:\s|\*|\/\/)+"([^"]+)"/g;
   for (const m of text.matchAll(re)) {
     const line = text.slice(0, m.index).split('\n').length;
-    out.push({ page, line, text: `${m[1]}#"${m[2]!.replace(/\s+/g, ' ')}"` });
+    const title = m[2]!.replace(/\s*\n\s*(?:\*|\/\/)?\s*/g, ' ').replace(/\s+/g, ' ');
+    out.push({ page, line, text: `${m[1]}#"${title}"` });
   }
   return out;
 }

@@ -46,16 +46,21 @@ describe('docs name what exists', () => {
     expect(missing, `symbols not exported by the file named:\n${report(missing)}`).toEqual([]);
   });
 
-  it('source comments point at figures in bench/README.md that exist', () => {
-    const refs: Reference[] = sourceFiles().flatMap((file) =>
+  it('source comments point at figures and notes that exist (`bench/README.md#anchor`, `bench/notes/x.md, "Title"`)', () => {
+    const files = sourceFiles();
+    const refs: Reference[] = files.flatMap((file) =>
       readFileSync(join(root, file), 'utf8')
         .split('\n')
         .flatMap((text, i) =>
-          [...text.matchAll(/bench\/README\.md#[\w-]+/g)].map((m) => ({ page: file, line: i + 1, text: m[0] })),
+          [...text.matchAll(/bench\/(?:README\.md#[\w-]+|notes\/[\w-]+\.md)/g)].map((m) => ({ page: file, line: i + 1, text: m[0] })),
         ),
     );
     const missing = refs.filter((r) => !referenceExists(r.text));
-    expect(missing, `pointers to missing sections:\n${report(missing)}`).toEqual([]);
+    expect(missing, `pointers to missing files or sections:\n${report(missing)}`).toEqual([]);
+    const cited = files.flatMap(sectionCitations);
+    expect(cited.length).toBeGreaterThan(10);
+    const uncited = cited.filter((r) => !sectionExists(r.text));
+    expect(uncited, `cited sections that are not headings:\n${report(uncited)}`).toEqual([]);
   });
 
   it('docs describe the product, not its history (no issue, stop or part numbers, no branch names)', () => {
