@@ -181,7 +181,7 @@ class ClusterStore implements ClickHouseSampleStore {
       // A shard that did not answer at start is set up first (store-setup.ts).
       await s.setUp.ensure();
       // One copy of the part (at most the block's bytes, for the request's life) rather than a stream
-      // of one view per run of rows: a write per run cost ~0.2 µs/row more (bench/cluster-insert.mjs).
+      // of one view per run of rows: a write per run cost more per row (bench/README.md#clickhouse-cluster-inserts).
       const res = await s.client.exec({ query: this.insertSql, values: Readable.from([Buffer.concat(part)], { objectMode: false }) });
       await drain(res.stream);
     }));

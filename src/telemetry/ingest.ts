@@ -49,12 +49,12 @@ import { TelemetrySpool, type SpoolRecovery } from './spool.js';
 import { FRAME_HEADER_BYTES, type DecodeResult } from './worker-protocol.js';
 
 /**
- * Default {@link TelemetryIngestOptions.highWaterBytes}: 256 MiB. Above the steady queue at peak: at
- * 400,000 samples/s a 48 MiB insert block pending, one being spooled and two in the store's inserts
- * are ~190 MiB of rows (plus batches being filled and decoded), so a store that keeps up normally does
- * not pause the robots: the margin is ~60 MiB, under a second of rows at that rate. With 64 MiB and
- * 16 MiB blocks it did, and the smaller blocks kept the store from catching up (bench/notes/telemetry-ingest.md,
- * "Target 1 on the Intel machine"). Memory at that peak: 407-528 MiB RSS.
+ * Default {@link TelemetryIngestOptions.highWaterBytes}: 256 MiB. Above the steady queue at peak: a
+ * 48 MiB insert block pending, one being spooled and two in the store's inserts are ~190 MiB of rows
+ * (plus batches being filled and decoded), so a store that keeps up normally does not pause the
+ * robots. With 64 MiB and 16 MiB blocks it did, and the smaller blocks kept the store from catching up
+ * (bench/notes/telemetry-ingest.md, "Target 1 on the Intel machine"; memory at peak:
+ * bench/README.md#telemetry-ingest-at-peak).
  */
 export const DEFAULT_HIGH_WATER_BYTES = 256 * 1024 * 1024;
 
@@ -248,8 +248,8 @@ export interface TelemetryIngest {
   push(robotId: string, fleetId: string, bytes: Uint8Array): void;
   /**
    * push() bound to one robot and fleet, for its telemetry stream: the same effect per batch without
-   * the lookup by robot id (a hash lookup over every robot that sent telemetry, 3% of the main thread
-   * at 1,000 robots x 10 Hz: bench/notes/telemetry-ingest.md). The sink returns whether the batch carries a `seq`:
+   * the lookup by robot id (a hash lookup over every robot that sent telemetry, a visible share of the
+   * main thread at 1,000 robots x 10 Hz: bench/notes/telemetry-ingest.md). The sink returns whether the batch carries a `seq`:
    * the robot link learns it from there instead of walking the batch a second time.
    */
   sinkFor(robotId: string, fleetId: string): (bytes: Uint8Array) => boolean;
@@ -681,7 +681,7 @@ class Ingest implements TelemetryIngest {
 
   /**
    * The age timer fired: it is done, so cut() need not clear it (clearTimeout of the fired timer showed
-   * as ~1% of the main thread in a perf profile at 100 robots, bench/notes/telemetry-ingest.md, "Fixed costs at light load").
+   * in a perf profile at 100 robots: bench/notes/telemetry-ingest.md, "Fixed costs at light load").
    */
   private readonly onAge = (): void => {
     this.ageTimer = null;

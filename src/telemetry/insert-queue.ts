@@ -34,10 +34,10 @@ import type { SpooledBlock, TelemetrySpool } from './spool.js';
 /**
  * Default {@link InsertQueueOptions.maxBytes}: 48 MiB (about 230,000 of the simulator's rows). Why
  * this large: at peak a block is cut by its size several times a second, and every block is a part
- * the store merges again; at 400,000 samples/s into a ClickHouse 18.16 server on the same 2 cores,
- * with 16 MiB blocks (~76,000 rows) the server used 2.29-3.53 us per row (most runs above 2.7) and
- * the robots were often paused; with 48 MiB blocks 2.44-2.94 (median 2.58) and never paused
- * (bench/notes/telemetry-ingest.md, "Target 1 on the Intel machine"). At light load blocks are far smaller (cut by their age).
+ * the store merges again; at peak into a ClickHouse 18.16 server on the same 2 cores, 16 MiB blocks
+ * cost the server more CPU per row and the robots were often paused, 48 MiB blocks never paused them
+ * (bench/notes/telemetry-ingest.md, "Target 1 on the Intel machine"). At light load blocks are far
+ * smaller (cut by their age).
  */
 export const DEFAULT_INSERT_MAX_BYTES = 48 * 1024 * 1024;
 /** Default {@link InsertQueueOptions.maxRows} (with the default bytes bound, that one binds first for typical rows). */
@@ -313,10 +313,10 @@ export class InsertQueue {
    * and rows waiting for a timer would keep the reads paused for that long.
    *
    * Why not a block per enqueue: the store is then the bottleneck (a paused gateway is one the store
-   * does not keep up with), and a block per decoded batch made it slower still. At 360,000 samples/s
-   * into a ClickHouse 18.16 server on the same 2 cores, blocks of ~24,000 rows cost it 3.1 us per row;
-   * rows that arrive while both insert slots are busy join one block instead (group commit), so the
-   * blocks grow with the store's delay, up to `maxBytes`/`maxRows` (bench/notes/telemetry-ingest.md, "Target 1 on the Intel machine").
+   * does not keep up with), and a block per decoded batch made it slower still: small blocks cost a
+   * ClickHouse server more CPU per row. Rows that arrive while both insert slots are busy join one block instead (group commit), so the
+   * blocks grow with the store's delay, up to `maxBytes`/`maxRows` (bench/notes/telemetry-ingest.md,
+   * "Target 1 on the Intel machine").
    */
   setUrgent(on: boolean): void {
     if (this.urgent === on) return;
