@@ -4,14 +4,17 @@
  * - **Paths**: a word starting with one of {@link PATH_ROOTS} followed by `/` (e.g. `src/api/route.ts`,
  *   `deploy/`, `bench/micro/page-touch.mjs`), anywhere in the text, not inside a URL. Placeholders
  *   (`<…>`, `{…}`, `*`, `…`, `$`) make a word a pattern, not a path, so it is skipped. A `:line` suffix
- *   is dropped. `path#Name` names a symbol (below); `bench/README.md#anchor` names a heading.
+ *   is dropped. `path#Name` names a symbol (below); `bench/README.md#anchor` names a heading. A path
+ *   may be written from the repository root or from the page's own folder (native-bridge/README.md
+ *   names `src/huge_buffer.cc`).
  * - **Relative links**: a Markdown link target that is not a URL or an in-page anchor, resolved from the
  *   page's folder.
  * - **Symbols**: an identifier in backticks (`Name`, `Name()`, `Name.member`) directly followed by
  *   ` (`path`)`, ` (path)` or ` in `path``, or a backticked `path#Name`. The file (or, for a folder, one
  *   of its own `.ts` files) must export `Name`; a `.proto` file must declare it as a message, enum,
- *   service or rpc. A page (`.md`) named beside a name explains it and is not checked. Lower-case snake_case names (`stop_all`) are wire names,
- *   not code: they need only appear in the file.
+ *   service or rpc. A page (`.md`) named beside a name explains it, and a JavaScript global
+ *   (`SharedArrayBuffer`) is the platform's: neither is checked. Lower-case snake_case names
+ *   (`stop_all`) are wire names, not code: they need only appear in the file.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -21,12 +24,20 @@ export const root = join(import.meta.dirname, '..', '..');
 /** Top-level folders whose paths docs name. */
 export const PATH_ROOTS = ['src', 'test', 'bench', 'docs', 'deploy', 'proto', 'native-bridge', 'web', 'scripts', 'telemetry'];
 
-/** Pages whose paths and symbols are checked (relative to the repository root). */
-export function checkedPages(): string[] {
-  const docs = readdirSync(join(root, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .map((f) => `docs/${f}`);
-  return [...docs, 'README.md', 'bench/README.md'];
+/** Folders whose Markdown pages are not checked: lab notes keep their history, dependencies are not ours. */
+const UNCHECKED = new Set(['node_modules', 'dist', 'notes', '.git', 'build']);
+
+/**
+ * Pages whose paths, symbols and wording are checked (relative to the repository root): docs/*.md,
+ * README.md, bench/README.md and every other Markdown page of the repository (folder READMEs), but not
+ * the lab notes in bench/notes/, which record what was measured when.
+ */
+export function checkedPages(dir = '.'): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((d) => {
+    const path = dir === '.' ? d.name : `${dir}/${d.name}`;
+    if (d.isDirectory()) return UNCHECKED.has(d.name) || d.name.startsWith('.') ? [] : checkedPages(path);
+    return d.name.endsWith('.md') ? [path] : [];
+  });
 }
 
 export interface Reference {
@@ -101,6 +112,7 @@ export function symbolReferences(page: string): SymbolReference[] {
         const path = m[2]!.replace(/\/$/, '');
         if (path.endsWith('.md')) continue; // a page that explains it, not its code
         const symbol = m[1]!.replace(/\(\)$/, '').split('.')[0]!;
+        if (symbol in globalThis) continue; // a JavaScript global (`SharedArrayBuffer`): the platform's
         out.push({ page, line: i + 1, text: m[0], symbol, path });
       }
     }
@@ -149,6 +161,11 @@ export function slug(heading: string): string {
 export function anchors(path: string): Set<string> {
   const text = readFileSync(join(root, path), 'utf8').replace(/```[\s\S]*?```/g, '');
   return new Set([...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1]!)));
+}
+
+/** Whether a path a page names exists, from the repository root or from the page's folder. */
+export function pageReferenceExists(r: Reference): boolean {
+  return referenceExists(r.text) || (dirname(r.page) !== '.' && referenceExists(`${dirname(r.page)}/${r.text}`));
 }
 
 /** Whether a referenced path (optionally `file#anchor` or `file#Symbol`) exists. */
