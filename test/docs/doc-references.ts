@@ -231,9 +231,10 @@ export function report(refs: Reference[]): string {
   return refs.map((r) => `${r.page}:${r.line}: ${r.text}`).join('\n');
 }
 
-/** Every `.ts` file under `src/`. */
+/** Every source file under `dir` (`.ts`, `.mjs`, `.cc`, `.h`), at any depth. */
 export function sourceFiles(dir = 'src'): string[] {
-  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((d) =>
-    d.isDirectory() ? sourceFiles(`${dir}/${d.name}`) : d.name.endsWith('.ts') ? [`${dir}/${d.name}`] : [],
-  );
+  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((d) => {
+    if (d.isDirectory()) return d.name === 'node_modules' || d.name === 'build' ? [] : sourceFiles(`${dir}/${d.name}`);
+    return /\.(ts|mjs|cc|h)$/.test(d.name) ? [`${dir}/${d.name}`] : [];
+  });
 }

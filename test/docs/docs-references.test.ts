@@ -48,8 +48,8 @@ describe('docs name what exists', () => {
     expect(missing, `symbols not exported by the file named:\n${report(missing)}`).toEqual([]);
   });
 
-  it('source comments point at figures and notes that exist (`bench/README.md#anchor`, `bench/notes/x.md, "Title"`)', () => {
-    const files = sourceFiles();
+  it('source comments (src/, bench/ scripts, the addon) point at figures and notes that exist (`bench/README.md#anchor`, `bench/notes/x.md, "Title"`)', () => {
+    const files = [...sourceFiles('src'), ...sourceFiles('bench'), ...sourceFiles('native-bridge/src')];
     const refs: Reference[] = files.flatMap((file) =>
       readFileSync(join(root, file), 'utf8')
         .split('\n')
