@@ -1,4 +1,4 @@
-// Benchmark (issue 11 part 5): the Agent read tools on the real gateway in a fleet of 1,000 robots
+// Benchmark: the Agent read tools on the real gateway in a fleet of 1,000 robots
 // with 500 online (simulated robots on the real robot link, 1 Hz telemetry so every online robot has
 // a live snapshot):
 //   - POST /v1/agent/query-entities {kind: robot, limit: 100}: one page of 100 with live status;
@@ -8,7 +8,7 @@
 // from its access log (0.1 ms resolution: from the request's arrival to the last byte handed to the
 // socket); client time is measured around fetch. CPU per request is the gateway process's
 // utime+stime from /proc over each block, minus its idle rate (telemetry ingest of the 500 robots)
-// measured over a quiet interval of the same run. Figures: bench/README.md.
+// measured over a quiet interval of the same run. Figures: bench/README.md#agent-read-tools.
 //
 //   taskset -c 1 node bench/agent-read.mjs [--robots 1000] [--online 500] [--requests 1000] [--rounds 3] [--server-cpus 0]
 //                                          [--idle-s 5] [--cpu-prof DIR]

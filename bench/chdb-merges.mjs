@@ -1,4 +1,4 @@
-// Benchmark (issue 12, target 2): what the embedded chdb store spends merging the parts the gateway
+// Benchmark (telemetry target 2: bench/notes/telemetry-ingest.md): what the embedded chdb store spends merging the parts the gateway
 // writes, by merge selector base (migration 3 sets 20; the engine's default, 5, is the baseline in the
 // same run) and by part size (1,000 rows: 100 robots x 10 Hz cut every second; 5,000: the same robots
 // with the 5 s small-block age; 10,000: 1,000 robots cut every second).
@@ -10,7 +10,7 @@
 // of one robot's history read over everything (more parts cost reads a little more).
 //
 //   node bench/chdb-merges.mjs [--bases 5,20,50] [--rows 1000,5000,10000] [--parts 300] [--period-ms 100] [--settle-s 3]
-// Needs `npm run build` (it uses dist/). Figures: bench/README.md, "Merge selector base".
+// Needs `npm run build` (it uses dist/). Figures: bench/README.md#chdb-merges.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

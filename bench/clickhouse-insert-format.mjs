@@ -1,4 +1,4 @@
-// Benchmark (issue 12, target 1): what a ClickHouse server spends per row on the gateway's inserts
+// Benchmark (telemetry target 1: bench/notes/telemetry-ingest.md): what a ClickHouse server spends per row on the gateway's inserts
 // as RowBinary (the baseline: what the decoders write) and as Native (native-insert.ts: the same rows
 // converted by the addon), and what the conversion costs the gateway.
 //
@@ -12,7 +12,7 @@
 // converting (the conversion runs on libuv threads: process.cpuUsage counts them).
 //
 //   node bench/clickhouse-insert-format.mjs [--blocks 10] [--rows 200000] [--robots 401] [--reps 3]
-// Needs `npm run build` and `npm run build:native`. Figures: bench/README.md.
+// Needs `npm run build` and `npm run build:native`. Figures: bench/README.md#clickhouse-insert-formats.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startClickHouse } from './lib/clickhouse-server.mjs';

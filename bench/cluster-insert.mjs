@@ -1,4 +1,4 @@
-// Issue 14 part 4: what writing to a ClickHouse cluster costs, against one server, in the same run.
+// What writing to a ClickHouse cluster costs, against one server, in the same run.
 // Starts Debian's ZooKeeper and two clickhouse-server shards (ReplicatedMergeTree + Distributed, what
 // `fleetgw serve --clickhouse-cluster` creates) and a standalone server (the single-server store), then
 // drives the gateway's own stores (dist/telemetry) with identical RowBinary blocks:
@@ -6,7 +6,7 @@
 //       (the split by shard included), server CPU per row (all shards), ZooKeeper CPU per block;
 //   (b) small blocks (--small-rows) as fast as 2 in flight go for --seconds: inserts/s, the part rate
 //       a shard can take (each insert is a part).
-// Figures: bench/README.md, docs/scale-out.md.
+// Figures: bench/README.md#clickhouse-cluster-inserts, docs/scale-out.md.
 //
 //   npm run build && node bench/cluster-insert.mjs [--rows 20000] [--robots 200] [--blocks 30] [--small-rows 1000] [--seconds 15]
 import { spawn } from 'node:child_process';

@@ -17,14 +17,14 @@
 // the gateway at its default rate limits (the flooding key stays under its request count).
 // Gateway (`fleetgw serve`, real CLI, embedded chdb) in its own process, the robots (RobotAgent, one
 // TCP connection each, like real robots) in another, the HTTP client in this one.
-// Results and method: bench/command-latency.md.
+// Results: bench/README.md#command-latency; method and history: bench/notes/command-latency.md.
 //
 //   npm run build && node bench/command-latency.mjs [--robots 100] [--hz 50] [--single 3000]
 //       [--bulk 300] [--gateway-cpus 0] [--robots-cpus 1] [--bench-cpus 1] [--cpu-prof DIR] [--json FILE]
 //       [--client lean|node] [--node-flags '--max-semi-space-size=64 ...' (gateway and robots)]
 //       [--read-hammer 0] [--stream-sockets 0] [--stream-robots-per-sub 50] [--loads-cpus LIST]
 //       [--flood 1048575 [--flood-connections 20] [--flood-rps 70] [--flood-paths control-robot,features]]
-// The mixed loads (bench/README.md): --robots 200 --hz 10 --read-hammer 8 --stream-sockets 200.
+// The mixed loads (bench/README.md#command-latency): --robots 200 --hz 10 --read-hammer 8 --stream-sockets 200.
 // Internal: `--role robots` runs the robot side, `--role hammer` the read hammer, `--role flood` the
 // body flood (spawned by the main role).
 import { execFileSync } from 'node:child_process';

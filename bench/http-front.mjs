@@ -1,5 +1,5 @@
-// What per-request cost the answers to uWS's own protocol errors add (issue 8 items 6 and 13;
-// docs/http-hardening.md): server CPU per request, from /proc, for a bare uWS app (`bare`), the same with
+// What per-request cost the answers to uWS's own protocol errors add
+// (docs/http-hardening.md): server CPU per request, from /proc, for a bare uWS app (`bare`), the same with
 // the head deadline the gateway runs (`deadline`), and the bare app behind the cheapest front TCP layer
 // in Node (`proxy`: bytes piped both ways, no parsing). Keep-alive connections and a new connection per
 // request (`Connection: close`; wrk then counts a read error per request, the server's close, so only

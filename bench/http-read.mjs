@@ -1,6 +1,6 @@
 // Benchmark (a): GET /v1/robots/{id} with auth on the real gateway vs a bare uWS handler returning
 // the same bytes, in one run, alternating (bare, gateway, bare, gateway, ...) so drift hits both.
-// Both servers are pinned to one core, wrk to the other. Usage and figures: bench/README.md.
+// Both servers are pinned to one core, wrk to the other. Usage and figures: bench/README.md#http-read.
 //
 //   node bench/http-read.mjs [--duration 10] [--connections 50] [--threads 1] [--rounds 2]
 //                            [--warmup 2] [--server-cpus 0] [--wrk-cpus 1] [--cpu-prof DIR] [--keep]

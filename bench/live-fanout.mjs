@@ -1,4 +1,4 @@
-// Benchmark (issue 12, target 3): live fan-out latency and CPU per delivered message, the gateway
+// Benchmark (telemetry target 3: bench/notes/telemetry-ingest.md): live fan-out latency and CPU per delivered message, the gateway
 // against a bare uWebSockets.js publish of the same lines, in the same run.
 //
 //   gateway  bench/lib/gateway-child.mjs (the same startGateway() as `fleetgw serve`, chdb store);

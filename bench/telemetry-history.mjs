@@ -1,4 +1,4 @@
-// Benchmark (issue 13 part 1): GET /v1/robots/{id}/telemetry/series for the last 10 minutes of one
+// Benchmark: GET /v1/robots/{id}/telemetry/series for the last 10 minutes of one
 // robot at 10 Hz (6,000 samples) downsampled to 500 points, through the real gateway
 // (`fleetgw serve`), with 100 robots' data in the store (each robot `--minutes` of 10 Hz history,
 // rows inserted directly with INSERT ... SELECT FROM numbers()). Target: p50 under 50 ms.
@@ -7,7 +7,7 @@
 // Baseline in the same run, alternating block by block: GET /v1/robots/{id} (auth, lookup, JSON: the
 // HTTP floor). Requests go one at a time (latency). CPU per request is the gateway's utime+stime from
 // /proc over each block (plus the ClickHouse server's, for that store), minus the idle rate measured
-// over a quiet interval of the same run. Figures: bench/README.md.
+// over a quiet interval of the same run. Figures: bench/README.md#telemetry-history.
 //
 //   node bench/telemetry-history.mjs [--robots 100] [--minutes 30] [--requests 200] [--rounds 3] [--server-cpus 0] [--stores chdb,server]
 //

@@ -1,4 +1,4 @@
-// Benchmark (issue 12, target 2, and the agent's memory): realistic telemetry load, many robots at a
+// Benchmark (telemetry target 2, and the agent's memory: bench/notes/telemetry-ingest.md): realistic telemetry load, many robots at a
 // low rate with one sample per message (1,000 robots x 10 Hz by default), held for --duration seconds.
 // For each server in --against (run one after the other, same simulator, same robots):
 //   gateway  the gateway (bench/lib/gateway-child.mjs: the same startGateway() as `fleetgw serve`; chdb,
@@ -6,10 +6,10 @@
 //   bare     bench/lib/bare-grpc.mjs, a grpc-js server that drops every message: the robot link's floor
 //   bare-http2  bench/lib/bare-http2.mjs: node:http2 alone with the gRPC framing by hand, same drop
 //   bare-late-headers  the same as bare, answering PublishTelemetry with headers only at the end (as gateways
-//            before issue 12 did): the agents' memory must stay flat against it too
+//            older gateways did): the agents' memory must stay flat against it too
 // Every --sample-s seconds: CPU (cores, from /proc) and RSS of the server and of the simulator. The
 // summary gives cores over the window after --warmup-s, RSS at the window's start and end, its slope
-// (MiB per minute, least squares) and maximum, for both processes. Figures: bench/README.md.
+// (MiB per minute, least squares) and maximum, for both processes. Figures: bench/README.md#telemetry-ingest-at-realistic-load.
 //
 //   node bench/telemetry-realistic.mjs [--robots 1000] [--hz 10] [--duration 600] [--warmup-s 30]
 //       [--sample-s 10] [--against gateway,bare] [--clickhouse-url URL|local] [--gateway-env K=V,K=V]

@@ -1,14 +1,14 @@
 // Benchmark (b): telemetry samples per second through the whole pipe — simulated robots (own process)
 // -> gRPC robot link -> ingest -> decode workers -> chdb (or a ClickHouse server) + LMDB snapshots.
 // Afterwards: rows counted in the store vs samples the simulator wrote, every robot's snapshot checked.
-// Usage and figures: bench/README.md.
+// Usage and figures: bench/README.md#telemetry-ingest-at-peak.
 //
 //   node bench/telemetry-throughput.mjs [--robots 100] [--hz 1000] [--duration 60]
 //       [--generator sim|replay] [--samples-per-msg K] [--connections N] [--replay-transport grpc-js|http2]
 //       [--clickhouse-url URL|local] [--gateway-cpus LIST] [--sim-cpus LIST] [--cpu-prof DIR]
 //       [--sample-ms 5000] [--ingest-stats] [--gateway-env K=V,...] [--gateway-node-args "A B"] [--gc-stats]
 //       [--target-rate N] [--target-us U] [--keep]
-// --generator replay (issue 12, target 4) sends pre-encoded batches (bench/lib/replay-child.mjs) so
+// --generator replay (telemetry target 4: bench/notes/telemetry-ingest.md) sends pre-encoded batches (bench/lib/replay-child.mjs) so
 // the generator is not the bottleneck; its own CPU is reported either way (`simCpuUsPerSample`).
 // --clickhouse-url local starts a private clickhouse-server (bench/lib/clickhouse-server.mjs) so its
 // CPU is reported apart from the gateway's (`storeCpuUsPerSample`).

@@ -156,7 +156,7 @@ const MAX: Partial<Record<keyof GatewayTunables, number>> = {
   telemetryInsertMaxAgeMs: 30_000,
   telemetryInsertSmallMaxAgeMs: 30_000,
   // A bound on what a misconfiguration can hold back: 5x the default, and past 10,000-row parts the
-  // merge cost per part grows slowly (1.7x for 10x the rows at 1,000 -> 10,000, bench/README.md stop 28).
+  // merge cost per part grows slowly (1.7x for 10x the rows at 1,000 -> 10,000, bench/notes/telemetry-ingest.md, "Fewer parts for the embedded store").
   telemetryInsertMinRows: 100_000,
   // Each export holds about 1.5 MiB (a read chunk, an MCAP chunk, the socket's backlog).
   historyExports: 64,

@@ -4,7 +4,7 @@
 // sends its response headers at stream start (as the gateway does) and drops every message. No auth,
 // no store, no decode: what receiving the same gRPC messages costs on its own.
 //
-// --late-headers plays a gateway from before issue 12 (headers only with the final receipt), to check
+// --late-headers plays a gateway older than acknowledged telemetry (headers only with the final receipt), to check
 // that agents keep their memory flat against it.
 //
 //   node bench/lib/bare-grpc.mjs [--late-headers]   prints {"event":"ready","grpc":"127.0.0.1:PORT"}, SIGTERM stops

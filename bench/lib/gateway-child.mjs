@@ -10,7 +10,7 @@
 //
 // --loop-delay adds the event loop's delay to each stats line. It is off by default: its 5 ms
 // sampling timer wakes the loop 200 times a second, which is a measurable share of an idle or
-// lightly loaded gateway's CPU (bench/README.md, "Fixed costs").
+// lightly loaded gateway's CPU (bench/notes/telemetry-ingest.md, "Fixed costs").
 //
 //   node bench/lib/gateway-child.mjs --data-dir DIR [--clickhouse-url URL] [--stats-ms 1000] [--loop-delay] [--gc-stats]
 import { readdirSync } from 'node:fs';
@@ -33,7 +33,7 @@ const gateway = await startGateway({
   clickhouseUrl: opts['clickhouse-url'] === '' ? null : opts['clickhouse-url'],
   tls: 'insecure',
   tunables: tunablesFromEnv(),
-  // startGateway takes a pino logger (issue 9 part 9); warnings and errors to stderr, as serve would.
+  // startGateway takes a pino logger; warnings and errors to stderr, as serve would.
   log: pino({ level: 'warn' }, pino.destination(2)),
 });
 emit({ event: 'ready', http: gateway.httpUrl, grpc: gateway.grpcAddress, telemetryStore: gateway.telemetryStore, telemetryDecoder: gateway.telemetryDecoder, startupTids });

@@ -1,4 +1,4 @@
-// Replay load generator for the telemetry benchmarks (issue 12, target 4): robots that send
+// Replay load generator for the telemetry benchmarks (telemetry target 4: bench/notes/telemetry-ingest.md): robots that send
 // pre-encoded TelemetryBatch messages, so a run measures the gateway and not the simulator.
 //
 // At start it encodes a small pool of batch templates (--templates, each --samples-per-msg samples of
@@ -21,7 +21,7 @@
 // the status comes from the trailers or a trailers-only response), on connections of their own next
 // to grpc-js's Connect streams (so `--connections N` opens 2N). Why: with one connection per robot,
 // grpc-js's per-message write path was 0.72-0.92 us per sample at 350,000-400,000 samples/s, a third
-// of a core on the machine the gateway is measured on (bench/README.md, stop 29).
+// of a core on the machine the gateway is measured on (bench/notes/telemetry-ingest.md, "Target 1 on the Intel machine").
 //
 //   node bench/lib/replay-child.mjs --grpc HOST:PORT --robots-file F --hz N --duration S
 //       [--samples-per-msg K (0: hz/10, as the simulator)] [--templates 16] [--connections 1] [--report-ms 5000]

@@ -4,7 +4,7 @@
 import { openStore } from '../../dist/store/lmdb.js';
 import { openChdbStore } from '../../dist/telemetry/chdb-store.js';
 import { openClickHouseStore } from '../../dist/telemetry/clickhouse-store.js';
-// Snapshots are a format byte + row since issue 12 (snapshot-codec.js), objects before: the benches
+// Snapshots are a format byte + row (snapshot-codec.js), objects in older stores: the benches
 // also run against builds from before it, for same-run baselines.
 const { decodeSnapshot } = await import('../../dist/telemetry/snapshot-codec.js').catch(() => ({ decodeSnapshot: (v) => v }));
 

@@ -1,4 +1,4 @@
-// Micro benchmark (issue 13 part 2): what the Foxglove endpoint costs.
+// Micro benchmark: what the Foxglove endpoint costs.
 // (1) In a decode worker: one task (50 robots x 100 samples, the simulator's samples) through the
 //     decoder in use (the C++ addon when built, else the JS reader) with live JSON for the JSON stream
 //     (the baseline: what one stream subscriber already costs), then the same task with Foxglove frames

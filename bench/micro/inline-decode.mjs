@@ -1,4 +1,4 @@
-// Issue 12: what a small batch costs decoded on the main thread (src/telemetry/inline-decode.ts)
+// What a small batch costs decoded on the main thread (src/telemetry/inline-decode.ts)
 // against the same batch as a decode-pool task (src/telemetry/decode-pool.ts), the baseline, in the
 // same run. The batch is the one the ingest cuts by age at 1,000 robots x 10 Hz: one frame of one
 // sample per robot (also 100 robots, a 256 KiB batch: the byte bound, and 256 KiB of minimal samples,

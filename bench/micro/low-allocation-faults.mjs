@@ -1,11 +1,11 @@
-// Issue 12, target 2 at 100 robots: why allocating less can cost more CPU. A process that allocates
+// Telemetry target 2 at 100 robots (bench/notes/telemetry-ingest.md): why allocating less can cost more CPU. A process that allocates
 // short-lived objects at a steady rate (bytes per second, in 5 ms ticks, like a lightly loaded
 // gateway) reports its minor page faults, scavenges and CPU per second over --seconds. Below about
 // 1,000 bytes per ms V8 treats the allocation rate as low: after each scavenge it shrinks the young
 // generation and releases its from-space, so every page the next cycle allocates into is a fresh page
 // the kernel must fault in and zero (Heap::ShouldResizeNewSpace, kLowAllocationThroughput). Run it
 // at several rates, and with V8 flags (`node --predictable bench/micro/...` turns the rule off;
-// --min-semi-space-size does not), to see the step. Figures: bench/README.md, "Snapshot hooks
+// --min-semi-space-size does not), to see the step. Figures: bench/notes/telemetry-ingest.md, "Snapshot hooks
 // without allocation".
 //
 //   node [V8 flags] bench/micro/low-allocation-faults.mjs [--rate 300000] [--seconds 15]

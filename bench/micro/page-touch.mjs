@@ -1,4 +1,4 @@
-// Micro benchmark (issue 12, target 1): the CPU cost of filling fresh large buffers, by kind of
+// Micro benchmark (telemetry target 1: bench/notes/telemetry-ingest.md): the CPU cost of filling fresh large buffers, by kind of
 // buffer: V8's ArrayBuffer (calloc: 4 KiB pages), SharedArrayBuffer (the same allocator), and the
 // addon's hugePageBuffer (a 2 MiB-aligned mapping advised MADV_HUGEPAGE: src/telemetry/large-buffer.ts).
 // Each kind runs in a child process of its own: --rounds times, allocate --count buffers of --mib

@@ -1,4 +1,4 @@
-// Micro benchmark (issue 12, target 1): full GCs started by allocating large ArrayBuffers against
+// Micro benchmark (telemetry target 1: bench/notes/telemetry-ingest.md): full GCs started by allocating large ArrayBuffers against
 // SharedArrayBuffers of the same size (why the Native insert buffers, src/telemetry/native-insert.ts,
 // are SharedArrayBuffers), and against the addon's hugePageBuffer (external ArrayBuffers over a mapping
 // of their own: src/telemetry/large-buffer.ts). Allocates --count buffers of --mib MiB, --period-ms apart, keeping the last

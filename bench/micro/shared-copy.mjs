@@ -1,4 +1,4 @@
-// Micro benchmark (issue 12, target 1): one copy of a telemetry message into a shared task slot at an
+// Micro benchmark (telemetry target 1: bench/notes/telemetry-ingest.md): one copy of a telemetry message into a shared task slot at an
 // odd offset (what the frame packer does per message), by V8's TypedArray.prototype.set and by the
 // addon's copyBytes (dist/telemetry/shared-copy.js picks between them), against the baseline of the
 // same set() into an ArrayBuffer. Also reports CPU per copy (process.cpuUsage) over a fixed run of each.

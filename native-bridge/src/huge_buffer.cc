@@ -7,7 +7,7 @@
 // byte; on 2 MiB huge pages a first fill costs 0.11-0.27 ms per MiB (0.5-1 us per 4 KiB) once the
 // guest has backed the memory (bench/micro/page-touch.mjs). The gateway's large long-lived buffers (the row arena, the Native insert
 // output) are filled at peak rate exactly when a peak starts; with 4 KiB pages that first fill was the
-// largest single cost of a peak's first seconds (bench/README.md, stop 36). V8's own ArrayBuffers come
+// largest single cost of a peak's first seconds (bench/notes/telemetry-ingest.md, "The row buffers on huge pages"). V8's own ArrayBuffers come
 // from calloc, whose mappings are neither aligned nor advised, and Node offers no way to ask.
 //
 // The memory is zero (a fresh mapping) and is unmapped when V8 collects the ArrayBuffer. When the kernel

@@ -177,7 +177,7 @@ uint64_t truncToInt64Bits(double v) {
 // fast paths can see the Reader. So the common cases (one-byte tags and lengths, a varint that ends
 // inside the frame, ASCII strings) are inline, and everything else goes to out-of-line functions
 // that take the position by value and return the new one (perf: with a Reader& passed around, every
-// byte read stored and reloaded the position through memory; bench/README.md, "Issue 12, stop 32").
+// byte read stored and reloaded the position through memory; bench/notes/telemetry-ingest.md, "The C++ decoder").
 
 #if defined(__GNUC__)
 #define FLEETGW_INLINE inline __attribute__((always_inline))
@@ -410,7 +410,7 @@ struct Sample {
   size_t modeS = 0, modeE = 0, runS = 0, runE = 0, stateS = 0, stateE = 0;
   std::vector<size_t> faults;  // start, end pairs (capacity kept between samples)
   // Copied from zeros, not memset: GCC turns a memset of these 88 bytes (or a loop storing 0) into
-  // `rep stos`, whose start-up cost was ~10% of a sample's decode (perf annotate, stop 32); a copy
+  // `rep stos`, whose start-up cost was ~10% of a sample's decode (perf annotate: bench/notes/telemetry-ingest.md, "The C++ decoder"); a copy
   // from a constant zero array becomes plain 16-byte stores.
   void reset() {
     static const double kZeroD[11] = {};
@@ -583,7 +583,7 @@ size_t readSample(const uint8_t* u8, size_t pos, size_t end, size_t msgEnd, Samp
 
 // Writes one row with a single bounds check: writeRow reserves rowBytes() first. Unchecked writes
 // because the row is written once per sample and Out's per-field checks were a measurable share of
-// it (bench/README.md, "Issue 12, stop 32").
+// it (bench/notes/telemetry-ingest.md, "The C++ decoder").
 struct RowPtr {
   uint8_t* p;
   void bytes(const uint8_t* s, size_t n) {

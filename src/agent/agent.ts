@@ -177,7 +177,7 @@ export class RobotAgent {
       'grpc.use_local_subchannel_pool': opts.dedicatedConnection ? 1 : 0,
       // grpc-js keeps every message of a call in a retry buffer until the call commits (the server's
       // headers or first message arrive, or 1 MiB is buffered). A telemetry stream to a server that
-      // sends headers only with its final receipt (gateways before issue 12) would hold up to 1 MiB
+      // sends headers only with its final receipt (older gateways) would hold up to 1 MiB
       // per robot for the stream's life. A zero budget commits each call at its first message, so
       // sent messages are freed as soon as they are written. `grpc.enable_retries: 0` does not do
       // this in grpc-js 1.14 (uncommitted calls keep their messages either way). Cost: a stream the

@@ -1,7 +1,7 @@
 /**
  * A hand-written encoder for TelemetrySample, for agents that sample at high rates.
  *
- * protobuf-es needs ~3 us to create and encode one sample; this writes the same bytes (identical to
+ * protobuf-es creates a message object per sample before encoding it; this writes the same bytes (identical to
  * `toBinary(TelemetrySampleSchema, ...)` for the same values, see test/agent/sample-encoder.test.ts)
  * from a flat object in a fraction of that, which is what lets one process simulate 100+ robots at
  * high rates. Field numbers and types must follow proto/fleetgw/v1/telemetry.proto.

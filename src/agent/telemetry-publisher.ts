@@ -8,7 +8,7 @@
  * samples wait in the bounded TelemetryQueue meanwhile. Writes respect HTTP/2 flow control: after a
  * write that reports backpressure, nothing more is written until 'drain'.
  *
- * Acknowledged delivery (issue 14 part 1, docs/robot-link.md "Acknowledged telemetry"): each batch
+ * Acknowledged delivery (docs/robot-link.md "Acknowledged telemetry"): each batch
  * carries `seq` (1, 2, ... per process) and this process's random `epoch`; written batches stay in
  * the bounded UnackedBatches until a receipt's `durable_seq` covers them, and every one still held
  * is written again first when the stream reopens (after a gateway restart or a lost connection).

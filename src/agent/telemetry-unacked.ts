@@ -1,5 +1,5 @@
 /**
- * The agent's sent-but-not-yet-durable telemetry batches (issue 14 part 1): kept until the gateway's
+ * The agent's sent-but-not-yet-durable telemetry batches: kept until the gateway's
  * receipt says they are durable (`durable_seq`), and written again, in order, after the telemetry
  * stream reopens, so a gateway crash loses nothing the agent still holds (the gateway drops the
  * batches it already had by their `seq`).

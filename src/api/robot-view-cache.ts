@@ -6,7 +6,7 @@
  * link registry whether the robot is online and its link conflict; the cached JSON is used only when
  * all four equal what it was built from (the registry returns the same conflict object until it changes), so an answer is exactly what building it afresh would give. What is saved is the
  * msgpack decode of both records, the mapping and `JSON.stringify` of the ~1 KB view: most of the
- * route's cost (bench/README.md). A robot streaming telemetry changes its snapshot at its report rate
+ * route's cost (bench/README.md#http-read). A robot streaming telemetry changes its snapshot at its report rate
  * (10 Hz by default), so readers polling faster than that still mostly hit.
  *
  * Bound: at most `maxEntries` robots; past it the oldest inserted entry is dropped.

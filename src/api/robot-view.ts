@@ -27,7 +27,7 @@ export function toRobotView(robot: RobotRecord, snap: TelemetrySnapshot | undefi
         mode: snap.mode,
         estop: snap.estop,
         battery: { percent: snap.battery.percent, voltageV: snap.battery.voltageV, charging: snap.battery.charging },
-        // The published names are the mission runs' (docs/api-conventions.md, "One concept, one name");
+        // The published names are the mission runs' (docs/api-conventions.md, "Field names");
         // the snapshot keeps the telemetry frame's.
         mission: snap.mission
           ? {

@@ -5,7 +5,7 @@
  * pasted into a URL authenticates nothing.
  *
  * Freshness contract: a change made by `fleetgw admin` in another process (revoke, expiry) applies
- * within {@link VERIFIED_TTL_MS} (the issue asks for 1 s). A credential verified less than that long
+ * within {@link VERIFIED_TTL_MS}. A credential verified less than that long
  * ago is accepted from a small in-memory map without re-hashing it or re-reading LMDB: the hash and the
  * record read are a third of a cached robot read's CPU, and busy automation repeats one key thousands
  * of times a second. Older entries are re-verified against the LMDB bytes; the decoded record itself is

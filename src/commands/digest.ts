@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
  * key orders have one digest. `undefined` members are dropped, as JSON.stringify does.
  *
  * Iterative (an explicit stack of pending values and literal text), so a deeply nested value cannot
- * overflow the call stack: arguments stored before request bodies were bounded (issue 8 item 11) may
+ * overflow the call stack: arguments stored before request bodies were bounded may
  * be nested more than a thousand levels deep and must still hash.
  */
 export function canonicalJson(value: unknown): string {

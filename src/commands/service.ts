@@ -20,9 +20,9 @@
  * after the turn, so that an ack arriving meanwhile is stored with it: one record write and one
  * commit for many commands instead of two writes and two commits each. When the ack wait ends
  * (ack, rejection or time), a write still held goes out at the end of that turn, and the answer
- * leaves when it has committed: the price is one commit after the ack (0.4 ms on an idle disk here,
- * several ms on a busy one, where a commit waits for the previous one's flush: bench/command-latency.md,
- * part D).
+ * leaves when it has committed: the price is one commit after the ack (well under a ms on an idle disk,
+ * several ms on a busy one, where a commit waits for the previous one's flush: bench/README.md#command-latency;
+ * bench/notes/command-latency.md, "Every answer waits for the command's commit").
  *
  * What a crash can still do: if the gateway process dies between the send and the commit (a few
  * milliseconds), the robot may act on a command the gateway then has no record or audit entry of,

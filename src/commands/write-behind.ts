@@ -5,7 +5,7 @@
  * Why: a command's latency is the robot hop, and that hop starts only when the gRPC frame leaves,
  * which Node's HTTP/2 session does in a native immediate after the current callback and its
  * microtasks. Packing the record and queueing its five or so LMDB writes before that delayed every
- * command by their cost (about 40 us for a stop, and 100 times that for a 100-robot stop_all). Native
+ * command by their cost (and a 100-robot stop_all by a hundred times that; bench/notes/command-latency.md). Native
  * immediates run before JavaScript ones, so writes issued from a `setImmediate` queued during the turn
  * run after the frames are on the wire, while the robot is already working. On the ack side the same
  * deferral lets the HTTP answer leave before the settled record is packed.

@@ -285,7 +285,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       undefined,
       (atPeak) => ingest.setPeakLoad(atPeak),
     );
-    // Acknowledged telemetry (issue 14 part 1): durable points become receipts to the robots.
+    // Acknowledged telemetry: durable points become receipts to the robots.
     ingest.onDurable((robotId, epoch, seq) => link.telemetryDurable?.(robotId, epoch, seq));
     link.setTelemetryDurableSource?.((robotId) => ingest.durableOf(robotId));
     link.listen({ onOnline: (robotId) => online.add(robotId), onOffline: (robotId) => online.delete(robotId) });
@@ -350,7 +350,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     readiness = new Readiness(
       {
         // Reachable, or spooling: while the disk spool has room a store outage loses nothing and
-        // slows no robot (issue 14 part 1); a full spool with the store down is not ready.
+        // slows no robot; a full spool with the store down is not ready.
         store: () => telemetryStore.reachable || ingest.spoolAccepting(),
         lmdb: () => {
           // A read from a closed environment throws: a memory-mapped read, microseconds.

@@ -4,20 +4,19 @@
  *
  * Why the gateway sets it: V8 sizes that headroom from how fast marking runs on the main thread, and
  * most of the gateway's marking runs on helper threads, so V8 judges it cheap and keeps the headroom
- * at about 10% of the live heap (~4 MB of the gateway's ~40 MB). Telemetry at 100,000 samples/s then
- * started a full mark every 0.3-0.4 s although little survived each one: 1.2-1.3 µs of CPU per sample
- * went to the GC helper threads, more than the decode itself. The default, 100% (limit = 2x the live
- * heap), took the gateway's CPU per sample at 100,000 samples/s from 2.4 to ~1.5 µs (200%: ~1.3 µs,
- * but ~40 MB more RSS at 1,000 robots x 10 Hz, past the 300 MB that load is allowed; bench/README.md,
- * "Issue 12 targets 1 and 2, same session"). The cost is memory: up to one more live heap of garbage
- * (~40 MB), less in practice, because the young generation's collections keep most garbage out of the
- * old one.
+ * at about 10% of the live heap (a few MB). Telemetry at a high rate then started a full mark several
+ * times a second although little survived each one, and the GC helper threads spent more CPU per
+ * sample than the decode itself. The default, 100% (limit = 2x the live heap), took about a third off
+ * the gateway's CPU per sample there (200% a little more, but past the memory allowed at 1,000 robots x
+ * 10 Hz): bench/notes/telemetry-ingest.md, "Targets 1 and 2, same session". The cost is memory: up to
+ * one more live heap of garbage, less in practice, because the young generation's collections keep
+ * most garbage out of the old one.
  *
  * Why it follows the load (HeapGrowthPolicy): at low rates full GCs are cheap anyway and memory is
  * what counts. At 1,000 robots x 10 Hz, with the telemetry fast path (little young garbage, so full
- * GCs come minutes apart), 100% let RSS climb from 237 to 325 MiB over 10 minutes; 50% held it at
- * 275 MiB at the same CPU (0.100 against 0.110 cores). At 400,000 samples/s, 50% cost 1.17 µs per sample
- * against 0.84 (bench/README.md, "Telemetry fast path"). So the gateway starts at the low-load value
+ * GCs come minutes apart), 100% let RSS climb past the memory that load is allowed over 10 minutes;
+ * 50% held it under at the same CPU. At peak, 50% cost about 40% more CPU per sample
+ * (bench/notes/telemetry-ingest.md, "Telemetry fast path"). So the gateway starts at the low-load value
  * and switches to the peak value while telemetry runs above 50,000 samples/s, back below 25,000.
  */
 import { setFlagsFromString } from 'node:v8';
@@ -46,10 +45,11 @@ export function appliedHeapGrowingPercent(): number | null {
 let applied: number | null = null;
 
 /**
- * How often the policy reads the telemetry rate. Every second, not every 5: at 400,000 samples/s the
- * low-load headroom left ~23 MB of room for external memory (the row buffers a starting peak
- * allocates count toward V8's limit), and until the switch came, 5-6 s after telemetry began, V8 ran
- * a full GC every ~0.35 s (bench/README.md, stop 31). The hysteresis below keeps a per-second rate
+ * How often the policy reads the telemetry rate. Every second, not every 5: at peak the low-load
+ * headroom left little room for external memory (the row buffers a starting peak allocates count
+ * toward V8's limit), and until the switch came, seconds after telemetry began, V8 ran a full GC
+ * several times a second (bench/notes/telemetry-ingest.md, "Target 1: full GCs as a peak begins").
+ * The hysteresis below keeps a per-second rate
  * from flapping.
  */
 export const FOLLOW_INTERVAL_MS = 1_000;

@@ -66,7 +66,7 @@ export function loggerOptions(level: Level = 'info'): LoggerOptions {
     timestamp: pino.stdTimeFunctions.isoTime,
     // Labels, not pino's numbers: an operator reads `"level":"warn"` without a table.
     formatters: { level: (label) => ({ level: label }) },
-    // No `redact`: pino's path redaction costs ~15 µs per line here (five times the line itself) and
+    // No `redact`: pino's path redaction costs several times the line itself (bench/notes/http.md) and
     // would run on every access line. Secrets are kept out at the source instead: code logs key ids
     // and counts, never a credential, a query string or a body (test/e2e/logging.test.ts checks it).
   };
@@ -78,7 +78,7 @@ export function createProcessLogger(opts: ProcessLoggerOptions = {}): ProcessLog
   const format = opts.format ?? (isTty(fd) ? 'pretty' : 'json');
   // Written in blocks of at least LOG_WRITE_BYTES, and every LOG_FLUSH_MS when fewer are waiting: each
   // write is a trip through libuv's thread pool (a thread woken, a syscall), which at one write per
-  // access line cost more CPU than the line itself (bench/README.md, "Issue 9: the access line").
+  // access line cost more CPU than the line itself (bench/notes/http.md, "The access line's cost").
   // Bytes, not strings: in its string mode sonic-boom encodes each block to UTF-8 twice (for the write,
   // then again to find how much was written), which cost as much as formatting the access lines.
   const boom = pino.destination({

@@ -43,8 +43,8 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
  *
  * With `sink` (the process logger's byte sink), the line is written here, as bytes into a reused
  * buffer, rather than by pino: the access line is the one log line written per request, and building
- * it as a string and encoding it again cost about 4 µs of the ~20 µs a whole authenticated read costs
- * (bench/README.md). The fields and their order are pino's (`level`, `time`, `pid`, then the
+ * it as a string and encoding it again was a fifth of what a whole authenticated read cost
+ * (bench/README.md#http-read; bench/notes/http.md, "The access line's cost"). The fields and their order are pino's (`level`, `time`, `pid`, then the
  * `component` binding, the request fields, `msg`), byte for byte (test/http/access-log.test.ts compares
  * them, hostile method strings included), so a reader of the log cannot tell the difference.
  *

@@ -1,5 +1,5 @@
 /**
- * Cross-origin requests from browsers (docs/api-conventions.md, "Browsers and CORS"). Off unless the
+ * Cross-origin requests from browsers (docs/api-conventions.md, "Browsers, caches and rate limits"). Off unless the
  * operator lists origins (FLEETGW_CORS_ORIGINS). Credentials cross origins only as an API key in the
  * Authorization header: session cookies are SameSite=Strict and `Access-Control-Allow-Credentials` is
  * never sent, so another site can never act with a logged-in user's cookie.

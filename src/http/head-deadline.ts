@@ -1,5 +1,5 @@
 /**
- * A deadline for a connection's first request head (issue 8 item 6; docs/http-hardening.md).
+ * A deadline for a connection's first request head (docs/http-hardening.md).
  *
  * uWebSockets.js takes a header line ended by a bare CR or LF, or an obs-fold line, as an unfinished
  * header block and waits for more bytes; the application never hears of the request, and uWS's idle

@@ -2,9 +2,9 @@
  * Checks on a JSON body's text that `JSON.parse` cannot make, in one linear pass with no recursion:
  *
  * - duplicate keys in one object: `JSON.parse` silently keeps the last one, so
- *   `{"action":"stop","action":"start"}` would run start (issue 8 item 14);
+ *   `{"action":"stop","action":"start"}` would run start;
  * - nesting deeper than {@link MAX_BODY_DEPTH}: deep values overflow the stack of recursive code further
- *   on (msgpack encoding, canonical JSON, digests; issue 8 item 11);
+ *   on (msgpack encoding, canonical JSON, digests);
  * - number literals out of the double range (`1e400` parses to Infinity).
  *
  * Hand-written because no library in the tree reports duplicate keys (ajv and TypeBox see the parsed

@@ -4,7 +4,7 @@
  *
  * uWS frames a body by the FIRST `Content-Length` it finds, so `Content-Length: 0` followed by
  * `Content-Length: N` would let the N bytes after the header block be parsed as a second, smuggled
- * request (issue 8 item 6). RFC 9112 section 6.3 makes a request with an invalid Content-Length a
+ * request. RFC 9112 section 6.3 makes a request with an invalid Content-Length a
  * framing error the server must answer with 400 and a closed connection; RFC 9110 section 8.6 allows
  * (MAY) folding repeated identical values into one, and we do not: no client we serve sends two, and a
  * proxy in front of us that sees two equal lines may still pick a different framing than we would.

@@ -8,7 +8,7 @@
  *
  * A handler that answers synchronously gets its response back synchronously (no promise, no
  * microtask hop), and the abort signal is only created if a handler reads it: both matter on the
- * hot read routes (bench/README.md).
+ * hot read routes (bench/README.md#http-read).
  */
 import type { ValidateFunction } from 'ajv';
 import { pino, type Logger } from 'pino';

@@ -6,7 +6,7 @@
  * with a size limit, registers onAborted before anything asynchronous happens, and writes the answer
  * (corked, one syscall) only if the client is still there. The core sees PlainRequest/PlainResponse.
  *
- * Per-request cost matters here (bench/README.md, issue 2 (a)): the AbortController a handler may wait
+ * Per-request cost matters here (bench/README.md#http-read): the AbortController a handler may wait
  * on is created only if the handler reads the signal, and a synchronous answer is written before the
  * uWS callback returns.
  */

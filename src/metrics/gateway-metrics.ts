@@ -9,8 +9,8 @@
  * what happens per event (an HTTP request, an insert, a command state change, a fire) is one
  * increment of a plain number, or of a histogram bucket's count, in a slot cached by its label key;
  * each metric's `collect()` folds what gathered into prom-client when Prometheus scrapes (prom-client's
- * own inc/observe validate and hash the labels on every call, which cost about 1.5 µs of an HTTP
- * read). The exposition is the same series either way. Labels have bounded values only:
+ * own inc/observe validate and hash the labels on every call, a visible share of an HTTP read's CPU:
+ * bench/README.md#http-read). The exposition is the same series either way. Labels have bounded values only:
  * route templates (not paths), HTTP methods folded to a fixed set, status codes, command actions and
  * delivery states; never a robot, fleet or key id.
  */
@@ -71,7 +71,7 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 
 /**
  * Sampling period of the event-loop delay histogram. Its timer wakes the loop every period whatever
- * the load: prom-client's default 10 ms cost an idle gateway ~0.003 cores. The histogram records the
+ * the load: prom-client's default 10 ms kept an idle gateway waking for nothing. The histogram records the
  * whole interval between two ticks, so the lag gauges' floor is this period (0.02 s), well under the
  * documented alert (p99 > 0.1 s, docs/operations.md); 100 ms would have made that alert always fire.
  */
@@ -117,7 +117,7 @@ export class GatewayMetrics {
     counterFrom(registers, 'fleetgw_telemetry_bytes_received_total', 'Bytes of TelemetryBatch messages received from robots.', () => t().bytesIn);
     counterFrom(registers, 'fleetgw_telemetry_samples_received_total', 'Samples decoded from received batches (each becomes one row).', () => t().samplesIn);
     counterFrom(registers, 'fleetgw_telemetry_samples_stored_total', 'Samples the telemetry store accepted (inserted rows).', () => t().rowsWritten);
-    // Issue 14 part 1: the disk spool replaces dead-letter files; nothing is given up by the gateway.
+    // The disk spool replaces dead-letter files; nothing is given up by the gateway.
     counterFrom(registers, 'fleetgw_telemetry_samples_spooled_total', 'Samples whose insert failed (or waited behind one that did): kept in the disk spool and replayed by the gateway.', () => t().rowsSpooled);
     counterFrom(registers, 'fleetgw_telemetry_samples_replayed_total', 'Samples inserted from the disk spool (after a store outage, or left by the previous run).', () => t().rowsReplayed);
     gaugeFrom(registers, 'fleetgw_telemetry_spool_bytes', 'Bytes of telemetry rows in the disk spool (blocks waiting for or in an insert, and the outage backlog).', () => t().spoolBytes);

@@ -46,7 +46,7 @@ function asBuffer(bytes: Uint8Array): Buffer {
 const publishTelemetry: MethodDefinition<Uint8Array, TelemetryReceipt> = {
   path: PUBLISH_TELEMETRY_PATH,
   requestStream: true,
-  // A stream since issue 14 (receipts of durable batches); agents that send no `seq` still get
+  // A stream (receipts of durable batches); agents that send no `seq` still get
   // exactly one message, so clients built for the single-receipt call work unchanged.
   responseStream: true,
   requestSerialize: asBuffer,

@@ -3,8 +3,9 @@
  *
  * Why: Node's HTTP/2 gives the connection-level window back as soon as data arrives, so nghttp2 sends
  * a WINDOW_UPDATE every time half of the 64 KiB default has been received, and Node writes pending
- * frames after every socket read: at 400,000 telemetry samples/s that was a `writev` per read, 10% of
- * the gateway's main thread over one shared connection (perf, bench/README.md "Issue 12"). With an
+ * frames after every socket read: at peak telemetry rates that was a `writev` per read, a tenth of the
+ * gateway's main thread over one shared connection (perf, bench/notes/telemetry-ingest.md, "Targets 1
+ * and 2 again: connection window"). With an
  * 8 MiB connection window the connection-level updates are 128x rarer; each stream still sends its own
  * every 32 KiB, so a robot with a connection of its own gains little. grpc-js has no server option for
  * it (`grpc-node.flow_control_window` is client-only), so the session is reached through the call.

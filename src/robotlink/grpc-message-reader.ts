@@ -6,7 +6,8 @@
  * Hand-written because it is the hottest code of the robot link and no library offers it apart from a
  * full gRPC stack: grpc-js's own reader hands each message through a read queue, an async
  * decompression step, an object-mode stream and a pause/resume of the HTTP/2 stream, which measured
- * 2.3x the CPU of node:http2 alone at 1,000 robots x 10 Hz (bench/README.md, "Telemetry fast path").
+ * over twice the CPU of node:http2 alone at 1,000 robots x 10 Hz (bench/notes/telemetry-ingest.md,
+ * "Telemetry fast path").
  *
  * A message that fits in one chunk is handed over as a view of it. One split across chunks is
  * assembled: up to {@link REUSED_ASSEMBLY_BYTES} into one buffer per reader, reused for every such
@@ -16,10 +17,11 @@
  *
  * So a message is valid only during `onMessage`: the receiver copies what it keeps (the ingest copies
  * each batch into its frame packer at once). Why the reuse: after a paused robot resumes, its HTTP/2
- * DATA frames no longer line up with its messages, and most ~12 KB batches at 1,000 Hz were split;
- * two fresh copies of each (the pieces, then the message) were ~100 MB/s of short-lived ArrayBuffers
- * on the main thread, which V8 counts as external memory toward its next full GC: one every 200-300
- * ms while robots were paused and resumed (bench/README.md, stop 34).
+ * DATA frames no longer line up with its messages, and most batches at 1,000 Hz were split; two
+ * fresh copies of each (the pieces, then the message) at peak were enough short-lived ArrayBuffers on
+ * the main thread, which V8 counts as external memory toward its next full GC, to start several full
+ * GCs a second while robots were paused and resumed (bench/notes/telemetry-ingest.md, "Target 1 on an
+ * AMD machine").
  */
 
 /**

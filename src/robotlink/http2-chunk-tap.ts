@@ -5,9 +5,9 @@
  * Why: Node hands every chunk of an Http2Stream to `stream.push(chunk)`, and a Readable in flowing
  * mode then emits 'data', schedules a `process.nextTick` to "read more" and calls `_read`, which
  * re-arms the native read, once per chunk. At 1,000 robots x 10 Hz (one chunk per message)
- * `Readable.push` with all it called was 43.5% of the gateway's main thread, our reader 30.9% of it:
- * 12.6% was the machinery. Without it the gateway used 11-12% less CPU (bench/README.md, "HTTP/2
- * chunk tap"). Node has no public per-chunk callback for HTTP/2 streams
+ * that machinery, apart from our reader, was over a tenth of the gateway's main thread, and the
+ * gateway used about as much less CPU without it (bench/notes/telemetry-ingest.md, "HTTP/2 chunk
+ * tap"). Node has no public per-chunk callback for HTTP/2 streams
  * (net.Socket's `onread` option does not exist here), so the stream's `push` is shadowed on this one
  * instance: a DATA chunk goes straight to the reader; the end of the stream (`push(null)`) and
  * anything else still go to Readable's own `push`, so 'end' (see below), errors and 'close' work as before.

@@ -123,7 +123,7 @@ export class RobotRegistry implements RobotLink, SessionHooks {
     return session.attachTelemetry(call);
   }
 
-  /** Where the ingest's durable points come from (issue 14 part 1): see setTelemetryDurableSource. */
+  /** Where the ingest's durable points come from: see setTelemetryDurableSource. */
   private durablePointOf: (robotId: string) => { epoch: number; seq: number } | undefined = () => undefined;
 
   setTelemetryDurableSource(source: (robotId: string) => { epoch: number; seq: number } | undefined): void {

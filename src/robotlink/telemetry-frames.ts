@@ -4,8 +4,9 @@
  *
  * Why: grpc-js hands every received message through a read queue, an async decompression step and
  * an object-mode stream, and pauses and resumes the HTTP/2 stream around each one. At 1,000 robots x
- * 10 Hz a bare grpc-js server that drops every message used 0.091 cores, node:http2 alone with the same
- * framing 0.039 (bench/README.md, "Telemetry fast path"): most of the gateway's robot-link cost. grpc-js
+ * 10 Hz a bare grpc-js server that drops every message used over twice the CPU of node:http2 alone with
+ * the same framing (bench/notes/telemetry-ingest.md, "Telemetry fast path"): most of the gateway's
+ * robot-link cost. grpc-js
  * has no option for a raw reader, so the call's stream is taken over here.
  *
  * What stays with grpc-js: authentication metadata, deadlines, cancellation, response headers,

@@ -25,7 +25,8 @@
  * Response headers go out as soon as the stream is accepted, not with the final receipt: a gRPC
  * client keeps every message of a call in its retry buffer until the call "commits" (headers or a
  * message arrive), so a long stream without early headers costs grpc-js agents up to 1 MiB each
- * (1,000 simulated robots grew from 280 to 650 MiB in 90 s: bench/README.md, "Agent memory").
+ * (1,000 simulated robots more than doubled their memory in 90 s: bench/notes/telemetry-ingest.md,
+ * "Agent memory").
  */
 import { create } from '@bufbuild/protobuf';
 import { Metadata, status, type ServerDuplexStream } from '@grpc/grpc-js';

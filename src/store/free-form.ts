@@ -2,7 +2,7 @@
  * Bounds on free-form values: objects whose content the gateway stores and forwards without a
  * schema (template `parameters`, step `config`, action `arguments`, config `values`, a robot's
  * command result payload). Bounded because deeply nested values overflow the stack of recursive code
- * further on (msgpack, canonical JSON, structuredClone; issue 8 item 11). Clients' values are checked
+ * further on (msgpack, canonical JSON, structuredClone). Clients' values are checked
  * at validation (src/api/schemas/free-form.ts), robots' where their reports are parsed.
  */
 

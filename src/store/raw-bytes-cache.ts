@@ -4,7 +4,7 @@
  * Every lookup still reads the value's raw bytes from LMDB (`getBinaryFast`: no decode, no copy), so
  * a change made by any process (e.g. `fleetgw admin revoke-key`) is seen on the very next read, exactly
  * as without the cache. Only the msgpack decode is skipped when the bytes are unchanged, which is what
- * costs on the request path (bench/README.md). Values handed out are shared between callers and must
+ * costs on the request path (bench/README.md#http-read). Values handed out are shared between callers and must
  * be treated as read-only.
  *
  * Bound: at most `maxEntries` keys; past it the oldest inserted entry is dropped (a miss costs one

@@ -2,7 +2,7 @@
  * Fleet and robot records for the command path, decoded once per stored version.
  *
  * A robot command reads its fleet (access check) and each target robot (state and policy check). The
- * msgpack decode of those records was a measurable share of a stop's latency (bench/command-latency.md),
+ * msgpack decode of those records was a measurable share of a stop's latency (bench/notes/command-latency.md),
  * so these readers keep the decoded record against its stored bytes ({@link RawBytesCache}): every
  * call still reads the bytes, so a change by any process (`fleetgw admin ...`) is seen on the next
  * call, exactly as with `store.robots.get`.

@@ -2,8 +2,8 @@
  * The msgpack encoder lmdb-js uses, made tolerant of values nested too deeply to encode.
  *
  * msgpackr encodes recursively, two stack frames per level, so a value nested ~1,200 levels deep
- * overflows the stack (issue 8 item 11: a template stored at depth 1,249 answered 500 to every PUT
- * after a restart, because re-encoding the unchanged record overflowed). Request bodies are now bounded
+ * overflows the stack (a template stored deeper than that would answer 500 to every PUT after a
+ * restart, because re-encoding the unchanged record overflows). Request bodies are now bounded
  * far below that (src/http/json-scan.ts, the `x-free-form` schema keyword), but records written before
  * the bound must stay readable and updatable. Reading them is fine (decoding uses less stack than
  * encoding, so whatever was written decodes); writing them back is what failed. So when encoding

@@ -1,5 +1,5 @@
 /**
- * Per-robot state of acknowledged telemetry (issue 14 part 1, docs/robot-link.md "Acknowledged
+ * Per-robot state of acknowledged telemetry (docs/robot-link.md "Acknowledged
  * telemetry"): the highest `seq` received and the highest `seq` durable (in the store or the disk
  * spool), per robot and agent `epoch`.
  *

@@ -7,7 +7,7 @@
  *
  * Rows travel as RowBinary through a spool file: chdb's raw `insert()` accepts text formats only, and
  * TSV cost ~2.5x the CPU of RowBinary on both sides (the decode worker spelling every float, the
- * engine parsing it back: bench/README.md). So each insert writes its row chunks to
+ * engine parsing it back: bench/notes/telemetry-ingest.md, "After the first performance pass"). So each insert writes its row chunks to
  * `<dataDir>/chdb-spool/<pid>-<n>.rowbinary` with one `writev` (no concatenation copy), runs
  * `INSERT INTO telemetry_samples (...) SELECT * FROM file('<that file>', RowBinary, '<structure>')`,
  * and deletes the file whatever the outcome. Files are transient: at most `maxInFlight` of the insert

@@ -1,5 +1,5 @@
 /**
- * Telemetry to a ClickHouse cluster (issue 14 part 4, docs/scale-out.md): many depots' gateways, each
+ * Telemetry to a ClickHouse cluster (docs/scale-out.md): many depots' gateways, each
  * with its own LMDB, write to one cluster. Every shard gets a ReplicatedMergeTree table of the rows it
  * owns and a Distributed table over all of them (cluster-schema.ts); readers query the Distributed one.
  *
@@ -181,7 +181,7 @@ class ClusterStore implements ClickHouseSampleStore {
       // A shard that did not answer at start is set up first (store-setup.ts).
       await s.setUp.ensure();
       // One copy of the part (at most the block's bytes, for the request's life) rather than a stream
-      // of one view per run of rows: a write per run cost ~0.2 µs/row more (bench/cluster-insert.mjs).
+      // of one view per run of rows: a write per run cost more per row (bench/README.md#clickhouse-cluster-inserts).
       const res = await s.client.exec({ query: this.insertSql, values: Readable.from([Buffer.concat(part)], { objectMode: false }) });
       await drain(res.stream);
     }));

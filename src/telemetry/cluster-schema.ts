@@ -1,5 +1,5 @@
 /**
- * The telemetry tables on a ClickHouse cluster (issue 14 part 4, docs/scale-out.md), created by the
+ * The telemetry tables on a ClickHouse cluster (docs/scale-out.md), created by the
  * gateway on every shard at start-up, as migrations recorded per shard (migrations.ts rules apply:
  * idempotent, additive; several depots' gateways may run them at once):
  *

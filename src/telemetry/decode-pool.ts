@@ -56,7 +56,7 @@ export function createDecodePool(opts: DecodePoolOptions): DecodePool {
     concurrentTasksPerWorker: 1,
     // Without it piscina re-queues a task it could not hand to a busy worker at the tail, so with
     // several tasks in flight the oldest one can starve for seconds while newer ones run; the ingest
-    // applies results in posting order, so every later result waits behind it (bench/README.md).
+    // applies results in posting order, so every later result waits behind it (bench/notes/telemetry-ingest.md, "Baseline before the first performance pass").
     stricterFIFO: true,
     workerData: { slots: opts.slots ?? [] },
   });

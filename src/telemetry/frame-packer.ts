@@ -35,9 +35,9 @@ export interface PackerRobot {
  * Frames buffers kept for reuse (see recycle()), at most this many bytes of them. Why 40 MiB: after
  * robots resume from a pause they send what they queued at once, more full batches wait for the pool
  * than there are task slots, and each waiting batch is packed into a private ~1.2 MiB buffer. With 4
- * kept, 147 of them (171 MB) were allocated in 30 s at 480,000 samples/s, each one waiting long
- * enough to reach V8's old generation, which counts it toward the next full GC (bench/README.md, stop
- * 33). 40 MiB holds a burst's worth; they stay allocated after it (pages a burst touched): at most
+ * kept, a burst at peak allocated over a hundred of them, each one waiting long enough to reach V8's
+ * old generation, which counts it toward the next full GC (bench/notes/telemetry-ingest.md,
+ * "Bursts after a pause reuse their buffers"). 40 MiB holds a burst's worth; they stay allocated after it (pages a burst touched): at most
  * 40 MiB for the life of the process.
  */
 const MAX_SPARE_BYTES = 40 * 1024 * 1024;
@@ -96,7 +96,8 @@ export class FramePacker {
 
   /**
    * Copies one frame in, like add(), for a robot whose batch index the caller caches (no Map lookup:
-   * at 10,000 frames/s from 1,000 robots the lookups were cache misses worth ~5% of the main thread).
+   * at 1,000 robots x 10 Hz the lookups were cache misses worth a visible share of the main thread;
+   * bench/notes/telemetry-ingest.md).
    * Unlike add(), a robot whose fleet changes back within a batch gets a further index (fleet changes
    * are rare; rows and snapshots are the same either way).
    */
@@ -176,10 +177,11 @@ export class FramePacker {
    * Moves a taken batch packed in a private buffer (every slot was busy then) into a slot freed since,
    * when one is free and the batch fits, and keeps the private buffer for a later batch. Why: a private
    * batch crosses to the decode worker and back by transfer, and every buffer that arrives in an
-   * isolate counts there as new external memory toward V8's next full GC (task-slots.ts). At 400,000
-   * samples/s, when the store fell behind and the robots were paused and resumed, bursts filled every
-   * slot with waiting batches; the transfers then took the main thread's external memory from ~240 to
-   * ~590 MiB in 5 s, with 2-3 full GCs a second (bench/README.md, stop 30). The ingest calls this as it
+   * isolate counts there as new external memory toward V8's next full GC (task-slots.ts). At peak,
+   * when the store fell behind and the robots were paused and resumed, bursts filled every slot with
+   * waiting batches; the transfers then more than doubled the main thread's external memory within
+   * seconds, with several full GCs a second (bench/notes/telemetry-ingest.md, "Target 1: the copies
+   * into shared memory"). The ingest calls this as it
    * posts a batch, just after a task finished and freed its slot. The copy is one memmove.
    */
   toSlot(batch: PackedBatch): void {

@@ -49,12 +49,12 @@ import { TelemetrySpool, type SpoolRecovery } from './spool.js';
 import { FRAME_HEADER_BYTES, type DecodeResult } from './worker-protocol.js';
 
 /**
- * Default {@link TelemetryIngestOptions.highWaterBytes}: 256 MiB. Above the steady queue at peak: at
- * 400,000 samples/s a 48 MiB insert block pending, one being spooled and two in the store's inserts
- * are ~190 MiB of rows (plus batches being filled and decoded), so a store that keeps up normally does
- * not pause the robots: the margin is ~60 MiB, under a second of rows at that rate. With 64 MiB and
- * 16 MiB blocks it did, and the smaller blocks kept the store from catching up (bench/README.md,
- * stop 29). Memory at that peak: 407-528 MiB RSS.
+ * Default {@link TelemetryIngestOptions.highWaterBytes}: 256 MiB. Above the steady queue at peak: a
+ * 48 MiB insert block pending, one being spooled and two in the store's inserts are ~190 MiB of rows
+ * (plus batches being filled and decoded), so a store that keeps up normally does not pause the
+ * robots. With 64 MiB and 16 MiB blocks it did, and the smaller blocks kept the store from catching up
+ * (bench/notes/telemetry-ingest.md, "Target 1 on the Intel machine"; memory at peak:
+ * bench/README.md#telemetry-ingest-at-peak).
  */
 export const DEFAULT_HIGH_WATER_BYTES = 256 * 1024 * 1024;
 
@@ -83,8 +83,8 @@ export function rowArenaSpares(highWaterBytes: number): number {
  * flight when paused, rows of tasks in the pool: 79-81 buffers in use at the 256 MiB mark, 38 at 100
  * MiB), and every buffer in use past the spares bound was dropped when its insert finished and
  * allocated again at the next burst. When the store fell behind that was 160 buffers (640 MiB) in
- * 45 s at the 100 MiB mark, old-generation garbage that started a full GC every 1-2 s (bench/README.md,
- * stop 33). The arena never keeps more buffers than were in use at once, and gives back those nobody
+ * 45 s at the 100 MiB mark, old-generation garbage that started a full GC every 1-2 s (bench/notes/telemetry-ingest.md,
+ * "Bursts after a pause reuse their buffers"). The arena never keeps more buffers than were in use at once, and gives back those nobody
  * took for 10-20 s below peak load (RowArena.trim). At most 96 (384 MiB), whatever the mark.
  */
 export function rowArenaMaxSpares(highWaterBytes: number): number {
@@ -139,7 +139,7 @@ export interface TelemetryIngestOptions {
    * (about 1.25 s instead of 1.1 s after the sample; at light load, when small blocks wait up to 5 s,
    * stored rows and receipts about 5.25 s); the live stream does not wait for it.
    * At 100 robots x 10 Hz four cuts a second instead of ten took ~5-9% off the main thread's CPU
-   * (bench/README.md, "Batch age and inline cuts").
+   * (bench/notes/telemetry-ingest.md, "Batch age and inline cuts").
    */
   storeBatchAgeMs?: number;
   /** Default 4 (two per thread on a 2-core machine keeps a worker busy while results travel). */
@@ -248,8 +248,8 @@ export interface TelemetryIngest {
   push(robotId: string, fleetId: string, bytes: Uint8Array): void;
   /**
    * push() bound to one robot and fleet, for its telemetry stream: the same effect per batch without
-   * the lookup by robot id (a hash lookup over every robot that sent telemetry, 3% of the main thread
-   * at 1,000 robots x 10 Hz: bench/README.md). The sink returns whether the batch carries a `seq`:
+   * the lookup by robot id (a hash lookup over every robot that sent telemetry, a visible share of the
+   * main thread at 1,000 robots x 10 Hz: bench/notes/telemetry-ingest.md). The sink returns whether the batch carries a `seq`:
    * the robot link learns it from there instead of walking the batch a second time.
    */
   sinkFor(robotId: string, fleetId: string): (bytes: Uint8Array) => boolean;
@@ -293,7 +293,7 @@ const SLOT_ROWS_PER_FRAME_BYTE = 3;
  * pause, or while the store's own CPU slows the decode threads). Without them each waiting batch was
  * packed into a private ~1 MiB ArrayBuffer that waited long enough to reach V8's old generation: 650
  * MB of them in 45 s when the store fell behind, which with the row buffers started a full GC every
- * 1-2 s (bench/README.md, stop 33). A slot's pages are committed when first written (slots are taken
+ * 1-2 s (bench/notes/telemetry-ingest.md, "Bursts after a pause reuse their buffers"). A slot's pages are committed when first written (slots are taken
  * last-freed first), so at light load these cost address space; once a burst wrote into them they stay
  * committed: up to 8 x 5 MiB with the default batch bound (a slot is 1.25x the batch bound for frames
  * and 3x that for rows).
@@ -681,7 +681,7 @@ class Ingest implements TelemetryIngest {
 
   /**
    * The age timer fired: it is done, so cut() need not clear it (clearTimeout of the fired timer showed
-   * as ~1% of the main thread in a perf profile at 100 robots, bench/README.md "Fixed costs at light load").
+   * in a perf profile at 100 robots: bench/notes/telemetry-ingest.md, "Fixed costs at light load").
    */
   private readonly onAge = (): void => {
     this.ageTimer = null;
@@ -837,7 +837,7 @@ class Ingest implements TelemetryIngest {
     if (r.bounded) this.bounds.record(r.bounded, robotIds);
     // Rows in the task's slot are copied out before the slot is reused; rows in a buffer of their
     // own (no slot, or too large for it) are kept as they are. (Tasks without a slot: none in the
-    // peak runs of stop 34, bursts after a pause included: `batchesWithoutSlot`.)
+    // measured peak runs, bursts after a pause included: `batchesWithoutSlot`.)
     const rows = r.rowsInSlot !== undefined && slot !== -1 ? this.rowArena.copy(this.slots.rows(slot, r.rowsInSlot)) : r.rows;
     this.inserts.enqueue(rows, r.rowCount, points);
     const snaps = r.snapshots;

@@ -5,8 +5,8 @@
  * ends (below), not because it is full, and a pool task then costs more than its decode: the task and its result cross threads (two messages,
  * structured clones of the robot ids), the worker thread wakes up and goes back to sleep, and the
  * main thread handles the reply. bench/micro/inline-decode.mjs measures a fifth (100 one-sample
- * frames) to a half (1,000) of a task's CPU for the same batch; at 100 robots x 10 Hz the gateway went from 0.040 to 0.030 cores
- * (bench/README.md, "Small batches decoded on the main thread").
+ * frames) to a half (1,000) of a task's CPU for the same batch, and the gateway's CPU at 100 robots x
+ * 10 Hz fell by a quarter (bench/notes/telemetry-ingest.md, "Small batches decoded on the main thread").
  *
  * Bound: the event loop is held for about `budgetMs` (default 1 ms) per batch at most, and no decode
  * starts here once inline decodes have taken `maxShare` (default 5%) of the current one-second window

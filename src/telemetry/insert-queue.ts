@@ -3,7 +3,7 @@
  * so rows are only worth sending by the tens of thousands), makes each one durable in the disk spool
  * before it is sent, keeps a bounded number in flight, and replays the spool when the store fails.
  *
- * The path of a block (telemetry/README.md, "Write path and its bounds"; issue 14 part 1):
+ * The path of a block (telemetry/README.md, "Write path and its bounds"):
  * 1. Cut (rows, bytes or age bound), then written to the spool (spool.ts), one block at a time in
  *    order. Once written its robots' durable points are reported (receipts to the robots).
  * 2. Inserted from memory (chdb: from the spool file itself), at most `maxInFlight` at once, with
@@ -34,10 +34,10 @@ import type { SpooledBlock, TelemetrySpool } from './spool.js';
 /**
  * Default {@link InsertQueueOptions.maxBytes}: 48 MiB (about 230,000 of the simulator's rows). Why
  * this large: at peak a block is cut by its size several times a second, and every block is a part
- * the store merges again; at 400,000 samples/s into a ClickHouse 18.16 server on the same 2 cores,
- * with 16 MiB blocks (~76,000 rows) the server used 2.29-3.53 us per row (most runs above 2.7) and
- * the robots were often paused; with 48 MiB blocks 2.44-2.94 (median 2.58) and never paused
- * (bench/README.md, stop 29). At light load blocks are far smaller (cut by their age).
+ * the store merges again; at peak into a ClickHouse 18.16 server on the same 2 cores, 16 MiB blocks
+ * cost the server more CPU per row and the robots were often paused, 48 MiB blocks never paused them
+ * (bench/notes/telemetry-ingest.md, "Target 1 on the Intel machine"). At light load blocks are far
+ * smaller (cut by their age).
  */
 export const DEFAULT_INSERT_MAX_BYTES = 48 * 1024 * 1024;
 /** Default {@link InsertQueueOptions.maxRows} (with the default bytes bound, that one binds first for typical rows). */
@@ -68,7 +68,7 @@ export interface InsertQueueOptions {
    * A block with fewer rows than this at `maxAgeMs` waits for more, up to `smallMaxAgeMs`. Default 0
    * (never waits; the gateway sets 20,000 from FLEETGW_TELEMETRY_INSERT_MIN_ROWS). Why: each insert is
    * a part, and a part's merge cost grows far slower than its rows (on chdb a 10,000-row part cost
-   * 2.3x the merge CPU of a 1,000-row one: bench/README.md, "Merge selector base"), so a light load gets
+   * 2.3x the merge CPU of a 1,000-row one: bench/notes/telemetry-ingest.md, "Merge selector base"), so a light load gets
    * fewer, larger parts and a heavy one keeps `maxAgeMs`.
    */
   minRows?: number;
@@ -313,10 +313,10 @@ export class InsertQueue {
    * and rows waiting for a timer would keep the reads paused for that long.
    *
    * Why not a block per enqueue: the store is then the bottleneck (a paused gateway is one the store
-   * does not keep up with), and a block per decoded batch made it slower still. At 360,000 samples/s
-   * into a ClickHouse 18.16 server on the same 2 cores, blocks of ~24,000 rows cost it 3.1 us per row;
-   * rows that arrive while both insert slots are busy join one block instead (group commit), so the
-   * blocks grow with the store's delay, up to `maxBytes`/`maxRows` (bench/README.md, stop 29).
+   * does not keep up with), and a block per decoded batch made it slower still: small blocks cost a
+   * ClickHouse server more CPU per row. Rows that arrive while both insert slots are busy join one block instead (group commit), so the
+   * blocks grow with the store's delay, up to `maxBytes`/`maxRows` (bench/notes/telemetry-ingest.md,
+   * "Target 1 on the Intel machine").
    */
   setUrgent(on: boolean): void {
     if (this.urgent === on) return;

@@ -6,8 +6,8 @@
  * fill of fresh memory costs 2.8-3.9 ms of CPU per MiB with 4 KiB pages, every time, and 0.11-0.27
  * with 2 MiB pages (1.8-2.2 when the guest must back that memory): bench/micro/page-touch.mjs. A
  * peak fills the row arena (up to 96 buffers of 4 MiB) and the Native insert buffers within its first
- * seconds, so on 4 KiB pages those first fills cost more CPU than the decoding (bench/README.md, stop
- * 36). Only memory the process asks for gets huge pages in `madvise` mode, and V8 cannot be asked.
+ * seconds, so on 4 KiB pages those first fills cost more CPU than the decoding (bench/notes/telemetry-ingest.md,
+ * "The row buffers on huge pages"). Only memory the process asks for gets huge pages in `madvise` mode, and V8 cannot be asked.
  *
  * Cost: a huge page is committed whole, so a buffer filled only partly holds up to 2 MiB more than was
  * written; the arena fills its buffers front to back, so at most one partly used 2 MiB block per

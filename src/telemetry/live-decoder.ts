@@ -6,8 +6,8 @@
  *
  * It runs the hand-rolled JS reader (decode/fast-reader.ts) whatever the workers run: its output is
  * byte-identical to the addon's (test/telemetry/decoders.test.ts), and for a single frame the addon's
- * call costs far more than the decode (it allocates its result buffers and object: ~45 us a call,
- * against a few us here). Its writers and per-robot state are reused from frame to frame, so a frame
+ * call costs far more than the decode (it allocates its result buffers and object, an order of
+ * magnitude more than the decode here; bench/notes/live-fanout.md). Its writers and per-robot state are reused from frame to frame, so a frame
  * allocates only the small index arrays of its result. A frame that does not decode is skipped here:
  * the worker counts and reports it.
  */

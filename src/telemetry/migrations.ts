@@ -66,7 +66,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 2,
     name: 'telemetry_samples deduplication window',
-    // Issue 14 part 1: a block replayed from the spool after an ambiguous insert or a crash carries
+    // A block replayed from the spool after an ambiguous insert or a crash carries
     // the same insert_deduplication_token (or, before 22.2, the same bytes), and a non-replicated
     // MergeTree drops it only with this window (the last 1,000 blocks; the spool replays far fewer
     // than that after any one failure). 18.16 has no such setting (and no MODIFY SETTING): nothing.
@@ -77,12 +77,12 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 3,
     name: 'telemetry_samples merge selector base',
-    // Issue 12 target 2, the embedded store only: the gateway writes a part per insert (every 1-5 s),
-    // and with the default base (5) chdb merged the small parts again on nearly every insert (49 ms of
-    // merge CPU per 1,000-row part inserted; at 100 robots the largest cost of the embedded store).
-    // Base 20 lets more parts of a size gather before they are merged (2-3x less merge CPU; 12-18
-    // active parts after 300 parts instead of 2-4, far below parts_to_delay_insert, 1,000 per
-    // partition). bench/README.md, "Merge selector base". Not on a server (nor a cluster's shards):
+    // The embedded store only: the gateway writes a part per insert (every 1-5 s),
+    // and with the default base (5) chdb merged the small parts again on nearly every insert (at 100
+    // robots the largest cost of the embedded store: bench/README.md#chdb-merges).
+    // Base 20 lets more parts of a size gather before they are merged (less merge CPU, a few more
+    // active parts, far below parts_to_delay_insert, 1,000 per partition; bench/notes/telemetry-ingest.md,
+    // "Merge selector base"). Not on a server (nor a cluster's shards):
     // not measured there, and a server's parts are its operator's to tune; the step records itself
     // there as done with nothing run, so an operator wanting it sets it by hand. The literal is part
     // of the released step: never edit it (a new base is a new migration).

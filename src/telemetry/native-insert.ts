@@ -4,8 +4,8 @@
  * (native-bridge/src/native_block.cc) on a libuv thread, just before the INSERT.
  *
  * Why: the server parses Native far more cheaply, and need not sort a block already in its key's
- * order. Debian's 18.16 spent 1.4-1.9 us of CPU per row on such inserts against 2.3-3.0 on RowBinary
- * with the same rows (bench/clickhouse-insert-format.mjs, bench/README.md, stop 35), and at peak load
+ * order: Debian's 18.16 spends about 40% less CPU per row on such inserts than on RowBinary with the
+ * same rows (bench/README.md#clickhouse-insert-formats), and at peak load
  * the store, on the same 2-core machine as the gateway, is what falls behind first.
  *
  * When: {@link INSERT_FORMAT_ENV} (`auto`, `native`, `rowbinary`), default `auto`: Native on servers
@@ -18,7 +18,7 @@
  *
  * Row order: the block goes out ordered by the table's sort key (fleet_id, robot_id, ts: both DDL
  * files say `ORDER BY (fleet_id, robot_id, ts)`, and `ts` follows `ts_ms`), which the server then
- * need not sort itself: with the same rows 18.16 spent a further ~0.6 us less per row (native_block.cc).
+ * need not sort itself: less CPU per row again (bench/README.md#clickhouse-insert-formats; native_block.cc).
  *
  * Memory: the converted block needs a buffer at least as large as the block (a block is cut at 48
  * MiB of rows by default, and overshoots that by at most the last decoded batch); buffers are powers

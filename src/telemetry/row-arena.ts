@@ -7,10 +7,10 @@
  *
  * Spares: an emptied buffer is kept for the next rows, up to `maxSpare` (the ingest passes 1.5x its
  * high-water mark in buffers, at least 4: 96 by default, ingest.ts rowArenaMaxSpares), so a steady
- * load and the bursts after a pause reuse the same buffers: at
- * 400,000 samples/s the rows waiting for their inserts span 30-56 buffers and two inserts finishing
- * together free 24; with fewer spares kept the others would be dropped after each insert and
- * allocated again (with 16 kept: 127 allocated in the first 30 s, against 52-70 in 60 s with 64),
+ * load and the bursts after a pause reuse the same buffers: at peak the rows waiting for their inserts
+ * span dozens of buffers and two inserts finishing together free many at once; with fewer spares kept
+ * the others would be dropped after each insert and allocated again (bench/notes/telemetry-ingest.md,
+ * "Bursts after a pause reuse their buffers"),
  * each one a 4 MiB ArrayBuffer that lives long enough to reach the old generation, where V8 counts
  * it toward starting the next full GC. Spares nobody took between two {@link RowArena.trim} calls
  * (the ingest calls it every 10 s below peak load) are given back to the GC down to `keepSpare`, so a
@@ -145,7 +145,7 @@ export class RowArena {
    * spares). For a sustained peak, so its buffers are allocated at once rather than one by one as its
    * queue first grows: V8 counts external memory allocated since its last full GC toward starting the
    * next one, so 4 MiB buffers added one at a time kept it marking every ~0.35 s while a peak began
-   * (bench/README.md, stop 31). Allocated together they start one full GC (V8's external memory
+   * (bench/notes/telemetry-ingest.md, "Target 1: full GCs as a peak begins"). Allocated together they start one full GC (V8's external memory
    * pressure), and then none while the arena stays within them. A fresh buffer's pages are committed
    * only when first written (2 MiB at a time on huge pages), so spares a load never reaches cost
    * address space, not memory.

@@ -5,8 +5,8 @@
  *
  * Why not RowReader (row-rowbinary.ts): it makes a DataView, an object of values, a BigInt per Int64
  * and a string per String column on each read. At 100 robots x 10 Hz those reads were about a fifth of
- * all the gateway allocated, and at that rate (under ~1 MB/s) V8 releases its young generation's
- * pages after every scavenge, so every page allocated costs a page fault (bench/README.md, "Snapshot
+ * all the gateway allocated, and at that low a rate V8 releases its young generation's
+ * pages after every scavenge, so every page allocated costs a page fault (bench/notes/telemetry-ingest.md, "Snapshot
  * hooks without allocation"). Hand-written because that is all it does; the walk is derived from
  * SAMPLE_FIELDS, so the field table stays the one definition of the row's layout.
  */

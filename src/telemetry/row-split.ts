@@ -1,5 +1,5 @@
 /**
- * Splits RowBinary telemetry rows by shard (issue 14 part 4, docs/scale-out.md): the cluster store
+ * Splits RowBinary telemetry rows by shard (docs/scale-out.md): the cluster store
  * writes each robot's rows to the shard that owns the robot. Rows are walked with the field table's
  * wire types (sample-table.ts), never decoded: a few byte reads per column, and the robot id (the
  * first column) is compared with the previous row's bytes, so a run of one robot's rows (a batch is

@@ -5,10 +5,10 @@
  * not loaded (the JS decoder path: same bytes, slower).
  *
  * Why: V8 copies into or out of a SharedArrayBuffer with relaxed atomic stores, byte by byte when the
- * two sides are not equally aligned: 1.6 GB/s, against 27 GB/s between ArrayBuffers on this machine
- * (`bench/micro/shared-copy.mjs`). At 400,000 samples/s the frame packer's copy of each message into
- * its slot and the row arena's copy of pool results out of theirs were 11.7% of the gateway's CPU
- * (bench/README.md, stop 30).
+ * two sides are not equally aligned: an order of magnitude slower than between ArrayBuffers
+ * (`bench/micro/shared-copy.mjs`). At peak the frame packer's copy of each message into its slot and
+ * the row arena's copy of pool results out of theirs were a tenth of the gateway's CPU
+ * (bench/notes/telemetry-ingest.md, "Target 1: the copies into shared memory").
  */
 import { loadNative } from './decode/native.js';
 

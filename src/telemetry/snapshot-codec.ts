@@ -2,9 +2,9 @@
  * How a robot's latest sample is kept in LMDB (`snapshots` db): one format byte, then that sample's
  * RowBinary row exactly as the decoders wrote it for the store (sample-table.ts order). So the
  * snapshot costs the decoders nothing (they only remember which row is newest), the put is a small
- * buffer (about 3.6 us, against 7.8 for a msgpack object tree: docs/platform facts), and the field
+ * buffer (about half the cost of a msgpack object tree), and the field
  * table is the one definition of its layout. Readers turn it into a `TelemetrySnapshot` with
- * {@link decodeSnapshot}; a snapshot stored as an object by gateways before issue 12 is returned as is.
+ * {@link decodeSnapshot}; a snapshot stored as an object by older gateways is returned as is.
  */
 import { readRowPrefix, readRowValues } from './row-rowbinary.js';
 import { RowScalarReader } from './row-scalars.js';

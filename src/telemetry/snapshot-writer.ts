@@ -5,7 +5,8 @@
  * batch after a reconnect.
  *
  * Why an interval: at 1,000 robots x 10 Hz with one sample per message, a put per sample was about a
- * fifth of the gateway's main-thread time (profile in bench/README.md, issue 12). The latest row is
+ * fifth of the gateway's main-thread time (profile in bench/notes/telemetry-ingest.md, "The telemetry core,
+ * same-session runs"). The latest row is
  * copied into a per-robot buffer that is reused, so an offer allocates nothing (nor does a write, apart
  * from what lmdb-js allocates); dirty robots are put together when the interval ends. Trade-off: `GET /v1/robots` shows telemetry up to `intervalMs`
  * older than the live stream does (docs/telemetry-stream.md). `flushed()` writes what is pending at

@@ -1,5 +1,5 @@
 /**
- * The telemetry disk spool (issue 14 part 1): every insert block is written here before its insert,
+ * The telemetry disk spool: every insert block is written here before its insert,
  * which is what makes a batch "durable" for the robot's receipt, and stays here until the store has
  * it. A gateway killed at any moment finds the blocks it had not inserted at its next start and
  * replays them; a store outage fills the spool instead of memory.

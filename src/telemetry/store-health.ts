@@ -13,7 +13,7 @@
  * On one server (or chdb) a periodic probe is skipped while an insert succeeded, within the probe's
  * own timeout, less than `intervalMs` ago: that insert already answered the question, and under
  * telemetry load (an insert a second) the probe's HTTP round trip showed as a few percent of the main
- * thread at 100 robots (bench/README.md, "Fixed costs at light load"). Without such inserts (no
+ * thread at 100 robots (bench/notes/telemetry-ingest.md, "Fixed costs at light load"). Without such inserts (no
  * telemetry, slow inserts, or failing ones) the probe runs every interval. A cluster's probe always
  * runs: it asks every shard, and an insert into one shard says nothing about the others.
  */

@@ -5,9 +5,9 @@
  * only a slot index and its result only lengths.
  *
  * Why not transfer buffers per task: every ArrayBuffer that arrives in an isolate counts as newly
- * allocated external memory, and V8 starts a full GC for each 64 MiB of it. At 400,000 samples/s the
- * frames and rows buffers crossing threads came to ~150 MB/s, and those GCs (1.3 per second) were most
- * of what the GC helper threads did (bench/README.md, "Issue 12 target 1").
+ * allocated external memory, and V8 starts a full GC for each 64 MiB of it. At peak the frames
+ * and rows buffers crossing threads started more than one such GC a second, and those GCs were most
+ * of what the GC helper threads did (bench/notes/telemetry-ingest.md, "Targets 1 and 2, same session").
  *
  * Ownership: a slot belongs to the frame packer while it fills the batch, then to the task (frames read
  * by the worker, rows written by it), then to the ingest until it has copied the rows out; only then

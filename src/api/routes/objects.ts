@@ -1,5 +1,5 @@
 /**
- * Tracked objects (issue 10 part 2; docs/objects.md): `…/objects` under
+ * Tracked objects (docs/objects.md): `…/objects` under
  * `/v1/orgs/{org_id}/fleets/{fleet_id}`: list (filters `class`, `source`, `robot_id`), read, create,
  * update and delete. Read with `robots:read`, manage with `robots:write` (spec: Permissions).
  */

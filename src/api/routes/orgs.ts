@@ -1,5 +1,5 @@
 /**
- * Organization and fleet manifests (issue 10 part 7): `GET /v1/orgs/{org_id}` and
+ * Organization and fleet manifests: `GET /v1/orgs/{org_id}` and
  * `GET /v1/orgs/{org_id}/fleets/{fleet_id}`. The fleet manifest carries `operation` as one object
  * (`operation_id`, `name`) or null before the fleet's first mission template creates it.
  */

@@ -1,5 +1,5 @@
 /**
- * `PATCH /v1/robots/{robot_id}` (issue 10 part 6): a robot's metadata, or its move to another fleet
+ * `PATCH /v1/robots/{robot_id}`: a robot's metadata, or its move to another fleet
  * of the organization (src/fleet/robot-admin; docs/robot-admin.md). Permission `robots:write`; a
  * transfer also needs the key to be able to use the target fleet (an org-wide key).
  */

@@ -3,7 +3,7 @@
  * `values`): objects whose content the gateway stores and forwards without a schema. A schema marks
  * one with the `x-free-form` keyword (FreeForm in src/api/schemas/common.ts); validation.ts gives ajv
  * the keyword, which calls {@link freeFormProblem}. Bounded because deeply nested values overflow the
- * stack of recursive code further on (msgpack, canonical JSON; issue 8 item 11).
+ * stack of recursive code further on (msgpack, canonical JSON).
  */
 
 /** The schema keyword marking a free-form object and carrying its {@link FreeFormLimits}. */

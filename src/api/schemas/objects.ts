@@ -1,5 +1,5 @@
 /**
- * Tracked objects (issue 10 part 2; docs/objects.md): nested REST routes under the fleet path. The
+ * Tracked objects (docs/objects.md): nested REST routes under the fleet path. The
  * spec names the record only; these field names are the gateway's.
  */
 import { Type, type Static } from '@sinclair/typebox';

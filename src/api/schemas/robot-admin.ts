@@ -1,4 +1,4 @@
-/** `PATCH /v1/robots/{robot_id}` (issue 10 part 6; docs/robot-admin.md). */
+/** `PATCH /v1/robots/{robot_id}` (docs/robot-admin.md). */
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, Uuid } from './common.js';
 import { named } from './named.js';

@@ -7,7 +7,7 @@
  * touch interval (a minute, or a quarter of the idle timeout if shorter), so the idle end is exact to
  * within that interval, and a busy dashboard costs one LMDB write a minute, not one per request.
  *
- * Every request reads the session and user records (LMDB, ~2 µs each; decodes skipped while the
+ * Every request reads the session and user records (LMDB reads, cheap next to the request; decodes skipped while the
  * bytes are unchanged), so a logout, `fleetgw admin revoke-sessions` from another process, or a
  * deleted user applies to the very next request. Nothing about sessions is kept only in memory.
  *

@@ -27,7 +27,7 @@ function camel(column: string): string {
   return column.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
 }
 
-// Columns whose camelCase is not the concept's name (docs/api-conventions.md, "One concept, one name"):
+// Columns whose camelCase is not the concept's name (docs/api-conventions.md, "Field names"):
 // the robot view's statusTelemetry.mission and the runs say it this way.
 const CONCEPT_NAMES: Readonly<Record<string, string>> = {
   step_index: 'currentStepIndex',

@@ -1,5 +1,5 @@
 /**
- * Tracked objects (issue 10 part 2; docs/objects.md): things in a fleet's area that robots see or
+ * Tracked objects (docs/objects.md): things in a fleet's area that robots see or
  * operators place (pallets, people, obstacles). One record per physical object, whatever reported it.
  * msgpack-safe only.
  */

@@ -1,5 +1,5 @@
 /**
- * The object tracker: the one owner of tracked objects (issue 10 part 2; docs/objects.md). Robot
+ * The object tracker: the one owner of tracked objects (docs/objects.md). Robot
  * detections arrive over the link and are matched to records (a track the robot already reported, else
  * the nearest object of the same class within the match radius, else a new object); operators create,
  * edit and delete through REST; robot objects not seen again for the TTL are removed by a sweep.

@@ -1,5 +1,5 @@
 /**
- * Robot administration (issue 10 part 6; docs/robot-admin.md): a robot's mutable metadata (name,
+ * Robot administration (docs/robot-admin.md): a robot's mutable metadata (name,
  * labels, notes, active flag) and its transfer to another fleet of the same organization.
  *
  * A transfer is one LMDB transaction (record, fleet index, the old fleet's rosters, events in both

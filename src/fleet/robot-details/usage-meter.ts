@@ -9,8 +9,9 @@
  * distance.
  *
  * Why pushed, not polled: reading and decoding every online robot's snapshot from LMDB once a second
- * was ~3% of the gateway's main thread at 1,000 robots x 10 Hz by a CPU profile (bench/README.md,
- * issue 12); the writer already holds the bytes, and only the row's leading columns are read.
+ * was a visible share of the gateway's main thread at 1,000 robots x 10 Hz by a CPU profile
+ * (bench/notes/telemetry-ingest.md, "Targets 1 and 2 again: connection window, young generation,
+ * usage meter"); the writer already holds the bytes, and only the row's leading columns are read.
  *
  * Missions completed and failed are counted as runs finish (`runFinished`, fed by the run tracker)
  * and saved at once; a robot's first record starts from the run records kept at that time, so

@@ -25,7 +25,7 @@
  *
  * Batching: all occurrences due in one timer turn (up to {@link SchedulerOptions.maxFiresPerCommit})
  * share one transaction, and up to MAX_COMMITS_IN_FLIGHT transactions are pipelined, which is what
- * keeps lateness flat with thousands of schedules (bench/scheduler.md).
+ * keeps lateness flat with thousands of schedules (bench/README.md#scheduler).
  */
 import { pino, type Logger } from 'pino';
 import type { FireRecord, ScheduleRecord } from './records.js';

@@ -3,7 +3,7 @@
  * for live robots, JSON messages) in one pass, with no per-sample objects and no BigInt. It is what
  * runs when the C++ addon (native-bridge/) is not built or is disabled, and it is hand-written
  * because it is the hottest code of the gateway (a generic decoder builds a message object tree per
- * sample: ~1.4 us against ~0.2 here).
+ * sample, several times the cost: bench/README.md#micro-benchmarks, decode-task.mjs).
  *
  * It must accept and reject exactly what protobuf-es `fromBinary(TelemetryBatchSchema)` does and
  * write exactly the rows of the reference path (reference.ts, driven by sample-table.ts);

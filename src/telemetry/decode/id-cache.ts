@@ -25,7 +25,7 @@ export function rowBinaryId(id: string): Uint8Array {
  * {@link rowBinaryId} of each id in order. A run of equal ids (a batch's fleet ids: most robots
  * share a fleet) is looked up once: equal ids are usually different string objects (each robot
  * record is decoded on its own), and a Map lookup that finds an equal but different string compares
- * it in V8's runtime, 2% of the main thread at 1,000 robots (bench/README.md).
+ * it in V8's runtime, a visible share of the main thread at 1,000 robots (bench/notes/telemetry-ingest.md).
  */
 export function rowBinaryIds(ids: readonly string[]): Uint8Array[] {
   const out = new Array<Uint8Array>(ids.length);

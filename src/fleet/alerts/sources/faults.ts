@@ -1,5 +1,5 @@
 /**
- * `fault` alerts from the faults module (src/fleet/faults, another part of issue 10). Its observer
+ * `fault` alerts from the faults module (src/fleet/faults). Its observer
  * reports plain fault objects; these are the inputs it calls (wired in src/gateway):
  *
  *   faults observer `raised(f)`  -> FaultAlerts.onFaultRaised(f)
