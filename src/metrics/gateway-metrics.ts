@@ -64,7 +64,14 @@ export interface ScrapeSources {
   storeUp?: () => boolean;
   /** Alerts open or acknowledged, all fleets (docs/alerts.md); absent: the gauge is not published. */
   alertsUnresolved?: () => number;
+  /** Every command action: `fleetgw_commands_total` starts at 0 for each (action, delivery state). */
+  commandActions?: readonly string[];
+  /** notAfter of the served TLS certificate, Unix seconds; absent (plain HTTP): the gauge is not published. */
+  certificateExpirySeconds?: number;
 }
+
+/** The delivery states `fleetgw_commands_total` counts (docs/operations.md, "The series"). */
+const COMMAND_STATES = ['deferred', 'dispatched', 'agent_received', 'agent_rejected'] as const;
 
 // Methods the router serves; anything else a client sends is folded into `other` (bounded labels).
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -150,6 +157,21 @@ export class GatewayMetrics {
 
     this.lateness = new Histogram({ name: 'fleetgw_scheduler_lateness_seconds', help: 'Time from a schedule occurrence\'s due time to its commit, by outcome (fired, skipped).', labelNames: ['outcome'], buckets: LATENESS_BUCKETS, registers, collect: () => this.fold() });
     gaugeFrom(registers, 'fleetgw_schedules_armed', 'Schedules armed in the scheduler.', sources.schedulesArmed);
+
+    // Every labelled series a rule or panel reads exists at 0 from the start for its known label
+    // values: an increase() or rate() then sees the first event too, where a series born at 1 would
+    // show no increase (docs/operations.md, "What to watch").
+    for (const action of sources.commandActions ?? []) for (const state of COMMAND_STATES) this.commandStates.inc({ action, state }, 0);
+    for (const outcome of ['received', 'rejected']) this.ackSeconds.zero({ outcome });
+    for (const outcome of ['ok', 'error']) {
+      this.inserts.inc({ outcome }, 0);
+      this.insertSeconds.zero({ outcome });
+    }
+    for (const outcome of ['fired', 'skipped']) this.lateness.zero({ outcome });
+    if (sources.certificateExpirySeconds !== undefined) {
+      const expiry = sources.certificateExpirySeconds;
+      gaugeFrom(registers, 'fleetgw_tls_certificate_expiry_timestamp_seconds', 'When the certificate served on HTTPS (and the robot link off loopback) expires, Unix seconds.', () => expiry);
+    }
 
     const ready: Gauge<'check'> = new Gauge({
       name: 'fleetgw_ready',
@@ -348,7 +370,6 @@ function gaugeFrom(registers: Registry[], name: string, help: string, read: () =
   const g: Gauge = new Gauge({ name, help, registers, collect: () => g.set(read()) });
 }
 
-/** Brings one label of a counter up to the running total `value`. */
 /** counterFrom() with one label: each label value's running total is read at scrape time. */
 function labelledCounterFrom<L extends string>(registers: Registry[], name: string, help: string, label: L, reads: Record<string, () => number>): void {
   const seen = new Map<string, number>();
@@ -361,10 +382,11 @@ function labelledCounterFrom<L extends string>(registers: Registry[], name: stri
       for (const [value, read] of Object.entries(reads)) {
         const v = read();
         const before = seen.get(value) ?? 0;
-        if (v > before) {
+        // Every known label value is published, at 0 until its first event (an increase() sees it).
+        if (v > before || !seen.has(value)) {
           const labels: Partial<Record<L, string>> = {};
           labels[label] = value;
-          c.inc(labels, v - before);
+          c.inc(labels, Math.max(0, v - before));
         }
         seen.set(value, Math.max(before, v));
       }

@@ -36,7 +36,7 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 /** The metric names the dashboard reads (the lead reconciles them with src/…/metrics when both land). */
 const DASHBOARD_METRICS = [
   'fleetgw_robots_online', 'fleetgw_http_requests_total', 'fleetgw_http_request_duration_seconds_bucket', 'fleetgw_commands_total',
-  'fleetgw_telemetry_samples_received_total', 'fleetgw_telemetry_samples_stored_total', 'fleetgw_telemetry_samples_dropped_total',
+  'fleetgw_telemetry_samples_received_total', 'fleetgw_telemetry_samples_stored_total', 'fleetgw_telemetry_frames_dropped_total',
   'fleetgw_telemetry_spool_bytes', 'nodejs_eventloop_lag_p99_seconds', 'process_cpu_seconds_total',
 ];
 
