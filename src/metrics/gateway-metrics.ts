@@ -162,12 +162,13 @@ export class GatewayMetrics {
     // values: an increase() or rate() then sees the first event too, where a series born at 1 would
     // show no increase (docs/operations.md, "What to watch").
     for (const action of sources.commandActions ?? []) for (const state of COMMAND_STATES) this.commandStates.inc({ action, state }, 0);
-    for (const outcome of ['received', 'rejected']) this.ackSeconds.zero({ outcome });
-    for (const outcome of ['ok', 'error']) {
+    // The histograms through their slots (the fold writes prom-client's series under its own key).
+    for (const outcome of ['received', 'rejected'] as const) this.histogram(this.ackSeconds, `a\0${outcome}`, () => ({ outcome }), ACK_BUCKETS).zero();
+    for (const outcome of ['ok', 'error'] as const) {
       this.inserts.inc({ outcome }, 0);
-      this.insertSeconds.zero({ outcome });
+      this.histogram(this.insertSeconds, `s\0${outcome}`, () => ({ outcome }), LATENCY_BUCKETS).zero();
     }
-    for (const outcome of ['fired', 'skipped']) this.lateness.zero({ outcome });
+    for (const outcome of ['fired', 'skipped'] as const) this.histogram(this.lateness, `l\0${outcome}`, () => ({ outcome }), LATENESS_BUCKETS).zero();
     if (sources.certificateExpirySeconds !== undefined) {
       const expiry = sources.certificateExpirySeconds;
       gaugeFrom(registers, 'fleetgw_tls_certificate_expiry_timestamp_seconds', 'When the certificate served on HTTPS (and the robot link off loopback) expires, Unix seconds.', () => expiry);
@@ -299,6 +300,8 @@ class HistogramSlot {
   private count = 0;
   private series: PromHistogramSeries | undefined;
   private readonly hash: string;
+  /** Publish the series (at 0) before its first observation. */
+  private published = false;
 
   constructor(
     private readonly histogram: Histogram<string>,
@@ -323,8 +326,13 @@ class HistogramSlot {
     }
   }
 
+  /** Publishes the series at 0 from the next scrape on, before any observation. */
+  zero(): void {
+    this.published = true;
+  }
+
   fold(): void {
-    if (this.count === 0) return;
+    if (this.count === 0 && !this.published) return;
     // prom-client's private per-series map (15.1.3): package.json pins that exact version, since a
     // minor release may rename or reshape it; test/metrics checks the folded output.
     const map = (this.histogram as unknown as { hashMap: Record<string, PromHistogramSeries> }).hashMap;
@@ -337,6 +345,7 @@ class HistogramSlot {
       map[this.hash] = s;
       this.series = s;
     }
+    if (this.count === 0) return;
     for (let i = 0; i < this.buckets.length; i++) {
       const n = this.counts[i]!;
       if (n > 0) {
