@@ -41,7 +41,7 @@ async function observe(gw: RunningGateway, dataDir: string, robot: { robotId: st
 }
 
 describe('a restored backup is the same gateway', () => {
-  const robot = adminJson(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'r1']) as { robotId: string; robotToken: string };
+  const robot = adminJson<{ robotId: string; robotToken: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'r1']);
 
   it('REST, /metrics with the same token, the same certificate and the same robot login after restore', async () => {
     const source = await startGatewayProcess(d.dataDir, []);

@@ -74,7 +74,7 @@ describe.skipIf(noPrometheus.length > 0 || noClickHouse)(`deploy's scrape config
   beforeAll(async () => {
     server = await startClickHouseServer();
     d = makeDataDir('fleetgw-prom-live-');
-    robots = [1, 2, 3].map((i) => adminJson(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', `r${i}`]) as { robotId: string; robotToken: string });
+    robots = [1, 2, 3].map((i) => adminJson<{ robotId: string; robotToken: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', `r${i}`]));
     // The token file as the compose stack makes it (docs/operations.md): openssl rand -hex 32.
     const metricsToken = randomBytes(32).toString('hex');
     const tokenFile = join(work, 'metrics_token');
