@@ -57,6 +57,10 @@ describe('Grafana provisioning and dashboard', () => {
     expect(new Set(datasources.map((d) => d.type))).toEqual(new Set(['prometheus', 'grafana-clickhouse-datasource']));
   });
 
+  it('uses only panel types built into Grafana (no panel plugin to install)', () => {
+    for (const p of dashboard.panels) expect(['row', 'stat', 'timeseries', 'table', 'gauge', 'bargauge', 'text'], p.title).toContain(p.type);
+  });
+
   it('has unique panel ids and positions inside the 24-column grid', () => {
     expect(dashboard.uid).toBe('fleetgw-overview');
     expect(new Set(dashboard.panels.map((p) => p.id)).size).toBe(dashboard.panels.length);
