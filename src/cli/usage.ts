@@ -20,7 +20,8 @@ export const USAGE = `usage:
               the password: typed at the prompt (a terminal), else read from stdin; never an argument
   fleetgw admin revoke-sessions --data-dir DIR --email EMAIL [--json]
   fleetgw admin add-robot --data-dir DIR --fleet FLEET_ID --name NAME [--capabilities a,b] [--inactive] [--json]
-  fleetgw admin backup --data-dir DIR --out NEW_DIR [--compact] [--json]     (consistent while serve runs)
+  fleetgw admin backup --data-dir DIR --out NEW_DIR [--compact] [--no-tls] [--json]     (consistent while serve runs)
+              LMDB, DIR/metrics-token and DIR/tls (unless --no-tls): files mode 0600, a secret
   fleetgw admin restore --from BACKUP_DIR --data-dir EMPTY_DIR [--json]      (with the gateway stopped)
   fleetgw admin list-orgs --data-dir DIR [--json]
   fleetgw admin list-fleets --data-dir DIR [--org ORG_ID] [--json]

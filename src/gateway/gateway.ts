@@ -12,6 +12,7 @@ import { pino, type Logger } from 'pino';
 import { REMOVED_ROUTES } from '../api/removed-routes.js';
 import { CommandService } from '../commands/service.js';
 import type { CommandServiceOptions } from '../commands/service-types.js';
+import { COMMAND_ACTIONS } from '../commands/types.js';
 import { EventLog } from '../events/log.js';
 import { ObjectTracker } from '../fleet/objects/tracker.js';
 import { recordLinkConflicts } from '../events/link-conflict.js';
@@ -43,6 +44,7 @@ import { OperationRuntime } from '../missions/catalog/runtime.js';
 import { attachToRuntime, MissionScheduling, runtimeGate } from '../missions/scheduling/scheduling-service.js';
 import type { Clock } from '../missions/clock.js';
 import type { RobotLink } from '../protocol/robot-link.js';
+import { certificateExpirySeconds } from '../metrics/cert-expiry.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { FleetAlerts } from '../fleet/alerts/index.js';
 import { alertView } from '../api/routes/alerts.js';
@@ -220,6 +222,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     readiness: () => readiness?.results() ?? {},
     alertsUnresolved: () => alerts.service.unresolvedCount,
     storeUp: () => storeHealth.reachable,
+    commandActions: COMMAND_ACTIONS,
+    ...(tlsPem !== null ? { certificateExpirySeconds: certificateExpirySeconds(tlsPem.cert) } : {}),
   });
   const stopKeySweep = startKeyRevocationSweep({ hub, tickets, keyUsable, log: logFor('telemetry') });
   // Distance and operating time of robots, from the telemetry snapshots the ingest writes.

@@ -64,7 +64,14 @@ export interface ScrapeSources {
   storeUp?: () => boolean;
   /** Alerts open or acknowledged, all fleets (docs/alerts.md); absent: the gauge is not published. */
   alertsUnresolved?: () => number;
+  /** Every command action: `fleetgw_commands_total` starts at 0 for each (action, delivery state). */
+  commandActions?: readonly string[];
+  /** notAfter of the served TLS certificate, Unix seconds; absent (plain HTTP): the gauge is not published. */
+  certificateExpirySeconds?: number;
 }
+
+/** The delivery states `fleetgw_commands_total` counts (docs/operations.md, "The series"). */
+const COMMAND_STATES = ['deferred', 'dispatched', 'agent_received', 'agent_rejected'] as const;
 
 // Methods the router serves; anything else a client sends is folded into `other` (bounded labels).
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -150,6 +157,22 @@ export class GatewayMetrics {
 
     this.lateness = new Histogram({ name: 'fleetgw_scheduler_lateness_seconds', help: 'Time from a schedule occurrence\'s due time to its commit, by outcome (fired, skipped).', labelNames: ['outcome'], buckets: LATENESS_BUCKETS, registers, collect: () => this.fold() });
     gaugeFrom(registers, 'fleetgw_schedules_armed', 'Schedules armed in the scheduler.', sources.schedulesArmed);
+
+    // Every labelled series a rule or panel reads exists at 0 from the start for its known label
+    // values: an increase() or rate() then sees the first event too, where a series born at 1 would
+    // show no increase (docs/operations.md, "What to watch").
+    for (const action of sources.commandActions ?? []) for (const state of COMMAND_STATES) this.commandStates.inc({ action, state }, 0);
+    // The histograms through their slots (the fold writes prom-client's series under its own key).
+    for (const outcome of ['received', 'rejected'] as const) this.histogram(this.ackSeconds, `a\0${outcome}`, () => ({ outcome }), ACK_BUCKETS).zero();
+    for (const outcome of ['ok', 'error'] as const) {
+      this.inserts.inc({ outcome }, 0);
+      this.histogram(this.insertSeconds, `s\0${outcome}`, () => ({ outcome }), LATENCY_BUCKETS).zero();
+    }
+    for (const outcome of ['fired', 'skipped'] as const) this.histogram(this.lateness, `l\0${outcome}`, () => ({ outcome }), LATENESS_BUCKETS).zero();
+    if (sources.certificateExpirySeconds !== undefined) {
+      const expiry = sources.certificateExpirySeconds;
+      gaugeFrom(registers, 'fleetgw_tls_certificate_expiry_timestamp_seconds', 'When the certificate served on HTTPS (and the robot link off loopback) expires, Unix seconds.', () => expiry);
+    }
 
     const ready: Gauge<'check'> = new Gauge({
       name: 'fleetgw_ready',
@@ -277,6 +300,8 @@ class HistogramSlot {
   private count = 0;
   private series: PromHistogramSeries | undefined;
   private readonly hash: string;
+  /** Publish the series (at 0) before its first observation. */
+  private published = false;
 
   constructor(
     private readonly histogram: Histogram<string>,
@@ -301,8 +326,13 @@ class HistogramSlot {
     }
   }
 
+  /** Publishes the series at 0 from the next scrape on, before any observation. */
+  zero(): void {
+    this.published = true;
+  }
+
   fold(): void {
-    if (this.count === 0) return;
+    if (this.count === 0 && !this.published) return;
     // prom-client's private per-series map (15.1.3): package.json pins that exact version, since a
     // minor release may rename or reshape it; test/metrics checks the folded output.
     const map = (this.histogram as unknown as { hashMap: Record<string, PromHistogramSeries> }).hashMap;
@@ -315,6 +345,7 @@ class HistogramSlot {
       map[this.hash] = s;
       this.series = s;
     }
+    if (this.count === 0) return;
     for (let i = 0; i < this.buckets.length; i++) {
       const n = this.counts[i]!;
       if (n > 0) {
@@ -348,7 +379,6 @@ function gaugeFrom(registers: Registry[], name: string, help: string, read: () =
   const g: Gauge = new Gauge({ name, help, registers, collect: () => g.set(read()) });
 }
 
-/** Brings one label of a counter up to the running total `value`. */
 /** counterFrom() with one label: each label value's running total is read at scrape time. */
 function labelledCounterFrom<L extends string>(registers: Registry[], name: string, help: string, label: L, reads: Record<string, () => number>): void {
   const seen = new Map<string, number>();
@@ -361,10 +391,11 @@ function labelledCounterFrom<L extends string>(registers: Registry[], name: stri
       for (const [value, read] of Object.entries(reads)) {
         const v = read();
         const before = seen.get(value) ?? 0;
-        if (v > before) {
+        // Every known label value is published, at 0 until its first event (an increase() sees it).
+        if (v > before || !seen.has(value)) {
           const labels: Partial<Record<L, string>> = {};
           labels[label] = value;
-          c.inc(labels, v - before);
+          c.inc(labels, Math.max(0, v - before));
         }
         seen.set(value, Math.max(before, v));
       }

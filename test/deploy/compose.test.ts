@@ -21,7 +21,7 @@ const SCHEMA = '/usr/lib/python3/dist-packages/compose/config/compose_spec.json'
 const missing = missingTools(['/usr/bin/docker-compose', SCHEMA, '/usr/bin/yamllint', '/usr/bin/promtool'], 'docker-compose yamllint prometheus');
 
 interface Service {
-  build?: { context: string; dockerfile: string };
+  build?: { context: string; dockerfile?: string };
   command?: string[];
   environment?: Record<string, string>;
   volumes?: string[];
@@ -43,7 +43,8 @@ describe('deploy/compose/compose.yaml', () => {
 
   it('mounts and builds only from files that exist in the repository', () => {
     const gw = compose.services.gateway!;
-    expect(existsSync(join(COMPOSE_DIR, gw.build!.context, gw.build!.dockerfile))).toBe(true);
+    expect(existsSync(join(COMPOSE_DIR, gw.build!.context, gw.build!.dockerfile!))).toBe(true);
+    expect(existsSync(join(COMPOSE_DIR, compose.services.grafana!.build!.context, 'Dockerfile'))).toBe(true);
     for (const [name, svc] of Object.entries(compose.services)) {
       for (const v of svc.volumes ?? []) {
         const source = v.split(':')[0]!;
@@ -65,6 +66,50 @@ describe('deploy/compose/compose.yaml', () => {
     for (const s of Object.values(compose.secrets)) expect(s.file).toMatch(/^\.\/secrets\//);
     const ignored = spawnSync('git', ['check-ignore', '-q', 'deploy/compose/secrets/clickhouse_password'], { cwd: ROOT });
     expect(ignored.status).toBe(0);
+  });
+
+  it('passes every secret a service needs as a flag or file that service reads: the gateway reads the metrics token Prometheus sends', () => {
+    const gw = compose.services.gateway!;
+    expect(gw.secrets).toEqual(expect.arrayContaining(['clickhouse_password', 'metrics_token']));
+    expect(gw.command).toContain('--metrics-token-file=/run/secrets/metrics_token');
+    const prom = parse(readFileSync(join(COMPOSE_DIR, 'prometheus/prometheus.yml'), 'utf8')) as { scrape_configs: { authorization: { credentials_file: string } }[] };
+    expect(prom.scrape_configs[0]!.authorization.credentials_file).toBe('/run/secrets/metrics_token');
+    expect(compose.services.prometheus!.secrets).toContain('metrics_token');
+    // Each secret a service is given is one it reads (named in its command, environment or config).
+    for (const [name, svc] of Object.entries(compose.services)) {
+      for (const secret of svc.secrets ?? []) {
+        const read = JSON.stringify([svc.command, svc.environment]) + (name === 'prometheus' ? JSON.stringify(prom) : '')
+          + (name === 'grafana' ? readFileSync(join(COMPOSE_DIR, 'grafana/provisioning/datasources/datasources.yaml'), 'utf8') : '');
+        expect(read, `${name} reads /run/secrets/${secret}`).toContain(`/run/secrets/${secret}`);
+      }
+    }
+  });
+
+  it('every flag the gateway is started with, in compose and in the systemd unit, is one `fleetgw serve --help` lists', () => {
+    const help = spawnSync(process.execPath, [join(ROOT, 'bin/fleetgw.js'), 'serve', '--help'], { encoding: 'utf8' });
+    expect(help.status, help.stderr).toBe(0);
+    const known = new Set(help.stdout.match(/--[a-z][a-z-]+/g));
+    const unit = ['fleetgw.service', 'fleetgw.service.d/clickhouse.conf'].map((f) => readFileSync(join(ROOT, 'deploy', f), 'utf8').replace(/\\\n/g, ' ')).join('\n');
+    const execFlags = unit.split('\n').filter((l) => l.startsWith('ExecStart=/')).flatMap((l) => l.match(/ --[a-z][a-z-]+/g) ?? []).map((f) => f.trim());
+    const composeFlags = compose.services.gateway!.command!.filter((a) => a.startsWith('--')).map((a) => a.split('=')[0]!);
+    expect(execFlags).toContain('--data-dir');
+    expect(composeFlags).toContain('--metrics-token-file');
+    for (const flag of [...execFlags, ...composeFlags]) expect(known.has(flag), `${flag} in fleetgw serve --help`).toBe(true);
+  });
+
+  it('downloads nothing when a container starts: no plugin installs, images built or pulled beforehand', () => {
+    for (const [name, svc] of Object.entries(compose.services)) {
+      expect(Object.keys(svc.environment ?? {}), name).not.toContain('GF_INSTALL_PLUGINS');
+    }
+    const grafana = compose.services.grafana!;
+    expect(grafana.build?.context).toBe('./grafana');
+    const dockerfile = readFileSync(join(COMPOSE_DIR, 'grafana/Dockerfile'), 'utf8');
+    // The plugin is installed into the image (RUN at build time) at a pinned version, outside the data volume.
+    expect(dockerfile).toMatch(/^RUN grafana cli --pluginsDir "\$GF_PATHS_PLUGINS" plugins install grafana-clickhouse-datasource "\$CLICKHOUSE_PLUGIN_VERSION"/m);
+    expect(dockerfile).toMatch(/^ARG CLICKHOUSE_PLUGIN_VERSION=\d+\.\d+\.\d+$/m);
+    expect(dockerfile).toMatch(/^ENV GF_PATHS_PLUGINS=\/usr\/share\/grafana\//m);
+    const ds = parse(readFileSync(join(COMPOSE_DIR, 'grafana/provisioning/datasources/datasources.yaml'), 'utf8')) as { datasources: { type: string }[] };
+    expect(ds.datasources.map((x) => x.type)).toEqual(['prometheus', 'grafana-clickhouse-datasource']);
   });
 
   it('the Dockerfile copies only paths that exist and runs as an unprivileged user', () => {
@@ -115,9 +160,12 @@ describe.skipIf(missing.length > 0)(`deploy/ linters${missing.length > 0 ? ` (sk
     const token = join(tmp, 'metrics_token');
     writeFileSync(token, 'token\n');
     const config = join(tmp, 'prometheus.yml');
-    writeFileSync(config, readFileSync(join(COMPOSE_DIR, 'prometheus/prometheus.yml'), 'utf8').replace('/run/secrets/metrics_token', token));
+    // And the rules file at its path in the repository (compose mounts it at /etc/prometheus/rules.yml).
+    writeFileSync(config, readFileSync(join(COMPOSE_DIR, 'prometheus/prometheus.yml'), 'utf8').replace('/run/secrets/metrics_token', token)
+      .replace('/etc/prometheus/rules.yml', join(ROOT, 'deploy/prometheus/rules.yml')));
     const r = spawnSync('/usr/bin/promtool', ['check', 'config', config], { encoding: 'utf8' });
     expect(r.status, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain('SUCCESS');
+    expect(r.stdout).toContain('rules.yml');
   });
 });

@@ -36,7 +36,7 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 /** The metric names the dashboard reads (the lead reconciles them with src/…/metrics when both land). */
 const DASHBOARD_METRICS = [
   'fleetgw_robots_online', 'fleetgw_http_requests_total', 'fleetgw_http_request_duration_seconds_bucket', 'fleetgw_commands_total',
-  'fleetgw_telemetry_samples_received_total', 'fleetgw_telemetry_samples_stored_total', 'fleetgw_telemetry_samples_dropped_total',
+  'fleetgw_telemetry_samples_received_total', 'fleetgw_telemetry_samples_stored_total', 'fleetgw_telemetry_frames_dropped_total',
   'fleetgw_telemetry_spool_bytes', 'nodejs_eventloop_lag_p99_seconds', 'process_cpu_seconds_total',
 ];
 
@@ -55,6 +55,10 @@ describe('Grafana provisioning and dashboard', () => {
       expect(new Set(p.targets!.map((t) => t.refId)).size, p.title).toBe(p.targets!.length);
     }
     expect(new Set(datasources.map((d) => d.type))).toEqual(new Set(['prometheus', 'grafana-clickhouse-datasource']));
+  });
+
+  it('uses only panel types built into Grafana (no panel plugin to install)', () => {
+    for (const p of dashboard.panels) expect(['row', 'stat', 'timeseries', 'table', 'gauge', 'bargauge', 'text'], p.title).toContain(p.type);
   });
 
   it('has unique panel ids and positions inside the 24-column grid', () => {

@@ -82,11 +82,36 @@ describe('GatewayMetrics', () => {
     expect(line(text, 'fleetgw_scheduler_lateness_seconds_sum{outcome="skipped"}')).toMatch(/ 0$/);
   });
 
+  it('publishes every labelled series with known label values at 0 from the start, and the certificate expiry', async () => {
+    const m = new GatewayMetrics(sources({ boundReasons: ['mode_too_long'], commandActions: ['stop', 'start'], certificateExpirySeconds: 1_900_000_000 }).s);
+    const text = await m.render();
+    for (const reason of ['corrupt', 'worker_crash', 'shutting_down']) expect(line(text, `fleetgw_telemetry_frames_dropped_total{reason="${reason}"}`), reason).toMatch(/ 0$/);
+    expect(line(text, 'fleetgw_telemetry_values_bounded_total{reason="mode_too_long"}')).toMatch(/ 0$/);
+    expect(line(text, 'fleetgw_telemetry_decode_batches_total{thread="main"}')).toMatch(/ 0$/);
+    for (const action of ['stop', 'start']) {
+      for (const state of ['deferred', 'dispatched', 'agent_received', 'agent_rejected']) expect(line(text, `fleetgw_commands_total{action="${action}",state="${state}"}`)).toMatch(/ 0$/);
+    }
+    for (const outcome of ['received', 'rejected']) expect(line(text, `fleetgw_command_ack_seconds_count{outcome="${outcome}"}`)).toMatch(/ 0$/);
+    for (const outcome of ['ok', 'error']) expect(line(text, `fleetgw_telemetry_inserts_total{outcome="${outcome}"}`)).toMatch(/ 0$/);
+    for (const outcome of ['fired', 'skipped']) expect(line(text, `fleetgw_scheduler_lateness_seconds_count{outcome="${outcome}"}`)).toMatch(/ 0$/);
+    expect(line(text, 'fleetgw_tls_certificate_expiry_timestamp_seconds')).toMatch(/ 1900000000$/);
+    // Counting on from 0: the first event is an increase of 1.
+    m.commandState('stop', 'dispatched');
+    m.commandAcked('received', 40);
+    const after = await m.render();
+    expect(line(after, 'fleetgw_commands_total{action="stop",state="dispatched"}')).toMatch(/ 1$/);
+    expect(line(after, 'fleetgw_command_ack_seconds_count{outcome="received"}')).toMatch(/ 1$/);
+    // One series per label set: the zeroed one is the one that counts on.
+    const series = after.split('\n').filter((l) => l !== '' && !l.startsWith('#')).map((l) => l.slice(0, l.lastIndexOf(' ')));
+    expect(series.length).toBe(new Set(series).size);
+  });
+
   it('keeps each gateway in its own registry (no global state)', async () => {
     const a = new GatewayMetrics(sources().s);
     const b = new GatewayMetrics(sources().s);
     a.commandState('stop', 'deferred');
     expect(await b.render()).not.toContain('state="deferred"');
+    expect(await a.render()).toContain('fleetgw_commands_total{action="stop",state="deferred"} 1');
     expect(a.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
   });
 
