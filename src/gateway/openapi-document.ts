@@ -20,7 +20,7 @@ import { OperationRuntime } from '../missions/catalog/runtime.js';
 import { MissionScheduling, runtimeGate } from '../missions/scheduling/scheduling-service.js';
 import { RobotRegistry } from '../robotlink/registry.js';
 import { openStore } from '../store/lmdb.js';
-import { TicketIssuer } from '../telemetry/ticket-issuer.js';
+import { TicketIssuer } from '../telemetry/live/index.js';
 import { FieldRuleDelivery, FieldRuleService } from '../fleet/field-rules/index.js';
 import { apiError } from '../errors/catalog.js';
 import { buildRoutes } from './routes.js';

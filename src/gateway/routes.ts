@@ -54,7 +54,7 @@ import { NOTHING_ADVERTISED } from '../missions/catalog/robot-capabilities.js';
 import type { MissionScheduling } from '../missions/scheduling/scheduling-service.js';
 import type { RobotLink } from '../protocol/robot-link.js';
 import type { Store } from '../store/lmdb.js';
-import type { TicketIssuer } from '../telemetry/ticket-issuer.js';
+import type { TicketIssuer } from '../telemetry/live/index.js';
 
 export interface RouteDeps {
   store: Store;

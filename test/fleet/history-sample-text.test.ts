@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { HISTORY_FIELDS } from '../../src/fleet/history/fields.js';
 import { cutUtf8, parseSample, rowBytes } from '../../src/fleet/history/samples.js';
-import { SAMPLE_FIELDS } from '../../src/telemetry/sample-table.js';
+import { SAMPLE_FIELDS } from '../../src/telemetry/sample/sample-table.js';
 
 const modeField = HISTORY_FIELDS.find((f) => f.name === 'mode')!;
 const modeMax = SAMPLE_FIELDS.find((f) => f.column === modeField.column)!.bound!.maxBytes;

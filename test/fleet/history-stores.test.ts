@@ -22,7 +22,7 @@ async function exportFile(select: HistorySelect, robot: HistoryRobot, range: His
 import { SERIES_FIELD_NAMES } from '../../src/fleet/history/fields.js';
 import { addRobot, createFleet, createOrg } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
-import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest.js';
+import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest/ingest.js';
 import { captureLog } from '../support/capture-log.js';
 import { tempDir } from '../telemetry/helpers.js';
 

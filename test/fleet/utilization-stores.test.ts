@@ -12,7 +12,7 @@ import { putNewRun } from '../../src/missions/runs/runs.js';
 import type { RunRecord } from '../../src/missions/runs/records.js';
 import { addRobot, createFleet, createOrg } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
-import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest.js';
+import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest/ingest.js';
 import { captureLog } from '../support/capture-log.js';
 import { tempDir } from '../telemetry/helpers.js';
 

@@ -5,7 +5,7 @@
  */
 import { requireFleet, requireRobot } from '../../auth/access.js';
 import { patchRobot, type RobotAdminDeps } from '../../fleet/robot-admin/patch-robot.js';
-import { decodeSnapshot } from '../../telemetry/snapshot-codec.js';
+import { decodeSnapshot } from '../../telemetry/sample/index.js';
 import { defineRoute } from '../define-route.js';
 import type { RouteDef } from '../route.js';
 import { toRobotView } from '../robot-view.js';

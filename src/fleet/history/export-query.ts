@@ -4,7 +4,7 @@
  * streamed file, so it cannot be decided half way). The samples themselves are read a page at a time
  * with the raw page query (samples.ts) while the file is written.
  */
-import type { BoundQuery, Rows } from '../../telemetry/bound-query.js';
+import type { BoundQuery, Rows } from '../../telemetry/store/index.js';
 import { MAX_EXPORT_SAMPLES, type HistoryRange } from './limits.js';
 import { RANGE_WHERE, rangeParams, type HistoryRobot } from './range-sql.js';
 

@@ -1,6 +1,6 @@
 /**
  * The fields of a stored telemetry sample as the history API names them (docs/telemetry-history.md),
- * derived from the one telemetry field table (src/telemetry/sample-table.ts) so a new column shows up
+ * derived from the one telemetry field table (src/telemetry/sample/sample-table.ts) so a new column shows up
  * here without a second list to keep in step.
  *
  * Naming: a field the robot reports takes its flat name in the REST robot view (`latitude`,
@@ -10,7 +10,7 @@
  * newest sample's; here it is each sample's). `robot_id` and `fleet_id` are left out: the robot is in
  * the path. The robot's timestamp is `tsMs`.
  */
-import { SAMPLE_FIELDS, type RowType, type SampleField } from '../../telemetry/sample-table.js';
+import { SAMPLE_FIELDS, type RowType, type SampleField } from '../../telemetry/sample/index.js';
 
 /** A value kind as the history API returns it. */
 export type HistoryKind = 'number' | 'boolean' | 'string' | 'strings';

@@ -3,7 +3,7 @@
  * the path and an MCAP export, each one bound-parameter query on the telemetry store, so chdb and
  * any ClickHouse server (18.16 included) answer alike.
  */
-import type { BoundQuery, Rows } from '../../telemetry/bound-query.js';
+import type { BoundQuery, Rows } from '../../telemetry/store/index.js';
 import { exportCountQuery, tooManyToExport } from './export-query.js';
 import { bucketMsFor, MAX_EXPORT_BYTES, SAMPLE_PAGE_BYTES, SAMPLE_READ_CHUNK, type HistoryRange } from './limits.js';
 import { writeMcap, type ByteSink, type McapResult } from './mcap.js';

@@ -5,7 +5,7 @@
  * place the robot really was (an average would cut corners). Samples at exactly 0/0 carry no fix
  * (the proto default of a robot that sent no position) and are left out, as are non-finite ones.
  */
-import type { BoundQuery, Rows } from '../../telemetry/bound-query.js';
+import type { BoundQuery, Rows } from '../../telemetry/store/index.js';
 import type { HistoryRange } from './limits.js';
 import { RANGE_WHERE, rangeParams, type HistoryRobot } from './range-sql.js';
 

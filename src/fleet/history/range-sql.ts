@@ -2,9 +2,9 @@
  * The WHERE clause every history query shares: one robot of its fleet (the table's sort key starts
  * with fleet and robot), the partition column `ts` bounding the scan (second resolution on 18.16,
  * milliseconds on modern DDL: compared as whole seconds on both), then the exact millisecond range.
- * Written once as a constant; values are `{name:Type}` placeholders (src/telemetry/bound-query.ts).
+ * Written once as a constant; values are `{name:Type}` placeholders (src/telemetry/store/bound-query.ts).
  */
-import type { BoundParam } from '../../telemetry/bound-query.js';
+import type { BoundParam } from '../../telemetry/store/index.js';
 import type { HistoryRange } from './limits.js';
 
 export const RANGE_WHERE = `fleet_id = {fleet_id:String} AND robot_id = {robot_id:String}

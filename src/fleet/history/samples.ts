@@ -8,8 +8,8 @@
  * value cannot stand in `LIMIT` on every store (18.16 reads parameters through scalar subqueries, and
  * `LIMIT` takes a literal); `arrayElement` needs an unsigned index there.
  */
-import type { BoundQuery, Rows } from '../../telemetry/bound-query.js';
-import { SAMPLE_FIELDS, utf8CutEnd } from '../../telemetry/sample-table.js';
+import type { BoundQuery, Rows } from '../../telemetry/store/index.js';
+import { SAMPLE_FIELDS, utf8CutEnd } from '../../telemetry/sample/index.js';
 import { HISTORY_FIELDS, type HistoryField } from './fields.js';
 import { SAMPLE_PAGE_ROWS, type HistoryRange } from './limits.js';
 import { RANGE_WHERE, rangeParams, type HistoryRobot } from './range-sql.js';

@@ -7,7 +7,7 @@
  * its rows, so no request ever changes the SQL text. Only finite values count (a robot may send NaN
  * or infinities; JSON has neither): a field without one in a bucket is left out of that point.
  */
-import type { BoundQuery, Rows } from '../../telemetry/bound-query.js';
+import type { BoundQuery, Rows } from '../../telemetry/store/index.js';
 import { SERIES_FIELDS } from './fields.js';
 import type { HistoryRange } from './limits.js';
 import { RANGE_WHERE, rangeParams, type HistoryRobot } from './range-sql.js';

@@ -6,7 +6,7 @@
 import { runsOf } from '../../missions/runs/runs.js';
 import type { Store } from '../../store/lmdb.js';
 import type { RobotRecord } from '../../store/records.js';
-import { decodeSnapshot } from '../../telemetry/snapshot-codec.js';
+import { decodeSnapshot } from '../../telemetry/sample/index.js';
 import { faultsOf } from '../faults/faults.js';
 import type { FaultRecord } from '../faults/records.js';
 import { deviceHealthOf, type DeviceHealthRecord } from '../health/device-health.js';

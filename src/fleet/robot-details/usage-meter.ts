@@ -24,7 +24,7 @@ import type { Logger } from 'pino';
 import type { RunRecord, RunState } from '../../missions/runs/records.js';
 import { isFinished } from '../../missions/runs/runs.js';
 import type { Store } from '../../store/lmdb.js';
-import { newSnapshotScalars, readSnapshotScalars } from '../../telemetry/snapshot-codec.js';
+import { newSnapshotScalars, readSnapshotScalars } from '../../telemetry/sample/index.js';
 import { missionCounts } from './details.js';
 import { saveUsage, usageOf, type RobotUsageRecord } from './usage.js';
 
@@ -127,7 +127,7 @@ export class UsageMeter {
 
   private measure(robotId: string, value: Uint8Array): void {
     // Read into one reused object and copied into the slot's: nothing allocated per snapshot
-    // (src/telemetry/row-scalars.ts says why that matters at light load).
+    // (src/telemetry/sample/row-scalars.ts says why that matters at light load).
     const snap = this.scalars;
     if (!readSnapshotScalars(value, snap)) return;
     const slot = this.slotOf(robotId);

@@ -1,5 +1,5 @@
 /**
- * The telemetry part of utilization: one bound-parameter query (src/telemetry/bound-query.ts), the
+ * The telemetry part of utilization: one bound-parameter query (src/telemetry/store/bound-query.ts), the
  * same SQL on chdb, a modern ClickHouse server and Debian's 18.16 (no window functions, no
  * DateTime64 arithmetic, nothing newer than 18.16 has).
  *
@@ -8,7 +8,7 @@
  * running a mission (the slot overlaps one of the robot's runs, passed in as arrays), else charging,
  * else idle. Distance is each online slot's mean speed times its length.
  */
-import type { BoundQuery } from '../../telemetry/bound-query.js';
+import type { BoundQuery } from '../../telemetry/store/index.js';
 import { SLOT_MS, type UtilizationWindow } from './window.js';
 
 /** Per robot: online, running, halted and charging milliseconds, and metres travelled. */

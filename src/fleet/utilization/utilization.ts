@@ -8,7 +8,7 @@
 import { runsOf } from '../../missions/runs/runs.js';
 import { fleetRobotIds } from '../../store/identity.js';
 import type { Store } from '../../store/lmdb.js';
-import type { BoundQuery, Rows } from '../../telemetry/bound-query.js';
+import type { BoundQuery, Rows } from '../../telemetry/store/index.js';
 import { parseUtilizationRows, utilizationQuery, type RunInterval } from './query.js';
 import { MAX_RUNS, RUN_LOOKBACK_MS, type UtilizationWindow } from './window.js';
 

@@ -1,6 +1,6 @@
 /**
  * `estop` and `battery_low` from telemetry, read from each robot's snapshot as the snapshot writer
- * puts it to LMDB: at most once a second per robot, never per sample (src/telemetry/snapshot-writer.ts).
+ * puts it to LMDB: at most once a second per robot, never per sample (src/telemetry/ingest/snapshot-writer.ts).
  * Only the row's leading columns are read, and only a change of a robot's state raises or clears.
  *
  * Battery: below `batteryLowPct` raises, at or above `batteryClearPct` clears (hysteresis, so a
@@ -11,7 +11,7 @@
  */
 import type { Logger } from 'pino';
 import type { Store } from '../../../store/lmdb.js';
-import { newSnapshotScalars, readSnapshotScalars, snapshotConditions, snapshotFleetId, type SnapshotScalars } from '../../../telemetry/snapshot-codec.js';
+import { newSnapshotScalars, readSnapshotScalars, snapshotConditions, snapshotFleetId, type SnapshotScalars } from '../../../telemetry/sample/index.js';
 import type { AlertService } from '../alert-service.js';
 import type { AlertSettings } from '../settings.js';
 

@@ -18,13 +18,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Channel } from '@foxglove/ws-protocol';
-import { FOXGLOVE_KINDS, foxgloveSchemaText, foxgloveTopic } from './foxglove-channels.js';
+import { FOXGLOVE_KINDS, foxgloveSchemaText, foxgloveTopic } from '../sample/index.js';
 import { foxgloveMessage, MAX_FOXGLOVE_SUBSCRIPTIONS, parseFoxgloveMessage, STATUS } from './foxglove-protocol.js';
-import type { FoxgloveSink } from './live-sink.js';
-import { closeReason } from './stream-protocol.js';
-import type { StreamHub, StreamPeer, StreamSession } from './stream-hub.js';
-import type { TicketScope } from './ticket-issuer.js';
-import type { FoxgloveBatch } from './worker-protocol.js';
+import { type FoxgloveSink, closeReason, type StreamHub, type StreamPeer, type StreamSession, type TicketScope } from '../live/index.js';
+import type { FoxgloveBatch } from '../decode/index.js';
 
 export interface FoxgloveHubOptions {
   /** Admits each socket under the live stream's bounds, revocation and shutdown. */

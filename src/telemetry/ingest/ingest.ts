@@ -25,28 +25,16 @@
  *   so snapshots and acknowledgements follow arrival order.
  */
 import { join } from 'node:path';
-import type { Store } from '../store/lmdb.js';
-import { AckTracker, mergePoints, type DurablePoint, type RobotAcks } from './ack-tracker.js';
+import type { Store } from '../../store/lmdb.js';
+import { AckTracker, mergePoints, type DurablePoint, type RobotAcks, openChdbStore, openClickHouseClusterStore, openClickHouseStore, type ClickHouseSampleStore, DEFAULT_INSERT_MAX_BYTES, InsertQueue, type InsertQueueOptions, type SampleStore, type StoreKind, RowArena, TelemetrySpool, type SpoolRecovery } from '../store/index.js';
 import { BatchSeqReader } from './batch-seq.js';
 import { WatermarkGate } from './backpressure.js';
-import { openChdbStore } from './chdb-store.js';
-import { openClickHouseClusterStore } from './clickhouse-cluster-store.js';
-import { openClickHouseStore, type ClickHouseSampleStore } from './clickhouse-store.js';
-import { createDecodePool, type DecodePool } from './decode-pool.js';
-import { chooseDecoder, type DecoderKind } from './decode/select.js';
-import { FramePacker, type PackedBatch, type PackerRobot } from './frame-packer.js';
+import { createDecodePool, type DecodePool, chooseDecoder, type DecoderKind, FramePacker, type PackedBatch, type PackerRobot, LiveDecoder, TaskSlots, FRAME_HEADER_BYTES, type DecodeResult } from '../decode/index.js';
 import { DEFAULT_INLINE_DECODE_MAX_BYTES, InlineDecode } from './inline-decode.js';
-import { DEFAULT_INSERT_MAX_BYTES, InsertQueue, type InsertQueueOptions } from './insert-queue.js';
-import type { FoxgloveSink, LiveSink } from './live-sink.js';
-import { LiveDecoder } from './live-decoder.js';
+import type { FoxgloveSink, LiveSink } from '../live/index.js';
 import { pino, type Logger } from 'pino';
-import type { SampleStore, StoreKind } from './sample-store.js';
-import { RowArena } from './row-arena.js';
 import { SnapshotWriter } from './snapshot-writer.js';
-import { TaskSlots } from './task-slots.js';
 import { BoundReport } from './bound-report.js';
-import { TelemetrySpool, type SpoolRecovery } from './spool.js';
-import { FRAME_HEADER_BYTES, type DecodeResult } from './worker-protocol.js';
 
 /**
  * Default {@link TelemetryIngestOptions.highWaterBytes}: 256 MiB. Above the steady queue at peak: at

@@ -10,11 +10,11 @@
  * sees only the router's requests, never a WebSocket upgrade, and never a query string anyway
  * (src/http/access-log.ts). A refused upgrade is an HTTP error response; no socket is opened.
  */
-import type * as uws from '../http/uws.js';
-import { apiError, type ApiError } from '../errors/catalog.js';
+import type * as uws from '../../http/uws.js';
+import { apiError, type ApiError } from '../../errors/catalog.js';
 import type { FoxgloveHub, FoxgloveSession } from './foxglove-hub.js';
 import { FOXGLOVE_PATH, FOXGLOVE_SUBPROTOCOL, MAX_FOXGLOVE_CLIENT_MESSAGE_BYTES } from './foxglove-protocol.js';
-import type { TicketIssuer, TicketScope } from './ticket-issuer.js';
+import type { TicketIssuer, TicketScope } from '../live/index.js';
 
 interface SocketData {
   scope: TicketScope;

@@ -10,11 +10,7 @@
  * (C++ addon, fast reader, reference) write identically, so this needs no change to any of them, and
  * it costs nothing unless a Foxglove socket subscribes (the mask is null then).
  */
-import { ByteWriter } from './byte-writer.js';
-import { FOXGLOVE_KINDS } from './foxglove-channels.js';
-import { COLUMN_INDEX, forEachRow } from './row-rowbinary.js';
-import type { RowValue } from './row-values.js';
-import { HEALTH_LEVEL_NAMES } from './sample-table.js';
+import { ByteWriter, FOXGLOVE_KINDS, COLUMN_INDEX, forEachRow, type RowValue, HEALTH_LEVEL_NAMES } from '../sample/index.js';
 import type { FoxgloveBatch } from './worker-protocol.js';
 
 /** Bytes before the payload: opcode, subscription id, timestamp. */

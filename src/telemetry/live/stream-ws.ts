@@ -4,7 +4,7 @@
  * `fleetgw.ticket.<ticket>` (redeemed at the upgrade) or in the subscribe message. Tickets never travel
  * in the URL.
  */
-import type * as uws from '../http/uws.js';
+import type * as uws from '../../http/uws.js';
 import type { StreamHub, StreamSession } from './stream-hub.js';
 import { MAX_CLIENT_FRAME_BYTES, STREAM_PATH, STREAM_SUBPROTOCOL, TICKET_SUBPROTOCOL_PREFIX } from './stream-protocol.js';
 import type { TicketScope } from './ticket-issuer.js';

@@ -11,7 +11,7 @@ export type SchemaFlavor = 'modern' | 'legacy';
 export const MODERN_MIN_MAJOR = 21;
 
 /** Works from src/telemetry (vitest) and dist/telemetry (built): both sit two levels under the root. */
-const SCHEMA_DIR = new URL('../../telemetry/schema/', import.meta.url);
+const SCHEMA_DIR = new URL('../../../telemetry/schema/', import.meta.url);
 
 /** `version()` text such as "18.16.1" or "24.8.4.13" -> flavor. */
 export function flavorForVersion(version: string): SchemaFlavor {

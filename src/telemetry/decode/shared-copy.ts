@@ -10,7 +10,7 @@
  * its slot and the row arena's copy of pool results out of theirs were 11.7% of the gateway's CPU
  * (bench/README.md, stop 30).
  */
-import { loadNative } from './decode/native.js';
+import { loadNative } from './native.js';
 
 /** Below this many bytes `set` is cheaper than the call into the addon (bench/micro/shared-copy.mjs: equal at ~300). */
 export const NATIVE_MIN_BYTES = 256;

@@ -11,8 +11,8 @@
  * allocates only the small index arrays of its result. A frame that does not decode is skipped here:
  * the worker counts and reports it.
  */
-import { decodeFrameFast } from './decode/fast-reader.js';
-import { TaskOutput } from './decode/task-output.js';
+import { decodeFrameFast } from './fast-reader.js';
+import { TaskOutput } from './task-output.js';
 import type { LiveBatch } from './worker-protocol.js';
 
 const LIVE_ONE = Uint8Array.of(1);

@@ -11,7 +11,7 @@
  */
 import { readlinkSync } from 'node:fs';
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
-import { chooseDecoder } from './decode/select.js';
+import { chooseDecoder } from './select.js';
 import { decodeTaskOrFault, decodeTaskWith } from './decode-task.js';
 import type { SharedSlot } from './task-slots.js';
 import type { DecodeResult, DecodeTask } from './worker-protocol.js';

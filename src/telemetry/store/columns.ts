@@ -6,7 +6,7 @@
  * `ts_ms`, which lets one RowBinary encoding serve old servers (DateTime) and modern ones
  * (DateTime64(3)) alike. test/telemetry/schema.test.ts checks this list against both DDL files.
  */
-import { HEALTH_LEVEL_ENUM8, SAMPLE_FIELDS } from './sample-table.js';
+import { HEALTH_LEVEL_ENUM8, SAMPLE_FIELDS } from '../sample/index.js';
 
 export const TABLE_NAME = 'telemetry_samples';
 

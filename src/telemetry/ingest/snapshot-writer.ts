@@ -15,7 +15,7 @@
  * registered robots (the robot link only accepts registered robots).
  */
 import type { Database } from 'lmdb';
-import { SNAPSHOT_FORMAT, snapshotTsOf } from './snapshot-codec.js';
+import { SNAPSHOT_FORMAT, snapshotTsOf } from '../sample/index.js';
 
 interface Slot {
   /** Robot clock of the newest row offered. */

@@ -38,9 +38,8 @@
  */
 import { ROWBINARY_TYPES } from './columns.js';
 import { adviseHugePages } from './large-buffer.js';
-import { encodeRowBinaryString } from './row-rowbinary.js';
-import { SAMPLE_FIELDS, type RowType } from './sample-table.js';
-import type { NativeBinding } from './decode/native.js';
+import { encodeRowBinaryString, SAMPLE_FIELDS, type RowType } from '../sample/index.js';
+import type { NativeBinding } from '../decode/index.js';
 import type { SchemaFlavor } from './schema.js';
 
 /** `auto` (default), `native` or `rowbinary`: how inserts into a ClickHouse server are encoded. */

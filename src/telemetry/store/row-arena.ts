@@ -25,7 +25,7 @@
  */
 
 import { largeArrayBuffer } from './large-buffer.js';
-import { copyBytes } from './shared-copy.js';
+import { copyBytes } from '../decode/index.js';
 
 export interface RowArenaOptions {
   /** Bytes per buffer (default 4 MiB). */

@@ -31,12 +31,8 @@
  * pieces of at most 1 ms. Full batches (`maxBatchFrames`/`maxBatchBytes`), and every batch once the share is used up,
  * go to the pool: at peak load the decode stays on the workers.
  */
-import { chooseDecoder, type TaskDecoder } from './decode/select.js';
-import { decodeTaskOrFault } from './decode-task.js';
-import type { PackedBatch } from './frame-packer.js';
-import type { RowArena } from './row-arena.js';
-import type { TaskSlots } from './task-slots.js';
-import type { DecodeResult } from './worker-protocol.js';
+import { chooseDecoder, type TaskDecoder, decodeTaskOrFault, type PackedBatch, type TaskSlots, type DecodeResult } from '../decode/index.js';
+import type { RowArena } from '../store/index.js';
 
 /** Default bound of a batch decoded on the main thread. */
 export const DEFAULT_INLINE_DECODE_MAX_BYTES = 256 * 1024;

@@ -5,7 +5,7 @@
  * never a value (a robot's strings are its payload, and may be anything).
  */
 import type { Logger } from 'pino';
-import { BOUND_LIMITS, BOUND_REASONS } from './sample-table.js';
+import { BOUND_LIMITS, BOUND_REASONS } from '../sample/index.js';
 
 /** How long a robot's warning silences the next ones. */
 export const BOUND_LOG_WINDOW_MS = 60_000;

@@ -38,7 +38,7 @@ import type { LiveSink } from './live-sink.js';
 import { CLOSE, closeReason, notice, parseClientMessage, type StreamEncoding } from './stream-protocol.js';
 import { CLASSES, classOf, ENCODINGS, fleetTopic, robotTopic, takeSample, type RobotLive } from './stream-topics.js';
 import type { TicketIssuer, TicketScope } from './ticket-issuer.js';
-import type { LiveBatch } from './worker-protocol.js';
+import type { LiveBatch } from '../decode/index.js';
 
 /** One connected socket as the hub sees it. */
 export interface StreamPeer {

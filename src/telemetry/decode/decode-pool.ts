@@ -3,7 +3,7 @@
  *
  * Worker file: piscina needs JavaScript, so the worker always runs from compiled output. From dist/
  * (the built gateway) the sibling `decode-worker-entry.cjs` is used; from src/ (vitest runs the
- * TypeScript directly) the pool uses `dist/telemetry/decode-worker-entry.cjs`, which `npm install` builds (prepare
+ * TypeScript directly) the pool uses `dist/telemetry/decode/decode-worker-entry.cjs`, which `npm install` builds (prepare
  * script) and test/support/global-setup.ts rebuilds when a source file is newer. This keeps the worker
  * a plain ESM file with no loader hooks (a tsx/ts-node loader inside worker threads is fragile and not
  * a dependency here), and tests exercise the same JS that production runs.
@@ -19,14 +19,14 @@ import type { DecodeResult, DecodeTask } from './worker-protocol.js';
 export function decodeWorkerPath(): string {
   const candidates = [
     new URL('./decode-worker-entry.cjs', import.meta.url),
-    new URL('../../dist/telemetry/decode-worker-entry.cjs', import.meta.url),
+    new URL('../../../dist/telemetry/decode/decode-worker-entry.cjs', import.meta.url),
   ];
   // Sync I/O once at start-up, not on the event loop's hot path.
   for (const url of candidates) {
     const path = fileURLToPath(url);
     if (existsSync(path)) return path;
   }
-  throw new Error('dist/telemetry/decode-worker-entry.cjs is missing: run `npm run build`');
+  throw new Error('dist/telemetry/decode/decode-worker-entry.cjs is missing: run `npm run build`');
 }
 
 export interface DecodePoolOptions {

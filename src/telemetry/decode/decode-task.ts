@@ -4,7 +4,7 @@
  * snapshots, Foxglove frames and errors on either side.
  */
 import { foxgloveOutput } from './foxglove-output.js';
-import type { TaskDecoder } from './decode/select.js';
+import type { TaskDecoder } from './select.js';
 import type { DecodeResult, DecodeTask } from './worker-protocol.js';
 
 /**

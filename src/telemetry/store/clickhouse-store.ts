@@ -14,7 +14,7 @@ import { migrateSchema, type MigrationResult } from './migrations.js';
 import type { SampleStore } from './sample-store.js';
 import { flavorForVersion, type SchemaFlavor } from './schema.js';
 import { selectWithExternalData } from './external-data.js';
-import { loadNative } from './decode/native.js';
+import { loadNative } from '../decode/index.js';
 import { DeferredSetUp } from './store-setup.js';
 import { chooseInsertFormat, insertFormatSetting, NativeInsert, type InsertFormat, type NativeInsertStats } from './native-insert.js';
 
@@ -99,7 +99,7 @@ interface ServerInfo {
 /**
  * Opens the store: checks the options, then sets the server up (connects as `default` database,
  * which always exists, detects the version, creates the gateway's database if missing, runs the
- * schema migrations of src/telemetry/migrations.ts in it). A server that does not answer, or
+ * schema migrations of src/telemetry/store/migrations.ts in it). A server that does not answer, or
  * answers with a refusal (the login, the database, the DDL), does not stop the open: the store is
  * returned with {@link SampleStore.setUpError} set (a first attempt that has not ended within
  * {@link START_DEADLINE_MS} goes on in the background and the store reports it is still trying), and every use of it (an insert, a query, the

@@ -16,7 +16,7 @@
  * (docs/operations.md). When the kernel has no huge pages, or a mapping fails, the buffers are V8's
  * own, with 4 KiB pages; nothing else changes.
  */
-import { loadNative } from './decode/native.js';
+import { loadNative } from '../decode/index.js';
 
 export const HUGE_PAGES_ENV = 'FLEETGW_HUGE_PAGES';
 

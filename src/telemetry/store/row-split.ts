@@ -9,7 +9,7 @@
  * however the block is chunked (in memory or read back from the spool). ReplicatedMergeTree drops a
  * retried block only when it is byte-identical, so this is what makes a retry safe.
  */
-import { SAMPLE_FIELDS, type RowType } from './sample-table.js';
+import { SAMPLE_FIELDS, type RowType } from '../sample/index.js';
 
 /** Bytes of each fixed-width wire type; 0 for the variable ones (String, Array(String)). */
 const FIXED: Record<RowType, number> = {

@@ -2,7 +2,7 @@
  * What the ingest needs from the live stream (stream-hub.ts implements it): which fleets are being
  * watched, so the worker produces JSON only for those, and where to hand the produced messages.
  */
-import type { FoxgloveBatch, LiveBatch } from './worker-protocol.js';
+import type { FoxgloveBatch, LiveBatch } from '../decode/index.js';
 
 export interface LiveSink {
   /** True when at least one socket is subscribed to the fleet right now. */
