@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FramePacker } from '../../src/telemetry/decode/frame-packer.js';
-import { rowArenaMaxSpares, rowArenaSpares } from '../../src/telemetry/ingest/ingest.js';
+import { rowArenaMaxSpares, rowArenaSpares } from '../../src/telemetry/ingest/memory-budget.js';
 import { RowArena } from '../../src/telemetry/store/row-arena.js';
 import { TaskSlots } from '../../src/telemetry/decode/task-slots.js';
 import { FRAME_HEADER_BYTES } from '../../src/telemetry/decode/worker-protocol.js';

@@ -5,4 +5,4 @@
  */
 export { BatchSeqReader } from './batch-seq.js';
 export { createTelemetryIngest } from './ingest.js';
-export type { TelemetryIngest, TelemetryIngestOptions, TelemetryIngestStats } from './ingest.js';
+export type { TelemetryIngest, TelemetryIngestOptions, TelemetryIngestStats } from './contract.js';

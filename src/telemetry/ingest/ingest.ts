@@ -25,268 +25,24 @@
  *   so snapshots and acknowledgements follow arrival order.
  */
 import { join } from 'node:path';
-import type { Store } from '../../store/lmdb.js';
-import { AckTracker, mergePoints, type DurablePoint, type RobotAcks, openChdbStore, openClickHouseClusterStore, openClickHouseStore, type ClickHouseSampleStore, DEFAULT_INSERT_MAX_BYTES, InsertQueue, type InsertQueueOptions, type SampleStore, type StoreKind, RowArena, TelemetrySpool, type SpoolRecovery } from '../store/index.js';
-import { BatchSeqReader } from './batch-seq.js';
-import { WatermarkGate } from './backpressure.js';
-import { createDecodePool, type DecodePool, chooseDecoder, type DecoderKind, FramePacker, type PackedBatch, type PackerRobot, LiveDecoder, TaskSlots, FRAME_HEADER_BYTES, type DecodeResult } from '../decode/index.js';
-import { DEFAULT_INLINE_DECODE_MAX_BYTES, InlineDecode } from './inline-decode.js';
-import type { FoxgloveSink, LiveSink } from '../live/index.js';
 import { pino, type Logger } from 'pino';
-import { SnapshotWriter } from './snapshot-writer.js';
+import { type DecodePool, type DecoderKind, type DecodeResult, type PackedBatch, type PackerRobot, chooseDecoder, createDecodePool, FramePacker, FRAME_HEADER_BYTES, type TaskSlots } from '../decode/index.js';
+import { AckTracker, mergePoints, type DurablePoint, type RobotAcks, InsertQueue, DEFAULT_INSERT_MAX_BYTES, RowArena, TelemetrySpool, type SampleStore, type SpoolRecovery, type StoreKind } from '../store/index.js';
+import { WatermarkGate } from './backpressure.js';
+import { BatchSeqReader } from './batch-seq.js';
 import { BoundReport } from './bound-report.js';
+import type { TelemetryIngest, TelemetryIngestOptions, TelemetryIngestStats } from './contract.js';
+import { newIngestCounters, type IngestCounters } from './counters.js';
+import { foxgloveMask } from './foxglove-mask.js';
+import { DEFAULT_INLINE_DECODE_MAX_BYTES, InlineDecode } from './inline-decode.js';
+import { LivePublisher } from './live-publisher.js';
+import { createTaskSlots, DEFAULT_HIGH_WATER_BYTES, DEFAULT_MAX_BATCH_BYTES, ROW_ARENA_BUFFER_BYTES, rowArenaMaxSpares, rowArenaSpares } from './memory-budget.js';
+import { openSampleStore, reportStoreSetUp } from './open-store.js';
+import { ResultApplier } from './result-applier.js';
+import { ResultOrder } from './result-order.js';
+import { SnapshotWriter } from './snapshot-writer.js';
 
-/**
- * Default {@link TelemetryIngestOptions.highWaterBytes}: 256 MiB. Above the steady queue at peak: at
- * 400,000 samples/s a 48 MiB insert block pending, one being spooled and two in the store's inserts
- * are ~190 MiB of rows (plus batches being filled and decoded), so a store that keeps up normally does
- * not pause the robots: the margin is ~60 MiB, under a second of rows at that rate. With 64 MiB and
- * 16 MiB blocks it did, and the smaller blocks kept the store from catching up (bench/README.md,
- * stop 29). Memory at that peak: 407-528 MiB RSS.
- */
-export const DEFAULT_HIGH_WATER_BYTES = 256 * 1024 * 1024;
-
-/** Size of one row buffer (row-arena.ts). */
-const ROW_ARENA_BUFFER_BYTES = 4 * 1024 * 1024;
-/**
- * Row buffers allocated at once at peak load: what the high-water mark lets wait (256 MiB, the
- * default: 64), at least 4, at most 64 (setPeakLoad, RowArena.prefill).
- */
-const MAX_ROW_ARENA_PREFILL = 64;
-/** Most empty row buffers kept, whatever the high-water mark (rowArenaMaxSpares). */
-const MAX_ROW_ARENA_SPARES = 96;
-
-/**
- * Row buffers the arena allocates at once at peak load for a high-water mark: what that mark lets
- * wait, in buffers (at least 4, at most {@link MAX_ROW_ARENA_PREFILL}). Two 48 MiB inserts finishing
- * together free 24 buffers, which the next blocks' rows take.
- */
-export function rowArenaSpares(highWaterBytes: number): number {
-  return Math.min(MAX_ROW_ARENA_PREFILL, Math.max(4, Math.ceil(highWaterBytes / ROW_ARENA_BUFFER_BYTES)));
-}
-
-/**
- * Most empty row buffers the arena keeps for a high-water mark: 1.5x what the mark lets wait (96 at
- * the 256 MiB default), at least 4. Why past the mark: the rows held overshoot it (what robots had in
- * flight when paused, rows of tasks in the pool: 79-81 buffers in use at the 256 MiB mark, 38 at 100
- * MiB), and every buffer in use past the spares bound was dropped when its insert finished and
- * allocated again at the next burst. When the store fell behind that was 160 buffers (640 MiB) in
- * 45 s at the 100 MiB mark, old-generation garbage that started a full GC every 1-2 s (bench/README.md,
- * stop 33). The arena never keeps more buffers than were in use at once, and gives back those nobody
- * took for 10-20 s below peak load (RowArena.trim). At most 96 (384 MiB), whatever the mark.
- */
-export function rowArenaMaxSpares(highWaterBytes: number): number {
-  return Math.min(MAX_ROW_ARENA_SPARES, Math.max(4, Math.ceil((highWaterBytes * 1.5) / ROW_ARENA_BUFFER_BYTES)));
-}
-
-export interface TelemetryIngestOptions {
-  /** LMDB store; snapshots go to `store.snapshots`. */
-  store: Store;
-  /** Gateway data dir: chdb lives in `<dataDir>/chdb`, the disk spool in `<dataDir>/telemetry-spool`. */
-  dataDir: string;
-  /**
-   * Bound of the disk spool (rows files): blocks waiting for or in an insert, and the backlog of a
-   * store outage. When full the robots are slowed by backpressure. Default 1 GiB.
-   */
-  spoolMaxBytes?: number;
-  /** When set, rows go to this ClickHouse server instead of the embedded chdb. */
-  clickhouseUrl?: string;
-  clickhouseDatabase?: string;
-  /**
-   * With `clickhouseUrl`: write to this ClickHouse cluster's shards (docs/scale-out.md); the URL
-   * then names the database and the shard reads go to first.
-   */
-  clickhouseCluster?: { name: string; shardUrls: string[] };
-  /** ClickHouse user and password (read from a file or the environment by the CLI; never logged). */
-  clickhouseAuth?: { username?: string; password?: string };
-  /** TTL of rows on modern engines (chdb, ClickHouse 21+). Default 90 days. */
-  retentionDays?: number;
-  /** Live stream hub; without it no live JSON is produced. */
-  live?: LiveSink;
-  /** Foxglove endpoint; without it (or while nobody subscribes there) no Foxglove frames are produced. */
-  foxglove?: FoxgloveSink;
-  log?: Logger;
-  /** Decode threads. Default: cores - 1, at least 1. */
-  threads?: number;
-  /** Default 2,000 frames. */
-  maxBatchFrames?: number;
-  /** Default 1 MiB. */
-  maxBatchBytes?: number;
-  /**
-   * Batch age while a Foxglove channel is subscribed (its frames come from the decode workers) or
-   * while reads are paused (memory is short), and the lower bound of `storeBatchAgeMs`; live stream
-   * messages leave at push() and never wait for a batch. Default 20 ms.
-   */
-  maxBatchAgeMs?: number;
-  /**
-   * Batch age: rows and snapshots wait at most this long for a fuller batch. Default 250 ms. Rows then
-   * wait for the insert (`maxAgeMs`: 1 s by default, FLEETGW_TELEMETRY_INSERT_MAX_AGE_MS in the gateway;
-   * the gateway lets a block under 20,000 rows wait up to 5 s: `minRows`, `smallMaxAgeMs`)
-   * and snapshots for the snapshot writer (1 s) anyway, so with the defaults stored rows, snapshots,
-   * receipts to the robots and alerts (docs/alerts.md) come at most 150 ms later than with 100 ms
-   * (about 1.25 s instead of 1.1 s after the sample; at light load, when small blocks wait up to 5 s,
-   * stored rows and receipts about 5.25 s); the live stream does not wait for it.
-   * At 100 robots x 10 Hz four cuts a second instead of ten took ~5-9% off the main thread's CPU
-   * (bench/README.md, "Batch age and inline cuts").
-   */
-  storeBatchAgeMs?: number;
-  /** Default 4 (two per thread on a 2-core machine keeps a worker busy while results travel). */
-  maxTasksInFlight?: number;
-  /**
-   * A batch cut by its age, a flush or the inline cut size (not full), of at most this many bytes,
-   * with no Foxglove subscriber, a decode time (learned per byte) within 1 ms and room in the 5% share
-   * of the event loop, is decoded on the main thread instead of in the pool (inline-decode.ts).
-   * Default 256 KiB; 0: every batch goes to the pool.
-   */
-  inlineDecodeMaxBytes?: number;
-  /** Time one decode on the main thread may take, by the learned cost per byte (inline-decode.ts). Default 1 ms. */
-  inlineDecodeBudgetMs?: number;
-  /** Default {@link DEFAULT_HIGH_WATER_BYTES} (256 MiB). */
-  highWaterBytes?: number;
-  /** Default a quarter of the high-water mark (64 MiB with its default). */
-  lowWaterBytes?: number;
-  /** How often row buffers unused since the last time are given back below peak load (RowArena.trim). Default 10,000 ms. */
-  rowArenaTrimMs?: number;
-  /** A robot's snapshot is written to LMDB at most this often (the newest sample of the interval). Default 1,000 ms. */
-  snapshotIntervalMs?: number;
-  /**
-   * Told of each snapshot as it is written (at most once per `snapshotIntervalMs` per robot; the
-   * bytes are a reused buffer, read before returning): the alerts' e-stop and battery check.
-   */
-  onSnapshot?: (robotId: string, value: Uint8Array) => void;
-  /** Insert coalescing and retry. `maxBytes` is capped at a quarter of `highWaterBytes` (at least 64 KiB). */
-  insert?: InsertQueueOptions;
-  /** Use this store instead of opening chdb/ClickHouse (the caller keeps ownership: close() leaves it open). */
-  sampleStore?: SampleStore;
-  now?: () => number;
-}
-
-export interface TelemetryIngestStats {
-  framesIn: number;
-  bytesIn: number;
-  /** Samples decoded from valid frames (each becomes one row). */
-  samplesIn: number;
-  rowsWritten: number;
-  /** Rows given up (always 0: failed inserts wait in the disk spool; kept for the stats shape). */
-  rowsFailed: number;
-  /** Rows that went to the spool's backlog (their insert failed, or waited behind one that did). */
-  rowsSpooled: number;
-  /** Rows inserted from the spool's backlog (after an outage, or left by the previous run). */
-  rowsReplayed: number;
-  /** Bytes of spool files on disk. */
-  spoolBytes: number;
-  /** Blocks in the spool's backlog. */
-  spoolBacklog: number;
-  /** Times a block waited for room in a full spool (robots are then slowed by backpressure). */
-  spoolFullWaits: number;
-  /** Spool writes that failed (disk error). */
-  spoolWriteErrors: number;
-  /** Replayed blocks found already stored (a store without insert deduplication; row-probe.ts). */
-  replaysFoundStored: number;
-  /** Sequenced batches dropped because the gateway already held them (resends after a reconnect). */
-  duplicateBatches: number;
-  /** Sequenced batches received (each acknowledged to its robot once durable). */
-  sequencedBatches: number;
-  /** Tasks posted to the decode pool. */
-  batches: number;
-  /** Small batches cut by their age (or a flush) and decoded on the main thread (inline-decode.ts). */
-  batchesInline: number;
-  /**
-   * Of `batches`, those posted without a shared task slot (every slot was busy): their frames and
-   * rows cross to and from the worker in buffers of their own, a cost the slots avoid.
-   */
-  batchesWithoutSlot: number;
-  /** The main thread's learned decode time per frames byte, in ns (what bounds an inline decode). */
-  inlineDecodeNsPerByte: number;
-  tasksInFlight: number;
-  queueBytes: number;
-  inserts: number;
-  insertsInFlight: number;
-  insertErrors: number;
-  corruptFrames: number;
-  /** Robot strings cut to their bound (sample-table.ts `bound`), by reason (BOUND_REASONS order). */
-  boundedValues: number[];
-  /** Tasks lost to a crashed worker thread or a decoder that threw (a bug; their frames are counted in `framesLost`). */
-  workerErrors: number;
-  framesLost: number;
-  /** Frames pushed after close() began (the robot link should be stopped first). */
-  framesRejected: number;
-  snapshotsWritten: number;
-  liveMessages: number;
-  /** Frames whose live decode or publish threw (a bug; their rows are stored all the same). */
-  liveErrors: number;
-  paused: boolean;
-  /** Shared task slots held now: by the batch being filled, batches waiting for the pool, tasks in it, results not yet applied. */
-  taskSlotsInUse: number;
-  /** Buffers the decoded rows wait in (row-arena.ts: in use and spare, 4 MiB each). */
-  rowArenaBuffers: number;
-  /** Row buffers allocated since start: flat under a steady load (each one is garbage for V8 to collect later). */
-  rowArenaAllocated: number;
-  /** Linux thread ids of the decode workers seen so far (at most 64): CPU per thread from /proc. */
-  decodeThreadIds: number[];
-}
-
-export interface TelemetryIngest {
-  readonly storeKind: StoreKind;
-  /** The decoder the workers run: the C++ addon, or the JS reader when it is not built or is disabled. */
-  readonly decoder: DecoderKind;
-  /** Why the addon is not used ('loaded' when it is). */
-  readonly decoderStatus: string;
-  /** Takes a robot's raw TelemetryBatch bytes; copies them (a view into a gRPC buffer is fine). */
-  push(robotId: string, fleetId: string, bytes: Uint8Array): void;
-  /**
-   * push() bound to one robot and fleet, for its telemetry stream: the same effect per batch without
-   * the lookup by robot id (a hash lookup over every robot that sent telemetry, 3% of the main thread
-   * at 1,000 robots x 10 Hz: bench/README.md). The sink returns whether the batch carries a `seq`:
-   * the robot link learns it from there instead of walking the batch a second time.
-   */
-  sinkFor(robotId: string, fleetId: string): (bytes: Uint8Array) => boolean;
-  /** `true` at the high-water mark (pause robot reads), `false` under the low-water mark. */
-  onBackpressure(cb: (paused: boolean) => void): void;
-  /**
-   * The one receiver of durable points: a robot's batches of `epoch` up to `seq` are in the spool or
-   * the store (the gateway sends the robot a receipt).
-   */
-  onDurable(cb: (robotId: string, epoch: number, seq: number) => void): void;
-  /** A robot's current durable point, if it sent sequenced batches (this run or a previous one). */
-  durableOf(robotId: string): DurablePoint | undefined;
-  /** True unless the disk spool is full (while it has room, a store outage costs nothing but disk). */
-  spoolAccepting(): boolean;
-  /**
-   * Whether telemetry runs at peak rates (the gateway's heap policy says so: heap-growth.ts). At peak
-   * the row arena allocates its spares at once and keeps them; below it, spares unused since the
-   * previous trim are given back every `rowArenaTrimMs` (row-arena.ts).
-   */
-  setPeakLoad(peak: boolean): void;
-  /** Resolves when everything pushed so far is in the store and the snapshots. */
-  flush(): Promise<void>;
-  /** Drains (flush), then stops the pool and closes the store it opened. */
-  close(): Promise<void>;
-  stats(): TelemetryIngestStats;
-  /** The row store (tests and ops queries). */
-  readonly sampleStore: SampleStore;
-}
-
-const DEFAULT_MAX_BATCH_BYTES = 1024 * 1024;
-/** Room past the batch bound for its last frame (a larger frame moves the batch to a private buffer). */
-const SLOT_FRAME_HEADROOM = 256 * 1024;
-/**
- * Rows region per frames byte: a RowBinary row is ~1.8x its protobuf sample with the simulator's
- * samples; rows that do not fit come back in a buffer of their own.
- */
-const SLOT_ROWS_PER_FRAME_BYTE = 3;
-
-/**
- * Slots for full batches waiting for a pool task (the pool is busy: after the robots resume from a
- * pause, or while the store's own CPU slows the decode threads). Without them each waiting batch was
- * packed into a private ~1 MiB ArrayBuffer that waited long enough to reach V8's old generation: 650
- * MB of them in 45 s when the store fell behind, which with the row buffers started a full GC every
- * 1-2 s (bench/README.md, stop 33). A slot's pages are committed when first written (slots are taken
- * last-freed first), so at light load these cost address space; once a burst wrote into them they stay
- * committed: up to 8 x 5 MiB with the default batch bound (a slot is 1.25x the batch bound for frames
- * and 3x that for rows).
- */
-const WAITING_BATCH_SLOTS = 8;
+export type { TelemetryIngest, TelemetryIngestOptions, TelemetryIngestStats } from './contract.js';
 
 /**
  * What push() keeps per robot, so a frame costs one Map lookup: its acknowledgement state, its index
@@ -309,58 +65,16 @@ interface Waiting {
   points: Map<string, DurablePoint> | null;
 }
 
-/** One line when the start-up migrations changed the store, a warning when it is ahead of this gateway. */
-function logSchema(log: Logger, store: SampleStore): void {
-  if ('insertFormat' in store) {
-    const f = (store as ClickHouseSampleStore).insertFormat;
-    if (f !== null) log.info({ store: store.kind, insertFormat: f.format, reason: f.reason }, 'telemetry inserts encoded');
-  }
-  const s = store.schema;
-  if (s === undefined) return;
-  if (s.newerThanKnown) {
-    log.warn({ store: store.kind, schemaVersion: s.from }, 'telemetry schema is newer than this gateway knows: upgrade the gateway (migrations are additive, so inserts keep working)');
-  } else if (s.applied.length > 0) {
-    log.info({ store: store.kind, from: s.from, to: s.to, applied: s.applied }, 'telemetry schema migrated');
-  }
-}
-
 /**
  * Opens the store (chdb unless `clickhouseUrl`), starts the decode pool, returns the ingest.
  * Call from the process main thread (chdb).
  */
 export async function createTelemetryIngest(opts: TelemetryIngestOptions): Promise<TelemetryIngest> {
   const ownsStore = opts.sampleStore === undefined;
-  const serverOpts = opts.clickhouseUrl === undefined ? null : {
-    url: opts.clickhouseUrl,
-    ...(opts.clickhouseDatabase !== undefined ? { database: opts.clickhouseDatabase } : {}),
-    ...(opts.clickhouseAuth?.username !== undefined ? { username: opts.clickhouseAuth.username } : {}),
-    ...(opts.clickhouseAuth?.password !== undefined ? { password: opts.clickhouseAuth.password } : {}),
-    ...(opts.retentionDays !== undefined ? { retentionDays: opts.retentionDays } : {}),
-  };
-  const sampleStore = opts.sampleStore ?? (serverOpts !== null
-    ? opts.clickhouseCluster !== undefined
-      ? await openClickHouseClusterStore({
-        ...serverOpts,
-        cluster: opts.clickhouseCluster.name,
-        shardUrls: opts.clickhouseCluster.shardUrls,
-        warn: (message) => opts.log?.warn({ store: 'clickhouse' }, message),
-      })
-      : await openClickHouseStore({ ...serverOpts, warn: (message) => opts.log?.warn({ store: 'clickhouse' }, message) })
-    : await openChdbStore({ dataDir: opts.dataDir, ...(opts.retentionDays !== undefined ? { retentionDays: opts.retentionDays } : {}) }));
-  const log = opts.log;
-  if (log !== undefined && (sampleStore.setUpError ?? null) === null) logSchema(log, sampleStore);
-  else if (log !== undefined) {
-    // The server did not answer at start (the gateway reports it down): said once it is set up.
-    void sampleStore.setUpDone?.().then(() => {
-      log.info({ store: sampleStore.kind, version: sampleStore.version, schemaVersion: sampleStore.schema?.to }, 'telemetry store set up: its server answered after the gateway started');
-      logSchema(log, sampleStore);
-    });
-  }
+  const sampleStore = opts.sampleStore ?? await openSampleStore(opts);
+  reportStoreSetUp(opts.log, sampleStore);
   const maxTasks = opts.maxTasksInFlight ?? 4;
-  // Tasks in the pool, the batch being filled, two for results waiting to be applied in order, and
-  // WAITING_BATCH_SLOTS for batches waiting for the pool.
-  const framesBytes = (opts.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES) + SLOT_FRAME_HEADROOM;
-  const slots = new TaskSlots(maxTasks + 3 + WAITING_BATCH_SLOTS, framesBytes, framesBytes * SLOT_ROWS_PER_FRAME_BYTE);
+  const slots = createTaskSlots(maxTasks, opts.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES);
   let pool: DecodePool;
   let spool: { spool: TelemetrySpool; recovery: SpoolRecovery };
   try {
@@ -383,32 +97,23 @@ class Ingest implements TelemetryIngest {
   private readonly maxBatchBytes: number;
   private readonly maxBatchAgeMs: number;
   private readonly storeBatchAgeMs: number;
-  /** Created at the first frame someone watches. */
-  private liveDecoder: LiveDecoder | null = null;
   private readonly packer: FramePacker;
   private readonly gate: WatermarkGate;
   private readonly inserts: InsertQueue;
   private readonly snapshots: SnapshotWriter;
   private readonly waiting: Waiting[] = [];
-  /** Results (null: the task was lost) waiting for earlier ones, with the robot ids and slot of their task. */
-  private readonly done = new Map<number, { r: DecodeResult | null; robotIds: string[]; points: Map<string, DurablePoint> | null; slot: number }>();
-  /** Row bytes of results parked in `done` (decoded, waiting for an earlier seq): still queued memory. */
-  private parkedBytes = 0;
-  private drainWaiters: { upTo: number; resolve: () => void }[] = [];
+  /** Finished tasks waiting for earlier ones: results are applied in posting order. */
+  private readonly order = new ResultOrder();
   private ageTimer: NodeJS.Timeout | null = null;
   private readonly inline: InlineDecode;
   /** post() is running: an inline result settles synchronously and must not re-enter it. */
   private posting = false;
   private seq = 0;
-  private delivered = 0;
   private waitingBytes = 0;
   private inFlight = 0;
   private inFlightBytes = 0;
   private closing = false;
   private closed: Promise<void> | null = null;
-  private lastErrorLogMs = 0;
-  private lastLiveErrorLogMs = 0;
-  private readonly decodeThreadIds = new Set<number>();
   private readonly bounds: BoundReport;
   /** Rows copied out of the task slots, held until their insert is done. */
   private readonly rowArena: RowArena;
@@ -418,10 +123,9 @@ class Ingest implements TelemetryIngest {
   private readonly rowArenaSpares: number;
   /** setPeakLoad(): spares are allocated at once and kept. */
   private peakLoad = false;
-  private readonly s = {
-    framesIn: 0, bytesIn: 0, samplesIn: 0, batches: 0, corruptFrames: 0, workerErrors: 0, framesLost: 0,
-    framesRejected: 0, liveMessages: 0, liveErrors: 0, sequencedBatches: 0, batchesInline: 0, batchesWithoutSlot: 0,
-  };
+  private readonly s: IngestCounters = newIngestCounters();
+  private readonly live: LivePublisher;
+  private readonly results: ResultApplier;
   private readonly seqReader = new BatchSeqReader();
   private readonly acks = new AckTracker();
   private readonly robots = new Map<string, IngestRobot>();
@@ -450,6 +154,7 @@ class Ingest implements TelemetryIngest {
     if (decoder.kind !== 'native') this.log.warn({ reason: decoder.nativeStatus }, 'telemetry decoder addon not used, the JavaScript reader runs');
     this.now = opts.now ?? Date.now;
     this.bounds = new BoundReport(this.log, this.now);
+    this.live = new LivePublisher(this.s, this.log, this.now);
     this.maxBatchFrames = opts.maxBatchFrames ?? 2_000;
     this.maxBatchBytes = opts.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
     this.maxBatchAgeMs = opts.maxBatchAgeMs ?? 20;
@@ -493,6 +198,7 @@ class Ingest implements TelemetryIngest {
       }
     });
     this.snapshots = new SnapshotWriter(opts.store.snapshots, opts.snapshotIntervalMs ?? 1_000, opts.onSnapshot);
+    this.results = new ResultApplier(this.s, slots, this.rowArena, this.inserts, this.snapshots, opts.foxglove, this.bounds, this.log, this.now);
   }
 
   push(robotId: string, fleetId: string, bytes: Uint8Array): void {
@@ -569,26 +275,8 @@ class Ingest implements TelemetryIngest {
     }
     this.gate.update(this.queueBytes());
     const live = this.opts.live;
-    if (live?.hasSubscribers(fleetId) === true) this.publishLive(live, robotId, fleetId, bytes, receivedAtMs);
+    if (live?.hasSubscribers(fleetId) === true) this.live.publish(live, robotId, fleetId, bytes, receivedAtMs);
     return sequenced;
-  }
-
-  /** Decodes a watched frame here and publishes it; a failure here never touches the stored rows. */
-  private publishLive(live: LiveSink, robotId: string, fleetId: string, bytes: Uint8Array, receivedAtMs: number): void {
-    try {
-      const batch = (this.liveDecoder ??= new LiveDecoder()).decode(robotId, fleetId, bytes, receivedAtMs);
-      if (batch === null) return;
-      this.s.liveMessages += batch.index.length / 3;
-      live.publish(batch);
-    } catch (e) {
-      // A bug (bad input is skipped by the decoder, not thrown): counted, logged at most once a second.
-      this.s.liveErrors++;
-      const t = this.now();
-      if (t - this.lastLiveErrorLogMs >= 1_000) {
-        this.lastLiveErrorLogMs = t;
-        this.log.error({ err: e, liveErrors: this.s.liveErrors }, 'telemetry live publish failed');
-      }
-    }
   }
 
   onBackpressure(cb: (paused: boolean) => void): void {
@@ -615,7 +303,7 @@ class Ingest implements TelemetryIngest {
   async flush(): Promise<void> {
     this.cut(true);
     const upTo = this.seq;
-    if (this.delivered < upTo) await new Promise<void>((resolve) => this.drainWaiters.push({ upTo, resolve }));
+    if (this.order.delivered < upTo) await this.order.drained(upTo);
     await this.inserts.flush();
     await this.snapshots.flushed();
   }
@@ -657,14 +345,14 @@ class Ingest implements TelemetryIngest {
       taskSlotsInUse: this.slots.size - this.slots.freeCount,
       rowArenaBuffers: this.rowArena.buffers,
       rowArenaAllocated: this.rowArena.allocated,
-      decodeThreadIds: [...this.decodeThreadIds],
+      decodeThreadIds: [...this.results.decodeThreadIds],
       boundedValues: [...this.bounds.totals],
       inlineDecodeNsPerByte: this.inline.estimateNsPerByte,
     };
   }
 
   private queueBytes(): number {
-    return this.packer.byteLength + this.waitingBytes + this.inFlightBytes + this.parkedBytes + this.inserts.queuedBytes;
+    return this.packer.byteLength + this.waitingBytes + this.inFlightBytes + this.order.parkedBytes + this.inserts.queuedBytes;
   }
 
   /**
@@ -705,7 +393,7 @@ class Ingest implements TelemetryIngest {
         this.waitingBytes -= batch.byteLength;
         this.inFlightBytes += batch.byteLength;
         this.inFlight++;
-        const foxglove = this.foxgloveMask(batch.robotIds);
+        const foxglove = foxgloveMask(this.opts.foxglove, batch.robotIds);
         const bytes = batch.byteLength;
         const robotIds = batch.robotIds;
         // Foxglove frames cost several times the decode (docs/foxglove.md): a watched batch stays
@@ -769,37 +457,15 @@ class Ingest implements TelemetryIngest {
     this.log.error({ err: e, frames }, 'telemetry decode task failed');
   }
 
-  /** Per robot index, the Foxglove channel kinds subscribed to; null when none is (the common case). */
-  private foxgloveMask(robotIds: string[]): Uint8Array | null {
-    const fox = this.opts.foxglove;
-    if (!fox?.anyWatched()) return null;
-    const mask = new Uint8Array(robotIds.length);
-    let any = false;
-    for (let i = 0; i < robotIds.length; i++) {
-      const kinds = fox.watchedKinds(robotIds[i]!);
-      if (kinds !== 0) {
-        mask[i] = kinds;
-        any = true;
-      }
-    }
-    return any ? mask : null;
-  }
-
   /** Records a finished task and applies every result that is next in posting order. */
   private settle(seq: number, bytes: number, result: DecodeResult | null, robotIds: string[], points: Map<string, DurablePoint> | null, slot: number): void {
     if (result?.spare) this.packer.recycle(result.spare);
     this.inFlight--;
     this.inFlightBytes -= bytes;
-    this.done.set(seq, { r: result, robotIds, points, slot });
-    this.parkedBytes += result === null ? 0 : rowsLength(result);
-    for (let next = this.delivered + 1; this.done.has(next); next++) {
-      const { r, robotIds: ids, points: pts, slot: s } = this.done.get(next)!;
-      this.done.delete(next);
-      this.delivered = next;
-      if (r) {
-        this.parkedBytes -= rowsLength(r);
-        this.apply(r, ids, pts, s);
-      }
+    this.order.park(seq, { r: result, robotIds, points, slot });
+    for (let f = this.order.next(); f !== undefined; f = this.order.next()) {
+      const { r, robotIds: ids, points: pts, slot: s } = f;
+      if (r) this.results.apply(r, ids, pts, s);
       // The rows are copied out (or the task was lost): the slot takes the next batch.
       if (s !== -1) this.slots.release(s);
       if (r === null && pts !== null) {
@@ -810,42 +476,6 @@ class Ingest implements TelemetryIngest {
     }
     this.post();
     this.gate.update(this.queueBytes());
-    if (this.drainWaiters.length > 0) {
-      const still = this.drainWaiters.filter((w) => w.upTo > this.delivered);
-      for (const w of this.drainWaiters) if (w.upTo <= this.delivered) w.resolve();
-      this.drainWaiters = still;
-    }
+    this.order.wakeDrained();
   }
-
-  private apply(r: DecodeResult, robotIds: string[], points: Map<string, DurablePoint> | null, slot: number): void {
-    // Bounded: replaced workers add ids; past 64 the list is only a sample.
-    if (r.threadId !== 0 && this.decodeThreadIds.size < 64) this.decodeThreadIds.add(r.threadId);
-    this.s.samplesIn += r.rowCount;
-    this.s.corruptFrames += r.corruptFrames;
-    if (r.bounded) this.bounds.record(r.bounded, robotIds);
-    // Rows in the task's slot are copied out before the slot is reused; rows in a buffer of their
-    // own (no slot, or too large for it) are kept as they are. (Tasks without a slot: none in the
-    // peak runs of stop 34, bursts after a pause included: `batchesWithoutSlot`.)
-    const rows = r.rowsInSlot !== undefined && slot !== -1 ? this.rowArena.copy(this.slots.rows(slot, r.rowsInSlot)) : r.rows;
-    this.inserts.enqueue(rows, r.rowCount, points);
-    const snaps = r.snapshots;
-    for (let i = 0, k = 0; i < snaps.length; i += 3, k++) {
-      // A range of the rows: the writer copies it into the LMDB value at once.
-      this.snapshots.offer(robotIds[snaps[i]!]!, r.snapshotTs[k]!, rows, snaps[i + 1]!, snaps[i + 2]!);
-    }
-    if (r.foxglove && this.opts.foxglove) this.opts.foxglove.publishFoxglove(r.foxglove);
-    if (r.errors.length > 0) {
-      // At most one line per second: a robot sending garbage must not flood the log.
-      const t = this.now();
-      if (t - this.lastErrorLogMs >= 1_000) {
-        this.lastErrorLogMs = t;
-        this.log.warn({ corruptFramesTotal: this.s.corruptFrames, first: r.errors[0] }, 'telemetry frames skipped');
-      }
-    }
-  }
-}
-
-/** Bytes of a result's rows, wherever they are. */
-function rowsLength(r: DecodeResult): number {
-  return r.rowsInSlot ?? r.rows.byteLength;
 }
