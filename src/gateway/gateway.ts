@@ -13,7 +13,7 @@ import { REMOVED_ROUTES } from '../api/removed-routes.js';
 import { CommandService } from '../commands/service.js';
 import type { CommandServiceOptions } from '../commands/service-types.js';
 import { EventLog } from '../events/log.js';
-import { ObjectTracker } from '../fleet/objects/tracker.js';
+import { ObjectTracker } from '../fleet/site/objects/tracker.js';
 import { recordLinkConflicts } from '../events/link-conflict.js';
 import { DEFAULT_TUNABLES, type GatewayTunables } from '../config.js';
 import { accessLog, type LogBytesSink } from '../http/access-log.js';
@@ -41,18 +41,18 @@ import { attachToRuntime, MissionScheduling, runtimeGate } from '../missions/sch
 import type { Clock } from '../missions/clock.js';
 import type { RobotLink } from '../protocol/robot-link.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
-import { FleetAlerts } from '../fleet/alerts/index.js';
+import { FleetAlerts } from '../fleet/safety/alerts/index.js';
 import { alertView } from '../api/routes/alerts.js';
 import { loadScrapeToken } from '../metrics/scrape-token.js';
 import { registerMetricsEndpoint } from '../http/metrics-endpoint.js';
 import { StoreHealth } from '../telemetry/store/index.js';
-import { FaultTracker } from '../fleet/faults/tracker.js';
-import { startFaultRetention } from '../fleet/faults/retention.js';
-import { applyHealthReport } from '../fleet/health/intake.js';
-import { UsageMeter } from '../fleet/robot-details/usage-meter.js';
+import { FaultTracker } from '../fleet/safety/faults/tracker.js';
+import { startFaultRetention } from '../fleet/safety/faults/retention.js';
+import { applyHealthReport } from '../fleet/robots/health/intake.js';
+import { UsageMeter } from '../fleet/robots/details/usage-meter.js';
 import { join } from 'node:path';
 import { Readiness } from './readiness.js';
-import { FieldRuleDelivery, FieldRuleService } from '../fleet/field-rules/index.js';
+import { FieldRuleDelivery, FieldRuleService } from '../fleet/safety/field-rules/index.js';
 import { API_INFO, buildRoutes } from './routes.js';
 import { loadApiDocsAssets } from './api-docs-assets.js';
 import { loadDashboardAssets } from './dashboard-assets.js';
@@ -127,7 +127,7 @@ export interface Gateway {
   readonly commands: CommandService;
   /** The store's event log. */
   readonly events: EventLog;
-  /** Tracked objects (src/fleet/objects). */
+  /** Tracked objects (src/fleet/site/objects). */
   readonly objects: ObjectTracker;
   /** The live view of each fleet's operation and templates. */
   readonly runtime: OperationRuntime;

@@ -13,15 +13,15 @@ import { join } from 'node:path';
 import { SessionService } from '../auth/users/sessions.js';
 import { CommandService } from '../commands/service.js';
 import { EventLog } from '../events/log.js';
-import { ObjectTracker } from '../fleet/objects/tracker.js';
-import { AlertService } from '../fleet/alerts/index.js';
+import { ObjectTracker } from '../fleet/site/objects/tracker.js';
+import { AlertService } from '../fleet/safety/alerts/index.js';
 import { IdempotencyClaims } from '../idempotency/index.js';
 import { OperationRuntime } from '../missions/catalog/runtime.js';
 import { MissionScheduling, runtimeGate } from '../missions/scheduling/scheduling-service.js';
 import { RobotRegistry } from '../robotlink/registry.js';
 import { openStore } from '../store/lmdb.js';
 import { TicketIssuer } from '../telemetry/live/index.js';
-import { FieldRuleDelivery, FieldRuleService } from '../fleet/field-rules/index.js';
+import { FieldRuleDelivery, FieldRuleService } from '../fleet/safety/field-rules/index.js';
 import { apiError } from '../errors/catalog.js';
 import { buildRoutes } from './routes.js';
 
