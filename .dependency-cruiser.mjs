@@ -2,17 +2,26 @@
 // Layers, top to bottom; a module may import its own layer's modules (within the rules below) and any
 // layer under it, never one above:
 //   composition roots  src/cli, src/gateway
-//   transport          src/http, src/robotlink, src/telemetry/stream-ws.ts, src/telemetry/foxglove-ws.ts
+//   transport          src/http, src/robotlink, src/telemetry/live/stream-ws.ts, src/telemetry/foxglove/foxglove-ws.ts
 //   api                src/api
 //   domain             src/auth, src/commands, src/events, src/idempotency, src/telemetry, src/missions,
 //                      src/fleet (the fleet model built on them: field rules, objects, faults, alerts, ...)
 //   store              src/store
 //   shared leaves      src/errors, src/protocol, src/gen, src/config.ts
+// src/telemetry is made of sub-modules, each imported from outside its folder only through its index.ts
+// (the two WebSocket transports excepted: src/gateway wires them). Bottom to top:
+//   sample     the field table and the sample's encodings (rows, snapshot, live JSON, Foxglove channels)
+//   decode     frame packing, the decode pool and workers, the decoders           (on sample)
+//   store      chdb / ClickHouse / cluster stores, migrations, insert queue, spool (on sample, decode)
+//   live       the stream hub, its protocol and tickets                           (on sample, decode)
+//   foxglove   the Foxglove endpoint's hub                                        (on sample, decode, live)
+//   ingest     the ingest that composes them                                      (on all of the above)
 // The robot side (src/agent, src/sim) is a world apart: it sees only the leaves it shares with the
 // gateway (gen, protocol).
 
 const ROOTS = '^src/(cli|gateway)/';
-const TRANSPORT = '^src/(http|robotlink)/|^src/telemetry/(stream|foxglove)-ws\\.ts$';
+const TELEMETRY_WS = '^src/telemetry/(live/stream|foxglove/foxglove)-ws\\.ts$';
+const TRANSPORT = `^src/(http|robotlink)/|${TELEMETRY_WS}`;
 const API = '^src/api/';
 const DOMAIN = '^src/(auth|commands|events|idempotency|missions|telemetry|fleet)/';
 const STORE = '^src/store/';
@@ -39,8 +48,8 @@ export default {
     forbid('roots-are-top', 'Only composition roots (src/cli, src/gateway) import src/cli or src/gateway: pass what you need in from the root instead.', { pathNot: ROOTS }, { path: ROOTS }),
     forbid('gateway-not-cli', 'src/gateway is started by src/cli, not the other way round.', { path: '^src/gateway/' }, { path: '^src/cli/' }),
 
-    forbid('transport-is-above', 'Transport (src/http, src/robotlink, src/telemetry/stream-ws.ts and foxglove-ws.ts) is the outer layer: api, domain, store and leaves do not import it. Depend on an interface in your own layer and let src/gateway pass the implementation.', { path: `${API}|${DOMAIN}|${STORE}|${LEAVES}`, pathNot: '^src/telemetry/(stream|foxglove)-ws\\.ts$' }, { path: TRANSPORT }),
-    forbid('transports-apart', 'Transports do not import each other (src/http, src/robotlink, src/telemetry/stream-ws.ts, foxglove-ws.ts): src/gateway wires them. The uWS facade (src/http/uws.ts) is shared by the uWS transports.', { path: '^src/(http|robotlink)/|^src/telemetry/(stream|foxglove)-ws\\.ts$' }, { path: TRANSPORT, pathNot: `^src/$1/|${UWS_FACADE}` }),
+    forbid('transport-is-above', 'Transport (src/http, src/robotlink, src/telemetry/live/stream-ws.ts and foxglove/foxglove-ws.ts) is the outer layer: api, domain, store and leaves do not import it. Depend on an interface in your own layer and let src/gateway pass the implementation.', { path: `${API}|${DOMAIN}|${STORE}|${LEAVES}`, pathNot: TELEMETRY_WS }, { path: TRANSPORT }),
+    forbid('transports-apart', 'Transports do not import each other (src/http, src/robotlink, src/telemetry/live/stream-ws.ts, foxglove/foxglove-ws.ts): src/gateway wires them. The uWS facade (src/http/uws.ts) is shared by the uWS transports.', { path: TRANSPORT }, { path: TRANSPORT, pathNot: `^src/$1/|${UWS_FACADE}` }),
     forbid('http-sees-only-routes', 'src/http serves the routes of src/api and knows no credential, record or store: it imports only src/api (the route contract) and src/errors. Authentication is injected (RequestAuth in router.ts).', { path: '^src/http/' }, { path: '^src/', pathNot: '^src/(http|api|errors)/' }),
     forbid('api-is-above-domain', 'src/api sits above the domain: domain, store and leaves do not import it.', { path: `${DOMAIN}|${STORE}|${LEAVES}` }, { path: API }),
     forbid('routes-are-leaves', 'Route modules (src/api/routes) do not import each other and nothing in src/api imports them: move a shared helper to a non-route module of src/api (e.g. fleet-scope.ts) or to the domain.', { path: API }, { path: '^src/api/routes/' }),
@@ -56,6 +65,24 @@ export default {
     forbid('metrics-apart', 'src/metrics imports nothing else of src: the parts it measures declare observer interfaces and src/gateway wires them.', { path: '^src/metrics/' }, { path: '^src/', pathNot: '^src/metrics/' }),
     forbid('metrics-from-roots', 'Only the composition roots import src/metrics: pass a recorder (an observer interface of your own module) in from src/gateway.', { pathNot: `${ROOTS}|^src/metrics/` }, { path: '^src/metrics/' }),
     forbid('protocol-on-gen', 'src/protocol (the robot link contract both sides share) imports only src/gen.', { path: '^src/protocol/' }, { path: '^src/', pathNot: '^src/(protocol|gen)/' }),
+
+    forbid(
+      'telemetry-through-index',
+      'Import a telemetry sub-module (src/telemetry/<sub>/) through its index.ts: what it exports there is its surface, the rest of its files are its own. Export what you need from that index.ts. (src/gateway imports the two WebSocket transports, live/stream-ws.ts and foxglove/foxglove-ws.ts, directly.)',
+      { pathNot: '^src/telemetry/[^/]+/' },
+      { path: '^src/telemetry/[^/]+/', pathNot: `^src/telemetry/[^/]+/index\\.ts$|${TELEMETRY_WS}` },
+    ),
+    forbid(
+      'telemetry-sub-modules-through-index',
+      'A telemetry sub-module imports another one (src/telemetry/<sub>/) only through its index.ts: export what you need from that index.ts.',
+      { path: '^src/telemetry/([^/]+)/' },
+      { path: '^src/telemetry/[^/]+/', pathNot: '^src/telemetry/($1/|[^/]+/index\\.ts$)' },
+    ),
+    forbid('telemetry-sample-bottom', 'src/telemetry/sample (the field table and the sample encodings) is the bottom of telemetry: it imports no other telemetry sub-module.', { path: '^src/telemetry/sample/' }, { path: '^src/telemetry/', pathNot: '^src/telemetry/sample/' }),
+    forbid('telemetry-decode-on-sample', 'src/telemetry/decode builds on sample/ only: the decode workers load no store, hub or ingest code.', { path: '^src/telemetry/decode/' }, { path: '^src/telemetry/', pathNot: '^src/telemetry/(decode|sample)/' }),
+    forbid('telemetry-store-below-ingest', 'src/telemetry/store builds on sample/ and decode/ (the addon) only; the ingest composes it with the live stream.', { path: '^src/telemetry/store/' }, { path: '^src/telemetry/', pathNot: '^src/telemetry/(store|decode|sample)/' }),
+    forbid('telemetry-live-below-ingest', 'src/telemetry/live builds on sample/ and decode/ only: the ingest reaches it through the LiveSink interface.', { path: '^src/telemetry/live/' }, { path: '^src/telemetry/', pathNot: '^src/telemetry/(live|decode|sample)/' }),
+    forbid('telemetry-foxglove-on-live', 'src/telemetry/foxglove builds on live/ (sessions, tickets), decode/ and sample/, not on the store or the ingest.', { path: '^src/telemetry/foxglove/' }, { path: '^src/telemetry/', pathNot: '^src/telemetry/(foxglove|live|decode|sample)/' }),
 
     forbid('fleet-above-missions', 'src/fleet (field rules, objects, faults, alerts, utilization, robot administration) builds on src/missions, never the reverse: pass what missions needs from src/fleet through an interface wired in src/gateway.', { path: '^src/missions/' }, { path: '^src/fleet/' }),
 
@@ -73,7 +100,7 @@ export default {
     forbid(
       'sockets-in-transport',
       'uWebSockets.js and @grpc/grpc-js belong to transport (and to the robot side and the wire contract): the api and the domain see plain objects and the RobotLink interface.',
-      { path: `${API}|${DOMAIN}|${STORE}|^src/(errors|gen)/|^src/config\\.ts$`, pathNot: '^src/telemetry/(stream|foxglove)-ws\\.ts$' },
+      { path: `${API}|${DOMAIN}|${STORE}|^src/(errors|gen)/|^src/config\\.ts$`, pathNot: TELEMETRY_WS },
       { path: '(^|/)node_modules/(uWebSockets\\.js|@grpc/grpc-js)/' },
     ),
   ],

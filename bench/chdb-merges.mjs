@@ -3,7 +3,7 @@
 // same run) and by part size (1,000 rows: 100 robots x 10 Hz cut every second; 5,000: the same robots
 // with the 5 s small-block age; 10,000: 1,000 robots cut every second).
 // Each case runs in its own child process (chdb's merge threads are per process), opens the store the
-// gateway opens (dist/telemetry/chdb-store.js, every migration applied), sets the base, then inserts
+// gateway opens (dist/telemetry/store/chdb-store.js, every migration applied), sets the base, then inserts
 // --parts parts of --rows rows, one every --period-ms (faster than real time: 100 ms stands for 1 s;
 // the merge work per part inserted is what is compared), waits --settle-s, and reports the CPU of chdb's
 // MergeMutate threads per part inserted, the active parts left, their highest merge level, and the CPU
@@ -25,7 +25,7 @@ const ROBOTS_FOR = (rows) => (rows >= 10_000 ? 1_000 : 100);
 
 /** One case, in this process: prints one JSON line. */
 async function runOne(base, rows) {
-  const { openChdbStore } = await import(join(ROOT, 'dist/telemetry/chdb-store.js'));
+  const { openChdbStore } = await import(join(ROOT, 'dist/telemetry/store/chdb-store.js'));
   const dir = mkdtempSync(join(tmpdir(), 'fleetgw-merges-'));
   try {
     const store = await openChdbStore({ dataDir: dir });

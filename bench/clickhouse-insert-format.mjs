@@ -22,9 +22,9 @@ const opts = parseArgs(process.argv.slice(2), { blocks: 10, rows: 200_000, robot
 // Row order in a block: runs of --run-samples consecutive samples of one robot (one robot's message),
 // the robots' runs interleaved, as the decode tasks deliver them. `Native` is what the gateway sends
 // (converted and ordered by the table's key), `Native-as-sent` the conversion without the ordering.
-const { openClickHouseStore } = await import(join(ROOT, 'dist/telemetry/clickhouse-store.js'));
-const { NativeInsert } = await import(join(ROOT, 'dist/telemetry/native-insert.js'));
-const { INSERT_COLUMNS, INSERT_COLUMN_LIST } = await import(join(ROOT, 'dist/telemetry/columns.js'));
+const { openClickHouseStore } = await import(join(ROOT, 'dist/telemetry/store/clickhouse-store.js'));
+const { NativeInsert } = await import(join(ROOT, 'dist/telemetry/store/native-insert.js'));
+const { INSERT_COLUMNS, INSERT_COLUMN_LIST } = await import(join(ROOT, 'dist/telemetry/store/columns.js'));
 const { loadNative } = await import(join(ROOT, 'dist/telemetry/decode/native.js'));
 const binding = loadNative().binding;
 if (binding === null) throw new Error(`the addon is needed: ${loadNative().reason}`);

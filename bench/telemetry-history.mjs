@@ -21,8 +21,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openChdbStore } from '../dist/telemetry/chdb-store.js';
-import { openClickHouseStore } from '../dist/telemetry/clickhouse-store.js';
+import { openChdbStore } from '../dist/telemetry/store/chdb-store.js';
+import { openClickHouseStore } from '../dist/telemetry/store/clickhouse-store.js';
 import { openStore } from '../dist/store/lmdb.js';
 import { createApiKey } from '../dist/store/identity.js';
 import { startClickHouse } from './lib/clickhouse-server.mjs';

@@ -167,7 +167,7 @@ async function runOne(kind, dataDir, fleetId, robots, robotsFile) {
         gatewayCpuSecondsByGroup: threadGroups(server.pid, threads0.at, threads1, { startupTids: ready.startupTids ?? [], decodeTids: lastStats?.decodeThreadIds ?? [] }),
       } : {}),
       // Where the ingest decoded batches in the window (the pool, or the main thread for small ones) and
-      // its learned main-thread decode cost at the end (src/telemetry/inline-decode.ts).
+      // its learned main-thread decode cost at the end (src/telemetry/ingest/inline-decode.ts).
       ...(kind === 'gateway' && lastStats ? { decodeBatchesInWindow: decodeBatches(server.lines, first.t, lastStats) } : {}),
       timeline: points.map((p, i) => (i === 0 ? null : {
         tS: Math.round((p.t - points[0].t) / 1000),

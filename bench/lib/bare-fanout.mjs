@@ -7,9 +7,9 @@
 //   node bench/lib/bare-fanout.mjs --robots-file F --fleet ID --hz N [--encoding json|binary]
 import { readFileSync } from 'node:fs';
 import * as uws from '../../dist/http/uws.js';
-import { ByteWriter } from '../../dist/telemetry/byte-writer.js';
-import { writeLiveJson, liveJsonPrefix } from '../../dist/telemetry/live-json.js';
-import { writeRowFromValues } from '../../dist/telemetry/row-rowbinary.js';
+import { ByteWriter } from '../../dist/telemetry/sample/byte-writer.js';
+import { writeLiveJson, liveJsonPrefix } from '../../dist/telemetry/sample/live-json.js';
+import { writeRowFromValues } from '../../dist/telemetry/sample/row-rowbinary.js';
 import { parseArgs } from './procs.mjs';
 
 const opts = parseArgs(process.argv.slice(2), { 'robots-file': '', fleet: '', hz: 10, encoding: 'json' });

@@ -2,11 +2,11 @@
 // server) and checks every robot's LMDB snapshot against the newest row of that robot.
 // chdb runs here on the main thread (never in a worker thread); the gateway must have exited first.
 import { openStore } from '../../dist/store/lmdb.js';
-import { openChdbStore } from '../../dist/telemetry/chdb-store.js';
-import { openClickHouseStore } from '../../dist/telemetry/clickhouse-store.js';
+import { openChdbStore } from '../../dist/telemetry/store/chdb-store.js';
+import { openClickHouseStore } from '../../dist/telemetry/store/clickhouse-store.js';
 // Snapshots are a format byte + row (snapshot-codec.js), objects in older stores: the benches
 // also run against builds from before it, for same-run baselines.
-const { decodeSnapshot } = await import('../../dist/telemetry/snapshot-codec.js').catch(() => ({ decodeSnapshot: (v) => v }));
+const { decodeSnapshot } = await import('../../dist/telemetry/sample/snapshot-codec.js').catch(() => ({ decodeSnapshot: (v) => v }));
 
 /**
  * @param {{dataDir: string, clickhouseUrl: string, fleetId: string, robots: {robotId: string}[], stopAtMs: number}} o

@@ -1,11 +1,11 @@
 // Micro benchmark: what reading a TelemetryBatch's seq and epoch costs the main thread per batch
-// (src/telemetry/batch-seq.ts), with the two varints before the samples (as the TypeScript agent
+// (src/telemetry/ingest/batch-seq.ts), with the two varints before the samples (as the TypeScript agent
 // writes them) and after them (as every standard protobuf library writes fields, in number order:
 // the walk then steps over each sample by its length). 1 and 100 samples of the simulator's model.
 //
 //   npm run -s build && node bench/micro/batch-seq.mjs
 import Benchmark from 'benchmark';
-import { BatchSeqReader } from '../../dist/telemetry/batch-seq.js';
+import { BatchSeqReader } from '../../dist/telemetry/ingest/batch-seq.js';
 import { telemetryBatch } from './fixtures.mjs';
 
 const SEQ = [0x10, 0xb9, 0x60]; // seq 12345

@@ -11,7 +11,7 @@ import { TelemetryBatchSchema } from '../../dist/gen/fleetgw/v1/telemetry_pb.js'
 import { deserializeRobotMessage } from '../../dist/protocol/envelope.js';
 import { decoderOf } from '../../dist/telemetry/decode/select.js';
 import { loadNative } from '../../dist/telemetry/decode/native.js';
-import { FramePacker } from '../../dist/telemetry/frame-packer.js';
+import { FramePacker } from '../../dist/telemetry/decode/frame-packer.js';
 import { telemetryEnvelope } from './fixtures.mjs';
 
 const ROBOTS = 50;

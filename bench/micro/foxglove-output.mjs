@@ -11,11 +11,11 @@ import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { deserializeRobotMessage } from '../../dist/protocol/envelope.js';
 import { chooseDecoder } from '../../dist/telemetry/decode/select.js';
-import { foxgloveOutput } from '../../dist/telemetry/foxglove-output.js';
-import { FoxgloveHub } from '../../dist/telemetry/foxglove-hub.js';
-import { FramePacker } from '../../dist/telemetry/frame-packer.js';
-import { StreamHub } from '../../dist/telemetry/stream-hub.js';
-import { TicketIssuer } from '../../dist/telemetry/ticket-issuer.js';
+import { foxgloveOutput } from '../../dist/telemetry/decode/foxglove-output.js';
+import { FoxgloveHub } from '../../dist/telemetry/foxglove/foxglove-hub.js';
+import { FramePacker } from '../../dist/telemetry/decode/frame-packer.js';
+import { StreamHub } from '../../dist/telemetry/live/stream-hub.js';
+import { TicketIssuer } from '../../dist/telemetry/live/ticket-issuer.js';
 import { telemetryEnvelope } from './fixtures.mjs';
 
 const ROBOTS = 50;

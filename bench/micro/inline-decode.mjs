@@ -1,5 +1,5 @@
-// What a small batch costs decoded on the main thread (src/telemetry/inline-decode.ts)
-// against the same batch as a decode-pool task (src/telemetry/decode-pool.ts), the baseline, in the
+// What a small batch costs decoded on the main thread (src/telemetry/ingest/inline-decode.ts)
+// against the same batch as a decode-pool task (src/telemetry/decode/decode-pool.ts), the baseline, in the
 // same run. The batch is the one the ingest cuts by age at 1,000 robots x 10 Hz: one frame of one
 // sample per robot (also 100 robots, a 256 KiB batch: the byte bound, and 256 KiB of minimal samples,
 // a timestamp each, the most samples per byte a robot can send). Reported per batch:
@@ -12,10 +12,10 @@
 //   node bench/micro/inline-decode.mjs            (the addon; FLEETGW_TELEMETRY_DECODER=js for the JS reader)
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { createDecodePool } from '../../dist/telemetry/decode-pool.js';
-import { FramePacker } from '../../dist/telemetry/frame-packer.js';
-import { InlineDecode } from '../../dist/telemetry/inline-decode.js';
-import { TaskSlots } from '../../dist/telemetry/task-slots.js';
+import { createDecodePool } from '../../dist/telemetry/decode/decode-pool.js';
+import { FramePacker } from '../../dist/telemetry/decode/frame-packer.js';
+import { InlineDecode } from '../../dist/telemetry/ingest/inline-decode.js';
+import { TaskSlots } from '../../dist/telemetry/decode/task-slots.js';
 import { telemetryBatch } from './fixtures.mjs';
 
 const FRAME_BYTES = 1024 * 1024 + 256 * 1024; // the ingest's slot size at its defaults

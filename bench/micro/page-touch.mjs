@@ -1,6 +1,6 @@
 // Micro benchmark (telemetry target 1: bench/notes/telemetry-ingest.md): the CPU cost of filling fresh large buffers, by kind of
 // buffer: V8's ArrayBuffer (calloc: 4 KiB pages), SharedArrayBuffer (the same allocator), and the
-// addon's hugePageBuffer (a 2 MiB-aligned mapping advised MADV_HUGEPAGE: src/telemetry/large-buffer.ts).
+// addon's hugePageBuffer (a 2 MiB-aligned mapping advised MADV_HUGEPAGE: src/telemetry/store/large-buffer.ts).
 // Each kind runs in a child process of its own: --rounds times, allocate --count buffers of --mib
 // MiB, write one byte per 4 KiB of each (the first touch maps the page), write them all again (the
 // baseline: pages already mapped), drop them and collect. Prints CPU ms per MiB (process.cpuUsage:

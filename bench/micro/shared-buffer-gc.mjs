@@ -1,7 +1,7 @@
 // Micro benchmark (telemetry target 1: bench/notes/telemetry-ingest.md): full GCs started by allocating large ArrayBuffers against
-// SharedArrayBuffers of the same size (why the Native insert buffers, src/telemetry/native-insert.ts,
+// SharedArrayBuffers of the same size (why the Native insert buffers, src/telemetry/store/native-insert.ts,
 // are SharedArrayBuffers), and against the addon's hugePageBuffer (external ArrayBuffers over a mapping
-// of their own: src/telemetry/large-buffer.ts). Allocates --count buffers of --mib MiB, --period-ms apart, keeping the last
+// of their own: src/telemetry/store/large-buffer.ts). Allocates --count buffers of --mib MiB, --period-ms apart, keeping the last
 // --keep, with a little heap garbage between; prints the full (mark-compact and incremental) GCs seen
 // and process.memoryUsage() for each kind, each in a child process of its own.
 //

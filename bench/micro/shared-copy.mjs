@@ -1,11 +1,11 @@
 // Micro benchmark (telemetry target 1: bench/notes/telemetry-ingest.md): one copy of a telemetry message into a shared task slot at an
 // odd offset (what the frame packer does per message), by V8's TypedArray.prototype.set and by the
-// addon's copyBytes (dist/telemetry/shared-copy.js picks between them), against the baseline of the
+// addon's copyBytes (dist/telemetry/decode/shared-copy.js picks between them), against the baseline of the
 // same set() into an ArrayBuffer. Also reports CPU per copy (process.cpuUsage) over a fixed run of each.
 // Run: node bench/micro/shared-copy.mjs   (needs `npm run build:native && npm run build`)
 import Benchmark from 'benchmark';
 import { loadNative } from '../../dist/telemetry/decode/native.js';
-import { copyBytes, NATIVE_MIN_BYTES } from '../../dist/telemetry/shared-copy.js';
+import { copyBytes, NATIVE_MIN_BYTES } from '../../dist/telemetry/decode/shared-copy.js';
 
 const native = loadNative().binding;
 if (native === null) throw new Error(`the addon is needed: ${loadNative().reason}`);

@@ -1,4 +1,4 @@
-// Why decode tasks use shared slots (src/telemetry/task-slots.ts). For 5 s, a 2 MiB frames
+// Why decode tasks use shared slots (src/telemetry/decode/task-slots.ts). For 5 s, a 2 MiB frames
 // buffer and a 2 MiB rows buffer cross threads per round trip (transfer mode), or only a slot index
 // does (slot mode); prints the GCs of the main isolate by kind:flags (perf_hooks). Kind 4 with flags
 // 40 is a full GC started by external-memory pressure: transferred buffers arrive as new external

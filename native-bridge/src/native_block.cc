@@ -15,7 +15,7 @@
 // on the event loop would hold robot commands for tens of milliseconds.
 //
 // Why this is safe off the main thread: the caller keeps `chunks` and `out` alive and untouched until
-// the promise settles (src/telemetry/native-insert.ts: the insert queue never mutates a block's rows
+// the promise settles (src/telemetry/store/native-insert.ts: the insert queue never mutates a block's rows
 // while its insert runs, and `out` is the converter's own buffer); the worker also holds references.
 //
 // Row order: when given the table's sort key columns (`sortKey`: fleet id, robot id, ts_ms column
@@ -71,7 +71,7 @@ struct CpuMeter {
   ~CpuMeter() { gConvertCpuNs.fetch_add(threadCpuNs() - start, std::memory_order_relaxed); }
 };
 
-// Column kinds, as src/telemetry/native-insert.ts numbers them.
+// Column kinds, as src/telemetry/store/native-insert.ts numbers them.
 enum Kind : uint8_t { kString = 0, kFixed1 = 1, kFixed4 = 4, kFixed8 = 8, kArrayString = 100 };
 
 struct Chunk {
@@ -464,7 +464,7 @@ Napi::Value RowBinaryToNative(const Napi::CallbackInfo& info) {
 // releasePages(buffer: Uint8Array): gives the physical pages inside the view back to the kernel
 // (madvise MADV_DONTNEED; reads then see zeros). For a SharedArrayBuffer about to be dropped: V8 does
 // not count shared memory toward starting a full GC, so a dropped one could otherwise stay resident
-// until an unrelated full GC frees it (src/telemetry/native-insert.ts).
+// until an unrelated full GC frees it (src/telemetry/store/native-insert.ts).
 Napi::Value ReleasePages(const Napi::CallbackInfo& info) {
   return AdviseWholeBlocks(info, "releasePages(buffer: Uint8Array)", static_cast<uintptr_t>(sysconf(_SC_PAGESIZE)), MADV_DONTNEED);
 }

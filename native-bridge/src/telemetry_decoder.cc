@@ -1,9 +1,9 @@
 // fleetgw telemetry decoder: a decode task (packed TelemetryBatch frames, see
-// src/telemetry/worker-protocol.ts) to RowBinary rows, each robot's newest row (its snapshot) and,
+// src/telemetry/decode/worker-protocol.ts) to RowBinary rows, each robot's newest row (its snapshot) and,
 // for live robots, JSON "sample" messages, in one pass with no per-sample allocation.
 //
 // It must produce exactly what src/telemetry/decode/reference.ts (protobuf-es + the field table in
-// src/telemetry/sample-table.ts) produces, and reject exactly the frames protobuf-es rejects:
+// src/telemetry/sample/sample-table.ts) produces, and reject exactly the frames protobuf-es rejects:
 // test/telemetry/decoders.test.ts checks rows, snapshots, live messages and errors byte for byte
 // against it and against the hand-rolled JS reader (src/telemetry/decode/fast-reader.ts, whose file
 // comment lists protobuf-es's reading rules copied here). Numbers in JSON are spelled as JavaScript's
@@ -32,7 +32,7 @@ constexpr int kSampleSkipBudget = 98;
 constexpr int kSubSkipBudget = 97;
 constexpr size_t kFrameHeaderBytes = 16;
 constexpr int kMaxErrors = 8;
-// Reasons a robot string is bounded: the indexes of BOUND_REASONS in src/telemetry/sample-table.ts,
+// Reasons a robot string is bounded: the indexes of BOUND_REASONS in src/telemetry/sample/sample-table.ts,
 // whose BOUND_LIMITS the JS side passes to every decodeTask (the limits live only there).
 enum { kBoundMode, kBoundRunId, kBoundState, kBoundFault, kBoundFaults, kBoundReasons };
 

@@ -2,8 +2,8 @@
  * The published fault view and the fault list, shared by the fault routes and any other reader of
  * faults (the Agent API's `query-entities` kind `fault`): routes never import each other.
  */
-import { faultsOf } from '../fleet/faults/faults.js';
-import type { FaultRecord } from '../fleet/faults/records.js';
+import { faultsOf } from '../fleet/safety/faults/faults.js';
+import type { FaultRecord } from '../fleet/safety/faults/records.js';
 import type { Store } from '../store/lmdb.js';
 import { defineList, type FleetList, type ListQuery } from './list-reader.js';
 import { FAULTS_LIMIT, type FaultView } from './schemas/faults.js';

@@ -4,7 +4,7 @@
  * online robot applied the new set, else 207 `partial_failure` with each online robot's outcome.
  */
 import { apiError, ERROR_CATALOG } from '../errors/catalog.js';
-import { unacknowledged, type FieldRuleChange, type FieldRuleRecord } from '../fleet/field-rules/index.js';
+import { unacknowledged, type FieldRuleChange, type FieldRuleRecord } from '../fleet/safety/field-rules/index.js';
 import type { FieldRuleChangeResult, FieldRulePartialResult, FieldRuleView } from './schemas/field-rules.js';
 
 /** The public view of a rule. */

@@ -1,5 +1,5 @@
 /** The published view of a tracked object (schemas/objects.ts `TrackedObject`), shared by REST and the Agent read tools. */
-import type { ObjectRecord } from '../fleet/objects/records.js';
+import type { ObjectRecord } from '../fleet/site/objects/records.js';
 import type { TrackedObjectView } from './schemas/objects.js';
 
 /** A tracked object as the API returns it (the internal track bindings are left out). */

@@ -17,7 +17,7 @@ import type { LinkConflictView } from '../protocol/robot-link.js';
 import type { Store } from '../store/lmdb.js';
 import { readRaw } from '../store/raw-bytes-cache.js';
 import type { RobotRecord } from '../store/records.js';
-import { decodeSnapshot } from '../telemetry/snapshot-codec.js';
+import { decodeSnapshot } from '../telemetry/sample/index.js';
 import { toRobotView } from './robot-view.js';
 
 interface Entry {

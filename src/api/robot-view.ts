@@ -4,7 +4,7 @@
  */
 import type { LinkConflictView } from '../protocol/robot-link.js';
 import type { RobotRecord } from '../store/records.js';
-import type { TelemetrySnapshot } from '../telemetry/snapshot.js';
+import type { TelemetrySnapshot } from '../telemetry/sample/index.js';
 import type { MotionTelemetry, RobotView, StatusTelemetry } from './schemas/robots.js';
 
 /**

@@ -108,7 +108,7 @@ export class CommandService {
   private readonly wire = new WeakMap<CommandRecord, Command>();
   private readonly recentSends = new RecentSends(RECENT_SENDS_MS, RECENT_SENDS_PER_ROBOT);
   private closed = false;
-  /** Robots whose fleet is changing (src/fleet/robot-admin): every new command for them is refused. */
+  /** Robots whose fleet is changing (src/fleet/robots/admin): every new command for them is refused. */
   private readonly held = new Map<string, number>();
   private readonly observer: CommandObserver | undefined;
   private readonly exhaustion: CommandExhaustionObserver | undefined;

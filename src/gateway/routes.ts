@@ -15,7 +15,7 @@ import { robotConfigRoutes } from '../api/routes/robot-config.js';
 import { eventRoutes } from '../api/routes/events.js';
 import { featureRoutes } from '../api/routes/features.js';
 import { fieldRuleRoutes } from '../api/routes/field-rules.js';
-import type { FieldRuleService } from '../fleet/field-rules/index.js';
+import type { FieldRuleService } from '../fleet/safety/field-rules/index.js';
 import { templateRoutes } from '../api/routes/templates.js';
 import { missionRuntimeRoutes } from '../api/routes/mission-runtime.js';
 import { missionToolRoutes } from '../api/routes/mission-tools.js';
@@ -25,14 +25,14 @@ import { fleetRoutes } from '../api/routes/fleets.js';
 import { orgRoutes } from '../api/routes/orgs.js';
 import { objectRoutes } from '../api/routes/objects.js';
 import { robotAdminRoutes } from '../api/routes/robot-admin.js';
-import type { ObjectTracker } from '../fleet/objects/tracker.js';
+import type { ObjectTracker } from '../fleet/site/objects/tracker.js';
 import { healthRoutes } from '../api/routes/health.js';
 import { meRoutes } from '../api/routes/me.js';
 import { mcpRoutes } from '../api/routes/mcp.js';
 import type { McpRouteDeps } from '../api/routes/mcp.js';
 import { apiKeyRoutes } from '../api/routes/api-keys.js';
 import { alertRoutes } from '../api/routes/alerts.js';
-import type { AlertService } from '../fleet/alerts/index.js';
+import type { AlertService } from '../fleet/safety/alerts/index.js';
 import { sessionRoutes } from '../api/routes/sessions.js';
 import type { SessionService } from '../auth/users/sessions.js';
 import { openApiRoutes } from '../api/routes/openapi.js';
@@ -44,8 +44,8 @@ import { faultRoutes } from '../api/routes/faults.js';
 import { robotDetailsRoutes } from '../api/routes/robot-details.js';
 import { utilizationRoutes } from '../api/routes/utilization.js';
 import { telemetryHistoryRoutes } from '../api/routes/telemetry-history.js';
-import type { RobotUsageRecord } from '../fleet/robot-details/usage.js';
-import type { TelemetrySelect } from '../fleet/utilization/utilization.js';
+import type { RobotUsageRecord } from '../fleet/robots/details/usage.js';
+import type { TelemetrySelect } from '../fleet/history/utilization/utilization.js';
 import { streamTicketRoutes } from '../api/routes/stream-tickets.js';
 import type { RouteDef } from '../api/route.js';
 import { withRouteIdempotency } from '../api/idempotent-routes.js';
@@ -54,7 +54,7 @@ import { NOTHING_ADVERTISED } from '../missions/catalog/robot-capabilities.js';
 import type { MissionScheduling } from '../missions/scheduling/scheduling-service.js';
 import type { RobotLink } from '../protocol/robot-link.js';
 import type { Store } from '../store/lmdb.js';
-import type { TicketIssuer } from '../telemetry/ticket-issuer.js';
+import type { TicketIssuer } from '../telemetry/live/index.js';
 
 export interface RouteDeps {
   store: Store;
@@ -76,7 +76,7 @@ export interface RouteDeps {
   runtime: OperationRuntime;
   /** Schedules, the scheduler and mission runs (src/missions/scheduling/scheduling-service.ts). */
   missions?: MissionScheduling;
-  /** Tracked objects (src/fleet/objects/tracker.ts). */
+  /** Tracked objects (src/fleet/site/objects/tracker.ts). */
   objects: ObjectTracker;
   /** What each robot advertised in its latest Hello (the Agent read tools describe it). */
   advertised: AdvertisedProfiles;
@@ -85,7 +85,7 @@ export interface RouteDeps {
   /** Ready with the telemetry store down (spooling): /readyz says `degraded`. */
   degraded?: () => boolean;
   log?: Logger;
-  /** Field rule changes and their delivery to robots (src/fleet/field-rules). */
+  /** Field rule changes and their delivery to robots (src/fleet/safety/field-rules). */
   fieldRules: FieldRuleService;
   /** User sessions (src/auth/users/sessions.ts). */
   sessions: SessionService;
@@ -95,7 +95,7 @@ export interface RouteDeps {
   apiDocs?: ReadonlyMap<string, PreparedAsset>;
   /** The dashboard's files for GET / (dashboard-assets.ts); absent: no dashboard. */
   dashboard?: ReadonlyMap<string, PreparedAsset>;
-  /** Robot usage totals (src/fleet/robot-details/usage-meter.ts); absent: only the saved totals. */
+  /** Robot usage totals (src/fleet/robots/details/usage-meter.ts); absent: only the saved totals. */
   usage?: (robotId: string) => RobotUsageRecord | undefined;
   /** Bound-parameter reads on the telemetry store (utilization, telemetry history); absent: 503. */
   telemetrySelect?: TelemetrySelect;
@@ -103,7 +103,7 @@ export interface RouteDeps {
   historyExportMaxBytes?: number;
   /** MCAP history exports at once (tunable `historyExports`). */
   historyExports?: number;
-  /** Alerts (src/fleet/alerts); without it the alert routes are not served. */
+  /** Alerts (src/fleet/safety/alerts); without it the alert routes are not served. */
   alerts?: AlertService;
   /** The MCP session table behind `/v1/mcp` and the tool names (src/gateway/mcp.ts `LateMcp`: filled in once the router exists). */
   mcp: McpRouteDeps;

@@ -33,7 +33,7 @@ import { Metadata, status, type ServerDuplexStream } from '@grpc/grpc-js';
 import { TelemetryReceiptSchema, type TelemetryReceipt } from '../gen/fleetgw/v1/robot_link_pb.js';
 import { GrpcMessageReader } from './grpc-message-reader.js';
 import { tapChunks, type ChunkTap } from './http2-chunk-tap.js';
-import { BatchSeqReader } from '../telemetry/batch-seq.js';
+import { BatchSeqReader } from '../telemetry/ingest/index.js';
 import { MAX_ROBOT_MESSAGE_BYTES } from './limits.js';
 import { takeTelemetryFrames } from './telemetry-frames.js';
 

@@ -24,11 +24,11 @@
  *   runs        runId                      -> RunRecord
  *   users       userId                     -> UserRecord (src/auth/users)
  *   sessions    sessionId                  -> SessionRecord (src/auth/users)
- *   faults      faultId                    -> FaultRecord (src/fleet/faults)
- *   deviceHealth robotId                   -> DeviceHealthRecord (src/fleet/health)
- *   robotUsage  robotId                    -> RobotUsageRecord (src/fleet/robot-details)
- *   objects     objectId                   -> ObjectRecord (src/fleet/objects)
- *   alerts      alertId                    -> AlertRecord (src/fleet/alerts)
+ *   faults      faultId                    -> FaultRecord (src/fleet/safety/faults)
+ *   deviceHealth robotId                   -> DeviceHealthRecord (src/fleet/robots/health)
+ *   robotUsage  robotId                    -> RobotUsageRecord (src/fleet/robots/details)
+ *   objects     objectId                   -> ObjectRecord (src/fleet/site/objects)
+ *   alerts      alertId                    -> AlertRecord (src/fleet/safety/alerts)
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 -- telemetry_samples for ClickHouse 21.x and later (chdb 3.x embeds 26.x): one row per robot sample.
--- Placeholders filled by src/telemetry/schema.ts: {retention_days}.
+-- Placeholders filled by src/telemetry/store/schema.ts: {retention_days}.
 -- `ts` is computed from `ts_ms` (DEFAULT) so the gateway's row encoders never write it.
 CREATE TABLE IF NOT EXISTS telemetry_samples
 (

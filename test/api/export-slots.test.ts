@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { telemetryHistoryRoutes } from '../../src/api/routes/telemetry-history.js';
-import type { BoundQuery, Rows } from '../../src/telemetry/bound-query.js';
-import { inReadSlot, MAX_WAITING, ReadSlotsFull, readSlotStats } from '../../src/fleet/history/read-slots.js';
+import type { BoundQuery, Rows } from '../../src/telemetry/store/bound-query.js';
+import { inReadSlot, MAX_WAITING, ReadSlotsFull, readSlotStats } from '../../src/fleet/history/telemetry/read-slots.js';
 import { startFixture, type Fixture } from './fixture.js';
 import { until } from '../support/until.js';
 

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERIFIED_TTL_MS } from '../../src/auth/authenticate.js';
 import type { RobotRecord } from '../../src/store/records.js';
-import type { TelemetrySnapshot } from '../../src/telemetry/snapshot.js';
+import type { TelemetrySnapshot } from '../../src/telemetry/sample/snapshot.js';
 import { call, startFixture, type Fixture } from './fixture.js';
 
 let fx: Fixture;

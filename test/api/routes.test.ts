@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TelemetrySnapshot } from '../../src/telemetry/snapshot.js';
+import type { TelemetrySnapshot } from '../../src/telemetry/sample/snapshot.js';
 import { call, startFixture, type Fixture } from './fixture.js';
 
 let fx: Fixture;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { refusePasswordArgument, resolveClickHouseCredentials } from '../../src/cli/clickhouse-credentials.js';
-import { parseClickHouseUrl } from '../../src/telemetry/clickhouse-target.js';
+import { parseClickHouseUrl } from '../../src/telemetry/store/clickhouse-target.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fleetgw-chcred-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

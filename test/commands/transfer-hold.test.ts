@@ -1,4 +1,4 @@
-// The command hold a robot transfer takes (src/fleet/robot-admin, docs/robot-admin.md): while held,
+// The command hold a robot transfer takes (src/fleet/robots/admin, docs/robot-admin.md): while held,
 // every new command for that robot (a stop too) is refused with nothing stored or sent; other robots
 // are unaffected; the release lifts it; `undeliveredCount` counts deferred and unacknowledged commands.
 import { afterEach, describe, expect, it } from 'vitest';

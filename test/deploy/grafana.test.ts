@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { parse } from 'yaml';
-import { openClickHouseStore } from '../../src/telemetry/clickhouse-store.js';
+import { openClickHouseStore } from '../../src/telemetry/store/clickhouse-store.js';
 import { missingTools } from './tools.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');

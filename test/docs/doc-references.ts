@@ -144,6 +144,8 @@ export function exportsSymbol(path: string, symbol: string): boolean {
   return sources(path).some((file) => {
     const text = readFileSync(file, 'utf8');
     if (file.endsWith('.proto')) return protoDeclared.test(text);
+    // YAML (alert rules, compose): a named entry such as `alert: Name` or a service key.
+    if (/\.ya?ml$/.test(file)) return mentioned.test(text);
     return wire ? mentioned.test(text) : declared.test(text) || listed.test(text);
   });
 }

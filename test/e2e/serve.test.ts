@@ -40,7 +40,7 @@ describe('fleetgw serve over HTTPS (default)', () => {
     expect(Object.keys(gw.ready).sort()).toEqual(['event', 'grpc', 'http', 'telemetryDecoder', 'telemetrySchemaVersion', 'telemetryStore', 'uws']);
     // The uWS build for this Node (src/http/uws.ts): uws-pack up to Node 22, the newer build from Node 24.
     expect(gw.ready.uws).toBe(Number(process.versions.modules) <= 127 ? 'uws-pack@20.0.8' : '@btc-vision/uwebsockets.js@20.57.0');
-    // The embedded store was migrated at start to the latest telemetry schema (src/telemetry/migrations.ts).
+    // The embedded store was migrated at start to the latest telemetry schema (src/telemetry/store/migrations.ts).
     expect(gw.ready.telemetrySchemaVersion).toBe(3);
     // The C++ addon is built by `npm install`; FLEETGW_TELEMETRY_DECODER=js is the fallback run.
     expect(gw.ready.telemetryDecoder).toBe(process.env.FLEETGW_TELEMETRY_DECODER === 'js' ? 'js' : 'native');

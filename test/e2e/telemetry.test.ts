@@ -6,9 +6,9 @@ import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import { RobotAgent } from '../../src/agent/index.js';
-import { openChdbStore } from '../../src/telemetry/chdb-store.js';
-import { INSERT_COLUMNS } from '../../src/telemetry/columns.js';
-import { SAMPLE_FIELDS } from '../../src/telemetry/sample-table.js';
+import { openChdbStore } from '../../src/telemetry/store/chdb-store.js';
+import { INSERT_COLUMNS } from '../../src/telemetry/store/columns.js';
+import { SAMPLE_FIELDS } from '../../src/telemetry/sample/sample-table.js';
 import { adminJson } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess } from '../support/gateway.js';
 import { testSample, valueAt } from '../support/samples.js';
@@ -72,7 +72,7 @@ async function runPipe(extraArgs: string[]): Promise<{
     await until(() => live.length >= BATCHES * PER_BATCH, 10_000, 'live samples');
     socket.close();
 
-    // One sample, every form (src/telemetry/sample-table.ts): robot 0's newest sample as the live
+    // One sample, every form (src/telemetry/sample/sample-table.ts): robot 0's newest sample as the live
     // stream sent it and as REST shows it carry the same value at each of the table's paths.
     await until(async () => (await api(gw.ready.http, d.apiKey, `/v1/robots/${robots[0]}`)).body.motionTelemetry?.tsMs === last.tsMs, 10_000, 'snapshot 0');
     const view0 = (await api(gw.ready.http, d.apiKey, `/v1/robots/${robots[0]}`)).body;

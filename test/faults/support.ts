@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { openStore } from '../../src/store/lmdb.js';
 import { addRobot, createFleet, createOrg } from '../../src/store/identity.js';
-import { openChdbStore } from '../../src/telemetry/chdb-store.js';
+import { openChdbStore } from '../../src/telemetry/store/chdb-store.js';
 import type { SimFleetStats } from '../../src/sim/fleet.js';
 import { FLEETGW_BIN } from '../support/cli.js';
 import { startGatewayProcess, type RunningGateway } from '../support/gateway.js';

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors/catalog.js';
-import { AlertService, alertsOf, type AlertCondition, type AlertRecord } from '../../src/fleet/alerts/index.js';
+import { AlertService, alertsOf, type AlertCondition, type AlertRecord } from '../../src/fleet/safety/alerts/index.js';
 import { alertWorld, type AlertWorld } from './alerts-support.js';
 
 let w: AlertWorld;
@@ -144,7 +144,7 @@ describe('alert lifecycle', () => {
 
 describe('alert retention', () => {
   it('removes alerts resolved longer ago than the retention, with their index keys; keeps unresolved ones', async () => {
-    const { sweepResolvedAlerts } = await import('../../src/fleet/alerts/retention.js');
+    const { sweepResolvedAlerts } = await import('../../src/fleet/safety/alerts/retention.js');
     let t = 1_000;
     const alerts = new AlertService({ store: w.store, events: w.events, now: () => t });
     const [r0, r1] = w.robotIds as [string, string];

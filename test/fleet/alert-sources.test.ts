@@ -1,7 +1,7 @@
 /** Each alert source without sockets: telemetry snapshots, the robot link, schedule events, command exhaustion, faults. */
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FleetAlerts, type AlertRecord } from '../../src/fleet/alerts/index.js';
+import { FleetAlerts, type AlertRecord } from '../../src/fleet/safety/alerts/index.js';
 import type { LinkConflictReport, RobotLink, RobotLinkListener } from '../../src/protocol/robot-link.js';
 import { alertWorld, snapshotBytes, type AlertWorld } from './alerts-support.js';
 import { until } from '../support/until.js';

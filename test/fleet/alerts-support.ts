@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { EventLog } from '../../src/events/log.js';
 import { addRobot, createFleet, createOrg } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
-import { ByteWriter } from '../../src/telemetry/byte-writer.js';
-import { writeRowFromValues } from '../../src/telemetry/row-rowbinary.js';
-import type { RowValues } from '../../src/telemetry/row-values.js';
-import { SAMPLE_FIELDS } from '../../src/telemetry/sample-table.js';
-import { snapshotValue } from '../../src/telemetry/snapshot-codec.js';
+import { ByteWriter } from '../../src/telemetry/sample/byte-writer.js';
+import { writeRowFromValues } from '../../src/telemetry/sample/row-rowbinary.js';
+import type { RowValues } from '../../src/telemetry/sample/row-values.js';
+import { SAMPLE_FIELDS } from '../../src/telemetry/sample/sample-table.js';
+import { snapshotValue } from '../../src/telemetry/sample/snapshot-codec.js';
 
 export interface AlertWorld {
   dir: string;

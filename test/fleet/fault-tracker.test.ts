@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventLog } from '../../src/events/log.js';
-import { faultsOf } from '../../src/fleet/faults/faults.js';
-import { sweepFaults } from '../../src/fleet/faults/retention.js';
-import type { FaultNotice } from '../../src/fleet/faults/observer.js';
-import { FaultTracker, MAX_FAULTS_PER_REPORT, type ReportedFault } from '../../src/fleet/faults/tracker.js';
+import { faultsOf } from '../../src/fleet/safety/faults/faults.js';
+import { sweepFaults } from '../../src/fleet/safety/faults/retention.js';
+import type { FaultNotice } from '../../src/fleet/safety/faults/observer.js';
+import { FaultTracker, MAX_FAULTS_PER_REPORT, type ReportedFault } from '../../src/fleet/safety/faults/tracker.js';
 import { addRobot, createFleet, createOrg } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
 

@@ -1,5 +1,5 @@
 /**
- * The field rule records without sockets (src/fleet/field-rules/rules.ts): every change bumps the
+ * The field rule records without sockets (src/fleet/safety/field-rules/rules.ts): every change bumps the
  * fleet's rule set version in its own transaction, parameters are checked per type, the keyset
  * list filters, other fleets' rules are invisible, the fleet bounds refuse with 409, and the wire
  * set carries only enabled rules with unclosed rings.
@@ -12,8 +12,8 @@ import { EventLog } from '../../src/events/log.js';
 import {
   createFieldRule, deleteFieldRule, editFieldRule, fieldRulesOf, getFieldRule, MAX_RULES_PER_FLEET, ruleSetVersion, setFieldRuleEnabled,
   type FieldRuleInput,
-} from '../../src/fleet/field-rules/rules.js';
-import { currentRuleSet } from '../../src/fleet/field-rules/rule-set.js';
+} from '../../src/fleet/safety/field-rules/rules.js';
+import { currentRuleSet } from '../../src/fleet/safety/field-rules/rule-set.js';
 import { FieldRuleType } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
 import { createFleet, createOrg } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';

@@ -1,6 +1,6 @@
-/** The history API's range defaults and refusals, and the bucket lengths it picks (src/fleet/history/limits.ts). */
+/** The history API's range defaults and refusals, and the bucket lengths it picks (src/fleet/history/telemetry/limits.ts). */
 import { describe, expect, it } from 'vitest';
-import { bucketMsFor, historyRange, MAX_POINTS } from '../../src/fleet/history/limits.js';
+import { bucketMsFor, historyRange, MAX_POINTS } from '../../src/fleet/history/telemetry/limits.js';
 
 const NOW = 1_800_000_000_000;
 

@@ -1,5 +1,5 @@
 /**
- * The MCAP export's byte cap (src/fleet/history/mcap.ts) falls between timestamps: an export continued
+ * The MCAP export's byte cap (src/fleet/history/telemetry/mcap.ts) falls between timestamps: an export continued
  * from `next_from_ms` never rewrites what the previous file holds, so following the continuations
  * always ends, even when one timestamp holds more than the cap (its first samples are written, the
  * rest counted as skipped, and the continuation starts after it).
@@ -7,8 +7,8 @@
 import { McapIndexedReader, type TypedMcapRecords } from '@mcap/core';
 import { describe, expect, it } from 'vitest';
 import { tunablesFromEnv } from '../../src/config.js';
-import { writeMcap } from '../../src/fleet/history/mcap.js';
-import type { HistorySample } from '../../src/fleet/history/samples.js';
+import { writeMcap } from '../../src/fleet/history/telemetry/mcap.js';
+import type { HistorySample } from '../../src/fleet/history/telemetry/samples.js';
 
 async function exportOf(samples: readonly HistorySample[], fromMs: number, toMs: number, maxBytes: number): Promise<{ ts: number[]; result: Map<string, string> }> {
   const parts: Uint8Array[] = [];

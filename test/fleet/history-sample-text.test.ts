@@ -1,13 +1,13 @@
 /**
- * Robot text read back from the history (src/fleet/history/samples.ts): a value stored before the
+ * Robot text read back from the history (src/fleet/history/telemetry/samples.ts): a value stored before the
  * ingest bounded it is cut to its bound on a character boundary, as the ingest cuts (never a split
  * character), and a page's byte estimate is never below the JSON the page is written as (UTF-8,
  * escapes of control characters, quotes).
  */
 import { describe, expect, it } from 'vitest';
-import { HISTORY_FIELDS } from '../../src/fleet/history/fields.js';
-import { cutUtf8, parseSample, rowBytes } from '../../src/fleet/history/samples.js';
-import { SAMPLE_FIELDS } from '../../src/telemetry/sample-table.js';
+import { HISTORY_FIELDS } from '../../src/fleet/history/telemetry/fields.js';
+import { cutUtf8, parseSample, rowBytes } from '../../src/fleet/history/telemetry/samples.js';
+import { SAMPLE_FIELDS } from '../../src/telemetry/sample/sample-table.js';
 
 const modeField = HISTORY_FIELDS.find((f) => f.name === 'mode')!;
 const modeMax = SAMPLE_FIELDS.find((f) => f.column === modeField.column)!.bound!.maxBytes;

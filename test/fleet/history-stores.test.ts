@@ -8,8 +8,8 @@ import { McapIndexedReader } from '@mcap/core';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { TelemetryBatchSchema, TelemetrySampleSchema, type TelemetrySample } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
-import { exportMcap, readPath, readSamples, readSeries, type HistoryRobot, type HistorySelect } from '../../src/fleet/history/history.js';
-import type { HistoryRange } from '../../src/fleet/history/limits.js';
+import { exportMcap, readPath, readSamples, readSeries, type HistoryRobot, type HistorySelect } from '../../src/fleet/history/telemetry/history.js';
+import type { HistoryRange } from '../../src/fleet/history/telemetry/limits.js';
 
 /** An export's whole file, collected from its stream. */
 async function exportFile(select: HistorySelect, robot: HistoryRobot, range: HistoryRange): Promise<Uint8Array> {
@@ -19,10 +19,10 @@ async function exportFile(select: HistorySelect, robot: HistoryRobot, range: His
   await r.produce({ write: (c) => Promise.resolve(void parts.push(c.slice())) });
   return Buffer.concat(parts);
 }
-import { SERIES_FIELD_NAMES } from '../../src/fleet/history/fields.js';
+import { SERIES_FIELD_NAMES } from '../../src/fleet/history/telemetry/fields.js';
 import { addRobot, createFleet, createOrg } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
-import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest.js';
+import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest/ingest.js';
 import { captureLog } from '../support/capture-log.js';
 import { tempDir } from '../telemetry/helpers.js';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../src/auth/context.js';
 import { EventLog } from '../../src/events/log.js';
-import { patchRobot, type RobotAdminDeps } from '../../src/fleet/robot-admin/patch-robot.js';
+import { patchRobot, type RobotAdminDeps } from '../../src/fleet/robots/admin/patch-robot.js';
 import { createFeature } from '../../src/missions/catalog/features.js';
 import { NOTHING_ADVERTISED } from '../../src/missions/catalog/robot-capabilities.js';
 import { createTemplate } from '../../src/missions/catalog/templates.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { haversineM, UsageMeter } from '../../src/fleet/robot-details/usage-meter.js';
+import { haversineM, UsageMeter } from '../../src/fleet/robots/details/usage-meter.js';
 import type { RunRecord } from '../../src/missions/runs/records.js';
 import { putNewRun } from '../../src/missions/runs/runs.js';
 import { addRobot, createFleet, createOrg } from '../../src/store/identity.js';

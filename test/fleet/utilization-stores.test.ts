@@ -7,12 +7,12 @@ import { create, toBinary } from '@bufbuild/protobuf';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { TelemetryBatchSchema, TelemetrySampleSchema, type TelemetrySample } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
-import { utilization } from '../../src/fleet/utilization/utilization.js';
+import { utilization } from '../../src/fleet/history/utilization/utilization.js';
 import { putNewRun } from '../../src/missions/runs/runs.js';
 import type { RunRecord } from '../../src/missions/runs/records.js';
 import { addRobot, createFleet, createOrg } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
-import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest.js';
+import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest/ingest.js';
 import { captureLog } from '../support/capture-log.js';
 import { tempDir } from '../telemetry/helpers.js';
 

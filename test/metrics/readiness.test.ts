@@ -1,7 +1,7 @@
 // Readiness and StoreHealth without sockets: what /readyz and the gRPC health service read.
 import { describe, expect, it } from 'vitest';
 import { Readiness } from '../../src/gateway/readiness.js';
-import { StoreHealth } from '../../src/telemetry/store-health.js';
+import { StoreHealth } from '../../src/telemetry/store/store-health.js';
 import { captureLog } from '../support/capture-log.js';
 
 describe('Readiness', () => {

@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { FieldRuleDelivery, FieldRuleService } from '../../src/fleet/field-rules/index.js';
+import { FieldRuleDelivery, FieldRuleService } from '../../src/fleet/safety/field-rules/index.js';
 import { RobotRegistry } from '../../src/robotlink/registry.js';
 import { afterEach } from 'vitest';
 /** The catalog routes on the real HTTP stack (test/idempotency/harness.ts), with a controllable runtime. */

@@ -2,7 +2,7 @@
  * Vitest global setup (runs once per `vitest run`, in the main vitest process):
  *
  * 1. Makes sure the compiled decode worker is current. Piscina runs JavaScript, so the telemetry pool
- *    uses dist/telemetry/decode-worker-entry.cjs and decode-worker.js even under vitest (src/telemetry/decode-pool.ts explains
+ *    uses dist/telemetry/decode/decode-worker-entry.cjs and decode-worker.js even under vitest (src/telemetry/decode/decode-pool.ts explains
  *    why). `npm install` builds dist; here only the worker's import closure is recompiled, and only
  *    when a source file is newer than its output (about a second).
  * 2. Provides a ClickHouse server URL to tests: FLEETGW_TEST_CLICKHOUSE_URL when set (checked to
@@ -35,11 +35,11 @@ function mtime(path: string): number {
 /** Recompiles the decode worker's closure into dist/ when any of its sources is newer. */
 function ensureDecodeWorkerBuilt(): void {
   const sources = [
-    ...readdirSync(join(ROOT, 'src/telemetry')).filter((f) => f.endsWith('.ts') || f.endsWith('.cts')).map((f) => join(ROOT, 'src/telemetry', f)),
+    ...readdirSync(join(ROOT, 'src/telemetry'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts') || f.endsWith('.cts')).map((f) => join(ROOT, 'src/telemetry', f)),
     join(ROOT, 'src/gen/fleetgw/v1/telemetry_pb.ts'),
   ];
   // tsc rewrites every output it emits, so the oldest of the two outputs marks the last build.
-  const built = Math.min(mtime(join(ROOT, 'dist/telemetry/decode-worker.js')), mtime(join(ROOT, 'dist/telemetry/decode-worker-entry.cjs')));
+  const built = Math.min(mtime(join(ROOT, 'dist/telemetry/decode/decode-worker.js')), mtime(join(ROOT, 'dist/telemetry/decode/decode-worker-entry.cjs')));
   if (sources.every((src) => mtime(src) <= built)) return;
   const dir = mkdtempSync(join(tmpdir(), 'fleetgw-tsc-'));
   try {
@@ -50,7 +50,7 @@ function ensureDecodeWorkerBuilt(): void {
         extends: join(ROOT, 'tsconfig.build.json'),
         // typeRoots: the temp tsconfig sits outside the repo, where @types/node would not be found.
         compilerOptions: { rootDir: join(ROOT, 'src'), outDir: join(ROOT, 'dist'), noEmit: false, typeRoots: [join(ROOT, 'node_modules/@types')] },
-        files: [join(ROOT, 'src/telemetry/decode-worker.ts'), join(ROOT, 'src/telemetry/decode-worker-entry.cts')],
+        files: [join(ROOT, 'src/telemetry/decode/decode-worker.ts'), join(ROOT, 'src/telemetry/decode/decode-worker-entry.cts')],
         include: [],
       }),
     );

@@ -1,6 +1,6 @@
 /** AckTracker entries held by the ingest: an empty entry answers as no entry, and restore() keeps entries in place. */
 import { describe, expect, it } from 'vitest';
-import { AckTracker } from '../../src/telemetry/ack-tracker.js';
+import { AckTracker } from '../../src/telemetry/store/ack-tracker.js';
 
 describe('AckTracker entries', () => {
   it('an entry taken before any batch changes nothing; restore() updates the same entry the caller holds', () => {

@@ -6,9 +6,9 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/lmdb.js';
-import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest.js';
-import { openChdbStore } from '../../src/telemetry/chdb-store.js';
-import type { SampleStore } from '../../src/telemetry/sample-store.js';
+import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest/ingest.js';
+import { openChdbStore } from '../../src/telemetry/store/chdb-store.js';
+import type { SampleStore } from '../../src/telemetry/store/sample-store.js';
 import { captureLog } from '../support/capture-log.js';
 import { encodeBatch, tempDir, until } from './helpers.js';
 

@@ -1,8 +1,8 @@
 /** Backpressure: the ingest pauses robots at its high-water mark, resumes under the low one, drops nothing. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/lmdb.js';
-import { WatermarkGate } from '../../src/telemetry/backpressure.js';
-import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest.js';
+import { WatermarkGate } from '../../src/telemetry/ingest/backpressure.js';
+import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest/ingest.js';
 import { encodeBatch, tempDir, until } from './helpers.js';
 
 describe('watermark gate', () => {

@@ -8,7 +8,7 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
 import { describe, expect, it } from 'vitest';
 import { TelemetryBatchSchema, TelemetrySampleSchema } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
-import { BatchSeqReader } from '../../src/telemetry/batch-seq.js';
+import { BatchSeqReader } from '../../src/telemetry/ingest/batch-seq.js';
 import { prng } from '../support/prng.js';
 import { sample } from './helpers.js';
 

@@ -1,6 +1,6 @@
 /** Bound queries: placeholder checks, the external-data form for ClickHouse servers, TSV both ways. */
 import { describe, expect, it } from 'vitest';
-import { checkBoundQuery, externalDataSql, externalDataTable, parseTabSeparated } from '../../src/telemetry/bound-query.js';
+import { checkBoundQuery, externalDataSql, externalDataTable, parseTabSeparated } from '../../src/telemetry/store/bound-query.js';
 
 describe('bound queries', () => {
   const q = {

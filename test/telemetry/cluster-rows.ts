@@ -1,8 +1,8 @@
 /** RowBinary telemetry rows for the cluster tests (row-split, cluster store): any robot, any ts. */
-import { ByteWriter } from '../../src/telemetry/byte-writer.js';
-import { writeRowFromValues } from '../../src/telemetry/row-rowbinary.js';
-import type { RowValues } from '../../src/telemetry/row-values.js';
-import { SAMPLE_FIELDS } from '../../src/telemetry/sample-table.js';
+import { ByteWriter } from '../../src/telemetry/sample/byte-writer.js';
+import { writeRowFromValues } from '../../src/telemetry/sample/row-rowbinary.js';
+import type { RowValues } from '../../src/telemetry/sample/row-values.js';
+import { SAMPLE_FIELDS } from '../../src/telemetry/sample/sample-table.js';
 
 /** One row's values: robot and ts as given, every other column a plain value of its type (faults: a varying array). */
 export function rowValues(robotId: string, tsMs: number): RowValues {

@@ -7,8 +7,8 @@
  * Needs zookeeper (apt): skipped without it, except under CI=true, where it fails.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openClickHouseClusterStore } from '../../src/telemetry/clickhouse-cluster-store.js';
-import type { ClickHouseSampleStore } from '../../src/telemetry/clickhouse-store.js';
+import { openClickHouseClusterStore } from '../../src/telemetry/store/clickhouse-cluster-store.js';
+import type { ClickHouseSampleStore } from '../../src/telemetry/store/clickhouse-store.js';
 import { startClickHouseCluster, zookeeperUnavailableReason, type ClickHouseTestCluster } from '../support/clickhouse-cluster.js';
 import { clickhouseServerUnavailableReason } from '../support/clickhouse-server.js';
 import { rowsFor } from './cluster-rows.js';

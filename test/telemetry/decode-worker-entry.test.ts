@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { describe, expect, it } from 'vitest';
-import { decodeWorkerPath } from '../../src/telemetry/decode-pool.js';
+import { decodeWorkerPath } from '../../src/telemetry/decode/decode-pool.js';
 
 describe('decode worker entry (the file piscina loads)', () => {
   it('is CommonJS, so piscina require()s it without entering require(esm)', () => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { decodeTask } from '../../src/telemetry/decode-worker.js';
-import { FramePacker } from '../../src/telemetry/frame-packer.js';
-import { readRowValues } from '../../src/telemetry/row-rowbinary.js';
-import { decodeSnapshot, snapshotValue } from '../../src/telemetry/snapshot-codec.js';
-import type { TelemetrySnapshot } from '../../src/telemetry/snapshot.js';
-import type { DecodeResult, DecodeTask } from '../../src/telemetry/worker-protocol.js';
+import { decodeTask } from '../../src/telemetry/decode/decode-worker.js';
+import { FramePacker } from '../../src/telemetry/decode/frame-packer.js';
+import { readRowValues } from '../../src/telemetry/sample/row-rowbinary.js';
+import { decodeSnapshot, snapshotValue } from '../../src/telemetry/sample/snapshot-codec.js';
+import type { TelemetrySnapshot } from '../../src/telemetry/sample/snapshot.js';
+import type { DecodeResult, DecodeTask } from '../../src/telemetry/decode/worker-protocol.js';
 import { CORRUPT_FRAME, encodeBatch, encodeSamples, sample } from './helpers.js';
 
 function task(packer: FramePacker, live: Uint8Array | null = null): DecodeTask {

@@ -14,8 +14,8 @@ import { HealthLevel, TelemetryBatchSchema, TelemetrySampleSchema, type Telemetr
 import { encodeSample, type SampleInput } from '../../src/agent/sample-encoder.js';
 import { DECODER_ENV, loadNative } from '../../src/telemetry/decode/native.js';
 import { decoderOf, type DecoderKind } from '../../src/telemetry/decode/select.js';
-import { FramePacker } from '../../src/telemetry/frame-packer.js';
-import type { DecodeResult, DecodeTask } from '../../src/telemetry/worker-protocol.js';
+import { FramePacker } from '../../src/telemetry/decode/frame-packer.js';
+import type { DecodeResult, DecodeTask } from '../../src/telemetry/decode/worker-protocol.js';
 import { encodeBatch, sample } from './helpers.js';
 import { prng } from '../support/prng.js';
 

@@ -3,11 +3,11 @@
  * values, and that every payload validates against its channel's schema, which Foxglove can read.
  */
 import { describe, expect, it } from 'vitest';
-import { decodeTask } from '../../src/telemetry/decode-worker.js';
-import { FOXGLOVE_KINDS, foxgloveSchemaText } from '../../src/telemetry/foxglove-channels.js';
-import { FOXGLOVE_FRAME_HEADER_BYTES } from '../../src/telemetry/foxglove-output.js';
-import { FramePacker } from '../../src/telemetry/frame-packer.js';
-import type { FoxgloveBatch } from '../../src/telemetry/worker-protocol.js';
+import { decodeTask } from '../../src/telemetry/decode/decode-worker.js';
+import { FOXGLOVE_KINDS, foxgloveSchemaText } from '../../src/telemetry/sample/foxglove-channels.js';
+import { FOXGLOVE_FRAME_HEADER_BYTES } from '../../src/telemetry/decode/foxglove-output.js';
+import { FramePacker } from '../../src/telemetry/decode/frame-packer.js';
+import type { FoxgloveBatch } from '../../src/telemetry/decode/worker-protocol.js';
 import { schemaErrors } from '../support/foxglove-client.js';
 import { foxgloveSchemaProblems } from '../support/foxglove-schema-subset.js';
 import { encodeSamples, sample } from './helpers.js';

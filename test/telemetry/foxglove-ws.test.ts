@@ -3,11 +3,11 @@
  * -> FoxgloveHub -> uWS route -> @foxglove/ws-protocol's FoxgloveClient over `ws` on 127.0.0.1.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FoxgloveHub } from '../../src/telemetry/foxglove-hub.js';
-import { registerFoxgloveEndpoint, ticketFromQuery } from '../../src/telemetry/foxglove-ws.js';
-import type { TelemetryIngest } from '../../src/telemetry/ingest.js';
-import { createStreamHub, type StreamHub } from '../../src/telemetry/stream-hub.js';
-import { TicketIssuer } from '../../src/telemetry/ticket-issuer.js';
+import { FoxgloveHub } from '../../src/telemetry/foxglove/foxglove-hub.js';
+import { registerFoxgloveEndpoint, ticketFromQuery } from '../../src/telemetry/foxglove/foxglove-ws.js';
+import type { TelemetryIngest } from '../../src/telemetry/ingest/ingest.js';
+import { createStreamHub, type StreamHub } from '../../src/telemetry/live/stream-hub.js';
+import { TicketIssuer } from '../../src/telemetry/live/ticket-issuer.js';
 import { connectFoxglove, schemaErrors } from '../support/foxglove-client.js';
 import { foxgloveSchemaProblems } from '../support/foxglove-schema-subset.js';
 import { encodeBatch, sample, tempDir, until } from './helpers.js';

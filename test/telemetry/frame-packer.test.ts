@@ -3,8 +3,8 @@
  * caller caches each robot's index in the batch being filled): same frames, same batch.
  */
 import { describe, expect, it } from 'vitest';
-import { FramePacker, type PackerRobot } from '../../src/telemetry/frame-packer.js';
-import { FRAME_HEADER_BYTES } from '../../src/telemetry/worker-protocol.js';
+import { FramePacker, type PackerRobot } from '../../src/telemetry/decode/frame-packer.js';
+import { FRAME_HEADER_BYTES } from '../../src/telemetry/decode/worker-protocol.js';
 
 /** (robot index, bytes) of every frame of a batch, read back from its buffer. */
 function framesOf(buf: ArrayBuffer, byteLength: number): [number, number[]][] {

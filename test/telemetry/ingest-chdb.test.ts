@@ -4,9 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/lmdb.js';
-import { openChdbStore } from '../../src/telemetry/chdb-store.js';
-import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest.js';
-import { decodeSnapshot } from '../../src/telemetry/snapshot-codec.js';
+import { openChdbStore } from '../../src/telemetry/store/chdb-store.js';
+import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest/ingest.js';
+import { decodeSnapshot } from '../../src/telemetry/sample/snapshot-codec.js';
 import { CORRUPT_FRAME, encodeBatch, encodeSamples, sample, tempDir } from './helpers.js';
 
 describe('telemetry ingest into chdb', () => {

@@ -6,12 +6,12 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/lmdb.js';
-import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest.js';
+import { createTelemetryIngest, type TelemetryIngest } from '../../src/telemetry/ingest/ingest.js';
 import { captureLog } from '../support/capture-log.js';
-import { decodeSnapshot } from '../../src/telemetry/snapshot-codec.js';
-import { INSERT_COLUMN_LIST } from '../../src/telemetry/columns.js';
-import { openClickHouseStore } from '../../src/telemetry/clickhouse-store.js';
-import type { SampleStore } from '../../src/telemetry/sample-store.js';
+import { decodeSnapshot } from '../../src/telemetry/sample/snapshot-codec.js';
+import { INSERT_COLUMN_LIST } from '../../src/telemetry/store/columns.js';
+import { openClickHouseStore } from '../../src/telemetry/store/clickhouse-store.js';
+import type { SampleStore } from '../../src/telemetry/store/sample-store.js';
 import { startClickHouseServer, type ClickHouseTestServer } from '../support/clickhouse-server.js';
 import { CORRUPT_FRAME, encodeBatch, encodeSamples, sample, tempDir, until } from './helpers.js';
 

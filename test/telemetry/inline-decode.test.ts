@@ -1,17 +1,17 @@
 /**
- * Small batches decoded on the main thread (src/telemetry/inline-decode.ts): the answer is the one a
+ * Small batches decoded on the main thread (src/telemetry/ingest/inline-decode.ts): the answer is the one a
  * decode worker gives for the same frames, only age-cut batches under the bound are decoded there, and
  * the ingest applies an inline result in posting order behind a task still in the pool.
  */
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { openStore } from '../../src/store/lmdb.js';
-import { decodeTask } from '../../src/telemetry/decode-worker.js';
-import { FramePacker } from '../../src/telemetry/frame-packer.js';
-import { createTelemetryIngest } from '../../src/telemetry/ingest.js';
-import { InlineDecode } from '../../src/telemetry/inline-decode.js';
-import { RowArena } from '../../src/telemetry/row-arena.js';
-import { TaskSlots } from '../../src/telemetry/task-slots.js';
-import type { DecodeResult, FoxgloveBatch } from '../../src/telemetry/worker-protocol.js';
+import { decodeTask } from '../../src/telemetry/decode/decode-worker.js';
+import { FramePacker } from '../../src/telemetry/decode/frame-packer.js';
+import { createTelemetryIngest } from '../../src/telemetry/ingest/ingest.js';
+import { InlineDecode } from '../../src/telemetry/ingest/inline-decode.js';
+import { RowArena } from '../../src/telemetry/store/row-arena.js';
+import { TaskSlots } from '../../src/telemetry/decode/task-slots.js';
+import type { DecodeResult, FoxgloveBatch } from '../../src/telemetry/decode/worker-protocol.js';
 import { captureLog } from '../support/capture-log.js';
 import { CORRUPT_FRAME, encodeBatch, encodeSamples, sample, tempDir, until } from './helpers.js';
 

@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/lmdb.js';
-import { createTelemetryIngest, type TelemetryIngest, type TelemetryIngestOptions } from '../../src/telemetry/ingest.js';
-import { InsertQueue, MAX_ROBOT_BATCHES_PER_BLOCK, type InsertQueueOptions } from '../../src/telemetry/insert-queue.js';
-import type { SampleStore } from '../../src/telemetry/sample-store.js';
-import { TelemetrySpool } from '../../src/telemetry/spool.js';
+import { createTelemetryIngest, type TelemetryIngest, type TelemetryIngestOptions } from '../../src/telemetry/ingest/ingest.js';
+import { InsertQueue, MAX_ROBOT_BATCHES_PER_BLOCK, type InsertQueueOptions } from '../../src/telemetry/store/insert-queue.js';
+import type { SampleStore } from '../../src/telemetry/store/sample-store.js';
+import { TelemetrySpool } from '../../src/telemetry/store/spool.js';
 import { encodeBatch, tempDir, until } from './helpers.js';
 
 /** Records inserts; stands in for the store only where the queue's timing is what is tested. */

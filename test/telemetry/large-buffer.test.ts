@@ -9,8 +9,8 @@
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DECODER_ENV, loadNative } from '../../src/telemetry/decode/native.js';
-import { adviseHugePages, ADVISE_MIN_BYTES, HUGE_PAGES_ENV, hugePagesSetting, largeArrayBuffer } from '../../src/telemetry/large-buffer.js';
-import { RowArena } from '../../src/telemetry/row-arena.js';
+import { adviseHugePages, ADVISE_MIN_BYTES, HUGE_PAGES_ENV, hugePagesSetting, largeArrayBuffer } from '../../src/telemetry/store/large-buffer.js';
+import { RowArena } from '../../src/telemetry/store/row-arena.js';
 import { gc, hugePageAdvisedMappings } from '../support/smaps.js';
 
 const MiB = 1024 * 1024;

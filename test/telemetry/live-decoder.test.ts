@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { decoderOf, type DecoderKind } from '../../src/telemetry/decode/select.js';
 import { loadNative } from '../../src/telemetry/decode/native.js';
-import { LiveDecoder } from '../../src/telemetry/live-decoder.js';
-import { FRAME_HEADER_BYTES, type DecodeTask } from '../../src/telemetry/worker-protocol.js';
+import { LiveDecoder } from '../../src/telemetry/decode/live-decoder.js';
+import { FRAME_HEADER_BYTES, type DecodeTask } from '../../src/telemetry/decode/worker-protocol.js';
 import { CORRUPT_FRAME, encodeBatch, encodeSamples, sample } from './helpers.js';
 
 /** A one-frame worker task for `bytes`. */

@@ -5,7 +5,7 @@
  */
 import * as uws from '../../src/http/uws.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
-import { createTelemetryIngest, type TelemetryIngest, type TelemetryIngestOptions } from '../../src/telemetry/ingest.js';
+import { createTelemetryIngest, type TelemetryIngest, type TelemetryIngestOptions } from '../../src/telemetry/ingest/ingest.js';
 
 export interface LiveRig {
   store: Store;

@@ -4,8 +4,8 @@
  * failure, and a store ahead of the gateway is reported, not touched.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openChdbStore } from '../../src/telemetry/chdb-store.js';
-import { addColumnIfMissing, MIGRATIONS, MIGRATIONS_TABLE, migrateSchema, schemaVersion, type Migration, type SchemaExecutor } from '../../src/telemetry/migrations.js';
+import { openChdbStore } from '../../src/telemetry/store/chdb-store.js';
+import { addColumnIfMissing, MIGRATIONS, MIGRATIONS_TABLE, migrateSchema, schemaVersion, type Migration, type SchemaExecutor } from '../../src/telemetry/store/migrations.js';
 import { tempDir } from './helpers.js';
 
 const url = inject('clickhouseUrl');

@@ -6,15 +6,15 @@
 import { create, toBinary } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { HealthLevel, TelemetryBatchSchema, TelemetrySampleSchema, type TelemetrySample } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
-import { INSERT_COLUMN_LIST, INSERT_COLUMNS, ROWBINARY_TYPES } from '../../src/telemetry/columns.js';
-import { openClickHouseStore, type ClickHouseSampleStore } from '../../src/telemetry/clickhouse-store.js';
+import { INSERT_COLUMN_LIST, INSERT_COLUMNS, ROWBINARY_TYPES } from '../../src/telemetry/store/columns.js';
+import { openClickHouseStore, type ClickHouseSampleStore } from '../../src/telemetry/store/clickhouse-store.js';
 import { decoderOf } from '../../src/telemetry/decode/select.js';
 import { DECODER_ENV, loadNative } from '../../src/telemetry/decode/native.js';
-import { FramePacker } from '../../src/telemetry/frame-packer.js';
+import { FramePacker } from '../../src/telemetry/decode/frame-packer.js';
 import { existsSync, readFileSync } from 'node:fs';
-import { chooseInsertFormat, insertFormatSetting, INSERT_FORMAT_ENV, NativeInsert, nativeColumns, sortKeyColumns, type NativeBody } from '../../src/telemetry/native-insert.js';
-import { HUGE_PAGES_ENV } from '../../src/telemetry/large-buffer.js';
-import { SAMPLE_FIELDS } from '../../src/telemetry/sample-table.js';
+import { chooseInsertFormat, insertFormatSetting, INSERT_FORMAT_ENV, NativeInsert, nativeColumns, sortKeyColumns, type NativeBody } from '../../src/telemetry/store/native-insert.js';
+import { HUGE_PAGES_ENV } from '../../src/telemetry/store/large-buffer.js';
+import { SAMPLE_FIELDS } from '../../src/telemetry/sample/sample-table.js';
 import { prng } from '../support/prng.js';
 import { gc, hugePageAdvisedMappings } from '../support/smaps.js';
 

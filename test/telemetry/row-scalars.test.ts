@@ -1,16 +1,16 @@
 /**
- * The allocation-free scalar reader (src/telemetry/row-scalars.ts) against the reference row reader:
+ * The allocation-free scalar reader (src/telemetry/sample/row-scalars.ts) against the reference row reader:
  * the same numbers for every numeric column of rows with random values (negative Int64s, NaN,
  * strings and arrays long enough for multi-byte lengths), false for every row cut short before its
  * last asked column, and the snapshot form the alerts and usage meter read.
  */
 import { describe, expect, it } from 'vitest';
-import { ByteWriter } from '../../src/telemetry/byte-writer.js';
-import { readRowValues, writeRowFromValues } from '../../src/telemetry/row-rowbinary.js';
-import { RowScalarReader } from '../../src/telemetry/row-scalars.js';
-import type { RowValue, RowValues } from '../../src/telemetry/row-values.js';
-import { SAMPLE_FIELDS } from '../../src/telemetry/sample-table.js';
-import { newSnapshotScalars, readSnapshotScalars, snapshotConditions, snapshotFleetId, snapshotValue } from '../../src/telemetry/snapshot-codec.js';
+import { ByteWriter } from '../../src/telemetry/sample/byte-writer.js';
+import { readRowValues, writeRowFromValues } from '../../src/telemetry/sample/row-rowbinary.js';
+import { RowScalarReader } from '../../src/telemetry/sample/row-scalars.js';
+import type { RowValue, RowValues } from '../../src/telemetry/sample/row-values.js';
+import { SAMPLE_FIELDS } from '../../src/telemetry/sample/sample-table.js';
+import { newSnapshotScalars, readSnapshotScalars, snapshotConditions, snapshotFleetId, snapshotValue } from '../../src/telemetry/sample/snapshot-codec.js';
 
 /** Deterministic pseudo-random numbers (xorshift32), so a failure reproduces. */
 function rng(seed: number): () => number {

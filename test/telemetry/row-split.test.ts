@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { splitByShard } from '../../src/telemetry/row-split.js';
+import { splitByShard } from '../../src/telemetry/store/row-split.js';
 import { rowList, rowsFor } from './cluster-rows.js';
 
 function concat(parts: readonly Uint8Array[]): Buffer {

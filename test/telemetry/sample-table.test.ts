@@ -1,5 +1,5 @@
 /**
- * The field table (src/telemetry/sample-table.ts) is the one description of a telemetry sample: the
+ * The field table (src/telemetry/sample/sample-table.ts) is the one description of a telemetry sample: the
  * proto fields it names exist with its types, and the live message, the LMDB snapshot, the REST robot
  * view and the agent's encoder carry exactly its fields with the row's values. Changing one column
  * at a time must change exactly that column's paths in each form, so a field added to the table but
@@ -15,16 +15,16 @@ import { toRobotView } from '../../src/api/robot-view.js';
 import { RobotView } from '../../src/api/schemas/robots.js';
 import { RequestValidators } from '../../src/http/validation.js';
 import type { RobotRecord } from '../../src/store/records.js';
-import { ByteWriter } from '../../src/telemetry/byte-writer.js';
-import { liveJsonPrefix, writeLiveJson } from '../../src/telemetry/live-json.js';
+import { ByteWriter } from '../../src/telemetry/sample/byte-writer.js';
+import { liveJsonPrefix, writeLiveJson } from '../../src/telemetry/sample/live-json.js';
 import { HealthLevel, TelemetrySampleSchema } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
 import { decoderOf } from '../../src/telemetry/decode/select.js';
-import { FramePacker } from '../../src/telemetry/frame-packer.js';
-import { readRowPrefix, readRowValues, writeRowFromValues } from '../../src/telemetry/row-rowbinary.js';
-import type { RowValue, RowValues } from '../../src/telemetry/row-values.js';
-import { HEALTH_LEVEL_NAMES, SAMPLE_FIELDS, type SampleField } from '../../src/telemetry/sample-table.js';
-import { decodeSnapshot, snapshotValue } from '../../src/telemetry/snapshot-codec.js';
-import type { DecodeResult } from '../../src/telemetry/worker-protocol.js';
+import { FramePacker } from '../../src/telemetry/decode/frame-packer.js';
+import { readRowPrefix, readRowValues, writeRowFromValues } from '../../src/telemetry/sample/row-rowbinary.js';
+import type { RowValue, RowValues } from '../../src/telemetry/sample/row-values.js';
+import { HEALTH_LEVEL_NAMES, SAMPLE_FIELDS, type SampleField } from '../../src/telemetry/sample/sample-table.js';
+import { decodeSnapshot, snapshotValue } from '../../src/telemetry/sample/snapshot-codec.js';
+import type { DecodeResult } from '../../src/telemetry/decode/worker-protocol.js';
 import { valueAt } from '../support/samples.js';
 import { encodeSamples, sample } from './helpers.js';
 

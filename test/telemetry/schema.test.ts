@@ -1,7 +1,7 @@
 /** The DDL files and the row encoders agree on the columns; version -> flavor rules. */
 import { describe, expect, it } from 'vitest';
-import { INSERT_COLUMNS, ROWBINARY_STRUCTURE, ROWBINARY_TYPES } from '../../src/telemetry/columns.js';
-import { flavorForVersion, loadSamplesDdl } from '../../src/telemetry/schema.js';
+import { INSERT_COLUMNS, ROWBINARY_STRUCTURE, ROWBINARY_TYPES } from '../../src/telemetry/store/columns.js';
+import { flavorForVersion, loadSamplesDdl } from '../../src/telemetry/store/schema.js';
 
 function columnsOf(ddl: string): string[] {
   const body = ddl.slice(ddl.indexOf('(') + 1, ddl.indexOf('\n)'));

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DECODER_ENV, loadNative } from '../../src/telemetry/decode/native.js';
-import { copyBytes, copyBytesIsNative, NATIVE_MIN_BYTES } from '../../src/telemetry/shared-copy.js';
+import { copyBytes, copyBytesIsNative, NATIVE_MIN_BYTES } from '../../src/telemetry/decode/shared-copy.js';
 
 const fallbackRun = process.env[DECODER_ENV] === 'js';
 

@@ -1,7 +1,7 @@
 /** The snapshot writer's hook (alerts read e-stop and battery there): once per written snapshot, never per sample. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { SnapshotWriter } from '../../src/telemetry/snapshot-writer.js';
-import { snapshotConditions } from '../../src/telemetry/snapshot-codec.js';
+import { SnapshotWriter } from '../../src/telemetry/ingest/snapshot-writer.js';
+import { snapshotConditions } from '../../src/telemetry/sample/snapshot-codec.js';
 import { alertWorld, snapshotBytes, type AlertWorld } from '../fleet/alerts-support.js';
 
 let w: AlertWorld | undefined;

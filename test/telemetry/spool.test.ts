@@ -6,8 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AckTracker } from '../../src/telemetry/ack-tracker.js';
-import { TelemetrySpool } from '../../src/telemetry/spool.js';
+import { AckTracker } from '../../src/telemetry/store/ack-tracker.js';
+import { TelemetrySpool } from '../../src/telemetry/store/spool.js';
 import { tempDir } from './helpers.js';
 
 describe('telemetry spool files', () => {

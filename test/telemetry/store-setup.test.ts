@@ -1,6 +1,6 @@
 // DeferredSetUp without a server: what the ClickHouse stores run at start and again until it succeeds.
 import { describe, expect, it } from 'vitest';
-import { DeferredSetUp } from '../../src/telemetry/store-setup.js';
+import { DeferredSetUp } from '../../src/telemetry/store/store-setup.js';
 
 describe('DeferredSetUp', () => {
   it('runs one attempt at a time, forgets a failure, keeps the first success', async () => {

@@ -1,7 +1,7 @@
 /** Alert messages on the live stream hub (no sockets): only to `fleet:read` tickets, the robot filter applied. */
 import { describe, expect, it } from 'vitest';
-import { StreamHub, type StreamPeer } from '../../src/telemetry/stream-hub.js';
-import { TicketIssuer } from '../../src/telemetry/ticket-issuer.js';
+import { StreamHub, type StreamPeer } from '../../src/telemetry/live/stream-hub.js';
+import { TicketIssuer } from '../../src/telemetry/live/ticket-issuer.js';
 
 function peer(): StreamPeer & { sent: string[] } {
   const sent: string[] = [];

@@ -5,13 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { readRowValues } from '../../src/telemetry/row-rowbinary.js';
-import type { TelemetryIngest } from '../../src/telemetry/ingest.js';
-import { createStreamHub, StreamHub, type StreamHub as Hub, type StreamPeer } from '../../src/telemetry/stream-hub.js';
-import { parseClientMessage } from '../../src/telemetry/stream-protocol.js';
-import { registerTelemetryStream } from '../../src/telemetry/stream-ws.js';
-import { TicketIssuer } from '../../src/telemetry/ticket-issuer.js';
-import type { LiveBatch } from '../../src/telemetry/worker-protocol.js';
+import { readRowValues } from '../../src/telemetry/sample/row-rowbinary.js';
+import type { TelemetryIngest } from '../../src/telemetry/ingest/ingest.js';
+import { createStreamHub, StreamHub, type StreamHub as Hub, type StreamPeer } from '../../src/telemetry/live/stream-hub.js';
+import { parseClientMessage } from '../../src/telemetry/live/stream-protocol.js';
+import { registerTelemetryStream } from '../../src/telemetry/live/stream-ws.js';
+import { TicketIssuer } from '../../src/telemetry/live/ticket-issuer.js';
+import type { LiveBatch } from '../../src/telemetry/decode/worker-protocol.js';
 import { encodeBatch, encodeSamples, sample, tempDir, until } from './helpers.js';
 import { startLiveRig, type LiveRig } from './live-rig.js';
 

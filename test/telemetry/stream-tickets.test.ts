@@ -8,7 +8,7 @@ import type { RouteDef } from '../../src/api/route.js';
 import { createFleet, createOrg } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
 import { RequestValidators } from '../../src/http/validation.js';
-import { TicketCapacityError, TicketIssuer } from '../../src/telemetry/ticket-issuer.js';
+import { TicketCapacityError, TicketIssuer } from '../../src/telemetry/live/ticket-issuer.js';
 import { tempDir } from './helpers.js';
 
 describe('TicketIssuer', () => {

@@ -4,10 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { TelemetryIngest } from '../../src/telemetry/ingest.js';
-import { createStreamHub, type StreamHub } from '../../src/telemetry/stream-hub.js';
-import { registerTelemetryStream } from '../../src/telemetry/stream-ws.js';
-import { TicketIssuer } from '../../src/telemetry/ticket-issuer.js';
+import type { TelemetryIngest } from '../../src/telemetry/ingest/ingest.js';
+import { createStreamHub, type StreamHub } from '../../src/telemetry/live/stream-hub.js';
+import { registerTelemetryStream } from '../../src/telemetry/live/stream-ws.js';
+import { TicketIssuer } from '../../src/telemetry/live/ticket-issuer.js';
 import { encodeBatch, tempDir, until } from './helpers.js';
 import { startLiveRig, type LiveRig } from './live-rig.js';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { FramePacker } from '../../src/telemetry/frame-packer.js';
-import { rowArenaMaxSpares, rowArenaSpares } from '../../src/telemetry/ingest.js';
-import { RowArena } from '../../src/telemetry/row-arena.js';
-import { TaskSlots } from '../../src/telemetry/task-slots.js';
-import { FRAME_HEADER_BYTES } from '../../src/telemetry/worker-protocol.js';
+import { FramePacker } from '../../src/telemetry/decode/frame-packer.js';
+import { rowArenaMaxSpares, rowArenaSpares } from '../../src/telemetry/ingest/memory-budget.js';
+import { RowArena } from '../../src/telemetry/store/row-arena.js';
+import { TaskSlots } from '../../src/telemetry/decode/task-slots.js';
+import { FRAME_HEADER_BYTES } from '../../src/telemetry/decode/worker-protocol.js';
 
 describe('TaskSlots', () => {
   it('hands out each slot once, takes it back once, and says when none is free', () => {

@@ -13,7 +13,7 @@ import type { RobotLink } from '../../protocol/robot-link.js';
 import type { Keyset } from '../../store/keyset.js';
 import type { Store } from '../../store/lmdb.js';
 import type { RawBytesCache } from '../../store/raw-bytes-cache.js';
-import type { TelemetrySnapshot } from '../../telemetry/snapshot.js';
+import type { TelemetrySnapshot } from '../../telemetry/sample/index.js';
 import type { FleetRecord } from '../../store/records.js';
 import type { ListLimit } from '../schemas/list.js';
 

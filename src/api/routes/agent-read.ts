@@ -5,8 +5,8 @@
  */
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
-import { fieldRulesOf } from '../../fleet/field-rules/index.js';
-import { objectsOf } from '../../fleet/objects/object-store.js';
+import { fieldRulesOf } from '../../fleet/safety/field-rules/index.js';
+import { objectsOf } from '../../fleet/site/objects/object-store.js';
 import { listFeatures } from '../../missions/catalog/features.js';
 import { robotsOf } from '../../store/identity.js';
 import { defineRoute, type ContextFor } from '../define-route.js';

@@ -5,7 +5,7 @@
  */
 import type { AuthContext } from '../../auth/context.js';
 import { apiError } from '../../errors/catalog.js';
-import { alertsOf, type AlertActor, type AlertRecord, type AlertService } from '../../fleet/alerts/index.js';
+import { alertsOf, type AlertActor, type AlertRecord, type AlertService } from '../../fleet/safety/alerts/index.js';
 import type { Store } from '../../store/lmdb.js';
 import { defineRoute } from '../define-route.js';
 import { fleetFromPath } from '../fleet-scope.js';

@@ -5,7 +5,7 @@
  */
 import { assertRobotVisible } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
-import { getFault } from '../../fleet/faults/faults.js';
+import { getFault } from '../../fleet/safety/faults/faults.js';
 import { faultList, faultView } from '../fault-views.js';
 import type { Store } from '../../store/lmdb.js';
 import { defineRoute } from '../define-route.js';

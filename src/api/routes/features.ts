@@ -3,7 +3,7 @@
  * `control-feature` Agent tool (lock with an optional reason, unlock, reset).
  */
 import { Type } from '@sinclair/typebox';
-import type { FieldRuleService } from '../../fleet/field-rules/index.js';
+import type { FieldRuleService } from '../../fleet/safety/field-rules/index.js';
 import type { IdempotencyClaims } from '../../idempotency/index.js';
 import type { EventLog } from '../../events/index.js';
 import { requireFleet, requireOrg } from '../../auth/access.js';

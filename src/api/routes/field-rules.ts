@@ -5,7 +5,7 @@
  * answer: 201/200 when each applied it, 207 `partial_failure` otherwise (docs/field-rules.md).
  */
 import { requireFleet, requireOrg } from '../../auth/access.js';
-import { fieldRulesOf, requireFieldRule, type FieldRuleRecord, type FieldRuleService } from '../../fleet/field-rules/index.js';
+import { fieldRulesOf, requireFieldRule, type FieldRuleRecord, type FieldRuleService } from '../../fleet/safety/field-rules/index.js';
 import { withIdempotency, type IdempotencyClaims } from '../../idempotency/index.js';
 import type { Store } from '../../store/lmdb.js';
 import type { FleetRecord } from '../../store/records.js';

@@ -3,9 +3,9 @@
  * `/v1/orgs/{org_id}/fleets/{fleet_id}`: list (filters `class`, `source`, `robot_id`), read, create,
  * update and delete. Read with `robots:read`, manage with `robots:write` (spec: Permissions).
  */
-import type { ObjectRecord } from '../../fleet/objects/records.js';
-import { getObject, objectsOf } from '../../fleet/objects/object-store.js';
-import type { ObjectTracker } from '../../fleet/objects/tracker.js';
+import type { ObjectRecord } from '../../fleet/site/objects/records.js';
+import { getObject, objectsOf } from '../../fleet/site/objects/object-store.js';
+import type { ObjectTracker } from '../../fleet/site/objects/tracker.js';
 import { withIdempotency, type IdempotencyClaims } from '../../idempotency/index.js';
 import { validateGeometry } from '../../missions/catalog/geometry.js';
 import { apiError } from '../../errors/catalog.js';

@@ -1,11 +1,11 @@
 /**
  * `PATCH /v1/robots/{robot_id}`: a robot's metadata, or its move to another fleet
- * of the organization (src/fleet/robot-admin; docs/robot-admin.md). Permission `robots:write`; a
+ * of the organization (src/fleet/robots/admin; docs/robot-admin.md). Permission `robots:write`; a
  * transfer also needs the key to be able to use the target fleet (an org-wide key).
  */
 import { requireFleet, requireRobot } from '../../auth/access.js';
-import { patchRobot, type RobotAdminDeps } from '../../fleet/robot-admin/patch-robot.js';
-import { decodeSnapshot } from '../../telemetry/snapshot-codec.js';
+import { patchRobot, type RobotAdminDeps } from '../../fleet/robots/admin/patch-robot.js';
+import { decodeSnapshot } from '../../telemetry/sample/index.js';
 import { defineRoute } from '../define-route.js';
 import type { RouteDef } from '../route.js';
 import { toRobotView } from '../robot-view.js';

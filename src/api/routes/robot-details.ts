@@ -3,8 +3,8 @@
  * device the robot reports, with its active faults (docs/faults.md).
  */
 import { assertRobotVisible } from '../../auth/access.js';
-import { robotDetails } from '../../fleet/robot-details/details.js';
-import type { RobotUsageRecord } from '../../fleet/robot-details/usage.js';
+import { robotDetails } from '../../fleet/robots/details/details.js';
+import type { RobotUsageRecord } from '../../fleet/robots/details/usage.js';
 import type { Store } from '../../store/lmdb.js';
 import { defineRoute } from '../define-route.js';
 import { faultView } from '../fault-views.js';

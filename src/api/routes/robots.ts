@@ -10,7 +10,7 @@ import type { LinkConflictView } from '../../protocol/robot-link.js';
 import type { Store } from '../../store/lmdb.js';
 import { listRobots } from '../../store/identity.js';
 import type { RobotRecord } from '../../store/records.js';
-import { decodeSnapshot } from '../../telemetry/snapshot-codec.js';
+import { decodeSnapshot } from '../../telemetry/sample/index.js';
 import { RobotViewCache } from '../robot-view-cache.js';
 import { toRobotView } from '../robot-view.js';
 import { RobotListQuery, RobotListResponse, RobotPathParams, RobotView } from '../schemas/robots.js';

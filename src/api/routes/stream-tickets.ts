@@ -7,7 +7,7 @@ import { apiError } from '../../errors/catalog.js';
 import { defineRoute } from '../define-route.js';
 import type { RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
-import { TicketCapacityError, type TicketBound, type TicketIssuer } from '../../telemetry/ticket-issuer.js';
+import { TicketCapacityError, type TicketBound, type TicketIssuer } from '../../telemetry/live/index.js';
 import { StreamTicketRequest, StreamTicketResponse } from '../schemas/stream-tickets.js';
 import { SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
 

@@ -4,8 +4,8 @@
  */
 import type { Logger } from 'pino';
 import { apiError } from '../../errors/catalog.js';
-import { utilization, type TelemetrySelect } from '../../fleet/utilization/utilization.js';
-import { checkWindow, SLOT_MS } from '../../fleet/utilization/window.js';
+import { utilization, type TelemetrySelect } from '../../fleet/history/utilization/utilization.js';
+import { checkWindow, SLOT_MS } from '../../fleet/history/utilization/window.js';
 import type { Store } from '../../store/lmdb.js';
 import { defineRoute } from '../define-route.js';
 import { fleetFromPath } from '../fleet-scope.js';

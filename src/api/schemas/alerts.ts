@@ -4,7 +4,7 @@
  * ("not shown"); this is the gateway's.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { ALERT_KINDS, ALERT_RESOLUTIONS, ALERT_SEVERITIES, ALERT_STATES } from '../../fleet/alerts/records.js';
+import { ALERT_KINDS, ALERT_RESOLUTIONS, ALERT_SEVERITIES, ALERT_STATES } from '../../fleet/safety/alerts/records.js';
 import { FreeForm, Nullable, Uuid } from './common.js';
 import { CursorParam, LimitParam, Page, type ListLimit } from './list.js';
 import { named } from './named.js';

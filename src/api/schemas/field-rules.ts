@@ -5,7 +5,7 @@
  * API bodies), the rule as returned is camelCase (a resource's representation).
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { FIELD_RULE_TYPES, MAX_RULES_PER_FLEET, SPEED_LIMIT_BOUNDS, WAIT_S_BOUNDS } from '../../fleet/field-rules/index.js';
+import { FIELD_RULE_TYPES, MAX_RULES_PER_FLEET, SPEED_LIMIT_BOUNDS, WAIT_S_BOUNDS } from '../../fleet/safety/field-rules/index.js';
 import { Nullable, Uuid } from './common.js';
 import { GeometrySchema } from './features.js';
 import { CursorParam, LimitParam, Page, type ListLimit } from './list.js';

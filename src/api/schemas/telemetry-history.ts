@@ -1,10 +1,10 @@
 /**
  * The telemetry history routes (`GET /v1/robots/{robot_id}/telemetry…`, docs/telemetry-history.md).
- * Sample and series field names come from the telemetry field table (src/fleet/history/fields.ts).
+ * Sample and series field names come from the telemetry field table (src/fleet/history/telemetry/fields.ts).
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { HISTORY_FIELDS, SERIES_FIELDS, type HistoryKind } from '../../fleet/history/fields.js';
-import { MAX_POINTS, MAX_RANGE_MS, SAMPLE_PAGE } from '../../fleet/history/limits.js';
+import { HISTORY_FIELDS, SERIES_FIELDS, type HistoryKind } from '../../fleet/history/telemetry/fields.js';
+import { MAX_POINTS, MAX_RANGE_MS, SAMPLE_PAGE } from '../../fleet/history/telemetry/limits.js';
 import { Nullable, Uuid } from './common.js';
 import { CursorParam, LimitParam, Page } from './list.js';
 import { named } from './named.js';

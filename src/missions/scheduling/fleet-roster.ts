@@ -10,7 +10,7 @@ import type { RobotLink } from '../../protocol/robot-link.js';
 import type { Clock } from '../clock.js';
 import { fleetRobotIds } from '../../store/identity.js';
 import type { Store } from '../../store/lmdb.js';
-import { decodeSnapshot } from '../../telemetry/snapshot-codec.js';
+import { decodeSnapshot } from '../../telemetry/sample/index.js';
 import type { RunTracker } from '../runs/run-tracker.js';
 import type { RobotView } from './selection.js';
 

@@ -21,8 +21,7 @@
  * Robot strings are bounded after the sample is read, on its final values (sample-table.ts `bound`):
  * cut to a UTF-8 prefix of at most the field's bytes, a fault list to its first entries, each counted.
  */
-import type { ByteWriter } from '../byte-writer.js';
-import { BOUND_FAULT, BOUND_FAULTS, BOUND_LIMITS, BOUND_MODE, BOUND_RUN_ID, BOUND_STATE, utf8CutEnd } from '../sample-table.js';
+import { type ByteWriter, BOUND_FAULT, BOUND_FAULTS, BOUND_LIMITS, BOUND_MODE, BOUND_RUN_ID, BOUND_STATE, utf8CutEnd } from '../sample/index.js';
 import type { TaskOutput } from './task-output.js';
 
 class Corrupt extends Error {}

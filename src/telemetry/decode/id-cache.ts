@@ -5,7 +5,7 @@
  * Bound: at most MAX_IDS entries; when full it is cleared and refills from the next tasks (ids are
  * registered robots and their fleets, so the bound is only reached by very large fleets).
  */
-import { encodeRowBinaryString } from '../row-rowbinary.js';
+import { encodeRowBinaryString } from '../sample/index.js';
 
 const MAX_IDS = 100_000;
 const cache = new Map<string, Uint8Array>();

@@ -6,10 +6,9 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { liveJsonPrefix } from '../live-json.js';
-import { BOUND_LIMITS } from '../sample-table.js';
+import { liveJsonPrefix, BOUND_LIMITS } from '../sample/index.js';
 import { rowBinaryIds } from './id-cache.js';
-import { frameError, type DecodeResult, type DecodeTask, type FrameFault, type WorkerError } from '../worker-protocol.js';
+import { frameError, type DecodeResult, type DecodeTask, type FrameFault, type WorkerError } from './worker-protocol.js';
 
 /** The addon interface version this file speaks: the task protocol and the exported functions (the addon exports its own as `abi`). */
 const ABI = 9;

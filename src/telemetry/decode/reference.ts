@@ -6,10 +6,7 @@
  */
 import { fromBinary, type DescMessage } from '@bufbuild/protobuf';
 import { TelemetryBatchSchema, TelemetrySampleSchema, type TelemetrySample } from '../../gen/fleetgw/v1/telemetry_pb.js';
-import { writeRowFromValues } from '../row-rowbinary.js';
-import type { RowValue, RowValues } from '../row-values.js';
-import { BOUND_REASONS, SAMPLE_FIELDS, utf8CutEnd, type ProtoType, type SampleField, type StringBound } from '../sample-table.js';
-import { writeLiveJson } from '../live-json.js';
+import { writeRowFromValues, type RowValue, type RowValues, BOUND_REASONS, SAMPLE_FIELDS, utf8CutEnd, type ProtoType, type SampleField, type StringBound, writeLiveJson } from '../sample/index.js';
 import type { TaskOutput } from './task-output.js';
 
 const ZERO: Record<ProtoType, RowValue> = {

@@ -4,7 +4,7 @@
  * for diagnosis). The main thread asks too, only to report the choice (ready line, stats): worker
  * threads load the same file with the same environment, so they make the same choice.
  */
-import type { DecodeResult, DecodeTask } from '../worker-protocol.js';
+import type { DecodeResult, DecodeTask } from './worker-protocol.js';
 import { decodeFrameFast } from './fast-reader.js';
 import { DECODER_ENV, decodeTaskNative, loadNative } from './native.js';
 import { decodeFrameReference } from './reference.js';

@@ -6,10 +6,8 @@
  * The writers are reused by every task of a worker thread (the result is copied out at its exact size,
  * transferable), so a task allocates its outputs once instead of growing fresh zero-filled buffers.
  */
-import { ByteWriter } from '../byte-writer.js';
-import { liveJsonPrefix } from '../live-json.js';
+import { ByteWriter, liveJsonPrefix, BOUND_REASONS } from '../sample/index.js';
 import { rowBinaryIds } from './id-cache.js';
-import { BOUND_REASONS } from '../sample-table.js';
 import {
   FRAME_HEADER_BYTES,
   FrameFault,
@@ -17,7 +15,7 @@ import {
   MAX_ERRORS_PER_RESULT,
   type DecodeResult,
   type DecodeTask,
-} from '../worker-protocol.js';
+} from './worker-protocol.js';
 
 const rowsWriter = new ByteWriter(1024 * 1024);
 const liveWriter = new ByteWriter(64 * 1024);

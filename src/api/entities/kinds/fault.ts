@@ -1,10 +1,10 @@
 /**
- * Kind `fault`: faults robots reported (src/fleet/faults), newest first by raise time; filters
+ * Kind `fault`: faults robots reported (src/fleet/safety/faults), newest first by raise time; filters
  * active and robot_id.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { faultsOf } from '../../../fleet/faults/faults.js';
-import type { FaultRecord } from '../../../fleet/faults/records.js';
+import { faultsOf } from '../../../fleet/safety/faults/faults.js';
+import type { FaultRecord } from '../../../fleet/safety/faults/records.js';
 import { Nullable, Uuid } from '../../schemas/common.js';
 import { named } from '../../schemas/named.js';
 import { defineKind } from '../kind.js';

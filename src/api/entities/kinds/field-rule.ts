@@ -1,9 +1,9 @@
 /**
- * Kind `field_rule`: the fleet's field rules (src/fleet/field-rules), by directive_id; filters
+ * Kind `field_rule`: the fleet's field rules (src/fleet/safety/field-rules), by directive_id; filters
  * enabled and type. `get-entity` adds the zone's geometry.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { FIELD_RULE_TYPES, fieldRulesOf, requireFieldRule, type FieldRuleRecord, type FieldRuleType } from '../../../fleet/field-rules/index.js';
+import { FIELD_RULE_TYPES, fieldRulesOf, requireFieldRule, type FieldRuleRecord, type FieldRuleType } from '../../../fleet/safety/field-rules/index.js';
 import { Nullable, Uuid } from '../../schemas/common.js';
 import { GeometrySchema } from '../../schemas/features.js';
 import { named } from '../../schemas/named.js';

@@ -1,11 +1,11 @@
 /**
- * Kind `object`: tracked objects (src/fleet/objects), newest first by first sighting; filters
+ * Kind `object`: tracked objects (src/fleet/site/objects), newest first by first sighting; filters
  * object_class, source and robot_id (last reported by). `get-entity` adds the footprint.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { apiError } from '../../../errors/catalog.js';
-import { getObject, objectsOf } from '../../../fleet/objects/object-store.js';
-import type { ObjectRecord, ObjectSource } from '../../../fleet/objects/records.js';
+import { getObject, objectsOf } from '../../../fleet/site/objects/object-store.js';
+import type { ObjectRecord, ObjectSource } from '../../../fleet/site/objects/records.js';
 import { Nullable, Uuid } from '../../schemas/common.js';
 import { GeometrySchema } from '../../schemas/features.js';
 import { named } from '../../schemas/named.js';
