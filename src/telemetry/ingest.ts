@@ -111,6 +111,8 @@ export interface TelemetryIngestOptions {
   clickhouseCluster?: { name: string; shardUrls: string[] };
   /** ClickHouse user and password (read from a file or the environment by the CLI; never logged). */
   clickhouseAuth?: { username?: string; password?: string };
+  /** How inserts into a single ClickHouse server are encoded (native-insert.ts). Default `auto`. */
+  clickhouseInsertFormat?: 'auto' | 'native' | 'rowbinary';
   /** TTL of rows on modern engines (chdb, ClickHouse 21+). Default 90 days. */
   retentionDays?: number;
   /** Live stream hub; without it no live JSON is produced. */
@@ -357,7 +359,7 @@ export async function createTelemetryIngest(opts: TelemetryIngestOptions): Promi
         shardUrls: opts.clickhouseCluster.shardUrls,
         warn: (message) => opts.log?.warn({ store: 'clickhouse' }, message),
       })
-      : await openClickHouseStore({ ...serverOpts, warn: (message) => opts.log?.warn({ store: 'clickhouse' }, message) })
+      : await openClickHouseStore({ ...serverOpts, ...(opts.clickhouseInsertFormat !== undefined ? { insertFormat: opts.clickhouseInsertFormat } : {}), warn: (message) => opts.log?.warn({ store: 'clickhouse' }, message) })
     : await openChdbStore({ dataDir: opts.dataDir, ...(opts.retentionDays !== undefined ? { retentionDays: opts.retentionDays } : {}) }));
   const log = opts.log;
   if (log !== undefined && (sampleStore.setUpError ?? null) === null) logSchema(log, sampleStore);
@@ -455,7 +457,7 @@ class Ingest implements TelemetryIngest {
     this.packer = new FramePacker(32 * 1024, slots);
     this.storeKind = sampleStore.kind;
     this.log = opts.log ?? pino({ enabled: false });
-    // Reported, and run here for small batches (inline-decode.ts); the workers load the same addon with the same environment.
+    // Reported, and run here for small batches (inline-decode.ts); the workers get this thread's decoder setting (decode-pool.ts).
     const decoder = chooseDecoder();
     this.decoder = decoder.kind;
     this.decoderStatus = decoder.nativeStatus;
