@@ -20,6 +20,16 @@ export default tseslint.config(
     },
   },
   {
+    // The environment is parsed once, in src/config.ts, and the CLI hands the parts down
+    // (docs/configuration.md): a module deep inside must not grow a variable of its own.
+    files: ['src/**/*.ts'],
+    ignores: ['src/config.ts', 'src/cli/**'],
+    rules: {
+      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read the environment in src/config.ts (parseConfig) and pass the setting down.' }],
+      'no-restricted-imports': ['error', { paths: ['process', 'node:process'].map((name) => ({ name, importNames: ['env'], message: 'Read the environment in src/config.ts (parseConfig) and pass the setting down.' })) }],
+    },
+  },
+  {
     // Tests read untyped JSON bodies from real servers; asserting on them is the point.
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {

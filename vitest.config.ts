@@ -13,6 +13,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     globalSetup: ['test/support/global-setup.ts'],
     // Every response an e2e file's HTTP helper received is validated against /openapi.json after the file.
-    setupFiles: ['test/support/openapi-responses.setup.ts'],
+    // In-process telemetry runs on the decoder the runner's environment names (as `fleetgw serve` would).
+    setupFiles: ['test/support/openapi-responses.setup.ts', 'test/support/telemetry-env.setup.ts'],
   },
 });

@@ -1,7 +1,10 @@
 /**
- * Tunables that are not part of the CLI contract, with their defaults. Each can be overridden by an
- * environment variable (documented in README, "Configuration") so operators and benchmarks can adjust
- * them without a new flag.
+ * The gateway's environment: every variable `fleetgw serve` and `fleetgw sim` honour, parsed and
+ * checked once at start by {@link parseConfig} (docs/configuration.md lists them). The CLI hands the
+ * parts down to the modules that use them; nothing else in src/ reads `process.env`.
+ *
+ * Tunables are settings outside the CLI contract, with their defaults, that operators and benchmarks
+ * can adjust without a new flag.
  */
 
 export interface GatewayTunables {
@@ -175,7 +178,7 @@ const MIN: Partial<Record<keyof GatewayTunables, number>> = {
  * Reads tunables from the environment over the defaults.
  * @throws Error naming the variable when a value is not a positive integer, or outside its bounds
  */
-export function tunablesFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayTunables {
+export function tunablesFromEnv(env: Env = process.env): GatewayTunables {
   const out = { ...DEFAULT_TUNABLES };
   for (const [field, name] of Object.entries(ENV) as [keyof GatewayTunables, string][]) {
     const raw = env[name];
@@ -187,6 +190,133 @@ export function tunablesFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayTu
     const min = MIN[field];
     if (min !== undefined && n < min) throw new Error(`${name} must be at least ${min}, got '${raw}'`);
     out[field] = n;
+  }
+  return out;
+}
+
+/** An environment as `process.env` holds it. */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+export const TELEMETRY_DECODERS = ['native', 'js', 'reference'] as const;
+export const INSERT_FORMATS = ['auto', 'native', 'rowbinary'] as const;
+export const HUGE_PAGES = ['on', 'off'] as const;
+export const TEST_FAULT_KINDS = ['kill', 'throw'] as const;
+
+/** What the robot link accepts after `Bearer ` (src/robotlink/auth.ts): 1-512 printable ASCII characters, no spaces. */
+export const ROBOT_TOKEN_PATTERN = /^[\x21-\x7e]{1,512}$/;
+
+/** The variables besides the tunables, in the order docs/configuration.md lists them. */
+const OTHER_VARIABLES = [
+  'FLEETGW_LOG_FORMAT',
+  'FLEETGW_LOG_LEVEL',
+  'FLEETGW_CORS_ORIGINS',
+  'FLEETGW_CLICKHOUSE_USER',
+  'FLEETGW_CLICKHOUSE_PASSWORD',
+  'FLEETGW_CLICKHOUSE_INSERT_FORMAT',
+  'FLEETGW_TELEMETRY_DECODER',
+  'FLEETGW_HUGE_PAGES',
+  'FLEETGW_ROBOT_TOKEN',
+  'FLEETGW_BENCH_STOP_TRACE',
+  'FLEETGW_TEST_FAULT',
+] as const;
+
+/** Every environment variable the gateway and the simulator honour (docs/configuration.md has one row for each). */
+export const ENVIRONMENT_VARIABLES: readonly string[] = Object.freeze([...Object.values(ENV), ...OTHER_VARIABLES]);
+
+/** The parsed environment (see {@link parseConfig}); frozen. */
+export interface FleetgwConfig {
+  readonly tunables: Readonly<GatewayTunables>;
+  /** FLEETGW_LOG_FORMAT / FLEETGW_LOG_LEVEL: used when the flag is not given. */
+  readonly logFormat: (typeof LOG_FORMATS)[number] | undefined;
+  readonly logLevel: (typeof LOG_LEVELS)[number] | undefined;
+  /** FLEETGW_CORS_ORIGINS: exact browser origins (`scheme://host[:port]`) that may call the API; empty: CORS off. */
+  readonly corsOrigins: readonly string[];
+  /** FLEETGW_CLICKHOUSE_USER / FLEETGW_CLICKHOUSE_PASSWORD (src/cli/clickhouse-credentials.ts decides which source wins). */
+  readonly clickhouseUser: string | undefined;
+  readonly clickhousePassword: string | undefined;
+  /** FLEETGW_CLICKHOUSE_INSERT_FORMAT (src/telemetry/native-insert.ts). */
+  readonly clickhouseInsertFormat: (typeof INSERT_FORMATS)[number];
+  /** FLEETGW_TELEMETRY_DECODER: `native` uses the C++ addon when it loads; `js` and `reference` run without the addon. */
+  readonly telemetryDecoder: (typeof TELEMETRY_DECODERS)[number];
+  /** FLEETGW_HUGE_PAGES (src/telemetry/large-buffer.ts). */
+  readonly hugePages: (typeof HUGE_PAGES)[number];
+  /** FLEETGW_ROBOT_TOKEN: `fleetgw sim --robot-id`'s token when no token flag is given. */
+  readonly robotToken: string | undefined;
+  /** FLEETGW_BENCH_STOP_TRACE: the file a benchmark reads stop-request stages from (src/api/stop-trace.ts). */
+  readonly benchStopTrace: string | undefined;
+  /** FLEETGW_TEST_FAULT: test-only fault injection (src/missions/fault-points.ts). */
+  readonly testFault: { readonly point: string; readonly kind: (typeof TEST_FAULT_KINDS)[number] } | undefined;
+}
+
+/**
+ * Parses and checks every variable of {@link ENVIRONMENT_VARIABLES} once; an empty value is the same
+ * as an unset one. The CLI turns the error into a usage error (exit 2).
+ * @throws Error naming the variable and the values it accepts; a secret's value is never quoted
+ */
+export function parseConfig(env: Env): FleetgwConfig {
+  const get = (name: (typeof OTHER_VARIABLES)[number]): string | undefined => {
+    const v = env[name];
+    return v === undefined || v === '' ? undefined : v;
+  };
+  const robotToken = get('FLEETGW_ROBOT_TOKEN')?.trim();
+  // The token itself is never quoted: error lines reach logs and terminals.
+  if (robotToken !== undefined && !ROBOT_TOKEN_PATTERN.test(robotToken)) {
+    throw new Error('FLEETGW_ROBOT_TOKEN must hold one robot token (1-512 printable ASCII characters, no spaces)');
+  }
+  return Object.freeze({
+    tunables: Object.freeze(tunablesFromEnv(env)),
+    logFormat: oneOf('FLEETGW_LOG_FORMAT', get('FLEETGW_LOG_FORMAT'), LOG_FORMATS),
+    logLevel: oneOf('FLEETGW_LOG_LEVEL', get('FLEETGW_LOG_LEVEL'), LOG_LEVELS),
+    corsOrigins: Object.freeze(parseCorsOrigins(get('FLEETGW_CORS_ORIGINS'))),
+    clickhouseUser: get('FLEETGW_CLICKHOUSE_USER'),
+    clickhousePassword: get('FLEETGW_CLICKHOUSE_PASSWORD'),
+    clickhouseInsertFormat: oneOf('FLEETGW_CLICKHOUSE_INSERT_FORMAT', get('FLEETGW_CLICKHOUSE_INSERT_FORMAT'), INSERT_FORMATS) ?? 'auto',
+    telemetryDecoder: oneOf('FLEETGW_TELEMETRY_DECODER', get('FLEETGW_TELEMETRY_DECODER'), TELEMETRY_DECODERS) ?? 'native',
+    hugePages: oneOf('FLEETGW_HUGE_PAGES', get('FLEETGW_HUGE_PAGES'), HUGE_PAGES) ?? 'on',
+    robotToken,
+    benchStopTrace: get('FLEETGW_BENCH_STOP_TRACE'),
+    testFault: testFault(get('FLEETGW_TEST_FAULT')),
+  });
+}
+
+function oneOf<T extends string>(name: string, raw: string | undefined, values: readonly T[]): T | undefined {
+  if (raw === undefined) return undefined;
+  if (!(values as readonly string[]).includes(raw)) throw new Error(`${name} must be one of: ${values.join(', ')}, got '${raw}'`);
+  return raw as T;
+}
+
+/** `<point>:<kind>`; the point names are the test's business (fault-points.ts), the kind is checked here. */
+function testFault(raw: string | undefined): FleetgwConfig['testFault'] {
+  if (raw === undefined) return undefined;
+  const sep = raw.lastIndexOf(':');
+  const kind = raw.slice(sep + 1);
+  if (sep <= 0 || !(TEST_FAULT_KINDS as readonly string[]).includes(kind)) {
+    throw new Error(`FLEETGW_TEST_FAULT must be <point>:<${TEST_FAULT_KINDS.join('|')}>, got '${raw}'`);
+  }
+  return Object.freeze({ point: raw.slice(0, sep), kind: kind as (typeof TEST_FAULT_KINDS)[number] });
+}
+
+/**
+ * FLEETGW_CORS_ORIGINS: comma-separated exact origins (`https://ops.example.com:8443`); no wildcard,
+ * no path. Blank entries are skipped.
+ * @throws Error naming the variable and the entry at fault
+ */
+export function parseCorsOrigins(raw: string | undefined, name = 'FLEETGW_CORS_ORIGINS'): string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const out: string[] = [];
+  for (const entry of raw.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+    let url: URL;
+    try {
+      url = new URL(entry);
+    } catch {
+      throw new Error(`${name}: '${entry}' is not an origin (expected scheme://host[:port])`);
+    }
+    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== entry.replace(/\/$/, '')) {
+      throw new Error(`${name}: '${entry}' is not an origin (expected scheme://host[:port], no path, no wildcard)`);
+    }
+    out.push(url.origin);
   }
   return out;
 }

@@ -18,12 +18,13 @@ import { resolve } from 'node:path';
 
 // Before any other module loads (static imports would be evaluated first, hence the dynamic ones).
 const startupTids = readdirSync('/proc/self/task').map(Number);
-const { tunablesFromEnv } = await import('../../dist/config.js');
+const { parseConfig } = await import('../../dist/config.js');
 const { startGateway } = await import('../../dist/gateway/gateway.js');
 const { parseArgs } = await import('./procs.mjs');
 const { pino } = await import('pino');
 
 const opts = parseArgs(process.argv.slice(2), { 'data-dir': '', 'clickhouse-url': '', 'stats-ms': 1000, 'loop-delay': false, 'gc-stats': false });
+const env = parseConfig(process.env);
 const emit = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
 const gateway = await startGateway({
   dataDir: resolve(opts['data-dir']),
@@ -32,7 +33,8 @@ const gateway = await startGateway({
   grpcPort: 0,
   clickhouseUrl: opts['clickhouse-url'] === '' ? null : opts['clickhouse-url'],
   tls: 'insecure',
-  tunables: tunablesFromEnv(),
+  tunables: env.tunables,
+  telemetry: { decoder: env.telemetryDecoder, hugePages: env.hugePages, clickhouseInsertFormat: env.clickhouseInsertFormat },
   // startGateway takes a pino logger; warnings and errors to stderr, as serve would.
   log: pino({ level: 'warn' }, pino.destination(2)),
 });

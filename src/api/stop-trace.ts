@@ -10,7 +10,8 @@
  */
 import { appendFile } from 'node:fs/promises';
 
-const file = process.env.FLEETGW_BENCH_STOP_TRACE ?? '';
+/** The file named by FLEETGW_BENCH_STOP_TRACE (src/config.ts), set once at start by `fleetgw serve`; '' is off. */
+let file = '';
 
 /** Lines held while an append is in progress; past it, lines are dropped (a benchmark's aid, not a log). */
 export const TRACE_PENDING_MAX = 10_000;
@@ -19,7 +20,13 @@ let pending: string[] = [];
 let writing = false;
 
 /** Whether stages are being recorded (a file is named). */
-export const stopTraceOn = file !== '';
+export let stopTraceOn = false;
+
+/** Starts recording stages to `path` (appended to); undefined or '' leaves tracing off. */
+export function setStopTraceFile(path: string | undefined): void {
+  file = path ?? '';
+  stopTraceOn = file !== '';
+}
 
 /** Records one command's stages (see the file comment); a no-op when tracing is off. */
 export function traceStop(commandId: string, start: number, sent: number, acked: number, committed: number): void {

@@ -5,10 +5,10 @@
  * password given as an argument is refused before anything else is parsed.
  */
 import { readFileSync, statSync } from 'node:fs';
+import type { FleetgwConfig } from '../config.js';
 import { UsageError } from './usage.js';
 
 export const PASSWORD_ENV = 'FLEETGW_CLICKHOUSE_PASSWORD';
-export const USER_ENV = 'FLEETGW_CLICKHOUSE_USER';
 
 export interface ClickHouseCredentials {
   username?: string;
@@ -56,18 +56,17 @@ function readPasswordFile(path: string, warn: (msg: string) => void): string {
  */
 export function resolveClickHouseCredentials(
   input: { userFlag?: string; urlUser?: string; passwordFile?: string },
-  env: NodeJS.ProcessEnv,
+  env: Pick<FleetgwConfig, 'clickhouseUser' | 'clickhousePassword'>,
   warn: (msg: string) => void,
 ): ClickHouseCredentials {
   if (input.userFlag !== undefined && input.urlUser !== undefined) {
     throw new UsageError('give the ClickHouse user once: --clickhouse-user or the username in --clickhouse-url, not both');
   }
-  const envPassword = env[PASSWORD_ENV];
-  if (input.passwordFile !== undefined && envPassword !== undefined && envPassword !== '') {
+  const envPassword = env.clickhousePassword;
+  if (input.passwordFile !== undefined && envPassword !== undefined) {
     throw new UsageError(`give the ClickHouse password one way: --clickhouse-password-file or ${PASSWORD_ENV}, not both`);
   }
-  const envUser = env[USER_ENV];
-  const username = input.userFlag ?? input.urlUser ?? (envUser !== undefined && envUser !== '' ? envUser : undefined);
-  const password = input.passwordFile !== undefined ? readPasswordFile(input.passwordFile, warn) : envPassword !== undefined && envPassword !== '' ? envPassword : undefined;
+  const username = input.userFlag ?? input.urlUser ?? env.clickhouseUser;
+  const password = input.passwordFile !== undefined ? readPasswordFile(input.passwordFile, warn) : envPassword;
   return { ...(username !== undefined ? { username } : {}), ...(password !== undefined ? { password } : {}) };
 }

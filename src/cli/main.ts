@@ -2,6 +2,7 @@
  * `fleetgw` entry point. Exit codes: 0 ok, 1 runtime failure, 2 bad arguments (one line on stderr).
  */
 import { readFileSync } from 'node:fs';
+import { parseConfig, type FleetgwConfig } from '../config.js';
 import { runAdmin } from './admin.js';
 import { runServe } from './serve.js';
 import { runSimCommand } from './sim.js';
@@ -32,6 +33,15 @@ function helpFor(cmd: string, rest: string[]): string | undefined {
   return text;
 }
 
+/** The environment, parsed and checked once (src/config.ts); a bad value is a usage error naming the variable. */
+function environment(): FleetgwConfig {
+  try {
+    return parseConfig(process.env);
+  } catch (err: unknown) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
 /** Runs the CLI with `argv` (without node and script); resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
@@ -45,11 +55,11 @@ export async function main(argv: string[]): Promise<number> {
     }
     switch (cmd) {
       case 'serve':
-        return await runServe(rest, out);
+        return await runServe(rest, out, environment());
       case 'admin':
         return await runAdmin(rest, out);
       case 'sim':
-        return await runSimCommand(rest, out);
+        return await runSimCommand(rest, out, environment());
       case '--help':
       case '-h':
       case 'help':

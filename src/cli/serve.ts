@@ -5,13 +5,14 @@
  */
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
-import { tunablesFromEnv } from '../config.js';
-import { parseCorsOrigins } from '../http/cors.js';
+import type { FleetgwConfig } from '../config.js';
+import { setStopTraceFile } from '../api/stop-trace.js';
+import { setTestFault } from '../missions/fault-points.js';
 import { startGateway, type Gateway } from '../gateway/gateway.js';
 import { createProcessLogger } from '../gateway/logger.js';
 import { isLoopbackHost } from '../http/tls.js';
 import { uwsBuild } from '../http/uws.js';
-import { isDatabaseName, parseClickHouseUrl, hugePagesSetting, insertFormatSetting } from '../telemetry/store/index.js';
+import { isDatabaseName, parseClickHouseUrl } from '../telemetry/store/index.js';
 import { opt, parseStrict, port, req } from './args.js';
 import { LOG_OPTION_SPEC, logOptions } from './log-options.js';
 import { refusePasswordArgument, resolveClickHouseCredentials, type ClickHouseCredentials } from './clickhouse-credentials.js';
@@ -22,7 +23,7 @@ export const DEFAULT_HTTP_PORT = 8443;
 export const DEFAULT_GRPC_PORT = 50051;
 
 /** Parses serve's options and runs the gateway until a termination signal. */
-export async function runServe(argv: string[], out: (line: string) => void): Promise<number> {
+export async function runServe(argv: string[], out: (line: string) => void, env: FleetgwConfig): Promise<number> {
   refusePasswordArgument(argv);
   const v = parseStrict(argv, {
     'data-dir': { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, 'grpc-port': { type: 'string' },
@@ -31,7 +32,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
     'clickhouse-cluster': { type: 'string' }, 'clickhouse-shard-urls': { type: 'string' },
     ...LOG_OPTION_SPEC,
   });
-  const logging = logOptions(v);
+  const logging = logOptions(v, env);
   const dataDir = resolve(req(v, 'data-dir'));
   const host = opt(v, 'host') ?? DEFAULT_HOST;
   if (host !== 'localhost' && isIP(host) === 0) throw new UsageError(`--host must be an IP address or localhost, got '${host}'`);
@@ -40,7 +41,7 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
   const clickhouseUrl = opt(v, 'clickhouse-url');
   const spoolMb = opt(v, 'telemetry-spool-mb');
   if (spoolMb !== undefined && !(/^[1-9][0-9]{0,6}$/.test(spoolMb))) throw new UsageError(`--telemetry-spool-mb must be a whole number of MiB from 1, got '${spoolMb}'`);
-  const clickhouseAuth = clickhouseUrl === undefined ? noClickHouseCredentials(v) : clickhouseCredentials(clickhouseUrl, v);
+  const clickhouseAuth = clickhouseUrl === undefined ? noClickHouseCredentials(v) : clickhouseCredentials(clickhouseUrl, v, env);
   const clickhouseCluster = clusterOption(v, clickhouseUrl);
   const certFile = opt(v, 'tls-cert');
   const keyFile = opt(v, 'tls-key');
@@ -48,17 +49,9 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
   const insecure = v['insecure-http'] === true;
   if (insecure && certFile !== undefined) throw new UsageError('--insecure-http cannot be combined with --tls-cert/--tls-key');
   if (insecure && !isLoopbackHost(host)) throw new UsageError(`--insecure-http is refused on non-loopback host ${host}: serve HTTPS there`);
-  let tunables;
-  let corsOrigins;
-  try {
-    tunables = tunablesFromEnv();
-    corsOrigins = parseCorsOrigins(process.env.FLEETGW_CORS_ORIGINS);
-    // Read again when the server store opens; checked here so a typo is a usage error at start.
-    insertFormatSetting();
-    hugePagesSetting();
-  } catch (err: unknown) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
+  // Benchmark and test aids, process-wide and off unless their variable is set.
+  setStopTraceFile(env.benchStopTrace);
+  setTestFault(env.testFault);
 
   const { logger, flush, bytes } = createProcessLogger(logging);
   const log = logger.child({ component: 'cli' });
@@ -83,8 +76,9 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
       ...(clickhouseAuth !== null ? { clickhouseAuth } : {}),
       ...(clickhouseCluster !== null ? { clickhouseCluster } : {}),
       tls: insecure ? 'insecure' : certFile !== undefined && keyFile !== undefined ? { certFile: resolve(certFile), keyFile: resolve(keyFile) } : 'self-signed',
-      tunables,
-      corsOrigins,
+      tunables: env.tunables,
+      corsOrigins: env.corsOrigins,
+      telemetry: { decoder: env.telemetryDecoder, hugePages: env.hugePages, clickhouseInsertFormat: env.clickhouseInsertFormat },
       ...(opt(v, 'metrics-token-file') !== undefined ? { metricsTokenFile: resolve(opt(v, 'metrics-token-file')!) } : {}),
       ...(spoolMb !== undefined ? { telemetrySpoolMaxBytes: Number(spoolMb) * 1024 * 1024 } : {}),
       log: logger,
@@ -156,7 +150,7 @@ function noClickHouseCredentials(v: Record<string, string | boolean | undefined>
 }
 
 /** Checks the URL (http(s), database name, no password in it) and reads the credentials. */
-function clickhouseCredentials(url: string, v: Record<string, string | boolean | undefined>): ClickHouseCredentials {
+function clickhouseCredentials(url: string, v: Record<string, string | boolean | undefined>, env: FleetgwConfig): ClickHouseCredentials {
   let urlUser: string | undefined;
   try {
     urlUser = parseClickHouseUrl(url).username;
@@ -167,7 +161,7 @@ function clickhouseCredentials(url: string, v: Record<string, string | boolean |
   const passwordFile = opt(v, 'clickhouse-password-file');
   return resolveClickHouseCredentials(
     { ...(userFlag !== undefined ? { userFlag } : {}), ...(urlUser !== undefined ? { urlUser } : {}), ...(passwordFile !== undefined ? { passwordFile: resolve(passwordFile) } : {}) },
-    process.env,
+    env,
     (msg) => process.stderr.write(`fleetgw: warning: ${msg}\n`),
   );
 }

@@ -6,20 +6,20 @@
  * Error messages name the source, never the token.
  */
 import { readFileSync } from 'node:fs';
+import { ROBOT_TOKEN_PATTERN } from '../config.js';
 import { UsageError } from './usage.js';
 
 /** The environment variable `fleetgw sim` reads a robot token from. */
 export const ROBOT_TOKEN_ENV = 'FLEETGW_ROBOT_TOKEN';
 
-// What the robot link accepts after `Bearer ` (src/robotlink/auth.ts).
-const TOKEN = /^[\x21-\x7e]{1,512}$/;
 
 export interface TokenSources {
   /** `--robot-token` (visible in ps). */
   flag: string | undefined;
   /** `--robot-token-file`. */
   file: string | undefined;
-  env: NodeJS.ProcessEnv;
+  /** FLEETGW_ROBOT_TOKEN, already checked (src/config.ts). */
+  env: string | undefined;
 }
 
 /**
@@ -31,8 +31,7 @@ export function resolveRobotToken(src: TokenSources): { token: string; unsafe: b
   if (src.flag !== undefined && src.file !== undefined) throw new UsageError('use either --robot-token-file or --robot-token, not both');
   if (src.file !== undefined) return { token: readTokenFile(src.file), unsafe: false };
   if (src.flag !== undefined) return { token: checked(src.flag, '--robot-token'), unsafe: true };
-  const fromEnv = src.env[ROBOT_TOKEN_ENV];
-  if (fromEnv !== undefined && fromEnv !== '') return { token: checked(fromEnv.trim(), ROBOT_TOKEN_ENV), unsafe: false };
+  if (src.env !== undefined) return { token: src.env, unsafe: false };
   throw new UsageError(`--robot-id needs its token: --robot-token-file FILE or ${ROBOT_TOKEN_ENV} (or --robot-token, visible to other users)`);
 }
 
@@ -48,6 +47,6 @@ function readTokenFile(path: string): string {
 }
 
 function checked(token: string, source: string): string {
-  if (!TOKEN.test(token)) throw new UsageError(`${source} must hold one robot token (1-512 printable ASCII characters, no spaces)`);
+  if (!ROBOT_TOKEN_PATTERN.test(token)) throw new UsageError(`${source} must hold one robot token (1-512 printable ASCII characters, no spaces)`);
   return token;
 }

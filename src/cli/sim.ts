@@ -6,6 +6,7 @@
  * hosts) `--robot-token`: see sim-token.ts.
  */
 import { readFileSync } from 'node:fs';
+import type { FleetgwConfig } from '../config.js';
 import { createProcessLogger } from '../gateway/logger.js';
 import { loadRobotsFile, runSimFleet } from '../sim/index.js';
 import { opt, parseStrict, positiveInt, req } from './args.js';
@@ -14,13 +15,13 @@ import { resolveRobotToken } from './sim-token.js';
 import { UsageError } from './usage.js';
 
 /** Parses sim's options and runs the simulated fleet until a termination signal. */
-export async function runSimCommand(argv: string[], out: (line: string) => void): Promise<number> {
+export async function runSimCommand(argv: string[], out: (line: string) => void, env: FleetgwConfig): Promise<number> {
   const v = parseStrict(argv, {
     grpc: { type: 'string' }, 'robots-file': { type: 'string' }, 'robot-id': { type: 'string' },
     'robot-token': { type: 'string' }, 'robot-token-file': { type: 'string' }, hz: { type: 'string' }, 'tls-ca': { type: 'string' },
     'stop-on-link-loss-ms': { type: 'string' }, ...LOG_OPTION_SPEC,
   });
-  const logging = logOptions(v);
+  const logging = logOptions(v, env);
   const grpc = req(v, 'grpc');
   if (!/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/.test(grpc)) throw new UsageError('--grpc must be HOST:PORT');
   const file = opt(v, 'robots-file');
@@ -35,7 +36,7 @@ export async function runSimCommand(argv: string[], out: (line: string) => void)
   }
   let robots: { robotId: string; robotToken: string }[];
   if (robotId !== undefined) {
-    const { token, unsafe } = resolveRobotToken({ flag: tokenFlag, file: tokenFile, env: process.env });
+    const { token, unsafe } = resolveRobotToken({ flag: tokenFlag, file: tokenFile, env: env.robotToken });
     // An argument warning, like a usage error, is one plain line before any logging starts.
     if (unsafe) process.stderr.write('fleetgw: warning: --robot-token is visible to other users of this host (ps); use --robot-token-file or FLEETGW_ROBOT_TOKEN\n');
     robots = [{ robotId, robotToken: token }];

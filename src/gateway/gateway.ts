@@ -29,6 +29,8 @@ import { isLoopbackHost } from '../http/tls.js';
 import { openStore, type Store } from '../store/lmdb.js';
 import { createTelemetryIngest, type TelemetryIngest } from '../telemetry/ingest/index.js';
 import { BOUND_REASONS } from '../telemetry/sample/index.js';
+import { setDecoderSetting, type DecoderSetting } from '../telemetry/decode/index.js';
+import { setHugePages } from '../telemetry/store/index.js';
 import { ApiKeyVerifier } from '../auth/authenticate.js';
 import { SessionService } from '../auth/users/sessions.js';
 import { startKeyRevocationSweep, StreamHub, STREAM_PATH, TicketIssuer } from '../telemetry/live/index.js';
@@ -95,6 +97,12 @@ export interface GatewayOptions {
    */
   metricsTokenFile?: string;
   /** Browser origins allowed to call the API (FLEETGW_CORS_ORIGINS; src/http/cors.ts). Default: none, CORS off. */
+  /**
+   * The telemetry core's process-wide settings (src/config.ts): the decoder (`js` and `reference` leave
+   * the C++ addon unloaded), huge pages for its large buffers, the insert encoding for one ClickHouse
+   * server. Each unset one keeps its default (`native`, `on`, `auto`).
+   */
+  telemetry?: { decoder?: DecoderSetting; hugePages?: 'on' | 'off'; clickhouseInsertFormat?: 'auto' | 'native' | 'rowbinary' };
   corsOrigins?: readonly string[];
   /** Replacements for tests and embedders; `fleetgw serve` passes none. */
   overrides?: GatewayOverrides;
@@ -160,6 +168,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const root = opts.log ?? pino({ enabled: false });
   const logFor = (component: string): Logger => root.child({ component });
   const tunables: GatewayTunables = { ...DEFAULT_TUNABLES, ...opts.tunables };
+  // Before anything of the telemetry core loads the addon or allocates its buffers.
+  if (opts.telemetry?.decoder !== undefined) setDecoderSetting(opts.telemetry.decoder);
+  if (opts.telemetry?.hugePages !== undefined) setHugePages(opts.telemetry.hugePages);
   // Process-wide, before the telemetry path allocates; follows the telemetry rate (heap-growth.ts).
   const heapGrowth = new HeapGrowthPolicy(tunables.heapGrowingPercentLowLoad, tunables.heapGrowingPercent);
   const overrides = opts.overrides ?? {};
@@ -234,6 +245,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     ...(opts.clickhouseUrl !== null ? { clickhouseUrl: opts.clickhouseUrl } : {}),
     ...(opts.clickhouseAuth !== undefined ? { clickhouseAuth: opts.clickhouseAuth } : {}),
     ...(opts.clickhouseCluster !== undefined ? { clickhouseCluster: opts.clickhouseCluster } : {}),
+    ...(opts.telemetry?.clickhouseInsertFormat !== undefined ? { clickhouseInsertFormat: opts.telemetry.clickhouseInsertFormat } : {}),
     live: hub,
     foxglove,
     // At most once a second per robot (the snapshot interval), never per sample.

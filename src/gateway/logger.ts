@@ -18,14 +18,15 @@
  */
 import { pino, type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
 import { prettyFactory } from 'pino-pretty';
+import { LOG_FORMATS as FORMATS, LOG_LEVELS as LEVELS } from '../config.js';
 import type { LogBytesSink } from '../http/access-log.js';
 
 export type { Logger };
 
 export type LogFormat = 'json' | 'pretty';
 
-export const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
-export const LOG_LEVELS: readonly Level[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
+export const LOG_FORMATS: readonly LogFormat[] = FORMATS;
+export const LOG_LEVELS: readonly Level[] = LEVELS;
 
 /** Largest backlog of log bytes held in memory while stderr is slow (4 MiB); past it lines are dropped. */
 export const LOG_BUFFER_BYTES = 4 * 1024 * 1024;

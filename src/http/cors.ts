@@ -18,7 +18,7 @@ const MAX_AGE_S = 600;
 export class CorsPolicy {
   private readonly origins: ReadonlySet<string>;
 
-  /** @param origins exact origins (`https://ops.example.com:8443`), already validated by {@link parseCorsOrigins} */
+  /** @param origins exact origins (`https://ops.example.com:8443`), already validated (parseCorsOrigins in src/config.ts) */
   constructor(origins: readonly string[]) {
     this.origins = new Set(origins);
   }
@@ -59,27 +59,4 @@ export class CorsPolicy {
     }
     return res;
   }
-}
-
-/**
- * Parses FLEETGW_CORS_ORIGINS: a comma-separated list of exact origins (scheme, host, optional port;
- * no path, no wildcard). Empty or unset: CORS is off.
- * @throws Error naming the variable and the bad entry
- */
-export function parseCorsOrigins(raw: string | undefined, name = 'FLEETGW_CORS_ORIGINS'): string[] {
-  if (raw === undefined || raw.trim() === '') return [];
-  const out: string[] = [];
-  for (const entry of raw.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
-    let url: URL;
-    try {
-      url = new URL(entry);
-    } catch {
-      throw new Error(`${name}: '${entry}' is not an origin (expected scheme://host[:port])`);
-    }
-    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== entry.replace(/\/$/, '')) {
-      throw new Error(`${name}: '${entry}' is not an origin (expected scheme://host[:port], no path, no wildcard)`);
-    }
-    out.push(url.origin);
-  }
-  return out;
 }

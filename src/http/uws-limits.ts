@@ -14,4 +14,6 @@
 /** Header bytes uWS buffers per request before answering 431 by itself. */
 export const UWS_HEADER_BUFFER_BYTES = 64 * 1024;
 
+// A write for uWS's native module, not a setting of ours: uWS reads it from the environment only.
+// eslint-disable-next-line no-restricted-properties
 process.env.UWS_HTTP_MAX_HEADERS_SIZE = String(UWS_HEADER_BUFFER_BYTES);

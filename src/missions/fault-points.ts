@@ -2,7 +2,7 @@
  * TEST-ONLY fault injection at named points of the mission write paths, so the real-process tests
  * can crash or fail the gateway at an exact instant (test/e2e/missions-integrity.test.ts).
  *
- * `FLEETGW_TEST_FAULT=<point>:<kind>` in the environment of `fleetgw serve`, read once at start:
+ * `FLEETGW_TEST_FAULT=<point>:<kind>` in the environment of `fleetgw serve`, checked and armed once at start:
  *   kind `kill`  - the process sends itself SIGKILL at that point (a crash, nothing flushed or closed);
  *   kind `throw` - the point throws an Error (an unexpected failure in the request or fire handler).
  * Points:
@@ -14,10 +14,15 @@
  * Unset (production): every point is a no-op costing one comparison. Never set it on a real gateway.
  */
 
-const SPEC = process.env.FLEETGW_TEST_FAULT ?? '';
-const SEP = SPEC.lastIndexOf(':');
-const POINT = SEP > 0 ? SPEC.slice(0, SEP) : '';
-const KIND = SEP > 0 ? SPEC.slice(SEP + 1) : '';
+// Set once at start by `fleetgw serve` from FLEETGW_TEST_FAULT (parsed in src/config.ts).
+let POINT = '';
+let KIND = '';
+
+/** Arms the configured test fault (`fleetgw serve` passes FLEETGW_TEST_FAULT, parsed); undefined disarms. */
+export function setTestFault(spec: { point: string; kind: string } | undefined): void {
+  POINT = spec?.point ?? '';
+  KIND = spec?.kind ?? '';
+}
 
 export type FaultPoint = 'mission-tool.after-commit' | 'command-fire.submitted';
 

@@ -6,7 +6,6 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 describe('stop trace (a benchmark aid)', () => {
   const dirs: string[] = [];
   afterEach(() => {
-    vi.unstubAllEnvs();
     vi.resetModules();
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   });
@@ -15,10 +14,11 @@ describe('stop trace (a benchmark aid)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fleetgw-stop-trace-'));
     dirs.push(dir);
     const file = join(dir, 'trace.jsonl');
-    vi.stubEnv('FLEETGW_BENCH_STOP_TRACE', file);
     vi.resetModules();
-    const { stopTraceOn, traceStop } = await import('../../src/api/stop-trace.js');
-    expect(stopTraceOn).toBe(true);
+    const trace = await import('../../src/api/stop-trace.js');
+    const { traceStop } = trace;
+    trace.setStopTraceFile(file);
+    expect(trace.stopTraceOn).toBe(true);
     traceStop('c1', 1, 2, 3, 4);
     traceStop('c2', 5, 6, 7, 8);
     await vi.waitFor(() => expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(2));
@@ -30,10 +30,11 @@ describe('stop trace (a benchmark aid)', () => {
   });
 
   it('records nothing when no file is named', async () => {
-    vi.stubEnv('FLEETGW_BENCH_STOP_TRACE', '');
     vi.resetModules();
-    const { stopTraceOn, traceStop } = await import('../../src/api/stop-trace.js');
-    expect(stopTraceOn).toBe(false);
+    const trace = await import('../../src/api/stop-trace.js');
+    trace.setStopTraceFile(undefined);
+    expect(trace.stopTraceOn).toBe(false);
+    const { traceStop } = trace;
     expect(() => traceStop('c1', 1, 2, 3, 4)).not.toThrow();
   });
 });

@@ -37,34 +37,35 @@ describe('parseClickHouseUrl', () => {
 describe('resolveClickHouseCredentials', () => {
   const warnings: string[] = [];
   const warn = (m: string): void => void warnings.push(m);
+  const NO_ENV = { clickhouseUser: undefined, clickhousePassword: undefined };
 
   it('reads the password file without its trailing newline; the flag user wins over the environment', () => {
     const f = join(dir, 'pw');
     writeFileSync(f, 's3cret\n');
     chmodSync(f, 0o600);
-    expect(resolveClickHouseCredentials({ userFlag: 'gw', passwordFile: f }, { FLEETGW_CLICKHOUSE_USER: 'other' }, warn)).toEqual({ username: 'gw', password: 's3cret' });
+    expect(resolveClickHouseCredentials({ userFlag: 'gw', passwordFile: f }, { clickhouseUser: 'other', clickhousePassword: undefined }, warn)).toEqual({ username: 'gw', password: 's3cret' });
     expect(warnings).toEqual([]);
   });
 
   it('takes user and password from the environment', () => {
-    expect(resolveClickHouseCredentials({}, { FLEETGW_CLICKHOUSE_USER: 'gw', FLEETGW_CLICKHOUSE_PASSWORD: 'p' }, warn)).toEqual({ username: 'gw', password: 'p' });
-    expect(resolveClickHouseCredentials({}, {}, warn)).toEqual({});
+    expect(resolveClickHouseCredentials({}, { clickhouseUser: 'gw', clickhousePassword: 'p' }, warn)).toEqual({ username: 'gw', password: 'p' });
+    expect(resolveClickHouseCredentials({}, NO_ENV, warn)).toEqual({});
   });
 
   it('warns about a world-readable file, refuses empty, multi-line, ambiguous', () => {
     const open = join(dir, 'open');
     writeFileSync(open, 'x\n');
     chmodSync(open, 0o644);
-    resolveClickHouseCredentials({ passwordFile: open }, {}, warn);
+    resolveClickHouseCredentials({ passwordFile: open }, NO_ENV, warn);
     expect(warnings.at(-1)).toContain('is readable by every user');
     const empty = join(dir, 'empty');
     writeFileSync(empty, '\n');
-    expect(() => resolveClickHouseCredentials({ passwordFile: empty }, {}, warn)).toThrow('is empty');
+    expect(() => resolveClickHouseCredentials({ passwordFile: empty }, NO_ENV, warn)).toThrow('is empty');
     const two = join(dir, 'two');
     writeFileSync(two, 'a\nb\n');
-    expect(() => resolveClickHouseCredentials({ passwordFile: two }, {}, warn)).toThrow('more than one line');
-    expect(() => resolveClickHouseCredentials({ passwordFile: open }, { FLEETGW_CLICKHOUSE_PASSWORD: 'y' }, warn)).toThrow('not both');
-    expect(() => resolveClickHouseCredentials({ userFlag: 'a', urlUser: 'b' }, {}, warn)).toThrow('not both');
+    expect(() => resolveClickHouseCredentials({ passwordFile: two }, NO_ENV, warn)).toThrow('more than one line');
+    expect(() => resolveClickHouseCredentials({ passwordFile: open }, { clickhouseUser: undefined, clickhousePassword: 'y' }, warn)).toThrow('not both');
+    expect(() => resolveClickHouseCredentials({ userFlag: 'a', urlUser: 'b' }, NO_ENV, warn)).toThrow('not both');
   });
 
   it('refuses --clickhouse-password in both spellings, not --clickhouse-password-file', () => {

@@ -9,7 +9,8 @@
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DECODER_ENV, loadNative } from '../../src/telemetry/decode/native.js';
-import { adviseHugePages, ADVISE_MIN_BYTES, HUGE_PAGES_ENV, hugePagesSetting, largeArrayBuffer } from '../../src/telemetry/store/large-buffer.js';
+import { parseConfig } from '../../src/config.js';
+import { adviseHugePages, ADVISE_MIN_BYTES, HUGE_PAGES_ENV, hugePagesSetting, largeArrayBuffer, setHugePages } from '../../src/telemetry/store/large-buffer.js';
 import { RowArena } from '../../src/telemetry/store/row-arena.js';
 import { gc, hugePageAdvisedMappings } from '../support/smaps.js';
 
@@ -26,7 +27,7 @@ function advisedMappings(kib: number): number {
 }
 
 afterEach(() => {
-  delete process.env[HUGE_PAGES_ENV];
+  setHugePages('on');
 });
 
 describe('large buffers on huge pages', () => {
@@ -52,7 +53,7 @@ describe('large buffers on huge pages', () => {
     expect(largeArrayBuffer(2 * MiB - 1).byteLength).toBe(2 * MiB - 1);
     expect(largeArrayBuffer(0).byteLength).toBe(0);
     expect(advisedMappings(2 * 1024)).toBe(before);
-    process.env[HUGE_PAGES_ENV] = 'off';
+    setHugePages('off');
     const off = advisedMappings(10 * 1024);
     expect(largeArrayBuffer(10 * MiB).byteLength).toBe(10 * MiB);
     expect(advisedMappings(10 * 1024)).toBe(off);
@@ -60,10 +61,11 @@ describe('large buffers on huge pages', () => {
   });
 
   it('FLEETGW_HUGE_PAGES is on or off; anything else names the variable and the values', () => {
-    expect(hugePagesSetting({})).toBe('on');
-    expect(hugePagesSetting({ [HUGE_PAGES_ENV]: 'on' })).toBe('on');
-    expect(hugePagesSetting({ [HUGE_PAGES_ENV]: 'off' })).toBe('off');
-    expect(() => hugePagesSetting({ [HUGE_PAGES_ENV]: 'yes' })).toThrow(`${HUGE_PAGES_ENV} must be on or off, not 'yes'`);
+    expect(hugePagesSetting()).toBe('on');
+    expect(parseConfig({}).hugePages).toBe('on');
+    expect(parseConfig({ [HUGE_PAGES_ENV]: 'on' }).hugePages).toBe('on');
+    expect(parseConfig({ [HUGE_PAGES_ENV]: 'off' }).hugePages).toBe('off');
+    expect(() => parseConfig({ [HUGE_PAGES_ENV]: 'yes' })).toThrow(`${HUGE_PAGES_ENV} must be one of: on, off, got 'yes'`);
   });
 
   it.skipIf(!advising)('the mapping goes away when V8 collects the buffer', async () => {

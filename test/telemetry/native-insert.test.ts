@@ -12,8 +12,9 @@ import { decoderOf } from '../../src/telemetry/decode/select.js';
 import { DECODER_ENV, loadNative } from '../../src/telemetry/decode/native.js';
 import { FramePacker } from '../../src/telemetry/decode/frame-packer.js';
 import { existsSync, readFileSync } from 'node:fs';
-import { chooseInsertFormat, insertFormatSetting, INSERT_FORMAT_ENV, NativeInsert, nativeColumns, sortKeyColumns, type NativeBody } from '../../src/telemetry/store/native-insert.js';
-import { HUGE_PAGES_ENV } from '../../src/telemetry/store/large-buffer.js';
+import { chooseInsertFormat, INSERT_FORMAT_ENV, NativeInsert, nativeColumns, sortKeyColumns, type NativeBody } from '../../src/telemetry/store/native-insert.js';
+import { setHugePages } from '../../src/telemetry/store/large-buffer.js';
+import { parseConfig } from '../../src/config.js';
 import { SAMPLE_FIELDS } from '../../src/telemetry/sample/sample-table.js';
 import { prng } from '../support/prng.js';
 import { gc, hugePageAdvisedMappings } from '../support/smaps.js';
@@ -180,9 +181,9 @@ describe('insert format choice', () => {
     expect(chooseInsertFormat('native', 'modern', b).format).toBe('native');
     expect(chooseInsertFormat('rowbinary', 'legacy', b).format).toBe('rowbinary');
     expect(chooseInsertFormat('native', 'legacy', null)).toEqual({ format: 'rowbinary', reason: 'the telemetry addon is not loaded' });
-    expect(insertFormatSetting({})).toBe('auto');
-    expect(insertFormatSetting({ [INSERT_FORMAT_ENV]: 'native' })).toBe('native');
-    expect(() => insertFormatSetting({ [INSERT_FORMAT_ENV]: 'tsv' })).toThrow(`${INSERT_FORMAT_ENV} must be auto, native or rowbinary, not 'tsv'`);
+    expect(parseConfig({}).clickhouseInsertFormat).toBe('auto');
+    expect(parseConfig({ [INSERT_FORMAT_ENV]: 'native' }).clickhouseInsertFormat).toBe('native');
+    expect(() => parseConfig({ [INSERT_FORMAT_ENV]: 'tsv' })).toThrow(`${INSERT_FORMAT_ENV} must be one of: auto, native, rowbinary, got 'tsv'`);
   });
 
   it('sorts by the key both DDL files give the table', () => {
@@ -349,7 +350,7 @@ describe.skipIf(fallbackRun)('the addon\'s Native conversion', () => {
     expect(conv.stats().bufferBytes).toBe(112 * 1024 * 1024); // the 4 MiB one went for it (maxSpare 3)
     expect(added(before, advised(62, 64))).toHaveLength(1);
     // Switched off: the same buffer, not advised.
-    process.env[HUGE_PAGES_ENV] = 'off';
+    setHugePages('off');
     try {
       const off = new NativeInsert(binding!, 3);
       before = advised(62, 64);
@@ -357,7 +358,7 @@ describe.skipIf(fallbackRun)('the addon\'s Native conversion', () => {
       expect(off.stats().bufferBytes).toBe(64 * 1024 * 1024);
       expect(added(before, advised(62, 64))).toEqual([]);
     } finally {
-      delete process.env[HUGE_PAGES_ENV];
+      setHugePages('on');
     }
   });
 

@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { decoderSetting } from './native.js';
 import type { SharedSlot } from './task-slots.js';
 import type { DecodeResult, DecodeTask } from './worker-protocol.js';
 
@@ -58,7 +59,8 @@ export function createDecodePool(opts: DecodePoolOptions): DecodePool {
     // several tasks in flight the oldest one can starve for seconds while newer ones run; the ingest
     // applies results in posting order, so every later result waits behind it (bench/notes/telemetry-ingest.md, "Baseline before the first performance pass").
     stricterFIFO: true,
-    workerData: { slots: opts.slots ?? [] },
+    // The workers decode as this thread does (their own module state starts from the defaults).
+    workerData: { slots: opts.slots ?? [], decoder: decoderSetting() },
   });
   return {
     threads,

@@ -11,6 +11,7 @@
  */
 import { readlinkSync } from 'node:fs';
 import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
+import { setDecoderSetting, type DecoderSetting } from './native.js';
 import { chooseDecoder } from './select.js';
 import { decodeTaskOrFault, decodeTaskWith } from './decode-task.js';
 import type { SharedSlot } from './task-slots.js';
@@ -26,10 +27,13 @@ const THREAD_ID = ((): number => {
   }
 })();
 
+const data = workerData as { slots?: SharedSlot[]; decoder?: DecoderSetting } | undefined;
+// The pool's thread chose the decoder (decode-pool.ts); direct unit tests keep this thread's own.
+if (data?.decoder !== undefined) setDecoderSetting(data.decoder);
 const decoder = chooseDecoder();
 
 /** The ingest's shared task slots (createDecodePool's workerData); none in direct unit tests. */
-const slots: { frames: SharedArrayBuffer; rows: Uint8Array }[] = ((workerData as { slots?: SharedSlot[] } | undefined)?.slots ?? [])
+const slots: { frames: SharedArrayBuffer; rows: Uint8Array }[] = (data?.slots ?? [])
   .map((s) => ({ frames: s.frames, rows: new Uint8Array(s.rows) }));
 const EMPTY = new Uint8Array(0);
 

@@ -13,8 +13,28 @@ import { frameError, type DecodeResult, type DecodeTask, type FrameFault, type W
 /** The addon interface version this file speaks: the task protocol and the exported functions (the addon exports its own as `abi`). */
 const ABI = 9;
 
-/** Set to `js` (or `reference`) to run without the addon (CI tests that fallback). */
+/** The variable that picks the decoder (src/config.ts parses it; `js` or `reference` run without the addon). */
 export const DECODER_ENV = 'FLEETGW_TELEMETRY_DECODER';
+
+export type DecoderSetting = 'native' | 'js' | 'reference';
+
+/** This thread's decoder setting: given by the CLI in the main thread, by workerData in a decode worker. */
+let setting: DecoderSetting = 'native';
+
+/**
+ * Sets this thread's decoder: `js` or `reference` leave the addon unloaded (for every use of it, as
+ * the decoder, for huge pages and for Native inserts). Must come before the addon is first loaded.
+ * @throws Error when the addon was already loaded (or refused) under another setting
+ */
+export function setDecoderSetting(value: DecoderSetting): void {
+  if (loaded !== null && value !== setting) throw new Error(`${DECODER_ENV}=${value} set after the telemetry addon was loaded under ${setting}`);
+  setting = value;
+}
+
+/** This thread's decoder setting (the decode pool gives it to its workers). */
+export function decoderSetting(): DecoderSetting {
+  return setting;
+}
 
 interface NativeResult {
   /** A buffer of their own; undefined when the rows were written into `rowsInto`. */
@@ -68,9 +88,8 @@ let loaded: { binding: NativeBinding | null; reason: string } | null = null;
 /** The addon, or null with the reason (not built, disabled, wrong version, failed to load). */
 export function loadNative(): { binding: NativeBinding | null; reason: string } {
   if (loaded) return loaded;
-  const wanted = process.env[DECODER_ENV];
-  if (wanted !== undefined && wanted !== '' && wanted !== 'native') {
-    loaded = { binding: null, reason: `disabled by ${DECODER_ENV}=${wanted}` };
+  if (setting !== 'native') {
+    loaded = { binding: null, reason: `disabled by ${DECODER_ENV}=${setting}` };
   } else if (!existsSync(ADDON_PATH)) {
     loaded = { binding: null, reason: `not built (${ADDON_PATH} is missing: run \`npm run build:native\`)` };
   } else {

@@ -2,11 +2,11 @@
  * Which decoder runs: the C++ addon when it loads, else the hand-rolled JS reader;
  * `FLEETGW_TELEMETRY_DECODER=js` forces the JS reader (and `reference`, the slow protobuf-es path,
  * for diagnosis). The main thread asks too, only to report the choice (ready line, stats): worker
- * threads load the same file with the same environment, so they make the same choice.
+ * threads get the same setting through their workerData (decode-pool.ts), so they make the same choice.
  */
 import type { DecodeResult, DecodeTask } from './worker-protocol.js';
 import { decodeFrameFast } from './fast-reader.js';
-import { DECODER_ENV, decodeTaskNative, loadNative } from './native.js';
+import { decoderSetting, decodeTaskNative, loadNative } from './native.js';
 import { decodeFrameReference } from './reference.js';
 import { decodeFrames } from './task-output.js';
 
@@ -33,6 +33,6 @@ export function decoderOf(kind: DecoderKind): TaskDecoder {
 
 /** The decoder this process uses. */
 export function chooseDecoder(): TaskDecoder {
-  if (process.env[DECODER_ENV] === 'reference') return decoderOf('reference');
+  if (decoderSetting() === 'reference') return decoderOf('reference');
   return loadNative().binding ? decoderOf('native') : decoderOf('js');
 }

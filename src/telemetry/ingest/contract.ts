@@ -28,6 +28,8 @@ export interface TelemetryIngestOptions {
   clickhouseCluster?: { name: string; shardUrls: string[] };
   /** ClickHouse user and password (read from a file or the environment by the CLI; never logged). */
   clickhouseAuth?: { username?: string; password?: string };
+  /** How inserts into a single ClickHouse server are encoded (store/native-insert.ts). Default `auto`. */
+  clickhouseInsertFormat?: 'auto' | 'native' | 'rowbinary';
   /** TTL of rows on modern engines (chdb, ClickHouse 21+). Default 90 days. */
   retentionDays?: number;
   /** Live stream hub; without it no live JSON is produced. */

@@ -147,7 +147,7 @@ class Ingest implements TelemetryIngest {
     this.packer = new FramePacker(32 * 1024, slots);
     this.storeKind = sampleStore.kind;
     this.log = opts.log ?? pino({ enabled: false });
-    // Reported, and run here for small batches (inline-decode.ts); the workers load the same addon with the same environment.
+    // Reported, and run here for small batches (inline-decode.ts); the workers get this thread's decoder setting (decode/decode-pool.ts).
     const decoder = chooseDecoder();
     this.decoder = decoder.kind;
     this.decoderStatus = decoder.nativeStatus;

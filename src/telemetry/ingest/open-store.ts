@@ -23,7 +23,7 @@ export async function openSampleStore(opts: TelemetryIngestOptions): Promise<Sam
         shardUrls: opts.clickhouseCluster.shardUrls,
         warn: (message) => opts.log?.warn({ store: 'clickhouse' }, message),
       })
-      : await openClickHouseStore({ ...serverOpts, warn: (message) => opts.log?.warn({ store: 'clickhouse' }, message) })
+      : await openClickHouseStore({ ...serverOpts, ...(opts.clickhouseInsertFormat !== undefined ? { insertFormat: opts.clickhouseInsertFormat } : {}), warn: (message) => opts.log?.warn({ store: 'clickhouse' }, message) })
     : await openChdbStore({ dataDir: opts.dataDir, ...(opts.retentionDays !== undefined ? { retentionDays: opts.retentionDays } : {}) });
 }
 

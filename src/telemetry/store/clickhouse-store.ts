@@ -16,7 +16,7 @@ import { flavorForVersion, type SchemaFlavor } from './schema.js';
 import { selectWithExternalData } from './external-data.js';
 import { loadNative } from '../decode/index.js';
 import { DeferredSetUp } from './store-setup.js';
-import { chooseInsertFormat, insertFormatSetting, NativeInsert, type InsertFormat, type NativeInsertStats } from './native-insert.js';
+import { chooseInsertFormat, NativeInsert, type InsertFormat, type NativeInsertStats } from './native-insert.js';
 
 export interface ClickHouseStoreOptions {
   /** e.g. http://127.0.0.1:8123/fleet: the path names the database; a password in it is refused. */
@@ -33,7 +33,7 @@ export interface ClickHouseStoreOptions {
   requestTimeoutMs?: number;
   /** How long the open waits for the server's first answer; the attempt goes on after it. Default 2 s. */
   startDeadlineMs?: number;
-  /** Insert encoding (native-insert.ts). Default: the FLEETGW_CLICKHOUSE_INSERT_FORMAT environment variable, else `auto`. */
+  /** Insert encoding (native-insert.ts; FLEETGW_CLICKHOUSE_INSERT_FORMAT). Default `auto`. */
   insertFormat?: 'auto' | InsertFormat;
   /** Told when a block could not be converted to Native and went as RowBinary (never expected). */
   warn?: (message: string) => void;
@@ -109,7 +109,7 @@ interface ServerInfo {
  */
 export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise<ClickHouseSampleStore> {
   const target = parseClickHouseUrl(opts.url);
-  const formatSetting = opts.insertFormat ?? insertFormatSetting();
+  const formatSetting = opts.insertFormat ?? 'auto';
   const database = opts.database ?? target.database;
   if (!isDatabaseName(database)) throw new Error(`ClickHouse database name '${database}' is not a plain identifier`);
   const retentionDays = opts.retentionDays ?? 90;

@@ -16,7 +16,7 @@ export { isDatabaseName, parseClickHouseUrl } from './clickhouse-target.js';
 export { DEFAULT_INSERT_MAX_BYTES, InsertQueue } from './insert-queue.js';
 export type { InsertQueueOptions } from './insert-queue.js';
 export { hugePagesSetting } from './large-buffer.js';
-export { insertFormatSetting } from './native-insert.js';
+export { setHugePages } from './large-buffer.js';
 export { RowArena } from './row-arena.js';
 export type { SampleStore, StoreKind } from './sample-store.js';
 export { TelemetrySpool } from './spool.js';

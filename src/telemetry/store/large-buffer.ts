@@ -30,12 +30,17 @@ export const HUGE_PAGE_MIN_BYTES = 2 * 1024 * 1024;
  */
 export const ADVISE_MIN_BYTES = 32 * 1024 * 1024;
 
-/** FLEETGW_HUGE_PAGES: `on` (the default) or `off`; anything else throws (serve.ts checks at start). */
-export function hugePagesSetting(env: NodeJS.ProcessEnv = process.env): 'on' | 'off' {
-  const v = env[HUGE_PAGES_ENV];
-  if (v === undefined || v === '' || v === 'on') return 'on';
-  if (v === 'off') return 'off';
-  throw new Error(`${HUGE_PAGES_ENV} must be on or off, not '${v}'`);
+/** FLEETGW_HUGE_PAGES of this process (src/config.ts parses it; the gateway's options set it). */
+let hugePages: 'on' | 'off' = 'on';
+
+/** Turns huge pages on (the default) or off for the buffers made from now on. */
+export function setHugePages(value: 'on' | 'off'): void {
+  hugePages = value;
+}
+
+/** Whether huge pages are on or off. */
+export function hugePagesSetting(): 'on' | 'off' {
+  return hugePages;
 }
 
 /** Set once a huge-page buffer could not be had (out of mappings, a Node without external buffers): V8's from then on. */

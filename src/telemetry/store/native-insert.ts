@@ -73,14 +73,6 @@ export function nativeColumns(): { kinds: Uint8Array; headers: Uint8Array; heade
   return { kinds, headers: Uint8Array.from(bytes), headerOffsets };
 }
 
-/** What {@link INSERT_FORMAT_ENV} asks for; throws on anything else (named in the message). */
-export function insertFormatSetting(env: NodeJS.ProcessEnv = process.env): 'auto' | InsertFormat {
-  const v = env[INSERT_FORMAT_ENV];
-  if (v === undefined || v === '' || v === 'auto') return 'auto';
-  if (v === 'native' || v === 'rowbinary') return v;
-  throw new Error(`${INSERT_FORMAT_ENV} must be auto, native or rowbinary, not '${v}'`);
-}
-
 /** The format a server store inserts with, and why (for the store's start-up log line). */
 export function chooseInsertFormat(setting: 'auto' | InsertFormat, flavor: SchemaFlavor, binding: NativeBinding | null): { format: InsertFormat; reason: string } {
   if (setting === 'rowbinary') return { format: 'rowbinary', reason: `${INSERT_FORMAT_ENV}=rowbinary` };
