@@ -1,26 +1,42 @@
 /**
  * Every robot command is one declaration (src/commands/catalog) and reaches each surface it names:
- * its proto case, the control-robot action enum and fields (REST, /openapi.json and the MCP tool),
+ * its proto case, the control-robot action enum and fields (/openapi.json and the MCP tool),
  * schedule-command (schema, tool and the scheduler's argument mapping), its nested route and its
- * config-style exchange. Checked on the gateway's real route list and document (built offline by
- * the same buildRoutes `fleetgw serve` uses), so a declaration a surface forgot fails here.
+ * config-style exchange. Checked against what `fleetgw serve` (dist: `npm run build` first)
+ * publishes at /openapi.json and in its MCP tools/list, so a declaration a surface forgot fails here.
  */
-import { describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyName, COMMAND_ACTIONS, DECLARATIONS } from '../../src/commands/catalog/index.js';
 import { toWire } from '../../src/commands/wire.js';
 import type { CommandRecord } from '../../src/commands/types.js';
-import { agentTools } from '../../src/api/mcp/tool-catalog.js';
-import { withOfflineRoutes } from '../../src/gateway/openapi-document.js';
+import { makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
 import { argsOf, SCHEDULABLE_ACTIONS } from '../../src/missions/scheduling/command-fires.js';
 import { CommandSchema } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
 
 type Json = Record<string, any>;
 
-const built = withOfflineRoutes(({ routes, openapi }) => ({
-  routes: routes.map((r) => `${r.method} ${r.path}`),
-  doc: JSON.parse(JSON.stringify(openapi)) as Json,
-  tools: agentTools(routes).map((t) => ({ name: t.name, inputSchema: t.inputSchema })),
-}));
+let gw: RunningGateway;
+let client: Client;
+let built: { routes: string[]; doc: Json; tools: { name: string; inputSchema: Json }[] };
+
+beforeAll(async () => {
+  const d = makeDataDir('fleetgw-command-catalog-');
+  gw = await startGatewayProcess(d.dataDir);
+  const base = gw.ready.http;
+  const doc = (await (await fetch(`${base}/openapi.json`)).json()) as Json;
+  const routes = Object.entries(doc.paths as Json).flatMap(([path, item]) => Object.keys(item as Json).map((m) => `${m.toUpperCase()} ${path}`));
+  client = new Client({ name: 'command-catalog-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${d.apiKey}` } } }));
+  const tools = (await client.listTools()).tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema as Json }));
+  built = { routes, doc, tools };
+}, 60_000);
+
+afterAll(async () => {
+  await client?.close();
+  await gw?.stop();
+});
 
 const deref = (doc: Json, node: Json): Json => (typeof node.$ref === 'string' ? node.$ref.slice(2).split('/').reduce((n: Json, k: string) => n[k], doc) : node);
 const bodyOf = (doc: Json, path: string): Json => deref(doc, doc.paths[path].post.requestBody.content['application/json'].schema);
@@ -37,7 +53,7 @@ describe('the command catalog', () => {
   });
 
   it('offers every controlRobot command on control-robot: REST schema, /openapi.json and the MCP tool, with its fields', async () => {
-    const { doc, tools } = await built;
+    const { doc, tools } = built;
     const rest = bodyOf(doc, '/v1/agent/control-robot');
     const tool = toolInput(tools, 'control-robot');
     for (const d of DECLARATIONS.filter((x) => x.controlRobot)) {
@@ -56,7 +72,7 @@ describe('the command catalog', () => {
   });
 
   it('lets schedule-command and the scheduler take every schedule command', async () => {
-    const { doc, tools } = await built;
+    const { doc, tools } = built;
     const rest = deref(doc, bodyOf(doc, '/v1/agent/schedule-command').properties.command);
     const tool = toolInput(tools, 'schedule-command').properties.command;
     const schedulable = DECLARATIONS.filter((x) => x.schedule).map((d) => d.action);
@@ -73,7 +89,7 @@ describe('the command catalog', () => {
   });
 
   it('serves and documents a nested route for every route command, and GET+POST for every exchange', async () => {
-    const { doc, routes } = await built;
+    const { doc, routes } = built;
     const base = '/v1/orgs/{org_id}/fleets/{fleet_id}/robots/{robot_id}';
     for (const d of DECLARATIONS) {
       if (d.route) {
