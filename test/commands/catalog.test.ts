@@ -29,7 +29,7 @@ beforeAll(async () => {
   const routes = Object.entries(doc.paths as Json).flatMap(([path, item]) => Object.keys(item as Json).map((m) => `${m.toUpperCase()} ${path}`));
   client = new Client({ name: 'command-catalog-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${d.apiKey}` } } }));
-  const tools = (await client.listTools()).tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema as Json }));
+  const tools = (await client.listTools()).tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema }));
   built = { routes, doc, tools };
 }, 60_000);
 
@@ -52,7 +52,7 @@ describe('the command catalog', () => {
     expect([...cases].sort()).toEqual(DECLARATIONS.map((d) => d.wire.case).sort());
   });
 
-  it('offers every controlRobot command on control-robot: REST schema, /openapi.json and the MCP tool, with its fields', async () => {
+  it('offers every controlRobot command on control-robot: REST schema, /openapi.json and the MCP tool, with its fields', () => {
     const { doc, tools } = built;
     const rest = bodyOf(doc, '/v1/agent/control-robot');
     const tool = toolInput(tools, 'control-robot');
@@ -71,7 +71,7 @@ describe('the command catalog', () => {
     expect(rest.properties.action.enum).toHaveLength(offered);
   });
 
-  it('lets schedule-command and the scheduler take every schedule command', async () => {
+  it('lets schedule-command and the scheduler take every schedule command', () => {
     const { doc, tools } = built;
     const rest = deref(doc, bodyOf(doc, '/v1/agent/schedule-command').properties.command);
     const tool = toolInput(tools, 'schedule-command').properties.command;
@@ -88,7 +88,7 @@ describe('the command catalog', () => {
     expect(argsOf({ action: 'mode', mode: 'manual' })).toEqual({ action: 'mode', args: { mode: 'manual' } });
   });
 
-  it('serves and documents a nested route for every route command, and GET+POST for every exchange', async () => {
+  it('serves and documents a nested route for every route command, and GET+POST for every exchange', () => {
     const { doc, routes } = built;
     const base = '/v1/orgs/{org_id}/fleets/{fleet_id}/robots/{robot_id}';
     for (const d of DECLARATIONS) {
