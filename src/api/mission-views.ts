@@ -3,8 +3,8 @@
  * ScheduleRow), built from their LMDB records. Pure: the routes decide which records to show.
  */
 import type { RunRecord, RunState } from '../missions/runs/records.js';
-import type { ScheduleRecord } from '../missions/scheduling/records.js';
-import type { MissionRun, RUN_STATES, ScheduleRow } from './schemas/mission-runtime.js';
+import type { ScheduledCommandRecord, ScheduleRecord } from '../missions/scheduling/records.js';
+import { SCHEDULED_COMMAND_VIEW_FIELDS, type MissionRun, type RUN_STATES, type ScheduleRow } from './schemas/mission-runtime.js';
 import type { ScheduleState } from './schemas/mission-tools.js';
 
 // The published run states are exactly the stored ones: a state added to RunState fails to compile
@@ -45,6 +45,14 @@ export function scheduleState(s: Pick<ScheduleRecord, 'status'>): ScheduleState 
   return s.status;
 }
 
+/** A stored command schedule's command as its view shows it: the action and the fields it stores, in snake_case. */
+function scheduledCommandView(c: ScheduledCommandRecord): ScheduleRow['command'] {
+  const stored = c as Record<string, unknown>;
+  const view: Record<string, unknown> = { action: c.action };
+  for (const f of SCHEDULED_COMMAND_VIEW_FIELDS) if (stored[f.field] !== undefined) view[f.body] = stored[f.field];
+  return view as ScheduleRow['command'];
+}
+
 /** A schedule as `GET /v1/mission-schedule` lists it (pass the scheduler's live view of the record). */
 export function toScheduleRow(s: ScheduleRecord): ScheduleRow {
   const command = s.target.type === 'command' ? s.target.command : null;
@@ -55,14 +63,7 @@ export function toScheduleRow(s: ScheduleRecord): ScheduleRow {
     template_mission_id: s.target.type === 'mission' ? s.target.missionId : null,
     command: command === null
       ? null
-      : {
-          action: command.action,
-          ...(command.mode !== undefined ? { mode: command.mode } : {}),
-          ...(command.reason !== undefined ? { reason: command.reason } : {}),
-          ...(command.actionName !== undefined ? { action_name: command.actionName } : {}),
-          ...(command.arguments !== undefined ? { arguments: command.arguments } : {}),
-          ...(command.settings !== undefined ? { settings: command.settings } : {}),
-        },
+      : scheduledCommandView(command),
     robot_ids: s.robotIds,
     schedule: s.schedule === null ? null : { owner: s.schedule.owner, timezone: s.schedule.timezone, startTimeMs: s.schedule.startTimeMs, kind: s.schedule.kind },
     status: scheduleState(s),

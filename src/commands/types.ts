@@ -2,81 +2,26 @@
  * Robot command records: what the outbox keeps in LMDB (`commands` db) and what the API reports as
  * the spec's delivery object. Plain msgpack-safe objects only (lmdb-js encodes them).
  */
+import type { CommandAction, CommandArgsByAction } from './catalog/index.js';
+import type { JsonObject } from './json.js';
 import type { StoredRequester } from './requester.js';
 
-/** A JSON value as commands carry it (arguments, settings, configuration). */
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
-export type JsonObject = { [key: string]: JsonValue };
+export type { JsonObject, JsonValue } from './json.js';
+export {
+  COMMAND_ACTIONS,
+  expectsResult,
+  isDeferrable,
+  isUrgent,
+  type CommandAction,
+  type CommandArgsByAction,
+  type MissionControlVerb,
+} from './catalog/index.js';
 
-/** Mission run control verbs (`mission_control` args). */
-export type MissionControlVerb = 'pause' | 'resume' | 'cancel' | 'abort';
-
-/**
- * Arguments of each action, one entry per `Command.action` case of the proto. Digested into the
- * audit entry and copied onto the wire message by wire.ts.
- */
-export interface CommandArgsByAction {
-  stop: { reason: string };
-  start: Record<string, never>;
-  release: Record<string, never>;
-  force_reset: Record<string, never>;
-  mode: { mode: string };
-  /** `arguments` validated against the robot's advertised JSON Schema for `name`. */
-  invoke_action: { name: string; arguments: JsonObject };
-  /** key -> value, each validated against the robot's SettingSpec. */
-  update_settings: { values: { [key: string]: string | number | boolean } };
-  /** Inside the robot's advertised go-to area; null: the robot's choice. */
-  go_to: { latitude: number; longitude: number; headingDeg: number | null; maxSpeedMps: number | null };
-  /** `values` null: a read. A write sends the keys to change. */
-  config: { write: boolean; values: JsonObject | null };
-  onboard_settings: { write: boolean; values: JsonObject | null };
-  mission_start: {
-    runId: string;
-    missionId: string;
-    name: string;
-    steps: { kind: string; config: JsonObject }[];
-    parameters: JsonObject;
-    featureId: string | null;
-  };
-  mission_control: { runId: string; action: MissionControlVerb };
-}
-
-/** Every action the gateway can put on a robot's stream. */
-export type CommandAction = keyof CommandArgsByAction;
-
+/** Arguments of any action. */
 export type CommandArgs = CommandArgsByAction[CommandAction];
-
-export const COMMAND_ACTIONS: readonly CommandAction[] = [
-  'stop', 'start', 'release', 'force_reset', 'mode', 'invoke_action', 'update_settings', 'go_to',
-  'config', 'onboard_settings', 'mission_start', 'mission_control',
-];
 
 /** A command as submitted: the action and its arguments, typed together. */
 export type ActionAndArgs = { [A in CommandAction]: { action: A; args: CommandArgsByAction[A] } }[CommandAction];
-
-/**
- * Actions that jump ahead of everything else queued for a robot (spec: stop and pause must not wait
- * behind a backlog): `stop`, and `mission_control` with `pause`.
- */
-export function isUrgent(c: { action: CommandAction; args: unknown }): boolean {
-  return c.action === 'stop' || (c.action === 'mission_control' && (c.args as CommandArgsByAction['mission_control']).action === 'pause');
-}
-
-/**
- * Commands kept for an offline robot and sent on reconnect (spec, Delivery state: `stop`, `pause`,
- * `cancel`, `abort`). Every other command to an offline robot fails with `unavailable`: a start,
- * a move or a configuration change delivered minutes later could surprise the people near it.
- */
-export function isDeferrable(c: { action: CommandAction; args: unknown }): boolean {
-  if (c.action === 'stop') return true;
-  if (c.action !== 'mission_control') return false;
-  return (c.args as CommandArgsByAction['mission_control']).action !== 'resume';
-}
-
-/** Request/response actions: the robot reports a CommandResult after its ack. */
-export function expectsResult(action: CommandAction): boolean {
-  return action === 'config' || action === 'onboard_settings';
-}
 
 /**
  * States a record can be in. `timed_out` is not among them: the spec makes it an observation of one

@@ -14,7 +14,16 @@ import type { RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
 import { ackWaitMs, bulkStatus, dispatchAll } from '../command-dispatch.js';
 import { activeRobots } from '../fleet-scope.js';
-import { CONTROL_ROBOT_MAX_BODY_BYTES, ControlRobotBody, ControlRobotResponse, MAX_TARGETS, type ControlRobotAction } from '../schemas/control-robot.js';
+import { fieldValues } from '../schemas/command-fields.js';
+import {
+  CONTROL_ROBOT_FIELDS,
+  CONTROL_ROBOT_MAX_BODY_BYTES,
+  CONTROL_ROBOT_VERBS,
+  ControlRobotBody,
+  ControlRobotResponse,
+  MAX_TARGETS,
+  type ControlRobotVerb,
+} from '../schemas/control-robot.js';
 
 export { ackWaitMs } from '../command-dispatch.js';
 
@@ -22,14 +31,6 @@ export interface ControlRobotDeps {
   store: Store;
   commands: CommandService;
 }
-
-/** Body fields that belong to one action only. */
-const FIELD_OF: Record<'mode' | 'action_name' | 'arguments' | 'settings', ControlRobotAction> = {
-  mode: 'mode',
-  action_name: 'invoke_action',
-  arguments: 'invoke_action',
-  settings: 'update_settings',
-};
 
 /**
  * `robot_id` then `robot_ids`, duplicates removed, order kept.
@@ -44,38 +45,34 @@ export function targetsOf(body: ControlRobotBody): string[] {
   return [...ids];
 }
 
+/** The verb a body names (the schema's enum admits only these). */
+function verbOf(body: ControlRobotBody): ControlRobotVerb {
+  const v = CONTROL_ROBOT_VERBS.get(body.action);
+  if (!v) throw apiError('action_field_unexpected', { action: body.action, field: 'action' });
+  return v;
+}
+
 /**
- * The command every target gets, from the action and its fields.
+ * The command every target gets, from the action and its fields (the fields each command takes are
+ * its declaration's, src/commands/catalog).
  * @throws ApiError `action_field_missing` / `action_field_unexpected`
  */
 export function commandOf(body: ControlRobotBody): ActionAndArgs {
-  for (const [field, owner] of Object.entries(FIELD_OF)) {
-    if (body[field as keyof typeof FIELD_OF] !== undefined && body.action !== owner) {
-      throw apiError('action_field_unexpected', { action: body.action, field });
-    }
+  const v = verbOf(body);
+  const own = new Set(v.fields.map((f) => f.body));
+  const b = body as Record<string, unknown>;
+  for (const f of CONTROL_ROBOT_FIELDS) {
+    if (b[f.body] !== undefined && !own.has(f.body)) throw apiError('action_field_unexpected', { action: body.action, field: f.body });
   }
-  if (body.reason !== undefined && body.action !== 'stop' && body.action !== 'stop_all') {
-    throw apiError('action_field_unexpected', { action: body.action, field: 'reason' });
+  for (const f of v.fields) {
+    if (f.required && b[f.body] === undefined) throw apiError('action_field_missing', { action: body.action, field: f.body });
   }
-  switch (body.action) {
-    case 'stop':
-    case 'stop_all':
-      return { action: 'stop', args: { reason: body.reason ?? `control-robot ${body.action}` } };
-    case 'start':
-    case 'release':
-    case 'force_reset':
-      return { action: body.action, args: {} };
-    case 'mode':
-      if (body.mode === undefined) throw apiError('action_field_missing', { action: 'mode', field: 'mode' });
-      return { action: 'mode', args: { mode: body.mode } };
-    case 'invoke_action':
-      if (body.action_name === undefined) throw apiError('action_field_missing', { action: 'invoke_action', field: 'action_name' });
-      return { action: 'invoke_action', args: { name: body.action_name, arguments: (body.arguments ?? {}) } };
-    case 'update_settings':
-      if (body.settings === undefined) throw apiError('action_field_missing', { action: 'update_settings', field: 'settings' });
-      return { action: 'update_settings', args: { values: body.settings } };
-  }
+  const args = v.command.toArgs(fieldValues(b, v.fields), { defaultReason: `control-robot ${body.action}` });
+  return { action: v.command.action, args } as ActionAndArgs;
 }
+
+/** Verbs whose command always overtakes a backlog (stop, stop_all): they pass a key's rate limit and a full waiter registry. */
+const URGENT_VERBS = new Set([...CONTROL_ROBOT_VERBS.values()].filter((v) => v.command.urgent === true).map((v) => v.verb));
 
 /** The control-robot route. */
 export function controlRobotRoutes(deps: ControlRobotDeps): RouteDef[] {
@@ -85,20 +82,22 @@ export function controlRobotRoutes(deps: ControlRobotDeps): RouteDef[] {
     const { body, auth } = ctx;
     requireOrg(auth, body.org_id);
     const fleet = requireFleet(store, auth, body.fleet_id);
-    if (body.action === 'release' || body.action === 'force_reset') requirePermission(auth, 'operations:control');
+    const verb = verbOf(body);
+    const permission = verb.command.controlRobot?.permission;
+    if (permission !== undefined) requirePermission(auth, permission);
     const waitMs = ackWaitMs(body);
     const command = commandOf(body);
     let targets: string[];
-    if (body.action === 'stop_all') {
+    if (verb.fleetWide) {
       if (body.robot_id !== undefined || body.robot_ids !== undefined) throw apiError('stop_all_no_targets');
       targets = activeRobots(store, fleet.fleetId);
     } else {
       targets = targetsOf(body);
-      if (body.action === 'force_reset' && targets.length !== 1) throw apiError('force_reset_one_target');
+      if (verb.command.controlRobot?.oneTarget === true && targets.length !== 1) throw apiError('force_reset_one_target');
     }
     const build = (robotId: string): SubmitRequest =>
       ({ robotId, fleetId: fleet.fleetId, orgId: fleet.orgId, ...command, requestedBy: requesterOfCaller(auth) });
-    const outcomes = await dispatchAll(commands, targets, build, waitMs, ctx.aborted, body.action === 'stop' || body.action === 'stop_all');
+    const outcomes = await dispatchAll(commands, targets, build, waitMs, ctx.aborted, URGENT_VERBS.has(body.action));
     const response: ControlRobotResponse = { success: outcomes.every((o) => o.success), action: body.action, count: outcomes.length, outcomes };
     return bulkStatus(outcomes, response);
   }
@@ -118,7 +117,7 @@ export function controlRobotRoutes(deps: ControlRobotDeps): RouteDef[] {
       body: ControlRobotBody,
       maxBodyBytes: CONTROL_ROBOT_MAX_BODY_BYTES,
       // Past the key's rate limit a stop still goes through (a busy automation key can always halt).
-      urgent: (b) => b.action === 'stop' || b.action === 'stop_all',
+      urgent: (b) => URGENT_VERBS.has(b.action),
       responses: {
         200: { description: 'Every target succeeded (also: stop_all on a fleet with no active robot, count 0).', schema: ControlRobotResponse },
         207: { description: 'Some targets failed (code `partial_failure`); see outcomes.', schema: ControlRobotResponse },

@@ -28,6 +28,7 @@ import {
   DeployMissionBody,
   EditScheduleBody,
   ScheduleAccepted,
+  SCHEDULE_COMMAND_FIELDS,
   ScheduleCommandBody,
   ScheduleMissionBody,
   SetPrioritiesBody,
@@ -36,6 +37,8 @@ import {
   type ScheduleObject,
 } from '../schemas/mission-tools.js';
 import { KIB } from '../schemas/body-bounds.js';
+import { fieldValues } from '../schemas/command-fields.js';
+import { bodyName, declarationOf } from '../../commands/catalog/index.js';
 import { CONTROL_ROBOT_MAX_BODY_BYTES, SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
 
 export interface MissionToolDeps {
@@ -93,15 +96,6 @@ function accepted(s: ScheduleRecord, what: string): ScheduleAccepted {
     correlationId: s.correlationId,
   };
 }
-
-/** `schedule-command` fields that belong to one action only (as control-robot's). */
-const COMMAND_FIELD_OF = { mode: 'mode', reason: 'stop', action_name: 'invoke_action', arguments: 'invoke_action', settings: 'update_settings' } as const;
-/** The field an action cannot go without. */
-const REQUIRED_FIELD_OF: Partial<Record<ScheduleCommandBody['command']['action'], 'mode' | 'action_name' | 'settings'>> = {
-  mode: 'mode',
-  invoke_action: 'action_name',
-  update_settings: 'settings',
-};
 
 /** A mission tool's answer: a status and the accepted schedule. */
 type Reply<S extends number = number> = { status: S; body: ScheduleAccepted };
@@ -213,23 +207,23 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
     return idem(ctx, fleet, 'POST /v1/agent/schedule-command', async (commit) => {
       const spec = toSpec(body.schedule, auth);
       const c = body.command;
-      for (const [field, owner] of Object.entries(COMMAND_FIELD_OF)) {
-        if (c[field as keyof typeof COMMAND_FIELD_OF] !== undefined && c.action !== owner) throw apiError('action_field_unexpected', { action: c.action, field: `command.${field}` });
+      const decl = declarationOf(c.action);
+      const own = new Set(Object.keys(decl.fields.properties as Record<string, unknown>).map(bodyName));
+      const given = c as Record<string, unknown>;
+      for (const f of SCHEDULE_COMMAND_FIELDS) {
+        if (given[f.body] !== undefined && !own.has(f.body)) throw apiError('action_field_unexpected', { action: c.action, field: `command.${f.body}` });
       }
-      const needed = REQUIRED_FIELD_OF[c.action];
-      if (needed !== undefined && c[needed] === undefined) throw apiError('action_field_missing', { action: c.action, field: `command.${needed}` });
+      const mine = SCHEDULE_COMMAND_FIELDS.filter((f) => own.has(f.body));
+      const needed = mine.find((f) => f.required && given[f.body] === undefined);
+      if (needed !== undefined) throw apiError('action_field_missing', { action: c.action, field: `command.${needed.body}` });
       const robotIds = [...new Set(c.robot_ids)];
-      if (c.action === 'force_reset' && robotIds.length !== 1) throw apiError('force_reset_one_target');
+      if (decl.schedule?.oneTarget === true && robotIds.length !== 1) throw apiError('force_reset_one_target');
       for (const robotId of robotIds) {
         const r = store.robots.get(robotId);
         if (!r || r.fleetId !== fleet.fleetId) throw apiError('robot_not_found', { robotId });
       }
-      const command: ScheduledCommandRecord = { action: c.action };
-      if (c.mode !== undefined) command.mode = c.mode;
-      if (c.reason !== undefined) command.reason = c.reason;
-      if (c.action_name !== undefined) command.actionName = c.action_name;
-      if (c.arguments !== undefined) command.arguments = c.arguments;
-      if (c.settings !== undefined) command.settings = c.settings;
+      // Stored as the declaration names the fields (camelCase), in the published field order.
+      const command = { action: c.action, ...fieldValues(given, mine) } as ScheduledCommandRecord;
       return commitSchedule(commit, {
         orgId: fleet.orgId, fleetId: fleet.fleetId, target: { type: 'command', command }, robotIds, schedule: spec,
         ...options(body), createdBy: { apiKeyId: auth.apiKeyId },

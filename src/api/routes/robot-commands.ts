@@ -1,6 +1,7 @@
 /**
  * Nested robot command routes (spec: Nested robot commands and configuration, `robots:write`):
- * `…/robots/{robot_id}/go-to`, `/mode`, `/invoke-service`, `/settings`, and `…/stop-all`.
+ * `…/robots/{robot_id}/go-to`, `/mode`, `/invoke-service`, `/settings` (one per command whose
+ * declaration has `route`, src/commands/catalog), and `…/stop-all`.
  *
  * Single-robot routes answer with errors for the one robot (404 not in the fleet, 409 inactive, 422
  * outside its policy or rejected by its agent, 503 offline); stop-all follows the bulk 200 / 207 /
@@ -15,14 +16,12 @@ import { defineRoute } from '../define-route.js';
 import type { RouteContext, RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
 import { ackWaitMs, bulkStatus, dispatchAll, publicDelivery, type AckWaitFields } from '../command-dispatch.js';
+import { fieldValues } from '../schemas/command-fields.js';
 import {
   FleetPathParams,
-  GoToBody,
-  InvokeServiceBody,
-  ModeBody,
+  NESTED_COMMAND_ROUTES,
   RobotCommandResponse,
   RobotPathParams,
-  SettingsBody,
   StopAllBody,
   StopAllResponse,
 } from '../schemas/robot-commands.js';
@@ -66,43 +65,20 @@ export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
   const common = { method: 'POST', tags: ['Robot commands'], auth: 'robots:write', params: RobotPathParams, responses: ok, errors: SINGLE_ERRORS } as const;
 
   return [
-    defineRoute({
-      ...common,
-      path: `${base}/robots/{robot_id}/go-to`,
-      operationId: 'robotGoTo',
-      summary: "Assign a one-shot geographic destination inside the robot's advertised go-to area (optional heading and speed cap).",
-      body: GoToBody,
-      maxBodyBytes: SMALL_BODY_MAX_BYTES,
-    }).handle((ctx) =>
-      single(ctx, {
-        action: 'go_to',
-        args: { latitude: ctx.body.latitude, longitude: ctx.body.longitude, headingDeg: ctx.body.heading_deg ?? null, maxSpeedMps: ctx.body.max_speed_mps ?? null },
+    ...NESTED_COMMAND_ROUTES.map((n) =>
+      defineRoute({
+        ...common,
+        path: `${base}/robots/{robot_id}/${n.route.segment}`,
+        operationId: n.route.operationId,
+        summary: n.route.summary,
+        body: n.body,
+        maxBodyBytes: n.route.largeBody === true ? CONTROL_ROBOT_MAX_BODY_BYTES : SMALL_BODY_MAX_BYTES,
+      }).handle((ctx) => {
+        const fields = fieldValues(ctx.body, n.fields);
+        const args = n.command.toArgs(fields, { defaultReason: n.route.segment });
+        return single(ctx, { action: n.command.action, args } as ActionAndArgs);
       }),
     ),
-    defineRoute({
-      ...common,
-      path: `${base}/robots/{robot_id}/mode`,
-      operationId: 'robotSetMode',
-      summary: "Set the robot mode; the mode must be one of the robot's advertised allowed modes.",
-      body: ModeBody,
-      maxBodyBytes: SMALL_BODY_MAX_BYTES,
-    }).handle((ctx) => single(ctx, { action: 'mode', args: { mode: ctx.body.mode } })),
-    defineRoute({
-      ...common,
-      path: `${base}/robots/{robot_id}/invoke-service`,
-      operationId: 'robotInvokeService',
-      summary: "Invoke an advertised action; `arguments` are validated against the action's advertised JSON Schema.",
-      body: InvokeServiceBody,
-      maxBodyBytes: CONTROL_ROBOT_MAX_BODY_BYTES,
-    }).handle((ctx) => single(ctx, { action: 'invoke_action', args: { name: ctx.body.action_name, arguments: ctx.body.arguments ?? {} } })),
-    defineRoute({
-      ...common,
-      path: `${base}/robots/{robot_id}/settings`,
-      operationId: 'robotUpdateSettings',
-      summary: "Send setting updates; each key must be an advertised setting and each value inside its range or allowed values.",
-      body: SettingsBody,
-      maxBodyBytes: CONTROL_ROBOT_MAX_BODY_BYTES,
-    }).handle((ctx) => single(ctx, { action: 'update_settings', args: { values: ctx.body.settings } })),
     defineRoute({
       method: 'POST',
       path: `${base}/stop-all`,

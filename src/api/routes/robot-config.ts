@@ -8,7 +8,8 @@
 import { requesterOfCaller } from '../../commands/requester.js';
 import { requireFleet, requireOrg } from '../../auth/access.js';
 import type { CommandService } from '../../commands/service.js';
-import { deliveryOf, type JsonObject } from '../../commands/types.js';
+import { DECLARATIONS, declarationOf, type CommandAction } from '../../commands/catalog/index.js';
+import { deliveryOf, type ActionAndArgs, type JsonObject } from '../../commands/types.js';
 import { apiError, type ErrorId } from '../../errors/catalog.js';
 import { defineRoute } from '../define-route.js';
 import type { RouteContext, RouteDef } from '../route.js';
@@ -23,12 +24,18 @@ export interface RobotConfigDeps {
   commands: CommandService;
 }
 
-type Kind = 'config' | 'onboard_settings';
+type Kind = CommandAction;
 
 const ERRORS: ErrorId[] = [
   'forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'robot_not_found', 'robot_inactive', 'robot_offline', 'robot_link_conflict', 'policy_rejected',
   'remote_config_not_enabled', 'agent_rejected', 'robot_result_failed', 'robot_result_timeout', 'ack_waiters_full', 'outbox_full',
 ];
+
+/** The command of an exchange: a read (`values` null) or a write of `values`. */
+function exchangeCommand(action: Kind, values: JsonObject | null): ActionAndArgs {
+  const fields = values === null ? {} : { values };
+  return { action, args: declarationOf(action).toArgs(fields, { defaultReason: action }) } as ActionAndArgs;
+}
 
 /** The config and onboard-settings routes. */
 export function robotConfigRoutes(deps: RobotConfigDeps): RouteDef[] {
@@ -41,7 +48,7 @@ export function robotConfigRoutes(deps: RobotConfigDeps): RouteDef[] {
     if (commands.resultWaiterRoom() < 1) throw apiError('ack_waiters_full');
     const robotId = params.robot_id;
     const s = commands.submit({
-      robotId, fleetId: fleet.fleetId, orgId: fleet.orgId, action, args: { write: values !== null, values }, requestedBy: requesterOfCaller(auth),
+      robotId, fleetId: fleet.fleetId, orgId: fleet.orgId, ...exchangeCommand(action, values), requestedBy: requesterOfCaller(auth),
     });
     const w = await commands.waitForResult(s.commandId, timeoutMs ?? DEFAULT_RESULT_WAIT_MS, ctx.aborted);
     await s.persisted;
@@ -60,6 +67,7 @@ export function robotConfigRoutes(deps: RobotConfigDeps): RouteDef[] {
   }
 
   const routesFor = (segment: string, action: Kind, what: string, ids: { read: string; update: string }): RouteDef[] => {
+    // The exchange's request fields are `values` (null: a read); the declaration turns them into arguments.
     const path = `/v1/orgs/{org_id}/fleets/{fleet_id}/robots/{robot_id}/${segment}`;
     const ok = { 200: { description: `The ${what} as the robot reported it.`, schema: ConfigResponse } };
     return [
@@ -91,8 +99,8 @@ export function robotConfigRoutes(deps: RobotConfigDeps): RouteDef[] {
     ];
   };
 
-  return [
-    ...routesFor('config', 'config', 'remote configuration', { read: 'getRobotConfig', update: 'updateRobotConfig' }),
-    ...routesFor('onboard-settings', 'onboard_settings', 'onboard settings', { read: 'getRobotOnboardSettings', update: 'updateRobotOnboardSettings' }),
-  ];
+  // One GET and one POST per command whose declaration has `exchange` (src/commands/catalog).
+  return DECLARATIONS.flatMap((d) =>
+    d.exchange ? routesFor(d.exchange.segment, d.action as Kind, d.exchange.what, { read: d.exchange.readOperationId, update: d.exchange.updateOperationId }) : [],
+  );
 }

@@ -3,6 +3,7 @@
  * (`GET /v1/robot-commands/{command_id}`, `robots:read`).
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { COMMAND_ACTIONS } from '../../commands/catalog/index.js';
 import { FreeForm, Nullable, Uuid } from './common.js';
 import { DeliveryObject } from './control-robot.js';
 import { CursorParam, LimitParam, Page, type ListLimit } from './list.js';
@@ -38,7 +39,7 @@ export const AuditEntry = named('AuditEntry', Type.Object(
     commandId: Uuid,
     robotId: Uuid,
     fleetId: Uuid,
-    action: Type.String({ description: '`stop`, `start`, `release`, `force_reset`, `mode`, `invoke_action`, `update_settings`, `go_to`, `config`, `onboard_settings`, `mission_start`, `mission_control`.' }),
+    action: Type.String({ description: `${COMMAND_ACTIONS.map((a) => `\`${a}\``).join(', ')}.` }),
     argsDigest: Type.String({ description: 'SHA-256 (hex) of the canonical JSON (keys sorted) of the command arguments.' }),
     requestedBy: RequestedBy,
     createdAtMs: TimeMs,

@@ -5,12 +5,11 @@
  * wait may be spelled `wait_for_ack` / `wait_for_ack_ms` or `waitForAck` / `waitForAckMs`; sending
  * more than one of the four is 400 (checked by the handler, which names the conflict).
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { DECLARATIONS, inPublishedOrder, type AnyCommandDeclaration } from '../../commands/catalog/index.js';
+import { bodyProperties, fieldsOf, fieldsOfAll, type SurfaceField } from './command-fields.js';
 import { ErrorBody, FreeForm, Uuid } from './common.js';
 import { named } from './named.js';
-
-export const CONTROL_ROBOT_ACTIONS = ['start', 'stop', 'release', 'mode', 'invoke_action', 'update_settings', 'stop_all', 'force_reset'] as const;
-export type ControlRobotAction = (typeof CONTROL_ROBOT_ACTIONS)[number];
 
 /** Spec, Limits: targets per bulk robot command. */
 export const MAX_TARGETS = 100;
@@ -56,25 +55,66 @@ export const SettingValues = named('SettingValues', Type.Record(
 ));
 export const StopReason = Type.String({ maxLength: 256, description: 'Free text passed to the robot with the stop (default: the route name).' });
 
+/** One action of control-robot: the command it sends and whether it targets every active robot of the fleet. */
+export interface ControlRobotVerb {
+  verb: string;
+  command: AnyCommandDeclaration;
+  fleetWide: boolean;
+  /** The fields it takes, as control-robot publishes them. */
+  fields: SurfaceField[];
+}
+
+/** Fields published with their own schema on control-robot (the rest: the declaration's). */
+const OWN_FIELD_SCHEMAS: Record<string, TSchema> = { mode: ModeName, actionName: ActionName, arguments: ActionArguments, settings: SettingValues, reason: StopReason };
+
+/** The commands control-robot offers (declarations with `controlRobot`), each verb once. */
+export const CONTROL_ROBOT_VERBS: ReadonlyMap<string, ControlRobotVerb> = new Map(
+  DECLARATIONS.filter((d) => d.controlRobot).flatMap((d) => {
+    const fields = fieldsOf(d, OWN_FIELD_SCHEMAS);
+    const fleetWide = d.controlRobot?.fleetWide;
+    const verbs: ControlRobotVerb[] = [{ verb: d.action, command: d, fleetWide: false, fields }];
+    if (fleetWide !== undefined) verbs.push({ verb: fleetWide, command: d, fleetWide: true, fields });
+    return verbs.map((v) => [v.verb, v] as const);
+  }),
+);
+
+/** The action enum in its published order (a new command follows the listed ones). */
+export const CONTROL_ROBOT_ACTIONS: readonly string[] = inPublishedOrder(
+  [...CONTROL_ROBOT_VERBS.keys()],
+  ['start', 'stop', 'release', 'mode', 'invoke_action', 'update_settings', 'stop_all', 'force_reset'],
+);
+export type ControlRobotAction = string;
+
+/** Every command field control-robot takes, in its published order; each belongs to the verbs whose command declares it. */
+export const CONTROL_ROBOT_FIELDS: readonly SurfaceField[] = fieldsOfAll(
+  [...CONTROL_ROBOT_VERBS.values()].map((v) => v.command),
+  OWN_FIELD_SCHEMAS,
+  ['mode', 'action_name', 'arguments', 'settings', 'reason'],
+);
+
+/** The `action` description: what each verb needs (published text first, then commands added since). */
+function actionDescription(): string {
+  const published = new Set(['start', 'stop', 'release', 'mode', 'invoke_action', 'update_settings', 'stop_all', 'force_reset']);
+  const added = CONTROL_ROBOT_ACTIONS.filter((v) => !published.has(v)).map((v) => {
+    const needs = CONTROL_ROBOT_VERBS.get(v)!.fields.filter((f) => f.required).map((f) => `\`${f.body}\``);
+    return needs.length === 0 ? `, \`${v}\`` : `, \`${v}\` (needs ${needs.join(', ')})`;
+  });
+  return (
+    '`stop` (offline: deferred), `start` (offline: fails for that robot with `unavailable`), `release` and `force_reset` ' +
+    '(also need `operations:control`; `force_reset` exactly one robot), `mode` (needs `mode`), `invoke_action` (needs ' +
+    '`action_name`, optional `arguments`), `update_settings` (needs `settings`), `stop_all` (no robot list: every active robot of the fleet)' +
+    added.join('') + '.'
+  );
+}
+
 export const ControlRobotBody = named('ControlRobotRequest', Type.Object(
   {
     org_id: Uuid,
     fleet_id: Uuid,
-    action: Type.Unsafe<ControlRobotAction>({
-      type: 'string',
-      enum: [...CONTROL_ROBOT_ACTIONS],
-      description:
-        '`stop` (offline: deferred), `start` (offline: fails for that robot with `unavailable`), `release` and `force_reset` ' +
-        '(also need `operations:control`; `force_reset` exactly one robot), `mode` (needs `mode`), `invoke_action` (needs ' +
-        '`action_name`, optional `arguments`), `update_settings` (needs `settings`), `stop_all` (no robot list: every active robot of the fleet).',
-    }),
+    action: Type.Unsafe<ControlRobotAction>({ type: 'string', enum: [...CONTROL_ROBOT_ACTIONS], description: actionDescription() }),
     robot_id: Type.Optional(Uuid),
     robot_ids: Type.Optional(Type.Array(Uuid, { maxItems: MAX_TARGETS, description: 'Combined with `robot_id`; duplicates count once; at most 100 targets in all.' })),
-    mode: Type.Optional(ModeName),
-    action_name: Type.Optional(ActionName),
-    arguments: Type.Optional(ActionArguments),
-    settings: Type.Optional(SettingValues),
-    reason: Type.Optional(StopReason),
+    ...bodyProperties(CONTROL_ROBOT_FIELDS, true),
     ...AckWaitProps,
   },
   { additionalProperties: false },

@@ -2,11 +2,12 @@
  * `control-mission`, `get-runtime-status`, `GET /v1/mission-schedule` and `GET /v1/mission-runs`
  * schemas (spec: Mission run control; Agent API read tools; Schedules and runs (read); Limits).
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { bodyProperties, type SurfaceField } from './command-fields.js';
 import { Nullable, Uuid } from './common.js';
 import { AckWaitProps, ActionArguments, DeliveryObject, SettingValues } from './control-robot.js';
 import { CursorParam, LimitParam, Page, type ListLimit } from './list.js';
-import { ScheduleKindSchema, ScheduledCommand, ScheduleStateSchema } from './mission-tools.js';
+import { SCHEDULE_COMMAND_FIELDS, ScheduleKindSchema, ScheduledCommand, ScheduleStateSchema } from './mission-tools.js';
 import { named } from './named.js';
 
 export const ControlMissionBody = named('ControlMissionRequest', Type.Object(
@@ -164,16 +165,21 @@ export const ScheduleSpecView = named('ScheduleSpec', Type.Object(
   { additionalProperties: false },
 ));
 
+/** Fields a stored command schedule shows with their own schema (the rest: the declaration's). */
+const VIEW_FIELD_SCHEMAS: Record<string, TSchema> = {
+  mode: Type.String({ description: 'With `mode`.' }),
+  reason: Type.String({ description: 'With `stop`, when given.' }),
+  actionName: Type.String({ description: 'With `invoke_action`.' }),
+  arguments: ActionArguments,
+  settings: SettingValues,
+};
+
+/** The request fields a command schedule stores, as its view shows them (snake_case, in schedule-command's order). */
+export const SCHEDULED_COMMAND_VIEW_FIELDS: readonly SurfaceField[] = SCHEDULE_COMMAND_FIELDS.map((f) => ({ ...f, schema: VIEW_FIELD_SCHEMAS[f.field] ?? f.schema }));
+
 /** What a command schedule sends at each fire (`schedule-command` `command`, without its robots). */
 export const ScheduledCommandView = named('ScheduledCommandSpec', Type.Object(
-  {
-    action: ScheduledCommand.properties.action,
-    mode: Type.Optional(Type.String({ description: 'With `mode`.' })),
-    reason: Type.Optional(Type.String({ description: 'With `stop`, when given.' })),
-    action_name: Type.Optional(Type.String({ description: 'With `invoke_action`.' })),
-    arguments: Type.Optional(ActionArguments),
-    settings: Type.Optional(SettingValues),
-  },
+  { action: ScheduledCommand.properties.action, ...bodyProperties(SCHEDULED_COMMAND_VIEW_FIELDS, true) },
   { additionalProperties: false },
 ));
 

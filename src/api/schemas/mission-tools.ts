@@ -3,10 +3,12 @@
  * and response schemas of submit-job, deploy-mission, schedule-mission, edit-schedule,
  * schedule-command, cancel-schedule and set-mission-priorities. Every body is strict.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { declarationOf } from '../../commands/catalog/index.js';
 import { MAX_INTERVAL_S, MAX_TIME_MS, MIN_INTERVAL_S } from '../../missions/scheduling/recurrence.js';
 import { SCHEDULABLE_ACTIONS, type SchedulableAction } from '../../missions/scheduling/command-fires.js';
 import { FreeForm, Nullable, Uuid } from './common.js';
+import { bodyProperties, fieldsOfAll, type SurfaceField } from './command-fields.js';
 import { ActionArguments, ActionName, SettingValues } from './control-robot.js';
 import { named } from './named.js';
 
@@ -130,15 +132,27 @@ export const EditScheduleBody = named('EditScheduleRequest', Type.Object(
 ));
 export type EditScheduleBody = Static<typeof EditScheduleBody>;
 
+/** Fields published with their own schema on schedule-command (the rest: the declaration's). */
+const OWN_FIELD_SCHEMAS: Record<string, TSchema> = {
+  mode: Type.String({ minLength: 1, maxLength: 64, description: 'For `mode` (required): the mode to set.' }),
+  reason: Type.String({ maxLength: 200, description: 'For `stop`.' }),
+  actionName: ActionName,
+  arguments: ActionArguments,
+  settings: SettingValues,
+};
+
+/** Every command field schedule-command takes (of the schedulable commands' declarations), in its published order. */
+export const SCHEDULE_COMMAND_FIELDS: readonly SurfaceField[] = fieldsOfAll(
+  SCHEDULABLE_ACTIONS.map((a) => declarationOf(a)),
+  OWN_FIELD_SCHEMAS,
+  ['mode', 'reason', 'action_name', 'arguments', 'settings'],
+);
+
 export const ScheduledCommand = named('ScheduledCommand', Type.Object(
   {
     action: Type.Unsafe<SchedulableAction>({ type: 'string', enum: [...SCHEDULABLE_ACTIONS] }),
     robot_ids: Type.Array(Uuid, { minItems: 1, maxItems: MAX_ROBOT_IDS, description: 'Robots of the target fleet; exactly one for `force_reset`.' }),
-    mode: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'For `mode` (required): the mode to set.' })),
-    reason: Type.Optional(Type.String({ maxLength: 200, description: 'For `stop`.' })),
-    action_name: Type.Optional(ActionName),
-    arguments: Type.Optional(ActionArguments),
-    settings: Type.Optional(SettingValues),
+    ...bodyProperties(SCHEDULE_COMMAND_FIELDS, true),
   },
   {
     additionalProperties: false,

@@ -2,7 +2,9 @@
  * Nested robot command routes (spec: Nested robot commands and configuration): go-to, mode,
  * invoke-service, settings and stop-all. Every body is strict and takes the optional ack wait.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import { declarationOf, DECLARATIONS, inPublishedOrder, type AnyCommandDeclaration } from '../../commands/catalog/index.js';
+import { bodyProperties, fieldsOf, type SurfaceField } from './command-fields.js';
 import { Uuid } from './common.js';
 import {
   AckWaitProps,
@@ -22,29 +24,33 @@ export type FleetPathParams = Static<typeof FleetPathParams>;
 export const RobotPathParams = Type.Object({ org_id: Uuid, fleet_id: Uuid, robot_id: Uuid }, { additionalProperties: false });
 export type RobotPathParams = Static<typeof RobotPathParams>;
 
-export const GoToBody = named('GoToRequest', Type.Object(
-  {
-    latitude: Type.Number({ minimum: -90, maximum: 90, description: 'WGS84; the target must lie inside the robot\'s advertised go-to area.' }),
-    longitude: Type.Number({ minimum: -180, maximum: 180 }),
-    heading_deg: Type.Optional(Type.Number({ minimum: 0, exclusiveMaximum: 360, description: 'Heading on arrival, degrees clockwise from north; omitted: any.' })),
-    max_speed_mps: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 20, description: 'Speed cap for this trip, m/s; omitted: the robot\'s default.' })),
-    ...AckWaitProps,
-  },
-  { additionalProperties: false },
-));
-export type GoToBody = Static<typeof GoToBody>;
+/** Fields published with their own schema on the nested routes (the rest: the declaration's). */
+const OWN_FIELD_SCHEMAS: Record<string, TSchema> = { mode: ModeName, actionName: ActionName, arguments: ActionArguments, settings: SettingValues };
 
-export const ModeBody = named('ModeRequest', Type.Object({ mode: ModeName, ...AckWaitProps }, { additionalProperties: false }));
-export type ModeBody = Static<typeof ModeBody>;
+/** One nested command route: its command, the fields its body takes and the body schema. */
+export interface NestedCommandRoute {
+  command: AnyCommandDeclaration;
+  route: NonNullable<AnyCommandDeclaration['route']>;
+  fields: SurfaceField[];
+  body: TObject;
+}
 
-export const InvokeServiceBody = named('InvokeServiceRequest', Type.Object(
-  { action_name: ActionName, arguments: Type.Optional(ActionArguments), ...AckWaitProps },
-  { additionalProperties: false },
-));
-export type InvokeServiceBody = Static<typeof InvokeServiceBody>;
+const pascal = (segment: string): string => segment.split('-').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
 
-export const SettingsBody = named('SettingsRequest', Type.Object({ settings: SettingValues, ...AckWaitProps }, { additionalProperties: false }));
-export type SettingsBody = Static<typeof SettingsBody>;
+/**
+ * The commands with a nested route (declarations with `route`), in their published order. Each
+ * body is the command's fields plus the optional ack wait, published as `<Segment>Request`.
+ */
+export const NESTED_COMMAND_ROUTES: readonly NestedCommandRoute[] = inPublishedOrder(
+  DECLARATIONS.filter((d) => d.route).map((d) => d.action),
+  ['go_to', 'mode', 'invoke_action', 'update_settings'],
+).map((action) => {
+  const command = declarationOf(action);
+  const route = command.route!;
+  const fields = fieldsOf(command, OWN_FIELD_SCHEMAS);
+  const body = named(`${pascal(route.segment)}Request`, Type.Object({ ...bodyProperties(fields, false), ...AckWaitProps }, { additionalProperties: false }));
+  return { command, route, fields, body };
+});
 
 export const StopAllBody = named('StopAllRequest', Type.Object({ reason: Type.Optional(StopReason), ...AckWaitProps }, { additionalProperties: false }));
 export type StopAllBody = Static<typeof StopAllBody>;

@@ -11,6 +11,7 @@
  */
 import type { EventLog } from '../../events/index.js';
 import type { CommandService } from '../../commands/service.js';
+import { declarationOf, DECLARATIONS, inPublishedOrder, type SchedulableAction } from '../../commands/catalog/index.js';
 import type { ActionAndArgs } from '../../commands/types.js';
 import { ApiError } from '../../errors/catalog.js';
 import type { Clock } from '../clock.js';
@@ -23,37 +24,26 @@ import { syncTemplateRef } from './schedules.js';
 import { scheduleEvent } from './timeline.js';
 
 /**
- * Actions `schedule-command` accepts: every non-mission command the gateway sends to a robot except
- * go-to (a one-shot destination, nested route only) and the request/response config reads/writes.
+ * Actions `schedule-command` accepts: the commands whose declaration has `schedule`
+ * (src/commands/catalog), in their published order. Not go-to (a one-shot destination, nested route
+ * only), not the request/response config reads/writes, not the mission commands.
  */
-export const SCHEDULABLE_ACTIONS = ['stop', 'start', 'release', 'mode', 'invoke_action', 'update_settings', 'force_reset'] as const;
-export type SchedulableAction = (typeof SCHEDULABLE_ACTIONS)[number];
+export const SCHEDULABLE_ACTIONS: readonly SchedulableAction[] = inPublishedOrder(
+  DECLARATIONS.filter((d) => d.schedule).map((d) => d.action as SchedulableAction),
+  ['stop', 'start', 'release', 'mode', 'invoke_action', 'update_settings', 'force_reset'],
+);
+export type { SchedulableAction };
 /** The stored command shape. */
 export type StoredCommand = ScheduledCommandRecord;
-
-// A stored action the list above lacks fails to compile here.
-const actionsMatch: [SchedulableAction] extends [StoredCommand['action']] ? ([StoredCommand['action']] extends [SchedulableAction] ? true : false) : false = true;
-void actionsMatch;
 
 /**
  * The command a fire submits: the same action and arguments an immediate control-robot call would,
  * so the command service applies the same checks (robot state, advertised policy, offline rules).
+ * The schedule stores the request fields; the command's declaration turns them into arguments.
  */
 export function argsOf(c: StoredCommand): ActionAndArgs {
-  switch (c.action) {
-    case 'stop':
-      return { action: 'stop', args: { reason: c.reason ?? 'scheduled stop' } };
-    case 'mode':
-      return { action: 'mode', args: { mode: c.mode ?? '' } };
-    case 'invoke_action':
-      return { action: 'invoke_action', args: { name: c.actionName ?? '', arguments: c.arguments ?? {} } };
-    case 'update_settings':
-      return { action: 'update_settings', args: { values: c.settings ?? {} } };
-    case 'start':
-    case 'release':
-    case 'force_reset':
-      return { action: c.action, args: {} };
-  }
+  const { action, ...fields } = c;
+  return { action, args: declarationOf(action).toArgs(fields, { defaultReason: 'scheduled stop' }) } as ActionAndArgs;
 }
 
 export class CommandFires {

@@ -3,7 +3,7 @@
  * msgpack-safe only.
  */
 
-import type { JsonValue } from '../../commands/types.js';
+import type { SchedulableAction, SchedulableFields } from '../../commands/catalog/index.js';
 
 export type ScheduleStatus = 'scheduled' | 'pending' | 'deployed' | 'failed';
 
@@ -17,19 +17,13 @@ export interface ScheduleSpec {
   kind: ScheduleKind;
 }
 
-/** The command a command schedule sends at each fire (`schedule-command`'s `command` without its robots). */
-export interface ScheduledCommandRecord {
-  action: 'stop' | 'start' | 'release' | 'mode' | 'invoke_action' | 'update_settings' | 'force_reset';
-  /** For `mode`. */
-  mode?: string;
-  /** For `stop`. */
-  reason?: string;
-  /** For `invoke_action`: the advertised action and its arguments (checked against the robot's policy at each fire). */
-  actionName?: string;
-  arguments?: { [key: string]: JsonValue };
-  /** For `update_settings` (checked against the robot's policy at each fire). */
-  settings?: { [key: string]: string | number | boolean };
-}
+/**
+ * The command a command schedule sends at each fire (`schedule-command`'s `command` without its
+ * robots): the action and its request fields as its declaration names them (src/commands/catalog:
+ * `mode`, `reason`, `actionName`, `arguments`, `settings`, ...), checked against the robot's policy
+ * at each fire.
+ */
+export type ScheduledCommandRecord = { action: SchedulableAction } & SchedulableFields;
 
 /** A registered mission run or command (spec: Schedule). */
 export interface ScheduleRecord {
