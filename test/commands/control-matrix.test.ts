@@ -134,16 +134,24 @@ describe('control-robot: bulk outcomes', () => {
 
   it('starts every dispatch before collecting any acknowledgement', async () => {
     const slow = [s.robots[2]!, s.inactive];
-    // Two robots whose handler takes 400 ms each: serial ack waits would take 800 ms or more.
-    const agents = slow.map((c) => s.agent(c, { onCommand: async () => (await new Promise((r) => setTimeout(r, 400)), { accept: true }) }));
+    // Each robot's handler holds its ack until the other robot's handler has been called too: with
+    // serial ack waits the second command would only be sent after the first ack, so the first
+    // handler gives up (after 10 s) and records that it never saw the other command.
+    let entered = 0;
+    const overlapped: boolean[] = [];
+    const agents = slow.map((c) => s.agent(c, {
+      onCommand: async () => {
+        entered++;
+        overlapped.push(await until(() => entered === slow.length, 'the other robot\'s command', 10_000).then(() => true, () => false));
+        return { accept: true };
+      },
+    }));
     for (const a of agents) a.start();
     await until(() => agents.every((a) => a.connected), 'slow agents connected');
-    const t0 = Date.now();
-    const res = await control({ action: 'stop', robot_ids: slow.map((c) => c.robotId), wait_for_ack: true });
-    const took = Date.now() - t0;
+    const res = await control({ action: 'stop', robot_ids: slow.map((c) => c.robotId), wait_for_ack_ms: 20_000 });
     expect(outcomes(res).map((o) => o.delivery?.state)).toEqual(['agent_received', 'agent_received']);
-    expect(took).toBeLessThan(750);
-  });
+    expect(overlapped).toEqual([true, true]);
+  }, 40_000);
 });
 
 describe('command policy', () => {
@@ -170,12 +178,15 @@ describe('command policy', () => {
     const bulk = await control({ action: 'mode', mode: 'dance', robot_ids: [on(), on2()] });
     expect(bulk.status).toBe(502);
     expect(outcomes(bulk).map((o) => o.error?.code)).toEqual(['policy_rejected', 'policy_rejected']);
-    await new Promise((r) => setTimeout(r, 100));
-    const after = fleet.robots[0]!.agent.stats();
-    expect(after.commandsApplied + after.commandsRejected).toBe(before.commandsApplied + before.commandsRejected);
     expect(s.svc.stats().pending).toBe(0);
     const audit = await call(s, 'GET', `/v1/audit-log?fleet_id=${s.fleetId}`, s.keys.write);
     expect(audit.json.items).toEqual([]);
+    // A command inside the policy, sent after them on the same stream: once the robot acknowledged
+    // it, any of the refused ones that had been sent would have arrived before it.
+    expect((await nested(on(), 'mode', { mode: 'manual', wait_for_ack: true })).status).toBe(200);
+    const after = fleet.robots[0]!.agent.stats();
+    expect(after.commandsApplied).toBe(before.commandsApplied + 1);
+    expect(after.commandsRejected).toBe(before.commandsRejected);
   });
 
   it('accepts commands inside the policy on the nested routes, and the robot applies them', async () => {
