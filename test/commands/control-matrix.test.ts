@@ -1,10 +1,14 @@
 // The control-robot and nested command matrix through the real HTTP stack (uWS + router + command
 // service + gRPC robot link) with simulated robots: every action x online/offline x permission,
 // bulk 200/207/502, policy rejection (never sent), agent rejection, inactive robots.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ControlRobotResponse } from '../../src/api/schemas/control-robot.js';
 import { simPolicy, type SimFleet } from '../../src/sim/index.js';
-import { call, startStack, until, type Stack } from './http-harness.js';
+import { call, startStack, until, untilPoliciesCompiled, type Stack } from './http-harness.js';
+
+// Bounds, not waits (every wait in here ends on a condition): a gateway and simulated robots on a
+// loaded 2-core machine (.ci/load-check.sh) take several times longer than on an idle one.
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
 let s: Stack;
 let fleet: SimFleet;
@@ -13,6 +17,7 @@ beforeEach(async () => {
   // r0, r1 online (simulated); r2 stays offline.
   fleet = s.sim([s.robots[0]!, s.robots[1]!]);
   await until(() => s.link.link.isOnline(s.robots[0]!.robotId) && s.link.link.isOnline(s.robots[1]!.robotId), 'sim robots online');
+  await untilPoliciesCompiled(s, [s.robots[0]!.robotId, s.robots[1]!.robotId]);
 });
 afterEach(async () => {
   await s.close();
@@ -100,9 +105,14 @@ describe('control-robot: permissions and request rules', () => {
     expect((await control({ action: 'stop_all', robot_ids: [] })).status).toBe(400);
     const res = await control({ action: 'stop_all', wait_for_ack_ms: 2000 });
     expect(res.status).toBe(200);
-    const byRobot = new Map(outcomes(res).map((o) => [o.robotId, o.delivery?.state]));
-    expect(byRobot).toEqual(new Map([[on(), 'agent_received'], [on2(), 'agent_received'], [off(), 'deferred']]));
-    expect(byRobot.has(s.inactive.robotId)).toBe(false);
+    const byRobot = new Map(outcomes(res).map((o) => [o.robotId, o.delivery]));
+    expect([...byRobot.keys()].sort()).toEqual([on(), on2(), off()].sort());
+    expect(byRobot.get(off())?.state).toBe('deferred');
+    // The wait for the online robots' acks is 2 s; a loaded machine may answer `dispatched` first.
+    for (const robotId of [on(), on2()]) {
+      const id = byRobot.get(robotId)?.commandId ?? '';
+      await until(async () => (await call(s, 'GET', `/v1/robot-commands/${id}`, s.keys.write)).json.state === 'agent_received', `stop_all acknowledged by ${robotId}`, 30_000);
+    }
     expect(model(0).phase).toBe('stopped');
     expect(model(1).phase).toBe('stopped');
   });
@@ -247,6 +257,7 @@ describe('command policy', () => {
     });
     a.start();
     await until(() => a.connected, 'rejecting agent');
+    await untilPoliciesCompiled(s, [off()]);
     const bulk = await control({ action: 'mode', mode: 'manual', robot_ids: [off(), on()], wait_for_ack: true });
     expect(bulk.status).toBe(207);
     expect(outcomes(bulk)[0]).toMatchObject({ success: false, error: { code: 'policy_rejected' }, delivery: { state: 'agent_rejected' } });
