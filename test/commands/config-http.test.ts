@@ -78,6 +78,7 @@ describe('a robot that does not answer in time', () => {
     });
     a.start();
     await until(() => a.connected, 'silent agent');
+    await untilPoliciesCompiled(s, [s.robots[2]!.robotId]);
     const res = await call(s, 'GET', `${path(s.robots[2]!.robotId, 'config')}?timeout_ms=300`, s.keys.read);
     expect(res.status).toBe(503);
     expect(res.json.code).toBe('unavailable');
@@ -95,6 +96,7 @@ describe('a robot that does not answer in time', () => {
     const a = s.agent(s.robots[2]!, { policy: create(CommandPolicySchema, { remoteConfig: true }) });
     a.start();
     await until(() => a.connected, 'agent');
+    await untilPoliciesCompiled(s, [s.robots[2]!.robotId]);
     const res = await call(s, 'GET', `${path(s.robots[2]!.robotId, 'config')}?timeout_ms=200`, s.keys.read);
     const commandId = String((res.json.details as Record<string, unknown>).commandId);
     const foreign = s.svc.stats().foreignAcks;
