@@ -54,7 +54,7 @@ async function open(): Promise<{ stream: http2.ServerHttp2Stream; client: http2.
 }
 
 /** Taps a stream, recording what it hands over; `onChunk` runs after each chunk is recorded. */
-function tap(stream: http2.ServerHttp2Stream, onChunk: (chunk: Buffer) => void = () => {}): Omit<Served, 'client'> {
+function tap(stream: http2.ServerHttp2Stream, onChunk: (chunk: Buffer) => void = () => {}): Omit<Served, 'client' | 'stream'> {
   const got: Buffer[] = [];
   const events: string[] = [];
   const t = tapChunks(stream, (chunk) => {
