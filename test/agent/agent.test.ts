@@ -203,22 +203,25 @@ describe('RobotAgent commands', () => {
   it('applies a command once when a duplicate arrives while an async handler is still running', async () => {
     const cred = h.robot();
     let calls = 0;
-    const a = agent(cred, {
+    // The handler is still running when the duplicate arrives: it holds its answer until then.
+    const a: RobotAgent = agent(cred, {
       onCommand: async () => {
         calls++;
-        await sleep(200);
+        await waitFor(() => a.stats().duplicateCommands > 0, 'the duplicate');
         return { accept: true };
       },
     });
     a.start();
     await waitFor(() => h.server.link.isOnline(cred.robotId), 'online');
     h.server.link.send(cred.robotId, stop('cmd-a', 1n));
-    await sleep(50);
+    await waitFor(() => calls === 1, 'handler running');
     h.server.link.send(cred.robotId, stop('cmd-a', 1n));
     await waitFor(() => h.events.acks.length === 1, 'ack');
-    await sleep(100);
-    expect(calls).toBe(1);
-    expect(h.events.acks).toHaveLength(1);
+    // A later command's ack: an ack or a second call for the duplicate would have come before it.
+    h.server.link.send(cred.robotId, stop('cmd-b', 2n));
+    await waitFor(() => h.events.acks.length === 2, 'the later command\'s ack');
+    expect(calls).toBe(2);
+    expect(h.events.acks.map((e) => e.ack.commandId)).toEqual(['cmd-a', 'cmd-b']);
   });
 
   it('never applies a forgotten command whose seq is not newer than the last one decided', async () => {
@@ -245,21 +248,32 @@ describe('RobotAgent commands', () => {
     const proxy = await startProxy(h.server.address);
     cleanups.push(() => proxy.close());
     let lost = 0;
+    let lostAt = 0;
+    let droppedAt = 0;
     const a = agent(cred, {
       address: proxy.address,
       dedicatedConnection: true,
       reconnect: { initialMs: 5000, maxMs: 5000 },
-      linkLoss: { afterMs: 300, onLinkLoss: () => lost++ },
+      linkLoss: {
+        afterMs: 300,
+        onLinkLoss: () => {
+          lost++;
+          lostAt = performance.now();
+        },
+      },
+      onDisconnected: () => {
+        droppedAt = performance.now();
+      },
     });
     a.start();
     await waitFor(() => a.connected, 'connected');
+    // Time-based on purpose (the link-loss timer is what is tested): nothing while the link is up.
     await sleep(500);
     expect(lost).toBe(0);
     proxy.cut();
-    await waitFor(() => !a.connected, 'disconnected');
-    await sleep(150);
-    expect(lost).toBe(0);
-    await waitFor(() => lost === 1, 'link loss reported', 2000);
+    await waitFor(() => lost === 1, 'link loss reported', 10_000);
+    // Not before the configured time after the drop (a lower bound: a loaded machine only makes it later).
+    expect(lostAt - droppedAt).toBeGreaterThanOrEqual(290);
   });
 
   it('link loss: a link back within the time does not trigger it, it fires once per outage, and is re-armed by a reconnect', async () => {
@@ -278,13 +292,15 @@ describe('RobotAgent commands', () => {
     const connects = a.stats().connects;
     proxy.cut(); // the agent reconnects within ~40 ms, well inside 400 ms
     await waitFor(() => a.stats().connects > connects && a.connected, 'reconnected');
+    // Time-based on purpose: past the 400 ms a link loss would take, the reconnect disarmed it.
     await sleep(600);
     expect(lost).toBe(0);
     // A lasting outage: the proxy black-holes new connections' bytes, so reconnects never get a Welcome.
     proxy.blackhole(true);
     proxy.cut();
     await waitFor(() => !a.connected, 'disconnected');
-    await waitFor(() => lost === 1, 'link loss reported', 2000);
+    await waitFor(() => lost === 1, 'link loss reported', 10_000);
+    // Time-based on purpose: longer than the link-loss time again while the reconnects keep failing.
     await sleep(600);
     expect(lost).toBe(1); // once per outage, however many reconnect attempts fail
     proxy.blackhole(false);

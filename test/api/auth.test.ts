@@ -103,6 +103,7 @@ describe('401 unauthorized: missing, invalid, expired or revoked credential', ()
     }
     expect(Date.now() - revokedAt).toBeLessThan(1000);
     expectError(r, 401, 'unauthorized');
+    // Time-based on purpose: another TTL later it still fails (the TTL itself is what is tested).
     await new Promise((res) => setTimeout(res, VERIFIED_TTL_MS));
     expectError(await call(fx, 'GET', '/v1/me', { key: apiKey }), 401, 'unauthorized');
   });

@@ -80,6 +80,7 @@ describe('API keys through the decoded-record cache', () => {
     expect((await call(fx, 'GET', `/v1/robots/${fx.ids.robotA1}`, { key: fx.keys.full })).status).toBe(200);
     const rec = fx.store.apikeys.get(id)!;
     fx.store.apikeys.putSync(id, { ...rec, permissions: rec.permissions.filter((p) => p !== 'robots:read') });
+    // Time-based on purpose: the TTL itself is what is tested (longer on a loaded machine only helps).
     await new Promise((r) => setTimeout(r, VERIFIED_TTL_MS + 10));
     expect((await call(fx, 'GET', `/v1/robots/${fx.ids.robotA1}`, { key: fx.keys.full })).status).toBe(403);
     fx.store.apikeys.putSync(id, rec);

@@ -1,10 +1,14 @@
 // The control-robot and nested command matrix through the real HTTP stack (uWS + router + command
 // service + gRPC robot link) with simulated robots: every action x online/offline x permission,
 // bulk 200/207/502, policy rejection (never sent), agent rejection, inactive robots.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ControlRobotResponse } from '../../src/api/schemas/control-robot.js';
 import { simPolicy, type SimFleet } from '../../src/sim/index.js';
-import { call, startStack, until, type Stack } from './http-harness.js';
+import { call, startStack, until, untilPoliciesCompiled, type Stack } from './http-harness.js';
+
+// Bounds, not waits (every wait in here ends on a condition): a gateway and simulated robots on a
+// loaded 2-core machine (.ci/load-check.sh) take several times longer than on an idle one.
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
 let s: Stack;
 let fleet: SimFleet;
@@ -13,6 +17,7 @@ beforeEach(async () => {
   // r0, r1 online (simulated); r2 stays offline.
   fleet = s.sim([s.robots[0]!, s.robots[1]!]);
   await until(() => s.link.link.isOnline(s.robots[0]!.robotId) && s.link.link.isOnline(s.robots[1]!.robotId), 'sim robots online');
+  await untilPoliciesCompiled(s, [s.robots[0]!.robotId, s.robots[1]!.robotId]);
 });
 afterEach(async () => {
   await s.close();
@@ -100,9 +105,14 @@ describe('control-robot: permissions and request rules', () => {
     expect((await control({ action: 'stop_all', robot_ids: [] })).status).toBe(400);
     const res = await control({ action: 'stop_all', wait_for_ack_ms: 2000 });
     expect(res.status).toBe(200);
-    const byRobot = new Map(outcomes(res).map((o) => [o.robotId, o.delivery?.state]));
-    expect(byRobot).toEqual(new Map([[on(), 'agent_received'], [on2(), 'agent_received'], [off(), 'deferred']]));
-    expect(byRobot.has(s.inactive.robotId)).toBe(false);
+    const byRobot = new Map(outcomes(res).map((o) => [o.robotId, o.delivery]));
+    expect([...byRobot.keys()].sort()).toEqual([on(), on2(), off()].sort());
+    expect(byRobot.get(off())?.state).toBe('deferred');
+    // The wait for the online robots' acks is 2 s; a loaded machine may answer `dispatched` first.
+    for (const robotId of [on(), on2()]) {
+      const id = byRobot.get(robotId)?.commandId ?? '';
+      await until(async () => (await call(s, 'GET', `/v1/robot-commands/${id}`, s.keys.write)).json.state === 'agent_received', `stop_all acknowledged by ${robotId}`, 30_000);
+    }
     expect(model(0).phase).toBe('stopped');
     expect(model(1).phase).toBe('stopped');
   });
@@ -134,16 +144,24 @@ describe('control-robot: bulk outcomes', () => {
 
   it('starts every dispatch before collecting any acknowledgement', async () => {
     const slow = [s.robots[2]!, s.inactive];
-    // Two robots whose handler takes 400 ms each: serial ack waits would take 800 ms or more.
-    const agents = slow.map((c) => s.agent(c, { onCommand: async () => (await new Promise((r) => setTimeout(r, 400)), { accept: true }) }));
+    // Each robot's handler holds its ack until the other robot's handler has been called too: with
+    // serial ack waits the second command would only be sent after the first ack, so the first
+    // handler gives up (after 10 s) and records that it never saw the other command.
+    let entered = 0;
+    const overlapped: boolean[] = [];
+    const agents = slow.map((c) => s.agent(c, {
+      onCommand: async () => {
+        entered++;
+        overlapped.push(await until(() => entered === slow.length, 'the other robot\'s command', 10_000).then(() => true, () => false));
+        return { accept: true };
+      },
+    }));
     for (const a of agents) a.start();
     await until(() => agents.every((a) => a.connected), 'slow agents connected');
-    const t0 = Date.now();
-    const res = await control({ action: 'stop', robot_ids: slow.map((c) => c.robotId), wait_for_ack: true });
-    const took = Date.now() - t0;
+    const res = await control({ action: 'stop', robot_ids: slow.map((c) => c.robotId), wait_for_ack_ms: 20_000 });
     expect(outcomes(res).map((o) => o.delivery?.state)).toEqual(['agent_received', 'agent_received']);
-    expect(took).toBeLessThan(750);
-  });
+    expect(overlapped).toEqual([true, true]);
+  }, 40_000);
 });
 
 describe('command policy', () => {
@@ -170,12 +188,15 @@ describe('command policy', () => {
     const bulk = await control({ action: 'mode', mode: 'dance', robot_ids: [on(), on2()] });
     expect(bulk.status).toBe(502);
     expect(outcomes(bulk).map((o) => o.error?.code)).toEqual(['policy_rejected', 'policy_rejected']);
-    await new Promise((r) => setTimeout(r, 100));
-    const after = fleet.robots[0]!.agent.stats();
-    expect(after.commandsApplied + after.commandsRejected).toBe(before.commandsApplied + before.commandsRejected);
     expect(s.svc.stats().pending).toBe(0);
     const audit = await call(s, 'GET', `/v1/audit-log?fleet_id=${s.fleetId}`, s.keys.write);
     expect(audit.json.items).toEqual([]);
+    // A command inside the policy, sent after them on the same stream: once the robot acknowledged
+    // it, any of the refused ones that had been sent would have arrived before it.
+    expect((await nested(on(), 'mode', { mode: 'manual', wait_for_ack: true })).status).toBe(200);
+    const after = fleet.robots[0]!.agent.stats();
+    expect(after.commandsApplied).toBe(before.commandsApplied + 1);
+    expect(after.commandsRejected).toBe(before.commandsRejected);
   });
 
   it('accepts commands inside the policy on the nested routes, and the robot applies them', async () => {
@@ -195,10 +216,14 @@ describe('command policy', () => {
   });
 
   it('compiles one policy for robots advertising the same one, also across reconnects', async () => {
-    expect(s.svc.stats().policiesCompiled).toBe(1);
+    // Once (more often only when a loaded machine cut a compile short: that one is not kept); a
+    // further robot advertising the same policy compiles nothing.
+    const compiled = s.svc.stats().policiesCompiled;
+    expect(compiled).toBeGreaterThanOrEqual(1);
     const late = s.sim([s.robots[2]!]);
     await until(() => late.stats().connected === 1, 'third robot');
-    expect(s.svc.stats().policiesCompiled).toBe(1);
+    await untilPoliciesCompiled(s, [s.robots[2]!.robotId]);
+    expect(s.svc.stats().policiesCompiled).toBe(compiled);
   });
 
   it('a robot without a policy accepts stop, start, release and force_reset only', async () => {
@@ -236,6 +261,7 @@ describe('command policy', () => {
     });
     a.start();
     await until(() => a.connected, 'rejecting agent');
+    await untilPoliciesCompiled(s, [off()]);
     const bulk = await control({ action: 'mode', mode: 'manual', robot_ids: [off(), on()], wait_for_ack: true });
     expect(bulk.status).toBe(207);
     expect(outcomes(bulk)[0]).toMatchObject({ success: false, error: { code: 'policy_rejected' }, delivery: { state: 'agent_rejected' } });

@@ -80,6 +80,7 @@ describe('audit log', () => {
     };
     const t0 = Date.now();
     await nested(r0, 'mode', { mode: 'manual', wait_for_ack: true });
+    // Time-based on purpose: the 5 ms pauses give the entries distinct timestamps for the time filters.
     await new Promise((r) => setTimeout(r, 5));
     const t1 = Date.now();
     await nested(r0, 'settings', { settings: { max_speed_mps: 1.5 }, wait_for_ack: true });

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { RobotAgent, type RobotAgentOptions } from '../../src/agent/agent.js';
+import { PENDING_POLICY } from '../../src/commands/policy.js';
 import type { CommandService, CommandServiceOptions } from '../../src/commands/service.js';
 import { startGateway, type Gateway } from '../../src/gateway/gateway.js';
 import type { RobotLink } from '../../src/protocol/robot-link.js';
@@ -170,11 +171,24 @@ function startStackGateway(dir: string, store: Store, svcOpts: Partial<CommandSe
   });
 }
 
-/** Polls `cond` every 10 ms until true or `ms` elapse. */
-export async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 5000): Promise<void> {
+/** Polls `cond` every 10 ms until true, or fails naming `what` after `ms` (a bound for a loaded machine, not a wait). */
+export async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await cond())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/**
+ * Waits until each robot's advertised command policy is compiled in full. A compile has a wall-clock
+ * budget: on a loaded machine it may be cut short (actions unusable, or the policy pending) and
+ * finished in the background a second or more later (policy-registry.ts).
+ */
+export async function untilPoliciesCompiled(s: Stack, robotIds: string[], ms = 45_000): Promise<void> {
+  const complete = (robotId: string): boolean => {
+    const p = s.svc.policies.get(robotId);
+    return p !== undefined && p !== PENDING_POLICY && (p === null || [...p.actions.values()].every((a) => a.invalid === ''));
+  };
+  await until(() => robotIds.every(complete), `the command policies of ${robotIds.join(', ')} compiled`, ms);
 }

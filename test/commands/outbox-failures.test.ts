@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { seqMetaKey } from '../../src/commands/keys.js';
 import type { OutboxLimits } from '../../src/commands/outbox.js';
 import { CommandService, type SubmitRequest } from '../../src/commands/service.js';
-import { makeFixture, sleep, until } from './fixtures.js';
+import { makeFixture, until } from './fixtures.js';
 import { TestDoubleLink } from './test-double-link.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -46,7 +46,7 @@ describe('outbox races and failures', () => {
       return p;
     });
     await until(() => fired, 2000);
-    await sleep(50);
+    await until(() => link.sentTo(robotId).at(-1)?.seq === 5001n && (fx.store.meta.get(seqMetaKey(robotId)) as number) >= 5001, 2000);
     expect(link.sentTo(robotId).at(-1)?.seq).toBe(5001n);
     expect(fx.store.meta.get(seqMetaKey(robotId)) as number).toBeGreaterThanOrEqual(5001);
   });
@@ -56,7 +56,8 @@ describe('outbox races and failures', () => {
     const put = vi.spyOn(fx.store.commands, 'put').mockImplementation(() => Promise.reject(new Error('disk')));
     const first = svc.submit(stop());
     await expect(first.persisted).rejects.toThrow('disk');
-    await sleep(60); // past any bounded number of rewrites
+    // Past any bounded number of rewrites (a pending stop is rewritten until it is stored).
+    await until(() => put.mock.calls.length > 5, 2000);
     const folded = svc.submit(stop());
     expect(folded.commandId).toBe(first.commandId);
     await expect(folded.persisted).rejects.toThrow('disk');

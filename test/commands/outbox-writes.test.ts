@@ -12,7 +12,7 @@ import type { CommandRecord } from '../../src/commands/types.js';
 import { LAZY_MS } from '../../src/commands/write-behind.js';
 import { addRobot } from '../../src/store/identity.js';
 import { openStore } from '../../src/store/lmdb.js';
-import { makeFixture, sleep, until, type Fixture } from './fixtures.js';
+import { makeFixture, until, type Fixture } from './fixtures.js';
 import { TestDoubleLink } from './test-double-link.js';
 
 const open: { svc: CommandService; fx: Fixture }[] = [];
@@ -120,7 +120,6 @@ describe('outbox writes', () => {
     await s.persisted;
     expect(link.sentTo(robotId)[0]?.seq).toBe(8n);
     expect(fx.store.meta.get(seqMetaKey(robotId))).toBe(8 + SEQ_BLOCK - 1);
-    await sleep(1);
   });
 
   it('sends a seq only once a reservation covering it has committed', () => {
@@ -228,8 +227,8 @@ describe('outbox writes', () => {
     const sync = vi.spyOn(fx.store.root, 'transactionSync');
     const stopFor = (robotId: string) => ({ robotId, fleetId: fx.fleet.fleetId, orgId: fx.org.orgId, action: 'stop' as const, args: { reason: 'x' }, requestedBy: { actorType: 'api_key' as const, apiKeyId: 'k' } });
     // The start-up reservations (one lazy write) have committed: offline robots need no commit of their own.
-    await sleep(LAZY_MS + 50);
     const known = fx.robots.map((r) => r.record.robotId);
+    await until(() => known.every((id) => fx.store.meta.get(seqMetaKey(id)) !== undefined), 2000);
     svc.prepareTargets(known);
     await Promise.all(known.map((id) => svc.submit(stopFor(id)).persisted));
     expect(sync).not.toHaveBeenCalled();

@@ -14,7 +14,7 @@ import { createRouter } from '../../src/http/router.js';
 import { startRobotLinkServer, type RobotLinkServer } from '../../src/robotlink/index.js';
 import { createApiKey } from '../../src/store/identity.js';
 import { openStore } from '../../src/store/lmdb.js';
-import { makeFixture, sleep, until, type Fixture } from './fixtures.js';
+import { makeFixture, until, type Fixture } from './fixtures.js';
 
 interface Robot {
   agent: RobotAgent;
@@ -146,8 +146,11 @@ describe('commands over the real gRPC link and agent', () => {
   it('times out a wait on a slow robot, then records the late ack', async () => {
     const fx = fixture();
     const { server, svc } = await gateway(fx, { ackTimeoutMs: 10_000 });
+    // The robot holds its answer until the caller's wait has timed out.
+    let answer = (): void => {};
+    const answered = new Promise<void>((resolve) => (answer = resolve));
     const r = robot(fx, 0, server.address, async () => {
-      await sleep(300);
+      await answered;
       return { accept: true };
     });
     r.agent.start();
@@ -155,15 +158,16 @@ describe('commands over the real gRPC link and agent', () => {
     const s = svc.submit(stop(fx, 0));
     expect((await svc.waitForAck(s.commandId, 50)).state).toBe('timed_out');
     expect(svc.get(s.commandId)?.state).toBe('dispatched');
+    answer();
     await until(() => svc.get(s.commandId)?.state === 'agent_received');
   });
 
   it('resends an unacknowledged command and the agent does not apply the duplicate', async () => {
     const fx = fixture();
-    // Resend every 30 ms while the robot's handler takes 250 ms: the agent sees several copies.
+    // Resend every 30 ms while the robot's handler holds its answer until a copy has arrived.
     const { server, svc } = await gateway(fx, { ackTimeoutMs: 30, backoffFactor: 1, maxIntervalMs: 30, maxAttempts: 5, tickMs: 10 });
-    const r = robot(fx, 0, server.address, async () => {
-      await sleep(250);
+    const r: Robot = robot(fx, 0, server.address, async () => {
+      await until(() => r.agent.stats().duplicateCommands > 0, 10_000);
       return { accept: true };
     });
     r.agent.start();
@@ -171,7 +175,6 @@ describe('commands over the real gRPC link and agent', () => {
     const s = svc.submit(stop(fx, 0));
     expect((await svc.waitForAck(s.commandId, 5000)).state).toBe('agent_received');
     expect(svc.get(s.commandId)?.attempts).toBeGreaterThan(1);
-    await sleep(100);
     expect(r.agent.stats().duplicateCommands).toBeGreaterThan(0);
     expect(r.applied.map((c) => c.commandId)).toEqual([s.commandId]);
   });

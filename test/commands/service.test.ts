@@ -6,7 +6,7 @@ import { CommandService, type SubmitRequest } from '../../src/commands/service.j
 import type { CommandRecord } from '../../src/commands/types.js';
 import { ApiError } from '../../src/errors/catalog.js';
 import { openStore } from '../../src/store/lmdb.js';
-import { makeFixture, sleep, until, type Fixture } from './fixtures.js';
+import { makeFixture, until, type Fixture } from './fixtures.js';
 import { TestDoubleLink } from './test-double-link.js';
 
 const open: { svc: CommandService; fx: Fixture }[] = [];
@@ -16,6 +16,12 @@ afterEach(async () => {
   for (const { svc } of all) await svc.close();
   for (const fx of new Set(all.map((o) => o.fx))) await fx.cleanup();
 });
+
+/** Counts the runs of the service's retry loop from now on (what a check that nothing is resent waits for). */
+function retryTicks(svc: CommandService): () => number {
+  const spy = vi.spyOn(svc as unknown as { retryTick(): void }, 'retryTick');
+  return () => spy.mock.calls.length;
+}
 
 function setup(opts: Partial<ConstructorParameters<typeof CommandService>[0]> = {}) {
   const fx = makeFixture(2);
@@ -210,8 +216,10 @@ describe('CommandService', () => {
     expect(sent).toHaveLength(3);
     expect(new Set(sent.map((c) => c.commandId))).toEqual(new Set([s.commandId]));
     expect(new Set(sent.map((c) => c.seq))).toEqual(new Set([1n]));
-    await sleep(60);
-    expect(link.sentTo(a.robotId)).toHaveLength(3); // no more sends after exhaustion
+    // No more sends after exhaustion: the retry loop runs ten more times (every 5 ms) and sends nothing.
+    const ticks = retryTicks(svc);
+    await until(() => ticks() >= 10, 5000);
+    expect(link.sentTo(a.robotId)).toHaveLength(3);
     expect((await svc.waitForAck(s.commandId, 10)).retryBudgetExhausted).toBe(true);
     expect(svc.stats().pending).toBe(0);
     // A late ack is still the truth and is recorded.
@@ -225,7 +233,9 @@ describe('CommandService', () => {
   it('does not spend the retry budget while the robot is offline', async () => {
     const { link, svc, a, stop } = setup({ retry: { ackTimeoutMs: 10, backoffFactor: 1, maxIntervalMs: 10, maxAttempts: 2, tickMs: 5 } });
     const s = svc.submit(stop(a.robotId));
-    await sleep(80);
+    // Sixteen runs of the retry loop (every 5 ms): eight times the ack timeout, twice the budget.
+    const ticks = retryTicks(svc);
+    await until(() => ticks() >= 16, 5000);
     expect(svc.get(s.commandId)).toMatchObject({ state: 'deferred', attempts: 0, retryBudgetExhausted: false });
     link.connect(a.robotId);
     link.ack(a.robotId, s.commandId);

@@ -10,6 +10,7 @@ import { CommandAck_Status, CommandSchema, MissionControl_Action, type Command }
 import { simPolicy } from '../../src/sim/index.js';
 import { makeFixture, type Fixture } from './fixtures.js';
 import { TestDoubleLink } from './test-double-link.js';
+import { until } from '../support/until.js';
 
 const open: { svc: CommandService; fx: Fixture }[] = [];
 afterEach(async () => {
@@ -57,7 +58,8 @@ function processor(handler: (c: Command) => Promise<{ accept: true }> | { accept
   return { p, acks };
 }
 
-const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 20));
+/** Waits until the processor has acknowledged `n` commands in all (each decision ends in an ack). */
+const acked = (acks: unknown[], n: number): Promise<number> => until(() => acks.length >= n, 5000, `${n} acks`);
 
 describe('agent: urgent lane and superseded motion', () => {
   it('applies an older non-motion command after a stop that overtook it (no stale_seq), but never an older start', async () => {
@@ -67,7 +69,7 @@ describe('agent: urgent lane and superseded motion', () => {
     p.handle(cmd('start', 1n, { case: 'start', value: {} }));
     p.handle(cmd('settings', 2n, { case: 'updateSettings', value: { valuesJson: '{}' } }));
     p.handle(cmd('start-after', 4n, { case: 'start', value: {} }));
-    await settle();
+    await acked(acks, 4);
     expect(applied).toEqual(['stop', 'settings', 'start-after']);
     const byId = new Map(acks.map((a) => [a.id, a.d]));
     expect(byId.get('start')).toEqual({ status: CommandAck_Status.REJECTED, reason: 'superseded_by_stop' });
@@ -88,20 +90,20 @@ describe('agent: urgent lane and superseded motion', () => {
     p.handle(cmd('slow', 1n, { case: 'updateSettings', value: { valuesJson: '{}' } }));
     p.handle(cmd('resume', 2n, { case: 'missionControl', value: { runId: 'r', action: MissionControl_Action.RESUME } }));
     p.handle(cmd('pause', 3n, { case: 'missionControl', value: { runId: 'r', action: MissionControl_Action.PAUSE } }));
-    await settle();
+    await acked(acks, 1);
     expect(order).toEqual(['begin slow', 'begin pause', 'end pause']);
     release();
-    await settle();
+    await acked(acks, 3);
     expect(order).toEqual(['begin slow', 'begin pause', 'end pause', 'end slow']);
     expect(acks.find((a) => a.id === 'resume')?.d.reason).toBe('superseded_by_stop');
   });
 
   it('reports an applied stop as the last applied seq (the gateway settles it from the Hello)', async () => {
-    const { p } = processor(() => ({ accept: true }));
+    const { p, acks } = processor(() => ({ accept: true }));
     p.handle(cmd('m', 1n, { case: 'setMode', value: { mode: 'manual' } }));
-    await settle();
+    await acked(acks, 1);
     p.handle(cmd('s', 2n, { case: 'stop', value: { reason: '' } }));
-    await settle();
+    await acked(acks, 2);
     expect(p.lastAppliedSeq).toBe(2n);
   });
 
@@ -110,9 +112,9 @@ describe('agent: urgent lane and superseded motion', () => {
     const { p, acks } = processor(() => (n++, { accept: true }));
     const stop = cmd('s', 1n, { case: 'stop', value: { reason: '' } });
     p.handle(stop);
-    await settle();
+    await acked(acks, 1);
     p.handle(stop);
-    await settle();
+    await acked(acks, 2);
     expect(n).toBe(1);
     expect(acks).toHaveLength(2);
   });

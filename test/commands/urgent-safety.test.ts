@@ -1,9 +1,9 @@
 // Safety rules for stops: never refused by a full backlog, never given up, bounded when repeated;
 // and stale motion commands are not delivered after a long absence. Real LMDB, test-double link.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CommandService, STALE_AFTER_MS, type SubmitRequest } from '../../src/commands/service.js';
 import { ApiError } from '../../src/errors/catalog.js';
-import { makeFixture, type Fixture } from './fixtures.js';
+import { makeFixture, until, type Fixture } from './fixtures.js';
 import { TestDoubleLink } from './test-double-link.js';
 
 const open: { svc: CommandService; fx: Fixture }[] = [];
@@ -53,9 +53,12 @@ describe('retries', () => {
     link.connect(robot.robotId);
     const st = svc.submit(start());
     const s = svc.submit(stop());
+    // The service's clock moves 20 ms, then its retry loop runs (every 5 ms of real time) once more.
+    const ticks = vi.spyOn(svc as unknown as { retryTick(): void }, 'retryTick');
     for (let i = 0; i < 8; i++) {
       tick(20);
-      await new Promise((r) => setTimeout(r, 15));
+      const ran = ticks.mock.calls.length;
+      await until(() => ticks.mock.calls.length > ran, 2000);
     }
     const sends = link.sentTo(robot.robotId).filter((c) => c.commandId === s.commandId).length;
     expect(sends).toBeGreaterThan(3);

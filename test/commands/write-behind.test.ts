@@ -1,10 +1,9 @@
 // The outbox's write scheduling (src/commands/write-behind.ts): end-of-turn writes, lazy writes that
 // wait for company, order across both kinds, and failures.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { LAZY_MS, WriteBehind } from '../../src/commands/write-behind.js';
 
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('WriteBehind', () => {
   it('issues writes at the end of the turn, in order, and settles when they commit', async () => {
@@ -20,20 +19,27 @@ describe('WriteBehind', () => {
   });
 
   it('holds lazy writes up to LAZY_MS after the turn, unless an end-of-turn write takes them along', async () => {
-    const wb = new WriteBehind();
-    const issued: string[] = [];
-    void wb.defer(() => { issued.push('lazy'); return []; }, true);
-    await tick();
-    await tick();
-    expect(issued).toEqual([]);
-    await sleep(LAZY_MS + 20);
-    expect(issued).toEqual(['lazy']);
+    // The LAZY_MS timer on a fake clock (setImmediate stays real: the end-of-turn flush).
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const wb = new WriteBehind();
+      const issued: string[] = [];
+      void wb.defer(() => { issued.push('lazy'); return []; }, true);
+      await tick();
+      await tick();
+      vi.advanceTimersByTime(LAZY_MS - 1);
+      expect(issued).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(issued).toEqual(['lazy']);
 
-    void wb.defer(() => { issued.push('lazy2'); return []; }, true);
-    void wb.defer(() => { issued.push('now'); return []; });
-    await tick();
-    // Queued order is kept across kinds: the lazy write went out first, with the urgent one.
-    expect(issued).toEqual(['lazy', 'lazy2', 'now']);
+      void wb.defer(() => { issued.push('lazy2'); return []; }, true);
+      void wb.defer(() => { issued.push('now'); return []; });
+      await tick();
+      // Queued order is kept across kinds: the lazy write went out first, with the urgent one.
+      expect(issued).toEqual(['lazy', 'lazy2', 'now']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('flush() issues everything at once (close must not wait)', () => {

@@ -55,8 +55,11 @@ describe('faults, robot details and utilization through fleetgw serve', () => {
     agent = startAgent();
     agent.setHealth({ faults: [overtemp, batteryLow], devices });
     await until(async () => (await active()).length === 2, 15_000, 'two active faults');
-    // Repeats (a report every 300 ms) never add records.
-    await new Promise((r) => setTimeout(r, 1000));
+    // Repeats (a report every 300 ms) never add records: wait for a report that came at least three
+    // periods after the one the faults are active by.
+    const reportedAt = async (): Promise<number> => (await api(base(), d.apiKey, `/v1/robots/${robot.robotId}/details`)).body.health.reportedAtMs ?? 0;
+    const first = await reportedAt();
+    await until(async () => (await reportedAt()) >= first + 900, 15_000, 'three more health reports');
     const all = await api(base(), d.apiKey, faultsPath);
     expect(all.status).toBe(200);
     expect(all.body.items).toHaveLength(2);

@@ -76,10 +76,17 @@ describe('Foxglove endpoint through fleetgw serve and fleetgw sim', () => {
     expect(Math.abs(Number(c.messages.at(-1)!.timestamp / 1_000_000n) - Date.now())).toBeLessThan(60_000);
 
     for (const id of subs.keys()) c.client.unsubscribe(id);
-    await new Promise((r) => setTimeout(r, 500)); // frames already in flight may still arrive
-    const settled = c.messages.length;
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect(c.messages.length).toBe(settled);
+    // A new subscription after the unsubscribes, on the same ordered socket: frames of the old ones
+    // already in flight arrive before its first message, and none may follow. Five of its messages
+    // (at 20 Hz) span the time the old subscriptions would have kept sending.
+    const probe = c.client.subscribe(c.channel(`/robots/${robots[1]!.robotId}/location`)!.id);
+    const probeCount = (): number => c.messages.filter((m) => m.subscriptionId === probe).length;
+    const oldCount = (): number => c.messages.filter((m) => subs.has(m.subscriptionId)).length;
+    await until(() => probeCount() >= 1, 20_000, 'the first message of a new subscription');
+    const settled = oldCount();
+    await until(() => probeCount() >= 6, 20_000, 'five more messages of the new subscription');
+    expect(oldCount()).toBe(settled);
+    c.client.unsubscribe(probe);
   });
 
   it('the other organization sees only its own robot', async () => {

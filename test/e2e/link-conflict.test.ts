@@ -23,7 +23,7 @@ import { status } from '@grpc/grpc-js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { adminJson } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
-import { until, sleep } from '../support/until.js';
+import { until } from '../support/until.js';
 
 const AGENT_MODULE = fileURLToPath(new URL('../../dist/agent/index.js', import.meta.url));
 
@@ -153,9 +153,10 @@ describe('two processes with one robot token', () => {
     expect(list.body.find((r: { id: string }) => r.id === cred.robotId).linkConflict).toMatchObject({ sinceMs: one.body.linkConflict.sinceMs });
 
     // The rule holds: no more flapping. The holder keeps its one stream; the other keeps being refused.
-    await sleep(300);
+    await until(() => holder.count('connected') === holder.count('disconnected') + 1 && other.count('disconnected') > 0, 10_000, 'the holder connected and the other refused');
     const before = { holderConnects: holder.count('connected'), holderDrops: holder.count('disconnected'), otherConnects: other.count('connected'), otherDrops: other.count('disconnected') };
-    await sleep(2500);
+    // Four more refusals of the other (it retries on its backoff) span the time a flap would need.
+    await until(() => other.count('disconnected') >= before.otherDrops + 4, 15_000, 'four more refusals of the other process');
     expect(holder.count('connected')).toBe(before.holderConnects);
     expect(holder.count('disconnected')).toBe(before.holderDrops);
     expect(other.count('connected')).toBe(before.otherConnects);
@@ -221,13 +222,15 @@ describe('two processes with one robot token and one instance id', () => {
     expect(one.body.linkConflict).toMatchObject({ refusedConnections: expect.any(Number) });
 
     // No more flapping: one process keeps its stream, the other is refused with ALREADY_EXISTS.
-    await sleep(300);
     const lastDrop = (p: RobotProcess): Line | undefined => p.lines.filter((l) => l.event === 'disconnected').at(-1);
+    const connectedNow = (p: RobotProcess): boolean => p.count('connected') === p.count('disconnected') + 1;
+    await until(() => [[a, b], [b, a]].some(([r, h]) => lastDrop(r!)?.code === status.ALREADY_EXISTS && connectedNow(h!)), 10_000, 'one process holding the stream and the other refused');
     const refused = lastDrop(a)?.code === status.ALREADY_EXISTS ? a : b;
     const holder = refused === a ? b : a;
     const counts = (): number[] => [a.count('connected'), b.count('connected'), holder.count('disconnected'), refused.count('disconnected')];
     const before = counts();
-    await sleep(2000);
+    // Four more refusals (the refused process retries on its backoff) span the time a flap would need.
+    await until(() => refused.count('disconnected') > (before[3] ?? 0) + 3, 15_000, 'four more refusals');
     const after = counts();
     expect(after.slice(0, 3)).toEqual(before.slice(0, 3));
     expect(after[3]).toBeGreaterThan((before[3] ?? 0) + 3);
@@ -281,7 +284,7 @@ describe('commands sent in the round before detection', () => {
  * stays open, as when a robot's network drops without a FIN or RST. The gateway keeps that session
  * until its keepalive fails, so a reconnect meanwhile meets a session that still looks live.
  */
-async function startFreezingProxy(target: string): Promise<{ address: string; freeze(opts: { closeClientSide: boolean }): void }> {
+async function startFreezingProxy(target: string): Promise<{ address: string; freeze(opts: { closeClientSide: boolean }): void; lingering(): number }> {
   const port = Number(target.slice(target.lastIndexOf(':') + 1));
   const pairs = new Set<{ client: net.Socket; upstream: net.Socket; frozen: boolean }>();
   const server = net.createServer((client) => {
@@ -315,6 +318,8 @@ async function startFreezingProxy(target: string): Promise<{ address: string; fr
         if (closeClientSide) p.client.destroy();
       }
     },
+    /** Frozen connections the gateway has not closed yet. */
+    lingering: () => [...pairs].filter((p) => p.frozen).length,
   };
 }
 
@@ -346,8 +351,9 @@ describe('one robot reconnecting is not a conflict', () => {
     proxy.freeze({ closeClientSide: true });
     await until(() => second.count('connected') === 2, 10_000, 'restarted robot reconnected');
 
-    // The lingering sessions end by keepalive (2 s + 2 s) without taking the robot offline.
-    await sleep(5000);
+    // The lingering sessions end by keepalive (2 s + 2 s) without taking the robot offline: the
+    // gateway closes each frozen connection's upstream side.
+    await until(() => proxy.lingering() === 0, 20_000, 'the gateway to close the lingering connections');
     expect(replacements()).toBe(5);
     expect(second.count('connected')).toBe(2);
     expect(second.count('disconnected')).toBe(1);

@@ -68,7 +68,16 @@ describe('missions over the real gateway process', () => {
     gw = await startGatewayProcess(d.dataDir);
     await sim.stop();
     sim = runSimFleet({ grpc: gw.ready.grpc, robots: creds, hz: 5 });
-    await new Promise((r) => setTimeout(r, 2000));
+    // The scheduler fires in due-time order: once a schedule due two seconds from now has deployed
+    // its run, the cancelled one (every second) would have fired before it.
+    const anchor = await post('/v1/agent/schedule-mission', {
+      org_id: d.orgId, fleet_id: d.fleetId, mission_id: tpl.body.missionId, robot_ids: [],
+      schedule: { timezone: 'UTC', startTimeMs: Date.now() + 2000, kind: 'once' },
+    });
+    expect(anchor.status).toBe(201);
+    const anchorRuns = async (): Promise<unknown[]> =>
+      (await api(gw.ready.http, d.apiKey, `/v1/mission-runs?fleet_id=${d.fleetId}&days=1&schedule_id=${anchor.body.scheduleId as string}`)).body.items;
+    await until(async () => (await anchorRuns()).length === 1, 15_000, 'the later once-schedule to deploy its run');
     expect((await runs()).length).toBe(before);
     const events = await api(gw.ready.http, d.apiKey, `/v1/events?fleet_id=${d.fleetId}&correlation_id=${res.body.correlationId}&limit=1000`);
     const kinds = (events.body.items as { kind: string }[]).map((e) => e.kind);

@@ -2,18 +2,24 @@
  * Issue 8 item 1 follow-up, through the real `fleetgw serve` process (dist: `npm run build` first)
  * and robots on the real gRPC link: compile time is bounded per robot (250 ms per policy) and also
  * across robots. Eight robots connect at once, each advertising a different policy too expensive to
- * compile within its budget; stops to another robot sent meanwhile are answered well under a second.
+ * compile within its budget; no stop to another robot sent meanwhile waits as long as the compiles
+ * back to back would hold the event loop.
  * Before the gateway-wide compile budget, the eight compiles (and the compiler rebuild after each
  * cut-off) held the event loop back to back for seconds.
  */
 import { rmSync } from 'node:fs';
 import { create } from '@bufbuild/protobuf';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RobotAgent } from '../../src/agent/index.js';
+import { POLICY_COMPILE_BUDGET_MS } from '../../src/commands/policy-limits.js';
 import { CommandPolicySchema, type CommandPolicy } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
 import { adminJson } from '../support/cli.js';
 import { makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
 import { sleep, until } from '../support/until.js';
+
+// Bounds, not waits (every wait in here ends on a condition): real processes on a loaded 2-core
+// machine (.ci/load-check.sh) take several times longer than on an idle one.
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
 const HOSTILE_ROBOTS = 8;
 
@@ -43,7 +49,7 @@ beforeAll(async () => {
   d = makeDataDir('fleetgw-e2e-compile-');
   creds = Array.from({ length: HOSTILE_ROBOTS + 1 }, (_, i) => adminJson<{ robotId: string; robotToken: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', `r${i}`]));
   gw = await startGatewayProcess(d.dataDir);
-}, 60_000);
+});
 
 afterAll(async () => {
   for (const a of agents) await a.stop();
@@ -68,27 +74,34 @@ describe('compiling robot policies is bounded across robots', () => {
     const victim = creds[HOSTILE_ROBOTS]!;
     let victimUp = false;
     agentFor(victim, undefined, () => { victimUp = true; }).start();
-    await until(() => victimUp, 10_000, 'victim robot connected');
+    await until(() => victimUp, 30_000, 'victim robot connected');
     expect((await stop(victim.robotId)).state).toBe('agent_received');
 
     let hostileUp = 0;
+    const compiled = (): number => (gw.stderr().match(/advertised actions unusable/g) ?? []).length;
     for (let i = 0; i < HOSTILE_ROBOTS; i++) agentFor(creds[i]!, expensivePolicy(i), () => { hostileUp++; }).start();
-    // Stops every 100 ms from the moment the Hellos start arriving until well after the last compile would have ended.
-    const stops: Promise<{ status: number; state: string; ms: number }>[] = [];
-    for (let t = 0; t < 30; t++) {
-      stops.push(stop(victim.robotId));
-      await sleep(100);
+    // One stop at a time, from the moment the Hellos start arriving until every hostile policy was
+    // tried (each is refused as too expensive to compile, not as waiting, and the log names it): a
+    // stop is in flight whenever the compiles could hold the event loop.
+    const answered: { status: number; state: string; ms: number }[] = [];
+    const deadline = Date.now() + 60_000;
+    while (compiled() < HOSTILE_ROBOTS) {
+      if (Date.now() > deadline) throw new Error(`only ${compiled()} of ${HOSTILE_ROBOTS} policies tried within 60 s`);
+      answered.push(await stop(victim.robotId));
+      // Pacing only (time-based on purpose): about 20 stops a second stays inside the key's rate limit.
+      await sleep(50);
     }
-    const answered = await Promise.all(stops);
-    await until(() => hostileUp === HOSTILE_ROBOTS, 20_000, 'hostile robots connected');
+    await until(() => hostileUp === HOSTILE_ROBOTS, 30_000, 'hostile robots connected');
     for (const s of answered) {
       expect(s.status).toBe(200);
       expect(s.state).toBe('agent_received');
     }
+    // A safety bound robust on a loaded 2-core machine: without the shared budget the eight compiles
+    // hold the loop for at least 8 x 250 ms back to back; with it a stop waits for at most one compile
+    // (250 ms) plus its own handling.
+    const bound = (HOSTILE_ROBOTS * POLICY_COMPILE_BUDGET_MS * 3) / 4;
     const worst = Math.max(...answered.map((s) => s.ms));
-    expect(worst, `slowest stop ${Math.round(worst)} ms`).toBeLessThan(800);
-    // The deferred compiles ran later: each hostile robot's policy was tried (its action is refused
-    // as too expensive to compile, not as waiting), and the log names them.
-    await until(() => (gw.stderr().match(/advertised actions unusable/g) ?? []).length >= HOSTILE_ROBOTS, 30_000, 'all policies compiled');
-  }, 90_000);
+    console.log(`[policy-compile-budget] ${answered.length} stops while ${HOSTILE_ROBOTS} policies compiled: slowest ${Math.round(worst)} ms (bound ${bound} ms)`);
+    expect(worst, `slowest of ${answered.length} stops ${Math.round(worst)} ms`).toBeLessThan(bound);
+  }, 180_000);
 });

@@ -164,8 +164,11 @@ describe('robot administration and mission progress over the real gateway proces
     // The old fleet's stop-all no longer reaches it (r0 and the parked robot only).
     const stopAll = await post(`${base}/stop-all`, { reason: 'after the move', wait_for_ack_ms: 2000 });
     expect(stopAll.body.outcomes.map((o: { robotId: string }) => o.robotId).sort()).toEqual([r0, offline].sort());
-    await new Promise((r) => setTimeout(r, 300));
-    expect(sim.robots[1]!.agent.stats().commandsApplied).toBe(applied + 1);
+    // A command through the new fleet, on the same ordered stream: once it is acknowledged, a stop
+    // from the old fleet's stop-all would have arrived before it.
+    const anchor = await post(`/v1/orgs/${d.orgId}/fleets/${fleetB}/robots/${r1}/mode`, { mode: 'docking', wait_for_ack: true });
+    expect(anchor.body.delivery.state).toBe('agent_received');
+    expect(sim.robots[1]!.agent.stats().commandsApplied).toBe(applied + 2);
     const audit = (await call(`/v1/audit-log?fleet_id=${fleetB}`)).body.items as { robotId: string; action: string }[];
     expect(audit.some((a) => a.robotId === r1 && a.action === 'mode')).toBe(true);
 

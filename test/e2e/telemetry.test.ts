@@ -42,8 +42,10 @@ async function runPipe(extraArgs: string[]): Promise<{
     const socket = new WebSocket(t.body.url);
     ws = socket;
     const live: Record<string, unknown>[] = [];
+    let subscribed = false;
     socket.on('message', (data) => {
       const msg = JSON.parse((data as Buffer).toString('utf8'));
+      if (msg.op === 'subscribed') subscribed = true;
       if (msg.robot_id !== undefined) live.push(msg);
     });
     await new Promise<void>((resolve, reject) => {
@@ -51,7 +53,7 @@ async function runPipe(extraArgs: string[]): Promise<{
       socket.once('error', reject);
     });
     socket.send(JSON.stringify({ op: 'subscribe', ticket: t.body.ticket, robot_ids: [robots[0]], encoding: 'json' }));
-    await new Promise((r) => setTimeout(r, 200));
+    await until(() => subscribed, 10_000, 'the subscription confirmed');
 
     const t0 = Date.now();
     agents = creds.map((c) => new RobotAgent({ address: gw.ready.grpc, robotId: c.robotId!, robotToken: c.robotToken!, onCommand: () => ({ accept: true }), maxQueuedSamples: 100_000 }));

@@ -177,8 +177,12 @@ describe('alert sources', () => {
     event(s2, 'schedule.resumed');
     // An edit of a schedule that does not exist (or no longer fails) clears; pending does not.
     event(s3, 'schedule.pending');
-    await new Promise((r) => setTimeout(r, 20));
+    // A failure of another schedule, appended after it: once its alert shows, the pending was handled.
+    const s4 = randomUUID();
+    event(s4, 'schedule.failed', { reason: 'missed' });
+    await until(() => fa.service.find(w.fleetId, 'schedule_failed', s4) !== undefined, 2_000, 'the later event handled');
     expect(fa.service.find(w.fleetId, 'schedule_failed', s3)).toBeDefined();
+    event(s4, 'schedule.deployed');
     event(s3, 'schedule.edited');
     await until(() => unresolved(fa, 'schedule_failed').length === 0, 2_000, 'every schedule alert resolved');
     await fa.close();

@@ -1,12 +1,12 @@
 // Review findings on the mission runtime, through the HTTP stack and the real gRPC robot link:
 // feature locks and holders in dispatch, the sent phase's deadline, runs lost while starting,
 // per-run failures of operation control (207), permission before lookup, and submit-job's rollback.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RobotAgent } from '../../src/agent/agent.js';
 import type { CommandHandler } from '../../src/agent/command-processor.js';
 import { createApiKey } from '../../src/store/identity.js';
 import { MAX_ACTIVE_SCHEDULES_PER_FLEET } from '../../src/missions/scheduling/schedules.js';
-import { Harness, seed, sleep, until } from './harness.js';
+import { Harness, seed, until } from './harness.js';
 
 const harnesses: Harness[] = [];
 const agents: RobotAgent[] = [];
@@ -44,7 +44,9 @@ describe('feature locks and holders', () => {
     const res = await h.tool('deploy-mission', { mission_id: missionId, robot_ids: [] });
     const id = res.json.scheduleId as string;
     await until(async () => (await h.schedule(id)).status === 'pending', 5000, 'pending');
-    await sleep(500); // several dispatch passes
+    // Two more dispatch passes (they re-check waiting fires every 500 ms) leave it waiting.
+    const passes = vi.spyOn(h.missions.dispatcher as unknown as { pass(): void }, 'pass');
+    await until(() => passes.mock.calls.length >= 2, 10_000, 'two dispatch passes');
     expect((await h.schedule(id)).status).toBe('pending');
     expect(h.missions.tracker.activeRunOf(robotId)).toBeUndefined();
     const st = await h.tool('get-runtime-status', { schedule_id: id }, { idem: null });

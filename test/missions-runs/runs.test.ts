@@ -1,8 +1,8 @@
 // Mission runs end to end: Agent API over HTTP -> durable scheduler -> robot selection -> MissionStart
 // over the real gRPC robot link -> simulated robots executing steps -> MissionStatus reports -> runs,
 // schedule status and the correlated timeline.
-import { afterEach, describe, expect, it } from 'vitest';
-import { Harness, seed, sleep, until } from './harness.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Harness, seed, until } from './harness.js';
 
 const harnesses: Harness[] = [];
 afterEach(async () => {
@@ -136,7 +136,9 @@ describe('failure paths', () => {
     const res = await h.tool('deploy-mission', { mission_id: missionId, robot_ids: [] });
     const id = res.json.scheduleId as string;
     await until(async () => (await h.schedule(id)).status === 'pending', 5000, 'pending');
-    await sleep(400);
+    // Two more dispatch passes (they re-check waiting fires every 500 ms) leave it waiting.
+    const passes = vi.spyOn(h.missions.dispatcher as unknown as { pass(): void }, 'pass');
+    await until(() => passes.mock.calls.length >= 2, 10_000, 'two dispatch passes');
     const st = await h.tool('get-runtime-status', { schedule_id: id }, { idem: null });
     expect(st.json.blocking_reasons).toContain('operation_paused');
     expect((await h.schedule(id)).status).toBe('pending');

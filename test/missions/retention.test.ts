@@ -10,6 +10,7 @@ import type { FirePhase, FireRecord, ScheduleRecord } from '../../src/missions/s
 import type { RunRecord, RunState } from '../../src/missions/runs/records.js';
 import { putNewRun } from '../../src/missions/runs/runs.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
+import { until } from '../support/until.js';
 
 const DAY = 24 * 3600 * 1000;
 const NOW = 1_800_000_000_000;
@@ -156,9 +157,8 @@ describe('mission data retention', () => {
     const stop = startMissionRetention(store, { firstDelayMs: 20, intervalMs: 60_000, now: () => NOW, log: captureLog(lines) });
     try {
       expect(store.fires.get(f.fireKey)).toBeDefined();
-      await new Promise((r) => setTimeout(r, 200));
+      await until(() => lines.join('\n').includes('removed 1 fires'), 10_000, 'the first sweep');
       expect(store.fires.get(f.fireKey)).toBeUndefined();
-      expect(lines.join('\n')).toContain('removed 1 fires');
     } finally {
       stop();
     }

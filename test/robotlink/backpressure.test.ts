@@ -2,9 +2,10 @@ import { create, fromBinary } from '@bufbuild/protobuf';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RobotAgent } from '../../src/agent/agent.js';
 import type { SampleInput } from '../../src/agent/sample-encoder.js';
+import { CommandSchema } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
 import { HealthLevel, TelemetryBatchSchema, TelemetrySampleSchema } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
 import { RobotRegistry } from '../../src/robotlink/registry.js';
-import { sleep, startHarness, waitFor, type Harness } from './support.js';
+import { startHarness, waitFor, type Harness } from './support.js';
 
 let h: Harness;
 const agents: RobotAgent[] = [];
@@ -38,7 +39,10 @@ describe('setReadPaused', () => {
     for (let i = 0; i < 10; i++) {
       a.sendTelemetry([0, 1, 2].map((j) => create(TelemetrySampleSchema, { tsMs: BigInt(i * 3 + j + 1) })));
     }
-    await sleep(400);
+    // A command's ack on the same connection, written after the telemetry: once the gateway has read
+    // it, it would have read the telemetry too had its reads not been paused.
+    h.server.link.send(cred.robotId, create(CommandSchema, { commandId: 'anchor', seq: 1n, action: { case: 'stop', value: { reason: 'anchor' } } }));
+    await waitFor(() => h.events.acks.some((e) => e.ack.commandId === 'anchor'), 'the ack written after the telemetry', 10_000);
     expect(h.events.telemetry).toHaveLength(0);
     h.server.link.setReadPaused(false);
     await waitFor(() => receivedTs().length === 30, 'backlog delivered');
@@ -64,14 +68,12 @@ describe('setReadPaused', () => {
     const total = 200_000;
     for (let i = 0; i < total; i += 1000) {
       a.sendSamples(Array.from({ length: 1000 }, (_, j) => sample(i + j + 1)));
-      await sleep(1);
+      // Lets the agent's stream write what it can between the bursts (a yield, not a wait).
+      await new Promise((r) => setImmediate(r));
     }
-    await sleep(200);
-    const held = a.stats();
+    // The stream stopped accepting writes, so samples wait in (and overflow) the agent's queue.
+    await waitFor(() => a.stats().samplesQueued > 0 && a.stats().samplesDropped > 0, 'the agent\'s queue held and overflowing', 10_000);
     expect(h.events.telemetry).toHaveLength(0);
-    // The stream stopped accepting writes, so samples waited in (and overflowed) the agent's queue.
-    expect(held.samplesQueued).toBeGreaterThan(0);
-    expect(held.samplesDropped).toBeGreaterThan(0);
     h.server.link.setReadPaused(false);
     await waitFor(() => receivedTs().length + a.stats().samplesDropped === total, 'everything delivered or counted as dropped', 15_000);
     const ts = receivedTs();

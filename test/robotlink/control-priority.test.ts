@@ -14,7 +14,7 @@ import { HealthLevel } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
 import { encodeTelemetryEnvelope } from '../../src/protocol/envelope.js';
 import { CONNECT_PATH, connectClientCodec, ROBOT_ID_METADATA } from '../../src/protocol/service.js';
 import { encodeSample } from '../../src/agent/sample-encoder.js';
-import { sleep, startHarness, waitFor, type Harness } from './support.js';
+import { startHarness, waitFor, type Harness } from './support.js';
 
 let h: Harness;
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -115,8 +115,10 @@ describe('control path independent of telemetry backpressure', () => {
     const s = c.makeBidiStreamRequest(CONNECT_PATH, connectClientCodec.serialize, connectClientCodec.deserialize, m, {});
     s.on('error', () => {});
     cleanups.push(() => s.cancel());
+    const received: string[] = [];
     s.on('data', (msg: GatewayMessage) => {
       if (msg.body.case === 'command') {
+        received.push(msg.body.value.commandId);
         s.write(create(RobotMessageSchema, { body: { case: 'ack', value: { commandId: msg.body.value.commandId, status: CommandAck_Status.RECEIVED } } }));
       }
     });
@@ -130,10 +132,10 @@ describe('control path independent of telemetry backpressure', () => {
     }));
     let writes = 0;
     while (s.write(encodeTelemetryEnvelope(batch)) && writes < 10_000) writes++;
-    await sleep(100);
     const id = '00000000-0000-4000-8000-000000000001';
     h.server.link.send(cred.robotId, stop(id, 1n));
-    await sleep(500);
+    // The robot got the stop and wrote its ack behind the telemetry the paused reads hold back.
+    await waitFor(() => received.includes(id), 'the stop at the robot', 10_000);
     expect(h.events.acks).toHaveLength(0);
     h.server.link.setReadPaused(false);
     await waitFor(() => h.events.acks.some((x) => x.ack.commandId === id), 'ack after resume', 5000);

@@ -14,7 +14,18 @@ interface Served {
   got: Buffer[];
   events: string[];
   client: http2.ClientHttp2Stream;
+  stream: http2.ServerHttp2Stream;
 }
+
+/**
+ * What the server side has received but not read, shown by its stream window (bytes the client may
+ * still send): what a check that a paused tap hands nothing over waits for, instead of a time.
+ */
+const windowLeft = (stream: http2.ServerHttp2Stream): number => stream.state.localWindowSize ?? 0;
+/** The server side got the client's END_STREAM (or its reset closed the stream). */
+const remoteClosed = (stream: http2.ServerHttp2Stream): boolean => stream.state.remoteClose === 1 || stream.closed;
+/** One turn of the event loop: the tap hands held chunks over from a setImmediate. */
+const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 const closers: (() => void)[] = [];
 afterEach(() => {
@@ -43,7 +54,7 @@ async function open(): Promise<{ stream: http2.ServerHttp2Stream; client: http2.
 }
 
 /** Taps a stream, recording what it hands over; `onChunk` runs after each chunk is recorded. */
-function tap(stream: http2.ServerHttp2Stream, onChunk: (chunk: Buffer) => void = () => {}): Omit<Served, 'client'> {
+function tap(stream: http2.ServerHttp2Stream, onChunk: (chunk: Buffer) => void = () => {}): Omit<Served, 'client' | 'stream'> {
   const got: Buffer[] = [];
   const events: string[] = [];
   const t = tapChunks(stream, (chunk) => {
@@ -60,7 +71,7 @@ function tap(stream: http2.ServerHttp2Stream, onChunk: (chunk: Buffer) => void =
 /** One request stream whose server side is read by a tap from the start. */
 async function serve(): Promise<Served> {
   const { stream, client } = await open();
-  return { ...tap(stream), client };
+  return { ...tap(stream), client, stream };
 }
 
 /** Distinct bytes, so order and duplication both show in a comparison. */
@@ -100,7 +111,7 @@ describe('HTTP/2 chunk tap', () => {
     const big = payload(1024 * 1024, 7);
     let written = false;
     s.client.write(big, () => (written = true));
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(() => windowLeft(s.stream) === 0, 'the stream window used up');
     // Nothing handed over while paused, and the 1 MiB write cannot finish: the stream window holds it.
     expect(s.got).toHaveLength(1);
     expect(written).toBe(false);
@@ -118,7 +129,8 @@ describe('HTTP/2 chunk tap', () => {
     s.tap.pause();
     const tail = payload(4000, 3);
     s.client.end(tail);
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => remoteClosed(s.stream), 'the whole request, end included, at the server');
+    await turn();
     expect(s.events).toEqual(['chunk']);
     s.tap.resume();
     await waitFor(() => s.events.includes('end'), 'end');
@@ -131,12 +143,13 @@ describe('HTTP/2 chunk tap', () => {
     s.tap.pause();
     let written = false;
     s.client.write(payload(1024 * 1024, 9), () => (written = true));
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => windowLeft(s.stream) === 0, 'the stream window used up');
     expect(written).toBe(false);
     s.tap.close();
     await waitFor(() => written, 'write drained after close');
     s.client.end();
-    await new Promise((r) => setTimeout(r, 100));
+    // Read to its end (close reads on): whatever it would hand over has gone by then.
+    await waitFor(() => s.stream.readableEnded, 'the stream read to its end');
     expect(s.got).toHaveLength(0);
     expect(s.events).toEqual([]);
   });
@@ -149,8 +162,10 @@ describe('HTTP/2 chunk tap', () => {
     const s = tap(stream);
     s.tap.pause();
     const late = payload(500, 5);
+    const before = windowLeft(stream);
     await write(client, late);
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => before - windowLeft(stream) >= late.length, 'the late bytes at the server');
+    await turn();
     expect(s.got).toHaveLength(0);
     s.tap.resume();
     client.end();
@@ -166,13 +181,14 @@ describe('HTTP/2 chunk tap', () => {
     });
     s.tap.pause();
     const parts = [payload(100, 1), payload(100, 2), payload(100, 3)];
+    const before = windowLeft(stream);
     for (const b of parts) await write(client, b);
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => before - windowLeft(stream) >= 300, 'the three parts at the server');
     s.tap.resume();
     // Never from inside resume(): the caller may be resuming every robot.
     expect(s.got).toHaveLength(0);
     await waitFor(() => s.got.length > 0, 'held chunks handed over');
-    await new Promise((r) => setTimeout(r, 100));
+    // The tap hands held chunks over in one loop, which ends where the handler paused.
     const first = Buffer.concat(s.got);
     // The handler paused after 200 bytes: the rest is still held.
     expect(first.length).toBeGreaterThanOrEqual(200);
@@ -186,13 +202,15 @@ describe('HTTP/2 chunk tap', () => {
   it('hands nothing over once closed, though chunks were held when the robot reset the stream', async () => {
     const s = await serve();
     s.tap.pause();
+    const before = windowLeft(s.stream);
     await write(s.client, payload(1000, 6));
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => before - windowLeft(s.stream) >= 1000, 'the chunk held at the server');
     s.client.close(http2.constants.NGHTTP2_CANCEL);
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => s.stream.closed, 'the reset at the server');
     s.tap.close();
     s.tap.resume();
-    await new Promise((r) => setTimeout(r, 100));
+    await turn();
+    await turn();
     expect(s.got).toHaveLength(0);
     expect(s.events).toEqual([]);
   });
@@ -201,8 +219,7 @@ describe('HTTP/2 chunk tap', () => {
     const { stream, client } = await open();
     const all = payload(700, 8);
     client.end(all);
-    await waitFor(() => stream.readableLength === all.length, 'the whole stream buffered by Readable');
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => stream.readableLength === all.length && remoteClosed(stream), 'the whole stream, end included, buffered');
     const s = tap(stream);
     await waitFor(() => s.events.includes('end'), 'end');
     expect(s.events).toEqual(['chunk', 'end']);

@@ -247,7 +247,10 @@ describe('link conflicts (two processes with one robot\'s credentials)', () => {
     await waitFor(() => drops.some((d) => d.code === status.ALREADY_EXISTS), 'a refusal');
     const settled = connects;
     const dropsBefore = drops.filter((d) => d.code !== status.ALREADY_EXISTS).length;
-    await new Promise((r) => setTimeout(r, 1000));
+    // Three more refusals of the second (it retries on its backoff) span the time a flap would need.
+    const refusals = (): number => drops.filter((d) => d.code === status.ALREADY_EXISTS).length;
+    const refusedBefore = refusals();
+    await waitFor(() => refusals() >= refusedBefore + 3, 'three more refusals', 15_000);
     expect(connects).toBe(settled); // no more flapping
     expect(drops.filter((d) => d.code !== status.ALREADY_EXISTS)).toHaveLength(dropsBefore);
     expect(h.server.link.linkConflict?.(cred.robotId)?.refusedConnections).toBeGreaterThan(1);

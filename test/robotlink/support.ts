@@ -63,8 +63,8 @@ export async function startHarness(opts: Partial<RobotLinkServerOptions> = {}): 
   };
 }
 
-/** Polls until `cond` holds or the timeout passes (then throws with `what`). */
-export async function waitFor(cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+/** Polls until `cond` holds, or throws naming `what` after `timeoutMs` (a bound for a loaded machine, not a wait). */
+export async function waitFor(cond: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!cond()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

@@ -1,7 +1,7 @@
 import { generate } from 'selfsigned';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RobotAgent } from '../../src/agent/agent.js';
-import { sleep, startHarness, waitFor, type Harness } from './support.js';
+import { startHarness, waitFor, type Harness } from './support.js';
 
 async function selfSigned(): Promise<{ cert: Buffer; key: Buffer }> {
   const pems = await generate([{ name: 'commonName', value: 'fleet-gateway-test' }], {
@@ -32,8 +32,12 @@ describe('robot link over TLS', () => {
     const other = await selfSigned();
     h = await startHarness({ tls });
     const cred = h.robot();
+    const failures = new Map<RobotAgent, number>();
     const mk = (tlsRootCert: Buffer | null): RobotAgent => {
-      const a = new RobotAgent({ address: h!.server.address, ...cred, tlsRootCert, onCommand: () => ({ accept: true }), dedicatedConnection: true });
+      const a: RobotAgent = new RobotAgent({
+        address: h!.server.address, ...cred, tlsRootCert, onCommand: () => ({ accept: true }), dedicatedConnection: true,
+        onDisconnected: () => failures.set(a, (failures.get(a) ?? 0) + 1),
+      });
       agents.push(a);
       return a;
     };
@@ -41,7 +45,8 @@ describe('robot link over TLS', () => {
     const wrongCa = mk(other.cert);
     plaintext.start();
     wrongCa.start();
-    await sleep(800);
+    // Each has failed twice (a first attempt and a retry): neither got through.
+    await waitFor(() => [plaintext, wrongCa].every((a) => (failures.get(a) ?? 0) >= 2), 'two failed attempts of each', 15_000);
     expect(h.events.online).toHaveLength(0);
     const good = mk(tls.cert);
     good.start();

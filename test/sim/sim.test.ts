@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CommandAck_Status, CommandSchema } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
 import { HealthLevel, TelemetryBatchSchema, type TelemetrySample } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
 import { DEPOT, loadRobotsFile, RobotModel, runSimFleet, toLatLon, type SimFleet } from '../../src/sim/index.js';
-import { sleep, startHarness, waitFor, type Harness } from '../robotlink/support.js';
+import { startHarness, waitFor, type Harness } from '../robotlink/support.js';
 
 let h: Harness;
 let fleet: SimFleet | null = null;
@@ -36,11 +36,10 @@ describe('simulated fleet', () => {
     fleet = runSimFleet({ grpc: h.server.address, robots: creds, hz: 50 });
     await waitFor(() => h.events.online.length === 3, 'all robots online');
     expect(h.events.online.every((e) => e.capabilities.includes('stop') && e.agentVersion.startsWith('fleetgw-sim/'))).toBe(true);
-    await sleep(2000);
+    // Two seconds of samples each; their times (not the wall clock the test sees) carry the 50 Hz rate.
+    await waitFor(() => creds.every((c) => samplesOf(c.robotId).length >= 100), '100 samples from every robot', 30_000);
     for (const c of creds) {
       const s = samplesOf(c.robotId);
-      expect(s.length).toBeGreaterThan(80); // ~100 in 2 s at 50 Hz
-      expect(s.length).toBeLessThan(160);
       const gaps = s.slice(1).map((x, i) => Number(x.tsMs - s[i]!.tsMs));
       expect(gaps.every((g) => g >= 19 && g <= 21)).toBe(true);
       expect(s.every(inDepot)).toBe(true);
@@ -60,16 +59,17 @@ describe('simulated fleet', () => {
     const creds = [h.robot('stopper'), h.robot('driver')];
     fleet = runSimFleet({ grpc: h.server.address, robots: creds, hz: 50 });
     await waitFor(() => h.events.online.length === 2, 'online');
-    await sleep(1500); // get moving
     const target = creds[0]!.robotId;
+    await waitFor(() => (samplesOf(target).at(-1)?.velocity?.linearMps ?? 0) > 0.2, 'the robot moving', 30_000);
     const cmd = create(CommandSchema, { commandId: 'stop-1', seq: 1n, issuedAtMs: BigInt(Date.now()), action: { case: 'stop', value: { reason: 'test' } } });
     expect(h.server.link.send(target, cmd)).toBe(true);
     await waitFor(() => h.events.acks.length === 1, 'ack');
     expect(h.events.acks[0]).toMatchObject({ robotId: target, ack: { commandId: 'stop-1', status: CommandAck_Status.RECEIVED } });
     const ackedAt = Date.now();
-    await sleep(2500); // deceleration takes at most ~1.4 s
-    const held = samplesOf(target).filter((s) => Number(s.tsMs) > ackedAt + 1600);
-    expect(held.length).toBeGreaterThan(20);
+    // Deceleration takes at most ~1.4 s of sample time: 21 samples after 1.6 s, and the other robot's too.
+    const after = (robotId: string): TelemetrySample[] => samplesOf(robotId).filter((s) => Number(s.tsMs) > ackedAt + 1600);
+    await waitFor(() => after(target).length > 20 && after(creds[1]!.robotId).length > 20, '21 samples from each robot after the stop settled', 30_000);
+    const held = after(target);
     const p0 = held[0]!.position!;
     for (const s of held) {
       expect(s.velocity?.linearMps ?? 0).toBe(0);

@@ -10,9 +10,9 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `fleetgw …args` to completion. */
+/** Runs `fleetgw …args` to completion (killed after 90 s: a bound for a loaded 2-core machine). */
 export function fleetgw(args: string[], env: NodeJS.ProcessEnv = process.env): CliResult {
-  const r = spawnSync(process.execPath, [FLEETGW_BIN, ...args], { encoding: 'utf8', env, timeout: 30_000 });
+  const r = spawnSync(process.execPath, [FLEETGW_BIN, ...args], { encoding: 'utf8', env, timeout: 90_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -143,7 +143,7 @@ ${opts.extraConfigXml ?? ''}
 `,
   );
   const url = `http://127.0.0.1:${httpPort}`;
-  const readyTimeoutMs = opts.readyTimeoutMs ?? 20_000;
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 60_000;
   let child: ChildProcess | null = null;
   let exitInfo: string | null = null;
   const killOnExit = (): void => {

@@ -37,6 +37,9 @@ export function makeDataDir(prefix = 'fleetgw-e2e-'): { dataDir: string; orgId: 
   return { dataDir, ...init };
 }
 
+/** Longest a gateway process may take to print its ready line. */
+const READY_TIMEOUT_MS = 90_000;
+
 /** Starts `fleetgw serve --data-dir DIR --port 0 --grpc-port 0 …extra` and waits for the ready line. */
 export async function startGatewayProcess(dataDir: string, extra: string[] = ['--insecure-http'], env: NodeJS.ProcessEnv = {}): Promise<RunningGateway> {
   const proc = spawn(process.execPath, [FLEETGW_BIN, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--grpc-port', '0', ...extra], {
@@ -48,9 +51,21 @@ export async function startGatewayProcess(dataDir: string, extra: string[] = ['-
   proc.stderr?.on('data', (d: string) => {
     err += d;
   });
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  // A test that fails or times out before stopping it must not leave the gateway running.
+  const killOnExit = (): void => {
+    proc.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => {
+    process.removeListener('exit', killOnExit);
+    resolve(code);
+  }));
   const ready = await new Promise<ReadyLine>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway not ready within 30 s; stderr:\n${err}`)), 30_000);
+    // A bound for a loaded 2-core machine (the ready line itself is what this waits for).
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`gateway not ready within ${READY_TIMEOUT_MS / 1000} s; stderr:\n${err}`));
+    }, READY_TIMEOUT_MS);
     const rl = createInterface({ input: proc.stdout });
     rl.on('line', (line) => {
       try {

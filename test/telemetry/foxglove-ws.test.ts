@@ -73,8 +73,13 @@ describe('Foxglove WebSocket endpoint', () => {
     ingest.push('rx', 'fleet-b', encodeBatch(t0, 2)); // not visible
     await ingest.flush();
     await until(() => c.messages.length >= 3 + 3 + 2, 5_000, 'messages');
-    await new Promise((r) => setTimeout(r, 50));
-    expect(c.messages).toHaveLength(8);
+    // A later sample of r2 (pose only): a message the pushes above were not to send would have come before it.
+    const later = BigInt(t0 + 60_000) * 1_000_000n;
+    ingest.push('r2', 'fleet-a', encodeBatch(t0 + 60_000, 1));
+    await ingest.flush();
+    await until(() => c.messages.some((m) => m.timestamp === later), 10_000, 'the later message');
+    expect(c.messages.map((m) => m.timestamp === later)).toEqual([...Array<boolean>(8).fill(false), true]);
+    c.messages.pop();
     const bySub = (id: number) => c.messages.filter((m) => m.subscriptionId === id);
     expect(bySub(loc)).toHaveLength(3);
     expect(bySub(status)).toHaveLength(3);
@@ -105,8 +110,13 @@ describe('Foxglove WebSocket endpoint', () => {
     const before = c.messages.length;
     ingest.push('r1', 'fleet-a', encodeBatch(t0 + 1000, 3));
     await ingest.flush();
-    await new Promise((r) => setTimeout(r, 100));
-    expect(c.messages.length).toBe(before);
+    // A new subscription's first message, from a later push: anything for the old ones came before it.
+    const probe = c.client.subscribe(c.channel('/robots/r2/status')!.id);
+    await until(() => foxglove.anyWatched(), 5_000, 'subscribed again');
+    ingest.push('r2', 'fleet-a', encodeBatch(t0 + 2000, 1));
+    await ingest.flush();
+    await until(() => c.messages.some((m) => m.subscriptionId === probe), 10_000, 'the new subscription\'s message');
+    expect(c.messages.slice(before).map((m) => m.subscriptionId)).toEqual([probe]);
     c.ws.close();
   });
 

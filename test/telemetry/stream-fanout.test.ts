@@ -120,9 +120,12 @@ describe('live fan-out options over uWS topics', () => {
     ingest.push('y|z', 'x', encodeBatch(Date.now(), 2));
     ingest.push('z', 'x|y', encodeBatch(Date.now(), 1));
     await until(() => b.of('sample').length === 2 && a.of('sample').length === 1, 5_000, 'samples');
-    await new Promise((r) => setTimeout(r, 100));
-    expect(a.of('sample').map((m) => m.robot_id)).toEqual(['z']);
-    expect(b.of('sample').map((m) => m.robot_id)).toEqual(['y|z', 'y|z']);
+    // A later sample for each subscriber: a wrong delivery of the pushes above would have come before it.
+    ingest.push('z', 'x|y', encodeBatch(Date.now() + 60_000, 1));
+    ingest.push('other', 'x', encodeBatch(Date.now() + 60_000, 1));
+    await until(() => b.of('sample').length >= 3 && a.of('sample').length >= 2, 10_000, 'the later samples');
+    expect(a.of('sample').map((m) => m.robot_id)).toEqual(['z', 'z']);
+    expect(b.of('sample').map((m) => m.robot_id)).toEqual(['y|z', 'y|z', 'other']);
     a.ws.close();
     b.ws.close();
   });

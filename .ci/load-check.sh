@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs test files with two CPU hogs beside them: a test that waits on conditions passes on a busy
+# machine too, one that waits a fixed time or asserts a latency does not. The hogs are busy Node
+# loops (one per core of the 2-core CI machine), started before vitest and killed on any exit.
+#
+#   .ci/load-check.sh                      the files that used to fail under load and pass alone
+#   .ci/load-check.sh FILE...              those files instead
+#   LOAD_CHECK_TALLY=T .ci/load-check.sh   counts the pass into .ci/run's tally (as `under-load`)
+#   LOAD_CHECK_HOGS=N                      N hogs instead of 2
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+files=(
+  test/commands/control-matrix.test.ts
+  test/e2e/stop.test.ts
+  test/e2e/policy-compile-budget.test.ts
+  test/e2e/missions-integrity.test.ts
+  test/deploy/clickhouse-bootstrap.test.ts
+)
+[ "$#" -gt 0 ] && files=("$@")
+
+hogs=()
+stop_hogs() {
+  for pid in "${hogs[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${hogs[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+trap stop_hogs EXIT
+trap 'exit 130' INT TERM
+
+for _ in $(seq 1 "${LOAD_CHECK_HOGS:-2}"); do
+  node -e 'for (;;);' &
+  hogs+=("$!")
+done
+echo "== under load: ${#hogs[@]} CPU hogs (pids ${hogs[*]}) beside ${#files[@]} test files, $(nproc) cores"
+
+started=$SECONDS
+status=0
+if [ -n "${LOAD_CHECK_TALLY:-}" ]; then
+  node .ci/tally.mjs run under-load "$LOAD_CHECK_TALLY" "${files[@]}" || status=$?
+else
+  node node_modules/vitest/vitest.mjs run "${files[@]}" || status=$?
+fi
+echo "== under load: vitest exited $status after $((SECONDS - started)) s"
+exit "$status"
