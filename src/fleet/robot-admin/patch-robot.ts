@@ -126,7 +126,7 @@ export async function patchRobot(deps: RobotAdminDeps, auth: AuthContext, robot:
     // Committed: the robot's session still speaks for the old fleet; end it so the agent reconnects
     // into the new one. The hold lasts until here, so nothing was accepted for either fleet between.
     if (out.movedFrom !== null) {
-      const reconnecting = deps.link.closeSession?.(robot.robotId, `robot moved to fleet ${out.robot.fleetId}`) ?? false;
+      const reconnecting = deps.link.closeSession(robot.robotId, `robot moved to fleet ${out.robot.fleetId}`);
       deps.log?.info({ robotId: robot.robotId, fromFleetId: from, toFleetId: out.robot.fleetId, rostersLeft: out.rostersLeft, ...actor, reconnecting }, `robot ${robot.robotId}: moved to fleet ${out.robot.fleetId}`);
     }
     if (out.rostersLeft.length > 0) deps.rostersChanged?.(from);
