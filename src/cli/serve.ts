@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { tunablesFromEnv } from '../config.js';
 import { parseCorsOrigins } from '../http/cors.js';
+import { PluginStartError } from '../gateway/compose.js';
 import { startGateway, type Gateway } from '../gateway/gateway.js';
 import { createProcessLogger } from '../gateway/logger.js';
 import { isLoopbackHost } from '../http/tls.js';
@@ -93,7 +94,8 @@ export async function runServe(argv: string[], out: (line: string) => void): Pro
     });
   } catch (err: unknown) {
     flush();
-    log.fatal({ err }, `fleetgw serve could not start: ${err instanceof Error ? err.message : String(err)}`);
+    // `step` names the plugin whose start failed (everything started before it has been stopped).
+    log.fatal({ err, ...(err instanceof PluginStartError ? { step: err.step } : {}) }, `fleetgw serve could not start: ${err instanceof Error ? err.message : String(err)}`);
     flush();
     return 1;
   }
