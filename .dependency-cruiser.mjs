@@ -23,6 +23,9 @@ const UWS_FACADE = '^src/http/uws\\.ts$';
 // uws-pack's exports map resolves for TypeScript only, so dependency-cruiser records the bare name.
 const UWS_PACKAGES = '^uWebSockets\\.js$|(^|/)node_modules/(uWebSockets\\.js|@btc-vision/uwebsockets\\.js)/';
 
+// Modules that own LMDB databases or key prefixes (src/gateway/plugins declares which).
+const STORAGE_OWNERS = ['auth', 'commands', 'events', 'idempotency', 'telemetry', 'missions/catalog', 'missions/scheduling', 'missions/runs', 'fleet/alerts', 'fleet/faults', 'fleet/health', 'fleet/field-rules', 'fleet/objects', 'fleet/robot-details'];
+
 /** One forbidden edge; `comment` is what lint prints when it is crossed. */
 const forbid = (name, comment, from, to) => ({ name, severity: 'error', comment, from, to });
 
@@ -56,6 +59,17 @@ export default {
     forbid('metrics-apart', 'src/metrics imports nothing else of src: the parts it measures declare observer interfaces and src/gateway wires them.', { path: '^src/metrics/' }, { path: '^src/', pathNot: '^src/metrics/' }),
     forbid('metrics-from-roots', 'Only the composition roots import src/metrics: pass a recorder (an observer interface of your own module) in from src/gateway.', { pathNot: `${ROOTS}|^src/metrics/` }, { path: '^src/metrics/' }),
     forbid('protocol-on-gen', 'src/protocol (the robot link contract both sides share) imports only src/gen.', { path: '^src/protocol/' }, { path: '^src/', pathNot: '^src/(protocol|gen)/' }),
+
+    // Each module builds its own LMDB keys (docs/ARCHITECTURE.md, "Who owns which database"): a
+    // module's `keys.ts` is private to it; others call the module's functions.
+    ...STORAGE_OWNERS.map((m) =>
+      forbid(
+        `storage-keys-private-${m.replace(/\//g, '-')}`,
+        `src/${m}/keys.ts builds the LMDB keys src/${m} owns: only src/${m} imports it. Call the module's own functions (its store plugin owns the databases) instead of building its keys.`,
+        { pathNot: `^src/${m}/` },
+        { path: `^src/${m}/keys\\.ts$|^src/${m}/[a-z-]+/keys\\.ts$` },
+      ),
+    ),
 
     forbid('fleet-above-missions', 'src/fleet (field rules, objects, faults, alerts, utilization, robot administration) builds on src/missions, never the reverse: pass what missions needs from src/fleet through an interface wired in src/gateway.', { path: '^src/missions/' }, { path: '^src/fleet/' }),
 
