@@ -30,8 +30,6 @@ const MODULE_FILES: Record<string, RegExp> = {
 const KNOWN_FOREIGN = new Set([
   // `fleetgw admin create-key` / `revoke-key` write key records beside the identity records.
   'apikeys src/store/identity.ts',
-  // Robot metadata changes and fleet transfers (docs/robot-admin.md) rewrite the robot record.
-  'robots src/fleet/robot-admin/patch-robot.ts',
 ]);
 
 function sources(dir: string): string[] {
