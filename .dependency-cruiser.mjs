@@ -32,6 +32,9 @@ const UWS_FACADE = '^src/http/uws\\.ts$';
 // uws-pack's exports map resolves for TypeScript only, so dependency-cruiser records the bare name.
 const UWS_PACKAGES = '^uWebSockets\\.js$|(^|/)node_modules/(uWebSockets\\.js|@btc-vision/uwebsockets\\.js)/';
 
+// Modules that own LMDB databases or key prefixes (src/gateway/plugins declares which).
+const STORAGE_OWNERS = ['auth', 'commands', 'events', 'idempotency', 'telemetry', 'missions/catalog', 'missions/scheduling', 'missions/runs', 'fleet/alerts', 'fleet/faults', 'fleet/health', 'fleet/field-rules', 'fleet/objects', 'fleet/robot-details'];
+
 /** One forbidden edge; `comment` is what lint prints when it is crossed. */
 const forbid = (name, comment, from, to) => ({ name, severity: 'error', comment, from, to });
 
@@ -83,6 +86,16 @@ export default {
     forbid('telemetry-store-below-ingest', 'src/telemetry/store builds on sample/ and decode/ (the addon) only; the ingest composes it with the live stream.', { path: '^src/telemetry/store/' }, { path: '^src/telemetry/', pathNot: '^src/telemetry/(store|decode|sample)/' }),
     forbid('telemetry-live-below-ingest', 'src/telemetry/live builds on sample/ and decode/ only: the ingest reaches it through the LiveSink interface.', { path: '^src/telemetry/live/' }, { path: '^src/telemetry/', pathNot: '^src/telemetry/(live|decode|sample)/' }),
     forbid('telemetry-foxglove-on-live', 'src/telemetry/foxglove builds on live/ (sessions, tickets), decode/ and sample/, not on the store or the ingest.', { path: '^src/telemetry/foxglove/' }, { path: '^src/telemetry/', pathNot: '^src/telemetry/(foxglove|live|decode|sample)/' }),
+    // Each module builds its own LMDB keys (docs/ARCHITECTURE.md, "Who owns which database"): a
+    // module's `keys.ts` is private to it; others call the module's functions.
+    ...STORAGE_OWNERS.map((m) =>
+      forbid(
+        `storage-keys-private-${m.replace(/\//g, '-')}`,
+        `src/${m}/keys.ts builds the LMDB keys src/${m} owns: only src/${m} imports it. Call the module's own functions (its store plugin owns the databases) instead of building its keys.`,
+        { pathNot: `^src/${m}/` },
+        { path: `^src/${m}/keys\\.ts$|^src/${m}/[a-z-]+/keys\\.ts$` },
+      ),
+    ),
 
     forbid('fleet-above-missions', 'src/fleet (field rules, objects, faults, alerts, utilization, robot administration) builds on src/missions, never the reverse: pass what missions needs from src/fleet through an interface wired in src/gateway.', { path: '^src/missions/' }, { path: '^src/fleet/' }),
 

@@ -62,6 +62,11 @@ export function newUserKey(by: KeyMinter, req: UserKeyRequest, nowMs: number): {
   return { record, apiKey: minted.apiKey };
 }
 
+/** Inside the caller's write transaction: stores a new key record built by {@link newUserKey}. */
+export function putUserKeyInTxn(store: Store, record: ApiKeyRecord): void {
+  store.apikeys.putSync(record.apiKeyId, record);
+}
+
 /**
  * The keys of an organization as a keyset, oldest first (creation time, then id). Reads every key record
  * (the `apikeys` db has no per-organization index; a gateway holds hundreds of keys, not millions) and

@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import type { FleetgwConfig } from '../config.js';
 import { setStopTraceFile } from '../api/stop-trace.js';
 import { setTestFault } from '../missions/fault-points.js';
+import { PluginStartError } from '../gateway/compose.js';
 import { startGateway, type Gateway } from '../gateway/gateway.js';
 import { createProcessLogger } from '../gateway/logger.js';
 import { isLoopbackHost } from '../http/tls.js';
@@ -85,7 +86,8 @@ export async function runServe(argv: string[], out: (line: string) => void, env:
     });
   } catch (err: unknown) {
     flush();
-    log.fatal({ err }, `fleetgw serve could not start: ${err instanceof Error ? err.message : String(err)}`);
+    // `step` names the plugin whose start failed (everything started before it has been stopped).
+    log.fatal({ err, ...(err instanceof PluginStartError ? { step: err.step } : {}) }, `fleetgw serve could not start: ${err instanceof Error ? err.message : String(err)}`);
     flush();
     return 1;
   }

@@ -122,7 +122,7 @@ export class CommandOutbox {
       this.pendingIds.add(rec.commandId);
       this.indexed.add(rec.commandId);
     }
-    for (const key of stale) void this.track(this.store.outbox.remove(key));
+    for (const key of stale) this.store.writes.watch(this.track(this.store.outbox.remove(key)), 'commands', 'outbox');
     return this.pendingIds.size;
   }
 

@@ -184,7 +184,7 @@ export class CommandService {
     const deferrable = isDeferrable(c);
     if (!deferrable && !this.link.isOnline(robotId)) throw apiError('robot_offline', { robotId, action: req.action });
     // Two processes share this robot's credentials: anything but bringing it to rest could move the wrong machine.
-    if (!deferrable && this.link.linkConflict?.(robotId)) throw apiError('robot_link_conflict', { robotId, action: req.action });
+    if (!deferrable && this.link.linkConflict(robotId)) throw apiError('robot_link_conflict', { robotId, action: req.action });
     checkCommand(robot, this.policies.get(robotId), c);
     const at = this.now();
     const folded = isUrgent(c) ? this.foldUrgent(robotId, c, at) : null;
@@ -418,7 +418,7 @@ export class CommandService {
     }
     if (!this.link.send(rec.robotId, wire)) return false;
     // Whatever acks it now may be one of two machines: the delivery says so from here on.
-    if (this.link.linkConflict?.(rec.robotId)) rec.linkConflict = true;
+    if (this.link.linkConflict(rec.robotId)) rec.linkConflict = true;
     else this.recentSends.note(rec.robotId, rec.commandId, at);
     rec.attempts++;
     rec.lastSentAtMs = at;

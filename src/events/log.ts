@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { EventRecord } from './record.js';
 import { keyPrefix, KEY_END, sortableNumber } from '../store/keys.js';
 import type { Keyset, KeysetPage } from '../store/keyset.js';
+import { walkGroups, type Budget } from '../store/group-walk.js';
 import type { Store } from '../store/lmdb.js';
 
 const SEQ_META_KEY = 'eventSeq';
@@ -29,7 +30,7 @@ function eventKey(e: Pick<EventRecord, 'fleetId' | 'correlationId' | 'seq'>): st
  * How retention walks the log: keys are grouped by timeline (`<fleetId>/<correlationId>/`), in append
  * order inside a group. `groupOf` gives a key's timeline prefix (null for a malformed key).
  */
-export const EVENT_KEYS = {
+const EVENT_KEYS = {
   root: '',
   groupOf: (key: string): string | null => {
     const a = key.indexOf('/');
@@ -104,17 +105,49 @@ export class EventLog {
     const key = eventKey(rec);
     pending.set(key, rec);
     // Single asynchronous writes execute in call order, so the counter never trails an event on disk.
-    void store.meta.put(SEQ_META_KEY, rec.seq);
-    const written = store.events.put(key, rec);
-    void Promise.resolve(written).then(
+    store.writes.watch(store.meta.put(SEQ_META_KEY, rec.seq), 'events', 'meta');
+    store.events.put(key, rec).then(
       () => pending.delete(key),
-      () => pending.delete(key),
+      (err: unknown) => {
+        pending.delete(key);
+        store.writes.failed({ owner: 'events', db: 'events', err });
+      },
     );
     if (this.observers.size > 0) {
       // Bounded by what one turn appends; drained at the next turn, outside any open transaction.
       if (this.unobserved.push(rec) === 1) setImmediate(() => this.drain());
     }
     return rec;
+  }
+
+  /**
+   * Removes events older than `cutMs`, reading and removing within what `budget` has left (and
+   * taking from it); resumes from `cursor.events` and advances it. Returns how many it removed.
+   */
+  async sweep(cursor: { events: string }, cutMs: number, budget: Budget): Promise<number> {
+    const { store } = this;
+    const old: string[] = [];
+    cursor.events = walkGroups<EventRecord>({
+      db: store.events,
+      root: EVENT_KEYS.root,
+      groupOf: EVENT_KEYS.groupOf,
+      endOf: EVENT_KEYS.groupEnd,
+      // seq order is append order, so the first recent event ends the old head of the timeline.
+      judge: (_k, e) => (e.atMs < cutMs ? 'remove' : 'stop'),
+    }, cursor.events, budget, old);
+    if (old.length === 0) return 0;
+    return store.root.transaction(() => {
+      let removed = 0;
+      // Re-checked inside the transaction.
+      for (const k of old) {
+        const e = store.events.get(k);
+        if (e && e.atMs < cutMs) {
+          store.events.removeSync(k);
+          removed++;
+        }
+      }
+      return removed;
+    });
   }
 
   /** The events of one correlation in a fleet, in append order. */

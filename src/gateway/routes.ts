@@ -172,7 +172,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
           ...(deps.log ? { log: deps.log } : {}),
         })
       : []),
-    ...robotRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id), linkConflict: (id) => deps.link.linkConflict?.(id) ?? null }),
+    ...robotRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id), linkConflict: (id) => deps.link.linkConflict(id) }),
     ...faultRoutes({ store: deps.store }),
     ...robotDetailsRoutes({ store: deps.store, isOnline: (id) => deps.link.isOnline(id), usage: deps.usage ?? ((id) => deps.store.robotUsage.get(id)) }),
     ...utilizationRoutes({ store: deps.store, ...(deps.telemetrySelect ? { select: deps.telemetrySelect } : {}), ...(deps.log ? { log: deps.log } : {}) }),

@@ -131,7 +131,8 @@ export class IdempotencyClaims {
         store.idempotency.putSync(key, { bodyHash: hash, state: 'running', owner: { ...BOOT }, leaseUntilMs: nowMs + CLAIM_LEASE_MS, reply: null, createdAtMs: nowMs, expiresAtMs });
         store.index.putSync(expiryKey(expiresAtMs, key), true);
       })
-      .catch(() => undefined)); // unwritten: complete() finds no claim and records nothing; a retry runs again
+      // Unwritten: complete() finds no claim and records nothing; a retry runs again. Reported all the same.
+      .catch((err: unknown) => store.writes.failed({ owner: 'idempotency', db: 'idempotency', err })));
     return { kind: 'claimed' };
   }
 

@@ -99,6 +99,7 @@ export class GatewayMetrics {
   private readonly insertSeconds: Histogram<'outcome'>;
   private readonly lateness: Histogram<'outcome'>;
   private readonly pauses: Counter;
+  private readonly storeWriteFailures: Counter<'owner'>;
   /** Per label set, what gathered since the last scrape, by key (see the file's comment). */
   private readonly slots = new Map<string, CounterSlot | HistogramSlot>();
   private readonly counterSlots: CounterSlot[] = [];
@@ -111,6 +112,7 @@ export class GatewayMetrics {
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: LOOP_DELAY_RESOLUTION_MS });
 
     this.httpRequests = new Counter({ name: 'fleetgw_http_requests_total', help: 'REST requests answered, by method, route template and status.', labelNames: ['method', 'route', 'status'], registers, collect: () => this.fold() });
+    this.storeWriteFailures = new Counter({ name: 'fleetgw_store_write_failures_total', help: 'LMDB writes issued without waiting for them that failed, by owning module (each is also logged).', labelNames: ['owner'], registers, collect: () => this.fold() });
     this.httpDuration = new Histogram({ name: 'fleetgw_http_request_duration_seconds', help: 'Time from routing a REST request to its answer (body already read), by method and route template.', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers, collect: () => this.fold() });
 
     this.commandStates = new Counter({ name: 'fleetgw_commands_total', help: 'Robot commands entering each delivery state (dispatched, deferred, agent_received, agent_rejected), by action.', labelNames: ['action', 'state'], registers, collect: () => this.fold() });
@@ -223,6 +225,11 @@ export class GatewayMetrics {
   /** Telemetry backpressure turned on (true) or off. */
   backpressure(paused: boolean): void {
     if (paused) this.pauses.inc();
+  }
+
+  /** A write nobody awaited failed in the module `owner` (a bounded set of module names). */
+  storeWriteFailed(owner: string): void {
+    this.counter(this.storeWriteFailures, `w\0${owner}`, () => ({ owner })).inc();
   }
 
   /** A schedule occurrence committed `latenessMs` after it fell due. */

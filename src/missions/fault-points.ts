@@ -11,6 +11,8 @@
  *                                 committed, before it answers
  *   `command-fire.submitted`      a schedule-command fire after its commands were submitted and
  *                                 committed, before the fire records their ids
+ *   `start.<plugin>`              `fleetgw serve` about to start the named plugin (src/gateway/plugins):
+ *                                 the composer must stop every plugin started before it
  * Unset (production): every point is a no-op costing one comparison. Never set it on a real gateway.
  */
 
@@ -24,7 +26,7 @@ export function setTestFault(spec: { point: string; kind: string } | undefined):
   KIND = spec?.kind ?? '';
 }
 
-export type FaultPoint = 'mission-tool.after-commit' | 'command-fire.submitted';
+export type FaultPoint = 'mission-tool.after-commit' | 'command-fire.submitted' | `start.${string}`;
 
 /** Injects the configured test fault if `point` is the configured one (see the module comment). */
 export function faultPoint(point: FaultPoint): void {

@@ -19,18 +19,15 @@
  * (after a restart it starts over from the beginning, which only costs re-reading kept heads).
  */
 import type { Logger } from 'pino';
-import type { Database } from 'lmdb';
-import { EVENT_KEYS } from '../events/index.js';
-import { KEY_END } from '../store/keys.js';
+import type { EventLog } from '../events/index.js';
+import { walkGroups, type Budget } from '../store/group-walk.js';
 import type { Store } from '../store/lmdb.js';
-import type { EventRecord } from '../events/record.js';
 import type { FireRecord } from './scheduling/records.js';
 import type { RunRecord } from './runs/records.js';
 import { isFinished, removeRunSync, RUN_TIME_INDEX } from './runs/runs.js';
 import { FIRE_KEYS } from './scheduling/scheduler.js';
 
 const DAY = 24 * 3600 * 1000;
-const HIGH = KEY_END;
 
 export interface MissionRetention {
   /** Settled fires ended longer ago than this are removed (default 7 days). */
@@ -66,57 +63,6 @@ export interface SweepResult {
   events: number;
 }
 
-type Verdict = 'remove' | 'keep' | 'stop';
-
-interface Walk<V> {
-  db: Database<V, string>;
-  /** Key space walked: keys starting with `root`. */
-  root: string;
-  /** Group prefix of a key (ends with '/'), or null for a malformed key. */
-  groupOf(key: string): string | null;
-  /** Exclusive upper bound of the candidates inside a group. */
-  endOf(group: string): string;
-  judge(key: string, value: V): Verdict;
-}
-
-interface Budget {
-  scan: number;
-  remove: number;
-}
-
-/** Walks groups from `cursor`, collecting removable keys within the budget; returns the next cursor. */
-function walk<V>(w: Walk<V>, cursor: string, budget: Budget, out: string[]): string {
-  let at = cursor === '' ? w.root : cursor;
-  while (budget.scan > 0 && budget.remove > 0) {
-    let first: string | undefined;
-    for (const k of w.db.getKeys({ start: at, end: `${w.root}${HIGH}`, limit: 1 })) first = k;
-    budget.scan--;
-    if (first === undefined) return ''; // end of the key space: next run starts over
-    const group = w.groupOf(first);
-    if (group === null) {
-      at = `${first}\u0000`;
-      continue;
-    }
-    let resume: string | null = null;
-    for (const { key, value } of w.db.getRange({ start: first, end: w.endOf(group) })) {
-      if (budget.scan <= 0 || budget.remove <= 0) {
-        resume = key;
-        break;
-      }
-      budget.scan--;
-      const v = w.judge(key, value);
-      if (v === 'stop') break;
-      if (v === 'remove') {
-        out.push(key);
-        budget.remove--;
-      }
-    }
-    if (resume !== null) return resume;
-    at = `${group}${HIGH}`;
-  }
-  return at;
-}
-
 const SETTLED = new Set<FireRecord['phase']>(['deployed', 'failed', 'cancelled']);
 
 /**
@@ -125,6 +71,7 @@ const SETTLED = new Set<FireRecord['phase']>(['deployed', 'failed', 'cancelled']
  */
 export async function sweepMissionData(
   store: Store,
+  events: EventLog,
   cursor: SweepCursor,
   nowMs: number,
   opts: MissionRetention = DEFAULT_MISSION_RETENTION,
@@ -142,7 +89,7 @@ export async function sweepMissionData(
     r !== undefined && isFinished(r.state) && r.endedAtMs !== null && r.endedAtMs < runCut;
 
   const fires: string[] = [];
-  cursor.fires = walk<FireRecord>({
+  cursor.fires = walkGroups<FireRecord>({
     db: store.fires,
     root: '',
     groupOf: FIRE_KEYS.groupOf,
@@ -152,7 +99,7 @@ export async function sweepMissionData(
   }, cursor.fires, budget, fires);
 
   const runKeys: string[] = [];
-  cursor.runs = walk<true>({
+  cursor.runs = walkGroups<true>({
     db: store.index,
     root: RUN_TIME_INDEX.root,
     groupOf: RUN_TIME_INDEX.groupOf,
@@ -160,46 +107,34 @@ export async function sweepMissionData(
     judge: (k) => (runOld(store.runs.get(RUN_TIME_INDEX.runIdOf(k))) ? 'remove' : 'keep'),
   }, cursor.runs, budget, runKeys);
 
-  const events: string[] = [];
-  cursor.events = walk<EventRecord>({
-    db: store.events,
-    root: EVENT_KEYS.root,
-    groupOf: EVENT_KEYS.groupOf,
-    endOf: EVENT_KEYS.groupEnd,
-    // seq order is append order, so the first recent event ends the old head of the timeline.
-    judge: (_k, e) => (e.atMs < eventCut ? 'remove' : 'stop'),
-  }, cursor.events, budget, events);
-
-  if (fires.length + runKeys.length + events.length === 0) return { fires: 0, runs: 0, events: 0 };
-  return store.root.transaction(() => {
-    const res: SweepResult = { fires: 0, runs: 0, events: 0 };
-    // Re-checked inside the transaction: a record may have changed since it was read.
-    for (const k of fires) {
-      if (fireSettled(store.fires.get(k))) {
-        store.fires.removeSync(k);
-        res.fires++;
+  const res: SweepResult = { fires: 0, runs: 0, events: 0 };
+  if (fires.length + runKeys.length > 0) {
+    await store.root.transaction(() => {
+      // Re-checked inside the transaction: a record may have changed since it was read.
+      for (const k of fires) {
+        if (fireSettled(store.fires.get(k))) {
+          store.fires.removeSync(k);
+          res.fires++;
+        }
       }
-    }
-    for (const ik of runKeys) {
-      const r = store.runs.get(RUN_TIME_INDEX.runIdOf(ik));
-      if (!runOld(r)) continue;
-      // The walked key too: it is one of the run's keys unless the record moved fleets meanwhile.
-      store.index.removeSync(ik);
-      removeRunSync(store, r);
-      res.runs++;
-    }
-    for (const k of events) {
-      const e = store.events.get(k);
-      if (e && e.atMs < eventCut) {
-        store.events.removeSync(k);
-        res.events++;
+      for (const ik of runKeys) {
+        const r = store.runs.get(RUN_TIME_INDEX.runIdOf(ik));
+        if (!runOld(r)) continue;
+        // The walked key too: it is one of the run's keys unless the record moved fleets meanwhile.
+        store.index.removeSync(ik);
+        removeRunSync(store, r);
+        res.runs++;
       }
-    }
-    return res;
-  });
+    });
+  }
+  // The event log removes its own old events, within what this sweep's budget has left.
+  res.events = await events.sweep(cursor, eventCut, budget);
+  return res;
 }
 
 export interface MissionRetentionOptions extends Partial<MissionRetention> {
+  /** The store's event log: it removes its own old events. */
+  events: EventLog;
   /** Delay of the first run after start (default 60 s: start-up work first). */
   firstDelayMs?: number;
   /** Period of the following runs (default 1 h). */
@@ -213,7 +148,7 @@ export interface MissionRetentionOptions extends Partial<MissionRetention> {
  * is one bounded sweep (a backlog is worked off over the following runs). Timers are unref'd; call
  * the returned function to stop.
  */
-export function startMissionRetention(store: Store, opts: MissionRetentionOptions = {}): () => void {
+export function startMissionRetention(store: Store, opts: MissionRetentionOptions): () => void {
   const policy: MissionRetention = {
     fireRetentionMs: opts.fireRetentionMs ?? DEFAULT_MISSION_RETENTION.fireRetentionMs,
     runRetentionMs: opts.runRetentionMs ?? DEFAULT_MISSION_RETENTION.runRetentionMs,
@@ -230,7 +165,7 @@ export function startMissionRetention(store: Store, opts: MissionRetentionOption
     if (running || stopped) return;
     running = true;
     try {
-      const r = await sweepMissionData(store, cursor, now(), policy);
+      const r = await sweepMissionData(store, opts.events, cursor, now(), policy);
       if (r.fires + r.runs + r.events > 0) opts.log?.info({ fires: r.fires, runs: r.runs, events: r.events }, `mission retention: removed ${r.fires} fires, ${r.runs} runs, ${r.events} events`);
     } catch (err) {
       opts.log?.error({ err }, 'mission retention sweep failed; the next sweep tries again');

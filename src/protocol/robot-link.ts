@@ -120,9 +120,9 @@ export interface RobotLink {
   isOnline(robotId: string): boolean;
   /**
    * The robot's link conflict (two processes with its credentials), or null. The same object while
-   * it is unchanged. Optional so that test links need not implement it.
+   * it is unchanged.
    */
-  linkConflict?(robotId: string): LinkConflictView | null;
+  linkConflict(robotId: string): LinkConflictView | null;
   /**
    * Writes a command to the robot's stream. Returns false when the robot is not connected (nothing
    * was written). A true return means handed to the HTTP/2 stream, not that the robot received it.
@@ -130,15 +130,14 @@ export interface RobotLink {
   send(robotId: string, command: Command): boolean;
   /**
    * Writes a field rule set to the robot's stream, in order with its commands. False when the robot
-   * is not connected. Optional so that test links need not implement it.
+   * is not connected.
    */
-  sendFieldRules?(robotId: string, set: FieldRuleSet): boolean;
+  sendFieldRules(robotId: string, set: FieldRuleSet): boolean;
   /**
    * Ends the robot's current link session (the agent reconnects and authenticates again); false when
-   * it has none. Used when the robot's fleet of record changed (docs/robot-admin.md). Optional so that
-   * test links need not implement it.
+   * it has none. Used when the robot's fleet of record changed (docs/robot-admin.md).
    */
-  closeSession?(robotId: string, reason: string): boolean;
+  closeSession(robotId: string, reason: string): boolean;
   /**
    * Pauses or resumes reading telemetry from every robot (telemetry backpressure). Control messages
    * (acks, command results, mission status) keep flowing, except from older agents that still send
@@ -147,13 +146,12 @@ export interface RobotLink {
   setReadPaused(paused: boolean): void;
   /**
    * The robot's telemetry batches of `epoch` up to `seq` are durable (store or disk spool): a receipt
-   * to the robot (acknowledged telemetry, docs/robot-link.md). Optional so that test links need not
-   * implement it.
+   * to the robot (acknowledged telemetry, docs/robot-link.md).
    */
-  telemetryDurable?(robotId: string, epoch: number, seq: number): void;
+  telemetryDurable(robotId: string, epoch: number, seq: number): void;
   /**
    * Where a robot's current durable point is read when its telemetry stream sends its first
    * sequenced batch (the robot then learns at once what the gateway already holds).
    */
-  setTelemetryDurableSource?(source: (robotId: string) => { epoch: number; seq: number } | undefined): void;
+  setTelemetryDurableSource(source: (robotId: string) => { epoch: number; seq: number } | undefined): void;
 }

@@ -8,7 +8,7 @@ import { indexRange, keyPrefix, lastSegment } from './keys.js';
 import { keysetOver, type Keyset } from './keyset.js';
 import type { Store } from './lmdb.js';
 import type { ApiKeyRecord, FleetRecord, OrgRecord, RobotRecord } from './records.js';
-import { putRobotNameKey } from './robot-names.js';
+import { putRobotNameKey, removeRobotNameKey } from './robot-names.js';
 import { mintApiKey, mintRobotToken } from './secrets.js';
 
 /*
@@ -105,6 +105,20 @@ export function addRobot(store: Store, opts: NewRobotOptions, now = Date.now()):
     putRobotNameKey(store, record);
   });
   return { record, robotToken: token };
+}
+
+/**
+ * Inside a write transaction: stores a changed robot record `next` (metadata, fleet of record) in
+ * place of `cur`, refiling its name key when its name or fleet changed. Its `robotsByFleet` key moves
+ * with {@link moveRobotIndexSync}.
+ */
+export function replaceRobotSync(store: Store, cur: RobotRecord, next: RobotRecord): void {
+  store.robots.putSync(next.robotId, next);
+  if (next.name !== cur.name || next.fleetId !== cur.fleetId) {
+    // The name index (resolve, robot-names.ts) files robots by fleet and name.
+    removeRobotNameKey(store, cur);
+    putRobotNameKey(store, next);
+  }
 }
 
 /** Inside a write transaction: files a robot under another fleet (the caller writes its record). */

@@ -33,6 +33,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb';
+import { BackgroundWrites } from './background-writes.js';
 import { RecordCache } from './record-cache.js';
 import type { ApiKeyRecord, FleetRecord, OrgRecord, RobotRecord } from './records.js';
 import { tolerantEncoder, type EncoderClass } from './tolerant-encoder.js';
@@ -62,6 +63,8 @@ export type Store = { readonly [K in keyof StoreDatabases]: Database<StoreDataba
   readonly root: RootDatabase;
   /** Fleet and robot records decoded once per stored version (record-cache.ts). */
   readonly records: RecordCache;
+  /** Where writes nobody awaits report their failure (background-writes.ts). */
+  readonly writes: BackgroundWrites;
   close(): Promise<void>;
 };
 
@@ -121,6 +124,7 @@ export function openStore(dataDir: string): Store {
     ...dbs,
     root,
     records: new RecordCache(dbs),
+    writes: new BackgroundWrites(),
     close: async () => {
       // Writes nobody awaited (event log entries, run records written on the way out) are queued
       // for the end of the turn and committed on lmdb-js's writer: let them start and commit before

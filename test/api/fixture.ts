@@ -100,7 +100,7 @@ export async function startFixture(opts: { rateLimit?: RateLimitOptions; extraRo
     ...openApiRoutes(() => document),
     ...meRoutes(),
     ...fleetRoutes({ store }),
-    ...robotRoutes({ store, isOnline: (id) => online.has(id) }),
+    ...robotRoutes({ store, isOnline: (id) => online.has(id), linkConflict: () => null }),
     ...(typeof opts.extraRoutes === 'function' ? opts.extraRoutes(store) : opts.extraRoutes ?? []),
   ];
   document = buildOpenApi(routes, { title: 'fleet-gateway', version: 'test' });

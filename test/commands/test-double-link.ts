@@ -5,32 +5,31 @@
  */
 import { create } from '@bufbuild/protobuf';
 import { CommandAckSchema, CommandAck_Status, type Command, type CommandPolicy } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
-import type { RobotLink, RobotLinkListener } from '../../src/protocol/robot-link.js';
+import type { RobotLinkListener } from '../../src/protocol/robot-link.js';
+import { NoopRobotLink } from '../support/noop-link.js';
 
-export class TestDoubleLink implements RobotLink {
+export class TestDoubleLink extends NoopRobotLink {
   private readonly listeners = new Set<RobotLinkListener>();
   private readonly online = new Set<string>();
   /** Every command written, per robot, in write order. */
   readonly sent = new Map<string, Command[]>();
 
-  listen(listener: RobotLinkListener): () => void {
+  override listen(listener: RobotLinkListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  isOnline(robotId: string): boolean {
+  override isOnline(robotId: string): boolean {
     return this.online.has(robotId);
   }
 
-  send(robotId: string, command: Command): boolean {
+  override send(robotId: string, command: Command): boolean {
     if (!this.online.has(robotId)) return false;
     const list = this.sent.get(robotId) ?? [];
     list.push(command);
     this.sent.set(robotId, list);
     return true;
   }
-
-  setReadPaused(): void {}
 
   sentTo(robotId: string): Command[] {
     return this.sent.get(robotId) ?? [];

@@ -12,32 +12,29 @@ import { EventLog } from '../../src/events/log.js';
 import { FieldRuleDelivery } from '../../src/fleet/safety/field-rules/delivery.js';
 import { createFieldRule } from '../../src/fleet/safety/field-rules/rules.js';
 import { FieldRuleSetAckSchema, type FieldRuleSet } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
-import type { RobotLink, RobotLinkListener } from '../../src/protocol/robot-link.js';
+import type { RobotLinkListener } from '../../src/protocol/robot-link.js';
+import { NoopRobotLink } from '../support/noop-link.js';
 import { addRobot, createFleet, createOrg } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
 import type { FleetRecord } from '../../src/store/records.js';
 
 /** A robot link whose robots are the test's: `online` decides who is connected. */
-class TestLink implements RobotLink {
+class TestLink extends NoopRobotLink {
   readonly listeners = new Set<RobotLinkListener>();
   readonly online = new Set<string>();
   readonly sent: { robotId: string; version: bigint }[] = [];
-  listen(l: RobotLinkListener) {
+  override listen(l: RobotLinkListener) {
     this.listeners.add(l);
     return () => this.listeners.delete(l);
   }
-  isOnline(id: string) {
+  override isOnline(id: string) {
     return this.online.has(id);
   }
-  send() {
-    return false;
-  }
-  sendFieldRules(robotId: string, set: FieldRuleSet) {
+  override sendFieldRules(robotId: string, set: FieldRuleSet) {
     if (!this.online.has(robotId)) return false;
     this.sent.push({ robotId, version: set.version });
     return true;
   }
-  setReadPaused() {}
   ack(robotId: string, version: number, applied = true, error = '') {
     for (const l of this.listeners) l.onFieldRuleAck?.(robotId, create(FieldRuleSetAckSchema, { version: BigInt(version), applied, error }));
   }

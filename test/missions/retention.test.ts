@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { EventLog } from '../../src/events/log.js';
 import { DEFAULT_MISSION_RETENTION, startMissionRetention, sweepMissionData, type SweepCursor } from '../../src/missions/retention.js';
 import type { EventRecord } from '../../src/events/record.js';
 import type { FirePhase, FireRecord, ScheduleRecord } from '../../src/missions/scheduling/records.js';
@@ -94,7 +95,7 @@ describe('mission data retention', () => {
         event('f1', 'c2', 4, NOW - 35 * DAY), event('f2', 'c3', 5, NOW - 29 * DAY)]) store.events.putSync(k, v);
     });
 
-    const res = await sweepMissionData(store, fresh(), NOW);
+    const res = await sweepMissionData(store, new EventLog(store), fresh(), NOW);
     expect(res).toEqual({ fires: 3, runs: 2, events: 3 });
 
     expect([...store.fires.getKeys()]).toEqual([openOld.fireKey, `s1/${hex(old + 10)}`, `s1/${hex(NOW - 6 * DAY)}`]);
@@ -125,7 +126,7 @@ describe('mission data retention', () => {
     const policy = { ...DEFAULT_MISSION_RETENTION, batch: 30 };
     const cursor = fresh();
     const counts: number[] = [];
-    for (let i = 0; i < 5; i++) counts.push((await sweepMissionData(store, cursor, NOW, policy)).fires);
+    for (let i = 0; i < 5; i++) counts.push((await sweepMissionData(store, new EventLog(store), cursor, NOW, policy)).fires);
     expect(counts).toEqual([30, 30, 30, 10, 0]);
     expect(store.fires.getKeysCount()).toBe(0);
   });
@@ -141,10 +142,10 @@ describe('mission data retention', () => {
     });
     const cursor = fresh();
     const policy = { ...DEFAULT_MISSION_RETENTION, scanBudget: 15 };
-    const first = await sweepMissionData(store, cursor, NOW, policy);
+    const first = await sweepMissionData(store, new EventLog(store), cursor, NOW, policy);
     expect(first.fires).toBe(0); // budget spent on the 20 open fires at the head
     let total = 0;
-    for (let i = 0; i < 6; i++) total += (await sweepMissionData(store, cursor, NOW, policy)).fires;
+    for (let i = 0; i < 6; i++) total += (await sweepMissionData(store, new EventLog(store), cursor, NOW, policy)).fires;
     expect(total).toBe(20);
     expect(store.fires.getKeysCount()).toBe(20);
   });
@@ -154,7 +155,7 @@ describe('mission data retention', () => {
     const f = fire('s1', NOW - 10 * DAY, 'failed', NOW - 10 * DAY);
     await store.fires.put(f.fireKey, f);
     const lines: string[] = [];
-    const stop = startMissionRetention(store, { firstDelayMs: 20, intervalMs: 60_000, now: () => NOW, log: captureLog(lines) });
+    const stop = startMissionRetention(store, { events: new EventLog(store), firstDelayMs: 20, intervalMs: 60_000, now: () => NOW, log: captureLog(lines) });
     try {
       expect(store.fires.get(f.fireKey)).toBeDefined();
       await until(() => lines.join('\n').includes('removed 1 fires'), 10_000, 'the first sweep');

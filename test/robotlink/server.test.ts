@@ -220,7 +220,7 @@ describe('link conflicts (two processes with one robot\'s credentials)', () => {
     expect(st.code).toBe(status.ALREADY_EXISTS);
     expect(st.details).toMatch(/link conflict/);
     expect(conflicts).toEqual([expect.objectContaining({ robotId: cred.robotId, rule: 'displaced_returned', holder: expect.objectContaining({ instanceId: null }) })]);
-    expect(h.server.link.linkConflict?.(cred.robotId)).toMatchObject({ refusedConnections: 1 });
+    expect(h.server.link.linkConflict(cred.robotId)).toMatchObject({ refusedConnections: 1 });
     expect(h.server.link.isOnline(cred.robotId)).toBe(true);
     expect(h.events.offline).toHaveLength(0);
   });
@@ -253,6 +253,6 @@ describe('link conflicts (two processes with one robot\'s credentials)', () => {
     await waitFor(() => refusals() >= refusedBefore + 3, 'three more refusals', 15_000);
     expect(connects).toBe(settled); // no more flapping
     expect(drops.filter((d) => d.code !== status.ALREADY_EXISTS)).toHaveLength(dropsBefore);
-    expect(h.server.link.linkConflict?.(cred.robotId)?.refusedConnections).toBeGreaterThan(1);
+    expect(h.server.link.linkConflict(cred.robotId)?.refusedConnections).toBeGreaterThan(1);
   });
 });

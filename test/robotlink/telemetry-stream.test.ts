@@ -148,9 +148,9 @@ describe('PublishTelemetry receipts of durable batches (issue 14 part 1)', () =>
     p.stream.write(batch(3));
     await waitFor(() => h.events.telemetry.length === 3, 'the old agent batch');
     // The ingest would report these; a robot without seq must not get one (its call takes one message).
-    h.server.link.telemetryDurable!(cred.robotId, 9, 2);
-    h.server.link.telemetryDurable!(cred.robotId, 9, 1); // not backwards
-    h.server.link.telemetryDurable!(old.robotId, 0, 5);
+    h.server.link.telemetryDurable(cred.robotId, 9, 2);
+    h.server.link.telemetryDurable(cred.robotId, 9, 1); // not backwards
+    h.server.link.telemetryDurable(old.robotId, 0, 5);
     await waitFor(() => receipts.length === 1, 'a receipt');
     expect(receipts[0]).toMatchObject({ durableSeq: 2n, epoch: 9n, batches: 2n });
     p.stream.end();

@@ -10,7 +10,7 @@
  * Every create and revoke is a `api_key.created` / `api_key.revoked` event (who, permissions, fleet;
  * no secret) on the timelines of the fleets the key reaches (correlation id = key id), and a log line.
  */
-import { checkUserKeyRequest, newUserKey, orgKeysOf, revokeUserKey, type KeyMinter, type UserKeyRequest } from '../../auth/api-keys.js';
+import { checkUserKeyRequest, newUserKey, orgKeysOf, putUserKeyInTxn, revokeUserKey, type KeyMinter, type UserKeyRequest } from '../../auth/api-keys.js';
 import { requireOrg } from '../../auth/access.js';
 import type { EventLog } from '../../events/index.js';
 import { apiError } from '../../errors/catalog.js';
@@ -140,7 +140,7 @@ export function apiKeyRoutes(deps: ApiKeyRouteDeps): RouteDef[] {
             const { record, apiKey } = newUserKey(by, req, nowMs);
             const created = { status: 201 as const, body: { key: apiKeyView(record, nowMs), secret: apiKey }, headers: NO_STORE };
             await store.root.transaction(() => {
-              store.apikeys.putSync(record.apiKeyId, record);
+              putUserKeyInTxn(store, record);
               // The committed (and replayed) answer is the secret-free 200, not this handler's 201: the
               // commit's type names the handler's own result, hence the cast.
               commit.inTxn(withheld(created) as never);

@@ -19,13 +19,13 @@ export interface RobotRouteDeps {
   store: Store;
   /** True while the robot holds a live link (from the RobotLink registry). */
   isOnline(robotId: string): boolean;
-  /** The robot's link conflict, or null (from the RobotLink registry; absent: never conflicted). */
-  linkConflict?(robotId: string): LinkConflictView | null;
+  /** The robot's link conflict, or null (from the RobotLink registry). */
+  linkConflict(robotId: string): LinkConflictView | null;
 }
 
 /** GET /v1/robots and GET /v1/robots/{robot_id}. */
 export function robotRoutes(deps: RobotRouteDeps): RouteDef[] {
-  const conflictOf = (id: string): LinkConflictView | null => deps.linkConflict?.(id) ?? null;
+  const conflictOf = (id: string): LinkConflictView | null => deps.linkConflict(id);
   const view = (r: RobotRecord): RobotView =>
     toRobotView(r, decodeSnapshot(deps.store.snapshots.get(r.robotId)), deps.isOnline(r.robotId), conflictOf(r.robotId));
   // The single-robot read is the hot one (dashboards poll it): served from a change-checked cache.

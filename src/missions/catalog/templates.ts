@@ -302,6 +302,33 @@ export interface TemplateUsers {
  * Deletes a template unless a schedule references it or a robot is running it.
  * @throws ApiError 404 `template_not_found`; 409 `template_in_use`
  */
+/**
+ * Sets template priorities as one batch: every mission must be a template of `fleetId`, or nothing
+ * is written.
+ * @throws ApiError `template_not_found`
+ */
+export async function setTemplatePriorities(store: Store, fleetId: string, updates: readonly { missionId: string; priority: number }[], nowMs: number): Promise<TemplateRecord[]> {
+  let missing: string | null = null;
+  const written: TemplateRecord[] = [];
+  await store.root.transaction(() => {
+    const recs: TemplateRecord[] = [];
+    for (const u of updates) {
+      const t = store.templates.get(u.missionId);
+      if (!t || t.fleetId !== fleetId) {
+        missing = u.missionId;
+        return;
+      }
+      recs.push({ ...t, priority: u.priority, updatedAtMs: nowMs });
+    }
+    for (const t of recs) {
+      store.templates.putSync(t.missionId, t);
+      written.push(t);
+    }
+  });
+  if (missing !== null) throw apiError('template_not_found', { missionId: missing });
+  return written;
+}
+
 export async function deleteTemplate(store: Store, events: EventLog, users: TemplateUsers, fleetId: string, missionId: string, nowMs: number): Promise<TemplateRecord> {
   const out = await store.root.transaction((): TemplateRecord | ApiError => {
     const cur = store.templates.get(missionId);

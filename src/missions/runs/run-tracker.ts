@@ -125,12 +125,23 @@ export class RunTracker {
     this.change(r, { state, detail }, 'gateway');
   }
 
+  /** Records the command that started `run` (its MissionStart), once submitted. */
+  startedBy(run: RunRecord, commandId: string): void {
+    run.startCommandId = commandId;
+    this.save(run);
+  }
+
   /** Records that a cancel or abort was requested (the robot's report ends the run). */
   markCancelRequested(runId: string, verb: 'cancel' | 'abort'): void {
     const r = this.active.get(runId);
     if (!r) return;
     r.cancelRequested = verb;
-    void saveRun(this.store, r, false);
+    this.save(r);
+  }
+
+  /** Writes `r` behind the caller (in call order); a failure is logged and counted by the store. */
+  private save(r: RunRecord): void {
+    this.store.writes.watch(saveRun(this.store, r, false), 'missions', 'runs');
   }
 
   private track(r: RunRecord): void {
@@ -182,7 +193,7 @@ export class RunTracker {
       r.endedAtMs = now;
       this.untrack(r);
     }
-    void saveRun(this.store, r, false);
+    this.save(r);
     if (r.state !== previous) {
       runEvent(this.events, r, now, `run.${r.state}`, { robotId: r.robotId, progressPct: r.progressPct, stepIndex: r.stepIndex, detail: r.detail, cancelRequested: r.cancelRequested });
       for (const fn of this.listeners) fn(r, previous);

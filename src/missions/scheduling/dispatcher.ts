@@ -310,7 +310,7 @@ export class MissionDispatcher {
     f.attempt += 1;
     f.retryAtMs = null;
     f.attemptDeadlineMs = s?.deploymentDeadlineMs == null ? null : now + s.deploymentDeadlineMs;
-    void this.store.fires.put(f.fireKey, f);
+    this.store.writes.watch(this.store.fires.put(f.fireKey, f), 'missions', 'fires');
   }
 
   private async deploy(f: FireRecord, s: ScheduleRecord, t: TemplateRecord, robotId: string): Promise<void> {
@@ -398,9 +398,9 @@ export class MissionDispatcher {
         requestedBy: { actorType: 'schedule', scheduleId: s.scheduleId },
       });
       f.commandIds = [...f.commandIds, sub.commandId];
-      run.startCommandId = sub.commandId;
-      void this.store.fires.put(f.fireKey, f);
-      void this.store.runs.put(run.runId, run);
+      this.store.writes.watch(this.store.fires.put(f.fireKey, f), 'missions', 'fires');
+      // The run is the runs module's: it records which command started it.
+      this.opts.tracker.startedBy(run, sub.commandId);
       this.watchAck(sub.commandId);
     } catch (err) {
       const detail = err instanceof ApiError ? err.message : String(err);

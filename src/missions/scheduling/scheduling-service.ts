@@ -5,6 +5,7 @@
  * appends its event to the schedule's timeline.
  */
 import { getOperation } from '../catalog/operation.js';
+import { setTemplatePriorities } from '../catalog/templates.js';
 import type { Logger } from 'pino';
 import type { EventLog } from '../../events/index.js';
 import type { CommandService } from '../../commands/service.js';
@@ -297,25 +298,8 @@ export class MissionScheduling {
       if (seen.has(u.missionId)) throw apiError('duplicate_priority', { missionId: u.missionId });
       seen.add(u.missionId);
     }
-    const now = this.clock.now();
-    let missing: string | null = null;
-    const written: TemplateRecord[] = [];
-    await this.store.root.transaction(() => {
-      const recs: TemplateRecord[] = [];
-      for (const u of updates) {
-        const t = this.store.templates.get(u.missionId);
-        if (!t || t.fleetId !== fleetId) {
-          missing = u.missionId;
-          return;
-        }
-        recs.push({ ...t, priority: u.priority, updatedAtMs: now });
-      }
-      for (const t of recs) {
-        this.store.templates.putSync(t.missionId, t);
-        written.push(t);
-      }
-    });
-    if (missing !== null) throw apiError('template_not_found', { missionId: missing });
+    // The catalog owns the templates: it writes the batch.
+    const written = await setTemplatePriorities(this.store, fleetId, updates, this.clock.now());
     this.dispatcher.kick();
     return written;
   }

@@ -14,7 +14,6 @@
  *    then carry the new fleet). Commands addressed to the old fleet afterwards are 404: the command
  *    service checks the robot's fleet of record on every submission, also for schedules and fires.
  */
-import { putRobotNameKey, removeRobotNameKey } from '../../../store/robot-names.js';
 import type { Logger } from 'pino';
 import type { AuthContext } from '../../../auth/context.js';
 import type { CommandService } from '../../../commands/service.js';
@@ -23,7 +22,7 @@ import type { EventLog } from '../../../events/index.js';
 import { leaveRostersSync } from '../../../missions/catalog/roster.js';
 import type { RunTracker } from '../../../missions/runs/run-tracker.js';
 import type { RobotLink } from '../../../protocol/robot-link.js';
-import { moveRobotIndexSync } from '../../../store/identity.js';
+import { moveRobotIndexSync, replaceRobotSync } from '../../../store/identity.js';
 import type { Store } from '../../../store/lmdb.js';
 import type { FleetRecord, RobotRecord } from '../../../store/records.js';
 
@@ -103,12 +102,7 @@ export async function patchRobot(deps: RobotAdminDeps, auth: AuthContext, robot:
         ...(to !== null ? { fleetId: to } : {}),
         updatedAtMs: nowMs,
       };
-      store.robots.putSync(robot.robotId, next);
-      if (next.name !== cur.name || next.fleetId !== cur.fleetId) {
-        // The name index (resolve, src/store/robot-names.ts) files robots by fleet and name.
-        removeRobotNameKey(store, cur);
-        putRobotNameKey(store, next);
-      }
+      replaceRobotSync(store, cur, next);
       const subject = { type: 'robot' as const, id: robot.robotId };
       if (fields.length > 0) {
         events.append({ fleetId: from, correlationId: robot.robotId, atMs: nowMs, kind: 'robot.updated', subject, data: { fields, ...actor } });
@@ -126,7 +120,7 @@ export async function patchRobot(deps: RobotAdminDeps, auth: AuthContext, robot:
     // Committed: the robot's session still speaks for the old fleet; end it so the agent reconnects
     // into the new one. The hold lasts until here, so nothing was accepted for either fleet between.
     if (out.movedFrom !== null) {
-      const reconnecting = deps.link.closeSession?.(robot.robotId, `robot moved to fleet ${out.robot.fleetId}`) ?? false;
+      const reconnecting = deps.link.closeSession(robot.robotId, `robot moved to fleet ${out.robot.fleetId}`);
       deps.log?.info({ robotId: robot.robotId, fromFleetId: from, toFleetId: out.robot.fleetId, rostersLeft: out.rostersLeft, ...actor, reconnecting }, `robot ${robot.robotId}: moved to fleet ${out.robot.fleetId}`);
     }
     if (out.rostersLeft.length > 0) deps.rostersChanged?.(from);

@@ -33,9 +33,9 @@ declare module '../../../store/lmdb.js' {
   }
 }
 
-/** Stores a robot's latest device health (asynchronous put; the newest call wins). */
+/** Stores a robot's latest device health (asynchronous put; the newest call wins; a failure is reported by the store). */
 export function saveDeviceHealth(store: Store, rec: DeviceHealthRecord): void {
-  void store.deviceHealth.put(rec.robotId, rec);
+  store.writes.watch(store.deviceHealth.put(rec.robotId, rec), 'faults', 'deviceHealth');
 }
 
 /** A robot's latest device health, or undefined before its first report. */

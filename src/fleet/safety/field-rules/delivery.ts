@@ -118,14 +118,14 @@ export class FieldRuleDelivery {
   sendCurrentSet(robotId: string, fleetId: string): boolean {
     this.states.delete(robotId);
     const set = currentRuleSet(this.opts.store, fleetId);
-    const sent = this.opts.link.sendFieldRules?.(robotId, set) === true;
+    const sent = this.opts.link.sendFieldRules(robotId, set);
     if (!sent) this.opts.log?.warn({ robotId }, `robot ${robotId}: field rule set ${set.version} not sent (link not writable)`);
     return sent;
   }
 
   private sendAndWait(robotId: string, set: FieldRuleSet): Promise<RobotRuleDelivery> {
     const version = Number(set.version);
-    const sent = this.opts.link.sendFieldRules?.(robotId, set) === true;
+    const sent = this.opts.link.sendFieldRules(robotId, set);
     if (!sent) return Promise.resolve({ robotId, outcome: 'disconnected', error: null });
     const state = this.states.get(robotId);
     if (state !== undefined && state.applied && state.version >= version) return Promise.resolve({ robotId, outcome: 'applied', error: null });

@@ -56,7 +56,7 @@ export class RobotLinkAlerts {
     // Conflicts open before a restart: the tracker starts afresh, so give a clone the clear time to show up again.
     for (const a of this.alerts.unresolvedOf('link_conflict')) {
       const t = setTimeout(() => {
-        if (a.robotId !== null && (this.link.linkConflict?.(a.robotId) ?? null) === null) this.alerts.resolve(a, 'cleared_while_down');
+        if (a.robotId !== null && this.link.linkConflict(a.robotId) === null) this.alerts.resolve(a, 'cleared_while_down');
       }, this.settings.linkConflictClearMs);
       t.unref();
       this.timers.push(t);

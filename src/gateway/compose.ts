@@ -1,0 +1,107 @@
+/**
+ * Composes the gateway's plugins (plugin.ts): checks their storage claims against each other, orders
+ * them by `dependsOn`, starts them one by one and, when a start fails, stops every plugin already
+ * started, in reverse, before the failure goes on to the caller. Stopping is the same two phases in
+ * reverse start order: every plugin's `quiesce`, then every plugin's `stop`; a hook that throws is
+ * logged and the rest still run, so one broken part never leaves the others' timers and sockets open.
+ */
+import type { Logger } from 'pino';
+import type { StorageOwnership } from '../store/ownership.js';
+import type { GatewayPlugin } from './plugin.js';
+
+/** A start step that failed: the message is the cause's own, `step` names the plugin (`start.<name>`). */
+export class PluginStartError extends Error {
+  constructor(
+    readonly step: string,
+    cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'PluginStartError';
+  }
+}
+
+/**
+ * The plugins in start order: each after every plugin it depends on, otherwise in the given order.
+ * Throws on a duplicate name, a dependency on a plugin not in the list, or a dependency cycle.
+ */
+export function orderPlugins(plugins: readonly GatewayPlugin[]): GatewayPlugin[] {
+  const byName = new Map<string, GatewayPlugin>();
+  for (const p of plugins) {
+    if (byName.has(p.name)) throw new Error(`two plugins are named '${p.name}'`);
+    byName.set(p.name, p);
+  }
+  for (const p of plugins) {
+    for (const d of p.dependsOn) if (!byName.has(d)) throw new Error(`plugin '${p.name}' depends on '${d}', which is not composed`);
+  }
+  const ordered: GatewayPlugin[] = [];
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (p: GatewayPlugin, path: readonly string[]): void => {
+    const s = state.get(p.name);
+    if (s === 'done') return;
+    if (s === 'visiting') throw new Error(`plugin dependency cycle: ${[...path, p.name].join(' -> ')}`);
+    state.set(p.name, 'visiting');
+    for (const d of p.dependsOn) visit(byName.get(d)!, [...path, p.name]);
+    state.set(p.name, 'done');
+    ordered.push(p);
+  };
+  for (const p of plugins) visit(p, []);
+  return ordered;
+}
+
+/** Started plugins, stopped together. */
+export interface RunningPlugins {
+  /** Start order. */
+  readonly order: readonly string[];
+  /** Quiesces, then stops, every started plugin in reverse; rejects with the first hook failure, after all ran. */
+  stop(): Promise<void>;
+}
+
+export interface ComposeOptions {
+  log: Logger;
+  /** Receives every plugin's storage claim before anything starts; a conflicting claim refuses the start. */
+  ownership: StorageOwnership;
+  /** Called before each start step with `start.<plugin>` (the test fault points). */
+  beforeStart: (step: string) => void;
+}
+
+/** Claims every plugin's storage, then starts the plugins in dependency order (see the module comment). */
+export async function startPlugins(plugins: readonly GatewayPlugin[], opts: ComposeOptions): Promise<RunningPlugins> {
+  const ordered = orderPlugins(plugins);
+  for (const p of ordered) opts.ownership.claim(p.name, p.storage);
+  const started: GatewayPlugin[] = [];
+  const stopAll = async (): Promise<unknown> => {
+    let first: unknown;
+    const run = async (p: GatewayPlugin, phase: 'quiesce' | 'stop'): Promise<void> => {
+      try {
+        await p[phase]();
+      } catch (err: unknown) {
+        first ??= err;
+        opts.log.error({ err, plugin: p.name, phase }, `${p.name}: ${phase} failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    };
+    const reverse = [...started].reverse();
+    for (const p of reverse) await run(p, 'quiesce');
+    for (const p of reverse) await run(p, 'stop');
+    return first;
+  };
+  for (const p of ordered) {
+    const step = `start.${p.name}`;
+    try {
+      opts.beforeStart(step);
+      // Counted as started before its start resolves: a start that fails halfway has parts to stop.
+      started.push(p);
+      await p.start();
+    } catch (err: unknown) {
+      await stopAll();
+      throw new PluginStartError(step, err);
+    }
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    order: ordered.map((p) => p.name),
+    stop: () =>
+      (stopping ??= stopAll().then((first) => {
+        if (first !== undefined) throw first instanceof Error ? first : new Error('a plugin failed to stop', { cause: first });
+      })),
+  };
+}

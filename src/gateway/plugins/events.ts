@@ -1,0 +1,19 @@
+/** The correlated event log (src/events). */
+import { EventLog } from '../../events/log.js';
+import type { GatewayContext } from '../parts.js';
+import { nothing, type GatewayPlugin } from '../plugin.js';
+
+/** One event log per store: its seq counter must be the only one. */
+export function eventsPlugin(ctx: GatewayContext): GatewayPlugin {
+  return {
+    name: 'events',
+    dependsOn: ['store'],
+    storage: { databases: ['events'], prefixes: { meta: ['eventSeq'] } },
+    start: () => {
+      ctx.parts.provide('events', new EventLog(ctx.parts.get('store')));
+      return Promise.resolve();
+    },
+    quiesce: nothing,
+    stop: nothing,
+  };
+}

@@ -1,0 +1,50 @@
+/** The Prometheus registry behind `GET /metrics` (src/metrics). */
+import { join } from 'node:path';
+import { COMMAND_ACTIONS } from '../../commands/types.js';
+import { certificateExpirySeconds } from '../../metrics/cert-expiry.js';
+import { GatewayMetrics } from '../../metrics/gateway-metrics.js';
+import { loadScrapeToken } from '../../metrics/scrape-token.js';
+import { BOUND_REASONS } from '../../telemetry/sample/index.js';
+import type { GatewayContext } from '../parts.js';
+import { NO_STORAGE, nothing, type GatewayPlugin } from '../plugin.js';
+
+/**
+ * The registry reads its sources only when scraped; the HTTP server that serves the scrape starts
+ * after every source's plugin, so each source is there by then (`get` would name one that is not).
+ */
+export function metricsPlugin(ctx: GatewayContext): GatewayPlugin {
+  let unsubscribe = (): void => {};
+  return {
+    name: 'metrics',
+    dependsOn: ['store'],
+    storage: NO_STORAGE,
+    start: async () => {
+      const p = ctx.parts;
+      const file = ctx.opts.metricsTokenFile ?? join(ctx.opts.dataDir, 'metrics-token');
+      p.provide('scrapeAuth', await loadScrapeToken(file, ctx.opts.metricsTokenFile === undefined));
+      const metrics = p.provide(
+        'metrics',
+        new GatewayMetrics({
+          telemetry: () => p.get('ingest').stats(),
+          boundReasons: BOUND_REASONS,
+          robotsOnline: () => p.peek('online')?.size ?? 0,
+          commandsPending: () => p.peek('commands')?.stats().pending ?? 0,
+          stream: () => ({ sockets: p.get('hub').socketCount, droppedSamples: p.get('hub').droppedTotal + p.get('foxglove').droppedTotal }),
+          schedulesArmed: () => p.peek('missions')?.scheduler.stats().armed ?? 0,
+          readiness: () => p.peek('readiness')?.results() ?? {},
+          alertsUnresolved: () => p.peek('alerts')?.service.unresolvedCount ?? 0,
+          storeUp: () => p.peek('storeHealth')?.reachable ?? false,
+          commandActions: COMMAND_ACTIONS,
+          ...(ctx.tls.pem !== null ? { certificateExpirySeconds: certificateExpirySeconds(ctx.tls.pem.cert) } : {}),
+        }),
+      );
+      // Writes a module issues without awaiting them (the store's BackgroundWrites) are counted here.
+      unsubscribe = p.get('store').writes.onFailure((failure) => metrics.storeWriteFailed(failure.owner));
+    },
+    quiesce: nothing,
+    stop: () => {
+      unsubscribe();
+      return Promise.resolve();
+    },
+  };
+}

@@ -1,0 +1,52 @@
+/** Schedules, their fires, the dispatcher and mission runs (src/missions/scheduling, src/missions/runs). */
+import { startMissionRetention } from '../../missions/retention.js';
+import { attachToRuntime, MissionScheduling, runtimeGate } from '../../missions/scheduling/scheduling-service.js';
+import type { GatewayContext } from '../parts.js';
+import { nothing, type GatewayPlugin } from '../plugin.js';
+
+/** The mission runtime: resumes open fires and arms the scheduler at start; retention of fires and runs. */
+export function missionsPlugin(ctx: GatewayContext): GatewayPlugin {
+  let stopRetention = (): void => {};
+  return {
+    name: 'missions',
+    dependsOn: ['events', 'robotlink', 'commands', 'catalog', 'usage', 'metrics', 'alert-sources'],
+    storage: {
+      databases: ['schedules', 'fires', 'runs'],
+      prefixes: {
+        index: ['schedulesByFleet', 'activeSchedules', 'schedulesByTemplate', 'runsByFleet', 'runsByRobot', 'runsBySchedule', 'activeRunsByTemplate', 'activeRuns'],
+      },
+    },
+    start: async () => {
+      const { parts } = ctx;
+      const overrides = ctx.opts.overrides ?? {};
+      const metrics = parts.get('metrics');
+      const runtime = parts.get('runtime');
+      const usageMeter = parts.get('usageMeter');
+      const missions = parts.provide(
+        'missions',
+        new MissionScheduling({
+          store: parts.get('store'),
+          events: parts.get('events'),
+          link: parts.get('linkServer').link,
+          commands: parts.get('commands'),
+          gate: runtimeGate(runtime),
+          log: ctx.logFor('missions'),
+          onLateness: (outcome, ms) => metrics.schedulerLateness(outcome, ms),
+          ...(overrides.clock !== undefined ? { clock: overrides.clock } : {}),
+          ...(overrides.missionPassIntervalMs !== undefined ? { passIntervalMs: overrides.missionPassIntervalMs } : {}),
+        }),
+      );
+      attachToRuntime(missions, runtime);
+      // Missions completed and failed per robot, counted as runs finish (robot details).
+      missions.tracker.onChange((run, previous) => usageMeter.runFinished(run, previous));
+      await missions.start();
+      stopRetention = startMissionRetention(parts.get('store'), { events: parts.get('events'), log: ctx.logFor('missions') });
+    },
+    quiesce: nothing,
+    stop: () => {
+      stopRetention();
+      ctx.parts.peek('missions')?.stop();
+      return Promise.resolve();
+    },
+  };
+}

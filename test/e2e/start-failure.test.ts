@@ -1,0 +1,67 @@
+// A start step that fails stops everything started before it: `fleetgw serve` with a fault injected
+// at each plugin's start (FLEETGW_TEST_FAULT=start.<plugin>:throw) exits 1 on its own, with one fatal
+// line naming the step, and leaves nothing holding the event loop (no decode worker, timer, socket
+// or LMDB writer would let the process end by itself otherwise).
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { orderPlugins } from '../../src/gateway/compose.js';
+import type { GatewayContext } from '../../src/gateway/parts.js';
+import { gatewayPlugins } from '../../src/gateway/plugins/index.js';
+import { parseLogLines } from '../support/capture-log.js';
+import { FLEETGW_BIN } from '../support/cli.js';
+import { makeDataDir } from '../support/gateway.js';
+
+// The factories only keep the context until start: the names and order need no real one.
+const STEPS = orderPlugins(gatewayPlugins({ opts: {} } as unknown as GatewayContext)).map((p) => `start.${p.name}`);
+// A loose bound for a 2-core machine under load: a gateway that stopped everything exits within
+// seconds of the failure; one that left a worker or a socket open never does.
+const EXIT_BOUND_MS = 60_000;
+
+interface Exit {
+  code: number | null;
+  stderr: string;
+  stdout: string;
+}
+
+function serveWithFault(dataDir: string, step: string): Promise<Exit> {
+  const proc = spawn(process.execPath, [FLEETGW_BIN, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--grpc-port', '0', '--insecure-http'], {
+    env: { ...process.env, FLEETGW_TEST_FAULT: `${step}:throw` },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  let stdout = '';
+  proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  proc.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  return new Promise((resolve, reject) => {
+    const bound = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`fleetgw serve with a fault at ${step} did not exit on its own within ${EXIT_BOUND_MS} ms: something still holds its event loop\n${stderr}`));
+    }, EXIT_BOUND_MS);
+    proc.on('exit', (code) => {
+      clearTimeout(bound);
+      // 'exit' may come before the pipes drain.
+      proc.stderr.on('end', () => resolve({ code, stderr, stdout }));
+      if (proc.stderr.readableEnded) resolve({ code, stderr, stdout });
+    });
+  });
+}
+
+describe('a failed start step stops what started and ends the process', () => {
+  const d = makeDataDir('fleetgw-start-fail-');
+  afterAll(() => rmSync(d.dataDir, { recursive: true, force: true }));
+
+  it('composes every plugin of the gateway', () => {
+    expect(STEPS.length).toBeGreaterThan(10);
+    expect(STEPS[0]).toBe('start.store');
+  });
+
+  it.each(STEPS)('%s: exit 1, one fatal line naming the step, nothing left running', async (step) => {
+    const r = await serveWithFault(d.dataDir, step);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).not.toContain('"event":"ready"');
+    const fatal = parseLogLines(r.stderr).filter((l) => l.level === 'fatal');
+    expect(fatal, r.stderr).toHaveLength(1);
+    expect(fatal[0]).toMatchObject({ step, msg: `fleetgw serve could not start: injected test fault at ${step}` });
+  }, EXIT_BOUND_MS + 10_000);
+});

@@ -1,0 +1,93 @@
+// The plugin composer: dependency order, rollback of a failed start in reverse, two-phase stop that
+// runs every hook even when one throws, and storage claims checked before anything starts.
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { orderPlugins, PluginStartError, startPlugins } from '../../src/gateway/compose.js';
+import type { GatewayPlugin } from '../../src/gateway/plugin.js';
+import { StorageOwnership, type StorageClaim } from '../../src/store/ownership.js';
+
+const quiet = pino({ enabled: false });
+
+function recorder() {
+  const calls: string[] = [];
+  const plugin = (name: string, dependsOn: string[] = [], o: { failStart?: boolean; failStop?: boolean; storage?: StorageClaim } = {}): GatewayPlugin => ({
+    name,
+    dependsOn,
+    storage: o.storage ?? { databases: [], prefixes: {} },
+    start: () => {
+      calls.push(`start ${name}`);
+      return o.failStart ? Promise.reject(new Error(`${name} broke`)) : Promise.resolve();
+    },
+    quiesce: () => {
+      calls.push(`quiesce ${name}`);
+      return Promise.resolve();
+    },
+    stop: () => {
+      calls.push(`stop ${name}`);
+      return o.failStop ? Promise.reject(new Error(`${name} stop broke`)) : Promise.resolve();
+    },
+  });
+  return { calls, plugin };
+}
+
+const opts = (beforeStart: (step: string) => void = () => {}) => ({ log: quiet, ownership: new StorageOwnership(), beforeStart });
+
+describe('orderPlugins', () => {
+  it('puts every plugin after what it depends on, keeping the given order otherwise', () => {
+    const { plugin } = recorder();
+    const order = orderPlugins([plugin('http', ['commands', 'store']), plugin('store'), plugin('commands', ['store']), plugin('events', ['store'])]).map((p) => p.name);
+    expect(order).toEqual(['store', 'commands', 'http', 'events']);
+  });
+
+  it('refuses a cycle, an unknown dependency and a duplicate name, naming them', () => {
+    const { plugin } = recorder();
+    expect(() => orderPlugins([plugin('a', ['b']), plugin('b', ['a'])])).toThrow('plugin dependency cycle: a -> b -> a');
+    expect(() => orderPlugins([plugin('a', ['nope'])])).toThrow("plugin 'a' depends on 'nope', which is not composed");
+    expect(() => orderPlugins([plugin('a'), plugin('a')])).toThrow("two plugins are named 'a'");
+  });
+});
+
+describe('startPlugins', () => {
+  it('starts in dependency order and stops in reverse: every quiesce, then every stop', async () => {
+    const { calls, plugin } = recorder();
+    const running = await startPlugins([plugin('b', ['a']), plugin('a'), plugin('c', ['b'])], opts());
+    expect(running.order).toEqual(['a', 'b', 'c']);
+    await running.stop();
+    await running.stop(); // safe twice
+    expect(calls).toEqual(['start a', 'start b', 'start c', 'quiesce c', 'quiesce b', 'quiesce a', 'stop c', 'stop b', 'stop a']);
+  });
+
+  it('a start that fails stops every plugin started so far, itself included, in reverse, and names its step', async () => {
+    const { calls, plugin } = recorder();
+    const err = await startPlugins([plugin('a'), plugin('b', ['a'], { failStart: true }), plugin('c', ['b'])], opts()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PluginStartError);
+    expect(err).toMatchObject({ step: 'start.b', message: 'b broke' });
+    expect(calls).toEqual(['start a', 'start b', 'quiesce b', 'quiesce a', 'stop b', 'stop a']);
+  });
+
+  it('a fault before a step (the test fault point) leaves that plugin unstarted and stops the rest', async () => {
+    const { calls, plugin } = recorder();
+    const fault = (step: string): void => {
+      if (step === 'start.c') throw new Error(`injected test fault at ${step}`);
+    };
+    await expect(startPlugins([plugin('a'), plugin('b'), plugin('c')], opts(fault))).rejects.toMatchObject({ step: 'start.c' });
+    expect(calls).toEqual(['start a', 'start b', 'quiesce b', 'quiesce a', 'stop b', 'stop a']);
+  });
+
+  it('a stop hook that throws is logged; the others still run and stop rejects with the first failure', async () => {
+    const { calls, plugin } = recorder();
+    const lines: string[] = [];
+    const log = pino({ level: 'error' }, { write: (l: string) => void lines.push(l) });
+    const running = await startPlugins([plugin('a'), plugin('b', [], { failStop: true }), plugin('c')], { ...opts(), log });
+    await expect(running.stop()).rejects.toThrow('b stop broke');
+    expect(calls.slice(-3)).toEqual(['stop c', 'stop b', 'stop a']);
+    expect(lines.join('')).toContain('b: stop failed: b stop broke');
+  });
+
+  it('two plugins claiming one database: refused before anything starts', async () => {
+    const { calls, plugin } = recorder();
+    const both = { databases: ['runs' as const], prefixes: {} };
+    await expect(startPlugins([plugin('a', [], { storage: both }), plugin('b', [], { storage: both })], opts())).rejects.toThrow("LMDB database 'runs' is claimed by both a and b");
+    expect(calls).toEqual([]);
+  });
+});

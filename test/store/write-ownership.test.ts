@@ -1,0 +1,60 @@
+// Only a database's owner writes it: every `store.<db>.put/remove/…` in src/ sits in the folder of
+// the module whose plugin claims <db> (src/gateway/plugins), except the writes listed in KNOWN_FOREIGN
+// (each still to move behind its owner's functions). A new foreign write fails here.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { GatewayContext } from '../../src/gateway/parts.js';
+import { gatewayPlugins } from '../../src/gateway/plugins/index.js';
+
+const ROOT = join(import.meta.dirname, '../..');
+
+/** Where each plugin's module lives: the files allowed to write its databases. */
+const MODULE_FILES: Record<string, RegExp> = {
+  registry: /^src\/store\/(identity|robot-names)\.ts$/,
+  auth: /^src\/auth\//,
+  events: /^src\/events\//,
+  idempotency: /^src\/idempotency\//,
+  commands: /^src\/commands\//,
+  telemetry: /^src\/telemetry\//,
+  usage: /^src\/fleet\/robots\/details\//,
+  alerts: /^src\/fleet\/safety\/alerts\//,
+  faults: /^src\/fleet\/(safety\/faults|robots\/health)\//,
+  'field-rules': /^src\/fleet\/safety\/field-rules\//,
+  objects: /^src\/fleet\/site\/objects\//,
+  catalog: /^src\/missions\/catalog\//,
+  missions: /^src\/missions\/(scheduling\/|runs\/|retention\.ts$)/,
+};
+
+/** Writes to a database another module owns, as `<db> <file>`. */
+const KNOWN_FOREIGN = new Set([
+  // `fleetgw admin create-key` / `revoke-key` write key records beside the identity records.
+  'apikeys src/store/identity.ts',
+]);
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name);
+    return e.isDirectory() ? sources(p) : e.name.endsWith('.ts') ? [p] : [];
+  });
+}
+
+const WRITE = /\bstore\.(\w+)\.(put|putSync|remove|removeSync|ifNoExists|ifVersion|clearSync|clearAsync|drop|dropSync)\(/g;
+
+describe('LMDB write ownership', () => {
+  it('every write to a named database is in its owner module (shared index/meta are divided by prefix)', () => {
+    const owner = new Map<string, string>();
+    for (const p of gatewayPlugins({ opts: {} } as unknown as GatewayContext)) for (const db of p.storage.databases) owner.set(db, p.name);
+    const foreign: string[] = [];
+    for (const file of sources(join(ROOT, 'src'))) {
+      const rel = relative(ROOT, file).replaceAll('\\', '/');
+      for (const m of readFileSync(file, 'utf8').matchAll(WRITE)) {
+        const db = m[1]!;
+        const plugin = owner.get(db);
+        if (plugin === undefined) continue; // index, meta (divided by prefix), or not a store handle
+        if (!MODULE_FILES[plugin]!.test(rel)) foreign.push(`${db} ${rel}`);
+      }
+    }
+    expect([...new Set(foreign)].filter((w) => !KNOWN_FOREIGN.has(w)).sort()).toEqual([]);
+  });
+});
