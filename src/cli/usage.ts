@@ -6,7 +6,8 @@ export const USAGE = `usage:
                 [--clickhouse-url http(s)://HOST:PORT/DATABASE [--clickhouse-user U] [--clickhouse-password-file F]
                  [--clickhouse-cluster NAME --clickhouse-shard-urls URL,URL...]]
                 [--tls-cert F --tls-key F] [--insecure-http] [--metrics-token-file F] [--telemetry-spool-mb N]
-                [--log-format json|pretty] [--log-level L]
+                [--restart-grace-s S] [--log-format json|pretty] [--log-level L]
+              on SIGTERM/SIGINT the robots are told to hold S seconds for the restart (default 60, 0..300; 0: no notice)
               the ClickHouse password: --clickhouse-password-file F, else env FLEETGW_CLICKHOUSE_PASSWORD
               (never on the command line); the database is created when missing
               a cluster: one URL per shard in shard_num order, --clickhouse-url among them (docs/scale-out.md)
@@ -28,7 +29,7 @@ export const USAGE = `usage:
   fleetgw admin list-keys --data-dir DIR [--org ORG_ID] [--json]
               ids, names and state; never a key, a token or a digest of one
   fleetgw sim --grpc HOST:PORT (--robots-file FILE | --robot-id ID [--robot-token-file F]) [--hz N] [--tls-ca F] [--stop-on-link-loss-ms MS]
-              [--log-format json|pretty] [--log-level L]
+              [--max-restart-hold-ms MS] [--log-format json|pretty] [--log-level L]
               the token of --robot-id: --robot-token-file F, else env FLEETGW_ROBOT_TOKEN;
               --robot-token T still works but shows the token to every user of the host (ps): unsafe on shared hosts
   fleetgw --version

@@ -97,6 +97,11 @@ export interface GatewayOptions {
   metricsTokenFile?: string;
   /** Browser origins allowed to call the API (FLEETGW_CORS_ORIGINS; src/http/cors.ts). Default: none, CORS off. */
   corsOrigins?: readonly string[];
+  /**
+   * A planned stop (close()) tells every connected robot to hold its link-loss reaction this long
+   * while the gateway restarts (docs/robot-link.md, "Planned gateway restarts"). Default 0: no notice.
+   */
+  restartHoldMs?: number;
   /** Replacements for tests and embedders; `fleetgw serve` passes none. */
   overrides?: GatewayOverrides;
 }
@@ -433,7 +438,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       // into the store, then close commands and the store they write to.
       ready.stop();
       httpServer.stopListening();
-      await grpc.close();
+      await grpc.close({ restartHoldMs: opts.restartHoldMs ?? 0 });
       const deadline = Date.now() + HTTP_DRAIN_MS;
       while (httpServer.inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       stopKeySweep();
