@@ -21,6 +21,11 @@ export const USAGE = `usage:
               the password: typed at the prompt (a terminal), else read from stdin; never an argument
   fleetgw admin revoke-sessions --data-dir DIR --email EMAIL [--json]
   fleetgw admin add-robot --data-dir DIR --fleet FLEET_ID --name NAME [--capabilities a,b] [--inactive] [--json]
+  fleetgw admin webhooks add --data-dir DIR --org ORG_ID (--url URL | --url-file F) [--format fleetgw|slack|alertmanager|pagerduty]
+              [--pagerduty-routing-key-file F] [--name N] [--kinds k1,k2] [--max-attempts N] [--initial-backoff-ms MS] [--timeout-ms MS] [--json]
+  fleetgw admin webhooks list|dead-letters --data-dir DIR --org ORG_ID [--limit N] [--json]
+  fleetgw admin webhooks remove --data-dir DIR --org ORG_ID --webhook-id ID [--json]
+              the signing secret is printed once by add; URLs are shown as their origin only
   fleetgw admin backup --data-dir DIR --out NEW_DIR [--compact] [--json]     (consistent while serve runs)
   fleetgw admin restore --from BACKUP_DIR --data-dir EMPTY_DIR [--json]      (with the gateway stopped)
   fleetgw admin list-orgs --data-dir DIR [--json]

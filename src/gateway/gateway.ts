@@ -45,6 +45,7 @@ import type { Clock } from '../missions/clock.js';
 import type { RobotLink } from '../protocol/robot-link.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { FleetAlerts } from '../fleet/alerts/index.js';
+import { DELIVERY_OUTCOMES, WebhookDelivery } from '../webhooks/index.js';
 import { alertView } from '../api/routes/alerts.js';
 import { loadScrapeToken } from '../metrics/scrape-token.js';
 import { registerMetricsEndpoint } from '../http/metrics-endpoint.js';
@@ -207,6 +208,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const foxglove = new FoxgloveHub({ hub });
   // New and changed alerts go out on the live stream at once (docs/telemetry-stream.md, alert messages).
   alerts.service.observe((a, change) => hub.publishAlert(a.fleetId, a.robotId, JSON.stringify({ op: 'alert', change, alert: alertView(a) })));
+  // And to the organizations' webhooks (docs/webhooks.md): queued here, sent off the event loop's path.
+  const webhooks = new WebhookDelivery({ store, log: logFor('webhooks') });
+  alerts.service.observe((a, change) => webhooks.onAlert(a, change));
   const metricsFile = opts.metricsTokenFile ?? join(opts.dataDir, 'metrics-token');
   const scrapeAuth = await loadScrapeToken(metricsFile, opts.metricsTokenFile === undefined);
   // The metrics read their sources only when scraped, once everything below exists (the HTTP
@@ -225,6 +229,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     readiness: () => readiness?.results() ?? {},
     alertsUnresolved: () => alerts.service.unresolvedCount,
     storeUp: () => storeHealth.reachable,
+    webhooks: { outcomeNames: DELIVERY_OUTCOMES, read: () => webhooks.stats() },
   });
   const stopKeySweep = startKeyRevocationSweep({ hub, tickets, keyUsable, log: logFor('telemetry') });
   // Distance and operating time of robots, from the telemetry snapshots the ingest writes.
@@ -458,6 +463,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       await ingest.close();
       await usageMeter.stop();
       await commandService.close();
+      await webhooks.close();
       await alerts.close();
       await closeOwnStore();
     };
@@ -487,6 +493,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     stopHeapGrowth();
     storeHealth.stop();
     stopKeySweep();
+    await webhooks.close();
     await alerts.close();
     http?.close();
     linkServer?.forceClose();
