@@ -21,7 +21,7 @@ import type { AlertChange } from '../fleet/alerts/alert-service.js';
 import type { AlertRecord } from '../fleet/alerts/records.js';
 import type { Store } from '../store/lmdb.js';
 import { deliveryBody, DELIVERED_CHANGES } from './formats.js';
-import { urlOrigin, webhookKey, type DeadLetterReason, type DeadLetterRecord, type WebhookRecord } from './records.js';
+import { urlOrigin, webhookKey, type DeadLetterReason, type DeadLetterRecord } from './records.js';
 import { SIGNATURE_HEADER, signDelivery, TIMESTAMP_HEADER } from './signing.js';
 
 /** Delivery outcomes, the label values of `fleetgw_webhook_deliveries_total` (all present from zero). */

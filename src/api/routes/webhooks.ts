@@ -18,10 +18,10 @@ import {
 import { defineRoute } from '../define-route.js';
 import { defineOrgList } from '../list-reader.js';
 import type { AuthContext, RouteDef } from '../route.js';
-import { SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
+import type { WebhookView} from '../schemas/webhooks.js';
 import {
-  DEAD_LETTERS_LIMIT, DeadLetterList, DeadLetterQuery, type DeadLetterView, WEBHOOKS_LIMIT, WebhookCreated, WebhookCreateReplay, WebhookCreateRequest,
-  WebhookList, WebhookListQuery, WebhookOrgParams, WebhookPathParams, WebhookView,
+  DEAD_LETTERS_LIMIT, WEBHOOK_BODY_MAX_BYTES, DeadLetterList, DeadLetterQuery, type DeadLetterView, WEBHOOKS_LIMIT, WebhookCreated, WebhookCreateReplay, WebhookCreateRequest,
+  WebhookList, WebhookListQuery, WebhookOrgParams, WebhookPathParams
 } from '../schemas/webhooks.js';
 
 export interface WebhookRouteDeps {
@@ -74,7 +74,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): RouteDef[] {
       auth: 'any',
       params: WebhookOrgParams,
       body: WebhookCreateRequest,
-      maxBodyBytes: SMALL_BODY_MAX_BYTES,
+      maxBodyBytes: WEBHOOK_BODY_MAX_BYTES,
       idempotencyKey: 'required',
       errors: ['forbidden_org', 'org_admin_required', 'invalid_body'],
       responses: {

@@ -9,6 +9,9 @@ const ALERT_KIND = Type.Unsafe<'fault' | 'estop' | 'robot_offline' | 'battery_lo
 });
 const FORMAT = Type.Unsafe<'fleetgw' | 'slack' | 'alertmanager' | 'pagerduty'>({ type: 'string', enum: ['fleetgw', 'slack', 'alertmanager', 'pagerduty'] });
 
+/** The create body's bound: its longest valid form (URL, routing key, name at their limits, every field escaped). */
+export const WEBHOOK_BODY_MAX_BYTES = 32 * 1024;
+
 export const WebhookOrgParams = Type.Object({ org_id: Uuid }, { additionalProperties: false });
 export const WebhookPathParams = Type.Object({ org_id: Uuid, webhook_id: Uuid }, { additionalProperties: false });
 
