@@ -23,7 +23,8 @@ export const USAGE = `usage:
   fleetgw admin add-robot --data-dir DIR --fleet FLEET_ID --name NAME [--capabilities a,b] [--inactive] [--json]
   fleetgw admin webhooks add --data-dir DIR --org ORG_ID (--url URL | --url-file F) [--format fleetgw|slack|alertmanager|pagerduty]
               [--pagerduty-routing-key-file F] [--name N] [--kinds k1,k2] [--max-attempts N] [--initial-backoff-ms MS] [--timeout-ms MS] [--json]
-  fleetgw admin webhooks list|dead-letters --data-dir DIR --org ORG_ID [--limit N] [--json]
+  fleetgw admin webhooks list --data-dir DIR --org ORG_ID [--json]
+  fleetgw admin webhooks dead-letters --data-dir DIR --org ORG_ID [--limit N] [--json]
   fleetgw admin webhooks remove --data-dir DIR --org ORG_ID --webhook-id ID [--json]
               the signing secret is printed once by add; URLs are shown as their origin only
   fleetgw admin backup --data-dir DIR --out NEW_DIR [--compact] [--json]     (consistent while serve runs)
