@@ -74,13 +74,13 @@ export class WebhookDelivery {
   private readonly now: () => number;
   private readonly ready: Job[] = [];
   private readonly waiting = new Set<Job>();
+  private readonly sending = new Set<Job>();
   private readonly perOrg = new Map<string, number>();
   private readonly deadCount = new Map<string, number>();
   private inFlight = 0;
   private closed = false;
   private readonly outcomes: Record<DeliveryOutcome, number> = { delivered: 0, retried: 0, dead_lettered: 0, queue_full: 0, webhook_removed: 0 };
   private deadDropped = 0;
-  private readonly attempts = new Set<Promise<void>>();
   private lastWrite: Promise<unknown> = Promise.resolve();
 
   constructor(opts: WebhookDeliveryOptions) {
@@ -127,14 +127,14 @@ export class WebhookDelivery {
     if (this.closed) return;
     this.closed = true;
     for (const job of this.waiting) if (job.timer) clearTimeout(job.timer);
-    const left = [...this.ready, ...this.waiting];
+    // An attempt in flight may still reach its receiver: its dead letter then stands for "maybe delivered".
+    const left = [...this.ready, ...this.waiting, ...this.sending];
     this.ready.length = 0;
     this.waiting.clear();
     for (const job of left) {
       const hook = this.store.webhooks.get(job.key);
       this.deadLetter(job, hook?.url ?? '', 'gateway_stopped');
     }
-    // Attempts in flight end by their own timeout; their outcome is no longer recorded.
     await this.lastWrite;
   }
 
@@ -142,12 +142,12 @@ export class WebhookDelivery {
     while (!this.closed && this.inFlight < this.concurrency && this.ready.length > 0) {
       const job = this.ready.shift()!;
       this.inFlight++;
-      const p = this.attempt(job).finally(() => {
+      this.sending.add(job);
+      void this.attempt(job).finally(() => {
+        this.sending.delete(job);
         this.inFlight--;
-        this.attempts.delete(p);
         this.pump();
       });
-      this.attempts.add(p);
     }
   }
 
