@@ -21,7 +21,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { SimFleetStats } from '../../src/sim/fleet.js';
 import { addRobot } from '../../src/store/identity.js';
 import { openStore } from '../../src/store/lmdb.js';
-import { FLEETGW_BIN } from '../support/cli.js';
+import { FLEETGW_BIN, fleetgw } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
 import { freePort } from '../support/net.js';
 import { until } from '../support/until.js';
@@ -80,12 +80,12 @@ function sim(d: Depot, name: string, robots: Depot['robots'], grpc: string, extr
     '--stop-on-link-loss-ms', String(LINK_LOSS_MS), '--log-format', 'json', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   running.procs.push(proc);
   let log = '';
-  proc.stderr!.setEncoding('utf8');
-  proc.stderr!.on('data', (s: string) => {
+  proc.stderr.setEncoding('utf8');
+  proc.stderr.on('data', (s: string) => {
     log += s;
   });
   let stats: SimFleetStats | null = null;
-  createInterface({ input: proc.stdout! }).on('line', (line) => {
+  createInterface({ input: proc.stdout }).on('line', (line) => {
     const msg = JSON.parse(line) as { event?: string } & SimFleetStats;
     if (msg.event === 'sim-stopped') stats = msg;
   });
@@ -226,6 +226,14 @@ describe('planned gateway restart', () => {
     const untouched = fleet.filter((_r, i) => i % 2 === 1).map((r) => r.robotId);
     for (const id of untouched) expect(after.find((r) => r.id === id)!.mode).not.toBe('paused');
   }, 240_000);
+
+  it('--restart-grace-s is checked at start: a whole number of seconds from 0 to 300', () => {
+    for (const bad of ['301', '1.5', 'soon', '3000']) {
+      const r = fleetgw(['serve', '--data-dir', '/nonexistent-fleetgw-dir', '--restart-grace-s', bad]);
+      expect(r.status, bad).toBe(2);
+      expect(r.stderr).toContain('--restart-grace-s must be a whole number of seconds from 0 to 300');
+    }
+  });
 
   it('kill -9 (no notice): every robot still pauses itself after its link-loss time', async () => {
     const n = Math.min(ROBOTS, 10);
