@@ -5,7 +5,8 @@
 //   transport          src/http, src/robotlink, src/telemetry/live/stream-ws.ts, src/telemetry/foxglove/foxglove-ws.ts
 //   api                src/api
 //   domain             src/auth, src/commands, src/events, src/idempotency, src/telemetry, src/missions,
-//                      src/fleet (the fleet model built on them: field rules, objects, faults, alerts, ...)
+//                      src/fleet (the fleet model built on them: field rules, objects, faults, alerts, ...),
+//                      src/webhooks (alert delivery to webhooks, built on src/fleet/alerts)
 //   store              src/store
 //   shared leaves      src/errors, src/protocol, src/gen, src/config.ts
 // src/telemetry is made of sub-modules, each imported from outside its folder only through its index.ts
@@ -23,7 +24,7 @@ const ROOTS = '^src/(cli|gateway)/';
 const TELEMETRY_WS = '^src/telemetry/(live/stream|foxglove/foxglove)-ws\\.ts$';
 const TRANSPORT = `^src/(http|robotlink)/|${TELEMETRY_WS}`;
 const API = '^src/api/';
-const DOMAIN = '^src/(auth|commands|events|idempotency|missions|telemetry|fleet)/';
+const DOMAIN = '^src/(auth|commands|events|idempotency|missions|telemetry|fleet|webhooks)/';
 const STORE = '^src/store/';
 const LEAVES = '^src/(errors|gen|protocol)/|^src/config\\.ts$';
 const ROBOT_SIDE = '^src/(agent|sim)/';

@@ -41,6 +41,8 @@ import { TelemetryQueue } from './telemetry-queue.js';
 import { UnackedBatches } from './telemetry-unacked.js';
 
 export const AGENT_VERSION = 'fleetgw-agent-ts/0.1.0';
+/** The longest planned-restart hold the agent accepts unless told otherwise (`maxRestartHoldMs`). */
+export const DEFAULT_MAX_RESTART_HOLD_MS = 300_000;
 
 export type { CommandHandler, CommandResult } from './command-processor.js';
 
@@ -106,6 +108,13 @@ export interface RobotAgentOptions {
    * is keepaliveTimeMs + keepaliveTimeoutMs + afterMs (docs/robot-link.md).
    */
   linkLoss?: { afterMs: number; onLinkLoss(): void };
+  /**
+   * The longest link-loss hold a gateway's planned-restart notice (GatewayRestarting) may ask for
+   * (default 300000 ms; 0 ignores the notice). After a notice, a link lost within the hold fires
+   * `onLinkLoss` only once it has been down for the longer of `afterMs` and what is left of the
+   * hold; connecting again ends the hold (docs/robot-link.md, "Planned gateway restarts").
+   */
+  maxRestartHoldMs?: number;
   /** The command policy advertised in Hello; without one the gateway refuses policy-bound commands (mode, actions, settings, go-to, config). */
   policy?: CommandPolicy;
   /** Mission runs active now, re-announced in every Hello so a reconnect re-syncs the gateway. */
@@ -133,6 +142,8 @@ export interface AgentStats {
   commandsApplied: number;
   commandsRejected: number;
   duplicateCommands: number;
+  /** Planned-restart notices the gateway sent this agent (each one held its link-loss reaction). */
+  restartHolds: number;
 }
 
 type Stream = ClientDuplexStream<RobotMessage | Uint8Array, GatewayMessage>;
@@ -151,6 +162,9 @@ export class RobotAgent {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private linkLossTimer: NodeJS.Timeout | null = null;
   private connects = 0;
+  private restartHolds = 0;
+  /** Until when (performance.now()) a planned gateway restart holds the link-loss reaction; 0: no hold. */
+  private holdUntil = 0;
   private readonly health: HealthReporter;
   /** This agent's identity towards the gateway (Hello.instance_id), fixed for its lifetime. */
   readonly instanceId: string;
@@ -259,6 +273,7 @@ export class RobotAgent {
     return {
       connected: this.welcomed,
       connects: this.connects,
+      restartHolds: this.restartHolds,
       ...this.telemetry.counters,
       ...this.commands.counters,
       samplesQueued: this.queue.length,
@@ -311,6 +326,7 @@ export class RobotAgent {
       this.welcomed = true;
       this.connects++;
       this.backoff.reset();
+      this.holdUntil = 0;
       if (this.linkLossTimer) clearTimeout(this.linkLossTimer);
       this.linkLossTimer = null;
       this.log(`agent ${this.opts.robotId}: connected`);
@@ -321,7 +337,20 @@ export class RobotAgent {
       this.commands.handle(body.value);
     } else if (body.case === 'fieldRules') {
       this.applyFieldRules(stream, body.value);
+    } else if (body.case === 'restarting') {
+      this.holdForRestart(body.value.holdMs);
     }
+  }
+
+  private holdForRestart(holdMs: number): void {
+    const max = this.opts.maxRestartHoldMs ?? DEFAULT_MAX_RESTART_HOLD_MS;
+    const hold = Math.min(holdMs, max);
+    if (hold <= 0) return;
+    this.restartHolds++;
+    this.holdUntil = performance.now() + hold;
+    // The gateway is coming back: retry from the shortest delay rather than wherever the backoff was.
+    this.backoff.reset();
+    this.log(`agent ${this.opts.robotId}: gateway restarting; link loss held for ${hold} ms`);
   }
 
   private applyFieldRules(stream: Stream, set: FieldRuleSet): void {
@@ -358,10 +387,11 @@ export class RobotAgent {
   private armLinkLoss(): void {
     const ll = this.opts.linkLoss;
     if (!ll || this.linkLossTimer) return;
+    const held = this.holdUntil > 0 ? this.holdUntil - performance.now() : 0;
     this.linkLossTimer = setTimeout(() => {
       this.linkLossTimer = null;
       if (!this.welcomed && this.running) ll.onLinkLoss();
-    }, ll.afterMs);
+    }, Math.max(ll.afterMs, held));
   }
 
   /**

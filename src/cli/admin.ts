@@ -10,6 +10,7 @@ import { openStore, type Store } from '../store/lmdb.js';
 import { list, opt, parseStrict, positiveInt, req, reqUuid } from './args.js';
 import { runAdminList } from './admin-list.js';
 import { runAdminUsers } from './admin-users.js';
+import { runAdminWebhooks } from './admin-webhooks.js';
 import { runBackup, runRestore } from './backup.js';
 import { UsageError } from './usage.js';
 
@@ -19,11 +20,11 @@ function print(out: Out, json: boolean, value: Record<string, unknown>, human: s
   out(json ? JSON.stringify(value) : human);
 }
 
-async function withStore<T>(dataDir: string, create: boolean, fn: (store: Store) => T): Promise<T> {
+async function withStore<T>(dataDir: string, create: boolean, fn: (store: Store) => T | Promise<T>): Promise<T> {
   if (!create && !existsSync(dataDir)) throw new UsageError(`data dir ${dataDir} does not exist (run 'fleetgw admin init' first)`);
   const store = openStore(dataDir);
   try {
-    return fn(store);
+    return await fn(store);
   } finally {
     await store.close();
   }
@@ -129,11 +130,13 @@ export async function runAdmin(argv: string[], out: Out): Promise<number> {
     case 'create-user':
     case 'revoke-sessions':
       return runAdminUsers(sub, rest, out);
+    case 'webhooks':
+      return runAdminWebhooks(rest, out, (dataDir, fn) => withStore(dataDir, false, fn));
     case 'backup':
       return runBackup(rest, out);
     case 'restore':
       return runRestore(rest, out);
     default:
-      throw new UsageError(sub === undefined ? 'admin needs a subcommand (init, create-fleet, create-key, revoke-key, add-robot, create-user, revoke-sessions, backup, restore, list-orgs, list-fleets, list-robots, list-keys)' : `unknown admin subcommand '${sub}'`);
+      throw new UsageError(sub === undefined ? 'admin needs a subcommand (init, create-fleet, create-key, revoke-key, add-robot, create-user, revoke-sessions, webhooks, backup, restore, list-orgs, list-fleets, list-robots, list-keys)' : `unknown admin subcommand '${sub}'`);
   }
 }

@@ -12,6 +12,7 @@ import { PluginStartError } from '../gateway/compose.js';
 import { startGateway, type Gateway } from '../gateway/gateway.js';
 import { createProcessLogger } from '../gateway/logger.js';
 import { isLoopbackHost } from '../http/tls.js';
+import { MAX_RESTART_HOLD_MS } from '../robotlink/restart-notice.js';
 import { uwsBuild } from '../http/uws.js';
 import { isDatabaseName, parseClickHouseUrl } from '../telemetry/store/index.js';
 import { opt, parseStrict, port, req } from './args.js';
@@ -22,6 +23,8 @@ import { UsageError } from './usage.js';
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_HTTP_PORT = 8443;
 export const DEFAULT_GRPC_PORT = 50051;
+/** Long enough for a service manager to restart the gateway, short enough that robots are not left unsupervised for long. */
+export const DEFAULT_RESTART_GRACE_S = 60;
 
 /** Parses serve's options and runs the gateway until a termination signal. */
 export async function runServe(argv: string[], out: (line: string) => void, env: FleetgwConfig): Promise<number> {
@@ -30,7 +33,7 @@ export async function runServe(argv: string[], out: (line: string) => void, env:
     'data-dir': { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, 'grpc-port': { type: 'string' },
     'clickhouse-url': { type: 'string' }, 'clickhouse-user': { type: 'string' }, 'clickhouse-password-file': { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'insecure-http': { type: 'boolean' },
     'metrics-token-file': { type: 'string' }, 'telemetry-spool-mb': { type: 'string' },
-    'clickhouse-cluster': { type: 'string' }, 'clickhouse-shard-urls': { type: 'string' },
+    'clickhouse-cluster': { type: 'string' }, 'clickhouse-shard-urls': { type: 'string' }, 'restart-grace-s': { type: 'string' },
     ...LOG_OPTION_SPEC,
   });
   const logging = logOptions(v, env);
@@ -39,6 +42,7 @@ export async function runServe(argv: string[], out: (line: string) => void, env:
   if (host !== 'localhost' && isIP(host) === 0) throw new UsageError(`--host must be an IP address or localhost, got '${host}'`);
   const httpPort = port(opt(v, 'port'), 'port', DEFAULT_HTTP_PORT);
   const grpcPort = port(opt(v, 'grpc-port'), 'grpc-port', DEFAULT_GRPC_PORT);
+  const restartGraceS = restartGrace(opt(v, 'restart-grace-s'));
   const clickhouseUrl = opt(v, 'clickhouse-url');
   const spoolMb = opt(v, 'telemetry-spool-mb');
   if (spoolMb !== undefined && !(/^[1-9][0-9]{0,6}$/.test(spoolMb))) throw new UsageError(`--telemetry-spool-mb must be a whole number of MiB from 1, got '${spoolMb}'`);
@@ -82,6 +86,7 @@ export async function runServe(argv: string[], out: (line: string) => void, env:
       telemetry: { decoder: env.telemetryDecoder, hugePages: env.hugePages, clickhouseInsertFormat: env.clickhouseInsertFormat },
       ...(opt(v, 'metrics-token-file') !== undefined ? { metricsTokenFile: resolve(opt(v, 'metrics-token-file')!) } : {}),
       ...(spoolMb !== undefined ? { telemetrySpoolMaxBytes: Number(spoolMb) * 1024 * 1024 } : {}),
+      restartHoldMs: restartGraceS * 1000,
       log: logger,
     });
   } catch (err: unknown) {
@@ -117,6 +122,18 @@ export async function runServe(argv: string[], out: (line: string) => void, env:
   flush();
   out(JSON.stringify({ event: 'stopped' }));
   return 0;
+}
+
+/**
+ * `--restart-grace-s`: how long a SIGTERM/SIGINT stop tells the connected robots to hold their
+ * link-loss reaction (docs/operations.md, "Upgrading"); 0 sends no notice (robots see a link loss).
+ */
+function restartGrace(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_RESTART_GRACE_S;
+  if (!/^\d{1,3}$/.test(value) || Number(value) > MAX_RESTART_HOLD_MS / 1000) {
+    throw new UsageError(`--restart-grace-s must be a whole number of seconds from 0 to ${MAX_RESTART_HOLD_MS / 1000}, got '${value}'`);
+  }
+  return Number(value);
 }
 
 /**

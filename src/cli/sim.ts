@@ -1,12 +1,15 @@
 /**
  * `fleetgw sim`: runs simulated robots against a gateway's robot link until SIGTERM/SIGINT.
  * The robots stop themselves when their link has been down for `--stop-on-link-loss-ms` (default
- * 3000; 0 turns it off), as a field robot running the agent with `linkLoss` would.
+ * 3000; 0 turns it off), as a field robot running the agent with `linkLoss` would. A gateway's
+ * planned-restart notice holds that for up to `--max-restart-hold-ms` (default the agent's 300000;
+ * 0 ignores the notice, as an agent older than the notice does).
  * A single robot's token comes from `--robot-token-file`, `FLEETGW_ROBOT_TOKEN` or (unsafe on shared
  * hosts) `--robot-token`: see sim-token.ts.
  */
 import { readFileSync } from 'node:fs';
 import type { FleetgwConfig } from '../config.js';
+import { DEFAULT_MAX_RESTART_HOLD_MS } from '../agent/agent.js';
 import { createProcessLogger } from '../gateway/logger.js';
 import { loadRobotsFile, runSimFleet } from '../sim/index.js';
 import { opt, parseStrict, positiveInt, req } from './args.js';
@@ -19,7 +22,7 @@ export async function runSimCommand(argv: string[], out: (line: string) => void,
   const v = parseStrict(argv, {
     grpc: { type: 'string' }, 'robots-file': { type: 'string' }, 'robot-id': { type: 'string' },
     'robot-token': { type: 'string' }, 'robot-token-file': { type: 'string' }, hz: { type: 'string' }, 'tls-ca': { type: 'string' },
-    'stop-on-link-loss-ms': { type: 'string' }, ...LOG_OPTION_SPEC,
+    'stop-on-link-loss-ms': { type: 'string' }, 'max-restart-hold-ms': { type: 'string' }, ...LOG_OPTION_SPEC,
   });
   const logging = logOptions(v, env);
   const grpc = req(v, 'grpc');
@@ -50,6 +53,7 @@ export async function runSimCommand(argv: string[], out: (line: string) => void,
   const hz = positiveInt(opt(v, 'hz'), 'hz') ?? 10;
   const caFile = opt(v, 'tls-ca');
   const stopOnLinkLossMs = linkLossMs(opt(v, 'stop-on-link-loss-ms'));
+  const maxRestartHoldMs = restartHoldMs(opt(v, 'max-restart-hold-ms'));
   const { logger, flush } = createProcessLogger(logging);
   // The agent and simulator log text lines (the robot side takes no logger dependency): each is one
   // `info` event of component `sim`.
@@ -60,6 +64,7 @@ export async function runSimCommand(argv: string[], out: (line: string) => void,
     hz,
     ...(caFile !== undefined ? { tlsRootCert: readFileSync(caFile) } : {}),
     ...(stopOnLinkLossMs > 0 ? { stopOnLinkLossMs } : {}),
+    maxRestartHoldMs,
     log: (line: string) => simLog.info(line),
   });
   // The physical e-stop button of every simulated robot: SIGUSR1 presses it, SIGUSR2 releases it
@@ -74,7 +79,7 @@ export async function runSimCommand(argv: string[], out: (line: string) => void,
     process.once('SIGTERM', () => done());
     process.once('SIGINT', () => done());
   });
-  out(JSON.stringify({ event: 'sim-started', robots: robots.length, hz, stopOnLinkLossMs }));
+  out(JSON.stringify({ event: 'sim-started', robots: robots.length, hz, stopOnLinkLossMs, maxRestartHoldMs }));
   await stopped;
   process.off('SIGUSR1', press);
   process.off('SIGUSR2', release);
@@ -94,5 +99,11 @@ export const DEFAULT_SIM_STOP_ON_LINK_LOSS_MS = 3000;
 function linkLossMs(value: string | undefined): number {
   if (value === undefined) return DEFAULT_SIM_STOP_ON_LINK_LOSS_MS;
   if (!/^\d{1,9}$/.test(value)) throw new UsageError('--stop-on-link-loss-ms must be a whole number of milliseconds (0: off)');
+  return Number(value);
+}
+
+function restartHoldMs(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_MAX_RESTART_HOLD_MS;
+  if (!/^\d{1,9}$/.test(value)) throw new UsageError('--max-restart-hold-ms must be a whole number of milliseconds (0: ignore restart notices)');
   return Number(value);
 }

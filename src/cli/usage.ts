@@ -6,7 +6,8 @@ export const USAGE = `usage:
                 [--clickhouse-url http(s)://HOST:PORT/DATABASE [--clickhouse-user U] [--clickhouse-password-file F]
                  [--clickhouse-cluster NAME --clickhouse-shard-urls URL,URL...]]
                 [--tls-cert F --tls-key F] [--insecure-http] [--metrics-token-file F] [--telemetry-spool-mb N]
-                [--log-format json|pretty] [--log-level L]
+                [--restart-grace-s S] [--log-format json|pretty] [--log-level L]
+              on SIGTERM/SIGINT the robots are told to hold S seconds for the restart (default 60, 0..300; 0: no notice)
               the ClickHouse password: --clickhouse-password-file F, else env FLEETGW_CLICKHOUSE_PASSWORD
               (never on the command line); the database is created when missing
               a cluster: one URL per shard in shard_num order, --clickhouse-url among them (docs/scale-out.md)
@@ -20,6 +21,12 @@ export const USAGE = `usage:
               the password: typed at the prompt (a terminal), else read from stdin; never an argument
   fleetgw admin revoke-sessions --data-dir DIR --email EMAIL [--json]
   fleetgw admin add-robot --data-dir DIR --fleet FLEET_ID --name NAME [--capabilities a,b] [--inactive] [--json]
+  fleetgw admin webhooks add --data-dir DIR --org ORG_ID (--url URL | --url-file F) [--format fleetgw|slack|alertmanager|pagerduty]
+              [--pagerduty-routing-key-file F] [--name N] [--kinds k1,k2] [--max-attempts N] [--initial-backoff-ms MS] [--timeout-ms MS] [--json]
+  fleetgw admin webhooks list --data-dir DIR --org ORG_ID [--json]
+  fleetgw admin webhooks dead-letters --data-dir DIR --org ORG_ID [--limit N] [--json]
+  fleetgw admin webhooks remove --data-dir DIR --org ORG_ID --webhook-id ID [--json]
+              the signing secret is printed once by add; URLs are shown as their origin only
   fleetgw admin backup --data-dir DIR --out NEW_DIR [--compact] [--no-tls] [--json]     (consistent while serve runs)
               LMDB, DIR/metrics-token and DIR/tls (unless --no-tls): files mode 0600, a secret
   fleetgw admin restore --from BACKUP_DIR --data-dir EMPTY_DIR [--json]      (with the gateway stopped)
@@ -29,7 +36,7 @@ export const USAGE = `usage:
   fleetgw admin list-keys --data-dir DIR [--org ORG_ID] [--json]
               ids, names and state; never a key, a token or a digest of one
   fleetgw sim --grpc HOST:PORT (--robots-file FILE | --robot-id ID [--robot-token-file F]) [--hz N] [--tls-ca F] [--stop-on-link-loss-ms MS]
-              [--log-format json|pretty] [--log-level L]
+              [--max-restart-hold-ms MS] [--log-format json|pretty] [--log-level L]
               the token of --robot-id: --robot-token-file F, else env FLEETGW_ROBOT_TOKEN;
               --robot-token T still works but shows the token to every user of the host (ps): unsafe on shared hosts
   fleetgw --version

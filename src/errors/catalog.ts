@@ -130,6 +130,8 @@ export const ERROR_CATALOG = {
   role_lacks_permission: { code: 'forbidden', status: 403, template: 'Role {role} does not grant {permission}; a key cannot carry more than its creator\'s role.' },
   api_key_not_yours: { code: 'forbidden', status: 403, template: 'Only the creator of API key {apiKeyId} or an admin can revoke it.' },
   api_key_not_found: { code: 'not_found', status: 404, template: 'API key {apiKeyId} was not found.' },
+  org_admin_required: { code: 'forbidden', status: 403, template: 'Only an organization admin may do this: a user with role admin, or an organization-wide API key with fleet:write.' },
+  webhook_not_found: { code: 'not_found', status: 404, template: 'Webhook {webhookId} was not found.' },
   // Faults and utilization.
   fault_not_found: { code: 'not_found', status: 404, template: 'Fault {faultId} was not found.' },
   telemetry_reads_unavailable: { code: 'unavailable', status: 503, template: 'The telemetry store cannot answer reads right now; retry later.' },

@@ -46,7 +46,7 @@ export interface Gateway {
   readonly commands: CommandService;
   /** The store's event log. */
   readonly events: EventLog;
-  /** Tracked objects (src/fleet/objects). */
+  /** Tracked objects (src/fleet/site/objects). */
   readonly objects: ObjectTracker;
   /** The live view of each fleet's operation and templates. */
   readonly runtime: OperationRuntime;

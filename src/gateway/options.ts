@@ -53,6 +53,11 @@ export interface GatewayOptions {
   telemetry?: { decoder?: DecoderSetting; hugePages?: 'on' | 'off'; clickhouseInsertFormat?: 'auto' | 'native' | 'rowbinary' };
   /** Browser origins allowed to call the API (FLEETGW_CORS_ORIGINS; src/http/cors.ts). Default: none, CORS off. */
   corsOrigins?: readonly string[];
+  /**
+   * A planned stop (close()) tells every connected robot to hold its link-loss reaction this long
+   * while the gateway restarts (docs/robot-link.md, "Planned gateway restarts"). Default 0: no notice.
+   */
+  restartHoldMs?: number;
   /** Replacements for tests and embedders; `fleetgw serve` passes none. */
   overrides?: GatewayOverrides;
 }

@@ -12,6 +12,7 @@ import type { EventLog } from '../events/log.js';
 import type { ApiKeyVerifier } from '../auth/authenticate.js';
 import type { SessionService } from '../auth/users/sessions.js';
 import type { FleetAlerts } from '../fleet/safety/alerts/index.js';
+import type { WebhookDelivery } from '../webhooks/index.js';
 import type { FaultTracker } from '../fleet/safety/faults/tracker.js';
 import type { FieldRuleDelivery, FieldRuleService } from '../fleet/safety/field-rules/index.js';
 import type { ObjectTracker } from '../fleet/site/objects/tracker.js';
@@ -47,6 +48,7 @@ export interface PartTypes {
   hub: StreamHub;
   foxglove: FoxgloveHub;
   alerts: FleetAlerts;
+  webhooks: WebhookDelivery;
   usageMeter: UsageMeter;
   ingest: TelemetryIngest;
   storeHealth: StoreHealth;

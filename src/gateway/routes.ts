@@ -31,6 +31,7 @@ import { meRoutes } from '../api/routes/me.js';
 import { mcpRoutes } from '../api/routes/mcp.js';
 import type { McpRouteDeps } from '../api/routes/mcp.js';
 import { apiKeyRoutes } from '../api/routes/api-keys.js';
+import { webhookRoutes } from '../api/routes/webhooks.js';
 import { alertRoutes } from '../api/routes/alerts.js';
 import type { AlertService } from '../fleet/safety/alerts/index.js';
 import { sessionRoutes } from '../api/routes/sessions.js';
@@ -133,6 +134,7 @@ export const API_INFO = {
     Schedules: 'Registered mission runs and commands; a fire-now request is a schedule too.',
     Telemetry: 'Tickets for the live telemetry WebSocket; one robot\'s stored history: samples, downsampled series, path, MCAP export (docs/telemetry-history.md).',
     Utilization: 'How the fleet\'s robots spent a window: online, on missions, idle, charging, paused, offline; missions and distance (docs/utilization.md).',
+    Webhooks: 'Alerts sent to URLs per organization, signed (HMAC-SHA256), retried, and dead-lettered when they cannot be delivered (docs/webhooks.md).',
     'Tracked objects': 'Objects in the fleet\'s area (pallets, people, obstacles): reported by robots, or placed by operators.',
   },
 };
@@ -157,6 +159,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...meRoutes(),
     ...sessionRoutes({ store: deps.store, events: deps.events, sessions: deps.sessions, secureCookies: deps.secureCookies, ...(deps.log ? { log: deps.log } : {}) }),
     ...apiKeyRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, ...(deps.log ? { log: deps.log } : {}) }),
+    ...webhookRoutes({ store: deps.store, idempotency: deps.idempotency, ...(deps.log ? { log: deps.log } : {}) }),
     ...fleetRoutes({ store: deps.store }),
     ...orgRoutes({ store: deps.store }),
     ...objectRoutes({ store: deps.store, objects: deps.objects, idempotency: deps.idempotency }),

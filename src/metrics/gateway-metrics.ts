@@ -68,6 +68,11 @@ export interface ScrapeSources {
   commandActions?: readonly string[];
   /** notAfter of the served TLS certificate, Unix seconds; absent (plain HTTP): the gauge is not published. */
   certificateExpirySeconds?: number;
+  /**
+   * Alert webhook delivery (docs/webhooks.md): running totals by outcome (every outcome in
+   * `outcomeNames` is published from zero), jobs queued, dead letters dropped by the bound. Absent: not published.
+   */
+  webhooks?: { outcomeNames: readonly string[]; read: () => { outcomes: Readonly<Record<string, number>>; queued: number; deadLettersDropped: number } };
 }
 
 /** The delivery states `fleetgw_commands_total` counts (docs/operations.md, "The series"). */
@@ -120,6 +125,14 @@ export class GatewayMetrics {
     gaugeFrom(registers, 'fleetgw_commands_pending', 'Commands in the outbox: not yet acknowledged by their robot.', sources.commandsPending);
     gaugeFrom(registers, 'fleetgw_robots_online', 'Robots with a live control stream (their Hello done).', sources.robotsOnline);
     if (sources.alertsUnresolved !== undefined) gaugeFrom(registers, 'fleetgw_alerts_unresolved', 'Alerts open or acknowledged (not yet resolved), all fleets.', sources.alertsUnresolved);
+    const hooks = sources.webhooks;
+    if (hooks !== undefined) {
+      const w = cachedRead(hooks.read);
+      outcomeCounterFrom(registers, 'fleetgw_webhook_deliveries_total', 'Alert webhook delivery attempts and give-ups, by outcome: delivered, retried (an attempt failed, another follows), dead_lettered (attempts exhausted), queue_full (the organization\'s queue was full: dead-lettered at once), webhook_removed (removed while a delivery waited).', 'outcome',
+        Object.fromEntries(hooks.outcomeNames.map((o) => [o, () => w().outcomes[o] ?? 0])));
+      gaugeFrom(registers, 'fleetgw_webhook_queued', 'Alert webhook deliveries queued, in flight or waiting to retry, all organizations.', () => w().queued);
+      counterFrom(registers, 'fleetgw_webhook_dead_letters_dropped_total', 'Webhook dead letters dropped because an organization\'s list was full (oldest first).', () => w().deadLettersDropped);
+    }
 
     const t = cachedRead(sources.telemetry);
     counterFrom(registers, 'fleetgw_telemetry_frames_received_total', 'TelemetryBatch messages received from robots.', () => t().framesIn);
@@ -386,6 +399,26 @@ function gaugeFrom(registers: Registry[], name: string, help: string, read: () =
   const g: Gauge = new Gauge({ name, help, registers, collect: () => g.set(read()) });
 }
 
+/** labelledCounterFrom() whose every label value is published from zero, before its first increment. */
+function outcomeCounterFrom(registers: Registry[], name: string, help: string, label: string, reads: Record<string, () => number>): void {
+  const seen = new Map<string, number>();
+  const c: Counter<string> = new Counter({
+    name,
+    help,
+    labelNames: [label],
+    registers,
+    collect: () => {
+      for (const [value, read] of Object.entries(reads)) {
+        const before = seen.get(value) ?? 0;
+        const v = read();
+        c.inc({ [label]: value }, v > before ? v - before : 0);
+        seen.set(value, Math.max(before, v));
+      }
+    },
+  });
+}
+
+/** Brings one label of a counter up to the running total `value`. */
 /** counterFrom() with one label: each label value's running total is read at scrape time. */
 function labelledCounterFrom<L extends string>(registers: Registry[], name: string, help: string, label: L, reads: Record<string, () => number>): void {
   const seen = new Map<string, number>();

@@ -14,6 +14,7 @@ import { status } from '@grpc/grpc-js';
 import {
   GatewayMessageSchema, type Command, type CommandAck, type CommandResult, type FieldRuleSet, type FieldRuleSetAck, type HealthReport, type Hello, type MissionStatus, type ObjectDetections,
 } from '../gen/fleetgw/v1/robot_link_pb.js';
+import { announceRestart, type RestartNoticeResult } from './restart-notice.js';
 import { LinkConflictTracker, type ConnectionIdentity, type LinkConflictOptions } from './link-conflict.js';
 import type { LinkConflictReport, LinkConflictView, RobotLink, RobotLinkListener } from '../protocol/robot-link.js';
 import type { RobotSession, SessionHooks, TelemetryRoute } from './session.js';
@@ -146,6 +147,11 @@ export class RobotRegistry implements RobotLink, SessionHooks {
   }
 
   /** Ends every stream with status OK (graceful shutdown). */
+  /** Tells every online robot that the gateway restarts within `holdMs` (restart-notice.ts). */
+  announceRestart(holdMs: number, flushMs: number): Promise<RestartNoticeResult> {
+    return announceRestart(this.current.values(), holdMs, flushMs);
+  }
+
   endAll(reason: string): void {
     this.conflicts.close();
     for (const s of [...this.all]) s.end(reason);

@@ -41,8 +41,12 @@ export interface RobotLinkServer {
   port: number;
   /** `host:port` as bound (IPv6 hosts in brackets). */
   address: string;
-  /** Ends every stream with status OK, waits up to 5 s for a graceful shutdown, then forces it. */
-  close(): Promise<void>;
+  /**
+   * Ends every stream with status OK, waits up to 5 s for a graceful shutdown, then forces it. With
+   * `restartHoldMs` > 0 it first tells each online robot to hold its link-loss reaction that long
+   * (a planned restart, restart-notice.ts).
+   */
+  close(opts?: { restartHoldMs?: number }): Promise<void>;
   /** Drops every connection at once. */
   forceClose(): void;
   /**
@@ -53,6 +57,8 @@ export interface RobotLinkServer {
 }
 
 const SHUTDOWN_GRACE_MS = 5000;
+// How long a planned stop waits for its restart notices to reach the connections before ending the streams.
+const RESTART_NOTICE_FLUSH_MS = 1000;
 
 /** Starts the robot link server and resolves once it listens. */
 export async function startRobotLinkServer(opts: RobotLinkServerOptions): Promise<RobotLinkServer> {
@@ -125,8 +131,14 @@ export async function startRobotLinkServer(opts: RobotLinkServerOptions): Promis
     link: registry,
     port,
     address: `${hostPart}:${port}`,
-    close: () => {
-      closing ??= new Promise<void>((resolve) => {
+    close: (closeOpts) => {
+      closing ??= (async () => {
+        const holdMs = closeOpts?.restartHoldMs ?? 0;
+        if (holdMs > 0) {
+          const sent = await registry.announceRestart(holdMs, RESTART_NOTICE_FLUSH_MS);
+          log.info({ robots: sent.notified, flushed: sent.flushed, holdMs }, `planned stop: told ${sent.notified} robot(s) to hold for ${holdMs} ms`);
+        }
+      })().then(() => new Promise<void>((resolve) => {
         registry.endAll('gateway shutting down');
         const timer = setTimeout(() => {
           server.forceShutdown();
@@ -136,7 +148,7 @@ export async function startRobotLinkServer(opts: RobotLinkServerOptions): Promis
           clearTimeout(timer);
           resolve();
         });
-      });
+      }));
       return closing;
     },
     forceClose: () => {

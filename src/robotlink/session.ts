@@ -78,10 +78,14 @@ export class RobotSession {
     return this.state === 'online';
   }
 
-  /** Writes a message; false when the stream is no longer writable (nothing was written). */
-  write(msg: GatewayMessage): boolean {
+  /**
+   * Writes a message; false when the stream is no longer writable (nothing was written). `flushed`
+   * runs once the message has been handed to the connection.
+   */
+  write(msg: GatewayMessage, flushed?: () => void): boolean {
     if (this.state === 'closed' || this.call.destroyed || this.call.writableEnded) return false;
-    this.call.write(msg);
+    if (flushed) this.call.write(msg, flushed);
+    else this.call.write(msg);
     return true;
   }
 

@@ -34,6 +34,8 @@ export interface SimFleetOptions {
   tlsRootCert?: Buffer;
   /** Opt-in: a robot pauses itself after its link has been down this long. */
   stopOnLinkLossMs?: number;
+  /** The longest planned-restart hold the robots accept (RobotAgentOptions.maxRestartHoldMs; 0 ignores the notice). */
+  maxRestartHoldMs?: number;
   /** Robots (by index) that do not opt into remote configuration / onboard settings. */
   noRemoteConfig?: (index: number) => boolean;
   /** Mission failure paths per robot (reject MissionStart, fail at a step); changeable later via `robot.missions.behaviour`. */
@@ -60,6 +62,8 @@ export interface SimRobot {
 export interface SimFleetStats extends Omit<AgentStats, 'connected'> {
   robots: number;
   connected: number;
+  /** Times a robot paused itself because its link was down too long. */
+  linkLossStops: number;
 }
 
 export interface SimFleet {
@@ -74,6 +78,7 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
   if (!Number.isFinite(opts.hz) || opts.hz <= 0) throw new Error('hz must be a positive number');
   const log = opts.log ?? (() => {});
   const periodMs = 1000 / opts.hz;
+  let linkLossStops = 0;
   const robots: SimRobot[] = opts.robots.map((cred, i) => {
     const model = new RobotModel(cred.robotId, i);
     const fieldRules = new SimFieldRules();
@@ -101,8 +106,18 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
       // A few seconds of samples per robot; older ones are dropped while the link is down.
       maxQueuedSamples: Math.max(256, Math.ceil(opts.hz * 5)),
       ...(opts.stopOnLinkLossMs !== undefined
-        ? { linkLoss: { afterMs: opts.stopOnLinkLossMs, onLinkLoss: () => model.stop('link lost') } }
+        ? {
+          linkLoss: {
+            afterMs: opts.stopOnLinkLossMs,
+            onLinkLoss: () => {
+              linkLossStops++;
+              log(`sim: robot ${cred.robotId}: link lost, stopping`);
+              model.stop('link lost');
+            },
+          },
+        }
         : {}),
+      ...(opts.maxRestartHoldMs !== undefined ? { maxRestartHoldMs: opts.maxRestartHoldMs } : {}),
       log,
     });
     ctx.agent = agent;
@@ -152,7 +167,7 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
       const total: SimFleetStats = {
         robots: robots.length, connected: 0, connects: 0, samplesSent: 0, batchesSent: 0, samplesQueued: 0,
         samplesDropped: 0, commandsApplied: 0, commandsRejected: 0, duplicateCommands: 0,
-        batchesUnacked: 0, lastBatchSeq: 0, batchesResent: 0, samplesUnackedDropped: 0,
+        batchesUnacked: 0, lastBatchSeq: 0, batchesResent: 0, samplesUnackedDropped: 0, restartHolds: 0, linkLossStops,
       };
       for (const r of robots) {
         const s = r.agent.stats();
@@ -169,6 +184,7 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
         total.commandsApplied += s.commandsApplied;
         total.commandsRejected += s.commandsRejected;
         total.duplicateCommands += s.duplicateCommands;
+        total.restartHolds += s.restartHolds;
       }
       return total;
     },

@@ -29,6 +29,8 @@
  *   robotUsage  robotId                    -> RobotUsageRecord (src/fleet/robots/details)
  *   objects     objectId                   -> ObjectRecord (src/fleet/site/objects)
  *   alerts      alertId                    -> AlertRecord (src/fleet/safety/alerts)
+ *   webhooks    "<orgId>/<webhookId>"      -> WebhookRecord (src/webhooks)
+ *   webhookDeadLetters "<orgId>/<deadAtMs:12 hex>/<id>" -> DeadLetterRecord (src/webhooks)
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -99,6 +101,8 @@ const DATABASES: { readonly [K in keyof StoreDatabases]: true } = {
   fieldRules: true,
   objects: true,
   alerts: true,
+  webhooks: true,
+  webhookDeadLetters: true,
 };
 
 /** The named databases of the environment (backup verification counts each one). */

@@ -276,6 +276,38 @@ describe('RobotAgent commands', () => {
     expect(lostAt - droppedAt).toBeGreaterThanOrEqual(290);
   });
 
+  it('a planned gateway stop holds the link-loss reaction for the announced time, capped by maxRestartHoldMs', async () => {
+    const cred = h.robot();
+    let lost = 0;
+    let lostAt = 0;
+    const a = agent(cred, {
+      dedicatedConnection: true,
+      linkLoss: { afterMs: 200, onLinkLoss: () => { lost++; lostAt = Date.now(); } },
+      maxRestartHoldMs: 1000,
+    });
+    a.start();
+    await waitFor(() => a.connected, 'connected');
+    // The gateway announces a 60 s restart; this robot accepts at most 1 s.
+    const closed = Date.now();
+    await h.server.close({ restartHoldMs: 60_000 });
+    await waitFor(() => !a.connected, 'disconnected');
+    expect(a.stats().restartHolds).toBe(1);
+    await waitFor(() => lost === 1, 'link loss reported once the capped hold ran out', 5000);
+    // Not at afterMs (200 ms): the hold ran first. Not at 60 s: the robot's own cap.
+    expect(lostAt - closed).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('a restart notice is ignored with maxRestartHoldMs 0 (as by an agent that predates it)', async () => {
+    const cred = h.robot();
+    let lost = 0;
+    const a = agent(cred, { dedicatedConnection: true, linkLoss: { afterMs: 200, onLinkLoss: () => lost++ }, maxRestartHoldMs: 0 });
+    a.start();
+    await waitFor(() => a.connected, 'connected');
+    await h.server.close({ restartHoldMs: 60_000 });
+    await waitFor(() => lost === 1, 'link loss reported after afterMs', 3000);
+    expect(a.stats().restartHolds).toBe(0);
+  });
+
   it('link loss: a link back within the time does not trigger it, it fires once per outage, and is re-armed by a reconnect', async () => {
     const cred = h.robot();
     const proxy = await startProxy(h.server.address);

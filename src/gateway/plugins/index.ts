@@ -23,6 +23,7 @@ import { storePlugin } from './store.js';
 import { streamPlugin } from './stream.js';
 import { telemetryPlugin } from './telemetry.js';
 import { usagePlugin } from './usage.js';
+import { webhooksPlugin } from './webhooks.js';
 
 /** Every plugin of `fleetgw serve`, built over one context. */
 export function gatewayPlugins(ctx: GatewayContext): GatewayPlugin[] {
@@ -35,6 +36,7 @@ export function gatewayPlugins(ctx: GatewayContext): GatewayPlugin[] {
     metricsPlugin(ctx),
     streamPlugin(ctx),
     alertsPlugin(ctx),
+    webhooksPlugin(ctx),
     usagePlugin(ctx),
     telemetryPlugin(ctx),
     robotLinkPlugin(ctx),

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { COMMAND_ACTIONS } from '../../commands/types.js';
 import { certificateExpirySeconds } from '../../metrics/cert-expiry.js';
 import { GatewayMetrics } from '../../metrics/gateway-metrics.js';
+import { DELIVERY_OUTCOMES } from '../../webhooks/index.js';
 import { loadScrapeToken } from '../../metrics/scrape-token.js';
 import { BOUND_REASONS } from '../../telemetry/sample/index.js';
 import type { GatewayContext } from '../parts.js';
@@ -35,6 +36,7 @@ export function metricsPlugin(ctx: GatewayContext): GatewayPlugin {
           alertsUnresolved: () => p.peek('alerts')?.service.unresolvedCount ?? 0,
           storeUp: () => p.peek('storeHealth')?.reachable ?? false,
           commandActions: COMMAND_ACTIONS,
+          webhooks: { outcomeNames: DELIVERY_OUTCOMES, read: () => p.peek('webhooks')?.stats() ?? { outcomes: {}, queued: 0, deadLettersDropped: 0 } },
           ...(ctx.tls.pem !== null ? { certificateExpirySeconds: certificateExpirySeconds(ctx.tls.pem.cert) } : {}),
         }),
       );

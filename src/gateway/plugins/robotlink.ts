@@ -45,7 +45,7 @@ export function robotLinkPlugin(ctx: GatewayContext): GatewayPlugin {
       ingest.onBackpressure((paused) => link.setReadPaused(paused));
     },
     quiesce: async () => {
-      await ctx.parts.peek('linkServer')?.close();
+      await ctx.parts.peek('linkServer')?.close({ restartHoldMs: ctx.opts.restartHoldMs ?? 0 });
     },
     stop: () => {
       // After a graceful close this is a no-op; it drops whatever a close that failed left open.

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file fleetgw/v1/robot_link.proto.
  */
 export const file_fleetgw_v1_robot_link: GenFile = /*@__PURE__*/
-  fileDesc("ChtmbGVldGd3L3YxL3JvYm90X2xpbmsucHJvdG8SCmZsZWV0Z3cudjEiRwoQVGVsZW1ldHJ5UmVjZWlwdBIPCgdiYXRjaGVzGAEgASgEEhMKC2R1cmFibGVfc2VxGAIgASgEEg0KBWVwb2NoGAMgASgEIqUDCgxSb2JvdE1lc3NhZ2USIgoFaGVsbG8YASABKAsyES5mbGVldGd3LnYxLkhlbGxvSAASMwoJdGVsZW1ldHJ5GAIgASgLMhouZmxlZXRndy52MS5UZWxlbWV0cnlCYXRjaEICGAFIABIlCgNhY2sYAyABKAsyFi5mbGVldGd3LnYxLkNvbW1hbmRBY2tIABIzCg5jb21tYW5kX3Jlc3VsdBgEIAEoCzIZLmZsZWV0Z3cudjEuQ29tbWFuZFJlc3VsdEgAEjMKDm1pc3Npb25fc3RhdHVzGAUgASgLMhkuZmxlZXRndy52MS5NaXNzaW9uU3RhdHVzSAASMQoNaGVhbHRoX3JlcG9ydBgGIAEoCzIYLmZsZWV0Z3cudjEuSGVhbHRoUmVwb3J0SAASOQoRb2JqZWN0X2RldGVjdGlvbnMYByABKAsyHC5mbGVldGd3LnYxLk9iamVjdERldGVjdGlvbnNIABI1Cg5maWVsZF9ydWxlX2FjaxgIIAEoCzIbLmZsZWV0Z3cudjEuRmllbGRSdWxlU2V0QWNrSABCBgoEYm9keSLCAQoFSGVsbG8SFQoNYWdlbnRfdmVyc2lvbhgBIAEoCRIUCgxjYXBhYmlsaXRpZXMYAiADKAkSGAoQbGFzdF9hcHBsaWVkX3NlcRgDIAEoBBIpCgZwb2xpY3kYBCABKAsyGS5mbGVldGd3LnYxLkNvbW1hbmRQb2xpY3kSMgoPYWN0aXZlX21pc3Npb25zGAUgAygLMhkuZmxlZXRndy52MS5NaXNzaW9uU3RhdHVzEhMKC2luc3RhbmNlX2lkGAYgASgJItcBCg1Db21tYW5kUG9saWN5EhUKDWFsbG93ZWRfbW9kZXMYASADKAkSJwoHYWN0aW9ucxgCIAMoCzIWLmZsZWV0Z3cudjEuQWN0aW9uU3BlYxIpCghzZXR0aW5ncxgDIAMoCzIXLmZsZWV0Z3cudjEuU2V0dGluZ1NwZWMSKgoKZ29fdG9fYXJlYRgEIAEoCzIWLmZsZWV0Z3cudjEuR2VvUG9seWdvbhIVCg1yZW1vdGVfY29uZmlnGAUgASgIEhgKEG9uYm9hcmRfc2V0dGluZ3MYBiABKAgiOQoKQWN0aW9uU3BlYxIMCgRuYW1lGAEgASgJEh0KFWFyZ3VtZW50c19zY2hlbWFfanNvbhgCIAEoCSLdAQoLU2V0dGluZ1NwZWMSCwoDa2V5GAEgASgJEioKBGtpbmQYAiABKA4yHC5mbGVldGd3LnYxLlNldHRpbmdTcGVjLktpbmQSEQoJaGFzX3JhbmdlGAMgASgIEgsKA21pbhgEIAEoARILCgNtYXgYBSABKAESFgoOYWxsb3dlZF92YWx1ZXMYBiADKAkiUAoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASDwoLS0lORF9OVU1CRVIQARIQCgxLSU5EX0JPT0xFQU4QAhIPCgtLSU5EX1NUUklORxADIi8KCEdlb1BvaW50EhAKCGxhdGl0dWRlGAEgASgBEhEKCWxvbmdpdHVkZRgCIAEoASIwCgpHZW9Qb2x5Z29uEiIKBHJpbmcYASADKAsyFC5mbGVldGd3LnYxLkdlb1BvaW50IlkKDUNvbW1hbmRSZXN1bHQSEgoKY29tbWFuZF9pZBgBIAEoCRIPCgdzdWNjZXNzGAIgASgIEg0KBWVycm9yGAMgASgJEhQKDHBheWxvYWRfanNvbhgEIAEoCSK4AQoNTWlzc2lvblN0YXR1cxIOCgZydW5faWQYASABKAkSEgoKbWlzc2lvbl9pZBgCIAEoCRINCgVzdGF0ZRgDIAEoCRIUCgxwcm9ncmVzc19wY3QYBCABKAISEgoKc3RlcF9pbmRleBgFIAEoBRIcChRyZW1haW5pbmdfZGlzdGFuY2VfbRgGIAEoARINCgVldGFfcxgHIAEoARIOCgZkZXRhaWwYCCABKAkSDQoFdHNfbXMYCSABKAMiQwoQT2JqZWN0RGV0ZWN0aW9ucxIvCgpkZXRlY3Rpb25zGAEgAygLMhsuZmxlZXRndy52MS5PYmplY3REZXRlY3Rpb24izgEKD09iamVjdERldGVjdGlvbhIQCgh0cmFja19pZBgBIAEoCRIUCgxvYmplY3RfY2xhc3MYAiABKAkSEAoIbGF0aXR1ZGUYAyABKAESEQoJbG9uZ2l0dWRlGAQgASgBEhMKC2VsZXZhdGlvbl9tGAUgASgBEhIKCmNvbmZpZGVuY2UYBiABKAISEAoIbGVuZ3RoX20YByABKAISDwoHd2lkdGhfbRgIIAEoAhITCgtoZWFkaW5nX2RlZxgJIAEoAhINCgV0c19tcxgKIAEoAyKrAQoKQ29tbWFuZEFjaxISCgpjb21tYW5kX2lkGAEgASgJEi0KBnN0YXR1cxgCIAEoDjIdLmZsZWV0Z3cudjEuQ29tbWFuZEFjay5TdGF0dXMSDgoGcmVhc29uGAMgASgJIkoKBlN0YXR1cxIWChJTVEFUVVNfVU5TUEVDSUZJRUQQABITCg9TVEFUVVNfUkVDRUlWRUQQARITCg9TVEFUVVNfUkVKRUNURUQQAiKZAQoOR2F0ZXdheU1lc3NhZ2USJgoHY29tbWFuZBgBIAEoCzITLmZsZWV0Z3cudjEuQ29tbWFuZEgAEiYKB3dlbGNvbWUYAiABKAsyEy5mbGVldGd3LnYxLldlbGNvbWVIABIvCgtmaWVsZF9ydWxlcxgDIAEoCzIYLmZsZWV0Z3cudjEuRmllbGRSdWxlU2V0SABCBgoEYm9keSJFCgxGaWVsZFJ1bGVTZXQSDwoHdmVyc2lvbhgBIAEoBBIkCgVydWxlcxgCIAMoCzIVLmZsZWV0Z3cudjEuRmllbGRSdWxlIq8BCglGaWVsZFJ1bGUSFAoMZGlyZWN0aXZlX2lkGAEgASgJEicKBHR5cGUYAiABKA4yGS5mbGVldGd3LnYxLkZpZWxkUnVsZVR5cGUSDAoEbmFtZRgDIAEoCRIuCghwb2x5Z29ucxgEIAMoCzIcLmZsZWV0Z3cudjEuRmllbGRSdWxlUG9seWdvbhIVCg1tYXhfc3BlZWRfbXBzGAUgASgBEg4KBndhaXRfcxgGIAEoDSI5ChBGaWVsZFJ1bGVQb2x5Z29uEiUKBXJpbmdzGAEgAygLMhYuZmxlZXRndy52MS5HZW9Qb2x5Z29uIkIKD0ZpZWxkUnVsZVNldEFjaxIPCgd2ZXJzaW9uGAEgASgEEg8KB2FwcGxpZWQYAiABKAgSDQoFZXJyb3IYAyABKAkiRQoHV2VsY29tZRIQCghyb2JvdF9pZBgBIAEoCRIQCghmbGVldF9pZBgCIAEoCRIWCg5zZXJ2ZXJfdGltZV9tcxgDIAEoAyL0BAoHQ29tbWFuZBISCgpjb21tYW5kX2lkGAEgASgJEhQKDGlzc3VlZF9hdF9tcxgCIAEoAxILCgNzZXEYAyABKAQSIAoEc3RvcBgKIAEoCzIQLmZsZWV0Z3cudjEuU3RvcEgAEiIKBXN0YXJ0GAsgASgLMhEuZmxlZXRndy52MS5TdGFydEgAEiYKB3JlbGVhc2UYDCABKAsyEy5mbGVldGd3LnYxLlJlbGVhc2VIABItCgtmb3JjZV9yZXNldBgNIAEoCzIWLmZsZWV0Z3cudjEuRm9yY2VSZXNldEgAEicKCHNldF9tb2RlGA4gASgLMhMuZmxlZXRndy52MS5TZXRNb2RlSAASMQoNaW52b2tlX2FjdGlvbhgPIAEoCzIYLmZsZWV0Z3cudjEuSW52b2tlQWN0aW9uSAASNQoPdXBkYXRlX3NldHRpbmdzGBAgASgLMhouZmxlZXRndy52MS5VcGRhdGVTZXR0aW5nc0gAEiEKBWdvX3RvGBEgASgLMhAuZmxlZXRndy52MS5Hb1RvSAASKwoGY29uZmlnGBIgASgLMhkuZmxlZXRndy52MS5Db25maWdSZXF1ZXN0SAASPgoQb25ib2FyZF9zZXR0aW5ncxgTIAEoCzIiLmZsZWV0Z3cudjEuT25ib2FyZFNldHRpbmdzUmVxdWVzdEgAEjEKDW1pc3Npb25fc3RhcnQYFCABKAsyGC5mbGVldGd3LnYxLk1pc3Npb25TdGFydEgAEjUKD21pc3Npb25fY29udHJvbBgVIAEoCzIaLmZsZWV0Z3cudjEuTWlzc2lvbkNvbnRyb2xIAEIICgZhY3Rpb24iFgoEU3RvcBIOCgZyZWFzb24YASABKAkiBwoFU3RhcnQiCQoHUmVsZWFzZSIMCgpGb3JjZVJlc2V0IhcKB1NldE1vZGUSDAoEbW9kZRgBIAEoCSI0CgxJbnZva2VBY3Rpb24SDAoEbmFtZRgBIAEoCRIWCg5hcmd1bWVudHNfanNvbhgCIAEoCSIlCg5VcGRhdGVTZXR0aW5ncxITCgt2YWx1ZXNfanNvbhgBIAEoCSJsCgRHb1RvEhAKCGxhdGl0dWRlGAEgASgBEhEKCWxvbmdpdHVkZRgCIAEoARITCgtoYXNfaGVhZGluZxgDIAEoCBITCgtoZWFkaW5nX2RlZxgEIAEoARIVCg1tYXhfc3BlZWRfbXBzGAUgASgBIjMKDUNvbmZpZ1JlcXVlc3QSDQoFd3JpdGUYASABKAgSEwoLdmFsdWVzX2pzb24YAiABKAkiPAoWT25ib2FyZFNldHRpbmdzUmVxdWVzdBINCgV3cml0ZRgBIAEoCBITCgt2YWx1ZXNfanNvbhgCIAEoCSIwCgtNaXNzaW9uU3RlcBIMCgRraW5kGAEgASgJEhMKC2NvbmZpZ19qc29uGAIgASgJIpUBCgxNaXNzaW9uU3RhcnQSDgoGcnVuX2lkGAEgASgJEhIKCm1pc3Npb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRImCgVzdGVwcxgEIAMoCzIXLmZsZWV0Z3cudjEuTWlzc2lvblN0ZXASFwoPcGFyYW1ldGVyc19qc29uGAUgASgJEhIKCmZlYXR1cmVfaWQYBiABKAkivwEKDk1pc3Npb25Db250cm9sEg4KBnJ1bl9pZBgBIAEoCRIxCgZhY3Rpb24YAiABKA4yIS5mbGVldGd3LnYxLk1pc3Npb25Db250cm9sLkFjdGlvbiJqCgZBY3Rpb24SFgoSQUNUSU9OX1VOU1BFQ0lGSUVEEAASEAoMQUNUSU9OX1BBVVNFEAESEQoNQUNUSU9OX1JFU1VNRRACEhEKDUFDVElPTl9DQU5DRUwQAxIQCgxBQ1RJT05fQUJPUlQQBCJxCgxIZWFsdGhSZXBvcnQSDQoFdHNfbXMYASABKAMSJwoGZmF1bHRzGAIgAygLMhcuZmxlZXRndy52MS5IZWFsdGhGYXVsdBIpCgdkZXZpY2VzGAMgAygLMhguZmxlZXRndy52MS5EZXZpY2VIZWFsdGgigwEKC0hlYWx0aEZhdWx0EgwKBGNvZGUYASABKAkSLAoIc2V2ZXJpdHkYAiABKA4yGi5mbGVldGd3LnYxLkhlYWx0aFNldmVyaXR5EhEKCWNvbXBvbmVudBgDIAEoCRIPCgdtZXNzYWdlGAQgASgJEhQKDHJhaXNlZF9hdF9tcxgFIAEoAyLnAQoMRGV2aWNlSGVhbHRoEhEKCWRldmljZV9pZBgBIAEoCRIkCgRraW5kGAIgASgOMhYuZmxlZXRndy52MS5EZXZpY2VLaW5kEiYKBWxldmVsGAMgASgOMhcuZmxlZXRndy52MS5IZWFsdGhMZXZlbBIOCgZzdGF0dXMYBCABKAkSNgoHbWV0cmljcxgFIAMoCzIlLmZsZWV0Z3cudjEuRGV2aWNlSGVhbHRoLk1ldHJpY3NFbnRyeRouCgxNZXRyaWNzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASqSAQoNRmllbGRSdWxlVHlwZRIfChtGSUVMRF9SVUxFX1RZUEVfVU5TUEVDSUZJRUQQABIfChtGSUVMRF9SVUxFX1RZUEVfU1BFRURfTElNSVQQARIcChhGSUVMRF9SVUxFX1RZUEVfS0VFUF9PVVQQAhIhCh1GSUVMRF9SVUxFX1RZUEVfU1RPUF9BTkRfV0FJVBADKqEBCg5IZWFsdGhTZXZlcml0eRIfChtIRUFMVEhfU0VWRVJJVFlfVU5TUEVDSUZJRUQQABIYChRIRUFMVEhfU0VWRVJJVFlfSU5GTxABEhsKF0hFQUxUSF9TRVZFUklUWV9XQVJOSU5HEAISGQoVSEVBTFRIX1NFVkVSSVRZX0VSUk9SEAMSHAoYSEVBTFRIX1NFVkVSSVRZX0NSSVRJQ0FMEAQqogEKCkRldmljZUtpbmQSGwoXREVWSUNFX0tJTkRfVU5TUEVDSUZJRUQQABIXChNERVZJQ0VfS0lORF9CQVRURVJZEAESFQoRREVWSUNFX0tJTkRfRFJJVkUQAhIWChJERVZJQ0VfS0lORF9TRU5TT1IQAxIYChRERVZJQ0VfS0lORF9DT01QVVRFUhAEEhUKEURFVklDRV9LSU5EX09USEVSEAUyogEKCVJvYm90TGluaxJDCgdDb25uZWN0EhguZmxlZXRndy52MS5Sb2JvdE1lc3NhZ2UaGi5mbGVldGd3LnYxLkdhdGV3YXlNZXNzYWdlKAEwARJQChBQdWJsaXNoVGVsZW1ldHJ5EhouZmxlZXRndy52MS5UZWxlbWV0cnlCYXRjaBocLmZsZWV0Z3cudjEuVGVsZW1ldHJ5UmVjZWlwdCgBMAFiBnByb3RvMw", [file_fleetgw_v1_telemetry]);
+  fileDesc("ChtmbGVldGd3L3YxL3JvYm90X2xpbmsucHJvdG8SCmZsZWV0Z3cudjEiRwoQVGVsZW1ldHJ5UmVjZWlwdBIPCgdiYXRjaGVzGAEgASgEEhMKC2R1cmFibGVfc2VxGAIgASgEEg0KBWVwb2NoGAMgASgEIqUDCgxSb2JvdE1lc3NhZ2USIgoFaGVsbG8YASABKAsyES5mbGVldGd3LnYxLkhlbGxvSAASMwoJdGVsZW1ldHJ5GAIgASgLMhouZmxlZXRndy52MS5UZWxlbWV0cnlCYXRjaEICGAFIABIlCgNhY2sYAyABKAsyFi5mbGVldGd3LnYxLkNvbW1hbmRBY2tIABIzCg5jb21tYW5kX3Jlc3VsdBgEIAEoCzIZLmZsZWV0Z3cudjEuQ29tbWFuZFJlc3VsdEgAEjMKDm1pc3Npb25fc3RhdHVzGAUgASgLMhkuZmxlZXRndy52MS5NaXNzaW9uU3RhdHVzSAASMQoNaGVhbHRoX3JlcG9ydBgGIAEoCzIYLmZsZWV0Z3cudjEuSGVhbHRoUmVwb3J0SAASOQoRb2JqZWN0X2RldGVjdGlvbnMYByABKAsyHC5mbGVldGd3LnYxLk9iamVjdERldGVjdGlvbnNIABI1Cg5maWVsZF9ydWxlX2FjaxgIIAEoCzIbLmZsZWV0Z3cudjEuRmllbGRSdWxlU2V0QWNrSABCBgoEYm9keSLCAQoFSGVsbG8SFQoNYWdlbnRfdmVyc2lvbhgBIAEoCRIUCgxjYXBhYmlsaXRpZXMYAiADKAkSGAoQbGFzdF9hcHBsaWVkX3NlcRgDIAEoBBIpCgZwb2xpY3kYBCABKAsyGS5mbGVldGd3LnYxLkNvbW1hbmRQb2xpY3kSMgoPYWN0aXZlX21pc3Npb25zGAUgAygLMhkuZmxlZXRndy52MS5NaXNzaW9uU3RhdHVzEhMKC2luc3RhbmNlX2lkGAYgASgJItcBCg1Db21tYW5kUG9saWN5EhUKDWFsbG93ZWRfbW9kZXMYASADKAkSJwoHYWN0aW9ucxgCIAMoCzIWLmZsZWV0Z3cudjEuQWN0aW9uU3BlYxIpCghzZXR0aW5ncxgDIAMoCzIXLmZsZWV0Z3cudjEuU2V0dGluZ1NwZWMSKgoKZ29fdG9fYXJlYRgEIAEoCzIWLmZsZWV0Z3cudjEuR2VvUG9seWdvbhIVCg1yZW1vdGVfY29uZmlnGAUgASgIEhgKEG9uYm9hcmRfc2V0dGluZ3MYBiABKAgiOQoKQWN0aW9uU3BlYxIMCgRuYW1lGAEgASgJEh0KFWFyZ3VtZW50c19zY2hlbWFfanNvbhgCIAEoCSLdAQoLU2V0dGluZ1NwZWMSCwoDa2V5GAEgASgJEioKBGtpbmQYAiABKA4yHC5mbGVldGd3LnYxLlNldHRpbmdTcGVjLktpbmQSEQoJaGFzX3JhbmdlGAMgASgIEgsKA21pbhgEIAEoARILCgNtYXgYBSABKAESFgoOYWxsb3dlZF92YWx1ZXMYBiADKAkiUAoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASDwoLS0lORF9OVU1CRVIQARIQCgxLSU5EX0JPT0xFQU4QAhIPCgtLSU5EX1NUUklORxADIi8KCEdlb1BvaW50EhAKCGxhdGl0dWRlGAEgASgBEhEKCWxvbmdpdHVkZRgCIAEoASIwCgpHZW9Qb2x5Z29uEiIKBHJpbmcYASADKAsyFC5mbGVldGd3LnYxLkdlb1BvaW50IlkKDUNvbW1hbmRSZXN1bHQSEgoKY29tbWFuZF9pZBgBIAEoCRIPCgdzdWNjZXNzGAIgASgIEg0KBWVycm9yGAMgASgJEhQKDHBheWxvYWRfanNvbhgEIAEoCSK4AQoNTWlzc2lvblN0YXR1cxIOCgZydW5faWQYASABKAkSEgoKbWlzc2lvbl9pZBgCIAEoCRINCgVzdGF0ZRgDIAEoCRIUCgxwcm9ncmVzc19wY3QYBCABKAISEgoKc3RlcF9pbmRleBgFIAEoBRIcChRyZW1haW5pbmdfZGlzdGFuY2VfbRgGIAEoARINCgVldGFfcxgHIAEoARIOCgZkZXRhaWwYCCABKAkSDQoFdHNfbXMYCSABKAMiQwoQT2JqZWN0RGV0ZWN0aW9ucxIvCgpkZXRlY3Rpb25zGAEgAygLMhsuZmxlZXRndy52MS5PYmplY3REZXRlY3Rpb24izgEKD09iamVjdERldGVjdGlvbhIQCgh0cmFja19pZBgBIAEoCRIUCgxvYmplY3RfY2xhc3MYAiABKAkSEAoIbGF0aXR1ZGUYAyABKAESEQoJbG9uZ2l0dWRlGAQgASgBEhMKC2VsZXZhdGlvbl9tGAUgASgBEhIKCmNvbmZpZGVuY2UYBiABKAISEAoIbGVuZ3RoX20YByABKAISDwoHd2lkdGhfbRgIIAEoAhITCgtoZWFkaW5nX2RlZxgJIAEoAhINCgV0c19tcxgKIAEoAyKrAQoKQ29tbWFuZEFjaxISCgpjb21tYW5kX2lkGAEgASgJEi0KBnN0YXR1cxgCIAEoDjIdLmZsZWV0Z3cudjEuQ29tbWFuZEFjay5TdGF0dXMSDgoGcmVhc29uGAMgASgJIkoKBlN0YXR1cxIWChJTVEFUVVNfVU5TUEVDSUZJRUQQABITCg9TVEFUVVNfUkVDRUlWRUQQARITCg9TVEFUVVNfUkVKRUNURUQQAiLOAQoOR2F0ZXdheU1lc3NhZ2USJgoHY29tbWFuZBgBIAEoCzITLmZsZWV0Z3cudjEuQ29tbWFuZEgAEiYKB3dlbGNvbWUYAiABKAsyEy5mbGVldGd3LnYxLldlbGNvbWVIABIvCgtmaWVsZF9ydWxlcxgDIAEoCzIYLmZsZWV0Z3cudjEuRmllbGRSdWxlU2V0SAASMwoKcmVzdGFydGluZxgEIAEoCzIdLmZsZWV0Z3cudjEuR2F0ZXdheVJlc3RhcnRpbmdIAEIGCgRib2R5IiQKEUdhdGV3YXlSZXN0YXJ0aW5nEg8KB2hvbGRfbXMYASABKA0iRQoMRmllbGRSdWxlU2V0Eg8KB3ZlcnNpb24YASABKAQSJAoFcnVsZXMYAiADKAsyFS5mbGVldGd3LnYxLkZpZWxkUnVsZSKvAQoJRmllbGRSdWxlEhQKDGRpcmVjdGl2ZV9pZBgBIAEoCRInCgR0eXBlGAIgASgOMhkuZmxlZXRndy52MS5GaWVsZFJ1bGVUeXBlEgwKBG5hbWUYAyABKAkSLgoIcG9seWdvbnMYBCADKAsyHC5mbGVldGd3LnYxLkZpZWxkUnVsZVBvbHlnb24SFQoNbWF4X3NwZWVkX21wcxgFIAEoARIOCgZ3YWl0X3MYBiABKA0iOQoQRmllbGRSdWxlUG9seWdvbhIlCgVyaW5ncxgBIAMoCzIWLmZsZWV0Z3cudjEuR2VvUG9seWdvbiJCCg9GaWVsZFJ1bGVTZXRBY2sSDwoHdmVyc2lvbhgBIAEoBBIPCgdhcHBsaWVkGAIgASgIEg0KBWVycm9yGAMgASgJIkUKB1dlbGNvbWUSEAoIcm9ib3RfaWQYASABKAkSEAoIZmxlZXRfaWQYAiABKAkSFgoOc2VydmVyX3RpbWVfbXMYAyABKAMi9AQKB0NvbW1hbmQSEgoKY29tbWFuZF9pZBgBIAEoCRIUCgxpc3N1ZWRfYXRfbXMYAiABKAMSCwoDc2VxGAMgASgEEiAKBHN0b3AYCiABKAsyEC5mbGVldGd3LnYxLlN0b3BIABIiCgVzdGFydBgLIAEoCzIRLmZsZWV0Z3cudjEuU3RhcnRIABImCgdyZWxlYXNlGAwgASgLMhMuZmxlZXRndy52MS5SZWxlYXNlSAASLQoLZm9yY2VfcmVzZXQYDSABKAsyFi5mbGVldGd3LnYxLkZvcmNlUmVzZXRIABInCghzZXRfbW9kZRgOIAEoCzITLmZsZWV0Z3cudjEuU2V0TW9kZUgAEjEKDWludm9rZV9hY3Rpb24YDyABKAsyGC5mbGVldGd3LnYxLkludm9rZUFjdGlvbkgAEjUKD3VwZGF0ZV9zZXR0aW5ncxgQIAEoCzIaLmZsZWV0Z3cudjEuVXBkYXRlU2V0dGluZ3NIABIhCgVnb190bxgRIAEoCzIQLmZsZWV0Z3cudjEuR29Ub0gAEisKBmNvbmZpZxgSIAEoCzIZLmZsZWV0Z3cudjEuQ29uZmlnUmVxdWVzdEgAEj4KEG9uYm9hcmRfc2V0dGluZ3MYEyABKAsyIi5mbGVldGd3LnYxLk9uYm9hcmRTZXR0aW5nc1JlcXVlc3RIABIxCg1taXNzaW9uX3N0YXJ0GBQgASgLMhguZmxlZXRndy52MS5NaXNzaW9uU3RhcnRIABI1Cg9taXNzaW9uX2NvbnRyb2wYFSABKAsyGi5mbGVldGd3LnYxLk1pc3Npb25Db250cm9sSABCCAoGYWN0aW9uIhYKBFN0b3ASDgoGcmVhc29uGAEgASgJIgcKBVN0YXJ0IgkKB1JlbGVhc2UiDAoKRm9yY2VSZXNldCIXCgdTZXRNb2RlEgwKBG1vZGUYASABKAkiNAoMSW52b2tlQWN0aW9uEgwKBG5hbWUYASABKAkSFgoOYXJndW1lbnRzX2pzb24YAiABKAkiJQoOVXBkYXRlU2V0dGluZ3MSEwoLdmFsdWVzX2pzb24YASABKAkibAoER29UbxIQCghsYXRpdHVkZRgBIAEoARIRCglsb25naXR1ZGUYAiABKAESEwoLaGFzX2hlYWRpbmcYAyABKAgSEwoLaGVhZGluZ19kZWcYBCABKAESFQoNbWF4X3NwZWVkX21wcxgFIAEoASIzCg1Db25maWdSZXF1ZXN0Eg0KBXdyaXRlGAEgASgIEhMKC3ZhbHVlc19qc29uGAIgASgJIjwKFk9uYm9hcmRTZXR0aW5nc1JlcXVlc3QSDQoFd3JpdGUYASABKAgSEwoLdmFsdWVzX2pzb24YAiABKAkiMAoLTWlzc2lvblN0ZXASDAoEa2luZBgBIAEoCRITCgtjb25maWdfanNvbhgCIAEoCSKVAQoMTWlzc2lvblN0YXJ0Eg4KBnJ1bl9pZBgBIAEoCRISCgptaXNzaW9uX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSJgoFc3RlcHMYBCADKAsyFy5mbGVldGd3LnYxLk1pc3Npb25TdGVwEhcKD3BhcmFtZXRlcnNfanNvbhgFIAEoCRISCgpmZWF0dXJlX2lkGAYgASgJIr8BCg5NaXNzaW9uQ29udHJvbBIOCgZydW5faWQYASABKAkSMQoGYWN0aW9uGAIgASgOMiEuZmxlZXRndy52MS5NaXNzaW9uQ29udHJvbC5BY3Rpb24iagoGQWN0aW9uEhYKEkFDVElPTl9VTlNQRUNJRklFRBAAEhAKDEFDVElPTl9QQVVTRRABEhEKDUFDVElPTl9SRVNVTUUQAhIRCg1BQ1RJT05fQ0FOQ0VMEAMSEAoMQUNUSU9OX0FCT1JUEAQicQoMSGVhbHRoUmVwb3J0Eg0KBXRzX21zGAEgASgDEicKBmZhdWx0cxgCIAMoCzIXLmZsZWV0Z3cudjEuSGVhbHRoRmF1bHQSKQoHZGV2aWNlcxgDIAMoCzIYLmZsZWV0Z3cudjEuRGV2aWNlSGVhbHRoIoMBCgtIZWFsdGhGYXVsdBIMCgRjb2RlGAEgASgJEiwKCHNldmVyaXR5GAIgASgOMhouZmxlZXRndy52MS5IZWFsdGhTZXZlcml0eRIRCgljb21wb25lbnQYAyABKAkSDwoHbWVzc2FnZRgEIAEoCRIUCgxyYWlzZWRfYXRfbXMYBSABKAMi5wEKDERldmljZUhlYWx0aBIRCglkZXZpY2VfaWQYASABKAkSJAoEa2luZBgCIAEoDjIWLmZsZWV0Z3cudjEuRGV2aWNlS2luZBImCgVsZXZlbBgDIAEoDjIXLmZsZWV0Z3cudjEuSGVhbHRoTGV2ZWwSDgoGc3RhdHVzGAQgASgJEjYKB21ldHJpY3MYBSADKAsyJS5mbGVldGd3LnYxLkRldmljZUhlYWx0aC5NZXRyaWNzRW50cnkaLgoMTWV0cmljc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAToCOAEqkgEKDUZpZWxkUnVsZVR5cGUSHwobRklFTERfUlVMRV9UWVBFX1VOU1BFQ0lGSUVEEAASHwobRklFTERfUlVMRV9UWVBFX1NQRUVEX0xJTUlUEAESHAoYRklFTERfUlVMRV9UWVBFX0tFRVBfT1VUEAISIQodRklFTERfUlVMRV9UWVBFX1NUT1BfQU5EX1dBSVQQAyqhAQoOSGVhbHRoU2V2ZXJpdHkSHwobSEVBTFRIX1NFVkVSSVRZX1VOU1BFQ0lGSUVEEAASGAoUSEVBTFRIX1NFVkVSSVRZX0lORk8QARIbChdIRUFMVEhfU0VWRVJJVFlfV0FSTklORxACEhkKFUhFQUxUSF9TRVZFUklUWV9FUlJPUhADEhwKGEhFQUxUSF9TRVZFUklUWV9DUklUSUNBTBAEKqIBCgpEZXZpY2VLaW5kEhsKF0RFVklDRV9LSU5EX1VOU1BFQ0lGSUVEEAASFwoTREVWSUNFX0tJTkRfQkFUVEVSWRABEhUKEURFVklDRV9LSU5EX0RSSVZFEAISFgoSREVWSUNFX0tJTkRfU0VOU09SEAMSGAoUREVWSUNFX0tJTkRfQ09NUFVURVIQBBIVChFERVZJQ0VfS0lORF9PVEhFUhAFMqIBCglSb2JvdExpbmsSQwoHQ29ubmVjdBIYLmZsZWV0Z3cudjEuUm9ib3RNZXNzYWdlGhouZmxlZXRndy52MS5HYXRld2F5TWVzc2FnZSgBMAESUAoQUHVibGlzaFRlbGVtZXRyeRIaLmZsZWV0Z3cudjEuVGVsZW1ldHJ5QmF0Y2gaHC5mbGVldGd3LnYxLlRlbGVtZXRyeVJlY2VpcHQoATABYgZwcm90bzM", [file_fleetgw_v1_telemetry]);
 
 /**
  * PublishTelemetry's answers: the final one when the robot half-closes the stream, and, for batches
@@ -675,6 +675,17 @@ export type GatewayMessage = Message<"fleetgw.v1.GatewayMessage"> & {
      */
     value: FieldRuleSet;
     case: "fieldRules";
+  } | {
+    /**
+     * The gateway is stopping for a planned restart and will be back within `hold_ms`: sent to every
+     * connected robot just before its stream ends with status OK. An agent that knows this message
+     * holds its link-loss reaction for that long (capped by its own maximum) while it reconnects; an
+     * agent that does not ignores it and treats the stop as any link loss (docs/robot-link.md).
+     *
+     * @generated from field: fleetgw.v1.GatewayRestarting restarting = 4;
+     */
+    value: GatewayRestarting;
+    case: "restarting";
   } | { case: undefined; value?: undefined };
 };
 
@@ -684,6 +695,28 @@ export type GatewayMessage = Message<"fleetgw.v1.GatewayMessage"> & {
  */
 export const GatewayMessageSchema: GenMessage<GatewayMessage> = /*@__PURE__*/
   messageDesc(file_fleetgw_v1_robot_link, 13);
+
+/**
+ * A planned gateway stop (docs/robot-link.md, "Planned gateway restarts").
+ *
+ * @generated from message fleetgw.v1.GatewayRestarting
+ */
+export type GatewayRestarting = Message<"fleetgw.v1.GatewayRestarting"> & {
+  /**
+   * How long the robot may keep working without a link before treating it as lost, counted from
+   * when it receives this message. The agent caps it by its own maximum (5 min by default).
+   *
+   * @generated from field: uint32 hold_ms = 1;
+   */
+  holdMs: number;
+};
+
+/**
+ * Describes the message fleetgw.v1.GatewayRestarting.
+ * Use `create(GatewayRestartingSchema)` to create a new message.
+ */
+export const GatewayRestartingSchema: GenMessage<GatewayRestarting> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_robot_link, 14);
 
 /**
  * The complete set of a fleet's enabled field rules. The robot replaces whatever set it holds with
@@ -713,7 +746,7 @@ export type FieldRuleSet = Message<"fleetgw.v1.FieldRuleSet"> & {
  * Use `create(FieldRuleSetSchema)` to create a new message.
  */
 export const FieldRuleSetSchema: GenMessage<FieldRuleSet> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 14);
+  messageDesc(file_fleetgw_v1_robot_link, 15);
 
 /**
  * @generated from message fleetgw.v1.FieldRule
@@ -763,7 +796,7 @@ export type FieldRule = Message<"fleetgw.v1.FieldRule"> & {
  * Use `create(FieldRuleSchema)` to create a new message.
  */
 export const FieldRuleSchema: GenMessage<FieldRule> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 15);
+  messageDesc(file_fleetgw_v1_robot_link, 16);
 
 /**
  * A polygon with holes: the first ring is the outer boundary, the others are holes. Rings are not
@@ -783,7 +816,7 @@ export type FieldRulePolygon = Message<"fleetgw.v1.FieldRulePolygon"> & {
  * Use `create(FieldRulePolygonSchema)` to create a new message.
  */
 export const FieldRulePolygonSchema: GenMessage<FieldRulePolygon> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 16);
+  messageDesc(file_fleetgw_v1_robot_link, 17);
 
 /**
  * The robot's answer to a FieldRuleSet.
@@ -817,7 +850,7 @@ export type FieldRuleSetAck = Message<"fleetgw.v1.FieldRuleSetAck"> & {
  * Use `create(FieldRuleSetAckSchema)` to create a new message.
  */
 export const FieldRuleSetAckSchema: GenMessage<FieldRuleSetAck> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 17);
+  messageDesc(file_fleetgw_v1_robot_link, 18);
 
 /**
  * Sent once after a valid Hello.
@@ -846,7 +879,7 @@ export type Welcome = Message<"fleetgw.v1.Welcome"> & {
  * Use `create(WelcomeSchema)` to create a new message.
  */
 export const WelcomeSchema: GenMessage<Welcome> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 18);
+  messageDesc(file_fleetgw_v1_robot_link, 19);
 
 /**
  * @generated from message fleetgw.v1.Command
@@ -954,7 +987,7 @@ export type Command = Message<"fleetgw.v1.Command"> & {
  * Use `create(CommandSchema)` to create a new message.
  */
 export const CommandSchema: GenMessage<Command> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 19);
+  messageDesc(file_fleetgw_v1_robot_link, 20);
 
 /**
  * Pause the robot: bring it to a controlled halt and hold.
@@ -973,7 +1006,7 @@ export type Stop = Message<"fleetgw.v1.Stop"> & {
  * Use `create(StopSchema)` to create a new message.
  */
 export const StopSchema: GenMessage<Stop> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 20);
+  messageDesc(file_fleetgw_v1_robot_link, 21);
 
 /**
  * Resume autonomous operation after a stop.
@@ -988,7 +1021,7 @@ export type Start = Message<"fleetgw.v1.Start"> & {
  * Use `create(StartSchema)` to create a new message.
  */
 export const StartSchema: GenMessage<Start> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 21);
+  messageDesc(file_fleetgw_v1_robot_link, 22);
 
 /**
  * Release the robot from its current assignment (it finishes no further work of it).
@@ -1003,7 +1036,7 @@ export type Release = Message<"fleetgw.v1.Release"> & {
  * Use `create(ReleaseSchema)` to create a new message.
  */
 export const ReleaseSchema: GenMessage<Release> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 22);
+  messageDesc(file_fleetgw_v1_robot_link, 23);
 
 /**
  * Clear faults and reinitialize the robot's autonomy stack.
@@ -1018,7 +1051,7 @@ export type ForceReset = Message<"fleetgw.v1.ForceReset"> & {
  * Use `create(ForceResetSchema)` to create a new message.
  */
 export const ForceResetSchema: GenMessage<ForceReset> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 23);
+  messageDesc(file_fleetgw_v1_robot_link, 24);
 
 /**
  * @generated from message fleetgw.v1.SetMode
@@ -1035,7 +1068,7 @@ export type SetMode = Message<"fleetgw.v1.SetMode"> & {
  * Use `create(SetModeSchema)` to create a new message.
  */
 export const SetModeSchema: GenMessage<SetMode> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 24);
+  messageDesc(file_fleetgw_v1_robot_link, 25);
 
 /**
  * @generated from message fleetgw.v1.InvokeAction
@@ -1059,7 +1092,7 @@ export type InvokeAction = Message<"fleetgw.v1.InvokeAction"> & {
  * Use `create(InvokeActionSchema)` to create a new message.
  */
 export const InvokeActionSchema: GenMessage<InvokeAction> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 25);
+  messageDesc(file_fleetgw_v1_robot_link, 26);
 
 /**
  * @generated from message fleetgw.v1.UpdateSettings
@@ -1078,7 +1111,7 @@ export type UpdateSettings = Message<"fleetgw.v1.UpdateSettings"> & {
  * Use `create(UpdateSettingsSchema)` to create a new message.
  */
 export const UpdateSettingsSchema: GenMessage<UpdateSettings> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 26);
+  messageDesc(file_fleetgw_v1_robot_link, 27);
 
 /**
  * A one-shot geographic destination.
@@ -1121,7 +1154,7 @@ export type GoTo = Message<"fleetgw.v1.GoTo"> & {
  * Use `create(GoToSchema)` to create a new message.
  */
 export const GoToSchema: GenMessage<GoTo> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 27);
+  messageDesc(file_fleetgw_v1_robot_link, 28);
 
 /**
  * Read (empty values_json) or write remote configuration; the result comes as CommandResult.
@@ -1145,7 +1178,7 @@ export type ConfigRequest = Message<"fleetgw.v1.ConfigRequest"> & {
  * Use `create(ConfigRequestSchema)` to create a new message.
  */
 export const ConfigRequestSchema: GenMessage<ConfigRequest> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 28);
+  messageDesc(file_fleetgw_v1_robot_link, 29);
 
 /**
  * Read (empty values_json) or write robot-local settings; the result comes as CommandResult.
@@ -1169,7 +1202,7 @@ export type OnboardSettingsRequest = Message<"fleetgw.v1.OnboardSettingsRequest"
  * Use `create(OnboardSettingsRequestSchema)` to create a new message.
  */
 export const OnboardSettingsRequestSchema: GenMessage<OnboardSettingsRequest> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 29);
+  messageDesc(file_fleetgw_v1_robot_link, 30);
 
 /**
  * @generated from message fleetgw.v1.MissionStep
@@ -1195,7 +1228,7 @@ export type MissionStep = Message<"fleetgw.v1.MissionStep"> & {
  * Use `create(MissionStepSchema)` to create a new message.
  */
 export const MissionStepSchema: GenMessage<MissionStep> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 30);
+  messageDesc(file_fleetgw_v1_robot_link, 31);
 
 /**
  * Start a mission run on the robot.
@@ -1243,7 +1276,7 @@ export type MissionStart = Message<"fleetgw.v1.MissionStart"> & {
  * Use `create(MissionStartSchema)` to create a new message.
  */
 export const MissionStartSchema: GenMessage<MissionStart> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 31);
+  messageDesc(file_fleetgw_v1_robot_link, 32);
 
 /**
  * Control a running mission.
@@ -1267,7 +1300,7 @@ export type MissionControl = Message<"fleetgw.v1.MissionControl"> & {
  * Use `create(MissionControlSchema)` to create a new message.
  */
 export const MissionControlSchema: GenMessage<MissionControl> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 32);
+  messageDesc(file_fleetgw_v1_robot_link, 33);
 
 /**
  * @generated from enum fleetgw.v1.MissionControl.Action
@@ -1303,7 +1336,7 @@ export enum MissionControl_Action {
  * Describes the enum fleetgw.v1.MissionControl.Action.
  */
 export const MissionControl_ActionSchema: GenEnum<MissionControl_Action> = /*@__PURE__*/
-  enumDesc(file_fleetgw_v1_robot_link, 32, 0);
+  enumDesc(file_fleetgw_v1_robot_link, 33, 0);
 
 /**
  * The robot's whole health state at ts_ms. Each report replaces the previous one: a fault code absent
@@ -1341,7 +1374,7 @@ export type HealthReport = Message<"fleetgw.v1.HealthReport"> & {
  * Use `create(HealthReportSchema)` to create a new message.
  */
 export const HealthReportSchema: GenMessage<HealthReport> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 33);
+  messageDesc(file_fleetgw_v1_robot_link, 34);
 
 /**
  * @generated from message fleetgw.v1.HealthFault
@@ -1386,7 +1419,7 @@ export type HealthFault = Message<"fleetgw.v1.HealthFault"> & {
  * Use `create(HealthFaultSchema)` to create a new message.
  */
 export const HealthFaultSchema: GenMessage<HealthFault> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 34);
+  messageDesc(file_fleetgw_v1_robot_link, 35);
 
 /**
  * One device's health: a level, a short status word and named readings.
@@ -1431,7 +1464,7 @@ export type DeviceHealth = Message<"fleetgw.v1.DeviceHealth"> & {
  * Use `create(DeviceHealthSchema)` to create a new message.
  */
 export const DeviceHealthSchema: GenMessage<DeviceHealth> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_robot_link, 35);
+  messageDesc(file_fleetgw_v1_robot_link, 36);
 
 /**
  * @generated from enum fleetgw.v1.FieldRuleType
