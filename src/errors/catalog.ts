@@ -130,6 +130,10 @@ export const ERROR_CATALOG = {
   role_lacks_permission: { code: 'forbidden', status: 403, template: 'Role {role} does not grant {permission}; a key cannot carry more than its creator\'s role.' },
   api_key_not_yours: { code: 'forbidden', status: 403, template: 'Only the creator of API key {apiKeyId} or an admin can revoke it.' },
   api_key_not_found: { code: 'not_found', status: 404, template: 'API key {apiKeyId} was not found.' },
+  admin_required: { code: 'forbidden', status: 403, template: 'Only a user with the admin role can {action}.' },
+  user_not_found: { code: 'not_found', status: 404, template: 'User {userId} was not found.' },
+  user_exists: { code: 'conflict', status: 409, template: 'A user with email {email} already exists.' },
+  user_not_self: { code: 'conflict', status: 409, template: 'An admin cannot disable their own account (another admin can).' },
   // Faults and utilization (issue 10 parts 3 and 5).
   fault_not_found: { code: 'not_found', status: 404, template: 'Fault {faultId} was not found.' },
   telemetry_reads_unavailable: { code: 'unavailable', status: 503, template: 'The telemetry store cannot answer reads right now; retry later.' },

@@ -31,6 +31,7 @@ import { meRoutes } from '../api/routes/me.js';
 import { mcpRoutes } from '../api/routes/mcp.js';
 import type { McpRouteDeps } from '../api/routes/mcp.js';
 import { apiKeyRoutes } from '../api/routes/api-keys.js';
+import { userRoutes } from '../api/routes/users.js';
 import { alertRoutes } from '../api/routes/alerts.js';
 import type { AlertService } from '../fleet/alerts/index.js';
 import { sessionRoutes } from '../api/routes/sessions.js';
@@ -157,6 +158,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...meRoutes(),
     ...sessionRoutes({ store: deps.store, events: deps.events, sessions: deps.sessions, secureCookies: deps.secureCookies, ...(deps.log ? { log: deps.log } : {}) }),
     ...apiKeyRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, ...(deps.log ? { log: deps.log } : {}) }),
+    ...userRoutes({ store: deps.store, events: deps.events, ...(deps.log ? { log: deps.log } : {}) }),
     ...fleetRoutes({ store: deps.store }),
     ...orgRoutes({ store: deps.store }),
     ...objectRoutes({ store: deps.store, objects: deps.objects, idempotency: deps.idempotency }),

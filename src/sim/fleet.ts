@@ -101,7 +101,16 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
       // A few seconds of samples per robot; older ones are dropped while the link is down.
       maxQueuedSamples: Math.max(256, Math.ceil(opts.hz * 5)),
       ...(opts.stopOnLinkLossMs !== undefined
-        ? { linkLoss: { afterMs: opts.stopOnLinkLossMs, onLinkLoss: () => model.stop('link lost') } }
+        ? {
+            linkLoss: {
+              afterMs: opts.stopOnLinkLossMs,
+              onLinkLoss: () => {
+                model.stop('link lost');
+                // An operator (or a test) sees why the robot holds still: it waits for a Start.
+                log(`robot ${cred.robotId}: link lost for ${String(opts.stopOnLinkLossMs)} ms, paused until started`);
+              },
+            },
+          }
         : {}),
       log,
     });

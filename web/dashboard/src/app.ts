@@ -2,14 +2,17 @@
  * The logged-in dashboard for one fleet: map, robot list, robot page, alerts, schedules and runs,
  * commands. Owns the live stream and every timer, and ends them all at logout.
  */
+import { AdminPanel } from './admin.js';
 import type { Api } from './api.js';
 import { AlertsPanel } from './alerts.js';
 import { CommandLog } from './commands.js';
 import { h, replace } from './dom.js';
+import { FleetBar } from './fleet-bar.js';
 import { MapView } from './map-view.js';
 import { MissionsPanel } from './missions.js';
 import { RobotList } from './robot-list.js';
 import { RobotPage } from './robot-page.js';
+import { robotState } from './robot-state.js';
 import { LiveStream } from './stream.js';
 import type { Fleet, LiveSample, MapContext, Page, RobotCommandOutcome, RobotView, SessionInfo } from './types.js';
 
@@ -29,6 +32,7 @@ export class FleetDashboard {
   private commands: CommandLog | null = null;
   private robotPage: RobotPage | null = null;
   private robotList: RobotList | null = null;
+  private fleetBar: FleetBar | null = null;
   /** Bumped by stop(): a fleet view still loading when it changes gives up instead of starting timers. */
   private generation = 0;
   private readonly streamState = h('span', { class: 'stream-state', 'data-state': 'connecting' }, 'connecting');
@@ -86,16 +90,33 @@ export class FleetDashboard {
     });
     page.el.hidden = true;
     this.robotPage = page;
-    const list = new RobotList(this.robots, (id) => page.show(id), (id) => void this.command(commands, ids, 'stop', id));
+    // The robot page opens at the top of the side column, scrolled into view wherever the page was.
+    const open = (id: string): void => {
+      page.show(id);
+      page.el.scrollIntoView({ block: 'start' });
+      page.focus();
+    };
+    const list = new RobotList(this.robots, open, (action, id) => void this.command(commands, ids, action, id));
     this.robotList = list;
+    const bar = new FleetBar(this.api, ids, this.robots, commands);
+    this.fleetBar = bar;
+    alerts.onCount = (n) => bar.setOpenAlerts(n);
     this.missions = new MissionsPanel(this.api, ids, this.name, commands);
-    const mapEl = h('div', { class: 'map', id: 'map' });
+    const admin = new AdminPanel(this.api, this.info, fleet.fleetId);
+    const mapEl = h('div', { class: 'map', id: 'map', role: 'region', 'aria-label': 'Fleet map' });
     replace(
       this.root,
-      this.header(fleets, fleet, () => this.stopAll(commands, base)),
-      h('main', { class: 'layout' }, h('div', { class: 'map-column' }, mapEl, commands.el), h('aside', { class: 'side' }, page.el, alerts.el, list.el, this.missions.el)),
+      this.header(fleets, fleet),
+      bar.el,
+      h(
+        'main',
+        { class: 'layout' },
+        h('div', { class: 'map-column' }, h('div', { class: 'map-wrap' }, mapEl), commands.el),
+        h('aside', { class: 'side', 'aria-label': 'Fleet details' }, page.el, alerts.el, list.el, this.missions.el, admin.el),
+      ),
     );
-    this.map = new MapView(mapEl, (id) => page.show(id));
+    this.map = new MapView(mapEl, open);
+    void admin.load();
 
     const generation = this.generation;
     await this.loadRobots();
@@ -123,6 +144,7 @@ export class FleetDashboard {
       setInterval(() => this.flushMap(), MAP_FLUSH_MS),
       setInterval(() => {
         list.flush();
+        bar.render();
         page.live();
       }, LIST_FLUSH_MS),
       setInterval(() => void this.loadRobots().then(() => list.changed()), ROBOTS_REFRESH_MS),
@@ -130,7 +152,7 @@ export class FleetDashboard {
     );
   }
 
-  private header(fleets: Fleet[], fleet: Fleet | null, stopAll?: () => void): HTMLElement {
+  private header(fleets: Fleet[], fleet: Fleet | null): HTMLElement {
     const select = h('select', { 'aria-label': 'Fleet' }, ...fleets.map((f) => h('option', { value: f.fleetId, selected: f.fleetId === fleet?.fleetId }, f.name)));
     select.addEventListener('change', () => {
       const next = fleets.find((f) => f.fleetId === select.value);
@@ -148,7 +170,6 @@ export class FleetDashboard {
       h('span', { class: 'muted' }, 'stream: '),
       this.streamState,
       h('span', { class: 'spacer' }),
-      stopAll ? h('button', { type: 'button', class: 'stop', 'data-action': 'stop-all', onclick: stopAll }, 'Stop all') : null,
       h('span', { class: 'user' }, `${this.info.session.user.email} (${this.info.session.user.role})`),
       logout,
     );
@@ -206,9 +227,12 @@ export class FleetDashboard {
     if (this.map === null) return;
     for (const id of this.moved) {
       const r = this.robots.get(id);
-      if (r !== undefined) this.map.setRobot(id, r.name, r.latitude, r.longitude, r.headingDeg, r.online, r.estop === true || r.mode === 'paused');
+      if (r !== undefined) this.map.setRobot(id, r.name, r.latitude, r.longitude, r.headingDeg, robotState(r));
     }
-    if (this.moved.size > 0) this.map.fitOnce();
+    if (this.moved.size > 0) {
+      this.map.fitOnce();
+      this.map.declutter();
+    }
     this.moved.clear();
   }
 
@@ -225,22 +249,5 @@ export class FleetDashboard {
     } catch (err) {
       log.failed(action, robotId, (err as Error).message);
     }
-  }
-
-  private stopAll(log: CommandLog, base: string): void {
-    const yes = h('button', { type: 'button', class: 'stop', value: 'stop', 'data-action': 'confirm-stop-all' }, 'Stop every robot');
-    const no = h('button', { type: 'button', value: 'cancel' }, 'Cancel');
-    const dialog = h('dialog', { class: 'confirm' }, h('p', {}, `Stop all ${this.robots.size} robots of this fleet? Each one decelerates and holds until started again.`), yes, no);
-    no.addEventListener('click', () => dialog.close());
-    yes.addEventListener('click', () => {
-      dialog.close();
-      this.api
-        .post<{ outcomes: RobotCommandOutcome[] }>(`${base}/stop-all`, { reason: 'stop all from the dashboard' })
-        .then((r) => log.track('stop all', r.outcomes))
-        .catch((err: unknown) => log.failed('stop all', '', (err as Error).message));
-    });
-    dialog.addEventListener('close', () => dialog.remove());
-    document.body.append(dialog);
-    dialog.showModal();
   }
 }

@@ -1,5 +1,6 @@
 /** The robot list with each robot's live state (from the stream), redrawn at most twice a second. */
 import { h, num, replace } from './dom.js';
+import { robotState, STATE_LABEL } from './robot-state.js';
 import type { RobotView } from './types.js';
 
 export class RobotList {
@@ -9,7 +10,7 @@ export class RobotList {
   constructor(
     private readonly robots: Map<string, RobotView>,
     private readonly onSelect: (robotId: string) => void,
-    private readonly onStop: (robotId: string) => void,
+    private readonly onCommand: (action: 'stop' | 'start', robotId: string) => void,
   ) {}
 
   /** Marks the list for the next redraw. */
@@ -28,22 +29,32 @@ export class RobotList {
       h(
         'table',
         {},
-        h('thead', {}, h('tr', {}, h('th', {}, 'name'), h('th', {}, 'mode'), h('th', {}, 'speed'), h('th', {}, 'battery'), h('th', {}, 'mission'), h('th', {}, ''))),
+        h(
+          'thead',
+          {},
+          h('tr', {}, h('th', {}, 'name'), h('th', {}, 'state'), h('th', { class: 'col-speed' }, 'speed'), h('th', {}, 'battery'), h('th', { class: 'col-mission' }, 'mission'), h('th', {}, h('span', { class: 'visually-hidden' }, 'commands'))),
+        ),
         h(
           'tbody',
           {},
-          ...rows.map((r) =>
-            h(
+          ...rows.map((r) => {
+            const state = robotState(r);
+            return h(
               'tr',
-              { class: `robot-row ${r.online ? 'online' : 'offline'}`, 'data-robot-id': r.id, 'data-mode': r.mode ?? '', 'data-speed': r.speedMps ?? '' },
-              h('td', { title: r.online ? 'online' : 'offline' }, h('button', { class: 'link', type: 'button', onclick: () => this.onSelect(r.id) }, r.name), r.online ? '' : ' (offline)'),
-              h('td', { class: r.estop ? 'bad' : '' }, r.estop ? 'E-STOP' : r.mode ?? '–'),
-              h('td', {}, num(r.speedMps, 2, ' m/s')),
-              h('td', {}, num(r.batteryPct, 0, ' %'), r.charging ? ' ⚡' : ''),
-              h('td', {}, r.missionState ?? '–', r.missionProgressPct !== null && r.missionState !== null ? ` ${num(r.missionProgressPct, 0, '%')}` : ''),
-              h('td', {}, h('button', { class: 'stop', type: 'button', 'data-action': 'stop', onclick: () => this.onStop(r.id) }, 'Stop')),
-            ),
-          ),
+              { class: `robot-row ${r.online ? 'online' : 'offline'}`, 'data-robot-id': r.id, 'data-mode': r.mode ?? '', 'data-speed': r.speedMps ?? '', 'data-state': state },
+              h('td', {}, h('button', { class: 'link', type: 'button', onclick: () => this.onSelect(r.id) }, r.name)),
+              h('td', { class: state === 'estop' || state === 'faulted' ? 'bad' : '' }, STATE_LABEL[state]),
+              h('td', { class: 'num col-speed' }, num(r.speedMps, 1, ' m/s')),
+              h('td', { class: 'num' }, num(r.batteryPct, 0, ' %'), r.charging ? ' ⚡' : ''),
+              h('td', { class: 'col-mission' }, r.missionState ?? '–', r.missionProgressPct !== null && r.missionState !== null ? ` ${num(r.missionProgressPct, 0, '%')}` : ''),
+              h(
+                'td',
+                { class: 'actions' },
+                h('button', { class: 'start', type: 'button', 'data-action': 'start', 'aria-label': `Start ${r.name}`, onclick: () => this.onCommand('start', r.id) }, 'Start'),
+                h('button', { class: 'stop', type: 'button', 'data-action': 'stop', 'aria-label': `Stop ${r.name}`, onclick: () => this.onCommand('stop', r.id) }, 'Stop'),
+              ),
+            );
+          }),
         ),
       ),
     );
