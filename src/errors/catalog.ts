@@ -133,6 +133,10 @@ export const ERROR_CATALOG = {
   admin_required: { code: 'forbidden', status: 403, template: 'Only a user with the admin role can {action}.' },
   user_not_found: { code: 'not_found', status: 404, template: 'User {userId} was not found.' },
   user_exists: { code: 'conflict', status: 409, template: 'A user with email {email} already exists.' },
+  floor_plan_not_found: { code: 'not_found', status: 404, template: 'Fleet {fleetId} has no floor plan.' },
+  floor_plan_not_image: { code: 'bad_request', status: 415, template: 'The floor plan is not a {contentType} image (checked by its bytes).' },
+  floor_plan_too_large: { code: 'bad_request', status: 413, template: 'The floor plan image exceeds {limit} bytes.' },
+  floor_plan_placement_degenerate: { code: 'bad_request', status: 400, template: 'Invalid placement: {detail}.' },
   user_not_self: { code: 'conflict', status: 409, template: 'An admin cannot disable their own account (another admin can).' },
   // Faults and utilization (issue 10 parts 3 and 5).
   fault_not_found: { code: 'not_found', status: 404, template: 'Fault {faultId} was not found.' },

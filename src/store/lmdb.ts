@@ -96,6 +96,7 @@ const DATABASES: { readonly [K in keyof StoreDatabases]: true } = {
   fieldRules: true,
   objects: true,
   alerts: true,
+  floorPlans: true,
 };
 
 /** The named databases of the environment (backup verification counts each one). */

@@ -16,6 +16,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { crc32, deflateSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLEETGW_BIN, adminJson } from '../support/cli.js';
@@ -91,6 +92,14 @@ beforeAll(async () => {
   gw = await startGateway();
   sim = await startSimulator();
   await fleetContent();
+  // A placed floor plan from the start: every screen size is checked with its panel and image shown.
+  const s = await adminSession();
+  const put = await fetch(`${gw.ready.http}/v1/orgs/${d.orgId}/fleets/${d.fleetId}/floor-plan`, {
+    method: 'PUT',
+    headers: { cookie: s.cookie, 'x-csrf-token': s.csrf, 'content-type': 'application/json' },
+    body: JSON.stringify({ content_type: 'image/png', data_base64: png(300, 200).toString('base64'), placement: [{ x: 0, y: 0, lat: 52.0004, lon: 4.9994 }, { x: 300, y: 200, lat: 51.9996, lon: 5.0008 }] }),
+  });
+  expect(put.status).toBe(200);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -196,6 +205,37 @@ async function robotPageTopAfterScroll(page: Page): Promise<{ top: number; botto
   });
 }
 
+/** A `w` x `h` PNG (8-bit grey, a frame and a diagonal), made here: the test ships no image file. */
+function png(w: number, h: number): Buffer {
+  const chunk = (type: string, data: Buffer): Buffer => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(td));
+    return Buffer.concat([len, td, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0);
+  ihdr.writeUInt32BE(h, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 0; // greyscale
+  const rows = Buffer.alloc((w + 1) * h, 0xff);
+  for (let y = 0; y < h; y++) {
+    rows[y * (w + 1)] = 0; // filter: none
+    for (let x = 0; x < w; x++) if (x === 0 || y === 0 || x === w - 1 || y === h - 1 || x === Math.round((y * w) / h)) rows[y * (w + 1) + 1 + x] = 0x40;
+  }
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+}
+
+/** A session of the admin for REST calls from the test: its cookie and CSRF token. */
+async function adminSession(): Promise<{ cookie: string; csrf: string }> {
+  const r = await fetch(`${gw.ready.http}/v1/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: EMAIL, password: PASSWORD }) });
+  expect(r.status).toBe(201);
+  const cookie = (r.headers.get('set-cookie') ?? '').split(';')[0]!;
+  return { cookie, csrf: ((await r.json()) as { csrfToken: string }).csrfToken };
+}
+
 describe.skipIf(!HAVE_CHROMIUM)('dashboard at phone, tablet and desktop sizes', () => {
   let desktop: { context: BrowserContext; page: Page } | undefined;
   const desktopPage = async (): Promise<{ context: BrowserContext; page: Page }> => (desktop ??= await loggedIn(SCREENS[2]));
@@ -204,6 +244,8 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard at phone, tablet and desktop sizes', 
     const { context, page } = await loggedIn(screen);
     try {
       await page.waitForSelector('path.map-field-rule', { state: 'attached' });
+      await page.waitForSelector('img.floor-plan', { state: 'attached' });
+      await page.waitForSelector('.placement input[data-field="lat"]');
       const report = await layoutReport(page, screen.touch);
       expect(report.docWidth, 'the document is as wide as the viewport').toBe(report.viewport.w);
       expect(report.viewport.w).toBe(screen.width);
@@ -271,6 +313,65 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard at phone, tablet and desktop sizes', 
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('an admin uploads a floor plan and places it by two points; the image has an ETag (304), bounds (413) and a checked type (415)', async () => {
+    const { page } = await desktopPage();
+    const base = `/v1/orgs/${d.orgId}/fleets/${d.fleetId}/floor-plan`;
+    const image = png(200, 100);
+    // The plan set up at the start goes first: the map then has none.
+    await page.waitForSelector('img.floor-plan', { state: 'attached' });
+    await page.click('button[data-action="remove-floor-plan"]');
+    await page.waitForSelector('img.floor-plan', { state: 'detached' });
+    await page.setInputFiles('#floor-plan-file', { name: 'depot.png', mimeType: 'image/png', buffer: image });
+    await page.waitForSelector('.floor-plan-panel [data-placed="0"]');
+    const p1 = { x: 0, y: 0, lat: 52.0006, lon: 4.9992 };
+    const p2 = { x: 200, y: 100, lat: 51.9994, lon: 5.0012 };
+    for (const [i, p] of [p1, p2].entries()) {
+      for (const k of ['x', 'y', 'lat', 'lon'] as const) await page.fill(`.placement input[data-point="${i}"][data-field="${k}"]`, String(p[k]));
+    }
+    await page.click('button[data-action="place-floor-plan"]');
+    await page.waitForSelector('.floor-plan-panel [data-placed="2"]');
+    // Drawn on the map, loaded (no CSP refusal), its corners where the two points put them.
+    await page.waitForSelector('img.floor-plan', { state: 'attached' });
+    await until(async () => (await page.$eval('img.floor-plan', (e) => (e as unknown as { naturalWidth: number }).naturalWidth)) === 200, 15_000, 'the floor plan image loaded', 100);
+    const corners = JSON.parse((await page.getAttribute('img.floor-plan', 'data-corners')) ?? '{}') as { topLeft: number[]; topRight: number[]; bottomLeft: number[] };
+    expect(corners.topLeft[0]).toBeCloseTo(p1.lat, 7);
+    expect(corners.topLeft[1]).toBeCloseTo(p1.lon, 7);
+    // Two points fix a similarity: the bottom-right corner (pixel 200,100) is the second point.
+    expect(corners.topRight[0]! + corners.bottomLeft[0]! - corners.topLeft[0]!).toBeCloseTo(p2.lat, 6);
+    expect(corners.topRight[1]! + corners.bottomLeft[1]! - corners.topLeft[1]!).toBeCloseTo(p2.lon, 6);
+    await page.screenshot({ path: join(ARTIFACTS, 'floor-plan.png') });
+
+    const s = await adminSession();
+    const http = gw.ready.http;
+    const img = await fetch(`${http}${base}/image`, { headers: { cookie: s.cookie } });
+    expect(img.status).toBe(200);
+    expect(img.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await img.arrayBuffer()).equals(image)).toBe(true);
+    const etag = img.headers.get('etag') ?? '';
+    expect(etag).toMatch(/^"sha256-/);
+    expect((await fetch(`${http}${base}/image`, { headers: { cookie: s.cookie, 'if-none-match': etag } })).status).toBe(304);
+    const put = (body: unknown) => fetch(`${http}${base}`, { method: 'PUT', headers: { cookie: s.cookie, 'x-csrf-token': s.csrf, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const tooBig = await put({ content_type: 'image/png', data_base64: Buffer.alloc(2 * 1024 * 1024 + 10).toString('base64') });
+    expect(tooBig.status).toBe(413);
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20" fill="#ccc"/></svg>';
+    const notPng = await put({ content_type: 'image/png', data_base64: Buffer.from(svg).toString('base64') });
+    expect(notPng.status).toBe(415);
+    // An API key (not an admin's session) cannot change it.
+    expect((await api(http, d.apiKey, base, { method: 'PUT', body: JSON.stringify({ content_type: 'image/svg+xml', data_base64: Buffer.from(svg).toString('base64') }) })).status).toBe(403);
+    // An SVG is served as an image only: a CSP that runs nothing, never sniffed.
+    expect((await put({ content_type: 'image/svg+xml', data_base64: Buffer.from(svg).toString('base64') })).status).toBe(200);
+    const svgImg = await fetch(`${http}${base}/image`, { headers: { cookie: s.cookie } });
+    expect(svgImg.headers.get('content-type')).toBe('image/svg+xml');
+    expect(svgImg.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(svgImg.headers.get('content-security-policy')).toContain('sandbox');
+    expect(svgImg.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(svgImg.headers.get('etag')).not.toBe(etag);
+    // The placement stays with the new image; the page redraws it after a reload of the plan.
+    const meta = await api(http, d.apiKey, base);
+    expect(meta.body.plan).toMatchObject({ contentType: 'image/svg+xml', widthPx: 40, heightPx: 20, placement: [p1, p2] });
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it('after a gateway restart every robot has paused itself; Start all brings every one back', async () => {
     const { page } = await desktopPage();
     const pausedLines = (): number => simLines.filter((l) => l.includes('paused until started')).length;
@@ -287,7 +388,9 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard at phone, tablet and desktop sizes', 
     const text = await page.textContent('dialog.confirm.start-all');
     expect(text).toContain(`Start ${ROBOTS} robots`);
     await page.click('dialog.confirm button[data-action="confirm-start-all"]');
-    await page.waitForSelector(`.bulk-status[data-action="start all"][data-received="${ROBOTS}"]`, { timeout: 30_000 });
+    await page.waitForSelector(`.bulk-status[data-action="start all"][data-received="${ROBOTS}"]`, { timeout: 60_000 }).catch(async (err: unknown) => {
+      throw new Error(`${String(err)}; fleet bar: ${await page.textContent('.bulk-status')}; commands: ${await page.textContent('.panel.commands')}`);
+    });
     await page.waitForSelector('.fleet-bar [data-count="paused"][data-value="0"]', { timeout: 30_000 });
     await until(
       async () => {

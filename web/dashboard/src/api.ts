@@ -32,6 +32,11 @@ export class Api {
     return this.call<T>('POST', path, body, extra);
   }
 
+  /** PUT a JSON body. */
+  put<T>(path: string, body: unknown): Promise<T> {
+    return this.call<T>('PUT', path, body);
+  }
+
   /** DELETE a resource. */
   del<T>(path: string): Promise<T> {
     return this.call<T>('DELETE', path);

@@ -8,6 +8,7 @@ import { AlertsPanel } from './alerts.js';
 import { CommandLog } from './commands.js';
 import { h, replace } from './dom.js';
 import { FleetBar } from './fleet-bar.js';
+import { FloorPlanPanel } from './floor-plan-panel.js';
 import { MapView } from './map-view.js';
 import { MissionsPanel } from './missions.js';
 import { RobotList } from './robot-list.js';
@@ -33,6 +34,7 @@ export class FleetDashboard {
   private robotPage: RobotPage | null = null;
   private robotList: RobotList | null = null;
   private fleetBar: FleetBar | null = null;
+  private floorPlan: FloorPlanPanel | null = null;
   /** Bumped by stop(): a fleet view still loading when it changes gives up instead of starting timers. */
   private generation = 0;
   private readonly streamState = h('span', { class: 'stream-state', 'data-state': 'connecting' }, 'connecting');
@@ -66,6 +68,7 @@ export class FleetDashboard {
     for (const t of this.timers.splice(0)) clearInterval(t);
     this.missions?.stop();
     this.commands?.stop();
+    this.floorPlan?.stop();
     this.robotPage?.show(null);
     this.map?.destroy();
     this.map = null;
@@ -104,6 +107,7 @@ export class FleetDashboard {
     this.missions = new MissionsPanel(this.api, ids, this.name, commands);
     const admin = new AdminPanel(this.api, this.info, fleet.fleetId);
     const mapEl = h('div', { class: 'map', id: 'map', role: 'region', 'aria-label': 'Fleet map' });
+    const side = h('aside', { class: 'side', 'aria-label': 'Fleet details' }, page.el, alerts.el, list.el, this.missions.el, admin.el);
     replace(
       this.root,
       this.header(fleets, fleet),
@@ -112,11 +116,15 @@ export class FleetDashboard {
         'main',
         { class: 'layout' },
         h('div', { class: 'map-column' }, h('div', { class: 'map-wrap' }, mapEl), commands.el),
-        h('aside', { class: 'side', 'aria-label': 'Fleet details' }, page.el, alerts.el, list.el, this.missions.el, admin.el),
+        side,
       ),
     );
     this.map = new MapView(mapEl, open);
     void admin.load();
+    const plan = new FloorPlanPanel(this.api, base, this.map, this.info.session.user.role === 'admin');
+    this.floorPlan = plan;
+    side.append(plan.el);
+    void plan.load();
 
     const generation = this.generation;
     await this.loadRobots();

@@ -7,6 +7,8 @@
  */
 import * as L from 'leaflet';
 import { h } from './dom.js';
+import type { Corners } from './floor-plan-geo.js';
+import { FloorPlanLayer } from './floor-plan-layer.js';
 import { STATE_COLOUR, STATE_LABEL, type RobotState } from './robot-state.js';
 import type { MapContext } from './types.js';
 
@@ -37,7 +39,10 @@ export class MapView {
   private readonly objects = L.layerGroup();
   private readonly robotLayer = L.layerGroup();
   private trail: L.Polyline | null = null;
+  private floorPlan: FloorPlanLayer | null = null;
   private fitted = false;
+  /** While set (an admin placing the floor plan), a click on the map gives its latitude/longitude here. */
+  pick: ((lat: number, lon: number) => void) | null = null;
 
   constructor(
     el: HTMLElement,
@@ -52,6 +57,7 @@ export class MapView {
     this.robotLayer.addTo(this.map);
     L.control.layers(undefined, { 'Features and field rules': this.shapes, 'Tracked objects': this.objects, Robots: this.robotLayer }, { collapsed: true }).addTo(this.map);
     this.legend().addTo(this.map);
+    this.map.on('click', (e: L.LeafletMouseEvent) => this.pick?.(e.latlng.lat, e.latlng.lng));
     this.map.on('zoomend moveend', () => this.declutter());
   }
 
@@ -165,6 +171,15 @@ export class MapView {
     }
   }
 
+  /** Draws the fleet's floor plan under everything else (or removes it with null). */
+  setFloorPlan(plan: { url: string; corners: Corners; width: number; height: number } | null): void {
+    this.floorPlan?.remove();
+    this.floorPlan = null;
+    if (plan === null) return;
+    this.floorPlan = new FloorPlanLayer(plan.url, plan.corners, plan.width, plan.height);
+    this.floorPlan.addTo(this.map);
+  }
+
   /** Fits the view to the robots and shapes once, when there is something to fit. */
   fitOnce(): void {
     if (this.fitted) return;
@@ -173,6 +188,7 @@ export class MapView {
     this.shapes.eachLayer((l) => {
       if (l instanceof L.GeoJSON) bounds.extend(l.getBounds());
     });
+    if (this.floorPlan !== null) bounds.extend(this.floorPlan.bounds());
     if (!bounds.isValid()) return;
     this.fitted = true;
     this.map.fitBounds(bounds.pad(0.3), { maxZoom: 19 });
