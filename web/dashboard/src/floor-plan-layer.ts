@@ -38,13 +38,13 @@ export class FloorPlanLayer extends L.Layer {
     // Above the map's ground, below features, rules and robots (overlayPane is 400).
     pane.style.zIndex = '350';
     pane.append(this.img);
-    map.on('zoomend viewreset', this.place, this);
+    map.on('zoomend viewreset', this.place);
     this.place();
     return this;
   }
 
   override onRemove(map: L.Map): this {
-    map.off('zoomend viewreset', this.place, this);
+    map.off('zoomend viewreset', this.place);
     this.img.remove();
     this.host = null;
     return this;
@@ -57,7 +57,7 @@ export class FloorPlanLayer extends L.Layer {
     return L.latLngBounds([topLeft, topRight, bottomLeft, bottomRight]);
   }
 
-  private place(): void {
+  private readonly place = (): void => {
     const map = this.host;
     if (map === null) return;
     const p0 = map.latLngToLayerPoint(this.corners.topLeft);
@@ -68,5 +68,5 @@ export class FloorPlanLayer extends L.Layer {
     const c = (p2.x - p0.x) / this.height;
     const d = (p2.y - p0.y) / this.height;
     this.img.style.transform = `matrix(${a}, ${b}, ${c}, ${d}, ${p0.x}, ${p0.y})`;
-  }
+  };
 }
