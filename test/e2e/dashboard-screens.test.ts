@@ -372,6 +372,55 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard at phone, tablet and desktop sizes', 
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('the time slider shows, for its time, each robot where the history API says it was; Live returns to the stream', async () => {
+    const { page } = await desktopPage();
+    // A time when every robot had reported for a few seconds, and at least 15 s ago (the store writes
+    // in batches): what the history API holds for it is settled.
+    let firstMs = 0;
+    await until(
+      async () => {
+        const firsts = await Promise.all(robots.map(async (r) => (await api(gw.ready.http, d.apiKey, `/v1/robots/${r.robotId}/telemetry?from_ms=${Date.now() - 3_600_000}&limit=1`)).body.items?.[0]?.tsMs as number | undefined));
+        if (firsts.some((t) => t === undefined)) return false;
+        firstMs = Math.max(...(firsts as number[]));
+        return firstMs + 5_000 < Date.now() - 15_000;
+      },
+      60_000,
+      'every robot with stored history at least 15 s old',
+      500,
+    );
+    const targetMs = Math.max(firstMs + 5_000, Date.now() - 20_000);
+    const sliderMax = Number(await page.getAttribute('#replay-slider', 'max'));
+    // Live: the slider stands at its end.
+    expect(Number(await page.$eval('#replay-slider', (e) => (e as unknown as { value: string }).value))).toBe(sliderMax);
+    await page.$eval(
+      '#replay-slider',
+      (e, v) => {
+        const input = e as unknown as { value: string; dispatchEvent(ev: unknown): void };
+        input.value = String(v);
+        input.dispatchEvent(new (globalThis as any).Event('input'));
+      },
+      Math.round((targetMs - Number(await page.getAttribute('#replay-slider', 'data-day-start'))) / 1000),
+    );
+    await page.waitForSelector('.replay-time[data-mode="replay"]');
+    const cursorMs = Number(await page.getAttribute('.replay-time', 'data-time'));
+    expect(cursorMs).toBeLessThan(Date.now() - 15_000);
+    await until(async () => (await page.$$('path.robot-marker[data-replay-ts]')).length === ROBOTS, 30_000, 'every marker drawn from history', 200);
+    for (const r of robots) {
+      const h = await api(gw.ready.http, d.apiKey, `/v1/robots/${r.robotId}/telemetry?from_ms=${cursorMs - 10_000}&to_ms=${cursorMs}&limit=2000`);
+      expect(h.status).toBe(200);
+      const last = (h.body.items as { tsMs: number; latitude: number; longitude: number }[]).filter((x) => x.tsMs <= cursorMs).at(-1)!;
+      const sel = `path.robot-marker[data-robot-id="${r.robotId}"]`;
+      expect(Number(await page.getAttribute(sel, 'data-replay-ts'))).toBe(last.tsMs);
+      expect(Number(await page.getAttribute(sel, 'data-lat'))).toBe(last.latitude);
+      expect(Number(await page.getAttribute(sel, 'data-lon'))).toBe(last.longitude);
+    }
+    await page.screenshot({ path: join(ARTIFACTS, 'replay.png') });
+    await page.click('button[data-action="replay-live"]');
+    await page.waitForSelector('.replay-time[data-mode="live"]');
+    await until(async () => (await page.$$('path.robot-marker[data-replay-ts]')).length === 0, 10_000, 'markers back to the live stream', 100);
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it('after a gateway restart every robot has paused itself; Start all brings every one back', async () => {
     const { page } = await desktopPage();
     const pausedLines = (): number => simLines.filter((l) => l.includes('paused until started')).length;

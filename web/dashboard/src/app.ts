@@ -9,6 +9,7 @@ import { CommandLog } from './commands.js';
 import { h, replace } from './dom.js';
 import { FleetBar } from './fleet-bar.js';
 import { FloorPlanPanel } from './floor-plan-panel.js';
+import { ReplayBar } from './replay.js';
 import { MapView } from './map-view.js';
 import { MissionsPanel } from './missions.js';
 import { RobotList } from './robot-list.js';
@@ -35,6 +36,7 @@ export class FleetDashboard {
   private robotList: RobotList | null = null;
   private fleetBar: FleetBar | null = null;
   private floorPlan: FloorPlanPanel | null = null;
+  private replay: ReplayBar | null = null;
   /** Bumped by stop(): a fleet view still loading when it changes gives up instead of starting timers. */
   private generation = 0;
   private readonly streamState = h('span', { class: 'stream-state', 'data-state': 'connecting' }, 'connecting');
@@ -69,6 +71,7 @@ export class FleetDashboard {
     this.missions?.stop();
     this.commands?.stop();
     this.floorPlan?.stop();
+    this.replay?.stop();
     this.robotPage?.show(null);
     this.map?.destroy();
     this.map = null;
@@ -107,6 +110,18 @@ export class FleetDashboard {
     this.missions = new MissionsPanel(this.api, ids, this.name, commands);
     const admin = new AdminPanel(this.api, this.info, fleet.fleetId);
     const mapEl = h('div', { class: 'map', id: 'map', role: 'region', 'aria-label': 'Fleet map' });
+    const replay = new ReplayBar(this.api, this.robots, {
+      time: (ms) => {
+        page.setTime(ms);
+        // Back to live: every marker is drawn from the live state again at the next flush.
+        if (ms === null) for (const id of this.robots.keys()) this.moved.add(id);
+      },
+      frames: (frames) => {
+        for (const f of frames) this.map?.setRobot(f.robotId, this.name(f.robotId), f.lat, f.lon, f.headingDeg, f.state, f.tsMs);
+        this.map?.declutter();
+      },
+    });
+    this.replay = replay;
     const side = h('aside', { class: 'side', 'aria-label': 'Fleet details' }, page.el, alerts.el, list.el, this.missions.el, admin.el);
     replace(
       this.root,
@@ -115,7 +130,7 @@ export class FleetDashboard {
       h(
         'main',
         { class: 'layout' },
-        h('div', { class: 'map-column' }, h('div', { class: 'map-wrap' }, mapEl), commands.el),
+        h('div', { class: 'map-column' }, h('div', { class: 'map-wrap' }, mapEl), replay.el, commands.el),
         side,
       ),
     );
@@ -232,7 +247,8 @@ export class FleetDashboard {
   }
 
   private flushMap(): void {
-    if (this.map === null) return;
+    // While replaying, the map shows the history; live samples keep the list and the fleet bar current.
+    if (this.map === null || this.replay?.time != null) return;
     for (const id of this.moved) {
       const r = this.robots.get(id);
       if (r !== undefined) this.map.setRobot(id, r.name, r.latitude, r.longitude, r.headingDeg, robotState(r));

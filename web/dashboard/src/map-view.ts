@@ -140,7 +140,7 @@ export class MapView {
   }
 
   /** Places or moves a robot's marker, coloured by its state. */
-  setRobot(id: string, name: string, lat: number | null, lon: number | null, headingDeg: number | null, state: RobotState): void {
+  setRobot(id: string, name: string, lat: number | null, lon: number | null, headingDeg: number | null, state: RobotState, replayTsMs: number | null = null): void {
     const online = state !== 'offline';
     if (lat === null || lon === null || !Number.isFinite(lat) || !Number.isFinite(lon)) return;
     let m = this.robots.get(id);
@@ -168,6 +168,9 @@ export class MapView {
       path.dataset.lat = String(lat);
       path.dataset.lon = String(lon);
       path.dataset.state = state;
+      // The sample's time when the map replays history (absent: live).
+      if (replayTsMs === null) delete path.dataset.replayTs;
+      else path.dataset.replayTs = String(replayTsMs);
     }
   }
 

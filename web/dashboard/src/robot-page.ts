@@ -27,12 +27,31 @@ export class RobotPage {
   private windowMs = WINDOWS[1]!.ms;
   private timer: ReturnType<typeof setInterval> | null = null;
   private robotId: string | null = null;
+  private cursorMs: number | null = null;
 
   constructor(
     private readonly api: Api,
     private readonly robots: Map<string, RobotView>,
     private readonly actions: { stop(id: string): void; start(id: string): void; close(): void; trail(coords: number[][] | null): void },
   ) {}
+
+  /** The replay cursor: shown on the charts at `ms` (null: live, no cursor). */
+  setTime(ms: number | null): void {
+    this.cursorMs = ms;
+    this.showCursor();
+  }
+
+  private showCursor(): void {
+    for (const u of this.plots) {
+      if (this.cursorMs === null) {
+        u.setCursor({ left: -10, top: -10 });
+        continue;
+      }
+      const left = u.valToPos(this.cursorMs / 1000, 'x');
+      if (Number.isFinite(left)) u.setCursor({ left, top: 10 });
+      u.root.dataset.cursor = String(this.cursorMs);
+    }
+  }
 
   /** Moves the keyboard focus to the robot's name (after it opened). */
   focus(): void {
@@ -158,6 +177,7 @@ export class RobotPage {
     };
     chart('Battery', 'batteryPct', 'battery', ' %', '#1a8f5a');
     chart('Speed', 'speedMps', 'speed', ' m/s', '#1d5fc4');
+    this.showCursor();
   }
 
   private destroyPlots(): void {
