@@ -246,6 +246,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard at phone, tablet and desktop sizes', 
       await page.waitForSelector('path.map-field-rule', { state: 'attached' });
       await page.waitForSelector('img.floor-plan', { state: 'attached' });
       await page.waitForSelector('.placement input[data-field="lat"]');
+      await page.waitForSelector(`.fleet-bar [data-count="online"][data-value="${ROBOTS}"]`, { timeout: 10_000 });
       const report = await layoutReport(page, screen.touch);
       expect(report.docWidth, 'the document is as wide as the viewport').toBe(report.viewport.w);
       expect(report.viewport.w).toBe(screen.width);
