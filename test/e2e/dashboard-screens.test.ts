@@ -352,7 +352,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard at phone, tablet and desktop sizes', 
     expect(etag).toMatch(/^"sha256-/);
     expect((await fetch(`${http}${base}/image`, { headers: { cookie: s.cookie, 'if-none-match': etag } })).status).toBe(304);
     const put = (body: unknown) => fetch(`${http}${base}`, { method: 'PUT', headers: { cookie: s.cookie, 'x-csrf-token': s.csrf, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const tooBig = await put({ content_type: 'image/png', data_base64: Buffer.alloc(2 * 1024 * 1024 + 10).toString('base64') });
+    const tooBig = await put({ content_type: 'image/png', data_base64: Buffer.alloc(800 * 1024).toString('base64') });
     expect(tooBig.status).toBe(413);
     const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20" fill="#ccc"/></svg>';
     const notPng = await put({ content_type: 'image/png', data_base64: Buffer.from(svg).toString('base64') });

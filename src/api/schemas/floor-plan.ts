@@ -2,13 +2,16 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { FLOOR_PLAN_MAX_BYTES } from '../../fleet/floor-plans/records.js';
 import { Nullable, Uuid } from './common.js';
-import { KIB } from './body-bounds.js';
+import { GEOMETRY_BODY_MAX_BYTES } from './body-bounds.js';
 import { named } from './named.js';
 
 /** Base64 length of the largest image, rounded up to whole 4-character groups. */
 const MAX_BASE64_CHARS = Math.ceil(FLOOR_PLAN_MAX_BYTES / 3) * 4;
-/** The upload's bound: the base64 image plus the JSON around it and a placement. */
-export const FLOOR_PLAN_MAX_BODY_BYTES = MAX_BASE64_CHARS + 4 * KIB;
+/**
+ * The upload's bound: the gateway-wide 1 MiB, which the largest image in base64 (1,037,656 characters)
+ * plus the JSON around it and a placement stays within.
+ */
+export const FLOOR_PLAN_MAX_BODY_BYTES = GEOMETRY_BODY_MAX_BYTES;
 
 export const ReferencePoint = named('FloorPlanReferencePoint', Type.Object(
   {

@@ -4,8 +4,8 @@
  * reference points from image pixels to latitude/longitude). msgpack-safe only.
  */
 
-/** Largest floor plan image accepted (decoded bytes): a detailed depot plan fits; a photo does not need to. */
-export const FLOOR_PLAN_MAX_BYTES = 2 * 1024 * 1024;
+/** Largest floor plan image accepted (decoded bytes): a detailed depot plan fits, and its base64 upload stays within the gateway-wide 1 MiB body bound. */
+export const FLOOR_PLAN_MAX_BYTES = 760 * 1024;
 
 export type FloorPlanType = 'image/png' | 'image/svg+xml';
 

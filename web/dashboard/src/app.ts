@@ -23,6 +23,15 @@ const LIST_FLUSH_MS = 500;
 const ROBOTS_REFRESH_MS = 10_000;
 const CONTEXT_REFRESH_MS = 15_000;
 
+/**
+ * The stream's per-robot rate (server-side decimation, docs/telemetry-stream.md): the map redraws
+ * 4 times a second, so 5 samples a second per robot show every redraw; a large fleet gets 2, which
+ * keeps the page's work per second near flat per robot (bench/dashboard.md).
+ */
+function maxHzFor(robots: number): number {
+  return robots > 200 ? 2 : 5;
+}
+
 export class FleetDashboard {
   private readonly robots = new Map<string, RobotView>();
   private readonly moved = new Set<string>();
@@ -161,7 +170,7 @@ export class FleetDashboard {
         this.streamState.dataset.state = state;
         this.streamState.textContent = state === 'live' ? 'live' : detail ? `${state} (${detail})` : state;
       },
-    });
+    }, () => maxHzFor(this.robots.size));
     this.stream.start();
     this.timers.push(
       setInterval(() => this.flushMap(), MAP_FLUSH_MS),

@@ -21,7 +21,7 @@ export interface FloorPlan {
 
 const ROWS = 3;
 /** Largest file the page sends (the gateway refuses more with 413 anyway). */
-const MAX_BYTES = 2 * 1024 * 1024;
+const MAX_BYTES = 760 * 1024;
 
 export class FloorPlanPanel {
   readonly el = h('section', { class: 'panel floor-plan-panel', 'aria-label': 'Floor plan' });
@@ -157,7 +157,7 @@ export class FloorPlanPanel {
       h('h2', {}, 'Floor plan'),
       h('p', { class: 'muted', 'data-placed': p?.placement?.length ?? 0 }, status),
       h('p', { class: 'floor-plan-message', role: 'status' }, this.message),
-      h('label', { for: 'floor-plan-file' }, 'Upload a PNG or SVG (at most 2 MiB) ', file),
+      h('label', { for: 'floor-plan-file' }, 'Upload a PNG or SVG (at most 760 KiB) ', file),
       p === null
         ? null
         : h(

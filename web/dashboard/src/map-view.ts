@@ -25,6 +25,9 @@ interface RobotMarker {
   labelShown: boolean;
 }
 
+/** Robots drawn as SVG elements (each inspectable, with its data attributes); more go on a canvas. */
+export const SVG_ROBOTS = 200;
+
 /** Approximate label box (11 px system font) for the collision check, in pixels. */
 const LABEL_CHAR_PX = 6.5;
 const LABEL_HEIGHT_PX = 16;
@@ -38,6 +41,11 @@ export class MapView {
   private readonly shapes = L.layerGroup();
   private readonly objects = L.layerGroup();
   private readonly robotLayer = L.layerGroup();
+  /**
+   * Past {@link SVG_ROBOTS} robots the markers go on one canvas: a thousand SVG elements moved four
+   * times a second cost the page more than redrawing one canvas (bench/dashboard.md).
+   */
+  private readonly canvas = L.canvas({ padding: 0.2 });
   private trail: L.Polyline | null = null;
   private floorPlan: FloorPlanLayer | null = null;
   private fitted = false;
@@ -145,9 +153,10 @@ export class MapView {
     if (lat === null || lon === null || !Number.isFinite(lat) || !Number.isFinite(lon)) return;
     let m = this.robots.get(id);
     if (m === undefined) {
-      const dot = L.circleMarker([lat, lon], { radius: 7, weight: 2, fillOpacity: 0.95, className: 'robot-marker' }).bindTooltip(name, { permanent: true, direction: 'right', offset: [8, 0], className: 'robot-label' });
+      const renderer = this.robots.size >= SVG_ROBOTS ? { renderer: this.canvas } : {};
+      const dot = L.circleMarker([lat, lon], { radius: 7, weight: 2, fillOpacity: 0.95, className: 'robot-marker', ...renderer }).bindTooltip(name, { permanent: true, direction: 'right', offset: [8, 0], className: 'robot-label' });
       dot.on('click', () => this.onSelect(id));
-      const heading = L.polyline([[lat, lon], [lat, lon]], { weight: 3, className: 'robot-heading' });
+      const heading = L.polyline([[lat, lon], [lat, lon]], { weight: 3, className: 'robot-heading', ...renderer });
       m = { dot, heading, name, labelShown: true };
       this.robots.set(id, m);
       heading.addTo(this.robotLayer);
