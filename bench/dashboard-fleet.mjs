@@ -125,9 +125,11 @@ async function runOne(n) {
     return result;
   } finally {
     await browser?.close().catch(() => undefined);
+    // The gateway flushes its store on the way out: its data dir is removed once it has exited.
+    const exited = (p) => (p === undefined || p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', r)));
     sim?.p.kill('SIGTERM');
     gw?.p.kill('SIGTERM');
-    await sleep(1000);
+    await Promise.all([exited(sim?.p), exited(gw?.p)]);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
