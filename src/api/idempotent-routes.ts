@@ -21,6 +21,7 @@ export const IDEMPOTENCY_EXEMPT: ReadonlyMap<string, string> = new Map([
   ['POST /v1/mcp', 'the MCP transport: the tool calls inside it take `idempotency_key` and get idempotency from their own routes'],
   ['DELETE /v1/mcp', 'closes the calling MCP session; a repeat finds it closed'],
   ['POST /v1/telemetry/stream-tickets', 'each answer is a new short-lived secret (a ticket), never stored; a retry simply gets another'],
+  ['POST /v1/orgs/{org_id}/users', 'the body holds a password, which must not be kept (not even as a digest of the body); a repeat answers 409 user_exists'],
 ]);
 
 const WRITE_METHODS = new Set<RouteDef['method']>(['POST', 'PUT', 'PATCH', 'DELETE']);

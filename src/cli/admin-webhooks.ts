@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { ALERT_KINDS, type AlertKind } from '../fleet/safety/alerts/records.js';
 import type { Store } from '../store/lmdb.js';
-import { newWebhook, orgDeadLetters, orgWebhooks, removeWebhook, webhookKey, webhookView, WebhookInputError, WEBHOOK_FORMATS, type WebhookFormat } from '../webhooks/index.js';
+import { newWebhook, orgDeadLetters, orgWebhooks, removeWebhook, saveWebhook, webhookView, WebhookInputError, WEBHOOK_FORMATS, type WebhookFormat } from '../webhooks/index.js';
 import { list, opt, parseStrict, positiveInt, req, reqUuid } from './args.js';
 import { UsageError } from './usage.js';
 
@@ -66,7 +66,7 @@ export async function runAdminWebhooks(argv: string[], out: Out, withStore: With
           if (err instanceof WebhookInputError) throw new UsageError(`--${err.field.replace(/_/g, '-')}: ${err.message.slice(err.field.length + 2)}`);
           throw err;
         }
-        await store.webhooks.put(webhookKey(orgId, m.record.webhookId), m.record);
+        await saveWebhook(store, m.record);
         return m;
       });
       const view = webhookView(made.record);

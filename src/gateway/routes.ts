@@ -32,6 +32,8 @@ import { mcpRoutes } from '../api/routes/mcp.js';
 import type { McpRouteDeps } from '../api/routes/mcp.js';
 import { apiKeyRoutes } from '../api/routes/api-keys.js';
 import { webhookRoutes } from '../api/routes/webhooks.js';
+import { userRoutes } from '../api/routes/users.js';
+import { floorPlanRoutes } from '../api/routes/floor-plan.js';
 import { alertRoutes } from '../api/routes/alerts.js';
 import type { AlertService } from '../fleet/safety/alerts/index.js';
 import { sessionRoutes } from '../api/routes/sessions.js';
@@ -160,6 +162,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...sessionRoutes({ store: deps.store, events: deps.events, sessions: deps.sessions, secureCookies: deps.secureCookies, ...(deps.log ? { log: deps.log } : {}) }),
     ...apiKeyRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, ...(deps.log ? { log: deps.log } : {}) }),
     ...webhookRoutes({ store: deps.store, idempotency: deps.idempotency, ...(deps.log ? { log: deps.log } : {}) }),
+    ...userRoutes({ store: deps.store, events: deps.events, ...(deps.log ? { log: deps.log } : {}) }),
     ...fleetRoutes({ store: deps.store }),
     ...orgRoutes({ store: deps.store }),
     ...objectRoutes({ store: deps.store, objects: deps.objects, idempotency: deps.idempotency }),
@@ -190,6 +193,7 @@ export function buildRoutes(deps: RouteDeps): { routes: RouteDef[]; openapi: Rec
     ...commandReadRoutes({ store: deps.store, commands: deps.commands }),
     ...streamTicketRoutes({ store: deps.store, tickets: deps.tickets, streamUrl: deps.streamUrl }),
     ...eventRoutes({ store: deps.store, events: deps.events }),
+    ...floorPlanRoutes({ store: deps.store }),
     ...featureRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, fieldRules: deps.fieldRules }),
     ...fieldRuleRoutes({ store: deps.store, fieldRules: deps.fieldRules, idempotency: deps.idempotency }),
     ...templateRoutes({ store: deps.store, events: deps.events, idempotency: deps.idempotency, runtime: deps.runtime, advertised: rosterCapabilities }),

@@ -111,7 +111,8 @@ export function runSimFleet(opts: SimFleetOptions): SimFleet {
             afterMs: opts.stopOnLinkLossMs,
             onLinkLoss: () => {
               linkLossStops++;
-              log(`sim: robot ${cred.robotId}: link lost, stopping`);
+              // An operator (or a test) sees why the robot holds still: it waits for a Start.
+              log(`sim: robot ${cred.robotId}: link lost, stopping (paused until started)`);
               model.stop('link lost');
             },
           },

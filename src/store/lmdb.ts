@@ -103,6 +103,7 @@ const DATABASES: { readonly [K in keyof StoreDatabases]: true } = {
   alerts: true,
   webhooks: true,
   webhookDeadLetters: true,
+  floorPlans: true,
 };
 
 /** The named databases of the environment (backup verification counts each one). */

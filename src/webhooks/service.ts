@@ -120,6 +120,16 @@ export function newWebhook(store: Store, orgId: string, input: WebhookInput, now
   return { record, secret };
 }
 
+/** Writes a new webhook record inside the caller's LMDB transaction (REST: with its idempotency reply). */
+export function putWebhookInTxn(store: Store, record: WebhookRecord): void {
+  store.webhooks.putSync(webhookKey(record.orgId, record.webhookId), record);
+}
+
+/** Writes a new webhook record; resolves once committed. */
+export async function saveWebhook(store: Store, record: WebhookRecord): Promise<void> {
+  await store.webhooks.put(webhookKey(record.orgId, record.webhookId), record);
+}
+
 /** Removes a webhook; false when the organization has none with that id. Queued deliveries to it are dropped. */
 export async function removeWebhook(store: Store, orgId: string, webhookId: string): Promise<boolean> {
   const key = webhookKey(orgId, webhookId);

@@ -18,6 +18,8 @@ const MODULE_FILES: Record<string, RegExp> = {
   commands: /^src\/commands\//,
   telemetry: /^src\/telemetry\//,
   usage: /^src\/fleet\/robots\/details\//,
+  'floor-plans': /^src\/fleet\/floor-plans\//,
+  webhooks: /^src\/webhooks\//,
   alerts: /^src\/fleet\/safety\/alerts\//,
   faults: /^src\/fleet\/(safety\/faults|robots\/health)\//,
   'field-rules': /^src\/fleet\/safety\/field-rules\//,

@@ -88,7 +88,7 @@ export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
             if (outcome.user === undefined) {
               log?.warn({ client }, 'login failed: unknown account');
             } else {
-              log?.warn({ client, userId: outcome.user.userId }, 'login failed: wrong password');
+              log?.warn({ client, userId: outcome.user.userId }, `login failed: ${outcome.reason === 'disabled_account' ? 'account disabled' : 'wrong password'}`);
               userEvent(outcome.user, 'user.login_failed', nowMs, { reason: outcome.reason, client });
             }
             throw apiError('login_failed');

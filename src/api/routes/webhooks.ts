@@ -12,7 +12,7 @@ import { apiError } from '../../errors/catalog.js';
 import { withIdempotency, type IdempotencyClaims, type StoredReply } from '../../idempotency/index.js';
 import type { Store } from '../../store/lmdb.js';
 import {
-  newWebhook, orgDeadLetterKeyset, orgWebhookKeyset, removeWebhook, urlOrigin, webhookKey, webhookView, WebhookInputError,
+  newWebhook, orgDeadLetterKeyset, orgWebhookKeyset, putWebhookInTxn, removeWebhook, urlOrigin, webhookView, WebhookInputError,
   type DeadLetterRecord, type WebhookRecord,
 } from '../../webhooks/index.js';
 import { defineRoute } from '../define-route.js';
@@ -105,7 +105,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): RouteDef[] {
             const { record, secret } = made;
             const created = { status: 201 as const, body: { webhook: webhookView(record), signingSecret: secret }, headers: NO_STORE };
             await store.root.transaction(() => {
-              store.webhooks.putSync(webhookKey(record.orgId, record.webhookId), record);
+              putWebhookInTxn(store, record);
               // The committed (and replayed) answer is the secret-free 200 (as for API keys).
               commit.inTxn(withheld(created) as never);
             });

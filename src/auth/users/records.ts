@@ -24,6 +24,8 @@ export interface UserRecord {
   role: Role;
   password: PasswordDigest;
   createdAtMs: number;
+  /** Set when an admin disabled the account (no login, no session); absent or null: enabled. */
+  disabledAtMs?: number | null;
 }
 
 export interface SessionRecord {
@@ -61,4 +63,9 @@ export const SESSIONS_BY_USER = 'sessionsByUser';
 /** The email's index segment: lower-cased and URI-encoded, so a `/` in it cannot split the key. */
 export function emailKey(email: string): string {
   return encodeURIComponent(email.trim().toLowerCase());
+}
+
+/** Whether the user is disabled (records written before accounts could be disabled have no field: enabled). */
+export function isDisabled(u: Pick<UserRecord, 'disabledAtMs'>): boolean {
+  return u.disabledAtMs !== undefined && u.disabledAtMs !== null;
 }

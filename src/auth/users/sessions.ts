@@ -23,7 +23,7 @@ import { secretMatches } from '../../store/secrets.js';
 import type { AuthContext } from '../context.js';
 import { LoginThrottle } from './login-throttle.js';
 import { hashPassword, verifyPassword } from './password.js';
-import { SESSIONS_BY_USER, type PasswordDigest, type SessionRecord, type UserRecord } from './records.js';
+import { isDisabled, SESSIONS_BY_USER, type PasswordDigest, type SessionRecord, type UserRecord } from './records.js';
 import { ROLE_PERMISSIONS } from './roles.js';
 import { cookieValue, csrfFor, csrfMatches, mintSessionToken, parseSessionToken, SESSION_COOKIE } from './session-token.js';
 import { findUserByEmail } from './users.js';
@@ -49,7 +49,7 @@ export interface SessionServiceOptions {
 /** What a login attempt came to. The route turns failures into errors and timeline events. */
 export type LoginOutcome =
   | { kind: 'ok'; user: UserRecord; session: SessionRecord; token: string; csrfToken: string }
-  | { kind: 'failed'; reason: 'unknown_account' | 'wrong_password'; user: UserRecord | undefined }
+  | { kind: 'failed'; reason: 'unknown_account' | 'wrong_password' | 'disabled_account'; user: UserRecord | undefined }
   | { kind: 'throttled'; retryAfterS: number; bound: 'account' | 'address'; user: UserRecord | undefined }
   | { kind: 'busy' };
 
@@ -124,6 +124,8 @@ export class SessionService {
     }
     // A failure keeps its token (so does a check that threw); only a right password gives it back.
     if (!ok || user === undefined) return { kind: 'failed', reason: user === undefined ? 'unknown_account' : 'wrong_password', user };
+    // A disabled account answers like a wrong password: the form tells nobody which accounts exist.
+    if (isDisabled(user)) return { kind: 'failed', reason: 'disabled_account', user };
     this.throttle.refund(account, client, this.now());
     this.throttle.succeeded(account, client, this.now());
     const nowMs = this.now();
@@ -177,7 +179,7 @@ export class SessionService {
     const ok = secretMatches(parsed.secret, session?.secretHash ?? UNKNOWN_HASH);
     if (session === undefined || !ok || sessionEnded(session, nowMs) !== null) throw apiError('unauthorized');
     const user = this.users.get(session.userId);
-    if (user === undefined || user.orgId !== session.orgId) throw apiError('unauthorized');
+    if (user === undefined || user.orgId !== session.orgId || isDisabled(user)) throw apiError('unauthorized');
     if (stateChanging && !csrfMatches(csrfToken, parsed.secret)) throw apiError('csrf_failed');
     if (nowMs - session.lastSeenAtMs >= this.touchMs) this.touch(session.sessionId, nowMs);
     const auth: AuthContext = {
@@ -197,7 +199,8 @@ export class SessionService {
    */
   usable(sessionId: string, nowMs: number): boolean {
     const s = this.sessions.get(sessionId);
-    return s !== undefined && sessionEnded(s, nowMs) === null && this.users.get(s.userId) !== undefined;
+    const u = s === undefined ? undefined : this.users.get(s.userId);
+    return s !== undefined && sessionEnded(s, nowMs) === null && u !== undefined && !isDisabled(u);
   }
 
   /** Ends one session (logout). Returns false when there is no such live session. */

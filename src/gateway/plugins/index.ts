@@ -23,6 +23,7 @@ import { storePlugin } from './store.js';
 import { streamPlugin } from './stream.js';
 import { telemetryPlugin } from './telemetry.js';
 import { usagePlugin } from './usage.js';
+import { floorPlansPlugin } from './floor-plans.js';
 import { webhooksPlugin } from './webhooks.js';
 
 /** Every plugin of `fleetgw serve`, built over one context. */
@@ -47,6 +48,7 @@ export function gatewayPlugins(ctx: GatewayContext): GatewayPlugin[] {
     catalogPlugin(ctx),
     missionsPlugin(ctx),
     objectsPlugin(ctx),
+    floorPlansPlugin(ctx),
     httpPlugin(ctx),
     readinessPlugin(ctx),
   ];

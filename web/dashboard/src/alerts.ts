@@ -12,6 +12,8 @@ export class AlertsPanel {
   readonly el = h('section', { class: 'panel alerts', 'aria-label': 'Alerts' });
   private readonly alerts = new Map<string, Alert>();
   private error = '';
+  /** Told the number of open alerts at every redraw (the fleet bar shows it). */
+  onCount: ((open: number) => void) | null = null;
 
   constructor(
     private readonly api: Api,
@@ -59,6 +61,7 @@ export class AlertsPanel {
 
   private render(): void {
     const list = [...this.alerts.values()].sort((a, b) => b.openedAtMs - a.openedAtMs);
+    this.onCount?.(list.filter((a) => a.state === 'open').length);
     replace(
       this.el,
       h('h2', {}, `Alerts (${list.filter((a) => a.state === 'open').length} open)`),

@@ -27,9 +27,14 @@ export class Api {
     return this.call<T>('GET', qs === '' ? path : `${path}?${qs}`);
   }
 
-  /** POST a JSON body. */
-  post<T>(path: string, body: unknown): Promise<T> {
-    return this.call<T>('POST', path, body);
+  /** POST a JSON body, or none (with extra headers, e.g. an Idempotency-Key). */
+  post<T>(path: string, body?: unknown, extra: Record<string, string> = {}): Promise<T> {
+    return this.call<T>('POST', path, body, extra);
+  }
+
+  /** PUT a JSON body. */
+  put<T>(path: string, body: unknown): Promise<T> {
+    return this.call<T>('PUT', path, body);
   }
 
   /** DELETE a resource. */
@@ -37,8 +42,8 @@ export class Api {
     return this.call<T>('DELETE', path);
   }
 
-  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+  private async call<T>(method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json', ...extra };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (method !== 'GET' && this.csrfToken !== '') headers['x-csrf-token'] = this.csrfToken;
     const res = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? null : JSON.stringify(body) });

@@ -2,14 +2,19 @@
  * The logged-in dashboard for one fleet: map, robot list, robot page, alerts, schedules and runs,
  * commands. Owns the live stream and every timer, and ends them all at logout.
  */
+import { AdminPanel } from './admin.js';
 import type { Api } from './api.js';
 import { AlertsPanel } from './alerts.js';
 import { CommandLog } from './commands.js';
 import { h, replace } from './dom.js';
+import { FleetBar } from './fleet-bar.js';
+import { FloorPlanPanel } from './floor-plan-panel.js';
+import { ReplayBar } from './replay.js';
 import { MapView } from './map-view.js';
 import { MissionsPanel } from './missions.js';
 import { RobotList } from './robot-list.js';
 import { RobotPage } from './robot-page.js';
+import { robotState } from './robot-state.js';
 import { LiveStream } from './stream.js';
 import type { Fleet, LiveSample, MapContext, Page, RobotCommandOutcome, RobotView, SessionInfo } from './types.js';
 
@@ -17,6 +22,15 @@ const MAP_FLUSH_MS = 250;
 const LIST_FLUSH_MS = 500;
 const ROBOTS_REFRESH_MS = 10_000;
 const CONTEXT_REFRESH_MS = 15_000;
+
+/**
+ * The stream's per-robot rate (server-side decimation, docs/telemetry-stream.md): the map redraws
+ * 4 times a second, so 5 samples a second per robot show every redraw; a large fleet gets 2, which
+ * keeps the page's work per second near flat per robot (bench/notes/dashboard.md).
+ */
+function maxHzFor(robots: number): number {
+  return robots > 200 ? 2 : 5;
+}
 
 export class FleetDashboard {
   private readonly robots = new Map<string, RobotView>();
@@ -29,6 +43,9 @@ export class FleetDashboard {
   private commands: CommandLog | null = null;
   private robotPage: RobotPage | null = null;
   private robotList: RobotList | null = null;
+  private fleetBar: FleetBar | null = null;
+  private floorPlan: FloorPlanPanel | null = null;
+  private replay: ReplayBar | null = null;
   /** Bumped by stop(): a fleet view still loading when it changes gives up instead of starting timers. */
   private generation = 0;
   private readonly streamState = h('span', { class: 'stream-state', 'data-state': 'connecting' }, 'connecting');
@@ -62,6 +79,8 @@ export class FleetDashboard {
     for (const t of this.timers.splice(0)) clearInterval(t);
     this.missions?.stop();
     this.commands?.stop();
+    this.floorPlan?.stop();
+    this.replay?.stop();
     this.robotPage?.show(null);
     this.map?.destroy();
     this.map = null;
@@ -86,16 +105,50 @@ export class FleetDashboard {
     });
     page.el.hidden = true;
     this.robotPage = page;
-    const list = new RobotList(this.robots, (id) => page.show(id), (id) => void this.command(commands, ids, 'stop', id));
+    // The robot page opens at the top of the side column, scrolled into view wherever the page was.
+    const open = (id: string): void => {
+      page.show(id);
+      page.el.scrollIntoView({ block: 'start' });
+      page.focus();
+    };
+    const list = new RobotList(this.robots, open, (action, id) => void this.command(commands, ids, action, id));
     this.robotList = list;
+    const bar = new FleetBar(this.api, ids, this.robots, commands);
+    this.fleetBar = bar;
+    alerts.onCount = (n) => bar.setOpenAlerts(n);
     this.missions = new MissionsPanel(this.api, ids, this.name, commands);
-    const mapEl = h('div', { class: 'map', id: 'map' });
+    const admin = new AdminPanel(this.api, this.info, fleet.fleetId);
+    const mapEl = h('div', { class: 'map', id: 'map', role: 'region', 'aria-label': 'Fleet map' });
+    const replay = new ReplayBar(this.api, this.robots, {
+      time: (ms) => {
+        page.setTime(ms);
+        // Back to live: every marker is drawn from the live state again at the next flush.
+        if (ms === null) for (const id of this.robots.keys()) this.moved.add(id);
+      },
+      frames: (frames) => {
+        for (const f of frames) this.map?.setRobot(f.robotId, this.name(f.robotId), f.lat, f.lon, f.headingDeg, f.state, f.tsMs);
+        this.map?.declutter();
+      },
+    });
+    this.replay = replay;
+    const side = h('aside', { class: 'side', 'aria-label': 'Fleet details' }, page.el, alerts.el, list.el, this.missions.el, admin.el);
     replace(
       this.root,
-      this.header(fleets, fleet, () => this.stopAll(commands, base)),
-      h('main', { class: 'layout' }, h('div', { class: 'map-column' }, mapEl, commands.el), h('aside', { class: 'side' }, page.el, alerts.el, list.el, this.missions.el)),
+      this.header(fleets, fleet),
+      bar.el,
+      h(
+        'main',
+        { class: 'layout' },
+        h('div', { class: 'map-column' }, h('div', { class: 'map-wrap' }, mapEl), replay.el, commands.el),
+        side,
+      ),
     );
-    this.map = new MapView(mapEl, (id) => page.show(id));
+    this.map = new MapView(mapEl, open);
+    void admin.load();
+    const plan = new FloorPlanPanel(this.api, base, this.map, this.info.session.user.role === 'admin');
+    this.floorPlan = plan;
+    side.append(plan.el);
+    void plan.load();
 
     const generation = this.generation;
     await this.loadRobots();
@@ -117,12 +170,13 @@ export class FleetDashboard {
         this.streamState.dataset.state = state;
         this.streamState.textContent = state === 'live' ? 'live' : detail ? `${state} (${detail})` : state;
       },
-    });
+    }, () => maxHzFor(this.robots.size));
     this.stream.start();
     this.timers.push(
       setInterval(() => this.flushMap(), MAP_FLUSH_MS),
       setInterval(() => {
         list.flush();
+        bar.render();
         page.live();
       }, LIST_FLUSH_MS),
       setInterval(() => void this.loadRobots().then(() => list.changed()), ROBOTS_REFRESH_MS),
@@ -130,7 +184,7 @@ export class FleetDashboard {
     );
   }
 
-  private header(fleets: Fleet[], fleet: Fleet | null, stopAll?: () => void): HTMLElement {
+  private header(fleets: Fleet[], fleet: Fleet | null): HTMLElement {
     const select = h('select', { 'aria-label': 'Fleet' }, ...fleets.map((f) => h('option', { value: f.fleetId, selected: f.fleetId === fleet?.fleetId }, f.name)));
     select.addEventListener('change', () => {
       const next = fleets.find((f) => f.fleetId === select.value);
@@ -148,7 +202,6 @@ export class FleetDashboard {
       h('span', { class: 'muted' }, 'stream: '),
       this.streamState,
       h('span', { class: 'spacer' }),
-      stopAll ? h('button', { type: 'button', class: 'stop', 'data-action': 'stop-all', onclick: stopAll }, 'Stop all') : null,
       h('span', { class: 'user' }, `${this.info.session.user.email} (${this.info.session.user.role})`),
       logout,
     );
@@ -203,12 +256,16 @@ export class FleetDashboard {
   }
 
   private flushMap(): void {
-    if (this.map === null) return;
+    // While replaying, the map shows the history; live samples keep the list and the fleet bar current.
+    if (this.map === null || this.replay?.time != null) return;
     for (const id of this.moved) {
       const r = this.robots.get(id);
-      if (r !== undefined) this.map.setRobot(id, r.name, r.latitude, r.longitude, r.headingDeg, r.online, r.estop === true || r.mode === 'paused');
+      if (r !== undefined) this.map.setRobot(id, r.name, r.latitude, r.longitude, r.headingDeg, robotState(r));
     }
-    if (this.moved.size > 0) this.map.fitOnce();
+    if (this.moved.size > 0) {
+      this.map.fitOnce();
+      this.map.declutter();
+    }
     this.moved.clear();
   }
 
@@ -225,22 +282,5 @@ export class FleetDashboard {
     } catch (err) {
       log.failed(action, robotId, (err as Error).message);
     }
-  }
-
-  private stopAll(log: CommandLog, base: string): void {
-    const yes = h('button', { type: 'button', class: 'stop', value: 'stop', 'data-action': 'confirm-stop-all' }, 'Stop every robot');
-    const no = h('button', { type: 'button', value: 'cancel' }, 'Cancel');
-    const dialog = h('dialog', { class: 'confirm' }, h('p', {}, `Stop all ${this.robots.size} robots of this fleet? Each one decelerates and holds until started again.`), yes, no);
-    no.addEventListener('click', () => dialog.close());
-    yes.addEventListener('click', () => {
-      dialog.close();
-      this.api
-        .post<{ outcomes: RobotCommandOutcome[] }>(`${base}/stop-all`, { reason: 'stop all from the dashboard' })
-        .then((r) => log.track('stop all', r.outcomes))
-        .catch((err: unknown) => log.failed('stop all', '', (err as Error).message));
-    });
-    dialog.addEventListener('close', () => dialog.remove());
-    document.body.append(dialog);
-    dialog.showModal();
   }
 }

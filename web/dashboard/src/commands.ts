@@ -20,7 +20,8 @@ const FINAL = new Set(['agent_received', 'agent_rejected', 'timed_out']);
 /** Rows kept in the panel (oldest dropped). */
 const MAX_ROWS = 50;
 
-interface Row {
+/** One command the page sent, with its latest known delivery state. */
+export interface Row {
   commandId: string | null;
   /** Until when the delivery state is read (0: final or never). */
   followUntilMs: number;
@@ -45,8 +46,12 @@ export class CommandLog {
     this.render();
   }
 
-  /** Records the outcomes of one request and follows each delivery until it is final. */
-  track(action: string, outcomes: RobotCommandOutcome[]): void {
+  /** Called after every change of a row (the fleet bar shows a bulk command's delivery from it). */
+  onChange: (() => void) | null = null;
+
+  /** Records the outcomes of one request and follows each delivery until it is final; returns its rows. */
+  track(action: string, outcomes: RobotCommandOutcome[]): readonly Row[] {
+    const added: Row[] = [];
     for (const o of outcomes) {
       const row: Row = {
         commandId: o.delivery?.commandId ?? null,
@@ -58,6 +63,7 @@ export class CommandLog {
         atMs: Date.now(),
       };
       this.rows.unshift(row);
+      added.push(row);
       if (row.commandId !== null && !FINAL.has(row.state)) {
         row.followUntilMs = Date.now() + FOLLOW_FOR_MS;
         this.pending.push(row);
@@ -69,6 +75,7 @@ export class CommandLog {
     this.pending = this.pending.filter((r) => shown.has(r));
     if (this.pending.length > 0 && this.timer === null) this.timer = setInterval(() => void this.poll(), POLL_MS);
     this.render();
+    return added;
   }
 
   /** Stops reading delivery states (logout, another fleet). */
@@ -120,6 +127,7 @@ export class CommandLog {
   }
 
   private render(): void {
+    this.onChange?.();
     replace(
       this.el,
       h('h2', {}, 'Commands'),
@@ -128,7 +136,7 @@ export class CommandLog {
         : h(
             'table',
             {},
-            h('thead', {}, h('tr', {}, h('th', {}, 'time'), h('th', {}, 'robot'), h('th', {}, 'action'), h('th', {}, 'delivery'))),
+            h('thead', {}, h('tr', {}, h('th', { class: 'col-time' }, 'time'), h('th', {}, 'robot'), h('th', {}, 'action'), h('th', {}, 'delivery'))),
             h(
               'tbody',
               {},
@@ -136,7 +144,7 @@ export class CommandLog {
                 h(
                   'tr',
                   { class: 'command-row', 'data-command-id': r.commandId ?? '', 'data-robot-id': r.robot, 'data-action': r.action, 'data-state': r.state },
-                  h('td', {}, clock(r.atMs)),
+                  h('td', { class: 'col-time' }, clock(r.atMs)),
                   h('td', { title: r.robot }, this.robotName(r.robot) || shortId(r.robot)),
                   h('td', {}, r.action),
                   h('td', { class: `state state-${r.state}` }, r.state, r.detail ? h('span', { class: 'muted' }, ` ${r.detail}`) : null),

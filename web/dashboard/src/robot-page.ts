@@ -27,12 +27,36 @@ export class RobotPage {
   private windowMs = WINDOWS[1]!.ms;
   private timer: ReturnType<typeof setInterval> | null = null;
   private robotId: string | null = null;
+  private cursorMs: number | null = null;
 
   constructor(
     private readonly api: Api,
     private readonly robots: Map<string, RobotView>,
     private readonly actions: { stop(id: string): void; start(id: string): void; close(): void; trail(coords: number[][] | null): void },
   ) {}
+
+  /** The replay cursor: shown on the charts at `ms` (null: live, no cursor). */
+  setTime(ms: number | null): void {
+    this.cursorMs = ms;
+    this.showCursor();
+  }
+
+  private showCursor(): void {
+    for (const u of this.plots) {
+      if (this.cursorMs === null) {
+        u.setCursor({ left: -10, top: -10 });
+        continue;
+      }
+      const left = u.valToPos(this.cursorMs / 1000, 'x');
+      if (Number.isFinite(left)) u.setCursor({ left, top: 10 });
+      u.root.dataset.cursor = String(this.cursorMs);
+    }
+  }
+
+  /** Moves the keyboard focus to the robot's name (after it opened). */
+  focus(): void {
+    this.el.querySelector<HTMLElement>('h2')?.focus({ preventScroll: true });
+  }
 
   /** Shows a robot (or nothing with null). */
   show(robotId: string | null): void {
@@ -49,13 +73,13 @@ export class RobotPage {
     const r = this.robots.get(robotId);
     replace(
       this.el,
-      h('header', {}, h('h2', {}, r?.name ?? robotId), h('button', { type: 'button', class: 'close', onclick: () => this.actions.close() }, 'Close')),
+      h('header', {}, h('h2', { tabindex: -1 }, r?.name ?? robotId), h('button', { type: 'button', class: 'close', onclick: () => this.actions.close() }, 'Close')),
       this.state,
       h(
         'div',
         { class: 'actions' },
         h('button', { type: 'button', class: 'stop', 'data-action': 'stop-robot', onclick: () => this.actions.stop(robotId) }, 'Stop robot'),
-        h('button', { type: 'button', 'data-action': 'start-robot', onclick: () => this.actions.start(robotId) }, 'Start (release stop)'),
+        h('button', { type: 'button', class: 'start', 'data-action': 'start-robot', onclick: () => this.actions.start(robotId) }, 'Start (resume)'),
       ),
       h(
         'div',
@@ -133,8 +157,8 @@ export class RobotPage {
     replace(this.charts);
     const ts = s.points.map((p) => p.tsMs / 1000);
     const col = (field: string, k: 'avg' | 'min' | 'max'): (number | null)[] => s.points.map((p) => p.values[field]?.[k] ?? null);
-    const width = Math.max(280, this.charts.clientWidth || 360);
-    const chart = (title: string, field: string, unit: string, colour: string): void => {
+    const width = Math.max(240, this.charts.clientWidth || 320);
+    const chart = (title: string, field: string, what: string, unit: string, colour: string): void => {
       const box = h('div', { class: 'chart', 'data-field': field });
       this.charts.append(box);
       const opts: uPlot.Options = {
@@ -142,17 +166,18 @@ export class RobotPage {
         width,
         height: 160,
         series: [
-          {},
-          { label: `${field} avg`, stroke: colour, width: 2, value: (_u, v) => num(v, 2, unit) },
-          { label: 'min', stroke: colour, dash: [4, 4], width: 1 },
-          { label: 'max', stroke: colour, dash: [4, 4], width: 1 },
+          { label: 'time' },
+          { label: `${what} (average)`, stroke: colour, width: 2, value: (_u, v) => num(v, 1, unit) },
+          { label: 'lowest', stroke: colour, dash: [4, 4], width: 1, value: (_u, v) => num(v, 1, unit) },
+          { label: 'highest', stroke: colour, dash: [4, 4], width: 1, value: (_u, v) => num(v, 1, unit) },
         ],
-        axes: [{}, { label: unit.trim() }],
+        axes: [{}, { label: `${what} (${unit.trim()})` }],
       };
       this.plots.push(new uPlot(opts, [ts, col(field, 'avg'), col(field, 'min'), col(field, 'max')], box));
     };
-    chart('Battery', 'batteryPct', ' %', '#2b8');
-    chart('Speed', 'speedMps', ' m/s', '#2a6fdb');
+    chart('Battery', 'batteryPct', 'battery', ' %', '#1a8f5a');
+    chart('Speed', 'speedMps', 'speed', ' m/s', '#1d5fc4');
+    this.showCursor();
   }
 
   private destroyPlots(): void {

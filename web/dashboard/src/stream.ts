@@ -28,6 +28,8 @@ export class LiveStream {
     private readonly orgId: string,
     private readonly fleetId: string,
     private readonly on: StreamHandlers,
+    /** Samples per second per robot the gateway sends at most (server-side decimation; null: all). */
+    private readonly maxHz: () => number | null = () => null,
   ) {}
 
   /** Opens the socket (asks for a ticket first). */
@@ -58,7 +60,7 @@ export class LiveStream {
     const url = `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/v1/telemetry/stream`;
     const ws = new WebSocket(url);
     this.ws = ws;
-    ws.onopen = () => ws.send(JSON.stringify({ op: 'subscribe', ticket, encoding: 'json' }));
+    ws.onopen = () => ws.send(JSON.stringify({ op: 'subscribe', ticket, encoding: 'json', max_hz: this.maxHz() }));
     ws.onmessage = (e: MessageEvent<string>) => this.message(e.data);
     ws.onclose = (e) => {
       if (this.ws !== ws) return;

@@ -137,3 +137,22 @@ export interface PathFeature {
   type: 'Feature';
   geometry: { type: 'LineString'; coordinates: number[][] };
 }
+
+/** GET /v1/orgs/{org_id}/users (admins). */
+export interface User {
+  userId: string;
+  email: string;
+  role: string;
+  state: 'active' | 'disabled';
+  createdAtMs: number;
+}
+
+/** GET /v1/orgs/{org_id}/api-keys: a key without its secret. */
+export interface ApiKey {
+  apiKeyId: string;
+  fleetId: string | null;
+  name: string | null;
+  permissions: string[];
+  state: 'active' | 'revoked' | 'expired';
+  createdAtMs: number;
+}
