@@ -224,7 +224,7 @@ function operation(route: RouteDef, components: SchemaComponents): Json {
     responses[status] = r.schema
       ? { description: r.description, content: { 'application/json': { schema: components.toJson(r.schema) } } }
       : r.contentType !== undefined
-        ? { description: r.description, content: { [r.contentType]: {} } }
+        ? { description: r.description, content: Object.fromEntries([r.contentType, ...(r.alsoContentTypes ?? [])].map((t) => [t, {}])) }
         : { description: r.description };
   }
   const errors = publishedErrors(route);

@@ -50,6 +50,8 @@ export interface ResponseSpec {
   description: string;
   schema?: TSchema;
   contentType?: string;
+  /** Further media types the raw body may have (a floor plan is PNG or SVG); published beside `contentType`. */
+  alsoContentTypes?: readonly string[];
 }
 
 /**

@@ -84,7 +84,9 @@ beforeAll(async () => {
   readKey = adminJson<{ apiKey: string }>(['create-key', '--data-dir', d.dataDir, '--org', d.orgId, '--permissions', 'robots:read']).apiKey;
   const user = spawnSync(process.execPath, [FLEETGW_BIN, 'admin', 'create-user', '--data-dir', d.dataDir, '--org', d.orgId, '--email', 'ops@acme.test', '--role', 'operator'], { input: USER_PASSWORD, encoding: 'utf8' });
   expect(user.status, user.stderr).toBe(0);
-  // Issue 10 part 4 (alerts): every simulated battery (60-100 %) reads below 100, so battery_low alerts exist to read and acknowledge.
+  const admin = spawnSync(process.execPath, [FLEETGW_BIN, 'admin', 'create-user', '--data-dir', d.dataDir, '--org', d.orgId, '--email', 'admin@acme.test', '--role', 'admin'], { input: USER_PASSWORD, encoding: 'utf8' });
+  expect(admin.status, admin.stderr).toBe(0);
+  // Alerts: every simulated battery (60-100 %) reads below 100, so battery_low alerts exist to read and acknowledge.
   gw = await startGatewayProcess(d.dataDir, ['--insecure-http'], { FLEETGW_ALERT_BATTERY_LOW_PCT: '100', FLEETGW_ALERT_BATTERY_CLEAR_PCT: '100' });
   base = gw.ready.http;
   const robotsFile = join(d.dataDir, 'sim-robots.json');
@@ -605,6 +607,45 @@ describe('every operation, through real HTTP', () => {
   });
 
   // ---- Issue 10 (branch objects): manifests, tracked objects, robot PATCH -------------------------
+  it('organization admin: users, webhooks and the floor plan', async () => {
+    const login = await call('createSession', { key: null, body: { email: 'admin@acme.test', password: USER_PASSWORD } });
+    expect(login.status).toBe(201);
+    const session = { cookie: login.headers.get('set-cookie')!.split(';')[0]!, csrf: login.body.csrfToken as string };
+    // Users: an API key is not an admin session; a duplicate email conflicts.
+    expect((await expectStatus(200, 'listUsers', { session })).items.length).toBeGreaterThanOrEqual(2);
+    await expectStatus(403, 'listUsers');
+    const created = await expectStatus(201, 'createUser', { session, body: { email: 'night@acme.test', role: 'viewer', password: USER_PASSWORD } });
+    await expectStatus(409, 'createUser', { session, body: { email: 'night@acme.test', role: 'viewer', password: USER_PASSWORD } });
+    await expectStatus(200, 'disableUser', { session, path: { user_id: created.userId } });
+    await expectStatus(404, 'disableUser', { session, path: { user_id: randomUUID() } });
+    await expectStatus(200, 'enableUser', { session, path: { user_id: created.userId } });
+    await expectStatus(404, 'enableUser', { session, path: { user_id: randomUUID() } });
+    // Webhooks: the signing secret once; an unknown webhook is 404; a bad URL names the field.
+    const hook = await expectStatus(201, 'createWebhook', { session, body: { url: 'http://127.0.0.1:9/hook', format: 'fleetgw' }, idem: randomUUID() });
+    expect(typeof hook.signingSecret).toBe('string');
+    await expectStatus(400, 'createWebhook', { session, body: { url: 'not a url' }, idem: randomUUID() });
+    expect((await expectStatus(200, 'listWebhooks', { session })).items.length).toBe(1);
+    await expectStatus(403, 'listWebhooks', { key: readKey });
+    expect((await expectStatus(200, 'listWebhookDeadLetters', { session })).items).toBeInstanceOf(Array);
+    await expectStatus(403, 'listWebhookDeadLetters', { key: readKey });
+    await expectStatus(204, 'removeWebhook', { session, path: { webhook_id: hook.webhook.webhookId } });
+    await expectStatus(404, 'removeWebhook', { session, path: { webhook_id: hook.webhook.webhookId } });
+    // The floor plan: none yet, an upload, its image, a placement, removal.
+    expect((await expectStatus(200, 'getFloorPlan')).plan).toBeNull();
+    await expectStatus(404, 'getFloorPlan', { path: { fleet_id: randomUUID() } });
+    await expectStatus(404, 'getFloorPlanImage');
+    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="100" height="50"><rect width="100" height="50"/></svg>').toString('base64');
+    await expectStatus(403, 'putFloorPlan', { body: { content_type: 'image/svg+xml', data_base64: svg } });
+    const plan = await expectStatus(200, 'putFloorPlan', { session, body: { content_type: 'image/svg+xml', data_base64: svg } });
+    expect(plan.contentType).toBe('image/svg+xml');
+    expect((await call('getFloorPlanImage')).status).toBe(200);
+    const points = [{ x: 0, y: 0, lat: 48.1, lon: 11.5 }, { x: 100, y: 0, lat: 48.1, lon: 11.501 }];
+    expect((await expectStatus(200, 'putFloorPlanPlacement', { session, body: { points } })).placement).toHaveLength(2);
+    await expectStatus(400, 'putFloorPlanPlacement', { session, body: { points: [points[0], points[0]] } });
+    await expectStatus(204, 'deleteFloorPlan', { session });
+    await expectStatus(404, 'deleteFloorPlan', { session });
+  });
+
   it('organization and fleet manifests', async () => {
     const org = await expectStatus(200, 'getOrg');
     expect(org.fleets.map((f: Json) => f.fleetId)).toEqual([d.fleetId]);

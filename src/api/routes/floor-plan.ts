@@ -134,7 +134,7 @@ export function floorPlanRoutes(deps: FloorPlanRouteDeps): RouteDef[] {
       params: FleetPathParams,
       query: ImageQuery,
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'floor_plan_not_found'],
-      responses: { 200: { description: 'The image.', contentType: 'image/png' }, 304: { description: 'Not modified.' } },
+      responses: { 200: { description: 'The image.', contentType: 'image/png', alsoContentTypes: ['image/svg+xml'] }, 304: { description: 'Not modified.' } },
     }).handle(async ({ auth, params }) => ({ status: 200, body: await preparedOf(planOf(auth, params)), headers: IMAGE_HEADERS })),
     defineRoute({
       method: 'PUT',
