@@ -7,7 +7,7 @@ import { X509Certificate } from 'node:crypto';
 
 /**
  * The notAfter of the first certificate in `pem`, in Unix seconds.
- * @throws Error when `pem` holds no parsable certificate (the gateway has already loaded it by then)
+ * @throws Error when `pem` holds no parsable certificate
  */
 export function certificateExpirySeconds(pem: Buffer | string): number {
   // validTo is OpenSSL's text ('Nov 25 03:00:00 2028 GMT'), which Date parses; validToDate is Node 22+.

@@ -37,7 +37,7 @@ export function metricsPlugin(ctx: GatewayContext): GatewayPlugin {
           storeUp: () => p.peek('storeHealth')?.reachable ?? false,
           commandActions: COMMAND_ACTIONS,
           webhooks: { outcomeNames: DELIVERY_OUTCOMES, read: () => p.peek('webhooks')?.stats() ?? { outcomes: {}, queued: 0, deadLettersDropped: 0 } },
-          ...(ctx.tls.pem !== null ? { certificateExpirySeconds: certificateExpirySeconds(ctx.tls.pem.cert) } : {}),
+          ...expiryOf(ctx.tls.pem),
         }),
       );
       // Writes a module issues without awaiting them (the store's BackgroundWrites) are counted here.
@@ -49,4 +49,18 @@ export function metricsPlugin(ctx: GatewayContext): GatewayPlugin {
       return Promise.resolve();
     },
   };
+}
+
+/**
+ * The served certificate's notAfter for the expiry gauge. The metrics start before the HTTP server
+ * loads the pair: a file that is no certificate gets no gauge here, and the HTTP server's start then
+ * fails naming both files (what an operator needs), instead of a bare OpenSSL error from this parse.
+ */
+function expiryOf(pem: { cert: Buffer } | null): { certificateExpirySeconds?: number } {
+  if (pem === null) return {};
+  try {
+    return { certificateExpirySeconds: certificateExpirySeconds(pem.cert) };
+  } catch {
+    return {};
+  }
 }
