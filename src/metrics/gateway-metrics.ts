@@ -128,7 +128,7 @@ export class GatewayMetrics {
     const hooks = sources.webhooks;
     if (hooks !== undefined) {
       const w = cachedRead(hooks.read);
-      outcomeCounterFrom(registers, 'fleetgw_webhook_deliveries_total', 'Alert webhook delivery attempts and give-ups, by outcome: delivered, retried (an attempt failed, another follows), dead_lettered (attempts exhausted), queue_full (the organization\'s queue was full: dead-lettered at once), webhook_removed (removed while a delivery waited).', 'outcome',
+      labelledCounterFrom(registers, 'fleetgw_webhook_deliveries_total', 'Alert webhook delivery attempts and give-ups, by outcome: delivered, retried (an attempt failed, another follows), dead_lettered (attempts exhausted), queue_full (the organization\'s queue was full: dead-lettered at once), webhook_removed (removed while a delivery waited).', 'outcome',
         Object.fromEntries(hooks.outcomeNames.map((o) => [o, () => w().outcomes[o] ?? 0])));
       gaugeFrom(registers, 'fleetgw_webhook_queued', 'Alert webhook deliveries queued, in flight or waiting to retry, all organizations.', () => w().queued);
       counterFrom(registers, 'fleetgw_webhook_dead_letters_dropped_total', 'Webhook dead letters dropped because an organization\'s list was full (oldest first).', () => w().deadLettersDropped);
@@ -399,26 +399,6 @@ function gaugeFrom(registers: Registry[], name: string, help: string, read: () =
   const g: Gauge = new Gauge({ name, help, registers, collect: () => g.set(read()) });
 }
 
-/** labelledCounterFrom() whose every label value is published from zero, before its first increment. */
-function outcomeCounterFrom(registers: Registry[], name: string, help: string, label: string, reads: Record<string, () => number>): void {
-  const seen = new Map<string, number>();
-  const c: Counter<string> = new Counter({
-    name,
-    help,
-    labelNames: [label],
-    registers,
-    collect: () => {
-      for (const [value, read] of Object.entries(reads)) {
-        const before = seen.get(value) ?? 0;
-        const v = read();
-        c.inc({ [label]: value }, v > before ? v - before : 0);
-        seen.set(value, Math.max(before, v));
-      }
-    },
-  });
-}
-
-/** Brings one label of a counter up to the running total `value`. */
 /** counterFrom() with one label: each label value's running total is read at scrape time. */
 function labelledCounterFrom<L extends string>(registers: Registry[], name: string, help: string, label: L, reads: Record<string, () => number>): void {
   const seen = new Map<string, number>();
