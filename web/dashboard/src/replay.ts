@@ -1,15 +1,17 @@
 /**
  * Time travel: a slider over 24 hours (the last 24 h, or a day picked in the date field) that replays
  * every robot's position and state on the map from the history API (`GET /v1/robots/{id}/telemetry`,
- * docs/telemetry-history.md), playing at 1x to 60x; "Live" returns to the stream. Each robot's
+ * docs/telemetry-history.md), and the alerts open at the cursor's time (`ReplayAlerts`), playing at
+ * 1x to 60x; "Live" returns to the stream. Each robot's
  * samples are read a window at a time around the cursor (a few requests at once), and the map shows,
  * for the cursor's time, each robot's last sample at or before it (none older than
  * {@link STALE_MS}: the robot was not reporting then).
  */
 import type { Api } from './api.js';
 import { h } from './dom.js';
+import { ReplayAlerts } from './replay-alerts.js';
 import type { RobotState } from './robot-state.js';
-import type { RobotView } from './types.js';
+import type { Alert, RobotView } from './types.js';
 
 const DAY_MS = 24 * 3600_000;
 /** Samples read per robot and window: a minute and a half around the cursor. */
@@ -55,6 +57,8 @@ export interface ReplayHandlers {
   time(ms: number | null): void;
   /** Frames for the cursor's time, one per robot with a recent sample. */
   frames(frames: ReplayFrame[]): void;
+  /** The alerts open at the cursor's time (called once their window is read). */
+  alerts(open: Alert[]): void;
 }
 
 export class ReplayBar {
@@ -72,12 +76,16 @@ export class ReplayBar {
   private readonly windows = new Map<string, Window>();
   private readonly loading = new Set<string>();
   private generation = 0;
+  private readonly alerts: ReplayAlerts;
 
+  /** @param base the fleet's REST path (`/v1/orgs/{org}/fleets/{fleet}`), for its alerts */
   constructor(
     private readonly api: Api,
+    base: string,
     private readonly robots: Map<string, RobotView>,
     private readonly on: ReplayHandlers,
   ) {
+    this.alerts = new ReplayAlerts(api, base);
     this.slider.addEventListener('input', () => this.seek(this.dayStartMs + this.slider.valueAsNumber * 1000));
     this.slider.dataset.dayStart = String(this.dayStartMs);
     this.date.addEventListener('change', () => {
@@ -123,6 +131,7 @@ export class ReplayBar {
     this.generation++;
     this.cursorMs = null;
     this.windows.clear();
+    this.alerts.clear();
     this.setDay(Date.now() - DAY_MS);
     this.slider.value = String(DAY_MS / 1000);
     this.live.classList.add('on');
@@ -136,6 +145,7 @@ export class ReplayBar {
   stop(): void {
     this.stopPlaying();
     this.generation++;
+    this.alerts.clear();
   }
 
   private toggle(): void {
@@ -181,6 +191,8 @@ export class ReplayBar {
       frames.push({ robotId: id, tsMs: s.tsMs, lat: s.latitude, lon: s.longitude, headingDeg: s.headingDeg ?? null, state: stateOf(s) });
     }
     this.on.frames(frames);
+    const open = this.alerts.at(t, () => this.render());
+    if (open !== null) this.on.alerts(open);
     if (missing.length > 0) void this.read(missing, t);
   }
 
