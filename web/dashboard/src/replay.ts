@@ -199,6 +199,9 @@ export class ReplayBar {
   private async read(ids: string[], t: number): Promise<void> {
     const generation = this.generation;
     const queue = ids.filter((id) => !this.loading.has(id));
+    // Every one already being read: the read under way renders when done (rendering here would
+    // start this again at once, a loop that never yields).
+    if (queue.length === 0) return;
     for (const id of queue) this.loading.add(id);
     const worker = async (): Promise<void> => {
       for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
