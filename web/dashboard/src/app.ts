@@ -190,6 +190,7 @@ export class FleetDashboard {
         list.flush();
         bar.render();
         page.live();
+        replay.followClock();
       }, LIST_FLUSH_MS),
       setInterval(() => void this.loadRobots().then(() => list.changed()), ROBOTS_REFRESH_MS),
       setInterval(() => void this.loadContext(ids), CONTEXT_REFRESH_MS),

@@ -70,6 +70,8 @@ export class ReplayBar {
   private readonly live = h('button', { type: 'button', class: 'on', 'data-action': 'replay-live' }, 'Live');
   private readonly label = h('output', { class: 'replay-time', for: 'replay-slider', 'data-mode': 'live' }, 'live');
   private dayStartMs = Date.now() - DAY_MS;
+  /** The slider shows the last 24 hours (not a picked day): its end follows the clock. */
+  private follow = true;
   private cursorMs: number | null = null;
   private playing = false;
   private timer: ReturnType<typeof setInterval> | null = null;
@@ -92,6 +94,7 @@ export class ReplayBar {
       const d = this.date.valueAsDate;
       if (d === null) return;
       // The date field's value is a UTC midnight; the day shown is the local one of that date.
+      this.follow = false;
       this.setDay(new Date(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()).getTime());
       this.seek(this.dayStartMs);
     });
@@ -105,6 +108,18 @@ export class ReplayBar {
     return this.cursorMs;
   }
 
+  /**
+   * Moves the slider's last 24 hours up to now (called twice a second), so every time up to the
+   * present can be reached however long the page has been open; a picked day stays.
+   */
+  followClock(): void {
+    if (!this.follow) return;
+    const start = Date.now() - DAY_MS;
+    if (this.cursorMs !== null && this.cursorMs < start) return;
+    this.setDay(start);
+    this.slider.value = String(this.cursorMs === null ? DAY_MS / 1000 : Math.round((this.cursorMs - start) / 1000));
+  }
+
   /** The slider's 24 hours start at `ms`. */
   private setDay(ms: number): void {
     this.dayStartMs = ms;
@@ -114,7 +129,10 @@ export class ReplayBar {
   /** Moves the cursor to `ms` (and leaves the live view); the slider's day moves when `ms` is outside it. */
   seek(ms: number): void {
     const now = Date.now();
-    if (ms < this.dayStartMs || ms > this.dayStartMs + DAY_MS) this.setDay(Math.min(ms - DAY_MS / 2, now - DAY_MS));
+    if (ms < this.dayStartMs || ms > this.dayStartMs + DAY_MS) {
+      this.follow = ms >= now - DAY_MS;
+      this.setDay(this.follow ? now - DAY_MS : ms - DAY_MS / 2);
+    }
     this.cursorMs = Math.min(ms, now);
     this.slider.value = String(Math.round((this.cursorMs - this.dayStartMs) / 1000));
     this.live.classList.remove('on');
@@ -130,6 +148,7 @@ export class ReplayBar {
     this.stopPlaying();
     this.generation++;
     this.cursorMs = null;
+    this.follow = true;
     this.windows.clear();
     this.alerts.clear();
     this.setDay(Date.now() - DAY_MS);
