@@ -467,9 +467,13 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard at phone, tablet and desktop sizes', 
     }
     await page.screenshot({ path: join(ARTIFACTS, 'replay-alerts.png') });
     await seek(page, firstOpenedMs - 5_000);
-    await until(async () => (await page.textContent('.alerts'))?.includes('No alert was open at this time.') === true, 30_000, 'no replayed alert before they opened', 200);
-    expect(await page.$$('.alerts .alert-list.replay li')).toHaveLength(0);
-    expect(await page.$$('path.robot-marker[data-alerts]')).toHaveLength(0);
+    const beforeMs = Number(await page.getAttribute('.replay-time', 'data-time'));
+    expect(beforeMs).toBeLessThan(firstOpenedMs);
+    await page.waitForSelector(`.alerts[data-replay-at="${beforeMs}"]`, { timeout: 30_000 }).catch(async (err: unknown) => {
+      throw new Error(`${String(err)}; alerts panel: ${await page.textContent('.alerts')}`);
+    });
+    expect(await page.$$('.alerts .alert-list.replay li[data-kind="estop"]'), await page.textContent('.alerts') ?? '').toHaveLength(0);
+    expect(await page.$$('path.robot-marker[data-alerts~="estop"]')).toHaveLength(0);
 
     await page.click('button[data-action="replay-live"]');
     await page.waitForSelector('.replay-time[data-mode="live"]');

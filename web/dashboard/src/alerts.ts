@@ -54,6 +54,9 @@ export class AlertsPanel {
   /** Shows the alerts open at the replay cursor `atMs`, or the live ones again (null). */
   setReplay(atMs: number | null, open: Alert[] = []): void {
     this.replay = atMs === null ? null : { atMs, open };
+    // The time shown, for people inspecting the page and for the browser test.
+    if (atMs === null) delete this.el.dataset.replayAt;
+    else this.el.dataset.replayAt = String(atMs);
     this.render();
   }
 
