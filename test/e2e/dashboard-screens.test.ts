@@ -6,6 +6,7 @@
  *   the robot page in view when opened from a scrolled list, no console error, no CSP violation, and
  *   axe-core finds no WCAG 2.1 A/AA violation;
  * - an admin adds and disables a user and creates (secret shown once) and revokes an API key;
+ * - the time slider replays positions and the alerts open at its time (an e-stop pressed and released);
  * - after a gateway crash every robot has paused itself (stop on link loss): Start all, confirmed,
  *   brings every one back, with each command's delivery state shown in the fleet bar.
  * Screenshots of each size go to test-artifacts/dashboard/.
@@ -236,6 +237,19 @@ async function adminSession(): Promise<{ cookie: string; csrf: string }> {
   return { cookie, csrf: ((await r.json()) as { csrfToken: string }).csrfToken };
 }
 
+/** Moves the time slider to `ms` (to the second) as a person dragging it does. */
+async function seek(page: Page, ms: number): Promise<void> {
+  await page.$eval(
+    '#replay-slider',
+    (e, v) => {
+      const input = e as unknown as { value: string; dispatchEvent(ev: unknown): void };
+      input.value = String(v);
+      input.dispatchEvent(new (globalThis as any).Event('input'));
+    },
+    Math.round((ms - Number(await page.getAttribute('#replay-slider', 'data-day-start'))) / 1000),
+  );
+}
+
 describe.skipIf(!HAVE_CHROMIUM)('dashboard at phone, tablet and desktop sizes', () => {
   let desktop: { context: BrowserContext; page: Page } | undefined;
   const desktopPage = async (): Promise<{ context: BrowserContext; page: Page }> => (desktop ??= await loggedIn(SCREENS[2]));
@@ -373,7 +387,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard at phone, tablet and desktop sizes', 
     expect(problems).toEqual([]);
   }, 60_000);
 
-  it('the time slider shows, for its time, each robot where the history API says it was; Live returns to the stream', async () => {
+  it('the time slider shows, for its time, each robot where the history API says it was and the alerts open then; Live returns to the stream', async () => {
     const { page } = await desktopPage();
     // A time when every robot had reported for a few seconds, and at least 15 s ago (the store writes
     // in batches): what the history API holds for it is settled.
@@ -393,15 +407,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard at phone, tablet and desktop sizes', 
     const sliderMax = Number(await page.getAttribute('#replay-slider', 'max'));
     // Live: the slider stands at its end.
     expect(Number(await page.$eval('#replay-slider', (e) => (e as unknown as { value: string }).value))).toBe(sliderMax);
-    await page.$eval(
-      '#replay-slider',
-      (e, v) => {
-        const input = e as unknown as { value: string; dispatchEvent(ev: unknown): void };
-        input.value = String(v);
-        input.dispatchEvent(new (globalThis as any).Event('input'));
-      },
-      Math.round((targetMs - Number(await page.getAttribute('#replay-slider', 'data-day-start'))) / 1000),
-    );
+    await seek(page, targetMs);
     await page.waitForSelector('.replay-time[data-mode="replay"]');
     const cursorMs = Number(await page.getAttribute('.replay-time', 'data-time'));
     expect(cursorMs).toBeLessThan(Date.now() - 15_000);
@@ -416,11 +422,64 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard at phone, tablet and desktop sizes', 
       expect(Number(await page.getAttribute(sel, 'data-lon'))).toBe(last.longitude);
     }
     await page.screenshot({ path: join(ARTIFACTS, 'replay.png') });
+
+    // Alerts: the e-stop pressed on every robot for a few seconds, then released.
+    const alerts = `/v1/orgs/${d.orgId}/fleets/${d.fleetId}/alerts`;
+    type AlertBody = { alertId: string; robotId: string; openedAtMs: number; resolvedAtMs: number | null };
+    const estops = async (q: string): Promise<AlertBody[]> => (await api(gw.ready.http, d.apiKey, `${alerts}?kind=estop&${q}`)).body.items as AlertBody[];
+    sim.kill('SIGUSR1');
+    await until(async () => (await estops('state=open')).length === ROBOTS, 20_000, 'an open estop alert per robot', 200);
+    const opened = await estops('state=open');
+    const lastOpenedMs = Math.max(...opened.map((a) => a.openedAtMs));
+    const firstOpenedMs = Math.min(...opened.map((a) => a.openedAtMs));
+    // Open long enough that a slider second falls well inside every alert's open span.
+    await until(() => Date.now() > lastOpenedMs + 4_000, 10_000, 'the alerts open for four seconds', 100);
+    sim.kill('SIGUSR2');
+    let resolved: AlertBody[] = [];
+    await until(async () => (resolved = (await estops('state=resolved')).filter((a) => opened.some((o) => o.alertId === a.alertId))).length === ROBOTS, 20_000, 'every estop alert resolved', 200);
+    // A released e-stop holds the robot until started, as on a real robot: start them again.
+    for (const r of robots) {
+      const started = await api(gw.ready.http, d.apiKey, '/v1/agent/control-robot', { method: 'POST', body: JSON.stringify({ org_id: d.orgId, fleet_id: d.fleetId, action: 'start', robot_id: r.robotId }) });
+      expect(started.status).toBeLessThan(300);
+    }
+    await until(
+      async () => ((await api(gw.ready.http, d.apiKey, `/v1/robots?fleet_id=${d.fleetId}`)).body as { mode: string | null }[]).every((x) => x.mode !== 'paused'),
+      30_000,
+      'every robot running again after the e-stop',
+      250,
+    );
+    const firstResolvedMs = Math.min(...resolved.map((a) => a.resolvedAtMs!));
+    expect(firstResolvedMs - lastOpenedMs).toBeGreaterThan(3_000);
+    const whileOpen = Math.round((lastOpenedMs + firstResolvedMs) / 2);
+    // The REST filter the page reads.
+    expect(await estops(`unresolved_from_ms=${whileOpen}&unresolved_to_ms=${whileOpen}`)).toHaveLength(ROBOTS);
+    expect(await estops(`unresolved_from_ms=${firstOpenedMs - 10_000}&unresolved_to_ms=${firstOpenedMs - 1}`)).toHaveLength(0);
+    expect(await estops(`unresolved_from_ms=${firstResolvedMs + 60_000}`)).toHaveLength(0);
+    const bad = await api(gw.ready.http, d.apiKey, `${alerts}?unresolved_from_ms=2000&unresolved_to_ms=1000`);
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('unresolved_to_ms');
+
+    await seek(page, whileOpen);
+    await until(async () => (await page.$$('.alerts .alert-list.replay li[data-kind="estop"]')).length === ROBOTS, 30_000, 'the replayed alerts in the panel', 200);
+    for (const r of robots) {
+      expect(await page.getAttribute(`.alerts .alert-list.replay li[data-robot-id="${r.robotId}"]`, 'data-kind')).toBe('estop');
+      await until(async () => (await page.getAttribute(`path.robot-marker[data-robot-id="${r.robotId}"]`, 'data-alerts')) === 'estop', 10_000, 'the marker flagged', 100);
+    }
+    await page.screenshot({ path: join(ARTIFACTS, 'replay-alerts.png') });
+    await seek(page, firstOpenedMs - 5_000);
+    const beforeMs = Number(await page.getAttribute('.replay-time', 'data-time'));
+    expect(beforeMs).toBeLessThan(firstOpenedMs);
+    await page.waitForSelector(`.alerts[data-replay-at="${beforeMs}"]`, { timeout: 30_000 }).catch(async (err: unknown) => {
+      throw new Error(`${String(err)}; alerts panel: ${await page.textContent('.alerts')}`);
+    });
+    expect(await page.$$('.alerts .alert-list.replay li[data-kind="estop"]'), await page.textContent('.alerts') ?? '').toHaveLength(0);
+    expect(await page.$$('path.robot-marker[data-alerts~="estop"]')).toHaveLength(0);
+
     await page.click('button[data-action="replay-live"]');
     await page.waitForSelector('.replay-time[data-mode="live"]');
     await until(async () => (await page.$$('path.robot-marker[data-replay-ts]')).length === 0, 10_000, 'markers back to the live stream', 100);
     expect(problems).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 
   it('after a gateway crash every robot has paused itself; Start all brings every one back', async () => {
     const { page } = await desktopPage();

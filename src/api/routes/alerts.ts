@@ -1,6 +1,6 @@
 /**
  * Alerts under `/v1/orgs/{org_id}/fleets/{fleet_id}/alerts`: list (filters `state`, `kind`,
- * `robot_id`; newest first, `{items, next_cursor}`) and read with `fleet:read`, acknowledge with
+ * `robot_id`, `unresolved_from_ms`/`unresolved_to_ms`; newest first, `{items, next_cursor}`) and read with `fleet:read`, acknowledge with
  * `fleet:write` (docs/alerts.md).
  */
 import type { AuthContext } from '../../auth/context.js';
@@ -59,11 +59,13 @@ export function alertRoutes(deps: { store: Store; alerts: AlertService }): Route
   const list = defineList<ListQuery & AlertsPathParams & AlertListQuery, AlertRecord, AlertView>({
     kind: 'alerts',
     limit: ALERTS_LIMIT,
-    filters: (q) => ({ state: q.state, kind: q.kind, robot_id: q.robot_id }),
+    filters: (q) => ({ state: q.state, kind: q.kind, robot_id: q.robot_id, unresolved_from_ms: q.unresolved_from_ms, unresolved_to_ms: q.unresolved_to_ms }),
     source: (fleet, q) => alertsOf(store, fleet.fleetId, {
       ...(q.state !== undefined ? { state: q.state } : {}),
       ...(q.kind !== undefined ? { kind: q.kind } : {}),
       ...(q.robot_id !== undefined ? { robotId: q.robot_id } : {}),
+      ...(q.unresolved_from_ms !== undefined ? { unresolvedFromMs: q.unresolved_from_ms } : {}),
+      ...(q.unresolved_to_ms !== undefined ? { unresolvedToMs: q.unresolved_to_ms } : {}),
     }, (alertId) => alerts.live(alertId)),
     view: alertView,
   });
@@ -72,14 +74,19 @@ export function alertRoutes(deps: { store: Store; alerts: AlertService }): Route
       method: 'GET',
       path: BASE,
       operationId: 'listAlerts',
-      summary: 'The fleet\'s alerts, newest first; filter by `state`, `kind` and `robot_id`.',
+      summary: 'The fleet\'s alerts, newest first; filter by `state`, `kind`, `robot_id` and the time they were unresolved (`unresolved_from_ms`, `unresolved_to_ms`).',
       tags,
       auth: 'fleet:read',
       params: AlertsPathParams,
       query: AlertListQuery,
       responses: { 200: { description: 'One page of alerts.', schema: AlertListResponse } },
-      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'cursor_invalid'],
-    }).handle(({ auth, params, query }) => ({ status: 200, body: list.read(store, auth, { ...params, ...query }) })),
+      errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'cursor_invalid', 'invalid_query'],
+    }).handle(({ auth, params, query }) => {
+      if (query.unresolved_from_ms !== undefined && query.unresolved_to_ms !== undefined && query.unresolved_to_ms < query.unresolved_from_ms) {
+        throw apiError('invalid_query', { detail: 'unresolved_to_ms is before unresolved_from_ms' });
+      }
+      return { status: 200, body: list.read(store, auth, { ...params, ...query }) };
+    }),
     defineRoute({
       method: 'GET',
       path: `${BASE}/{alert_id}`,

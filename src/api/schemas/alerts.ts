@@ -30,6 +30,8 @@ export const AlertListQuery = Type.Object(
     state: Type.Optional(AlertStateSchema),
     kind: Type.Optional(AlertKindSchema),
     robot_id: Type.Optional(Uuid),
+    unresolved_from_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Only alerts not yet resolved at this time (Unix ms): resolved after it, or unresolved now. With `unresolved_to_ms`, the alerts unresolved at some moment of the window (time travel).' })),
+    unresolved_to_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Only alerts opened at or before this time (Unix ms); at or after `unresolved_from_ms`.' })),
     limit: Type.Optional(LimitParam(ALERTS_LIMIT)),
     cursor: Type.Optional(CursorParam()),
   },

@@ -1,6 +1,7 @@
 /**
  * The fleet's unresolved alerts, read over REST once and then kept current by the stream's alert
- * messages (docs/alerts.md); acknowledge records who has seen one.
+ * messages (docs/alerts.md); acknowledge records who has seen one. During time travel the panel
+ * lists the alerts open at the replay cursor instead (the live ones are kept, shown again on Live).
  */
 import type { Api } from './api.js';
 import { clock, h, replace } from './dom.js';
@@ -12,6 +13,8 @@ export class AlertsPanel {
   readonly el = h('section', { class: 'panel alerts', 'aria-label': 'Alerts' });
   private readonly alerts = new Map<string, Alert>();
   private error = '';
+  /** Time travel: the cursor's time and the alerts open then (null: live). */
+  private replay: { atMs: number; open: Alert[] } | null = null;
   /** Told the number of open alerts at every redraw (the fleet bar shows it). */
   onCount: ((open: number) => void) | null = null;
 
@@ -48,6 +51,15 @@ export class AlertsPanel {
     this.render();
   }
 
+  /** Shows the alerts open at the replay cursor `atMs`, or the live ones again (null). */
+  setReplay(atMs: number | null, open: Alert[] = []): void {
+    this.replay = atMs === null ? null : { atMs, open };
+    // The time shown, for people inspecting the page and for the browser test.
+    if (atMs === null) delete this.el.dataset.replayAt;
+    else this.el.dataset.replayAt = String(atMs);
+    this.render();
+  }
+
   private async acknowledge(a: Alert, button: HTMLButtonElement): Promise<void> {
     button.disabled = true;
     try {
@@ -62,6 +74,10 @@ export class AlertsPanel {
   private render(): void {
     const list = [...this.alerts.values()].sort((a, b) => b.openedAtMs - a.openedAtMs);
     this.onCount?.(list.filter((a) => a.state === 'open').length);
+    if (this.replay !== null) {
+      this.renderReplay(this.replay.atMs, this.replay.open);
+      return;
+    }
     replace(
       this.el,
       h('h2', {}, `Alerts (${list.filter((a) => a.state === 'open').length} open)`),
@@ -84,6 +100,28 @@ export class AlertsPanel {
                 a.state === 'open' ? ack : h('span', { class: 'muted' }, 'acknowledged'),
               );
             }),
+          ),
+    );
+  }
+
+  private renderReplay(atMs: number, open: Alert[]): void {
+    const list = [...open].sort((a, b) => b.openedAtMs - a.openedAtMs);
+    replace(
+      this.el,
+      h('h2', {}, `Alerts open at ${clock(atMs)} (${list.length})`),
+      list.length === 0
+        ? h('p', { class: 'muted' }, 'No alert was open at this time.')
+        : h(
+            'ul',
+            { class: 'alert-list replay', 'data-at': atMs },
+            ...list.map((a) => h(
+              'li',
+              { class: `alert-item severity-${a.severity}`, 'data-alert-id': a.alertId, 'data-kind': a.kind, 'data-robot-id': a.robotId ?? '' },
+              h('strong', {}, a.kind.replaceAll('_', ' ')),
+              a.robotId !== null ? ` · ${this.robotName(a.robotId)}` : '',
+              h('div', {}, a.message),
+              h('div', { class: 'muted' }, `opened ${clock(a.openedAtMs)}`, a.resolvedAtMs !== null ? `, resolved ${clock(a.resolvedAtMs)}` : ''),
+            )),
           ),
     );
   }

@@ -119,11 +119,23 @@ export class FleetDashboard {
     this.missions = new MissionsPanel(this.api, ids, this.name, commands);
     const admin = new AdminPanel(this.api, this.info, fleet.fleetId);
     const mapEl = h('div', { class: 'map', id: 'map', role: 'region', 'aria-label': 'Fleet map' });
-    const replay = new ReplayBar(this.api, this.robots, {
+    const replay = new ReplayBar(this.api, base, this.robots, {
       time: (ms) => {
         page.setTime(ms);
         // Back to live: every marker is drawn from the live state again at the next flush.
-        if (ms === null) for (const id of this.robots.keys()) this.moved.add(id);
+        if (ms === null) {
+          for (const id of this.robots.keys()) this.moved.add(id);
+          alerts.setReplay(null);
+          this.map?.setAlerts(new Map());
+        }
+      },
+      alerts: (open) => {
+        const t = replay.time;
+        if (t === null) return;
+        alerts.setReplay(t, open);
+        const byRobot = new Map<string, string[]>();
+        for (const a of open) if (a.robotId !== null) (byRobot.get(a.robotId) ?? byRobot.set(a.robotId, []).get(a.robotId)!).push(a.kind);
+        this.map?.setAlerts(byRobot);
       },
       frames: (frames) => {
         for (const f of frames) this.map?.setRobot(f.robotId, this.name(f.robotId), f.lat, f.lon, f.headingDeg, f.state, f.tsMs);
@@ -178,6 +190,7 @@ export class FleetDashboard {
         list.flush();
         bar.render();
         page.live();
+        replay.followClock();
       }, LIST_FLUSH_MS),
       setInterval(() => void this.loadRobots().then(() => list.changed()), ROBOTS_REFRESH_MS),
       setInterval(() => void this.loadContext(ids), CONTEXT_REFRESH_MS),

@@ -23,6 +23,7 @@ interface RobotMarker {
   heading: L.Polyline;
   name: string;
   labelShown: boolean;
+  online: boolean;
 }
 
 /** Robots drawn as SVG elements (each inspectable, with its data attributes); more go on a canvas. */
@@ -49,6 +50,8 @@ export class MapView {
   private trail: L.Polyline | null = null;
   private floorPlan: FloorPlanLayer | null = null;
   private fitted = false;
+  /** Time travel: the kinds of the alerts open at the cursor, by robot (empty: live, or none open). */
+  private flags = new Map<string, string[]>();
   /** While set (an admin placing the floor plan), a click on the map gives its latitude/longitude here. */
   pick: ((lat: number, lon: number) => void) | null = null;
 
@@ -78,7 +81,7 @@ export class MapView {
         'details',
         { class: 'map-legend' },
         h('summary', {}, 'Legend'),
-        h('ul', {}, ...(Object.keys(STATE_LABEL) as RobotState[]).map((s) => item(`robot state-${s}`, `robot ${STATE_LABEL[s]}`)), item('heading', 'heading (line from the robot)')),
+        h('ul', {}, ...(Object.keys(STATE_LABEL) as RobotState[]).map((s) => item(`robot state-${s}`, `robot ${STATE_LABEL[s]}`)), item('heading', 'heading (line from the robot)'), item('robot alert-flag', 'robot with an alert open (time travel)')),
         h('ul', {}, item('zone rule-keep_out', 'keep-out zone'), item('zone rule-speed_limit', 'speed-limit zone'), item('zone rule-stop_and_wait', 'stop-and-wait zone'), item('zone disabled', 'rule disabled (dashed)'), item('feature', 'feature (work area)')),
         h('ul', {}, ...Object.keys(OBJECT_COLOURS).map((c) => item(`object class-${c}`, `object: ${c}`)), item('trail', 'position trail')),
       );
@@ -157,7 +160,7 @@ export class MapView {
       const dot = L.circleMarker([lat, lon], { radius: 7, weight: 2, fillOpacity: 0.95, className: 'robot-marker', ...renderer }).bindTooltip(name, { permanent: true, direction: 'right', offset: [8, 0], className: 'robot-label' });
       dot.on('click', () => this.onSelect(id));
       const heading = L.polyline([[lat, lon], [lat, lon]], { weight: 3, className: 'robot-heading', ...renderer });
-      m = { dot, heading, name, labelShown: true };
+      m = { dot, heading, name, labelShown: true, online };
       this.robots.set(id, m);
       heading.addTo(this.robotLayer);
       dot.addTo(this.robotLayer);
@@ -165,7 +168,9 @@ export class MapView {
       if (path instanceof SVGElement) path.dataset.robotId = id;
     }
     m.dot.setLatLng([lat, lon]);
-    m.dot.setStyle({ color: online ? '#123' : '#777', fillColor: STATE_COLOUR[state] });
+    m.online = online;
+    m.dot.setStyle({ fillColor: STATE_COLOUR[state] });
+    this.outline(id, m);
     const h = ((headingDeg ?? 0) * Math.PI) / 180;
     const dLat = (Math.cos(h) * HEADING_M) / METRES_PER_DEG_LAT;
     const dLon = (Math.sin(h) * HEADING_M) / (METRES_PER_DEG_LAT * Math.cos((lat * Math.PI) / 180));
@@ -181,6 +186,28 @@ export class MapView {
       if (replayTsMs === null) delete path.dataset.replayTs;
       else path.dataset.replayTs = String(replayTsMs);
     }
+  }
+
+  /**
+   * Flags the robots with an alert open at the replay cursor (a thick red outline, and the alert
+   * kinds in `data-alerts` on SVG markers); an empty map removes every flag.
+   */
+  setAlerts(byRobot: Map<string, string[]>): void {
+    const before = this.flags;
+    this.flags = byRobot;
+    for (const id of new Set([...before.keys(), ...byRobot.keys()])) {
+      const m = this.robots.get(id);
+      if (m !== undefined) this.outline(id, m);
+    }
+  }
+
+  private outline(id: string, m: RobotMarker): void {
+    const kinds = this.flags.get(id);
+    m.dot.setStyle(kinds !== undefined ? { color: '#d00', weight: 4 } : { color: m.online ? '#123' : '#777', weight: 2 });
+    const path = m.dot.getElement();
+    if (!(path instanceof SVGElement)) return;
+    if (kinds === undefined) delete path.dataset.alerts;
+    else path.dataset.alerts = kinds.join(' ');
   }
 
   /** Draws the fleet's floor plan under everything else (or removes it with null). */

@@ -1,15 +1,17 @@
 /**
  * Time travel: a slider over 24 hours (the last 24 h, or a day picked in the date field) that replays
  * every robot's position and state on the map from the history API (`GET /v1/robots/{id}/telemetry`,
- * docs/telemetry-history.md), playing at 1x to 60x; "Live" returns to the stream. Each robot's
+ * docs/telemetry-history.md), and the alerts open at the cursor's time (`ReplayAlerts`), playing at
+ * 1x to 60x; "Live" returns to the stream. Each robot's
  * samples are read a window at a time around the cursor (a few requests at once), and the map shows,
  * for the cursor's time, each robot's last sample at or before it (none older than
  * {@link STALE_MS}: the robot was not reporting then).
  */
 import type { Api } from './api.js';
 import { h } from './dom.js';
+import { ReplayAlerts } from './replay-alerts.js';
 import type { RobotState } from './robot-state.js';
-import type { RobotView } from './types.js';
+import type { Alert, RobotView } from './types.js';
 
 const DAY_MS = 24 * 3600_000;
 /** Samples read per robot and window: a minute and a half around the cursor. */
@@ -55,6 +57,8 @@ export interface ReplayHandlers {
   time(ms: number | null): void;
   /** Frames for the cursor's time, one per robot with a recent sample. */
   frames(frames: ReplayFrame[]): void;
+  /** The alerts open at the cursor's time (called once their window is read). */
+  alerts(open: Alert[]): void;
 }
 
 export class ReplayBar {
@@ -66,24 +70,31 @@ export class ReplayBar {
   private readonly live = h('button', { type: 'button', class: 'on', 'data-action': 'replay-live' }, 'Live');
   private readonly label = h('output', { class: 'replay-time', for: 'replay-slider', 'data-mode': 'live' }, 'live');
   private dayStartMs = Date.now() - DAY_MS;
+  /** The slider shows the last 24 hours (not a picked day): its end follows the clock. */
+  private follow = true;
   private cursorMs: number | null = null;
   private playing = false;
   private timer: ReturnType<typeof setInterval> | null = null;
   private readonly windows = new Map<string, Window>();
   private readonly loading = new Set<string>();
   private generation = 0;
+  private readonly alerts: ReplayAlerts;
 
+  /** @param base the fleet's REST path (`/v1/orgs/{org}/fleets/{fleet}`), for its alerts */
   constructor(
     private readonly api: Api,
+    base: string,
     private readonly robots: Map<string, RobotView>,
     private readonly on: ReplayHandlers,
   ) {
+    this.alerts = new ReplayAlerts(api, base);
     this.slider.addEventListener('input', () => this.seek(this.dayStartMs + this.slider.valueAsNumber * 1000));
     this.slider.dataset.dayStart = String(this.dayStartMs);
     this.date.addEventListener('change', () => {
       const d = this.date.valueAsDate;
       if (d === null) return;
       // The date field's value is a UTC midnight; the day shown is the local one of that date.
+      this.follow = false;
       this.setDay(new Date(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()).getTime());
       this.seek(this.dayStartMs);
     });
@@ -97,6 +108,18 @@ export class ReplayBar {
     return this.cursorMs;
   }
 
+  /**
+   * Moves the slider's last 24 hours up to now (called twice a second), so every time up to the
+   * present can be reached however long the page has been open; a picked day stays.
+   */
+  followClock(): void {
+    if (!this.follow) return;
+    const start = Date.now() - DAY_MS;
+    if (this.cursorMs !== null && this.cursorMs < start) return;
+    this.setDay(start);
+    this.slider.value = String(this.cursorMs === null ? DAY_MS / 1000 : Math.round((this.cursorMs - start) / 1000));
+  }
+
   /** The slider's 24 hours start at `ms`. */
   private setDay(ms: number): void {
     this.dayStartMs = ms;
@@ -106,7 +129,10 @@ export class ReplayBar {
   /** Moves the cursor to `ms` (and leaves the live view); the slider's day moves when `ms` is outside it. */
   seek(ms: number): void {
     const now = Date.now();
-    if (ms < this.dayStartMs || ms > this.dayStartMs + DAY_MS) this.setDay(Math.min(ms - DAY_MS / 2, now - DAY_MS));
+    if (ms < this.dayStartMs || ms > this.dayStartMs + DAY_MS) {
+      this.follow = ms >= now - DAY_MS;
+      this.setDay(this.follow ? now - DAY_MS : ms - DAY_MS / 2);
+    }
     this.cursorMs = Math.min(ms, now);
     this.slider.value = String(Math.round((this.cursorMs - this.dayStartMs) / 1000));
     this.live.classList.remove('on');
@@ -122,7 +148,9 @@ export class ReplayBar {
     this.stopPlaying();
     this.generation++;
     this.cursorMs = null;
+    this.follow = true;
     this.windows.clear();
+    this.alerts.clear();
     this.setDay(Date.now() - DAY_MS);
     this.slider.value = String(DAY_MS / 1000);
     this.live.classList.add('on');
@@ -136,6 +164,7 @@ export class ReplayBar {
   stop(): void {
     this.stopPlaying();
     this.generation++;
+    this.alerts.clear();
   }
 
   private toggle(): void {
@@ -181,12 +210,17 @@ export class ReplayBar {
       frames.push({ robotId: id, tsMs: s.tsMs, lat: s.latitude, lon: s.longitude, headingDeg: s.headingDeg ?? null, state: stateOf(s) });
     }
     this.on.frames(frames);
+    const open = this.alerts.at(t, () => this.render());
+    if (open !== null) this.on.alerts(open);
     if (missing.length > 0) void this.read(missing, t);
   }
 
   private async read(ids: string[], t: number): Promise<void> {
     const generation = this.generation;
     const queue = ids.filter((id) => !this.loading.has(id));
+    // Every one already being read: the read under way renders when done (rendering here would
+    // start this again at once, a loop that never yields).
+    if (queue.length === 0) return;
     for (const id of queue) this.loading.add(id);
     const worker = async (): Promise<void> => {
       for (let id = queue.shift(); id !== undefined; id = queue.shift()) {

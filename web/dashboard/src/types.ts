@@ -54,6 +54,7 @@ export interface Alert {
   message: string;
   openedAtMs: number;
   acknowledgedAtMs: number | null;
+  resolvedAtMs: number | null;
   updatedAtMs: number;
 }
 

@@ -65,6 +65,10 @@ export interface AlertFilter {
   state?: AlertState;
   kind?: AlertKind;
   robotId?: string;
+  /** Only alerts not resolved at this time (resolved after it, or unresolved). */
+  unresolvedFromMs?: number;
+  /** Only alerts opened at or before this time: the index read starts there. */
+  unresolvedToMs?: number;
 }
 
 /**
@@ -76,13 +80,15 @@ export function alertsOf(store: Store, fleetId: string, filter: AlertFilter, cur
   const prefix = filter.state === 'open' || filter.state === 'acknowledged'
     ? keyPrefix(UNRESOLVED, fleetId)
     : filter.robotId !== undefined ? keyPrefix(BY_ROBOT, fleetId, filter.robotId) : keyPrefix(BY_FLEET, fleetId);
-  return keysetOver(store.index, { prefix, reverse: true }, (key) => {
+  const to = filter.unresolvedToMs !== undefined ? { to: sortableNumber(filter.unresolvedToMs + 1) } : {};
+  return keysetOver(store.index, { prefix, reverse: true, ...to }, (key) => {
     const id = key.slice(key.lastIndexOf('/') + 1);
     const a = current?.(id) ?? store.alerts.get(id);
     if (a === undefined || a.fleetId !== fleetId) return undefined;
     if (filter.state !== undefined && a.state !== filter.state) return undefined;
     if (filter.kind !== undefined && a.kind !== filter.kind) return undefined;
     if (filter.robotId !== undefined && a.robotId !== filter.robotId) return undefined;
+    if (filter.unresolvedFromMs !== undefined && a.resolvedAtMs !== null && a.resolvedAtMs <= filter.unresolvedFromMs) return undefined;
     return a;
   });
 }
