@@ -12,19 +12,17 @@
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { HAVE_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLEETGW_BIN, adminJson } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
 import { startSim } from '../support/stream-client.js';
 import { sleep, until } from '../support/until.js';
 
-const CHROMIUM = process.env.FLEETGW_TEST_CHROMIUM ?? '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-if (!HAVE_CHROMIUM && process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`);
 
 const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'dashboard');
 const EMAIL = 'operator@acme.test';
@@ -118,12 +116,7 @@ beforeAll(async () => {
   gw = await startGatewayProcess(d.dataDir, ['--insecure-http'], { FLEETGW_ALERT_BATTERY_LOW_PCT: '100', FLEETGW_ALERT_BATTERY_CLEAR_PCT: '100' });
   sim = await startSim(d.dataDir, gw.ready.grpc, robots, 10);
   await fleetContent();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    // Playwright gives every launch a new empty profile directory; these keep Chromium off the network.
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   page = await context.newPage();
   page.setDefaultTimeout(30_000);

@@ -13,21 +13,19 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { crc32, deflateSync } from 'node:zlib';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { HAVE_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLEETGW_BIN, adminJson } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
 import { freePort } from '../support/net.js';
 import { until } from '../support/until.js';
 
-const CHROMIUM = process.env.FLEETGW_TEST_CHROMIUM ?? '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-if (!HAVE_CHROMIUM && process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`);
 
 const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'dashboard');
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -101,11 +99,7 @@ beforeAll(async () => {
     body: JSON.stringify({ content_type: 'image/png', data_base64: png(300, 200).toString('base64'), placement: [{ x: 0, y: 0, lat: 52.0004, lon: 4.9994 }, { x: 300, y: 200, lat: 51.9996, lon: 5.0008 }] }),
   });
   expect(put.status).toBe(200);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
