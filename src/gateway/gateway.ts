@@ -108,7 +108,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     telemetryStore: ingest.storeKind,
     telemetryDecoder: ingest.decoder,
     store: parts.get('store'),
-    link: linkServer.link,
+    link: parts.get('link'),
     ingest,
     commands: parts.get('commands'),
     events: parts.get('events'),

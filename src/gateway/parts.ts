@@ -24,6 +24,7 @@ import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { ScrapeAuth } from '../metrics/scrape-token.js';
 import type { OperationRuntime } from '../missions/catalog/runtime.js';
 import type { MissionScheduling } from '../missions/scheduling/scheduling-service.js';
+import type { LinkSet } from '../protocol/link-set.js';
 import type { RobotLinkServer } from '../robotlink/server.js';
 import type { Store } from '../store/lmdb.js';
 import type { TelemetryIngest } from '../telemetry/ingest/index.js';
@@ -31,6 +32,7 @@ import type { FoxgloveHub } from '../telemetry/foxglove/index.js';
 import type { StoreHealth } from '../telemetry/store/index.js';
 import type { StreamHub } from '../telemetry/live/index.js';
 import type { TicketIssuer } from '../telemetry/live/index.js';
+import type { Vda5050BrokerConnection, Vda5050Identities } from '../vda5050/contracts.js';
 import type { GatewayOptions } from './options.js';
 import type { Readiness } from './readiness.js';
 
@@ -53,6 +55,12 @@ export interface PartTypes {
   ingest: TelemetryIngest;
   storeHealth: StoreHealth;
   linkServer: RobotLinkServer;
+  /** Every robot link as one (src/protocol/link-set.ts): what commands, missions and views use. */
+  link: LinkSet;
+  /** Robot <-> VDA 5050 identity lookups (src/vda5050). */
+  vda5050Identities: Vda5050Identities;
+  /** How VDA 5050 master control reaches its broker; null when VDA 5050 is off. */
+  vda5050Broker: Vda5050BrokerConnection | null;
   /** Robots with a live control stream (the `fleetgw_robots_online` gauge). */
   online: ReadonlySet<string>;
   faults: FaultTracker;

@@ -47,7 +47,7 @@ export function alertSourcesPlugin(ctx: GatewayContext): GatewayPlugin {
     storage: { databases: [], prefixes: {} },
     start: () => {
       const commands = ctx.parts.get('commands');
-      ctx.parts.get('alerts').start(ctx.parts.get('linkServer').link, (commandId) => commands.get(commandId));
+      ctx.parts.get('alerts').start(ctx.parts.get('link'), (commandId) => commands.get(commandId));
       return Promise.resolve();
     },
     quiesce: nothing,

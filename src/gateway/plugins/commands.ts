@@ -12,7 +12,7 @@ export function commandsPlugin(ctx: GatewayContext): GatewayPlugin {
     storage: { databases: ['commands', 'outbox', 'audit'], prefixes: { meta: ['commandSeq'] } },
     start: () => {
       const { parts } = ctx;
-      const link = parts.get('linkServer').link;
+      const link = parts.get('link');
       const metrics = parts.get('metrics');
       parts.provide('advertised', new AdvertisedProfiles(link));
       parts.provide(

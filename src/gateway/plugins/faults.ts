@@ -27,7 +27,7 @@ export function faultsPlugin(ctx: GatewayContext): GatewayPlugin {
         cleared: (f) => alerts.faults.onFaultCleared(f),
         updated: (f) => alerts.faults.onFaultRaised(f),
       });
-      ctx.parts.get('linkServer').link.listen({ onHealthReport: (robotId, report) => applyHealthReport(store, faults, robotId, report, Date.now()) });
+      ctx.parts.get('link').listen({ onHealthReport: (robotId, report) => applyHealthReport(store, faults, robotId, report, Date.now()) });
       stopRetention = startFaultRetention(store, { log: ctx.logFor('fleet') });
       return Promise.resolve();
     },

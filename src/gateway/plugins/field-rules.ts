@@ -16,7 +16,7 @@ export function fieldRulesPlugin(ctx: GatewayContext): GatewayPlugin {
       const store = ctx.parts.get('store');
       const delivery = ctx.parts.provide(
         'fieldRuleDelivery',
-        new FieldRuleDelivery({ store, link: ctx.parts.get('linkServer').link, log: ctx.logFor('field-rules'), ackTimeoutMs: ctx.tunables.fieldRuleAckTimeoutMs }),
+        new FieldRuleDelivery({ store, link: ctx.parts.get('link'), log: ctx.logFor('field-rules'), ackTimeoutMs: ctx.tunables.fieldRuleAckTimeoutMs }),
       );
       ctx.parts.provide('fieldRules', new FieldRuleService(store, ctx.parts.get('events'), delivery));
       return Promise.resolve();

@@ -51,7 +51,7 @@ export function httpPlugin(ctx: GatewayContext): GatewayPlugin {
         store: parts.get('store'),
         events: parts.get('events'),
         idempotency: parts.get('idempotency'),
-        link: parts.get('linkServer').link,
+        link: parts.get('link'),
         commands: parts.get('commands'),
         tickets: parts.get('tickets'),
         streamUrl: () => streamUrl,

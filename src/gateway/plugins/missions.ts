@@ -27,7 +27,7 @@ export function missionsPlugin(ctx: GatewayContext): GatewayPlugin {
         new MissionScheduling({
           store: parts.get('store'),
           events: parts.get('events'),
-          link: parts.get('linkServer').link,
+          link: parts.get('link'),
           commands: parts.get('commands'),
           gate: runtimeGate(runtime),
           log: ctx.logFor('missions'),

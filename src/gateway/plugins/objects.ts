@@ -11,7 +11,7 @@ export function objectsPlugin(ctx: GatewayContext): GatewayPlugin {
     storage: { databases: ['objects'], prefixes: { index: ['objectsByFleet', 'objectsByTrack', 'objectExpiry'] } },
     start: () => {
       const { parts } = ctx;
-      parts.provide('objects', new ObjectTracker(parts.get('store'), parts.get('events'), parts.get('linkServer').link, { ttlMs: ctx.tunables.objectTtlMs, log: ctx.logFor('objects') }));
+      parts.provide('objects', new ObjectTracker(parts.get('store'), parts.get('events'), parts.get('link'), { ttlMs: ctx.tunables.objectTtlMs, log: ctx.logFor('objects') }));
       return Promise.resolve();
     },
     quiesce: nothing,

@@ -1,5 +1,6 @@
 /** The robot link's gRPC server and what the gateway hangs on it (src/robotlink). */
 import { recordLinkConflicts } from '../../events/link-conflict.js';
+import { LinkSet } from '../../protocol/link-set.js';
 import { startRobotLinkServer } from '../../robotlink/server.js';
 import type { GatewayContext } from '../parts.js';
 import { NO_STORAGE, type GatewayPlugin } from '../plugin.js';
@@ -29,7 +30,9 @@ export function robotLinkPlugin(ctx: GatewayContext): GatewayPlugin {
           log: ctx.logFor('robotlink'),
         }),
       );
-      const link = server.link;
+      // Every robot link joins this set; what listens here hears robots on any link.
+      const link = parts.provide('link', new LinkSet());
+      link.add(server.link);
       const ingest = parts.get('ingest');
       const foxglove = parts.get('foxglove');
       // Before anything else listens, so a conflict is on record before any command reacts to it.
