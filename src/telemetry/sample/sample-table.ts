@@ -57,6 +57,11 @@ export interface SampleField {
    * the first `maxItems` strings of a list (docs/robot-link.md, "Bounds on telemetry strings").
    */
   readonly bound: StringBound | null;
+  /**
+   * The column's type in the modern DDL when not the default for its `rowType` (store/samples-ddl.ts:
+   * a codec per type, strings dictionary-coded); null for the default.
+   */
+  readonly modern: string | null;
 }
 
 /** Byte bound of a string column (see {@link SampleField.bound}). */
@@ -75,8 +80,8 @@ export const HEALTH_LEVEL_ENUM8 = `Enum8(${HEALTH_LEVEL_NAMES.map((n, i) => `'${
 
 const f = (
   column: string, rowType: RowType, proto: readonly number[] | null, protoType: ProtoType | null,
-  live: string, snapshot: string, view: readonly string[], agent: string | null, bound: StringBound | null = null,
-): SampleField => ({ column, rowType, proto, protoType, live, snapshot, view, agent, bound });
+  live: string, snapshot: string, view: readonly string[], agent: string | null, bound: StringBound | null = null, modern: string | null = null,
+): SampleField => ({ column, rowType, proto, protoType, live, snapshot, view, agent, bound, modern });
 
 // REST robot view prefixes.
 const M = 'motionTelemetry.';
@@ -103,7 +108,7 @@ export const SAMPLE_FIELDS: readonly SampleField[] = [
   f('estop', 'UInt8', [7], 'bool', 'estop', 'estop', ['estop', S + 'estop'], 'estop'),
   f('gps_fix', 'Int32', [10], 'int32', 'gps_fix', 'gpsFix', ['gpsFix', M + 'gpsFix'], 'gpsFix'),
   // The mission group: `run_id` '' means no mission (live and snapshot show `mission: null`).
-  f('mission_run_id', 'String', [8, 1], 'string', 'mission.run_id', 'mission.runId', [S + 'mission.runId'], 'mission.runId', { maxBytes: 64 }),
+  f('mission_run_id', 'String', [8, 1], 'string', 'mission.run_id', 'mission.runId', [S + 'mission.runId'], 'mission.runId', { maxBytes: 64 }, 'String CODEC(ZSTD(1))'),
   f('mission_state', 'String', [8, 2], 'string', 'mission.mission_state', 'mission.missionState', ['missionState', S + 'mission.missionState'], 'mission.missionState', { maxBytes: 64 }),
   f('progress_pct', 'Float32', [8, 3], 'float', 'mission.mission_progress_pct', 'mission.progressPct', ['missionProgressPct', S + 'mission.missionProgressPct'], 'mission.progressPct'),
   f('step_index', 'Int32', [8, 4], 'int32', 'mission.current_step_index', 'mission.stepIndex', [S + 'mission.currentStepIndex'], 'mission.stepIndex'),
