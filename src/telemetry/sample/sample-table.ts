@@ -78,16 +78,18 @@ export type HealthLevelName = (typeof HEALTH_LEVEL_NAMES)[number];
 /** `Enum8(...)` as the DDL and the RowBinary structure spell it. */
 export const HEALTH_LEVEL_ENUM8 = `Enum8(${HEALTH_LEVEL_NAMES.map((n, i) => `'${n}' = ${i}`).join(', ')})`;
 
-const f = (
-  column: string, rowType: RowType, proto: readonly number[] | null, protoType: ProtoType | null,
-  live: string, snapshot: string, view: readonly string[], agent: string | null, bound: StringBound | null = null, modern: string | null = null,
-): SampleField => ({ column, rowType, proto, protoType, live, snapshot, view, agent, bound, modern });
+/** A row of the table, keeping its column, type and paths as literal types (snapshot.ts derives `TelemetrySnapshot` from them). */
+const f = <const C extends string, const R extends RowType, const L extends string, const Sn extends string>(
+  column: C, rowType: R, proto: readonly number[] | null, protoType: ProtoType | null,
+  live: L, snapshot: Sn, view: readonly string[], agent: string | null, bound: StringBound | null = null, modern: string | null = null,
+): SampleField & { readonly column: C; readonly rowType: R; readonly live: L; readonly snapshot: Sn } =>
+  ({ column, rowType, proto, protoType, live, snapshot, view, agent, bound, modern });
 
 // REST robot view prefixes.
 const M = 'motionTelemetry.';
 const S = 'statusTelemetry.';
 
-export const SAMPLE_FIELDS: readonly SampleField[] = [
+const TABLE = [
   f('robot_id', 'String', null, null, 'robot_id', 'robotId', ['id'], null),
   f('fleet_id', 'String', null, null, 'fleet_id', 'fleetId', ['fleetId'], null),
   f('ts_ms', 'Int64', [1], 'int64', 'ts_ms', 'tsMs', [M + 'tsMs', S + 'tsMs'], 'tsMs'),
@@ -117,7 +119,12 @@ export const SAMPLE_FIELDS: readonly SampleField[] = [
   f('health_level', 'Enum8', [9, 1], 'enum', 'health.level', 'health.level', ['healthLevel', S + 'health.level'], 'healthLevel'),
   f('faults', 'Array(String)', [9, 2], 'repeated string', 'health.faults', 'health.faults', [S + 'health.faults'], 'faults', { maxBytes: 64, maxItems: 64 }),
   f('cpu_temp_c', 'Float32', [9, 3], 'float', 'health.cpu_temp_c', 'health.cpuTempC', [S + 'health.cpuTempC'], 'cpuTempC'),
-];
+] as const;
+
+/** The table's rows as literal types (for types derived from it: `TelemetrySnapshot`). */
+export type SampleTable = typeof TABLE;
+
+export const SAMPLE_FIELDS: readonly SampleField[] = TABLE;
 
 /**
  * Why a decoder bounded a value, one entry per bound in {@link SAMPLE_FIELDS} order: `<column>_too_long`
