@@ -1,8 +1,9 @@
 // The checked-in files derived from the project's tables, as `npm run gen` writes them
 // (scripts/gen-tables.mjs; `npm run gen:check` fails when one differs): the list of command
-// declarations (src/commands/catalog/declared.ts, from the files of that folder) and the
-// telemetry_samples DDL (telemetry/schema/*.sql, from the field table). Pure but for reading the
-// folder, so tests can call it with a made-up declaration.
+// declarations (src/commands/catalog/declared.ts, from the files of that folder), and from the
+// telemetry field table the telemetry_samples DDL (telemetry/schema/*.sql) and the generated region
+// of the JS TelemetryBatch reader (fast-reader.ts). The generators are pure functions of their
+// inputs, so tests can call them with a made-up declaration or field.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -37,12 +38,38 @@ export function catalogFiles(root) {
   return readdirSync(dir).filter((f) => f.endsWith('.ts')).map((file) => ({ file, source: readFileSync(join(dir, file), 'utf8') }));
 }
 
-/** Every derived file: `[{ path (from the root), text }]`. TypeScript sources must be importable (ts-hooks or vitest). */
+const REGION_START = /^\/\/ --- generated from the field table by `npm run gen`.*\n/m;
+const REGION_END = /^\/\/ --- end of generated code ---$/m;
+
+/** `text` with its generated region (between the two marker lines) replaced by `region`. */
+export function withRegion(text, region, path) {
+  const start = REGION_START.exec(text);
+  const end = REGION_END.exec(text);
+  if (start === null || end === null || end.index < start.index) throw new Error(`${path}: no generated region (its two marker lines)`);
+  return `${text.slice(0, start.index + start[0].length)}${region}\n${text.slice(end.index)}`;
+}
+
+/** The generated sources' inputs from src/ (TypeScript: importable under ts-hooks or vitest). */
+export async function tableInputs() {
+  const [{ SAMPLE_FIELDS }, live, { TelemetrySampleSchema }] = await Promise.all([
+    import('../src/telemetry/sample/sample-table.ts'),
+    import('../src/telemetry/sample/live-json.ts'),
+    import('../src/gen/fleetgw/v1/telemetry_pb.ts'),
+  ]);
+  return { fields: SAMPLE_FIELDS, live, sampleSchema: TelemetrySampleSchema };
+}
+
+export const FAST_READER = 'src/telemetry/decode/fast-reader.ts';
+
+/** Every derived file: `[{ path (from the root), text }]`. */
 export async function derivedFiles(root) {
   const { samplesDdlFile } = await import('../src/telemetry/store/samples-ddl.ts');
+  const { fastReaderRegion } = await import('./codegen/fast-reader.mjs');
+  const { fields, live, sampleSchema } = await tableInputs();
   return [
     { path: CATALOG_LIST, text: catalogListSource(catalogFiles(root)) },
     { path: 'telemetry/schema/samples.modern.sql', text: samplesDdlFile('modern') },
     { path: 'telemetry/schema/samples.legacy.sql', text: samplesDdlFile('legacy') },
+    { path: FAST_READER, text: withRegion(readFileSync(join(root, FAST_READER), 'utf8'), fastReaderRegion(fields, sampleSchema, live), FAST_READER) },
   ];
 }

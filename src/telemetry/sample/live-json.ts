@@ -26,14 +26,14 @@ function valueJson(f: SampleField, v: RowValue | undefined): string {
 }
 
 /** The message's object tree: a leaf is a column, a node an object of the message. */
-type LiveNode = { key: string; field: SampleField } | { key: string; children: LiveNode[] };
+export type LiveNode = { key: string; field: SampleField } | { key: string; children: LiveNode[] };
 
 /** Columns the constant head carries ({@link liveJsonPrefix}), and the key the head ends with. */
 const HEAD_COLUMNS = new Set(['robot_id', 'fleet_id']);
 const HEAD_KEY = 'ts_ms';
 /** The object that is null while `NULL_WHEN_EMPTY` is '' (proto: run_id is empty when the robot runs no mission). */
-const NULLABLE_OBJECT = 'mission';
-const NULL_WHEN_EMPTY = 'mission_run_id';
+export const NULLABLE_OBJECT = 'mission';
+export const NULL_WHEN_EMPTY = 'mission_run_id';
 
 /** The tree of `fields` by their live paths, keys in first-seen order (built once, at module load). */
 export function liveTree(fields: readonly SampleField[]): LiveNode[] {
