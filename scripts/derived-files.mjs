@@ -1,8 +1,8 @@
 // The checked-in files derived from the project's tables, as `npm run gen` writes them
 // (scripts/gen-tables.mjs; `npm run gen:check` fails when one differs): the list of command
 // declarations (src/commands/catalog/declared.ts, from the files of that folder), and from the
-// telemetry field table the telemetry_samples DDL (telemetry/schema/*.sql) and the generated region
-// of the JS TelemetryBatch reader (fast-reader.ts). The generators are pure functions of their
+// telemetry field table the telemetry_samples DDL (telemetry/schema/*.sql) and the generated regions
+// of the JS TelemetryBatch reader (fast-reader.ts) and the agent's sample encoder (sample-encoder.ts). The generators are pure functions of their
 // inputs, so tests can call them with a made-up declaration or field.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -60,16 +60,19 @@ export async function tableInputs() {
 }
 
 export const FAST_READER = 'src/telemetry/decode/fast-reader.ts';
+export const SAMPLE_ENCODER = 'src/agent/sample-encoder.ts';
 
 /** Every derived file: `[{ path (from the root), text }]`. */
 export async function derivedFiles(root) {
   const { samplesDdlFile } = await import('../src/telemetry/store/samples-ddl.ts');
   const { fastReaderRegion } = await import('./codegen/fast-reader.mjs');
+  const { sampleEncoderRegion } = await import('./codegen/sample-encoder.mjs');
   const { fields, live, sampleSchema } = await tableInputs();
   return [
     { path: CATALOG_LIST, text: catalogListSource(catalogFiles(root)) },
     { path: 'telemetry/schema/samples.modern.sql', text: samplesDdlFile('modern') },
     { path: 'telemetry/schema/samples.legacy.sql', text: samplesDdlFile('legacy') },
     { path: FAST_READER, text: withRegion(readFileSync(join(root, FAST_READER), 'utf8'), fastReaderRegion(fields, sampleSchema, live), FAST_READER) },
+    { path: SAMPLE_ENCODER, text: withRegion(readFileSync(join(root, SAMPLE_ENCODER), 'utf8'), sampleEncoderRegion(fields, sampleSchema), SAMPLE_ENCODER) },
   ];
 }
