@@ -2,7 +2,8 @@
 // (scripts/gen-tables.mjs; `npm run gen:check` fails when one differs): the list of command
 // declarations (src/commands/catalog/declared.ts, from the files of that folder), and from the
 // telemetry field table the telemetry_samples DDL (telemetry/schema/*.sql) and the generated regions
-// of the JS TelemetryBatch reader (fast-reader.ts) and the agent's sample encoder (sample-encoder.ts). The generators are pure functions of their
+// of the JS TelemetryBatch reader (fast-reader.ts), the REST robot view (robot-view.ts) and the
+// agent's sample encoder (sample-encoder.ts). The generators are pure functions of their
 // inputs, so tests can call them with a made-up declaration or field.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -61,18 +62,22 @@ export async function tableInputs() {
 
 export const FAST_READER = 'src/telemetry/decode/fast-reader.ts';
 export const SAMPLE_ENCODER = 'src/agent/sample-encoder.ts';
+export const ROBOT_VIEW = 'src/api/robot-view.ts';
 
 /** Every derived file: `[{ path (from the root), text }]`. */
 export async function derivedFiles(root) {
   const { samplesDdlFile } = await import('../src/telemetry/store/samples-ddl.ts');
   const { fastReaderRegion } = await import('./codegen/fast-reader.mjs');
   const { sampleEncoderRegion } = await import('./codegen/sample-encoder.mjs');
+  const { robotViewRegion } = await import('./codegen/robot-view.mjs');
+  const { RobotView } = await import('../src/api/schemas/robots.ts');
   const { fields, live, sampleSchema } = await tableInputs();
   return [
     { path: CATALOG_LIST, text: catalogListSource(catalogFiles(root)) },
     { path: 'telemetry/schema/samples.modern.sql', text: samplesDdlFile('modern') },
     { path: 'telemetry/schema/samples.legacy.sql', text: samplesDdlFile('legacy') },
     { path: FAST_READER, text: withRegion(readFileSync(join(root, FAST_READER), 'utf8'), fastReaderRegion(fields, sampleSchema, live), FAST_READER) },
+    { path: ROBOT_VIEW, text: withRegion(readFileSync(join(root, ROBOT_VIEW), 'utf8'), robotViewRegion(fields, RobotView, live.NULLABLE_OBJECT), ROBOT_VIEW) },
     { path: SAMPLE_ENCODER, text: withRegion(readFileSync(join(root, SAMPLE_ENCODER), 'utf8'), sampleEncoderRegion(fields, sampleSchema), SAMPLE_ENCODER) },
   ];
 }
