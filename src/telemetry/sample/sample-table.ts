@@ -4,23 +4,20 @@
  * where it goes (the RowBinary row, the LMDB snapshot, the live-stream message, the REST robot view,
  * the agent's `SampleInput`).
  *
- * What this table drives, and how each is held to it:
- * - insert column list and RowBinary structure: derived here (columns.ts);
- * - the DDL (telemetry/schema/*.sql, plain SQL for operators): test/telemetry/schema.test.ts checks
- *   names and types against `rowType`;
- * - the row encoders (the reference protobuf-es path writes rows from this table; the hand-written JS
- *   reader and the C++ addon are checked byte for byte against it by test/telemetry/decoders.test.ts);
- * - the LMDB snapshot: it is the newest sample's row itself (snapshot-codec.ts reads it back with this
- *   table into `TelemetrySnapshot` by `snapshot` paths);
- * - the live message, the REST robot view and the agent's encoder: test/telemetry/sample-table.test.ts
- *   changes one column at a time and checks that exactly its `live` path, its `view` paths and its
- *   `agent` key change in what live-json.ts, api/robot-view.ts and agent/sample-encoder.ts produce
- *   (and that the snapshot and view carry nothing the table does not name).
- * The hand-written forms stay hand-written on purpose: they are typed (the view is checked against its
- * published schema at compile time) and on hot paths, where a generic walk over this table would cost
- * per sample or per request. A new field is a row here, a proto field, a DDL line, the two
- * hand-written decoders, the live writer, `TelemetrySnapshot`, the view mapper and its schema
- * (api/schemas/robots.ts), and the agent's encoder: the tests above fail until each has it.
+ * What this table drives:
+ * - at module load: the insert column list and RowBinary structure (store/columns.ts), the reference
+ *   decoder (decode/reference.ts), the live message's layout (live-json.ts), reading a snapshot back
+ *   (snapshot-codec.ts); at compile time: the `TelemetrySnapshot` type (snapshot.ts);
+ * - through `npm run gen` (scripts/derived-files.mjs; `npm run gen:check` and
+ *   test/telemetry/field-forms.test.ts fail when a file is stale): the DDL files
+ *   (telemetry/schema/*.sql, plain SQL for operators), the JS reader's field code
+ *   (decode/fast-reader.ts), the REST robot view's telemetry (api/robot-view.ts, typed against its
+ *   published schema api/schemas/robots.ts) and the agent's `SampleInput` and encoder
+ *   (agent/sample-encoder.ts). The generated code is the straight-line code a person would write:
+ *   nothing walks this table per sample.
+ * Written by hand, and held to this table by tests: the C++ addon (decoders.test.ts, byte for byte
+ * against the reference), the published view schema, the Foxglove status channel, and the migration
+ * that adds a column to existing stores. docs/adding-a-telemetry-field.md walks through a new field.
  */
 
 /** RowBinary wire type of a column (also its type in the legacy DDL; modern adds storage details). */
