@@ -145,12 +145,14 @@ describe('adding a command', () => {
   });
 
   it('keeps the published order of the actions, a new one after them', () => {
-    expect(COMMAND_ACTIONS).toEqual(['stop', 'start', 'release', 'force_reset', 'mode', 'invoke_action', 'update_settings', 'go_to', 'config', 'onboard_settings', 'mission_start', 'mission_control']);
+    const published = ['stop', 'start', 'release', 'force_reset', 'mode', 'invoke_action', 'update_settings', 'go_to', 'config', 'onboard_settings', 'mission_start', 'mission_control'];
+    expect(COMMAND_ACTIONS.slice(0, published.length)).toEqual(published);
     expect(inPublishedOrder(['config', 'horn', 'stop'], ['stop', 'config'])).toEqual(['stop', 'config', 'horn']);
   });
 
   it('is advertised by the simulated robots from their one handler table (the direct actions, as before)', () => {
-    expect(SIM_CAPABILITIES).toEqual(['stop', 'start', 'release', 'force_reset', 'mode', 'invoke_action', 'update_settings', 'go_to', 'config', 'onboard_settings']);
+    const direct = ['stop', 'start', 'release', 'force_reset', 'mode', 'invoke_action', 'update_settings', 'go_to', 'config', 'onboard_settings'];
+    expect(SIM_CAPABILITIES.slice(0, direct.length)).toEqual(direct);
     for (const c of SIM_CAPABILITIES) expect(COMMAND_ACTIONS, c).toContain(c);
   });
 });
