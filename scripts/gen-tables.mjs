@@ -18,8 +18,16 @@ const read = (p) => {
     return null;
   }
 };
+let files;
+try {
+  files = await derivedFiles(root);
+} catch (e) {
+  // A table that cannot be generated from (a view path the schema lacks, ...): the message says which.
+  console.error(`npm run gen: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(1);
+}
 const stale = [];
-for (const { path, text } of await derivedFiles(root)) {
+for (const { path, text } of files) {
   if (read(path) === text) continue;
   stale.push(path);
   if (!check) writeFileSync(join(root, path), text);
