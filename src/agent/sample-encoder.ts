@@ -4,115 +4,34 @@
  * protobuf-es creates a message object per sample before encoding it; this writes the same bytes (identical to
  * `toBinary(TelemetrySampleSchema, ...)` for the same values, see test/agent/sample-encoder.test.ts)
  * from a flat object in a fraction of that, which is what lets one process simulate 100+ robots at
- * high rates. Field numbers and types must follow proto/fleetgw/v1/telemetry.proto.
+ * high rates. `SampleInput` and the writes of each field are generated from the telemetry field
+ * table (the region at the end, `npm run gen`), so field numbers and types follow the proto.
  */
 import type { HealthLevel } from '../gen/fleetgw/v1/telemetry_pb.js';
 import { writeVarint } from '../protocol/varint.js';
-
-/** One telemetry sample as plain values. */
-export interface SampleInput {
-  /** Robot clock, ms since the Unix epoch (non-negative integer). */
-  tsMs: number;
-  latitude: number;
-  longitude: number;
-  elevationM: number;
-  xM: number;
-  yM: number;
-  zM: number;
-  headingDeg: number;
-  linearMps: number;
-  angularDps: number;
-  batteryPercent: number;
-  voltageV: number;
-  charging: boolean;
-  mode: string;
-  estop: boolean;
-  /** null: the robot runs no mission (the field is left out). */
-  mission: {
-    runId: string;
-    missionState: string;
-    progressPct: number;
-    stepIndex: number;
-    remainingDistanceM: number;
-    etaS: number;
-  } | null;
-  healthLevel: HealthLevel;
-  faults: readonly string[];
-  cpuTempC: number;
-  /** 0 none, 1 GPS, 2 DGPS, 4 RTK fixed, 5 RTK float. */
-  gpsFix: number;
-}
 
 let scratch = Buffer.allocUnsafe(4096);
 let pos = 0;
 
 /** Encodes a sample as TelemetrySample bytes. */
 export function encodeSample(s: SampleInput): Uint8Array {
-  ensureScratch(s);
+  const bound = sizeBound(s);
+  if (bound > scratch.length) scratch = Buffer.allocUnsafe(bound * 2);
   pos = 0;
-  if (s.tsMs !== 0) {
-    scratch[pos++] = 0x08;
-    pos = writeVarint(scratch, pos, s.tsMs);
-  }
-  let mark = openMessage(0x12);
-  double(0x09, s.latitude);
-  double(0x11, s.longitude);
-  double(0x19, s.elevationM);
-  closeMessage(mark);
-  mark = openMessage(0x1a);
-  double(0x09, s.xM);
-  double(0x11, s.yM);
-  double(0x19, s.zM);
-  double(0x21, s.headingDeg);
-  closeMessage(mark);
-  mark = openMessage(0x22);
-  double(0x09, s.linearMps);
-  double(0x11, s.angularDps);
-  closeMessage(mark);
-  mark = openMessage(0x2a);
-  float(0x0d, s.batteryPercent);
-  float(0x15, s.voltageV);
-  bool(0x18, s.charging);
-  closeMessage(mark);
-  string(0x32, s.mode);
-  bool(0x38, s.estop);
-  if (s.mission !== null) {
-    const m = s.mission;
-    mark = openMessage(0x42);
-    string(0x0a, m.runId);
-    string(0x12, m.missionState);
-    float(0x1d, m.progressPct);
-    int32(0x20, m.stepIndex);
-    double(0x29, m.remainingDistanceM);
-    double(0x31, m.etaS);
-    closeMessage(mark);
-  }
-  mark = openMessage(0x4a);
-  int32(0x08, s.healthLevel);
-  for (const f of s.faults) {
-    scratch[pos++] = 0x12;
-    writeString(f);
-  }
-  float(0x1d, s.cpuTempC);
-  closeMessage(mark);
-  int32(0x50, s.gpsFix);
+  writeFields(s);
   const out = Buffer.allocUnsafe(pos);
   scratch.copy(out, 0, 0, pos);
   return out;
 }
 
-// Worst case: fixed-size fields plus 3 bytes per UTF-16 unit of text plus length prefixes.
-function ensureScratch(s: SampleInput): void {
-  let text = s.mode.length + s.faults.length;
-  for (const f of s.faults) text += f.length;
-  if (s.mission) text += s.mission.runId.length + s.mission.missionState.length;
-  const bound = 512 + 3 * text + 8 * s.faults.length;
-  if (bound > scratch.length) scratch = Buffer.allocUnsafe(bound * 2);
+function putTag(tag: number): void {
+  if (tag < 0x80) scratch[pos++] = tag;
+  else pos = writeVarint(scratch, pos, tag);
 }
 
 // Nested messages: write the tag, reserve one length byte, and widen it afterwards if needed.
 function openMessage(tag: number): number {
-  scratch[pos++] = tag;
+  putTag(tag);
   return pos++;
 }
 
@@ -140,27 +59,34 @@ function varintBytes(v: number): number {
 // proto3 implicit presence: zero values are not written (as protobuf-es does; NaN is written).
 function double(tag: number, v: number): void {
   if (v === 0) return;
-  scratch[pos++] = tag;
+  putTag(tag);
   scratch.writeDoubleLE(v, pos);
   pos += 8;
 }
 
 function float(tag: number, v: number): void {
   if (v === 0) return;
-  scratch[pos++] = tag;
+  putTag(tag);
   scratch.writeFloatLE(v, pos);
   pos += 4;
 }
 
 function bool(tag: number, v: boolean): void {
   if (!v) return;
-  scratch[pos++] = tag;
+  putTag(tag);
   scratch[pos++] = 1;
+}
+
+/** A non-negative integer (epoch milliseconds) as an int64 varint. */
+function int64(tag: number, v: number): void {
+  if (v === 0) return;
+  putTag(tag);
+  pos = writeVarint(scratch, pos, v);
 }
 
 function int32(tag: number, v: number): void {
   if (v === 0) return;
-  scratch[pos++] = tag;
+  putTag(tag);
   if (v > 0) {
     pos = writeVarint(scratch, pos, v);
     return;
@@ -176,7 +102,7 @@ function int32(tag: number, v: number): void {
 
 function string(tag: number, v: string): void {
   if (v.length === 0) return;
-  scratch[pos++] = tag;
+  putTag(tag);
   writeString(v);
 }
 
@@ -186,3 +112,96 @@ function writeString(v: string): void {
   scratch.write(v, pos, len, 'utf8');
   pos += len;
 }
+
+// --- generated from the field table by `npm run gen` (scripts/codegen/sample-encoder.mjs): do not edit below ---
+/** One telemetry sample as plain values (the fields of proto/fleetgw/v1/telemetry.proto's TelemetrySample). */
+export interface SampleInput {
+  tsMs: number;
+  latitude: number;
+  longitude: number;
+  elevationM: number;
+  xM: number;
+  yM: number;
+  zM: number;
+  headingDeg: number;
+  linearMps: number;
+  angularDps: number;
+  batteryPercent: number;
+  voltageV: number;
+  charging: boolean;
+  mode: string;
+  estop: boolean;
+  gpsFix: number;
+  /** null: absent from the sample (the mission message is left out). */
+  mission: {
+    runId: string;
+    missionState: string;
+    progressPct: number;
+    stepIndex: number;
+    remainingDistanceM: number;
+    etaS: number;
+  } | null;
+  healthLevel: HealthLevel;
+  faults: readonly string[];
+  cpuTempC: number;
+}
+
+/** Writes the sample's fields into the scratch buffer from position 0. */
+function writeFields(s: SampleInput): void {
+  let mark = 0;
+  int64(0x08, s.tsMs);
+  mark = openMessage(0x12);
+  double(0x09, s.latitude);
+  double(0x11, s.longitude);
+  double(0x19, s.elevationM);
+  closeMessage(mark);
+  mark = openMessage(0x1a);
+  double(0x09, s.xM);
+  double(0x11, s.yM);
+  double(0x19, s.zM);
+  double(0x21, s.headingDeg);
+  closeMessage(mark);
+  mark = openMessage(0x22);
+  double(0x09, s.linearMps);
+  double(0x11, s.angularDps);
+  closeMessage(mark);
+  mark = openMessage(0x2a);
+  float(0x0d, s.batteryPercent);
+  float(0x15, s.voltageV);
+  bool(0x18, s.charging);
+  closeMessage(mark);
+  string(0x32, s.mode);
+  bool(0x38, s.estop);
+  if (s.mission !== null) {
+    mark = openMessage(0x42);
+    string(0x0a, s.mission.runId);
+    string(0x12, s.mission.missionState);
+    float(0x1d, s.mission.progressPct);
+    int32(0x20, s.mission.stepIndex);
+    double(0x29, s.mission.remainingDistanceM);
+    double(0x31, s.mission.etaS);
+    closeMessage(mark);
+  }
+  mark = openMessage(0x4a);
+  int32(0x08, s.healthLevel);
+  for (const x of s.faults) {
+    putTag(0x12);
+    writeString(x);
+  }
+  float(0x1d, s.cpuTempC);
+  closeMessage(mark);
+  int32(0x50, s.gpsFix);
+}
+
+/** An upper bound of the sample's encoded size: fixed-size fields, then text and list items. */
+function sizeBound(s: SampleInput): number {
+  let text = 0;
+  let items = 0;
+  text += s.mode.length;
+  if (s.mission !== null) text += s.mission.runId.length;
+  if (s.mission !== null) text += s.mission.missionState.length;
+  items += s.faults.length;
+  for (const x of s.faults) text += x.length;
+  return 512 + 3 * text + 8 * items;
+}
+// --- end of generated code ---

@@ -1,6 +1,7 @@
 /**
- * How a simulated robot applies gateway commands. One `case` per `Command.action`; mission cases
- * live in their own module and join the switch with one line each.
+ * How a simulated robot applies gateway commands: one entry per `Command.action` case in
+ * `SIM_COMMANDS`, which also gives the capabilities the robots advertise; mission commands are
+ * applied by their own module (missions.ts).
  *
  * Request/response commands (config, onboard settings) are acked first (the handler returns) and
  * their result follows as a CommandResult on the next turn, as a field robot would do it.
@@ -92,56 +93,77 @@ function applySettings(model: RobotModel, valuesJson: string): HandlerResult {
   return ok;
 }
 
-/** Applies one command to a simulated robot (called at most once per command id by the agent). */
-export function applyCommand(ctx: SimCommandContext, cmd: Command): HandlerResult {
-  const { model } = ctx;
-  const a = cmd.action;
-  switch (a.case) {
-    case 'stop':
-      model.stop(a.value.reason);
+type Action = Command['action'];
+type ActionCase = Exclude<Action['case'], undefined>;
+
+/** How the simulated robots handle one `Command.action` case. */
+interface SimCommand<C extends ActionCase> {
+  /** The name advertised in Hello's capabilities (the gateway's action name), or null when not advertised there. */
+  readonly capability: string | null;
+  readonly apply: (ctx: SimCommandContext, value: Extract<Action, { case: C }>['value'], commandId: string) => HandlerResult;
+}
+
+/**
+ * Every `Command.action` case and how a simulated robot applies it: the one place a new command is
+ * added on the robot side (typed over the proto's cases, so a case without a handler fails the
+ * typecheck). The advertised capabilities are derived from it ({@link SIM_CAPABILITIES}).
+ */
+const SIM_COMMANDS: { readonly [C in ActionCase]: SimCommand<C> } = {
+  stop: { capability: 'stop', apply: ({ model }, v) => (model.stop(v.reason), ok) },
+  start: { capability: 'start', apply: ({ model }) => (model.start(), ok) },
+  release: { capability: 'release', apply: ({ model }) => (model.release(), ok) },
+  forceReset: { capability: 'force_reset', apply: ({ model }) => (model.forceReset(), ok) },
+  setMode: {
+    capability: 'mode',
+    apply: ({ model }, v) => {
+      if (v.mode !== 'autonomous' && v.mode !== 'manual' && v.mode !== 'docking') return no('unknown_mode');
+      model.setMode(v.mode satisfies CommandedMode);
       return ok;
-    case 'start':
-      model.start();
-      return ok;
-    case 'release':
-      model.release();
-      return ok;
-    case 'forceReset':
-      model.forceReset();
-      return ok;
-    case 'setMode':
-      if (a.value.mode !== 'autonomous' && a.value.mode !== 'manual' && a.value.mode !== 'docking') return no('unknown_mode');
-      model.setMode(a.value.mode satisfies CommandedMode);
-      return ok;
-    case 'invokeAction': {
-      const args = a.value.argumentsJson === '' ? {} : parseObject(a.value.argumentsJson);
+    },
+  },
+  invokeAction: {
+    capability: 'invoke_action',
+    apply: ({ model }, v) => {
+      const args = v.argumentsJson === '' ? {} : parseObject(v.argumentsJson);
       if (!args) return no('invalid_json');
-      model.invoke(a.value.name, args);
+      model.invoke(v.name, args);
       return ok;
-    }
-    case 'updateSettings':
-      return applySettings(model, a.value.valuesJson);
-    case 'goTo': {
-      const p = fromLatLon(a.value.latitude, a.value.longitude);
+    },
+  },
+  updateSettings: { capability: 'update_settings', apply: ({ model }, v) => applySettings(model, v.valuesJson) },
+  goTo: {
+    capability: 'go_to',
+    apply: ({ model }, v) => {
+      const p = fromLatLon(v.latitude, v.longitude);
       model.goTo({
         x: p.xM,
         y: p.yM,
-        headingDeg: a.value.hasHeading ? a.value.headingDeg : null,
-        maxSpeedMps: a.value.maxSpeedMps > 0 ? a.value.maxSpeedMps : null,
+        headingDeg: v.hasHeading ? v.headingDeg : null,
+        maxSpeedMps: v.maxSpeedMps > 0 ? v.maxSpeedMps : null,
       });
       return ok;
-    }
-    case 'config':
-      reportLater(ctx, cmd.commandId, readOrWrite(ctx.state.config, a.value.write, a.value.valuesJson));
-      return ok;
-    case 'onboardSettings':
-      reportLater(ctx, cmd.commandId, readOrWrite(ctx.state.onboard, a.value.write, a.value.valuesJson));
-      return ok;
-    case 'missionStart':
-      return ctx.missions.start(a.value);
-    case 'missionControl':
-      return ctx.missions.control(a.value);
-    default:
-      return no('unsupported_action');
-  }
+    },
+  },
+  config: {
+    capability: 'config',
+    apply: (ctx, v, commandId) => (reportLater(ctx, commandId, readOrWrite(ctx.state.config, v.write, v.valuesJson)), ok),
+  },
+  onboardSettings: {
+    capability: 'onboard_settings',
+    apply: (ctx, v, commandId) => (reportLater(ctx, commandId, readOrWrite(ctx.state.onboard, v.write, v.valuesJson)), ok),
+  },
+  missionStart: { capability: null, apply: (ctx, v) => ctx.missions.start(v) },
+  missionControl: { capability: null, apply: (ctx, v) => ctx.missions.control(v) },
+};
+
+/** Actions the simulated robots advertise in their Hello (those of {@link SIM_COMMANDS} with a capability). */
+export const SIM_CAPABILITIES: readonly string[] = Object.values(SIM_COMMANDS).flatMap((c) => (c.capability === null ? [] : [c.capability]));
+
+/** Applies one command to a simulated robot (called at most once per command id by the agent). */
+export function applyCommand(ctx: SimCommandContext, cmd: Command): HandlerResult {
+  const a = cmd.action;
+  if (a.case === undefined || !Object.hasOwn(SIM_COMMANDS, a.case)) return no('unsupported_action');
+  // The map is typed per case; TypeScript cannot correlate `a.case` with `a.value` through the index.
+  const apply = SIM_COMMANDS[a.case].apply as (c: SimCommandContext, v: unknown, id: string) => HandlerResult;
+  return apply(ctx, a.value, cmd.commandId);
 }

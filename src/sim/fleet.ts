@@ -6,7 +6,7 @@
  */
 import { RobotAgent, type AgentStats } from '../agent/agent.js';
 import type { SampleInput } from '../agent/sample-encoder.js';
-import { applyCommand, initialSimState, type SimCommandContext } from './commands.js';
+import { applyCommand, initialSimState, SIM_CAPABILITIES, type SimCommandContext } from './commands.js';
 import { SimHealth } from './health.js';
 import { SimMissionRunner, type SimMissionBehaviour } from './missions.js';
 import { SimFieldRules } from './field-rules.js';
@@ -16,8 +16,6 @@ import { RobotModel } from './robot-model.js';
 import type { SimRobotCredentials } from './robots-file.js';
 
 export const SIM_AGENT_VERSION = 'fleetgw-sim/0.1.0';
-/** Actions the simulated robots advertise and apply (src/sim/commands.ts). */
-export const SIM_CAPABILITIES = ['stop', 'start', 'release', 'force_reset', 'mode', 'invoke_action', 'update_settings', 'go_to', 'config', 'onboard_settings'];
 // Send period: telemetry is at most this stale, and at 50 Hz a message carries 5 samples.
 const TICK_MS = 100;
 // After an event-loop stall, do not replay more than this much missed time as a burst.

@@ -5,15 +5,25 @@
  * config-style exchange. Checked against what `fleetgw serve` (dist: `npm run build` first)
  * publishes at /openapi.json and in its MCP tools/list, so a declaration a surface forgot fails here.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bodyName, COMMAND_ACTIONS, DECLARATIONS } from '../../src/commands/catalog/index.js';
+import { bodyName, COMMAND_ACTIONS, DECLARATIONS, inPublishedOrder } from '../../src/commands/catalog/index.js';
 import { toWire } from '../../src/commands/wire.js';
 import type { CommandRecord } from '../../src/commands/types.js';
 import { makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
 import { argsOf, SCHEDULABLE_ACTIONS } from '../../src/missions/scheduling/command-fires.js';
 import { CommandSchema } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
+import { SIM_CAPABILITIES } from '../../src/sim/commands.js';
+// @ts-expect-error: a plain .mjs build script without type declarations
+import * as derived from '../../scripts/derived-files.mjs';
+
+type CatalogFile = { file: string; source: string };
+const catalogListSource = derived.catalogListSource as (files: CatalogFile[]) => string;
+const catalogFiles = derived.catalogFiles as (root: string) => CatalogFile[];
+const ROOT = new URL('../..', import.meta.url).pathname;
 
 type Json = Record<string, any>;
 
@@ -118,5 +128,31 @@ describe('the command catalog', () => {
     const goTo = toWire(rec('go_to', { latitude: 52, longitude: 5, headingDeg: null, maxSpeedMps: 1.5 })).action;
     expect(goTo.case).toBe('goTo');
     expect(goTo.value).toEqual(expect.objectContaining({ latitude: 52, longitude: 5, hasHeading: false, headingDeg: 0, maxSpeedMps: 1.5 }));
+  });
+});
+
+describe('adding a command', () => {
+  const horn: CatalogFile = { file: 'horn.ts', source: "import { declareCommand } from './declaration.js';\n\nexport const horn = declareCommand({\n  action: 'horn',\n" };
+
+  it('is one new file: `npm run gen` lists every declaration of the folder in declared.ts, and a new one with them', () => {
+    const files = catalogFiles(ROOT);
+    expect(readFileSync(join(ROOT, 'src/commands/catalog/declared.ts'), 'utf8')).toBe(catalogListSource(files));
+    const withHorn = catalogListSource([...files, horn]);
+    expect(withHorn).toContain("import { horn } from './horn.js';");
+    expect(withHorn).toMatch(/export const DECLARED = \[[^\]]*\bhorn\b[^\]]*\] as const;/);
+    // Files that declare no command (the shape, shared schema parts, the index) are not listed.
+    expect(catalogListSource(files)).not.toMatch(/declaration\.js|schema-parts\.js|index\.js/);
+  });
+
+  it('keeps the published order of the actions, a new one after them', () => {
+    const published = ['stop', 'start', 'release', 'force_reset', 'mode', 'invoke_action', 'update_settings', 'go_to', 'config', 'onboard_settings', 'mission_start', 'mission_control'];
+    expect(COMMAND_ACTIONS.slice(0, published.length)).toEqual(published);
+    expect(inPublishedOrder(['config', 'horn', 'stop'], ['stop', 'config'])).toEqual(['stop', 'config', 'horn']);
+  });
+
+  it('is advertised by the simulated robots from their one handler table (the direct actions, as before)', () => {
+    const direct = ['stop', 'start', 'release', 'force_reset', 'mode', 'invoke_action', 'update_settings', 'go_to', 'config', 'onboard_settings'];
+    expect(SIM_CAPABILITIES.slice(0, direct.length)).toEqual(direct);
+    for (const c of SIM_CAPABILITIES) expect(COMMAND_ACTIONS, c).toContain(c);
   });
 });

@@ -1,34 +1,30 @@
 /**
  * The robot command catalog: one declaration per command (a file each, declaration.ts says what
- * one holds). The command types, the wire mapping (wire.ts), the policy check (policy-check.ts),
+ * one holds; declared.ts, generated from the folder, lists them). The command types, the wire mapping (wire.ts), the policy check (policy-check.ts),
  * the request schemas and routes (src/api), and the scheduler's handling
  * (src/missions/scheduling/command-fires.ts) are derived from this list; the test
  * test/commands/catalog.test.ts checks every declared command reaches each surface it names.
  */
 import type { Static } from '@sinclair/typebox';
-import { config } from './config.js';
 import type { AnyCommandDeclaration } from './declaration.js';
-import { forceReset } from './force-reset.js';
-import { goTo } from './go-to.js';
-import { invokeAction } from './invoke-action.js';
-import { missionControl } from './mission-control.js';
-import { missionStart } from './mission-start.js';
-import { mode } from './mode.js';
-import { onboardSettings } from './onboard-settings.js';
-import { release } from './release.js';
-import { start } from './start.js';
-import { stop } from './stop.js';
-import { updateSettings } from './update-settings.js';
+import { DECLARED } from './declared.js';
 
 export type { MissionControlVerb } from './mission-control.js';
 export type { AnyCommandDeclaration, CommandDeclaration, RequestOrigin } from './declaration.js';
 
-/** Every command, in the order `COMMAND_ACTIONS` lists them. A new command is added here. */
-export const COMMAND_CATALOG = [
-  stop, start, release, forceReset, mode, invokeAction, updateSettings, goTo, config, onboardSettings, missionStart, missionControl,
-] as const;
+type Catalog = (typeof DECLARED)[number];
 
-type Catalog = (typeof COMMAND_CATALOG)[number];
+/** The order the actions were published in; a command not listed follows them, by file name. */
+const PUBLISHED_ORDER = [
+  'stop', 'start', 'release', 'force_reset', 'mode', 'invoke_action', 'update_settings', 'go_to', 'config', 'onboard_settings', 'mission_start', 'mission_control',
+];
+
+/**
+ * Every command, in the order `COMMAND_ACTIONS` lists them: the declarations of this folder
+ * (declared.ts, written by `npm run gen` from its files), in their published order.
+ */
+export const COMMAND_CATALOG: readonly Catalog[] = inPublishedOrder(DECLARED.map((d) => d.action), PUBLISHED_ORDER)
+  .map((a) => DECLARED.find((d) => d.action === a)!);
 
 /** Every action the gateway can put on a robot's stream. */
 export type CommandAction = Catalog['action'];

@@ -21,7 +21,7 @@
  * Robot strings are bounded after the sample is read, on its final values (sample-table.ts `bound`):
  * cut to a UTF-8 prefix of at most the field's bytes, a fault list to its first entries, each counted.
  */
-import { type ByteWriter, BOUND_FAULT, BOUND_FAULTS, BOUND_LIMITS, BOUND_MODE, BOUND_RUN_ID, BOUND_STATE, utf8CutEnd } from '../sample/index.js';
+import { type ByteWriter, BOUND_LIMITS, BOUND_REASONS, HEALTH_LEVEL_NAMES, utf8CutEnd } from '../sample/index.js';
 import type { TaskOutput } from './task-output.js';
 
 class Corrupt extends Error {}
@@ -41,48 +41,8 @@ let end = 0;
 let vLo = 0;
 let vHi = 0;
 
-// One sample's values (reset per sample; strings are [start, end) views of the frame).
-let tsLo = 0;
-let tsHi = 0;
-const d = new Float64Array(11); // lat lon elev x y z heading linear angular remaining eta
-const fl = new Float32Array(4); // battery percent, voltage, progress, cpu temp (Float32: exactly what the wire held)
-let charging = 0;
-let estop = 0;
-let gpsFix = 0;
-let stepIndex = 0;
-let level = 0;
-let modeS = 0;
-let modeE = 0;
-let runS = 0;
-let runE = 0;
-let stateS = 0;
-let stateE = 0;
-let faults = new Int32Array(64); // start, end pairs
-let faultCount = 0;
 // The frame's bounded-value counters (TaskOutput.frameBounds).
 let bounds = new Uint32Array(BOUND_LIMITS.length);
-const MAX_MODE = BOUND_LIMITS[BOUND_MODE]!;
-const MAX_RUN_ID = BOUND_LIMITS[BOUND_RUN_ID]!;
-const MAX_STATE = BOUND_LIMITS[BOUND_STATE]!;
-const MAX_FAULT = BOUND_LIMITS[BOUND_FAULT]!;
-const MAX_FAULTS = BOUND_LIMITS[BOUND_FAULTS]!;
-
-const D_LAT = 0, D_LON = 1, D_ELEV = 2, D_X = 3, D_Y = 4, D_Z = 5, D_HEAD = 6, D_LIN = 7, D_ANG = 8, D_REM = 9, D_ETA = 10;
-const F_PCT = 0, F_VOLT = 1, F_PROG = 2, F_CPU = 3;
-
-function resetSample(): void {
-  tsLo = 0;
-  tsHi = 0;
-  d.fill(0);
-  fl.fill(0);
-  charging = 0;
-  estop = 0;
-  gpsFix = 0;
-  stepIndex = 0;
-  level = 0;
-  modeS = modeE = runS = runE = stateS = stateE = 0;
-  faultCount = 0;
-}
 
 /** The next byte, 0 past the frame (as protobuf-es reads `undefined` there); always advances. */
 function rd(): number {
@@ -276,151 +236,10 @@ function string(): number {
   return s;
 }
 
-function readPosition(msgEnd: number): void {
-  while (pos < msgEnd) {
-    const t = tag();
-    switch (t >>> 3) {
-      case 1: d[D_LAT] = double(); break;
-      case 2: d[D_LON] = double(); break;
-      case 3: d[D_ELEV] = double(); break;
-      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
-    }
-  }
-}
-
-function readPose(msgEnd: number): void {
-  while (pos < msgEnd) {
-    const t = tag();
-    switch (t >>> 3) {
-      case 1: d[D_X] = double(); break;
-      case 2: d[D_Y] = double(); break;
-      case 3: d[D_Z] = double(); break;
-      case 4: d[D_HEAD] = double(); break;
-      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
-    }
-  }
-}
-
-function readVelocity(msgEnd: number): void {
-  while (pos < msgEnd) {
-    const t = tag();
-    switch (t >>> 3) {
-      case 1: d[D_LIN] = double(); break;
-      case 2: d[D_ANG] = double(); break;
-      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
-    }
-  }
-}
-
-function readBattery(msgEnd: number): void {
-  while (pos < msgEnd) {
-    const t = tag();
-    switch (t >>> 3) {
-      case 1: fl[F_PCT] = float(); break;
-      case 2: fl[F_VOLT] = float(); break;
-      case 3: charging = bool(); break;
-      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
-    }
-  }
-}
-
-function readMission(msgEnd: number): void {
-  while (pos < msgEnd) {
-    const t = tag();
-    switch (t >>> 3) {
-      case 1: runS = string(); runE = pos; break;
-      case 2: stateS = string(); stateE = pos; break;
-      case 3: fl[F_PROG] = float(); break;
-      case 4: stepIndex = int32(); break;
-      case 5: d[D_REM] = double(); break;
-      case 6: d[D_ETA] = double(); break;
-      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
-    }
-  }
-}
-
-function readHealth(msgEnd: number): void {
-  while (pos < msgEnd) {
-    const t = tag();
-    switch (t >>> 3) {
-      case 1: level = int32(); break;
-      case 2: {
-        const s = string();
-        if (faultCount * 2 + 2 > faults.length) {
-          const grown = new Int32Array(faults.length * 2);
-          grown.set(faults);
-          faults = grown;
-        }
-        faults[faultCount * 2] = s;
-        faults[faultCount * 2 + 1] = pos;
-        faultCount++;
-        break;
-      }
-      case 3: fl[F_CPU] = float(); break;
-      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
-    }
-  }
-}
-
 /** A sub-message field: its length, then its fields (protobuf-es's reading, see the file comment). */
 function subEnd(): number {
   const len = uint32();
   return pos + len;
-}
-
-function readSample(msgEnd: number): void {
-  resetSample();
-  while (pos < msgEnd) {
-    const t = tag();
-    switch (t >>> 3) {
-      case 1:
-        varint64();
-        tsLo = vLo >>> 0;
-        tsHi = vHi | 0;
-        break;
-      case 2: readPosition(subEnd()); break;
-      case 3: readPose(subEnd()); break;
-      case 4: readVelocity(subEnd()); break;
-      case 5: readBattery(subEnd()); break;
-      case 6: modeS = string(); modeE = pos; break;
-      case 7: estop = bool(); break;
-      case 8: readMission(subEnd()); break;
-      case 9: readHealth(subEnd()); break;
-      case 10: gpsFix = int32(); break;
-      default: skip(t & 7, t >>> 3, SAMPLE_SKIP_BUDGET);
-    }
-  }
-}
-
-/** Applies the string bounds to the sample just read (its final values, as the reference path does). */
-function boundSample(): void {
-  let c = utf8CutEnd(u8, modeS, modeE, MAX_MODE);
-  if (c !== modeE) {
-    modeE = c;
-    bounds[BOUND_MODE]!++;
-  }
-  c = utf8CutEnd(u8, runS, runE, MAX_RUN_ID);
-  if (c !== runE) {
-    runE = c;
-    bounds[BOUND_RUN_ID]!++;
-  }
-  c = utf8CutEnd(u8, stateS, stateE, MAX_STATE);
-  if (c !== stateE) {
-    stateE = c;
-    bounds[BOUND_STATE]!++;
-  }
-  if (faultCount > MAX_FAULTS) {
-    bounds[BOUND_FAULTS]! += faultCount - MAX_FAULTS;
-    faultCount = MAX_FAULTS;
-  }
-  for (let i = 0; i < faultCount; i++) {
-    const e = faults[i * 2 + 1]!;
-    c = utf8CutEnd(u8, faults[i * 2]!, e, MAX_FAULT);
-    if (c !== e) {
-      faults[i * 2 + 1] = c;
-      bounds[BOUND_FAULT]!++;
-    }
-  }
 }
 
 // --- output ----------------------------------------------------------------------------------------
@@ -430,39 +249,6 @@ function rbString(w: ByteWriter, s: number, e: number): void {
   w.copy(u8, s, e);
 }
 
-function writeRow(w: ByteWriter, robot: Uint8Array, fleet: Uint8Array, receivedAtMs: number): void {
-  w.raw(robot);
-  w.raw(fleet);
-  w.i64parts(tsLo, tsHi);
-  w.i64(receivedAtMs);
-  w.f64c(d[D_LAT]!);
-  w.f64c(d[D_LON]!);
-  w.f64c(d[D_ELEV]!);
-  w.f64c(d[D_X]!);
-  w.f64c(d[D_Y]!);
-  w.f64c(d[D_Z]!);
-  w.f64c(d[D_HEAD]!);
-  w.f64c(d[D_LIN]!);
-  w.f64c(d[D_ANG]!);
-  w.f32c(fl[F_PCT]!);
-  w.f32c(fl[F_VOLT]!);
-  w.u8(charging);
-  rbString(w, modeS, modeE);
-  w.u8(estop);
-  w.i32(gpsFix);
-  rbString(w, runS, runE);
-  rbString(w, stateS, stateE);
-  w.f32c(fl[F_PROG]!);
-  w.i32(stepIndex);
-  w.f64c(d[D_REM]!);
-  w.f64c(d[D_ETA]!);
-  w.u8(level >= 0 && level <= 3 ? level : 0);
-  w.varUint(faultCount);
-  for (let i = 0; i < faultCount; i++) rbString(w, faults[i * 2]!, faults[i * 2 + 1]!);
-  w.f32c(fl[F_CPU]!);
-}
-
-const LEVEL_JSON = ['"unspecified"', '"ok"', '"warn"', '"error"'];
 const HEX = '0123456789abcdef';
 
 /** JSON has no NaN/Infinity: they become null; otherwise JavaScript's own number spelling. */
@@ -492,71 +278,10 @@ function jsonString(w: ByteWriter, s: number, e: number): void {
   w.u8(0x22);
 }
 
-function tsText(): string {
-  // Exact int64 text; BigInt only beyond 2^53 (never for epoch milliseconds).
-  if (tsHi >= -0x200000 && tsHi < 0x200000) return String(tsHi * 4294967296 + tsLo);
-  return ((BigInt(tsHi) << 32n) | BigInt(tsLo)).toString();
-}
-
-/** The live "sample" message (live-json.ts writes the same from the reference path's values). */
-function writeLive(w: ByteWriter, prefix: Uint8Array, receivedAtMs: number): void {
-  w.raw(prefix);
-  w.ascii(tsText());
-  w.ascii(',"received_at_ms":');
-  num(w, receivedAtMs);
-  w.ascii(',"latitude":');
-  num(w, d[D_LAT]!);
-  w.ascii(',"longitude":');
-  num(w, d[D_LON]!);
-  w.ascii(',"elevation_m":');
-  num(w, d[D_ELEV]!);
-  w.ascii(',"pose":{"x_m":');
-  num(w, d[D_X]!);
-  w.ascii(',"y_m":');
-  num(w, d[D_Y]!);
-  w.ascii(',"z_m":');
-  num(w, d[D_Z]!);
-  w.ascii(',"heading_deg":');
-  num(w, d[D_HEAD]!);
-  w.ascii('},"velocity":{"linear_mps":');
-  num(w, d[D_LIN]!);
-  w.ascii(',"angular_dps":');
-  num(w, d[D_ANG]!);
-  w.ascii('},"battery":{"percent":');
-  num(w, fl[F_PCT]!);
-  w.ascii(',"voltage_v":');
-  num(w, fl[F_VOLT]!);
-  w.ascii(charging ? ',"charging":true},"mode":' : ',"charging":false},"mode":');
-  jsonString(w, modeS, modeE);
-  w.ascii(estop ? ',"estop":true,"gps_fix":' : ',"estop":false,"gps_fix":');
-  w.ascii(String(gpsFix));
-  if (runE === runS) {
-    w.ascii(',"mission":null');
-  } else {
-    w.ascii(',"mission":{"run_id":');
-    jsonString(w, runS, runE);
-    w.ascii(',"mission_state":');
-    jsonString(w, stateS, stateE);
-    w.ascii(',"mission_progress_pct":');
-    num(w, fl[F_PROG]!);
-    w.ascii(',"current_step_index":');
-    w.ascii(String(stepIndex));
-    w.ascii(',"remaining_distance_m":');
-    num(w, d[D_REM]!);
-    w.ascii(',"estimated_time_remaining_s":');
-    num(w, d[D_ETA]!);
-    w.u8(0x7d);
-  }
-  w.ascii(',"health":{"level":');
-  w.ascii(LEVEL_JSON[level >= 0 && level <= 3 ? level : 0]!);
-  w.ascii(',"faults":[');
-  for (let i = 0; i < faultCount; i++) {
-    if (i > 0) w.u8(0x2c);
-    jsonString(w, faults[i * 2]!, faults[i * 2 + 1]!);
-  }
-  w.ascii('],"cpu_temp_c":');
-  num(w, fl[F_CPU]!);
-  w.ascii('}}');
+/** Exact int64 text of its two's complement halves; BigInt only beyond 2^53 (never for epoch milliseconds). */
+function int64Text(lo: number, hi: number): string {
+  if (hi >= -0x200000 && hi < 0x200000) return String(hi * 4294967296 + lo);
+  return ((BigInt(hi) << 32n) | BigInt(lo)).toString();
 }
 
 /** Decodes one TelemetryBatch frame [start, frameEnd) of `bytes`; throws when it is not valid. */
@@ -583,7 +308,7 @@ export function decodeFrameFast(out: TaskOutput, bytes: Uint8Array, view: DataVi
     boundSample();
     const rowStart = rows.pos;
     writeRow(rows, robot, fleet, receivedAtMs);
-    out.rowDone(robotIndex, rowStart, tsHi, tsLo);
+    out.rowDone(robotIndex, rowStart, tsMsHi, tsMsLo);
     if (prefix !== null) {
       const live = out.live!;
       const liveStart = live.pos;
@@ -592,3 +317,294 @@ export function decodeFrameFast(out: TaskOutput, bytes: Uint8Array, view: DataVi
     }
   }
 }
+
+// --- generated from the field table by `npm run gen` (scripts/codegen/fast-reader.mjs): do not edit below ---
+// One sample's values (reset per sample; strings are [start, end) views of the frame).
+const d = new Float64Array(11);
+const fl = new Float32Array(4); // Float32: exactly what the wire held
+const D_LAT = 0, D_LON = 1, D_ELEVATION_M = 2, D_POSE_X_M = 3, D_POSE_Y_M = 4, D_POSE_Z_M = 5, D_HEADING_DEG = 6, D_SPEED_MPS = 7, D_YAW_RATE_DPS = 8, D_REMAINING_DISTANCE_M = 9, D_ETA_S = 10;
+const F_BATTERY_PCT = 0, F_VOLTAGE_V = 1, F_PROGRESS_PCT = 2, F_CPU_TEMP_C = 3;
+let tsMsLo = 0;
+let tsMsHi = 0;
+let charging = 0;
+let modeS = 0;
+let modeE = 0;
+let estop = 0;
+let gpsFix = 0;
+let missionRunIdS = 0;
+let missionRunIdE = 0;
+let missionStateS = 0;
+let missionStateE = 0;
+let stepIndex = 0;
+let healthLevel = 0;
+let faults = new Int32Array(64); // start, end pairs
+let faultsCount = 0;
+const BOUND_MODE = BOUND_REASONS.indexOf('mode_too_long');
+const MAX_MODE = BOUND_LIMITS[BOUND_MODE]!;
+const BOUND_MISSION_RUN_ID = BOUND_REASONS.indexOf('mission_run_id_too_long');
+const MAX_MISSION_RUN_ID = BOUND_LIMITS[BOUND_MISSION_RUN_ID]!;
+const BOUND_MISSION_STATE = BOUND_REASONS.indexOf('mission_state_too_long');
+const MAX_MISSION_STATE = BOUND_LIMITS[BOUND_MISSION_STATE]!;
+const BOUND_FAULTS = BOUND_REASONS.indexOf('faults_too_long');
+const MAX_FAULTS = BOUND_LIMITS[BOUND_FAULTS]!;
+const BOUND_FAULTS_ITEMS = BOUND_REASONS.indexOf('faults_too_many');
+const MAX_FAULTS_ITEMS = BOUND_LIMITS[BOUND_FAULTS_ITEMS]!;
+const ENUM_MAX = HEALTH_LEVEL_NAMES.length - 1;
+const ENUM_JSON = HEALTH_LEVEL_NAMES.map((n) => `"${n}"`);
+
+function resetSample(): void {
+  d.fill(0);
+  fl.fill(0);
+  tsMsLo = 0;
+  tsMsHi = 0;
+  charging = 0;
+  modeS = 0;
+  modeE = 0;
+  estop = 0;
+  gpsFix = 0;
+  missionRunIdS = 0;
+  missionRunIdE = 0;
+  missionStateS = 0;
+  missionStateE = 0;
+  stepIndex = 0;
+  healthLevel = 0;
+  faultsCount = 0;
+}
+
+function readPosition(msgEnd: number): void {
+  while (pos < msgEnd) {
+    const t = tag();
+    switch (t >>> 3) {
+      case 1: d[D_LAT] = double(); break;
+      case 2: d[D_LON] = double(); break;
+      case 3: d[D_ELEVATION_M] = double(); break;
+      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
+    }
+  }
+}
+
+function readPose(msgEnd: number): void {
+  while (pos < msgEnd) {
+    const t = tag();
+    switch (t >>> 3) {
+      case 1: d[D_POSE_X_M] = double(); break;
+      case 2: d[D_POSE_Y_M] = double(); break;
+      case 3: d[D_POSE_Z_M] = double(); break;
+      case 4: d[D_HEADING_DEG] = double(); break;
+      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
+    }
+  }
+}
+
+function readVelocity(msgEnd: number): void {
+  while (pos < msgEnd) {
+    const t = tag();
+    switch (t >>> 3) {
+      case 1: d[D_SPEED_MPS] = double(); break;
+      case 2: d[D_YAW_RATE_DPS] = double(); break;
+      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
+    }
+  }
+}
+
+function readBattery(msgEnd: number): void {
+  while (pos < msgEnd) {
+    const t = tag();
+    switch (t >>> 3) {
+      case 1: fl[F_BATTERY_PCT] = float(); break;
+      case 2: fl[F_VOLTAGE_V] = float(); break;
+      case 3: charging = bool(); break;
+      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
+    }
+  }
+}
+
+function readMission(msgEnd: number): void {
+  while (pos < msgEnd) {
+    const t = tag();
+    switch (t >>> 3) {
+      case 1: missionRunIdS = string(); missionRunIdE = pos; break;
+      case 2: missionStateS = string(); missionStateE = pos; break;
+      case 3: fl[F_PROGRESS_PCT] = float(); break;
+      case 4: stepIndex = int32(); break;
+      case 5: d[D_REMAINING_DISTANCE_M] = double(); break;
+      case 6: d[D_ETA_S] = double(); break;
+      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
+    }
+  }
+}
+
+function readHealth(msgEnd: number): void {
+  while (pos < msgEnd) {
+    const t = tag();
+    switch (t >>> 3) {
+      case 1: healthLevel = int32(); break;
+      case 2: {
+        const s = string();
+        if (faultsCount * 2 + 2 > faults.length) {
+          const grown = new Int32Array(faults.length * 2);
+          grown.set(faults);
+          faults = grown;
+        }
+        faults[faultsCount * 2] = s;
+        faults[faultsCount * 2 + 1] = pos;
+        faultsCount++;
+        break;
+      }
+      case 3: fl[F_CPU_TEMP_C] = float(); break;
+      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
+    }
+  }
+}
+
+function readSample(msgEnd: number): void {
+  resetSample();
+  while (pos < msgEnd) {
+    const t = tag();
+    switch (t >>> 3) {
+      case 1: {
+        varint64();
+        tsMsLo = vLo >>> 0;
+        tsMsHi = vHi | 0;
+        break;
+      }
+      case 2: readPosition(subEnd()); break;
+      case 3: readPose(subEnd()); break;
+      case 4: readVelocity(subEnd()); break;
+      case 5: readBattery(subEnd()); break;
+      case 6: modeS = string(); modeE = pos; break;
+      case 7: estop = bool(); break;
+      case 8: readMission(subEnd()); break;
+      case 9: readHealth(subEnd()); break;
+      case 10: gpsFix = int32(); break;
+      default: skip(t & 7, t >>> 3, SAMPLE_SKIP_BUDGET);
+    }
+  }
+}
+
+/** Applies the string bounds to the sample just read (its final values, as the reference path does). */
+function boundSample(): void {
+  let c = 0;
+  c = utf8CutEnd(u8, modeS, modeE, MAX_MODE);
+  if (c !== modeE) {
+    modeE = c;
+    bounds[BOUND_MODE]!++;
+  }
+  c = utf8CutEnd(u8, missionRunIdS, missionRunIdE, MAX_MISSION_RUN_ID);
+  if (c !== missionRunIdE) {
+    missionRunIdE = c;
+    bounds[BOUND_MISSION_RUN_ID]!++;
+  }
+  c = utf8CutEnd(u8, missionStateS, missionStateE, MAX_MISSION_STATE);
+  if (c !== missionStateE) {
+    missionStateE = c;
+    bounds[BOUND_MISSION_STATE]!++;
+  }
+  if (faultsCount > MAX_FAULTS_ITEMS) {
+    bounds[BOUND_FAULTS_ITEMS]! += faultsCount - MAX_FAULTS_ITEMS;
+    faultsCount = MAX_FAULTS_ITEMS;
+  }
+  for (let i = 0; i < faultsCount; i++) {
+    const e = faults[i * 2 + 1]!;
+    c = utf8CutEnd(u8, faults[i * 2]!, e, MAX_FAULTS);
+    if (c !== e) {
+      faults[i * 2 + 1] = c;
+      bounds[BOUND_FAULTS]!++;
+    }
+  }
+}
+
+/** The sample's RowBinary row, columns in table order. */
+function writeRow(w: ByteWriter, robot: Uint8Array, fleet: Uint8Array, receivedAtMs: number): void {
+  w.raw(robot);
+  w.raw(fleet);
+  w.i64parts(tsMsLo, tsMsHi);
+  w.i64(receivedAtMs);
+  w.f64c(d[D_LAT]!);
+  w.f64c(d[D_LON]!);
+  w.f64c(d[D_ELEVATION_M]!);
+  w.f64c(d[D_POSE_X_M]!);
+  w.f64c(d[D_POSE_Y_M]!);
+  w.f64c(d[D_POSE_Z_M]!);
+  w.f64c(d[D_HEADING_DEG]!);
+  w.f64c(d[D_SPEED_MPS]!);
+  w.f64c(d[D_YAW_RATE_DPS]!);
+  w.f32c(fl[F_BATTERY_PCT]!);
+  w.f32c(fl[F_VOLTAGE_V]!);
+  w.u8(charging);
+  rbString(w, modeS, modeE);
+  w.u8(estop);
+  w.i32(gpsFix);
+  rbString(w, missionRunIdS, missionRunIdE);
+  rbString(w, missionStateS, missionStateE);
+  w.f32c(fl[F_PROGRESS_PCT]!);
+  w.i32(stepIndex);
+  w.f64c(d[D_REMAINING_DISTANCE_M]!);
+  w.f64c(d[D_ETA_S]!);
+  w.u8(healthLevel >= 0 && healthLevel <= ENUM_MAX ? healthLevel : 0);
+  w.varUint(faultsCount);
+  for (let i = 0; i < faultsCount; i++) rbString(w, faults[i * 2]!, faults[i * 2 + 1]!);
+  w.f32c(fl[F_CPU_TEMP_C]!);
+}
+
+/** The live "sample" message (live-json.ts writes the same from the reference path's values). */
+function writeLive(w: ByteWriter, prefix: Uint8Array, receivedAtMs: number): void {
+  w.raw(prefix);
+  w.ascii(int64Text(tsMsLo, tsMsHi));
+  w.ascii(',"received_at_ms":');
+  num(w, receivedAtMs);
+  w.ascii(',"latitude":');
+  num(w, d[D_LAT]!);
+  w.ascii(',"longitude":');
+  num(w, d[D_LON]!);
+  w.ascii(',"elevation_m":');
+  num(w, d[D_ELEVATION_M]!);
+  w.ascii(',"pose":{"x_m":');
+  num(w, d[D_POSE_X_M]!);
+  w.ascii(',"y_m":');
+  num(w, d[D_POSE_Y_M]!);
+  w.ascii(',"z_m":');
+  num(w, d[D_POSE_Z_M]!);
+  w.ascii(',"heading_deg":');
+  num(w, d[D_HEADING_DEG]!);
+  w.ascii('},"velocity":{"linear_mps":');
+  num(w, d[D_SPEED_MPS]!);
+  w.ascii(',"angular_dps":');
+  num(w, d[D_YAW_RATE_DPS]!);
+  w.ascii('},"battery":{"percent":');
+  num(w, fl[F_BATTERY_PCT]!);
+  w.ascii(',"voltage_v":');
+  num(w, fl[F_VOLTAGE_V]!);
+  w.ascii(charging ? ',"charging":true},"mode":' : ',"charging":false},"mode":');
+  jsonString(w, modeS, modeE);
+  w.ascii(estop ? ',"estop":true,"gps_fix":' : ',"estop":false,"gps_fix":');
+  w.ascii(String(gpsFix));
+  if (missionRunIdE === missionRunIdS) {
+    w.ascii(',"mission":null');
+  } else {
+    w.ascii(',"mission":{"run_id":');
+    jsonString(w, missionRunIdS, missionRunIdE);
+    w.ascii(',"mission_state":');
+    jsonString(w, missionStateS, missionStateE);
+    w.ascii(',"mission_progress_pct":');
+    num(w, fl[F_PROGRESS_PCT]!);
+    w.ascii(',"current_step_index":');
+    w.ascii(String(stepIndex));
+    w.ascii(',"remaining_distance_m":');
+    num(w, d[D_REMAINING_DISTANCE_M]!);
+    w.ascii(',"estimated_time_remaining_s":');
+    num(w, d[D_ETA_S]!);
+    w.ascii('}');
+  }
+  w.ascii(',"health":{"level":');
+  w.ascii(ENUM_JSON[healthLevel >= 0 && healthLevel <= ENUM_MAX ? healthLevel : 0]!);
+  w.ascii(',"faults":[');
+  for (let i = 0; i < faultsCount; i++) {
+    if (i > 0) w.u8(0x2c);
+    jsonString(w, faults[i * 2]!, faults[i * 2 + 1]!);
+  }
+  w.ascii('],"cpu_temp_c":');
+  num(w, fl[F_CPU_TEMP_C]!);
+  w.ascii('}}');
+}
+// --- end of generated code ---

@@ -4,23 +4,20 @@
  * where it goes (the RowBinary row, the LMDB snapshot, the live-stream message, the REST robot view,
  * the agent's `SampleInput`).
  *
- * What this table drives, and how each is held to it:
- * - insert column list and RowBinary structure: derived here (columns.ts);
- * - the DDL (telemetry/schema/*.sql, plain SQL for operators): test/telemetry/schema.test.ts checks
- *   names and types against `rowType`;
- * - the row encoders (the reference protobuf-es path writes rows from this table; the hand-written JS
- *   reader and the C++ addon are checked byte for byte against it by test/telemetry/decoders.test.ts);
- * - the LMDB snapshot: it is the newest sample's row itself (snapshot-codec.ts reads it back with this
- *   table into `TelemetrySnapshot` by `snapshot` paths);
- * - the live message, the REST robot view and the agent's encoder: test/telemetry/sample-table.test.ts
- *   changes one column at a time and checks that exactly its `live` path, its `view` paths and its
- *   `agent` key change in what live-json.ts, api/robot-view.ts and agent/sample-encoder.ts produce
- *   (and that the snapshot and view carry nothing the table does not name).
- * The hand-written forms stay hand-written on purpose: they are typed (the view is checked against its
- * published schema at compile time) and on hot paths, where a generic walk over this table would cost
- * per sample or per request. A new field is a row here, a proto field, a DDL line, the two
- * hand-written decoders, the live writer, `TelemetrySnapshot`, the view mapper and its schema
- * (api/schemas/robots.ts), and the agent's encoder: the tests above fail until each has it.
+ * What this table drives:
+ * - at module load: the insert column list and RowBinary structure (store/columns.ts), the reference
+ *   decoder (decode/reference.ts), the live message's layout (live-json.ts), reading a snapshot back
+ *   (snapshot-codec.ts); at compile time: the `TelemetrySnapshot` type (snapshot.ts);
+ * - through `npm run gen` (scripts/derived-files.mjs; `npm run gen:check` and
+ *   test/telemetry/field-forms.test.ts fail when a file is stale): the DDL files
+ *   (telemetry/schema/*.sql, plain SQL for operators), the JS reader's field code
+ *   (decode/fast-reader.ts), the REST robot view's telemetry (api/robot-view.ts, typed against its
+ *   published schema api/schemas/robots.ts) and the agent's `SampleInput` and encoder
+ *   (agent/sample-encoder.ts). The generated code is the straight-line code a person would write:
+ *   nothing walks this table per sample.
+ * Written by hand, and held to this table by tests: the C++ addon (decoders.test.ts, byte for byte
+ * against the reference), the published view schema, the Foxglove status channel, and the migration
+ * that adds a column to existing stores. docs/adding-a-telemetry-field.md walks through a new field.
  */
 
 /** RowBinary wire type of a column (also its type in the legacy DDL; modern adds storage details). */
@@ -57,6 +54,11 @@ export interface SampleField {
    * the first `maxItems` strings of a list (docs/robot-link.md, "Bounds on telemetry strings").
    */
   readonly bound: StringBound | null;
+  /**
+   * The column's type in the modern DDL when not the default for its `rowType` (store/samples-ddl.ts:
+   * a codec per type, strings dictionary-coded); null for the default.
+   */
+  readonly modern: string | null;
 }
 
 /** Byte bound of a string column (see {@link SampleField.bound}). */
@@ -73,16 +75,18 @@ export type HealthLevelName = (typeof HEALTH_LEVEL_NAMES)[number];
 /** `Enum8(...)` as the DDL and the RowBinary structure spell it. */
 export const HEALTH_LEVEL_ENUM8 = `Enum8(${HEALTH_LEVEL_NAMES.map((n, i) => `'${n}' = ${i}`).join(', ')})`;
 
-const f = (
-  column: string, rowType: RowType, proto: readonly number[] | null, protoType: ProtoType | null,
-  live: string, snapshot: string, view: readonly string[], agent: string | null, bound: StringBound | null = null,
-): SampleField => ({ column, rowType, proto, protoType, live, snapshot, view, agent, bound });
+/** A row of the table, keeping its column, type and paths as literal types (snapshot.ts derives `TelemetrySnapshot` from them). */
+const f = <const C extends string, const R extends RowType, const L extends string, const Sn extends string>(
+  column: C, rowType: R, proto: readonly number[] | null, protoType: ProtoType | null,
+  live: L, snapshot: Sn, view: readonly string[], agent: string | null, bound: StringBound | null = null, modern: string | null = null,
+): SampleField & { readonly column: C; readonly rowType: R; readonly live: L; readonly snapshot: Sn } =>
+  ({ column, rowType, proto, protoType, live, snapshot, view, agent, bound, modern });
 
 // REST robot view prefixes.
 const M = 'motionTelemetry.';
 const S = 'statusTelemetry.';
 
-export const SAMPLE_FIELDS: readonly SampleField[] = [
+const TABLE = [
   f('robot_id', 'String', null, null, 'robot_id', 'robotId', ['id'], null),
   f('fleet_id', 'String', null, null, 'fleet_id', 'fleetId', ['fleetId'], null),
   f('ts_ms', 'Int64', [1], 'int64', 'ts_ms', 'tsMs', [M + 'tsMs', S + 'tsMs'], 'tsMs'),
@@ -103,7 +107,7 @@ export const SAMPLE_FIELDS: readonly SampleField[] = [
   f('estop', 'UInt8', [7], 'bool', 'estop', 'estop', ['estop', S + 'estop'], 'estop'),
   f('gps_fix', 'Int32', [10], 'int32', 'gps_fix', 'gpsFix', ['gpsFix', M + 'gpsFix'], 'gpsFix'),
   // The mission group: `run_id` '' means no mission (live and snapshot show `mission: null`).
-  f('mission_run_id', 'String', [8, 1], 'string', 'mission.run_id', 'mission.runId', [S + 'mission.runId'], 'mission.runId', { maxBytes: 64 }),
+  f('mission_run_id', 'String', [8, 1], 'string', 'mission.run_id', 'mission.runId', [S + 'mission.runId'], 'mission.runId', { maxBytes: 64 }, 'String CODEC(ZSTD(1))'),
   f('mission_state', 'String', [8, 2], 'string', 'mission.mission_state', 'mission.missionState', ['missionState', S + 'mission.missionState'], 'mission.missionState', { maxBytes: 64 }),
   f('progress_pct', 'Float32', [8, 3], 'float', 'mission.mission_progress_pct', 'mission.progressPct', ['missionProgressPct', S + 'mission.missionProgressPct'], 'mission.progressPct'),
   f('step_index', 'Int32', [8, 4], 'int32', 'mission.current_step_index', 'mission.stepIndex', [S + 'mission.currentStepIndex'], 'mission.stepIndex'),
@@ -112,7 +116,12 @@ export const SAMPLE_FIELDS: readonly SampleField[] = [
   f('health_level', 'Enum8', [9, 1], 'enum', 'health.level', 'health.level', ['healthLevel', S + 'health.level'], 'healthLevel'),
   f('faults', 'Array(String)', [9, 2], 'repeated string', 'health.faults', 'health.faults', [S + 'health.faults'], 'faults', { maxBytes: 64, maxItems: 64 }),
   f('cpu_temp_c', 'Float32', [9, 3], 'float', 'health.cpu_temp_c', 'health.cpuTempC', [S + 'health.cpuTempC'], 'cpuTempC'),
-];
+] as const;
+
+/** The table's rows as literal types (for types derived from it: `TelemetrySnapshot`). */
+export type SampleTable = typeof TABLE;
+
+export const SAMPLE_FIELDS: readonly SampleField[] = TABLE;
 
 /**
  * Why a decoder bounded a value, one entry per bound in {@link SAMPLE_FIELDS} order: `<column>_too_long`

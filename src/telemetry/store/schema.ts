@@ -1,7 +1,7 @@
 /**
- * Loads the `telemetry_samples` DDL from the top-level telemetry/schema/*.sql files (the one place
- * the table is defined; telemetry/README.md explains why the SQL lives there) and picks the variant
- * for a server version.
+ * Loads the `telemetry_samples` DDL from the top-level telemetry/schema/*.sql files (written from the
+ * field table by `npm run gen`, samples-ddl.ts; telemetry/README.md explains why the SQL lives there)
+ * and picks the variant for a server version.
  */
 import { readFile } from 'node:fs/promises';
 
