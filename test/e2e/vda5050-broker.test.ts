@@ -96,7 +96,8 @@ describe('VDA 5050 identities and the embedded broker through the real gateway p
     expect(list.robots.find((r) => r.robotId === a.robotId)?.vda5050).toEqual({ manufacturer: 'Acme', serialNumber: 'A1' });
     expect(list.robots.find((r) => r.robotId === c.robotId)?.vda5050).toBeNull();
     expect(list.robots.filter((r) => r.robotId !== a.robotId && r.robotId !== b.robotId && r.robotId !== c.robotId)).toEqual([]);
-  });
+    // Seven CLI runs on a loaded 2-core machine.
+  }, 180_000);
 
   it('the robot view shows the identity', async () => {
     const view = await api(gw.ready.http, d.apiKey, `/v1/robots/${a.robotId}`);
