@@ -85,6 +85,7 @@ export class EmbeddedBroker {
   private readonly logWindow: LogWindow;
   private server: Server | null = null;
   private listening: Promise<void> | null = null;
+  private aedesReady: Promise<void> | null = null;
   private unsubscribe: () => void = () => {};
   private closed = false;
   /** How master control reaches this broker. */
@@ -133,16 +134,22 @@ export class EmbeddedBroker {
   }
 
   /**
-   * Starts listening; later calls return the first call's promise.
+   * Starts listening; a call while a start is under way or done returns that start's promise, a call
+   * after a failed start tries again.
    * @throws Error naming the address and `--vda5050-mqtt-port` when the port cannot be bound
    */
   listen(): Promise<void> {
-    this.listening ??= this.startListening();
+    if (this.closed) return Promise.reject(new Error('the VDA 5050 broker is closed'));
+    this.listening ??= this.startListening().catch((err: unknown) => {
+      this.listening = null;
+      throw err;
+    });
     return this.listening;
   }
 
   private async startListening(): Promise<void> {
-    await this.aedes.listen();
+    this.aedesReady ??= this.aedes.listen();
+    await this.aedesReady;
     const { tls, maxConnections, maxPacketBytes } = this.opts;
     const accept = (socket: Socket): void => {
       const stream = new PacketLimitedStream(socket, maxPacketBytes, (declared) => {
