@@ -5,12 +5,14 @@
  */
 import { existsSync } from 'node:fs';
 import { isKnownPermission, isLivePermission, LIVE_PERMISSIONS } from '../auth/permissions.js';
-import { addRobot, createApiKey, createFleet, createOrg, revokeApiKey } from '../store/identity.js';
+import { addRobot, createApiKey, createFleet, createOrg, revokeApiKey, Vda5050IdentityTaken } from '../store/identity.js';
+import { parseBindingArgument } from '../fleet/robots/vda5050-identity.js';
 import { openStore, type Store } from '../store/lmdb.js';
 import { list, opt, parseStrict, positiveInt, req, reqUuid } from './args.js';
 import { runAdminList } from './admin-list.js';
 import { runAdminUsers } from './admin-users.js';
 import { runAdminWebhooks } from './admin-webhooks.js';
+import { runAdminVda5050Acl } from './admin-vda5050.js';
 import { runBackup, runRestore } from './backup.js';
 import { UsageError } from './usage.js';
 
@@ -34,6 +36,15 @@ async function withStore<T>(dataDir: string, create: boolean, fn: (store: Store)
 function firstOrg(store: Store): { orgId: string; name: string } | undefined {
   for (const { value } of store.orgs.getRange({ limit: 1 })) return value;
   return undefined;
+}
+
+/** `--vda5050 MANUFACTURER/SERIAL`, checked topic-safe. */
+function vda5050Option(text: string): { manufacturer: string; serialNumber: string } {
+  try {
+    return parseBindingArgument('--vda5050', text);
+  } catch (err: unknown) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
 }
 
 /** Runs one admin subcommand; returns the exit code. */
@@ -109,17 +120,24 @@ export async function runAdmin(argv: string[], out: Out): Promise<number> {
     case 'add-robot': {
       const v = parseStrict(rest, {
         'data-dir': { type: 'string' }, fleet: { type: 'string' }, name: { type: 'string' },
-        capabilities: { type: 'string' }, inactive: { type: 'boolean' }, json: { type: 'boolean' },
+        capabilities: { type: 'string' }, inactive: { type: 'boolean' }, vda5050: { type: 'string' }, json: { type: 'boolean' },
       });
       const dataDir = req(v, 'data-dir');
       const fleetId = reqUuid(v, 'fleet');
       const name = req(v, 'name');
       const capabilities = list(opt(v, 'capabilities'));
+      const vdaArg = opt(v, 'vda5050');
+      const vda5050 = vdaArg === undefined ? undefined : vda5050Option(vdaArg);
       const r = await withStore(dataDir, false, (store) => {
         if (!store.fleets.get(fleetId)) throw new UsageError(`fleet ${fleetId} does not exist`);
-        return addRobot(store, { fleetId, name, capabilities, active: v.inactive !== true });
+        try {
+          return addRobot(store, { fleetId, name, capabilities, active: v.inactive !== true, ...(vda5050 !== undefined ? { vda5050 } : {}) });
+        } catch (err: unknown) {
+          if (err instanceof Vda5050IdentityTaken) throw new UsageError(`--vda5050 ${vdaArg}: ${err.message}`);
+          throw err;
+        }
       });
-      print(out, v.json === true, { robotId: r.record.robotId, robotToken: r.robotToken }, `robot ${r.record.robotId}\nrobot token ${r.robotToken}  (shown once)`);
+      print(out, v.json === true, { robotId: r.record.robotId, robotToken: r.robotToken, ...(vda5050 !== undefined ? { vda5050 } : {}) }, `robot ${r.record.robotId}\nrobot token ${r.robotToken}  (shown once)`);
       return 0;
     }
     case 'list-orgs':
@@ -132,11 +150,13 @@ export async function runAdmin(argv: string[], out: Out): Promise<number> {
       return runAdminUsers(sub, rest, out);
     case 'webhooks':
       return runAdminWebhooks(rest, out, (dataDir, fn) => withStore(dataDir, false, fn));
+    case 'vda5050-acl':
+      return runAdminVda5050Acl(rest, out, (dataDir, fn) => withStore(dataDir, false, fn));
     case 'backup':
       return runBackup(rest, out);
     case 'restore':
       return runRestore(rest, out);
     default:
-      throw new UsageError(sub === undefined ? 'admin needs a subcommand (init, create-fleet, create-key, revoke-key, add-robot, create-user, revoke-sessions, webhooks, backup, restore, list-orgs, list-fleets, list-robots, list-keys)' : `unknown admin subcommand '${sub}'`);
+      throw new UsageError(sub === undefined ? 'admin needs a subcommand (init, create-fleet, create-key, revoke-key, add-robot, vda5050-acl, create-user, revoke-sessions, webhooks, backup, restore, list-orgs, list-fleets, list-robots, list-keys)' : `unknown admin subcommand '${sub}'`);
   }
 }
