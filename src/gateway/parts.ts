@@ -35,6 +35,7 @@ import type { TicketIssuer } from '../telemetry/live/index.js';
 import type { Vda5050BrokerConnection, Vda5050Identities } from '../vda5050/contracts.js';
 import type { GatewayOptions } from './options.js';
 import type { Readiness } from './readiness.js';
+import type { DeclaredRoutes } from './route-groups.js';
 
 /** Every part a plugin provides, by name. */
 export interface PartTypes {
@@ -103,6 +104,8 @@ export interface GatewayContext {
   readonly opts: GatewayOptions;
   readonly tunables: GatewayTunables;
   readonly parts: Parts;
+  /** The route groups of the started plugins (the composer fills it, the http plugin serves it). */
+  readonly routes: DeclaredRoutes;
   /** A child of the process logger with `component` bound. */
   logFor(component: string): Logger;
   /** The HTTP certificate (null: plain HTTP), and the robot link's (null on a loopback host: plaintext). */

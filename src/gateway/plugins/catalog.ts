@@ -1,13 +1,17 @@
 /** The mission catalog: features, templates, each fleet's operation and its live runtime (src/missions/catalog). */
+import { controlOperationRoutes } from '../../api/routes/control-operation.js';
+import { featureRoutes } from '../../api/routes/features.js';
+import { templateRoutes } from '../../api/routes/templates.js';
+import { NOTHING_ADVERTISED, type AdvertisedCapabilities } from '../../missions/catalog/robot-capabilities.js';
 import { OperationRuntime } from '../../missions/catalog/runtime.js';
 import type { GatewayContext } from '../parts.js';
 import { nothing, type GatewayPlugin } from '../plugin.js';
 
-/** Loads every fleet's operation before the scheduler may fire (the dispatch gate reads it). */
+/** Loads every fleet's operation before the scheduler may fire (the dispatch gate reads it); serves features, templates and the operation. */
 export function catalogPlugin(ctx: GatewayContext): GatewayPlugin {
   return {
     name: 'catalog',
-    dependsOn: ['store', 'registry'],
+    dependsOn: ['store', 'registry', 'events', 'idempotency', 'field-rules'],
     storage: {
       databases: ['features', 'templates', 'operations'],
       prefixes: { index: ['featuresByFleet', 'templatesByFleet', 'templatesByFeature'] },
@@ -15,6 +19,23 @@ export function catalogPlugin(ctx: GatewayContext): GatewayPlugin {
     start: () => {
       ctx.parts.provide('runtime', new OperationRuntime(ctx.parts.get('store'), { log: ctx.logFor('missions') })).loadAll();
       return Promise.resolve();
+    },
+    routes: () => {
+      const { parts } = ctx;
+      const store = parts.get('store');
+      const events = parts.get('events');
+      const idempotency = parts.get('idempotency');
+      const runtime = parts.get('runtime');
+      // Roster checks count a robot's capabilities as the dispatcher does: registered plus advertised.
+      // The dispatcher (missions) builds on this catalog, so it is read per check, once it exists.
+      const advertised: AdvertisedCapabilities = {
+        advertisedCapabilities: (robotId) => (parts.peek('missions')?.tracker ?? NOTHING_ADVERTISED).advertisedCapabilities(robotId),
+      };
+      return [
+        { name: 'features', routes: featureRoutes({ store, events, idempotency, fieldRules: parts.get('fieldRules') }) },
+        { name: 'templates', routes: templateRoutes({ store, events, idempotency, runtime, advertised }) },
+        { name: 'control-operation', routes: controlOperationRoutes({ store, events, runtime, advertised, log: ctx.logFor('api') }) },
+      ];
     },
     quiesce: nothing,
     stop: () => {

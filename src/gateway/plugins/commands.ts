@@ -1,4 +1,8 @@
 /** Robot commands: records, the outbox, the audit index, seq reservations (src/commands). */
+import { commandReadRoutes } from '../../api/routes/command-read.js';
+import { controlRobotRoutes } from '../../api/routes/control-robot.js';
+import { robotCommandRoutes } from '../../api/routes/robot-commands.js';
+import { robotConfigRoutes } from '../../api/routes/robot-config.js';
 import { AdvertisedProfiles } from '../../commands/advertised.js';
 import { CommandService } from '../../commands/service.js';
 import type { GatewayContext } from '../parts.js';
@@ -27,6 +31,15 @@ export function commandsPlugin(ctx: GatewayContext): GatewayPlugin {
         }),
       );
       return Promise.resolve();
+    },
+    routes: () => {
+      const deps = { store: ctx.parts.get('store'), commands: ctx.parts.get('commands') };
+      return [
+        { name: 'control-robot', routes: controlRobotRoutes(deps) },
+        { name: 'robot-commands', routes: robotCommandRoutes(deps) },
+        { name: 'robot-config', routes: robotConfigRoutes(deps) },
+        { name: 'command-read', routes: commandReadRoutes(deps) },
+      ];
     },
     quiesce: nothing,
     stop: async () => {

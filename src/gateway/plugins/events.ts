@@ -1,4 +1,5 @@
 /** The correlated event log (src/events). */
+import { eventRoutes } from '../../api/routes/events.js';
 import { EventLog } from '../../events/log.js';
 import type { GatewayContext } from '../parts.js';
 import { nothing, type GatewayPlugin } from '../plugin.js';
@@ -13,6 +14,7 @@ export function eventsPlugin(ctx: GatewayContext): GatewayPlugin {
       ctx.parts.provide('events', new EventLog(ctx.parts.get('store')));
       return Promise.resolve();
     },
+    routes: () => [{ name: 'events', routes: eventRoutes({ store: ctx.parts.get('store'), events: ctx.parts.get('events') }) }],
     quiesce: nothing,
     stop: nothing,
   };

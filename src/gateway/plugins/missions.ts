@@ -1,4 +1,7 @@
 /** Schedules, their fires, the dispatcher and mission runs (src/missions/scheduling, src/missions/runs). */
+import { agentReadRoutes } from '../../api/routes/agent-read.js';
+import { missionRuntimeRoutes } from '../../api/routes/mission-runtime.js';
+import { missionToolRoutes } from '../../api/routes/mission-tools.js';
 import { startMissionRetention } from '../../missions/retention.js';
 import { attachToRuntime, MissionScheduling, runtimeGate } from '../../missions/scheduling/scheduling-service.js';
 import type { GatewayContext } from '../parts.js';
@@ -9,7 +12,7 @@ export function missionsPlugin(ctx: GatewayContext): GatewayPlugin {
   let stopRetention = (): void => {};
   return {
     name: 'missions',
-    dependsOn: ['events', 'robotlink', 'commands', 'catalog', 'usage', 'metrics', 'alert-sources'],
+    dependsOn: ['events', 'robotlink', 'commands', 'catalog', 'usage', 'metrics', 'alert-sources', 'idempotency'],
     storage: {
       databases: ['schedules', 'fires', 'runs'],
       prefixes: {
@@ -41,6 +44,17 @@ export function missionsPlugin(ctx: GatewayContext): GatewayPlugin {
       missions.tracker.onChange((run, previous) => usageMeter.runFinished(run, previous));
       await missions.start();
       stopRetention = startMissionRetention(parts.get('store'), { events: parts.get('events'), log: ctx.logFor('missions') });
+    },
+    routes: () => {
+      const { parts } = ctx;
+      const store = parts.get('store');
+      const missions = parts.get('missions');
+      const link = parts.get('link');
+      return [
+        { name: 'mission-tools', routes: missionToolRoutes({ store, events: parts.get('events'), idempotency: parts.get('idempotency'), missions, runtime: parts.get('runtime') }) },
+        { name: 'mission-runtime', routes: missionRuntimeRoutes({ store, missions, link }) },
+        { name: 'agent-read', routes: agentReadRoutes({ store, link, missions, advertised: parts.get('advertised'), commands: parts.get('commands') }) },
+      ];
     },
     quiesce: nothing,
     stop: () => {

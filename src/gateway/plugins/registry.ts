@@ -1,4 +1,6 @@
 /** Identity records (organizations, fleets, robots) and their indexes (src/store/identity.ts, robot-names.ts). */
+import { fleetRoutes } from '../../api/routes/fleets.js';
+import { orgRoutes } from '../../api/routes/orgs.js';
 import { ensureRobotNameIndex } from '../../store/robot-names.js';
 import type { GatewayContext } from '../parts.js';
 import { nothing, type GatewayPlugin } from '../plugin.js';
@@ -14,6 +16,13 @@ export function registryPlugin(ctx: GatewayContext): GatewayPlugin {
     },
     // resolve() reads only the name index, so it must be complete before anything serves a name.
     start: () => ensureRobotNameIndex(ctx.parts.get('store')),
+    routes: () => {
+      const store = ctx.parts.get('store');
+      return [
+        { name: 'fleets', routes: fleetRoutes({ store }) },
+        { name: 'orgs', routes: orgRoutes({ store }) },
+      ];
+    },
     quiesce: nothing,
     stop: nothing,
   };

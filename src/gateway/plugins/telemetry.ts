@@ -1,4 +1,6 @@
 /** The telemetry pipe: ingest, decode workers, the sample store and its health (src/telemetry). */
+import { telemetryHistoryRoutes } from '../../api/routes/telemetry-history.js';
+import { utilizationRoutes } from '../../api/routes/utilization.js';
 import { createTelemetryIngest } from '../../telemetry/ingest/index.js';
 import { StoreHealth } from '../../telemetry/store/index.js';
 import { HeapGrowthPolicy } from '../heap-growth.js';
@@ -66,6 +68,19 @@ export function telemetryPlugin(ctx: GatewayContext): GatewayPlugin {
         (atPeak) => ingest.setPeakLoad(atPeak),
       );
       ingest.onBackpressure((paused) => metrics.backpressure(paused));
+    },
+    routes: () => {
+      const { tunables: t, parts } = ctx;
+      const store = parts.get('store');
+      const log = ctx.logFor('api');
+      // Bound-parameter reads on the telemetry store; absent (a store without them, or the offline
+      // document, openapi-document.ts, which has no ingest), these routes answer 503.
+      const sampleStore = parts.peek('ingest')?.sampleStore;
+      const select = sampleStore?.select !== undefined ? { select: sampleStore.select.bind(sampleStore) } : {};
+      return [
+        { name: 'utilization', routes: utilizationRoutes({ store, ...select, log }) },
+        { name: 'telemetry-history', routes: telemetryHistoryRoutes({ store, ...select, log, exportMaxBytes: t.historyExportMaxBytes, maxExports: t.historyExports }) },
+      ];
     },
     quiesce: nothing,
     stop: async () => {
