@@ -26,7 +26,10 @@ import type { OperationRuntime } from '../missions/catalog/runtime.js';
 import type { MissionScheduling } from '../missions/scheduling/scheduling-service.js';
 import type { LinkSet } from '../protocol/link-set.js';
 import type { RobotLinkServer } from '../robotlink/server.js';
+import type { IdentityReads } from '../store/identity-reads.js';
 import type { Store } from '../store/lmdb.js';
+import type { LatestSnapshots } from '../telemetry/snapshots/index.js';
+import type { CatalogReads } from '../missions/catalog/catalog-reads.js';
 import type { TelemetryIngest } from '../telemetry/ingest/index.js';
 import type { FoxgloveHub } from '../telemetry/foxglove/index.js';
 import type { StoreHealth } from '../telemetry/store/index.js';
@@ -40,6 +43,12 @@ import type { DeclaredRoutes } from './route-groups.js';
 /** Every part a plugin provides, by name. */
 export interface PartTypes {
   store: Store;
+  /** The registry's records, for every module that reads them (src/store/identity-reads.ts). */
+  identity: IdentityReads;
+  /** Each robot's latest snapshot, for every module that reads it (src/telemetry/snapshots). */
+  snapshots: LatestSnapshots;
+  /** Templates and operations, for the modules built on the catalog (src/missions/catalog/catalog-reads.ts). */
+  catalog: CatalogReads;
   events: EventLog;
   sessions: SessionService;
   keys: ApiKeyVerifier;

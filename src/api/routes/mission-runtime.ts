@@ -19,6 +19,7 @@ import type { MissionScheduling } from '../../missions/scheduling/scheduling-ser
 import type { RobotLink } from '../../protocol/robot-link.js';
 import { fleetRobotIds } from '../../store/identity.js';
 import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import { ackWaitMs, publicDelivery } from '../command-dispatch.js';
 import { SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
 import { defineList } from '../list-reader.js';
@@ -45,6 +46,8 @@ import { scheduleState, toMissionRun, toScheduleRow } from '../mission-views.js'
 
 export interface MissionRuntimeDeps {
   store: Store;
+  /** Fleet and robot records for the access checks (the registry's). */
+  identity: IdentityReads;
   missions: MissionScheduling;
   link: Pick<RobotLink, 'isOnline'>;
 }
@@ -69,7 +72,7 @@ function liveRun(r: RunRecord): LiveRunView {
 
 /** The routes. */
 export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
-  const { store, missions, link } = deps;
+  const { store, identity, missions, link } = deps;
 
   const scheduleList = defineList<MissionScheduleQuery, ScheduleRecord, ScheduleRow>({
     kind: 'mission-schedule',
@@ -103,7 +106,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
   async function controlMission(ctx: ContextFor<undefined, undefined, typeof ControlMissionBody>): Promise<{ status: 200; body: ControlMissionResponse }> {
     const { body, auth } = ctx;
     requireOrg(auth, body.org_id);
-    const fleet = requireFleet(store, auth, body.fleet_id);
+    const fleet = requireFleet(identity, auth, body.fleet_id);
     const robot = store.robots.get(body.robot_id);
     if (!robot || robot.fleetId !== fleet.fleetId) throw apiError('robot_not_found', { robotId: body.robot_id });
     let waitMs = ackWaitMs(body);
@@ -232,7 +235,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     const { body, auth } = ctx;
     requirePermission(auth, 'operations:read');
     requireOrg(auth, body.org_id);
-    const fleet = requireFleet(store, auth, body.fleet_id);
+    const fleet = requireFleet(identity, auth, body.fleet_id);
     if (body.robot_id !== undefined && body.schedule_id !== undefined) throw apiError('invalid_body', { detail: 'give robot_id or schedule_id, not both' });
     if (body.schedule_id !== undefined) return { status: 200, body: scheduleStatus(missions.scheduler.liveView(requireSchedule(store, fleet.fleetId, body.schedule_id))) };
     if (body.robot_id !== undefined) return { status: 200, body: robotStatus(body.robot_id, fleet.fleetId) };
@@ -242,20 +245,20 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
   function readSchedules(ctx: ContextFor<undefined, typeof MissionScheduleQuery, undefined>): { status: 200; body: MissionScheduleResponse } {
     const { query, auth } = ctx;
     if (query.id !== undefined) {
-      const fleet = requireFleet(store, auth, query.fleet_id);
+      const fleet = requireFleet(identity, auth, query.fleet_id);
       const s = requireSchedule(store, fleet.fleetId, query.id);
       if (s.cancelled) throw apiError('schedule_not_found', { scheduleId: query.id });
       return { status: 200, body: toScheduleRow(missions.scheduler.liveView(s)) };
     }
     // Without limit/before the interface fixes a plain array (bounded); either selects the page.
     if (query.limit === undefined && query.before === undefined) {
-      return { status: 200, body: scheduleList.read(store, auth, query, { limit: MAX_UNPAGED_SCHEDULES }).items };
+      return { status: 200, body: scheduleList.read(identity, auth, query, { limit: MAX_UNPAGED_SCHEDULES }).items };
     }
-    return { status: 200, body: scheduleList.read(store, auth, query) };
+    return { status: 200, body: scheduleList.read(identity, auth, query) };
   }
 
   function readRuns(ctx: ContextFor<undefined, typeof MissionRunsQuery, undefined>): { status: 200; body: MissionRunList } {
-    return { status: 200, body: runList.read(store, ctx.auth, ctx.query) };
+    return { status: 200, body: runList.read(identity, ctx.auth, ctx.query) };
   }
 
   const fleetErrors = ['forbidden_org', 'fleet_not_found', 'forbidden_fleet'] as const;

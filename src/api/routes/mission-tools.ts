@@ -21,6 +21,7 @@ import { commitJob } from '../../missions/scheduling/jobs.js';
 import { newTemplateRecord, requireTemplate } from '../../missions/catalog/templates.js';
 import { validateSchedule } from '../../missions/scheduling/recurrence.js';
 import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import type { FleetRecord } from '../../store/records.js';
 import {
   CancelScheduleBody,
@@ -43,6 +44,8 @@ import { CONTROL_ROBOT_MAX_BODY_BYTES, SMALL_BODY_MAX_BYTES } from '../schemas/c
 
 export interface MissionToolDeps {
   store: Store;
+  /** Fleet and robot records for the access checks (the registry's). */
+  identity: IdentityReads;
   events: EventLog;
   idempotency: IdempotencyClaims;
   missions: MissionScheduling;
@@ -83,7 +86,7 @@ export function checkRobotIds(deps: MissionToolDeps, fleetId: string, ids: reado
 
 function fleetOf(deps: MissionToolDeps, auth: AuthContext, body: { org_id: string; fleet_id: string }): FleetRecord {
   requireOrg(auth, body.org_id);
-  return requireFleet(deps.store, auth, body.fleet_id);
+  return requireFleet(deps.identity, auth, body.fleet_id);
 }
 
 function accepted(s: ScheduleRecord, what: string): ScheduleAccepted {

@@ -11,7 +11,7 @@ import { nothing, noRoutes, type GatewayPlugin } from '../plugin.js';
 export function alertsPlugin(ctx: GatewayContext): GatewayPlugin {
   return {
     name: 'alerts',
-    dependsOn: ['events', 'stream'],
+    dependsOn: ['registry', 'events', 'stream'],
     storage: { databases: ['alerts'], prefixes: { index: ['alertsByFleet', 'alertsByRobot', 'alertsUnresolved'] } },
     start: () => {
       const t = ctx.tunables;
@@ -29,7 +29,7 @@ export function alertsPlugin(ctx: GatewayContext): GatewayPlugin {
       alerts.service.observe((a, change) => hub.publishAlert(a.fleetId, a.robotId, JSON.stringify({ op: 'alert', change, alert: alertView(a) })));
       return Promise.resolve();
     },
-    routes: () => [{ name: 'alerts', routes: alertRoutes({ store: ctx.parts.get('store'), alerts: ctx.parts.get('alerts').service }) }],
+    routes: () => [{ name: 'alerts', routes: alertRoutes({ store: ctx.parts.get('store'), identity: ctx.parts.get('identity'), alerts: ctx.parts.get('alerts').service }) }],
     quiesce: nothing,
     stop: async () => {
       await ctx.parts.peek('alerts')?.close();

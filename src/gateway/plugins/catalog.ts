@@ -3,6 +3,7 @@ import { controlOperationRoutes } from '../../api/routes/control-operation.js';
 import { featureRoutes } from '../../api/routes/features.js';
 import { templateRoutes } from '../../api/routes/templates.js';
 import { NOTHING_ADVERTISED, type AdvertisedCapabilities } from '../../missions/catalog/robot-capabilities.js';
+import { catalogReads } from '../../missions/catalog/catalog-reads.js';
 import { OperationRuntime } from '../../missions/catalog/runtime.js';
 import type { GatewayContext } from '../parts.js';
 import { nothing, type GatewayPlugin } from '../plugin.js';
@@ -17,12 +18,15 @@ export function catalogPlugin(ctx: GatewayContext): GatewayPlugin {
       prefixes: { index: ['featuresByFleet', 'templatesByFleet', 'templatesByFeature'] },
     },
     start: () => {
-      ctx.parts.provide('runtime', new OperationRuntime(ctx.parts.get('store'), { log: ctx.logFor('missions') })).loadAll();
+      const store = ctx.parts.get('store');
+      ctx.parts.provide('catalog', catalogReads(store));
+      ctx.parts.provide('runtime', new OperationRuntime(store, { log: ctx.logFor('missions') })).loadAll();
       return Promise.resolve();
     },
     routes: () => {
       const { parts } = ctx;
       const store = parts.get('store');
+      const identity = parts.get('identity');
       const events = parts.get('events');
       const idempotency = parts.get('idempotency');
       const runtime = parts.get('runtime');
@@ -32,9 +36,9 @@ export function catalogPlugin(ctx: GatewayContext): GatewayPlugin {
         advertisedCapabilities: (robotId) => (parts.peek('missions')?.tracker ?? NOTHING_ADVERTISED).advertisedCapabilities(robotId),
       };
       return [
-        { name: 'features', routes: featureRoutes({ store, events, idempotency, fieldRules: parts.get('fieldRules') }) },
-        { name: 'templates', routes: templateRoutes({ store, events, idempotency, runtime, advertised }) },
-        { name: 'control-operation', routes: controlOperationRoutes({ store, events, runtime, advertised, log: ctx.logFor('api') }) },
+        { name: 'features', routes: featureRoutes({ store, identity, events, idempotency, fieldRules: parts.get('fieldRules') }) },
+        { name: 'templates', routes: templateRoutes({ store, identity, events, idempotency, runtime, advertised }) },
+        { name: 'control-operation', routes: controlOperationRoutes({ store, identity, events, runtime, advertised, log: ctx.logFor('api') }) },
       ];
     },
     quiesce: nothing,

@@ -12,7 +12,7 @@ import { nothing, type GatewayPlugin } from '../plugin.js';
 export function commandsPlugin(ctx: GatewayContext): GatewayPlugin {
   return {
     name: 'commands',
-    dependsOn: ['robotlink', 'alerts', 'metrics'],
+    dependsOn: ['registry', 'robotlink', 'alerts', 'metrics'],
     storage: { databases: ['commands', 'outbox', 'audit'], prefixes: { meta: ['commandSeq'] } },
     start: () => {
       const { parts } = ctx;
@@ -33,12 +33,14 @@ export function commandsPlugin(ctx: GatewayContext): GatewayPlugin {
       return Promise.resolve();
     },
     routes: () => {
-      const deps = { store: ctx.parts.get('store'), commands: ctx.parts.get('commands') };
+      const commands = ctx.parts.get('commands');
+      const identity = ctx.parts.get('identity');
+      const deps = { identity, commands };
       return [
         { name: 'control-robot', routes: controlRobotRoutes(deps) },
         { name: 'robot-commands', routes: robotCommandRoutes(deps) },
         { name: 'robot-config', routes: robotConfigRoutes(deps) },
-        { name: 'command-read', routes: commandReadRoutes(deps) },
+        { name: 'command-read', routes: commandReadRoutes({ ...deps, store: ctx.parts.get('store') }) },
       ];
     },
     quiesce: nothing,

@@ -8,13 +8,13 @@ import { nothing, type GatewayPlugin } from '../plugin.js';
 export function eventsPlugin(ctx: GatewayContext): GatewayPlugin {
   return {
     name: 'events',
-    dependsOn: ['store'],
+    dependsOn: ['store', 'registry'],
     storage: { databases: ['events'], prefixes: { meta: ['eventSeq'] } },
     start: () => {
       ctx.parts.provide('events', new EventLog(ctx.parts.get('store')));
       return Promise.resolve();
     },
-    routes: () => [{ name: 'events', routes: eventRoutes({ store: ctx.parts.get('store'), events: ctx.parts.get('events') }) }],
+    routes: () => [{ name: 'events', routes: eventRoutes({ store: ctx.parts.get('store'), identity: ctx.parts.get('identity'), events: ctx.parts.get('events') }) }],
     quiesce: nothing,
     stop: nothing,
   };

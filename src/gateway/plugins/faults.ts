@@ -11,7 +11,7 @@ export function faultsPlugin(ctx: GatewayContext): GatewayPlugin {
   let stopRetention = (): void => {};
   return {
     name: 'faults',
-    dependsOn: ['events', 'alerts', 'robotlink'],
+    dependsOn: ['registry', 'events', 'alerts', 'robotlink'],
     storage: {
       databases: ['faults', 'deviceHealth'],
       prefixes: { index: ['faultsByFleet', 'faultsByRobot', 'activeFaults', 'activeFaultsByRobot'] },
@@ -32,7 +32,7 @@ export function faultsPlugin(ctx: GatewayContext): GatewayPlugin {
       stopRetention = startFaultRetention(store, { log: ctx.logFor('fleet') });
       return Promise.resolve();
     },
-    routes: () => [{ name: 'faults', routes: faultRoutes({ store: ctx.parts.get('store') }) }],
+    routes: () => [{ name: 'faults', routes: faultRoutes({ store: ctx.parts.get('store'), identity: ctx.parts.get('identity') }) }],
     quiesce: nothing,
     stop: () => {
       stopRetention();

@@ -11,7 +11,7 @@ import { nothing, type GatewayPlugin } from '../plugin.js';
 export function fieldRulesPlugin(ctx: GatewayContext): GatewayPlugin {
   return {
     name: 'field-rules',
-    dependsOn: ['events', 'robotlink', 'idempotency'],
+    dependsOn: ['registry', 'events', 'robotlink', 'idempotency'],
     storage: { databases: ['fieldRules'], prefixes: { index: ['fieldRulesByFleet'], meta: ['fieldRuleSetVersion'] } },
     start: () => {
       const store = ctx.parts.get('store');
@@ -24,7 +24,7 @@ export function fieldRulesPlugin(ctx: GatewayContext): GatewayPlugin {
     },
     routes: () => {
       const { parts } = ctx;
-      return [{ name: 'field-rules', routes: fieldRuleRoutes({ store: parts.get('store'), fieldRules: parts.get('fieldRules'), idempotency: parts.get('idempotency') }) }];
+      return [{ name: 'field-rules', routes: fieldRuleRoutes({ store: parts.get('store'), identity: parts.get('identity'), fieldRules: parts.get('fieldRules'), idempotency: parts.get('idempotency') }) }];
     },
     quiesce: nothing,
     stop: () => {

@@ -7,10 +7,10 @@ import { nothing, type GatewayPlugin } from '../plugin.js';
 export function floorPlansPlugin(ctx: GatewayContext): GatewayPlugin {
   return {
     name: 'floor-plans',
-    dependsOn: ['store'],
+    dependsOn: ['store', 'registry'],
     storage: { databases: ['floorPlans'], prefixes: {} },
     start: () => Promise.resolve(),
-    routes: () => [{ name: 'floor-plan', routes: floorPlanRoutes({ store: ctx.parts.get('store') }) }],
+    routes: () => [{ name: 'floor-plan', routes: floorPlanRoutes({ store: ctx.parts.get('store'), identity: ctx.parts.get('identity') }) }],
     quiesce: nothing,
     stop: nothing,
   };

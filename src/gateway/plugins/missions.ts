@@ -12,7 +12,7 @@ export function missionsPlugin(ctx: GatewayContext): GatewayPlugin {
   let stopRetention = (): void => {};
   return {
     name: 'missions',
-    dependsOn: ['events', 'robotlink', 'commands', 'catalog', 'usage', 'metrics', 'alert-sources', 'idempotency'],
+    dependsOn: ['registry', 'events', 'telemetry', 'robotlink', 'commands', 'catalog', 'usage', 'metrics', 'alert-sources', 'idempotency'],
     storage: {
       databases: ['schedules', 'fires', 'runs'],
       prefixes: {
@@ -29,6 +29,9 @@ export function missionsPlugin(ctx: GatewayContext): GatewayPlugin {
         'missions',
         new MissionScheduling({
           store: parts.get('store'),
+          identity: parts.get('identity'),
+          snapshots: parts.get('snapshots'),
+          catalog: parts.get('catalog'),
           events: parts.get('events'),
           link: parts.get('link'),
           commands: parts.get('commands'),
@@ -48,12 +51,13 @@ export function missionsPlugin(ctx: GatewayContext): GatewayPlugin {
     routes: () => {
       const { parts } = ctx;
       const store = parts.get('store');
+      const identity = parts.get('identity');
       const missions = parts.get('missions');
       const link = parts.get('link');
       return [
-        { name: 'mission-tools', routes: missionToolRoutes({ store, events: parts.get('events'), idempotency: parts.get('idempotency'), missions, runtime: parts.get('runtime') }) },
-        { name: 'mission-runtime', routes: missionRuntimeRoutes({ store, missions, link }) },
-        { name: 'agent-read', routes: agentReadRoutes({ store, link, missions, advertised: parts.get('advertised'), commands: parts.get('commands') }) },
+        { name: 'mission-tools', routes: missionToolRoutes({ store, identity, events: parts.get('events'), idempotency: parts.get('idempotency'), missions, runtime: parts.get('runtime') }) },
+        { name: 'mission-runtime', routes: missionRuntimeRoutes({ store, identity, missions, link }) },
+        { name: 'agent-read', routes: agentReadRoutes({ store, identity, snapshots: parts.get('snapshots'), link, missions, advertised: parts.get('advertised'), commands: parts.get('commands') }) },
       ];
     },
     quiesce: nothing,

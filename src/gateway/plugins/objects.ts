@@ -8,7 +8,7 @@ import { nothing, type GatewayPlugin } from '../plugin.js';
 export function objectsPlugin(ctx: GatewayContext): GatewayPlugin {
   return {
     name: 'objects',
-    dependsOn: ['events', 'robotlink', 'idempotency'],
+    dependsOn: ['registry', 'events', 'robotlink', 'idempotency'],
     storage: { databases: ['objects'], prefixes: { index: ['objectsByFleet', 'objectsByTrack', 'objectExpiry'] } },
     start: () => {
       const { parts } = ctx;
@@ -17,7 +17,7 @@ export function objectsPlugin(ctx: GatewayContext): GatewayPlugin {
     },
     routes: () => {
       const { parts } = ctx;
-      return [{ name: 'objects', routes: objectRoutes({ store: parts.get('store'), objects: parts.get('objects'), idempotency: parts.get('idempotency') }) }];
+      return [{ name: 'objects', routes: objectRoutes({ store: parts.get('store'), identity: parts.get('identity'), objects: parts.get('objects'), idempotency: parts.get('idempotency') }) }];
     },
     quiesce: nothing,
     stop: async () => {

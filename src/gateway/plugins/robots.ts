@@ -13,12 +13,14 @@ import { NO_STORAGE, nothing, type GatewayPlugin } from '../plugin.js';
 export function robotsPlugin(ctx: GatewayContext): GatewayPlugin {
   return {
     name: 'robots',
-    dependsOn: ['registry', 'events', 'robotlink', 'usage', 'commands', 'catalog', 'missions'],
+    dependsOn: ['registry', 'events', 'telemetry', 'robotlink', 'usage', 'commands', 'catalog', 'missions'],
     storage: NO_STORAGE,
     start: nothing,
     routes: () => {
       const { parts } = ctx;
       const store = parts.get('store');
+      const identity = parts.get('identity');
+      const snapshots = parts.get('snapshots');
       const link = parts.get('link');
       const runtime = parts.get('runtime');
       const usageMeter = parts.get('usageMeter');
@@ -28,6 +30,8 @@ export function robotsPlugin(ctx: GatewayContext): GatewayPlugin {
           name: 'robot-admin',
           routes: robotAdminRoutes({
             store,
+            identity,
+            snapshots,
             events: parts.get('events'),
             commands: parts.get('commands'),
             runs: parts.get('missions').tracker,
@@ -37,8 +41,8 @@ export function robotsPlugin(ctx: GatewayContext): GatewayPlugin {
             log: ctx.logFor('api'),
           }),
         },
-        { name: 'robots', routes: robotRoutes({ store, isOnline, linkConflict: (id) => link.linkConflict(id) }) },
-        { name: 'robot-details', routes: robotDetailsRoutes({ store, isOnline, usage: (id) => usageMeter.usage(id) }) },
+        { name: 'robots', routes: robotRoutes({ identity, snapshots, isOnline, linkConflict: (id) => link.linkConflict(id) }) },
+        { name: 'robot-details', routes: robotDetailsRoutes({ store, identity, snapshots, isOnline, usage: (id) => usageMeter.usage(id) }) },
       ];
     },
     quiesce: nothing,

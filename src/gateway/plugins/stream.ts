@@ -12,7 +12,7 @@ export function streamPlugin(ctx: GatewayContext): GatewayPlugin {
   let stopKeySweep = (): void => {};
   return {
     name: 'stream',
-    dependsOn: ['auth'],
+    dependsOn: ['auth', 'registry'],
     storage: NO_STORAGE,
     start: () => {
       const keys = ctx.parts.get('keys');
@@ -35,7 +35,7 @@ export function streamPlugin(ctx: GatewayContext): GatewayPlugin {
         const http = parts.peek('http');
         return http === undefined ? '' : `${http.url.replace(/^http/, 'ws')}${STREAM_PATH}`;
       };
-      return [{ name: 'stream-tickets', routes: streamTicketRoutes({ store: parts.get('store'), tickets: parts.get('tickets'), streamUrl }) }];
+      return [{ name: 'stream-tickets', routes: streamTicketRoutes({ store: parts.get('store'), identity: parts.get('identity'), tickets: parts.get('tickets'), streamUrl }) }];
     },
     quiesce: nothing,
     stop: () => {
