@@ -93,7 +93,7 @@ export default {
     forbid(
       'owner-reads-only',
       'This module reads other modules\' records through their owners\' reads (IdentityReads from src/store/identity-reads.ts, LatestSnapshots from src/telemetry/snapshots, CatalogReads from src/missions/catalog/catalog-reads.ts), never through the shared Store (src/store/lmdb.ts): take the reads you need as a dependency instead.',
-      { path: '^src/(auth/access|api/fleet-scope|api/list-reader|api/robot-view-cache|api/entities/robot-live|api/routes/(control-robot|robot-commands|robot-config|robots)|missions/scheduling/fleet-roster)\\.ts$' },
+      { path: '^src/(auth/access|api/fleet-scope|api/list-reader|api/robot-view-cache|api/entities/robot-live|api/routes/(control-robot|robot-commands|robot-config|robots|stream-tickets|telemetry-history)|missions/scheduling/fleet-roster)\\.ts$' },
       { path: '^src/store/lmdb\\.ts$' },
     ),
     // Each module builds its own LMDB keys (docs/ARCHITECTURE.md, "Who owns which database"): a

@@ -114,7 +114,7 @@ describe('POST /v1/telemetry/stream-tickets', () => {
     fleetId = createFleet(store, orgId, 'north').fleetId;
     otherFleetId = createFleet(store, orgId, 'south').fleetId;
     foreignFleetId = createFleet(store, createOrg(store, 'other').orgId, 'x').fleetId;
-    [route] = streamTicketRoutes({ store, identity: identityReads(store), tickets, streamUrl: () => 'wss://gw.test:8443/v1/telemetry/stream' }) as [RouteDef];
+    [route] = streamTicketRoutes({ identity: identityReads(store), tickets, streamUrl: () => 'wss://gw.test:8443/v1/telemetry/stream' }) as [RouteDef];
   });
 
   afterAll(async () => {

@@ -61,7 +61,7 @@ export function faultRoutes(deps: { store: Store; identity: IdentityReads }): Ro
       responses: { 200: { description: 'One page of the robot\'s faults.', schema: FaultPage } },
       errors: ['robot_not_found', 'forbidden_fleet', 'cursor_invalid'],
     }).handle(({ auth, params, query }) => {
-      const robot = store.records.robot(params.robot_id);
+      const robot = identity.cachedRobot(params.robot_id);
       assertRobotVisible(auth, params.robot_id, robot);
       return { status: 200, body: list.read(identity, auth, { ...query, fleet_id: robot.fleetId, robot_id: robot.robotId }) };
     }),

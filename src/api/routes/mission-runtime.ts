@@ -17,9 +17,9 @@ import { CREATOR_KEY_INVALID } from '../../missions/scheduling/acting-key.js';
 import { activeSchedulesOf, countFleetSchedules, requireSchedule, schedulesOf } from '../../missions/scheduling/schedules.js';
 import type { MissionScheduling } from '../../missions/scheduling/scheduling-service.js';
 import type { RobotLink } from '../../protocol/robot-link.js';
-import { fleetRobotIds } from '../../store/identity.js';
 import type { Store } from '../../store/lmdb.js';
 import type { IdentityReads } from '../../store/identity-reads.js';
+import type { CatalogReads } from '../../missions/catalog/catalog-reads.js';
 import { ackWaitMs, publicDelivery } from '../command-dispatch.js';
 import { SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
 import { defineList } from '../list-reader.js';
@@ -48,6 +48,8 @@ export interface MissionRuntimeDeps {
   store: Store;
   /** Fleet and robot records for the access checks (the registry's). */
   identity: IdentityReads;
+  /** Each fleet's operation (the catalog's). */
+  catalog: Pick<CatalogReads, 'operation'>;
   missions: MissionScheduling;
   link: Pick<RobotLink, 'isOnline'>;
 }
@@ -107,7 +109,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     const { body, auth } = ctx;
     requireOrg(auth, body.org_id);
     const fleet = requireFleet(identity, auth, body.fleet_id);
-    const robot = store.robots.get(body.robot_id);
+    const robot = identity.robot(body.robot_id);
     if (!robot || robot.fleetId !== fleet.fleetId) throw apiError('robot_not_found', { robotId: body.robot_id });
     let waitMs = ackWaitMs(body);
     if (waitMs !== null && missions.opts.commands.waiterRoom() < 1) {
@@ -171,7 +173,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
   }
 
   function robotStatus(robotId: string, fleetId: string): RobotRuntimeStatus {
-    const r = store.robots.get(robotId);
+    const r = identity.cachedRobot(robotId);
     if (!r || r.fleetId !== fleetId) throw apiError('robot_not_found', { robotId });
     const online = link.isOnline(robotId);
     const run = missions.tracker.activeRunOf(robotId);
@@ -192,8 +194,8 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
 
   function fleetRollup(fleetId: string): FleetRuntimeStatus {
     const robots = { total: 0, active: 0, online: 0, available: 0, busy: 0 };
-    for (const id of fleetRobotIds(store, fleetId)) {
-      const r = store.robots.get(id);
+    for (const id of identity.fleetRobotIds(fleetId)) {
+      const r = identity.cachedRobot(id);
       if (!r || r.fleetId !== fleetId) continue;
       const online = link.isOnline(id);
       const busy = missions.tracker.activeRunOf(id) !== undefined;
@@ -212,7 +214,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       schedules[s.status]++;
     }
     schedules.cancelled = Math.max(0, countFleetSchedules(store, fleetId) - active);
-    const op = store.operations.get(fleetId);
+    const op = deps.catalog.operation(fleetId);
     const activeRuns = missions.tracker.activeRunsOfFleet(fleetId);
     const runsOf = new Map<string, number>();
     for (const r of activeRuns) runsOf.set(r.missionId, (runsOf.get(r.missionId) ?? 0) + 1);

@@ -6,14 +6,12 @@ import { requireFleet, requireOrg } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
 import { defineRoute } from '../define-route.js';
 import type { RouteDef } from '../route.js';
-import type { Store } from '../../store/lmdb.js';
 import type { IdentityReads } from '../../store/identity-reads.js';
 import { TicketCapacityError, type TicketBound, type TicketIssuer } from '../../telemetry/live/index.js';
 import { StreamTicketRequest, StreamTicketResponse } from '../schemas/stream-tickets.js';
 import { SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
 
 export interface StreamTicketDeps {
-  store: Store;
   /** Fleet and robot records for the access checks (the registry's). */
   identity: IdentityReads;
   tickets: TicketIssuer;

@@ -45,7 +45,7 @@ export function utilizationRoutes(deps: UtilizationDeps): RouteDef[] {
       const w = checkWindow(query.from_ms, query.to_ms, nowMs);
       if ('param' in w) throw apiError('invalid_query', { detail: `${w.param} ${w.detail}` });
       const robotId = query.robot_id ?? null;
-      if (robotId !== null && store.records.robot(robotId)?.fleetId !== fleet.fleetId) throw apiError('robot_not_found', { robotId });
+      if (robotId !== null && identity.cachedRobot(robotId)?.fleetId !== fleet.fleetId) throw apiError('robot_not_found', { robotId });
       const select = deps.select;
       if (select === undefined) throw apiError('telemetry_reads_unavailable');
       let r;

@@ -35,7 +35,7 @@ export function streamPlugin(ctx: GatewayContext): GatewayPlugin {
         const http = parts.peek('http');
         return http === undefined ? '' : `${http.url.replace(/^http/, 'ws')}${STREAM_PATH}`;
       };
-      return [{ name: 'stream-tickets', routes: streamTicketRoutes({ store: parts.get('store'), identity: parts.get('identity'), tickets: parts.get('tickets'), streamUrl }) }];
+      return [{ name: 'stream-tickets', routes: streamTicketRoutes({ identity: parts.get('identity'), tickets: parts.get('tickets'), streamUrl }) }];
     },
     quiesce: nothing,
     stop: () => {

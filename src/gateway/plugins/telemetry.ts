@@ -82,7 +82,7 @@ export function telemetryPlugin(ctx: GatewayContext): GatewayPlugin {
       const select = sampleStore?.select !== undefined ? { select: sampleStore.select.bind(sampleStore) } : {};
       return [
         { name: 'utilization', routes: utilizationRoutes({ store, identity, ...select, log }) },
-        { name: 'telemetry-history', routes: telemetryHistoryRoutes({ store, ...select, log, exportMaxBytes: t.historyExportMaxBytes, maxExports: t.historyExports }) },
+        { name: 'telemetry-history', routes: telemetryHistoryRoutes({ identity, ...select, log, exportMaxBytes: t.historyExportMaxBytes, maxExports: t.historyExports }) },
       ];
     },
     quiesce: nothing,
