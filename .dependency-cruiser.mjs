@@ -87,6 +87,15 @@ export default {
     forbid('telemetry-store-below-ingest', 'src/telemetry/store builds on sample/ and decode/ (the addon) only; the ingest composes it with the live stream.', { path: '^src/telemetry/store/' }, { path: '^src/telemetry/', pathNot: '^src/telemetry/(store|decode|sample)/' }),
     forbid('telemetry-live-below-ingest', 'src/telemetry/live builds on sample/ and decode/ only: the ingest reaches it through the LiveSink interface.', { path: '^src/telemetry/live/' }, { path: '^src/telemetry/', pathNot: '^src/telemetry/(live|decode|sample)/' }),
     forbid('telemetry-foxglove-on-live', 'src/telemetry/foxglove builds on live/ (sessions, tickets), decode/ and sample/, not on the store or the ingest.', { path: '^src/telemetry/foxglove/' }, { path: '^src/telemetry/', pathNot: '^src/telemetry/(foxglove|live|decode|sample)/' }),
+    // Modules that read other modules' records only through the owners' reads (docs/ARCHITECTURE.md,
+    // "Who owns which database": the `identity`, `snapshots` and `catalog` parts): the shared Store
+    // handle would let them open any database again. A module joins this list once it needs no Store.
+    forbid(
+      'owner-reads-only',
+      'This module reads other modules\' records through their owners\' reads (IdentityReads from src/store/identity-reads.ts, LatestSnapshots from src/telemetry/snapshots, CatalogReads from src/missions/catalog/catalog-reads.ts), never through the shared Store (src/store/lmdb.ts): take the reads you need as a dependency instead.',
+      { path: '^src/(auth/access|api/fleet-scope|api/list-reader|api/robot-view-cache|api/entities/robot-live|api/routes/(control-robot|robot-commands|robot-config|robots|stream-tickets|telemetry-history)|missions/scheduling/fleet-roster)\\.ts$' },
+      { path: '^src/store/lmdb\\.ts$' },
+    ),
     // Each module builds its own LMDB keys (docs/ARCHITECTURE.md, "Who owns which database"): a
     // module's `keys.ts` is private to it; others call the module's functions.
     ...STORAGE_OWNERS.map((m) =>

@@ -11,7 +11,7 @@
 import { requireFleet, requireOrg } from '../auth/access.js';
 import type { AuthContext } from '../auth/context.js';
 import type { Keyset } from '../store/keyset.js';
-import type { Store } from '../store/lmdb.js';
+import type { IdentityReads } from '../store/identity-reads.js';
 import type { FleetRecord } from '../store/records.js';
 import { decodeCursor, encodeCursor, type CursorBinding, type FilterValue } from './list-cursor.js';
 import type { ListLimit } from './schemas/list.js';
@@ -55,7 +55,7 @@ export interface FleetList<Q extends ListQuery, V> {
    * @param opts.limit a page size set by the route itself rather than the client (e.g. an unpaged
    *   form the interface fixes); used as given
    */
-  read(store: Store, auth: AuthContext, query: Q, opts?: { limit?: number }): ListPage<V>;
+  read(identity: Pick<IdentityReads, 'fleet'>, auth: AuthContext, query: Q, opts?: { limit?: number }): ListPage<V>;
 }
 
 /** Declares a list (see the module comment). */
@@ -64,9 +64,9 @@ export function defineList<Q extends ListQuery, R, V>(def: ListDefinition<Q, R, 
   return {
     kind: def.kind,
     limit: def.limit,
-    read(store, auth, query, opts = {}) {
+    read(identity, auth, query, opts = {}) {
       if (query.org_id !== undefined) requireOrg(auth, query.org_id);
-      const fleet = requireFleet(store, auth, query.fleet_id);
+      const fleet = requireFleet(identity, auth, query.fleet_id);
       const binding: CursorBinding = { kind: def.kind, scope: fleet.fleetId, scopeParam: 'fleet_id', filters: def.filters(query) };
       return readPage(binding, def, query, def.source(fleet, query), param, opts.limit);
     },

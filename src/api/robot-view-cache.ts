@@ -14,10 +14,9 @@
 import { assertRobotVisible } from '../auth/access.js';
 import type { AuthContext } from '../auth/context.js';
 import type { LinkConflictView } from '../protocol/robot-link.js';
-import type { Store } from '../store/lmdb.js';
-import { readRaw } from '../store/raw-bytes-cache.js';
+import type { IdentityReads } from '../store/identity-reads.js';
 import type { RobotRecord } from '../store/records.js';
-import { decodeSnapshot } from '../telemetry/sample/index.js';
+import type { LatestSnapshots } from '../telemetry/snapshots/index.js';
 import { toRobotView } from './robot-view.js';
 
 interface Entry {
@@ -34,7 +33,8 @@ export class RobotViewCache {
   private readonly entries = new Map<string, Entry>();
 
   constructor(
-    private readonly store: Store,
+    private readonly identity: Pick<IdentityReads, 'robot' | 'robotBytes'>,
+    private readonly snapshots: Pick<LatestSnapshots, 'latest' | 'rawBytes'>,
     private readonly isOnline: (robotId: string) => boolean,
     private readonly maxEntries = 10_000,
     private readonly linkConflict: (robotId: string) => LinkConflictView | null = () => null,
@@ -47,23 +47,23 @@ export class RobotViewCache {
   json(auth: AuthContext, robotId: string): string {
     // readRaw views lmdb's one reusable buffer: each value is compared (or copied) before the next
     // read. All reads share the read transaction of this synchronous call.
-    const rawRobot = readRaw(this.store.robots, robotId);
+    const rawRobot = this.identity.robotBytes(robotId);
     let entry = this.entries.get(robotId);
     if (entry !== undefined && (rawRobot === undefined || !entry.robotBytes.equals(rawRobot))) {
       this.entries.delete(robotId);
       entry = undefined;
     }
     const robotBytes = entry === undefined && rawRobot !== undefined ? Buffer.from(rawRobot) : null;
-    const robot = entry?.robot ?? (rawRobot === undefined ? undefined : this.store.robots.get(robotId));
+    const robot = entry?.robot ?? (rawRobot === undefined ? undefined : this.identity.robot(robotId));
     assertRobotVisible(auth, robotId, robot);
 
-    const rawSnap = readRaw(this.store.snapshots, robotId);
+    const rawSnap = this.snapshots.rawBytes(robotId);
     const online = this.isOnline(robotId);
     const conflict = this.linkConflict(robotId);
     if (entry !== undefined && entry.online === online && entry.conflict === conflict && sameBytes(entry.snapshotBytes, rawSnap)) return entry.json;
 
     const snapshotBytes = rawSnap === undefined ? null : Buffer.from(rawSnap);
-    const snap = rawSnap === undefined ? undefined : decodeSnapshot(this.store.snapshots.get(robotId));
+    const snap = rawSnap === undefined ? undefined : this.snapshots.latest(robotId);
     const json = JSON.stringify(toRobotView(robot, snap, online, conflict));
     if (entry === undefined && this.entries.size >= this.maxEntries) {
       const oldest = this.entries.keys().next();

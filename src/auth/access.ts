@@ -7,7 +7,7 @@
  */
 import { apiError } from '../errors/catalog.js';
 import type { AuthContext } from './context.js';
-import type { Store } from '../store/lmdb.js';
+import type { IdentityReads } from '../store/identity-reads.js';
 import type { FleetRecord, RobotRecord } from '../store/records.js';
 import { isLivePermission } from './permissions.js';
 
@@ -25,18 +25,18 @@ export function requireOrg(auth: AuthContext, orgId: string): void {
 
 /**
  * Loads a fleet the key may use: 404 when missing or in another org, 403 for a fleet-scoped key
- * elsewhere. The record is shared and frozen (store.records): read your own copy to change it.
+ * elsewhere. The record is shared and frozen (the registry's decode cache): read your own copy to change it.
  */
-export function requireFleet(store: Store, auth: AuthContext, fleetId: string): Readonly<FleetRecord> {
-  const fleet = store.records.fleet(fleetId);
+export function requireFleet(identity: Pick<IdentityReads, 'fleet'>, auth: AuthContext, fleetId: string): Readonly<FleetRecord> {
+  const fleet = identity.fleet(fleetId);
   if (!fleet || fleet.orgId !== auth.orgId) throw apiError('fleet_not_found', { fleetId });
   if (auth.fleetId !== null && auth.fleetId !== fleetId) throw apiError('forbidden_fleet');
   return fleet;
 }
 
 /** Loads a robot the key may use, by the same rules as {@link requireFleet} for its fleet. */
-export function requireRobot(store: Store, auth: AuthContext, robotId: string): RobotRecord {
-  const robot = store.robots.get(robotId);
+export function requireRobot(identity: Pick<IdentityReads, 'robot'>, auth: AuthContext, robotId: string): RobotRecord {
+  const robot = identity.robot(robotId);
   assertRobotVisible(auth, robotId, robot);
   return robot;
 }

@@ -1,13 +1,15 @@
 /**
  * Composes the gateway's plugins (plugin.ts): checks their storage claims against each other, orders
- * them by `dependsOn`, starts them one by one and, when a start fails, stops every plugin already
- * started, in reverse, before the failure goes on to the caller. Stopping is the same two phases in
- * reverse start order: every plugin's `quiesce`, then every plugin's `stop`; a hook that throws is
- * logged and the rest still run, so one broken part never leaves the others' timers and sockets open.
+ * them by `dependsOn`, starts them one by one (collecting each one's routes once it started) and, when
+ * a start fails, stops every plugin already started, in reverse, before the failure goes on to the
+ * caller. Stopping is the same two phases in reverse start order: every plugin's `quiesce`, then
+ * every plugin's `stop`; a hook that throws is logged and the rest still run, so one broken part
+ * never leaves the others' timers and sockets open.
  */
 import type { Logger } from 'pino';
 import type { StorageOwnership } from '../store/ownership.js';
 import type { GatewayPlugin } from './plugin.js';
+import type { DeclaredRoutes } from './route-groups.js';
 
 /** A start step that failed: the message is the cause's own, `step` names the plugin (`start.<name>`). */
 export class PluginStartError extends Error {
@@ -60,6 +62,8 @@ export interface ComposeOptions {
   log: Logger;
   /** Receives every plugin's storage claim before anything starts; a conflicting claim refuses the start. */
   ownership: StorageOwnership;
+  /** Receives each plugin's routes once it started (the http plugin takes them from here). */
+  routes: DeclaredRoutes;
   /** Called before each start step with `start.<plugin>` (the test fault points). */
   beforeStart: (step: string) => void;
 }
@@ -91,6 +95,7 @@ export async function startPlugins(plugins: readonly GatewayPlugin[], opts: Comp
       // Counted as started before its start resolves: a start that fails halfway has parts to stop.
       started.push(p);
       await p.start();
+      opts.routes.add(p.name, p.routes());
     } catch (err: unknown) {
       await stopAll();
       throw new PluginStartError(step, err);

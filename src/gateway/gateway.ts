@@ -27,6 +27,7 @@ import { setHugePages } from '../telemetry/store/index.js';
 import { startPlugins } from './compose.js';
 import type { GatewayOptions } from './options.js';
 import { Parts, type GatewayContext } from './parts.js';
+import { DeclaredRoutes } from './route-groups.js';
 import { gatewayPlugins } from './plugins/index.js';
 import type { Readiness } from './readiness.js';
 
@@ -86,10 +87,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const tlsPem = tlsFiles !== null ? await readTlsFiles(tlsFiles) : null;
   const grpcTls = tlsPem !== null && !isLoopbackHost(opts.host) ? tlsPem : null;
   const parts = new Parts();
+  const routes = new DeclaredRoutes();
   const ctx: GatewayContext = {
     opts,
     tunables,
     parts,
+    routes,
     logFor: (component) => root.child({ component }),
     tls: { files: tlsFiles, grpc: grpcTls, pem: tlsPem },
   };
@@ -97,6 +100,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const running = await startPlugins(gatewayPlugins(ctx), {
     log: root.child({ component: 'gateway' }),
     ownership,
+    routes,
     beforeStart: (step) => faultPoint(step as `start.${string}`),
   });
   const http = parts.get('http');

@@ -26,7 +26,10 @@ import type { OperationRuntime } from '../missions/catalog/runtime.js';
 import type { MissionScheduling } from '../missions/scheduling/scheduling-service.js';
 import type { LinkSet } from '../protocol/link-set.js';
 import type { RobotLinkServer } from '../robotlink/server.js';
+import type { IdentityReads } from '../store/identity-reads.js';
 import type { Store } from '../store/lmdb.js';
+import type { LatestSnapshots } from '../telemetry/snapshots/index.js';
+import type { CatalogReads } from '../missions/catalog/catalog-reads.js';
 import type { TelemetryIngest } from '../telemetry/ingest/index.js';
 import type { FoxgloveHub } from '../telemetry/foxglove/index.js';
 import type { StoreHealth } from '../telemetry/store/index.js';
@@ -35,10 +38,17 @@ import type { TicketIssuer } from '../telemetry/live/index.js';
 import type { Vda5050BrokerConnection, Vda5050Identities } from '../vda5050/contracts.js';
 import type { GatewayOptions } from './options.js';
 import type { Readiness } from './readiness.js';
+import type { DeclaredRoutes } from './route-groups.js';
 
 /** Every part a plugin provides, by name. */
 export interface PartTypes {
   store: Store;
+  /** The registry's records, for every module that reads them (src/store/identity-reads.ts). */
+  identity: IdentityReads;
+  /** Each robot's latest snapshot, for every module that reads it (src/telemetry/snapshots). */
+  snapshots: LatestSnapshots;
+  /** Templates and operations, for the modules built on the catalog (src/missions/catalog/catalog-reads.ts). */
+  catalog: CatalogReads;
   events: EventLog;
   sessions: SessionService;
   keys: ApiKeyVerifier;
@@ -103,6 +113,8 @@ export interface GatewayContext {
   readonly opts: GatewayOptions;
   readonly tunables: GatewayTunables;
   readonly parts: Parts;
+  /** The route groups of the started plugins (the composer fills it, the http plugin serves it). */
+  readonly routes: DeclaredRoutes;
   /** A child of the process logger with `component` bound. */
   logFor(component: string): Logger;
   /** The HTTP certificate (null: plain HTTP), and the robot link's (null on a loopback host: plaintext). */

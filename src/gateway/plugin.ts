@@ -1,11 +1,12 @@
 /**
  * The plugin contract of the gateway (fastify's encapsulation is the model): each domain module is
- * one plugin that names the plugins it builds on, the LMDB storage it alone opens and writes, and its
- * start and stop hooks. The composer (compose.ts) starts plugins in dependency order and stops them in
+ * one plugin that names the plugins it builds on, the LMDB storage it alone opens and writes, its
+ * routes, and its start and stop hooks. The composer (compose.ts) starts plugins in dependency order and stops them in
  * reverse; a failed start stops whatever had started. Every member is required: a plugin with nothing
  * to do in a phase says so with an empty hook, so no caller has to skip a missing one.
  */
 import type { StorageClaim } from '../store/ownership.js';
+import type { RouteGroup } from './route-groups.js';
 
 /** One module of the gateway as the composer sees it. */
 export interface GatewayPlugin {
@@ -18,6 +19,12 @@ export interface GatewayPlugin {
   /** Builds and starts the plugin's parts; a throw aborts the gateway's start. */
   start(): Promise<void>;
   /**
+   * The REST routes this plugin serves, read by the composer right after its start (so built over the
+   * parts it and its dependencies provide); the http plugin serves those of every plugin started
+   * before it. A plugin without routes returns [].
+   */
+  routes(): readonly RouteGroup[];
+  /**
    * First phase of shutdown, in reverse start order: stop taking new work from outside (listening
    * sockets, robot streams) while every part is still there to finish what is in flight.
    */
@@ -28,6 +35,9 @@ export interface GatewayPlugin {
 
 /** A plugin with no storage of its own. */
 export const NO_STORAGE: StorageClaim = { databases: [], prefixes: {} };
+
+/** A plugin with no routes of its own. */
+export const noRoutes = (): readonly RouteGroup[] => [];
 
 /** A hook that does nothing, for the phases a plugin has no work in. */
 export const nothing = (): Promise<void> => Promise.resolve();

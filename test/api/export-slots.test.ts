@@ -5,6 +5,7 @@
  * waiter whose export was abandoned leaves the queue without reading, and the queue is bounded.
  * Real uWS server and router; the telemetry store is a stand-in whose reads the test answers.
  */
+import { identityReads } from '../../src/store/identity-reads.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { telemetryHistoryRoutes } from '../../src/api/routes/telemetry-history.js';
 import type { BoundQuery, Rows } from '../../src/telemetry/store/bound-query.js';
@@ -24,7 +25,7 @@ describe('MCAP export places', () => {
   };
 
   beforeAll(async () => {
-    fx = await startFixture({ extraRoutes: (store) => telemetryHistoryRoutes({ store, select, maxExports: 2 }) });
+    fx = await startFixture({ extraRoutes: (store) => telemetryHistoryRoutes({ identity: identityReads(store), select, maxExports: 2 }) });
   });
   afterAll(async () => {
     await fx?.close();

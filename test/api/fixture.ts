@@ -2,6 +2,8 @@
  * A real gateway HTTP stack for API tests: temp LMDB with two organizations, fleets, robots and keys of
  * every shape the auth matrix needs, served by uWS on 127.0.0.1 (port 0, plain HTTP).
  */
+import { latestSnapshots } from '../../src/telemetry/snapshots/index.js';
+import { identityReads } from '../../src/store/identity-reads.js';
 import { captureLog } from '../support/capture-log.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -100,7 +102,7 @@ export async function startFixture(opts: { rateLimit?: RateLimitOptions; extraRo
     ...openApiRoutes(() => document),
     ...meRoutes(),
     ...fleetRoutes({ store }),
-    ...robotRoutes({ store, isOnline: (id) => online.has(id), linkConflict: () => null }),
+    ...robotRoutes({ identity: identityReads(store), snapshots: latestSnapshots(store), isOnline: (id) => online.has(id), linkConflict: () => null }),
     ...(typeof opts.extraRoutes === 'function' ? opts.extraRoutes(store) : opts.extraRoutes ?? []),
   ];
   document = buildOpenApi(routes, { title: 'fleet-gateway', version: 'test' });

@@ -1,5 +1,5 @@
 /**
- * Decisions every served route must declare (the list `buildRoutes` gives the router): a
+ * Decisions every served route must declare (the list `composeServedRoutes` gives the router): a
  * state-changing route takes an `Idempotency-Key` or is on the documented exception list; a route
  * with a body declares its own body bound.
  */

@@ -1,6 +1,7 @@
 // POST /v1/agent/control-robot through the real router core (auth, rate limit, ajv validation), with
 // a real LMDB and the command service; the robot side is the RobotLink test double here (the real
 // gRPC link + agent: real-link.test.ts).
+import { identityReads } from '../../src/store/identity-reads.js';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { controlRobotRoutes, ackWaitMs } from '../../src/api/routes/control-robot.js';
@@ -37,7 +38,7 @@ function setup(): Ctx {
   const fx = makeFixture(2);
   const link = new TestDoubleLink();
   const svc = new CommandService({ store: fx.store, link });
-  const router = createRouter(controlRobotRoutes({ store: fx.store, commands: svc }), { auth: new ApiKeyVerifier(fx.store), rateLimiter: new RateLimiter({ burst: 1000 }) });
+  const router = createRouter(controlRobotRoutes({ identity: identityReads(fx.store), commands: svc }), { auth: new ApiKeyVerifier(fx.store), rateLimiter: new RateLimiter({ burst: 1000 }) });
   const key = createApiKey(fx.store, { orgId: fx.org.orgId, fleetId: null, permissions: ['robots:write'], expiresAtMs: null }).apiKey;
   const post = async (body: unknown, k = key) => {
     const res = await router(

@@ -1,6 +1,7 @@
 // The command path end to end over the REAL robot link: grpc-js server (src/robotlink) on 127.0.0.1,
 // the real RobotAgent (src/agent) as the robot, LMDB in a temp dir, and the control-robot route
 // through the router core.
+import { identityReads } from '../../src/store/identity-reads.js';
 import type { Command } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RobotAgent, type CommandResult } from '../../src/agent/index.js';
@@ -185,7 +186,7 @@ describe('commands over the real gRPC link and agent', () => {
     const r0 = robot(fx, 0, server.address);
     r0.agent.start();
     await until(() => server.link.isOnline(fx.robots[0]?.record.robotId ?? ''));
-    const router = createRouter(controlRobotRoutes({ store: fx.store, commands: svc }), { auth: new ApiKeyVerifier(fx.store), rateLimiter: new RateLimiter() });
+    const router = createRouter(controlRobotRoutes({ identity: identityReads(fx.store), commands: svc }), { auth: new ApiKeyVerifier(fx.store), rateLimiter: new RateLimiter() });
     const key = createApiKey(fx.store, { orgId: fx.org.orgId, fleetId: fx.fleet.fleetId, permissions: ['robots:write'], expiresAtMs: null }).apiKey;
     const ids = fx.robots.map((x) => x.record.robotId);
     const res = await router(

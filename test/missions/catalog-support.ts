@@ -1,4 +1,5 @@
 import { pino } from 'pino';
+import { identityReads } from '../../src/store/identity-reads.js';
 import { FieldRuleDelivery, FieldRuleService } from '../../src/fleet/safety/field-rules/index.js';
 import { RobotRegistry } from '../../src/robotlink/registry.js';
 import { afterEach } from 'vitest';
@@ -65,13 +66,14 @@ export async function startCatalog(opts: { syncWaitMs?: number } = {}): Promise<
     });
     runtime.loadAll();
     const log = captureLog(logs);
+    const identity = identityReads(store);
     return [
-      ...eventRoutes({ store, events }),
+      ...eventRoutes({ store, identity, events }),
       // No robot is online in this harness: field rule changes are saved and delivered to nobody.
-      ...featureRoutes({ store, events, idempotency, fieldRules: new FieldRuleService(store, events, new FieldRuleDelivery({ store, link: new RobotRegistry(pino({ enabled: false })) })) }),
+      ...featureRoutes({ store, identity, events, idempotency, fieldRules: new FieldRuleService(store, events, new FieldRuleDelivery({ store, link: new RobotRegistry(pino({ enabled: false })) })) }),
       // No robot connects in this harness either: roster checks read the registrations alone.
-      ...templateRoutes({ store, events, idempotency, runtime, advertised: NOTHING_ADVERTISED }),
-      ...controlOperationRoutes({ store, events, runtime, advertised: NOTHING_ADVERTISED, log }),
+      ...templateRoutes({ store, identity, events, idempotency, runtime, advertised: NOTHING_ADVERTISED }),
+      ...controlOperationRoutes({ store, identity, events, runtime, advertised: NOTHING_ADVERTISED, log }),
     ];
   };
   const s = await startStack(routes);

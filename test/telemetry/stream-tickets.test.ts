@@ -1,4 +1,5 @@
 /** Stream tickets: the issuer's rules and the POST /v1/telemetry/stream-tickets route. */
+import { identityReads } from '../../src/store/identity-reads.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { streamTicketRoutes } from '../../src/api/routes/stream-tickets.js';
 import { StreamTicketRequest, StreamTicketResponse } from '../../src/api/schemas/stream-tickets.js';
@@ -113,7 +114,7 @@ describe('POST /v1/telemetry/stream-tickets', () => {
     fleetId = createFleet(store, orgId, 'north').fleetId;
     otherFleetId = createFleet(store, orgId, 'south').fleetId;
     foreignFleetId = createFleet(store, createOrg(store, 'other').orgId, 'x').fleetId;
-    [route] = streamTicketRoutes({ store, tickets, streamUrl: () => 'wss://gw.test:8443/v1/telemetry/stream' }) as [RouteDef];
+    [route] = streamTicketRoutes({ identity: identityReads(store), tickets, streamUrl: () => 'wss://gw.test:8443/v1/telemetry/stream' }) as [RouteDef];
   });
 
   afterAll(async () => {

@@ -12,8 +12,8 @@ import type { MissionScheduling } from '../../missions/scheduling/scheduling-ser
 import type { RobotLink } from '../../protocol/robot-link.js';
 import type { Keyset } from '../../store/keyset.js';
 import type { Store } from '../../store/lmdb.js';
-import type { RawBytesCache } from '../../store/raw-bytes-cache.js';
-import type { TelemetrySnapshot } from '../../telemetry/sample/index.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
+import type { LatestSnapshots } from '../../telemetry/snapshots/index.js';
 import type { FleetRecord } from '../../store/records.js';
 import type { ListLimit } from '../schemas/list.js';
 
@@ -26,12 +26,14 @@ export type KindName = (typeof KIND_NAMES)[number];
 /** What a kind reads from (one per gateway). */
 export interface KindDeps {
   store: Store;
+  /** Fleet and robot records for the access checks (the registry's). */
+  identity: IdentityReads;
   link: Pick<RobotLink, 'isOnline'>;
   missions: MissionScheduling;
   advertised: AdvertisedProfiles;
   commands: Pick<CommandService, 'audit' | 'get'>;
-  /** Latest telemetry snapshots, decoded once per stored version (robot-live.ts `snapshotCache`). */
-  snapshots: Pick<RawBytesCache<TelemetrySnapshot | undefined, unknown>, 'get'>;
+  /** Latest telemetry snapshots (telemetry's; the read tools use a reader that decodes once per stored version). */
+  snapshots: Pick<LatestSnapshots, 'latest'>;
 }
 
 /** The validated filter fields of a request (only the ones the kind declares are read). */

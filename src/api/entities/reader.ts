@@ -65,15 +65,15 @@ export class EntityReader {
     };
     if (body.kind !== undefined) {
       const k = kinds[0]!;
-      const page = this.listOf(k).read(this.deps.store, auth, { ...q(k), ...(body.cursor !== undefined ? { cursor: body.cursor } : {}) });
+      const page = this.listOf(k).read(this.deps.identity, auth, { ...q(k), ...(body.cursor !== undefined ? { cursor: body.cursor } : {}) });
       return { items: page.items, next_cursor: page.next_cursor };
     }
     if (body.cursor !== undefined) throw apiError('invalid_body', { detail: 'cursor cannot be used with kinds: multi-kind calls are not paged (page one kind with kind)' });
-    requireFleet(this.deps.store, auth, body.fleet_id);
+    requireFleet(this.deps.identity, auth, body.fleet_id);
     const out: QueryEntitiesResponse = { items: [], next_cursor: null, kinds: [] };
     for (const k of kinds) {
       try {
-        const page = this.listOf(k).read(this.deps.store, auth, q(k));
+        const page = this.listOf(k).read(this.deps.identity, auth, q(k));
         out.items.push(...(page.items));
         out.kinds!.push({ kind: k.name, count: page.items.length, truncated: page.next_cursor !== null });
       } catch (err) {
@@ -93,7 +93,7 @@ export class EntityReader {
     const k = kindOf(body.kind);
     requirePermission(auth, k.permission);
     requireOrg(auth, body.org_id);
-    const fleet = requireFleet(this.deps.store, auth, body.fleet_id);
+    const fleet = requireFleet(this.deps.identity, auth, body.fleet_id);
     const detail = k.detail!;
     if (body.id === undefined && detail.idOptional !== true) throw apiError('missing_field', { action: `get-entity of kind ${k.name}`, field: 'id' });
     // The kind's own detail schema is a member of the EntityDetail union (schemas.ts builds it from the registry).
@@ -109,7 +109,7 @@ export class EntityReader {
     const names = explicit ? [...new Set(body.kinds)] : RESOLVABLE_KINDS.filter((n) => auth.permissions.includes(kindOf(n).permission));
     if (explicit) for (const n of names) requirePermission(auth, kindOf(n).permission);
     requireOrg(auth, body.org_id);
-    const fleet = requireFleet(this.deps.store, auth, body.fleet_id);
+    const fleet = requireFleet(this.deps.identity, auth, body.fleet_id);
     // Every entity whose name equals an asked name ignoring case, once: a kind with a name index
     // looks the names up, a small kind is read once whatever the number of names.
     const asked = [...new Set(body.names.map((n) => n.toLowerCase()))];

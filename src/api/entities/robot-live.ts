@@ -5,10 +5,8 @@
  * run tracker and link registry are in memory.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { Store } from '../../store/lmdb.js';
-import { RawBytesCache } from '../../store/raw-bytes-cache.js';
 import type { RobotRecord } from '../../store/records.js';
-import { decodeSnapshot, type TelemetrySnapshot } from '../../telemetry/sample/index.js';
+import type { TelemetrySnapshot } from '../../telemetry/sample/index.js';
 import { Nullable, Uuid } from '../schemas/common.js';
 import { named } from '../schemas/named.js';
 import type { KindDeps } from './kind.js';
@@ -34,18 +32,9 @@ export const RobotLiveStatus = named('RobotLiveStatus', Type.Object(
 ));
 export type RobotLiveStatus = Static<typeof RobotLiveStatus>;
 
-/**
- * Snapshots decoded once per stored version: every read still compares the stored bytes (a newer
- * sample is seen at once), but a page of robots polled faster than they report skips the row decode.
- * Bound: one entry per robot, at most `maxEntries`.
- */
-export function snapshotCache(store: Store, maxEntries = 10_000): RawBytesCache<TelemetrySnapshot | undefined, unknown> {
-  return new RawBytesCache<TelemetrySnapshot | undefined, unknown>(store.snapshots, (stored) => decodeSnapshot(stored), maxEntries);
-}
-
 /** The robot's latest telemetry snapshot, or undefined before its first report. */
 export function snapshotOf(deps: Pick<KindDeps, 'snapshots'>, robotId: string): TelemetrySnapshot | undefined {
-  return deps.snapshots.get(robotId);
+  return deps.snapshots.latest(robotId);
 }
 
 /** The robot's live status. */

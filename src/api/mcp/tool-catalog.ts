@@ -1,7 +1,7 @@
 /**
  * The Agent API as MCP tools, derived from the route list: every `POST /v1/agent/{tool}` route the
- * gateway serves is one tool named `{tool}`, so a route added to src/gateway/routes.ts is a tool
- * without any change here. A tool's input schema is the route's body schema, the very TypeBox
+ * gateway serves is one tool named `{tool}`, so a route a plugin declares (src/gateway/plugin.ts) is a
+ * tool without any change here. A tool's input schema is the route's body schema, the very TypeBox
  * object ajv validates REST bodies with and /openapi.json publishes (there with named parts as
  * `$ref`s, here inline, since an MCP input schema must stand alone), plus `idempotency_key` for
  * routes that read the `Idempotency-Key` header. Its output schema comes from the route's response

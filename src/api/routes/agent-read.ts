@@ -3,6 +3,7 @@
  * over the entity kind registry (src/api/entities), `get-map-context` and `explain-capability`.
  * `get-runtime-status` lives with the live mission routes (mission-runtime.ts).
  */
+import type { LatestSnapshots } from '../../telemetry/snapshots/index.js';
 import { requireFleet, requireOrg, requirePermission } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
 import { fieldRulesOf } from '../../fleet/safety/field-rules/index.js';
@@ -14,7 +15,7 @@ import type { KindDeps } from '../entities/kind.js';
 import { EntityReader } from '../entities/reader.js';
 import { permissionTable } from '../entities/registry.js';
 import { parseSchema } from '../entities/kinds/robot.js';
-import { robotCapabilities, snapshotCache, snapshotOf } from '../entities/robot-live.js';
+import { robotCapabilities, snapshotOf } from '../entities/robot-live.js';
 import {
   EntityDetail,
   GetEntityBody,
@@ -39,10 +40,11 @@ import { SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
 const FLEET_ERRORS = ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'forbidden_permission'] as const;
 
 /** The read tool routes. */
-export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] {
-  const deps: KindDeps = { ...given, snapshots: snapshotCache(given.store) };
+export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'> & { snapshots: LatestSnapshots }): RouteDef[] {
+  // A page of robots polled faster than they report skips the snapshot decode (one entry per robot).
+  const deps: KindDeps = { ...given, snapshots: given.snapshots.cached(10_000) };
   const reader = new EntityReader(deps);
-  const { store, link, missions, advertised } = deps;
+  const { store, identity, link, missions, advertised } = deps;
 
   function mapContext(ctx: ContextFor<undefined, undefined, typeof MapContextBody>): { status: 200; body: MapContextResponse } {
     const { body, auth } = ctx;
@@ -57,7 +59,7 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
       if (minLon > maxLon || minLat > maxLat) throw apiError('invalid_body', { detail: 'bbox must be [min_longitude, min_latitude, max_longitude, max_latitude] with min <= max' });
     }
     requireOrg(auth, body.org_id);
-    const fleet = requireFleet(store, auth, body.fleet_id);
+    const fleet = requireFleet(identity, auth, body.fleet_id);
     const out: MapContextResponse = { bbox_applied: false, truncated: [] };
     if (include.has('robots')) {
       const page = robotsOf(store, fleet.fleetId, (r) => r.active).page(null, MAX_MAP_ROBOTS);
@@ -97,7 +99,7 @@ export function agentReadRoutes(given: Omit<KindDeps, 'snapshots'>): RouteDef[] 
   function explainCapability(ctx: ContextFor<undefined, undefined, typeof ExplainCapabilityBody>): { status: 200; body: ExplainCapabilityResponse } {
     const { body, auth } = ctx;
     requireOrg(auth, body.org_id);
-    const fleet = requireFleet(store, auth, body.fleet_id);
+    const fleet = requireFleet(identity, auth, body.fleet_id);
     const byAction = new Map<string, ExplainCapabilityResponse['items'][number]['robots']>();
     if (body.capability !== undefined) byAction.set(body.capability, []);
     const withoutPolicy: string[] = [];

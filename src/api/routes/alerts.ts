@@ -7,6 +7,7 @@ import type { AuthContext } from '../../auth/context.js';
 import { apiError } from '../../errors/catalog.js';
 import { alertsOf, type AlertActor, type AlertRecord, type AlertService } from '../../fleet/safety/alerts/index.js';
 import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import { defineRoute } from '../define-route.js';
 import { fleetFromPath } from '../fleet-scope.js';
 import { defineList, type ListQuery } from '../list-reader.js';
@@ -53,8 +54,8 @@ function actorOf(auth: AuthContext): AlertActor {
 }
 
 /** Alert routes. */
-export function alertRoutes(deps: { store: Store; alerts: AlertService }): RouteDef[] {
-  const { store, alerts } = deps;
+export function alertRoutes(deps: { store: Store; identity: IdentityReads; alerts: AlertService }): RouteDef[] {
+  const { store, identity, alerts } = deps;
   const tags = ['Alerts'];
   const list = defineList<ListQuery & AlertsPathParams & AlertListQuery, AlertRecord, AlertView>({
     kind: 'alerts',
@@ -85,7 +86,7 @@ export function alertRoutes(deps: { store: Store; alerts: AlertService }): Route
       if (query.unresolved_from_ms !== undefined && query.unresolved_to_ms !== undefined && query.unresolved_to_ms < query.unresolved_from_ms) {
         throw apiError('invalid_query', { detail: 'unresolved_to_ms is before unresolved_from_ms' });
       }
-      return { status: 200, body: list.read(store, auth, { ...params, ...query }) };
+      return { status: 200, body: list.read(identity, auth, { ...params, ...query }) };
     }),
     defineRoute({
       method: 'GET',
@@ -98,7 +99,7 @@ export function alertRoutes(deps: { store: Store; alerts: AlertService }): Route
       responses: { 200: { description: 'The alert.', schema: AlertView } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'alert_not_found'],
     }).handle(({ auth, params }) => {
-      const fleet = fleetFromPath(store, auth, params);
+      const fleet = fleetFromPath(identity, auth, params);
       const a = alerts.get(fleet.fleetId, params.alert_id);
       if (a === undefined) throw apiError('alert_not_found', { alertId: params.alert_id });
       return { status: 200, body: alertView(a) };
@@ -116,7 +117,7 @@ export function alertRoutes(deps: { store: Store; alerts: AlertService }): Route
       responses: { 200: { description: 'The alert, acknowledged (committed before the answer).', schema: AlertView } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'alert_not_found', 'alert_resolved'],
     }).handle(async ({ auth, params, body }) => {
-      const fleet = fleetFromPath(store, auth, params);
+      const fleet = fleetFromPath(identity, auth, params);
       const a = await alerts.acknowledge(fleet.fleetId, params.alert_id, actorOf(auth), body.note ?? null);
       return { status: 200, body: alertView(a) };
     }),

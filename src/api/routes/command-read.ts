@@ -11,6 +11,7 @@ import { apiError } from '../../errors/catalog.js';
 import { defineRoute } from '../define-route.js';
 import type { RouteDef } from '../route.js';
 import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import { publicDelivery } from '../command-dispatch.js';
 import { defineList } from '../list-reader.js';
 import {
@@ -24,6 +25,8 @@ import {
 
 export interface CommandReadDeps {
   store: Store;
+  /** Fleet and robot records for the access checks (the registry's). */
+  identity: IdentityReads;
   commands: CommandService;
 }
 
@@ -54,7 +57,7 @@ export function auditEntryOf(rec: CommandRecord, lookups: RequesterLookups): Aud
 
 /** The audit and command read routes. */
 export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
-  const { store, commands } = deps;
+  const { store, identity, commands } = deps;
   const lookups: RequesterLookups = {
     operationIdOf: (fleetId) => getOperation(store, fleetId)?.operationId,
     userOfSession: (sessionId) => store.sessions.get(sessionId)?.userId,
@@ -84,7 +87,7 @@ export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
       query: AuditLogQuery,
       responses: { 200: { description: 'One page of entries.', schema: AuditLogResponse } },
       errors: ['fleet_not_found', 'forbidden_fleet', 'cursor_invalid'],
-    }).handle(({ auth, query }) => ({ status: 200, body: auditLog.read(store, auth, query) })),
+    }).handle(({ auth, query }) => ({ status: 200, body: auditLog.read(identity, auth, query) })),
     defineRoute({
       method: 'GET',
       path: '/v1/robot-commands/{command_id}',

@@ -16,13 +16,14 @@ import { ACTION_PERMISSION, controlOperation } from '../../missions/catalog/oper
 import type { AdvertisedCapabilities } from '../../missions/catalog/robot-capabilities.js';
 import type { OperationRuntime } from '../../missions/catalog/runtime.js';
 import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import { ControlOperationBody, ControlOperationResponse } from '../schemas/control-operation.js';
 import { templateView } from '../template-view.js';
 import { SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
 
 /** The control-operation route. */
-export function controlOperationRoutes(deps: { store: Store; events: EventLog; runtime: OperationRuntime; advertised: AdvertisedCapabilities; log?: Logger }): RouteDef[] {
-  const { store, events, runtime, advertised } = deps;
+export function controlOperationRoutes(deps: { store: Store; identity: IdentityReads; events: EventLog; runtime: OperationRuntime; advertised: AdvertisedCapabilities; log?: Logger }): RouteDef[] {
+  const { store, identity, events, runtime, advertised } = deps;
   const log = deps.log ?? pino({ enabled: false });
   return [
     defineRoute({
@@ -50,7 +51,7 @@ export function controlOperationRoutes(deps: { store: Store; events: EventLog; r
       async ({ auth, body, nowMs }) => {
         requirePermission(auth, ACTION_PERMISSION[body.action]);
         requireOrg(auth, body.org_id);
-        const fleet = requireFleet(store, auth, body.fleet_id);
+        const fleet = requireFleet(identity, auth, body.fleet_id);
         const out = await controlOperation(
           { store, events, runtime, advertised, log },
           fleet.fleetId,

@@ -11,7 +11,7 @@ import type { ActionAndArgs } from '../../commands/types.js';
 import { apiError } from '../../errors/catalog.js';
 import { defineRoute, type ContextFor } from '../define-route.js';
 import type { RouteDef } from '../route.js';
-import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import { ackWaitMs, bulkStatus, dispatchAll } from '../command-dispatch.js';
 import { activeRobots } from '../fleet-scope.js';
 import { fieldValues } from '../schemas/command-fields.js';
@@ -28,7 +28,8 @@ import {
 export { ackWaitMs } from '../command-dispatch.js';
 
 export interface ControlRobotDeps {
-  store: Store;
+  /** Fleet and robot records for the access checks (the registry's). */
+  identity: IdentityReads;
   commands: CommandService;
 }
 
@@ -76,12 +77,12 @@ const URGENT_VERBS = new Set([...CONTROL_ROBOT_VERBS.values()].filter((v) => v.c
 
 /** The control-robot route. */
 export function controlRobotRoutes(deps: ControlRobotDeps): RouteDef[] {
-  const { store, commands } = deps;
+  const { identity, commands } = deps;
 
   async function handle(ctx: ContextFor<undefined, undefined, typeof ControlRobotBody>): Promise<{ status: 200 | 207 | 502; body: ControlRobotResponse }> {
     const { body, auth } = ctx;
     requireOrg(auth, body.org_id);
-    const fleet = requireFleet(store, auth, body.fleet_id);
+    const fleet = requireFleet(identity, auth, body.fleet_id);
     const verb = verbOf(body);
     const permission = verb.command.controlRobot?.permission;
     if (permission !== undefined) requirePermission(auth, permission);
@@ -90,7 +91,7 @@ export function controlRobotRoutes(deps: ControlRobotDeps): RouteDef[] {
     let targets: string[];
     if (verb.fleetWide) {
       if (body.robot_id !== undefined || body.robot_ids !== undefined) throw apiError('stop_all_no_targets');
-      targets = activeRobots(store, fleet.fleetId);
+      targets = activeRobots(identity, fleet.fleetId);
     } else {
       targets = targetsOf(body);
       if (verb.command.controlRobot?.oneTarget === true && targets.length !== 1) throw apiError('force_reset_one_target');

@@ -3,6 +3,7 @@ import type { EventLog } from '../../events/index.js';
 import type { EventRecord } from '../../events/record.js';
 import { scheduleCorrelationId } from '../../missions/scheduling/schedules.js';
 import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import { defineRoute } from '../define-route.js';
 import { defineList } from '../list-reader.js';
 import type { RouteDef } from '../route.js';
@@ -13,7 +14,7 @@ function eventView(e: EventRecord): EventView {
 }
 
 /** The events read route. */
-export function eventRoutes(deps: { store: Store; events: EventLog }): RouteDef[] {
+export function eventRoutes(deps: { store: Store; identity: IdentityReads; events: EventLog }): RouteDef[] {
   const list = defineList<EventsQuery, EventRecord, EventView>({
     kind: 'events',
     limit: EVENTS_LIMIT,
@@ -33,6 +34,6 @@ export function eventRoutes(deps: { store: Store; events: EventLog }): RouteDef[
       query: EventsQuery,
       responses: { 200: { description: 'Events in append order.', schema: EventsResponse } },
       errors: ['fleet_not_found', 'forbidden_fleet', 'cursor_invalid'],
-    }).handle(({ auth, query }) => ({ status: 200, body: list.read(deps.store, auth, query) })),
+    }).handle(({ auth, query }) => ({ status: 200, body: list.read(deps.identity, auth, query) })),
   ];
 }

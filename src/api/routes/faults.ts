@@ -8,6 +8,7 @@ import { apiError } from '../../errors/catalog.js';
 import { getFault } from '../../fleet/safety/faults/faults.js';
 import { faultList, faultView } from '../fault-views.js';
 import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import { defineRoute } from '../define-route.js';
 import { fleetFromPath } from '../fleet-scope.js';
 import type { RouteDef } from '../route.js';
@@ -15,8 +16,8 @@ import { FaultPage, FaultPathParams, FaultView, FleetFaultsParams, FleetFaultsQu
 import { RobotPathParams } from '../schemas/robots.js';
 
 /** Fault routes. */
-export function faultRoutes(deps: { store: Store }): RouteDef[] {
-  const { store } = deps;
+export function faultRoutes(deps: { store: Store; identity: IdentityReads }): RouteDef[] {
+  const { store, identity } = deps;
   const tags = ['Faults'];
   const list = faultList(store);
   return [
@@ -31,7 +32,7 @@ export function faultRoutes(deps: { store: Store }): RouteDef[] {
       query: FleetFaultsQuery,
       responses: { 200: { description: 'One page of faults.', schema: FaultPage } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'cursor_invalid'],
-    }).handle(({ auth, params, query }) => ({ status: 200, body: list.read(store, auth, { ...query, org_id: params.org_id, fleet_id: params.fleet_id }) })),
+    }).handle(({ auth, params, query }) => ({ status: 200, body: list.read(identity, auth, { ...query, org_id: params.org_id, fleet_id: params.fleet_id }) })),
     defineRoute({
       method: 'GET',
       path: '/v1/orgs/{org_id}/fleets/{fleet_id}/faults/{fault_id}',
@@ -43,7 +44,7 @@ export function faultRoutes(deps: { store: Store }): RouteDef[] {
       responses: { 200: { description: 'The fault.', schema: FaultView } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'fault_not_found'],
     }).handle(({ auth, params }) => {
-      const fleet = fleetFromPath(store, auth, params);
+      const fleet = fleetFromPath(identity, auth, params);
       const f = getFault(store, params.fault_id);
       if (f === undefined || f.fleetId !== fleet.fleetId) throw apiError('fault_not_found', { faultId: params.fault_id });
       return { status: 200, body: faultView(f) };
@@ -60,9 +61,9 @@ export function faultRoutes(deps: { store: Store }): RouteDef[] {
       responses: { 200: { description: 'One page of the robot\'s faults.', schema: FaultPage } },
       errors: ['robot_not_found', 'forbidden_fleet', 'cursor_invalid'],
     }).handle(({ auth, params, query }) => {
-      const robot = store.records.robot(params.robot_id);
+      const robot = identity.cachedRobot(params.robot_id);
       assertRobotVisible(auth, params.robot_id, robot);
-      return { status: 200, body: list.read(store, auth, { ...query, fleet_id: robot.fleetId, robot_id: robot.robotId }) };
+      return { status: 200, body: list.read(identity, auth, { ...query, fleet_id: robot.fleetId, robot_id: robot.robotId }) };
     }),
   ];
 }

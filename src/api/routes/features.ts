@@ -27,6 +27,7 @@ import {
 import type { FeatureRecord } from '../../missions/catalog/records.js';
 import { defineList, type ListQuery } from '../list-reader.js';
 import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import {
   ControlFeatureBody,
   ControlFeatureResponse,
@@ -59,8 +60,8 @@ export function featureView(f: FeatureRecord): FeatureView {
 }
 
 /** Feature routes. */
-export function featureRoutes(deps: { store: Store; events: EventLog; idempotency: IdempotencyClaims; fieldRules: FieldRuleService }): RouteDef[] {
-  const { store, events, idempotency, fieldRules } = deps;
+export function featureRoutes(deps: { store: Store; identity: IdentityReads; events: EventLog; idempotency: IdempotencyClaims; fieldRules: FieldRuleService }): RouteDef[] {
+  const { store, identity, events, idempotency, fieldRules } = deps;
   const tags = ['Features'];
   const featureList = defineList<ListQuery & FeatureListQuery, FeatureRecord, FeatureListResponse['items'][number]>({
     kind: 'features',
@@ -81,7 +82,7 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
       query: FeatureListQuery,
       responses: { 200: { description: 'Features, ordered by id.', schema: FeatureListResponse } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'cursor_invalid'],
-    }).handle(({ auth, params, query }) => ({ status: 200, body: featureList.read(store, auth, { ...params, ...query }) })),
+    }).handle(({ auth, params, query }) => ({ status: 200, body: featureList.read(identity, auth, { ...params, ...query }) })),
     defineRoute({
       method: 'POST',
       path: BASE,
@@ -97,7 +98,7 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'invalid_geometry', 'idempotency_key_invalid', 'idempotency_in_progress'],
     }).handle(
       (ctx) => {
-        const fleet = fleetFromPath(store, ctx.auth, ctx.params);
+        const fleet = fleetFromPath(identity, ctx.auth, ctx.params);
         return withIdempotency(
           idempotency,
           { actor: ctx.auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint: `POST ${BASE}` },
@@ -120,7 +121,7 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found'],
     }).handle(
       ({ auth, params }) => {
-        const fleet = fleetFromPath(store, auth, params);
+        const fleet = fleetFromPath(identity, auth, params);
         return { status: 200, body: featureView(requireFeature(store, fleet.fleetId, params.feature_id)) };
       },
     ),
@@ -138,7 +139,7 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'invalid_geometry'],
     }).handle(
       async ({ auth, params, body, nowMs }) => {
-        const fleet = fleetFromPath(store, auth, params);
+        const fleet = fleetFromPath(identity, auth, params);
         return { status: 200, body: featureView(await updateFeature(store, events, fleet.fleetId, params.feature_id, body, nowMs)) };
       },
     ),
@@ -154,7 +155,7 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'feature_in_use'],
     }).handle(
       async ({ auth, params, nowMs }) => {
-        const fleet = fleetFromPath(store, auth, params);
+        const fleet = fleetFromPath(identity, auth, params);
         await deleteFeature(store, events, fleet.fleetId, params.feature_id, nowMs);
         return { status: 204, body: null };
       },
@@ -182,7 +183,7 @@ export function featureRoutes(deps: { store: Store; events: EventLog; idempotenc
     }).handle(
       async ({ auth, body, nowMs }) => {
         requireOrg(auth, body.org_id);
-        const fleet = requireFleet(store, auth, body.fleet_id);
+        const fleet = requireFleet(identity, auth, body.fleet_id);
         const { action } = body;
         if (action === 'enable_field_rule' || action === 'disable_field_rule') {
           if (body.directive_id === undefined) throw apiError('missing_field', { action, field: 'directive_id' });

@@ -8,6 +8,7 @@ import { requireFleet, requireOrg } from '../../auth/access.js';
 import { fieldRulesOf, requireFieldRule, type FieldRuleRecord, type FieldRuleService } from '../../fleet/safety/field-rules/index.js';
 import { withIdempotency, type IdempotencyClaims } from '../../idempotency/index.js';
 import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import type { FleetRecord } from '../../store/records.js';
 import { defineRoute } from '../define-route.js';
 import { changeAnswer, fieldRuleView } from '../field-rule-views.js';
@@ -30,8 +31,8 @@ import { GEOMETRY_BODY_MAX_BYTES } from '../schemas/body-bounds.js';
 const BASE = '/v1/orgs/{org_id}/fleets/{fleet_id}/field-rules';
 
 /** Field rule routes. */
-export function fieldRuleRoutes(deps: { store: Store; fieldRules: FieldRuleService; idempotency: IdempotencyClaims }): RouteDef[] {
-  const { store, fieldRules, idempotency } = deps;
+export function fieldRuleRoutes(deps: { store: Store; identity: IdentityReads; fieldRules: FieldRuleService; idempotency: IdempotencyClaims }): RouteDef[] {
+  const { store, identity, fieldRules, idempotency } = deps;
   const tags = ['Field rules'];
   const ruleList = defineList<ListQuery & FieldRuleListQuery, FieldRuleRecord, FieldRuleView>({
     kind: 'field-rules',
@@ -81,7 +82,7 @@ export function fieldRuleRoutes(deps: { store: Store; fieldRules: FieldRuleServi
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'field_rule_not_found', 'invalid_geometry', 'field_rule_limit', 'field_rule_delivery_incomplete'],
     }).handle(async ({ auth, body, nowMs, idempotencyKey }) => {
       requireOrg(auth, body.org_id);
-      const fleet = requireFleet(store, auth, body.fleet_id);
+      const fleet = requireFleet(identity, auth, body.fleet_id);
       const scope = { actor: auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint: 'POST /v1/agent/upsert-field-rule' };
       return withIdempotency(idempotency, scope, idempotencyKey, body, () => upsert(fleet, body, nowMs), { required: false });
     }),
@@ -96,7 +97,7 @@ export function fieldRuleRoutes(deps: { store: Store; fieldRules: FieldRuleServi
       query: FieldRuleListQuery,
       responses: { 200: { description: 'Field rules, ordered by directiveId.', schema: FieldRuleListResponse } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'cursor_invalid'],
-    }).handle(({ auth, params, query }) => ({ status: 200, body: ruleList.read(store, auth, { ...params, ...query }) })),
+    }).handle(({ auth, params, query }) => ({ status: 200, body: ruleList.read(identity, auth, { ...params, ...query }) })),
     defineRoute({
       method: 'GET',
       path: `${BASE}/{directive_id}`,
@@ -108,7 +109,7 @@ export function fieldRuleRoutes(deps: { store: Store; fieldRules: FieldRuleServi
       responses: { 200: { description: 'The field rule.', schema: FieldRuleView } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'field_rule_not_found'],
     }).handle(({ auth, params }) => {
-      const fleet = fleetFromPath(store, auth, params);
+      const fleet = fleetFromPath(identity, auth, params);
       return { status: 200, body: fieldRuleView(requireFieldRule(store, fleet.fleetId, params.directive_id)) };
     }),
     defineRoute({
@@ -125,7 +126,7 @@ export function fieldRuleRoutes(deps: { store: Store; fieldRules: FieldRuleServi
       },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'field_rule_not_found', 'field_rule_delivery_incomplete'],
     }).handle(async ({ auth, params, nowMs }) => {
-      const fleet = fleetFromPath(store, auth, params);
+      const fleet = fleetFromPath(identity, auth, params);
       return changeAnswer(await fieldRules.remove(fleet, params.directive_id, nowMs), 200);
     }),
   ];

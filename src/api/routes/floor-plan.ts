@@ -11,6 +11,7 @@ import { checkImage } from '../../fleet/floor-plans/image.js';
 import { floorPlanOf, placeFloorPlan, removeFloorPlan, saveFloorPlan } from '../../fleet/floor-plans/plans.js';
 import { FLOOR_PLAN_MAX_BYTES, type FloorPlanRecord, type ReferencePoint } from '../../fleet/floor-plans/records.js';
 import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import { defineRoute } from '../define-route.js';
 import { PreparedAsset } from '../prepared-body.js';
 import type { AuthContext, RouteDef } from '../route.js';
@@ -20,6 +21,8 @@ import { FleetPathParams } from '../schemas/features.js';
 
 export interface FloorPlanRouteDeps {
   store: Store;
+  /** Fleet and robot records for the access checks (the registry's). */
+  identity: IdentityReads;
 }
 
 const BASE = '/v1/orgs/{org_id}/fleets/{fleet_id}/floor-plan';
@@ -85,7 +88,7 @@ export function checkPlacement(points: ReferencePoint[]): void {
 
 /** The floor-plan routes. */
 export function floorPlanRoutes(deps: FloorPlanRouteDeps): RouteDef[] {
-  const { store } = deps;
+  const { store, identity } = deps;
   // Prepared once per stored version (ETag and compressed forms), a few fleets' worth.
   const prepared = new Map<string, Promise<PreparedAsset>>();
   const preparedOf = (p: FloorPlanRecord): Promise<PreparedAsset> => {
@@ -100,7 +103,7 @@ export function floorPlanRoutes(deps: FloorPlanRouteDeps): RouteDef[] {
   };
   const planOf = (auth: AuthContext, params: FleetPathParams): FloorPlanRecord => {
     requireOrg(auth, params.org_id);
-    const fleet = requireFleet(store, auth, params.fleet_id);
+    const fleet = requireFleet(identity, auth, params.fleet_id);
     const p = floorPlanOf(store, fleet.fleetId);
     if (p === undefined) throw apiError('floor_plan_not_found', { fleetId: fleet.fleetId });
     return p;
@@ -118,7 +121,7 @@ export function floorPlanRoutes(deps: FloorPlanRouteDeps): RouteDef[] {
       responses: { 200: { description: 'The floor plan, or null.', schema: FloorPlanAnswer } },
     }).handle(({ auth, params }) => {
       requireOrg(auth, params.org_id);
-      const p = floorPlanOf(store, requireFleet(store, auth, params.fleet_id).fleetId);
+      const p = floorPlanOf(store, requireFleet(identity, auth, params.fleet_id).fleetId);
       // A fleet without a plan is an ordinary state, not a missing resource: the map then draws the
       // features and field rules alone.
       const out: FloorPlanAnswer = { plan: p === undefined ? null : view(p) };
@@ -151,7 +154,7 @@ export function floorPlanRoutes(deps: FloorPlanRouteDeps): RouteDef[] {
       responses: { 200: { description: 'Stored.', schema: FloorPlanView } },
     }).handle(async ({ auth, params, body, nowMs }) => {
       requireOrg(auth, params.org_id);
-      const fleet = requireFleet(store, auth, params.fleet_id);
+      const fleet = requireFleet(identity, auth, params.fleet_id);
       const by = admin(auth);
       const bytes = new Uint8Array(Buffer.from(body.data_base64, 'base64'));
       if (bytes.byteLength > FLOOR_PLAN_MAX_BYTES) throw apiError('floor_plan_too_large', { limit: FLOOR_PLAN_MAX_BYTES });

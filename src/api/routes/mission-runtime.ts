@@ -17,8 +17,9 @@ import { CREATOR_KEY_INVALID } from '../../missions/scheduling/acting-key.js';
 import { activeSchedulesOf, countFleetSchedules, requireSchedule, schedulesOf } from '../../missions/scheduling/schedules.js';
 import type { MissionScheduling } from '../../missions/scheduling/scheduling-service.js';
 import type { RobotLink } from '../../protocol/robot-link.js';
-import { fleetRobotIds } from '../../store/identity.js';
 import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
+import type { CatalogReads } from '../../missions/catalog/catalog-reads.js';
 import { ackWaitMs, publicDelivery } from '../command-dispatch.js';
 import { SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
 import { defineList } from '../list-reader.js';
@@ -45,6 +46,10 @@ import { scheduleState, toMissionRun, toScheduleRow } from '../mission-views.js'
 
 export interface MissionRuntimeDeps {
   store: Store;
+  /** Fleet and robot records for the access checks (the registry's). */
+  identity: IdentityReads;
+  /** Each fleet's operation (the catalog's). */
+  catalog: Pick<CatalogReads, 'operation'>;
   missions: MissionScheduling;
   link: Pick<RobotLink, 'isOnline'>;
 }
@@ -69,7 +74,7 @@ function liveRun(r: RunRecord): LiveRunView {
 
 /** The routes. */
 export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
-  const { store, missions, link } = deps;
+  const { store, identity, missions, link } = deps;
 
   const scheduleList = defineList<MissionScheduleQuery, ScheduleRecord, ScheduleRow>({
     kind: 'mission-schedule',
@@ -103,8 +108,8 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
   async function controlMission(ctx: ContextFor<undefined, undefined, typeof ControlMissionBody>): Promise<{ status: 200; body: ControlMissionResponse }> {
     const { body, auth } = ctx;
     requireOrg(auth, body.org_id);
-    const fleet = requireFleet(store, auth, body.fleet_id);
-    const robot = store.robots.get(body.robot_id);
+    const fleet = requireFleet(identity, auth, body.fleet_id);
+    const robot = identity.robot(body.robot_id);
     if (!robot || robot.fleetId !== fleet.fleetId) throw apiError('robot_not_found', { robotId: body.robot_id });
     let waitMs = ackWaitMs(body);
     if (waitMs !== null && missions.opts.commands.waiterRoom() < 1) {
@@ -168,7 +173,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
   }
 
   function robotStatus(robotId: string, fleetId: string): RobotRuntimeStatus {
-    const r = store.robots.get(robotId);
+    const r = identity.cachedRobot(robotId);
     if (!r || r.fleetId !== fleetId) throw apiError('robot_not_found', { robotId });
     const online = link.isOnline(robotId);
     const run = missions.tracker.activeRunOf(robotId);
@@ -189,8 +194,8 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
 
   function fleetRollup(fleetId: string): FleetRuntimeStatus {
     const robots = { total: 0, active: 0, online: 0, available: 0, busy: 0 };
-    for (const id of fleetRobotIds(store, fleetId)) {
-      const r = store.robots.get(id);
+    for (const id of identity.fleetRobotIds(fleetId)) {
+      const r = identity.cachedRobot(id);
       if (!r || r.fleetId !== fleetId) continue;
       const online = link.isOnline(id);
       const busy = missions.tracker.activeRunOf(id) !== undefined;
@@ -209,7 +214,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
       schedules[s.status]++;
     }
     schedules.cancelled = Math.max(0, countFleetSchedules(store, fleetId) - active);
-    const op = store.operations.get(fleetId);
+    const op = deps.catalog.operation(fleetId);
     const activeRuns = missions.tracker.activeRunsOfFleet(fleetId);
     const runsOf = new Map<string, number>();
     for (const r of activeRuns) runsOf.set(r.missionId, (runsOf.get(r.missionId) ?? 0) + 1);
@@ -232,7 +237,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
     const { body, auth } = ctx;
     requirePermission(auth, 'operations:read');
     requireOrg(auth, body.org_id);
-    const fleet = requireFleet(store, auth, body.fleet_id);
+    const fleet = requireFleet(identity, auth, body.fleet_id);
     if (body.robot_id !== undefined && body.schedule_id !== undefined) throw apiError('invalid_body', { detail: 'give robot_id or schedule_id, not both' });
     if (body.schedule_id !== undefined) return { status: 200, body: scheduleStatus(missions.scheduler.liveView(requireSchedule(store, fleet.fleetId, body.schedule_id))) };
     if (body.robot_id !== undefined) return { status: 200, body: robotStatus(body.robot_id, fleet.fleetId) };
@@ -242,20 +247,20 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
   function readSchedules(ctx: ContextFor<undefined, typeof MissionScheduleQuery, undefined>): { status: 200; body: MissionScheduleResponse } {
     const { query, auth } = ctx;
     if (query.id !== undefined) {
-      const fleet = requireFleet(store, auth, query.fleet_id);
+      const fleet = requireFleet(identity, auth, query.fleet_id);
       const s = requireSchedule(store, fleet.fleetId, query.id);
       if (s.cancelled) throw apiError('schedule_not_found', { scheduleId: query.id });
       return { status: 200, body: toScheduleRow(missions.scheduler.liveView(s)) };
     }
     // Without limit/before the interface fixes a plain array (bounded); either selects the page.
     if (query.limit === undefined && query.before === undefined) {
-      return { status: 200, body: scheduleList.read(store, auth, query, { limit: MAX_UNPAGED_SCHEDULES }).items };
+      return { status: 200, body: scheduleList.read(identity, auth, query, { limit: MAX_UNPAGED_SCHEDULES }).items };
     }
-    return { status: 200, body: scheduleList.read(store, auth, query) };
+    return { status: 200, body: scheduleList.read(identity, auth, query) };
   }
 
   function readRuns(ctx: ContextFor<undefined, typeof MissionRunsQuery, undefined>): { status: 200; body: MissionRunList } {
-    return { status: 200, body: runList.read(store, ctx.auth, ctx.query) };
+    return { status: 200, body: runList.read(identity, ctx.auth, ctx.query) };
   }
 
   const fleetErrors = ['forbidden_org', 'fleet_not_found', 'forbidden_fleet'] as const;

@@ -21,6 +21,8 @@ import { commitJob } from '../../missions/scheduling/jobs.js';
 import { newTemplateRecord, requireTemplate } from '../../missions/catalog/templates.js';
 import { validateSchedule } from '../../missions/scheduling/recurrence.js';
 import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
+import type { CatalogReads } from '../../missions/catalog/catalog-reads.js';
 import type { FleetRecord } from '../../store/records.js';
 import {
   CancelScheduleBody,
@@ -43,6 +45,10 @@ import { CONTROL_ROBOT_MAX_BODY_BYTES, SMALL_BODY_MAX_BYTES } from '../schemas/c
 
 export interface MissionToolDeps {
   store: Store;
+  /** Fleet and robot records for the access checks (the registry's). */
+  identity: IdentityReads;
+  /** Templates (the catalog's). */
+  catalog: Pick<CatalogReads, 'template'>;
   events: EventLog;
   idempotency: IdempotencyClaims;
   missions: MissionScheduling;
@@ -67,7 +73,7 @@ export function checkRobotIds(deps: MissionToolDeps, fleetId: string, ids: reado
   const unique = [...new Set(ids)];
   if (unique.length === 1) {
     const robotId = unique[0]!;
-    const r = deps.store.robots.get(robotId);
+    const r = deps.identity.robot(robotId);
     if (!r || r.fleetId !== fleetId || !r.active) throw apiError('robot_not_active_member', { robotId });
     const have = new Set([...r.capabilities, ...deps.missions.tracker.advertisedCapabilities(robotId)]);
     const missing = capabilities.find((c) => !have.has(c));
@@ -75,7 +81,7 @@ export function checkRobotIds(deps: MissionToolDeps, fleetId: string, ids: reado
     return unique;
   }
   for (const robotId of unique) {
-    const r = deps.store.robots.get(robotId);
+    const r = deps.identity.robot(robotId);
     if (!r || r.fleetId !== fleetId) throw apiError('robot_not_found', { robotId });
   }
   return unique;
@@ -83,7 +89,7 @@ export function checkRobotIds(deps: MissionToolDeps, fleetId: string, ids: reado
 
 function fleetOf(deps: MissionToolDeps, auth: AuthContext, body: { org_id: string; fleet_id: string }): FleetRecord {
   requireOrg(auth, body.org_id);
-  return requireFleet(deps.store, auth, body.fleet_id);
+  return requireFleet(deps.identity, auth, body.fleet_id);
 }
 
 function accepted(s: ScheduleRecord, what: string): ScheduleAccepted {
@@ -184,7 +190,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
     if (body.rebind_to_caller === true) requireRebindPermissions(auth.permissions, s);
     let robotIds: string[] | undefined;
     if (body.robot_ids !== undefined) {
-      const caps = s.target.type === 'mission' ? (store.templates.get(s.target.missionId)?.capabilities ?? []) : [];
+      const caps = s.target.type === 'mission' ? (deps.catalog.template(s.target.missionId)?.capabilities ?? []) : [];
       robotIds = checkRobotIds(deps, fleet.fleetId, body.robot_ids, caps);
       if (s.target.type === 'command' && robotIds.length === 0) throw apiError('robot_ids_invalid', { detail: 'a command schedule needs at least one robot' });
     }
@@ -219,7 +225,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       const robotIds = [...new Set(c.robot_ids)];
       if (decl.schedule?.oneTarget === true && robotIds.length !== 1) throw apiError('force_reset_one_target');
       for (const robotId of robotIds) {
-        const r = store.robots.get(robotId);
+        const r = deps.identity.cachedRobot(robotId);
         if (!r || r.fleetId !== fleet.fleetId) throw apiError('robot_not_found', { robotId });
       }
       // Stored as the declaration names the fields (camelCase), in the published field order.

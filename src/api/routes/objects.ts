@@ -10,6 +10,7 @@ import { withIdempotency, type IdempotencyClaims } from '../../idempotency/index
 import { validateGeometry } from '../../missions/catalog/geometry.js';
 import { apiError } from '../../errors/catalog.js';
 import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import { defineRoute } from '../define-route.js';
 import { fleetFromPath } from '../fleet-scope.js';
 import { defineList, type ListQuery } from '../list-reader.js';
@@ -32,13 +33,15 @@ const BASE = '/v1/orgs/{org_id}/fleets/{fleet_id}/objects';
 
 export interface ObjectRouteDeps {
   store: Store;
+  /** Fleet and robot records for the access checks (the registry's). */
+  identity: IdentityReads;
   objects: ObjectTracker;
   idempotency: IdempotencyClaims;
 }
 
 /** The tracked-object routes. */
 export function objectRoutes(deps: ObjectRouteDeps): RouteDef[] {
-  const { store, objects, idempotency } = deps;
+  const { store, identity, objects, idempotency } = deps;
   const tags = ['Tracked objects'];
   const fleetErrors = ['forbidden_org', 'fleet_not_found', 'forbidden_fleet'] as const;
   const list = defineList<ListQuery & ObjectListQueryT, ObjectRecord, TrackedObjectView>({
@@ -67,7 +70,7 @@ export function objectRoutes(deps: ObjectRouteDeps): RouteDef[] {
       query: ObjectListQuery,
       responses: { 200: { description: 'One page of objects.', schema: ObjectListResponse } },
       errors: [...fleetErrors, 'cursor_invalid'],
-    }).handle(({ auth, params, query }) => ({ status: 200, body: list.read(store, auth, { ...params, ...query }) })),
+    }).handle(({ auth, params, query }) => ({ status: 200, body: list.read(identity, auth, { ...params, ...query }) })),
     defineRoute({
       method: 'POST',
       path: BASE,
@@ -82,7 +85,7 @@ export function objectRoutes(deps: ObjectRouteDeps): RouteDef[] {
       responses: { 201: { description: 'Created; the server minted objectId.', schema: TrackedObjectView } },
       errors: [...fleetErrors, 'invalid_geometry', 'objects_full', 'idempotency_key_invalid', 'idempotency_in_progress'],
     }).handle((ctx) => {
-      const fleet = fleetFromPath(store, ctx.auth, ctx.params);
+      const fleet = fleetFromPath(identity, ctx.auth, ctx.params);
       geometryOk(ctx.body.geometry);
       return withIdempotency(
         idempotency,
@@ -113,7 +116,7 @@ export function objectRoutes(deps: ObjectRouteDeps): RouteDef[] {
       responses: { 200: { description: 'The object.', schema: TrackedObjectView } },
       errors: [...fleetErrors, 'object_not_found'],
     }).handle(({ auth, params }) => {
-      const fleet = fleetFromPath(store, auth, params);
+      const fleet = fleetFromPath(identity, auth, params);
       const o = getObject(store, fleet.fleetId, params.object_id);
       if (!o) throw apiError('object_not_found', { objectId: params.object_id });
       return { status: 200, body: toObjectView(o) };
@@ -131,7 +134,7 @@ export function objectRoutes(deps: ObjectRouteDeps): RouteDef[] {
       responses: { 200: { description: 'The edited object.', schema: TrackedObjectView } },
       errors: [...fleetErrors, 'object_not_found', 'invalid_geometry'],
     }).handle(async ({ auth, params, body, nowMs }) => {
-      const fleet = fleetFromPath(store, auth, params);
+      const fleet = fleetFromPath(identity, auth, params);
       geometryOk(body.geometry);
       const o = await objects.update(
         fleet.fleetId,
@@ -158,7 +161,7 @@ export function objectRoutes(deps: ObjectRouteDeps): RouteDef[] {
       responses: { 204: { description: 'Deleted.' } },
       errors: [...fleetErrors, 'object_not_found'],
     }).handle(async ({ auth, params, nowMs }) => {
-      const fleet = fleetFromPath(store, auth, params);
+      const fleet = fleetFromPath(identity, auth, params);
       await objects.remove(fleet.fleetId, params.object_id, { apiKeyId: auth.apiKeyId }, nowMs);
       return { status: 204, body: null };
     }),

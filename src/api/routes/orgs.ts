@@ -8,6 +8,7 @@ import { apiError } from '../../errors/catalog.js';
 import { getOperation } from '../../missions/catalog/operation.js';
 import { listFleets, listRobots } from '../../store/identity.js';
 import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import type { FleetRecord } from '../../store/records.js';
 import { defineRoute } from '../define-route.js';
 import type { RouteDef } from '../route.js';
@@ -28,7 +29,7 @@ function manifest(store: Store, f: Readonly<FleetRecord>): FleetManifest {
 }
 
 /** The two manifest routes. */
-export function orgRoutes(deps: { store: Store }): RouteDef[] {
+export function orgRoutes(deps: { store: Store; identity: IdentityReads }): RouteDef[] {
   return [
     defineRoute({
       method: 'GET',
@@ -61,7 +62,7 @@ export function orgRoutes(deps: { store: Store }): RouteDef[] {
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet'],
     }).handle(({ auth, params }) => {
       requireOrg(auth, params.org_id);
-      const fleet = requireFleet(deps.store, auth, params.fleet_id);
+      const fleet = requireFleet(deps.identity, auth, params.fleet_id);
       return { status: 200, body: manifest(deps.store, fleet) };
     }),
   ];

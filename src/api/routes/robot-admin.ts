@@ -3,9 +3,10 @@
  * of the organization (src/fleet/robots/admin; docs/robot-admin.md). Permission `robots:write`; a
  * transfer also needs the key to be able to use the target fleet (an org-wide key).
  */
+import type { IdentityReads } from '../../store/identity-reads.js';
 import { requireFleet, requireRobot } from '../../auth/access.js';
 import { patchRobot, type RobotAdminDeps } from '../../fleet/robots/admin/patch-robot.js';
-import { decodeSnapshot } from '../../telemetry/sample/index.js';
+import type { LatestSnapshots } from '../../telemetry/snapshots/index.js';
 import { defineRoute } from '../define-route.js';
 import type { RouteDef } from '../route.js';
 import { toRobotView } from '../robot-view.js';
@@ -14,12 +15,16 @@ import { RobotPathParams, RobotView } from '../schemas/robots.js';
 import { KIB } from '../schemas/body-bounds.js';
 
 export interface RobotAdminRouteDeps extends RobotAdminDeps {
+  /** Latest snapshots (telemetry's), for the robot view the change answers with. */
+  snapshots: Pick<LatestSnapshots, 'latest'>;
+  /** Fleet and robot records for the access checks (the registry's). */
+  identity: IdentityReads;
   isOnline(robotId: string): boolean;
 }
 
 /** The robot administration route. */
 export function robotAdminRoutes(deps: RobotAdminRouteDeps): RouteDef[] {
-  const { store } = deps;
+  const { identity } = deps;
   return [
     defineRoute({
       method: 'PATCH',
@@ -34,10 +39,10 @@ export function robotAdminRoutes(deps: RobotAdminRouteDeps): RouteDef[] {
       responses: { 200: { description: 'The robot after the change.', schema: RobotView } },
       errors: ['robot_not_found', 'forbidden_fleet', 'fleet_not_found', 'robot_not_idle', 'robot_rostered_alone', 'robot_identity_taken'],
     }).handle(async ({ auth, params, body, nowMs }) => {
-      const robot = requireRobot(store, auth, params.robot_id);
+      const robot = requireRobot(identity, auth, params.robot_id);
       // The target fleet by the same rules as any fleet the key names: another org's is 404, a
       // fleet-scoped key cannot reach another fleet (403).
-      const fleet = body.fleet_id !== undefined ? requireFleet(store, auth, body.fleet_id) : undefined;
+      const fleet = body.fleet_id !== undefined ? requireFleet(identity, auth, body.fleet_id) : undefined;
       const out = await patchRobot(
         deps,
         auth,
@@ -52,7 +57,7 @@ export function robotAdminRoutes(deps: RobotAdminRouteDeps): RouteDef[] {
         },
         nowMs,
       );
-      const view = toRobotView(out.robot, decodeSnapshot(store.snapshots.get(out.robot.robotId)), deps.isOnline(out.robot.robotId), null);
+      const view = toRobotView(out.robot, deps.snapshots.latest(out.robot.robotId), deps.isOnline(out.robot.robotId), null);
       return { status: 200, body: view };
     }),
   ];

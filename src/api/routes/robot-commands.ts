@@ -14,7 +14,7 @@ import type { ActionAndArgs } from '../../commands/types.js';
 import { apiError, type ErrorId } from '../../errors/catalog.js';
 import { defineRoute } from '../define-route.js';
 import type { RouteContext, RouteDef } from '../route.js';
-import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import { ackWaitMs, bulkStatus, dispatchAll, publicDelivery, type AckWaitFields } from '../command-dispatch.js';
 import { fieldValues } from '../schemas/command-fields.js';
 import {
@@ -29,7 +29,8 @@ import { SMALL_BODY_MAX_BYTES, CONTROL_ROBOT_MAX_BODY_BYTES } from '../schemas/c
 import { activeRobots } from '../fleet-scope.js';
 
 export interface RobotCommandDeps {
-  store: Store;
+  /** Fleet and robot records for the access checks (the registry's). */
+  identity: IdentityReads;
   commands: CommandService;
 }
 
@@ -40,13 +41,13 @@ const SINGLE_ERRORS: ErrorId[] = [
 
 /** The nested command routes. */
 export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
-  const { store, commands } = deps;
+  const { identity, commands } = deps;
 
   /** Sends one command to the path's robot and reports its delivery. */
   async function single(ctx: RouteContext<RobotPathParams, unknown, AckWaitFields>, command: ActionAndArgs): Promise<{ status: 200; body: RobotCommandResponse }> {
     const { params, auth } = ctx;
     requireOrg(auth, params.org_id);
-    const fleet = requireFleet(store, auth, params.fleet_id);
+    const fleet = requireFleet(identity, auth, params.fleet_id);
     const waitMs = ackWaitMs(ctx.body);
     if (waitMs !== null && commands.waiterRoom() < 1) throw apiError('ack_waiters_full');
     const s = commands.submit({ robotId: params.robot_id, fleetId: fleet.fleetId, orgId: fleet.orgId, ...command, requestedBy: requesterOfCaller(auth), awaitingAck: waitMs !== null });
@@ -100,12 +101,12 @@ export function robotCommandRoutes(deps: RobotCommandDeps): RouteDef[] {
       async (ctx) => {
         const { params, auth, body } = ctx;
         requireOrg(auth, params.org_id);
-        const fleet = requireFleet(store, auth, params.fleet_id);
+        const fleet = requireFleet(identity, auth, params.fleet_id);
         const waitMs = ackWaitMs(body);
         const reason = body.reason ?? 'stop-all';
         const outcomes = await dispatchAll(
           commands,
-          activeRobots(store, fleet.fleetId),
+          activeRobots(identity, fleet.fleetId),
           (robotId) => ({ robotId, fleetId: fleet.fleetId, orgId: fleet.orgId, action: 'stop', args: { reason }, requestedBy: requesterOfCaller(auth) }),
           waitMs,
           ctx.aborted,

@@ -13,14 +13,15 @@ import { deliveryOf, type ActionAndArgs, type JsonObject } from '../../commands/
 import { apiError, type ErrorId } from '../../errors/catalog.js';
 import { defineRoute } from '../define-route.js';
 import type { RouteContext, RouteDef } from '../route.js';
-import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import { publicDelivery } from '../command-dispatch.js';
 import { RobotPathParams } from '../schemas/robot-commands.js';
 import { ConfigReadQuery, ConfigResponse, ConfigWriteBody, DEFAULT_RESULT_WAIT_MS } from '../schemas/robot-config.js';
 import { CONTROL_ROBOT_MAX_BODY_BYTES } from '../schemas/control-robot.js';
 
 export interface RobotConfigDeps {
-  store: Store;
+  /** Fleet and robot records for the access checks (the registry's). */
+  identity: IdentityReads;
   commands: CommandService;
 }
 
@@ -39,12 +40,12 @@ function exchangeCommand(action: Kind, values: JsonObject | null): ActionAndArgs
 
 /** The config and onboard-settings routes. */
 export function robotConfigRoutes(deps: RobotConfigDeps): RouteDef[] {
-  const { store, commands } = deps;
+  const { identity, commands } = deps;
 
   async function exchange(ctx: RouteContext<RobotPathParams>, action: Kind, values: JsonObject | null, timeoutMs: number | undefined): Promise<{ status: 200; body: ConfigResponse }> {
     const { params, auth } = ctx;
     requireOrg(auth, params.org_id);
-    const fleet = requireFleet(store, auth, params.fleet_id);
+    const fleet = requireFleet(identity, auth, params.fleet_id);
     if (commands.resultWaiterRoom() < 1) throw apiError('ack_waiters_full');
     const robotId = params.robot_id;
     const s = commands.submit({

@@ -5,7 +5,9 @@
 import { assertRobotVisible } from '../../auth/access.js';
 import { robotDetails } from '../../fleet/robots/details/details.js';
 import type { RobotUsageRecord } from '../../fleet/robots/details/usage.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import type { Store } from '../../store/lmdb.js';
+import type { LatestSnapshots } from '../../telemetry/snapshots/index.js';
 import { defineRoute } from '../define-route.js';
 import { faultView } from '../fault-views.js';
 import type { RouteDef } from '../route.js';
@@ -14,6 +16,10 @@ import { RobotPathParams } from '../schemas/robots.js';
 
 export interface RobotDetailsDeps {
   store: Store;
+  /** Robot records for the access check (the registry's). */
+  identity: Pick<IdentityReads, 'robot'>;
+  /** Latest snapshots (telemetry's). */
+  snapshots: Pick<LatestSnapshots, 'latest'>;
   isOnline(robotId: string): boolean;
   /** The usage meter's current totals for a robot (saved plus not yet saved). */
   usage(robotId: string): RobotUsageRecord | undefined;
@@ -34,9 +40,9 @@ export function robotDetailsRoutes(deps: RobotDetailsDeps): RouteDef[] {
       responses: { 200: { description: 'The robot\'s details.', schema: RobotDetailsView } },
       errors: ['robot_not_found', 'forbidden_fleet'],
     }).handle(({ auth, params }) => {
-      const robot = store.robots.get(params.robot_id);
+      const robot = deps.identity.robot(params.robot_id);
       assertRobotVisible(auth, params.robot_id, robot);
-      const d = robotDetails(store, robot, deps.usage(robot.robotId));
+      const d = robotDetails(store, robot, deps.snapshots.latest(robot.robotId), deps.usage(robot.robotId));
       const body: RobotDetailsView = {
         robotId: robot.robotId,
         name: robot.name,

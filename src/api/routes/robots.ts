@@ -7,16 +7,18 @@ import { JsonText } from '../json-text.js';
 import { defineRoute } from '../define-route.js';
 import type { RouteDef } from '../route.js';
 import type { LinkConflictView } from '../../protocol/robot-link.js';
-import type { Store } from '../../store/lmdb.js';
-import { listRobots } from '../../store/identity.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import type { RobotRecord } from '../../store/records.js';
-import { decodeSnapshot } from '../../telemetry/sample/index.js';
+import type { LatestSnapshots } from '../../telemetry/snapshots/index.js';
 import { RobotViewCache } from '../robot-view-cache.js';
 import { toRobotView } from '../robot-view.js';
 import { RobotListQuery, RobotListResponse, RobotPathParams, RobotView } from '../schemas/robots.js';
 
 export interface RobotRouteDeps {
-  store: Store;
+  /** Robot and fleet records (the registry's). */
+  identity: IdentityReads;
+  /** Latest snapshots (telemetry's). */
+  snapshots: LatestSnapshots;
   /** True while the robot holds a live link (from the RobotLink registry). */
   isOnline(robotId: string): boolean;
   /** The robot's link conflict, or null (from the RobotLink registry). */
@@ -27,9 +29,9 @@ export interface RobotRouteDeps {
 export function robotRoutes(deps: RobotRouteDeps): RouteDef[] {
   const conflictOf = (id: string): LinkConflictView | null => deps.linkConflict(id);
   const view = (r: RobotRecord): RobotView =>
-    toRobotView(r, decodeSnapshot(deps.store.snapshots.get(r.robotId)), deps.isOnline(r.robotId), conflictOf(r.robotId));
+    toRobotView(r, deps.snapshots.latest(r.robotId), deps.isOnline(r.robotId), conflictOf(r.robotId));
   // The single-robot read is the hot one (dashboards poll it): served from a change-checked cache.
-  const views = new RobotViewCache(deps.store, (id) => deps.isOnline(id), undefined, conflictOf);
+  const views = new RobotViewCache(deps.identity, deps.snapshots, (id) => deps.isOnline(id), undefined, conflictOf);
   return [
     defineRoute({
       method: 'GET',
@@ -43,8 +45,8 @@ export function robotRoutes(deps: RobotRouteDeps): RouteDef[] {
       errors: ['fleet_not_found', 'forbidden_fleet'],
     }).handle(
       ({ auth, query }) => {
-        const fleet = requireFleet(deps.store, auth, query.fleet_id);
-        const body: RobotListResponse = listRobots(deps.store, fleet.fleetId).map(view);
+        const fleet = requireFleet(deps.identity, auth, query.fleet_id);
+        const body: RobotListResponse = deps.identity.robotsOfFleet(fleet.fleetId).map(view);
         return { status: 200, body };
       },
     ),

@@ -6,13 +6,14 @@ import { requireFleet, requireOrg } from '../../auth/access.js';
 import { apiError } from '../../errors/catalog.js';
 import { defineRoute } from '../define-route.js';
 import type { RouteDef } from '../route.js';
-import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import { TicketCapacityError, type TicketBound, type TicketIssuer } from '../../telemetry/live/index.js';
 import { StreamTicketRequest, StreamTicketResponse } from '../schemas/stream-tickets.js';
 import { SMALL_BODY_MAX_BYTES } from '../schemas/control-robot.js';
 
 export interface StreamTicketDeps {
-  store: Store;
+  /** Fleet and robot records for the access checks (the registry's). */
+  identity: IdentityReads;
   tickets: TicketIssuer;
   /**
    * The stream's public URL, e.g. `wss://gw.example:8443/v1/telemetry/stream` (ws:// for plain HTTP).
@@ -40,7 +41,7 @@ export function streamTicketRoutes(deps: StreamTicketDeps): RouteDef[] {
     }).handle(
       ({ auth, body }) => {
         requireOrg(auth, body.org_id);
-        requireFleet(deps.store, auth, body.fleet_id);
+        requireFleet(deps.identity, auth, body.fleet_id);
         try {
           const issued = deps.tickets.issue({
             orgId: auth.orgId,

@@ -10,7 +10,7 @@ import { apiError } from '../../errors/catalog.js';
 import { SERIES_FIELD_NAMES } from '../../fleet/history/telemetry/fields.js';
 import { exportMcap, readPath, readSamples, readSeries, type HistoryRobot, type HistorySelect } from '../../fleet/history/telemetry/history.js';
 import { historyRange, MAX_EXPORT_BYTES, MAX_EXPORT_SAMPLES, MAX_POINTS, SAMPLE_PAGE, type HistoryRange } from '../../fleet/history/telemetry/limits.js';
-import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import { defineRoute } from '../define-route.js';
 import { decodeCursor, encodeCursor, type CursorBinding } from '../list-cursor.js';
 import { ResponseStream } from '../stream-body.js';
@@ -21,7 +21,8 @@ import {
 } from '../schemas/telemetry-history.js';
 
 export interface TelemetryHistoryDeps {
-  store: Store;
+  /** Robot records for the access check (the registry's). */
+  identity: Pick<IdentityReads, 'robot'>;
   /** Bound-parameter reads on the telemetry store; absent: 503. */
   select?: HistorySelect;
   now?: () => number;
@@ -39,14 +40,14 @@ const READ_ERRORS = ['invalid_query', 'robot_not_found', 'forbidden_fleet', 'tel
 
 /** The telemetry history routes. */
 export function telemetryHistoryRoutes(deps: TelemetryHistoryDeps): RouteDef[] {
-  const { store } = deps;
+  const { identity } = deps;
   const now = deps.now ?? Date.now;
   const maxExports = deps.maxExports ?? MAX_EXPORTS;
   // Counted from before the first store read until the producer ends (the handler returns earlier).
   let exportsRunning = 0;
 
   const robotOf = (auth: AuthContext, robotId: string): HistoryRobot => {
-    const robot = store.robots.get(robotId);
+    const robot = identity.robot(robotId);
     assertRobotVisible(auth, robotId, robot);
     return { robotId: robot.robotId, fleetId: robot.fleetId };
   };

@@ -20,6 +20,7 @@ import type { AdvertisedCapabilities } from '../../missions/catalog/robot-capabi
 import { createTemplate, deleteTemplate, requireTemplate, setTemplateEnabled, templatesOf, updateTemplate } from '../../missions/catalog/templates.js';
 import { templateUsers } from '../../missions/scheduling/template-users.js';
 import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import { defineList, type ListQuery } from '../list-reader.js';
 import { FleetPathParams } from '../schemas/features.js';
 import {
@@ -65,8 +66,8 @@ const applied = (what: string) => ({ description: `${what}; the live operation a
 const PENDING = { description: 'Committed, but the live operation has not adopted it yet (runtimeSync `pending`); not rolled back.', schema: TemplateMutationResponse };
 
 /** Template routes. */
-export function templateRoutes(deps: { store: Store; events: EventLog; idempotency: IdempotencyClaims; runtime: OperationRuntime; advertised: AdvertisedCapabilities }): RouteDef[] {
-  const { store, events, idempotency, runtime, advertised } = deps;
+export function templateRoutes(deps: { store: Store; identity: IdentityReads; events: EventLog; idempotency: IdempotencyClaims; runtime: OperationRuntime; advertised: AdvertisedCapabilities }): RouteDef[] {
+  const { store, identity, events, idempotency, runtime, advertised } = deps;
   const tags = ['Mission templates'];
   const operationIdOf = (fleetId: string): string => getOperation(store, fleetId)?.operationId ?? '';
   const templateList = defineList<ListQuery & TemplateListQuery, TemplateRecord, TemplateListResponse['items'][number]>({
@@ -88,7 +89,7 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
       query: TemplateListQuery,
       responses: { 200: { description: 'Templates, ordered by missionId.', schema: TemplateListResponse } },
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'cursor_invalid'],
-    }).handle(({ auth, params, query }) => ({ status: 200, body: templateList.read(store, auth, { ...params, ...query }) })),
+    }).handle(({ auth, params, query }) => ({ status: 200, body: templateList.read(identity, auth, { ...params, ...query }) })),
     defineRoute({
       method: 'GET',
       path: `${BASE}/{mission_id}`,
@@ -101,7 +102,7 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
       errors: [...MUTATION_ERRORS],
     }).handle(
       ({ auth, params }) => {
-        const fleet = fleetFromPath(store, auth, params);
+        const fleet = fleetFromPath(identity, auth, params);
         return { status: 200, body: templateView(requireTemplate(store, fleet.fleetId, params.mission_id)) };
       },
     ),
@@ -120,7 +121,7 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
       errors: ['forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'feature_not_found', 'robot_not_active_member', 'robot_missing_capability', 'idempotency_key_required', 'idempotency_key_invalid', 'idempotency_in_progress', 'idempotency_body_mismatch'],
     }).handle(
       (ctx) => {
-        const fleet = fleetFromPath(store, ctx.auth, ctx.params);
+        const fleet = fleetFromPath(identity, ctx.auth, ctx.params);
         return withIdempotency(
           idempotency,
           { actor: ctx.auth.apiKeyId, orgId: fleet.orgId, fleetId: fleet.fleetId, endpoint: `POST ${BASE}` },
@@ -154,7 +155,7 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
       errors: [...MUTATION_ERRORS, 'feature_not_found', 'robot_not_active_member', 'robot_missing_capability'],
     }).handle(
       async ({ auth, params, body, nowMs }) => {
-        const fleet = fleetFromPath(store, auth, params);
+        const fleet = fleetFromPath(identity, auth, params);
         const template = await updateTemplate(store, events, advertised, fleet.fleetId, params.mission_id, body, nowMs);
         const sync = await runtime.awaitSync(fleet.fleetId);
         return mutationResult(200, sync, { missionId: template.missionId, operationId: operationIdOf(fleet.fleetId), template });
@@ -172,7 +173,7 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
       errors: [...MUTATION_ERRORS, 'template_in_use'],
     }).handle(
       async ({ auth, params, nowMs }) => {
-        const fleet = fleetFromPath(store, auth, params);
+        const fleet = fleetFromPath(identity, auth, params);
         await deleteTemplate(store, events, templateUsers(store), fleet.fleetId, params.mission_id, nowMs);
         const sync = await runtime.awaitSync(fleet.fleetId);
         return mutationResult(200, sync, { missionId: params.mission_id, operationId: operationIdOf(fleet.fleetId), deleted: true });
@@ -192,7 +193,7 @@ export function templateRoutes(deps: { store: Store; events: EventLog; idempoten
       errors: [...MUTATION_ERRORS],
     }).handle(
       async ({ auth, params, body, nowMs }) => {
-        const fleet = fleetFromPath(store, auth, params);
+        const fleet = fleetFromPath(identity, auth, params);
         const template = await setTemplateEnabled(store, events, fleet.fleetId, params.mission_id, body.enabled, nowMs);
         const sync = await runtime.awaitSync(fleet.fleetId);
         return mutationResult(200, sync, { missionId: template.missionId, operationId: operationIdOf(fleet.fleetId), template });

@@ -7,6 +7,7 @@ import { apiError } from '../../errors/catalog.js';
 import { utilization, type TelemetrySelect } from '../../fleet/history/utilization/utilization.js';
 import { checkWindow, SLOT_MS } from '../../fleet/history/utilization/window.js';
 import type { Store } from '../../store/lmdb.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import { defineRoute } from '../define-route.js';
 import { fleetFromPath } from '../fleet-scope.js';
 import type { RouteDef } from '../route.js';
@@ -14,6 +15,8 @@ import { UtilizationParams, UtilizationQuery, UtilizationView } from '../schemas
 
 export interface UtilizationDeps {
   store: Store;
+  /** Fleet and robot records for the access checks (the registry's). */
+  identity: IdentityReads;
   /** Bound-parameter reads on the telemetry store; absent: 503. */
   select?: TelemetrySelect;
   now?: () => number;
@@ -22,7 +25,7 @@ export interface UtilizationDeps {
 
 /** The utilization route. */
 export function utilizationRoutes(deps: UtilizationDeps): RouteDef[] {
-  const { store } = deps;
+  const { store, identity } = deps;
   const now = deps.now ?? Date.now;
   return [
     defineRoute({
@@ -37,12 +40,12 @@ export function utilizationRoutes(deps: UtilizationDeps): RouteDef[] {
       responses: { 200: { description: 'Utilization over the window.', schema: UtilizationView } },
       errors: ['invalid_query', 'forbidden_org', 'fleet_not_found', 'forbidden_fleet', 'robot_not_found', 'telemetry_reads_unavailable'],
     }).handle(async ({ auth, params, query }) => {
-      const fleet = fleetFromPath(store, auth, params);
+      const fleet = fleetFromPath(identity, auth, params);
       const nowMs = now();
       const w = checkWindow(query.from_ms, query.to_ms, nowMs);
       if ('param' in w) throw apiError('invalid_query', { detail: `${w.param} ${w.detail}` });
       const robotId = query.robot_id ?? null;
-      if (robotId !== null && store.records.robot(robotId)?.fleetId !== fleet.fleetId) throw apiError('robot_not_found', { robotId });
+      if (robotId !== null && identity.cachedRobot(robotId)?.fleetId !== fleet.fleetId) throw apiError('robot_not_found', { robotId });
       const select = deps.select;
       if (select === undefined) throw apiError('telemetry_reads_unavailable');
       let r;

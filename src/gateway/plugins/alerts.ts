@@ -1,8 +1,8 @@
 /** Alerts: the lifecycle service and its sources (src/fleet/safety/alerts). */
-import { alertView } from '../../api/routes/alerts.js';
+import { alertRoutes, alertView } from '../../api/routes/alerts.js';
 import { FleetAlerts } from '../../fleet/safety/alerts/index.js';
 import type { GatewayContext } from '../parts.js';
-import { nothing, type GatewayPlugin } from '../plugin.js';
+import { nothing, noRoutes, type GatewayPlugin } from '../plugin.js';
 
 /**
  * Built early (the ingest's snapshot hook and the command service's exhaustion observer feed it);
@@ -11,7 +11,7 @@ import { nothing, type GatewayPlugin } from '../plugin.js';
 export function alertsPlugin(ctx: GatewayContext): GatewayPlugin {
   return {
     name: 'alerts',
-    dependsOn: ['events', 'stream'],
+    dependsOn: ['registry', 'events', 'stream'],
     storage: { databases: ['alerts'], prefixes: { index: ['alertsByFleet', 'alertsByRobot', 'alertsUnresolved'] } },
     start: () => {
       const t = ctx.tunables;
@@ -29,6 +29,7 @@ export function alertsPlugin(ctx: GatewayContext): GatewayPlugin {
       alerts.service.observe((a, change) => hub.publishAlert(a.fleetId, a.robotId, JSON.stringify({ op: 'alert', change, alert: alertView(a) })));
       return Promise.resolve();
     },
+    routes: () => [{ name: 'alerts', routes: alertRoutes({ store: ctx.parts.get('store'), identity: ctx.parts.get('identity'), alerts: ctx.parts.get('alerts').service }) }],
     quiesce: nothing,
     stop: async () => {
       await ctx.parts.peek('alerts')?.close();
@@ -50,6 +51,7 @@ export function alertSourcesPlugin(ctx: GatewayContext): GatewayPlugin {
       ctx.parts.get('alerts').start(ctx.parts.get('link'), (commandId) => commands.get(commandId));
       return Promise.resolve();
     },
+    routes: noRoutes,
     quiesce: nothing,
     // The alerts plugin's close stops the sources too.
     stop: nothing,

@@ -1,4 +1,8 @@
 /** Robot commands: records, the outbox, the audit index, seq reservations (src/commands). */
+import { commandReadRoutes } from '../../api/routes/command-read.js';
+import { controlRobotRoutes } from '../../api/routes/control-robot.js';
+import { robotCommandRoutes } from '../../api/routes/robot-commands.js';
+import { robotConfigRoutes } from '../../api/routes/robot-config.js';
 import { AdvertisedProfiles } from '../../commands/advertised.js';
 import { CommandService } from '../../commands/service.js';
 import type { GatewayContext } from '../parts.js';
@@ -8,7 +12,7 @@ import { nothing, type GatewayPlugin } from '../plugin.js';
 export function commandsPlugin(ctx: GatewayContext): GatewayPlugin {
   return {
     name: 'commands',
-    dependsOn: ['robotlink', 'alerts', 'metrics'],
+    dependsOn: ['registry', 'robotlink', 'alerts', 'metrics'],
     storage: { databases: ['commands', 'outbox', 'audit'], prefixes: { meta: ['commandSeq'] } },
     start: () => {
       const { parts } = ctx;
@@ -27,6 +31,17 @@ export function commandsPlugin(ctx: GatewayContext): GatewayPlugin {
         }),
       );
       return Promise.resolve();
+    },
+    routes: () => {
+      const commands = ctx.parts.get('commands');
+      const identity = ctx.parts.get('identity');
+      const deps = { identity, commands };
+      return [
+        { name: 'control-robot', routes: controlRobotRoutes(deps) },
+        { name: 'robot-commands', routes: robotCommandRoutes(deps) },
+        { name: 'robot-config', routes: robotConfigRoutes(deps) },
+        { name: 'command-read', routes: commandReadRoutes({ ...deps, store: ctx.parts.get('store') }) },
+      ];
     },
     quiesce: nothing,
     stop: async () => {

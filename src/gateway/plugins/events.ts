@@ -1,4 +1,5 @@
 /** The correlated event log (src/events). */
+import { eventRoutes } from '../../api/routes/events.js';
 import { EventLog } from '../../events/log.js';
 import type { GatewayContext } from '../parts.js';
 import { nothing, type GatewayPlugin } from '../plugin.js';
@@ -7,12 +8,13 @@ import { nothing, type GatewayPlugin } from '../plugin.js';
 export function eventsPlugin(ctx: GatewayContext): GatewayPlugin {
   return {
     name: 'events',
-    dependsOn: ['store'],
+    dependsOn: ['store', 'registry'],
     storage: { databases: ['events'], prefixes: { meta: ['eventSeq'] } },
     start: () => {
       ctx.parts.provide('events', new EventLog(ctx.parts.get('store')));
       return Promise.resolve();
     },
+    routes: () => [{ name: 'events', routes: eventRoutes({ store: ctx.parts.get('store'), identity: ctx.parts.get('identity'), events: ctx.parts.get('events') }) }],
     quiesce: nothing,
     stop: nothing,
   };

@@ -1,4 +1,5 @@
 /** Faults from the robots' health reports, and each robot's latest device health (src/fleet/safety/faults, src/fleet/robots/health). */
+import { faultRoutes } from '../../api/routes/faults.js';
 import { startFaultRetention } from '../../fleet/safety/faults/retention.js';
 import { FaultTracker } from '../../fleet/safety/faults/tracker.js';
 import { applyHealthReport } from '../../fleet/robots/health/intake.js';
@@ -10,7 +11,7 @@ export function faultsPlugin(ctx: GatewayContext): GatewayPlugin {
   let stopRetention = (): void => {};
   return {
     name: 'faults',
-    dependsOn: ['events', 'alerts', 'robotlink'],
+    dependsOn: ['registry', 'events', 'alerts', 'robotlink'],
     storage: {
       databases: ['faults', 'deviceHealth'],
       prefixes: { index: ['faultsByFleet', 'faultsByRobot', 'activeFaults', 'activeFaultsByRobot'] },
@@ -31,6 +32,7 @@ export function faultsPlugin(ctx: GatewayContext): GatewayPlugin {
       stopRetention = startFaultRetention(store, { log: ctx.logFor('fleet') });
       return Promise.resolve();
     },
+    routes: () => [{ name: 'faults', routes: faultRoutes({ store: ctx.parts.get('store'), identity: ctx.parts.get('identity') }) }],
     quiesce: nothing,
     stop: () => {
       stopRetention();

@@ -1,4 +1,5 @@
 /** Field rules: records, their rule set versions and delivery to robots (src/fleet/safety/field-rules). */
+import { fieldRuleRoutes } from '../../api/routes/field-rules.js';
 import { FieldRuleDelivery, FieldRuleService } from '../../fleet/safety/field-rules/index.js';
 import type { GatewayContext } from '../parts.js';
 import { nothing, type GatewayPlugin } from '../plugin.js';
@@ -10,7 +11,7 @@ import { nothing, type GatewayPlugin } from '../plugin.js';
 export function fieldRulesPlugin(ctx: GatewayContext): GatewayPlugin {
   return {
     name: 'field-rules',
-    dependsOn: ['events', 'robotlink'],
+    dependsOn: ['registry', 'events', 'robotlink', 'idempotency'],
     storage: { databases: ['fieldRules'], prefixes: { index: ['fieldRulesByFleet'], meta: ['fieldRuleSetVersion'] } },
     start: () => {
       const store = ctx.parts.get('store');
@@ -20,6 +21,10 @@ export function fieldRulesPlugin(ctx: GatewayContext): GatewayPlugin {
       );
       ctx.parts.provide('fieldRules', new FieldRuleService(store, ctx.parts.get('events'), delivery));
       return Promise.resolve();
+    },
+    routes: () => {
+      const { parts } = ctx;
+      return [{ name: 'field-rules', routes: fieldRuleRoutes({ store: parts.get('store'), identity: parts.get('identity'), fieldRules: parts.get('fieldRules'), idempotency: parts.get('idempotency') }) }];
     },
     quiesce: nothing,
     stop: () => {

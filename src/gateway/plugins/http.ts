@@ -7,33 +7,38 @@ import { RateLimiter } from '../../http/rate-limit.js';
 import { createRouter } from '../../http/router.js';
 import { startHttpServer } from '../../http/uws-adapter.js';
 import { registerFoxgloveEndpoint } from '../../telemetry/foxglove/foxglove-ws.js';
-import { STREAM_PATH } from '../../telemetry/live/index.js';
 import { registerTelemetryStream } from '../../telemetry/live/stream-ws.js';
 import { loadApiDocsAssets } from '../api-docs-assets.js';
 import { loadDashboardAssets } from '../dashboard-assets.js';
 import { LateMcp, mcpSessionLimits } from '../mcp.js';
 import type { GatewayContext } from '../parts.js';
-import { NO_STORAGE, type GatewayPlugin } from '../plugin.js';
-import { API_INFO, buildRoutes } from '../routes.js';
+import { NO_STORAGE, noRoutes, type GatewayPlugin } from '../plugin.js';
+import { API_INFO } from '../api-info.js';
+import { composeServedRoutes } from '../served-routes.js';
 
 const HTTP_DRAIN_MS = 5000;
 
-/** Starts last of the parts that serve: every route's service is there before the port opens. */
+/**
+ * Starts last of the parts that serve: it depends on every plugin that declares routes, so each one's
+ * routes and services are there before the port opens.
+ */
 export function httpPlugin(ctx: GatewayContext): GatewayPlugin {
   let stopped: (() => Promise<void>) | undefined;
   return {
     name: 'http',
-    dependsOn: ['auth', 'events', 'idempotency', 'metrics', 'stream', 'alerts', 'usage', 'telemetry', 'robotlink', 'commands', 'field-rules', 'catalog', 'missions', 'objects'],
+    dependsOn: [
+      'auth', 'registry', 'events', 'idempotency', 'metrics', 'stream', 'alerts', 'webhooks', 'usage', 'telemetry', 'robotlink', 'faults',
+      'commands', 'field-rules', 'catalog', 'missions', 'objects', 'floor-plans', 'robots',
+    ],
     storage: NO_STORAGE,
+    // Its own routes (the document, health, MCP) are part of the list it composes (served-routes.ts).
+    routes: noRoutes,
     start: async () => {
       const { opts, tunables: t, parts } = ctx;
       const apiLog = ctx.logFor('api');
-      const ingest = parts.get('ingest');
       const hub = parts.get('hub');
       const metrics = parts.get('metrics');
-      const usageMeter = parts.get('usageMeter');
       const scrapeAuth = parts.get('scrapeAuth');
-      let streamUrl = '';
       let httpUrl = '';
       // The API reference is a convenience: a broken docs bundle must not keep the gateway (and its stops) down.
       const apiDocs = await loadApiDocsAssets().catch((err: unknown) => {
@@ -47,34 +52,17 @@ export function httpPlugin(ctx: GatewayContext): GatewayPlugin {
       });
       // The MCP endpoint's tools dispatch through the router, which serves the MCP route: built after it.
       const lateMcp = new LateMcp();
-      const { routes } = buildRoutes({
-        store: parts.get('store'),
-        events: parts.get('events'),
+      const { routes } = composeServedRoutes({
+        groups: ctx.routes.take('http'),
         idempotency: parts.get('idempotency'),
-        link: parts.get('link'),
-        commands: parts.get('commands'),
-        tickets: parts.get('tickets'),
-        streamUrl: () => streamUrl,
         httpUrl: () => httpUrl,
-        runtime: parts.get('runtime'),
-        missions: parts.get('missions'),
-        objects: parts.get('objects'),
-        advertised: parts.get('advertised'),
         // Readiness starts after the server listens: until then, not ready.
         ready: () => parts.peek('readiness')?.ready() ?? false,
         degraded: () => parts.peek('readiness')?.status() === 'degraded',
-        log: apiLog,
-        sessions: parts.get('sessions'),
-        secureCookies: ctx.tls.files !== null,
-        fieldRules: parts.get('fieldRules'),
-        alerts: parts.get('alerts').service,
         ...(apiDocs ? { apiDocs } : {}),
         ...(dashboard ? { dashboard } : {}),
         mcp: lateMcp,
-        usage: (id) => usageMeter.usage(id),
-        ...(ingest.sampleStore.select !== undefined ? { telemetrySelect: (q) => ingest.sampleStore.select!(q) } : {}),
-        historyExportMaxBytes: t.historyExportMaxBytes,
-        historyExports: t.historyExports,
+        log: apiLog,
       });
       const router = createRouter(routes, {
         auth: parts.get('keys'),
@@ -112,7 +100,6 @@ export function httpPlugin(ctx: GatewayContext): GatewayPlugin {
           onRequestDone: [access, (done) => metrics.httpRequest(done), ...(opts.onRequestDone ?? [])],
         }),
       );
-      streamUrl = `${http.url.replace(/^http/, 'ws')}${STREAM_PATH}`;
       httpUrl = http.url;
     },
     quiesce: () => {

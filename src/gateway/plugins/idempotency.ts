@@ -1,7 +1,7 @@
 /** Idempotency-Key claims and their purge (src/idempotency). */
 import { IdempotencyClaims, startIdempotencyPurger } from '../../idempotency/index.js';
 import type { GatewayContext } from '../parts.js';
-import { nothing, type GatewayPlugin } from '../plugin.js';
+import { nothing, noRoutes, type GatewayPlugin } from '../plugin.js';
 
 /** The store's claims (one set per store) and the hourly purge of expired ones. */
 export function idempotencyPlugin(ctx: GatewayContext): GatewayPlugin {
@@ -16,6 +16,7 @@ export function idempotencyPlugin(ctx: GatewayContext): GatewayPlugin {
       stopPurger = startIdempotencyPurger(store, { log: ctx.logFor('idempotency') });
       return Promise.resolve();
     },
+    routes: noRoutes,
     quiesce: nothing,
     stop: () => {
       stopPurger();

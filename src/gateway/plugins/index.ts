@@ -19,6 +19,7 @@ import { objectsPlugin } from './objects.js';
 import { readinessPlugin } from './readiness.js';
 import { registryPlugin } from './registry.js';
 import { robotLinkPlugin } from './robotlink.js';
+import { robotsPlugin } from './robots.js';
 import { storePlugin } from './store.js';
 import { streamPlugin } from './stream.js';
 import { telemetryPlugin } from './telemetry.js';
@@ -51,6 +52,7 @@ export function gatewayPlugins(ctx: GatewayContext): GatewayPlugin[] {
     missionsPlugin(ctx),
     objectsPlugin(ctx),
     floorPlansPlugin(ctx),
+    robotsPlugin(ctx),
     httpPlugin(ctx),
     readinessPlugin(ctx),
   ];

@@ -7,7 +7,7 @@ import { DELIVERY_OUTCOMES } from '../../webhooks/index.js';
 import { loadScrapeToken } from '../../metrics/scrape-token.js';
 import { BOUND_REASONS } from '../../telemetry/sample/index.js';
 import type { GatewayContext } from '../parts.js';
-import { NO_STORAGE, nothing, type GatewayPlugin } from '../plugin.js';
+import { NO_STORAGE, nothing, noRoutes, type GatewayPlugin } from '../plugin.js';
 
 /**
  * The registry reads its sources only when scraped; the HTTP server that serves the scrape starts
@@ -43,6 +43,7 @@ export function metricsPlugin(ctx: GatewayContext): GatewayPlugin {
       // Writes a module issues without awaiting them (the store's BackgroundWrites) are counted here.
       unsubscribe = p.get('store').writes.onFailure((failure) => metrics.storeWriteFailed(failure.owner));
     },
+    routes: noRoutes,
     quiesce: nothing,
     stop: () => {
       unsubscribe();

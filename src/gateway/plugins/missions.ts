@@ -1,4 +1,7 @@
 /** Schedules, their fires, the dispatcher and mission runs (src/missions/scheduling, src/missions/runs). */
+import { agentReadRoutes } from '../../api/routes/agent-read.js';
+import { missionRuntimeRoutes } from '../../api/routes/mission-runtime.js';
+import { missionToolRoutes } from '../../api/routes/mission-tools.js';
 import { startMissionRetention } from '../../missions/retention.js';
 import { attachToRuntime, MissionScheduling, runtimeGate } from '../../missions/scheduling/scheduling-service.js';
 import type { GatewayContext } from '../parts.js';
@@ -9,7 +12,7 @@ export function missionsPlugin(ctx: GatewayContext): GatewayPlugin {
   let stopRetention = (): void => {};
   return {
     name: 'missions',
-    dependsOn: ['events', 'robotlink', 'commands', 'catalog', 'usage', 'metrics', 'alert-sources'],
+    dependsOn: ['registry', 'events', 'telemetry', 'robotlink', 'commands', 'catalog', 'usage', 'metrics', 'alert-sources', 'idempotency'],
     storage: {
       databases: ['schedules', 'fires', 'runs'],
       prefixes: {
@@ -26,6 +29,9 @@ export function missionsPlugin(ctx: GatewayContext): GatewayPlugin {
         'missions',
         new MissionScheduling({
           store: parts.get('store'),
+          identity: parts.get('identity'),
+          snapshots: parts.get('snapshots'),
+          catalog: parts.get('catalog'),
           events: parts.get('events'),
           link: parts.get('link'),
           commands: parts.get('commands'),
@@ -41,6 +47,18 @@ export function missionsPlugin(ctx: GatewayContext): GatewayPlugin {
       missions.tracker.onChange((run, previous) => usageMeter.runFinished(run, previous));
       await missions.start();
       stopRetention = startMissionRetention(parts.get('store'), { events: parts.get('events'), log: ctx.logFor('missions') });
+    },
+    routes: () => {
+      const { parts } = ctx;
+      const store = parts.get('store');
+      const identity = parts.get('identity');
+      const missions = parts.get('missions');
+      const link = parts.get('link');
+      return [
+        { name: 'mission-tools', routes: missionToolRoutes({ store, identity, catalog: parts.get('catalog'), events: parts.get('events'), idempotency: parts.get('idempotency'), missions, runtime: parts.get('runtime') }) },
+        { name: 'mission-runtime', routes: missionRuntimeRoutes({ store, identity, catalog: parts.get('catalog'), missions, link }) },
+        { name: 'agent-read', routes: agentReadRoutes({ store, identity, snapshots: parts.get('snapshots'), link, missions, advertised: parts.get('advertised'), commands: parts.get('commands') }) },
+      ];
     },
     quiesce: nothing,
     stop: () => {

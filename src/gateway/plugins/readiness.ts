@@ -1,7 +1,7 @@
 /** What /readyz and the gRPC health service answer (readiness.ts). */
 import { Readiness } from '../readiness.js';
 import type { GatewayContext } from '../parts.js';
-import { NO_STORAGE, nothing, type GatewayPlugin } from '../plugin.js';
+import { NO_STORAGE, nothing, noRoutes, type GatewayPlugin } from '../plugin.js';
 
 /** Started last and quiesced first: the gateway reports not ready before anything stops. */
 export function readinessPlugin(ctx: GatewayContext): GatewayPlugin {
@@ -39,6 +39,7 @@ export function readinessPlugin(ctx: GatewayContext): GatewayPlugin {
         .start();
       return Promise.resolve();
     },
+    routes: noRoutes,
     quiesce: () => {
       ctx.parts.peek('readiness')?.stop();
       return Promise.resolve();

@@ -3,7 +3,7 @@ import { recordLinkConflicts } from '../../events/link-conflict.js';
 import { LinkSet } from '../../protocol/link-set.js';
 import { startRobotLinkServer } from '../../robotlink/server.js';
 import type { GatewayContext } from '../parts.js';
-import { NO_STORAGE, type GatewayPlugin } from '../plugin.js';
+import { NO_STORAGE, noRoutes, type GatewayPlugin } from '../plugin.js';
 
 /**
  * Listens for robots; hands their telemetry to the ingest and its receipts back, records link
@@ -47,6 +47,7 @@ export function robotLinkPlugin(ctx: GatewayContext): GatewayPlugin {
       link.listen({ onOnline: (robotId, info) => foxglove.robotOnline(robotId, info.fleetId), onOffline: (robotId) => foxglove.robotOffline(robotId) });
       ingest.onBackpressure((paused) => link.setReadPaused(paused));
     },
+    routes: noRoutes,
     quiesce: async () => {
       await ctx.parts.peek('linkServer')?.close({ restartHoldMs: ctx.opts.restartHoldMs ?? 0 });
     },

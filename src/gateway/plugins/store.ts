@@ -2,7 +2,7 @@
 import { openStore } from '../../store/lmdb.js';
 import type { WriteFailure } from '../../store/background-writes.js';
 import type { GatewayContext } from '../parts.js';
-import { NO_STORAGE, nothing, type GatewayPlugin } from '../plugin.js';
+import { NO_STORAGE, nothing, noRoutes, type GatewayPlugin } from '../plugin.js';
 
 /** A failing disk fails every write: one line per database and owner a minute is enough to see it. */
 const LOG_EVERY_MS = 60_000;
@@ -34,6 +34,7 @@ export function storePlugin(ctx: GatewayContext): GatewayPlugin {
       });
       return Promise.resolve();
     },
+    routes: noRoutes,
     quiesce: nothing,
     stop: async () => {
       unsubscribe();

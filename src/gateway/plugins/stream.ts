@@ -1,6 +1,7 @@
 /** The live telemetry stream: tickets, the stream hub, the Foxglove hub and the key revocation sweep (src/telemetry). */
+import { streamTicketRoutes } from '../../api/routes/stream-tickets.js';
 import { FoxgloveHub } from '../../telemetry/foxglove/index.js';
-import { startKeyRevocationSweep } from '../../telemetry/live/index.js';
+import { STREAM_PATH, startKeyRevocationSweep } from '../../telemetry/live/index.js';
 import { StreamHub } from '../../telemetry/live/index.js';
 import { TicketIssuer } from '../../telemetry/live/index.js';
 import type { GatewayContext } from '../parts.js';
@@ -11,7 +12,7 @@ export function streamPlugin(ctx: GatewayContext): GatewayPlugin {
   let stopKeySweep = (): void => {};
   return {
     name: 'stream',
-    dependsOn: ['auth'],
+    dependsOn: ['auth', 'registry'],
     storage: NO_STORAGE,
     start: () => {
       const keys = ctx.parts.get('keys');
@@ -26,6 +27,15 @@ export function streamPlugin(ctx: GatewayContext): GatewayPlugin {
       ctx.parts.provide('foxglove', new FoxgloveHub({ hub }));
       stopKeySweep = startKeyRevocationSweep({ hub, tickets, keyUsable, log: ctx.logFor('telemetry') });
       return Promise.resolve();
+    },
+    routes: () => {
+      const { parts } = ctx;
+      // The stream is served by the http plugin, which starts later: its URL is read per ticket.
+      const streamUrl = (): string => {
+        const http = parts.peek('http');
+        return http === undefined ? '' : `${http.url.replace(/^http/, 'ws')}${STREAM_PATH}`;
+      };
+      return [{ name: 'stream-tickets', routes: streamTicketRoutes({ identity: parts.get('identity'), tickets: parts.get('tickets'), streamUrl }) }];
     },
     quiesce: nothing,
     stop: () => {

@@ -1,5 +1,8 @@
 /** The telemetry pipe: ingest, decode workers, the sample store and its health (src/telemetry). */
+import { telemetryHistoryRoutes } from '../../api/routes/telemetry-history.js';
+import { utilizationRoutes } from '../../api/routes/utilization.js';
 import { createTelemetryIngest } from '../../telemetry/ingest/index.js';
+import { latestSnapshots } from '../../telemetry/snapshots/index.js';
 import { StoreHealth } from '../../telemetry/store/index.js';
 import { HeapGrowthPolicy } from '../heap-growth.js';
 import type { GatewayContext } from '../parts.js';
@@ -10,13 +13,14 @@ export function telemetryPlugin(ctx: GatewayContext): GatewayPlugin {
   let stopHeapGrowth = (): void => {};
   return {
     name: 'telemetry',
-    dependsOn: ['stream', 'alerts', 'usage', 'metrics'],
+    dependsOn: ['registry', 'stream', 'alerts', 'usage', 'metrics'],
     storage: { databases: ['snapshots'], prefixes: {} },
     start: async () => {
       const { opts, tunables: t, parts } = ctx;
       const metrics = parts.get('metrics');
       const alerts = parts.get('alerts');
       const usageMeter = parts.get('usageMeter');
+      parts.provide('snapshots', latestSnapshots(parts.get('store')));
       // Process-wide, before the telemetry path allocates; follows the telemetry rate (heap-growth.ts).
       const heapGrowth = new HeapGrowthPolicy(t.heapGrowingPercentLowLoad, t.heapGrowingPercent);
       const ingest = parts.provide(
@@ -66,6 +70,20 @@ export function telemetryPlugin(ctx: GatewayContext): GatewayPlugin {
         (atPeak) => ingest.setPeakLoad(atPeak),
       );
       ingest.onBackpressure((paused) => metrics.backpressure(paused));
+    },
+    routes: () => {
+      const { tunables: t, parts } = ctx;
+      const store = parts.get('store');
+      const identity = parts.get('identity');
+      const log = ctx.logFor('api');
+      // Bound-parameter reads on the telemetry store; absent (a store without them, or the offline
+      // document, openapi-document.ts, which has no ingest), these routes answer 503.
+      const sampleStore = parts.peek('ingest')?.sampleStore;
+      const select = sampleStore?.select !== undefined ? { select: sampleStore.select.bind(sampleStore) } : {};
+      return [
+        { name: 'utilization', routes: utilizationRoutes({ store, identity, ...select, log }) },
+        { name: 'telemetry-history', routes: telemetryHistoryRoutes({ identity, ...select, log, exportMaxBytes: t.historyExportMaxBytes, maxExports: t.historyExports }) },
+      ];
     },
     quiesce: nothing,
     stop: async () => {

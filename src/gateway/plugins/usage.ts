@@ -1,7 +1,7 @@
 /** Robot usage totals: distance and operating time from telemetry snapshots (src/fleet/robots/details). */
 import { UsageMeter } from '../../fleet/robots/details/usage-meter.js';
 import type { GatewayContext } from '../parts.js';
-import { nothing, type GatewayPlugin } from '../plugin.js';
+import { nothing, noRoutes, type GatewayPlugin } from '../plugin.js';
 
 /** The usage meter: fed by the ingest's snapshots and finished runs, saved periodically and at stop. */
 export function usagePlugin(ctx: GatewayContext): GatewayPlugin {
@@ -13,6 +13,7 @@ export function usagePlugin(ctx: GatewayContext): GatewayPlugin {
       ctx.parts.provide('usageMeter', new UsageMeter(ctx.parts.get('store'), { log: ctx.logFor('fleet') })).start();
       return Promise.resolve();
     },
+    routes: noRoutes,
     quiesce: nothing,
     stop: async () => {
       await ctx.parts.peek('usageMeter')?.stop();

@@ -4,7 +4,7 @@ import { DENIAL_REASONS, EmbeddedBroker } from '../../vda5050/broker/embedded.js
 import { DEFAULT_VDA5050_SETTINGS } from '../../vda5050/broker/settings.js';
 import { RegistryVda5050Identities } from '../../vda5050/identity/identities.js';
 import type { GatewayContext } from '../parts.js';
-import { NO_STORAGE, type GatewayPlugin } from '../plugin.js';
+import { NO_STORAGE, noRoutes, type GatewayPlugin } from '../plugin.js';
 
 /**
  * Provides `vda5050Identities` always, and `vda5050Broker`: null with `--vda5050 off`; an external
@@ -22,6 +22,7 @@ export function vda5050BrokerPlugin(ctx: GatewayContext): GatewayPlugin {
     name: 'vda5050-broker',
     dependsOn: ['registry', 'metrics'],
     storage: NO_STORAGE,
+    routes: noRoutes,
     start: async () => {
       const { parts, opts, tunables: t } = ctx;
       const log = ctx.logFor('vda5050-broker');

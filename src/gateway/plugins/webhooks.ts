@@ -1,4 +1,5 @@
 /** Alert webhooks per organization: records, dead letters and the delivery queue (src/webhooks). */
+import { webhookRoutes } from '../../api/routes/webhooks.js';
 import { WebhookDelivery } from '../../webhooks/index.js';
 import type { GatewayContext } from '../parts.js';
 import { nothing, type GatewayPlugin } from '../plugin.js';
@@ -10,7 +11,7 @@ import { nothing, type GatewayPlugin } from '../plugin.js';
 export function webhooksPlugin(ctx: GatewayContext): GatewayPlugin {
   return {
     name: 'webhooks',
-    dependsOn: ['store', 'alerts'],
+    dependsOn: ['store', 'alerts', 'idempotency'],
     storage: { databases: ['webhooks', 'webhookDeadLetters'], prefixes: {} },
     start: () => {
       const webhooks = ctx.parts.provide('webhooks', new WebhookDelivery({ store: ctx.parts.get('store'), log: ctx.logFor('webhooks') }));
@@ -18,6 +19,7 @@ export function webhooksPlugin(ctx: GatewayContext): GatewayPlugin {
       ctx.parts.get('alerts').service.observe((a, change) => webhooks.onAlert(a, change));
       return Promise.resolve();
     },
+    routes: () => [{ name: 'webhooks', routes: webhookRoutes({ store: ctx.parts.get('store'), idempotency: ctx.parts.get('idempotency'), log: ctx.logFor('api') }) }],
     quiesce: nothing,
     stop: async () => {
       await ctx.parts.peek('webhooks')?.close();

@@ -37,6 +37,9 @@ import { holdFeature, isFeatureLocked, listFeatures, releaseFeature } from '../c
 import type { FireRecord, ScheduleRecord } from './records.js';
 import type { RunRecord } from '../runs/records.js';
 import type { TemplateRecord } from '../catalog/records.js';
+import type { CatalogReads } from '../catalog/catalog-reads.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
+import type { LatestSnapshots } from '../../telemetry/snapshots/index.js';
 import type { RunTracker } from '../runs/run-tracker.js';
 import { selectRobot, type RobotView, type Selection, type SelectionInput } from './selection.js';
 import { DEFAULT_DEPLOYMENT_DEADLINE_MS as DEFAULT_SENT_DEADLINE_MS } from './schedules.js';
@@ -50,7 +53,14 @@ import { scheduleEvent } from './timeline.js';
 export type DispatchGate = (fleetId: string, template: TemplateRecord) => SelectionInput['gate'];
 
 export interface DispatcherOptions {
+  /** For the databases missions own (schedules, fires, runs). */
   store: Store;
+  /** Robot records, from the registry. */
+  identity: Pick<IdentityReads, 'fleetRobotIds' | 'robot'>;
+  /** Latest snapshots (battery levels), from telemetry. */
+  snapshots: Pick<LatestSnapshots, 'latest'>;
+  /** Templates, from the catalog. */
+  catalog: Pick<CatalogReads, 'template'>;
   events: EventLog;
   clock: Clock;
   tracker: RunTracker;
@@ -89,7 +99,7 @@ export class MissionDispatcher {
     this.clock = opts.clock;
     this.passIntervalMs = opts.passIntervalMs ?? 500;
     this.log = opts.log ?? pino({ enabled: false });
-    this.roster = new FleetRoster(opts.store, opts.clock, opts.tracker, opts.link);
+    this.roster = new FleetRoster(opts.identity, opts.snapshots, opts.clock, opts.tracker, opts.link);
     opts.tracker.onChange((run) => {
       // A robot freed up, or a deployed run reported: look again.
       if (run.endedAtMs !== null) {
@@ -147,7 +157,7 @@ export class MissionDispatcher {
   /** Selection as it stands now for a schedule (runtime status; nothing is reserved). */
   explain(s: ScheduleRecord): Selection | null {
     if (s.target.type !== 'mission') return null;
-    const template = this.store.templates.get(s.target.missionId);
+    const template = this.opts.catalog.template(s.target.missionId);
     return selectRobot({
       template,
       gate: this.gateFor(s.fleetId, template),
@@ -181,7 +191,7 @@ export class MissionDispatcher {
     // is queued ahead of this one (LMDB runs async transactions in order), and a release of a
     // non-holder writes nothing.
     const areas = new Set(listFeatures(this.store, run.fleetId).filter((feat) => feat.holders.includes(run.robotId)).map((feat) => feat.featureId));
-    const own = this.store.templates.get(run.missionId)?.featureId;
+    const own = this.opts.catalog.template(run.missionId)?.featureId;
     if (own != null) areas.add(own);
     for (const featureId of areas) {
       releaseFeature(this.store, this.opts.events, run.fleetId, featureId, run.robotId, now).catch((err: unknown) => this.log.error({ err, featureId, runId: run.runId }, `dispatcher: release feature ${featureId} failed`));
@@ -257,7 +267,7 @@ export class MissionDispatcher {
     };
     const templateById = (id: string | undefined): TemplateRecord | undefined => {
       if (id === undefined) return undefined;
-      if (!templates.has(id)) templates.set(id, this.store.templates.get(id));
+      if (!templates.has(id)) templates.set(id, this.opts.catalog.template(id));
       return templates.get(id);
     };
     const templateOf = (s: ScheduleRecord | undefined): TemplateRecord | undefined =>
@@ -425,7 +435,7 @@ export class MissionDispatcher {
     const cmdId = f.commandIds[f.commandIds.length - 1];
     if (cmdId === undefined) {
       // Restarted between the run's commit and the MissionStart submit: submit it now.
-      const t = this.store.templates.get(s.target.missionId);
+      const t = this.opts.catalog.template(s.target.missionId);
       const run = this.opts.tracker.get(f.runId);
       if (!t || !run) {
         void this.failAttempt(f, 'template_missing', 'the template was deleted before MissionStart was sent');

@@ -1,5 +1,5 @@
 /**
- * A fleet's robots as robot selection sees them (selection.ts): registered fields from LMDB, cached
+ * A fleet's robots as robot selection sees them (selection.ts): registered fields from the registry, cached
  * per fleet for {@link ROSTER_TTL_MS} because decoding the records dominated dispatch passes under
  * load; online state, advertised capabilities and busy runs are always current; the battery level is
  * read only when a template asks for it.
@@ -8,9 +8,8 @@
  */
 import type { RobotLink } from '../../protocol/robot-link.js';
 import type { Clock } from '../clock.js';
-import { fleetRobotIds } from '../../store/identity.js';
-import type { Store } from '../../store/lmdb.js';
-import { decodeSnapshot } from '../../telemetry/sample/index.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
+import type { LatestSnapshots } from '../../telemetry/snapshots/index.js';
 import type { RunTracker } from '../runs/run-tracker.js';
 import type { RobotView } from './selection.js';
 
@@ -28,7 +27,8 @@ export class FleetRoster {
   private readonly cache = new Map<string, { atMs: number; robots: RegisteredRobot[] }>();
 
   constructor(
-    private readonly store: Store,
+    private readonly identity: Pick<IdentityReads, 'fleetRobotIds' | 'robot'>,
+    private readonly snapshots: Pick<LatestSnapshots, 'latest'>,
     private readonly clock: Clock,
     private readonly tracker: Pick<RunTracker, 'advertisedCapabilities' | 'activeRunOf'>,
     private readonly link: Pick<RobotLink, 'isOnline'>,
@@ -40,14 +40,14 @@ export class FleetRoster {
     let cached = this.cache.get(fleetId);
     if (!cached || now - cached.atMs >= ROSTER_TTL_MS || now < cached.atMs) {
       const robots: RegisteredRobot[] = [];
-      for (const robotId of fleetRobotIds(this.store, fleetId)) {
-        const r = this.store.robots.get(robotId);
+      for (const robotId of this.identity.fleetRobotIds(fleetId)) {
+        const r = this.identity.robot(robotId);
         if (r && r.fleetId === fleetId) robots.push({ robotId, name: r.name, active: r.active, capabilities: r.capabilities });
       }
       cached = { atMs: now, robots };
       this.cache.set(fleetId, cached);
     }
-    const store = this.store;
+    const snapshots = this.snapshots;
     return cached.robots.map((r) => {
       const advertised = this.tracker.advertisedCapabilities(r.robotId);
       return {
@@ -58,7 +58,7 @@ export class FleetRoster {
         online: this.link.isOnline(r.robotId),
         busyRunId: this.tracker.activeRunOf(r.robotId)?.runId ?? null,
         get batteryPct(): number | null {
-          return decodeSnapshot(store.snapshots.get(r.robotId))?.battery.percent ?? null;
+          return snapshots.latest(r.robotId)?.battery.percent ?? null;
         },
       };
     });

@@ -14,7 +14,10 @@ import type { RobotLink } from '../../protocol/robot-link.js';
 import { systemClock, type Clock } from '../clock.js';
 import { nextFireAfter } from './recurrence.js';
 import { Scheduler, type FireOutcome } from './scheduler.js';
+import type { IdentityReads } from '../../store/identity-reads.js';
 import type { Store } from '../../store/lmdb.js';
+import type { LatestSnapshots } from '../../telemetry/snapshots/index.js';
+import type { CatalogReads } from '../catalog/catalog-reads.js';
 import { actingKeyProblem, commitPaused, CREATOR_KEY_INVALID, type ActingKeyGuard } from './acting-key.js';
 import { CommandFires } from './command-fires.js';
 import type { OperationRuntime, RunEffectReport } from '../catalog/runtime.js';
@@ -35,7 +38,14 @@ import {
 import { scheduleEvent } from './timeline.js';
 
 export interface MissionSchedulingOptions {
+  /** For the databases missions own (schedules, fires, runs). */
   store: Store;
+  /** Robot records, from the registry (robot selection). */
+  identity: IdentityReads;
+  /** Latest snapshots, from telemetry (robot selection's battery levels). */
+  snapshots: LatestSnapshots;
+  /** Templates and operations, from the catalog. */
+  catalog: CatalogReads;
   /** The store's event log (built once by the composition root). */
   events: EventLog;
   link: RobotLink;
@@ -60,10 +70,10 @@ export interface SchedulePatch {
 }
 
 /** Default gate: the fleet's stored operation must be `running` and the template enabled. */
-export function storedGate(store: Store): DispatchGate {
+export function storedGate(catalog: Pick<CatalogReads, 'operation'>): DispatchGate {
   return (fleetId: string, t: TemplateRecord) => {
     if (!t.enabled) return { open: false, reason: 'template_disabled' };
-    const op = store.operations.get(fleetId);
+    const op = catalog.operation(fleetId);
     if (!op) return { open: false, reason: 'operation_missing' };
     if (op.state !== 'running') return { open: false, reason: `operation_${op.state}` };
     return { open: true };
@@ -109,12 +119,15 @@ export class MissionScheduling {
     this.tracker = new RunTracker(this.store, this.events, this.clock, opts.link, (run) => run.startCommandId !== null && opts.commands.get(run.startCommandId)?.state === 'agent_received');
     this.dispatcher = new MissionDispatcher({
       store: this.store,
+      identity: opts.identity,
+      snapshots: opts.snapshots,
+      catalog: opts.catalog,
       events: this.events,
       clock: this.clock,
       tracker: this.tracker,
       commands: opts.commands,
       link: opts.link,
-      gate: opts.gate ?? storedGate(this.store),
+      gate: opts.gate ?? storedGate(opts.catalog),
       actingKey,
       ...(opts.passIntervalMs !== undefined ? { passIntervalMs: opts.passIntervalMs } : {}),
       ...(opts.log ? { log: opts.log } : {}),

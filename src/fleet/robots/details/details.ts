@@ -6,7 +6,7 @@
 import { runsOf } from '../../../missions/runs/runs.js';
 import type { Store } from '../../../store/lmdb.js';
 import type { RobotRecord } from '../../../store/records.js';
-import { decodeSnapshot } from '../../../telemetry/sample/index.js';
+import type { TelemetrySnapshot } from '../../../telemetry/sample/index.js';
 import { faultsOf } from '../../safety/faults/faults.js';
 import type { FaultRecord } from '../../safety/faults/records.js';
 import { deviceHealthOf, type DeviceHealthRecord } from '../health/device-health.js';
@@ -47,9 +47,11 @@ export function missionCounts(store: Store, robot: RobotRecord): { completed: nu
   return { completed, failed };
 }
 
-/** The robot's details; `usage` is the meter's current view (saved totals plus what is not saved yet). */
-export function robotDetails(store: Store, robot: RobotRecord, usage: RobotUsageRecord | undefined): RobotDetails {
-  const snap = decodeSnapshot(store.snapshots.get(robot.robotId));
+/**
+ * The robot's details; `snap` is its latest snapshot (telemetry's reader), `usage` the meter's current
+ * view (saved totals plus what is not saved yet).
+ */
+export function robotDetails(store: Store, robot: RobotRecord, snap: TelemetrySnapshot | undefined, usage: RobotUsageRecord | undefined): RobotDetails {
   const health = deviceHealthOf(store, robot.robotId);
   const seen = [usage?.lastSeenAtMs, snap?.receivedAtMs, health?.reportedAtMs].filter((n): n is number => typeof n === 'number');
   return {
