@@ -103,7 +103,7 @@ describe('conflicting message framing', () => {
 
   it('a repeated Host or Authorization line is a JSON 400', async () => {
     for (const dup of ['Host: other', `Authorization: Bearer ${d.apiKey}`]) {
-      const r = await rawExchange(base, `GET /v1/me HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\n${dup}\r\n\r\n`, 500);
+      const r = await rawExchange(base, `GET /v1/me HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\n${dup}\r\n\r\n`, 30_000, 0, responsesComplete(1));
       const [res] = parseResponses(r.text);
       expect(res?.status).toBe(400);
       const name = dup.slice(0, dup.indexOf(':'));
@@ -114,7 +114,7 @@ describe('conflicting message framing', () => {
   });
 
   it('a single Content-Length body still works', async () => {
-    const r = await rawExchange(base, createFeature('plain'), 500);
+    const r = await rawExchange(base, createFeature('plain'), 30_000, 0, responsesComplete(1));
     expect(parseResponses(r.text).map((x) => x.status)).toEqual([201]);
     expect(await featureNames()).toContain('plain');
   });
