@@ -84,6 +84,7 @@ describe('API keys through the decoded-record cache', () => {
     await new Promise((r) => setTimeout(r, VERIFIED_TTL_MS + 10));
     expect((await call(fx, 'GET', `/v1/robots/${fx.ids.robotA1}`, { key: fx.keys.full })).status).toBe(403);
     fx.store.apikeys.putSync(id, rec);
+    // Time-based on purpose: the restored permission too applies only once the TTL has passed.
     await new Promise((r) => setTimeout(r, VERIFIED_TTL_MS + 10));
     expect((await call(fx, 'GET', `/v1/robots/${fx.ids.robotA1}`, { key: fx.keys.full })).status).toBe(200);
   });

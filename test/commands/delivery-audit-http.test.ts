@@ -3,11 +3,15 @@
 // budget exhaustion observable after timed_out, the audit log (filters, paging, cursors, retention)
 // and reading a command back by id.
 import { createHash } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ControlRobotResponse } from '../../src/api/schemas/control-robot.js';
 import { canonicalJson } from '../../src/commands/digest.js';
 import type { Command } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
 import { call, startStack, until, type Stack } from './http-harness.js';
+
+// Bounds, not waits (every wait in here ends on a condition): a gateway restart and robots on a loaded
+// 2-core machine take several times longer than on an idle one (over 30 s beside four CPU hogs).
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
 let s: Stack | null = null;
 afterEach(async () => {
@@ -78,15 +82,19 @@ describe('audit log', () => {
       expect(res.status, JSON.stringify(res.json)).toBe(200);
       return res;
     };
+    // Entries written before and after it get distinct timestamps for the time filters.
+    const clockMovedOn = async (): Promise<void> => {
+      const t = Date.now();
+      await until(() => Date.now() > t, 'the clock to move on');
+    };
     const t0 = Date.now();
     await nested(r0, 'mode', { mode: 'manual', wait_for_ack: true });
-    // Time-based on purpose: the 5 ms pauses give the entries distinct timestamps for the time filters.
-    await new Promise((r) => setTimeout(r, 5));
+    await clockMovedOn();
     const t1 = Date.now();
     await nested(r0, 'settings', { settings: { max_speed_mps: 1.5 }, wait_for_ack: true });
-    await new Promise((r) => setTimeout(r, 5));
+    await clockMovedOn();
     await control(st, { action: 'stop', robot_id: r1, wait_for_ack: true });
-    await new Promise((r) => setTimeout(r, 5));
+    await clockMovedOn();
     await nested(r0, 'go-to', { latitude: 52.0001, longitude: 5.0001, wait_for_ack: true });
 
     const url = (q: string) => `/v1/audit-log?fleet_id=${st.fleetId}${q}`;

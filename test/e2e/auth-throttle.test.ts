@@ -76,6 +76,7 @@ describe('failed authentication throttle', () => {
     for (let i = 0; i < 50 && (await get('/v1/me', wrongKey(3000 + i))).status !== 429; i++);
     const first = await get('/v1/me', fresh.apiKey);
     expect(first.status).toBe(429);
+    // Time-based on purpose: the throttle's Retry-After is what is tested (the address regains a try).
     await new Promise((r) => setTimeout(r, Number(first.retryAfter) * 1000 + 50));
     expect((await get('/v1/me', fresh.apiKey)).status).toBe(200);
   });

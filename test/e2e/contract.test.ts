@@ -116,14 +116,18 @@ beforeAll(async () => {
   }
 }, 90_000);
 
+// A bound, not a wait: the simulator's and the gateway's drains on a loaded 2-core machine took longer
+// than the default hook timeout (60 s).
 afterAll(async () => {
-  if (sim && sim.exitCode === null) {
+  // A simulator already ended by a signal has exitCode null too, and would never emit 'exit' again.
+  if (sim && sim.exitCode === null && sim.signalCode === null) {
+    const exited = new Promise((r) => sim!.once('exit', r));
     sim.kill('SIGTERM');
-    await new Promise((r) => sim!.once('exit', r));
+    await exited;
   }
   await gw?.stop();
   if (d) rmSync(d.dataDir, { recursive: true, force: true });
-});
+}, 180_000);
 
 /** JSON pointer escaping (RFC 6901). */
 const ptr = (s: string): string => s.replaceAll('~', '~0').replaceAll('/', '~1');

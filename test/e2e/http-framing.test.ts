@@ -5,7 +5,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
-import { parseResponses, rawExchange } from '../support/raw-http.js';
+import { parseResponses, rawExchange, responsesComplete } from '../support/raw-http.js';
 import { openStream, requestTicket } from '../support/stream-client.js';
 import { until } from '../support/until.js';
 
@@ -103,7 +103,7 @@ describe('conflicting message framing', () => {
 
   it('a repeated Host or Authorization line is a JSON 400', async () => {
     for (const dup of ['Host: other', `Authorization: Bearer ${d.apiKey}`]) {
-      const r = await rawExchange(base, `GET /v1/me HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\n${dup}\r\n\r\n`, 500);
+      const r = await rawExchange(base, `GET /v1/me HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\n${dup}\r\n\r\n`, 30_000, 0, responsesComplete(1));
       const [res] = parseResponses(r.text);
       expect(res?.status).toBe(400);
       const name = dup.slice(0, dup.indexOf(':'));
@@ -114,7 +114,7 @@ describe('conflicting message framing', () => {
   });
 
   it('a single Content-Length body still works', async () => {
-    const r = await rawExchange(base, createFeature('plain'), 500);
+    const r = await rawExchange(base, createFeature('plain'), 30_000, 0, responsesComplete(1));
     expect(parseResponses(r.text).map((x) => x.status)).toEqual([201]);
     expect(await featureNames()).toContain('plain');
   });
@@ -278,7 +278,9 @@ describe('the head deadline leaves working connections alone', () => {
   const me = `GET /v1/me HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\n\r\n`;
 
   it('a keep-alive connection idle past the deadline gets no unsolicited answer and serves the next request', async () => {
-    const r = await rawExchange(base, [me, me], 3500, 3000);
+    // The 3 s gap is the idle time under test (past the 2 s head deadline); the exchange then ends once
+    // the second answer is in (the 30 s is only a bound for a loaded machine).
+    const r = await rawExchange(base, [me, me], 30_000, 3000, responsesComplete(2));
     expect(parseResponses(r.text).map((x) => x.status)).toEqual([200, 200]);
   });
 
@@ -287,7 +289,8 @@ describe('the head deadline leaves working connections alone', () => {
     const head =
       `POST ${features} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${d.apiKey}\r\n` +
       `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
-    const r = await rawExchange(base, [head, body.slice(0, 10), body.slice(10)], 4000, 1500);
+    // 1.5 s between the parts: the body's last part arrives 3 s after the head, past the 2 s deadline.
+    const r = await rawExchange(base, [head, body.slice(0, 10), body.slice(10)], 30_000, 1500, responsesComplete(1));
     expect(parseResponses(r.text).map((x) => x.status)).toEqual([201]);
   });
 
@@ -299,6 +302,7 @@ describe('the head deadline leaves working connections alone', () => {
       await c.opened;
       c.send({ op: 'subscribe', ticket: t.body.ticket as string });
       await until(() => c.of('subscribed').length === 1 || c.closed !== null, 5_000, 'subscribed');
+      // Time-based on purpose: the socket must outlive the 2 s head deadline.
       await new Promise((r) => setTimeout(r, 3000));
       expect(c.closed).toBeNull();
     } finally {

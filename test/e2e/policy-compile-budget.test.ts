@@ -13,8 +13,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RobotAgent } from '../../src/agent/index.js';
 import { POLICY_COMPILE_BUDGET_MS } from '../../src/commands/policy-limits.js';
 import { CommandPolicySchema, type CommandPolicy } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
-import { adminJson } from '../support/cli.js';
-import { makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
+import { addRobots, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
 import { sleep, until } from '../support/until.js';
 
 // Bounds, not waits (every wait in here ends on a condition): real processes on a loaded 2-core
@@ -47,7 +46,7 @@ function agentFor(c: { robotId: string; robotToken: string }, policy: CommandPol
 
 beforeAll(async () => {
   d = makeDataDir('fleetgw-e2e-compile-');
-  creds = Array.from({ length: HOSTILE_ROBOTS + 1 }, (_, i) => adminJson<{ robotId: string; robotToken: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', `r${i}`]));
+  creds = await addRobots(d.dataDir, d.fleetId, HOSTILE_ROBOTS + 1);
   gw = await startGatewayProcess(d.dataDir);
 });
 

@@ -94,6 +94,8 @@ describe('robot-supplied schema patterns cannot freeze the gateway', () => {
         invokeService(0, 'label', { text: hostile }),
         controlRobot({ action: 'invoke_action', robot_id: creds[0]!.robotId, action_name: 'tag', arguments: { [hostile]: 1 } }),
       ]);
+      // Time-based on purpose: a head start, so the stops arrive while the patterns are evaluated (on a
+      // build without the fix the gateway is frozen in them by then).
       await sleep(300);
       const [other, same] = await Promise.all([
         controlRobot({ action: 'stop', robot_id: creds[1]!.robotId, wait_for_ack: true }, 2000),

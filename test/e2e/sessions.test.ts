@@ -314,7 +314,8 @@ describe('user sessions and API-key management', () => {
     expect(replay.status).toBe(200);
     expect(replay.body.secretWithheld).toBe(true);
 
-    // Idle for longer than the 2 s idle timeout: the session has ended.
+    // Idle for longer than the 2 s idle timeout: the session has ended (time-based on purpose: the
+    // idle timeout is what is tested).
     expect(op.body.session.idleTimeoutS).toBe(2);
     await new Promise((r) => setTimeout(r, 2_500));
     expect((await as(op, 'GET', '/v1/me')).status).toBe(401);

@@ -13,7 +13,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { startClickHouseServer, type ClickHouseTestServer } from '../support/clickhouse-server.js';
 import type { RunningGateway } from '../support/gateway.js';
-import { allOnline, countClickHouse, freePort, metric, provision, report, serve, sim, sleep, type Depot } from './support.js';
+import { allOnline, countClickHouse, freePort, metric, metricReaches, provision, report, serve, sim, sleep, streamedFor, type Depot } from './support.js';
 
 const ROBOTS = 100;
 const HZ = 10;
@@ -38,11 +38,13 @@ describe.skipIf(inject('clickhouseUrl') === null)(`ClickHouse outage under load$
     gw = await serve(depot, port, ['--clickhouse-url', `${server.url}/faults`]);
     const robots = sim(depot, port, HZ);
     await allOnline(gw, depot);
-    await sleep(3_000);
+    // Rows reaching the server before it goes down.
+    await metricReaches(gw, depot, 'fleetgw_telemetry_samples_stored_total', 1, 'the first rows stored');
     await server.stop('SIGKILL');
     const downAt = Date.now();
     let spoolPeak = 0;
     let paused = 0;
+    // Time-based on purpose: the outage's length is the fault; its figures are sampled once a second.
     while (Date.now() - downAt < OUTAGE_S * 1000) {
       await sleep(1_000);
       spoolPeak = Math.max(spoolPeak, await metric(gw, depot, 'fleetgw_telemetry_spool_bytes'));
@@ -54,11 +56,12 @@ describe.skipIf(inject('clickhouseUrl') === null)(`ClickHouse outage under load$
     for (;;) {
       if ((await metric(gw, depot, 'fleetgw_telemetry_spool_backlog_blocks')) === 0 && (await metric(gw, depot, 'fleetgw_telemetry_samples_replayed_total')) > 0) break;
       if (Date.now() - upAt > 120_000) throw new Error('spool not drained within 120 s of the server coming back');
-      await sleep(500);
+      await sleep(500); // the poll interval
     }
     const drainMs = Date.now() - upAt;
     const replayed = await metric(gw, depot, 'fleetgw_telemetry_samples_replayed_total');
-    await sleep(2_000);
+    // Streaming on into the recovered store before the robots stop.
+    await streamedFor(gw, depot, HZ, 2, await metric(gw, depot, 'fleetgw_telemetry_samples_received_total'));
     const sent = await robots.stop();
     expect(await gw.stop('SIGTERM')).toBe(0);
     gw = null;

@@ -16,7 +16,7 @@ import { startClickHouseCluster, zookeeperUnavailableReason, type ClickHouseTest
 import { clickhouseServerUnavailableReason, type ClickHouseTestServer } from '../support/clickhouse-server.js';
 import type { RunningGateway } from '../support/gateway.js';
 import { until } from '../support/until.js';
-import { allOnline, freePort, metric, metrics, provision, report, serve, sim, sleep, type Depot, type RunningSim, type StoredCounts } from './support.js';
+import { allOnline, freePort, metric, metrics, provision, report, serve, sim, sleep, streamedFor, type Depot, type RunningSim, type StoredCounts } from './support.js';
 
 const DEPOTS = 2;
 const ROBOTS = 10;
@@ -112,7 +112,6 @@ describe.skipIf(reason !== null && process.env.CI !== 'true')(`many depots on on
     }
     for (const d of depots) await allOnline(d.gw!, d.depot);
     expect(new Set(depots.flatMap((d) => d.ids)).size).toBe(DEPOTS * ROBOTS);
-    await sleep(5_000);
     // Before the fault: both depots' rows are there, once (what reached the store so far). At this
     // light load a block waits up to 5 s for its insert (FLEETGW_TELEMETRY_INSERT_SMALL_MAX_AGE_MS).
     for (const d of depots) {
@@ -129,6 +128,7 @@ describe.skipIf(reason !== null && process.env.CI !== 'true')(`many depots on on
     let spoolBytesAtKill = 0;
     let restartMs = -1;
     let spooledBeforeKill = 0;
+    // Time-based on purpose: the outage's length is the fault; its figures are sampled once a second.
     while (Date.now() - downAt < OUTAGE_S * 1000) {
       await sleep(1_000);
       for (const [i, d] of depots.entries()) {
@@ -165,15 +165,16 @@ describe.skipIf(reason !== null && process.env.CI !== 'true')(`many depots on on
           nextProgressAt = now + 10_000;
         }
         if (now - upAt > 120_000) throw new Error('spools not drained within 120 s of the shard coming back');
-        await sleep(250);
+        await sleep(250); // the poll interval
       }
     } catch (e) {
       throw new Error(`${e instanceof Error ? e.message : String(e)}:\n${await drainState(depots, cluster.shards, progress)}`, { cause: e });
     }
     const replayed = await Promise.all(depots.map((d) => metric(d.gw!, d.depot, 'fleetgw_telemetry_samples_replayed_total')));
-    // The killed depot's robots back, and time for them to resend what was not acknowledged.
+    // The killed depot's robots back, and their resends of what was not acknowledged read (two
+    // seconds of telemetry past them).
     await allOnline(killed.gw!, killed.depot);
-    await sleep(3_000);
+    await streamedFor(killed.gw!, killed.depot, HZ, 2, await metric(killed.gw!, killed.depot, 'fleetgw_telemetry_samples_received_total'));
 
     const results: { lost: number; stored: StoredCounts }[] = [];
     for (const [i, d] of depots.entries()) {

@@ -8,7 +8,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../support/gateway.js';
-import { allOnline, countChdb, freePort, provision, report, serve, sim, sleep, type Depot } from './support.js';
+import { allOnline, countChdb, freePort, metric, metricReaches, provision, report, serve, sim, sleep, streamedFor, type Depot } from './support.js';
 
 const ROBOTS = 100;
 const HZ = 10;
@@ -27,10 +27,13 @@ describe('kill -9 of the gateway under load', () => {
     const port = await freePort();
     gw = await serve(depot, port);
     const robots = sim(depot, port, HZ);
-    await sleep(3_000);
+    // Streaming, and the store taking rows, before the first kill.
+    await allOnline(gw, depot);
+    await metricReaches(gw, depot, 'fleetgw_telemetry_samples_stored_total', 1, 'the first rows stored');
     const upMs: number[] = [];
     for (let k = 0; k < KILLS; k++) {
       // A random moment: anywhere in a block's life (batching, spool write, insert, checkpoint).
+      // Time-based on purpose: the kill's moment is random in time, not tied to any state.
       const wait = 1_000 + Math.floor(Math.random() * 3_000);
       await sleep(wait);
       await gw.stop('SIGKILL');
@@ -38,10 +41,11 @@ describe('kill -9 of the gateway under load', () => {
       gw = await serve(depot, port);
       upMs.push(Date.now() - t0);
     }
-    // Every agent back (each on its own backoff) and time to resend, then a clean stop of the robots
-    // (each half-closes its stream: the gateway has read all it wrote), then of the gateway.
+    // Every agent back (each on its own backoff) and its resends read (two seconds of telemetry past
+    // them), then a clean stop of the robots (each half-closes its stream: the gateway has read all
+    // it wrote), then of the gateway.
     await allOnline(gw, depot);
-    await sleep(3_000);
+    await streamedFor(gw, depot, HZ, 2, await metric(gw, depot, 'fleetgw_telemetry_samples_received_total'));
     const sent = await robots.stop();
     expect(await gw.stop('SIGTERM')).toBe(0);
     gw = null;

@@ -14,6 +14,7 @@ import { openChdbStore } from '../../src/telemetry/store/chdb-store.js';
 import type { SimFleetStats } from '../../src/sim/fleet.js';
 import { FLEETGW_BIN } from '../support/cli.js';
 import { startGatewayProcess, type RunningGateway } from '../support/gateway.js';
+import { until } from '../support/until.js';
 
 export interface Depot {
   dataDir: string;
@@ -160,6 +161,25 @@ export function report(test: string, sent: SimFleetStats, stored: StoredCounts, 
   return { lost, droppedCounted };
 }
 
+/**
+ * Waits until a gateway metric counter reaches `atLeast` (polling its /metrics): the robots' and the
+ * store's progress, which a loaded machine slows down, rather than a fixed time.
+ */
+export async function metricReaches(gw: RunningGateway, depot: Depot, name: string, atLeast: number, what: string, timeoutMs = 120_000): Promise<number> {
+  let seen = 0;
+  await until(async () => (seen = await metric(gw, depot, name).catch(() => 0)) >= atLeast, timeoutMs, `${what} (${name} ${seen} of ${atLeast})`, 250);
+  return seen;
+}
+
+/**
+ * Waits until the gateway has read `seconds` of every robot's telemetry (on average) past `from`
+ * samples received. A robot's reopened stream carries its unacknowledged batches first, so samples
+ * read after every robot is back online come after its resends.
+ */
+export async function streamedFor(gw: RunningGateway, depot: Depot, hz: number, seconds: number, from = 0): Promise<void> {
+  await metricReaches(gw, depot, 'fleetgw_telemetry_samples_received_total', from + seconds * depot.robots * hz, `${seconds} s of every robot's telemetry read`);
+}
+
 /** Waits until every robot is online again (after a restart the agents reconnect on their backoff). */
 export async function allOnline(gw: RunningGateway, depot: Depot, timeoutMs = 60_000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -167,7 +187,7 @@ export async function allOnline(gw: RunningGateway, depot: Depot, timeoutMs = 60
     const n = await metric(gw, depot, 'fleetgw_robots_online').catch(() => 0);
     if (n === depot.robots) return;
     if (Date.now() > end) throw new Error(`only ${n} of ${depot.robots} robots online after ${timeoutMs} ms`);
-    await sleep(250);
+    await sleep(250); // the poll interval
   }
 }
 

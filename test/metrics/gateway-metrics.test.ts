@@ -50,7 +50,8 @@ describe('GatewayMetrics', () => {
     expect(line(first, 'fleetgw_telemetry_frames_dropped_total{reason="corrupt"}')).toMatch(/ 2$/);
     expect(line(first, 'fleetgw_telemetry_decode_batches_total{thread="pool"}')).toMatch(/ 3$/);
     expect(line(first, 'fleetgw_telemetry_decode_batches_total{thread="main"}')).toMatch(/ 40$/);
-    await new Promise((r) => setTimeout(r, 120)); // past the per-scrape read cache
+    // Time-based on purpose: past the per-scrape read cache's lifetime, the next render reads anew.
+    await new Promise((r) => setTimeout(r, 120));
     t.samplesIn = 900;
     const second = await m.render();
     expect(line(second, 'fleetgw_telemetry_samples_received_total')).toMatch(/ 900$/);

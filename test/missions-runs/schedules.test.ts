@@ -45,6 +45,7 @@ describe('schedule-mission with a cron in a time zone', () => {
     // 02:30 does not exist that day: it fires at 03:30 EDT = 07:30Z.
     expect((await h.schedule(id)).next_fire_at_ms).toBe(Z('2026-03-08T07:30:00Z'));
     clock.set(Z('2026-03-08T07:29:00Z'));
+    // Time-based on purpose: a short look that a minute before the fire time nothing fired.
     await sleep(50);
     expect((await h.schedule(id)).status).toBe('scheduled');
     clock.set(Z('2026-03-08T07:30:00Z'));
@@ -223,6 +224,7 @@ describe('who a schedule acts as (issue 8 item 12)', () => {
     expect((await h.tool('edit-schedule', { schedule_id: id, retry_limit: 1 }, { idem: null })).json.detail).toContain('still paused');
     for (let i = 0; i < 3; i++) {
       clock.advance(3_600_000);
+      // Time-based on purpose: a short look after each hour that the paused schedule fired nothing.
       await sleep(50);
     }
     expect(await runs()).toBe(1);

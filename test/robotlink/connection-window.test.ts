@@ -44,6 +44,7 @@ describe('robot connection window', () => {
     const refused = call(anon, CONNECT_PATH, { [ROBOT_ID_METADATA]: robotId, authorization: 'Bearer wrong' });
     const refusal = await new Promise<http2.IncomingHttpHeaders>((resolve) => refused.once('response', resolve));
     expect(refusal['grpc-status']).toBe('16'); // UNAUTHENTICATED
+    // Time-based on purpose: a short look that no window update follows the refusal.
     await new Promise((r) => setTimeout(r, 100));
     expect(anon.state.remoteWindowSize).toBe(DEFAULT_WINDOW);
 
@@ -54,6 +55,7 @@ describe('robot connection window', () => {
 
     // A second authenticated stream on the same connection leaves it as it is.
     call(control, PUBLISH_TELEMETRY_PATH, auth);
+    // Time-based on purpose: a short look that the second stream sends no further window update.
     await new Promise((r) => setTimeout(r, 100));
     expect(control.state.remoteWindowSize).toBe(ROBOT_CONNECTION_WINDOW_BYTES);
 

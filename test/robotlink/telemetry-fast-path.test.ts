@@ -115,6 +115,7 @@ async function writeSplit(s: http2.ClientHttp2Stream, bytes: Uint8Array, cuts: n
   const points = [0, ...[...new Set(cuts)].filter((p) => p > 0 && p < bytes.length).sort((a, b) => a - b), bytes.length];
   for (let i = 0; i + 1 < points.length; i++) {
     await new Promise<void>((resolve, reject) => s.write(bytes.subarray(points[i], points[i + 1]), (err) => (err ? reject(err) : resolve())));
+    // Pacing on purpose (time-based): a pause between writes keeps each piece its own DATA frame.
     await sleep(4);
   }
 }

@@ -66,7 +66,6 @@ async function advance(clock: ManualClock, totalMs: number, stepMs: number): Pro
       for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
       await Promise.all(stores.map((s) => s.root.committed));
     }
-    await new Promise((r) => setTimeout(r, 3));
   };
   for (let t = 0; t < totalMs; t += stepMs) {
     clock.advance(Math.min(stepMs, totalMs - t));

@@ -30,6 +30,7 @@ describe('simulator at scale (gateway and robots in this one process)', () => {
     const cpu0 = process.cpuUsage();
     const t0 = Date.now();
     const sent0 = fleet.stats().samplesSent;
+    // Time-based on purpose: three seconds of streaming are the window the sample rate is measured over.
     await sleep(3000);
     // Stop ten robots while everything streams; time each ack.
     const latencies: number[] = [];

@@ -7,6 +7,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { addRobot } from '../../src/store/identity.js';
+import { openStore } from '../../src/store/lmdb.js';
 import { FLEETGW_BIN, adminJson } from './cli.js';
 import { logResponse } from './response-log.js';
 
@@ -35,6 +37,22 @@ export function makeDataDir(prefix = 'fleetgw-e2e-'): { dataDir: string; orgId: 
   const dataDir = mkdtempSync(join(tmpdir(), prefix));
   const init = adminJson<{ orgId: string; fleetId: string; apiKeyId: string; apiKey: string }>(['init', '--data-dir', dataDir, '--org', 'Acme', '--fleet', 'Yard']);
   return { dataDir, ...init };
+}
+
+/**
+ * Adds `count` active robots named `r0`, `r1`, … to a fleet, in this process: what `fleetgw admin
+ * add-robot` does, without a process start per robot (seconds each on a loaded machine).
+ */
+export async function addRobots(dataDir: string, fleetId: string, count: number): Promise<{ robotId: string; robotToken: string }[]> {
+  const store = openStore(dataDir);
+  try {
+    return Array.from({ length: count }, (_, i) => {
+      const r = addRobot(store, { fleetId, name: `r${i}`, capabilities: [], active: true });
+      return { robotId: r.record.robotId, robotToken: r.robotToken };
+    });
+  } finally {
+    await store.close();
+  }
 }
 
 /** Longest a gateway process may take to print its ready line. */

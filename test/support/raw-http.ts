@@ -15,33 +15,40 @@ export interface RawExchange {
 
 /**
  * Sends `chunks` (one write each, `gapMs` apart) and collects the answer until the server closes the
- * connection or `waitMs` passes.
+ * connection, `done(text)` holds (after every chunk went out), or `waitMs` passes.
  */
-export function rawExchange(url: string, chunks: string | string[], waitMs = 1500, gapMs = 0): Promise<RawExchange> {
+export function rawExchange(url: string, chunks: string | string[], waitMs = 1500, gapMs = 0, done?: (text: string) => boolean): Promise<RawExchange> {
   const { hostname, port } = new URL(url);
   const parts = typeof chunks === 'string' ? [chunks] : chunks;
   return new Promise((resolve, reject) => {
     const started = Date.now();
     let text = '';
-    let done = false;
+    let finished = false;
+    let allSent = false;
     const sock = connect(Number(port), hostname, () => {
       void (async () => {
-        for (const part of parts) {
+        for (const [i, part] of parts.entries()) {
           if (sock.destroyed) return;
           sock.write(part, 'latin1');
-          if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
+          // The gap is the client's pacing (the time the server must tolerate), not a wait for an answer.
+          if (gapMs > 0 && i < parts.length - 1) await new Promise((r) => setTimeout(r, gapMs));
         }
+        allSent = true;
+        if (done?.(text)) finish(false);
       })();
     });
     const finish = (closed: boolean): void => {
-      if (done) return;
-      done = true;
+      if (finished) return;
+      finished = true;
       clearTimeout(timer);
       sock.destroy();
       resolve({ text, closed, ms: Date.now() - started });
     };
     const timer = setTimeout(() => finish(false), waitMs);
-    sock.on('data', (d: Buffer) => (text += d.toString('latin1')));
+    sock.on('data', (d: Buffer) => {
+      text += d.toString('latin1');
+      if (allSent && done?.(text)) finish(false);
+    });
     sock.on('close', () => finish(true));
     sock.on('error', (err: NodeJS.ErrnoException) => {
       // A reset after the answer is a close, not a failure of the exchange.
@@ -49,6 +56,24 @@ export function rawExchange(url: string, chunks: string | string[], waitMs = 150
       else reject(err);
     });
   });
+}
+
+/**
+ * A `done` predicate for rawExchange: `n` complete responses have arrived (heads, and bodies as long as
+ * their Content-Length; a response without one is complete only at the close).
+ */
+export function responsesComplete(n: number): (text: string) => boolean {
+  return (text) => {
+    let rest = text;
+    for (let i = 0; i < n; i++) {
+      const end = rest.indexOf('\r\n\r\n');
+      if (end < 0) return false;
+      const length = /\r\ncontent-length:\s*(\d+)/i.exec(rest.slice(0, end + 2))?.[1];
+      if (length === undefined || rest.length < end + 4 + Number(length)) return false;
+      rest = rest.slice(end + 4 + Number(length));
+    }
+    return true;
+  };
 }
 
 /** One parsed response out of a raw exchange. */

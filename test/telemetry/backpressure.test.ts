@@ -66,7 +66,8 @@ describe('ingest at peak load (setPeakLoad)', () => {
       expect(ingest.stats().rowArenaBuffers).toBe(0);
       ingest.setPeakLoad(true);
       expect(ingest.stats()).toMatchObject({ rowArenaBuffers: 16, rowArenaAllocated: 16 });
-      await new Promise((r) => setTimeout(r, 200)); // ~10 trim intervals: none applies at peak
+      // Time-based on purpose: ~10 trim intervals (20 ms) pass, and none trims at peak load.
+      await new Promise((r) => setTimeout(r, 200));
       expect(ingest.stats().rowArenaBuffers).toBe(16);
       ingest.setPeakLoad(false);
       await until(() => ingest.stats().rowArenaBuffers === 4, 5_000, 'unused row buffers given back after the peak');

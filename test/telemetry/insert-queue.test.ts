@@ -51,6 +51,7 @@ describe('insert queue: urgent while paused', () => {
     const store = recordingStore();
     const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 60_000 });
     q.enqueue(new Uint8Array(100), 2, null);
+    // Time-based on purpose: the 60 s age holds the block; a short look shows nothing went before it.
     await sleep(100);
     expect(store.inserted).toEqual([]);
     q.setUrgent(true);
@@ -60,6 +61,7 @@ describe('insert queue: urgent while paused', () => {
     await until(() => store.inserted.length === 2 && q.queuedBytes === 0, 5_000, 'a row enqueued while urgent inserted');
     q.setUrgent(false);
     q.enqueue(new Uint8Array(50), 3, null);
+    // Time-based on purpose: no longer urgent, the row waits for the 60 s age again.
     await sleep(200);
     expect(store.inserted).toEqual([2, 1]);
     expect(q.queuedBytes).toBe(50);
@@ -85,6 +87,7 @@ describe('insert queue: urgent rows while the store is busy', () => {
     q.enqueue(new Uint8Array(100), 2, null);
     await until(() => store.inserted.length === 1, 5_000, 'the first block sent');
     for (let i = 0; i < 3; i++) q.enqueue(new Uint8Array(50), 1, null);
+    // Time-based on purpose: a short look while the one slot is held (nothing else can send them).
     await sleep(100);
     // The one slot is busy: the rows wait for it, not for the 60 s age.
     expect(store.inserted).toEqual([2]);
@@ -131,8 +134,9 @@ describe('insert queue: receipts in cut order', () => {
     q.enqueue(new Uint8Array(0), 0, new Map([['r2', { epoch: 1, seq: 7 }]]));
     q.enqueue(new Uint8Array(10), 3, new Map([['r2', { epoch: 1, seq: 8 }], ['r1', { epoch: 2, seq: 1 }]]));
     await until(() => store.inserted.length === 3, 5_000, 'every block sent to the store');
-    await sleep(50);
-    // The later blocks are spooled, but their receipts would cover r1's seq 1, which only memory holds.
+    // The later blocks are spooled (a block goes to the store only after its spool write settled, and
+    // a receipt would have been reported then), but their receipts would cover r1's seq 1, which only
+    // memory holds.
     expect(reported).toEqual([]);
     // Nor do their spool files carry their points: a restart must not take them as durable.
     const seen = await TelemetrySpool.open(dir, 1024 * 1024);
@@ -140,7 +144,7 @@ describe('insert queue: receipts in cut order', () => {
     // The later blocks are stored first: still nothing, then everything in order once the first is.
     release[1]!();
     release[2]!();
-    await sleep(50);
+    await until(() => q.stats().insertsInFlight === 1, 5_000, 'the two later inserts settled');
     expect(reported).toEqual([]);
     release[0]!();
     await until(() => reported.length === 3, 5_000, 'receipts after the first block is stored');
@@ -169,7 +173,7 @@ describe('insert queue: small blocks wait for more rows (minRows, smallMaxAgeMs)
     // 10 rows (= minRows): cut at the ordinary age.
     q.enqueue(new Uint8Array(100), 10, null);
     await until(() => store.inserted.length === 1, 5_000, 'a block of minRows inserted at maxAgeMs');
-    // 3 rows: well past maxAgeMs it still waits...
+    // 3 rows: well past maxAgeMs it still waits (time-based on purpose: the age has to pass)...
     q.enqueue(new Uint8Array(30), 3, null);
     await sleep(400);
     expect(store.inserted).toEqual([10]);
@@ -206,10 +210,12 @@ describe('insert queue: small blocks wait for more rows (minRows, smallMaxAgeMs)
     await until(() => store.inserted.length === 1, 5_000, 'the block cut by its batch count, long before 30 s');
     expect(store.inserted).toEqual([n + 1]);
     expect(reported).toEqual([n + 1]);
-    // The other 9 batches wait: the next count starts at the cut (seq n + 1).
+    // The other 9 batches wait: the next count starts at the cut (seq n + 1). Time-based on purpose:
+    // past maxAgeMs (100 ms), which cuts only blocks of minRows.
     await sleep(300);
     expect(store.inserted).toHaveLength(1);
     for (let seq = n + 11; seq <= 2 * n; seq++) q.enqueue(new Uint8Array(10), 1, new Map([['busy', { epoch: 7, seq }]]));
+    // Time-based on purpose: past maxAgeMs again, one batch short of the count.
     await sleep(300);
     expect(store.inserted).toHaveLength(1);
     q.enqueue(new Uint8Array(10), 1, new Map([['busy', { epoch: 7, seq: 2 * n + 1 }]]));
