@@ -7,7 +7,7 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { Aedes } from 'aedes';
 import mqtt from 'mqtt';
-import { AgvController, MasterController, VirtualAgvAdapter, type AgvId } from 'vda-5050-lib';
+import { AgvController, BlockingType, MasterController, VirtualAgvAdapter, type AgvId } from 'vda-5050-lib';
 import { until } from '../support/until.js';
 
 export interface CapturedMessage {
@@ -41,12 +41,12 @@ export async function captureLibAgvMessages(): Promise<CapturedMessage[]> {
       orderUpdateId: 0,
       nodes: [
         { nodeId: 'n0', sequenceId: 0, released: true, nodePosition: { x: 0, y: 0, mapId: 'local' }, actions: [] },
-        { nodeId: 'n1', sequenceId: 2, released: true, nodePosition: { x: 0.5, y: 0, mapId: 'local' }, actions: [{ actionId: 'a1', actionType: 'pick', blockingType: 'HARD', actionParameters: [{ key: 'stationType', value: 'floor' }, { key: 'loadType', value: 'EPAL' }] }] },
+        { nodeId: 'n1', sequenceId: 2, released: true, nodePosition: { x: 0.5, y: 0, mapId: 'local' }, actions: [{ actionId: 'a1', actionType: 'pick', blockingType: BlockingType.Hard, actionParameters: [{ key: 'stationType', value: 'floor' }, { key: 'loadType', value: 'EPAL' }] }] },
       ],
       edges: [{ edgeId: 'e1', sequenceId: 1, startNodeId: 'n0', endNodeId: 'n1', released: true, actions: [] }],
     }, { onOrderProcessed: () => { processed = true; } });
     await until(() => processed, 20_000, 'the virtual AGV to finish its order');
-    await mc.initiateInstantActions(LIB_AGV, { instantActions: [{ actionId: 'f1', actionType: 'factsheetRequest', blockingType: 'NONE' }] }, { onActionStateChanged: () => {}, onActionError: () => {} });
+    await mc.initiateInstantActions(LIB_AGV, { instantActions: [{ actionId: 'f1', actionType: 'factsheetRequest', blockingType: BlockingType.None }] }, { onActionStateChanged: () => {}, onActionError: () => {} });
     await until(() => captured.some((m) => m.topic.endsWith('/factsheet')), 10_000, 'the virtual AGV\'s factsheet');
   } finally {
     await mc.stop().catch(() => {});
