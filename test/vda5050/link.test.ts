@@ -14,7 +14,7 @@ import type { RobotLinkListener } from '../../src/protocol/robot-link.js';
 import { MapFrame } from '../../src/vda5050/link/map-frame.js';
 import { Vda5050Link } from '../../src/vda5050/link/link.js';
 import { until } from '../support/until.js';
-import { identitiesOf, startAgv, startTestBroker, type TestBroker } from './vda-fixtures.js';
+import { factsheetOf, identitiesOf, startAgv, startTestBroker, type TestBroker } from './vda-fixtures.js';
 
 const ROBOT = { robotId: 'robot-1', fleetId: 'fleet-1', binding: { manufacturer: 'Acme', serialNumber: 'AGV-1' } };
 const frame = new MapFrame();
@@ -117,11 +117,10 @@ describe('VDA 5050 master control against vda-5050-lib', () => {
   it('takes the factsheet\'s instant actions into the command policy', async () => {
     // vda-5050-lib's AGV answers no factsheetRequest: the factsheet is published here as a robot does (retained).
     const robotSide = await mqtt.connectAsync(broker.url, { clientId: 'factsheet-publisher' });
-    const factsheet = {
-      headerId: 0, timestamp: new Date().toISOString(), version: '2.0.0', manufacturer: 'Acme', serialNumber: 'AGV-1',
-      typeSpecification: { seriesName: 'VirtualAGV' },
-      protocolFeatures: { optionalParameters: [], agvActions: [{ actionType: 'startCharging', actionScopes: ['INSTANT'] }, { actionType: 'pick', actionScopes: ['NODE'], actionParameters: [{ key: 'stationType', valueDataType: 'STRING' }] }] },
-    };
+    const factsheet = factsheetOf(ROBOT.binding, [
+      { actionType: 'startCharging', actionScopes: ['INSTANT'] },
+      { actionType: 'pick', actionScopes: ['NODE'], actionParameters: [{ key: 'stationType', valueDataType: 'STRING' }] },
+    ]);
     await robotSide.publishAsync('uagv/v2/Acme/AGV-1/factsheet', JSON.stringify(factsheet), { retain: true });
     await robotSide.endAsync();
     await until(() => rec.policy?.actions.some((a) => a.name === 'startCharging') === true, 10_000, 'the factsheet policy');

@@ -55,3 +55,16 @@ export async function startAgv(brokerUrl: string, binding: Vda5050Binding, at = 
   await agv.start();
   return agv;
 }
+
+/** A complete VDA 5050 2.0 factsheet (every section the standard's schema requires) with these agvActions. */
+export function factsheetOf(binding: Vda5050Binding, agvActions: object[]): Record<string, unknown> {
+  return {
+    headerId: 0, timestamp: new Date().toISOString(), version: '2.0.0', manufacturer: binding.manufacturer, serialNumber: binding.serialNumber,
+    typeSpecification: { seriesName: 'VirtualAGV', agvKinematic: 'DIFF', agvClass: 'CARRIER', maxLoadMass: 100, localizationTypes: ['NATURAL'], navigationTypes: ['AUTONOMOUS'] },
+    physicalParameters: { speedMin: 0, speedMax: 2, accelerationMax: 1, decelerationMax: 1, heightMax: 1, width: 1, length: 1 },
+    protocolLimits: { maxStringLens: {}, maxArrayLens: {}, timing: { minOrderInterval: 0.1, minStateInterval: 0.1 } },
+    protocolFeatures: { optionalParameters: [], agvActions },
+    agvGeometry: {},
+    loadSpecification: {},
+  };
+}
