@@ -78,6 +78,8 @@ export interface ScriptedRobot {
   actionIds(): string[];
   publishState(patch?: Record<string, unknown>): Promise<void>;
   online(): Promise<void>;
+  /** Whether its client is connected to the broker. */
+  connected(): boolean;
   /** Cuts the TCP connection without a DISCONNECT (the broker then publishes the robot's will). */
   drop(): void;
   end(): Promise<void>;
@@ -88,6 +90,7 @@ export async function scriptedRobot(url: string, binding: Vda5050Binding, login:
   const prefix = `uagv/v2/${binding.manufacturer}/${binding.serialNumber}`;
   const header = (id: number): Record<string, unknown> => ({ headerId: id, timestamp: new Date().toISOString(), version: '2.0.0', manufacturer: binding.manufacturer, serialNumber: binding.serialNumber });
   const c = await mqtt.connectAsync(url, {
+    reconnectPeriod: 200,
     clientId: `scripted-${binding.serialNumber}-${Math.random().toString(16).slice(2)}`,
     ...login,
     will: { topic: `${prefix}/connection`, payload: Buffer.from(JSON.stringify({ ...header(0), connectionState: 'CONNECTIONBROKEN' })), qos: 1, retain: true },
@@ -112,6 +115,7 @@ export async function scriptedRobot(url: string, binding: Vda5050Binding, login:
     online: async () => {
       await c.publishAsync(`${prefix}/connection`, JSON.stringify({ ...header(++connectionHeader), connectionState: 'ONLINE' }), { retain: true, qos: 1 });
     },
+    connected: () => c.connected,
     drop: () => {
       c.options.reconnectPeriod = 0;
       c.stream.destroy();
