@@ -20,6 +20,7 @@ describe('VDA 5050 robot through fleetgw serve', () => {
   const d = makeDataDir('fleetgw-vda-link-');
   let gw: RunningGateway;
   let agv: AgvController;
+  let newAgv: () => AgvController;
   let robotId = '';
   const control = (body: Record<string, unknown>): Promise<{ status: number; body: any }> =>
     api(gw.ready.http, d.apiKey, '/v1/agent/control-robot', { method: 'POST', body: JSON.stringify({ org_id: d.orgId, fleet_id: d.fleetId, robot_id: robotId, ...body }) });
@@ -30,12 +31,13 @@ describe('VDA 5050 robot through fleetgw serve', () => {
     robotId = added.robotId;
     const mqttPort = await freePort();
     gw = await startGatewayProcess(d.dataDir, ['--insecure-http', '--vda5050', 'on', '--vda5050-mqtt-port', String(mqttPort)]);
-    agv = new AgvController(
+    newAgv = () => new AgvController(
       { manufacturer: 'Acme', serialNumber: 'AGV-1' },
       { interfaceName: 'uagv', vdaVersion: '2.0.0', transport: { brokerUrl: `mqtt://127.0.0.1:${mqttPort}`, username: robotId, password: added.robotToken, reconnectPeriod: 200 } },
       { agvAdapterType: VirtualAgvAdapter, publishVisualizationInterval: 250 },
       { initialPosition: { mapId: 'site', x: 5, y: 5, theta: 0, lastNodeId: 'home' }, vehicleSpeed: 5 },
     );
+    agv = newAgv();
     await agv.start();
   });
 
@@ -90,7 +92,11 @@ describe('VDA 5050 robot through fleetgw serve', () => {
     expect(releaseDelivery.state).toBe('agent_received');
     await until(() => actionStatus(releaseDelivery.commandId) === 'FINISHED', 10_000, 'cancelOrder FINISHED');
     const rec = await api(gw.ready.http, d.apiKey, `/v1/robot-commands/${stopDelivery.commandId}`);
-    expect(rec.status).toBe(200);
+    expect(rec.body.state).toBe('agent_received');
+    const start = await control({ action: 'start', wait_for_ack_ms: 10_000 });
+    // Released, the robot is no longer paused: its stopPause is refused "not yet paused", which leaves it where a start wants it.
+    expect(start.body.outcomes[0].delivery.state).toBe('agent_received');
+    await until(() => !agv.currentState.paused, 10_000, 'the robot resumed');
   });
 
   it('refuses a command VDA 5050 cannot carry with a 4xx naming why, publishing nothing', async () => {
@@ -104,6 +110,20 @@ describe('VDA 5050 robot through fleetgw serve', () => {
     expect(mode.body.code).toBe('policy_rejected');
     expect(mode.body.error).toMatch(/operating mode/);
     expect(agv.currentState.actionStates.length).toBe(shown);
+  });
+
+  it('keeps a stop for an offline robot (deferred) and delivers it when the robot is back', async () => {
+    await agv.stop();
+    const offline = async (): Promise<boolean> => (await api(gw.ready.http, d.apiKey, `/v1/robots/${robotId}`)).body.online === false;
+    await until(offline, 10_000, 'the robot offline');
+    const stop = await control({ action: 'stop', reason: 'while offline' });
+    const delivery = stop.body.outcomes[0].delivery;
+    expect(delivery.state).toBe('deferred');
+    // The same robot back (a new process: a new controller with the same identity and token).
+    agv = newAgv();
+    await agv.start();
+    await until(() => actionStatus(delivery.commandId) === 'FINISHED', 20_000, 'the deferred stop FINISHED at the robot');
+    await until(async () => (await api(gw.ready.http, d.apiKey, `/v1/robot-commands/${delivery.commandId}`)).body.state === 'agent_received', 20_000, 'the deferred stop received');
   });
 });
 

@@ -24,8 +24,11 @@ export function verdictOf(state: VdaState, id: string, kind: 'action' | 'order',
     const error = errorAbout(state, 'actionId', id);
     if (a === undefined && error === undefined) return null;
     // Refusals that leave the robot where the command wanted it: a cancelOrder with no order to
-    // cancel (a release of a robot with no order), a startPause of a robot already paused.
-    if (error?.errorType === 'noOrderToCancel' || (actionType === 'startPause' && state.paused)) return { received: true };
+    // cancel (a release of a robot with no order), a startPause of a robot already paused, a
+    // stopPause of a robot not paused.
+    if (error?.errorType === 'noOrderToCancel' || (actionType === 'startPause' && state.paused) || (actionType === 'stopPause' && !state.paused)) {
+      return { received: true };
+    }
     return { received: false, reason: error !== undefined ? describe(error) : a!.resultDescription || 'action FAILED' };
   }
   if (state.orderId === id) return { received: true };
