@@ -483,6 +483,8 @@ export class Vda5050Link implements RobotLink {
 
   private onBrokerConnect(): void {
     this.lastError = '';
+    // Stops are single small packets: Nagle's algorithm would hold one behind an unacknowledged write.
+    (this.client.stream as { setNoDelay?: (on: boolean) => void }).setNoDelay?.(true);
     this.client.stream.on('drain', () => this.queue.resume());
     this.client.subscribe(inboundFilters(this.prefix), { qos: 0 }, (err) => {
       if (err) {
