@@ -3,7 +3,7 @@ import { createInboundGate } from '../../vda5050/inbound/index.js';
 import { MapFrame } from '../../vda5050/link/map-frame.js';
 import { Vda5050Link } from '../../vda5050/link/link.js';
 import type { GatewayContext } from '../parts.js';
-import { NO_STORAGE, type GatewayPlugin } from '../plugin.js';
+import { NO_STORAGE, noRoutes, type GatewayPlugin } from '../plugin.js';
 
 /**
  * Connects master control to the broker the `vda5050-broker` plugin provides and adds it to the
@@ -16,6 +16,7 @@ export function vda5050Plugin(ctx: GatewayContext): GatewayPlugin {
     name: 'vda5050',
     dependsOn: ['vda5050-broker', 'robotlink'],
     storage: NO_STORAGE,
+    routes: noRoutes,
     start: () => {
       const { parts } = ctx;
       const broker = parts.get('vda5050Broker');
