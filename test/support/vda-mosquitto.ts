@@ -1,0 +1,52 @@
+/**
+ * A private mosquitto set up for a gateway's VDA 5050 robots the way docs/vda5050.md documents it: a
+ * password file with master control's user and each robot (user name = robot id, password = robot
+ * token) and the documented ACL (master control on every topic of the interface; each robot on its own
+ * topics only), plus the `fleetgw serve` arguments that point the gateway's link at it.
+ */
+import { writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { startMosquitto, type RunningMosquitto } from './mosquitto.js';
+
+export interface MosquittoForGateway extends RunningMosquitto {
+  /** Arguments for `fleetgw serve`: the external broker and master control's login. */
+  readonly serveArgs: string[];
+}
+
+export interface BrokerRobot {
+  robotId: string;
+  robotToken: string;
+  manufacturer: string;
+  serialNumber: string;
+}
+
+const MASTER = 'fleetgw-master';
+
+/** The ACL docs/vda5050.md gives for mosquitto: master control reads and writes the interface's topics, each robot its own. */
+export function mosquittoAcl(robots: BrokerRobot[], interfaceName = 'uagv'): string {
+  const root = `${interfaceName}/v2`;
+  const lines = [`user ${MASTER}`, `topic readwrite ${root}/#`, ''];
+  for (const r of robots) {
+    const base = `${root}/${r.manufacturer}/${r.serialNumber}`;
+    lines.push(`user ${r.robotId}`);
+    for (const t of ['connection', 'state', 'visualization', 'factsheet']) lines.push(`topic write ${base}/${t}`);
+    for (const t of ['order', 'instantActions']) lines.push(`topic read ${base}/${t}`);
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+/** Starts mosquitto for these robots; master control's password goes to a mode-0600 file in `dataDir`. */
+export async function startMosquittoFor(dataDir: string, robots: BrokerRobot[]): Promise<MosquittoForGateway> {
+  const masterPassword = randomBytes(24).toString('base64url');
+  const passwordFile = join(dataDir, 'vda5050-broker-password');
+  writeFileSync(passwordFile, `${masterPassword}\n`, { mode: 0o600 });
+  const broker = await startMosquitto({
+    users: [{ username: MASTER, password: masterPassword }, ...robots.map((r) => ({ username: r.robotId, password: r.robotToken }))],
+    acl: mosquittoAcl(robots),
+  });
+  return Object.assign(broker, {
+    serveArgs: ['--vda5050-broker', broker.url, '--vda5050-broker-username', MASTER, '--vda5050-broker-password-file', passwordFile],
+  });
+}
