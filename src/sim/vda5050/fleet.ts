@@ -88,7 +88,8 @@ export async function runVdaSimFleet(opts: VdaSimFleetOptions): Promise<VdaSimFl
       if (now !== online) log(`robot ${cred.robotId} (${cred.manufacturer}/${cred.serialNumber}) ${now ? 'connected' : 'disconnected'}`);
       online = now;
     });
-    const robot: VdaSimRobot = { robotId: cred.robotId, controller, online: () => online };
+    // After stop() the robot is offline whatever the client's last callback said.
+    const robot: VdaSimRobot = { robotId: cred.robotId, controller, online: () => online && !stopping };
     return { robot, cred };
   });
 
