@@ -12,6 +12,7 @@
 //   node bench/vda5050-fleet.mjs [--robots 1000] [--duration 120] [--warmup-s 20] [--sample-s 10]
 //       [--state-hz 1] [--vis-hz 10] [--grpc-hz 10] [--phases idle,grpc,vda] [--keep]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addRobot, createFleet, createOrg } from '../dist/store/identity.js';
@@ -25,6 +26,18 @@ const log = (s) => process.stderr.write(`${s}\n`);
 const MiB = 1024 * 1024;
 const round = (v, d = 2) => Number(v.toFixed(d));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** A loopback port that was free a moment ago (the embedded broker takes a fixed port). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
 
 /** One org and fleet; `count` gRPC robots and `count` VDA 5050 robots (identity Bench/V-i). */
 async function provision(dataDir, count) {
@@ -85,10 +98,10 @@ async function main() {
     const { grpc, vda } = await provision(dataDir, opts.robots);
     writeFileSync(join(dataDir, 'grpc-robots.json'), JSON.stringify(grpc));
     writeFileSync(join(dataDir, 'vda-robots.json'), JSON.stringify(vda));
-    gw = spawnNode([FLEETGW, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--grpc-port', '0', '--insecure-http', '--vda5050-port', '0', '--log-level', 'warn']);
+    const mqttPort = await freePort();
+    gw = spawnNode([FLEETGW, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--grpc-port', '0', '--insecure-http', '--vda5050-mqtt-port', String(mqttPort), '--log-level', 'warn']);
     const ready = await gw.waitJson((o) => o.event === 'ready', 120_000);
-    const mqttUrl = ready.vda5050?.url;
-    if (typeof mqttUrl !== 'string') throw new Error(`the ready line names no VDA 5050 broker: ${JSON.stringify(ready)}`);
+    const mqttUrl = `mqtt://127.0.0.1:${mqttPort}`;
     log(`gateway ready: http ${ready.http}, grpc ${ready.grpc}, mqtt ${mqttUrl}; ${opts.robots} + ${opts.robots} robots provisioned`);
     for (const phase of opts.phases.split(',')) {
       if (phase === 'idle') {

@@ -14,7 +14,7 @@ import { HAVE_MOSQUITTO } from '../support/mosquitto.js';
 import { openStream, requestTicket } from '../support/stream-client.js';
 import { until } from '../support/until.js';
 import { startVirtualAgv, type VirtualAgv } from '../support/vda-agv.js';
-import { addVdaRobot, brokerUrlOf, EMBEDDED_BROKER_ARGS } from '../support/vda-gateway.js';
+import { addVdaRobot, embeddedBroker } from '../support/vda-gateway.js';
 import { startMosquittoFor, type MosquittoForGateway } from '../support/vda-mosquitto.js';
 
 // The link's default map frame (docs/vda5050.md): map x east, y north, origin at 52.0 N, 5.0 E.
@@ -47,8 +47,9 @@ describe.each([
     const robot = addVdaRobot(d.dataDir, d.fleetId, 'agv-1', 'Acme Robotics', 'AGV-0001');
     let brokerUrl: string;
     if (broker === 'the embedded broker') {
-      gw = await startGatewayProcess(d.dataDir, ['--insecure-http', ...EMBEDDED_BROKER_ARGS]);
-      brokerUrl = brokerUrlOf(gw.ready);
+      const embedded = await embeddedBroker();
+      gw = await startGatewayProcess(d.dataDir, ['--insecure-http', ...embedded.args]);
+      brokerUrl = embedded.url;
     } else {
       mosquitto = await startMosquittoFor(d.dataDir, [robot]);
       gw = await startGatewayProcess(d.dataDir, ['--insecure-http', ...mosquitto.serveArgs]);

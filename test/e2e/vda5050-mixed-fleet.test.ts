@@ -12,7 +12,7 @@ import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../s
 import { startSim } from '../support/stream-client.js';
 import { until } from '../support/until.js';
 import { startVirtualAgvs, type VirtualAgv } from '../support/vda-agv.js';
-import { addVdaRobot, brokerUrlOf, EMBEDDED_BROKER_ARGS } from '../support/vda-gateway.js';
+import { addVdaRobot, embeddedBroker } from '../support/vda-gateway.js';
 
 describe('gRPC robots and VDA 5050 AGVs in one fleet', () => {
   const d = makeDataDir('fleetgw-vda-mixed-');
@@ -30,13 +30,14 @@ describe('gRPC robots and VDA 5050 AGVs in one fleet', () => {
   });
 
   it('one template, deployed to robots of both links, completes on each', async () => {
-    gw = await startGatewayProcess(d.dataDir, ['--insecure-http', ...EMBEDDED_BROKER_ARGS]);
+    const embedded = await embeddedBroker();
+    gw = await startGatewayProcess(d.dataDir, ['--insecure-http', ...embedded.args]);
     const http = gw.ready.http;
     const post = (path: string, body: unknown, idem?: string) =>
       api(http, d.apiKey, path, { method: 'POST', body: JSON.stringify(body), headers: idem !== undefined ? { 'idempotency-key': idem } : {} });
     sim = await startSim(d.dataDir, gw.ready.grpc, grpcRobots, 10);
     agvs = await startVirtualAgvs(vdaRobots.map((r, i) => ({
-      brokerUrl: brokerUrlOf(gw!.ready), username: r.robotId, password: r.robotToken, manufacturer: r.manufacturer, serialNumber: r.serialNumber, speedMps: 5, position: { x: i * 5, y: 0 },
+      brokerUrl: embedded.url, username: r.robotId, password: r.robotToken, manufacturer: r.manufacturer, serialNumber: r.serialNumber, speedMps: 5, position: { x: i * 5, y: 0 },
     })));
     const all = [...grpcRobots.map((r) => r.robotId), ...vdaRobots.map((r) => r.robotId)];
     await until(async () => {

@@ -94,7 +94,7 @@ describe('VDA 5050 AGVs under gateway and broker faults', () => {
     depots.push(depot);
     const mqttPort = await freePort();
     const grpcPort = await freePort();
-    const args = ['--vda5050-port', String(mqttPort)];
+    const args = ['--vda5050-mqtt-port', String(mqttPort)];
     gw = await serve(depot, grpcPort, args);
     agvs = await startVirtualAgvs(depot.robotList.map((r, i) => ({
       brokerUrl: `mqtt://127.0.0.1:${mqttPort}`, username: r.robotId, password: r.robotToken, manufacturer: r.manufacturer, serialNumber: r.serialNumber,

@@ -3,20 +3,13 @@
  * mosquitto with the ACL docs/vda5050.md documents), robots registered with a VDA 5050 identity, and
  * virtual AGVs logged in with their robot tokens (test/support/vda-agv.ts).
  */
-import type { ReadyLine } from './gateway.js';
 import { adminJson } from './cli.js';
+import { freePort } from './net.js';
 
-/** `fleetgw serve` arguments that start the embedded broker on a free loopback port. */
-export const EMBEDDED_BROKER_ARGS = ['--vda5050-port', '0'];
-
-/** The ready line of a gateway serving VDA 5050: the broker robots connect to. */
-export type VdaReadyLine = ReadyLine & { vda5050?: { url: string } };
-
-/** The broker URL robots of this gateway connect to (from its ready line). */
-export function brokerUrlOf(ready: ReadyLine): string {
-  const url = (ready as VdaReadyLine).vda5050?.url;
-  if (typeof url !== 'string') throw new Error(`the ready line names no VDA 5050 broker: ${JSON.stringify(ready)}`);
-  return url;
+/** The embedded broker on a free loopback port: `fleetgw serve` arguments and the URL robots connect to. */
+export async function embeddedBroker(): Promise<{ args: string[]; url: string; port: number }> {
+  const port = await freePort();
+  return { args: ['--vda5050-mqtt-port', String(port)], url: `mqtt://127.0.0.1:${port}`, port };
 }
 
 export interface VdaRobot {

@@ -47,6 +47,6 @@ export async function startMosquittoFor(dataDir: string, robots: BrokerRobot[]):
     acl: mosquittoAcl(robots),
   });
   return Object.assign(broker, {
-    serveArgs: ['--vda5050-broker', broker.url, '--vda5050-broker-username', MASTER, '--vda5050-broker-password-file', passwordFile],
+    serveArgs: ['--vda5050-mqtt-url', broker.url, '--vda5050-mqtt-username', MASTER, '--vda5050-mqtt-password-file', passwordFile],
   });
 }
