@@ -4,13 +4,15 @@
 //   idle  the gateway with nobody connected (its fixed cost, subtracted from nothing; reported)
 //   grpc  --robots robots of the gRPC link (bench/lib/sim-child.mjs: the simulator, one message per
 //         robot per 100 ms at 10 Hz)
-//   vda   --robots VDA 5050 robots (bench/lib/vda-publisher-child.mjs: one MQTT connection each, state
-//         at --state-hz and visualization at --vis-hz; not vda-5050-lib AgvControllers, see the notes)
+//   vda   --robots VDA 5050 robots, state at --state-hz and visualization at --vis-hz, from
+//         --generator publisher: bench/lib/vda-publisher-child.mjs (one MQTT connection each, messages
+//         built in place), or agv: `fleetgw sim --vda5050` (vda-5050-lib AgvController + VirtualAgvAdapter
+//         per robot, the real third-party stack; costs more on the generator side, see the notes)
 // For each phase after --warmup-s: gateway CPU from /proc (cores, and µs per message received), RSS at
 // the window's start, end and maximum. Figures: bench/README.md, notes: bench/notes/vda5050.md.
 //
 //   node bench/vda5050-fleet.mjs [--robots 1000] [--duration 120] [--warmup-s 20] [--sample-s 10]
-//       [--state-hz 1] [--vis-hz 10] [--grpc-hz 10] [--phases idle,grpc,vda] [--keep]
+//       [--state-hz 1] [--vis-hz 10] [--grpc-hz 10] [--phases idle,grpc,vda] [--generator publisher|agv] [--keep]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,7 +22,7 @@ import { openStore } from '../dist/store/lmdb.js';
 import { cpuSeconds, FLEETGW, machineInfo, parseArgs, ROOT, rssBytes, spawnNode, stopChild } from './lib/procs.mjs';
 
 const opts = parseArgs(process.argv.slice(2), {
-  robots: 1000, duration: 120, 'warmup-s': 20, 'sample-s': 10, 'state-hz': 1, 'vis-hz': 10, 'grpc-hz': 10, phases: 'idle,grpc,vda', keep: false,
+  robots: 1000, duration: 120, 'warmup-s': 20, 'sample-s': 10, 'state-hz': 1, 'vis-hz': 10, 'grpc-hz': 10, phases: 'idle,grpc,vda', generator: 'publisher', keep: false,
 });
 const log = (s) => process.stderr.write(`${s}\n`);
 const MiB = 1024 * 1024;
@@ -52,7 +54,7 @@ async function provision(dataDir, count) {
       grpc.push({ robotId: g.record.robotId, robotToken: g.robotToken });
       const serialNumber = `V-${String(i).padStart(5, '0')}`;
       const v = addRobot(store, { fleetId: fleet.fleetId, name: `vda-${i}`, capabilities: ['stop'], active: true, vda5050: { manufacturer: 'Bench', serialNumber } });
-      vda.push({ robotId: v.record.robotId, robotToken: v.robotToken, manufacturer: 'Bench', serialNumber });
+      vda.push({ robotId: v.record.robotId, robotToken: v.robotToken, manufacturer: 'Bench', serialNumber, vda5050: `Bench/${serialNumber}` });
     }
     return { grpc, vda };
   } finally {
@@ -119,6 +121,21 @@ async function main() {
         results.push(r);
         sim.kill('SIGTERM');
         await stopChild(sim, 'SIGTERM', 60_000);
+      } else if (phase === 'vda' && opts.generator === 'agv') {
+        const sim = spawnNode([FLEETGW, 'sim', '--vda5050', '--mqtt', mqttUrl, '--robots-file', join(dataDir, 'vda-robots.json'),
+          '--hz', String(opts['vis-hz']), '--state-ms', String(Math.round(1000 / opts['state-hz'])), '--log-level', 'warn']);
+        await sim.waitJson((o) => o.event === 'sim-started', 180_000);
+        // The AGVs connect in the background: the warm-up covers it, and the window starts after it.
+        const simCpu0 = cpuSeconds(sim.pid);
+        const r = await measure('vda', gw.pid, opts.robots * (opts['state-hz'] + opts['vis-hz']), sleep(opts.duration * 1000));
+        r.loadGeneratorCores = round((cpuSeconds(sim.pid) - simCpu0) / opts.duration, 3);
+        r.loadGeneratorRssMiB = round(rssBytes(sim.pid) / MiB, 1);
+        r.generator = 'agv';
+        sim.kill('SIGTERM');
+        const stopped = await sim.waitJson((o) => o.event === 'sim-stopped', 120_000);
+        r.agvsAtStop = stopped;
+        results.push(r);
+        await stopChild(sim, 'SIGTERM', 60_000);
       } else if (phase === 'vda') {
         const pub = spawnNode([join(ROOT, 'bench', 'lib', 'vda-publisher-child.mjs'), '--mqtt', mqttUrl, '--robots-file', join(dataDir, 'vda-robots.json'),
           '--state-hz', String(opts['state-hz']), '--vis-hz', String(opts['vis-hz']), '--duration', String(opts.duration), '--report-ms', String(opts['sample-s'] * 1000)]);
@@ -129,6 +146,8 @@ async function main() {
         const r = await measure('vda', gw.pid, opts.robots * (opts['state-hz'] + opts['vis-hz']), stopped);
         const end = await stopped;
         r.loadGeneratorCores = round((cpuSeconds(pub.pid) - pubCpu0) / opts.duration, 3);
+        r.loadGeneratorRssMiB = round(rssBytes(pub.pid) / MiB, 1);
+        r.generator = 'publisher';
         r.published = end.counts;
         r.publisherLateSlots = end.lateSlots;
         results.push(r);
