@@ -32,6 +32,13 @@ function robotsFile(name: string, doc: unknown): string {
   return file;
 }
 
+/** A JSON-lines robots file: what `fleetgw admin add-robot --vda5050 … --json >> FILE` appends. */
+function linesFile(name: string, lines: string[]): string {
+  const file = join(tmp, name);
+  writeFileSync(file, `${lines.join('\n')}\n`, { mode: 0o600 });
+  return file;
+}
+
 describe('fleetgw sim --vda5050 usage', () => {
   const good = robotsFile('good.json', robots.map((r) => ({ robotId: r.robotId, robotToken: r.robotToken, vda5050: `${r.manufacturer}/${r.serialNumber}` })));
   it.each([
@@ -43,6 +50,7 @@ describe('fleetgw sim --vda5050 usage', () => {
     [['--mqtt', 'mqtt://127.0.0.1:1883', '--robots-file', robotsFile('bad-serial.json', [{ robotId: robots[0]!.robotId, robotToken: 'x', vda5050: 'Acme/bad serial' }])], 'needs vda5050'],
     [['--mqtt', 'mqtt://127.0.0.1:1883', '--robots-file', robotsFile('twice.json', [0, 1].map(() => ({ robotId: randomUUID(), robotToken: 'x', vda5050: 'Acme/S1' })))], 'Acme/S1 is listed twice'],
     [['--mqtt', 'mqtt://127.0.0.1:1883', '--robots-file', good, '--state-ms', '0'], '--state-ms must be a positive integer'],
+    [['--mqtt', 'mqtt://127.0.0.1:1883', '--robots-file', linesFile('broken-line.json', ['{"robotId":"x"}', '{"robotToken":"token-leak'])], 'line 2 is not valid JSON'],
   ])('%j: exit 2 naming the problem', (args, message) => {
     const r = fleetgw(['sim', '--vda5050', ...args]);
     expect(r.status).toBe(2);
@@ -66,10 +74,8 @@ describe.skipIf(!HAVE_MOSQUITTO)('fleetgw sim --vda5050 against mosquitto', () =
       users: [{ username: 'fleetgw-master', password: masterPassword }, ...robots.map((r) => ({ username: r.robotId, password: r.robotToken }))],
       acl: mosquittoAcl(robots),
     });
-    // The `add-robot --json` form of the identity for one robot, the string form for the others.
-    const file = robotsFile('robots.json', robots.map((r, i) => ({
-      robotId: r.robotId, robotToken: r.robotToken, vda5050: i === 0 ? { manufacturer: r.manufacturer, serialNumber: r.serialNumber } : `${r.manufacturer}/${r.serialNumber}`,
-    })));
+    // JSON lines as `fleetgw admin add-robot --vda5050 … --json >> FILE` writes them.
+    const file = linesFile('robots.jsonl', robots.map((r) => JSON.stringify({ robotId: r.robotId, robotToken: r.robotToken, vda5050: { manufacturer: r.manufacturer, serialNumber: r.serialNumber } })));
     const master = mqtt.connect(broker.url, { username: 'fleetgw-master', password: masterPassword, reconnectPeriod: 0 });
     await new Promise<void>((resolve, reject) => {
       master.once('connect', () => resolve());
