@@ -110,6 +110,8 @@ export class CommandService {
   private closed = false;
   /** Robots whose fleet is changing (src/fleet/robots/admin): every new command for them is refused. */
   private readonly held = new Map<string, number>();
+  /** What each robot's link cannot carry (from its latest onOnline), refused as `policy_rejected`. */
+  private readonly unsupported = new Map<string, Readonly<Record<string, string>>>();
   private readonly observer: CommandObserver | undefined;
   private readonly exhaustion: CommandExhaustionObserver | undefined;
   private readonly log: Logger;
@@ -130,7 +132,11 @@ export class CommandService {
     this.audit = new AuditIndex(this.store, { ...DEFAULT_AUDIT_RETENTION, ...opts.audit });
     this.outbox.load();
     this.unlisten = this.link.listen({
-      onOnline: (robotId, info) => this.onOnline(robotId, info.lastAppliedSeq, info.policy),
+      onOnline: (robotId, info) => {
+        if (info.unsupported === undefined) this.unsupported.delete(robotId);
+        else this.unsupported.set(robotId, info.unsupported);
+        this.onOnline(robotId, info.lastAppliedSeq, info.policy);
+      },
       onAck: (robotId, ack) => this.onAck(robotId, ack),
       onCommandResult: (robotId, result) => this.onCommandResult(robotId, result),
       onLinkConflict: (robotId, report) => this.flagSentDuringConflict(robotId, report.suspectSinceMs),
@@ -185,6 +191,8 @@ export class CommandService {
     if (!deferrable && !this.link.isOnline(robotId)) throw apiError('robot_offline', { robotId, action: req.action });
     // Two processes share this robot's credentials: anything but bringing it to rest could move the wrong machine.
     if (!deferrable && this.link.linkConflict(robotId)) throw apiError('robot_link_conflict', { robotId, action: req.action });
+    const unsupported = this.unsupported.get(robotId)?.[c.action];
+    if (unsupported !== undefined) throw apiError('policy_rejected', { robotId, reason: unsupported });
     checkCommand(robot, this.policies.get(robotId), c);
     const at = this.now();
     const folded = isUrgent(c) ? this.foldUrgent(robotId, c, at) : null;

@@ -10,6 +10,7 @@ import type { LogBytesSink } from '../http/access-log.js';
 import type { RequestObserver } from '../http/request-done.js';
 import type { Clock } from '../missions/clock.js';
 import type { Store } from '../store/lmdb.js';
+import type { MapOrigin } from '../vda5050/link/map-frame.js';
 
 export interface GatewayOptions {
   dataDir: string;
@@ -58,6 +59,8 @@ export interface GatewayOptions {
    * while the gateway restarts (docs/robot-link.md, "Planned gateway restarts"). Default 0: no notice.
    */
   restartHoldMs?: number;
+  /** Where VDA 5050 robots' map frame lies on the earth (docs/vda5050.md); default: the simulator's depot. */
+  vda5050MapOrigin?: MapOrigin;
   /** Replacements for tests and embedders; `fleetgw serve` passes none. */
   overrides?: GatewayOverrides;
 }

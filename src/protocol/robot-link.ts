@@ -22,6 +22,11 @@ export interface RobotLinkListener {
       policy?: CommandPolicy;
       /** Mission runs the robot reports as active at connect time. */
       activeMissions?: MissionStatus[];
+      /**
+       * Commands this link cannot carry to the robot, each with the reason a caller is given (a
+       * VDA 5050 robot has no reset, for one); the command service refuses them like a policy would.
+       */
+      unsupported?: Readonly<Record<string, string>>;
     },
   ): void;
   /**

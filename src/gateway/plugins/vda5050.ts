@@ -1,0 +1,38 @@
+/** VDA 5050 master control (src/vda5050/link): robots over MQTT join the gateway's robot link set. */
+import { MapFrame } from '../../vda5050/link/map-frame.js';
+import { Vda5050Link } from '../../vda5050/link/link.js';
+import type { GatewayContext } from '../parts.js';
+import { NO_STORAGE, type GatewayPlugin } from '../plugin.js';
+
+/**
+ * Connects master control to the broker the `vda5050-broker` plugin provides and adds it to the
+ * link set, so commands, missions, alerts, faults and the telemetry ingest hear VDA 5050 robots like
+ * any other. Off (nothing started) when that plugin provides no broker.
+ */
+export function vda5050Plugin(ctx: GatewayContext): GatewayPlugin {
+  let link: Vda5050Link | null = null;
+  return {
+    name: 'vda5050',
+    dependsOn: ['vda5050-broker', 'robotlink'],
+    storage: NO_STORAGE,
+    start: async () => {
+      const { parts } = ctx;
+      const broker = parts.get('vda5050Broker');
+      if (broker === null) return;
+      link = await Vda5050Link.connect({
+        broker,
+        identities: parts.get('vda5050Identities'),
+        frame: new MapFrame(ctx.opts.vda5050MapOrigin),
+        log: ctx.logFor('vda5050'),
+      });
+      parts.get('link').add(link);
+    },
+    // Robots stop being served before the parts that serve them stop.
+    quiesce: async () => {
+      await link?.close();
+    },
+    stop: async () => {
+      await link?.close();
+    },
+  };
+}

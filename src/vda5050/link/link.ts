@@ -1,0 +1,501 @@
+/**
+ * Master control: the gateway's robot link to VDA 5050 robots over MQTT. It subscribes to every
+ * bound robot's `connection`, `state`, `visualization` and `factsheet`, reports them to the link's
+ * listeners the way the gRPC link reports its robots (online/offline, telemetry batches, acks, health
+ * reports, mission status), and publishes commands as `instantActions` and `order` messages. The
+ * mapping and the delivery rules are in docs/vda5050.md.
+ *
+ * Inbound messages are read once per event turn per robot: a robot's `state` and `visualization`
+ * are full snapshots, so an unread one is replaced by a newer one (counted as coalesced). A robot
+ * that floods costs one parse per turn, and never delays another robot's messages or stops.
+ */
+import { create } from '@bufbuild/protobuf';
+import mqtt, { type MqttClient } from 'mqtt';
+import type { Logger } from 'pino';
+import { CommandAck_Status, CommandAckSchema, type Command, type FieldRuleSet, type MissionStatus } from '../../gen/fleetgw/v1/robot_link_pb.js';
+import type { LinkConflictView, RobotLink, RobotLinkListener } from '../../protocol/robot-link.js';
+import type { Vda5050BrokerConnection, Vda5050Identities, Vda5050Robot } from '../contracts.js';
+import { verdictOf, type Verdict } from './delivery.js';
+import { capabilitiesOf, policyOf, UNSUPPORTED_ACTIONS } from './factsheet.js';
+import { HEALTH_REFRESH_MS, healthReportOf, healthSignature } from './health.js';
+import { MapFrame } from './map-frame.js';
+import { parseJson, readConnection, readFactsheet, readState, readVisualization, VdaMessageError, type VdaState, type VdaVisualization } from './messages.js';
+import { MissionProgress } from './mission.js';
+import { outboundOf, type Outbound } from './outbound.js';
+import { PublishQueue } from './publish-queue.js';
+import { RobotEntry } from './robot-entry.js';
+import { batchOf, type MissionSampleInfo } from './telemetry.js';
+import { inboundFilters, parseInboundTopic, robotTopic, topicPrefix } from './topics.js';
+
+/** The largest inbound message read; larger ones are dropped (counted). */
+export const MAX_INBOUND_BYTES = 1024 * 1024;
+
+export interface Vda5050LinkOptions {
+  broker: Vda5050BrokerConnection;
+  identities: Vda5050Identities;
+  log: Logger;
+  /** Where the robots' map lies on the earth; the simulator's depot by default. */
+  frame?: MapFrame;
+  /** MQTT client id of master control (unique per gateway on a shared broker). */
+  clientId?: string;
+  now?: () => number;
+}
+
+/** Counts of what the link dropped or refused, for metrics and tests. */
+export interface Vda5050LinkStats {
+  /** Messages on a topic of an identity no robot is bound to. */
+  unbound: number;
+  /** Messages refused as unreadable (not JSON, a required field missing or of the wrong type). */
+  rejected: number;
+  /** Unread state or visualization messages replaced by a newer one. */
+  coalesced: number;
+  /** Messages over {@link MAX_INBOUND_BYTES}. */
+  oversize: number;
+  /** Outbound messages dropped from a full per-robot lane (resent later). */
+  publishDropped: number;
+}
+
+export class Vda5050Link implements RobotLink {
+  private readonly listeners = new Set<RobotLinkListener>();
+  /** Listeners with telemetry hooks; a new array tells every robot to rebuild its sinks. */
+  private telemetryListeners: readonly RobotLinkListener[] = [];
+  private readonly robots = new Map<string, RobotEntry>();
+  private readonly dirty = new Set<RobotEntry>();
+  private drainScheduled = false;
+  private readPaused = false;
+  private readonly prefix: string;
+  private readonly frame: MapFrame;
+  private readonly now: () => number;
+  private readonly queue: PublishQueue;
+  private readonly counts = { unbound: 0, rejected: 0, coalesced: 0, oversize: 0 };
+  private readonly unlistenIdentities: () => void;
+  private requestSeq = 0;
+  private closed = false;
+
+  private constructor(
+    private readonly client: MqttClient,
+    private readonly opts: Vda5050LinkOptions,
+  ) {
+    this.prefix = topicPrefix(opts.broker.interfaceName, opts.broker.version);
+    this.frame = opts.frame ?? new MapFrame();
+    this.now = opts.now ?? Date.now;
+    this.queue = new PublishQueue((p) => {
+      // QoS 0 (VDA 5050); the return value is the socket's: false asks for a drain.
+      client.publish(p.topic, p.payload, { qos: 0 });
+      const stream = client.stream as { writableNeedDrain?: boolean } | undefined;
+      return stream?.writableNeedDrain !== true;
+    });
+    client.on('message', (topic, payload) => this.onMessage(topic, payload));
+    client.on('connect', () => this.onBrokerConnect());
+    client.on('close', () => this.onBrokerLost());
+    this.unlistenIdentities = opts.identities.onChange((robotId) => this.onIdentityChange(robotId));
+  }
+
+  /**
+   * Connects master control to the broker and subscribes to every robot's topics. Resolves once the
+   * subscription is in place; rejects when the broker cannot be reached within `timeoutMs`.
+   */
+  static async connect(opts: Vda5050LinkOptions, timeoutMs = 10_000): Promise<Vda5050Link> {
+    const b = opts.broker;
+    const client = mqtt.connect(b.url, {
+      username: b.username,
+      password: b.password,
+      ...(b.ca !== undefined ? { ca: b.ca } : {}),
+      clientId: opts.clientId ?? `fleetgw-master-${process.pid}-${Math.random().toString(16).slice(2, 10)}`,
+      clean: true,
+      // QoS 0 messages are not queued while disconnected: robots are offline then, and what they did
+      // not get is resent from the outbox when they are back.
+      queueQoSZero: false,
+      reconnectPeriod: 1000,
+      connectTimeout: timeoutMs,
+      protocolVersion: 4,
+    });
+    const link = new Vda5050Link(client, opts);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`VDA 5050 master control: no connection to ${b.url} within ${timeoutMs} ms`)), timeoutMs);
+        client.once('connect', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        client.once('error', (err) => {
+          clearTimeout(timer);
+          reject(new Error(`VDA 5050 master control: ${err.message}`));
+        });
+      });
+      await client.subscribeAsync(inboundFilters(link.prefix), { qos: 0 });
+    } catch (err) {
+      await link.close();
+      throw err;
+    }
+    client.on('error', (err) => opts.log.warn({ err: err.message }, 'VDA 5050 master control: broker connection error'));
+    if (client.stream) client.stream.on('drain', () => link.queue.resume());
+    return link;
+  }
+
+  /** Counts of dropped and refused messages. */
+  stats(): Vda5050LinkStats {
+    return { ...this.counts, publishDropped: this.queue.droppedCount };
+  }
+
+  /** Disconnects from the broker; every online robot goes offline for the listeners. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.unlistenIdentities();
+    for (const e of this.robots.values()) this.goOffline(e, 'the gateway is stopping');
+    await this.client.endAsync(false).catch(() => undefined);
+  }
+
+  listen(listener: RobotLinkListener): () => void {
+    if ((listener.onTelemetry || listener.telemetrySink) && !this.listeners.has(listener)) this.telemetryListeners = [...this.telemetryListeners, listener];
+    this.listeners.add(listener);
+    return () => {
+      if (this.telemetryListeners.includes(listener)) this.telemetryListeners = this.telemetryListeners.filter((l) => l !== listener);
+      this.listeners.delete(listener);
+    };
+  }
+
+  isOnline(robotId: string): boolean {
+    return this.robots.get(robotId)?.online === true;
+  }
+
+  /** VDA 5050 gives master control no way to tell two vehicles with one identity apart. */
+  linkConflict(): LinkConflictView | null {
+    return null;
+  }
+
+  /**
+   * Publishes a command (docs/vda5050.md, "Mapping"). True once it is queued or, when the robot's
+   * latest state already shows its id, acknowledged without publishing again; false when the robot
+   * is not online. A command this link cannot carry is answered REJECTED (the policy path refuses
+   * those before they get here).
+   */
+  send(robotId: string, command: Command): boolean {
+    const e = this.robots.get(robotId);
+    if (!e?.online || e.state === null || this.closed) return false;
+    const out = outboundOf(command, e.state, this.frame);
+    if (out.kind === 'refused') {
+      this.ackLater(robotId, command.commandId, { received: false, reason: `not_supported: ${out.reason}` });
+      return true;
+    }
+    const kind = out.kind === 'order' ? 'order' : 'action';
+    const shown = verdictOf(e.state, out.awaitId, kind);
+    if (shown !== null) {
+      this.ackLater(robotId, command.commandId, shown);
+      return true;
+    }
+    if (out.kind === 'order' && out.mission !== null) e.rememberMission(out.awaitId, out.mission);
+    e.awaited.add(out.awaitId, command.commandId, kind, this.now());
+    this.publish(e, out);
+    return true;
+  }
+
+  /** VDA 5050 has no field rules: nothing is sent (docs/vda5050.md). */
+  sendFieldRules(_robotId: string, _set: FieldRuleSet): boolean {
+    return false;
+  }
+
+  /**
+   * Forgets the robot's link state (its fleet of record changed): it is offline until its next state,
+   * which is then read with its new record.
+   */
+  closeSession(robotId: string, reason: string): boolean {
+    const e = this.robots.get(robotId);
+    if (!e) return false;
+    const was = e.online;
+    this.goOffline(e, reason);
+    this.robots.delete(robotId);
+    return was;
+  }
+
+  /**
+   * Telemetry backpressure: while paused, states and visualizations still drive delivery, health
+   * and missions, but no telemetry batch is made of them (each is a full snapshot: the first one
+   * after resuming brings the robot's telemetry up to date).
+   */
+  setReadPaused(paused: boolean): void {
+    this.readPaused = paused;
+  }
+
+  /** VDA 5050 telemetry carries no `seq`: there is nothing to acknowledge to the robot. */
+  telemetryDurable(): void {}
+
+  setTelemetryDurableSource(): void {}
+
+  // ---- inbound ----
+
+  private onMessage(topic: string, payload: Buffer): void {
+    if (this.closed) return;
+    const t = parseInboundTopic(this.prefix, topic);
+    if (t === null) return;
+    const robot = this.opts.identities.robotOf(t.manufacturer, t.serialNumber);
+    if (!robot) {
+      this.counts.unbound++;
+      return;
+    }
+    if (payload.length > MAX_INBOUND_BYTES) {
+      this.counts.oversize++;
+      return;
+    }
+    // A retained message is cleared by an empty one: nothing to read.
+    if (payload.length === 0) return;
+    const e = this.entryOf(robot);
+    switch (t.topic) {
+      case 'state':
+        if (e.pendingState !== null) this.counts.coalesced++;
+        e.pendingState = payload;
+        this.markDirty(e);
+        return;
+      case 'visualization':
+        if (e.pendingVisualization !== null) this.counts.coalesced++;
+        e.pendingVisualization = payload;
+        this.markDirty(e);
+        return;
+      case 'connection':
+        this.read(e, 'connection', () => this.onConnection(e, readConnection(parseJson(payload))));
+        return;
+      case 'factsheet':
+        this.read(e, 'factsheet', () => this.onFactsheet(e, readFactsheet(parseJson(payload))));
+        return;
+    }
+  }
+
+  /** The robot's entry; a new one when its record or binding changed since. */
+  private entryOf(robot: Vda5050Robot): RobotEntry {
+    const e = this.robots.get(robot.robotId);
+    if (e && e.robot.fleetId === robot.fleetId && e.robot.binding.manufacturer === robot.binding.manufacturer && e.robot.binding.serialNumber === robot.binding.serialNumber) return e;
+    if (e) this.closeSession(robot.robotId, 'the robot\'s record changed');
+    const fresh = new RobotEntry(robot);
+    this.robots.set(robot.robotId, fresh);
+    return fresh;
+  }
+
+  private onIdentityChange(robotId: string): void {
+    const e = this.robots.get(robotId);
+    if (!e) return;
+    const b = this.opts.identities.bindingOf(robotId);
+    if (!b || b.manufacturer !== e.robot.binding.manufacturer || b.serialNumber !== e.robot.binding.serialNumber) {
+      this.closeSession(robotId, 'the robot\'s VDA 5050 identity changed');
+    }
+  }
+
+  private read(e: RobotEntry, topic: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      if (!(err instanceof VdaMessageError)) throw err;
+      this.counts.rejected++;
+      this.opts.log.debug({ robotId: e.robotId, topic, reason: err.message }, 'VDA 5050: unreadable message dropped');
+    }
+  }
+
+  private markDirty(e: RobotEntry): void {
+    this.dirty.add(e);
+    if (this.drainScheduled) return;
+    this.drainScheduled = true;
+    setImmediate(() => this.drainInbound());
+  }
+
+  /** Reads every robot's newest state and visualization once. */
+  private drainInbound(): void {
+    this.drainScheduled = false;
+    const batch = [...this.dirty];
+    this.dirty.clear();
+    for (const e of batch) {
+      if (this.robots.get(e.robotId) !== e) continue;
+      const state = e.pendingState;
+      const vis = e.pendingVisualization;
+      e.pendingState = null;
+      e.pendingVisualization = null;
+      if (state !== null) this.read(e, 'state', () => this.onState(e, readState(parseJson(state))));
+      if (vis !== null) this.read(e, 'visualization', () => this.onVisualization(e, readVisualization(parseJson(vis))));
+    }
+  }
+
+  private onConnection(e: RobotEntry, s: 'ONLINE' | 'OFFLINE' | 'CONNECTIONBROKEN'): void {
+    e.connection = s;
+    if (s === 'ONLINE') {
+      // Its state and factsheet at once, rather than at its next periodic state.
+      this.requestInfo(e);
+      return;
+    }
+    e.pendingState = null;
+    e.pendingVisualization = null;
+    this.goOffline(e, s === 'OFFLINE' ? 'the robot disconnected (connection OFFLINE)' : 'the robot\'s connection broke (CONNECTIONBROKEN)');
+  }
+
+  private onFactsheet(e: RobotEntry, f: ReturnType<typeof readFactsheet>): void {
+    e.factsheet = f;
+    // A changed policy reaches the listeners as another onOnline (they are idempotent).
+    if (e.online) this.emitOnline(e);
+  }
+
+  private onState(e: RobotEntry, state: VdaState): void {
+    if (e.connection === 'OFFLINE' || e.connection === 'CONNECTIONBROKEN') return;
+    e.state = state;
+    const now = this.now();
+    if (!e.online) this.goOnline(e, state);
+    for (const { commandId, verdict } of e.awaited.settle(state, now)) this.emitAck(e.robotId, commandId, verdict);
+    const mission = this.missionOf(e, state, now);
+    this.telemetry(e, state, null, mission);
+    const sig = healthSignature(state);
+    if (sig !== e.healthSignature || now - e.healthAtMs >= HEALTH_REFRESH_MS) {
+      e.healthSignature = sig;
+      e.healthAtMs = now;
+      const report = healthReportOf(state, state.timestampMs || now);
+      this.emit((l) => l.onHealthReport?.(e.robotId, report));
+    }
+  }
+
+  private onVisualization(e: RobotEntry, v: VdaVisualization): void {
+    if (!e.online || e.state === null) return;
+    const m = e.mission;
+    this.telemetry(e, e.state, v, m === null || m.done ? null : sampleMission(m.statusOf(e.state, this.now())));
+  }
+
+  /** The run's progress for the sample; reports a changed status to the listeners. */
+  private missionOf(e: RobotEntry, state: VdaState, now: number): MissionSampleInfo | null {
+    const runId = MissionProgress.runIdOf(state.orderId);
+    if (runId === null) {
+      e.mission = null;
+      return null;
+    }
+    if (e.mission === null || e.mission.orderId !== state.orderId) e.mission = new MissionProgress(state.orderId, e.missionOrders.get(state.orderId) ?? null, state);
+    const m = e.mission;
+    const wasDone = m.done;
+    const status = m.report(state, now);
+    if (status !== null) this.emit((l) => l.onMissionStatus?.(e.robotId, status));
+    return wasDone ? null : sampleMission(status ?? m.statusOf(state, now));
+  }
+
+  private telemetry(e: RobotEntry, state: VdaState, motion: VdaVisualization | null, mission: MissionSampleInfo | null): void {
+    if (this.readPaused || this.telemetryListeners.length === 0) return;
+    const batch = batchOf(this.frame, state, motion, mission, this.now());
+    for (const sink of this.sinksOf(e)) {
+      try {
+        sink(batch);
+      } catch (err) {
+        this.opts.log.error({ err, robotId: e.robotId }, 'VDA 5050 link: a listener failed on telemetry');
+      }
+    }
+  }
+
+  private sinksOf(e: RobotEntry): Array<(batch: Uint8Array) => boolean | void> {
+    const listeners = this.telemetryListeners;
+    if (e.sinks !== null && e.sinks.listeners === listeners) return e.sinks.sinks;
+    const { robotId, fleetId } = e.robot;
+    const sinks = listeners.map((l) => (l.telemetrySink !== undefined ? l.telemetrySink(robotId, fleetId) : (b: Uint8Array) => l.onTelemetry!(robotId, fleetId, b)));
+    e.sinks = { listeners, sinks };
+    return sinks;
+  }
+
+  // ---- online / offline ----
+
+  private goOnline(e: RobotEntry, state: VdaState): void {
+    e.online = true;
+    e.healthSignature = '';
+    const { robotId, fleetId } = e.robot;
+    this.opts.log.info({ robotId, manufacturer: e.robot.binding.manufacturer, serialNumber: e.robot.binding.serialNumber }, `robot ${robotId}: online (VDA 5050)`);
+    // Before any onOnline listener (whose outbox resend this precedes), as on the gRPC link.
+    this.emit((l) => l.onLinkOpening?.(robotId, fleetId));
+    if (MissionProgress.runIdOf(state.orderId) !== null && (e.mission === null || e.mission.orderId !== state.orderId)) {
+      e.mission = new MissionProgress(state.orderId, e.missionOrders.get(state.orderId) ?? null, state);
+    }
+    this.emitOnline(e);
+  }
+
+  private emitOnline(e: RobotEntry): void {
+    const { robotId, fleetId } = e.robot;
+    const active: MissionStatus[] = [];
+    if (e.mission !== null && e.state !== null && !e.mission.done) {
+      const st = e.mission.statusOf(e.state, this.now());
+      if (st.state === 'running' || st.state === 'paused') active.push(st);
+    }
+    const info = {
+      fleetId,
+      capabilities: capabilitiesOf(e.factsheet),
+      agentVersion: `VDA 5050 ${this.opts.broker.version}${e.factsheet?.seriesName ? ` (${e.factsheet.seriesName})` : ''}`.slice(0, 128),
+      policy: policyOf(e.factsheet, this.frame),
+      activeMissions: active,
+      unsupported: UNSUPPORTED_ACTIONS,
+    };
+    this.emit((l) => l.onOnline?.(robotId, info));
+  }
+
+  private goOffline(e: RobotEntry, reason: string): void {
+    this.queue.dropRobot(e.robotId);
+    if (!e.online) return;
+    e.online = false;
+    e.sinks = null;
+    this.opts.log.info({ robotId: e.robotId, reason }, `robot ${e.robotId}: offline (VDA 5050)`);
+    this.emit((l) => l.onOffline?.(e.robotId, reason));
+  }
+
+  private onBrokerConnect(): void {
+    // After a reconnect the retained connection messages arrive again and bring robots back.
+    this.queue.resume();
+  }
+
+  private onBrokerLost(): void {
+    if (this.closed) return;
+    for (const e of this.robots.values()) {
+      e.connection = null;
+      this.goOffline(e, 'master control lost its broker connection');
+    }
+  }
+
+  // ---- outbound ----
+
+  /** Asks the robot for its state (and its factsheet, when none is known yet). */
+  private requestInfo(e: RobotEntry): void {
+    const actions = [{ actionType: 'stateRequest', actionId: `fleetgw-state-${++this.requestSeq}`, blockingType: 'NONE' as const }];
+    if (e.factsheet === null) actions.push({ actionType: 'factsheetRequest', actionId: `fleetgw-factsheet-${++this.requestSeq}`, blockingType: 'NONE' });
+    this.publish(e, { kind: 'instantActions', awaitId: '', urgent: false, actions });
+  }
+
+  private publish(e: RobotEntry, out: Exclude<Outbound, { kind: 'refused' }>): void {
+    const topic = out.kind === 'order' ? 'order' : 'instantActions';
+    const b = e.robot.binding;
+    const header = {
+      headerId: e.headerIds[topic]++,
+      timestamp: new Date(this.now()).toISOString(),
+      version: this.opts.broker.version,
+      manufacturer: b.manufacturer,
+      serialNumber: b.serialNumber,
+    };
+    const body = out.kind === 'order' ? { ...header, ...out.order } : { ...header, actions: out.actions };
+    this.queue.push(e.robotId, { topic: robotTopic(this.prefix, b, topic), payload: Buffer.from(JSON.stringify(body)) }, out.urgent);
+  }
+
+  // ---- listeners ----
+
+  /** An ack after the current turn: the command service records a send before it hears its ack. */
+  private ackLater(robotId: string, commandId: string, verdict: Verdict): void {
+    setImmediate(() => this.emitAck(robotId, commandId, verdict));
+  }
+
+  private emitAck(robotId: string, commandId: string, verdict: Verdict): void {
+    const ack = create(CommandAckSchema, {
+      commandId,
+      status: verdict.received ? CommandAck_Status.RECEIVED : CommandAck_Status.REJECTED,
+      reason: verdict.received ? '' : verdict.reason,
+    });
+    this.emit((l) => l.onAck?.(robotId, ack));
+  }
+
+  // A throwing listener must not stop the others or the link.
+  private emit(fn: (l: RobotLinkListener) => void): void {
+    for (const l of this.listeners) {
+      try {
+        fn(l);
+      } catch (err) {
+        this.opts.log.error({ err }, 'VDA 5050 link: a listener failed');
+      }
+    }
+  }
+}
+
+function sampleMission(s: MissionStatus): MissionSampleInfo {
+  return { runId: s.runId, missionState: s.state, progressPct: s.progressPct, stepIndex: s.stepIndex };
+}
