@@ -83,6 +83,10 @@ export interface GatewayTunables {
   historyExportMaxBytes: number;
   /** MCAP history exports running at once, gateway-wide; more are answered 503 with Retry-After. */
   historyExports: number;
+  /** Connections the embedded VDA 5050 broker holds at once; more are dropped (docs/vda5050.md, "Limits"). */
+  vda5050MaxConnections: number;
+  /** Largest MQTT packet the embedded VDA 5050 broker accepts; a larger one closes the connection. */
+  vda5050MaxPacketBytes: number;
 }
 
 export const DEFAULT_TUNABLES: GatewayTunables = {
@@ -115,6 +119,8 @@ export const DEFAULT_TUNABLES: GatewayTunables = {
   heapGrowingPercentLowLoad: 50,
   historyExportMaxBytes: 48 * 1024 * 1024,
   historyExports: 4,
+  vda5050MaxConnections: 2_000,
+  vda5050MaxPacketBytes: 1024 * 1024,
 };
 
 const ENV: Record<keyof GatewayTunables, string> = {
@@ -147,6 +153,8 @@ const ENV: Record<keyof GatewayTunables, string> = {
   heapGrowingPercentLowLoad: 'FLEETGW_HEAP_GROWING_PERCENT_LOW_LOAD',
   historyExportMaxBytes: 'FLEETGW_HISTORY_EXPORT_MAX_BYTES',
   historyExports: 'FLEETGW_HISTORY_EXPORTS',
+  vda5050MaxConnections: 'FLEETGW_VDA5050_MAX_CONNECTIONS',
+  vda5050MaxPacketBytes: 'FLEETGW_VDA5050_MAX_PACKET_BYTES',
 };
 
 /**
@@ -163,6 +171,8 @@ const MAX: Partial<Record<keyof GatewayTunables, number>> = {
   telemetryInsertMinRows: 100_000,
   // Each export holds about 1.5 MiB (a read chunk, an MCAP chunk, the socket's backlog).
   historyExports: 64,
+  // The MQTT protocol's own bound.
+  vda5050MaxPacketBytes: 268_435_455,
 };
 
 /**
@@ -172,6 +182,8 @@ const MAX: Partial<Record<keyof GatewayTunables, number>> = {
  */
 const MIN: Partial<Record<keyof GatewayTunables, number>> = {
   historyExportMaxBytes: 64 * 1024,
+  // A VDA 5050 connection message with its header is a few hundred bytes.
+  vda5050MaxPacketBytes: 4096,
 };
 
 /**

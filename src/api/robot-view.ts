@@ -49,6 +49,7 @@ export function toRobotView(robot: RobotRecord, snap: TelemetrySnapshot | undefi
     active: robot.active,
     labels: { ...(robot.labels ?? {}) },
     notes: robot.notes ?? null,
+    vda5050: robot.vda5050 === undefined ? null : { manufacturer: robot.vda5050.manufacturer, serialNumber: robot.vda5050.serialNumber },
     online,
     linkConflict: conflict ? { sinceMs: conflict.sinceMs, refusedConnections: conflict.refusedConnections, lastRefusedAtMs: conflict.lastRefusedAtMs } : null,
     capabilities: [...robot.capabilities],

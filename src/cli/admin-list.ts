@@ -72,11 +72,12 @@ export async function runAdminList(sub: ListSubcommand, argv: string[], out: Out
         if (fleetId !== undefined && !store.fleets.get(fleetId)) throw new UsageError(`fleet ${fleetId} does not exist`);
         return all(store.robots)
           .filter((r) => (orgId === undefined || r.orgId === orgId) && (fleetId === undefined || r.fleetId === fleetId))
-          .map((r) => ({ robotId: r.robotId, fleetId: r.fleetId, orgId: r.orgId, name: r.name, active: r.active, capabilities: [...r.capabilities], createdAt: iso(r.createdAtMs) }));
+          .map((r) => ({ robotId: r.robotId, fleetId: r.fleetId, orgId: r.orgId, name: r.name, active: r.active, capabilities: [...r.capabilities], vda5050: r.vda5050 === undefined ? null : { ...r.vda5050 }, createdAt: iso(r.createdAtMs) }));
       });
       print(out, json, 'robots', rows, [
         ['robot_id', text('robotId')], ['fleet_id', text('fleetId')], ['name', text('name')],
         ['active', (r) => (r.active === true ? 'yes' : 'no')], ['capabilities', (r) => (r.capabilities as string[]).join(',') || '-'],
+        ['vda5050', (r) => { const b = r.vda5050 as { manufacturer: string; serialNumber: string } | null; return b === null ? '-' : `${b.manufacturer}/${b.serialNumber}`; }],
       ]);
       return 0;
     }

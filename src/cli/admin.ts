@@ -5,7 +5,8 @@
  */
 import { existsSync } from 'node:fs';
 import { isKnownPermission, isLivePermission, LIVE_PERMISSIONS } from '../auth/permissions.js';
-import { addRobot, createApiKey, createFleet, createOrg, revokeApiKey } from '../store/identity.js';
+import { addRobot, createApiKey, createFleet, createOrg, revokeApiKey, Vda5050IdentityTaken } from '../store/identity.js';
+import { parseBindingArgument } from '../fleet/robots/vda5050-identity.js';
 import { openStore, type Store } from '../store/lmdb.js';
 import { list, opt, parseStrict, positiveInt, req, reqUuid } from './args.js';
 import { runAdminList } from './admin-list.js';
@@ -34,6 +35,15 @@ async function withStore<T>(dataDir: string, create: boolean, fn: (store: Store)
 function firstOrg(store: Store): { orgId: string; name: string } | undefined {
   for (const { value } of store.orgs.getRange({ limit: 1 })) return value;
   return undefined;
+}
+
+/** `--vda5050 MANUFACTURER/SERIAL`, checked topic-safe. */
+function vda5050Option(text: string): { manufacturer: string; serialNumber: string } {
+  try {
+    return parseBindingArgument('--vda5050', text);
+  } catch (err: unknown) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
 }
 
 /** Runs one admin subcommand; returns the exit code. */
@@ -109,17 +119,24 @@ export async function runAdmin(argv: string[], out: Out): Promise<number> {
     case 'add-robot': {
       const v = parseStrict(rest, {
         'data-dir': { type: 'string' }, fleet: { type: 'string' }, name: { type: 'string' },
-        capabilities: { type: 'string' }, inactive: { type: 'boolean' }, json: { type: 'boolean' },
+        capabilities: { type: 'string' }, inactive: { type: 'boolean' }, vda5050: { type: 'string' }, json: { type: 'boolean' },
       });
       const dataDir = req(v, 'data-dir');
       const fleetId = reqUuid(v, 'fleet');
       const name = req(v, 'name');
       const capabilities = list(opt(v, 'capabilities'));
+      const vdaArg = opt(v, 'vda5050');
+      const vda5050 = vdaArg === undefined ? undefined : vda5050Option(vdaArg);
       const r = await withStore(dataDir, false, (store) => {
         if (!store.fleets.get(fleetId)) throw new UsageError(`fleet ${fleetId} does not exist`);
-        return addRobot(store, { fleetId, name, capabilities, active: v.inactive !== true });
+        try {
+          return addRobot(store, { fleetId, name, capabilities, active: v.inactive !== true, ...(vda5050 !== undefined ? { vda5050 } : {}) });
+        } catch (err: unknown) {
+          if (err instanceof Vda5050IdentityTaken) throw new UsageError(`--vda5050 ${vdaArg}: ${err.message}`);
+          throw err;
+        }
       });
-      print(out, v.json === true, { robotId: r.record.robotId, robotToken: r.robotToken }, `robot ${r.record.robotId}\nrobot token ${r.robotToken}  (shown once)`);
+      print(out, v.json === true, { robotId: r.record.robotId, robotToken: r.robotToken, ...(vda5050 !== undefined ? { vda5050 } : {}) }, `robot ${r.record.robotId}\nrobot token ${r.robotToken}  (shown once)`);
       return 0;
     }
     case 'list-orgs':

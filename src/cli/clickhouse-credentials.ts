@@ -30,21 +30,21 @@ export function refusePasswordArgument(argv: readonly string[]): void {
   }
 }
 
-/** The file's content without one trailing newline (what `echo secret > file` adds). */
-function readPasswordFile(path: string, warn: (msg: string) => void): string {
+/** The file's content without one trailing newline (what `echo secret > file` adds); errors name `flag`. */
+export function readPasswordFile(path: string, warn: (msg: string) => void, flag = '--clickhouse-password-file'): string {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
     // Group/world-readable secrets are an operator mistake worth flagging, not worth refusing:
     // container secret mounts often keep the mode of the host file.
-    if ((statSync(path).mode & 0o004) !== 0) warn(`--clickhouse-password-file ${path} is readable by every user: chmod 600 it`);
+    if ((statSync(path).mode & 0o004) !== 0) warn(`${flag} ${path} is readable by every user: chmod 600 it`);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message : String(e));
-    throw new UsageError(`cannot read --clickhouse-password-file ${path}: ${code}`);
+    throw new UsageError(`cannot read ${flag} ${path}: ${code}`);
   }
   const password = text.replace(/\r?\n$/, '');
-  if (password === '') throw new UsageError(`--clickhouse-password-file ${path} is empty`);
-  if (/[\r\n]/.test(password)) throw new UsageError(`--clickhouse-password-file ${path} holds more than one line`);
+  if (password === '') throw new UsageError(`${flag} ${path} is empty`);
+  if (/[\r\n]/.test(password)) throw new UsageError(`${flag} ${path} holds more than one line`);
   return password;
 }
 

@@ -19,6 +19,7 @@ import { opt, parseStrict, port, req } from './args.js';
 import { LOG_OPTION_SPEC, logOptions } from './log-options.js';
 import { refusePasswordArgument, resolveClickHouseCredentials, type ClickHouseCredentials } from './clickhouse-credentials.js';
 import { UsageError } from './usage.js';
+import { refuseVda5050PasswordArgument, VDA5050_OPTION_SPEC, vda5050Settings } from './vda5050-options.js';
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_HTTP_PORT = 8443;
@@ -29,12 +30,14 @@ export const DEFAULT_RESTART_GRACE_S = 60;
 /** Parses serve's options and runs the gateway until a termination signal. */
 export async function runServe(argv: string[], out: (line: string) => void, env: FleetgwConfig): Promise<number> {
   refusePasswordArgument(argv);
+  refuseVda5050PasswordArgument(argv);
   const v = parseStrict(argv, {
     'data-dir': { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, 'grpc-port': { type: 'string' },
     'clickhouse-url': { type: 'string' }, 'clickhouse-user': { type: 'string' }, 'clickhouse-password-file': { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'insecure-http': { type: 'boolean' },
     'metrics-token-file': { type: 'string' }, 'telemetry-spool-mb': { type: 'string' },
     'clickhouse-cluster': { type: 'string' }, 'clickhouse-shard-urls': { type: 'string' }, 'restart-grace-s': { type: 'string' },
     ...LOG_OPTION_SPEC,
+    ...VDA5050_OPTION_SPEC,
   });
   const logging = logOptions(v, env);
   const dataDir = resolve(req(v, 'data-dir'));
@@ -48,6 +51,7 @@ export async function runServe(argv: string[], out: (line: string) => void, env:
   if (spoolMb !== undefined && !(/^[1-9][0-9]{0,6}$/.test(spoolMb))) throw new UsageError(`--telemetry-spool-mb must be a whole number of MiB from 1, got '${spoolMb}'`);
   const clickhouseAuth = clickhouseUrl === undefined ? noClickHouseCredentials(v) : clickhouseCredentials(clickhouseUrl, v, env);
   const clickhouseCluster = clusterOption(v, clickhouseUrl);
+  const vda5050 = vda5050Settings(v, (msg) => process.stderr.write(`fleetgw: warning: ${msg}\n`));
   const certFile = opt(v, 'tls-cert');
   const keyFile = opt(v, 'tls-key');
   if ((certFile === undefined) !== (keyFile === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
@@ -87,6 +91,7 @@ export async function runServe(argv: string[], out: (line: string) => void, env:
       ...(opt(v, 'metrics-token-file') !== undefined ? { metricsTokenFile: resolve(opt(v, 'metrics-token-file')!) } : {}),
       ...(spoolMb !== undefined ? { telemetrySpoolMaxBytes: Number(spoolMb) * 1024 * 1024 } : {}),
       restartHoldMs: restartGraceS * 1000,
+      vda5050,
       log: logger,
     });
   } catch (err: unknown) {

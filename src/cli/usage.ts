@@ -7,11 +7,16 @@ export const USAGE = `usage:
                  [--clickhouse-cluster NAME --clickhouse-shard-urls URL,URL...]]
                 [--tls-cert F --tls-key F] [--insecure-http] [--metrics-token-file F] [--telemetry-spool-mb N]
                 [--restart-grace-s S] [--log-format json|pretty] [--log-level L]
+                [--vda5050 auto|on|off] [--vda5050-mqtt-port P] [--vda5050-interface NAME] [--vda5050-version 2.0.0]
+                [--vda5050-mqtt-url mqtt(s)://HOST:PORT [--vda5050-mqtt-username U] [--vda5050-mqtt-password-file F] [--vda5050-mqtt-ca F]]
               on SIGTERM/SIGINT the robots are told to hold S seconds for the restart (default 60, 0..300; 0: no notice)
               the ClickHouse password: --clickhouse-password-file F, else env FLEETGW_CLICKHOUSE_PASSWORD
               (never on the command line); the database is created when missing
               a cluster: one URL per shard in shard_num order, --clickhouse-url among them (docs/scale-out.md)
               GET /metrics needs Authorization: Bearer <the token in F> (default F: DIR/metrics-token, made on first start)
+              VDA 5050 robots (docs/vda5050.md): auto (default) runs the embedded MQTT broker on --host, port P (default 1883),
+              once a robot has a VDA 5050 identity; TLS with the gateway certificate on a non-loopback host;
+              --vda5050-mqtt-url uses that broker instead; interface default uagv
   fleetgw admin init --data-dir DIR --org NAME --fleet NAME [--json]
               refused (exit 2) on a data dir that has an organization, unless --another-org
   fleetgw admin create-fleet --data-dir DIR --org ORG_ID --name NAME [--json]
@@ -20,7 +25,8 @@ export const USAGE = `usage:
   fleetgw admin create-user --data-dir DIR --org ORG_ID --email EMAIL --role viewer|operator|admin [--json]
               the password: typed at the prompt (a terminal), else read from stdin; never an argument
   fleetgw admin revoke-sessions --data-dir DIR --email EMAIL [--json]
-  fleetgw admin add-robot --data-dir DIR --fleet FLEET_ID --name NAME [--capabilities a,b] [--inactive] [--json]
+  fleetgw admin add-robot --data-dir DIR --fleet FLEET_ID --name NAME [--capabilities a,b] [--inactive] [--vda5050 MANUFACTURER/SERIAL] [--json]
+              --vda5050: the robot speaks VDA 5050 over MQTT with this identity (docs/vda5050.md); one robot per identity
   fleetgw admin webhooks add --data-dir DIR --org ORG_ID (--url URL | --url-file F) [--format fleetgw|slack|alertmanager|pagerduty]
               [--pagerduty-routing-key-file F] [--name N] [--kinds k1,k2] [--max-attempts N] [--initial-backoff-ms MS] [--timeout-ms MS] [--json]
   fleetgw admin webhooks list --data-dir DIR --org ORG_ID [--json]

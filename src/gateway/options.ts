@@ -11,6 +11,7 @@ import type { RequestObserver } from '../http/request-done.js';
 import type { Clock } from '../missions/clock.js';
 import type { Store } from '../store/lmdb.js';
 import type { MapOrigin } from '../vda5050/link/map-frame.js';
+import type { Vda5050Settings } from '../vda5050/broker/settings.js';
 
 export interface GatewayOptions {
   dataDir: string;
@@ -61,6 +62,8 @@ export interface GatewayOptions {
   restartHoldMs?: number;
   /** Where VDA 5050 robots' map frame lies on the earth (docs/vda5050.md); default: the simulator's depot. */
   vda5050MapOrigin?: MapOrigin;
+  /** The VDA 5050 broker side (docs/vda5050.md). Default: auto mode, embedded broker on port 1883, `uagv`, 2.0.0. */
+  vda5050?: Vda5050Settings;
   /** Replacements for tests and embedders; `fleetgw serve` passes none. */
   overrides?: GatewayOverrides;
 }

@@ -10,12 +10,14 @@ import type { Store } from './lmdb.js';
 import type { ApiKeyRecord, FleetRecord, OrgRecord, RobotRecord } from './records.js';
 import { putRobotNameKey, removeRobotNameKey } from './robot-names.js';
 import { mintApiKey, mintRobotToken } from './secrets.js';
+import { putVda5050Key, removeVda5050Key, robotOfVda5050, touchVda5050Bindings, type StoredVda5050Binding } from './vda5050-index.js';
 
 /*
  * Index keys of the identity records (in `index`; this module alone builds them):
  *   fleetsByOrg/<orgId>/<fleetId>
  *   robotsByFleet/<fleetId>/<robotId>   every robot of the fleet, active or not
  *   robotsByName/…                      robot-names.ts (written here with the robot)
+ *   robotsByVda5050/…                   vda5050-index.ts (written here with the robot)
  */
 const FLEETS_BY_ORG = 'fleetsByOrg';
 const ROBOTS_BY_FLEET = 'robotsByFleet';
@@ -82,9 +84,31 @@ export interface NewRobotOptions {
   name: string;
   capabilities: string[];
   active: boolean;
+  /** The robot's VDA 5050 identity, already checked topic-safe (src/vda5050/identity/binding.ts). */
+  vda5050?: StoredVda5050Binding;
 }
 
-/** Registers a robot in a fleet; the raw token is returned once and never stored. */
+/** A VDA 5050 identity is bound to one robot only: this one holds it. */
+export class Vda5050IdentityTaken extends Error {
+  constructor(
+    readonly holderRobotId: string,
+    readonly binding: StoredVda5050Binding,
+  ) {
+    super(`VDA 5050 identity ${binding.manufacturer}/${binding.serialNumber} is already bound to robot ${holderRobotId}`);
+    this.name = 'Vda5050IdentityTaken';
+  }
+}
+
+/** Inside a transaction: the robot other than `robotId` that holds `binding`, if any. */
+export function vda5050HolderOther(store: Store, robotId: string, binding: StoredVda5050Binding): string | undefined {
+  const holder = robotOfVda5050(store, binding.manufacturer, binding.serialNumber);
+  return holder !== undefined && holder.robotId !== robotId ? holder.robotId : undefined;
+}
+
+/**
+ * Registers a robot in a fleet; the raw token is returned once and never stored.
+ * @throws Vda5050IdentityTaken when `opts.vda5050` is bound to another robot (nothing is written)
+ */
 export function addRobot(store: Store, opts: NewRobotOptions, now = Date.now()): { record: RobotRecord; robotToken: string } {
   const fleet = store.fleets.get(opts.fleetId);
   if (!fleet) throw new Error(`fleet ${opts.fleetId} does not exist`);
@@ -98,26 +122,47 @@ export function addRobot(store: Store, opts: NewRobotOptions, now = Date.now()):
     active: opts.active,
     tokenHash,
     createdAtMs: now,
+    ...(opts.vda5050 !== undefined ? { vda5050: { manufacturer: opts.vda5050.manufacturer, serialNumber: opts.vda5050.serialNumber } } : {}),
   };
   store.root.transactionSync(() => {
+    if (record.vda5050 !== undefined) {
+      // Checked inside the write so two registrations of one identity cannot both succeed.
+      const holder = vda5050HolderOther(store, record.robotId, record.vda5050);
+      if (holder !== undefined) throw new Vda5050IdentityTaken(holder, record.vda5050);
+    }
     store.robots.putSync(record.robotId, record);
     store.index.putSync(`${ROBOTS_BY_FLEET}/${fleet.fleetId}/${record.robotId}`, true);
     putRobotNameKey(store, record);
+    putVda5050Key(store, record);
   });
   return { record, robotToken: token };
 }
 
 /**
- * Inside a write transaction: stores a changed robot record `next` (metadata, fleet of record) in
- * place of `cur`, refiling its name key when its name or fleet changed. Its `robotsByFleet` key moves
- * with {@link moveRobotIndexSync}.
+ * Inside a write transaction: stores a changed robot record `next` (metadata, fleet of record, VDA
+ * 5050 identity) in place of `cur`, refiling its name key when its name or fleet changed and its
+ * identity key when its identity changed. Its `robotsByFleet` key moves with {@link moveRobotIndexSync}.
+ * @throws Vda5050IdentityTaken when `next`'s identity is bound to another robot (the caller checks
+ *   first with {@link vda5050HolderOther} to answer without a throw; this is the last guard)
  */
 export function replaceRobotSync(store: Store, cur: RobotRecord, next: RobotRecord): void {
+  const identityChanged = next.vda5050?.manufacturer !== cur.vda5050?.manufacturer || next.vda5050?.serialNumber !== cur.vda5050?.serialNumber;
+  if (identityChanged && next.vda5050 !== undefined) {
+    const holder = vda5050HolderOther(store, next.robotId, next.vda5050);
+    if (holder !== undefined) throw new Vda5050IdentityTaken(holder, next.vda5050);
+  }
   store.robots.putSync(next.robotId, next);
   if (next.name !== cur.name || next.fleetId !== cur.fleetId) {
     // The name index (resolve, robot-names.ts) files robots by fleet and name.
     removeRobotNameKey(store, cur);
     putRobotNameKey(store, next);
+  }
+  if (identityChanged) {
+    removeVda5050Key(store, cur);
+    putVda5050Key(store, next);
+  } else if (next.vda5050 !== undefined && next.fleetId !== cur.fleetId) {
+    // What the identity resolves to (its fleet) changed: the running gateway re-reads it.
+    touchVda5050Bindings(store);
   }
 }
 

@@ -34,6 +34,8 @@ export interface RobotRecord {
   notes?: string | null;
   /** Last metadata change or transfer (Unix ms); absent when never changed. */
   updatedAtMs?: number;
+  /** The robot's VDA 5050 identity when it speaks VDA 5050 over MQTT (docs/vda5050.md); absent otherwise. */
+  vda5050?: { manufacturer: string; serialNumber: string };
 }
 
 export interface ApiKeyRecord {

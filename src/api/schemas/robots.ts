@@ -9,6 +9,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, Uuid } from './common.js';
 import { named } from './named.js';
+import { Vda5050Identity } from './vda5050-identity.js';
 
 export const RobotPathParams = Type.Object({ robot_id: Uuid }, { additionalProperties: false });
 export type RobotPathParams = Static<typeof RobotPathParams>;
@@ -101,6 +102,7 @@ export const RobotView = named('RobotView', Type.Object(
     active: Type.Boolean({ description: 'False while registered but not yet in the fleet working set.' }),
     labels: RobotLabels,
     notes: Nullable(Type.String({ description: 'Operator notes (PATCH /v1/robots/{robot_id}).' })),
+    vda5050: Nullable(Vda5050Identity),
     online: Type.Boolean({ description: 'True while the robot holds a live link to this gateway.' }),
     linkConflict: Nullable(LinkConflict),
     capabilities: Type.Array(Type.String()),

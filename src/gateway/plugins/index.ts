@@ -25,6 +25,7 @@ import { telemetryPlugin } from './telemetry.js';
 import { usagePlugin } from './usage.js';
 import { floorPlansPlugin } from './floor-plans.js';
 import { webhooksPlugin } from './webhooks.js';
+import { vda5050BrokerPlugin } from './vda5050-broker.js';
 
 /** Every plugin of `fleetgw serve`, built over one context. */
 export function gatewayPlugins(ctx: GatewayContext): GatewayPlugin[] {
@@ -41,6 +42,7 @@ export function gatewayPlugins(ctx: GatewayContext): GatewayPlugin[] {
     usagePlugin(ctx),
     telemetryPlugin(ctx),
     robotLinkPlugin(ctx),
+    vda5050BrokerPlugin(ctx),
     faultsPlugin(ctx),
     commandsPlugin(ctx),
     alertSourcesPlugin(ctx),

@@ -1,4 +1,4 @@
-/** Identity records (organizations, fleets, robots) and their indexes (src/store/identity.ts, robot-names.ts). */
+/** Identity records (organizations, fleets, robots) and their indexes (src/store/identity.ts, robot-names.ts, vda5050-index.ts). */
 import { ensureRobotNameIndex } from '../../store/robot-names.js';
 import type { GatewayContext } from '../parts.js';
 import { nothing, type GatewayPlugin } from '../plugin.js';
@@ -10,7 +10,7 @@ export function registryPlugin(ctx: GatewayContext): GatewayPlugin {
     dependsOn: ['store'],
     storage: {
       databases: ['orgs', 'fleets', 'robots'],
-      prefixes: { index: ['fleetsByOrg', 'robotsByFleet', 'robotsByName'], meta: ['robotNameIndex'] },
+      prefixes: { index: ['fleetsByOrg', 'robotsByFleet', 'robotsByName', 'robotsByVda5050'], meta: ['robotNameIndex', 'vda5050Bindings'] },
     },
     // resolve() reads only the name index, so it must be complete before anything serves a name.
     start: () => ensureRobotNameIndex(ctx.parts.get('store')),

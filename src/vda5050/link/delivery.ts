@@ -6,7 +6,7 @@
  * the robot already shows is acknowledged, not published again (exactly once by id, also after a
  * gateway or broker restart, where the link takes a robot online only with its first state).
  */
-import type { VdaState } from './messages.js';
+import type { VdaError, VdaState } from './messages.js';
 
 /** What the robot's state says about a published id. */
 export type Verdict = { received: true } | { received: false; reason: string };
@@ -17,30 +17,42 @@ export const MAX_AWAITING_PER_ROBOT = 1024;
 export const AWAIT_TTL_MS = 120_000;
 
 /** The robot's verdict on an action or order id, or null when its state does not show it (yet). */
-export function verdictOf(state: VdaState, id: string, kind: 'action' | 'order'): Verdict | null {
+export function verdictOf(state: VdaState, id: string, kind: 'action' | 'order', actionType = ''): Verdict | null {
   if (kind === 'action') {
     const a = state.actionStates.find((s) => s.actionId === id);
-    if (a !== undefined) {
-      if (a.actionStatus !== 'FAILED') return { received: true };
-      return { received: false, reason: reasonOf(state, 'actionId', id) ?? (a.resultDescription || 'action FAILED') };
-    }
-    const refused = reasonOf(state, 'actionId', id);
-    return refused === null ? null : { received: false, reason: refused };
+    if (a !== undefined && a.actionStatus !== 'FAILED') return { received: true };
+    const error = errorAbout(state, 'actionId', id);
+    if (a === undefined && error === undefined) return null;
+    // Refusals that leave the robot where the command wanted it: a cancelOrder with no order to
+    // cancel (a release of a robot with no order), a startPause of a robot already paused.
+    if (error?.errorType === 'noOrderToCancel' || (actionType === 'startPause' && state.paused)) return { received: true };
+    return { received: false, reason: error !== undefined ? describe(error) : a!.resultDescription || 'action FAILED' };
   }
   if (state.orderId === id) return { received: true };
   const refused = reasonOf(state, 'orderId', id);
   return refused === null ? null : { received: false, reason: refused };
 }
 
+/** The error the state holds about this id. */
+function errorAbout(state: VdaState, key: string, id: string): VdaError | undefined {
+  return state.errors.find((err) => err.errorReferences.some((r) => r.referenceKey === key && r.referenceValue === id));
+}
+
+function describe(e: VdaError): string {
+  return `${e.errorType}: ${e.errorDescription}`.slice(0, 512);
+}
+
 /** The description of an error the state holds about this id, or null. */
 function reasonOf(state: VdaState, key: string, id: string): string | null {
-  const e = state.errors.find((err) => err.errorReferences.some((r) => r.referenceKey === key && r.referenceValue === id));
-  return e === undefined ? null : `${e.errorType}: ${e.errorDescription}`.slice(0, 512);
+  const e = errorAbout(state, key, id);
+  return e === undefined ? null : describe(e);
 }
+
 
 interface Awaiting {
   commandId: string;
   kind: 'action' | 'order';
+  actionType: string;
   sinceMs: number;
 }
 
@@ -53,17 +65,17 @@ export class AwaitedIds {
   }
 
   /** Starts (or keeps) waiting for `id`, published for `commandId`. */
-  add(id: string, commandId: string, kind: 'action' | 'order', nowMs: number): void {
+  add(id: string, commandId: string, kind: 'action' | 'order', actionType: string, nowMs: number): void {
     if (this.byId.has(id)) return;
     if (this.byId.size >= MAX_AWAITING_PER_ROBOT) this.byId.delete(this.byId.keys().next().value!);
-    this.byId.set(id, { commandId, kind, sinceMs: nowMs });
+    this.byId.set(id, { commandId, kind, actionType, sinceMs: nowMs });
   }
 
   /** The commands this state decides (forgotten here), and drops entries past their time. */
   settle(state: VdaState, nowMs: number): Array<{ commandId: string; verdict: Verdict }> {
     const out: Array<{ commandId: string; verdict: Verdict }> = [];
     for (const [id, w] of this.byId) {
-      const verdict = verdictOf(state, id, w.kind);
+      const verdict = verdictOf(state, id, w.kind, w.actionType);
       if (verdict !== null) {
         out.push({ commandId: w.commandId, verdict });
         this.byId.delete(id);

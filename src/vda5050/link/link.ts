@@ -27,6 +27,9 @@ import { RobotEntry } from './robot-entry.js';
 import { batchOf, type MissionSampleInfo } from './telemetry.js';
 import { inboundFilters, parseInboundTopic, robotTopic, topicPrefix } from './topics.js';
 
+/** The shortest time between two state requests to a robot that is not online. */
+export const STATE_REQUEST_EVERY_MS = 2_000;
+
 /** The largest inbound message read; larger ones are dropped (counted). */
 export const MAX_INBOUND_BYTES = 1024 * 1024;
 
@@ -70,6 +73,8 @@ export class Vda5050Link implements RobotLink {
   private readonly counts = { unbound: 0, rejected: 0, coalesced: 0, oversize: 0 };
   private readonly unlistenIdentities: () => void;
   private requestSeq = 0;
+  /** The instantActions array's name: `instantActions` in the 1.x and 2.0 schemas, `actions` from 2.1 on. */
+  private readonly actionsKey: 'instantActions' | 'actions';
   private closed = false;
 
   private constructor(
@@ -78,6 +83,8 @@ export class Vda5050Link implements RobotLink {
   ) {
     this.prefix = topicPrefix(opts.broker.interfaceName, opts.broker.version);
     this.frame = opts.frame ?? new MapFrame();
+    const [major, minor] = opts.broker.version.split('.').map(Number);
+    this.actionsKey = (major ?? 2) < 2 || ((major ?? 2) === 2 && (minor ?? 0) === 0) ? 'instantActions' : 'actions';
     this.now = opts.now ?? Date.now;
     this.queue = new PublishQueue((p) => {
       // QoS 0 (VDA 5050); the return value is the socket's: false asks for a drain.
@@ -180,13 +187,14 @@ export class Vda5050Link implements RobotLink {
       return true;
     }
     const kind = out.kind === 'order' ? 'order' : 'action';
-    const shown = verdictOf(e.state, out.awaitId, kind);
+    const actionType = out.kind === 'order' ? '' : out.actions[0]!.actionType;
+    const shown = verdictOf(e.state, out.awaitId, kind, actionType);
     if (shown !== null) {
       this.ackLater(robotId, command.commandId, shown);
       return true;
     }
     if (out.kind === 'order' && out.mission !== null) e.rememberMission(out.awaitId, out.mission);
-    e.awaited.add(out.awaitId, command.commandId, kind, this.now());
+    e.awaited.add(out.awaitId, command.commandId, kind, actionType, this.now());
     this.publish(e, out);
     return true;
   }
@@ -349,7 +357,12 @@ export class Vda5050Link implements RobotLink {
   }
 
   private onVisualization(e: RobotEntry, v: VdaVisualization): void {
-    if (!e.online || e.state === null) return;
+    if (!e.online || e.state === null) {
+      // A robot that is there but not known online (its connection message was lost with a broker
+      // restart, and its next periodic state may be far off): ask for its state.
+      if (e.connection !== 'OFFLINE' && e.connection !== 'CONNECTIONBROKEN') this.requestState(e);
+      return;
+    }
     const m = e.mission;
     this.telemetry(e, e.state, v, m === null || m.done ? null : sampleMission(m.statusOf(e.state, this.now())));
   }
@@ -433,8 +446,10 @@ export class Vda5050Link implements RobotLink {
   }
 
   private onBrokerConnect(): void {
-    // After a reconnect the retained connection messages arrive again and bring robots back.
     this.queue.resume();
+    // After a reconnect the retained connection messages bring robots back; a broker that lost them
+    // (restarted without persistence) does not, so every bound robot is asked for its state.
+    for (const robot of this.opts.identities.all()) this.requestState(this.entryOf(robot));
   }
 
   private onBrokerLost(): void {
@@ -447,11 +462,23 @@ export class Vda5050Link implements RobotLink {
 
   // ---- outbound ----
 
+  /** Asks for the robot's state, at most once per {@link STATE_REQUEST_EVERY_MS}. */
+  private requestState(e: RobotEntry): void {
+    const now = this.now();
+    if (now - e.stateRequestedAtMs < STATE_REQUEST_EVERY_MS) return;
+    e.stateRequestedAtMs = now;
+    this.publish(e, { kind: 'instantActions', awaitId: '', urgent: false, actions: [{ actionType: 'stateRequest', actionId: `fleetgw-state-${++this.requestSeq}`, blockingType: 'NONE' }] });
+  }
+
   /** Asks the robot for its state (and its factsheet, when none is known yet). */
   private requestInfo(e: RobotEntry): void {
-    const actions = [{ actionType: 'stateRequest', actionId: `fleetgw-state-${++this.requestSeq}`, blockingType: 'NONE' as const }];
-    if (e.factsheet === null) actions.push({ actionType: 'factsheetRequest', actionId: `fleetgw-factsheet-${++this.requestSeq}`, blockingType: 'NONE' });
-    this.publish(e, { kind: 'instantActions', awaitId: '', urgent: false, actions });
+    e.stateRequestedAtMs = this.now();
+    // One action per message: robots process a message's actions as one chunk, and some stumble over
+    // actions that end while the chunk is being processed.
+    this.publish(e, { kind: 'instantActions', awaitId: '', urgent: false, actions: [{ actionType: 'stateRequest', actionId: `fleetgw-state-${++this.requestSeq}`, blockingType: 'NONE' }] });
+    if (e.factsheet === null) {
+      this.publish(e, { kind: 'instantActions', awaitId: '', urgent: false, actions: [{ actionType: 'factsheetRequest', actionId: `fleetgw-factsheet-${++this.requestSeq}`, blockingType: 'NONE' }] });
+    }
   }
 
   private publish(e: RobotEntry, out: Exclude<Outbound, { kind: 'refused' }>): void {
@@ -464,7 +491,7 @@ export class Vda5050Link implements RobotLink {
       manufacturer: b.manufacturer,
       serialNumber: b.serialNumber,
     };
-    const body = out.kind === 'order' ? { ...header, ...out.order } : { ...header, actions: out.actions };
+    const body = out.kind === 'order' ? { ...header, ...out.order } : { ...header, [this.actionsKey]: out.actions };
     this.queue.push(e.robotId, { topic: robotTopic(this.prefix, b, topic), payload: Buffer.from(JSON.stringify(body)) }, out.urgent);
   }
 

@@ -26,6 +26,8 @@ export class RobotEntry {
   readonly headerIds = { order: 0, instantActions: 0 };
   readonly missionOrders = new Map<string, MissionOrder>();
   mission: MissionProgress | null = null;
+  /** When master control last asked for the robot's state (stateRequest). */
+  stateRequestedAtMs = -Infinity;
   healthSignature = '';
   healthAtMs = 0;
   /** Telemetry sinks for the listener array they were made for. */

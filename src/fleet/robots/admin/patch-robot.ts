@@ -22,7 +22,7 @@ import type { EventLog } from '../../../events/index.js';
 import { leaveRostersSync } from '../../../missions/catalog/roster.js';
 import type { RunTracker } from '../../../missions/runs/run-tracker.js';
 import type { RobotLink } from '../../../protocol/robot-link.js';
-import { moveRobotIndexSync, replaceRobotSync } from '../../../store/identity.js';
+import { moveRobotIndexSync, replaceRobotSync, vda5050HolderOther } from '../../../store/identity.js';
 import type { Store } from '../../../store/lmdb.js';
 import type { FleetRecord, RobotRecord } from '../../../store/records.js';
 
@@ -34,6 +34,8 @@ export interface RobotPatch {
   active?: boolean;
   /** Move the robot to this fleet (of the same organization, usable by the caller). */
   fleet?: Readonly<FleetRecord>;
+  /** Bind the robot to this VDA 5050 identity (checked topic-safe by the schema); null unbinds. */
+  vda5050?: { manufacturer: string; serialNumber: string } | null;
 }
 
 export interface RobotAdminDeps {
@@ -66,15 +68,15 @@ function busyReason(deps: RobotAdminDeps, robotId: string): string | null {
 
 /**
  * Applies a PATCH to a robot the caller may use (checked by the caller).
- * @throws ApiError 409 `robot_not_idle`, `robot_rostered_alone`; 404 `robot_not_found` (moved or
- *   removed meanwhile)
+ * @throws ApiError 409 `robot_not_idle`, `robot_rostered_alone`, `vda5050_identity_taken` (another
+ *   robot holds the identity); 404 `robot_not_found` (moved or removed meanwhile)
  */
 export async function patchRobot(deps: RobotAdminDeps, auth: AuthContext, robot: RobotRecord, patch: RobotPatch, nowMs: number): Promise<PatchOutcome> {
   const { store, events } = deps;
   const from = robot.fleetId;
   const to = patch.fleet !== undefined && patch.fleet.fleetId !== from ? patch.fleet.fleetId : null;
   const actor = { actorType: auth.actorType, apiKeyId: auth.apiKeyId, ...(auth.user ? { userId: auth.user.userId } : {}) };
-  const fields = (['name', 'labels', 'notes', 'active'] as const).filter((k) => patch[k] !== undefined);
+  const fields = (['name', 'labels', 'notes', 'active', 'vda5050'] as const).filter((k) => patch[k] !== undefined);
   if (to !== null) {
     const busy = busyReason(deps, robot.robotId);
     if (busy !== null) throw apiError('robot_not_idle', { robotId: robot.robotId, reason: busy });
@@ -93,6 +95,11 @@ export async function patchRobot(deps: RobotAdminDeps, auth: AuthContext, robot:
         if (left instanceof ApiError) return left;
         rostersLeft = left;
       }
+      if (patch.vda5050 !== undefined && patch.vda5050 !== null) {
+        // Inside the write: two robots asking for one identity at once cannot both get it.
+        const holder = vda5050HolderOther(store, robot.robotId, patch.vda5050);
+        if (holder !== undefined) return apiError('vda5050_identity_taken', { ...patch.vda5050, holderRobotId: holder });
+      }
       const next: RobotRecord = {
         ...cur,
         ...(patch.name !== undefined ? { name: patch.name } : {}),
@@ -102,6 +109,8 @@ export async function patchRobot(deps: RobotAdminDeps, auth: AuthContext, robot:
         ...(to !== null ? { fleetId: to } : {}),
         updatedAtMs: nowMs,
       };
+      if (patch.vda5050 === null) delete next.vda5050;
+      else if (patch.vda5050 !== undefined) next.vda5050 = { manufacturer: patch.vda5050.manufacturer, serialNumber: patch.vda5050.serialNumber };
       replaceRobotSync(store, cur, next);
       const subject = { type: 'robot' as const, id: robot.robotId };
       if (fields.length > 0) {

@@ -1,0 +1,267 @@
+/**
+ * The embedded VDA 5050 broker (aedes, MQTT 3.1.1) with robot authentication and per-robot topic
+ * isolation (docs/vda5050.md, "Embedded broker"):
+ *  - a robot logs in with its robot id and token and may publish only its own connection, state,
+ *    visualization and factsheet topics (its last will included: a will on any other topic refuses
+ *    the connection) and subscribe only to its own order and instantActions;
+ *  - master control logs in with the credential made at start and may use every topic under
+ *    `{interfaceName}/{majorVersion}/`;
+ *  - everything else is denied: a publish closes the connection (MQTT 3.1.1 has no way to refuse one
+ *    otherwise), a subscription gets the failure return code (0x80). Each denial is counted and
+ *    logged at most once per robot per window;
+ *  - bounds: connections (beyond, new sockets are dropped), packet size (checked from the fixed
+ *    header, before the body is buffered), one session per robot (a new login replaces the old one,
+ *    as a robot reconnecting after a half-open TCP connection needs), a CONNECT within 10 s.
+ * A robot whose identity changes or goes away is disconnected, so its next login uses the new one.
+ */
+import { createServer as createTcpServer, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
+import { Aedes, type AuthenticateError, type Client } from 'aedes';
+import type { Logger } from 'pino';
+import type { Store } from '../../store/lmdb.js';
+import type { Vda5050BrokerConnection, Vda5050Identities } from '../contracts.js';
+import { authenticateVdaRobot, MASTER_USERNAME, MasterCredential } from './credentials.js';
+import { LogWindow } from './log-window.js';
+import { PacketLimitedStream } from './packet-limit.js';
+import { robotTopic, robotTopics, topicRoot, underRoot, type RobotTopics } from './topics.js';
+
+/** Why the broker refused something (the `reason` label of `fleetgw_vda5050_denied_total`). */
+export const DENIAL_REASONS = ['auth', 'will', 'publish', 'subscribe', 'packet_size', 'connections'] as const;
+export type DenialReason = (typeof DENIAL_REASONS)[number];
+
+/** What the broker reports to the gateway's metrics. */
+export interface BrokerObserver {
+  denied(reason: DenialReason): void;
+}
+
+export interface EmbeddedBrokerOptions {
+  store: Store;
+  identities: Vda5050Identities;
+  /** The gateway's host; the broker listens there. */
+  host: string;
+  port: number;
+  /** The gateway's certificate (non-loopback host), or null: plain MQTT. */
+  tls: { cert: Buffer; key: Buffer } | null;
+  interfaceName: string;
+  version: string;
+  maxConnections: number;
+  maxPacketBytes: number;
+  observer: BrokerObserver;
+  log: Logger;
+  /** One log line per robot (or username) per this window. Default 60 s. */
+  logWindowMs?: number;
+}
+
+/** Whose connection it is. */
+type Principal = { kind: 'master' } | { kind: 'robot'; robotId: string; fleetId: string; topics: RobotTopics };
+
+const CONNECT_TIMEOUT_MS = 10_000;
+const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
+const DRAIN_TIMEOUT_MS = 30_000;
+const RC_BAD_CREDENTIALS = 4;
+const RC_NOT_AUTHORIZED = 5;
+
+function authError(message: string, returnCode: number): AuthenticateError {
+  const err: AuthenticateError = Object.assign(new Error(message), { returnCode });
+  return err;
+}
+
+/** Where master control on this machine reaches a broker listening on `host`. */
+function dialHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::' || host === '[::]') return '::1';
+  return host;
+}
+
+export class EmbeddedBroker {
+  private readonly aedes: Aedes;
+  private readonly master = new MasterCredential();
+  private readonly principals = new WeakMap<Client, Principal>();
+  /** Will topics from CONNECT, held until authentication decides on them. */
+  private readonly wills = new WeakMap<Client, string>();
+  /** Each robot's one session. */
+  private readonly sessions = new Map<string, Client>();
+  private readonly root: string;
+  private readonly logWindow: LogWindow;
+  private server: Server | null = null;
+  private listening: Promise<void> | null = null;
+  private unsubscribe: () => void = () => {};
+  private closed = false;
+  /** How master control reaches this broker. */
+  readonly connection: Vda5050BrokerConnection;
+
+  constructor(private readonly opts: EmbeddedBrokerOptions) {
+    this.root = topicRoot(opts.interfaceName, opts.version);
+    this.logWindow = new LogWindow(opts.logWindowMs ?? 60_000);
+    const host = dialHost(opts.host);
+    const urlHost = host.includes(':') ? `[${host}]` : host;
+    this.connection = Object.freeze({
+      url: `${opts.tls !== null ? 'mqtts' : 'mqtt'}://${urlHost}:${opts.port}`,
+      username: MASTER_USERNAME,
+      password: this.master.password,
+      ...(opts.tls !== null ? { ca: opts.tls.cert } : {}),
+      interfaceName: opts.interfaceName,
+      version: opts.version,
+      // The password stays out of log lines even when the whole part is logged.
+      toJSON: () => ({ url: `${opts.tls !== null ? 'mqtts' : 'mqtt'}://${urlHost}:${opts.port}`, username: MASTER_USERNAME, interfaceName: opts.interfaceName, version: opts.version }),
+    });
+    this.aedes = new Aedes({
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      drainTimeout: DRAIN_TIMEOUT_MS,
+      preConnect: (client, packet, done) => {
+        if (packet.will) this.wills.set(client, packet.will.topic);
+        done(null, true);
+      },
+      authenticate: (client, username, password, done) => this.authenticate(client, username, password, done),
+      authorizePublish: (client, packet, done) => done(this.mayPublish(client, packet.topic)),
+      authorizeSubscribe: (client, sub, done) => done(null, this.maySubscribe(client, sub.topic) ? sub : null),
+      // Defence in depth: a robot is handed only what its own subscriptions allow.
+      authorizeForward: (client, packet) => {
+        const p = this.principals.get(client);
+        return p === undefined || (p.kind === 'robot' && !p.topics.subscribe.has(packet.topic)) ? null : packet;
+      },
+    });
+    this.aedes.on('clientReady', (client) => this.sessionStarted(client));
+    this.aedes.on('clientDisconnect', (client) => this.sessionEnded(client));
+    this.aedes.on('clientError', (client, err) => this.opts.log.debug({ err: err.message, clientId: client.id }, 'VDA 5050 client error'));
+    this.aedes.on('connectionError', (client, err) => this.opts.log.debug({ err: err.message, clientId: client?.id }, 'VDA 5050 connection error'));
+  }
+
+  /** Whether the broker accepts connections. */
+  get isListening(): boolean {
+    return this.server?.listening === true;
+  }
+
+  /**
+   * Starts listening; later calls return the first call's promise.
+   * @throws Error naming the address and `--vda5050-mqtt-port` when the port cannot be bound
+   */
+  listen(): Promise<void> {
+    this.listening ??= this.startListening();
+    return this.listening;
+  }
+
+  private async startListening(): Promise<void> {
+    await this.aedes.listen();
+    const { tls, maxConnections, maxPacketBytes } = this.opts;
+    const accept = (socket: Socket): void => {
+      const stream = new PacketLimitedStream(socket, maxPacketBytes, (declared) => {
+        this.opts.observer.denied('packet_size');
+        this.logThrottled(`packet:${socket.remoteAddress ?? ''}`, 'warn', { remoteAddress: socket.remoteAddress, declaredBytes: declared, maxBytes: maxPacketBytes }, 'VDA 5050 packet over the size limit: connection closed');
+      });
+      this.aedes.handle(stream);
+    };
+    const server = tls !== null
+      ? createTlsServer({ cert: tls.cert, key: tls.key, handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS }, accept)
+      : createTcpServer(accept);
+    server.maxConnections = maxConnections;
+    server.on('drop', (data?: { remoteAddress?: string }) => {
+      this.opts.observer.denied('connections');
+      this.logThrottled('connections', 'warn', { remoteAddress: data?.remoteAddress, maxConnections }, 'VDA 5050 broker at its connection limit: connection dropped');
+    });
+    server.on('tlsClientError', (err: Error) => this.opts.log.debug({ err: err.message }, 'VDA 5050 TLS handshake failed'));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err: NodeJS.ErrnoException) => {
+        reject(new Error(`the VDA 5050 broker cannot listen on ${this.opts.host}:${this.opts.port} (${err.code ?? err.message}); choose another --vda5050-mqtt-port`, { cause: err }));
+      });
+      server.listen(this.opts.port, this.opts.host, () => resolve());
+    });
+    server.on('error', (err) => this.opts.log.error({ err }, 'VDA 5050 broker socket error'));
+    this.server = server;
+    // A robot whose identity changed logs in again, under the new one (or not at all).
+    this.unsubscribe = this.opts.identities.onChange((robotId) => this.sessions.get(robotId)?.close());
+    this.opts.log.info({ url: this.connection.url, interfaceName: this.opts.interfaceName, version: this.opts.version }, 'VDA 5050 broker listening');
+  }
+
+  /** Stops accepting connections (the first phase of shutdown); sessions stay until {@link close}. */
+  stopAccepting(): Promise<void> {
+    const server = this.server;
+    if (server === null || !server.listening) return Promise.resolve();
+    // close() would wait for the open sessions; the broker ends those in close().
+    server.close();
+    return Promise.resolve();
+  }
+
+  /** Ends every session and the broker. Safe to call twice and before listen. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.unsubscribe();
+    await this.listening?.catch(() => {});
+    this.server?.close();
+    await new Promise<void>((resolve) => this.aedes.close(() => resolve()));
+  }
+
+  private authenticate(client: Client, username: string | undefined, password: Buffer | undefined, done: (err: AuthenticateError | null, ok: boolean | null) => void): void {
+    if (username === MASTER_USERNAME) {
+      if (!this.master.matches(password)) return this.refuseLogin(done, username, 'auth', RC_BAD_CREDENTIALS);
+      this.principals.set(client, { kind: 'master' });
+      return done(null, true);
+    }
+    const robot = authenticateVdaRobot(this.opts.store, username, password);
+    if (robot === null || robot.vda5050 === undefined) return this.refuseLogin(done, username, 'auth', RC_BAD_CREDENTIALS);
+    const will = this.wills.get(client);
+    if (will !== undefined && will !== robotTopic(this.root, robot.vda5050, 'connection')) {
+      this.opts.observer.denied('will');
+      this.logThrottled(robot.robotId, 'warn', { robotId: robot.robotId, fleetId: robot.fleetId, willTopic: will }, 'VDA 5050 robot refused: its last will is not on its own connection topic');
+      return done(authError('will topic not allowed', RC_NOT_AUTHORIZED), false);
+    }
+    this.principals.set(client, { kind: 'robot', robotId: robot.robotId, fleetId: robot.fleetId, topics: robotTopics(this.root, robot.vda5050) });
+    done(null, true);
+  }
+
+  private refuseLogin(done: (err: AuthenticateError | null, ok: boolean | null) => void, username: string | undefined, reason: DenialReason, rc: number): void {
+    this.opts.observer.denied(reason);
+    // The username is a robot id or a name, never a secret; it is cut so a client cannot write long lines.
+    const who = (username ?? '').slice(0, 64);
+    this.logThrottled(`auth:${who}`, 'warn', { username: who }, 'VDA 5050 login refused: unknown robot, wrong token, or no VDA 5050 identity');
+    done(authError('bad username or password', rc), false);
+  }
+
+  private mayPublish(client: Client | null, topic: string): Error | null {
+    // aedes publishes a will whose client is gone with client null; its topic was checked at CONNECT.
+    if (client === null) return null;
+    const p = this.principals.get(client);
+    if (p?.kind === 'master' && underRoot(this.root, topic)) return null;
+    if (p?.kind === 'robot' && p.topics.publish.has(topic)) return null;
+    this.denied(p, 'publish', topic);
+    return new Error('publish not allowed');
+  }
+
+  private maySubscribe(client: Client, filter: string): boolean {
+    const p = this.principals.get(client);
+    if (p?.kind === 'master' && underRoot(this.root, filter)) return true;
+    if (p?.kind === 'robot' && p.topics.subscribe.has(filter)) return true;
+    this.denied(p, 'subscribe', filter);
+    return false;
+  }
+
+  private denied(p: Principal | undefined, reason: 'publish' | 'subscribe', topic: string): void {
+    this.opts.observer.denied(reason);
+    const who = p === undefined ? 'unknown' : p.kind === 'robot' ? p.robotId : MASTER_USERNAME;
+    const fields = p?.kind === 'robot' ? { robotId: p.robotId, fleetId: p.fleetId } : { username: who };
+    this.logThrottled(who, 'warn', { ...fields, reason, topic: topic.slice(0, 256) }, `VDA 5050 ${reason} denied: not one of the client's own topics`);
+  }
+
+  private sessionStarted(client: Client): void {
+    const p = this.principals.get(client);
+    if (p?.kind !== 'robot') return;
+    const previous = this.sessions.get(p.robotId);
+    this.sessions.set(p.robotId, client);
+    if (previous !== undefined && previous !== client) {
+      this.logThrottled(`session:${p.robotId}`, 'info', { robotId: p.robotId, fleetId: p.fleetId }, 'VDA 5050 robot logged in again: its previous session is closed');
+      previous.close();
+    }
+  }
+
+  private sessionEnded(client: Client): void {
+    const p = this.principals.get(client);
+    if (p?.kind === 'robot' && this.sessions.get(p.robotId) === client) this.sessions.delete(p.robotId);
+  }
+
+  private logThrottled(key: string, level: 'info' | 'warn', fields: Record<string, unknown>, msg: string): void {
+    const held = this.logWindow.take(key);
+    if (held === null) return;
+    this.opts.log[level]({ ...fields, ...(held > 0 ? { heldBack: held } : {}) }, msg);
+  }
+}
