@@ -33,6 +33,7 @@ import type { StoreHealth } from '../telemetry/store/index.js';
 import type { StreamHub } from '../telemetry/live/index.js';
 import type { TicketIssuer } from '../telemetry/live/index.js';
 import type { Vda5050BrokerConnection, Vda5050Identities } from '../vda5050/contracts.js';
+import type { InboundGate } from '../vda5050/inbound/index.js';
 import type { GatewayOptions } from './options.js';
 import type { Readiness } from './readiness.js';
 
@@ -61,6 +62,8 @@ export interface PartTypes {
   vda5050Identities: Vda5050Identities;
   /** How VDA 5050 master control reaches its broker; null when VDA 5050 is off. */
   vda5050Broker: Vda5050BrokerConnection | null;
+  /** The check every inbound VDA 5050 message passes (src/vda5050/inbound); provided while VDA 5050 is on. */
+  vda5050Inbound: InboundGate;
   /** Robots with a live control stream (the `fleetgw_robots_online` gauge). */
   online: ReadonlySet<string>;
   faults: FaultTracker;

@@ -73,6 +73,11 @@ export interface ScrapeSources {
    * `outcomeNames` is published from zero), jobs queued, dead letters dropped by the bound. Absent: not published.
    */
   webhooks?: { outcomeNames: readonly string[]; read: () => { outcomes: Readonly<Record<string, number>>; queued: number; deadLettersDropped: number } };
+  /**
+   * VDA 5050 inbound messages (docs/vda5050-bad-input.md, "Bad input"): accepted, refused by reason (in
+   * `reasons` order; every reason is published from zero), headerId sessions restarted. Absent: not published.
+   */
+  vda5050Inbound?: { reasons: readonly string[]; read: () => { accepted: number; rejected: readonly number[]; headerResets: number } };
 }
 
 /** The delivery states `fleetgw_commands_total` counts (docs/operations.md, "The series"). */
@@ -132,6 +137,15 @@ export class GatewayMetrics {
         Object.fromEntries(hooks.outcomeNames.map((o) => [o, () => w().outcomes[o] ?? 0])));
       gaugeFrom(registers, 'fleetgw_webhook_queued', 'Alert webhook deliveries queued, in flight or waiting to retry, all organizations.', () => w().queued);
       counterFrom(registers, 'fleetgw_webhook_dead_letters_dropped_total', 'Webhook dead letters dropped because an organization\'s list was full (oldest first).', () => w().deadLettersDropped);
+    }
+
+    const vda = sources.vda5050Inbound;
+    if (vda !== undefined) {
+      const v = cachedRead(vda.read);
+      counterFrom(registers, 'fleetgw_vda5050_messages_accepted_total', 'VDA 5050 messages from robots that passed the inbound checks (size, JSON, version, identity, schema, headerId order).', () => v().accepted);
+      labelledCounterFrom(registers, 'fleetgw_vda5050_messages_rejected_total', 'VDA 5050 messages from robots refused before anything read them, by reason: too_large, unknown_topic, not_json, wrong_version, wrong_identity, schema, out_of_order, gate_error (a bug).', 'reason',
+        Object.fromEntries(vda.reasons.map((name, i) => [name, () => v().rejected[i] ?? 0])));
+      counterFrom(registers, 'fleetgw_vda5050_header_resets_total', 'VDA 5050 robot topics whose headerIds started again after the robot announced a new session (connection ONLINE): a robot restart.', () => v().headerResets);
     }
 
     const t = cachedRead(sources.telemetry);

@@ -6,6 +6,7 @@ import { GatewayMetrics } from '../../metrics/gateway-metrics.js';
 import { DELIVERY_OUTCOMES } from '../../webhooks/index.js';
 import { loadScrapeToken } from '../../metrics/scrape-token.js';
 import { BOUND_REASONS } from '../../telemetry/sample/index.js';
+import { REJECT_REASONS } from '../../vda5050/inbound/index.js';
 import type { GatewayContext } from '../parts.js';
 import { NO_STORAGE, nothing, type GatewayPlugin } from '../plugin.js';
 
@@ -37,6 +38,7 @@ export function metricsPlugin(ctx: GatewayContext): GatewayPlugin {
           storeUp: () => p.peek('storeHealth')?.reachable ?? false,
           commandActions: COMMAND_ACTIONS,
           webhooks: { outcomeNames: DELIVERY_OUTCOMES, read: () => p.peek('webhooks')?.stats() ?? { outcomes: {}, queued: 0, deadLettersDropped: 0 } },
+          vda5050Inbound: { reasons: REJECT_REASONS, read: () => p.peek('vda5050Inbound')?.stats() ?? { accepted: 0, rejected: [], headerResets: 0 } },
           ...expiryOf(ctx.tls.pem),
         }),
       );
