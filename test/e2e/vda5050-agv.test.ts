@@ -75,7 +75,7 @@ describe.each([
 
     // Goes online with its robot token.
     agv = await startVirtualAgv({ brokerUrl, username: robot.robotId, password: robot.robotToken, manufacturer: robot.manufacturer, serialNumber: robot.serialNumber, speedMps: 5 });
-    const view = async (): Promise<any> => ((await get(`/v1/robots?fleet_id=${d.fleetId}`)).body.items as any[]).find((r) => r.id === robot.robotId);
+    const view = async (): Promise<any> => ((await get(`/v1/robots?fleet_id=${d.fleetId}`)).body as any[]).find((r) => r.id === robot.robotId);
     await until(async () => (await view())?.online === true, 30_000, 'robot online in GET /v1/robots');
     // Reports state: its battery and position (map 0,0 is the origin) reach the snapshot.
     await until(async () => (await view())?.batteryPct === 100, 30_000, 'battery from the state message');

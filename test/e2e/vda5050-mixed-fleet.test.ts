@@ -41,7 +41,7 @@ describe('gRPC robots and VDA 5050 AGVs in one fleet', () => {
     })));
     const all = [...grpcRobots.map((r) => r.robotId), ...vdaRobots.map((r) => r.robotId)];
     await until(async () => {
-      const items = (await api(http, d.apiKey, `/v1/robots?fleet_id=${d.fleetId}`)).body.items as Array<{ id: string; online: boolean }>;
+      const items = (await api(http, d.apiKey, `/v1/robots?fleet_id=${d.fleetId}`)).body as Array<{ id: string; online: boolean }>;
       return all.every((id) => items.find((r) => r.id === id)?.online === true);
     }, 60_000, 'all four robots online');
 

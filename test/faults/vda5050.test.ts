@@ -71,8 +71,8 @@ async function statesSettle(agvs: VirtualAgv[], depot: VdaDepot, sent: Sent[]): 
 
 async function allOnline(gw: RunningGateway, depot: VdaDepot): Promise<void> {
   await until(async () => {
-    const r = await api(gw.ready.http, depot.apiKey, `/v1/robots?fleet_id=${depot.fleetId}&limit=500`).catch(() => null);
-    return ((r?.body.items ?? []) as Array<{ online: boolean }>).filter((x) => x.online).length === AGVS;
+    const r = await api(gw.ready.http, depot.apiKey, `/v1/robots?fleet_id=${depot.fleetId}`).catch(() => null);
+    return ((Array.isArray(r?.body) ? r.body : []) as Array<{ online: boolean }>).filter((x) => x.online).length === AGVS;
   }, 90_000, `all ${AGVS} AGVs online`, 250);
 }
 
