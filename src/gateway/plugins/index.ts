@@ -26,6 +26,7 @@ import { usagePlugin } from './usage.js';
 import { floorPlansPlugin } from './floor-plans.js';
 import { webhooksPlugin } from './webhooks.js';
 import { vda5050BrokerPlugin } from './vda5050-broker.js';
+import { vda5050Plugin } from './vda5050.js';
 
 /** Every plugin of `fleetgw serve`, built over one context. */
 export function gatewayPlugins(ctx: GatewayContext): GatewayPlugin[] {
@@ -43,6 +44,7 @@ export function gatewayPlugins(ctx: GatewayContext): GatewayPlugin[] {
     telemetryPlugin(ctx),
     robotLinkPlugin(ctx),
     vda5050BrokerPlugin(ctx),
+    vda5050Plugin(ctx),
     faultsPlugin(ctx),
     commandsPlugin(ctx),
     alertSourcesPlugin(ctx),

@@ -15,17 +15,18 @@ export function vda5050Plugin(ctx: GatewayContext): GatewayPlugin {
     name: 'vda5050',
     dependsOn: ['vda5050-broker', 'robotlink'],
     storage: NO_STORAGE,
-    start: async () => {
+    start: () => {
       const { parts } = ctx;
       const broker = parts.get('vda5050Broker');
-      if (broker === null) return;
-      link = await Vda5050Link.connect({
+      if (broker === null) return Promise.resolve();
+      link = Vda5050Link.start({
         broker,
         identities: parts.get('vda5050Identities'),
         frame: new MapFrame(ctx.opts.vda5050MapOrigin),
         log: ctx.logFor('vda5050'),
       });
       parts.get('link').add(link);
+      return Promise.resolve();
     },
     // Robots stop being served before the parts that serve them stop.
     quiesce: async () => {

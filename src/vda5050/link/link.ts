@@ -27,6 +27,9 @@ import { RobotEntry } from './robot-entry.js';
 import { batchOf, type MissionSampleInfo } from './telemetry.js';
 import { inboundFilters, parseInboundTopic, robotTopic, topicPrefix } from './topics.js';
 
+/** How soon master control tries the broker again after losing it. */
+export const RECONNECT_MS = 1_000;
+
 /** The shortest time between two state requests to a robot that is not online. */
 export const STATE_REQUEST_EVERY_MS = 2_000;
 
@@ -73,6 +76,9 @@ export class Vda5050Link implements RobotLink {
   private readonly counts = { unbound: 0, rejected: 0, coalesced: 0, oversize: 0 };
   private readonly unlistenIdentities: () => void;
   private requestSeq = 0;
+  private subscribed = false;
+  private readonly readyWaiters = new Set<() => void>();
+  private lastError = '';
   /** The instantActions array's name: `instantActions` in the 1.x and 2.0 schemas, `actions` from 2.1 on. */
   private readonly actionsKey: 'instantActions' | 'actions';
   private closed = false;
@@ -95,14 +101,21 @@ export class Vda5050Link implements RobotLink {
     client.on('message', (topic, payload) => this.onMessage(topic, payload));
     client.on('connect', () => this.onBrokerConnect());
     client.on('close', () => this.onBrokerLost());
+    client.on('error', (err) => {
+      // The client retries by itself; one line per distinct failure, not one per retry.
+      if (err.message === this.lastError) return;
+      this.lastError = err.message;
+      opts.log.warn({ err: err.message, url: opts.broker.url }, 'VDA 5050 master control: broker connection failed; retrying');
+    });
     this.unlistenIdentities = opts.identities.onChange((robotId) => this.onIdentityChange(robotId));
   }
 
   /**
-   * Connects master control to the broker and subscribes to every robot's topics. Resolves once the
-   * subscription is in place; rejects when the broker cannot be reached within `timeoutMs`.
+   * Starts master control: its client connects to the broker (and reconnects whenever it loses it,
+   * each time subscribing to every robot's topics again) without holding up the caller, since an
+   * embedded broker may start listening only once the first robot is bound.
    */
-  static async connect(opts: Vda5050LinkOptions, timeoutMs = 10_000): Promise<Vda5050Link> {
+  static start(opts: Vda5050LinkOptions): Vda5050Link {
     const b = opts.broker;
     const client = mqtt.connect(b.url, {
       username: b.username,
@@ -110,34 +123,44 @@ export class Vda5050Link implements RobotLink {
       ...(b.ca !== undefined ? { ca: b.ca } : {}),
       clientId: opts.clientId ?? `fleetgw-master-${process.pid}-${Math.random().toString(16).slice(2, 10)}`,
       clean: true,
+      // Subscriptions are made on every connect (onBrokerConnect), not replayed by the client.
+      resubscribe: false,
       // QoS 0 messages are not queued while disconnected: robots are offline then, and what they did
       // not get is resent from the outbox when they are back.
       queueQoSZero: false,
-      reconnectPeriod: 1000,
-      connectTimeout: timeoutMs,
+      reconnectPeriod: RECONNECT_MS,
+      connectTimeout: 10_000,
       protocolVersion: 4,
     });
-    const link = new Vda5050Link(client, opts);
+    return new Vda5050Link(client, opts);
+  }
+
+  /** Starts master control and waits until it is subscribed (tests and tools). */
+  static async connect(opts: Vda5050LinkOptions, timeoutMs = 10_000): Promise<Vda5050Link> {
+    const link = Vda5050Link.start(opts);
     try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`VDA 5050 master control: no connection to ${b.url} within ${timeoutMs} ms`)), timeoutMs);
-        client.once('connect', () => {
-          clearTimeout(timer);
-          resolve();
-        });
-        client.once('error', (err) => {
-          clearTimeout(timer);
-          reject(new Error(`VDA 5050 master control: ${err.message}`));
-        });
-      });
-      await client.subscribeAsync(inboundFilters(link.prefix), { qos: 0 });
+      await link.ready(timeoutMs);
     } catch (err) {
       await link.close();
       throw err;
     }
-    client.on('error', (err) => opts.log.warn({ err: err.message }, 'VDA 5050 master control: broker connection error'));
-    if (client.stream) client.stream.on('drain', () => link.queue.resume());
     return link;
+  }
+
+  /** Resolves once master control is connected and subscribed; rejects after `timeoutMs`. */
+  ready(timeoutMs: number): Promise<void> {
+    if (this.subscribed) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.readyWaiters.delete(done);
+        reject(new Error(`VDA 5050 master control: not subscribed at ${this.opts.broker.url} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const done = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.readyWaiters.add(done);
+    });
   }
 
   /** Counts of dropped and refused messages. */
@@ -446,6 +469,17 @@ export class Vda5050Link implements RobotLink {
   }
 
   private onBrokerConnect(): void {
+    this.lastError = '';
+    this.client.stream.on('drain', () => this.queue.resume());
+    this.client.subscribe(inboundFilters(this.prefix), { qos: 0 }, (err) => {
+      if (err) {
+        this.opts.log.error({ err: err.message }, 'VDA 5050 master control: subscription refused');
+        return;
+      }
+      this.subscribed = true;
+      for (const w of this.readyWaiters) w();
+      this.readyWaiters.clear();
+    });
     this.queue.resume();
     // After a reconnect the retained connection messages bring robots back; a broker that lost them
     // (restarted without persistence) does not, so every bound robot is asked for its state.
@@ -453,6 +487,7 @@ export class Vda5050Link implements RobotLink {
   }
 
   private onBrokerLost(): void {
+    this.subscribed = false;
     if (this.closed) return;
     for (const e of this.robots.values()) {
       e.connection = null;

@@ -1,0 +1,107 @@
+/**
+ * VDA 5050 robots through the real gateway: a third-party AGV (vda-5050-lib's AgvController with its
+ * VirtualAgvAdapter) logs in to the embedded broker with its robot token, goes online, its state
+ * shows in GET /v1/robots, a go-to order is driven to its end, stop and release through
+ * POST /v1/agent/control-robot reach FINISHED in the robot's actionStates with delivery states that
+ * match, and a command VDA 5050 cannot carry is refused with a 4xx before anything is published.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgvController, VirtualAgvAdapter } from 'vda-5050-lib';
+import { adminJson } from '../support/cli.js';
+import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
+import { freePort } from '../support/net.js';
+import { until } from '../support/until.js';
+import { MapFrame } from '../../src/vda5050/link/map-frame.js';
+
+const frame = new MapFrame();
+
+describe('VDA 5050 robot through fleetgw serve', () => {
+  const d = makeDataDir('fleetgw-vda-link-');
+  let gw: RunningGateway;
+  let agv: AgvController;
+  let robotId = '';
+  const control = (body: Record<string, unknown>): Promise<{ status: number; body: any }> =>
+    api(gw.ready.http, d.apiKey, '/v1/agent/control-robot', { method: 'POST', body: JSON.stringify({ org_id: d.orgId, fleet_id: d.fleetId, robot_id: robotId, ...body }) });
+  const actionStatus = (id: string): string | undefined => agv.currentState.actionStates?.find((a) => a.actionId === id)?.actionStatus;
+
+  beforeAll(async () => {
+    const added = adminJson<{ robotId: string; robotToken: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'agv-1', '--vda5050', 'Acme/AGV-1', '--json']);
+    robotId = added.robotId;
+    const mqttPort = await freePort();
+    gw = await startGatewayProcess(d.dataDir, ['--insecure-http', '--vda5050', 'on', '--vda5050-mqtt-port', String(mqttPort)]);
+    agv = new AgvController(
+      { manufacturer: 'Acme', serialNumber: 'AGV-1' },
+      { interfaceName: 'uagv', vdaVersion: '2.0.0', transport: { brokerUrl: `mqtt://127.0.0.1:${mqttPort}`, username: robotId, password: added.robotToken, reconnectPeriod: 200 } },
+      { agvAdapterType: VirtualAgvAdapter, publishVisualizationInterval: 250 },
+      { initialPosition: { mapId: 'site', x: 5, y: 5, theta: 0, lastNodeId: 'home' }, vehicleSpeed: 5 } as never,
+    );
+    await agv.start();
+  });
+
+  afterAll(async () => {
+    await agv?.stop().catch(() => undefined);
+    await gw?.stop();
+  });
+
+  it('goes online and its state appears in GET /v1/robots', async () => {
+    const at = frame.toLatLon(5, 5);
+    let robot: any;
+    await until(async () => {
+      const r = await api(gw.ready.http, d.apiKey, `/v1/robots?fleet_id=${d.fleetId}`);
+      robot = (r.body as any[]).find((x) => x.id === robotId);
+      return robot?.online === true && robot.batteryPct !== null;
+    }, 30_000, 'the VDA 5050 robot online with telemetry');
+    expect(robot.batteryPct).toBeGreaterThan(0);
+    expect(robot.latitude).toBeCloseTo(at.latitude, 5);
+    expect(robot.longitude).toBeCloseTo(at.longitude, 5);
+    expect(robot.mode).toBe('autonomous');
+  });
+
+  it('drives a go-to order to its end', async () => {
+    const target = frame.toLatLon(15, 5);
+    let r: { status: number; body: any } = { status: 0, body: null };
+    // The factsheet-derived policy (go-to area) is compiled shortly after the robot comes online.
+    await until(async () => {
+      r = await api(gw.ready.http, d.apiKey, `/v1/orgs/${d.orgId}/fleets/${d.fleetId}/robots/${robotId}/go-to`, { method: 'POST', body: JSON.stringify({ latitude: target.latitude, longitude: target.longitude, wait_for_ack_ms: 10_000 }) });
+      return !(r.status === 422 && String(r.body.error).includes('waiting to be compiled'));
+    }, 30_000, 'the policy compiled');
+    expect(r.status).toBe(200);
+    expect(r.body.delivery.state).toBe('agent_received');
+    expect(agv.currentState.orderId).toBe(r.body.delivery.commandId);
+    await until(() => agv.currentState.nodeStates.length === 0 && !agv.currentState.driving, 20_000, 'the order driven to its end');
+    expect(agv.currentState.agvPosition!.x).toBeCloseTo(15, 0);
+  });
+
+  it('stop and release through control-robot reach FINISHED, their deliveries agent_received', async () => {
+    const far = frame.toLatLon(120, 5);
+    const go = await api(gw.ready.http, d.apiKey, `/v1/orgs/${d.orgId}/fleets/${d.fleetId}/robots/${robotId}/go-to`, { method: 'POST', body: JSON.stringify({ latitude: far.latitude, longitude: far.longitude, wait_for_ack_ms: 10_000 }) });
+    expect(go.body.delivery.state).toBe('agent_received');
+    await until(() => agv.currentState.driving, 10_000, 'the robot under way');
+    const stop = await control({ action: 'stop', reason: 'e2e', wait_for_ack_ms: 10_000 });
+    expect(stop.status).toBe(200);
+    const stopDelivery = stop.body.outcomes[0].delivery;
+    expect(stopDelivery.state).toBe('agent_received');
+    await until(() => actionStatus(stopDelivery.commandId) === 'FINISHED', 10_000, 'startPause FINISHED');
+    expect(agv.currentState.paused).toBe(true);
+    const release = await control({ action: 'release', wait_for_ack_ms: 10_000 });
+    expect(release.status).toBe(200);
+    const releaseDelivery = release.body.outcomes[0].delivery;
+    expect(releaseDelivery.state).toBe('agent_received');
+    await until(() => actionStatus(releaseDelivery.commandId) === 'FINISHED', 10_000, 'cancelOrder FINISHED');
+    const rec = await api(gw.ready.http, d.apiKey, `/v1/robot-commands/${stopDelivery.commandId}`);
+    expect(rec.status).toBe(200);
+  });
+
+  it('refuses a command VDA 5050 cannot carry with a 4xx naming why, publishing nothing', async () => {
+    const shown = agv.currentState.actionStates.length;
+    // control-robot reports each target's refusal (and a 502 when every target failed).
+    const reset = await control({ action: 'force_reset' });
+    expect(reset.body.outcomes[0].error.code).toBe('policy_rejected');
+    expect(reset.body.outcomes[0].error.message).toMatch(/VDA 5050 defines no reset/);
+    const mode = await api(gw.ready.http, d.apiKey, `/v1/orgs/${d.orgId}/fleets/${d.fleetId}/robots/${robotId}/mode`, { method: 'POST', body: JSON.stringify({ mode: 'manual' }) });
+    expect(mode.status).toBe(422);
+    expect(mode.body.code).toBe('policy_rejected');
+    expect(mode.body.error).toMatch(/operating mode/);
+    expect(agv.currentState.actionStates.length).toBe(shown);
+  });
+});
