@@ -2,8 +2,8 @@
  * A third-party VDA 5050 AGV (vda-5050-lib's AgvController + VirtualAgvAdapter) through the real
  * `fleetgw serve`, once through the embedded broker and once through a private Debian mosquitto with
  * the documented ACL. One journey each: the robot is registered with its VDA 5050 identity, logs in
- * with its robot token, goes online, reports state, takes a go-to order and drives it, is stopped and
- * released through `POST /v1/agent/control-robot`, and shows up in `GET /v1/robots`, the live stream,
+ * with its robot token, goes online, reports state, takes a go-to order (`POST …/robots/{id}/go-to`)
+ * and drives it, is stopped and released through `POST /v1/agent/control-robot`, and shows up in `GET /v1/robots`, the live stream,
  * Foxglove and the telemetry history.
  */
 import { rmSync } from 'node:fs';
@@ -85,9 +85,12 @@ describe.each([
 
     // A go-to order, driven: 40 m east, 30 m north.
     const target = latLonOf(40, 30);
-    const goTo = await control({ action: 'go_to', ...target });
+    const goTo = await api(http, d.apiKey, `/v1/orgs/${d.orgId}/fleets/${d.fleetId}/robots/${robot.robotId}/go-to`, {
+      method: 'POST',
+      body: JSON.stringify({ ...target, wait_for_ack_ms: 20_000 }),
+    });
     expect(goTo.status, JSON.stringify(goTo.body)).toBe(200);
-    const goToDelivery = goTo.body.outcomes[0].delivery as Delivery;
+    const goToDelivery = goTo.body.delivery as Delivery;
     expect(goToDelivery.state).toBe('agent_received');
     expect(agv.orders.map((o) => o.orderId)).toEqual([goToDelivery.commandId]);
     await until(() => {
