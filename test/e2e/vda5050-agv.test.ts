@@ -76,9 +76,9 @@ describe.each([
     // Goes online with its robot token.
     agv = await startVirtualAgv({ brokerUrl, username: robot.robotId, password: robot.robotToken, manufacturer: robot.manufacturer, serialNumber: robot.serialNumber, speedMps: 5 });
     const view = async (): Promise<any> => ((await get(`/v1/robots?fleet_id=${d.fleetId}`)).body as any[]).find((r) => r.id === robot.robotId);
-    await until(async () => (await view())?.online === true, 30_000, 'robot online in GET /v1/robots');
+    await until(async () => (await view())?.online === true, 30_000, 'robot online in GET /v1/robots', 250);
     // Reports state: its battery and position (map 0,0 is the origin) reach the snapshot.
-    await until(async () => (await view())?.batteryPct === 100, 30_000, 'battery from the state message');
+    await until(async () => (await view())?.batteryPct === 100, 30_000, 'battery from the state message', 250);
     const here = await view();
     expect(here.latitude).toBeCloseTo(ORIGIN.latitude, 5);
     expect(here.longitude).toBeCloseTo(ORIGIN.longitude, 5);
@@ -100,7 +100,7 @@ describe.each([
     const arrived = agv.state().agvPosition!;
     expect(arrived.x).toBeCloseTo(40, 0);
     expect(arrived.y).toBeCloseTo(30, 0);
-    await until(async () => Math.abs(((await view())?.latitude ?? 0) - target.latitude) < 1e-5, 30_000, 'the snapshot at the target');
+    await until(async () => Math.abs(((await view())?.latitude ?? 0) - target.latitude) < 1e-5, 30_000, 'the snapshot at the target', 250);
 
     // Stopped and released: each command arrives once as an instant action whose id is the command id.
     const stop = await control({ action: 'stop' });
@@ -127,6 +127,6 @@ describe.each([
 
     // History: the samples were stored.
     const from = Date.now() - 600_000;
-    await until(async () => ((await get(`/v1/robots/${robot.robotId}/telemetry/series?from_ms=${from}&to_ms=${Date.now()}&max_points=1`)).body.points?.[0]?.count ?? 0) > 0, 60_000, 'stored samples');
+    await until(async () => ((await get(`/v1/robots/${robot.robotId}/telemetry/series?from_ms=${from}&to_ms=${Date.now()}&max_points=1`)).body.points?.[0]?.count ?? 0) > 0, 60_000, 'stored samples', 250);
   }, 240_000);
 });
