@@ -12,6 +12,7 @@ import { list, opt, parseStrict, positiveInt, req, reqUuid } from './args.js';
 import { runAdminList } from './admin-list.js';
 import { runAdminUsers } from './admin-users.js';
 import { runAdminWebhooks } from './admin-webhooks.js';
+import { runAdminVda5050Acl } from './admin-vda5050.js';
 import { runBackup, runRestore } from './backup.js';
 import { UsageError } from './usage.js';
 
@@ -149,11 +150,13 @@ export async function runAdmin(argv: string[], out: Out): Promise<number> {
       return runAdminUsers(sub, rest, out);
     case 'webhooks':
       return runAdminWebhooks(rest, out, (dataDir, fn) => withStore(dataDir, false, fn));
+    case 'vda5050-acl':
+      return runAdminVda5050Acl(rest, out, (dataDir, fn) => withStore(dataDir, false, fn));
     case 'backup':
       return runBackup(rest, out);
     case 'restore':
       return runRestore(rest, out);
     default:
-      throw new UsageError(sub === undefined ? 'admin needs a subcommand (init, create-fleet, create-key, revoke-key, add-robot, create-user, revoke-sessions, webhooks, backup, restore, list-orgs, list-fleets, list-robots, list-keys)' : `unknown admin subcommand '${sub}'`);
+      throw new UsageError(sub === undefined ? 'admin needs a subcommand (init, create-fleet, create-key, revoke-key, add-robot, vda5050-acl, create-user, revoke-sessions, webhooks, backup, restore, list-orgs, list-fleets, list-robots, list-keys)' : `unknown admin subcommand '${sub}'`);
   }
 }

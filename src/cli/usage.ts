@@ -27,6 +27,8 @@ export const USAGE = `usage:
   fleetgw admin revoke-sessions --data-dir DIR --email EMAIL [--json]
   fleetgw admin add-robot --data-dir DIR --fleet FLEET_ID --name NAME [--capabilities a,b] [--inactive] [--vda5050 MANUFACTURER/SERIAL] [--json]
               --vda5050: the robot speaks VDA 5050 over MQTT with this identity (docs/vda5050.md); one robot per identity
+  fleetgw admin vda5050-acl --data-dir DIR --master-username NAME [--vda5050-interface NAME] [--vda5050-version 2.0.0] [--out FILE] [--json]
+              the mosquitto acl_file isolating each VDA 5050 robot (username = robot id) to its own topics (docs/vda5050.md)
   fleetgw admin webhooks add --data-dir DIR --org ORG_ID (--url URL | --url-file F) [--format fleetgw|slack|alertmanager|pagerduty]
               [--pagerduty-routing-key-file F] [--name N] [--kinds k1,k2] [--max-attempts N] [--initial-backoff-ms MS] [--timeout-ms MS] [--json]
   fleetgw admin webhooks list --data-dir DIR --org ORG_ID [--json]

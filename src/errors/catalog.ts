@@ -90,7 +90,7 @@ export const ERROR_CATALOG = {
   objects_full: { code: 'conflict', status: 409, template: 'Fleet {fleetId} holds the most tracked objects allowed ({max}); delete some first.' },
   robot_transferring: { code: 'conflict', status: 409, template: 'Robot {robotId} is moving to another fleet and takes no command for a moment; retry (it is then addressed in its new fleet).' },
   robot_rostered_alone: { code: 'conflict', status: 409, template: 'Robot {robotId} is the only robot on the roster of mission template {missionId}; assign another robot to it (or delete it) before moving the robot.' },
-  vda5050_identity_taken: { code: 'conflict', status: 409, template: 'vda5050: the VDA 5050 identity {manufacturer}/{serialNumber} is already bound to robot {holderRobotId}; one identity binds one robot.' },
+  robot_identity_taken: { code: 'conflict', status: 409, template: 'vda5050: the VDA 5050 identity {manufacturer}/{serialNumber} is already bound to robot {holderRobotId}; one identity binds one robot.' },
   robot_not_idle: { code: 'conflict', status: 409, template: 'Robot {robotId} is not idle ({reason}); it can move to another fleet once it is.' },
   template_in_use: { code: 'conflict', status: 409, template: 'Mission template {missionId} is {reason}.' },
   operation_mismatch: { code: 'conflict', status: 409, template: 'operation_id {operationId} is not the operation of this fleet.' },

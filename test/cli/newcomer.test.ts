@@ -114,7 +114,7 @@ describe('fleetgw admin list-* beside a running server', () => {
 
     const human = fleetgw(['admin', 'list-robots', '--data-dir', d.dataDir]);
     expect(human.status).toBe(0);
-    expect(human.stdout.split('\n')[0]).toBe('robot_id\tfleet_id\tname\tactive\tcapabilities');
+    expect(human.stdout.split('\n')[0]).toBe('robot_id\tfleet_id\tname\tactive\tcapabilities\tvda5050');
     expect(human.stdout).toContain(`${robot.robotId}\t${d.fleetId}\trover-1\tyes\tdrive,stop`);
   }, SPAWNS_TIMEOUT);
 

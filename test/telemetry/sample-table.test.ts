@@ -138,7 +138,7 @@ function viewOf(v: RowValues): Map<string, unknown> {
  * RobotView fields that do not come from a sample (the robot record, the link registry; `labels` and
  * `notes` are the record's metadata, set by PATCH /v1/robots/{id}).
  */
-const VIEW_NOT_FROM_SAMPLE = ['name', 'active', 'online', 'linkConflict', 'capabilities', 'labels', 'notes'];
+const VIEW_NOT_FROM_SAMPLE = ['name', 'active', 'online', 'linkConflict', 'capabilities', 'labels', 'notes', 'vda5050'];
 /** View paths the robot record fills (equal to the snapshot's ids), present before any report. */
 const VIEW_FROM_RECORD = ['id', 'fleetId'];
 

@@ -32,7 +32,7 @@ export function robotAdminRoutes(deps: RobotAdminRouteDeps): RouteDef[] {
       body: RobotPatchBody,
       maxBodyBytes: 32 * KIB,
       responses: { 200: { description: 'The robot after the change.', schema: RobotView } },
-      errors: ['robot_not_found', 'forbidden_fleet', 'fleet_not_found', 'robot_not_idle', 'robot_rostered_alone', 'vda5050_identity_taken'],
+      errors: ['robot_not_found', 'forbidden_fleet', 'fleet_not_found', 'robot_not_idle', 'robot_rostered_alone', 'robot_identity_taken'],
     }).handle(async ({ auth, params, body, nowMs }) => {
       const robot = requireRobot(store, auth, params.robot_id);
       // The target fleet by the same rules as any fleet the key names: another org's is 404, a

@@ -68,7 +68,7 @@ function busyReason(deps: RobotAdminDeps, robotId: string): string | null {
 
 /**
  * Applies a PATCH to a robot the caller may use (checked by the caller).
- * @throws ApiError 409 `robot_not_idle`, `robot_rostered_alone`, `vda5050_identity_taken` (another
+ * @throws ApiError 409 `robot_not_idle`, `robot_rostered_alone`, `robot_identity_taken` (another
  *   robot holds the identity); 404 `robot_not_found` (moved or removed meanwhile)
  */
 export async function patchRobot(deps: RobotAdminDeps, auth: AuthContext, robot: RobotRecord, patch: RobotPatch, nowMs: number): Promise<PatchOutcome> {
@@ -98,7 +98,7 @@ export async function patchRobot(deps: RobotAdminDeps, auth: AuthContext, robot:
       if (patch.vda5050 !== undefined && patch.vda5050 !== null) {
         // Inside the write: two robots asking for one identity at once cannot both get it.
         const holder = vda5050HolderOther(store, robot.robotId, patch.vda5050);
-        if (holder !== undefined) return apiError('vda5050_identity_taken', { ...patch.vda5050, holderRobotId: holder });
+        if (holder !== undefined) return apiError('robot_identity_taken', { ...patch.vda5050, holderRobotId: holder });
       }
       const next: RobotRecord = {
         ...cur,
