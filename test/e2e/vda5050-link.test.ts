@@ -12,6 +12,7 @@ import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../s
 import { freePort } from '../support/net.js';
 import { until } from '../support/until.js';
 import { MapFrame } from '../../src/vda5050/link/map-frame.js';
+import { scriptedRobot } from '../vda5050/vda-fixtures.js';
 
 const frame = new MapFrame();
 
@@ -104,4 +105,37 @@ describe('VDA 5050 robot through fleetgw serve', () => {
     expect(mode.body.error).toMatch(/operating mode/);
     expect(agv.currentState.actionStates.length).toBe(shown);
   });
+});
+
+describe('VDA 5050 delivery across a gateway kill -9', () => {
+  it('sends a stop exactly once: after the restart the robot\'s first state shows it, so it is acknowledged, not published again', async () => {
+    const d = makeDataDir('fleetgw-vda-kill-');
+    const added = adminJson<{ robotId: string; robotToken: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', 'scripted', '--vda5050', 'Acme/S-1', '--json']);
+    const mqttPort = await freePort();
+    const args = ['--insecure-http', '--vda5050', 'on', '--vda5050-mqtt-port', String(mqttPort)];
+    let gw = await startGatewayProcess(d.dataDir, args);
+    const robot = await scriptedRobot(`mqtt://127.0.0.1:${mqttPort}`, { manufacturer: 'Acme', serialNumber: 'S-1' }, { username: added.robotId, password: added.robotToken });
+    try {
+      await robot.online();
+      await robot.publishState();
+      const online = async (): Promise<boolean> => (await api(gw.ready.http, d.apiKey, `/v1/robots/${added.robotId}`)).body.online === true;
+      await until(online, 30_000, 'the scripted robot online');
+      const stop = await api(gw.ready.http, d.apiKey, '/v1/agent/control-robot', { method: 'POST', body: JSON.stringify({ org_id: d.orgId, fleet_id: d.fleetId, robot_id: added.robotId, action: 'stop', reason: 'kill test' }) });
+      expect(stop.status).toBe(200);
+      const commandId = stop.body.outcomes[0].delivery.commandId as string;
+      expect(stop.body.outcomes[0].delivery.state).toBe('dispatched');
+      // The robot executes it, but the gateway dies before any state shows it.
+      await until(() => robot.actionIds().includes(commandId), 10_000, 'the stop at the robot');
+      await gw.stop('SIGKILL');
+      gw = await startGatewayProcess(d.dataDir, args);
+      await until(() => robot.connected(), 30_000, 'the robot back on the restarted broker');
+      await robot.online();
+      await robot.publishState({ paused: true, actionStates: [{ actionId: commandId, actionType: 'startPause', actionStatus: 'FINISHED' }] });
+      await until(async () => (await api(gw.ready.http, d.apiKey, `/v1/robot-commands/${commandId}`)).body.state === 'agent_received', 30_000, 'the stop acknowledged from the robot\'s state');
+      expect(robot.actionIds().filter((id) => id === commandId)).toHaveLength(1);
+    } finally {
+      await robot.end();
+      await gw.stop();
+    }
+  }, 180_000);
 });

@@ -8,13 +8,13 @@ import mqtt from 'mqtt';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgvController } from 'vda-5050-lib';
-import { CommandAck_Status, CommandSchema, type Command, type CommandAck, type CommandPolicy, type HealthReport } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
+import { CommandAck_Status, CommandSchema, type Command, type CommandAck, type CommandPolicy, type HealthReport, type MissionStatus } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
 import { TelemetryBatchSchema, type TelemetryBatch } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
 import type { RobotLinkListener } from '../../src/protocol/robot-link.js';
 import { MapFrame } from '../../src/vda5050/link/map-frame.js';
 import { Vda5050Link } from '../../src/vda5050/link/link.js';
 import { until } from '../support/until.js';
-import { identitiesOf, startAgv, startTestBroker, type TestBroker } from './vda-fixtures.js';
+import { factsheetOf, identitiesOf, scriptedRobot, startAgv, startTestBroker, type TestBroker } from './vda-fixtures.js';
 
 const ROBOT = { robotId: 'robot-1', fleetId: 'fleet-1', binding: { manufacturer: 'Acme', serialNumber: 'AGV-1' } };
 const frame = new MapFrame();
@@ -24,6 +24,7 @@ class Recorder implements RobotLinkListener {
   acks: CommandAck[] = [];
   batches: TelemetryBatch[] = [];
   health: HealthReport[] = [];
+  missions: MissionStatus[] = [];
   policy: CommandPolicy | undefined;
   capabilities: string[] = [];
   unsupported: Readonly<Record<string, string>> | undefined;
@@ -41,6 +42,9 @@ class Recorder implements RobotLinkListener {
   }
   onAck(_robotId: string, ack: CommandAck): void {
     this.acks.push(ack);
+  }
+  onMissionStatus(_robotId: string, status: MissionStatus): void {
+    this.missions.push(status);
   }
   onHealthReport(_robotId: string, report: HealthReport): void {
     this.health.push(report);
@@ -117,11 +121,10 @@ describe('VDA 5050 master control against vda-5050-lib', () => {
   it('takes the factsheet\'s instant actions into the command policy', async () => {
     // vda-5050-lib's AGV answers no factsheetRequest: the factsheet is published here as a robot does (retained).
     const robotSide = await mqtt.connectAsync(broker.url, { clientId: 'factsheet-publisher' });
-    const factsheet = {
-      headerId: 0, timestamp: new Date().toISOString(), version: '2.0.0', manufacturer: 'Acme', serialNumber: 'AGV-1',
-      typeSpecification: { seriesName: 'VirtualAGV' },
-      protocolFeatures: { optionalParameters: [], agvActions: [{ actionType: 'startCharging', actionScopes: ['INSTANT'] }, { actionType: 'pick', actionScopes: ['NODE'], actionParameters: [{ key: 'stationType', valueDataType: 'STRING' }] }] },
-    };
+    const factsheet = factsheetOf(ROBOT.binding, [
+      { actionType: 'startCharging', actionScopes: ['INSTANT'] },
+      { actionType: 'pick', actionScopes: ['NODE'], actionParameters: [{ key: 'stationType', valueDataType: 'STRING' }] },
+    ]);
     await robotSide.publishAsync('uagv/v2/Acme/AGV-1/factsheet', JSON.stringify(factsheet), { retain: true });
     await robotSide.endAsync();
     await until(() => rec.policy?.actions.some((a) => a.name === 'startCharging') === true, 10_000, 'the factsheet policy');
@@ -167,6 +170,21 @@ describe('VDA 5050 master control against vda-5050-lib', () => {
     link.send(ROBOT.robotId, stop);
     await until(() => rec.ackOf(stop.commandId) !== undefined, 10_000, 'the resend answered');
     expect(actionIdsPublished(watch, stop.commandId)).toBe(1);
+  });
+
+  it('runs a mission as an order: steps with a place become nodes, its status goes running -> completed', async () => {
+    const runId = 'run-1';
+    const start = command({ case: 'missionStart', value: { runId, missionId: 'm-1', name: 'two stops', steps: [{ kind: 'drive_to', configJson: JSON.stringify({ x_m: 20, y_m: 28 }) }, { kind: 'drive_to', configJson: JSON.stringify({ x_m: 20, y_m: 34 }) }], parametersJson: '{}' } });
+    link.send(ROBOT.robotId, start);
+    await until(() => rec.ackOf(start.commandId)?.status === CommandAck_Status.RECEIVED, 10_000, 'the mission start received');
+    expect(agv.currentState.orderId).toBe(`mission:${runId}`);
+    await until(() => rec.missions.some((m) => m.runId === runId && m.state === 'completed'), 20_000, 'the run completed');
+    const states = rec.missions.filter((m) => m.runId === runId).map((m) => m.state);
+    expect(states[0]).toBe('running');
+    const done = rec.missions.find((m) => m.state === 'completed')!;
+    expect(done.missionId).toBe('m-1');
+    expect(done.progressPct).toBe(100);
+    expect(agv.currentState.agvPosition!.y).toBeCloseTo(34, 0);
   });
 
   it('answers a command VDA 5050 cannot carry with a rejection naming why', async () => {
@@ -222,5 +240,84 @@ describe('VDA 5050 master control against vda-5050-lib', () => {
     await until(() => !link.isOnline(ROBOT.robotId), 10_000, 'the robot offline');
     expect(rec.events.some((e) => e.startsWith('offline robot-1 the robot disconnected'))).toBe(true);
     expect(link.send(ROBOT.robotId, command({ case: 'stop', value: { reason: 'x' } }))).toBe(false);
+  });
+});
+
+describe('VDA 5050 delivery against a scripted robot', () => {
+  let broker: TestBroker;
+  let link: Vda5050Link;
+  const rec = new Recorder();
+  const A = { robotId: 'robot-a', fleetId: 'fleet-1', binding: { manufacturer: 'Acme', serialNumber: 'A' } };
+  const B = { robotId: 'robot-b', fleetId: 'fleet-1', binding: { manufacturer: 'Acme', serialNumber: 'B' } };
+  let a: Awaited<ReturnType<typeof scriptedRobot>>;
+  let b: Awaited<ReturnType<typeof scriptedRobot>>;
+
+  beforeAll(async () => {
+    broker = await startTestBroker();
+    link = await Vda5050Link.connect({ broker: { url: broker.url, username: '', password: '', interfaceName: 'uagv', version: '2.0.0' }, identities: identitiesOf([A, B]), log: pino({ enabled: false }), frame });
+    link.listen(rec);
+    a = await scriptedRobot(broker.url, A.binding);
+    b = await scriptedRobot(broker.url, B.binding);
+    await a.online();
+    await b.online();
+    await a.publishState();
+    await b.publishState();
+    await until(() => link.isOnline(A.robotId) && link.isOnline(B.robotId), 10_000, 'both robots online');
+  });
+
+  afterAll(async () => {
+    await a?.end();
+    await b?.end();
+    await link?.close();
+    await broker?.close();
+  });
+
+  /** Publishes a state and waits until the link has read it (its telemetry batch arrived). */
+  const stateRead = async (r: typeof a, patch: Record<string, unknown> = {}): Promise<void> => {
+    const before = rec.batches.length;
+    await r.publishState(patch);
+    await until(() => rec.batches.length > before, 10_000, 'the state read');
+  };
+
+  it('acknowledges a command only once the robot\'s state shows its action id', async () => {
+    const stop = command({ case: 'stop', value: { reason: 'scripted' } });
+    expect(link.send(A.robotId, stop)).toBe(true);
+    await until(() => a.actionIds().includes(stop.commandId), 10_000, 'the stop published');
+    await stateRead(a);
+    expect(rec.ackOf(stop.commandId)).toBeUndefined();
+    await stateRead(a, { actionStates: [{ actionId: stop.commandId, actionType: 'startPause', actionStatus: 'WAITING' }] });
+    await until(() => rec.ackOf(stop.commandId) !== undefined, 10_000, 'the stop ack');
+    expect(rec.ackOf(stop.commandId)!.status).toBe(CommandAck_Status.RECEIVED);
+  });
+
+  it('records a FAILED action (with the robot\'s error) as a rejection naming it', async () => {
+    const act = command({ case: 'invokeAction', value: { name: 'startCharging', argumentsJson: '{}' } });
+    link.send(A.robotId, act);
+    await until(() => a.actionIds().includes(act.commandId), 10_000, 'the action published');
+    await stateRead(a, {
+      actionStates: [{ actionId: act.commandId, actionType: 'startCharging', actionStatus: 'FAILED' }],
+      errors: [{ errorType: 'noChargingStation', errorLevel: 'WARNING', errorDescription: 'not at a charger', errorReferences: [{ referenceKey: 'actionId', referenceValue: act.commandId }] }],
+    });
+    await until(() => rec.ackOf(act.commandId) !== undefined, 10_000, 'the action answer');
+    expect(rec.ackOf(act.commandId)!.status).toBe(CommandAck_Status.REJECTED);
+    expect(rec.ackOf(act.commandId)!.reason).toBe('noChargingStation: not at a charger');
+  });
+
+  it('reads a flooding robot\'s states once per turn, and another robot\'s stop still goes through', async () => {
+    const flood = Array.from({ length: 3000 }, (_, i) => b.publishState({ batteryState: { batteryCharge: 50 + (i % 40), charging: false } }));
+    const stop = command({ case: 'stop', value: { reason: 'during a flood' } });
+    link.send(A.robotId, stop);
+    await until(() => a.actionIds().includes(stop.commandId), 20_000, 'the stop published during the flood');
+    await a.publishState({ actionStates: [{ actionId: stop.commandId, actionType: 'startPause', actionStatus: 'FINISHED' }] });
+    await until(() => rec.ackOf(stop.commandId) !== undefined, 20_000, 'the stop ack during the flood');
+    await Promise.all(flood);
+    await until(() => link.stats().coalesced > 0, 20_000, 'coalesced states');
+  });
+
+  it('takes a robot offline on its last will (CONNECTIONBROKEN)', async () => {
+    rec.events = [];
+    b.drop();
+    await until(() => !link.isOnline(B.robotId), 10_000, 'robot B offline');
+    expect(rec.events).toContain('offline robot-b the robot\'s connection broke (CONNECTIONBROKEN)');
   });
 });

@@ -1,4 +1,5 @@
 /** VDA 5050 master control (src/vda5050/link): robots over MQTT join the gateway's robot link set. */
+import { createInboundGate } from '../../vda5050/inbound/index.js';
 import { MapFrame } from '../../vda5050/link/map-frame.js';
 import { Vda5050Link } from '../../vda5050/link/link.js';
 import type { GatewayContext } from '../parts.js';
@@ -19,11 +20,15 @@ export function vda5050Plugin(ctx: GatewayContext): GatewayPlugin {
       const { parts } = ctx;
       const broker = parts.get('vda5050Broker');
       if (broker === null) return Promise.resolve();
+      const log = ctx.logFor('vda5050');
+      // Every robot message passes the gate first; the metrics read its counts.
+      const gate = parts.provide('vda5050Inbound', createInboundGate({ version: broker.version, log }));
       link = Vda5050Link.start({
         broker,
+        gate,
         identities: parts.get('vda5050Identities'),
         frame: new MapFrame(ctx.opts.vda5050MapOrigin),
-        log: ctx.logFor('vda5050'),
+        log,
       });
       parts.get('link').add(link);
       return Promise.resolve();

@@ -145,6 +145,9 @@ export class EmbeddedBroker {
     await this.aedes.listen();
     const { tls, maxConnections, maxPacketBytes } = this.opts;
     const accept = (socket: Socket): void => {
+      // A stop is one small packet: Nagle's algorithm would hold it ~40 ms behind an unacknowledged
+      // write (measured: bench/notes/vda5050.md).
+      socket.setNoDelay(true);
       const stream = new PacketLimitedStream(socket, maxPacketBytes, (declared) => {
         this.opts.observer.denied('packet_size');
         this.logThrottled(`packet:${socket.remoteAddress ?? ''}`, 'warn', { remoteAddress: socket.remoteAddress, declaredBytes: declared, maxBytes: maxPacketBytes }, 'VDA 5050 packet over the size limit: connection closed');

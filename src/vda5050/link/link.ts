@@ -19,7 +19,8 @@ import { verdictOf, type Verdict } from './delivery.js';
 import { capabilitiesOf, policyOf, UNSUPPORTED_ACTIONS } from './factsheet.js';
 import { HEALTH_REFRESH_MS, healthReportOf, healthSignature } from './health.js';
 import { MapFrame } from './map-frame.js';
-import { parseJson, readConnection, readFactsheet, readState, readVisualization, VdaMessageError, type VdaState, type VdaVisualization } from './messages.js';
+import { createInboundGate, type InboundGate } from '../inbound/index.js';
+import { readConnection, readFactsheet, readState, readVisualization, VdaMessageError, type VdaState, type VdaVisualization } from './messages.js';
 import { MissionProgress } from './mission.js';
 import { outboundOf, type Outbound } from './outbound.js';
 import { PublishQueue } from './publish-queue.js';
@@ -33,30 +34,30 @@ export const RECONNECT_MS = 1_000;
 /** The shortest time between two state requests to a robot that is not online. */
 export const STATE_REQUEST_EVERY_MS = 2_000;
 
-/** The largest inbound message read; larger ones are dropped (counted). */
-export const MAX_INBOUND_BYTES = 1024 * 1024;
-
 export interface Vda5050LinkOptions {
   broker: Vda5050BrokerConnection;
   identities: Vda5050Identities;
   log: Logger;
   /** Where the robots' map lies on the earth; the simulator's depot by default. */
   frame?: MapFrame;
+  /**
+   * The inbound gate every robot message passes first (src/vda5050/inbound: bounds, JSON, version,
+   * identity, schema, headerId order); one of its own when not given.
+   */
+  gate?: InboundGate;
   /** MQTT client id of master control (unique per gateway on a shared broker). */
   clientId?: string;
   now?: () => number;
 }
 
-/** Counts of what the link dropped or refused, for metrics and tests. */
+/** Counts of what the link dropped, for metrics and tests (the gate counts what it refuses). */
 export interface Vda5050LinkStats {
   /** Messages on a topic of an identity no robot is bound to. */
   unbound: number;
-  /** Messages refused as unreadable (not JSON, a required field missing or of the wrong type). */
-  rejected: number;
+  /** Messages the link could not map after the gate passed them. */
+  unmapped: number;
   /** Unread state or visualization messages replaced by a newer one. */
   coalesced: number;
-  /** Messages over {@link MAX_INBOUND_BYTES}. */
-  oversize: number;
   /** Outbound messages dropped from a full per-robot lane (resent later). */
   publishDropped: number;
 }
@@ -73,7 +74,8 @@ export class Vda5050Link implements RobotLink {
   private readonly frame: MapFrame;
   private readonly now: () => number;
   private readonly queue: PublishQueue;
-  private readonly counts = { unbound: 0, rejected: 0, coalesced: 0, oversize: 0 };
+  private readonly counts = { unbound: 0, unmapped: 0, coalesced: 0 };
+  private readonly gate: InboundGate;
   private readonly unlistenIdentities: () => void;
   private requestSeq = 0;
   private subscribed = false;
@@ -89,6 +91,7 @@ export class Vda5050Link implements RobotLink {
   ) {
     this.prefix = topicPrefix(opts.broker.interfaceName, opts.broker.version);
     this.frame = opts.frame ?? new MapFrame();
+    this.gate = opts.gate ?? createInboundGate({ version: opts.broker.version, log: opts.log });
     const [major, minor] = opts.broker.version.split('.').map(Number);
     this.actionsKey = (major ?? 2) < 2 || ((major ?? 2) === 2 && (minor ?? 0) === 0) ? 'instantActions' : 'actions';
     this.now = opts.now ?? Date.now;
@@ -265,10 +268,6 @@ export class Vda5050Link implements RobotLink {
       this.counts.unbound++;
       return;
     }
-    if (payload.length > MAX_INBOUND_BYTES) {
-      this.counts.oversize++;
-      return;
-    }
     // A retained message is cleared by an empty one: nothing to read.
     if (payload.length === 0) return;
     const e = this.entryOf(robot);
@@ -283,12 +282,16 @@ export class Vda5050Link implements RobotLink {
         e.pendingVisualization = payload;
         this.markDirty(e);
         return;
-      case 'connection':
-        this.read(e, 'connection', () => this.onConnection(e, readConnection(parseJson(payload))));
+      case 'connection': {
+        const m = this.pass(e, 'connection', payload);
+        if (m !== null) this.read(e, 'connection', () => this.onConnection(e, readConnection(m)));
         return;
-      case 'factsheet':
-        this.read(e, 'factsheet', () => this.onFactsheet(e, readFactsheet(parseJson(payload))));
+      }
+      case 'factsheet': {
+        const m = this.pass(e, 'factsheet', payload);
+        if (m !== null) this.read(e, 'factsheet', () => this.onFactsheet(e, readFactsheet(m)));
         return;
+      }
     }
   }
 
@@ -307,17 +310,25 @@ export class Vda5050Link implements RobotLink {
     if (!e) return;
     const b = this.opts.identities.bindingOf(robotId);
     if (!b || b.manufacturer !== e.robot.binding.manufacturer || b.serialNumber !== e.robot.binding.serialNumber) {
+      this.gate.forget(robotId);
       this.closeSession(robotId, 'the robot\'s VDA 5050 identity changed');
     }
   }
 
+  /** The message as a plain object once the gate passed it; null when it refused it (counted and logged there). */
+  private pass(e: RobotEntry, topic: 'connection' | 'state' | 'visualization' | 'factsheet', payload: Uint8Array): Record<string, unknown> | null {
+    const v = this.gate.accept(e.robot, topic, payload);
+    return v === undefined ? null : (v.message as unknown as Record<string, unknown>);
+  }
+
+  /** Maps a message the gate passed; one the mapping still cannot read is dropped and counted. */
   private read(e: RobotEntry, topic: string, fn: () => void): void {
     try {
       fn();
     } catch (err) {
       if (!(err instanceof VdaMessageError)) throw err;
-      this.counts.rejected++;
-      this.opts.log.debug({ robotId: e.robotId, topic, reason: err.message }, 'VDA 5050: unreadable message dropped');
+      this.counts.unmapped++;
+      this.opts.log.debug({ robotId: e.robotId, topic, reason: err.message }, 'VDA 5050: message dropped by the mapping');
     }
   }
 
@@ -339,8 +350,10 @@ export class Vda5050Link implements RobotLink {
       const vis = e.pendingVisualization;
       e.pendingState = null;
       e.pendingVisualization = null;
-      if (state !== null) this.read(e, 'state', () => this.onState(e, readState(parseJson(state))));
-      if (vis !== null) this.read(e, 'visualization', () => this.onVisualization(e, readVisualization(parseJson(vis))));
+      const sm = state === null ? null : this.pass(e, 'state', state);
+      if (sm !== null) this.read(e, 'state', () => this.onState(e, readState(sm)));
+      const vm = vis === null ? null : this.pass(e, 'visualization', vis);
+      if (vm !== null) this.read(e, 'visualization', () => this.onVisualization(e, readVisualization(vm)));
     }
   }
 
@@ -470,6 +483,8 @@ export class Vda5050Link implements RobotLink {
 
   private onBrokerConnect(): void {
     this.lastError = '';
+    // Stops are single small packets: Nagle's algorithm would hold one behind an unacknowledged write.
+    (this.client.stream as { setNoDelay?: (on: boolean) => void }).setNoDelay?.(true);
     this.client.stream.on('drain', () => this.queue.resume());
     this.client.subscribe(inboundFilters(this.prefix), { qos: 0 }, (err) => {
       if (err) {
