@@ -12,7 +12,8 @@
 // the window's start, end and maximum. Figures: bench/README.md, notes: bench/notes/vda5050.md.
 //
 //   node bench/vda5050-fleet.mjs [--robots 1000] [--duration 120] [--warmup-s 20] [--sample-s 10]
-//       [--state-hz 1] [--vis-hz 10] [--grpc-hz 10] [--phases idle,grpc,vda] [--generator publisher|agv] [--keep]
+//       [--state-hz 1] [--vis-hz 10] [--grpc-hz 10] [--grpc-robots N (default --robots)] [--phases idle,grpc,vda]
+//       [--generator publisher|agv] [--keep]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -22,7 +23,7 @@ import { openStore } from '../dist/store/lmdb.js';
 import { cpuSeconds, FLEETGW, machineInfo, parseArgs, ROOT, rssBytes, spawnNode, stopChild } from './lib/procs.mjs';
 
 const opts = parseArgs(process.argv.slice(2), {
-  robots: 1000, duration: 120, 'warmup-s': 20, 'sample-s': 10, 'state-hz': 1, 'vis-hz': 10, 'grpc-hz': 10, phases: 'idle,grpc,vda', generator: 'publisher', keep: false,
+  robots: 1000, duration: 120, 'warmup-s': 20, 'sample-s': 10, 'state-hz': 1, 'vis-hz': 10, 'grpc-hz': 10, 'grpc-robots': 0, phases: 'idle,grpc,vda', generator: 'publisher', keep: false,
 });
 const log = (s) => process.stderr.write(`${s}\n`);
 const MiB = 1024 * 1024;
@@ -97,7 +98,9 @@ async function main() {
   const results = [];
   let gw;
   try {
+    const grpcRobots = opts['grpc-robots'] > 0 ? opts['grpc-robots'] : opts.robots;
     const { grpc, vda } = await provision(dataDir, opts.robots);
+    grpc.splice(grpcRobots);
     writeFileSync(join(dataDir, 'grpc-robots.json'), JSON.stringify(grpc));
     writeFileSync(join(dataDir, 'vda-robots.json'), JSON.stringify(vda));
     const mqttPort = await freePort();
@@ -115,9 +118,10 @@ async function main() {
         if (connected.event !== 'connected') throw new Error(connected.message);
         const simCpu0 = cpuSeconds(sim.pid);
         // The simulator sends one message per robot per 100 ms tick (each with the samples of that tick).
-        const r = await measure('grpc', gw.pid, opts.robots * Math.min(10, opts['grpc-hz']), sim.waitJson((o) => o.event === 'generation-stopped', (opts.duration + 120) * 1000));
+        const r = await measure('grpc', gw.pid, grpcRobots * Math.min(10, opts['grpc-hz']), sim.waitJson((o) => o.event === 'generation-stopped', (opts.duration + 120) * 1000));
         r.loadGeneratorCores = round((cpuSeconds(sim.pid) - simCpu0) / (opts.duration), 3);
-        r.samplesPerS = opts.robots * opts['grpc-hz'];
+        r.robots = grpcRobots;
+        r.samplesPerS = grpcRobots * opts['grpc-hz'];
         results.push(r);
         sim.kill('SIGTERM');
         await stopChild(sim, 'SIGTERM', 60_000);
@@ -128,6 +132,7 @@ async function main() {
         // The AGVs connect in the background: the warm-up covers it, and the window starts after it.
         const simCpu0 = cpuSeconds(sim.pid);
         const r = await measure('vda', gw.pid, opts.robots * (opts['state-hz'] + opts['vis-hz']), sleep(opts.duration * 1000));
+        r.robots = opts.robots;
         r.loadGeneratorCores = round((cpuSeconds(sim.pid) - simCpu0) / opts.duration, 3);
         r.loadGeneratorRssMiB = round(rssBytes(sim.pid) / MiB, 1);
         r.generator = 'agv';
@@ -144,6 +149,7 @@ async function main() {
         const pubCpu0 = cpuSeconds(pub.pid);
         const stopped = pub.waitJson((o) => o.event === 'generation-stopped', (opts.duration + 120) * 1000);
         const r = await measure('vda', gw.pid, opts.robots * (opts['state-hz'] + opts['vis-hz']), stopped);
+        r.robots = opts.robots;
         const end = await stopped;
         r.loadGeneratorCores = round((cpuSeconds(pub.pid) - pubCpu0) / opts.duration, 3);
         r.loadGeneratorRssMiB = round(rssBytes(pub.pid) / MiB, 1);

@@ -79,12 +79,18 @@ async function allOnline(gw: RunningGateway, depot: VdaDepot): Promise<void> {
 describe('VDA 5050 AGVs under gateway and broker faults', () => {
   const depots: VdaDepot[] = [];
   let agvs: VirtualAgv[] = [];
-  let gw: RunningGateway | null = null;
   let mosquitto: MosquittoForGateway | null = null;
+  // Every gateway started: a failed test must not leave one running (SIGKILL of one already stopped is a no-op).
+  const gateways: RunningGateway[] = [];
+  const serveTracked = async (...args: Parameters<typeof serve>): Promise<RunningGateway> => {
+    const g = await serve(...args);
+    gateways.push(g);
+    return g;
+  };
 
   afterAll(async () => {
     await Promise.all(agvs.map((a) => a.stop().catch(() => {})));
-    await gw?.stop('SIGKILL');
+    for (const g of gateways) await g.stop('SIGKILL');
     await mosquitto?.close();
     for (const d of depots) rmSync(d.dataDir, { recursive: true, force: true });
   });
@@ -95,7 +101,7 @@ describe('VDA 5050 AGVs under gateway and broker faults', () => {
     const mqttPort = await freePort();
     const grpcPort = await freePort();
     const args = ['--vda5050-mqtt-port', String(mqttPort)];
-    gw = await serve(depot, grpcPort, args);
+    let gw = await serveTracked(depot, grpcPort, args);
     agvs = await startVirtualAgvs(depot.robotList.map((r, i) => ({
       brokerUrl: `mqtt://127.0.0.1:${mqttPort}`, username: r.robotId, password: r.robotToken, manufacturer: r.manufacturer, serialNumber: r.serialNumber,
       stateMs: 5000, visualizationMs: 0, position: { x: (i % 10) * 10, y: Math.floor(i / 10) * 10 },
@@ -108,7 +114,7 @@ describe('VDA 5050 AGVs under gateway and broker faults', () => {
       // their way), the first round at once.
       await sleep(k === 0 ? 0 : Math.floor(Math.random() * 200));
       await gw.stop('SIGKILL');
-      gw = await serve(depot, grpcPort, args);
+      gw = await serveTracked(depot, grpcPort, args);
       await allOnline(gw, depot);
     }
     await statesSettle(agvs, depot, sent);
@@ -120,14 +126,15 @@ describe('VDA 5050 AGVs under gateway and broker faults', () => {
     await Promise.all(agvs.map((a) => a.stop()));
     agvs = [];
     expect(await gw.stop('SIGTERM')).toBe(0);
-    gw = null;
   });
 
   it.skipIf(!HAVE_MOSQUITTO)(`a mosquitto restart while commands go out to ${AGVS} AGVs: none lost, none doubled, states settle`, async () => {
+    // The AGVs of a failed first test must not linger beside this one's.
+    await Promise.all(agvs.splice(0).map((a) => a.stop().catch(() => {})));
     const depot = await provisionVda(AGVS);
     depots.push(depot);
     mosquitto = await startMosquittoFor(depot.dataDir, depot.robotList);
-    gw = await serve(depot, await freePort(), mosquitto.serveArgs);
+    const gw = await serveTracked(depot, await freePort(), mosquitto.serveArgs);
     agvs = await startVirtualAgvs(depot.robotList.map((r, i) => ({
       brokerUrl: mosquitto!.url, username: r.robotId, password: r.robotToken, manufacturer: r.manufacturer, serialNumber: r.serialNumber,
       stateMs: 5000, visualizationMs: 0, position: { x: (i % 10) * 10, y: Math.floor(i / 10) * 10 },
@@ -148,7 +155,8 @@ describe('VDA 5050 AGVs under gateway and broker faults', () => {
     console.log(`[faults] ${JSON.stringify({ test: 'vda5050-broker-restart', agvs: AGVS, rounds: ROUNDS, commands: sent.length, missing: missing.length, doubled: doubled.length })}`);
     expect(missing).toEqual([]);
     expect(doubled).toEqual([]);
+    await Promise.all(agvs.map((a) => a.stop()));
+    agvs = [];
     expect(await gw.stop('SIGTERM')).toBe(0);
-    gw = null;
   });
 });

@@ -1,12 +1,14 @@
 /**
  * A private mosquitto set up for a gateway's VDA 5050 robots the way docs/vda5050.md documents it: a
  * password file with master control's user and each robot (user name = robot id, password = robot
- * token) and the documented ACL (master control on every topic of the interface; each robot on its own
- * topics only), plus the `fleetgw serve` arguments that point the gateway's link at it.
+ * token) and the ACL `fleetgw admin vda5050-acl` writes (master control on every topic of the
+ * interface; each robot on its own topics only), plus the `fleetgw serve` arguments that point the
+ * gateway's link at it.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { fleetgw } from './cli.js';
 import { startMosquitto, type RunningMosquitto } from './mosquitto.js';
 
 export interface MosquittoForGateway extends RunningMosquitto {
@@ -23,7 +25,10 @@ export interface BrokerRobot {
 
 const MASTER = 'fleetgw-master';
 
-/** The ACL docs/vda5050.md gives for mosquitto: master control reads and writes the interface's topics, each robot its own. */
+/**
+ * An ACL in the documented form for robots that are not in a data dir (the simulator's own test);
+ * a gateway's robots get theirs from `fleetgw admin vda5050-acl` ({@link startMosquittoFor}).
+ */
 export function mosquittoAcl(robots: BrokerRobot[], interfaceName = 'uagv'): string {
   const root = `${interfaceName}/v2`;
   const lines = [`user ${MASTER}`, `topic readwrite ${root}/#`, ''];
@@ -37,14 +42,21 @@ export function mosquittoAcl(robots: BrokerRobot[], interfaceName = 'uagv'): str
   return lines.join('\n');
 }
 
-/** Starts mosquitto for these robots; master control's password goes to a mode-0600 file in `dataDir`. */
+/**
+ * Starts mosquitto for the robots of `dataDir`: the ACL is what `fleetgw admin vda5050-acl` writes
+ * (docs/vda5050.md, "mosquitto"), the password file holds master control and each of `robots`; master
+ * control's password goes to a mode-0600 file in `dataDir`.
+ */
 export async function startMosquittoFor(dataDir: string, robots: BrokerRobot[]): Promise<MosquittoForGateway> {
   const masterPassword = randomBytes(24).toString('base64url');
   const passwordFile = join(dataDir, 'vda5050-broker-password');
   writeFileSync(passwordFile, `${masterPassword}\n`, { mode: 0o600 });
+  const aclFile = join(dataDir, 'mosquitto.acl');
+  const made = fleetgw(['admin', 'vda5050-acl', '--data-dir', dataDir, '--master-username', MASTER, '--out', aclFile]);
+  if (made.status !== 0) throw new Error(`fleetgw admin vda5050-acl exited ${String(made.status)}: ${made.stderr}`);
   const broker = await startMosquitto({
     users: [{ username: MASTER, password: masterPassword }, ...robots.map((r) => ({ username: r.robotId, password: r.robotToken }))],
-    acl: mosquittoAcl(robots),
+    acl: readFileSync(aclFile, 'utf8'),
   });
   return Object.assign(broker, {
     serveArgs: ['--vda5050-mqtt-url', broker.url, '--vda5050-mqtt-username', MASTER, '--vda5050-mqtt-password-file', passwordFile],
