@@ -109,58 +109,14 @@ async function main() {
     const mqttUrl = `mqtt://127.0.0.1:${mqttPort}`;
     log(`gateway ready: http ${ready.http}, grpc ${ready.grpc}, mqtt ${mqttUrl}; ${opts.robots} + ${opts.robots} robots provisioned`);
     for (const phase of opts.phases.split(',')) {
-      if (phase === 'idle') {
-        results.push(await measure('idle', gw.pid, 0, sleep(opts.duration * 1000)));
-      } else if (phase === 'grpc') {
-        const sim = spawnNode([join(ROOT, 'bench', 'lib', 'sim-child.mjs'), '--grpc', ready.grpc, '--robots-file', join(dataDir, 'grpc-robots.json'),
-          '--hz', String(opts['grpc-hz']), '--duration', String(opts.duration), '--report-ms', String(opts['sample-s'] * 1000)]);
-        const connected = await sim.waitJson((o) => o.event === 'connected' || o.event === 'error', 180_000);
-        if (connected.event !== 'connected') throw new Error(connected.message);
-        const simCpu0 = cpuSeconds(sim.pid);
-        // The simulator sends one message per robot per 100 ms tick (each with the samples of that tick).
-        const r = await measure('grpc', gw.pid, grpcRobots * Math.min(10, opts['grpc-hz']), sim.waitJson((o) => o.event === 'generation-stopped', (opts.duration + 120) * 1000));
-        r.loadGeneratorCores = round((cpuSeconds(sim.pid) - simCpu0) / (opts.duration), 3);
-        r.robots = grpcRobots;
-        r.samplesPerS = grpcRobots * opts['grpc-hz'];
-        results.push(r);
-        sim.kill('SIGTERM');
-        await stopChild(sim, 'SIGTERM', 60_000);
-      } else if (phase === 'vda' && opts.generator === 'agv') {
-        const sim = spawnNode([FLEETGW, 'sim', '--vda5050', '--mqtt', mqttUrl, '--robots-file', join(dataDir, 'vda-robots.json'),
-          '--hz', String(opts['vis-hz']), '--state-ms', String(Math.round(1000 / opts['state-hz'])), '--log-level', 'warn']);
-        await sim.waitJson((o) => o.event === 'sim-started', 180_000);
-        // The AGVs connect in the background: the warm-up covers it, and the window starts after it.
-        const simCpu0 = cpuSeconds(sim.pid);
-        const r = await measure('vda', gw.pid, opts.robots * (opts['state-hz'] + opts['vis-hz']), sleep(opts.duration * 1000));
-        r.robots = opts.robots;
-        r.loadGeneratorCores = round((cpuSeconds(sim.pid) - simCpu0) / opts.duration, 3);
-        r.loadGeneratorRssMiB = round(rssBytes(sim.pid) / MiB, 1);
-        r.generator = 'agv';
-        sim.kill('SIGTERM');
-        const stopped = await sim.waitJson((o) => o.event === 'sim-stopped', 120_000);
-        r.agvsAtStop = stopped;
-        results.push(r);
-        await stopChild(sim, 'SIGTERM', 60_000);
-      } else if (phase === 'vda') {
-        const pub = spawnNode([join(ROOT, 'bench', 'lib', 'vda-publisher-child.mjs'), '--mqtt', mqttUrl, '--robots-file', join(dataDir, 'vda-robots.json'),
-          '--state-hz', String(opts['state-hz']), '--vis-hz', String(opts['vis-hz']), '--duration', String(opts.duration), '--report-ms', String(opts['sample-s'] * 1000)]);
-        const connected = await pub.waitJson((o) => o.event === 'connected' || o.event === 'error', 180_000);
-        if (connected.event !== 'connected') throw new Error(connected.message);
-        const pubCpu0 = cpuSeconds(pub.pid);
-        const stopped = pub.waitJson((o) => o.event === 'generation-stopped', (opts.duration + 120) * 1000);
-        const r = await measure('vda', gw.pid, opts.robots * (opts['state-hz'] + opts['vis-hz']), stopped);
-        r.robots = opts.robots;
-        const end = await stopped;
-        r.loadGeneratorCores = round((cpuSeconds(pub.pid) - pubCpu0) / opts.duration, 3);
-        r.loadGeneratorRssMiB = round(rssBytes(pub.pid) / MiB, 1);
-        r.generator = 'publisher';
-        r.published = end.counts;
-        r.publisherLateSlots = end.lateSlots;
-        results.push(r);
-        pub.kill('SIGTERM');
-        await stopChild(pub, 'SIGTERM', 60_000);
-      } else {
-        throw new Error(`--phases: unknown phase ${phase}`);
+      try {
+        await runPhase(phase, gw, ready, mqttUrl, dataDir, grpcRobots, results);
+      } catch (e) {
+        // One phase failing (a load generator that cannot connect on a loaded machine) still reports the others.
+        log(`${phase}: failed: ${e.message}`);
+        results.push({ phase, error: e.message });
+      } finally {
+        for (const child of phaseChildren.splice(0)) await stopChild(child, 'SIGTERM', 30_000);
       }
       // Let the gateway settle (flushes, disconnect handling) before the next phase.
       await sleep(5000);
@@ -172,7 +128,74 @@ async function main() {
   }
   process.stdout.write(`${JSON.stringify({ bench: 'vda5050-fleet', machine, loadavgAtEnd: machineInfo().loadavg, options: opts, results }, null, 2)}\n`);
   for (const r of results) {
+    if (r.error !== undefined) continue;
     log(`${r.phase}: ${r.gatewayCores} cores${r.gatewayUsPerMessage !== null ? ` (${r.gatewayUsPerMessage} µs/message at ${r.messagesPerS}/s)` : ''}, RSS ${r.gatewayRssMiB.start} -> ${r.gatewayRssMiB.end} MiB (max ${r.gatewayRssMiB.max})`);
+  }
+}
+
+/** The load generators of the running phase (stopped when it ends, also on a failure). */
+const phaseChildren = [];
+
+/** Spawns a load generator of the running phase. */
+function spawnGenerator(args) {
+  const child = spawnNode(args);
+  phaseChildren.push(child);
+  return child;
+}
+
+async function runPhase(phase, gw, ready, mqttUrl, dataDir, grpcRobots, results) {
+  if (phase === 'idle') {
+    results.push(await measure('idle', gw.pid, 0, sleep(opts.duration * 1000)));
+  } else if (phase === 'grpc') {
+    const sim = spawnGenerator([join(ROOT, 'bench', 'lib', 'sim-child.mjs'), '--grpc', ready.grpc, '--robots-file', join(dataDir, 'grpc-robots.json'),
+      '--hz', String(opts['grpc-hz']), '--duration', String(opts.duration), '--report-ms', String(opts['sample-s'] * 1000)]);
+    const connected = await sim.waitJson((o) => o.event === 'connected' || o.event === 'error', 180_000);
+    if (connected.event !== 'connected') throw new Error(connected.message);
+    const simCpu0 = cpuSeconds(sim.pid);
+    // The simulator sends one message per robot per 100 ms tick (each with the samples of that tick).
+    const r = await measure('grpc', gw.pid, grpcRobots * Math.min(10, opts['grpc-hz']), sim.waitJson((o) => o.event === 'generation-stopped', (opts.duration + 120) * 1000));
+    r.loadGeneratorCores = round((cpuSeconds(sim.pid) - simCpu0) / (opts.duration), 3);
+    r.robots = grpcRobots;
+    r.samplesPerS = grpcRobots * opts['grpc-hz'];
+    results.push(r);
+    sim.kill('SIGTERM');
+    await stopChild(sim, 'SIGTERM', 60_000);
+  } else if (phase === 'vda' && opts.generator === 'agv') {
+    const sim = spawnGenerator([FLEETGW, 'sim', '--vda5050', '--mqtt', mqttUrl, '--robots-file', join(dataDir, 'vda-robots.json'),
+      '--hz', String(opts['vis-hz']), '--state-ms', String(Math.round(1000 / opts['state-hz'])), '--log-level', 'warn']);
+    await sim.waitJson((o) => o.event === 'sim-started', 180_000);
+    // The AGVs connect in the background: the warm-up covers it, and the window starts after it.
+    const simCpu0 = cpuSeconds(sim.pid);
+    const r = await measure('vda', gw.pid, opts.robots * (opts['state-hz'] + opts['vis-hz']), sleep(opts.duration * 1000));
+    r.robots = opts.robots;
+    r.loadGeneratorCores = round((cpuSeconds(sim.pid) - simCpu0) / opts.duration, 3);
+    r.loadGeneratorRssMiB = round(rssBytes(sim.pid) / MiB, 1);
+    r.generator = 'agv';
+    sim.kill('SIGTERM');
+    const stopped = await sim.waitJson((o) => o.event === 'sim-stopped', 120_000);
+    r.agvsAtStop = stopped;
+    results.push(r);
+    await stopChild(sim, 'SIGTERM', 60_000);
+  } else if (phase === 'vda') {
+    const pub = spawnGenerator([join(ROOT, 'bench', 'lib', 'vda-publisher-child.mjs'), '--mqtt', mqttUrl, '--robots-file', join(dataDir, 'vda-robots.json'),
+      '--state-hz', String(opts['state-hz']), '--vis-hz', String(opts['vis-hz']), '--duration', String(opts.duration), '--report-ms', String(opts['sample-s'] * 1000)]);
+    const connected = await pub.waitJson((o) => o.event === 'connected' || o.event === 'error', 180_000);
+    if (connected.event !== 'connected') throw new Error(connected.message);
+    const pubCpu0 = cpuSeconds(pub.pid);
+    const stopped = pub.waitJson((o) => o.event === 'generation-stopped', (opts.duration + 120) * 1000);
+    const r = await measure('vda', gw.pid, opts.robots * (opts['state-hz'] + opts['vis-hz']), stopped);
+    r.robots = opts.robots;
+    const end = await stopped;
+    r.loadGeneratorCores = round((cpuSeconds(pub.pid) - pubCpu0) / opts.duration, 3);
+    r.loadGeneratorRssMiB = round(rssBytes(pub.pid) / MiB, 1);
+    r.generator = 'publisher';
+    r.published = end.counts;
+    r.publisherLateSlots = end.lateSlots;
+    results.push(r);
+    pub.kill('SIGTERM');
+    await stopChild(pub, 'SIGTERM', 60_000);
+  } else {
+    throw new Error(`--phases: unknown phase ${phase}`);
   }
 }
 
