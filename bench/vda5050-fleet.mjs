@@ -133,6 +133,13 @@ async function main() {
   }
 }
 
+/** Replaces the asked-for message rate of a phase by the one its generator achieved, and the CPU per message with it. */
+function actualRate(r, messages, seconds) {
+  r.messagesPerSAsked = r.messagesPerS;
+  r.messagesPerS = round(messages / seconds, 0);
+  r.gatewayUsPerMessage = r.messagesPerS > 0 ? round((r.gatewayCores / r.messagesPerS) * 1e6, 2) : null;
+}
+
 /** The load generators of the running phase (stopped when it ends, also on a failure). */
 const phaseChildren = [];
 
@@ -153,8 +160,12 @@ async function runPhase(phase, gw, ready, mqttUrl, dataDir, grpcRobots, results)
     if (connected.event !== 'connected') throw new Error(connected.message);
     const simCpu0 = cpuSeconds(sim.pid);
     // The simulator sends one message per robot per 100 ms tick (each with the samples of that tick).
-    const r = await measure('grpc', gw.pid, grpcRobots * Math.min(10, opts['grpc-hz']), sim.waitJson((o) => o.event === 'generation-stopped', (opts.duration + 120) * 1000));
+    const stopped = sim.waitJson((o) => o.event === 'generation-stopped', (opts.duration + 120) * 1000);
+    const r = await measure('grpc', gw.pid, grpcRobots * Math.min(10, opts['grpc-hz']), stopped);
     r.loadGeneratorCores = round((cpuSeconds(sim.pid) - simCpu0) / (opts.duration), 3);
+    // What was sent, not what was asked for: a starved generator sends less.
+    const end = await stopped;
+    actualRate(r, end.stats.batchesSent - connected.stats.batchesSent, (end.tMs - connected.tMs) / 1000);
     r.robots = grpcRobots;
     r.samplesPerS = grpcRobots * opts['grpc-hz'];
     results.push(r);
@@ -187,6 +198,7 @@ async function runPhase(phase, gw, ready, mqttUrl, dataDir, grpcRobots, results)
     r.robots = opts.robots;
     const end = await stopped;
     r.loadGeneratorCores = round((cpuSeconds(pub.pid) - pubCpu0) / opts.duration, 3);
+    actualRate(r, end.counts.state + end.counts.visualization, (end.tMs - connected.tMs) / 1000);
     r.loadGeneratorRssMiB = round(rssBytes(pub.pid) / MiB, 1);
     r.generator = 'publisher';
     r.published = end.counts;
