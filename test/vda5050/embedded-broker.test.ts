@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureTlsFiles, readTlsFiles } from '../../src/http/tls.js';
 import { addRobot, createFleet, createOrg, replaceRobotSync } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
 import { EmbeddedBroker, type DenialReason } from '../../src/vda5050/broker/embedded.js';
@@ -193,5 +194,47 @@ describe('the embedded VDA 5050 broker', () => {
     expect(await granted(again, 'uagv/v2/Acme/A1/order')).toBe(128);
     expect(identities.robotOf('Acme', 'A1')).toBeUndefined();
     expect(identities.robotOf('Acme', 'A2')?.robotId).toBe(a.robotId);
+  });
+});
+
+describe('the embedded VDA 5050 broker over TLS (a non-loopback gateway host)', () => {
+  it('master control and robots log in over mqtts trusting the gateway certificate; plain MQTT is not served', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleetgw-vda5050-tls-'));
+    const store = openStore(dir);
+    const identities = new RegistryVda5050Identities(store);
+    const org = createOrg(store, 'o');
+    const fleet = createFleet(store, org.orgId, 'f');
+    const r = addRobot(store, { fleetId: fleet.fleetId, name: 'a', capabilities: [], active: true, vda5050: { manufacturer: 'Acme', serialNumber: 'T1' } });
+    const pem = await readTlsFiles(await ensureTlsFiles(dir));
+    const port = await freePort();
+    // The plugin passes the robot link's TLS pair (null on a loopback host); the self-signed one names 127.0.0.1.
+    const broker = new EmbeddedBroker({ store, identities, host: '127.0.0.1', port, tls: pem, interfaceName: 'uagv', version: '2.0.0', maxConnections: 10, maxPacketBytes: 4096, observer: { denied: () => {} }, log: pino({ enabled: false }) });
+    try {
+      await broker.listen();
+      expect(broker.connection.url).toBe(`mqtts://127.0.0.1:${port}`);
+      expect(broker.connection.ca?.equals(pem.cert)).toBe(true);
+      const tlsLogin = (username: string, password: string): Promise<MqttClient> =>
+        new Promise((resolve, reject) => {
+          const c = mqtt.connect(broker.connection.url, { username, password, ca: broker.connection.ca, reconnectPeriod: 0 });
+          c.once('connect', () => resolve(c));
+          c.once('error', (err) => {
+            c.end(true);
+            reject(err);
+          });
+        });
+      const master = await tlsLogin(broker.connection.username, broker.connection.password);
+      const robot = await tlsLogin(r.record.robotId, r.robotToken);
+      const seen = recorder(robot);
+      expect(await granted(robot, 'uagv/v2/Acme/T1/order')).toBe(1);
+      await master.publishAsync('uagv/v2/Acme/T1/order', '{"tls":true}', { qos: 1 });
+      await until(() => seen.length === 1, 10_000, 'the order over TLS');
+      master.end(true);
+      robot.end(true);
+      await expect(login(port, r.record.robotId, r.robotToken)).rejects.toThrow();
+    } finally {
+      await broker.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

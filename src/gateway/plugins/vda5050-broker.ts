@@ -69,9 +69,9 @@ export function vda5050BrokerPlugin(ctx: GatewayContext): GatewayPlugin {
       }
       log.info({ port: settings.port }, 'VDA 5050 broker idle: no robot has a VDA 5050 identity yet');
       const ids = identities;
+      // Every change until the broker listens: a start that failed (port taken) is tried again.
       stopWaiting = ids.onChange(() => {
-        if (ids.all().length === 0) return;
-        stopWaiting();
+        if (embedded.isListening || ids.all().length === 0) return;
         embedded.listen().catch((err: unknown) => log.error({ err }, `VDA 5050 broker did not start: ${err instanceof Error ? err.message : String(err)}`));
       });
     },

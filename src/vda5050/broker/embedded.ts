@@ -19,7 +19,7 @@ import { createServer as createTlsServer } from 'node:tls';
 import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import type { Logger } from 'pino';
 import type { Store } from '../../store/lmdb.js';
-import type { Vda5050BrokerConnection, Vda5050Identities } from '../contracts.js';
+import type { Vda5050Binding, Vda5050BrokerConnection, Vda5050Identities } from '../contracts.js';
 import { authenticateVdaRobot, MASTER_USERNAME, MasterCredential } from './credentials.js';
 import { LogWindow } from './log-window.js';
 import { PacketLimitedStream } from './packet-limit.js';
@@ -53,7 +53,7 @@ export interface EmbeddedBrokerOptions {
 }
 
 /** Whose connection it is. */
-type Principal = { kind: 'master' } | { kind: 'robot'; robotId: string; fleetId: string; topics: RobotTopics };
+type Principal = { kind: 'master' } | { kind: 'robot'; robotId: string; fleetId: string; binding: Vda5050Binding; topics: RobotTopics };
 
 const CONNECT_TIMEOUT_MS = 10_000;
 const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
@@ -85,6 +85,7 @@ export class EmbeddedBroker {
   private readonly logWindow: LogWindow;
   private server: Server | null = null;
   private listening: Promise<void> | null = null;
+  private aedesReady: Promise<void> | null = null;
   private unsubscribe: () => void = () => {};
   private closed = false;
   /** How master control reaches this broker. */
@@ -133,16 +134,22 @@ export class EmbeddedBroker {
   }
 
   /**
-   * Starts listening; later calls return the first call's promise.
+   * Starts listening; a call while a start is under way or done returns that start's promise, a call
+   * after a failed start tries again.
    * @throws Error naming the address and `--vda5050-mqtt-port` when the port cannot be bound
    */
   listen(): Promise<void> {
-    this.listening ??= this.startListening();
+    if (this.closed) return Promise.reject(new Error('the VDA 5050 broker is closed'));
+    this.listening ??= this.startListening().catch((err: unknown) => {
+      this.listening = null;
+      throw err;
+    });
     return this.listening;
   }
 
   private async startListening(): Promise<void> {
-    await this.aedes.listen();
+    this.aedesReady ??= this.aedes.listen();
+    await this.aedesReady;
     const { tls, maxConnections, maxPacketBytes } = this.opts;
     const accept = (socket: Socket): void => {
       // A stop is one small packet: Nagle's algorithm would hold it ~40 ms behind an unacknowledged
@@ -172,7 +179,7 @@ export class EmbeddedBroker {
     server.on('error', (err) => this.opts.log.error({ err }, 'VDA 5050 broker socket error'));
     this.server = server;
     // A robot whose identity changed logs in again, under the new one (or not at all).
-    this.unsubscribe = this.opts.identities.onChange((robotId) => this.sessions.get(robotId)?.close());
+    this.unsubscribe = this.opts.identities.onChange((robotId) => this.identityChanged(robotId));
     this.opts.log.info({ url: this.connection.url, interfaceName: this.opts.interfaceName, version: this.opts.version }, 'VDA 5050 broker listening');
   }
 
@@ -209,7 +216,7 @@ export class EmbeddedBroker {
       this.logThrottled(robot.robotId, 'warn', { robotId: robot.robotId, fleetId: robot.fleetId, willTopic: will }, 'VDA 5050 robot refused: its last will is not on its own connection topic');
       return done(authError('will topic not allowed', RC_NOT_AUTHORIZED), false);
     }
-    this.principals.set(client, { kind: 'robot', robotId: robot.robotId, fleetId: robot.fleetId, topics: robotTopics(this.root, robot.vda5050) });
+    this.principals.set(client, { kind: 'robot', robotId: robot.robotId, fleetId: robot.fleetId, binding: robot.vda5050, topics: robotTopics(this.root, robot.vda5050) });
     done(null, true);
   }
 
@@ -244,6 +251,19 @@ export class EmbeddedBroker {
     const who = p === undefined ? 'unknown' : p.kind === 'robot' ? p.robotId : MASTER_USERNAME;
     const fields = p?.kind === 'robot' ? { robotId: p.robotId, fleetId: p.fleetId } : { username: who };
     this.logThrottled(who, 'warn', { ...fields, reason, topic: topic.slice(0, 256) }, `VDA 5050 ${reason} denied: not one of the client's own topics`);
+  }
+
+  /**
+   * Ends the robot's session when it no longer matches the registry. A session that logged in after
+   * the change (the login reads the registry itself, the notice comes with the next poll) is kept.
+   */
+  private identityChanged(robotId: string): void {
+    const client = this.sessions.get(robotId);
+    const p = client === undefined ? undefined : this.principals.get(client);
+    if (client === undefined || p?.kind !== 'robot') return;
+    const now = this.opts.store.records.robot(robotId);
+    const same = now?.vda5050 !== undefined && now.fleetId === p.fleetId && now.vda5050.manufacturer === p.binding.manufacturer && now.vda5050.serialNumber === p.binding.serialNumber;
+    if (!same) client.close();
   }
 
   private sessionStarted(client: Client): void {
