@@ -34,7 +34,7 @@ describe('VDA 5050 robot through fleetgw serve', () => {
       { manufacturer: 'Acme', serialNumber: 'AGV-1' },
       { interfaceName: 'uagv', vdaVersion: '2.0.0', transport: { brokerUrl: `mqtt://127.0.0.1:${mqttPort}`, username: robotId, password: added.robotToken, reconnectPeriod: 200 } },
       { agvAdapterType: VirtualAgvAdapter, publishVisualizationInterval: 250 },
-      { initialPosition: { mapId: 'site', x: 5, y: 5, theta: 0, lastNodeId: 'home' }, vehicleSpeed: 5 } as never,
+      { initialPosition: { mapId: 'site', x: 5, y: 5, theta: 0, lastNodeId: 'home' }, vehicleSpeed: 5 },
     );
     await agv.start();
   });

@@ -51,7 +51,7 @@ export async function startAgv(brokerUrl: string, binding: Vda5050Binding, at = 
     { manufacturer: binding.manufacturer, serialNumber: binding.serialNumber },
     { interfaceName: 'uagv', vdaVersion: '2.0.0', transport: { brokerUrl, reconnectPeriod: 200 }, topicObjectValidation: { inbound: true, outbound: false } },
     { agvAdapterType: VirtualAgvAdapter, publishVisualizationInterval: 200 },
-    { initialPosition: { mapId: 'site', x: at.x, y: at.y, theta: 0, lastNodeId: 'home' }, vehicleSpeed: opts.speed ?? 2 } as never,
+    { initialPosition: { mapId: 'site', x: at.x, y: at.y, theta: 0, lastNodeId: 'home' }, vehicleSpeed: opts.speed ?? 2 },
   );
   await agv.start();
   return agv;

@@ -318,7 +318,7 @@ export class Vda5050Link implements RobotLink {
   /** The message as a plain object once the gate passed it; null when it refused it (counted and logged there). */
   private pass(e: RobotEntry, topic: 'connection' | 'state' | 'visualization' | 'factsheet', payload: Uint8Array): Record<string, unknown> | null {
     const v = this.gate.accept(e.robot, topic, payload);
-    return v === undefined ? null : (v.message as unknown as Record<string, unknown>);
+    return v === undefined ? null : (v.message);
   }
 
   /** Maps a message the gate passed; one the mapping still cannot read is dropped and counted. */

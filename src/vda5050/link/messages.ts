@@ -234,7 +234,7 @@ export function readState(m: Obj): VdaState {
         errorDescription: str(o, 'errorDescription', f, ''),
         errorReferences: arr(o, 'errorReferences', f, 32).map((r, j) => {
           const ro = obj(r, `${f}.errorReferences[${j}]`);
-          return { referenceKey: str(ro, 'referenceKey', `${f}.errorReferences[${j}]`), referenceValue: String(ro.referenceValue ?? '') };
+          return { referenceKey: str(ro, 'referenceKey', `${f}.errorReferences[${j}]`), referenceValue: typeof ro.referenceValue === 'string' ? ro.referenceValue : JSON.stringify(ro.referenceValue ?? '') };
         }),
       };
     }),

@@ -4,9 +4,8 @@
  * a VDA 5050 robot like any other. A visualization carries only position and velocity; the rest of
  * the sample comes from the robot's latest state.
  */
-import { HealthLevel } from '../../gen/fleetgw/v1/telemetry_pb.js';
-import { encodeSample, type SampleInput } from '../../agent/sample-encoder.js';
-import { writeVarint } from '../../protocol/varint.js';
+import { create, toBinary } from '@bufbuild/protobuf';
+import { HealthLevel, TelemetryBatchSchema } from '../../gen/fleetgw/v1/telemetry_pb.js';
 import { headingOfTheta, type MapFrame } from './map-frame.js';
 import type { AgvPosition, VdaState, Velocity } from './messages.js';
 
@@ -60,34 +59,21 @@ export function batchOf(
   const vel = motion?.velocity ?? state.velocity;
   const geo = pos ? frame.toLatLon(pos.x, pos.y) : { latitude: 0, longitude: 0 };
   const ts = motion?.timestampMs || state.timestampMs || nowMs;
-  const sample: SampleInput = {
-    tsMs: Math.max(0, Math.trunc(ts)),
-    latitude: geo.latitude,
-    longitude: geo.longitude,
-    elevationM: pos ? frame.origin.elevationM : 0,
-    xM: pos?.x ?? 0,
-    yM: pos?.y ?? 0,
-    zM: 0,
-    headingDeg: pos ? headingOfTheta(pos.theta) : 0,
-    linearMps: vel ? Math.hypot(vel.vx, vel.vy) : 0,
-    angularDps: vel ? (vel.omega * 180) / Math.PI : 0,
-    batteryPercent: state.batteryState.batteryCharge,
-    voltageV: state.batteryState.batteryVoltage,
-    charging: state.batteryState.charging,
-    mode: modeOf(state),
-    estop: state.safetyState.eStop !== 'NONE',
-    mission: mission === null ? null : { ...mission, remainingDistanceM: 0, etaS: 0 },
-    healthLevel: healthLevelOf(state),
-    faults: faultCodesOf(state),
-    cpuTempC: 0,
-    // A VDA 5050 robot localises on its map, not by satellite.
-    gpsFix: 0,
-  };
-  const bytes = encodeSample(sample);
-  // TelemetryBatch { repeated TelemetrySample samples = 1; }
-  const out = Buffer.allocUnsafe(bytes.length + 6);
-  out[0] = 0x0a;
-  const at = writeVarint(out, 1, bytes.length);
-  out.set(bytes, at);
-  return out.subarray(0, at + bytes.length);
+  // protobuf-es, not the agents' hand-written encoder: VDA 5050 robots report a few messages a
+  // second each, and the JSON parse before this costs far more than the encoding.
+  return toBinary(TelemetryBatchSchema, create(TelemetryBatchSchema, {
+    samples: [{
+      tsMs: BigInt(Math.max(0, Math.trunc(ts))),
+      position: { latitude: geo.latitude, longitude: geo.longitude, elevationM: pos ? frame.origin.elevationM : 0 },
+      pose: { xM: pos?.x ?? 0, yM: pos?.y ?? 0, zM: 0, headingDeg: pos ? headingOfTheta(pos.theta) : 0 },
+      velocity: { linearMps: vel ? Math.hypot(vel.vx, vel.vy) : 0, angularDps: vel ? (vel.omega * 180) / Math.PI : 0 },
+      battery: { percent: state.batteryState.batteryCharge, voltageV: state.batteryState.batteryVoltage, charging: state.batteryState.charging },
+      mode: modeOf(state),
+      estop: state.safetyState.eStop !== 'NONE',
+      ...(mission !== null ? { mission: { ...mission, remainingDistanceM: 0, etaS: 0 } } : {}),
+      health: { level: healthLevelOf(state), faults: faultCodesOf(state), cpuTempC: 0 },
+      // A VDA 5050 robot localises on its map, not by satellite.
+      gpsFix: 0,
+    }],
+  }));
 }
