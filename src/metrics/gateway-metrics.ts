@@ -74,7 +74,7 @@ export interface ScrapeSources {
    */
   webhooks?: { outcomeNames: readonly string[]; read: () => { outcomes: Readonly<Record<string, number>>; queued: number; deadLettersDropped: number } };
   /**
-   * VDA 5050 inbound messages (docs/vda5050-bad-input.md, "Bad input"): accepted, refused by reason (in
+   * VDA 5050 inbound messages (docs/vda5050.md, "Bad input"): accepted, refused by reason (in
    * `reasons` order; every reason is published from zero), headerId sessions restarted. Absent: not published.
    */
   vda5050Inbound?: { reasons: readonly string[]; read: () => { accepted: number; rejected: readonly number[]; headerResets: number } };

@@ -26,12 +26,14 @@ describe('VDA 5050 bad input through fleetgw serve', () => {
   let badId = '';
   let goodId = '';
   const t0 = Date.now();
+  let firstRefusalAt = 0;
 
   const scrape = async (): Promise<string> => (await fetch(`${gw.ready.http}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).text();
   const series = (text: string, name: string): number => {
     const line = text.split('\n').find((l) => l.startsWith(`${name} `));
     return line === undefined ? Number.NaN : Number(line.slice(name.length + 1));
   };
+  const totalRefused = (text: string): number => REASONS.reduce((sum, r) => sum + series(text, `fleetgw_vda5050_messages_rejected_total{reason="${r}"}`), 0);
   const rejected = async (reason: string): Promise<number> => series(await scrape(), `fleetgw_vda5050_messages_rejected_total{reason="${reason}"}`);
   const robotView = async (id: string): Promise<any> => ((await api(gw.ready.http, d.apiKey, `/v1/robots?fleet_id=${d.fleetId}`)).body as any[]).find((r) => r.id === id);
   /** The bad robot's stored battery values, once one of `marker` is among them. */
@@ -93,6 +95,7 @@ describe('VDA 5050 bad input through fleetgw serve', () => {
       ['wrong_identity', 'state', state(5, 9, { serialNumber: 'AGV-2' })],
       ['schema', 'visualization', JSON.stringify({ ...header(1), agvPosition: { x: 'one' } })],
     ];
+    firstRefusalAt = Date.now();
     for (const [reason, t, payload] of kinds) {
       const before = await rejected(reason);
       await bad.publishAsync(topic(t), payload);
@@ -119,6 +122,7 @@ describe('VDA 5050 bad input through fleetgw serve', () => {
 
   it('a flood from the bad robot does not keep the good robot\'s stop from completing; the gateway keeps running', async () => {
     await until(async () => (await robotView(goodId))?.online === true, 30_000, 'the virtual AGV online');
+    const refusedBefore = totalRefused(await scrape());
     const flood = (async () => {
       for (let i = 0; i < 3000; i++) {
         const payload = i % 5 === 0 ? Buffer.alloc(300 * 1024, 0x20) : i % 5 === 1 ? state(60 + (i % 30), 8) : i % 5 === 2 ? '[[[[' : i % 5 === 3 ? state(1000 + i, 8, { version: '3.0.0' }) : state(1000 + i, 8, { safetyState: {} });
@@ -138,11 +142,15 @@ describe('VDA 5050 bad input through fleetgw serve', () => {
     expect((await fetch(`${gw.ready.http}/healthz`)).status).toBe(200);
 
     const text = await scrape();
-    for (const r of ['too_large', 'not_json', 'wrong_version', 'schema', 'out_of_order']) expect(series(text, `fleetgw_vda5050_messages_rejected_total{reason="${r}"}`), r).toBeGreaterThan(1);
+    // Master control reads a robot's newest state once per turn: the flood's messages were refused by
+    // the gate or replaced unread by newer ones, how many of each depends on timing.
+    expect(totalRefused(text)).toBeGreaterThan(refusedBefore);
     expect(series(text, 'fleetgw_vda5050_messages_rejected_total{reason="gate_error"}')).toBe(0);
-    // Logged once for the bad robot (all within one window), never quoting the robot's values.
+    // Logged at most once a minute for the bad robot (thousands refused), never quoting the robot's values.
     const lines = gw.stderr().split('\n').filter((l) => l.includes('VDA 5050 message refused'));
-    expect(lines.filter((l) => l.includes(badId))).toHaveLength(1);
+    const windows = 1 + Math.floor((Date.now() - firstRefusalAt) / 60_000);
+    expect(lines.filter((l) => l.includes(badId)).length).toBeGreaterThanOrEqual(1);
+    expect(lines.filter((l) => l.includes(badId)).length).toBeLessThanOrEqual(windows);
     expect(lines.filter((l) => l.includes(goodId))).toHaveLength(0);
     expect(gw.stderr()).not.toContain('AUTOPILOT');
   });

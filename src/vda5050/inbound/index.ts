@@ -1,6 +1,6 @@
 /**
  * The VDA 5050 inbound gate: schema validation and the bad-input policy for messages robots publish
- * (connection, state, visualization, factsheet). See gate.ts and docs/vda5050-bad-input.md, "Bad input".
+ * (connection, state, visualization, factsheet). See gate.ts and docs/vda5050.md, "Bad input".
  */
 export { createInboundGate, DEFAULT_MAX_INBOUND_BYTES, DEFAULT_MAX_ORDERED_ROBOTS } from './gate.js';
 export type { InboundGate, InboundGateOptions, InboundGateStats, ValidatedMessage } from './gate.js';

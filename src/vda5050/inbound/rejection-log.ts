@@ -53,7 +53,7 @@ export class RejectionLog {
     this.windows.set(key, { at: t, since: 0 });
     this.log.warn(
       { robotId, topic, reason, problem, refusedSinceLastLine: earlier, windowS: this.windowMs / 1000, ...(key === OVERFLOW ? { sharedWindow: true } : {}) },
-      'VDA 5050 message refused (docs/vda5050-bad-input.md, "Bad input"); more from this robot within the window are only counted',
+      'VDA 5050 message refused (docs/vda5050.md, "Bad input"); more from this robot within the window are only counted',
     );
   }
 
