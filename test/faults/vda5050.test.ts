@@ -18,6 +18,9 @@ import { provisionVda, type VdaDepot } from './vda5050-support.js';
 const AGVS = 100;
 const ROUNDS = Number(process.env.FLEETGW_FAULT_VDA_ROUNDS ?? 6);
 
+/** Why a target got no command (a cut request, a refused outcome), for the test's report line. */
+const notSent: string[] = [];
+
 interface Sent {
   commandId: string;
   robotId: string;
@@ -37,10 +40,15 @@ async function broadcast(gw: RunningGateway, depot: VdaDepot, action: 'stop' | '
       method: 'POST',
       body: JSON.stringify({ org_id: depot.orgId, fleet_id: depot.fleetId, action, robot_ids: ids.slice(i, i + 100), wait_for_ack_ms: 1 }),
     }).catch(() => null);
-    if (res === null) continue;
-    for (const o of (res.body.outcomes ?? []) as Array<{ robotId: string; delivery?: { commandId: string } }>) {
-      if (o.delivery?.commandId !== undefined) sent.push({ commandId: o.delivery.commandId, robotId: o.robotId, action });
+    if (res === null) {
+      notSent.push('request cut');
+      continue;
     }
+    for (const o of (res.body.outcomes ?? []) as Array<{ robotId: string; delivery?: { commandId: string }; error?: unknown }>) {
+      if (o.delivery?.commandId !== undefined) sent.push({ commandId: o.delivery.commandId, robotId: o.robotId, action });
+      else notSent.push(JSON.stringify(o.error ?? res.body).slice(0, 200));
+    }
+    if (res.body.outcomes === undefined) notSent.push(`${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
   }
   return sent;
 }
@@ -119,7 +127,8 @@ describe('VDA 5050 AGVs under gateway and broker faults', () => {
     }
     await statesSettle(agvs, depot, sent);
     const { missing, doubled } = checkExactlyOnce(agvs, depot, sent);
-    console.log(`[faults] ${JSON.stringify({ test: 'vda5050-kill-gateway', agvs: AGVS, rounds: ROUNDS, commands: sent.length, missing: missing.length, doubled: doubled.length })}`);
+    console.log(`[faults] ${JSON.stringify({ test: 'vda5050-kill-gateway', agvs: AGVS, rounds: ROUNDS, commands: sent.length, notSent: notSent.length, notSentExample: notSent[0] ?? null, missing: missing.length, doubled: doubled.length })}`);
+    notSent.length = 0;
     expect(sent.length).toBeGreaterThan(0);
     expect(missing).toEqual([]);
     expect(doubled).toEqual([]);
@@ -152,7 +161,7 @@ describe('VDA 5050 AGVs under gateway and broker faults', () => {
     }
     await statesSettle(agvs, depot, sent);
     const { missing, doubled } = checkExactlyOnce(agvs, depot, sent);
-    console.log(`[faults] ${JSON.stringify({ test: 'vda5050-broker-restart', agvs: AGVS, rounds: ROUNDS, commands: sent.length, missing: missing.length, doubled: doubled.length })}`);
+    console.log(`[faults] ${JSON.stringify({ test: 'vda5050-broker-restart', agvs: AGVS, rounds: ROUNDS, commands: sent.length, notSent: notSent.length, notSentExample: notSent[0] ?? null, missing: missing.length, doubled: doubled.length })}`);
     expect(missing).toEqual([]);
     expect(doubled).toEqual([]);
     await Promise.all(agvs.map((a) => a.stop()));
