@@ -7,6 +7,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 
@@ -17,13 +18,16 @@ const stateFile = join(dataDir, 'demo.json');
 const OPTIONS = `npm run demo: a gateway and simulated robots, data in ${dataDir} (reused by later runs; delete it to start over)
 environment:
   DEMO_PORT    the gateway's HTTPS port (default 8443; 0 picks a free one)
-  DEMO_ROBOTS  how many simulated robots the first run registers (default 5)`;
+  DEMO_ROBOTS  how many simulated robots the first run registers (default 5)
+  DEMO_VDA5050 how many virtual VDA 5050 AGVs (vda-5050-lib, over the embedded MQTT broker) to register and run (default 0)
+  DEMO_MQTT_PORT  the embedded MQTT broker's port when DEMO_VDA5050 is set (default: a free one)`;
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
   console.log(OPTIONS);
   process.exit(0);
 }
 const PORT = process.env.DEMO_PORT ?? '8443';
 const ROBOTS = Number(process.env.DEMO_ROBOTS ?? 5);
+const VDA_ROBOTS = Number(process.env.DEMO_VDA5050 ?? 0);
 if (!/^\d+$/.test(PORT) || Number(PORT) > 65535) {
   console.error(`demo: DEMO_PORT must be a port number 0-65535, got '${PORT}'`);
   process.exit(2);
@@ -31,6 +35,27 @@ if (!/^\d+$/.test(PORT) || Number(PORT) > 65535) {
 if (!Number.isInteger(ROBOTS) || ROBOTS < 1 || ROBOTS > 1000) {
   console.error(`demo: DEMO_ROBOTS must be a whole number from 1 to 1000, got '${process.env.DEMO_ROBOTS}'`);
   process.exit(2);
+}
+if (!Number.isInteger(VDA_ROBOTS) || VDA_ROBOTS < 0 || VDA_ROBOTS > 100) {
+  console.error(`demo: DEMO_VDA5050 must be a whole number from 0 to 100, got '${process.env.DEMO_VDA5050}'`);
+  process.exit(2);
+}
+const MQTT_PORT_SET = process.env.DEMO_MQTT_PORT;
+if (MQTT_PORT_SET !== undefined && (!/^\d+$/.test(MQTT_PORT_SET) || Number(MQTT_PORT_SET) < 1 || Number(MQTT_PORT_SET) > 65535)) {
+  console.error(`demo: DEMO_MQTT_PORT must be a port number 1-65535, got '${MQTT_PORT_SET}'`);
+  process.exit(2);
+}
+
+/** A loopback port that was free a moment ago. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
 }
 
 function admin(args) {
@@ -66,18 +91,34 @@ if (state.login === undefined) {
   writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
 }
 
-const server = spawn(process.execPath, [bin, 'serve', '--data-dir', dataDir, '--port', PORT, '--grpc-port', '0'], {
+// Virtual VDA 5050 AGVs (also added to demo data made without them), bound to identities Demo/AGV-n.
+const vdaRobotsFile = join(dataDir, 'vda5050-robots.json');
+if (VDA_ROBOTS > (state.vdaRobots ?? []).length) {
+  state.vdaRobots ??= [];
+  for (let i = state.vdaRobots.length + 1; i <= VDA_ROBOTS; i++) {
+    const r = admin(['add-robot', '--data-dir', dataDir, '--fleet', state.fleetId, '--name', `agv-${i}`, '--vda5050', `Demo/AGV-${i}`]);
+    state.vdaRobots.push(r);
+  }
+  writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
+}
+writeFileSync(vdaRobotsFile, JSON.stringify((state.vdaRobots ?? []).slice(0, VDA_ROBOTS)), { mode: 0o600 });
+const mqttPort = VDA_ROBOTS > 0 ? Number(MQTT_PORT_SET ?? (await freePort())) : null;
+
+const server = spawn(process.execPath, [bin, 'serve', '--data-dir', dataDir, '--port', PORT, '--grpc-port', '0', ...(mqttPort !== null ? ['--vda5050-mqtt-port', String(mqttPort)] : [])], {
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 let sim;
+let vdaSim;
 const stop = () => {
   sim?.kill('SIGTERM');
+  vdaSim?.kill('SIGTERM');
   server.kill('SIGTERM');
 };
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);
 server.on('exit', (code) => {
   sim?.kill('SIGTERM');
+  vdaSim?.kill('SIGTERM');
   process.exitCode = code ?? 0;
 });
 
@@ -94,9 +135,15 @@ lines.on('line', (line) => {
   sim = spawn(process.execPath, [bin, 'sim', '--grpc', msg.grpc, '--robots-file', join(dataDir, 'robots.json'), '--hz', '10'], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  if (mqttPort !== null) {
+    vdaSim = spawn(process.execPath, [bin, 'sim', '--vda5050', '--mqtt', `mqtt://127.0.0.1:${mqttPort}`, '--robots-file', vdaRobotsFile], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+  }
   const ca = join(dataDir, 'tls', 'cert.pem');
+  const agvs = mqttPort !== null ? ` and ${VDA_ROBOTS} virtual VDA 5050 AGVs on mqtt://127.0.0.1:${mqttPort}` : '';
   console.log(`
-fleet-gateway demo is running (${state.robots.length} simulated robots, telemetry store: ${msg.telemetryStore})
+fleet-gateway demo is running (${state.robots.length} simulated robots${agvs}, telemetry store: ${msg.telemetryStore})
   Dashboard: ${msg.http}/   (self-signed certificate: ${ca})
   Login:     ${state.login.email}  password: ${state.login.password}
 

@@ -15,10 +15,12 @@ import { loadRobotsFile, runSimFleet } from '../sim/index.js';
 import { opt, parseStrict, positiveInt, req } from './args.js';
 import { LOG_OPTION_SPEC, logOptions } from './log-options.js';
 import { resolveRobotToken } from './sim-token.js';
+import { runVdaSimCommand } from './sim-vda5050.js';
 import { UsageError } from './usage.js';
 
 /** Parses sim's options and runs the simulated fleet until a termination signal. */
 export async function runSimCommand(argv: string[], out: (line: string) => void, env: FleetgwConfig): Promise<number> {
+  if (argv.includes('--vda5050')) return runVdaSimCommand(argv, out, env);
   const v = parseStrict(argv, {
     grpc: { type: 'string' }, 'robots-file': { type: 'string' }, 'robot-id': { type: 'string' },
     'robot-token': { type: 'string' }, 'robot-token-file': { type: 'string' }, hz: { type: 'string' }, 'tls-ca': { type: 'string' },

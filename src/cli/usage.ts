@@ -47,6 +47,12 @@ export const USAGE = `usage:
               [--max-restart-hold-ms MS] [--log-format json|pretty] [--log-level L]
               the token of --robot-id: --robot-token-file F, else env FLEETGW_ROBOT_TOKEN;
               --robot-token T still works but shows the token to every user of the host (ps): unsafe on shared hosts
+  fleetgw sim --vda5050 --mqtt mqtt://HOST:PORT --robots-file FILE [--hz N] [--state-ms MS] [--interface NAME] [--tls-ca F]
+              [--log-format json|pretty] [--log-level L]
+              virtual VDA 5050 AGVs (vda-5050-lib); FILE: a JSON array of {robotId, robotToken, vda5050: "MANUFACTURER/SERIAL"},
+              or the lines "fleetgw admin add-robot --vda5050 ... --json >> FILE" appends;
+              each logs in with its robot id and token; --hz visualization messages per second (default 10),
+              a state message at least every --state-ms (default 1000) and on every change
   fleetgw --version
   fleetgw COMMAND [SUBCOMMAND] --help      (the usage of that command)`;
 
