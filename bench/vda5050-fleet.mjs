@@ -15,7 +15,7 @@
 //       [--state-hz 1] [--vis-hz 10] [--grpc-hz 10] [--grpc-robots N (default --robots)] [--phases idle,grpc,vda]
 //       [--generator publisher|agv] [--keep]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from './lib/free-port.mjs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addRobot, createFleet, createOrg } from '../dist/store/identity.js';
@@ -29,18 +29,6 @@ const log = (s) => process.stderr.write(`${s}\n`);
 const MiB = 1024 * 1024;
 const round = (v, d = 2) => Number(v.toFixed(d));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** A loopback port that was free a moment ago (the embedded broker takes a fixed port). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** One org and fleet; `count` gRPC robots and `count` VDA 5050 robots (identity Bench/V-i). */
 async function provision(dataDir, count) {

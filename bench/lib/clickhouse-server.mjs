@@ -4,23 +4,12 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
-import { createServer } from 'node:net';
+import { freePort } from './free-port.mjs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const BIN = '/usr/sbin/clickhouse-server';
 const USERS_XML = '/etc/clickhouse-server/users.xml';
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function selectOne(url) {
   return new Promise((resolve, reject) => {

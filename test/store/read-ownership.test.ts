@@ -8,26 +8,14 @@ import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { GatewayContext } from '../../src/gateway/parts.js';
 import { gatewayPlugins } from '../../src/gateway/plugins/index.js';
+import { MODULE_FOLDERS } from './module-folders.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 
 /** Where each plugin's module lives: the files allowed to read its databases directly. */
 const MODULE_FILES: Record<string, RegExp> = {
-  registry: /^src\/store\/(identity|identity-reads|robot-names|record-cache)\.ts$/,
-  auth: /^src\/auth\//,
-  events: /^src\/events\//,
-  idempotency: /^src\/idempotency\//,
-  commands: /^src\/commands\//,
-  telemetry: /^src\/telemetry\//,
-  usage: /^src\/fleet\/robots\/details\//,
-  'floor-plans': /^src\/fleet\/floor-plans\//,
-  webhooks: /^src\/webhooks\//,
-  alerts: /^src\/fleet\/safety\/alerts\//,
-  faults: /^src\/fleet\/(safety\/faults|robots\/health)\//,
-  'field-rules': /^src\/fleet\/safety\/field-rules\//,
-  objects: /^src\/fleet\/site\/objects\//,
-  catalog: /^src\/missions\/catalog\//,
-  missions: /^src\/missions\/(scheduling\/|runs\/|retention\.ts$)/,
+  registry: /^src\/store\/(identity|identity-reads|robot-names|record-cache|vda5050-index)\.ts$/,
+  ...MODULE_FOLDERS,
 };
 
 /** Direct reads of a database another module owns, as `<db> <file>`: what is left to move. */
@@ -54,6 +42,9 @@ const KNOWN_FOREIGN = new Set<string>([
   "records src/fleet/safety/alerts/alert-service.ts",
   "records src/fleet/safety/alerts/sources/robot-link.ts",
   "records src/fleet/safety/faults/tracker.ts",
+  "records src/vda5050/broker/credentials.ts",
+  "records src/vda5050/broker/embedded.ts",
+  "records src/vda5050/identity/identities.ts",
   "robots src/commands/restore-seq.ts",
   "robots src/commands/service.ts",
   "robots src/fleet/robots/admin/patch-robot.ts",

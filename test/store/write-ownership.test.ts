@@ -6,26 +6,14 @@ import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { GatewayContext } from '../../src/gateway/parts.js';
 import { gatewayPlugins } from '../../src/gateway/plugins/index.js';
+import { MODULE_FOLDERS } from './module-folders.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 
 /** Where each plugin's module lives: the files allowed to write its databases. */
 const MODULE_FILES: Record<string, RegExp> = {
   registry: /^src\/store\/(identity|robot-names)\.ts$/,
-  auth: /^src\/auth\//,
-  events: /^src\/events\//,
-  idempotency: /^src\/idempotency\//,
-  commands: /^src\/commands\//,
-  telemetry: /^src\/telemetry\//,
-  usage: /^src\/fleet\/robots\/details\//,
-  'floor-plans': /^src\/fleet\/floor-plans\//,
-  webhooks: /^src\/webhooks\//,
-  alerts: /^src\/fleet\/safety\/alerts\//,
-  faults: /^src\/fleet\/(safety\/faults|robots\/health)\//,
-  'field-rules': /^src\/fleet\/safety\/field-rules\//,
-  objects: /^src\/fleet\/site\/objects\//,
-  catalog: /^src\/missions\/catalog\//,
-  missions: /^src\/missions\/(scheduling\/|runs\/|retention\.ts$)/,
+  ...MODULE_FOLDERS,
 };
 
 /** Writes to a database another module owns, as `<db> <file>`. */
