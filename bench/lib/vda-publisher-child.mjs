@@ -60,7 +60,9 @@ const connectedAtMs = Date.now();
 emit({ event: 'connected', tMs: connectedAtMs, robots: robots.length, connectMs: connectedAtMs - startedAtMs });
 
 function position(k) {
-  return { x: k.cx + 5 * Math.cos(k.angle), y: k.cy + 5 * Math.sin(k.angle), theta: k.angle + Math.PI / 2, mapId: 'local', positionInitialized: true };
+  // VDA 5050 bounds theta to [-pi, pi]: a heading outside is refused by the gateway's schema check.
+  const theta = Math.atan2(Math.sin(k.angle + Math.PI / 2), Math.cos(k.angle + Math.PI / 2));
+  return { x: k.cx + 5 * Math.cos(k.angle), y: k.cy + 5 * Math.sin(k.angle), theta, mapId: 'local', positionInitialized: true };
 }
 
 function publishVisualization(k, now) {

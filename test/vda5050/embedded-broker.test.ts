@@ -109,7 +109,7 @@ describe('the embedded VDA 5050 broker', () => {
       // Master control, A, B and one more.
       maxConnections: 4,
       maxPacketBytes: 4096,
-      observer: { denied: (reason) => denials.push(reason) },
+      observer: { denied: (reason) => denials.push(reason), routingQueue: () => {} },
       log: pino({ enabled: false }),
     });
     await broker.listen();
@@ -208,7 +208,7 @@ describe('the embedded VDA 5050 broker over TLS (a non-loopback gateway host)', 
     const pem = await readTlsFiles(await ensureTlsFiles(dir));
     const port = await freePort();
     // The plugin passes the robot link's TLS pair (null on a loopback host); the self-signed one names 127.0.0.1.
-    const broker = new EmbeddedBroker({ store, identities, host: '127.0.0.1', port, tls: pem, interfaceName: 'uagv', version: '2.0.0', maxConnections: 10, maxPacketBytes: 4096, observer: { denied: () => {} }, log: pino({ enabled: false }) });
+    const broker = new EmbeddedBroker({ store, identities, host: '127.0.0.1', port, tls: pem, interfaceName: 'uagv', version: '2.0.0', maxConnections: 10, maxPacketBytes: 4096, observer: { denied: () => {}, routingQueue: () => {} }, log: pino({ enabled: false }) });
     try {
       await broker.listen();
       expect(broker.connection.url).toBe(`mqtts://127.0.0.1:${port}`);

@@ -32,6 +32,8 @@ export type DenialReason = (typeof DENIAL_REASONS)[number];
 /** What the broker reports to the gateway's metrics. */
 export interface BrokerObserver {
   denied(reason: DenialReason): void;
+  /** Publishes waiting in the broker's routing queue as a robot's publish is authorized (see ROUTING_CONCURRENCY). */
+  routingQueue(length: number): void;
 }
 
 export interface EmbeddedBrokerOptions {
@@ -58,6 +60,16 @@ type Principal = { kind: 'master' } | { kind: 'robot'; robotId: string; fleetId:
 const CONNECT_TIMEOUT_MS = 10_000;
 const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
 const DRAIN_TIMEOUT_MS = 30_000;
+/**
+ * How many publishes aedes routes at once. aedes' default (100) queues every publish beyond it in
+ * mqemitter's array, whose `shift` per routed message costs O(queue length): once robots publish
+ * faster than the broker routes for a moment, each message costs more than the last, the queue
+ * never drains, and the gateway's event loop (the gRPC robot link's included) is spent shifting it.
+ * Unlimited here, nothing waits in that array; what is in flight stays bounded without it: aedes
+ * reads a connection's next bytes only after the publishes it parsed from the last read were
+ * routed, and a read holds at most the stream's buffer, so at most `maxConnections` reads' worth.
+ */
+const ROUTING_CONCURRENCY = Number.MAX_SAFE_INTEGER;
 const RC_BAD_CREDENTIALS = 4;
 const RC_NOT_AUTHORIZED = 5;
 
@@ -75,6 +87,7 @@ function dialHost(host: string): string {
 
 export class EmbeddedBroker {
   private readonly aedes: Aedes;
+  private readonly routingQueue: { readonly length: number };
   private readonly master = new MasterCredential();
   private readonly principals = new WeakMap<Client, Principal>();
   /** Will topics from CONNECT, held until authentication decides on them. */
@@ -109,12 +122,16 @@ export class EmbeddedBroker {
     this.aedes = new Aedes({
       connectTimeout: CONNECT_TIMEOUT_MS,
       drainTimeout: DRAIN_TIMEOUT_MS,
+      concurrency: ROUTING_CONCURRENCY,
       preConnect: (client, packet, done) => {
         if (packet.will) this.wills.set(client, packet.will.topic);
         done(null, true);
       },
       authenticate: (client, username, password, done) => this.authenticate(client, username, password, done),
-      authorizePublish: (client, packet, done) => done(this.mayPublish(client, packet.topic)),
+      authorizePublish: (client, packet, done) => {
+        this.opts.observer.routingQueue(this.routingQueue.length);
+        done(this.mayPublish(client, packet.topic));
+      },
       authorizeSubscribe: (client, sub, done) => done(null, this.maySubscribe(client, sub.topic) ? sub : null),
       // Defence in depth: a robot is handed only what its own subscriptions allow.
       authorizeForward: (client, packet) => {
@@ -122,6 +139,8 @@ export class EmbeddedBroker {
         return p === undefined || (p.kind === 'robot' && !p.topics.subscribe.has(packet.topic)) ? null : packet;
       },
     });
+    // aedes' types do not declare its mqemitter; its `length` is the number of queued publishes.
+    this.routingQueue = (this.aedes as unknown as { mq: { readonly length: number } }).mq;
     this.aedes.on('clientReady', (client) => this.sessionStarted(client));
     this.aedes.on('clientDisconnect', (client) => this.sessionEnded(client));
     this.aedes.on('clientError', (client, err) => this.opts.log.debug({ err: err.message, clientId: client.id }, 'VDA 5050 client error'));
