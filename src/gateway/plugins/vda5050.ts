@@ -8,10 +8,12 @@ import { NO_STORAGE, noRoutes, type GatewayPlugin } from '../plugin.js';
 /**
  * Connects master control to the broker the `vda5050-broker` plugin provides and adds it to the
  * link set, so commands, missions, alerts, faults and the telemetry ingest hear VDA 5050 robots like
- * any other. Off (nothing started) when that plugin provides no broker.
+ * any other, from the moment the first robot has a VDA 5050 identity. Off (nothing started) when
+ * that plugin provides no broker.
  */
 export function vda5050Plugin(ctx: GatewayContext): GatewayPlugin {
   let link: Vda5050Link | null = null;
+  let stopWaiting = (): void => {};
   return {
     name: 'vda5050',
     dependsOn: ['vda5050-broker', 'robotlink'],
@@ -24,18 +26,22 @@ export function vda5050Plugin(ctx: GatewayContext): GatewayPlugin {
       const log = ctx.logFor('vda5050');
       // Every robot message passes the gate first; the metrics read its counts.
       const gate = parts.provide('vda5050Inbound', createInboundGate({ version: broker.version, log }));
-      link = Vda5050Link.start({
-        broker,
-        gate,
-        identities: parts.get('vda5050Identities'),
-        frame: new MapFrame(ctx.opts.vda5050MapOrigin),
-        log,
-      });
-      parts.get('link').add(link);
+      const identities = parts.get('vda5050Identities');
+      const begin = (): void => {
+        if (link !== null || identities.all().length === 0) return;
+        stopWaiting();
+        link = Vda5050Link.start({ broker, gate, identities, frame: new MapFrame(ctx.opts.vda5050MapOrigin), log });
+        parts.get('link').add(link);
+      };
+      // Master control connects once a robot is bound: before that it has nobody to serve, and an
+      // embedded broker in auto mode does not listen yet (a client would only retry against a closed port).
+      stopWaiting = identities.onChange(begin);
+      begin();
       return Promise.resolve();
     },
     // Robots stop being served before the parts that serve them stop.
     quiesce: async () => {
+      stopWaiting();
       await link?.close();
     },
     stop: async () => {
