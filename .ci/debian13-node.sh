@@ -88,7 +88,7 @@ done
 echo "== vitest on Node $want in Debian 13 ($root): $*"
 # The tally file is written from inside the root: pass it through the project's bind mount.
 inner_tally="$project/.ci/cache/.tally-node$major"
-rm -f "$inner_tally"
+rm -f "$inner_tally" "$inner_tally.failures"
 set +e
 unshare -m --propagation private bash -s -- "$root" "$project" "$major" "$ch_http" "$inner_tally" "$@" <<'INNER'
 set -euo pipefail
@@ -115,5 +115,6 @@ INNER
 status=$?
 set -e
 cat "$inner_tally" >> "$tally" 2>/dev/null || echo "node$major-debian13 0 1 0" >> "$tally"
-rm -f "$inner_tally"
+cat "$inner_tally.failures" >> "$tally.failures" 2>/dev/null || true
+rm -f "$inner_tally" "$inner_tally.failures"
 exit "$status"
