@@ -143,6 +143,11 @@ describe('VDA 5050 master control against vda-5050-lib', () => {
     await until(() => agv.currentState.nodeStates.length === 0 && !agv.currentState.driving, 15_000, 'the order driven to its end');
     expect(agv.currentState.agvPosition!.x).toBeCloseTo(16, 0);
     expect(agv.currentState.agvPosition!.y).toBeCloseTo(28, 0);
+    // The next order starts from the position master control last heard, so wait until it has heard the end.
+    await until(() => {
+      const pose = rec.batches.at(-1)?.samples.at(-1)?.pose;
+      return pose !== undefined && Math.hypot(pose.xM - 16, pose.yM - 28) < 0.1;
+    }, 10_000, 'master control hearing the order\'s end');
   });
 
   it('stops (startPause) and releases (cancelOrder) a robot under way: FINISHED in its state, received', async () => {
