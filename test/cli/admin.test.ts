@@ -32,7 +32,8 @@ describe('fleetgw admin', () => {
     }
   });
 
-  it('create-fleet, create-key (fleet-scoped, expiring), add-robot and revoke-key', async () => {
+  // Four CLI processes one after another: each loads the whole CLI, which takes seconds on a loaded machine.
+  it('create-fleet, create-key (fleet-scoped, expiring), add-robot and revoke-key', { timeout: 120_000 }, async () => {
     const { fleetId } = adminJson(['create-fleet', '--data-dir', dir, '--org', init.orgId ?? '', '--name', 'North']);
     expect(fleetId).toMatch(UUID);
     const key = adminJson(['create-key', '--data-dir', dir, '--org', init.orgId ?? '', '--fleet', fleetId ?? '', '--permissions', 'robots:read,fleet:read', '--expires-in', '60']);
