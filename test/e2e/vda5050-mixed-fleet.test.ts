@@ -90,7 +90,7 @@ describe('gRPC robots and VDA 5050 AGVs in one fleet', () => {
       }
       return all.every((robotId) => items.some((r) => r.scheduleId === schedules.get(robotId) && r.state === 'completed'));
     };
-    await until(completed, 300_000, 'every run completed', 500);
+    await until(completed, 360_000, 'every run completed', 500);
     const items = await runs();
     for (const robotId of all) expect(items.filter((r) => r.scheduleId === schedules.get(robotId))).toEqual([expect.objectContaining({ robotId, state: 'completed' })]);
     // The AGVs drove the template's points as one order, and ended at its last one.
@@ -100,5 +100,5 @@ describe('gRPC robots and VDA 5050 AGVs in one fleet', () => {
       expect(p.x).toBeCloseTo(10, 0);
       expect(p.y).toBeCloseTo(5, 0);
     }
-  }, 420_000);
+  }, 480_000);
 });
