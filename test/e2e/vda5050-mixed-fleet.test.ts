@@ -14,6 +14,9 @@ import { until } from '../support/until.js';
 import { startVirtualAgvs, type VirtualAgv } from '../support/vda-agv.js';
 import { addVdaRobot, embeddedBroker } from '../support/vda-gateway.js';
 
+/** A run whose report stays the same this long is stuck (the simulator reports every 500 ms while driving). */
+const STALL_MS = 60_000;
+
 describe('gRPC robots and VDA 5050 AGVs in one fleet', () => {
   const d = makeDataDir('fleetgw-vda-mixed-');
   const grpcRobots = [0, 1].map((i) => adminJson<{ robotId: string; robotToken: string }>(['add-robot', '--data-dir', d.dataDir, '--fleet', d.fleetId, '--name', `grpc-${i}`]));
@@ -64,16 +67,30 @@ describe('gRPC robots and VDA 5050 AGVs in one fleet', () => {
       schedules.set(robotId, deployed.body.scheduleId as string);
     }
     // One list call per poll, twice a second: the key's request rate stays far below its limit.
-    const runs = async (): Promise<Array<{ state: string; robotId: string; scheduleId: string }>> => {
+    const runs = async (): Promise<Array<{ state: string; robotId: string; scheduleId: string; missionProgressPct: number; remainingDistanceM: number; currentStepIndex: number }>> => {
       const r = await api(http, d.apiKey, `/v1/mission-runs?fleet_id=${d.fleetId}&days=1`);
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       return r.body.items;
     };
+    // The simulator's robots start anywhere in its 300 m depot and cruise at 1.2-2 m/s, both drawn from
+    // the robot id (src/sim/robot-model.ts): a run may drive 250 m, over 200 s. So the wait is for
+    // every run to complete as long as each keeps moving; one whose report does not change for
+    // STALL_MS fails the test at once.
+    const lastChange = new Map<string, { key: string; atMs: number }>();
     const completed = async (): Promise<boolean> => {
       const items = await runs();
+      const now = Date.now();
+      for (const robotId of all) {
+        const r = items.find((x) => x.scheduleId === schedules.get(robotId));
+        if (r?.state === 'completed') continue;
+        const key = r === undefined ? 'no run' : `${r.state}|${r.missionProgressPct}|${r.remainingDistanceM}|${r.currentStepIndex}`;
+        const seen = lastChange.get(robotId);
+        if (seen === undefined || seen.key !== key) lastChange.set(robotId, { key, atMs: now });
+        else if (now - seen.atMs > STALL_MS) throw new Error(`the run of robot ${robotId} made no progress for ${STALL_MS / 1000} s: ${JSON.stringify(r ?? null)}`);
+      }
       return all.every((robotId) => items.some((r) => r.scheduleId === schedules.get(robotId) && r.state === 'completed'));
     };
-    await until(completed, 120_000, 'every run completed', 500);
+    await until(completed, 360_000, 'every run completed', 500);
     const items = await runs();
     for (const robotId of all) expect(items.filter((r) => r.scheduleId === schedules.get(robotId))).toEqual([expect.objectContaining({ robotId, state: 'completed' })]);
     // The AGVs drove the template's points as one order, and ended at its last one.
@@ -83,5 +100,5 @@ describe('gRPC robots and VDA 5050 AGVs in one fleet', () => {
       expect(p.x).toBeCloseTo(10, 0);
       expect(p.y).toBeCloseTo(5, 0);
     }
-  }, 240_000);
+  }, 480_000);
 });

@@ -192,6 +192,34 @@ describe('VDA 5050 master control against vda-5050-lib', () => {
     expect(agv.currentState.agvPosition!.y).toBeCloseTo(34, 0);
   });
 
+  it('sends a mission order again unchanged (orderUpdateId 0) until the state shows it; the AGV discards the copy, and after a restart it is not sent again', async () => {
+    const runId = 'run-resend';
+    const orderId = `mission:${runId}`;
+    const start = command({ case: 'missionStart', value: { runId, missionId: 'm-2', name: 'one stop', steps: [{ kind: 'drive_to', configJson: JSON.stringify({ x_m: 20, y_m: 40 }) }], parametersJson: '{}' } });
+    const copies = (): Array<Record<string, unknown>> => watch.published.filter((p) => p.body.orderId === orderId).map((p) => p.body);
+    // Twice before any state shows it (a resend of the command service's): both are published.
+    link.send(ROBOT.robotId, start);
+    link.send(ROBOT.robotId, start);
+    await until(() => rec.ackOf(start.commandId)?.status === CommandAck_Status.RECEIVED, 10_000, 'the mission start received');
+    await until(() => copies().length === 2, 10_000, 'both copies seen on the broker');
+    expect(copies().map((c) => c.orderUpdateId)).toEqual([0, 0]);
+    expect(copies()[1]!.nodes).toEqual(copies()[0]!.nodes);
+    await until(() => rec.missions.some((m) => m.runId === runId && m.state === 'completed'), 20_000, 'the run completed');
+    expect(agv.currentState.errors).toEqual([]);
+    expect(agv.currentState.orderUpdateId).toBe(0);
+    expect(agv.currentState.agvPosition!.y).toBeCloseTo(40, 0);
+    // After a master control restart the robot's first state shows the order: acknowledged, not published.
+    await link.close();
+    link = await connect();
+    link.listen(rec);
+    await until(() => link.isOnline(ROBOT.robotId), 10_000, 'the robot online again');
+    rec.acks = [];
+    link.send(ROBOT.robotId, start);
+    await until(() => rec.ackOf(start.commandId) !== undefined, 10_000, 'the resend answered');
+    expect(rec.ackOf(start.commandId)!.status).toBe(CommandAck_Status.RECEIVED);
+    expect(copies()).toHaveLength(2);
+  });
+
   it('answers a command VDA 5050 cannot carry with a rejection naming why', async () => {
     const reset = command({ case: 'forceReset', value: {} });
     expect(link.send(ROBOT.robotId, reset)).toBe(true);

@@ -22,7 +22,7 @@ import { MapFrame } from './map-frame.js';
 import { createInboundGate, type InboundGate } from '../inbound/index.js';
 import { readConnection, readFactsheet, readState, readVisualization, VdaMessageError, type VdaState, type VdaVisualization } from './messages.js';
 import { MissionProgress } from './mission.js';
-import { outboundOf, type Outbound } from './outbound.js';
+import { deviationKeysOf, outboundOf, type DeviationKey, type Outbound } from './outbound.js';
 import { PublishQueue } from './publish-queue.js';
 import { RobotEntry } from './robot-entry.js';
 import { batchOf, type MissionSampleInfo } from './telemetry.js';
@@ -83,6 +83,8 @@ export class Vda5050Link implements RobotLink {
   private lastError = '';
   /** The instantActions array's name: `instantActions` in the 1.x and 2.0 schemas, `actions` from 2.1 on. */
   private readonly actionsKey: 'instantActions' | 'actions';
+  /** The names of a node's deviation radius for this version (outbound.ts). */
+  private readonly deviationKeys: readonly DeviationKey[];
   private closed = false;
 
   private constructor(
@@ -94,6 +96,7 @@ export class Vda5050Link implements RobotLink {
     this.gate = opts.gate ?? createInboundGate({ version: opts.broker.version, log: opts.log });
     const [major, minor] = opts.broker.version.split('.').map(Number);
     this.actionsKey = (major ?? 2) < 2 || ((major ?? 2) === 2 && (minor ?? 0) === 0) ? 'instantActions' : 'actions';
+    this.deviationKeys = deviationKeysOf(opts.broker.version);
     this.now = opts.now ?? Date.now;
     this.queue = new PublishQueue((p) => {
       // QoS 0 (VDA 5050); the return value is the socket's: false asks for a drain.
@@ -207,7 +210,7 @@ export class Vda5050Link implements RobotLink {
   send(robotId: string, command: Command): boolean {
     const e = this.robots.get(robotId);
     if (!e?.online || e.state === null || this.closed) return false;
-    const out = outboundOf(command, e.state, this.frame);
+    const out = outboundOf(command, e.state, this.frame, this.deviationKeys);
     if (out.kind === 'refused') {
       this.ackLater(robotId, command.commandId, { received: false, reason: `not_supported: ${out.reason}` });
       return true;

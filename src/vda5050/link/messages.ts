@@ -94,7 +94,7 @@ export interface OrderNode {
   nodeId: string;
   sequenceId: number;
   released: boolean;
-  nodePosition?: { x: number; y: number; theta?: number; mapId: string; allowedDeviationXY?: number; allowedDeviationTheta?: number };
+  nodePosition?: { x: number; y: number; theta?: number; mapId: string; allowedDeviationXY?: number; allowedDeviationXy?: number; allowedDeviationTheta?: number };
   actions: InstantAction[];
 }
 

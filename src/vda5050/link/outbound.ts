@@ -36,6 +36,21 @@ export type Outbound =
 /** How close to a node counts as on it when the robot starts an order from where it stands, metres. */
 const START_DEVIATION_M = 1;
 
+/** A node position's allowed deviation radius, by the name a protocol version gives it. */
+export type DeviationKey = 'allowedDeviationXy' | 'allowedDeviationXY';
+
+/**
+ * The names a node's allowed deviation radius is written under for robots of this version. VDA 5050
+ * 2.0 names it twice: `allowedDeviationXy` in its JSON schema (what stacks generated from it read,
+ * vda-5050-lib among them) and `allowedDeviationXY` in its text; 2.1 settled on `allowedDeviationXY`.
+ * A 2.0 robot gets both (node positions are open objects: each robot reads the name it knows and
+ * ignores the other), so the radius is not silently replaced by the robot's own default.
+ */
+export function deviationKeysOf(version: string): readonly DeviationKey[] {
+  const [major, minor] = version.split('.').map(Number);
+  return (major ?? 2) < 2 || ((major ?? 2) === 2 && (minor ?? 0) === 0) ? ['allowedDeviationXy', 'allowedDeviationXY'] : ['allowedDeviationXY'];
+}
+
 function instant(cmd: Command, actionType: string, urgent: boolean, description?: string): Outbound {
   return {
     kind: 'instantActions',
@@ -45,8 +60,11 @@ function instant(cmd: Command, actionType: string, urgent: boolean, description?
   };
 }
 
-/** The publication of a command, or why this link cannot carry it. */
-export function outboundOf(cmd: Command, state: VdaState | null, frame: MapFrame): Outbound {
+/**
+ * The publication of a command, or why this link cannot carry it. `deviationKeys`: the names of the
+ * start node's deviation radius ({@link deviationKeysOf} of the robots' protocol version).
+ */
+export function outboundOf(cmd: Command, state: VdaState | null, frame: MapFrame, deviationKeys: readonly DeviationKey[] = deviationKeysOf('2.0.0')): Outbound {
   const a = cmd.action;
   switch (a.case) {
     case 'stop': return instant(cmd, 'startPause', true, a.value.reason);
@@ -77,7 +95,7 @@ export function outboundOf(cmd: Command, state: VdaState | null, frame: MapFrame
     case 'goTo': {
       const v = a.value;
       const target = frame.fromLatLon(v.latitude, v.longitude);
-      return order(cmd.commandId, state, [{ x: target.x, y: target.y, theta: v.hasHeading ? thetaOfHeading(v.headingDeg) : undefined, actions: [], step: 0 }], v.maxSpeedMps > 0 ? v.maxSpeedMps : undefined, null);
+      return order(cmd.commandId, state, deviationKeys, [{ x: target.x, y: target.y, theta: v.hasHeading ? thetaOfHeading(v.headingDeg) : undefined, actions: [], step: 0 }], v.maxSpeedMps > 0 ? v.maxSpeedMps : undefined, null);
     }
     case 'missionStart': {
       const v = a.value;
@@ -101,7 +119,7 @@ export function outboundOf(cmd: Command, state: VdaState | null, frame: MapFrame
         if (last) last.actions.push(action);
         else startActions.push(action);
       });
-      return order(`${MISSION_ORDER_PREFIX}${v.runId}`, state, points, undefined, { runId: v.runId, missionId: v.missionId }, startActions);
+      return order(`${MISSION_ORDER_PREFIX}${v.runId}`, state, deviationKeys, points, undefined, { runId: v.runId, missionId: v.missionId }, startActions);
     }
     default: {
       const name = a.case === 'setMode' ? 'mode' : a.case === 'forceReset' ? 'force_reset' : a.case === 'updateSettings' ? 'update_settings' : a.case === 'onboardSettings' ? 'onboard_settings' : String(a.case);
@@ -121,6 +139,7 @@ interface Waypoint {
 function order(
   orderId: string,
   state: VdaState | null,
+  deviationKeys: readonly DeviationKey[],
   points: Waypoint[],
   maxSpeed: number | undefined,
   mission: { runId: string; missionId: string } | null,
@@ -133,7 +152,7 @@ function order(
     nodeId: state.lastNodeId !== '' ? state.lastNodeId : `${orderId}/start`,
     sequenceId: 0,
     released: true,
-    nodePosition: { x: pos.x, y: pos.y, theta: pos.theta, mapId, allowedDeviationXY: START_DEVIATION_M },
+    nodePosition: { x: pos.x, y: pos.y, theta: pos.theta, mapId, ...Object.fromEntries(deviationKeys.map((k) => [k, START_DEVIATION_M])) },
     actions: startActions,
   }];
   const edges: OrderEdge[] = [];
