@@ -148,11 +148,14 @@ function order(
   const pos = state?.agvPosition;
   if (!pos || !pos.positionInitialized) return { kind: 'refused', reason: 'the robot reports no initialized position to start an order from' };
   const mapId = pos.mapId;
+  // The start node is where the robot stands: no heading, because a heading there is one the robot must
+  // match within its own tolerance (about 20 degrees in vda-5050-lib), and the last heard heading may be
+  // stale; the robot would refuse the order, or turn on the spot before it leaves.
   const nodes: OrderNode[] = [{
     nodeId: state.lastNodeId !== '' ? state.lastNodeId : `${orderId}/start`,
     sequenceId: 0,
     released: true,
-    nodePosition: { x: pos.x, y: pos.y, theta: pos.theta, mapId, ...Object.fromEntries(deviationKeys.map((k) => [k, START_DEVIATION_M])) },
+    nodePosition: { x: pos.x, y: pos.y, mapId, ...Object.fromEntries(deviationKeys.map((k) => [k, START_DEVIATION_M])) },
     actions: startActions,
   }];
   const edges: OrderEdge[] = [];
