@@ -282,7 +282,7 @@ describe('the telemetry field table', () => {
       tsMs: 1_700_000_000_000, latitude: 0, longitude: 0, elevationM: 0, xM: 0, yM: 0, zM: 0, headingDeg: 0,
       linearMps: 0, angularDps: 0, batteryPercent: 0, voltageV: 0, charging: false, mode: '', estop: false,
       mission: { runId: 'run', missionState: '', progressPct: 0, stepIndex: 0, remainingDistanceM: 0, etaS: 0 },
-      healthLevel: HealthLevel.UNSPECIFIED, faults: [], cpuTempC: 0, gpsFix: 0,
+      healthLevel: HealthLevel.UNSPECIFIED, faults: [], cpuTempC: 0, gpsFix: 0, mapId: '', loads: { count: 0, ids: [], types: [], weightKg: 0 },
     };
     const agentFields = SAMPLE_FIELDS.filter((f) => f.agent !== null);
     expect(agentFields.map((f) => f.agent!.split('.')[0]).filter((k, i, a) => a.indexOf(k) === i).sort())

@@ -13,7 +13,7 @@ import { HEALTH_LEVEL_NAMES, SAMPLE_FIELDS } from './sample-table.js';
 import type { TelemetrySnapshot } from './snapshot.js';
 
 /** Bump when the field table changes the row layout: older values then read as absent. */
-export const SNAPSHOT_FORMAT = 1;
+export const SNAPSHOT_FORMAT = 2;
 
 /** The LMDB value for a row: the format byte and a copy of the row. */
 export function snapshotValue(row: Uint8Array): Uint8Array {
@@ -23,10 +23,10 @@ export function snapshotValue(row: Uint8Array): Uint8Array {
   return out;
 }
 
-function convert(column: string, type: string, v: RowValue): unknown {
+function convert(type: string, v: RowValue): unknown {
   if (type === 'Int64') return Number(v);
   if (type === 'Enum8') return HEALTH_LEVEL_NAMES[v as number] ?? 'unspecified';
-  if (column === 'faults') return [...(v as readonly string[])];
+  if (type === 'Array(String)') return [...(v as readonly string[])];
   return v;
 }
 
@@ -43,7 +43,7 @@ export function decodeSnapshot(stored: unknown): TelemetrySnapshot | undefined {
       const path = f.snapshot.split('.');
       let node = out;
       for (const key of path.slice(0, -1)) node = (node[key] ??= {}) as Record<string, unknown>;
-      node[path.at(-1)!] = convert(f.column, f.rowType, values[f.column]!);
+      node[path.at(-1)!] = convert(f.rowType, values[f.column]!);
     }
     // proto: run_id is empty when the robot runs no mission.
     if ((out.mission as { runId: string }).runId === '') out.mission = null;
