@@ -4,11 +4,18 @@
  * counts in plain numbers as messages arrive; the registry reads them only when Prometheus scrapes.
  */
 import { Counter } from 'prom-client';
-import type { Vda5050LinkStats } from '../vda5050/link/link.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 
+/** The link's running counts the series read (src/vda5050/link `Vda5050LinkCounts` has them). */
+export interface Vda5050LinkCounts {
+  coalesced: number;
+  unbound: number;
+  unmapped: number;
+  publishDropped: number;
+}
+
 /** Each series: its name, HELP text, and the count it reads. */
-const SERIES: ReadonlyArray<readonly [name: string, help: string, read: (s: Vda5050LinkStats) => number]> = [
+const SERIES: ReadonlyArray<readonly [name: string, help: string, read: (s: Vda5050LinkCounts) => number]> = [
   ['fleetgw_vda5050_messages_coalesced_total', 'Unread VDA 5050 state and visualization messages replaced by a newer one of the same robot before master control read them (each is a full snapshot; a robot publishing faster than master control reads).', (s) => s.coalesced],
   ['fleetgw_vda5050_messages_unbound_total', 'VDA 5050 messages on the topics of an identity no robot is bound to, dropped unread (an external broker lets such clients publish).', (s) => s.unbound],
   ['fleetgw_vda5050_messages_unmapped_total', 'VDA 5050 messages that passed the inbound checks but that master control could not map to telemetry, acks or status, dropped (a gap between the schema and the mapping: a bug).', (s) => s.unmapped],
@@ -19,11 +26,11 @@ const SERIES: ReadonlyArray<readonly [name: string, help: string, read: (s: Vda5
  * Registers the series, each from 0, reading `stats` at scrape time; `stats` answers null while
  * master control has not started (no robot bound yet), which reads as nothing counted.
  */
-export function vda5050LinkMetrics(metrics: GatewayMetrics, stats: () => Vda5050LinkStats | null): void {
-  let snapshot: Vda5050LinkStats | null = null;
+export function vda5050LinkMetrics(metrics: GatewayMetrics, stats: () => Vda5050LinkCounts | null): void {
+  let snapshot: Vda5050LinkCounts | null = null;
   let at = -1;
   // One stats() per scrape, not one per series.
-  const read = (): Vda5050LinkStats | null => {
+  const read = (): Vda5050LinkCounts | null => {
     const now = Date.now();
     if (now - at > 100) {
       snapshot = stats();
