@@ -304,3 +304,23 @@ describe('the telemetry field table', () => {
     });
   });
 });
+
+describe('an object snapshot of an older gateway', () => {
+  it('reads the columns added since as their zero values, and is not changed', () => {
+    const stored = {
+      robotId: 'r', fleetId: 'f', tsMs: 1, receivedAtMs: 2, latitude: 1, longitude: 2, elevationM: 3,
+      pose: { xM: 0, yM: 0, zM: 0, headingDeg: 0 }, velocity: { linearMps: 0, angularDps: 0 }, gpsFix: 1, mode: 'manual',
+      estop: true, battery: { percent: 50, voltageV: 24, charging: true }, mission: null,
+      health: { level: 'ok', faults: [], cpuTempC: 40 },
+    };
+    const before = structuredClone(stored);
+    const snap = decodeSnapshot(stored)!;
+    expect(snap.mapId).toBe('');
+    expect(snap.loads).toEqual({ count: 0, ids: [], types: [], weightKg: 0 });
+    expect(snap.mission).toBeNull();
+    expect(snap.health).toEqual(stored.health);
+    expect(stored).toEqual(before);
+    const complete = decodeSnapshot(snap);
+    expect(complete).toBe(snap);
+  });
+});

@@ -49,8 +49,43 @@ export function decodeSnapshot(stored: unknown): TelemetrySnapshot | undefined {
     if ((out.mission as { runId: string }).runId === '') out.mission = null;
     return out as unknown as TelemetrySnapshot;
   }
-  if (stored !== null && typeof stored === 'object') return stored as TelemetrySnapshot;
+  if (stored !== null && typeof stored === 'object') return withZeroes(stored as Record<string, unknown>) as unknown as TelemetrySnapshot;
   return undefined;
+}
+
+/** A column's value when the robot did not report it (what the store's DEFAULT gives the row). */
+function zeroOf(type: string): unknown {
+  switch (type) {
+    case 'String': return '';
+    case 'UInt8': return false;
+    case 'Enum8': return HEALTH_LEVEL_NAMES[0];
+    case 'Array(String)': return [];
+    default: return 0;
+  }
+}
+
+/**
+ * An object snapshot (older gateways) with every column of today's table: columns added since it
+ * was stored read as their zero value, as the store's rows do. Copied only when one is missing.
+ */
+function withZeroes(snap: Record<string, unknown>): Record<string, unknown> {
+  let out: Record<string, unknown> | null = null;
+  for (const f of SAMPLE_FIELDS) {
+    const path = f.snapshot.split('.');
+    let node: Record<string, unknown> | null = snap;
+    for (const key of path.slice(0, -1)) {
+      const next = node?.[key];
+      node = next !== null && typeof next === 'object' ? (next as Record<string, unknown>) : null;
+    }
+    // A group that is null (no mission) stays null.
+    if (node === null && path.length > 1 && snap[path[0]!] === null) continue;
+    if (node !== null && node[path.at(-1)!] !== undefined) continue;
+    out ??= structuredClone(snap);
+    let target = out;
+    for (const key of path.slice(0, -1)) target = (target[key] ??= {}) as Record<string, unknown>;
+    target[path.at(-1)!] = zeroOf(f.rowType);
+  }
+  return out ?? snap;
 }
 
 /** The robot clock of a stored snapshot (any format), or undefined. */
