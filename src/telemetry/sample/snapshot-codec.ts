@@ -74,7 +74,7 @@ function withZeroes(snap: Record<string, unknown>): Record<string, unknown> {
     const path = f.snapshot.split('.');
     let node: Record<string, unknown> | null = snap;
     for (const key of path.slice(0, -1)) {
-      const next = node?.[key];
+      const next: unknown = node?.[key];
       node = next !== null && typeof next === 'object' ? (next as Record<string, unknown>) : null;
     }
     // A group that is null (no mission) stays null.
