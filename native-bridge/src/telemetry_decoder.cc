@@ -34,7 +34,10 @@ constexpr size_t kFrameHeaderBytes = 16;
 constexpr int kMaxErrors = 8;
 // Reasons a robot string is bounded: the indexes of BOUND_REASONS in src/telemetry/sample/sample-table.ts,
 // whose BOUND_LIMITS the JS side passes to every decodeTask (the limits live only there).
-enum { kBoundMode, kBoundRunId, kBoundState, kBoundFault, kBoundFaults, kBoundReasons };
+enum {
+  kBoundMode, kBoundRunId, kBoundState, kBoundFault, kBoundMapId, kBoundLoadId, kBoundLoadType,
+  kBoundFaults, kBoundLoadIds, kBoundLoadTypes, kBoundReasons
+};
 
 // ---------------------------------------------------------------------------------------------
 // Output buffer: writes into the caller's destination (a task slot's rows region, or the main
@@ -404,28 +407,31 @@ FLEETGW_COLD size_t skipField(const uint8_t* u8, size_t pos, size_t end, uint32_
 struct Sample {
   int64_t ts = 0;
   double d[11] = {};
-  float f[4] = {};
+  float f[5] = {};
   bool charging = false, estop = false;
-  int32_t gpsFix = 0, stepIndex = 0, level = 0;
-  size_t modeS = 0, modeE = 0, runS = 0, runE = 0, stateS = 0, stateE = 0;
-  std::vector<size_t> faults;  // start, end pairs (capacity kept between samples)
+  int32_t gpsFix = 0, stepIndex = 0, level = 0, loadCount = 0;
+  size_t modeS = 0, modeE = 0, runS = 0, runE = 0, stateS = 0, stateE = 0, mapS = 0, mapE = 0;
+  // start, end pairs (capacity kept between samples)
+  std::vector<size_t> faults, loadIds, loadTypes;
   // Copied from zeros, not memset: GCC turns a memset of these 88 bytes (or a loop storing 0) into
   // `rep stos`, whose start-up cost was ~10% of a sample's decode (perf annotate: bench/notes/telemetry-ingest.md, "The C++ decoder"); a copy
   // from a constant zero array becomes plain 16-byte stores.
   void reset() {
     static const double kZeroD[11] = {};
-    static const float kZeroF[4] = {};
+    static const float kZeroF[5] = {};
     ts = 0;
     std::memcpy(d, kZeroD, sizeof d);
     std::memcpy(f, kZeroF, sizeof f);
     charging = estop = false;
-    gpsFix = stepIndex = level = 0;
-    modeS = modeE = runS = runE = stateS = stateE = 0;
+    gpsFix = stepIndex = level = loadCount = 0;
+    modeS = modeE = runS = runE = stateS = stateE = mapS = mapE = 0;
     faults.clear();
+    loadIds.clear();
+    loadTypes.clear();
   }
 };
 enum { D_LAT, D_LON, D_ELEV, D_X, D_Y, D_Z, D_HEAD, D_LIN, D_ANG, D_REM, D_ETA };
-enum { F_PCT, F_VOLT, F_PROG, F_CPU };
+enum { F_PCT, F_VOLT, F_PROG, F_CPU, F_LOADW };
 
 // The end of the longest prefix of valid UTF-8 [s, e) of at most `max` bytes ending on a character
 // boundary (sample-table.ts utf8CutEnd).
@@ -434,6 +440,22 @@ inline size_t utf8CutEnd(const uint8_t* u8, size_t s, size_t e, uint32_t max) {
   size_t c = s + max;
   while (c > s && (u8[c] & 0xc0) == 0x80) c--;
   return c;
+}
+
+// Bounds a string list: its first `limits[items]` strings, each cut to `limits[each]` bytes.
+void boundList(const uint8_t* u8, std::vector<size_t>& list, int each, int items, const uint32_t* limits, uint32_t* counts) {
+  size_t n = list.size() / 2;
+  if (n > limits[items]) {
+    counts[items] += static_cast<uint32_t>(n - limits[items]);
+    list.resize(static_cast<size_t>(limits[items]) * 2);
+  }
+  for (size_t i = 0; i < list.size(); i += 2) {
+    size_t c = utf8CutEnd(u8, list[i], list[i + 1], limits[each]);
+    if (c != list[i + 1]) {
+      list[i + 1] = c;
+      counts[each]++;
+    }
+  }
 }
 
 // Bounds the sample's final strings (sample-table.ts `bound`), counting each cut in `counts`.
@@ -453,18 +475,14 @@ void boundSample(const uint8_t* u8, Sample& s, const uint32_t* limits, uint32_t*
     s.stateE = c;
     counts[kBoundState]++;
   }
-  size_t n = s.faults.size() / 2;
-  if (n > limits[kBoundFaults]) {
-    counts[kBoundFaults] += static_cast<uint32_t>(n - limits[kBoundFaults]);
-    s.faults.resize(static_cast<size_t>(limits[kBoundFaults]) * 2);
+  boundList(u8, s.faults, kBoundFault, kBoundFaults, limits, counts);
+  c = utf8CutEnd(u8, s.mapS, s.mapE, limits[kBoundMapId]);
+  if (c != s.mapE) {
+    s.mapE = c;
+    counts[kBoundMapId]++;
   }
-  for (size_t i = 0; i < s.faults.size(); i += 2) {
-    c = utf8CutEnd(u8, s.faults[i], s.faults[i + 1], limits[kBoundFault]);
-    if (c != s.faults[i + 1]) {
-      s.faults[i + 1] = c;
-      counts[kBoundFault]++;
-    }
-  }
+  boundList(u8, s.loadIds, kBoundLoadId, kBoundLoadIds, limits, counts);
+  boundList(u8, s.loadTypes, kBoundLoadType, kBoundLoadTypes, limits, counts);
 }
 
 // Reads one Sample message ending at msgEnd; returns the position after it. The reader is local so
@@ -574,6 +592,35 @@ size_t readSample(const uint8_t* u8, size_t pos, size_t end, size_t msgEnd, Samp
       case 10:
         s.gpsFix = static_cast<int32_t>(r.uint32());
         break;
+      case 11:
+        r.str(s.mapS, s.mapE);
+        break;
+      case 12: {
+        size_t e = r.subEnd();
+        while (r.pos < e) {
+          uint32_t u = r.tag();
+          switch (u >> 3) {
+            case 1: s.loadCount = static_cast<int32_t>(r.uint32()); break;
+            case 2: {
+              size_t a, b;
+              r.str(a, b);
+              s.loadIds.push_back(a);
+              s.loadIds.push_back(b);
+              break;
+            }
+            case 3: {
+              size_t a, b;
+              r.str(a, b);
+              s.loadTypes.push_back(a);
+              s.loadTypes.push_back(b);
+              break;
+            }
+            case 4: s.f[F_LOADW] = r.f32(); break;
+            default: r.skip(u & 7, u >> 3, kSubSkipBudget);
+          }
+        }
+        break;
+      }
       default:
         r.skip(t & 7, t >> 3, kSampleSkipBudget);
     }
@@ -636,14 +683,22 @@ size_t varuintBytes(uint64_t v) {
 // Exactly the bytes writeRow writes for this sample (it checks): so rows leave their destination only
 // when they do not fit, as with a check per field, and a column added to writeRow but not here fails
 // every test that writes a row instead of writing past a task slot or the row arena.
+size_t listBytes(const std::vector<size_t>& list) {
+  size_t n = varuintBytes(list.size() / 2);
+  for (size_t i = 0; i < list.size(); i += 2) n += varuintBytes(list[i + 1] - list[i]) + list[i + 1] - list[i];
+  return n;
+}
+
 size_t rowBytes(size_t idsLen, const Sample& s) {
-  constexpr size_t kFixed = 8 + 8 + 9 * 8 + 4 + 4 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 1 + 4;
+  constexpr size_t kFixed = 8 + 8 + 9 * 8 + 4 + 4 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 1 + 4 + 4 + 4;
   size_t n = idsLen + kFixed;
   n += varuintBytes(s.modeE - s.modeS) + (s.modeE - s.modeS);
   n += varuintBytes(s.runE - s.runS) + (s.runE - s.runS);
   n += varuintBytes(s.stateE - s.stateS) + (s.stateE - s.stateS);
-  n += varuintBytes(s.faults.size() / 2);
-  for (size_t i = 0; i < s.faults.size(); i += 2) n += varuintBytes(s.faults[i + 1] - s.faults[i]) + s.faults[i + 1] - s.faults[i];
+  n += listBytes(s.faults);
+  n += varuintBytes(s.mapE - s.mapS) + (s.mapE - s.mapS);
+  n += listBytes(s.loadIds);
+  n += listBytes(s.loadTypes);
   return n;
 }
 
@@ -672,6 +727,13 @@ void writeRow(Out& o, const uint8_t* u8, const uint8_t* ids, size_t idsLen, uint
   w.varuint(s.faults.size() / 2);
   for (size_t i = 0; i < s.faults.size(); i += 2) w.str(u8, s.faults[i], s.faults[i + 1]);
   w.f32(s.f[F_CPU]);
+  w.str(u8, s.mapS, s.mapE);
+  w.u32le(static_cast<uint32_t>(s.loadCount));
+  w.varuint(s.loadIds.size() / 2);
+  for (size_t i = 0; i < s.loadIds.size(); i += 2) w.str(u8, s.loadIds[i], s.loadIds[i + 1]);
+  w.varuint(s.loadTypes.size() / 2);
+  for (size_t i = 0; i < s.loadTypes.size(); i += 2) w.str(u8, s.loadTypes[i], s.loadTypes[i + 1]);
+  w.f32(s.f[F_LOADW]);
   if (static_cast<size_t>(w.p - start) != n) {
     // A programming error (rowBytes out of step with the writes above), and memory past the
     // reservation may already be overwritten: stop rather than go on with it.
@@ -707,6 +769,14 @@ void jsonString(Out& o, const uint8_t* u8, size_t s, size_t e) {
   }
   o.bytes(u8 + run, e - run);
   o.u8('"');
+}
+
+// The JSON strings of a list, comma-separated (the brackets are the caller's).
+void jsonList(Out& o, const uint8_t* u8, const std::vector<size_t>& list) {
+  for (size_t i = 0; i < list.size(); i += 2) {
+    if (i > 0) o.u8(',');
+    jsonString(o, u8, list[i], list[i + 1]);
+  }
 }
 
 void writeLive(Out& o, const uint8_t* u8, const uint8_t* prefix, size_t prefixLen, double receivedAtMs, const Sample& s) {
@@ -770,6 +840,16 @@ void writeLive(Out& o, const uint8_t* u8, const uint8_t* prefix, size_t prefixLe
   }
   o.lit("],\"cpu_temp_c\":");
   jsNumber(o, s.f[F_CPU]);
+  o.lit("},\"map_id\":");
+  jsonString(o, u8, s.mapS, s.mapE);
+  o.lit(",\"loads\":{\"count\":");
+  intText(o, s.loadCount);
+  o.lit(",\"ids\":[");
+  jsonList(o, u8, s.loadIds);
+  o.lit("],\"types\":[");
+  jsonList(o, u8, s.loadTypes);
+  o.lit("],\"weight_kg\":");
+  jsNumber(o, s.f[F_LOADW]);
   o.lit("}}");
 }
 

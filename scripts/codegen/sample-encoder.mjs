@@ -100,7 +100,13 @@ export function sampleEncoderRegion(fields, sampleSchema) {
     const parts = f.agent.split('.');
     sizing.push(parts.length === 2 ? `  if (s.${parts[0]} !== null) text += ${access(f)}.length;` : `  text += ${access(f)}.length;`);
   }
-  for (const f of items) sizing.push(`  items += ${access(f)}.length;`, `  for (const x of ${access(f)}) text += x.length;`);
+  for (const f of items) {
+    const parts = f.agent.split('.');
+    const lines = [`items += ${access(f)}.length;`, `for (const x of ${access(f)}) text += x.length;`];
+    // A list inside an object of SampleInput counts only when the object is there.
+    if (parts.length === 2) sizing.push(`  if (s.${parts[0]} !== null) {`, ...lines.map((l) => `    ${l}`), '  }');
+    else sizing.push(...lines.map((l) => `  ${l}`));
+  }
   out.push(
     '/** Writes the sample\'s fields into the scratch buffer from position 0. */',
     'function writeFields(s: SampleInput): void {',

@@ -144,6 +144,14 @@ export interface SampleInput {
   healthLevel: HealthLevel;
   faults: readonly string[];
   cpuTempC: number;
+  mapId: string;
+  /** null: absent from the sample (the loads message is left out). */
+  loads: {
+    count: number;
+    ids: readonly string[];
+    types: readonly string[];
+    weightKg: number;
+  } | null;
 }
 
 /** Writes the sample's fields into the scratch buffer from position 0. */
@@ -191,6 +199,21 @@ function writeFields(s: SampleInput): void {
   float(0x1d, s.cpuTempC);
   closeMessage(mark);
   int32(0x50, s.gpsFix);
+  string(0x5a, s.mapId);
+  if (s.loads !== null) {
+    mark = openMessage(0x62);
+    int32(0x08, s.loads.count);
+    for (const x of s.loads.ids) {
+      putTag(0x12);
+      writeString(x);
+    }
+    for (const x of s.loads.types) {
+      putTag(0x1a);
+      writeString(x);
+    }
+    float(0x25, s.loads.weightKg);
+    closeMessage(mark);
+  }
 }
 
 /** An upper bound of the sample's encoded size: fixed-size fields, then text and list items. */
@@ -200,8 +223,17 @@ function sizeBound(s: SampleInput): number {
   text += s.mode.length;
   if (s.mission !== null) text += s.mission.runId.length;
   if (s.mission !== null) text += s.mission.missionState.length;
+  text += s.mapId.length;
   items += s.faults.length;
   for (const x of s.faults) text += x.length;
-  return 512 + 3 * text + 8 * items;
+  if (s.loads !== null) {
+    items += s.loads.ids.length;
+    for (const x of s.loads.ids) text += x.length;
+  }
+  if (s.loads !== null) {
+    items += s.loads.types.length;
+    for (const x of s.loads.types) text += x.length;
+  }
+  return 544 + 3 * text + 8 * items;
 }
 // --- end of generated code ---

@@ -69,6 +69,7 @@ function telemetryView(snap: TelemetrySnapshot | undefined): TelemetryProperties
         angularDps: snap.velocity.angularDps,
       },
       gpsFix: snap.gpsFix,
+      mapId: snap.mapId,
     } : null,
     statusTelemetry: snap ? {
       tsMs: snap.tsMs,
@@ -91,6 +92,12 @@ function telemetryView(snap: TelemetrySnapshot | undefined): TelemetryProperties
         level: snap.health.level,
         faults: [...snap.health.faults],
         cpuTempC: snap.health.cpuTempC,
+      },
+      loads: {
+        count: snap.loads.count,
+        ids: [...snap.loads.ids],
+        types: [...snap.loads.types],
+        weightKg: snap.loads.weightKg,
       },
     } : null,
   };

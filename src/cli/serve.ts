@@ -19,7 +19,7 @@ import { opt, parseStrict, port, req } from './args.js';
 import { LOG_OPTION_SPEC, logOptions } from './log-options.js';
 import { refusePasswordArgument, resolveClickHouseCredentials, type ClickHouseCredentials } from './clickhouse-credentials.js';
 import { UsageError } from './usage.js';
-import { refuseVda5050PasswordArgument, VDA5050_OPTION_SPEC, vda5050Settings } from './vda5050-options.js';
+import { refuseVda5050PasswordArgument, VDA5050_OPTION_SPEC, vda5050MapOrigin, vda5050Settings } from './vda5050-options.js';
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_HTTP_PORT = 8443;
@@ -52,6 +52,7 @@ export async function runServe(argv: string[], out: (line: string) => void, env:
   const clickhouseAuth = clickhouseUrl === undefined ? noClickHouseCredentials(v) : clickhouseCredentials(clickhouseUrl, v, env);
   const clickhouseCluster = clusterOption(v, clickhouseUrl);
   const vda5050 = vda5050Settings(v, (msg) => process.stderr.write(`fleetgw: warning: ${msg}\n`));
+  const vda5050MapOriginSetting = vda5050MapOrigin(v);
   const certFile = opt(v, 'tls-cert');
   const keyFile = opt(v, 'tls-key');
   if ((certFile === undefined) !== (keyFile === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
@@ -92,6 +93,7 @@ export async function runServe(argv: string[], out: (line: string) => void, env:
       ...(spoolMb !== undefined ? { telemetrySpoolMaxBytes: Number(spoolMb) * 1024 * 1024 } : {}),
       restartHoldMs: restartGraceS * 1000,
       vda5050,
+      ...(vda5050MapOriginSetting !== undefined ? { vda5050MapOrigin: vda5050MapOriginSetting } : {}),
       log: logger,
     });
   } catch (err: unknown) {

@@ -9,6 +9,7 @@ export const USAGE = `usage:
                 [--restart-grace-s S] [--log-format json|pretty] [--log-level L]
                 [--vda5050 auto|on|off] [--vda5050-mqtt-port P] [--vda5050-interface NAME] [--vda5050-version 2.0.0]
                 [--vda5050-mqtt-url mqtt(s)://HOST:PORT [--vda5050-mqtt-username U] [--vda5050-mqtt-password-file F] [--vda5050-mqtt-ca F]]
+                [--vda5050-map-origin LAT,LON[,ELEVATION_M]] [--vda5050-go-to-extent M]
               on SIGTERM/SIGINT the robots are told to hold S seconds for the restart (default 60, 0..300; 0: no notice)
               the ClickHouse password: --clickhouse-password-file F, else env FLEETGW_CLICKHOUSE_PASSWORD
               (never on the command line); the database is created when missing
@@ -17,6 +18,8 @@ export const USAGE = `usage:
               VDA 5050 robots (docs/vda5050.md): auto (default) runs the embedded MQTT broker on --host, port P (default 1883),
               once a robot has a VDA 5050 identity; TLS with the gateway certificate on a non-loopback host;
               --vda5050-mqtt-url uses that broker instead; interface default uagv
+              the robots' map (x east, y north, metres) has its origin at LAT,LON (default 52.0,5.0, elevation 2 m);
+              go-to targets must lie within M metres of it along x and y (default 150)
   fleetgw admin init --data-dir DIR --org NAME --fleet NAME [--json]
               refused (exit 2) on a data dir that has an organization, unless --another-org
   fleetgw admin create-fleet --data-dir DIR --org ORG_ID --name NAME [--json]

@@ -14,6 +14,7 @@ import {
   type ExternalBroker,
   type Vda5050Settings,
 } from '../vda5050/broker/settings.js';
+import { DEFAULT_MAP_ORIGIN, type MapOrigin } from '../vda5050/link/map-frame.js';
 import { opt, port } from './args.js';
 import { readPasswordFile } from './clickhouse-credentials.js';
 import { UsageError } from './usage.js';
@@ -30,6 +31,8 @@ export const VDA5050_OPTION_SPEC = {
   'vda5050-mqtt-ca': { type: 'string' },
   'vda5050-interface': { type: 'string' },
   'vda5050-version': { type: 'string' },
+  'vda5050-map-origin': { type: 'string' },
+  'vda5050-go-to-extent': { type: 'string' },
 } as const;
 
 const EXTERNAL_ONLY = ['vda5050-mqtt-username', 'vda5050-mqtt-password-file', 'vda5050-mqtt-ca'] as const;
@@ -105,4 +108,42 @@ function externalBroker(url: string, v: Values, warn: (msg: string) => void): Ex
     ...(passwordFile !== undefined ? { password: readPasswordFile(resolve(passwordFile), warn, '--vda5050-mqtt-password-file') } : {}),
     ...(ca !== undefined ? { ca } : {}),
   };
+}
+
+/** The most metres the go-to area reaches from the map origin: the equirectangular frame is for a site a few kilometres across. */
+export const MAX_GO_TO_EXTENT_M = 10_000;
+
+/** The latitudes the map frame takes (the equirectangular approximation degenerates at the poles). */
+export const MAX_ORIGIN_LATITUDE = 85;
+
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
+
+/**
+ * Where the robots' VDA 5050 map lies on the earth, from `--vda5050-map-origin LAT,LON[,ELEVATION_M]`
+ * and `--vda5050-go-to-extent METRES`; undefined when neither is given (the default origin).
+ * @throws UsageError naming the flag at fault
+ */
+export function vda5050MapOrigin(v: Values): MapOrigin | undefined {
+  const origin = opt(v, 'vda5050-map-origin');
+  const extent = opt(v, 'vda5050-go-to-extent');
+  if (origin === undefined && extent === undefined) return undefined;
+  const at = origin === undefined ? DEFAULT_MAP_ORIGIN : originOf(origin);
+  let halfSizeM = DEFAULT_MAP_ORIGIN.halfSizeM;
+  if (extent !== undefined) {
+    const m = DECIMAL.test(extent) ? Number(extent) : NaN;
+    if (!(m > 0 && m <= MAX_GO_TO_EXTENT_M)) throw new UsageError(`--vda5050-go-to-extent must be a number of metres above 0 and at most ${MAX_GO_TO_EXTENT_M}, got '${extent}'`);
+    halfSizeM = m;
+  }
+  return { latitude: at.latitude, longitude: at.longitude, elevationM: at.elevationM, halfSizeM };
+}
+
+function originOf(text: string): Omit<MapOrigin, 'halfSizeM'> {
+  const parts = text.split(',').map((p) => p.trim());
+  const shape = `--vda5050-map-origin must be LATITUDE,LONGITUDE[,ELEVATION_M] (decimal degrees, metres), got '${text}'`;
+  if ((parts.length !== 2 && parts.length !== 3) || !parts.every((p) => DECIMAL.test(p))) throw new UsageError(shape);
+  const [latitude, longitude, elevationM] = parts.map(Number) as [number, number, number | undefined];
+  if (Math.abs(latitude) > MAX_ORIGIN_LATITUDE) throw new UsageError(`--vda5050-map-origin latitude must be within ±${MAX_ORIGIN_LATITUDE}°, got ${latitude}`);
+  if (Math.abs(longitude) > 180) throw new UsageError(`--vda5050-map-origin longitude must be within ±180°, got ${longitude}`);
+  if (elevationM !== undefined && Math.abs(elevationM) > 10_000) throw new UsageError(`--vda5050-map-origin elevation must be within ±10000 m, got ${elevationM}`);
+  return { latitude, longitude, elevationM: elevationM ?? DEFAULT_MAP_ORIGIN.elevationM };
 }

@@ -10,6 +10,8 @@ export const DEPOT = {
   elevationM: 2.0,
   /** Half the side of the square driving area, metres. */
   halfSizeM: 150,
+  /** The map the robots' x/y are on (telemetry `map_id`). */
+  mapId: 'depot',
 } as const;
 
 const METRES_PER_DEG_LAT = 111_320;

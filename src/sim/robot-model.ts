@@ -216,6 +216,9 @@ export class RobotModel {
       faults: [],
       cpuTempC: 45 + 10 * (this.speedMps / this.cruiseMps),
       gpsFix: 4,
+      // One map for the whole depot; the simulated robots carry nothing.
+      mapId: DEPOT.mapId,
+      loads: null,
     };
   }
 

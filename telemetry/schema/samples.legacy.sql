@@ -32,7 +32,12 @@ CREATE TABLE IF NOT EXISTS telemetry_samples
     eta_s                Float64,
     health_level         Enum8('unspecified' = 0, 'ok' = 1, 'warn' = 2, 'error' = 3),
     faults               Array(String),
-    cpu_temp_c           Float32
+    cpu_temp_c           Float32,
+    map_id               String,
+    load_count           Int32,
+    load_ids             Array(String),
+    load_types           Array(String),
+    load_weight_kg       Float32
 )
 ENGINE = MergeTree
 PARTITION BY toYYYYMMDD(ts)

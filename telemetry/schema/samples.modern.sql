@@ -31,7 +31,12 @@ CREATE TABLE IF NOT EXISTS telemetry_samples
     eta_s                Float64 CODEC(Gorilla, ZSTD(1)),
     health_level         Enum8('unspecified' = 0, 'ok' = 1, 'warn' = 2, 'error' = 3),
     faults               Array(LowCardinality(String)),
-    cpu_temp_c           Float32 CODEC(Gorilla, ZSTD(1))
+    cpu_temp_c           Float32 CODEC(Gorilla, ZSTD(1)),
+    map_id               LowCardinality(String),
+    load_count           Int32 CODEC(T64, ZSTD(1)),
+    load_ids             Array(String) CODEC(ZSTD(1)),
+    load_types           Array(LowCardinality(String)),
+    load_weight_kg       Float32 CODEC(Gorilla, ZSTD(1))
 )
 ENGINE = MergeTree
 PARTITION BY toYYYYMMDD(ts)

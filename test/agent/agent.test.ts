@@ -66,7 +66,7 @@ describe('RobotAgent telemetry', () => {
     const plain: SampleInput = {
       tsMs: 1_800_000_000_000, latitude: 52.1, longitude: 5.1, elevationM: 3, xM: 1, yM: 2, zM: 0, headingDeg: 90,
       linearMps: 1, angularDps: 0, batteryPercent: 50, voltageV: 48, charging: false, mode: 'paused', estop: true,
-      mission: null, healthLevel: HealthLevel.WARN, faults: ['f'], cpuTempC: 40, gpsFix: 1,
+      mission: null, healthLevel: HealthLevel.WARN, faults: ['f'], cpuTempC: 40, gpsFix: 1, mapId: '', loads: null,
     };
     a.sendSamples([plain]);
     await waitFor(() => decoded(cred.robotId).length === 26, 'all samples delivered');
@@ -140,7 +140,7 @@ describe('RobotAgent memory', () => {
     const sample: SampleInput = {
       tsMs: 1_800_000_000_000, latitude: 52.1, longitude: 5.1, elevationM: 3, xM: 1, yM: 2, zM: 0, headingDeg: 90,
       linearMps: 1, angularDps: 0, batteryPercent: 50, voltageV: 48, charging: false, mode: 'autonomous', estop: false,
-      mission: null, healthLevel: HealthLevel.OK, faults: [], cpuTempC: 40, gpsFix: 4,
+      mission: null, healthLevel: HealthLevel.OK, faults: [], cpuTempC: 40, gpsFix: 4, mapId: '', loads: null,
     };
     // ~100 bytes a message: 500 messages would hold ~50 kB in an uncommitted call.
     for (let i = 0; i < 500; i++) a.sendSamples([{ ...sample, tsMs: sample.tsMs + i }]);

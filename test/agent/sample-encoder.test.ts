@@ -17,6 +17,8 @@ function reference(s: SampleInput): Uint8Array {
       ...(s.mission ? { mission: s.mission } : {}),
       health: { level: s.healthLevel, faults: [...s.faults], cpuTempC: s.cpuTempC },
       gpsFix: s.gpsFix,
+      mapId: s.mapId,
+      ...(s.loads ? { loads: { ...s.loads, ids: [...s.loads.ids], types: [...s.loads.types] } } : {}),
     }),
   );
 }
@@ -42,6 +44,8 @@ const base: SampleInput = {
   faults: [],
   cpuTempC: 48.1,
   gpsFix: 4,
+  mapId: '',
+  loads: null,
 };
 
 describe('encodeSample', () => {
@@ -53,6 +57,8 @@ describe('encodeSample', () => {
     ['long unicode faults', { ...base, mode: 'pausé', faults: Array.from({ length: 40 }, (_, i) => `fault_é_${i}_` + 'x'.repeat(i * 10)) }],
     ['mission with zeros and negative step', { ...base, mission: { runId: '', missionState: '', progressPct: 0, stepIndex: -7, remainingDistanceM: 0, etaS: 0 } }],
     ['NaN is written like protobuf-es does', { ...base, headingDeg: Number.NaN }],
+    ['map id and loads', { ...base, mapId: 'hall-2', loads: { count: 2, ids: ['pallet-7', ''], types: ['EPAL', 'box'], weightKg: 512.5 } }],
+    ['loads with zeros', { ...base, loads: { count: 0, ids: [], types: [], weightKg: 0 } }],
   ];
   for (const [name, s] of cases) {
     it(`writes the same bytes as protobuf-es: ${name}`, () => {

@@ -22,6 +22,7 @@ function snapshot(robotId: string, fleetId: string, tsMs: number, percent: numbe
     pose: { xM: 1, yM: 2, zM: 0, headingDeg: 90 }, velocity: { linearMps: 1.5, angularDps: -3 }, gpsFix: 4,
     mode: 'autonomous', estop: false, battery: { percent, voltageV: 48.2, charging: false }, mission: null,
     health: { level: 'ok', faults: [], cpuTempC: 61 },
+    mapId: '', loads: { count: 0, ids: [], types: [], weightKg: 0 },
   };
 }
 

@@ -27,6 +27,8 @@ function snapshot(robotId: string, fleetId: string): TelemetrySnapshot {
     battery: { percent: 77, voltageV: 48.2, charging: false },
     mission: { runId: 'run-1', missionState: 'running', progressPct: 40, stepIndex: 2, remainingDistanceM: 120, etaS: 90 },
     health: { level: 'warn', faults: ['lidar_dirty'], cpuTempC: 61 },
+    mapId: 'hall-2',
+    loads: { count: 1, ids: ['pallet-7'], types: ['EPAL'], weightKg: 412.5 },
   };
 }
 
@@ -113,6 +115,7 @@ describe('GET /v1/robots and /v1/robots/{robot_id}', () => {
         pose: { xM: 1, yM: 2, zM: 0, headingDeg: 90 },
         velocity: { linearMps: 1.5, angularDps: -3 },
         gpsFix: 4,
+        mapId: 'hall-2',
       },
       statusTelemetry: {
         tsMs: 1_700_000_000_000,
@@ -121,6 +124,7 @@ describe('GET /v1/robots and /v1/robots/{robot_id}', () => {
         battery: { percent: 77, voltageV: 48.2, charging: false },
         mission: { runId: 'run-1', missionState: 'running', missionProgressPct: 40, currentStepIndex: 2, remainingDistanceM: 120, estimatedTimeRemainingS: 90 },
         health: { level: 'warn', faults: ['lidar_dirty'], cpuTempC: 61 },
+        loads: { count: 1, ids: ['pallet-7'], types: ['EPAL'], weightKg: 412.5 },
       },
     });
     fx.online.delete(fx.ids.robotA1);

@@ -30,7 +30,7 @@ function sample(t0: number, i: number): SampleInput {
     linearMps: i % 2 === 0 ? 1 : 2, angularDps: 0,
     batteryPercent: 80, voltageV: 48, charging: false,
     mode: 'autonomous', estop: false, mission: null,
-    healthLevel: HealthLevel.OK, faults: i === 7 ? ['lidar,dirty'] : [], cpuTempC: 40, gpsFix: 4,
+    healthLevel: HealthLevel.OK, faults: i === 7 ? ['lidar,dirty'] : [], cpuTempC: 40, gpsFix: 4, mapId: '', loads: null,
   };
 }
 

@@ -63,7 +63,7 @@ describe('setReadPaused', () => {
     const sample = (ts: number): SampleInput => ({
       tsMs: ts, latitude: 52, longitude: 5, elevationM: 2, xM: 1, yM: 2, zM: 0, headingDeg: 10, linearMps: 1, angularDps: 0,
       batteryPercent: 80, voltageV: 50, charging: false, mode: 'autonomous', estop: false, mission: null,
-      healthLevel: HealthLevel.OK, faults: [], cpuTempC: 40, gpsFix: 4,
+      healthLevel: HealthLevel.OK, faults: [], cpuTempC: 40, gpsFix: 4, mapId: '', loads: null,
     });
     const total = 200_000;
     for (let i = 0; i < total; i += 1000) {

@@ -13,7 +13,7 @@ export function testSample(t0: number, i: number): SampleInput {
     linearMps: 1.5, angularDps: 0,
     batteryPercent: 80 - i * 0.001, voltageV: 48, charging: false,
     mode: 'autonomous', estop: false, mission: null,
-    healthLevel: HealthLevel.OK, faults: [], cpuTempC: 40, gpsFix: 4,
+    healthLevel: HealthLevel.OK, faults: [], cpuTempC: 40, gpsFix: 4, mapId: '', loads: null,
   };
 }
 

@@ -12,6 +12,10 @@ import type { ClickHouseSampleStore } from '../../src/telemetry/store/clickhouse
 import { startClickHouseCluster, zookeeperUnavailableReason, type ClickHouseTestCluster } from '../support/clickhouse-cluster.js';
 import { clickhouseServerUnavailableReason } from '../support/clickhouse-server.js';
 import { rowsFor } from './cluster-rows.js';
+import { SAMPLE_FIELDS } from '../../src/telemetry/sample/sample-table.js';
+import { clusterMigrations, localDdl } from '../../src/telemetry/store/cluster-schema.js';
+import { migrateSchema, type SchemaExecutor } from '../../src/telemetry/store/migrations.js';
+import { samplesDdlFile } from '../../src/telemetry/store/samples-ddl.js';
 
 const reason = zookeeperUnavailableReason() ?? clickhouseServerUnavailableReason();
 const DB = 'clustered';
@@ -39,7 +43,7 @@ describe.skipIf(reason !== null && process.env.CI !== 'true')(`ClickHouse cluste
     const store = await open();
     try {
       expect(store.dedup).toBe('block-hash');
-      expect(store.schema?.applied).toEqual([1, 2]);
+      expect(store.schema?.applied).toEqual([1, 2, 3]);
       for (const s of cluster.shards) {
         expect(await sql(s.url, "SELECT engine FROM system.tables WHERE database = currentDatabase() AND name LIKE 'telemetry_samples%' ORDER BY name"))
           .toBe('Distributed\nReplicatedMergeTree');
@@ -118,6 +122,40 @@ describe.skipIf(reason !== null && process.env.CI !== 'true')(`ClickHouse cluste
     } finally {
       await store.close();
     }
+  });
+
+  it('migration 3 adds the map id and load columns to the local and Distributed tables of the release before, keeping the rows', async () => {
+    const db = 'clustered_v2';
+    const NEW = ['map_id', 'load_count', 'load_ids', 'load_types', 'load_weight_kg'];
+    const before = SAMPLE_FIELDS.filter((f) => !NEW.includes(f.column));
+    const run = async (url: string, query: string): Promise<string> => {
+      const res = await fetch(`${url}/?database=${db}`, { method: 'POST', body: query });
+      const text = await res.text();
+      if (!res.ok) throw new Error(`${res.status} ${text}`);
+      return text;
+    };
+    const executor = (url: string): SchemaExecutor => ({ exec: async (q) => void (await run(url, q)), queryText: (q) => run(url, q) });
+    const ctx = { flavor: 'legacy' as const, retentionDays: 30, engine: 'server' as const };
+    const migrations = clusterMigrations(cluster.name, db);
+    const oldDdl = localDdl(samplesDdlFile('legacy', before).split('\n').filter((l) => !l.startsWith('--')).join('\n').trim(), db);
+    for (const [i, s] of cluster.shards.entries()) {
+      await fetch(`${s.url}/`, { method: 'POST', body: `CREATE DATABASE IF NOT EXISTS ${db}` });
+      await run(s.url, oldDdl);
+      expect(await migrateSchema(executor(s.url), ctx, migrations.slice(0, 2))).toMatchObject({ to: 2 });
+      const row = Object.fromEntries(before.map((f) => [f.column, f.rowType === 'String' ? `s${i}` : f.rowType === 'Int64' ? 1_700_000_000_000 + i : f.rowType === 'Array(String)' ? ['a'] : f.rowType === 'Enum8' ? 'ok' : 1]));
+      await run(s.url, `INSERT INTO telemetry_samples_local (${before.map((f) => f.column).join(', ')}) FORMAT JSONEachRow ${JSON.stringify(row)}`);
+    }
+    for (const s of cluster.shards) {
+      expect(await migrateSchema(executor(s.url), ctx, migrations)).toEqual({ from: 2, to: 3, applied: [3], newerThanKnown: false });
+      for (const table of ['telemetry_samples_local', 'telemetry_samples']) {
+        const names = (await run(s.url, `SELECT name FROM system.columns WHERE database = currentDatabase() AND table = '${table}'`)).trim().split('\n');
+        expect(names.filter((n) => n !== 'ts'), table).toEqual(SAMPLE_FIELDS.map((f) => f.column));
+      }
+    }
+    // Both shards' rows, read through the Distributed table, with the new columns at their defaults.
+    expect(await run(cluster.shards[0]!.url, 'SELECT robot_id, map_id, load_count, load_ids, load_types, load_weight_kg FROM telemetry_samples ORDER BY robot_id FORMAT TabSeparated'))
+      .toBe("s0\t\t0\t[]\t[]\t0\ns1\t\t0\t[]\t[]\t0\n");
+    for (const s of cluster.shards) await fetch(`${s.url}/`, { method: 'POST', body: `DROP DATABASE IF EXISTS ${db}` });
   });
 
   it('refuses a shard list that is not the cluster\'s', async () => {

@@ -16,6 +16,7 @@ import { DECODER_ENV, loadNative } from '../../src/telemetry/decode/native.js';
 import { decoderOf, type DecoderKind } from '../../src/telemetry/decode/select.js';
 import { FramePacker } from '../../src/telemetry/decode/frame-packer.js';
 import type { DecodeResult, DecodeTask } from '../../src/telemetry/decode/worker-protocol.js';
+import { BOUND_REASONS } from '../../src/telemetry/sample/sample-table.js';
 import { encodeBatch, sample } from './helpers.js';
 import { prng } from '../support/prng.js';
 
@@ -91,6 +92,8 @@ function edgeSamples(): TelemetrySample[] {
       mission: i % 4 === 0 ? undefined : { runId: i % 2 ? `run-${i}` : '', missionState: 'running\u0000', progressPct: Math.fround(v), stepIndex: [0, -1, 2147483647, -2147483648][i % 4]!, remainingDistanceM: v, etaS: 0.000001 },
       health: { level: [HealthLevel.OK, HealthLevel.WARN, HealthLevel.ERROR, 7 as HealthLevel, -3 as HealthLevel][i % 5]!, faults: Array.from({ length: i % 4 }, (_, k) => `f${k}"\\`), cpuTempC: Math.fround(v) },
       gpsFix: [0, 4, -7, 2147483647][i % 4]!,
+      mapId: ['', 'floor-1', 'quote"back\\slash', 'ünïcödé 𝄞'][i % 4]!,
+      ...(i % 3 === 0 ? {} : { loads: { count: [0, 1, -1, 2147483647][i % 4]!, ids: Array.from({ length: i % 3 }, (_, k) => `id${k}"\\`), types: i % 2 ? ['EPAL'] : [], weightKg: Math.fround(v) } }),
     }));
   }
   return out;
@@ -122,6 +125,8 @@ function randomSample(rand: () => number, ts: number): TelemetrySample {
     ...(rand() < 0.6 ? { mission: { runId: text(), missionState: text(), progressPct: num(), stepIndex: Math.floor((rand() - 0.5) * 1e6), remainingDistanceM: num(), etaS: num() } } : {}),
     ...(rand() < 0.9 ? { health: { level: Math.floor(rand() * 6) as HealthLevel, faults: Array.from({ length: Math.floor(rand() * 3) }, text), cpuTempC: num() } } : {}),
     gpsFix: Math.floor(rand() * 6),
+    mapId: text(),
+    ...(rand() < 0.5 ? { loads: { count: Math.floor(rand() * 5), ids: Array.from({ length: Math.floor(rand() * 3) }, text), types: Array.from({ length: Math.floor(rand() * 3) }, text), weightKg: num() } } : {}),
   });
 }
 
@@ -200,6 +205,7 @@ describe('telemetry decoders agree byte for byte', () => {
       linearMps: 1, angularDps: 0, batteryPercent: 50.5, voltageV: 48, charging: false, mode: 'paused', estop: true,
       mission: { runId: 'run-x', missionState: 'running', progressPct: 12.5, stepIndex: -3, remainingDistanceM: 7, etaS: 9 },
       healthLevel: HealthLevel.WARN, faults: ['f', 'g'], cpuTempC: 40, gpsFix: 1,
+      mapId: 'hall-2', loads: { count: 3, ids: ['p-1', '', 'p"3'], types: ['EPAL', 'box', ''], weightKg: 812.5 },
     };
     const enc = encodeSample(agentSample);
     // TelemetryBatch.samples (field 1, length-delimited); the sample is over 127 bytes: 2-byte length.
@@ -228,19 +234,26 @@ describe('telemetry decoders agree byte for byte', () => {
       mode: `${long(63, 'm')}✓tail`,
       mission: { runId: long(200, 'r'), missionState: long(40, 'é') /* 80 bytes */ },
       health: { faults: [...Array.from({ length: 70 }, (_, i) => `f${i}`), long(100, '𝄞')].reverse() },
+      mapId: long(65, 'a'),
+      // 20 ids, the first over 64 bytes: one cut, 4 past 16; 17 types: 1 past 16.
+      loads: { count: 20, ids: [long(40, 'é'), ...Array.from({ length: 19 }, (_, i) => `p${i}`)], types: Array.from({ length: 17 }, () => 'EPAL'), weightKg: 1 },
     });
     const fits = create(TelemetrySampleSchema, { tsMs: 1_800_000_000_001n, mode: long(64, 'm'), mission: { runId: long(64, 'r'), missionState: long(32, 'é') }, health: { faults: Array.from({ length: 64 }, () => long(64, 'x')) } });
     const task = taskOf([{ robot: 0, bytes: batchOf([over, fits]) }, { robot: 2, bytes: batchOf([over]) }, { robot: 1, bytes: EDGE_FRAMES.badUtf8! }], [1, 1, 1, 1]);
     const r = expectSame(task, 'over-long strings');
     expect(r.rowCount).toBe(3);
-    // Per robot index (packed in order of appearance): mode, run id, state, one fault (the first
-    // kept one is the long one), 7 faults past 64.
-    expect([...r.bounded!]).toEqual([0, 0, 1, 0, 1, 1, 0, 2, 1, 0, 3, 1, 0, 4, 7, 1, 0, 1, 1, 1, 1, 1, 2, 1, 1, 3, 1, 1, 4, 7]);
+    // Per robot index (packed in order of appearance), by BOUND_REASONS index: mode, run id, state,
+    // one fault (the first kept one is the long one), the map id, one load id, 7 faults past 64,
+    // 4 load ids and 1 load type past 16.
+    const perRobot = (i: number): number[] => [[0, 1], [1, 1], [2, 1], [3, 1], [4, 1], [5, 1], [7, 7], [8, 4], [9, 1]].flatMap(([reason, n]) => [i, reason!, n!]);
+    expect(BOUND_REASONS.slice(4)).toEqual(['map_id_too_long', 'load_ids_too_long', 'load_types_too_long', 'faults_too_many', 'load_ids_too_many', 'load_types_too_many']);
+    expect([...r.bounded!]).toEqual([...perRobot(0), ...perRobot(1)]);
     const live = Buffer.from(r.live!.data).toString('utf8');
     expect(live).toContain(`"mode":"${long(63, 'm')}"`);
     expect(live).toContain(`"run_id":"${long(64, 'r')}"`);
     expect(live).toContain(`"mission_state":"${long(32, 'é')}"`);
     expect(live).toContain(`"faults":["${long(16, '𝄞')}","f69"`);
+    expect(live).toContain(`"map_id":"${long(64, 'a')}","loads":{"count":20,"ids":["${long(32, 'é')}","p0",`);
   });
 
   it.each(Object.keys(EDGE_FRAMES))('protobuf-es edge rule: %s', (name) => {

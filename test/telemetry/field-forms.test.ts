@@ -35,7 +35,7 @@ const fastReaderRegion = fastReader.fastReaderRegion as Region;
 const robotViewRegion = robotView.robotViewRegion as Region;
 const sampleEncoderRegion = sampleEncoder.sampleEncoderRegion as Region;
 
-/** A row like the walk-through's, after cpu_temp_c: TelemetrySample.health field 15 (a number no real field will take first). */
+/** A row like the walk-through's, added last: TelemetrySample.health field 15 (a number no real field will take first). */
 const PROBE: SampleField = {
   column: 'probe_temp_c', rowType: 'Float32', proto: [9, 15], protoType: 'float', live: 'health.probe_temp_c',
   snapshot: 'health.probeTempC', view: ['statusTelemetry.health.probeTempC'], agent: 'probeTempC', bound: null, modern: null,
@@ -62,16 +62,16 @@ function robotViewWithProbe(): any {
 
 describe('a telemetry field added to the table', () => {
   it('is a column of both DDL files, after the table\'s other columns', () => {
-    expect(samplesDdlFile('modern', FIELDS)).toMatch(/cpu_temp_c +Float32 CODEC\(Gorilla, ZSTD\(1\)\),\n +probe_temp_c +Float32 CODEC\(Gorilla, ZSTD\(1\)\)\n\)/);
-    expect(samplesDdlFile('legacy', FIELDS)).toMatch(/cpu_temp_c +Float32,\n +probe_temp_c +Float32\n\)/);
+    expect(samplesDdlFile('modern', FIELDS)).toMatch(/load_weight_kg +Float32 CODEC\(Gorilla, ZSTD\(1\)\),\n +probe_temp_c +Float32 CODEC\(Gorilla, ZSTD\(1\)\)\n\)/);
+    expect(samplesDdlFile('legacy', FIELDS)).toMatch(/load_weight_kg +Float32,\n +probe_temp_c +Float32\n\)/);
   });
 
   it('is read, written to the row and to the live message by the generated JS reader', async () => {
     const region = fastReaderRegion(FIELDS, await sampleSchemaWithProbe(), { liveTree, NULLABLE_OBJECT, NULL_WHEN_EMPTY: 'mission_run_id' });
     const readHealth = region.slice(region.indexOf('function readHealth'), region.indexOf('function readSample'));
     expect(readHealth).toContain('case 15: fl[F_PROBE_TEMP_C] = float(); break;');
-    expect(region).toContain('  w.f32c(fl[F_CPU_TEMP_C]!);\n  w.f32c(fl[F_PROBE_TEMP_C]!);\n}');
-    expect(region).toContain('w.ascii(\',"probe_temp_c":\');\n  num(w, fl[F_PROBE_TEMP_C]!);\n  w.ascii(\'}}\');');
+    expect(region).toContain('  w.f32c(fl[F_LOAD_WEIGHT_KG]!);\n  w.f32c(fl[F_PROBE_TEMP_C]!);\n}');
+    expect(region).toContain('w.ascii(\',"probe_temp_c":\');\n  num(w, fl[F_PROBE_TEMP_C]!);\n  w.ascii(\'},"map_id":\');');
   });
 
   it('is in the live message, inside its object', () => {

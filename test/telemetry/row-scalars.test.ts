@@ -10,7 +10,7 @@ import { readRowValues, writeRowFromValues } from '../../src/telemetry/sample/ro
 import { RowScalarReader } from '../../src/telemetry/sample/row-scalars.js';
 import type { RowValue, RowValues } from '../../src/telemetry/sample/row-values.js';
 import { SAMPLE_FIELDS } from '../../src/telemetry/sample/sample-table.js';
-import { newSnapshotScalars, readSnapshotScalars, snapshotConditions, snapshotFleetId, snapshotValue } from '../../src/telemetry/sample/snapshot-codec.js';
+import { newSnapshotScalars, readSnapshotScalars, SNAPSHOT_FORMAT, snapshotConditions, snapshotFleetId, snapshotValue } from '../../src/telemetry/sample/snapshot-codec.js';
 
 /** Deterministic pseudo-random numbers (xorshift32), so a failure reproduces. */
 function rng(seed: number): () => number {
@@ -234,9 +234,9 @@ describe('readSnapshotScalars', () => {
     const row = randomRow(rng(3));
     const value = snapshotValue(row);
     const out = newSnapshotScalars();
-    expect(readSnapshotScalars(Uint8Array.from([2, ...row]), out)).toBe(false);
+    expect(readSnapshotScalars(Uint8Array.from([SNAPSHOT_FORMAT + 1, ...row]), out)).toBe(false);
     expect(readSnapshotScalars(value.subarray(0, 20), out)).toBe(false);
     expect(readSnapshotScalars(new Uint8Array(0), out)).toBe(false);
-    expect(() => snapshotFleetId(Uint8Array.from([2, ...row]))).toThrow(/format 2/);
+    expect(() => snapshotFleetId(Uint8Array.from([SNAPSHOT_FORMAT + 1, ...row]))).toThrow(`format ${SNAPSHOT_FORMAT + 1}`);
   });
 });

@@ -282,7 +282,7 @@ describe('the telemetry field table', () => {
       tsMs: 1_700_000_000_000, latitude: 0, longitude: 0, elevationM: 0, xM: 0, yM: 0, zM: 0, headingDeg: 0,
       linearMps: 0, angularDps: 0, batteryPercent: 0, voltageV: 0, charging: false, mode: '', estop: false,
       mission: { runId: 'run', missionState: '', progressPct: 0, stepIndex: 0, remainingDistanceM: 0, etaS: 0 },
-      healthLevel: HealthLevel.UNSPECIFIED, faults: [], cpuTempC: 0, gpsFix: 0,
+      healthLevel: HealthLevel.UNSPECIFIED, faults: [], cpuTempC: 0, gpsFix: 0, mapId: '', loads: { count: 0, ids: [], types: [], weightKg: 0 },
     };
     const agentFields = SAMPLE_FIELDS.filter((f) => f.agent !== null);
     expect(agentFields.map((f) => f.agent!.split('.')[0]).filter((k, i, a) => a.indexOf(k) === i).sort())
@@ -302,5 +302,25 @@ describe('the telemetry field table', () => {
       const want = f.protoType === 'int64' ? BigInt(distinct.int64 as number) : distinct[f.protoType!];
       expect(row[f.column], `${f.agent} -> ${f.column}`).toEqual(want);
     });
+  });
+});
+
+describe('an object snapshot of an older gateway', () => {
+  it('reads the columns added since as their zero values, and is not changed', () => {
+    const stored = {
+      robotId: 'r', fleetId: 'f', tsMs: 1, receivedAtMs: 2, latitude: 1, longitude: 2, elevationM: 3,
+      pose: { xM: 0, yM: 0, zM: 0, headingDeg: 0 }, velocity: { linearMps: 0, angularDps: 0 }, gpsFix: 1, mode: 'manual',
+      estop: true, battery: { percent: 50, voltageV: 24, charging: true }, mission: null,
+      health: { level: 'ok', faults: [], cpuTempC: 40 },
+    };
+    const before = structuredClone(stored);
+    const snap = decodeSnapshot(stored)!;
+    expect(snap.mapId).toBe('');
+    expect(snap.loads).toEqual({ count: 0, ids: [], types: [], weightKg: 0 });
+    expect(snap.mission).toBeNull();
+    expect(snap.health).toEqual(stored.health);
+    expect(stored).toEqual(before);
+    const complete = decodeSnapshot(snap);
+    expect(complete).toBe(snap);
   });
 });

@@ -32,6 +32,7 @@ export const MotionTelemetry = named('MotionTelemetry', Type.Object(
     ),
     velocity: Type.Object({ linearMps: Type.Number(), angularDps: Type.Number() }, { additionalProperties: false }),
     gpsFix: Type.Integer({ description: 'GPS fix quality (0 none).' }),
+    mapId: Type.String({ description: 'The map the pose is on (VDA 5050 `agvPosition.mapId`); empty when the robot names none.' }),
   },
   { additionalProperties: false },
 ));
@@ -64,6 +65,15 @@ export const StatusTelemetry = named('StatusTelemetry', Type.Object(
     health: Type.Object(
       { level: HealthLevel, faults: Type.Array(Type.String()), cpuTempC: Type.Number() },
       { additionalProperties: false },
+    ),
+    loads: Type.Object(
+      {
+        count: Type.Integer({ description: 'Loads on board (VDA 5050 `loads`); may be more than the ids listed.' }),
+        ids: Type.Array(Type.String(), { description: 'The first 16 loads\' ids, in the robot\'s order; empty where it names none.' }),
+        types: Type.Array(Type.String(), { description: 'Their types, at the same index as `ids`.' }),
+        weightKg: Type.Number({ description: 'Total weight the robot reports, kg; 0 when it reports none.' }),
+      },
+      { additionalProperties: false, description: 'What the robot carries.' },
     ),
   },
   { additionalProperties: false },

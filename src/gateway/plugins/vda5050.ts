@@ -1,4 +1,5 @@
 /** VDA 5050 master control (src/vda5050/link): robots over MQTT join the gateway's robot link set. */
+import { vda5050LinkMetrics } from '../../metrics/vda5050-link-metrics.js';
 import { createInboundGate } from '../../vda5050/inbound/index.js';
 import { MapFrame } from '../../vda5050/link/map-frame.js';
 import { Vda5050Link } from '../../vda5050/link/link.js';
@@ -16,7 +17,7 @@ export function vda5050Plugin(ctx: GatewayContext): GatewayPlugin {
   let stopWaiting = (): void => {};
   return {
     name: 'vda5050',
-    dependsOn: ['vda5050-broker', 'robotlink'],
+    dependsOn: ['vda5050-broker', 'robotlink', 'metrics'],
     storage: NO_STORAGE,
     routes: noRoutes,
     start: () => {
@@ -27,6 +28,8 @@ export function vda5050Plugin(ctx: GatewayContext): GatewayPlugin {
       // Every robot message passes the gate first; the metrics read its counts.
       const gate = parts.provide('vda5050Inbound', createInboundGate({ version: broker.version, log }));
       const identities = parts.get('vda5050Identities');
+      // From 0 before master control starts (it waits for the first bound robot).
+      vda5050LinkMetrics(parts.get('metrics'), () => link?.stats() ?? null);
       const begin = (): void => {
         if (link !== null || identities.all().length === 0) return;
         stopWaiting();

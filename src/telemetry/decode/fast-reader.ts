@@ -321,9 +321,9 @@ export function decodeFrameFast(out: TaskOutput, bytes: Uint8Array, view: DataVi
 // --- generated from the field table by `npm run gen` (scripts/codegen/fast-reader.mjs): do not edit below ---
 // One sample's values (reset per sample; strings are [start, end) views of the frame).
 const d = new Float64Array(11);
-const fl = new Float32Array(4); // Float32: exactly what the wire held
+const fl = new Float32Array(5); // Float32: exactly what the wire held
 const D_LAT = 0, D_LON = 1, D_ELEVATION_M = 2, D_POSE_X_M = 3, D_POSE_Y_M = 4, D_POSE_Z_M = 5, D_HEADING_DEG = 6, D_SPEED_MPS = 7, D_YAW_RATE_DPS = 8, D_REMAINING_DISTANCE_M = 9, D_ETA_S = 10;
-const F_BATTERY_PCT = 0, F_VOLTAGE_V = 1, F_PROGRESS_PCT = 2, F_CPU_TEMP_C = 3;
+const F_BATTERY_PCT = 0, F_VOLTAGE_V = 1, F_PROGRESS_PCT = 2, F_CPU_TEMP_C = 3, F_LOAD_WEIGHT_KG = 4;
 let tsMsLo = 0;
 let tsMsHi = 0;
 let charging = 0;
@@ -339,6 +339,13 @@ let stepIndex = 0;
 let healthLevel = 0;
 let faults = new Int32Array(64); // start, end pairs
 let faultsCount = 0;
+let mapIdS = 0;
+let mapIdE = 0;
+let loadCount = 0;
+let loadIds = new Int32Array(64); // start, end pairs
+let loadIdsCount = 0;
+let loadTypes = new Int32Array(64); // start, end pairs
+let loadTypesCount = 0;
 const BOUND_MODE = BOUND_REASONS.indexOf('mode_too_long');
 const MAX_MODE = BOUND_LIMITS[BOUND_MODE]!;
 const BOUND_MISSION_RUN_ID = BOUND_REASONS.indexOf('mission_run_id_too_long');
@@ -349,6 +356,16 @@ const BOUND_FAULTS = BOUND_REASONS.indexOf('faults_too_long');
 const MAX_FAULTS = BOUND_LIMITS[BOUND_FAULTS]!;
 const BOUND_FAULTS_ITEMS = BOUND_REASONS.indexOf('faults_too_many');
 const MAX_FAULTS_ITEMS = BOUND_LIMITS[BOUND_FAULTS_ITEMS]!;
+const BOUND_MAP_ID = BOUND_REASONS.indexOf('map_id_too_long');
+const MAX_MAP_ID = BOUND_LIMITS[BOUND_MAP_ID]!;
+const BOUND_LOAD_IDS = BOUND_REASONS.indexOf('load_ids_too_long');
+const MAX_LOAD_IDS = BOUND_LIMITS[BOUND_LOAD_IDS]!;
+const BOUND_LOAD_IDS_ITEMS = BOUND_REASONS.indexOf('load_ids_too_many');
+const MAX_LOAD_IDS_ITEMS = BOUND_LIMITS[BOUND_LOAD_IDS_ITEMS]!;
+const BOUND_LOAD_TYPES = BOUND_REASONS.indexOf('load_types_too_long');
+const MAX_LOAD_TYPES = BOUND_LIMITS[BOUND_LOAD_TYPES]!;
+const BOUND_LOAD_TYPES_ITEMS = BOUND_REASONS.indexOf('load_types_too_many');
+const MAX_LOAD_TYPES_ITEMS = BOUND_LIMITS[BOUND_LOAD_TYPES_ITEMS]!;
 const ENUM_MAX = HEALTH_LEVEL_NAMES.length - 1;
 const ENUM_JSON = HEALTH_LEVEL_NAMES.map((n) => `"${n}"`);
 
@@ -369,6 +386,11 @@ function resetSample(): void {
   stepIndex = 0;
   healthLevel = 0;
   faultsCount = 0;
+  mapIdS = 0;
+  mapIdE = 0;
+  loadCount = 0;
+  loadIdsCount = 0;
+  loadTypesCount = 0;
 }
 
 function readPosition(msgEnd: number): void {
@@ -457,6 +479,41 @@ function readHealth(msgEnd: number): void {
   }
 }
 
+function readLoads(msgEnd: number): void {
+  while (pos < msgEnd) {
+    const t = tag();
+    switch (t >>> 3) {
+      case 1: loadCount = int32(); break;
+      case 2: {
+        const s = string();
+        if (loadIdsCount * 2 + 2 > loadIds.length) {
+          const grown = new Int32Array(loadIds.length * 2);
+          grown.set(loadIds);
+          loadIds = grown;
+        }
+        loadIds[loadIdsCount * 2] = s;
+        loadIds[loadIdsCount * 2 + 1] = pos;
+        loadIdsCount++;
+        break;
+      }
+      case 3: {
+        const s = string();
+        if (loadTypesCount * 2 + 2 > loadTypes.length) {
+          const grown = new Int32Array(loadTypes.length * 2);
+          grown.set(loadTypes);
+          loadTypes = grown;
+        }
+        loadTypes[loadTypesCount * 2] = s;
+        loadTypes[loadTypesCount * 2 + 1] = pos;
+        loadTypesCount++;
+        break;
+      }
+      case 4: fl[F_LOAD_WEIGHT_KG] = float(); break;
+      default: skip(t & 7, t >>> 3, SUB_SKIP_BUDGET);
+    }
+  }
+}
+
 function readSample(msgEnd: number): void {
   resetSample();
   while (pos < msgEnd) {
@@ -477,6 +534,8 @@ function readSample(msgEnd: number): void {
       case 8: readMission(subEnd()); break;
       case 9: readHealth(subEnd()); break;
       case 10: gpsFix = int32(); break;
+      case 11: mapIdS = string(); mapIdE = pos; break;
+      case 12: readLoads(subEnd()); break;
       default: skip(t & 7, t >>> 3, SAMPLE_SKIP_BUDGET);
     }
   }
@@ -512,6 +571,35 @@ function boundSample(): void {
       bounds[BOUND_FAULTS]!++;
     }
   }
+  c = utf8CutEnd(u8, mapIdS, mapIdE, MAX_MAP_ID);
+  if (c !== mapIdE) {
+    mapIdE = c;
+    bounds[BOUND_MAP_ID]!++;
+  }
+  if (loadIdsCount > MAX_LOAD_IDS_ITEMS) {
+    bounds[BOUND_LOAD_IDS_ITEMS]! += loadIdsCount - MAX_LOAD_IDS_ITEMS;
+    loadIdsCount = MAX_LOAD_IDS_ITEMS;
+  }
+  for (let i = 0; i < loadIdsCount; i++) {
+    const e = loadIds[i * 2 + 1]!;
+    c = utf8CutEnd(u8, loadIds[i * 2]!, e, MAX_LOAD_IDS);
+    if (c !== e) {
+      loadIds[i * 2 + 1] = c;
+      bounds[BOUND_LOAD_IDS]!++;
+    }
+  }
+  if (loadTypesCount > MAX_LOAD_TYPES_ITEMS) {
+    bounds[BOUND_LOAD_TYPES_ITEMS]! += loadTypesCount - MAX_LOAD_TYPES_ITEMS;
+    loadTypesCount = MAX_LOAD_TYPES_ITEMS;
+  }
+  for (let i = 0; i < loadTypesCount; i++) {
+    const e = loadTypes[i * 2 + 1]!;
+    c = utf8CutEnd(u8, loadTypes[i * 2]!, e, MAX_LOAD_TYPES);
+    if (c !== e) {
+      loadTypes[i * 2 + 1] = c;
+      bounds[BOUND_LOAD_TYPES]!++;
+    }
+  }
 }
 
 /** The sample's RowBinary row, columns in table order. */
@@ -545,6 +633,13 @@ function writeRow(w: ByteWriter, robot: Uint8Array, fleet: Uint8Array, receivedA
   w.varUint(faultsCount);
   for (let i = 0; i < faultsCount; i++) rbString(w, faults[i * 2]!, faults[i * 2 + 1]!);
   w.f32c(fl[F_CPU_TEMP_C]!);
+  rbString(w, mapIdS, mapIdE);
+  w.i32(loadCount);
+  w.varUint(loadIdsCount);
+  for (let i = 0; i < loadIdsCount; i++) rbString(w, loadIds[i * 2]!, loadIds[i * 2 + 1]!);
+  w.varUint(loadTypesCount);
+  for (let i = 0; i < loadTypesCount; i++) rbString(w, loadTypes[i * 2]!, loadTypes[i * 2 + 1]!);
+  w.f32c(fl[F_LOAD_WEIGHT_KG]!);
 }
 
 /** The live "sample" message (live-json.ts writes the same from the reference path's values). */
@@ -605,6 +700,22 @@ function writeLive(w: ByteWriter, prefix: Uint8Array, receivedAtMs: number): voi
   }
   w.ascii('],"cpu_temp_c":');
   num(w, fl[F_CPU_TEMP_C]!);
+  w.ascii('},"map_id":');
+  jsonString(w, mapIdS, mapIdE);
+  w.ascii(',"loads":{"count":');
+  w.ascii(String(loadCount));
+  w.ascii(',"ids":[');
+  for (let i = 0; i < loadIdsCount; i++) {
+    if (i > 0) w.u8(0x2c);
+    jsonString(w, loadIds[i * 2]!, loadIds[i * 2 + 1]!);
+  }
+  w.ascii('],"types":[');
+  for (let i = 0; i < loadTypesCount; i++) {
+    if (i > 0) w.u8(0x2c);
+    jsonString(w, loadTypes[i * 2]!, loadTypes[i * 2 + 1]!);
+  }
+  w.ascii('],"weight_kg":');
+  num(w, fl[F_LOAD_WEIGHT_KG]!);
   w.ascii('}}');
 }
 // --- end of generated code ---

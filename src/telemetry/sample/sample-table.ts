@@ -116,6 +116,15 @@ const TABLE = [
   f('health_level', 'Enum8', [9, 1], 'enum', 'health.level', 'health.level', ['healthLevel', S + 'health.level'], 'healthLevel'),
   f('faults', 'Array(String)', [9, 2], 'repeated string', 'health.faults', 'health.faults', [S + 'health.faults'], 'faults', { maxBytes: 64, maxItems: 64 }),
   f('cpu_temp_c', 'Float32', [9, 3], 'float', 'health.cpu_temp_c', 'health.cpuTempC', [S + 'health.cpuTempC'], 'cpuTempC'),
+  // The map the pose is on: robots on several maps (floors, halls) report x/y per map; '' when not named.
+  f('map_id', 'String', [11], 'string', 'map_id', 'mapId', [M + 'mapId'], 'mapId', { maxBytes: 64 }),
+  // The load group: a count plus parallel lists of ids and types (the same index is the same load),
+  // not one nested column per load: a handful of loads per robot at most, read as lists in history
+  // queries (`has(load_ids, 'pallet-7')`), and every decoder already writes string lists.
+  f('load_count', 'Int32', [12, 1], 'int32', 'loads.count', 'loads.count', [S + 'loads.count'], 'loads.count'),
+  f('load_ids', 'Array(String)', [12, 2], 'repeated string', 'loads.ids', 'loads.ids', [S + 'loads.ids'], 'loads.ids', { maxBytes: 64, maxItems: 16 }, 'Array(String) CODEC(ZSTD(1))'),
+  f('load_types', 'Array(String)', [12, 3], 'repeated string', 'loads.types', 'loads.types', [S + 'loads.types'], 'loads.types', { maxBytes: 64, maxItems: 16 }),
+  f('load_weight_kg', 'Float32', [12, 4], 'float', 'loads.weight_kg', 'loads.weightKg', [S + 'loads.weightKg'], 'loads.weightKg'),
 ] as const;
 
 /** The table's rows as literal types (for types derived from it: `TelemetrySnapshot`). */

@@ -13,7 +13,7 @@ import { HEALTH_LEVEL_NAMES, SAMPLE_FIELDS } from './sample-table.js';
 import type { TelemetrySnapshot } from './snapshot.js';
 
 /** Bump when the field table changes the row layout: older values then read as absent. */
-export const SNAPSHOT_FORMAT = 1;
+export const SNAPSHOT_FORMAT = 2;
 
 /** The LMDB value for a row: the format byte and a copy of the row. */
 export function snapshotValue(row: Uint8Array): Uint8Array {
@@ -23,10 +23,10 @@ export function snapshotValue(row: Uint8Array): Uint8Array {
   return out;
 }
 
-function convert(column: string, type: string, v: RowValue): unknown {
+function convert(type: string, v: RowValue): unknown {
   if (type === 'Int64') return Number(v);
   if (type === 'Enum8') return HEALTH_LEVEL_NAMES[v as number] ?? 'unspecified';
-  if (column === 'faults') return [...(v as readonly string[])];
+  if (type === 'Array(String)') return [...(v as readonly string[])];
   return v;
 }
 
@@ -43,14 +43,49 @@ export function decodeSnapshot(stored: unknown): TelemetrySnapshot | undefined {
       const path = f.snapshot.split('.');
       let node = out;
       for (const key of path.slice(0, -1)) node = (node[key] ??= {}) as Record<string, unknown>;
-      node[path.at(-1)!] = convert(f.column, f.rowType, values[f.column]!);
+      node[path.at(-1)!] = convert(f.rowType, values[f.column]!);
     }
     // proto: run_id is empty when the robot runs no mission.
     if ((out.mission as { runId: string }).runId === '') out.mission = null;
     return out as unknown as TelemetrySnapshot;
   }
-  if (stored !== null && typeof stored === 'object') return stored as TelemetrySnapshot;
+  if (stored !== null && typeof stored === 'object') return withZeroes(stored as Record<string, unknown>) as unknown as TelemetrySnapshot;
   return undefined;
+}
+
+/** A column's value when the robot did not report it (what the store's DEFAULT gives the row). */
+function zeroOf(type: string): unknown {
+  switch (type) {
+    case 'String': return '';
+    case 'UInt8': return false;
+    case 'Enum8': return HEALTH_LEVEL_NAMES[0];
+    case 'Array(String)': return [];
+    default: return 0;
+  }
+}
+
+/**
+ * An object snapshot (older gateways) with every column of today's table: columns added since it
+ * was stored read as their zero value, as the store's rows do. Copied only when one is missing.
+ */
+function withZeroes(snap: Record<string, unknown>): Record<string, unknown> {
+  let out: Record<string, unknown> | null = null;
+  for (const f of SAMPLE_FIELDS) {
+    const path = f.snapshot.split('.');
+    let node: Record<string, unknown> | null = snap;
+    for (const key of path.slice(0, -1)) {
+      const next: unknown = node?.[key];
+      node = next !== null && typeof next === 'object' ? (next as Record<string, unknown>) : null;
+    }
+    // A group that is null (no mission) stays null.
+    if (node === null && path.length > 1 && snap[path[0]!] === null) continue;
+    if (node !== null && node[path.at(-1)!] !== undefined) continue;
+    out ??= structuredClone(snap);
+    let target = out;
+    for (const key of path.slice(0, -1)) target = (target[key] ??= {}) as Record<string, unknown>;
+    target[path.at(-1)!] = zeroOf(f.rowType);
+  }
+  return out ?? snap;
 }
 
 /** The robot clock of a stored snapshot (any format), or undefined. */

@@ -14,7 +14,7 @@
  */
 import { TABLE_NAME } from './columns.js';
 import { isDatabaseName } from './clickhouse-target.js';
-import type { Migration } from './migrations.js';
+import { addColumnsIfMissing, MAP_AND_LOADS_COLUMNS, type Migration } from './migrations.js';
 import { loadSamplesDdl } from './schema.js';
 
 export const LOCAL_TABLE = `${TABLE_NAME}_local`;
@@ -41,6 +41,15 @@ export function clusterMigrations(cluster: string, database: string): Migration[
       statements: () => Promise.resolve([
         `CREATE TABLE IF NOT EXISTS ${TABLE_NAME} AS ${LOCAL_TABLE} ENGINE = Distributed(${cluster}, ${database}, ${LOCAL_TABLE}, ${SHARDING_KEY})`,
       ]),
+    },
+    {
+      version: 3,
+      name: `${LOCAL_TABLE} and ${TABLE_NAME} map id and loads`,
+      // The local table first: the Distributed table reads the columns it names from it.
+      statements: async (ctx, db) => [
+        ...(await addColumnsIfMissing(db, LOCAL_TABLE, MAP_AND_LOADS_COLUMNS[ctx.flavor])),
+        ...(await addColumnsIfMissing(db, TABLE_NAME, MAP_AND_LOADS_COLUMNS[ctx.flavor].map(([c, d]) => [c, d.replace(/ CODEC\(.*\)$/, '')] as const))),
+      ],
     },
   ];
 }

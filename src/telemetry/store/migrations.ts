@@ -92,7 +92,41 @@ export const MIGRATIONS: readonly Migration[] = [
       return known === '1' ? ['ALTER TABLE telemetry_samples MODIFY SETTING merge_selector_base = 20'] : [];
     },
   },
+  {
+    version: 4,
+    name: 'telemetry_samples map id and loads',
+    statements: (ctx, db) => addColumnsIfMissing(db, 'telemetry_samples', MAP_AND_LOADS_COLUMNS[ctx.flavor]),
+  },
 ];
+
+/**
+ * Migration 4's columns (the map id and the load group), as the DDL files of that release declare
+ * them, each with the DEFAULT a writer one release older leaves it at. A released step's literals:
+ * never edited (the cluster's migration 3 adds the same).
+ */
+export const MAP_AND_LOADS_COLUMNS: Readonly<Record<SchemaFlavor, ReadonlyArray<readonly [column: string, definition: string]>>> = {
+  modern: [
+    ['map_id', "LowCardinality(String) DEFAULT ''"],
+    ['load_count', 'Int32 DEFAULT 0 CODEC(T64, ZSTD(1))'],
+    ['load_ids', 'Array(String) DEFAULT [] CODEC(ZSTD(1))'],
+    ['load_types', 'Array(LowCardinality(String)) DEFAULT []'],
+    ['load_weight_kg', 'Float32 DEFAULT 0 CODEC(Gorilla, ZSTD(1))'],
+  ],
+  legacy: [
+    ['map_id', "String DEFAULT ''"],
+    ['load_count', 'Int32 DEFAULT 0'],
+    ['load_ids', 'Array(String) DEFAULT []'],
+    ['load_types', 'Array(String) DEFAULT []'],
+    ['load_weight_kg', 'Float32 DEFAULT 0'],
+  ],
+};
+
+/** {@link addColumnIfMissing} for each column, in order (ADD COLUMN appends: the table's order is the insert order). */
+export async function addColumnsIfMissing(db: SchemaExecutor, table: string, columns: ReadonlyArray<readonly [string, string]>): Promise<string[]> {
+  const out: string[] = [];
+  for (const [column, definition] of columns) out.push(...(await addColumnIfMissing(db, table, column, definition)));
+  return out;
+}
 
 /** MergeTree with the ORDER BY form: accepted by 18.16 and by current engines (chdb). */
 const MIGRATIONS_DDL = `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE}

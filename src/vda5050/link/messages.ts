@@ -58,7 +58,8 @@ export interface VdaState {
   batteryState: { batteryCharge: number; batteryVoltage: number; charging: boolean };
   errors: VdaError[];
   safetyState: { eStop: string; fieldViolation: boolean };
-  loads: Array<{ loadId: string; loadType: string }>;
+  /** `weight` in kg, 0 when the robot gives none. */
+  loads: Array<{ loadId: string; loadType: string; weight: number }>;
   /** The robot's clock of the message (ms since the epoch); 0 when it sent none or not a date. */
   timestampMs: number;
 }
@@ -241,7 +242,7 @@ export function readState(m: Obj): VdaState {
     safetyState: { eStop: str(safety, 'eStop', 'state.safetyState'), fieldViolation: bool(safety, 'fieldViolation', 'state.safetyState', false) },
     loads: arr(m, 'loads', 'state', MAX_LIST).map((l, i) => {
       const o = obj(l, `state.loads[${i}]`);
-      return { loadId: str(o, 'loadId', `state.loads[${i}]`, ''), loadType: str(o, 'loadType', `state.loads[${i}]`, '') };
+      return { loadId: str(o, 'loadId', `state.loads[${i}]`, ''), loadType: str(o, 'loadType', `state.loads[${i}]`, ''), weight: num(o, 'weight', `state.loads[${i}]`, 0) };
     }),
     timestampMs: timestampOf(m),
   };

@@ -36,6 +36,17 @@ function healthLevelOf(state: VdaState): HealthLevel {
   return HealthLevel.OK;
 }
 
+/**
+ * The sample's load group of a state's `loads`: the count, the ids and types at the same index (''
+ * where the robot names none; the decoders keep the first 16), the weights summed (a load without
+ * a weight counts 0).
+ */
+export function loadsOf(loads: VdaState['loads']): { count: number; ids: string[]; types: string[]; weightKg: number } {
+  let weightKg = 0;
+  for (const l of loads) weightKg += l.weight;
+  return { count: loads.length, ids: loads.map((l) => l.loadId), types: loads.map((l) => l.loadType), weightKg };
+}
+
 /** What the sample reports about the robot's mission run, when its order is one. */
 export interface MissionSampleInfo {
   runId: string;
@@ -74,6 +85,8 @@ export function batchOf(
       health: { level: healthLevelOf(state), faults: faultCodesOf(state), cpuTempC: 0 },
       // A VDA 5050 robot localises on its map, not by satellite.
       gpsFix: 0,
+      mapId: pos?.mapId ?? '',
+      ...(state.loads.length > 0 ? { loads: loadsOf(state.loads) } : {}),
     }],
   }));
 }

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file fleetgw/v1/telemetry.proto.
  */
 export const file_fleetgw_v1_telemetry: GenFile = /*@__PURE__*/
-  fileDesc("ChpmbGVldGd3L3YxL3RlbGVtZXRyeS5wcm90bxIKZmxlZXRndy52MSJECghQb3NpdGlvbhIQCghsYXRpdHVkZRgBIAEoARIRCglsb25naXR1ZGUYAiABKAESEwoLZWxldmF0aW9uX20YAyABKAEiQgoEUG9zZRILCgN4X20YASABKAESCwoDeV9tGAIgASgBEgsKA3pfbRgDIAEoARITCgtoZWFkaW5nX2RlZxgEIAEoASIzCghWZWxvY2l0eRISCgpsaW5lYXJfbXBzGAEgASgBEhMKC2FuZ3VsYXJfZHBzGAIgASgBIj8KB0JhdHRlcnkSDwoHcGVyY2VudBgBIAEoAhIRCgl2b2x0YWdlX3YYAiABKAISEAoIY2hhcmdpbmcYAyABKAgijwEKD01pc3Npb25Qcm9ncmVzcxIOCgZydW5faWQYASABKAkSFQoNbWlzc2lvbl9zdGF0ZRgCIAEoCRIUCgxwcm9ncmVzc19wY3QYAyABKAISEgoKc3RlcF9pbmRleBgEIAEoBRIcChRyZW1haW5pbmdfZGlzdGFuY2VfbRgFIAEoARINCgVldGFfcxgGIAEoASJUCgZIZWFsdGgSJgoFbGV2ZWwYASABKA4yFy5mbGVldGd3LnYxLkhlYWx0aExldmVsEg4KBmZhdWx0cxgCIAMoCRISCgpjcHVfdGVtcF9jGAMgASgCIrYCCg9UZWxlbWV0cnlTYW1wbGUSDQoFdHNfbXMYASABKAMSJgoIcG9zaXRpb24YAiABKAsyFC5mbGVldGd3LnYxLlBvc2l0aW9uEh4KBHBvc2UYAyABKAsyEC5mbGVldGd3LnYxLlBvc2USJgoIdmVsb2NpdHkYBCABKAsyFC5mbGVldGd3LnYxLlZlbG9jaXR5EiQKB2JhdHRlcnkYBSABKAsyEy5mbGVldGd3LnYxLkJhdHRlcnkSDAoEbW9kZRgGIAEoCRINCgVlc3RvcBgHIAEoCBIsCgdtaXNzaW9uGAggASgLMhsuZmxlZXRndy52MS5NaXNzaW9uUHJvZ3Jlc3MSIgoGaGVhbHRoGAkgASgLMhIuZmxlZXRndy52MS5IZWFsdGgSDwoHZ3BzX2ZpeBgKIAEoBSJaCg5UZWxlbWV0cnlCYXRjaBIsCgdzYW1wbGVzGAEgAygLMhsuZmxlZXRndy52MS5UZWxlbWV0cnlTYW1wbGUSCwoDc2VxGAIgASgEEg0KBWVwb2NoGAMgASgEKm8KC0hlYWx0aExldmVsEhwKGEhFQUxUSF9MRVZFTF9VTlNQRUNJRklFRBAAEhMKD0hFQUxUSF9MRVZFTF9PSxABEhUKEUhFQUxUSF9MRVZFTF9XQVJOEAISFgoSSEVBTFRIX0xFVkVMX0VSUk9SEANiBnByb3RvMw");
+  fileDesc("ChpmbGVldGd3L3YxL3RlbGVtZXRyeS5wcm90bxIKZmxlZXRndy52MSJECghQb3NpdGlvbhIQCghsYXRpdHVkZRgBIAEoARIRCglsb25naXR1ZGUYAiABKAESEwoLZWxldmF0aW9uX20YAyABKAEiQgoEUG9zZRILCgN4X20YASABKAESCwoDeV9tGAIgASgBEgsKA3pfbRgDIAEoARITCgtoZWFkaW5nX2RlZxgEIAEoASIzCghWZWxvY2l0eRISCgpsaW5lYXJfbXBzGAEgASgBEhMKC2FuZ3VsYXJfZHBzGAIgASgBIj8KB0JhdHRlcnkSDwoHcGVyY2VudBgBIAEoAhIRCgl2b2x0YWdlX3YYAiABKAISEAoIY2hhcmdpbmcYAyABKAgijwEKD01pc3Npb25Qcm9ncmVzcxIOCgZydW5faWQYASABKAkSFQoNbWlzc2lvbl9zdGF0ZRgCIAEoCRIUCgxwcm9ncmVzc19wY3QYAyABKAISEgoKc3RlcF9pbmRleBgEIAEoBRIcChRyZW1haW5pbmdfZGlzdGFuY2VfbRgFIAEoARINCgVldGFfcxgGIAEoASJUCgZIZWFsdGgSJgoFbGV2ZWwYASABKA4yFy5mbGVldGd3LnYxLkhlYWx0aExldmVsEg4KBmZhdWx0cxgCIAMoCRISCgpjcHVfdGVtcF9jGAMgASgCIkUKBUxvYWRzEg0KBWNvdW50GAEgASgFEgsKA2lkcxgCIAMoCRINCgV0eXBlcxgDIAMoCRIRCgl3ZWlnaHRfa2cYBCABKAIi6AIKD1RlbGVtZXRyeVNhbXBsZRINCgV0c19tcxgBIAEoAxImCghwb3NpdGlvbhgCIAEoCzIULmZsZWV0Z3cudjEuUG9zaXRpb24SHgoEcG9zZRgDIAEoCzIQLmZsZWV0Z3cudjEuUG9zZRImCgh2ZWxvY2l0eRgEIAEoCzIULmZsZWV0Z3cudjEuVmVsb2NpdHkSJAoHYmF0dGVyeRgFIAEoCzITLmZsZWV0Z3cudjEuQmF0dGVyeRIMCgRtb2RlGAYgASgJEg0KBWVzdG9wGAcgASgIEiwKB21pc3Npb24YCCABKAsyGy5mbGVldGd3LnYxLk1pc3Npb25Qcm9ncmVzcxIiCgZoZWFsdGgYCSABKAsyEi5mbGVldGd3LnYxLkhlYWx0aBIPCgdncHNfZml4GAogASgFEg4KBm1hcF9pZBgLIAEoCRIgCgVsb2FkcxgMIAEoCzIRLmZsZWV0Z3cudjEuTG9hZHMiWgoOVGVsZW1ldHJ5QmF0Y2gSLAoHc2FtcGxlcxgBIAMoCzIbLmZsZWV0Z3cudjEuVGVsZW1ldHJ5U2FtcGxlEgsKA3NlcRgCIAEoBBINCgVlcG9jaBgDIAEoBCpvCgtIZWFsdGhMZXZlbBIcChhIRUFMVEhfTEVWRUxfVU5TUEVDSUZJRUQQABITCg9IRUFMVEhfTEVWRUxfT0sQARIVChFIRUFMVEhfTEVWRUxfV0FSThACEhYKEkhFQUxUSF9MRVZFTF9FUlJPUhADYgZwcm90bzM");
 
 /**
  * Geographic position (WGS84).
@@ -210,6 +210,45 @@ export const HealthSchema: GenMessage<Health> = /*@__PURE__*/
   messageDesc(file_fleetgw_v1_telemetry, 5);
 
 /**
+ * What the robot carries (VDA 5050 state.loads): a count, the ids and types as parallel lists (the
+ * same index is the same load; empty where the robot names none), and the total weight.
+ *
+ * @generated from message fleetgw.v1.Loads
+ */
+export type Loads = Message<"fleetgw.v1.Loads"> & {
+  /**
+   * Loads on board; may be more than the ids the gateway keeps.
+   *
+   * @generated from field: int32 count = 1;
+   */
+  count: number;
+
+  /**
+   * @generated from field: repeated string ids = 2;
+   */
+  ids: string[];
+
+  /**
+   * @generated from field: repeated string types = 3;
+   */
+  types: string[];
+
+  /**
+   * Sum of the weights the robot reports, kg; 0 when it reports none.
+   *
+   * @generated from field: float weight_kg = 4;
+   */
+  weightKg: number;
+};
+
+/**
+ * Describes the message fleetgw.v1.Loads.
+ * Use `create(LoadsSchema)` to create a new message.
+ */
+export const LoadsSchema: GenMessage<Loads> = /*@__PURE__*/
+  messageDesc(file_fleetgw_v1_telemetry, 6);
+
+/**
  * One sample: everything a robot knows about itself at ts_ms.
  *
  * @generated from message fleetgw.v1.TelemetrySample
@@ -270,6 +309,20 @@ export type TelemetrySample = Message<"fleetgw.v1.TelemetrySample"> & {
    * @generated from field: int32 gps_fix = 10;
    */
   gpsFix: number;
+
+  /**
+   * The map the pose is on (VDA 5050 agvPosition.mapId); empty when the robot names none.
+   *
+   * @generated from field: string map_id = 11;
+   */
+  mapId: string;
+
+  /**
+   * What the robot carries; absent or count 0 when nothing.
+   *
+   * @generated from field: fleetgw.v1.Loads loads = 12;
+   */
+  loads?: Loads | undefined;
 };
 
 /**
@@ -277,7 +330,7 @@ export type TelemetrySample = Message<"fleetgw.v1.TelemetrySample"> & {
  * Use `create(TelemetrySampleSchema)` to create a new message.
  */
 export const TelemetrySampleSchema: GenMessage<TelemetrySample> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_telemetry, 6);
+  messageDesc(file_fleetgw_v1_telemetry, 7);
 
 /**
  * Many samples in one message, as agents send them at high rates.
@@ -315,7 +368,7 @@ export type TelemetryBatch = Message<"fleetgw.v1.TelemetryBatch"> & {
  * Use `create(TelemetryBatchSchema)` to create a new message.
  */
 export const TelemetryBatchSchema: GenMessage<TelemetryBatch> = /*@__PURE__*/
-  messageDesc(file_fleetgw_v1_telemetry, 7);
+  messageDesc(file_fleetgw_v1_telemetry, 8);
 
 /**
  * @generated from enum fleetgw.v1.HealthLevel
