@@ -7,6 +7,7 @@
 import type { Store } from '../store/lmdb.js';
 import { opt, parseStrict, req, reqUuid } from './args.js';
 import { UsageError } from './usage.js';
+import { fleetRecord, orgRecord } from '../store/identity-reads.js';
 
 type Out = (line: string) => void;
 type WithStore = <T>(dataDir: string, fn: (store: Store) => T) => Promise<T>;
@@ -59,7 +60,7 @@ export async function runAdminList(sub: ListSubcommand, argv: string[], out: Out
     }
     case 'list-fleets': {
       const rows = await withStore(dataDir, (store) => {
-        if (orgId !== undefined && !store.orgs.get(orgId)) throw new UsageError(`organization ${orgId} does not exist`);
+        if (orgId !== undefined && !orgRecord(store, orgId)) throw new UsageError(`organization ${orgId} does not exist`);
         return all(store.fleets).filter((f) => orgId === undefined || f.orgId === orgId)
           .map((f) => ({ fleetId: f.fleetId, orgId: f.orgId, name: f.name, createdAt: iso(f.createdAtMs) }));
       });
@@ -68,8 +69,8 @@ export async function runAdminList(sub: ListSubcommand, argv: string[], out: Out
     }
     case 'list-robots': {
       const rows = await withStore(dataDir, (store) => {
-        if (orgId !== undefined && !store.orgs.get(orgId)) throw new UsageError(`organization ${orgId} does not exist`);
-        if (fleetId !== undefined && !store.fleets.get(fleetId)) throw new UsageError(`fleet ${fleetId} does not exist`);
+        if (orgId !== undefined && !orgRecord(store, orgId)) throw new UsageError(`organization ${orgId} does not exist`);
+        if (fleetId !== undefined && !fleetRecord(store, fleetId)) throw new UsageError(`fleet ${fleetId} does not exist`);
         return all(store.robots)
           .filter((r) => (orgId === undefined || r.orgId === orgId) && (fleetId === undefined || r.fleetId === fleetId))
           .map((r) => ({ robotId: r.robotId, fleetId: r.fleetId, orgId: r.orgId, name: r.name, active: r.active, capabilities: [...r.capabilities], vda5050: r.vda5050 === undefined ? null : { ...r.vda5050 }, createdAt: iso(r.createdAtMs) }));
@@ -84,7 +85,7 @@ export async function runAdminList(sub: ListSubcommand, argv: string[], out: Out
     case 'list-keys': {
       const now = Date.now();
       const rows = await withStore(dataDir, (store) => {
-        if (orgId !== undefined && !store.orgs.get(orgId)) throw new UsageError(`organization ${orgId} does not exist`);
+        if (orgId !== undefined && !orgRecord(store, orgId)) throw new UsageError(`organization ${orgId} does not exist`);
         return all(store.apikeys).filter((k) => orgId === undefined || k.orgId === orgId).map((k) => ({
           apiKeyId: k.apiKeyId,
           orgId: k.orgId,

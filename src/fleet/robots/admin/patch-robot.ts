@@ -25,6 +25,7 @@ import type { RobotLink } from '../../../protocol/robot-link.js';
 import { moveRobotIndexSync, replaceRobotSync, vda5050HolderOther } from '../../../store/identity.js';
 import type { Store } from '../../../store/lmdb.js';
 import type { FleetRecord, RobotRecord } from '../../../store/records.js';
+import { robotRecord } from '../../../store/identity-reads.js';
 
 /** What a PATCH may change; omitted fields are kept. `labels` replaces the whole map; `notes` null clears. */
 export interface RobotPatch {
@@ -84,7 +85,7 @@ export async function patchRobot(deps: RobotAdminDeps, auth: AuthContext, robot:
   const release = to !== null ? deps.commands.hold(robot.robotId) : () => {};
   try {
     const out = await store.root.transaction((): PatchOutcome | ApiError => {
-      const cur = store.robots.get(robot.robotId);
+      const cur = robotRecord(store, robot.robotId);
       if (!cur || cur.fleetId !== from) return apiError('robot_not_found', { robotId: robot.robotId });
       let rostersLeft: string[] = [];
       if (to !== null) {
