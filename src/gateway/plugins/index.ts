@@ -32,17 +32,12 @@ import { webhooksPlugin } from './webhooks.js';
 import { vda5050BrokerPlugin } from './vda5050-broker.js';
 import { vda5050Plugin } from './vda5050.js';
 
+/** Builds one plugin over the gateway's context. */
+export type PluginFactory = (ctx: GatewayContext) => GatewayPlugin;
+
 /** Every plugin of `fleetgw serve`, built over one context, each with its own write scope of the store. */
 export function gatewayPlugins(ctx: GatewayContext): GatewayPlugin[] {
-  const owners = new Map<string, string>();
-  // The scope is built at the plugin's first use of the store, when every plugin's claim is known.
-  const scoped = (make: (c: GatewayContext) => GatewayPlugin): GatewayPlugin => {
-    const self: { plugin?: GatewayPlugin } = {};
-    const parts = ctx.parts?.withStoreScope((store) => writeScope(store, self.plugin!.name, self.plugin!.storage.databases, (db) => owners.get(db), SHARED_DATABASES));
-    self.plugin = make(parts === undefined ? ctx : { ...ctx, parts });
-    return self.plugin;
-  };
-  const plugins = [
+  return withWriteScopes(ctx, [
     storePlugin,
     registryPlugin,
     eventsPlugin,
@@ -68,10 +63,28 @@ export function gatewayPlugins(ctx: GatewayContext): GatewayPlugin[] {
     robotsPlugin,
     httpPlugin,
     readinessPlugin,
-  ].map(scoped);
-  for (const p of plugins) for (const db of p.storage.databases) owners.set(db, p.name);
-  return plugins;
+  ]);
 }
 
 /** The databases divided by key prefix rather than owned whole (their prefixes are checked at start and by test). */
 const SHARED_DATABASES: readonly string[] = ['index', 'meta'];
+
+/**
+ * Builds each plugin over a context whose `store` part is the plugin's write scope: the databases it
+ * claims, and the shared ones, writable; a write to any other refuses naming the database, its owner
+ * (by these plugins' claims) and the plugin. A context without parts (the ownership tests read only the
+ * claims) is passed on as it is.
+ */
+export function withWriteScopes(ctx: GatewayContext, factories: readonly PluginFactory[]): GatewayPlugin[] {
+  const owners = new Map<string, string>();
+  // The scope is built at the plugin's first use of the store, when every plugin's claim is known.
+  const scoped = (make: PluginFactory): GatewayPlugin => {
+    const self: { plugin?: GatewayPlugin } = {};
+    const parts = ctx.parts?.withStoreScope((store) => writeScope(store, self.plugin!.name, self.plugin!.storage.databases, (db) => owners.get(db), SHARED_DATABASES));
+    self.plugin = make(parts === undefined ? ctx : { ...ctx, parts });
+    return self.plugin;
+  };
+  const plugins = factories.map(scoped);
+  for (const p of plugins) for (const db of p.storage.databases) owners.set(db, p.name);
+  return plugins;
+}
