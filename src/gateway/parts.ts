@@ -40,8 +40,8 @@ import type { InboundGate } from '../vda5050/inbound/index.js';
 import type { GatewayOptions } from './options.js';
 import type { Readiness } from './readiness.js';
 import type { DeclaredRoutes } from './route-groups.js';
-import { type CatalogWrites } from '../missions/catalog/catalog-writes.js';
-import { type RegistryWrites } from '../store/registry-writes.js';
+import type { CatalogWrites } from '../missions/catalog/catalog-writes.js';
+import type { RegistryWrites } from '../store/registry-writes.js';
 
 /** Every part a plugin provides, by name. */
 export interface PartTypes {
