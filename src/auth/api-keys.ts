@@ -103,3 +103,8 @@ export async function revokeUserKey(store: Store, by: KeyMinter, apiKeyId: strin
 export function apiKeyRecord(store: Pick<Store, 'apikeys'>, apiKeyId: string): ApiKeyRecord | undefined {
   return store.apikeys.get(apiKeyId);
 }
+
+/** Every key record, in id order (`fleetgw admin list-keys`). */
+export function allApiKeys(store: Pick<Store, 'apikeys'>): ApiKeyRecord[] {
+  return [...store.apikeys.getRange()].map((e) => e.value);
+}

@@ -82,3 +82,18 @@ export function cachedRobot(store: Pick<Store, 'records'>, robotId: string): Rea
 export function allRobotIds(store: Pick<Store, 'robots'>): Iterable<string> {
   return store.robots.getKeys();
 }
+
+/** Every organization, in id order (`fleetgw admin list-orgs`). */
+export function allOrgs(store: Pick<Store, 'orgs'>): OrgRecord[] {
+  return [...store.orgs.getRange()].map((e) => e.value);
+}
+
+/** Every fleet, in id order (`fleetgw admin list-fleets`). */
+export function allFleets(store: Pick<Store, 'fleets'>): FleetRecord[] {
+  return [...store.fleets.getRange()].map((e) => e.value);
+}
+
+/** Every robot record, in id order (`fleetgw admin list-robots`). */
+export function allRobots(store: Pick<Store, 'robots'>): RobotRecord[] {
+  return [...store.robots.getRange()].map((e) => e.value);
+}
