@@ -11,6 +11,7 @@ import type { Store } from '../store/lmdb.js';
 import type { ApiKeyRecord } from '../store/records.js';
 import { mintApiKey } from '../store/secrets.js';
 import { canRevokeAnyKey, ROLE_PERMISSIONS, type Role } from './users/roles.js';
+import { cachedFleet } from '../store/identity-reads.js';
 
 export interface KeyMinter {
   userId: string;
@@ -36,7 +37,7 @@ export function checkUserKeyRequest(store: Store, by: KeyMinter, req: UserKeyReq
   const beyond = req.permissions.find((p) => !allowed.includes(p as (typeof allowed)[number]));
   if (beyond !== undefined) throw apiError('role_lacks_permission', { role: by.role, permission: beyond });
   if (req.fleetId !== null) {
-    const fleet = store.records.fleet(req.fleetId);
+    const fleet = cachedFleet(store, req.fleetId);
     if (!fleet || fleet.orgId !== by.orgId) throw apiError('fleet_not_found', { fleetId: req.fleetId });
   }
 }
@@ -96,4 +97,14 @@ export async function revokeUserKey(store: Store, by: KeyMinter, apiKeyId: strin
     store.apikeys.putSync(apiKeyId, next);
     return { record: next, changed: true };
   });
+}
+
+/** The key record `apiKeyId`, or undefined. */
+export function apiKeyRecord(store: Pick<Store, 'apikeys'>, apiKeyId: string): ApiKeyRecord | undefined {
+  return store.apikeys.get(apiKeyId);
+}
+
+/** Every key record, in id order (`fleetgw admin list-keys`). */
+export function allApiKeys(store: Pick<Store, 'apikeys'>): ApiKeyRecord[] {
+  return [...store.apikeys.getRange()].map((e) => e.value);
 }

@@ -7,6 +7,8 @@
 import type { Store } from '../store/lmdb.js';
 import { opt, parseStrict, req, reqUuid } from './args.js';
 import { UsageError } from './usage.js';
+import { allFleets, allOrgs, allRobots, fleetRecord, orgRecord } from '../store/identity-reads.js';
+import { allApiKeys } from '../auth/api-keys.js';
 
 type Out = (line: string) => void;
 type WithStore = <T>(dataDir: string, fn: (store: Store) => T) => Promise<T>;
@@ -16,11 +18,6 @@ export type ListSubcommand = 'list-orgs' | 'list-fleets' | 'list-robots' | 'list
 /** An optional UUID filter option. */
 function uuidFilter(v: Record<string, string | boolean | undefined>, name: string): string | undefined {
   return opt(v, name) === undefined ? undefined : reqUuid(v, name);
-}
-
-/** Every value of a table, in key (id) order. */
-function all<T>(db: { getRange(): Iterable<{ value: T }> }): T[] {
-  return [...db.getRange()].map((e) => e.value);
 }
 
 function iso(ms: number | null | undefined): string | null {
@@ -53,14 +50,14 @@ export async function runAdminList(sub: ListSubcommand, argv: string[], out: Out
   };
   switch (sub) {
     case 'list-orgs': {
-      const rows = await withStore(dataDir, (store) => all(store.orgs).map((o) => ({ orgId: o.orgId, name: o.name, createdAt: iso(o.createdAtMs) })));
+      const rows = await withStore(dataDir, (store) => allOrgs(store).map((o) => ({ orgId: o.orgId, name: o.name, createdAt: iso(o.createdAtMs) })));
       print(out, json, 'orgs', rows, [['org_id', text('orgId')], ['name', text('name')], ['created', text('createdAt')]]);
       return 0;
     }
     case 'list-fleets': {
       const rows = await withStore(dataDir, (store) => {
-        if (orgId !== undefined && !store.orgs.get(orgId)) throw new UsageError(`organization ${orgId} does not exist`);
-        return all(store.fleets).filter((f) => orgId === undefined || f.orgId === orgId)
+        if (orgId !== undefined && !orgRecord(store, orgId)) throw new UsageError(`organization ${orgId} does not exist`);
+        return allFleets(store).filter((f) => orgId === undefined || f.orgId === orgId)
           .map((f) => ({ fleetId: f.fleetId, orgId: f.orgId, name: f.name, createdAt: iso(f.createdAtMs) }));
       });
       print(out, json, 'fleets', rows, [['fleet_id', text('fleetId')], ['org_id', text('orgId')], ['name', text('name')], ['created', text('createdAt')]]);
@@ -68,9 +65,9 @@ export async function runAdminList(sub: ListSubcommand, argv: string[], out: Out
     }
     case 'list-robots': {
       const rows = await withStore(dataDir, (store) => {
-        if (orgId !== undefined && !store.orgs.get(orgId)) throw new UsageError(`organization ${orgId} does not exist`);
-        if (fleetId !== undefined && !store.fleets.get(fleetId)) throw new UsageError(`fleet ${fleetId} does not exist`);
-        return all(store.robots)
+        if (orgId !== undefined && !orgRecord(store, orgId)) throw new UsageError(`organization ${orgId} does not exist`);
+        if (fleetId !== undefined && !fleetRecord(store, fleetId)) throw new UsageError(`fleet ${fleetId} does not exist`);
+        return allRobots(store)
           .filter((r) => (orgId === undefined || r.orgId === orgId) && (fleetId === undefined || r.fleetId === fleetId))
           .map((r) => ({ robotId: r.robotId, fleetId: r.fleetId, orgId: r.orgId, name: r.name, active: r.active, capabilities: [...r.capabilities], vda5050: r.vda5050 === undefined ? null : { ...r.vda5050 }, createdAt: iso(r.createdAtMs) }));
       });
@@ -84,8 +81,8 @@ export async function runAdminList(sub: ListSubcommand, argv: string[], out: Out
     case 'list-keys': {
       const now = Date.now();
       const rows = await withStore(dataDir, (store) => {
-        if (orgId !== undefined && !store.orgs.get(orgId)) throw new UsageError(`organization ${orgId} does not exist`);
-        return all(store.apikeys).filter((k) => orgId === undefined || k.orgId === orgId).map((k) => ({
+        if (orgId !== undefined && !orgRecord(store, orgId)) throw new UsageError(`organization ${orgId} does not exist`);
+        return allApiKeys(store).filter((k) => orgId === undefined || k.orgId === orgId).map((k) => ({
           apiKeyId: k.apiKeyId,
           orgId: k.orgId,
           fleetId: k.fleetId,

@@ -12,6 +12,7 @@ import type { Store } from '../store/lmdb.js';
 import { newWebhook, orgDeadLetters, orgWebhooks, removeWebhook, saveWebhook, webhookView, WebhookInputError, WEBHOOK_FORMATS, type WebhookFormat } from '../webhooks/index.js';
 import { list, opt, parseStrict, positiveInt, req, reqUuid } from './args.js';
 import { UsageError } from './usage.js';
+import { orgRecord } from '../store/identity-reads.js';
 
 type Out = (line: string) => void;
 type WithStore = <T>(dataDir: string, fn: (store: Store) => T | Promise<T>) => Promise<T>;
@@ -54,7 +55,7 @@ export async function runAdminWebhooks(argv: string[], out: Out, withStore: With
       const initialBackoffMs = intOpt(v, 'initial-backoff-ms');
       const timeoutMs = intOpt(v, 'timeout-ms');
       const made = await withStore(dataDir, async (store) => {
-        if (store.orgs.get(orgId) === undefined) throw new UsageError(`organization ${orgId} does not exist`);
+        if (orgRecord(store, orgId) === undefined) throw new UsageError(`organization ${orgId} does not exist`);
         let m;
         try {
           m = newWebhook(store, orgId, {

@@ -15,6 +15,7 @@ import { runAdminWebhooks } from './admin-webhooks.js';
 import { runAdminVda5050Acl } from './admin-vda5050.js';
 import { runBackup, runRestore } from './backup.js';
 import { UsageError } from './usage.js';
+import { firstOrg, fleetRecord, orgRecord } from '../store/identity-reads.js';
 
 type Out = (line: string) => void;
 
@@ -30,12 +31,6 @@ async function withStore<T>(dataDir: string, create: boolean, fn: (store: Store)
   } finally {
     await store.close();
   }
-}
-
-/** The organization with the lowest id, if the store holds any. */
-function firstOrg(store: Store): { orgId: string; name: string } | undefined {
-  for (const { value } of store.orgs.getRange({ limit: 1 })) return value;
-  return undefined;
 }
 
 /** `--vda5050 MANUFACTURER/SERIAL`, checked topic-safe. */
@@ -76,7 +71,7 @@ export async function runAdmin(argv: string[], out: Out): Promise<number> {
       const orgId = reqUuid(v, 'org');
       const name = req(v, 'name');
       const fleetId = await withStore(dataDir, false, (store) => {
-        if (!store.orgs.get(orgId)) throw new UsageError(`organization ${orgId} does not exist`);
+        if (!orgRecord(store, orgId)) throw new UsageError(`organization ${orgId} does not exist`);
         return createFleet(store, orgId, name).fleetId;
       });
       print(out, v.json === true, { fleetId }, `fleet ${fleetId}`);
@@ -99,8 +94,8 @@ export async function runAdmin(argv: string[], out: Out): Promise<number> {
       if (retired !== undefined) throw new UsageError(`permission '${retired}' is retired and authorizes nothing; use: ${LIVE_PERMISSIONS.join(', ')}`);
       const expiresIn = positiveInt(opt(v, 'expires-in'), 'expires-in');
       const r = await withStore(dataDir, false, (store) => {
-        if (!store.orgs.get(orgId)) throw new UsageError(`organization ${orgId} does not exist`);
-        const fleet = fleetId === null ? null : store.fleets.get(fleetId);
+        if (!orgRecord(store, orgId)) throw new UsageError(`organization ${orgId} does not exist`);
+        const fleet = fleetId === null ? null : fleetRecord(store, fleetId);
         if (fleetId !== null && (!fleet || fleet.orgId !== orgId)) throw new UsageError(`fleet ${fleetId} is not in organization ${orgId}`);
         const expiresAtMs = expiresIn === undefined ? null : Date.now() + expiresIn * 1000;
         return createApiKey(store, { orgId, fleetId, permissions, expiresAtMs });
@@ -129,7 +124,7 @@ export async function runAdmin(argv: string[], out: Out): Promise<number> {
       const vdaArg = opt(v, 'vda5050');
       const vda5050 = vdaArg === undefined ? undefined : vda5050Option(vdaArg);
       const r = await withStore(dataDir, false, (store) => {
-        if (!store.fleets.get(fleetId)) throw new UsageError(`fleet ${fleetId} does not exist`);
+        if (!fleetRecord(store, fleetId)) throw new UsageError(`fleet ${fleetId} does not exist`);
         try {
           return addRobot(store, { fleetId, name, capabilities, active: v.inactive !== true, ...(vda5050 !== undefined ? { vda5050 } : {}) });
         } catch (err: unknown) {

@@ -10,6 +10,7 @@
  */
 import type { Store } from '../store/lmdb.js';
 import { seqMetaKey } from './keys.js';
+import { allRobotIds } from '../store/identity-reads.js';
 
 /** 2^32 seqs: ~10 years of commands at 10 per second to one robot. */
 export const RESTORE_SEQ_SKIP = 2 ** 32;
@@ -21,7 +22,7 @@ export const RESTORE_SEQ_SKIP = 2 ** 32;
 export async function skipSeqsAfterRestore(store: Store): Promise<number> {
   let moved = 0;
   await store.root.transaction(() => {
-    for (const robotId of store.robots.getKeys()) {
+    for (const robotId of allRobotIds(store)) {
       const stored = store.meta.get(seqMetaKey(robotId));
       const reserved = typeof stored === 'number' && Number.isSafeInteger(stored) && stored > 0 ? stored : 0;
       store.meta.putSync(seqMetaKey(robotId), reserved + RESTORE_SEQ_SKIP);

@@ -67,6 +67,7 @@ import {
 import type { CommandExhaustionObserver, CommandObserver, CommandServiceOptions, ExhaustedCommand, CommandServiceStats, ResultWait, SubmitRequest, Submitted } from './service-types.js';
 import { AckWaiters, DEFAULT_MAX_WAITERS, Waiters } from './waiters.js';
 import { toWire } from './wire.js';
+import { allRobotIds, cachedRobot } from '../store/identity-reads.js';
 
 const SWEEP_INTERVAL_MS = 3600_000;
 /**
@@ -146,7 +147,7 @@ export class CommandService {
     }
     // Seq reservations ahead for every registered robot (one write), so that the first command to a
     // robot after a start, even a stop_all to robots that are offline, does not commit one itself.
-    for (const robotId of this.store.robots.getKeys()) this.outbox.prepareSeq(robotId);
+    for (const robotId of allRobotIds(this.store)) this.outbox.prepareSeq(robotId);
     this.timer = setInterval(() => this.retryTick(), this.policy.tickMs);
     this.timer.unref();
     this.sweepTimer = setTimeout(() => this.sweep(), FIRST_SWEEP_MS);
@@ -184,7 +185,7 @@ export class CommandService {
     if (this.closed) throw apiError('shutting_down');
     const robotId = req.robotId;
     if (this.held.has(robotId)) throw apiError('robot_transferring', { robotId });
-    const robot = this.store.records.robot(robotId);
+    const robot = cachedRobot(this.store, robotId);
     if (!robot || robot.fleetId !== req.fleetId) throw apiError('robot_not_found', { robotId });
     const c = { action: req.action, args: req.args } as ActionAndArgs;
     const deferrable = isDeferrable(c);

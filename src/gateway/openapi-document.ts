@@ -34,6 +34,8 @@ import { Parts, type GatewayContext } from './parts.js';
 import { gatewayPlugins } from './plugins/index.js';
 import { DeclaredRoutes } from './route-groups.js';
 import { composeServedRoutes } from './served-routes.js';
+import { catalogWrites } from '../missions/catalog/catalog-writes.js';
+import { registryWrites } from '../store/registry-writes.js';
 
 /** Builds the document the gateway would serve. */
 export function offlineOpenApiDocument(): Promise<Record<string, unknown>> {
@@ -59,7 +61,9 @@ export async function withOfflineRoutes<T>(use: (built: ReturnType<typeof compos
     const identity = parts.provide('identity', identityReads(store));
     const snapshots = parts.provide('snapshots', latestSnapshots(store));
     const catalog = parts.provide('catalog', catalogReads(store));
-    const missions = parts.provide('missions', new MissionScheduling({ store, identity, snapshots, catalog, events, link, commands, gate: runtimeGate(runtime), log }));
+    const writes = parts.provide('catalogWrites', catalogWrites(store));
+    parts.provide('registryWrites', registryWrites(store));
+    const missions = parts.provide('missions', new MissionScheduling({ store, identity, snapshots, catalog, catalogWrites: writes, events, link, commands, gate: runtimeGate(runtime), log }));
     const delivery = parts.provide('fieldRuleDelivery', new FieldRuleDelivery({ store, link, log }));
     parts.provide('fieldRules', new FieldRuleService(store, events, delivery));
     const objects = parts.provide('objects', new ObjectTracker(store, events, link, { ttlMs: 60_000, log }));

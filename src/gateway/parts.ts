@@ -40,6 +40,8 @@ import type { InboundGate } from '../vda5050/inbound/index.js';
 import type { GatewayOptions } from './options.js';
 import type { Readiness } from './readiness.js';
 import type { DeclaredRoutes } from './route-groups.js';
+import type { CatalogWrites } from '../missions/catalog/catalog-writes.js';
+import type { RegistryWrites } from '../store/registry-writes.js';
 
 /** Every part a plugin provides, by name. */
 export interface PartTypes {
@@ -50,6 +52,10 @@ export interface PartTypes {
   snapshots: LatestSnapshots;
   /** Templates and operations, for the modules built on the catalog (src/missions/catalog/catalog-reads.ts). */
   catalog: CatalogReads;
+  /** The catalog's writes made in another module's change, over the catalog's store (catalog-writes.ts). */
+  catalogWrites: CatalogWrites;
+  /** The registry's writes made in robot administration's transaction, over the registry's store (src/store/registry-writes.ts). */
+  registryWrites: RegistryWrites;
   events: EventLog;
   sessions: SessionService;
   keys: ApiKeyVerifier;
@@ -90,7 +96,30 @@ export interface PartTypes {
 
 /** The parts provided so far. */
 export class Parts {
-  private readonly parts = new Map<keyof PartTypes, unknown>();
+  /**
+   * @param parts shared by every plugin's view of the parts
+   * @param scope what `get('store')` hands out instead of the store itself (a plugin's write scope)
+   */
+  constructor(
+    private readonly parts = new Map<keyof PartTypes, unknown>(),
+    private readonly scope?: (store: Store) => Store,
+  ) {}
+
+  /**
+   * The same parts as one plugin sees them: `get('store')` and `peek('store')` answer `scope(store)`,
+   * built once per store (src/store/write-scope.ts: the databases the plugin does not own are read-only).
+   */
+  withStoreScope(scope: (store: Store) => Store): Parts {
+    let raw: Store | undefined;
+    let view: Store | undefined;
+    return new Parts(this.parts, (store) => {
+      if (store !== raw) {
+        raw = store;
+        view = scope(store);
+      }
+      return view!;
+    });
+  }
 
   /** Provides `name`; a second provider of one name is a wiring bug. */
   provide<K extends keyof PartTypes>(name: K, part: PartTypes[K]): PartTypes[K] {
@@ -102,12 +131,17 @@ export class Parts {
   /** The part `name`; throws naming it when no started plugin provides it. */
   get<K extends keyof PartTypes>(name: K): PartTypes[K] {
     if (!this.parts.has(name)) throw new Error(`gateway part '${name}' is used before the plugin that provides it started`);
-    return this.parts.get(name) as PartTypes[K];
+    return this.scoped(name, this.parts.get(name)) as PartTypes[K];
   }
 
   /** The part `name`, or undefined (for what reads a later plugin's part lazily: metrics, readiness). */
   peek<K extends keyof PartTypes>(name: K): PartTypes[K] | undefined {
-    return this.parts.get(name) as PartTypes[K] | undefined;
+    const part = this.parts.get(name);
+    return (part === undefined ? undefined : this.scoped(name, part)) as PartTypes[K] | undefined;
+  }
+
+  private scoped(name: keyof PartTypes, part: unknown): unknown {
+    return name === 'store' && this.scope !== undefined ? this.scope(part as Store) : part;
   }
 }
 

@@ -10,6 +10,7 @@ import type { Store } from '../store/lmdb.js';
 import type { RobotRecord } from '../store/records.js';
 import { hashSecret, secretMatches } from '../store/secrets.js';
 import { ROBOT_ID_METADATA } from '../protocol/service.js';
+import { robotRecord } from '../store/identity-reads.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/;
@@ -30,7 +31,7 @@ export function authenticateRobot(store: Store, md: Metadata): RobotRecord | nul
   const auth = single(md, 'authorization');
   const token = auth === null ? null : BEARER.exec(auth)?.[1];
   if (robotId === null || token === undefined || token === null) return null;
-  const record = UUID.test(robotId) ? store.robots.get(robotId) : undefined;
+  const record = UUID.test(robotId) ? robotRecord(store, robotId) : undefined;
   const ok = secretMatches(token, record?.tokenHash ?? DECOY_HASH);
   return ok && record !== undefined ? record : null;
 }

@@ -16,6 +16,8 @@ import { NOTHING_ADVERTISED } from '../../src/missions/catalog/robot-capabilitie
 import { createTemplate } from '../../src/missions/catalog/templates.js';
 import { addRobot, createFleet, createOrg, listRobots } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
+import { catalogWrites } from '../../src/missions/catalog/catalog-writes.js';
+import { registryWrites } from '../../src/store/registry-writes.js';
 
 const GEOMETRY = { type: 'Polygon' as const, coordinates: [[[5, 52], [5.001, 52], [5.001, 52.001], [5, 52]]] };
 
@@ -35,6 +37,8 @@ describe('patchRobot transfer', () => {
   const closed: string[] = [];
   const deps = (): RobotAdminDeps => ({
     store,
+    registry: registryWrites(store),
+    catalog: catalogWrites(store),
     events,
     commands: {
       hold: (id) => {

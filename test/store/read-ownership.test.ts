@@ -1,5 +1,6 @@
 // Only a database's owner reads it directly: every `store.<db>.get/getRange/…` (and `store.records`,
-// the registry's decode cache) in src/ sits in the folder of the module whose plugin claims <db>.
+// the registry's decode cache), and every `store.<db>` handle handed on as an argument, in src/ sits in
+// the folder of the module whose plugin claims <db>.
 // Others read through the owner's reads (`identity`, `snapshots`, `catalog` parts) or its functions.
 // KNOWN_FOREIGN lists the direct reads still to move behind their owner; a new one fails here, and
 // one that moved must leave the list (so the list stays the exact remainder).
@@ -20,45 +21,9 @@ const MODULE_FILES: Record<string, RegExp> = {
 
 /** Direct reads of a database another module owns, as `<db> <file>`: what is left to move. */
 const KNOWN_FOREIGN = new Set<string>([
-  "apikeys src/api/routes/api-keys.ts",
-  "apikeys src/missions/scheduling/acting-key.ts",
-  "apikeys src/store/identity.ts",
-  "fires src/api/routes/mission-runtime.ts",
-  "fleets src/api/routes/fleets.ts",
-  "fleets src/cli/admin-list.ts",
-  "fleets src/cli/admin.ts",
-  "fleets src/fleet/safety/faults/retention.ts",
-  "operations src/api/entities/kinds/operation.ts",
-  "orgs src/api/routes/orgs.ts",
-  "orgs src/auth/users/users.ts",
-  "orgs src/cli/admin-list.ts",
-  "orgs src/cli/admin-webhooks.ts",
-  "orgs src/cli/admin.ts",
-  "records src/api/entities/kinds/robot.ts",
-  "records src/auth/api-keys.ts",
-  "records src/commands/service.ts",
-  "records src/fleet/robots/details/usage-meter.ts",
-  "records src/fleet/robots/health/intake.ts",
-  "records src/fleet/safety/alerts/alert-service.ts",
-  "records src/fleet/safety/alerts/sources/robot-link.ts",
-  "records src/fleet/safety/faults/tracker.ts",
-  "records src/vda5050/broker/credentials.ts",
-  "records src/vda5050/broker/embedded.ts",
-  "records src/vda5050/identity/identities.ts",
-  "robots src/commands/restore-seq.ts",
-  "robots src/commands/service.ts",
-  "robots src/fleet/robots/admin/patch-robot.ts",
-  "robots src/fleet/safety/alerts/sources/robot-link.ts",
-  "robots src/fleet/site/objects/tracker.ts",
-  "robots src/missions/catalog/roster.ts",
-  "robots src/missions/catalog/templates.ts",
-  "robots src/robotlink/auth.ts",
-  "schedules src/fleet/safety/alerts/sources/schedules.ts",
-  "sessions src/api/routes/command-read.ts",
-  "sessions src/api/routes/sessions.ts",
-  "snapshots src/fleet/safety/alerts/sources/telemetry.ts",
-  "users src/api/routes/sessions.ts",
-  "users src/api/routes/users.ts",
+  // `fleetgw admin revoke-key` reads the key it revokes beside the identity records (the one foreign
+  // write left, write-ownership.test.ts); tests across the suite import createApiKey from there.
+  'apikeys src/store/identity.ts',
 ]);
 
 function sources(dir: string): string[] {
@@ -68,7 +33,8 @@ function sources(dir: string): string[] {
   });
 }
 
-const READ = /\bstore\.(\w+)\.(get|getRange|getBinaryFast|getBinary|getKeys|getValues|getCount|getMany|doesExist|robot|fleet)\(/g;
+// A read call on a handle, or the handle itself handed on (to a helper that iterates or caches it).
+const READ = /\bstore\.(\w+)(?:\.(?:get|getRange|getBinaryFast|getBinary|getKeys|getValues|getCount|getMany|doesExist|robot|fleet)\(|(?=[),\]]))/g;
 
 describe('LMDB read ownership', () => {
   it('every direct read of a named database is in its owner module, or listed as still to move', () => {

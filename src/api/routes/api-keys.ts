@@ -10,7 +10,7 @@
  * Every create and revoke is a `api_key.created` / `api_key.revoked` event (who, permissions, fleet;
  * no secret) on the timelines of the fleets the key reaches (correlation id = key id), and a log line.
  */
-import { checkUserKeyRequest, newUserKey, orgKeysOf, putUserKeyInTxn, revokeUserKey, type KeyMinter, type UserKeyRequest } from '../../auth/api-keys.js';
+import { apiKeyRecord, checkUserKeyRequest, newUserKey, orgKeysOf, putUserKeyInTxn, revokeUserKey, type KeyMinter, type UserKeyRequest } from '../../auth/api-keys.js';
 import { requireOrg } from '../../auth/access.js';
 import type { EventLog } from '../../events/index.js';
 import { apiError } from '../../errors/catalog.js';
@@ -184,7 +184,7 @@ export function apiKeyRoutes(deps: ApiKeyRouteDeps): RouteDef[] {
     }).handle(
       ({ auth, params, nowMs }) => {
         requireOrg(auth, params.org_id);
-        const k = store.apikeys.get(params.api_key_id);
+        const k = apiKeyRecord(store, params.api_key_id);
         if (k === undefined || k.orgId !== auth.orgId) throw apiError('api_key_not_found', { apiKeyId: params.api_key_id });
         return { status: 200, body: apiKeyView(k, nowMs) };
       },

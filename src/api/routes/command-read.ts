@@ -22,6 +22,7 @@ import {
   CommandView,
   type AuditEntry,
 } from '../schemas/audit.js';
+import { sessionRecord } from '../../auth/users/sessions.js';
 
 export interface CommandReadDeps {
   store: Store;
@@ -60,7 +61,7 @@ export function commandReadRoutes(deps: CommandReadDeps): RouteDef[] {
   const { store, identity, commands } = deps;
   const lookups: RequesterLookups = {
     operationIdOf: (fleetId) => getOperation(store, fleetId)?.operationId,
-    userOfSession: (sessionId) => store.sessions.get(sessionId)?.userId,
+    userOfSession: (sessionId) => sessionRecord(store, sessionId)?.userId,
   };
   const auditLog = defineList<AuditLogQuery, CommandRecord, AuditEntry>({
     kind: 'audit-log',

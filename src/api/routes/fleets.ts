@@ -7,6 +7,7 @@ import { fleetsOf } from '../../store/identity.js';
 import { keysetOverSorted } from '../../store/keyset.js';
 import type { FleetRecord } from '../../store/records.js';
 import { FLEETS_LIMIT, FleetListQuery, FleetListResponse, OrgPathParams, type FleetSummary } from '../schemas/fleets.js';
+import { fleetRecord } from '../../store/identity-reads.js';
 
 /** Fleet discovery routes. */
 export function fleetRoutes(deps: { store: Store }): RouteDef[] {
@@ -18,7 +19,7 @@ export function fleetRoutes(deps: { store: Store }): RouteDef[] {
     // Positions are fleet ids in both keysets, so a cursor means the same in either.
     source: (orgId, auth) => {
       if (auth.fleetId === null) return fleetsOf(deps.store, orgId);
-      const own = deps.store.fleets.get(auth.fleetId);
+      const own = fleetRecord(deps.store, auth.fleetId);
       return keysetOverSorted(own !== undefined && own.orgId === orgId ? [own] : [], (f) => f.fleetId);
     },
     view: (f) => ({ fleetId: f.fleetId, name: f.name }),

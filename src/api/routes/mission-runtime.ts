@@ -14,7 +14,7 @@ import { listTemplates } from '../../missions/catalog/templates.js';
 import { controlRun } from '../../missions/runs/run-control.js';
 import { runsOf, type RunQuery } from '../../missions/runs/runs.js';
 import { CREATOR_KEY_INVALID } from '../../missions/scheduling/acting-key.js';
-import { activeSchedulesOf, countFleetSchedules, requireSchedule, schedulesOf } from '../../missions/scheduling/schedules.js';
+import { activeSchedulesOf, countFleetSchedules, fireRecord, requireSchedule, schedulesOf } from '../../missions/scheduling/schedules.js';
 import type { MissionScheduling } from '../../missions/scheduling/scheduling-service.js';
 import type { RobotLink } from '../../protocol/robot-link.js';
 import type { Store } from '../../store/lmdb.js';
@@ -140,7 +140,7 @@ export function missionRuntimeRoutes(deps: MissionRuntimeDeps): RouteDef[] {
   }
 
   function scheduleStatus(s: ScheduleRecord): ScheduleRuntimeStatus {
-    const fire = missions.dispatcher.openFire(s.openFireKey) ?? (s.openFireKey !== null ? store.fires.get(s.openFireKey) : undefined);
+    const fire = missions.dispatcher.openFire(s.openFireKey) ?? (s.openFireKey !== null ? fireRecord(store, s.openFireKey) : undefined);
     const sel = !s.cancelled && s.target.type === 'mission' ? missions.dispatcher.explain(s) : null;
     const lastRun = s.lastRunId !== null ? missions.tracker.get(s.lastRunId) : fire?.runId ? missions.tracker.get(fire.runId) : undefined;
     const paused = !s.cancelled && (s.pausedReason ?? null) !== null;

@@ -23,6 +23,7 @@ import { validateSchedule } from '../../missions/scheduling/recurrence.js';
 import type { Store } from '../../store/lmdb.js';
 import type { IdentityReads } from '../../store/identity-reads.js';
 import type { CatalogReads } from '../../missions/catalog/catalog-reads.js';
+import type { CatalogWrites } from '../../missions/catalog/catalog-writes.js';
 import type { FleetRecord } from '../../store/records.js';
 import {
   CancelScheduleBody,
@@ -49,6 +50,8 @@ export interface MissionToolDeps {
   identity: IdentityReads;
   /** Templates (the catalog's). */
   catalog: Pick<CatalogReads, 'template'>;
+  /** A job's template, stored by the catalog in the job's transaction. */
+  catalogWrites: Pick<CatalogWrites, 'putNewTemplateInTxn'>;
   events: EventLog;
   idempotency: IdempotencyClaims;
   missions: MissionScheduling;
@@ -157,7 +160,7 @@ export function missionToolRoutes(deps: MissionToolDeps): RouteDef[] {
       // Template, schedule and this answer in one commit; the answer is replaced by the final one
       // once the live operation adopted the template (or did not, in time).
       const committed = replyWith(deps.runtime ? SYNC_UNCONFIRMED : { runtimeSync: 'applied' });
-      await commitJob(store, events, missions, fleet, t, s, now, () => commit.inTxn(committed));
+      await commitJob(store, deps.catalogWrites, events, missions, fleet, t, s, now, () => commit.inTxn(committed));
       faultPoint('mission-tool.after-commit');
       return deps.runtime ? replyWith(await deps.runtime.awaitSync(fleet.fleetId)) : committed;
     });

@@ -14,6 +14,7 @@ import { defineRoute } from '../define-route.js';
 import type { RouteDef } from '../route.js';
 import { OrgPathParams } from '../schemas/fleets.js';
 import { FleetManifest, FleetPathParams, OrgManifest } from '../schemas/orgs.js';
+import { orgRecord } from '../../store/identity-reads.js';
 
 function manifest(store: Store, f: Readonly<FleetRecord>): FleetManifest {
   const op = getOperation(store, f.fleetId);
@@ -43,7 +44,7 @@ export function orgRoutes(deps: { store: Store; identity: IdentityReads }): Rout
       errors: ['forbidden_org'],
     }).handle(({ auth, params }) => {
       requireOrg(auth, params.org_id);
-      const org = deps.store.orgs.get(params.org_id);
+      const org = orgRecord(deps.store, params.org_id);
       // The key's organization always exists while the key does; answer as for another org if not.
       if (!org) throw apiError('forbidden_org', { orgId: params.org_id });
       const fleets = listFleets(deps.store, org.orgId).filter((f) => auth.fleetId === null || f.fleetId === auth.fleetId);

@@ -12,7 +12,6 @@ import { apiError } from '../../errors/catalog.js';
 import type { SessionRecord, UserRecord } from '../../auth/users/records.js';
 import { ROLE_PERMISSIONS } from '../../auth/users/roles.js';
 import { SESSION_COOKIE } from '../../auth/users/session-token.js';
-import type { SessionService } from '../../auth/users/sessions.js';
 import type { Store } from '../../store/lmdb.js';
 import { defineRoute } from '../define-route.js';
 import { appendOrgEvent } from '../org-timeline.js';
@@ -20,6 +19,8 @@ import type { AuthContext, RouteDef } from '../route.js';
 import { LoginRequest, SessionInfo, type SessionView } from '../schemas/sessions.js';
 import type { Logger } from 'pino';
 import { KIB } from '../schemas/body-bounds.js';
+import { sessionRecord, type SessionService } from '../../auth/users/sessions.js';
+import { userRecord } from '../../auth/users/users.js';
 
 export interface SessionRouteDeps {
   store: Store;
@@ -115,8 +116,8 @@ export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
     }).handle(
       ({ auth }) => {
         const me = sessionOf(auth);
-        const s = store.sessions.get(me.sessionId);
-        const u = store.users.get(me.userId);
+        const s = sessionRecord(store, me.sessionId);
+        const u = userRecord(store, me.userId);
         if (s === undefined || u === undefined) throw apiError('unauthorized');
         const out: SessionInfo = { session: sessionView(s, u), csrfToken: me.csrfToken };
         return { status: 200, body: out, headers: NO_STORE };
@@ -135,7 +136,7 @@ export function sessionRoutes(deps: SessionRouteDeps): RouteDef[] {
       async ({ auth, nowMs }) => {
         const me = sessionOf(auth);
         await sessions.revoke(me.sessionId, 'logout', nowMs);
-        const u = store.users.get(me.userId);
+        const u = userRecord(store, me.userId);
         if (u !== undefined) userEvent(u, 'user.logout', nowMs, { sessionId: me.sessionId });
         return { status: 204, body: null, headers: { ...NO_STORE, 'set-cookie': cookie('', 0) } };
       },

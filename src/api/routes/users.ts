@@ -6,7 +6,7 @@
  */
 import { isDisabled, type UserRecord } from '../../auth/users/records.js';
 import { orgUsers, setUserDisabled } from '../../auth/users/user-admin.js';
-import { createUser, UserInputError } from '../../auth/users/users.js';
+import { createUser, UserInputError, userRecord } from '../../auth/users/users.js';
 import { requireOrg } from '../../auth/access.js';
 import type { EventLog } from '../../events/index.js';
 import { apiError } from '../../errors/catalog.js';
@@ -62,7 +62,7 @@ export function userRoutes(deps: UserRouteDeps): RouteDef[] {
       requireOrg(auth, params.org_id);
       const by = admin(auth, disabled ? 'disable users' : 'enable users');
       if (disabled && params.user_id === by.userId) throw apiError('user_not_self');
-      const before = store.users.get(params.user_id);
+      const before = userRecord(store, params.user_id);
       const u = await setUserDisabled(store, params.org_id, params.user_id, disabled, nowMs);
       if (u === undefined) throw apiError('user_not_found', { userId: params.user_id });
       if (before !== undefined && isDisabled(before) !== disabled) userEvent(u, disabled ? 'user.disabled' : 'user.enabled', { userId: by.userId, email: by.email }, nowMs);

@@ -250,3 +250,8 @@ export async function revokeUserSessions(store: Store, userId: string, reason: s
     return n;
   });
 }
+
+/** The session record `sessionId` (live or ended), or undefined. */
+export function sessionRecord(store: Pick<Store, 'sessions'>, sessionId: string): SessionRecord | undefined {
+  return store.sessions.get(sessionId);
+}

@@ -8,6 +8,7 @@ import type { Store } from '../../store/lmdb.js';
 import { hashPassword } from './password.js';
 import { emailKey, USERS_BY_EMAIL, type UserRecord } from './records.js';
 import type { Role } from './roles.js';
+import { orgRecord } from '../../store/identity-reads.js';
 
 /** Thrown by {@link createUser} for input it refuses (the CLI prints the message). */
 export class UserInputError extends Error {}
@@ -29,7 +30,7 @@ export interface NewUser {
 export async function createUser(store: Store, u: NewUser, nowMs = Date.now()): Promise<UserRecord> {
   const email = u.email.trim().toLowerCase();
   if (!EMAIL.test(email)) throw new UserInputError(`'${u.email}' is not an email address`);
-  if (!store.orgs.get(u.orgId)) throw new UserInputError(`organization ${u.orgId} does not exist`);
+  if (!orgRecord(store, u.orgId)) throw new UserInputError(`organization ${u.orgId} does not exist`);
   const password = await hashPassword(u.password);
   const user: UserRecord = { userId: randomUUID(), orgId: u.orgId, email, role: u.role, password, createdAtMs: nowMs };
   const created = await store.root.transaction(() => {
@@ -51,4 +52,9 @@ export function findUserIdByEmail(store: Store, email: string): string | undefin
 export function findUserByEmail(store: Store, email: string): UserRecord | undefined {
   const id = findUserIdByEmail(store, email);
   return id === undefined ? undefined : store.users.get(id);
+}
+
+/** The user `userId`, or undefined. */
+export function userRecord(store: Pick<Store, 'users'>, userId: string): UserRecord | undefined {
+  return store.users.get(userId);
 }

@@ -7,6 +7,7 @@ import { catalogReads } from '../../missions/catalog/catalog-reads.js';
 import { OperationRuntime } from '../../missions/catalog/runtime.js';
 import type { GatewayContext } from '../parts.js';
 import { nothing, type GatewayPlugin } from '../plugin.js';
+import { catalogWrites } from '../../missions/catalog/catalog-writes.js';
 
 /** Loads every fleet's operation before the scheduler may fire (the dispatch gate reads it); serves features, templates and the operation. */
 export function catalogPlugin(ctx: GatewayContext): GatewayPlugin {
@@ -20,6 +21,7 @@ export function catalogPlugin(ctx: GatewayContext): GatewayPlugin {
     start: () => {
       const store = ctx.parts.get('store');
       ctx.parts.provide('catalog', catalogReads(store));
+      ctx.parts.provide('catalogWrites', catalogWrites(store));
       ctx.parts.provide('runtime', new OperationRuntime(store, { log: ctx.logFor('missions') })).loadAll();
       return Promise.resolve();
     },

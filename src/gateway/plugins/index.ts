@@ -1,7 +1,10 @@
 /**
  * The gateway's plugins, one per domain module. The composer orders them by `dependsOn`; this list's
- * order only breaks ties.
+ * order only breaks ties. Each plugin sees the store through its write scope: the databases it claims
+ * are writable, every other one refuses a write naming the database, its owner and the plugin
+ * (src/store/write-scope.ts).
  */
+import { writeScope } from '../../store/write-scope.js';
 import type { GatewayContext } from '../parts.js';
 import type { GatewayPlugin } from '../plugin.js';
 import { alertSourcesPlugin, alertsPlugin } from './alerts.js';
@@ -29,33 +32,59 @@ import { webhooksPlugin } from './webhooks.js';
 import { vda5050BrokerPlugin } from './vda5050-broker.js';
 import { vda5050Plugin } from './vda5050.js';
 
-/** Every plugin of `fleetgw serve`, built over one context. */
+/** Builds one plugin over the gateway's context. */
+export type PluginFactory = (ctx: GatewayContext) => GatewayPlugin;
+
+/** Every plugin of `fleetgw serve`, built over one context, each with its own write scope of the store. */
 export function gatewayPlugins(ctx: GatewayContext): GatewayPlugin[] {
-  return [
-    storePlugin(ctx),
-    registryPlugin(ctx),
-    eventsPlugin(ctx),
-    authPlugin(ctx),
-    idempotencyPlugin(ctx),
-    metricsPlugin(ctx),
-    streamPlugin(ctx),
-    alertsPlugin(ctx),
-    webhooksPlugin(ctx),
-    usagePlugin(ctx),
-    telemetryPlugin(ctx),
-    robotLinkPlugin(ctx),
-    vda5050BrokerPlugin(ctx),
-    vda5050Plugin(ctx),
-    faultsPlugin(ctx),
-    commandsPlugin(ctx),
-    alertSourcesPlugin(ctx),
-    fieldRulesPlugin(ctx),
-    catalogPlugin(ctx),
-    missionsPlugin(ctx),
-    objectsPlugin(ctx),
-    floorPlansPlugin(ctx),
-    robotsPlugin(ctx),
-    httpPlugin(ctx),
-    readinessPlugin(ctx),
-  ];
+  return withWriteScopes(ctx, [
+    storePlugin,
+    registryPlugin,
+    eventsPlugin,
+    authPlugin,
+    idempotencyPlugin,
+    metricsPlugin,
+    streamPlugin,
+    alertsPlugin,
+    webhooksPlugin,
+    usagePlugin,
+    telemetryPlugin,
+    robotLinkPlugin,
+    vda5050BrokerPlugin,
+    vda5050Plugin,
+    faultsPlugin,
+    commandsPlugin,
+    alertSourcesPlugin,
+    fieldRulesPlugin,
+    catalogPlugin,
+    missionsPlugin,
+    objectsPlugin,
+    floorPlansPlugin,
+    robotsPlugin,
+    httpPlugin,
+    readinessPlugin,
+  ]);
+}
+
+/** The databases divided by key prefix rather than owned whole (their prefixes are checked at start and by test). */
+const SHARED_DATABASES: readonly string[] = ['index', 'meta'];
+
+/**
+ * Builds each plugin over a context whose `store` part is the plugin's write scope: the databases it
+ * claims, and the shared ones, writable; a write to any other refuses naming the database, its owner
+ * (by these plugins' claims) and the plugin. A context without parts (the ownership tests read only the
+ * claims) is passed on as it is.
+ */
+export function withWriteScopes(ctx: GatewayContext, factories: readonly PluginFactory[]): GatewayPlugin[] {
+  const owners = new Map<string, string>();
+  // The scope is built at the plugin's first use of the store, when every plugin's claim is known.
+  const scoped = (make: PluginFactory): GatewayPlugin => {
+    const self: { plugin?: GatewayPlugin } = {};
+    const parts = ctx.parts?.withStoreScope((store) => writeScope(store, self.plugin!.name, self.plugin!.storage.databases, (db) => owners.get(db), SHARED_DATABASES));
+    self.plugin = make(parts === undefined ? ctx : { ...ctx, parts });
+    return self.plugin;
+  };
+  const plugins = factories.map(scoped);
+  for (const p of plugins) for (const db of p.storage.databases) owners.set(db, p.name);
+  return plugins;
 }

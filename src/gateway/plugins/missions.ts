@@ -32,6 +32,7 @@ export function missionsPlugin(ctx: GatewayContext): GatewayPlugin {
           identity: parts.get('identity'),
           snapshots: parts.get('snapshots'),
           catalog: parts.get('catalog'),
+          catalogWrites: parts.get('catalogWrites'),
           events: parts.get('events'),
           link: parts.get('link'),
           commands: parts.get('commands'),
@@ -55,7 +56,7 @@ export function missionsPlugin(ctx: GatewayContext): GatewayPlugin {
       const missions = parts.get('missions');
       const link = parts.get('link');
       return [
-        { name: 'mission-tools', routes: missionToolRoutes({ store, identity, catalog: parts.get('catalog'), events: parts.get('events'), idempotency: parts.get('idempotency'), missions, runtime: parts.get('runtime') }) },
+        { name: 'mission-tools', routes: missionToolRoutes({ store, identity, catalog: parts.get('catalog'), catalogWrites: parts.get('catalogWrites'), events: parts.get('events'), idempotency: parts.get('idempotency'), missions, runtime: parts.get('runtime') }) },
         { name: 'mission-runtime', routes: missionRuntimeRoutes({ store, identity, catalog: parts.get('catalog'), missions, link }) },
         { name: 'agent-read', routes: agentReadRoutes({ store, identity, snapshots: parts.get('snapshots'), link, missions, advertised: parts.get('advertised'), commands: parts.get('commands') }) },
       ];

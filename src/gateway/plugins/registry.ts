@@ -5,6 +5,7 @@ import { identityReads } from '../../store/identity-reads.js';
 import { ensureRobotNameIndex } from '../../store/robot-names.js';
 import type { GatewayContext } from '../parts.js';
 import { nothing, type GatewayPlugin } from '../plugin.js';
+import { registryWrites } from '../../store/registry-writes.js';
 
 /**
  * The fleet and robot registry; robots registered before the name index existed get their keys at
@@ -23,6 +24,7 @@ export function registryPlugin(ctx: GatewayContext): GatewayPlugin {
       const store = ctx.parts.get('store');
       await ensureRobotNameIndex(store);
       ctx.parts.provide('identity', identityReads(store));
+      ctx.parts.provide('registryWrites', registryWrites(store));
     },
     routes: () => {
       const store = ctx.parts.get('store');

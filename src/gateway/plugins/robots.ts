@@ -30,6 +30,8 @@ export function robotsPlugin(ctx: GatewayContext): GatewayPlugin {
           name: 'robot-admin',
           routes: robotAdminRoutes({
             store,
+            registry: parts.get('registryWrites'),
+            catalog: parts.get('catalogWrites'),
             identity,
             snapshots,
             events: parts.get('events'),

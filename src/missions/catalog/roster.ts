@@ -9,6 +9,7 @@ import { listRobots } from '../../store/identity.js';
 import type { TemplateRecord } from './records.js';
 import type { AdvertisedCapabilities } from './robot-capabilities.js';
 import { changeTemplate, checkRosterRobot, listTemplates, requireTemplate, templateEvent } from './templates.js';
+import { robotRecord } from '../../store/identity-reads.js';
 
 /**
  * Rule 1: the robot must be an active fleet robot with every required capability, registered or
@@ -38,7 +39,7 @@ export async function assignRobot(store: Store, events: EventLog, advertised: Ad
  */
 export async function unassignRobot(store: Store, events: EventLog, fleetId: string, missionId: string, robotId: string, nowMs: number): Promise<{ template: TemplateRecord; changed: boolean }> {
   requireTemplate(store, fleetId, missionId);
-  const robot = store.robots.get(robotId);
+  const robot = robotRecord(store, robotId);
   if (robot === undefined || robot.fleetId !== fleetId) throw apiError('robot_not_found', { robotId });
   // Read before the transaction (listRobots is an index range); the roster itself is re-read inside.
   const othersActive = listRobots(store, fleetId).filter((r) => r.active && r.robotId !== robotId).map((r) => r.robotId);

@@ -20,6 +20,7 @@ import { featureUseKey, getFeature } from './features.js';
 import { operationOrNew, putNewOperation } from './operation.js';
 import type { MissionStepRecord, OperationRecord, TemplateRecord } from './records.js';
 import { missingCapability, type AdvertisedCapabilities } from './robot-capabilities.js';
+import { robotRecord } from '../../store/identity-reads.js';
 
 const TEMPLATES_BY_FLEET = 'templatesByFleet';
 export const templateIndexKey = (fleetId: string, missionId: string): string => `${TEMPLATES_BY_FLEET}/${fleetId}/${missionId}`;
@@ -93,7 +94,7 @@ export function templateEvent(events: EventLog, t: TemplateRecord, atMs: number,
  * @throws ApiError 404 `robot_not_active_member`; 400 `robot_missing_capability`
  */
 export function checkRosterRobot(store: Store, advertised: AdvertisedCapabilities, fleetId: string, robotId: string, capabilities: readonly string[]): void {
-  const robot = store.robots.get(robotId);
+  const robot = robotRecord(store, robotId);
   if (robot === undefined || robot.fleetId !== fleetId || !robot.active) throw apiError('robot_not_active_member', { robotId });
   const missing = missingCapability(advertised, robot, capabilities);
   if (missing !== undefined) throw apiError('robot_missing_capability', { robotId, capability: missing });

@@ -22,6 +22,7 @@ import type { Store } from '../../store/lmdb.js';
 import type { FireRecord, ScheduleRecord } from './records.js';
 import { syncTemplateRef } from './schedules.js';
 import { scheduleEvent } from './timeline.js';
+import { apiKeyRecord } from '../../auth/api-keys.js';
 
 /** `last_failure_reason` / `paused_reason` of a schedule whose acting key may no longer act. */
 export const CREATOR_KEY_INVALID = 'creator_key_invalid';
@@ -47,7 +48,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
  */
 export function actingKeyProblem(store: Store, s: ScheduleRecord, nowMs: number): string | null {
   const id = s.createdBy.apiKeyId;
-  const k = store.apikeys.get(id);
+  const k = apiKeyRecord(store, id);
   if (k === undefined) return `API key ${id}, which the schedule acts as, no longer exists`;
   if (k.revokedAtMs !== null) return `API key ${id}, which the schedule acts as, was revoked at ${iso(k.revokedAtMs)}`;
   if (k.expiresAtMs !== null && nowMs >= k.expiresAtMs) return `API key ${id}, which the schedule acts as, expired at ${iso(k.expiresAtMs)}`;

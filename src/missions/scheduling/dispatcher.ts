@@ -33,7 +33,8 @@ import { ApiError } from '../../errors/catalog.js';
 import type { RobotLink } from '../../protocol/robot-link.js';
 import type { Clock } from '../clock.js';
 import type { Store } from '../../store/lmdb.js';
-import { holdFeature, isFeatureLocked, listFeatures, releaseFeature } from '../catalog/features.js';
+import { isFeatureLocked, listFeatures } from '../catalog/features.js';
+import type { CatalogWrites } from '../catalog/catalog-writes.js';
 import type { FireRecord, ScheduleRecord } from './records.js';
 import type { RunRecord } from '../runs/records.js';
 import type { TemplateRecord } from '../catalog/records.js';
@@ -61,6 +62,8 @@ export interface DispatcherOptions {
   snapshots: Pick<LatestSnapshots, 'latest'>;
   /** Templates, from the catalog. */
   catalog: Pick<CatalogReads, 'template'>;
+  /** A run's feature, held and released by the catalog (which owns the features). */
+  catalogWrites: Pick<CatalogWrites, 'holdFeature' | 'releaseFeature'>;
   events: EventLog;
   clock: Clock;
   tracker: RunTracker;
@@ -194,7 +197,7 @@ export class MissionDispatcher {
     const own = this.opts.catalog.template(run.missionId)?.featureId;
     if (own != null) areas.add(own);
     for (const featureId of areas) {
-      releaseFeature(this.store, this.opts.events, run.fleetId, featureId, run.robotId, now).catch((err: unknown) => this.log.error({ err, featureId, runId: run.runId }, `dispatcher: release feature ${featureId} failed`));
+      this.opts.catalogWrites.releaseFeature(this.opts.events, run.fleetId, featureId, run.robotId, now).catch((err: unknown) => this.log.error({ err, featureId, runId: run.runId }, `dispatcher: release feature ${featureId} failed`));
     }
   }
 
@@ -365,7 +368,7 @@ export class MissionDispatcher {
     Object.assign(f, sent);
     // Queued before MissionStart is submitted, so the release of a run that ends at once follows it.
     const area = t.featureId;
-    if (area !== null) holdFeature(this.store, this.opts.events, s.fleetId, area, robotId, now).catch((err: unknown) => this.log.error({ err, featureId: area, robotId }, `dispatcher: hold feature ${area} failed`));
+    if (area !== null) this.opts.catalogWrites.holdFeature(this.opts.events, s.fleetId, area, robotId, now).catch((err: unknown) => this.log.error({ err, featureId: area, robotId }, `dispatcher: hold feature ${area} failed`));
     this.submitStart(f, s, t, run);
     this.inFlight.delete(f.fireKey);
     // Sent fires are re-checked every pass (ack, rejection, the sent deadline), also when no ack

@@ -11,7 +11,8 @@ import { operationOrNew } from '../catalog/operation.js';
 import type { OperationRecord, TemplateRecord } from '../catalog/records.js';
 import type { ScheduleRecord } from './records.js';
 import type { MissionScheduling } from './scheduling-service.js';
-import { putNewTemplateInTxn, templateRefusal } from '../catalog/templates.js';
+import { templateRefusal } from '../catalog/templates.js';
+import type { CatalogWrites } from '../catalog/catalog-writes.js';
 
 /**
  * Commits template `t` (and the fleet's operation with its first template) and schedule `s` (built
@@ -21,6 +22,7 @@ import { putNewTemplateInTxn, templateRefusal } from '../catalog/templates.js';
  */
 export async function commitJob(
   store: Store,
+  catalog: Pick<CatalogWrites, 'putNewTemplateInTxn'>,
   events: EventLog,
   missions: Pick<MissionScheduling, 'refusal' | 'putNewInTxn' | 'armNew'>,
   fleet: FleetRecord,
@@ -34,7 +36,7 @@ export async function commitJob(
     if (why !== null) return why;
     const operation = operationOrNew(store, fleet, nowMs);
     alsoInTxn?.(operation.op);
-    putNewTemplateInTxn(store, events, t, operation, nowMs);
+    catalog.putNewTemplateInTxn(events, t, operation, nowMs);
     missions.putNewInTxn(s);
     return null;
   });

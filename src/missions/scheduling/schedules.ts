@@ -14,7 +14,7 @@ import { nextFireAfter } from './recurrence.js';
 import { countPrefix, firstIndexed, keyPrefix, lastSegment, prefixRange, sortableNumber } from '../../store/keys.js';
 import { keysetOver, type Keyset } from '../../store/keyset.js';
 import type { Store } from '../../store/lmdb.js';
-import type { ScheduleRecord, ScheduleSpec } from './records.js';
+import type { FireRecord, ScheduleRecord, ScheduleSpec } from './records.js';
 
 /** Deployment window used when a request gives none (documented in OpenAPI). */
 export const DEFAULT_DEPLOYMENT_DEADLINE_MS = 300_000;
@@ -170,4 +170,14 @@ export function requireSchedule(store: Store, fleetId: string, scheduleId: strin
   const s = store.schedules.get(scheduleId);
   if (!s || s.fleetId !== fleetId) throw apiError('schedule_not_found', { scheduleId });
   return s;
+}
+
+/** The schedule `scheduleId` (any fleet), or undefined. */
+export function scheduleRecord(store: Pick<Store, 'schedules'>, scheduleId: string): ScheduleRecord | undefined {
+  return store.schedules.get(scheduleId);
+}
+
+/** The stored fire `fireKey`, or undefined. */
+export function fireRecord(store: Pick<Store, 'fires'>, fireKey: string): FireRecord | undefined {
+  return store.fires.get(fireKey);
 }

@@ -5,7 +5,6 @@
  * appends its event to the schedule's timeline.
  */
 import { getOperation } from '../catalog/operation.js';
-import { setTemplatePriorities } from '../catalog/templates.js';
 import type { Logger } from 'pino';
 import type { EventLog } from '../../events/index.js';
 import type { CommandService } from '../../commands/service.js';
@@ -18,6 +17,7 @@ import type { IdentityReads } from '../../store/identity-reads.js';
 import type { Store } from '../../store/lmdb.js';
 import type { LatestSnapshots } from '../../telemetry/snapshots/index.js';
 import type { CatalogReads } from '../catalog/catalog-reads.js';
+import type { CatalogWrites } from '../catalog/catalog-writes.js';
 import { actingKeyProblem, commitPaused, CREATOR_KEY_INVALID, type ActingKeyGuard } from './acting-key.js';
 import { CommandFires } from './command-fires.js';
 import type { OperationRuntime, RunEffectReport } from '../catalog/runtime.js';
@@ -46,6 +46,8 @@ export interface MissionSchedulingOptions {
   snapshots: LatestSnapshots;
   /** Templates and operations, from the catalog. */
   catalog: CatalogReads;
+  /** Template priorities, written by the catalog (which owns the templates). */
+  catalogWrites: Pick<CatalogWrites, 'setTemplatePriorities' | 'holdFeature' | 'releaseFeature'>;
   /** The store's event log (built once by the composition root). */
   events: EventLog;
   link: RobotLink;
@@ -122,6 +124,7 @@ export class MissionScheduling {
       identity: opts.identity,
       snapshots: opts.snapshots,
       catalog: opts.catalog,
+      catalogWrites: opts.catalogWrites,
       events: this.events,
       clock: this.clock,
       tracker: this.tracker,
@@ -312,7 +315,7 @@ export class MissionScheduling {
       seen.add(u.missionId);
     }
     // The catalog owns the templates: it writes the batch.
-    const written = await setTemplatePriorities(this.store, fleetId, updates, this.clock.now());
+    const written = await this.opts.catalogWrites.setTemplatePriorities(fleetId, updates, this.clock.now());
     this.dispatcher.kick();
     return written;
   }

@@ -1,2 +1,2 @@
 /** Each robot's latest telemetry snapshot, read by the modules that do not own it (latest.ts). */
-export { latestSnapshots, type LatestSnapshots } from './latest.js';
+export { latestConditions, latestSnapshots, type LatestSnapshots } from './latest.js';

@@ -5,7 +5,7 @@
  */
 import type { Store } from '../../store/lmdb.js';
 import { RawBytesCache, readRaw } from '../../store/raw-bytes-cache.js';
-import { decodeSnapshot, type TelemetrySnapshot } from '../sample/index.js';
+import { decodeSnapshot, snapshotConditions, type TelemetrySnapshot } from '../sample/index.js';
 
 /** Reads of the latest snapshots. */
 export interface LatestSnapshots {
@@ -35,4 +35,9 @@ export function latestSnapshots(store: Pick<Store, 'snapshots'>): LatestSnapshot
       return { latest: (robotId) => cache.get(robotId) };
     },
   };
+}
+
+/** The alert conditions (e-stop, battery) of the robot's stored snapshot, read from its prefix; undefined before its first report. */
+export function latestConditions(store: Pick<Store, 'snapshots'>, robotId: string): ReturnType<typeof snapshotConditions> {
+  return snapshotConditions(store.snapshots.get(robotId));
 }

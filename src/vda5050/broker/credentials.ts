@@ -8,6 +8,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Store } from '../../store/lmdb.js';
 import type { RobotRecord } from '../../store/records.js';
 import { hashSecret, secretMatches } from '../../store/secrets.js';
+import { cachedRobot } from '../../store/identity-reads.js';
 
 /** Master control's MQTT username on the embedded broker (no robot id looks like it). */
 export const MASTER_USERNAME = 'fleetgw-master-control';
@@ -35,7 +36,7 @@ export class MasterCredential {
 
 /** The robot a username/password pair authenticates, when it has a VDA 5050 identity; else null. */
 export function authenticateVdaRobot(store: Store, username: string | undefined, password: Buffer | undefined): Readonly<RobotRecord> | null {
-  const record = username !== undefined && UUID.test(username) ? store.records.robot(username) : undefined;
+  const record = username !== undefined && UUID.test(username) ? cachedRobot(store, username) : undefined;
   const ok = secretMatches(password === undefined ? '' : password.toString('utf8'), record?.tokenHash ?? DECOY_HASH);
   return ok && record?.vda5050 !== undefined ? record : null;
 }

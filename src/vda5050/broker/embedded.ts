@@ -24,6 +24,7 @@ import { authenticateVdaRobot, MASTER_USERNAME, MasterCredential } from './crede
 import { LogWindow } from './log-window.js';
 import { PacketLimitedStream } from './packet-limit.js';
 import { robotTopic, robotTopics, topicRoot, underRoot, type RobotTopics } from './topics.js';
+import { cachedRobot } from '../../store/identity-reads.js';
 
 /** Why the broker refused something (the `reason` label of `fleetgw_vda5050_denied_total`). */
 export const DENIAL_REASONS = ['auth', 'will', 'publish', 'subscribe', 'packet_size', 'connections'] as const;
@@ -280,7 +281,7 @@ export class EmbeddedBroker {
     const client = this.sessions.get(robotId);
     const p = client === undefined ? undefined : this.principals.get(client);
     if (client === undefined || p?.kind !== 'robot') return;
-    const now = this.opts.store.records.robot(robotId);
+    const now = cachedRobot(this.opts.store, robotId);
     const same = now?.vda5050 !== undefined && now.fleetId === p.fleetId && now.vda5050.manufacturer === p.binding.manufacturer && now.vda5050.serialNumber === p.binding.serialNumber;
     if (!same) client.close();
   }

@@ -10,6 +10,7 @@ import type { Store } from '../../store/lmdb.js';
 import type { RobotRecord } from '../../store/records.js';
 import { robotOfVda5050, vda5050BindingsVersion, vda5050Robots } from '../../store/vda5050-index.js';
 import type { Vda5050Binding, Vda5050Identities, Vda5050Robot } from '../contracts.js';
+import { cachedRobot } from '../../store/identity-reads.js';
 
 /** How often the running gateway looks for binding changes (one LMDB read each time). */
 export const VDA5050_IDENTITY_POLL_MS = 500;
@@ -39,7 +40,7 @@ export class RegistryVda5050Identities implements Vda5050Identities {
   }
 
   bindingOf(robotId: string): Vda5050Binding | undefined {
-    return this.store.records.robot(robotId)?.vda5050;
+    return cachedRobot(this.store, robotId)?.vda5050;
   }
 
   all(): readonly Vda5050Robot[] {

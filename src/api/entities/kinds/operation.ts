@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { apiError } from '../../../errors/catalog.js';
-import { requireOperation } from '../../../missions/catalog/operation.js';
+import { getOperation, requireOperation } from '../../../missions/catalog/operation.js';
 import type { OperationRecord } from '../../../missions/catalog/records.js';
 import { listTemplates } from '../../../missions/catalog/templates.js';
 import type { Keyset } from '../../../store/keyset.js';
@@ -57,7 +57,7 @@ export const operationKind = defineKind<OperationRecord, OperationItem, Operatio
   filters: {},
   limit: AGENT_LIST_LIMIT,
   item: OperationItem,
-  source: (deps, fleet) => operationOf(deps.store.operations.get(fleet.fleetId)),
+  source: (deps, fleet) => operationOf(getOperation(deps.store, fleet.fleetId)),
   view: (_deps, op) => item(op),
   detail: {
     schema: OperationDetail,
@@ -72,7 +72,7 @@ export const operationKind = defineKind<OperationRecord, OperationItem, Operatio
     },
   },
   *names(deps, fleet) {
-    const op = deps.store.operations.get(fleet.fleetId);
+    const op = getOperation(deps.store, fleet.fleetId);
     if (op) yield { id: op.operationId, name: op.name };
   },
 });

@@ -16,6 +16,7 @@ import { named } from '../../schemas/named.js';
 import { defineKind, type KindDeps } from '../kind.js';
 import { liveStatus, robotCapabilities, RobotLiveStatus } from '../robot-live.js';
 import { AGENT_LIST_LIMIT, CapabilityFilter, KindTag } from './common.js';
+import { cachedRobot } from '../../../store/identity-reads.js';
 
 export const RobotItem = named('RobotEntityItem', Type.Object(
   {
@@ -149,7 +150,7 @@ function currentSettings(deps: KindDeps, r: Readonly<RobotRecord>): RobotDetail[
 }
 
 function detail(deps: KindDeps, fleetId: string, id: string): RobotDetail {
-  const r = deps.store.records.robot(id);
+  const r = cachedRobot(deps.store, id);
   if (!r || r.fleetId !== fleetId) throw apiError('robot_not_found', { robotId: id });
   const run = deps.missions.tracker.activeRunOf(r.robotId);
   return {

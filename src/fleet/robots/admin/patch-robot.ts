@@ -19,12 +19,14 @@ import type { AuthContext } from '../../../auth/context.js';
 import type { CommandService } from '../../../commands/service.js';
 import { ApiError, apiError } from '../../../errors/catalog.js';
 import type { EventLog } from '../../../events/index.js';
-import { leaveRostersSync } from '../../../missions/catalog/roster.js';
+import type { CatalogWrites } from '../../../missions/catalog/catalog-writes.js';
 import type { RunTracker } from '../../../missions/runs/run-tracker.js';
 import type { RobotLink } from '../../../protocol/robot-link.js';
-import { moveRobotIndexSync, replaceRobotSync, vda5050HolderOther } from '../../../store/identity.js';
+import { vda5050HolderOther } from '../../../store/identity.js';
+import type { RegistryWrites } from '../../../store/registry-writes.js';
 import type { Store } from '../../../store/lmdb.js';
 import type { FleetRecord, RobotRecord } from '../../../store/records.js';
+import { robotRecord } from '../../../store/identity-reads.js';
 
 /** What a PATCH may change; omitted fields are kept. `labels` replaces the whole map; `notes` null clears. */
 export interface RobotPatch {
@@ -39,7 +41,12 @@ export interface RobotPatch {
 }
 
 export interface RobotAdminDeps {
+  /** For reads of the registry's records and the transaction every write of a change shares. */
   store: Store;
+  /** The robot record and its fleet index, written by the registry. */
+  registry: RegistryWrites;
+  /** The old fleet's rosters, written by the catalog. */
+  catalog: Pick<CatalogWrites, 'leaveRostersSync'>;
   events: EventLog;
   commands: Pick<CommandService, 'hold' | 'undeliveredCount'>;
   runs: Pick<RunTracker, 'activeRunOf'>;
@@ -84,14 +91,14 @@ export async function patchRobot(deps: RobotAdminDeps, auth: AuthContext, robot:
   const release = to !== null ? deps.commands.hold(robot.robotId) : () => {};
   try {
     const out = await store.root.transaction((): PatchOutcome | ApiError => {
-      const cur = store.robots.get(robot.robotId);
+      const cur = robotRecord(store, robot.robotId);
       if (!cur || cur.fleetId !== from) return apiError('robot_not_found', { robotId: robot.robotId });
       let rostersLeft: string[] = [];
       if (to !== null) {
         // Again under the hold: a command or run that began since the first check refuses the move.
         const busy = busyReason(deps, robot.robotId);
         if (busy !== null) return apiError('robot_not_idle', { robotId: robot.robotId, reason: busy });
-        const left = leaveRostersSync(store, events, from, robot.robotId, nowMs);
+        const left = deps.catalog.leaveRostersSync(events, from, robot.robotId, nowMs);
         if (left instanceof ApiError) return left;
         rostersLeft = left;
       }
@@ -111,13 +118,13 @@ export async function patchRobot(deps: RobotAdminDeps, auth: AuthContext, robot:
       };
       if (patch.vda5050 === null) delete next.vda5050;
       else if (patch.vda5050 !== undefined) next.vda5050 = { manufacturer: patch.vda5050.manufacturer, serialNumber: patch.vda5050.serialNumber };
-      replaceRobotSync(store, cur, next);
+      deps.registry.replaceRobotSync(cur, next);
       const subject = { type: 'robot' as const, id: robot.robotId };
       if (fields.length > 0) {
         events.append({ fleetId: from, correlationId: robot.robotId, atMs: nowMs, kind: 'robot.updated', subject, data: { fields, ...actor } });
       }
       if (to !== null) {
-        moveRobotIndexSync(store, robot.robotId, from, to);
+        deps.registry.moveRobotIndexSync(robot.robotId, from, to);
         const data = { fromFleetId: from, toFleetId: to, rostersLeft, ...actor };
         // The robot's timeline in both fleets (correlation id = robot id).
         events.append({ fleetId: from, correlationId: robot.robotId, atMs: nowMs, kind: 'robot.transferred_out', subject, data });

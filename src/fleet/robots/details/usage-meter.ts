@@ -28,6 +28,7 @@ import type { Store } from '../../../store/lmdb.js';
 import { newSnapshotScalars, readSnapshotScalars } from '../../../telemetry/sample/index.js';
 import { missionCounts } from './details.js';
 import { saveUsage, usageOf, type RobotUsageRecord } from './usage.js';
+import { cachedRobot } from '../../../store/identity-reads.js';
 
 export interface UsageMeterOptions {
   maxGapMs?: number;
@@ -165,7 +166,7 @@ export class UsageMeter {
       // Records written before mission counts existed have none.
       rec = { ...stored, missionsCompleted: stored.missionsCompleted ?? 0, missionsFailed: stored.missionsFailed ?? 0 };
     } else {
-      const robot = this.store.records.robot(robotId);
+      const robot = cachedRobot(this.store, robotId);
       if (robot === undefined) return undefined;
       // Once per robot: the runs kept so far (later ones are counted as they finish).
       const counts = missionCounts(this.store, robot);

@@ -10,6 +10,7 @@ import type { Store } from '../../../store/lmdb.js';
 import type { FaultSeverity } from '../../safety/faults/records.js';
 import type { FaultTracker, ReportedFault } from '../../safety/faults/tracker.js';
 import { saveDeviceHealth, type DeviceHealthEntry, type DeviceKindName, type DeviceLevelName } from './device-health.js';
+import { cachedRobot } from '../../../store/identity-reads.js';
 
 /** Bounds on what one report may carry (the rest is dropped). */
 export const HEALTH_LIMITS = { codeChars: 64, componentChars: 64, messageChars: 256, devices: 32, deviceIdChars: 64, statusChars: 64, metrics: 16, metricNameChars: 64 } as const;
@@ -83,7 +84,7 @@ export function reportedDevices(report: HealthReport): DeviceHealthEntry[] {
 
 /** Applies one robot health report: faults to the tracker, devices to LMDB. */
 export function applyHealthReport(store: Store, faults: FaultTracker, robotId: string, report: HealthReport, nowMs: number): void {
-  if (store.records.robot(robotId) === undefined) return;
+  if (cachedRobot(store, robotId) === undefined) return;
   faults.apply(robotId, reportedFaults(report));
   saveDeviceHealth(store, { robotId, reportedAtMs: nowMs, robotTsMs: Number(report.tsMs), devices: reportedDevices(report) });
 }

@@ -16,6 +16,7 @@ import type { EventLog } from '../../../events/log.js';
 import type { Store } from '../../../store/lmdb.js';
 import { alertOf, putChangedAlert, putNewAlert, unresolvedAlerts } from './alert-store.js';
 import type { AlertActor, AlertKind, AlertRecord, AlertResolution, AlertSeverity, AlertSubject } from './records.js';
+import { cachedFleet } from '../../../store/identity-reads.js';
 
 /** A condition as a source reports it. */
 export interface AlertCondition {
@@ -132,7 +133,7 @@ export class AlertService {
       if (at - existing.updatedAtMs >= REPEAT_WRITE_MS) void this.write(existing, at, 'repeated');
       return existing;
     }
-    const fleet = this.store.records.fleet(c.fleetId);
+    const fleet = cachedFleet(this.store, c.fleetId);
     if (fleet === undefined) return null;
     if ((this.perFleet.get(c.fleetId) ?? 0) >= this.maxPerFleet) {
       if (at - this.lastOverflowLogMs >= 60_000) {

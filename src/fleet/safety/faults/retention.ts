@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Store } from '../../../store/lmdb.js';
 import { oldFaultsOfFleet, removeFaultSync } from './faults.js';
 import type { FaultRecord } from './records.js';
+import { allFleetIds } from '../../../store/identity-reads.js';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -25,7 +26,7 @@ export async function sweepFaults(store: Store, nowMs: number, policy: FaultRete
   const cutoff = nowMs - policy.retentionMs;
   const doomed: FaultRecord[] = [];
   let budget = policy.scanBudget;
-  for (const fleetId of store.fleets.getKeys()) {
+  for (const fleetId of allFleetIds(store)) {
     if (budget <= 0 || doomed.length >= policy.batch) break;
     const { faults, scanned } = oldFaultsOfFleet(store, fleetId, cutoff, Math.min(budget, policy.batch - doomed.length + 1000));
     budget -= scanned;

@@ -16,6 +16,7 @@ import type { Store } from '../../../store/lmdb.js';
 import { activeFaultsOfRobot, putFaultSync, putNewFaultSync } from './faults.js';
 import { faultNotice, type FaultObserver } from './observer.js';
 import type { FaultRecord, FaultSeverity } from './records.js';
+import { cachedRobot } from '../../../store/identity-reads.js';
 
 /** Faults beyond this many in one report are ignored (and logged): a robot cannot flood the store. */
 export const MAX_FAULTS_PER_REPORT = 64;
@@ -70,7 +71,7 @@ export class FaultTracker {
    * Returns what changed, for tests and logs.
    */
   apply(robotId: string, reported: readonly ReportedFault[]): Change[] {
-    const robot = this.store.records.robot(robotId);
+    const robot = cachedRobot(this.store, robotId);
     if (robot === undefined) return [];
     const now = this.now();
     const current = this.activeMap(robotId);

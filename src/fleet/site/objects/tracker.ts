@@ -23,6 +23,7 @@ import { MatchGrid } from './match-grid.js';
 import { allObjects, countObjects, dropExpiryKeySync, expiredObjects, getObject, objectOfTrack, putObjectSync, removeObjectSync, unbindTrackSync } from './object-store.js';
 import type { ObjectPosition, ObjectRecord } from './records.js';
 import type { Geometry } from '../../../missions/catalog/records.js';
+import { robotRecord } from '../../../store/identity-reads.js';
 
 /** Objects a fleet may hold (robot and manual together). */
 export const MAX_OBJECTS_PER_FLEET = 5000;
@@ -157,7 +158,7 @@ export class ObjectTracker {
   private async write(robotId: string, frame: Frame): Promise<void> {
     const { store, events } = this;
     await store.root.transaction(() => {
-      const robot = store.robots.get(robotId);
+      const robot = robotRecord(store, robotId);
       // A robot transferred since its session authenticated reports into its old fleet: refused
       // until it reconnects into the new one (docs/robot-admin.md).
       if (!robot || robot.fleetId !== frame.fleetId) {

@@ -17,6 +17,7 @@ import type { LinkConflictReport, RobotLink } from '../../../../protocol/robot-l
 import type { Store } from '../../../../store/lmdb.js';
 import type { AlertService } from '../alert-service.js';
 import type { AlertSettings } from '../settings.js';
+import { allRobotIds, cachedRobot } from '../../../../store/identity-reads.js';
 
 export interface RobotLinkAlertOptions {
   sweepMs?: number;
@@ -79,7 +80,7 @@ export class RobotLinkAlerts {
         this.offlineSince.delete(robotId);
         continue;
       }
-      const robot = this.store.records.robot(robotId);
+      const robot = cachedRobot(this.store, robotId);
       if (robot === undefined) {
         this.offlineSince.delete(robotId);
         continue;
@@ -98,7 +99,7 @@ export class RobotLinkAlerts {
       });
     }
     for (const a of this.alerts.unresolvedOf('robot_offline')) {
-      const robot = a.robotId === null ? undefined : this.store.records.robot(a.robotId);
+      const robot = a.robotId === null ? undefined : cachedRobot(this.store, a.robotId);
       if (robot === undefined) this.alerts.resolve(a, 'subject_removed', at);
       else if (!robot.active) this.alerts.resolve(a, 'robot_inactive', at);
     }
@@ -112,7 +113,7 @@ export class RobotLinkAlerts {
   private rescan(): void {
     const at = this.now();
     this.lastRescanMs = at;
-    for (const robotId of this.store.robots.getKeys()) {
+    for (const robotId of allRobotIds(this.store)) {
       if (!this.offlineSince.has(robotId) && !this.link.isOnline(robotId)) this.offlineSince.set(robotId, at);
     }
   }

@@ -11,6 +11,7 @@
 import type { EventRecord } from '../../../../events/record.js';
 import type { Store } from '../../../../store/lmdb.js';
 import type { AlertService } from '../alert-service.js';
+import { scheduleRecord } from '../../../../missions/scheduling/schedules.js';
 
 const CLEARING = new Set(['schedule.deployed', 'schedule.cancelled', 'schedule.resumed']);
 
@@ -44,7 +45,7 @@ export class ScheduleAlerts {
     } else if (CLEARING.has(e.kind)) {
       this.alerts.clear(e.fleetId, 'schedule_failed', scheduleId, 'condition_cleared', e.atMs);
     } else if (e.kind === 'schedule.edited') {
-      const s = this.store.schedules.get(scheduleId);
+      const s = scheduleRecord(this.store, scheduleId);
       if (s === undefined || s.cancelled || s.status !== 'failed') this.alerts.clear(e.fleetId, 'schedule_failed', scheduleId, 'condition_cleared', e.atMs);
     }
   }
@@ -52,7 +53,7 @@ export class ScheduleAlerts {
   /** Start-up: resolves alerts whose schedule no longer fails. */
   reconcile(): void {
     for (const a of this.alerts.unresolvedOf('schedule_failed')) {
-      const s = this.store.schedules.get(a.subject.id);
+      const s = scheduleRecord(this.store, a.subject.id);
       if (s === undefined) this.alerts.resolve(a, 'subject_removed');
       else if (s.cancelled || s.status !== 'failed') this.alerts.resolve(a, 'cleared_while_down');
     }

@@ -11,9 +11,10 @@
  */
 import type { Logger } from 'pino';
 import type { Store } from '../../../../store/lmdb.js';
-import { newSnapshotScalars, readSnapshotScalars, snapshotConditions, snapshotFleetId, type SnapshotScalars } from '../../../../telemetry/sample/index.js';
+import { newSnapshotScalars, readSnapshotScalars, snapshotFleetId, type SnapshotScalars } from '../../../../telemetry/sample/index.js';
 import type { AlertService } from '../alert-service.js';
 import type { AlertSettings } from '../settings.js';
+import { latestConditions } from '../../../../telemetry/snapshots/index.js';
 
 interface RobotState {
   estop: boolean;
@@ -53,7 +54,7 @@ export class TelemetryAlerts {
   reconcile(): void {
     for (const a of this.alerts.unresolvedOf()) {
       if (a.robotId === null || (a.kind !== 'estop' && a.kind !== 'battery_low')) continue;
-      const c = snapshotConditions(this.store.snapshots.get(a.robotId));
+      const c = latestConditions(this.store, a.robotId);
       if (c === undefined) continue;
       const cleared = a.kind === 'estop' ? !c.estop : c.batteryPct >= this.settings.batteryClearPct;
       if (!cleared) continue;
