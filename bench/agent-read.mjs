@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runSimFleet } from '../dist/sim/index.js';
 import { openStore } from '../dist/store/lmdb.js';
-import { createApiKey } from '../dist/store/identity.js';
+import { createApiKey } from '../dist/auth/key-admin.js';
 import { provisionRobots } from './lib/provision.mjs';
 import { cpuSeconds, FLEETGW, machineInfo, parseArgs, spawnNode, stopChild } from './lib/procs.mjs';
 

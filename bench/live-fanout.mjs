@@ -33,7 +33,8 @@ const round = (v, d = 2) => Number(v.toFixed(d));
 
 async function provision(dataDir) {
   const { openStore } = await import('../dist/store/lmdb.js');
-  const { addRobot, createApiKey, createFleet, createOrg } = await import('../dist/store/identity.js');
+  const { addRobot, createFleet, createOrg } = await import('../dist/store/identity.js');
+  const { createApiKey } = await import('../dist/auth/key-admin.js');
   const store = openStore(dataDir);
   try {
     const org = createOrg(store, 'bench');

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { openChdbStore } from '../dist/telemetry/store/chdb-store.js';
 import { openClickHouseStore } from '../dist/telemetry/store/clickhouse-store.js';
 import { openStore } from '../dist/store/lmdb.js';
-import { createApiKey } from '../dist/store/identity.js';
+import { createApiKey } from '../dist/auth/key-admin.js';
 import { startClickHouse } from './lib/clickhouse-server.mjs';
 import { provisionRobots } from './lib/provision.mjs';
 import { cpuSeconds, FLEETGW, machineInfo, parseArgs, spawnNode, stopChild } from './lib/procs.mjs';

@@ -5,7 +5,8 @@
  */
 import { existsSync } from 'node:fs';
 import { isKnownPermission, isLivePermission, LIVE_PERMISSIONS } from '../auth/permissions.js';
-import { addRobot, createApiKey, createFleet, createOrg, revokeApiKey, Vda5050IdentityTaken } from '../store/identity.js';
+import { addRobot, createFleet, createOrg, Vda5050IdentityTaken } from '../store/identity.js';
+import { createApiKey, revokeApiKey } from '../auth/key-admin.js';
 import { parseBindingArgument } from '../fleet/robots/vda5050-identity.js';
 import { openStore, type Store } from '../store/lmdb.js';
 import { list, opt, parseStrict, positiveInt, req, reqUuid } from './args.js';

@@ -1,5 +1,5 @@
 /**
- * Organizations, fleets, robots and API keys in LMDB. Used by `fleetgw admin` (another process) and by
+ * Organizations, fleets and robots in LMDB (API keys are the auth module's: src/auth/key-admin.ts). Used by `fleetgw admin` (another process) and by
  * the server's request path; writes are synchronous transactions so an admin command is durable before
  * it prints its result.
  */
@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { indexRange, keyPrefix, lastSegment } from './keys.js';
 import { keysetOver, type Keyset } from './keyset.js';
 import type { Store } from './lmdb.js';
-import type { ApiKeyRecord, FleetRecord, OrgRecord, RobotRecord } from './records.js';
+import type { FleetRecord, OrgRecord, RobotRecord } from './records.js';
 import { putRobotNameKey, removeRobotNameKey } from './robot-names.js';
-import { mintApiKey, mintRobotToken } from './secrets.js';
+import { mintRobotToken } from './secrets.js';
 import { putVda5050Key, removeVda5050Key, robotOfVda5050, touchVda5050Bindings, type StoredVda5050Binding } from './vda5050-index.js';
 
 /*
@@ -38,45 +38,6 @@ export function createFleet(store: Store, orgId: string, name: string, now = Dat
     store.index.putSync(`${FLEETS_BY_ORG}/${orgId}/${fleet.fleetId}`, true);
   });
   return fleet;
-}
-
-export interface NewKeyOptions {
-  orgId: string;
-  fleetId: string | null;
-  permissions: string[];
-  expiresAtMs: number | null;
-}
-
-/** Mints an API key; the raw key is returned once and never stored. */
-export function createApiKey(store: Store, opts: NewKeyOptions, now = Date.now()): { record: ApiKeyRecord; apiKey: string } {
-  if (!store.orgs.get(opts.orgId)) throw new Error(`organization ${opts.orgId} does not exist`);
-  if (opts.fleetId !== null) {
-    const fleet = store.fleets.get(opts.fleetId);
-    if (!fleet || fleet.orgId !== opts.orgId) throw new Error(`fleet ${opts.fleetId} does not exist in organization ${opts.orgId}`);
-  }
-  const minted = mintApiKey();
-  const record: ApiKeyRecord = {
-    apiKeyId: minted.apiKeyId,
-    orgId: opts.orgId,
-    fleetId: opts.fleetId,
-    permissions: [...new Set(opts.permissions)],
-    secretHash: minted.secretHash,
-    createdAtMs: now,
-    expiresAtMs: opts.expiresAtMs,
-    revokedAtMs: null,
-  };
-  store.apikeys.putSync(record.apiKeyId, record);
-  return { record, apiKey: minted.apiKey };
-}
-
-/** Revokes a key; returns false when no such key exists. Revoking twice keeps the first time. */
-export function revokeApiKey(store: Store, apiKeyId: string, now = Date.now()): boolean {
-  return store.root.transactionSync(() => {
-    const rec = store.apikeys.get(apiKeyId);
-    if (!rec) return false;
-    if (rec.revokedAtMs === null) store.apikeys.putSync(apiKeyId, { ...rec, revokedAtMs: now });
-    return true;
-  });
 }
 
 export interface NewRobotOptions {

@@ -78,7 +78,7 @@ describe('401 unauthorized: missing, invalid, expired or revoked credential', ()
   });
 
   it('a key revoked by another process is refused within the verified-credential TTL (well inside 1 s)', async () => {
-    const { createApiKey } = await import('../../src/store/identity.js');
+    const { createApiKey } = await import('../../src/auth/key-admin.js');
     const { apiKey, record } = createApiKey(fx.store, { orgId: fx.ids.orgA, fleetId: null, permissions: ['robots:read'], expiresAtMs: null });
     expect((await call(fx, 'GET', '/v1/me', { key: apiKey })).status).toBe(200);
     // A separate OS process writes the revocation, exactly as `fleetgw admin revoke-key` would.

@@ -20,7 +20,8 @@ import { createRouter, type Router } from '../../src/http/router.js';
 import type { RouteDef } from '../../src/api/route.js';
 import { startHttpServer, type HttpServer } from '../../src/http/uws-adapter.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
-import { addRobot, createApiKey, createFleet, createOrg, revokeApiKey } from '../../src/store/identity.js';
+import { addRobot, createFleet, createOrg } from '../../src/store/identity.js';
+import { createApiKey, revokeApiKey } from '../../src/auth/key-admin.js';
 
 export interface Fixture {
   dataDir: string;

@@ -18,7 +18,8 @@ import { createUser } from '../../src/auth/users/users.js';
 import { defineRoute } from '../../src/api/define-route.js';
 import { createRouter } from '../../src/http/router.js';
 import { RateLimiter } from '../../src/http/rate-limit.js';
-import { createApiKey, createOrg } from '../../src/store/identity.js';
+import { createOrg } from '../../src/store/identity.js';
+import { createApiKey } from '../../src/auth/key-admin.js';
 import { openStore } from '../../src/store/lmdb.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fleetgw-sessions-unit-'));

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ApiKeyVerifier, VERIFIED_TTL_MS } from '../../src/auth/authenticate.js';
-import { createApiKey, createOrg, revokeApiKey } from '../../src/store/identity.js';
+import { createOrg } from '../../src/store/identity.js';
+import { createApiKey, revokeApiKey } from '../../src/auth/key-admin.js';
 import { openStore } from '../../src/store/lmdb.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fleetgw-authcache-'));

@@ -11,7 +11,8 @@ import { RateLimiter } from '../../src/http/rate-limit.js';
 import { ApiKeyVerifier } from '../../src/auth/authenticate.js';
 import { createRouter, type Router } from '../../src/http/router.js';
 import type { PlainResponse } from '../../src/http/types.js';
-import { addRobot, createApiKey, createFleet } from '../../src/store/identity.js';
+import { addRobot, createFleet } from '../../src/store/identity.js';
+import { createApiKey } from '../../src/auth/key-admin.js';
 import { makeFixture, type Fixture } from './fixtures.js';
 import { TestDoubleLink } from './test-double-link.js';
 

@@ -13,7 +13,8 @@ import type { CommandService, CommandServiceOptions } from '../../src/commands/s
 import { startGateway, type Gateway } from '../../src/gateway/gateway.js';
 import type { RobotLink } from '../../src/protocol/robot-link.js';
 import { runSimFleet, type SimFleet } from '../../src/sim/index.js';
-import { addRobot, createApiKey, createFleet, createOrg } from '../../src/store/identity.js';
+import { addRobot, createFleet, createOrg } from '../../src/store/identity.js';
+import { createApiKey } from '../../src/auth/key-admin.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
 
 export interface Cred {

@@ -13,7 +13,7 @@ import { RateLimiter } from '../../src/http/rate-limit.js';
 import { ApiKeyVerifier } from '../../src/auth/authenticate.js';
 import { createRouter } from '../../src/http/router.js';
 import { startRobotLinkServer, type RobotLinkServer } from '../../src/robotlink/index.js';
-import { createApiKey } from '../../src/store/identity.js';
+import { createApiKey } from '../../src/auth/key-admin.js';
 import { openStore } from '../../src/store/lmdb.js';
 import { makeFixture, until, type Fixture } from './fixtures.js';
 

@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FieldRuleSet } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
-import { createApiKey, createFleet, createOrg } from '../../src/store/identity.js';
+import { createFleet, createOrg } from '../../src/store/identity.js';
+import { createApiKey } from '../../src/auth/key-admin.js';
 import { call, startStack, until, type Stack } from '../commands/http-harness.js';
 
 let s: Stack;

@@ -18,7 +18,8 @@ import { LateMcp } from '../../src/gateway/mcp.js';
 import { RateLimiter } from '../../src/http/rate-limit.js';
 import { createRouter } from '../../src/http/router.js';
 import type { PlainRequest } from '../../src/http/types.js';
-import { createApiKey, createOrg } from '../../src/store/identity.js';
+import { createOrg } from '../../src/store/identity.js';
+import { createApiKey } from '../../src/auth/key-admin.js';
 import { openStore } from '../../src/store/lmdb.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fleetgw-mcp-dispatch-'));

@@ -17,7 +17,8 @@ import { createRouter, parseQuery, type Router } from '../../src/http/router.js'
 import type { PlainRequest, PlainResponse } from '../../src/http/types.js';
 import type { RouteDef } from '../../src/api/route.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
-import { createApiKey, createOrg } from '../../src/store/identity.js';
+import { createOrg } from '../../src/store/identity.js';
+import { createApiKey } from '../../src/auth/key-admin.js';
 
 const StrictBody = Type.Object(
   {

@@ -12,7 +12,8 @@ import { ApiKeyVerifier } from '../../src/auth/authenticate.js';
 import { createRouter } from '../../src/http/router.js';
 import type { PlainRequest } from '../../src/http/types.js';
 import type { RouteDef } from '../../src/api/route.js';
-import { createApiKey, createOrg } from '../../src/store/identity.js';
+import { createOrg } from '../../src/store/identity.js';
+import { createApiKey } from '../../src/auth/key-admin.js';
 import { openStore } from '../../src/store/lmdb.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fleetgw-urgent-'));

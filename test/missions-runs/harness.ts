@@ -13,7 +13,8 @@ import { startGateway, type Gateway } from '../../src/gateway/gateway.js';
 import type { Clock } from '../../src/missions/clock.js';
 import type { SimMissionBehaviour } from '../../src/sim/missions.js';
 import { runSimFleet, type SimFleet } from '../../src/sim/fleet.js';
-import { addRobot, createApiKey, createFleet, createOrg } from '../../src/store/identity.js';
+import { addRobot, createFleet, createOrg } from '../../src/store/identity.js';
+import { createApiKey } from '../../src/auth/key-admin.js';
 import { openStore } from '../../src/store/lmdb.js';
 
 export interface Seed {

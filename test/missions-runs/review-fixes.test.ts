@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RobotAgent } from '../../src/agent/agent.js';
 import type { CommandHandler } from '../../src/agent/command-processor.js';
-import { createApiKey } from '../../src/store/identity.js';
+import { createApiKey } from '../../src/auth/key-admin.js';
 import { MAX_ACTIVE_SCHEDULES_PER_FLEET } from '../../src/missions/scheduling/schedules.js';
 import { Harness, seed, until } from './harness.js';
 

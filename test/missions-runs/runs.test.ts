@@ -237,7 +237,7 @@ describe('operation control and status reads', () => {
   it('permissions: runtime status needs operations:read, schedule-command needs operations:control and robots:write', async () => {
     const h = await start(1);
     const robotId = h.seed.robots[0]!.robotId;
-    const { createApiKey } = await import('../../src/store/identity.js');
+    const { createApiKey } = await import('../../src/auth/key-admin.js');
     const keyWith = (perms: string[]): string => createApiKey(h.store, { orgId: h.seed.orgId, fleetId: null, permissions: perms, expiresAtMs: null }).apiKey;
     expect((await h.tool('get-runtime-status', {}, { idem: null, key: keyWith(['robots:read']) })).status).toBe(403);
     expect((await h.tool('get-runtime-status', {}, { idem: null, key: keyWith(['robots:read', 'operations:read']) })).status).toBe(200);

@@ -3,7 +3,7 @@
 // (misfire policy, open fires resumed, nothing fired twice).
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/missions/clock.js';
-import { createApiKey } from '../../src/store/identity.js';
+import { createApiKey } from '../../src/auth/key-admin.js';
 import { Harness, seed, sleep, until } from './harness.js';
 
 const harnesses: Harness[] = [];

@@ -2,8 +2,6 @@
 // the registry's decode cache), and every `store.<db>` handle handed on as an argument, in src/ sits in
 // the folder of the module whose plugin claims <db>.
 // Others read through the owner's reads (`identity`, `snapshots`, `catalog` parts) or its functions.
-// KNOWN_FOREIGN lists the direct reads still to move behind their owner; a new one fails here, and
-// one that moved must leave the list (so the list stays the exact remainder).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -18,13 +16,6 @@ const MODULE_FILES: Record<string, RegExp> = {
   registry: /^src\/store\/(identity|identity-reads|robot-names|record-cache|vda5050-index)\.ts$/,
   ...MODULE_FOLDERS,
 };
-
-/** Direct reads of a database another module owns, as `<db> <file>`: what is left to move. */
-const KNOWN_FOREIGN = new Set<string>([
-  // `fleetgw admin revoke-key` reads the key it revokes beside the identity records (the one foreign
-  // write left, write-ownership.test.ts); tests across the suite import createApiKey from there.
-  'apikeys src/store/identity.ts',
-]);
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -50,6 +41,6 @@ describe('LMDB read ownership', () => {
         if (!MODULE_FILES[plugin]!.test(rel)) foreign.add(`${db} ${rel}`);
       }
     }
-    expect([...foreign].sort()).toEqual([...KNOWN_FOREIGN].sort());
+    expect([...foreign].sort()).toEqual([]);
   });
 });
