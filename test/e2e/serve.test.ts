@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { RobotAgent } from '../../src/agent/index.js';
+import { MIGRATIONS } from '../../src/telemetry/store/migrations.js';
 import { adminJson, fleetgw } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
 import { until } from '../support/until.js';
@@ -41,7 +42,7 @@ describe('fleetgw serve over HTTPS (default)', () => {
     // The uWS build for this Node (src/http/uws.ts): uws-pack up to Node 22, the newer build from Node 24.
     expect(gw.ready.uws).toBe(Number(process.versions.modules) <= 127 ? 'uws-pack@20.0.8' : '@btc-vision/uwebsockets.js@20.57.0');
     // The embedded store was migrated at start to the latest telemetry schema (src/telemetry/store/migrations.ts).
-    expect(gw.ready.telemetrySchemaVersion).toBe(3);
+    expect(gw.ready.telemetrySchemaVersion).toBe(MIGRATIONS.at(-1)!.version);
     // The C++ addon is built by `npm install`; FLEETGW_TELEMETRY_DECODER=js is the fallback run.
     expect(gw.ready.telemetryDecoder).toBe(process.env.FLEETGW_TELEMETRY_DECODER === 'js' ? 'js' : 'native');
     expect(gw.ready.http).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
