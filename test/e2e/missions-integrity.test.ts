@@ -303,6 +303,9 @@ describe('issue 8 item 12: who a schedule acts as, and exactly-once command fire
     const r = robot(gw.ready.grpc, creds[0]!);
     await until(() => r.agent.stats().connected, 30_000, 'robot connected');
     const c = client(() => gw, d);
+    // A first answer while nothing is scheduled: the response log fetches this gateway's
+    // /openapi.json with it (for the check after the file), before the gateway can crash.
+    expect(await c.schedules()).toEqual([]);
     const res = await c.post('/v1/agent/schedule-command', {
       org_id: d.orgId, fleet_id: d.fleetId, command: { action: 'stop', robot_ids: [creds[0]!.robotId], reason: 'once' },
       schedule: { timezone: 'UTC', startTimeMs: Date.now() + 1000, kind: 'once' },
