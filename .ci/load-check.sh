@@ -8,6 +8,11 @@
 #   LOAD_CHECK_TALLY=T .ci/load-check.sh   counts the pass into .ci/run's tally (as `under-load`)
 #                                          (a skipped test fails the check either way)
 #   LOAD_CHECK_HOGS=N                      N hogs instead of 2
+#   LOAD_CHECK_MEMORY_MIB=M                a test process above M MiB RSS (default 4096) is killed
+#
+# A test process that grows without bound would take the shared machine with it (the kernel's OOM
+# killer picks whatever is largest): .ci/memory-watch.sh kills one above the bound, after asking it for
+# a Node diagnostic report (JavaScript and native stacks: where it is stuck) in a directory it names.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,6 +41,11 @@ echo "== under load: ${#hogs[@]} CPU hogs (pids ${hogs[*]}) beside ${#files[@]} 
 
 started=$SECONDS
 status=0
+# SIGPWR: unused by the project (the simulator's e-stop button is SIGUSR1/SIGUSR2), and a process
+# without the report handler just ends.
+reports="$(mktemp -d /tmp/fleetgw-load-check-reports.XXXXXX)"
+export NODE_OPTIONS="${NODE_OPTIONS:-} --report-on-signal --report-signal=SIGPWR --report-directory=$reports"
+.ci/memory-watch.sh "$$" "${LOAD_CHECK_MEMORY_MIB:-4096}" "$reports" SIGPWR &
 # The pass's counts go to .ci/run's tally, or to a file of its own: a skipped test fails the check too
 # (what it is there to show did not run).
 tally="${LOAD_CHECK_TALLY:-}"
@@ -52,4 +62,6 @@ if [ "${skipped:-0}" -gt 0 ]; then
   [ "$status" -eq 0 ] && status=1
 fi
 echo "== under load: vitest exited $status after $((SECONDS - started)) s"
+# Reports are kept only when a process was killed for memory.
+rmdir "$reports" 2>/dev/null || echo "== under load: diagnostic reports of processes killed for memory in $reports"
 exit "$status"

@@ -19,10 +19,11 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { RobotAgent } from '../../src/agent/index.js';
-import { adminJson, fleetgw } from '../support/cli.js';
+import { adminJson } from '../support/cli.js';
 import { api, makeDataDir, startGatewayProcess, type RunningGateway } from '../support/gateway.js';
 import { until } from '../support/until.js';
 import { freePort } from '../support/net.js';
+import { fleetgwAsync } from '../support/stream-client.js';
 
 // Bounds, not waits (every wait in here ends on a condition): real processes on a loaded 2-core
 // machine (.ci/load-check.sh) take several times longer than on an idle one.
@@ -92,13 +93,21 @@ function client(gw: () => RunningGateway, d: Data, key = d.apiKey) {
   };
 }
 
+/** One command a robot's handler applied; `seq` orders commands by when the gateway accepted them. */
+interface Applied {
+  commandId: string;
+  seq: bigint;
+  action: string;
+  reason: string;
+}
+
 /** A robot that records every command its handler applies (each command id at most once). */
-function robot(address: string, cred: { robotId: string; robotToken: string }): { agent: RobotAgent; applied: { commandId: string; action: string; reason: string }[] } {
-  const applied: { commandId: string; action: string; reason: string }[] = [];
+function robot(address: string, cred: { robotId: string; robotToken: string }): { agent: RobotAgent; applied: Applied[] } {
+  const applied: Applied[] = [];
   const agent = new RobotAgent({
     address, ...cred, dedicatedConnection: true, reconnect: { initialMs: 50, maxMs: 200 },
     onCommand: (cmd) => {
-      applied.push({ commandId: cmd.commandId, action: cmd.action.case ?? '', reason: cmd.action.case === 'stop' ? cmd.action.value.reason : '' });
+      applied.push({ commandId: cmd.commandId, seq: cmd.seq, action: cmd.action.case ?? '', reason: cmd.action.case === 'stop' ? cmd.action.value.reason : '' });
       return { accept: true };
     },
   });
@@ -233,46 +242,57 @@ describe('issue 8 item 10: one commit per request', () => {
 describe('issue 8 item 12: who a schedule acts as, and exactly-once command fires', () => {
   it('a schedule whose creator key is revoked pauses with a reason and an event, and sends nothing more', async () => {
     const { d, creds } = setup(1);
+    // Every CLI run that follows a robot's connect runs asynchronously: a synchronous one holds this
+    // process's event loop for seconds on a loaded machine, so the robot's link drops (its stops are
+    // then delivered late, from the gateway's backlog) and a pooled HTTP socket the gateway closed
+    // meanwhile is reused ("other side closed").
+    const creator = adminJson<{ apiKeyId: string; apiKey: string }>(['create-key', '--data-dir', d.dataDir, '--org', d.orgId, '--fleet', d.fleetId, '--permissions', 'operations:control,robots:write']);
     const gw = await gateway(d, await ports());
     const r = robot(gw.ready.grpc, creds[0]!);
     await until(() => r.agent.stats().connected, 30_000, 'robot connected');
-    const creator = adminJson<{ apiKeyId: string; apiKey: string }>(['create-key', '--data-dir', d.dataDir, '--org', d.orgId, '--fleet', d.fleetId, '--permissions', 'operations:control,robots:write']);
     const c = client(() => gw, d, creator.apiKey);
     const res = await c.post('/v1/agent/schedule-command', {
       org_id: d.orgId, fleet_id: d.fleetId, command: { action: 'stop', robot_ids: [creds[0]!.robotId], reason: 'every second' },
       schedule: { timezone: 'UTC', startTimeMs: Date.now(), kind: { interval: { everySeconds: 1 } } },
     }, randomUUID());
     expect(res.status).toBe(201);
-    const fired = (): number => r.applied.filter((a) => a.reason === 'every second').length;
-    await until(() => fired() >= 2, 30_000, 'two scheduled stops');
+    /** The schedule's stops the robot applied whose commands the gateway accepted after `seq`. */
+    const firedAfter = (seq: bigint): Applied[] => r.applied.filter((a) => a.reason === 'every second' && a.seq > seq);
+    await until(() => firedAfter(0n).length >= 2, 30_000, 'two scheduled stops');
 
-    const revoked = fleetgw(['admin', 'revoke-key', '--data-dir', d.dataDir, '--key-id', creator.apiKeyId]);
-    expect(revoked.status).toBe(0);
+    const revoked = await fleetgwAsync(['admin', 'revoke-key', '--data-dir', d.dataDir, '--key-id', creator.apiKeyId]);
+    expect(revoked.status, revoked.stderr).toBe(0);
     const row = async (): Promise<Record<string, any>> => (await c.schedules()).find((s) => s.scheduleId === res.body.scheduleId)!;
     await until(async () => (await row()).paused_reason === 'creator_key_invalid', 30_000, 'the schedule to pause');
-    const after = fired();
     const s = await row();
     expect(s).toMatchObject({ status: 'failed', last_failure_reason: 'creator_key_invalid', paused_reason: 'creator_key_invalid', next_fire_at_ms: null });
     expect(s.last_failure_detail).toContain('revoked');
     const events = await c.get(`/v1/events?fleet_id=${d.fleetId}&correlation_id=${res.body.correlationId}&limit=1000`);
     const paused = (events.body.items as { kind: string; data: Record<string, unknown> }[]).find((e) => e.kind === 'schedule.paused');
     expect(paused?.data).toMatchObject({ reason: 'creator_key_invalid', apiKeyId: creator.apiKeyId });
+    // A marker sent once the pause is seen: a stop the schedule sent after the pause would have a
+    // higher seq. Stops it sent before the pause may still arrive after the marker (the robot's link
+    // can drop on a loaded machine, and its backlog is flushed when it reconnects): those are not
+    // "more".
+    const admin = client(() => gw, d);
+    const marker = await admin.post('/v1/agent/control-robot', { org_id: d.orgId, fleet_id: d.fleetId, action: 'stop', robot_id: creds[0]!.robotId, reason: 'marker', wait_for_ack: true });
+    expect(marker.body.outcomes[0].delivery.state).toBe('agent_received');
+    const markerSeq = r.applied.find((a) => a.commandId === marker.body.outcomes[0].delivery.commandId)!.seq;
     // The scheduler fires in due-time order: once a schedule due two seconds from now has fired, the
     // paused one (every second) would have fired at least once before it.
-    const admin = client(() => gw, d);
     const anchor = await admin.post('/v1/agent/schedule-command', {
       org_id: d.orgId, fleet_id: d.fleetId, command: { action: 'stop', robot_ids: [creds[0]!.robotId], reason: 'anchor' },
       schedule: { timezone: 'UTC', startTimeMs: Date.now() + 2_000, kind: 'once' },
     }, randomUUID());
     expect(anchor.status).toBe(201);
     await until(() => r.applied.some((a) => a.reason === 'anchor'), 30_000, 'the later once-schedule to fire');
-    expect(fired()).toBe(after);
+    expect(firedAfter(markerSeq)).toEqual([]);
     expect((await row()).status).toBe('failed');
 
     // Another key with the required permissions re-binds it: it acts as that key and fires again.
     const rebind = await admin.post('/v1/agent/edit-schedule', { org_id: d.orgId, fleet_id: d.fleetId, schedule_id: res.body.scheduleId, rebind_to_caller: true });
     expect(rebind.status).toBe(200);
-    await until(() => fired() > after, 30_000, 'fires after the re-bind');
+    await until(() => firedAfter(markerSeq).length > 0, 30_000, 'fires after the re-bind');
     expect(await row()).toMatchObject({ paused_reason: null, acts_as_api_key_id: d.apiKeyId });
   }, 180_000);
 
@@ -283,6 +303,9 @@ describe('issue 8 item 12: who a schedule acts as, and exactly-once command fire
     const r = robot(gw.ready.grpc, creds[0]!);
     await until(() => r.agent.stats().connected, 30_000, 'robot connected');
     const c = client(() => gw, d);
+    // A first answer while nothing is scheduled: the response log fetches this gateway's
+    // /openapi.json with it (for the check after the file), before the gateway can crash.
+    expect(await c.schedules()).toEqual([]);
     const res = await c.post('/v1/agent/schedule-command', {
       org_id: d.orgId, fleet_id: d.fleetId, command: { action: 'stop', robot_ids: [creds[0]!.robotId], reason: 'once' },
       schedule: { timezone: 'UTC', startTimeMs: Date.now() + 1000, kind: 'once' },
