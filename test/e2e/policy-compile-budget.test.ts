@@ -7,7 +7,8 @@
  * Before the gateway-wide compile budget, the eight compiles (and the compiler rebuild after each
  * cut-off) held the event loop back to back for seconds.
  */
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { create } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RobotAgent } from '../../src/agent/index.js';
@@ -68,6 +69,18 @@ async function stop(robotId: string): Promise<{ status: number; state: string; m
   return { status: res.status, state: body.outcomes[0]?.delivery.state ?? '', ms: performance.now() - started };
 }
 
+/**
+ * The gateway's longest event-loop delay since the previous scrape, in ms (prom-client resets its
+ * `monitorEventLoopDelay` histogram at each scrape): how long the loop was held, as the gateway itself saw it.
+ */
+async function loopLagMaxMs(): Promise<number> {
+  const token = readFileSync(join(d.dataDir, 'metrics-token'), 'utf8').trim();
+  const text = await (await fetch(`${gw.ready.http}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
+  const m = /^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text);
+  if (!m) throw new Error('no nodejs_eventloop_lag_max_seconds in /metrics');
+  return Number(m[1]) * 1000;
+}
+
 describe('compiling robot policies is bounded across robots', () => {
   it('answers stops to another robot promptly while eight robots with expensive policies connect at once', async () => {
     const victim = creds[HOSTILE_ROBOTS]!;
@@ -76,6 +89,7 @@ describe('compiling robot policies is bounded across robots', () => {
     await until(() => victimUp, 30_000, 'victim robot connected');
     expect((await stop(victim.robotId)).state).toBe('agent_received');
 
+    await loopLagMaxMs(); // starts the window
     let hostileUp = 0;
     const compiled = (): number => (gw.stderr().match(/advertised actions unusable/g) ?? []).length;
     for (let i = 0; i < HOSTILE_ROBOTS; i++) agentFor(creds[i]!, expensivePolicy(i), () => { hostileUp++; }).start();
@@ -96,11 +110,14 @@ describe('compiling robot policies is bounded across robots', () => {
       expect(s.state).toBe('agent_received');
     }
     // A safety bound robust on a loaded 2-core machine: without the shared budget the eight compiles
-    // hold the loop for at least 8 x 250 ms back to back; with it a stop waits for at most one compile
-    // (250 ms) plus its own handling.
+    // hold the loop for at least 8 x 250 ms back to back; with it the loop is held for at most one
+    // compile (250 ms) at a time. The bound is on the gateway's own event-loop delay, not on a stop's
+    // round trip: the round trip also waits for the robot's and this test's processes, which CPU hogs
+    // beside the suite (.ci/load-check.sh) starve for seconds whatever the gateway does.
     const bound = (HOSTILE_ROBOTS * POLICY_COMPILE_BUDGET_MS * 3) / 4;
+    const lag = await loopLagMaxMs();
     const worst = Math.max(...answered.map((s) => s.ms));
-    console.log(`[policy-compile-budget] ${answered.length} stops while ${HOSTILE_ROBOTS} policies compiled: slowest ${Math.round(worst)} ms (bound ${bound} ms)`);
-    expect(worst, `slowest of ${answered.length} stops ${Math.round(worst)} ms`).toBeLessThan(bound);
+    console.log(`[policy-compile-budget] ${answered.length} stops while ${HOSTILE_ROBOTS} policies compiled: event loop held up to ${Math.round(lag)} ms (bound ${bound} ms), slowest stop ${Math.round(worst)} ms`);
+    expect(lag, `the event loop held for ${Math.round(lag)} ms`).toBeLessThan(bound);
   }, 180_000);
 });
