@@ -6,6 +6,10 @@
 const TS_TYPE = { double: 'number', float: 'number', int32: 'number', int64: 'number', bool: 'boolean', string: 'string', 'repeated string': 'readonly string[]' };
 const WIRE_TYPE = { double: 1, float: 5, int32: 0, int64: 0, enum: 0, bool: 0, string: 2, 'repeated string': 2 };
 const WRITER = { double: 'double', float: 'float', int32: 'int32', enum: 'int32', int64: 'int64', bool: 'bool', string: 'string' };
+// What an absent flat field encodes as: protobuf's zero value, which the writers leave off the wire.
+// The types require every key, but a robot's JavaScript written before a field existed leaves it out:
+// it still sends, with that field absent, rather than throwing in the encoder.
+const ZERO = { double: '0', float: '0', int32: '0', int64: '0', enum: '0', bool: 'false', string: "''", 'repeated string': '[]' };
 const hex = (n) => `0x${n.toString(16).padStart(2, '0')}`;
 
 /**
@@ -58,7 +62,7 @@ export function sampleEncoderRegion(fields, sampleSchema) {
 
   const access = (f) => {
     const parts = f.agent.split('.');
-    return parts.length === 2 ? `s.${parts[0]}.${parts[1]}` : `s.${f.agent}`;
+    return parts.length === 2 ? `s.${parts[0]}.${parts[1]}` : `(s.${f.agent} ?? ${ZERO[f.protoType]})`;
   };
   const write = (f, field, indent, lines) => {
     const tag = hex((field.number << 3) | WIRE_TYPE[f.protoType]);
@@ -81,7 +85,7 @@ export function sampleEncoderRegion(fields, sampleSchema) {
     if (objs.size > 1) throw new Error(`sample encoder: the fields of ${field.name} mix agent objects (${[...objs].join(', ')})`);
     const obj = [...objs][0];
     const indent = obj === '' ? '  ' : '    ';
-    if (obj !== '') body.push(`  if (s.${obj} !== null) {`);
+    if (obj !== '') body.push(`  if (s.${obj} != null) {`);
     body.push(`${indent}mark = openMessage(${hex((field.number << 3) | 2)});`);
     for (const [x, f] of inner) write(f, x, indent, body);
     body.push(`${indent}closeMessage(mark);`);
@@ -98,13 +102,13 @@ export function sampleEncoderRegion(fields, sampleSchema) {
   const sizing = ['  let text = 0;', '  let items = 0;'];
   for (const f of text) {
     const parts = f.agent.split('.');
-    sizing.push(parts.length === 2 ? `  if (s.${parts[0]} !== null) text += ${access(f)}.length;` : `  text += ${access(f)}.length;`);
+    sizing.push(parts.length === 2 ? `  if (s.${parts[0]} != null) text += ${access(f)}.length;` : `  text += ${access(f)}.length;`);
   }
   for (const f of items) {
     const parts = f.agent.split('.');
     const lines = [`items += ${access(f)}.length;`, `for (const x of ${access(f)}) text += x.length;`];
     // A list inside an object of SampleInput counts only when the object is there.
-    if (parts.length === 2) sizing.push(`  if (s.${parts[0]} !== null) {`, ...lines.map((l) => `    ${l}`), '  }');
+    if (parts.length === 2) sizing.push(`  if (s.${parts[0]} != null) {`, ...lines.map((l) => `    ${l}`), '  }');
     else sizing.push(...lines.map((l) => `  ${l}`));
   }
   out.push(

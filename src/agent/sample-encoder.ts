@@ -157,30 +157,30 @@ export interface SampleInput {
 /** Writes the sample's fields into the scratch buffer from position 0. */
 function writeFields(s: SampleInput): void {
   let mark = 0;
-  int64(0x08, s.tsMs);
+  int64(0x08, (s.tsMs ?? 0));
   mark = openMessage(0x12);
-  double(0x09, s.latitude);
-  double(0x11, s.longitude);
-  double(0x19, s.elevationM);
+  double(0x09, (s.latitude ?? 0));
+  double(0x11, (s.longitude ?? 0));
+  double(0x19, (s.elevationM ?? 0));
   closeMessage(mark);
   mark = openMessage(0x1a);
-  double(0x09, s.xM);
-  double(0x11, s.yM);
-  double(0x19, s.zM);
-  double(0x21, s.headingDeg);
+  double(0x09, (s.xM ?? 0));
+  double(0x11, (s.yM ?? 0));
+  double(0x19, (s.zM ?? 0));
+  double(0x21, (s.headingDeg ?? 0));
   closeMessage(mark);
   mark = openMessage(0x22);
-  double(0x09, s.linearMps);
-  double(0x11, s.angularDps);
+  double(0x09, (s.linearMps ?? 0));
+  double(0x11, (s.angularDps ?? 0));
   closeMessage(mark);
   mark = openMessage(0x2a);
-  float(0x0d, s.batteryPercent);
-  float(0x15, s.voltageV);
-  bool(0x18, s.charging);
+  float(0x0d, (s.batteryPercent ?? 0));
+  float(0x15, (s.voltageV ?? 0));
+  bool(0x18, (s.charging ?? false));
   closeMessage(mark);
-  string(0x32, s.mode);
-  bool(0x38, s.estop);
-  if (s.mission !== null) {
+  string(0x32, (s.mode ?? ''));
+  bool(0x38, (s.estop ?? false));
+  if (s.mission != null) {
     mark = openMessage(0x42);
     string(0x0a, s.mission.runId);
     string(0x12, s.mission.missionState);
@@ -191,16 +191,16 @@ function writeFields(s: SampleInput): void {
     closeMessage(mark);
   }
   mark = openMessage(0x4a);
-  int32(0x08, s.healthLevel);
-  for (const x of s.faults) {
+  int32(0x08, (s.healthLevel ?? 0));
+  for (const x of (s.faults ?? [])) {
     putTag(0x12);
     writeString(x);
   }
-  float(0x1d, s.cpuTempC);
+  float(0x1d, (s.cpuTempC ?? 0));
   closeMessage(mark);
-  int32(0x50, s.gpsFix);
-  string(0x5a, s.mapId);
-  if (s.loads !== null) {
+  int32(0x50, (s.gpsFix ?? 0));
+  string(0x5a, (s.mapId ?? ''));
+  if (s.loads != null) {
     mark = openMessage(0x62);
     int32(0x08, s.loads.count);
     for (const x of s.loads.ids) {
@@ -220,17 +220,17 @@ function writeFields(s: SampleInput): void {
 function sizeBound(s: SampleInput): number {
   let text = 0;
   let items = 0;
-  text += s.mode.length;
-  if (s.mission !== null) text += s.mission.runId.length;
-  if (s.mission !== null) text += s.mission.missionState.length;
-  text += s.mapId.length;
-  items += s.faults.length;
-  for (const x of s.faults) text += x.length;
-  if (s.loads !== null) {
+  text += (s.mode ?? '').length;
+  if (s.mission != null) text += s.mission.runId.length;
+  if (s.mission != null) text += s.mission.missionState.length;
+  text += (s.mapId ?? '').length;
+  items += (s.faults ?? []).length;
+  for (const x of (s.faults ?? [])) text += x.length;
+  if (s.loads != null) {
     items += s.loads.ids.length;
     for (const x of s.loads.ids) text += x.length;
   }
-  if (s.loads !== null) {
+  if (s.loads != null) {
     items += s.loads.types.length;
     for (const x of s.loads.types) text += x.length;
   }

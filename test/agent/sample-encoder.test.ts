@@ -74,4 +74,13 @@ describe('encodeSample', () => {
     encodeSample({ ...base, xM: 999 });
     expect(Buffer.from(a).equals(copy)).toBe(true);
   });
+
+  it('encodes a sample from code written before the map id and loads existed (keys left out) as one without them', () => {
+    const old = { ...base } as Partial<SampleInput>;
+    delete old.mapId;
+    delete old.loads;
+    const bytes = encodeSample(old as SampleInput);
+    expect(Buffer.from(bytes).equals(Buffer.from(reference({ ...base, mapId: '', loads: null })))).toBe(true);
+    expect(fromBinary(TelemetrySampleSchema, bytes).loads).toBeUndefined();
+  });
 });

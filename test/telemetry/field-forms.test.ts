@@ -87,7 +87,7 @@ describe('a telemetry field added to the table', () => {
     const region = sampleEncoderRegion(FIELDS, await sampleSchemaWithProbe());
     expect(region).toContain('  probeTempC: number;\n}');
     // health field 15, wire type 5 (fixed32): tag 0x7d, inside the health message.
-    expect(region).toContain('  float(0x1d, s.cpuTempC);\n  float(0x7d, s.probeTempC);\n  closeMessage(mark);');
+    expect(region).toContain('  float(0x1d, (s.cpuTempC ?? 0));\n  float(0x7d, (s.probeTempC ?? 0));\n  closeMessage(mark);');
   });
 
   it('is shown in the REST view once the published schema has it, and names the schema when it has not', () => {
