@@ -3,7 +3,9 @@
 // line naming the step, and leaves nothing holding the event loop (no decode worker, timer, socket
 // or LMDB writer would let the process end by itself otherwise).
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { orderPlugins } from '../../src/gateway/compose.js';
 import type { GatewayContext } from '../../src/gateway/parts.js';
@@ -24,8 +26,27 @@ interface Exit {
   stdout: string;
 }
 
+/** What a diagnostic report says holds the loop: its JS stack and its active libuv handles (waits up to 10 s for it). */
+async function waitForReport(dir: string): Promise<string> {
+  for (const t0 = Date.now(); Date.now() - t0 < 10_000; await new Promise((r) => setTimeout(r, 100))) {
+    const file = readdirSync(dir).find((f) => f.endsWith('.json'));
+    if (file === undefined) continue;
+    try {
+      const r = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { javascriptStack?: { stack?: string[] }; libuv?: { type: string; is_active: boolean; is_referenced?: boolean; address?: string; localEndpoint?: unknown; remoteEndpoint?: unknown }[] };
+      const handles = (r.libuv ?? []).filter((h) => h.is_active && h.is_referenced !== false).map((h) => JSON.stringify(h));
+      return `diagnostic report: active referenced handles:\n${handles.join('\n')}\nJS stack:\n${(r.javascriptStack?.stack ?? []).join('\n')}`;
+    } catch {
+      // Still being written.
+    }
+  }
+  return 'no diagnostic report within 10 s (the process may be stuck outside JavaScript)';
+}
+
 function serveWithFault(dataDir: string, step: string): Promise<Exit> {
-  const proc = spawn(process.execPath, [FLEETGW_BIN, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--grpc-port', '0', '--insecure-http'], {
+  // A process that does not exit is asked for a Node diagnostic report first: its libuv handles and
+  // stacks name what holds the event loop.
+  const reportDir = mkdtempSync(join(tmpdir(), 'fleetgw-start-fail-report-'));
+  const proc = spawn(process.execPath, ['--report-on-signal', '--report-signal=SIGPWR', `--report-directory=${reportDir}`, FLEETGW_BIN, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--grpc-port', '0', '--insecure-http'], {
     env: { ...process.env, FLEETGW_TEST_FAULT: `${step}:throw` },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -35,11 +56,16 @@ function serveWithFault(dataDir: string, step: string): Promise<Exit> {
   proc.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
   return new Promise((resolve, reject) => {
     const bound = setTimeout(() => {
-      proc.kill('SIGKILL');
-      reject(new Error(`fleetgw serve with a fault at ${step} did not exit on its own within ${EXIT_BOUND_MS} ms: something still holds its event loop\n${stderr}`));
+      proc.kill('SIGPWR');
+      void waitForReport(reportDir).then((report) => {
+        proc.kill('SIGKILL');
+        rmSync(reportDir, { recursive: true, force: true });
+        reject(new Error(`fleetgw serve with a fault at ${step} did not exit on its own within ${EXIT_BOUND_MS} ms: something still holds its event loop\n${stderr}\n${report}`));
+      });
     }, EXIT_BOUND_MS);
     proc.on('exit', (code) => {
       clearTimeout(bound);
+      rmSync(reportDir, { recursive: true, force: true });
       // 'exit' may come before the pipes drain.
       proc.stderr.on('end', () => resolve({ code, stderr, stdout }));
       if (proc.stderr.readableEnded) resolve({ code, stderr, stdout });
