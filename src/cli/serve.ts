@@ -99,8 +99,11 @@ export async function runServe(argv: string[], out: (line: string) => void, env:
   } catch (err: unknown) {
     flush();
     // `step` names the plugin whose start failed (everything started before it has been stopped).
-    log.fatal({ err, ...(err instanceof PluginStartError ? { step: err.step } : {}) }, `fleetgw serve could not start: ${err instanceof Error ? err.message : String(err)}`);
+    log.fatal({ err, ...(err instanceof PluginStartError ? { step: err.step, ...(err.stuck.length > 0 ? { stuck: err.stuck } : {}) } : {}) }, `fleetgw serve could not start: ${err instanceof Error ? err.message : String(err)}`);
     flush();
+    // A stop hook that never settled may hold the event loop (its error line names it): end anyway,
+    // a failed start has nothing left to drain.
+    if (err instanceof PluginStartError && err.stuck.length > 0) process.exit(1);
     return 1;
   }
   // The signal handlers go in before the ready line: stdout to a pipe is written synchronously, so a

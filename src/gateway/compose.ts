@@ -4,18 +4,29 @@
  * a start fails, stops every plugin already started, in reverse, before the failure goes on to the
  * caller. Stopping is the same two phases in reverse start order: every plugin's `quiesce`, then
  * every plugin's `stop`; a hook that throws is logged and the rest still run, so one broken part
- * never leaves the others' timers and sockets open.
+ * never leaves the others' timers and sockets open. After a failed start, a hook that has not
+ * settled within {@link STOP_PHASE_DEADLINE_MS} is logged as an error naming the plugin and the phase,
+ * and the rest stop without waiting for it (the caller sees the stuck hooks and still ends: nothing
+ * was served, so nothing is left to drain). A normal stop waits for every hook: a later plugin (the
+ * store) must not close under an earlier one still draining into it.
  */
 import type { Logger } from 'pino';
 import type { StorageOwnership } from '../store/ownership.js';
 import type { GatewayPlugin } from './plugin.js';
 import type { DeclaredRoutes } from './route-groups.js';
 
-/** A start step that failed: the message is the cause's own, `step` names the plugin (`start.<name>`). */
+/** After a failed start, how long one plugin's `quiesce` or `stop` may take before the others stop without it. */
+export const STOP_PHASE_DEADLINE_MS = 10_000;
+
+/**
+ * A start step that failed: the message is the cause's own, `step` names the plugin (`start.<name>`),
+ * `stuck` the stop hooks (`<plugin>.<phase>`) that had not settled by their deadline.
+ */
 export class PluginStartError extends Error {
   constructor(
     readonly step: string,
     cause: unknown,
+    readonly stuck: readonly string[] = [],
   ) {
     super(cause instanceof Error ? cause.message : String(cause), { cause });
     this.name = 'PluginStartError';
@@ -73,14 +84,27 @@ export async function startPlugins(plugins: readonly GatewayPlugin[], opts: Comp
   const ordered = orderPlugins(plugins);
   for (const p of ordered) opts.ownership.claim(p.name, p.storage);
   const started: GatewayPlugin[] = [];
-  const stopAll = async (): Promise<unknown> => {
+  const stuck: string[] = [];
+  const stopAll = async (bounded: boolean): Promise<unknown> => {
     let first: unknown;
     const run = async (p: GatewayPlugin, phase: 'quiesce' | 'stop'): Promise<void> => {
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = bounded
+        ? new Promise<'late'>((resolve) => {
+            timer = setTimeout(() => resolve('late'), STOP_PHASE_DEADLINE_MS);
+            timer.unref();
+          })
+        : new Promise<'late'>(() => {});
       try {
-        await p[phase]();
+        if ((await Promise.race([p[phase](), deadline])) === 'late') {
+          stuck.push(`${p.name}.${phase}`);
+          opts.log.error({ plugin: p.name, phase, deadlineMs: STOP_PHASE_DEADLINE_MS }, `${p.name}: ${phase} did not finish within ${STOP_PHASE_DEADLINE_MS / 1000} s; the rest stop without it`);
+        }
       } catch (err: unknown) {
         first ??= err;
         opts.log.error({ err, plugin: p.name, phase }, `${p.name}: ${phase} failed: ${err instanceof Error ? err.message : String(err)}`);
+      } finally {
+        clearTimeout(timer);
       }
     };
     const reverse = [...started].reverse();
@@ -97,15 +121,15 @@ export async function startPlugins(plugins: readonly GatewayPlugin[], opts: Comp
       await p.start();
       opts.routes.add(p.name, p.routes());
     } catch (err: unknown) {
-      await stopAll();
-      throw new PluginStartError(step, err);
+      await stopAll(true);
+      throw new PluginStartError(step, err, stuck);
     }
   }
   let stopping: Promise<void> | undefined;
   return {
     order: ordered.map((p) => p.name),
     stop: () =>
-      (stopping ??= stopAll().then((first) => {
+      (stopping ??= stopAll(false).then((first) => {
         if (first !== undefined) throw first instanceof Error ? first : new Error('a plugin failed to stop', { cause: first });
       })),
   };

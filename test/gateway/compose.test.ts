@@ -2,8 +2,8 @@
 // runs every hook even when one throws, storage claims checked before anything starts, and each
 // plugin's routes collected once it started.
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
-import { orderPlugins, PluginStartError, startPlugins } from '../../src/gateway/compose.js';
+import { describe, expect, it, vi } from 'vitest';
+import { orderPlugins, PluginStartError, startPlugins, STOP_PHASE_DEADLINE_MS } from '../../src/gateway/compose.js';
 import type { RouteDef } from '../../src/api/route.js';
 import type { GatewayPlugin } from '../../src/gateway/plugin.js';
 import { DeclaredRoutes, orderRouteGroups, type RouteGroup } from '../../src/gateway/route-groups.js';
@@ -144,5 +144,24 @@ describe('orderRouteGroups', () => {
 
   it('refuses two groups of one name', () => {
     expect(() => orderRouteGroups([group('faults', 'x'), group('faults', 'y')])).toThrow("two route groups are named 'faults'");
+  });
+});
+
+describe('a stop hook that never settles after a failed start', () => {
+  it('is named in the start error, and the plugins before it still stop', async () => {
+    vi.useFakeTimers();
+    try {
+      const { calls, plugin } = recorder();
+      const hung: GatewayPlugin = { ...plugin('hung', ['store']), stop: () => new Promise<void>(() => {}) };
+      const failing = startPlugins([plugin('store'), hung, plugin('http', ['hung'], { failStart: true })], opts());
+      const settled = failing.catch((err: unknown) => err);
+      await vi.advanceTimersByTimeAsync(STOP_PHASE_DEADLINE_MS);
+      const err = await settled;
+      expect(err).toBeInstanceOf(PluginStartError);
+      expect((err as PluginStartError).stuck).toEqual(['hung.stop']);
+      expect(calls).toContain('stop store');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
