@@ -46,8 +46,15 @@ export async function captureLibAgvMessages(): Promise<CapturedMessage[]> {
       edges: [{ edgeId: 'e1', sequenceId: 1, startNodeId: 'n0', endNodeId: 'n1', released: true, actions: [] }],
     }, { onOrderProcessed: () => { processed = true; } });
     await until(() => processed, 20_000, 'the virtual AGV to finish its order');
-    await mc.initiateInstantActions(LIB_AGV, { instantActions: [{ actionId: 'f1', actionType: 'factsheetRequest', blockingType: BlockingType.None }] }, { onActionStateChanged: () => {}, onActionError: () => {} });
-    await until(() => captured.some((m) => m.topic.endsWith('/factsheet')), 10_000, 'the virtual AGV\'s factsheet');
+    // VDA 5050 runs on QoS 0: a request (or its answer) can be lost on a loaded machine, so it is asked
+    // again until the factsheet is there.
+    const hasFactsheet = (): boolean => captured.some((m) => m.topic.endsWith('/factsheet'));
+    for (let attempt = 1; !hasFactsheet(); attempt++) {
+      await mc.initiateInstantActions(LIB_AGV, { instantActions: [{ actionId: `f${attempt}`, actionType: 'factsheetRequest', blockingType: BlockingType.None }] }, { onActionStateChanged: () => {}, onActionError: () => {} });
+      const asked = Date.now();
+      await until(() => hasFactsheet() || Date.now() - asked > 5_000, 10_000, 'an answer to the factsheet request');
+      if (attempt >= 6 && !hasFactsheet()) throw new Error('no factsheet from the virtual AGV after 6 requests');
+    }
   } finally {
     await mc.stop().catch(() => {});
     await agv.stop().catch(() => {});
