@@ -9,7 +9,7 @@ import { sortableNumber } from '../store/keys.js';
 import { keysetOverSorted, type Keyset } from '../store/keyset.js';
 import type { Store } from '../store/lmdb.js';
 import type { ApiKeyRecord } from '../store/records.js';
-import { mintApiKey } from '../store/secrets.js';
+import { newKeyRecord } from './key-admin.js';
 import { canRevokeAnyKey, ROLE_PERMISSIONS, type Role } from './users/roles.js';
 import { cachedFleet } from '../store/identity-reads.js';
 
@@ -47,20 +47,8 @@ export function checkUserKeyRequest(store: Store, by: KeyMinter, req: UserKeyReq
  * @returns the record and the raw key, which is never stored
  */
 export function newUserKey(by: KeyMinter, req: UserKeyRequest, nowMs: number): { record: ApiKeyRecord; apiKey: string } {
-  const minted = mintApiKey();
-  const record: ApiKeyRecord = {
-    apiKeyId: minted.apiKeyId,
-    orgId: by.orgId,
-    fleetId: req.fleetId,
-    permissions: [...new Set(req.permissions)],
-    secretHash: minted.secretHash,
-    createdAtMs: nowMs,
-    expiresAtMs: req.expiresAtMs,
-    revokedAtMs: null,
-    name: req.name,
-    createdBy: { userId: by.userId, email: by.email },
-  };
-  return { record, apiKey: minted.apiKey };
+  const { record, apiKey } = newKeyRecord({ orgId: by.orgId, fleetId: req.fleetId, permissions: req.permissions, expiresAtMs: req.expiresAtMs }, nowMs);
+  return { record: { ...record, name: req.name, createdBy: { userId: by.userId, email: by.email } }, apiKey };
 }
 
 /** Inside the caller's write transaction: stores a new key record built by {@link newUserKey}. */

@@ -11,17 +11,12 @@ import { mintApiKey } from '../store/secrets.js';
 export interface NewKeyOptions {
   orgId: string;
   fleetId: string | null;
-  permissions: string[];
+  permissions: readonly string[];
   expiresAtMs: number | null;
 }
 
-/** Mints an API key; the raw key is returned once and never stored. */
-export function createApiKey(store: Store, opts: NewKeyOptions, now = Date.now()): { record: ApiKeyRecord; apiKey: string } {
-  if (!orgRecord(store, opts.orgId)) throw new Error(`organization ${opts.orgId} does not exist`);
-  if (opts.fleetId !== null) {
-    const fleet = fleetRecord(store, opts.fleetId);
-    if (!fleet || fleet.orgId !== opts.orgId) throw new Error(`fleet ${opts.fleetId} does not exist in organization ${opts.orgId}`);
-  }
+/** A new key record (the raw key is returned once and never stored); the caller writes it. */
+export function newKeyRecord(opts: NewKeyOptions, now: number): { record: ApiKeyRecord; apiKey: string } {
   const minted = mintApiKey();
   const record: ApiKeyRecord = {
     apiKeyId: minted.apiKeyId,
@@ -33,8 +28,19 @@ export function createApiKey(store: Store, opts: NewKeyOptions, now = Date.now()
     expiresAtMs: opts.expiresAtMs,
     revokedAtMs: null,
   };
-  store.apikeys.putSync(record.apiKeyId, record);
   return { record, apiKey: minted.apiKey };
+}
+
+/** Mints an API key; the raw key is returned once and never stored. */
+export function createApiKey(store: Store, opts: NewKeyOptions, now = Date.now()): { record: ApiKeyRecord; apiKey: string } {
+  if (!orgRecord(store, opts.orgId)) throw new Error(`organization ${opts.orgId} does not exist`);
+  if (opts.fleetId !== null) {
+    const fleet = fleetRecord(store, opts.fleetId);
+    if (!fleet || fleet.orgId !== opts.orgId) throw new Error(`fleet ${opts.fleetId} does not exist in organization ${opts.orgId}`);
+  }
+  const { record, apiKey } = newKeyRecord(opts, now);
+  store.apikeys.putSync(record.apiKeyId, record);
+  return { record, apiKey };
 }
 
 /** Revokes a key; returns false when no such key exists. Revoking twice keeps the first time. */
