@@ -1,5 +1,5 @@
 /**
- * Issue 8 item 1 follow-up, through the real `fleetgw serve` process (dist: `npm run build` first)
+ * Through the real `fleetgw serve` process (dist: `npm run build` first)
  * and robots on the real gRPC link: compile time is bounded per robot (250 ms per policy) and also
  * across robots. Eight robots connect at once, each advertising a different policy too expensive to
  * compile within its budget; no stop to another robot sent meanwhile waits as long as the compiles
