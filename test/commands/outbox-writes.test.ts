@@ -222,6 +222,14 @@ describe('outbox writes', () => {
   it('reserves seqs ahead at start, and in one commit for the targets of a bulk request', async () => {
     const fx = makeFixture(3);
     const link = new TestDoubleLink();
+    // The start-up reservations are one lazy write: keep its commit promise to wait on it.
+    const transaction = fx.store.root.transaction.bind(fx.store.root);
+    const started: Promise<unknown>[] = [];
+    vi.spyOn(fx.store.root, 'transaction').mockImplementation((fn) => {
+      const p = transaction(fn);
+      started.push(p);
+      return p;
+    });
     const svc = new CommandService({ store: fx.store, link });
     open.push({ svc, fx });
     const sync = vi.spyOn(fx.store.root, 'transactionSync');
@@ -229,6 +237,11 @@ describe('outbox writes', () => {
     // The start-up reservations (one lazy write) have committed: offline robots need no commit of their own.
     const known = fx.robots.map((r) => r.record.robotId);
     await until(() => known.every((id) => fx.store.meta.get(seqMetaKey(id)) !== undefined), 2000);
+    // Stored is not yet known: the service learns of the commit when its promise settles, and a
+    // loaded machine can read the stored value in between. Every callback chained on the commit
+    // has run once a macrotask turn follows it.
+    await Promise.allSettled(started);
+    await new Promise((r) => setImmediate(r));
     svc.prepareTargets(known);
     await Promise.all(known.map((id) => svc.submit(stopFor(id)).persisted));
     expect(sync).not.toHaveBeenCalled();
