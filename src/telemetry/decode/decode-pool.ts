@@ -11,6 +11,7 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { decoderSetting } from './native.js';
 import type { SharedSlot } from './task-slots.js';
@@ -66,6 +67,42 @@ export function createDecodePool(opts: DecodePoolOptions): DecodePool {
     threads,
     // Only a private frames buffer moves; a slot's shared buffers are already in every worker.
     run: (task) => pool.run(task, { transferList: task.frames instanceof ArrayBuffer ? [task.frames] : [] }) as Promise<DecodeResult>,
-    close: () => pool.close(),
+    close: () => closePool(pool),
   };
+}
+
+/** How often {@link closePool} asks a terminated worker that has not exited to terminate again. */
+export const TERMINATE_RETRY_MS = 500;
+/** How many times it asks before it leaves the worker to the caller's stop deadline. */
+export const TERMINATE_TRIES = 20;
+
+/**
+ * Closes the pool and makes sure its workers end. Node can lose a `terminate()` that reaches a worker
+ * still starting up (seen on Node 22 and 24 when a gateway start failed within a second of creating
+ * the pool: the worker finished starting, waited for tasks in piscina's `Atomics.wait` loop and held
+ * the process's event loop for good). piscina terminates each worker once, after its running tasks
+ * finished, and waits for its `exit`; so a worker piscina asked to terminate that has not exited is
+ * asked again every {@link TERMINATE_RETRY_MS}, and the request that finds it running ends it. A
+ * worker still finishing a task is never asked.
+ */
+async function closePool(pool: Piscina): Promise<void> {
+  const terminated = new Set<Worker>();
+  for (const w of pool.threads) {
+    const terminate = w.terminate.bind(w);
+    // piscina keeps its worker objects private: its request to terminate is seen on the object itself.
+    w.terminate = () => {
+      terminated.add(w);
+      return terminate();
+    };
+    w.once('exit', () => terminated.delete(w));
+  }
+  let settled = false;
+  const closing = pool.close().finally(() => {
+    settled = true;
+  });
+  for (let i = 0; i < TERMINATE_TRIES && !settled; i++) {
+    await Promise.race([closing, new Promise((r) => setTimeout(r, TERMINATE_RETRY_MS).unref())]);
+    if (!settled) for (const w of terminated) void Worker.prototype.terminate.call(w);
+  }
+  await closing;
 }
