@@ -26,6 +26,8 @@ export class RobotEntry {
   readonly headerIds = { order: 0, instantActions: 0 };
   readonly missionOrders = new Map<string, MissionOrder>();
   mission: MissionProgress | null = null;
+  /** The last mission order id the robot ran whose run was not known (logged once). */
+  unknownMissionOrder = '';
   /** When master control last asked for the robot's state (stateRequest). */
   stateRequestedAtMs = -Infinity;
   healthSignature = '';
