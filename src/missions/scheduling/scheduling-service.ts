@@ -39,6 +39,8 @@ import { scheduleEvent } from './timeline.js';
 import { derivedCommandId } from './derived-command-id.js';
 import { startedRunArgs, type MissionStartArgs } from './run-start.js';
 
+const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 export interface MissionSchedulingOptions {
   /** For the databases missions own (schedules, fires, runs). */
   store: Store;
@@ -162,6 +164,8 @@ export class MissionScheduling {
    * run of that robot, or cannot tell its steps any more.
    */
   startArgsOf(robotId: string, runId: string): MissionStartArgs | undefined {
+    // Run ids are UUIDs; anything else a robot reports is no run of this gateway (nor an LMDB key to try).
+    if (!RUN_ID.test(runId)) return undefined;
     const run = this.tracker.get(runId);
     if (run === undefined || run.robotId !== robotId) return undefined;
     // The id the dispatcher submitted it under, also before the run recorded it.
