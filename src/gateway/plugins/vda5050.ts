@@ -1,4 +1,7 @@
 /** VDA 5050 master control (src/vda5050/link): robots over MQTT join the gateway's robot link set. */
+import { create } from '@bufbuild/protobuf';
+import { missionStart } from '../../commands/catalog/mission-start.js';
+import { MissionStartSchema } from '../../gen/fleetgw/v1/robot_link_pb.js';
 import { vda5050LinkMetrics } from '../../metrics/vda5050-link-metrics.js';
 import { createInboundGate } from '../../vda5050/inbound/index.js';
 import { MapFrame } from '../../vda5050/link/map-frame.js';
@@ -10,14 +13,16 @@ import { NO_STORAGE, noRoutes, type GatewayPlugin } from '../plugin.js';
  * Connects master control to the broker the `vda5050-broker` plugin provides and adds it to the
  * link set, so commands, missions, alerts, faults and the telemetry ingest hear VDA 5050 robots like
  * any other, from the moment the first robot has a VDA 5050 identity. Off (nothing started) when
- * that plugin provides no broker.
+ * that plugin provides no broker. A mission order a robot runs that master control did not send since
+ * it started (a gateway restart) is rebuilt from its run's MissionStart, which the missions module
+ * reads back.
  */
 export function vda5050Plugin(ctx: GatewayContext): GatewayPlugin {
   let link: Vda5050Link | null = null;
   let stopWaiting = (): void => {};
   return {
     name: 'vda5050',
-    dependsOn: ['vda5050-broker', 'robotlink', 'metrics'],
+    dependsOn: ['vda5050-broker', 'robotlink', 'metrics', 'missions'],
     storage: NO_STORAGE,
     routes: noRoutes,
     start: () => {
@@ -28,12 +33,18 @@ export function vda5050Plugin(ctx: GatewayContext): GatewayPlugin {
       // Every robot message passes the gate first; the metrics read its counts.
       const gate = parts.provide('vda5050Inbound', createInboundGate({ version: broker.version, log }));
       const identities = parts.get('vda5050Identities');
+      const missions = parts.get('missions');
+      const missionStartOf = (robotId: string, runId: string) => {
+        const args = missions.startArgsOf(robotId, runId);
+        // On the wire as the command service sends it (src/commands/wire.ts).
+        return args === undefined ? null : create(MissionStartSchema, missionStart.wire.toWire(args));
+      };
       // From 0 before master control starts (it waits for the first bound robot).
       vda5050LinkMetrics(parts.get('metrics'), () => link?.stats() ?? null);
       const begin = (): void => {
         if (link !== null || identities.all().length === 0) return;
         stopWaiting();
-        link = Vda5050Link.start({ broker, gate, identities, frame: new MapFrame(ctx.opts.vda5050MapOrigin), log });
+        link = Vda5050Link.start({ broker, gate, identities, frame: new MapFrame(ctx.opts.vda5050MapOrigin), missionStartOf, log });
         parts.get('link').add(link);
       };
       // Master control connects once a robot is bound: before that it has nobody to serve, and an

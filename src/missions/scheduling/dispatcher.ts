@@ -28,7 +28,6 @@ import { pino, type Logger } from 'pino';
 import type { EventLog } from '../../events/index.js';
 import { randomUUID } from 'node:crypto';
 import type { CommandService } from '../../commands/service.js';
-import type { JsonObject } from '../../commands/types.js';
 import { ApiError } from '../../errors/catalog.js';
 import type { RobotLink } from '../../protocol/robot-link.js';
 import type { Clock } from '../clock.js';
@@ -46,6 +45,7 @@ import { selectRobot, type RobotView, type Selection, type SelectionInput } from
 import { DEFAULT_DEPLOYMENT_DEADLINE_MS as DEFAULT_SENT_DEADLINE_MS } from './schedules.js';
 import type { ActingKeyGuard } from './acting-key.js';
 import { derivedCommandId } from './derived-command-id.js';
+import { missionStartArgs } from './run-start.js';
 import { commitDeployed, commitFailedAttempt } from './fire-outcome.js';
 import { FleetRoster } from './fleet-roster.js';
 import { scheduleEvent } from './timeline.js';
@@ -400,14 +400,7 @@ export class MissionDispatcher {
         fleetId: s.fleetId,
         orgId: s.orgId,
         action: 'mission_start',
-        args: {
-          runId: run.runId,
-          missionId: t.missionId,
-          name: t.name,
-          steps: t.steps.map((st) => ({ kind: st.kind, config: st.config as JsonObject })),
-          parameters: t.parameters as JsonObject,
-          featureId: t.featureId,
-        },
+        args: missionStartArgs(run, t),
         requestedBy: { actorType: 'schedule', scheduleId: s.scheduleId },
       });
       f.commandIds = [...f.commandIds, sub.commandId];

@@ -36,6 +36,10 @@ import {
   type NewSchedule,
 } from './schedules.js';
 import { scheduleEvent } from './timeline.js';
+import { derivedCommandId } from './derived-command-id.js';
+import { startedRunArgs, type MissionStartArgs } from './run-start.js';
+
+const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface MissionSchedulingOptions {
   /** For the databases missions own (schedules, fires, runs). */
@@ -152,6 +156,21 @@ export class MissionScheduling {
     this.dispatcher.start();
     this.commandFires.start();
     await this.scheduler.start();
+  }
+
+  /**
+   * The MissionStart arguments robot `robotId`'s run `runId` was started with (run-start.ts), for a
+   * robot link that rebuilds the order it sent for the run; undefined when the gateway has no such
+   * run of that robot, or cannot tell its steps any more.
+   */
+  startArgsOf(robotId: string, runId: string): MissionStartArgs | undefined {
+    // Run ids are UUIDs; anything else a robot reports is no run of this gateway (nor an LMDB key to try).
+    if (!RUN_ID.test(runId)) return undefined;
+    const run = this.tracker.get(runId);
+    if (run === undefined || run.robotId !== robotId) return undefined;
+    // The id the dispatcher submitted it under, also before the run recorded it.
+    const commandId = run.startCommandId ?? derivedCommandId('mission_start', runId);
+    return startedRunArgs(run, this.opts.commands.get(commandId), this.opts.catalog.template(run.missionId));
   }
 
   /** Stops timers and the link subscription (state stays in LMDB). */

@@ -12,7 +12,7 @@
 import { create } from '@bufbuild/protobuf';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
-import { CommandAck_Status, CommandAckSchema, type Command, type FieldRuleSet, type MissionStatus } from '../../gen/fleetgw/v1/robot_link_pb.js';
+import { CommandAck_Status, CommandAckSchema, type Command, type FieldRuleSet, type MissionStart, type MissionStatus } from '../../gen/fleetgw/v1/robot_link_pb.js';
 import type { LinkConflictView, RobotLink, RobotLinkListener } from '../../protocol/robot-link.js';
 import type { Vda5050BrokerConnection, Vda5050Identities, Vda5050Robot } from '../contracts.js';
 import { verdictOf, type Verdict } from './delivery.js';
@@ -22,7 +22,7 @@ import { MapFrame } from './map-frame.js';
 import { createInboundGate, type InboundGate } from '../inbound/index.js';
 import { readConnection, readFactsheet, readState, readVisualization, VdaMessageError, type VdaState, type VdaVisualization } from './messages.js';
 import { MissionProgress } from './mission.js';
-import { deviationKeysOf, outboundOf, type DeviationKey, type Outbound } from './outbound.js';
+import { deviationKeysOf, missionOrderOf, outboundOf, type DeviationKey, type MissionOrder, type Outbound } from './outbound.js';
 import { PublishQueue } from './publish-queue.js';
 import { RobotEntry } from './robot-entry.js';
 import { batchOf, type MissionSampleInfo } from './telemetry.js';
@@ -47,6 +47,13 @@ export interface Vda5050LinkOptions {
   gate?: InboundGate;
   /** MQTT client id of master control (unique per gateway on a shared broker). */
   clientId?: string;
+  /**
+   * The MissionStart that started run `runId` on the robot, or null when the run is unknown (deleted,
+   * another robot's or another gateway's). Asked once for a mission order the robot runs that this
+   * link did not send since it started (after a gateway restart), to rebuild the order's node steps
+   * and mission id. Without it, such an order's progress is estimated from the nodes left.
+   */
+  missionStartOf?: (robotId: string, runId: string) => MissionStart | null;
   now?: () => number;
 }
 
@@ -413,12 +420,38 @@ export class Vda5050Link implements RobotLink {
       e.mission = null;
       return null;
     }
-    if (e.mission === null || e.mission.orderId !== state.orderId) e.mission = new MissionProgress(state.orderId, e.missionOrders.get(state.orderId) ?? null, state);
+    if (e.mission === null || e.mission.orderId !== state.orderId) e.mission = new MissionProgress(state.orderId, this.missionOrderOf(e, state.orderId), state);
     const m = e.mission;
     const wasDone = m.done;
     const status = m.report(state, now);
     if (status !== null) this.emit((l) => l.onMissionStatus?.(e.robotId, status));
     return wasDone ? null : sampleMission(status ?? m.statusOf(state, now));
+  }
+
+  /**
+   * The order of the robot's mission order `orderId`: the one sent, else the one rebuilt from its run's
+   * MissionStart (a gateway restart forgot what was sent); null when the run is unknown, logged once.
+   */
+  private missionOrderOf(e: RobotEntry, orderId: string): MissionOrder | null {
+    const sent = e.missionOrders.get(orderId);
+    if (sent !== undefined) return sent;
+    let start: MissionStart | null = null;
+    try {
+      start = this.opts.missionStartOf?.(e.robotId, MissionProgress.runIdOf(orderId) ?? '') ?? null;
+    } catch (err) {
+      // The robot's state is still read; its run only lacks what the order would tell.
+      this.opts.log.error({ err, robotId: e.robotId, orderId }, 'VDA 5050 link: the run of a mission order could not be read');
+    }
+    if (start !== null) {
+      const order = missionOrderOf(start, this.frame);
+      e.rememberMission(orderId, order);
+      return order;
+    }
+    if (e.unknownMissionOrder !== orderId) {
+      e.unknownMissionOrder = orderId;
+      this.opts.log.warn({ robotId: e.robotId, orderId }, `robot ${e.robotId}: runs mission order ${orderId}, whose run this gateway does not know; its progress is estimated from the nodes left, without a mission id`);
+    }
+    return null;
   }
 
   private telemetry(e: RobotEntry, state: VdaState, motion: VdaVisualization | null, mission: MissionSampleInfo | null): void {
@@ -452,7 +485,7 @@ export class Vda5050Link implements RobotLink {
     // Before any onOnline listener (whose outbox resend this precedes), as on the gRPC link.
     this.emit((l) => l.onLinkOpening?.(robotId, fleetId));
     if (MissionProgress.runIdOf(state.orderId) !== null && (e.mission === null || e.mission.orderId !== state.orderId)) {
-      e.mission = new MissionProgress(state.orderId, e.missionOrders.get(state.orderId) ?? null, state);
+      e.mission = new MissionProgress(state.orderId, this.missionOrderOf(e, state.orderId), state);
     }
     this.emitOnline(e);
   }

@@ -3,7 +3,10 @@
  * (`orderId` = `mission:{runId}`) is `running` while nodes remain, `paused` while the robot is
  * paused, `completed` once every node is traversed and no node action is still going, `cancelled`
  * when a `cancelOrder` ends it early and `failed` when a node action fails or the robot reports a
- * FATAL error. Progress is the share of the order's nodes traversed.
+ * FATAL error. Progress is the share of the order's nodes traversed; the step index is the step of the
+ * last node reached. Both need the order (its node count and each node's step, `stepOfNode`): without
+ * it (a run this gateway does not know) the node count is estimated from the first state's nodes left,
+ * the step index from the nodes traversed since, and the mission id is empty.
  */
 import { create } from '@bufbuild/protobuf';
 import { MissionStatusSchema, type MissionStatus } from '../../gen/fleetgw/v1/robot_link_pb.js';
@@ -17,7 +20,10 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'aborted']);
 
 /** The progress of one mission order on one robot. */
 export class MissionProgress {
-  /** Node count including the start node; learned from the order sent, else from the first state. */
+  /**
+   * Node count including the start node: from the order (the one sent, or after a gateway restart the
+   * one rebuilt from the run's MissionStart), else estimated from the nodes left in the first state.
+   */
   private nodes: number;
   private lastKey = '';
   private lastAtMs = 0;

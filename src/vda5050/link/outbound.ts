@@ -12,7 +12,7 @@
  * | go_to | order `orderId` = command id: the robot's current node, one edge, the target node |
  * | mission_start | order `orderId` = `mission:{runId}`: one node per step with a position, other steps as node actions |
  */
-import { MissionControl_Action, type Command } from '../../gen/fleetgw/v1/robot_link_pb.js';
+import { MissionControl_Action, type Command, type MissionStart } from '../../gen/fleetgw/v1/robot_link_pb.js';
 import { thetaOfHeading, type MapFrame } from './map-frame.js';
 import { UNSUPPORTED_ACTIONS } from './factsheet.js';
 import type { InstantAction, OrderBody, OrderEdge, OrderNode, VdaState } from './messages.js';
@@ -99,26 +99,7 @@ export function outboundOf(cmd: Command, state: VdaState | null, frame: MapFrame
     }
     case 'missionStart': {
       const v = a.value;
-      const points: Waypoint[] = [];
-      const startActions: InstantAction[] = [];
-      v.steps.forEach((s, i) => {
-        const cfg = parseObject(s.configJson) ?? {};
-        const at = pointOf(cfg, frame);
-        if (at !== null) {
-          points.push({ ...at, actions: [], step: i });
-          return;
-        }
-        // A step without a place is done where the robot is by then.
-        const action: InstantAction = {
-          actionType: s.kind,
-          actionId: `${cmd.commandId}:${i}`,
-          blockingType: 'HARD',
-          actionParameters: Object.entries(cfg).map(([key, value]) => ({ key, value: value as string })),
-        };
-        const last = points[points.length - 1];
-        if (last) last.actions.push(action);
-        else startActions.push(action);
-      });
+      const { points, startActions } = missionPlan(v, cmd.commandId, frame);
       return order(`${MISSION_ORDER_PREFIX}${v.runId}`, state, deviationKeys, points, undefined, { runId: v.runId, missionId: v.missionId }, startActions);
     }
     default: {
@@ -169,8 +150,51 @@ function order(
     awaitId: orderId,
     urgent: false,
     order: { orderId, orderUpdateId: 0, nodes, edges },
-    mission: mission === null ? null : { ...mission, stepOfNode: [-1, ...points.map((p) => p.step)] },
+    mission: mission === null ? null : missionOrder(mission, points),
   };
+}
+
+/**
+ * A mission run's order nodes after the start node (one per step with a place) and the node actions
+ * of the start node (steps without a place before the first one). `actionIdPrefix`: the command id
+ * the step actions' ids start with.
+ */
+function missionPlan(v: MissionStart, actionIdPrefix: string, frame: MapFrame): { points: Waypoint[]; startActions: InstantAction[] } {
+  const points: Waypoint[] = [];
+  const startActions: InstantAction[] = [];
+  v.steps.forEach((s, i) => {
+    const cfg = parseObject(s.configJson) ?? {};
+    const at = pointOf(cfg, frame);
+    if (at !== null) {
+      points.push({ ...at, actions: [], step: i });
+      return;
+    }
+    // A step without a place is done where the robot is by then.
+    const action: InstantAction = {
+      actionType: s.kind,
+      actionId: `${actionIdPrefix}:${i}`,
+      blockingType: 'HARD',
+      actionParameters: Object.entries(cfg).map(([key, value]) => ({ key, value: value as string })),
+    };
+    const last = points[points.length - 1];
+    if (last) last.actions.push(action);
+    else startActions.push(action);
+  });
+  return { points, startActions };
+}
+
+function missionOrder(mission: { runId: string; missionId: string }, points: readonly Waypoint[]): MissionOrder {
+  return { ...mission, stepOfNode: [-1, ...points.map((p) => p.step)] };
+}
+
+/**
+ * The {@link MissionOrder} of the order {@link outboundOf} publishes for this MissionStart: the same
+ * nodes from the same steps, so the same node count and `stepOfNode` (the start node, step -1, is
+ * there whatever the robot's state). For an order whose MissionOrder was not kept, as after a gateway
+ * restart: the run's MissionStart rebuilds it.
+ */
+export function missionOrderOf(start: MissionStart, frame: MapFrame): MissionOrder {
+  return missionOrder({ runId: start.runId, missionId: start.missionId }, missionPlan(start, '', frame).points);
 }
 
 function pointOf(cfg: Record<string, unknown>, frame: MapFrame): { x: number; y: number } | null {

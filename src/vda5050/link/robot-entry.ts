@@ -2,7 +2,8 @@
  * What master control keeps about one VDA 5050 robot while the gateway runs: its connection and
  * latest state, the ids it still has to show, its mission order, and its inbound messages waiting to
  * be read. All in memory: after a restart the robot's retained connection message and its first state
- * rebuild it (docs/vda5050.md, "Delivery").
+ * rebuild it (docs/vda5050.md, "Delivery"), and the mission order its state shows is rebuilt from the
+ * run's MissionStart (docs/vda5050.md, "Orders across a restart").
  */
 import type { Vda5050Robot } from '../contracts.js';
 import { AwaitedIds } from './delivery.js';
@@ -10,7 +11,7 @@ import type { ConnectionState, VdaFactsheet, VdaState } from './messages.js';
 import type { MissionProgress } from './mission.js';
 import type { MissionOrder } from './outbound.js';
 
-/** Mission orders remembered per robot (the latest ones sent; older ones report without their mission id). */
+/** Mission orders remembered per robot (the latest ones sent or rebuilt; an older one is rebuilt again when its run is known). */
 export const MISSION_ORDERS_KEPT = 8;
 
 export class RobotEntry {
@@ -26,6 +27,8 @@ export class RobotEntry {
   readonly headerIds = { order: 0, instantActions: 0 };
   readonly missionOrders = new Map<string, MissionOrder>();
   mission: MissionProgress | null = null;
+  /** The last mission order id the robot ran whose run was not known (logged once). */
+  unknownMissionOrder = '';
   /** When master control last asked for the robot's state (stateRequest). */
   stateRequestedAtMs = -Infinity;
   healthSignature = '';
