@@ -89,10 +89,8 @@ describe('a failed start step stops what started and ends the process', () => {
     const fatal = parseLogLines(r.stderr).filter((l) => l.level === 'fatal');
     expect(fatal, r.stderr).toHaveLength(1);
     expect(fatal[0]).toMatchObject({ step, msg: `fleetgw serve could not start: injected test fault at ${step}` });
-    // A stop hook that never settles is named (and the process ends anyway, STOP_PHASE_DEADLINE_MS):
-    // printed here so that a run shows which plugin left something behind; the diagnostic report
-    // above says what a process that does not exit at all still holds.
-    const stuck = (fatal[0] as { stuck?: string[] }).stuck;
-    if (stuck !== undefined) console.log(`[start-failure] ${step}: stop hooks that did not settle: ${stuck.join(', ')}`);
+    // Every stop hook settled: one that misses its deadline (STOP_PHASE_DEADLINE_MS) is named in
+    // `stuck`, and the process only ended because serve exits anyway after it.
+    expect((fatal[0] as { stuck?: string[] }).stuck, r.stderr).toBeUndefined();
   }, EXIT_BOUND_MS + 10_000);
 });
