@@ -81,7 +81,7 @@ function guarded(db: Database<unknown, string>, writeFor: (method: string, real:
     get(target, prop) {
       const cached = bound.get(prop);
       if (cached !== undefined) return cached;
-      let value = Reflect.get(target, prop, target);
+      let value: unknown = Reflect.get(target, prop, target);
       if (WRITE_METHODS.has(prop)) {
         value = writeFor(String(prop), value as Method);
       } else {
