@@ -2,10 +2,12 @@
  * The store as one module sees it. The databases it owns are the environment's own handles; every
  * other named database is a read-only view whose write methods throw a {@link ForeignWriteError}
  * naming the database, its owner and the module that tried. The shared `index` and `meta`, divided by
- * key prefix, are views whose keyed writes go to the real handle only for a key under one of the
- * module's own prefixes (its first '/'-separated part, as StorageOwnership matches it); any other key
- * throws a {@link ForeignKeyWriteError} naming the database, the key's prefix, the prefix's owner and
- * the module, and a write of the whole database (`clear…`, `drop…`) always throws. The gateway hands
+ * key prefix, are views whose keyed writes go to the real handle only for a key whose first
+ * '/'-separated part is one of the module's claimed prefixes (as StorageOwnership matches it; a key
+ * without '/' is its own prefix); any other key throws a {@link ForeignKeyWriteError} naming the
+ * database, the key's prefix (never the rest of the key: session ids are filed under one), the
+ * prefix's owner and the module, and a write of the whole database (`clear…`, `drop…`) always throws.
+ * The gateway hands
  * each plugin such a view, so a write to another module's records fails where it is made instead of
  * corrupting the owner's.
  *
