@@ -14,7 +14,7 @@ export interface GatewayPlugin {
   readonly name: string;
   /** Plugins that must have started before this one (and stop after it). */
   readonly dependsOn: readonly string[];
-  /** The storage this plugin owns: its named databases, and its key prefixes in the shared ones. The `store` part it reads is scoped to this claim: a write to another database throws (src/store/write-scope.ts). */
+  /** The storage this plugin owns: its named databases, and its key prefixes in the shared ones. The `store` part it reads is scoped to this claim: a write to another database, or to a key of a shared one outside its prefixes, throws (src/store/write-scope.ts). */
   readonly storage: StorageClaim;
   /** Builds and starts the plugin's parts; a throw aborts the gateway's start. */
   start(): Promise<void>;

@@ -21,12 +21,29 @@ export interface StorageClaim {
   readonly prefixes: { readonly [D in SharedDatabase]?: readonly string[] };
 }
 
-const SHARED: ReadonlySet<string> = new Set<SharedDatabase>(['index', 'meta']);
+/** The databases several owners share, divided by key prefix. */
+export const SHARED_DATABASES: readonly SharedDatabase[] = ['index', 'meta'];
+
+const SHARED: ReadonlySet<string> = new Set<string>(SHARED_DATABASES);
 
 /** The first '/'-separated part of a key: what an owner claims in a shared database. */
 export function keyOwnerPart(key: string): string {
   const slash = key.indexOf('/');
   return slash < 0 ? key : key.slice(0, slash);
+}
+
+/**
+ * Whether `keyOwnerPart(key)` is one of `prefixes`, decided without building that part: the write
+ * scope asks it on every write to a shared database, so it allocates nothing.
+ */
+export function keyPartIn(prefixes: readonly string[], key: string): boolean {
+  const slash = key.indexOf('/');
+  const end = slash < 0 ? key.length : slash;
+  for (let i = 0; i < prefixes.length; i++) {
+    const p = prefixes[i]!;
+    if (p.length === end && key.startsWith(p)) return true;
+  }
+  return false;
 }
 
 /**

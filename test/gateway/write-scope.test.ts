@@ -1,7 +1,7 @@
 // The runtime write guard: every plugin reaches the store through its write scope, so a write to a
 // database another module owns throws where it is made, naming the database, its owner and the plugin,
-// while the plugin's own databases (and the shared, prefix-divided ones) stay writable and every
-// database stays readable. Composed with the real store and registry plugins.
+// while the plugin's own databases (and its own key prefixes of the shared ones) stay writable and
+// every database stays readable. Composed with the real store and registry plugins.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +19,7 @@ import { createFleet, createOrg } from '../../src/store/identity.js';
 import { openStore, type Store } from '../../src/store/lmdb.js';
 import type { StorageClaim } from '../../src/store/ownership.js';
 import { StorageOwnership } from '../../src/store/ownership.js';
-import { ForeignWriteError, writeScope } from '../../src/store/write-scope.js';
+import { ForeignKeyWriteError, ForeignWriteError, writeScope } from '../../src/store/write-scope.js';
 
 const quiet = pino({ enabled: false });
 
@@ -83,6 +83,22 @@ describe('a plugin writing another module\'s database', () => {
     expect(store.fleets.get(fleet.fleetId)?.name).toBe('Line 1');
   });
 
+  it('is refused at start for a key prefix of a shared database another plugin claims, naming the prefix and its owner', async () => {
+    const org = createOrg(store, 'Acme');
+    const fleet = createFleet(store, org.orgId, 'Line 1');
+    const rogue = plugin('rogue', { databases: ['floorPlans'], prefixes: { index: ['plansByFleet'] } }, (s) => {
+      s.index.putSync(`plansByFleet/${fleet.fleetId}/p1`, true);
+      s.index.putSync(`robotsByFleet/${fleet.fleetId}/ghost`, true);
+    });
+    const err: unknown = await compose(rogue).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PluginStartError);
+    expect((err as PluginStartError).step).toBe('start.rogue');
+    const cause = (err as Error).cause;
+    expect(cause).toBeInstanceOf(ForeignKeyWriteError);
+    expect((cause as Error).message).toBe("key prefix 'robotsByFleet' of LMDB database 'index' is owned by registry: rogue may not write it (putSync); call registry's functions instead");
+    expect(store.index.get(`robotsByFleet/${fleet.fleetId}/ghost`)).toBeUndefined();
+  });
+
   it('refuses every write method, async ones included, and a plugin without storage too', async () => {
     const seen: string[] = [];
     const tryAll = (s: Store): void => {
@@ -114,7 +130,7 @@ describe('a plugin writing another module\'s database', () => {
     ]);
   });
 
-  it('writes its own databases and the shared ones, and reads every database', async () => {
+  it('writes its own databases and its own prefixes of the shared ones, and reads every database', async () => {
     const org = createOrg(store, 'Acme');
     let read: string | undefined;
     running = await compose(
@@ -132,11 +148,9 @@ describe('a plugin writing another module\'s database', () => {
 
 describe('writeScope', () => {
   it('hands the owned databases over as the very handles, so the owner\'s writes cost nothing more', () => {
-    const view = writeScope(store, 'commands', ['commands', 'outbox', 'audit'], () => undefined, ['index', 'meta']);
+    const view = writeScope(store, 'commands', { databases: ['commands', 'outbox', 'audit'], prefixes: { meta: ['commandSeq'] } }, new StorageOwnership());
     expect(view.commands).toBe(store.commands);
     expect(view.outbox).toBe(store.outbox);
-    expect(view.index).toBe(store.index);
-    expect(view.meta).toBe(store.meta);
     expect(view.root).toBe(store.root);
     expect(view.records).toBe(store.records);
     expect(view.robots).not.toBe(store.robots);
@@ -145,7 +159,7 @@ describe('writeScope', () => {
   it('reads a foreign database as the real handle does (values, ranges, keys, raw bytes)', () => {
     const org = createOrg(store, 'Acme');
     createFleet(store, org.orgId, 'B');
-    const view = writeScope(store, 'usage', ['robotUsage'], () => 'registry', []);
+    const view = writeScope(store, 'usage', { databases: ['robotUsage'], prefixes: {} }, { ownerOf: () => 'registry', ownerOfKey: () => 'registry' });
     expect(view.orgs.get(org.orgId)).toEqual(store.orgs.get(org.orgId));
     expect([...view.fleets.getKeys()]).toEqual([...store.fleets.getKeys()]);
     expect([...view.orgs.getRange({ limit: 1 })].map((e) => e.key)).toEqual([org.orgId]);

@@ -1,10 +1,11 @@
 /**
  * The gateway's plugins, one per domain module. The composer orders them by `dependsOn`; this list's
  * order only breaks ties. Each plugin sees the store through its write scope: the databases it claims
- * are writable, every other one refuses a write naming the database, its owner and the plugin
- * (src/store/write-scope.ts).
+ * are writable, and in the shared `index` and `meta` the keys under its claimed prefixes; any other
+ * write refuses naming the database (and key prefix), its owner and the plugin (src/store/write-scope.ts).
  */
-import { writeScope } from '../../store/write-scope.js';
+import { keyOwnerPart } from '../../store/ownership.js';
+import { writeScope, type StorageOwners } from '../../store/write-scope.js';
 import type { GatewayContext } from '../parts.js';
 import type { GatewayPlugin } from '../plugin.js';
 import { alertSourcesPlugin, alertsPlugin } from './alerts.js';
@@ -66,25 +67,31 @@ export function gatewayPlugins(ctx: GatewayContext): GatewayPlugin[] {
   ]);
 }
 
-/** The databases divided by key prefix rather than owned whole (their prefixes are checked at start and by test). */
-const SHARED_DATABASES: readonly string[] = ['index', 'meta'];
-
 /**
  * Builds each plugin over a context whose `store` part is the plugin's write scope: the databases it
- * claims, and the shared ones, writable; a write to any other refuses naming the database, its owner
- * (by these plugins' claims) and the plugin. A context without parts (the ownership tests read only the
- * claims) is passed on as it is.
+ * claims writable, in the shared `index` and `meta` only the keys under the prefixes it claims, and a
+ * write to anything else refuses naming the database (and key prefix), its owner (by these plugins'
+ * claims) and the plugin. A context without parts (the ownership tests read only the claims) is passed
+ * on as it is.
  */
 export function withWriteScopes(ctx: GatewayContext, factories: readonly PluginFactory[]): GatewayPlugin[] {
   const owners = new Map<string, string>();
+  const prefixOwners = new Map<string, string>();
+  const ownerTable: StorageOwners = {
+    ownerOf: (db) => owners.get(db),
+    ownerOfKey: (db, key) => prefixOwners.get(`${db}:${keyOwnerPart(key)}`),
+  };
   // The scope is built at the plugin's first use of the store, when every plugin's claim is known.
   const scoped = (make: PluginFactory): GatewayPlugin => {
     const self: { plugin?: GatewayPlugin } = {};
-    const parts = ctx.parts?.withStoreScope((store) => writeScope(store, self.plugin!.name, self.plugin!.storage.databases, (db) => owners.get(db), SHARED_DATABASES));
+    const parts = ctx.parts?.withStoreScope((store) => writeScope(store, self.plugin!.name, self.plugin!.storage, ownerTable));
     self.plugin = make(parts === undefined ? ctx : { ...ctx, parts });
     return self.plugin;
   };
   const plugins = factories.map(scoped);
-  for (const p of plugins) for (const db of p.storage.databases) owners.set(db, p.name);
+  for (const p of plugins) {
+    for (const db of p.storage.databases) owners.set(db, p.name);
+    for (const [db, list] of Object.entries(p.storage.prefixes)) for (const prefix of list) prefixOwners.set(`${db}:${prefix}`, p.name);
+  }
   return plugins;
 }
