@@ -1,28 +1,38 @@
 // Benchmark: stop latency to a VDA 5050 robot against a robot on the gRPC link, in the same run.
 //   One gateway (`fleetgw serve`, real CLI, `--vda5050 on`, embedded broker) in its own process; in
-//   this one: the HTTP client, a vda-5050-lib AgvController with its VirtualAgvAdapter (the VDA 5050
-//   robot, logged in with its robot token) and a RobotAgent (the gRPC robot).
+//   this one: the HTTP client, the VDA 5050 robot (logged in with its robot token) and a RobotAgent
+//   (the gRPC robot). The VDA 5050 robot is, with --vda-robot:
+//     - agv (default): vda-5050-lib's AgvController with its VirtualAgvAdapter, the third-party
+//       check: it shows an action in its state only when its tick advances it (100 ticks a second);
+//     - prompt: bench/lib/vda-prompt-robot.mjs, a plain MQTT client that publishes a state with the
+//       action FINISHED as soon as the instantActions message arrives, as the gRPC agent acks on receipt.
 //   For each robot, --stops sequential `stop`s through POST /v1/agent/control-robot with
-//   wait_for_ack_ms, alternating between the two robots, each measured two ways:
-//     - robot: REST call sent -> the robot has the stop (VDA 5050: the robot publishes the first
-//       `state` whose actionStates hold the stop's actionId; gRPC: the agent's onCommand);
-//     - delivered (VDA 5050): REST call sent -> the instantActions message reaches the robot's
-//       controller (its handling: the virtual AGV advances actions once per tick, here 100 a second);
-//     - answer: REST call sent -> the answer with the delivery state (agent_received: for VDA 5050
-//       the gateway read the stop in the robot's state, for gRPC the agent's ack).
+//   wait_for_ack_ms, alternating between the two robots. Per stop, times from the REST call (a):
+//     (b) delivered: the instantActions message reaches the robot (gRPC: the agent's onCommand);
+//     (c) robot: the robot publishes the first `state` whose actionStates hold the stop's actionId
+//         (gRPC: onCommand, the agent acks on receipt);
+//     (d) answer: the REST answer with the delivery state (agent_received: for VDA 5050 the gateway
+//         read the stop in the robot's state, for gRPC the agent's ack).
+//   Reported per link: each of b, c, d from a, and the stages b - a (gateway and broker out to the
+//   robot), c - b (the robot's own reaction) and d - c (the gateway's return share: the state's trip
+//   through broker and master control, the delivery state's commit and the REST answer; gRPC: the
+//   ack's trip and the same commit and answer).
 //   Between stops the VDA 5050 robot is resumed (stopPause), so every stop pauses a running robot.
 // Results: bench/README.md (VDA 5050 stop latency); notes: bench/notes/vda5050.md.
 //
-//   npm run build && node bench/vda5050-stop-latency.mjs [--stops 300] [--gateway-cpus 0] [--json FILE]
+//   npm run build && node bench/vda5050-stop-latency.mjs [--stops 300] [--vda-robot agv|prompt]
+//       [--gateway-cpus 0] [--gateway-node-args "--cpu-prof ..."] [--json FILE]
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { AgvController, VirtualAgvAdapter } from 'vda-5050-lib';
+import { startPromptRobot } from './lib/vda-prompt-robot.mjs';
 import { adminJson, cpuSeconds, FLEETGW, machineInfo, parseArgs, spawnNode, stopChild } from './lib/procs.mjs';
 
-const opts = parseArgs(process.argv.slice(2), { stops: 300, 'gateway-cpus': '', json: '' });
+const opts = parseArgs(process.argv.slice(2), { stops: 300, 'vda-robot': 'agv', 'gateway-cpus': '', 'gateway-node-args': '', json: '' });
+if (!['agv', 'prompt'].includes(opts['vda-robot'])) throw new Error('--vda-robot must be agv or prompt');
 const log = (s) => process.stderr.write(`${s}\n`);
 const now = () => performance.timeOrigin + performance.now();
 
@@ -41,7 +51,12 @@ const vdaRobot = adminJson(['add-robot', '--data-dir', dataDir, '--fleet', init.
 const grpcRobot = adminJson(['add-robot', '--data-dir', dataDir, '--fleet', init.fleetId, '--name', 'grpc']);
 const mqttPort = await freePort();
 
-const gw = spawnNode([FLEETGW, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--grpc-port', '0', '--insecure-http', '--vda5050', 'on', '--vda5050-mqtt-port', String(mqttPort)], { cpus: opts['gateway-cpus'] || undefined });
+const nodeArgs = opts['gateway-node-args'].split(' ').filter((a) => a !== '');
+const gw = spawnNode([...nodeArgs, FLEETGW, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--grpc-port', '0', '--insecure-http', '--vda5050', 'on', '--vda5050-mqtt-port', String(mqttPort)], {
+  cpus: opts['gateway-cpus'] || undefined,
+  // Stops back to back are faster than the default per-key rate limit on a quiet machine.
+  env: { FLEETGW_RATE_LIMIT_RPS: '100000000', FLEETGW_RATE_LIMIT_BURST: '100000000' },
+});
 const ready = await new Promise((resolve, reject) => {
   const rl = createInterface({ input: gw.stdout });
   rl.on('line', (line) => {
@@ -72,35 +87,45 @@ try {
   });
   agent.start();
 
-  // The VDA 5050 robot; the first state it publishes showing each action id is marked.
+  // The VDA 5050 robot: when each stop's instantActions message reached it, and when it published the
+  // first state showing the action id.
   const brokerUrl = `mqtt://127.0.0.1:${mqttPort}`;
-  const agv = new AgvController(
-    { manufacturer: 'Bench', serialNumber: 'AGV-1' },
-    { interfaceName: 'uagv', vdaVersion: '2.0.0', transport: { brokerUrl, username: vdaRobot.robotId, password: vdaRobot.robotToken } },
-    { agvAdapterType: VirtualAgvAdapter, publishVisualizationInterval: 1000 },
-    // 100 ticks a second: the virtual AGV advances an action's state once per tick (5 by default).
-    { initialPosition: { mapId: 'site', x: 0, y: 0, theta: 0, lastNodeId: 'home' }, tickRate: 100 },
-  );
-  // When each instantActions message reached the robot's controller (a private method of
-  // vda-5050-lib's AgvController, wrapped for this measurement only).
   const vdaDelivered = new Map();
-  const processInstantActions = agv._processInstantActions.bind(agv);
-  agv._processInstantActions = (msg) => {
-    const t = now();
-    for (const a of msg.instantActions ?? msg.actions ?? []) if (!vdaDelivered.has(a.actionId)) vdaDelivered.set(a.actionId, t);
-    return processInstantActions(msg);
-  };
   const vdaSeen = new Map();
-  // Tapped at the controller's publish (the broker lets no other client read a robot's state).
-  const publish = agv.publish.bind(agv);
-  agv.publish = async (topic, object, options) => {
-    if (topic === 'state') {
-      const t = now();
-      for (const a of object.actionStates ?? []) if (!vdaSeen.has(a.actionId)) vdaSeen.set(a.actionId, t);
-    }
-    return publish(topic, object, options);
+  const markFirst = (map, ids, t) => {
+    for (const id of ids) if (!map.has(id)) map.set(id, t);
   };
-  await agv.start();
+  let stopVdaRobot;
+  if (opts['vda-robot'] === 'prompt') {
+    const robot = await startPromptRobot({
+      brokerUrl, robotId: vdaRobot.robotId, robotToken: vdaRobot.robotToken, manufacturer: 'Bench', serialNumber: 'AGV-1', now,
+      onDelivered: (ids, t) => markFirst(vdaDelivered, ids, t),
+      onPublished: (ids, t) => markFirst(vdaSeen, ids, t),
+    });
+    stopVdaRobot = () => robot.stop();
+  } else {
+    const agv = new AgvController(
+      { manufacturer: 'Bench', serialNumber: 'AGV-1' },
+      { interfaceName: 'uagv', vdaVersion: '2.0.0', transport: { brokerUrl, username: vdaRobot.robotId, password: vdaRobot.robotToken } },
+      { agvAdapterType: VirtualAgvAdapter, publishVisualizationInterval: 1000 },
+      // 100 ticks a second: the virtual AGV advances an action's state once per tick (5 by default).
+      { initialPosition: { mapId: 'site', x: 0, y: 0, theta: 0, lastNodeId: 'home' }, tickRate: 100 },
+    );
+    // A private method of vda-5050-lib's AgvController, wrapped for this measurement only.
+    const processInstantActions = agv._processInstantActions.bind(agv);
+    agv._processInstantActions = (msg) => {
+      markFirst(vdaDelivered, (msg.instantActions ?? msg.actions ?? []).map((a) => a.actionId), now());
+      return processInstantActions(msg);
+    };
+    // Tapped at the controller's publish (the broker lets no other client read a robot's state).
+    const publish = agv.publish.bind(agv);
+    agv.publish = async (topic, object, options) => {
+      if (topic === 'state') markFirst(vdaSeen, (object.actionStates ?? []).map((a) => a.actionId), now());
+      return publish(topic, object, options);
+    };
+    await agv.start();
+    stopVdaRobot = () => agv.stop();
+  }
 
   const http = ready.http;
   const post = async (path, body) => {
@@ -119,8 +144,10 @@ try {
   log('both robots online');
 
   const control = (robotId, action, extra = {}) => post('/v1/agent/control-robot', { org_id: init.orgId, fleet_id: init.fleetId, robot_id: robotId, action, wait_for_ack_ms: 10_000, ...extra });
-  const runs = { vda5050: { delivered: [], robot: [], answer: [] }, grpc: { delivered: [], robot: [], answer: [] } };
+  const series = () => ({ delivered: [], robot: [], answer: [], toRobot: [], reaction: [], back: [] });
+  const runs = { vda5050: series(), grpc: series() };
   const cpu0 = cpuSeconds(gw.pid);
+  const loadAtStart = machineInfo().loadavg;
   for (let i = 0; i < opts.stops * 2; i++) {
     const which = i % 2 === 0 ? 'vda5050' : 'grpc';
     const robotId = which === 'vda5050' ? vdaRobot.robotId : grpcRobot.robotId;
@@ -130,11 +157,19 @@ try {
     const d = r.body.outcomes?.[0]?.delivery;
     if (r.status !== 200 || d?.state !== 'agent_received') throw new Error(`stop ${i} (${which}): ${r.status} ${JSON.stringify(r.body)}`);
     const seen = (which === 'vda5050' ? vdaSeen : grpcSeen).get(d.commandId);
-    runs[which].answer.push(t1 - t0);
-    if (seen !== undefined) runs[which].robot.push(seen - t0);
     // gRPC: the agent's onCommand is both the delivery and the robot having it.
     const delivered = which === 'vda5050' ? vdaDelivered.get(d.commandId) : seen;
-    if (delivered !== undefined) runs[which].delivered.push(delivered - t0);
+    const run = runs[which];
+    run.answer.push(t1 - t0);
+    if (seen !== undefined) {
+      run.robot.push(seen - t0);
+      run.back.push(t1 - seen);
+    }
+    if (delivered !== undefined) run.delivered.push(delivered - t0);
+    if (delivered !== undefined && seen !== undefined) {
+      run.toRobot.push(delivered - t0);
+      run.reaction.push(seen - delivered);
+    }
     if (which === 'vda5050') {
       const s = await control(robotId, 'start');
       if (s.body.outcomes?.[0]?.delivery?.state !== 'agent_received') throw new Error(`start ${i}: ${JSON.stringify(s.body)}`);
@@ -146,18 +181,27 @@ try {
     return s.length === 0 ? null : Number(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))].toFixed(2));
   };
   const summary = (xs) => ({ n: xs.length, p50: pct(xs, 50), p99: pct(xs, 99), max: pct(xs, 100) });
+  const report = (run) => ({
+    deliveredMs: summary(run.delivered), robotMs: summary(run.robot), answerMs: summary(run.answer),
+    stagesMs: { toRobot: summary(run.toRobot), reaction: summary(run.reaction), back: summary(run.back) },
+  });
   const result = {
     event: 'result',
-    machine: machineInfo(),
+    machine: { ...machineInfo(), loadavgAtStart: loadAtStart },
     stops: opts.stops,
-    vda5050: { deliveredMs: summary(runs.vda5050.delivered), robotMs: summary(runs.vda5050.robot), answerMs: summary(runs.vda5050.answer) },
-    grpc: { deliveredMs: summary(runs.grpc.delivered), robotMs: summary(runs.grpc.robot), answerMs: summary(runs.grpc.answer) },
+    vdaRobot: opts['vda-robot'],
+    vda5050: report(runs.vda5050),
+    grpc: report(runs.grpc),
     // Every VDA 5050 stop is followed by a start (also answered from the robot's state).
     gatewayCpuSeconds: Number((cpu1 - cpu0).toFixed(2)),
   };
+  const line = (name, x) => `${name.padEnd(8)} delivered ${x.deliveredMs.p50}/${x.deliveredMs.p99}  robot ${x.robotMs.p50}/${x.robotMs.p99}  answer ${x.answerMs.p50}/${x.answerMs.p99}  | out ${x.stagesMs.toRobot.p50}/${x.stagesMs.toRobot.p99}  reaction ${x.stagesMs.reaction.p50}/${x.stagesMs.reaction.p99}  back ${x.stagesMs.back.p50}/${x.stagesMs.back.p99} (p50/p99 ms)`;
+  log(`load ${loadAtStart} -> ${result.machine.loadavg}, VDA 5050 robot: ${opts['vda-robot']}`);
+  log(line('vda5050', result.vda5050));
+  log(line('grpc', result.grpc));
   process.stdout.write(`${JSON.stringify(result)}\n`);
   if (opts.json) writeFileSync(opts.json, JSON.stringify(result, null, 2));
-  await agv.stop();
+  await stopVdaRobot();
   await agent.stop();
 } finally {
   await cleanup();

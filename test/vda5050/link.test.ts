@@ -323,6 +323,38 @@ describe('VDA 5050 delivery against a scripted robot', () => {
     expect(rec.ackOf(stop.commandId)!.status).toBe(CommandAck_Status.RECEIVED);
   });
 
+  it('acknowledges a stop while reading the state that shows it, before the event loop moves on', async () => {
+    // The command service issues an ack's LMDB commit at the end of the turn it hears it: an ack
+    // heard from a setImmediate would put that commit (and the REST answer) one loop iteration later.
+    const stop = command({ case: 'stop', value: { reason: 'read timing' } });
+    expect(link.send(A.robotId, stop)).toBe(true);
+    await until(() => a.actionIds().includes(stop.commandId), 10_000, 'the stop published');
+    let immediateRan: boolean | null = null;
+    const client = (link as unknown as { client: mqtt.MqttClient }).client;
+    const mark = (_topic: string, payload: Buffer): void => {
+      if (!payload.toString().includes(stop.commandId)) return;
+      immediateRan = false;
+      setImmediate(() => {
+        immediateRan = true;
+      });
+    };
+    client.prependListener('message', mark);
+    let ranBeforeAck: boolean | null = null;
+    const unlisten = link.listen({
+      onAck: (_robotId, ack) => {
+        if (ack.commandId === stop.commandId) ranBeforeAck = immediateRan;
+      },
+    });
+    try {
+      await a.publishState({ actionStates: [{ actionId: stop.commandId, actionType: 'startPause', actionStatus: 'FINISHED' }] });
+      await until(() => ranBeforeAck !== null, 10_000, 'the stop ack');
+      expect(ranBeforeAck).toBe(false);
+    } finally {
+      client.removeListener('message', mark);
+      unlisten();
+    }
+  });
+
   it('records a FAILED action (with the robot\'s error) as a rejection naming it', async () => {
     const act = command({ case: 'invokeAction', value: { name: 'startCharging', argumentsJson: '{}' } });
     link.send(A.robotId, act);
@@ -336,7 +368,7 @@ describe('VDA 5050 delivery against a scripted robot', () => {
     expect(rec.ackOf(act.commandId)!.reason).toBe('noChargingStation: not at a charger');
   });
 
-  it('reads a flooding robot\'s states once per turn, and another robot\'s stop still goes through', async () => {
+  it('reads a flooding robot\'s states once per read, and another robot\'s stop still goes through', async () => {
     const flood = Array.from({ length: 3000 }, (_, i) => b.publishState({ batteryState: { batteryCharge: 50 + (i % 40), charging: false } }));
     const stop = command({ case: 'stop', value: { reason: 'during a flood' } });
     link.send(A.robotId, stop);

@@ -98,6 +98,15 @@ export class PacketLimitedStream extends Duplex {
     this.socket.write(chunk, done);
   }
 
+  /**
+   * Everything written in one turn (mqtt-packet corks the stream and writes a packet as up to five
+   * pieces) goes to the socket as one write: piece by piece, with TCP_NODELAY on, each would be its
+   * own segment and the next one would wait for the previous write's callback.
+   */
+  override _writev(chunks: Array<{ chunk: Buffer }>, done: (err?: Error | null) => void): void {
+    this.socket.write(chunks.length === 1 ? chunks[0]!.chunk : Buffer.concat(chunks.map((c) => c.chunk)), done);
+  }
+
   override _final(done: (err?: Error | null) => void): void {
     this.socket.end(done);
   }

@@ -5,9 +5,10 @@
  * reports, mission status), and publishes commands as `instantActions` and `order` messages. The
  * mapping and the delivery rules are in docs/vda5050.md.
  *
- * Inbound messages are read once per event turn per robot: a robot's `state` and `visualization`
- * are full snapshots, so an unread one is replaced by a newer one (counted as coalesced). A robot
- * that floods costs one parse per turn, and never delays another robot's messages or stops.
+ * Inbound messages are read once per robot per read of the broker connection (right after the MQTT
+ * client has handed over that read's packets): a robot's `state` and `visualization` are full
+ * snapshots, so an unread one is replaced by a newer one (counted as coalesced). A robot that floods
+ * costs one parse per read, and never delays another robot's messages or stops.
  */
 import { create } from '@bufbuild/protobuf';
 import mqtt, { type MqttClient } from 'mqtt';
@@ -346,7 +347,11 @@ export class Vda5050Link implements RobotLink {
     this.dirty.add(e);
     if (this.drainScheduled) return;
     this.drainScheduled = true;
-    setImmediate(() => this.drainInbound());
+    // Read once the MQTT client has handed over every packet of this read from the broker (it hands
+    // them over in process.nextTick steps, which run before microtasks): one parse per robot per read
+    // still, and a stop's ack settles in this I/O callback's turn, so its LMDB commit is issued at
+    // this turn's end like a gRPC ack's, not one event-loop iteration later.
+    queueMicrotask(() => this.drainInbound());
   }
 
   /** Reads every robot's newest state and visualization once. */
