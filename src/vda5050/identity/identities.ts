@@ -1,7 +1,8 @@
 /**
- * {@link Vda5050Identities} over the robot registry's records: every lookup reads LMDB (one index key
- * and the robot record through the decode cache), so a binding written by any process counts at
- * once. Change notices come from polling one meta counter the registry bumps with every binding
+ * {@link Vda5050Identities} over the robot registry's records. A binding written by any process counts
+ * at once: master control looks up the robot of every inbound message, so {@link robotOf} keeps the
+ * answers (hits and misses) only while the meta counter every binding change bumps is unchanged, and
+ * reads that one key per lookup instead of an index range and a robot record. Change notices come from polling one meta counter the registry bumps with every binding
  * change (src/store/vda5050-index.ts): `fleetgw admin add-robot --vda5050` runs in another process
  * and cannot call into the gateway, and a REST change goes the same way, so there is one path.
  */
@@ -14,6 +15,12 @@ import { cachedRobot } from '../../store/identity-reads.js';
 
 /** How often the running gateway looks for binding changes (one LMDB read each time). */
 export const VDA5050_IDENTITY_POLL_MS = 500;
+
+/**
+ * Most identities {@link RegistryVda5050Identities.robotOf} remembers; when full it forgets them all
+ * (clients publishing under ever new unbound identities cannot grow it).
+ */
+export const IDENTITY_CACHE_MAX = 8192;
 
 function view(r: Readonly<RobotRecord>): Vda5050Robot | undefined {
   return r.vda5050 === undefined ? undefined : { robotId: r.robotId, fleetId: r.fleetId, binding: r.vda5050 };
@@ -34,9 +41,26 @@ export class RegistryVda5050Identities implements Vda5050Identities {
     private readonly log?: Pick<Logger, 'error'>,
   ) {}
 
+  /** Answers of {@link robotOf} (null: no robot) under binding version {@link cachedVersion}. */
+  private readonly cache = new Map<string, Vda5050Robot | null>();
+  private cachedVersion = -1;
+
   robotOf(manufacturer: string, serialNumber: string): Vda5050Robot | undefined {
-    const r = robotOfVda5050(this.store, manufacturer, serialNumber);
-    return r === undefined ? undefined : view(r);
+    const version = vda5050BindingsVersion(this.store);
+    if (version !== this.cachedVersion) {
+      this.cache.clear();
+      this.cachedVersion = version;
+    }
+    // Neither part contains '/' (the binding rules): the pair is one key.
+    const key = `${manufacturer}/${serialNumber}`;
+    let robot = this.cache.get(key);
+    if (robot === undefined) {
+      const r = robotOfVda5050(this.store, manufacturer, serialNumber);
+      robot = (r === undefined ? undefined : view(r)) ?? null;
+      if (this.cache.size >= IDENTITY_CACHE_MAX) this.cache.clear();
+      this.cache.set(key, robot);
+    }
+    return robot ?? undefined;
   }
 
   bindingOf(robotId: string): Vda5050Binding | undefined {
