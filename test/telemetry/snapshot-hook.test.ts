@@ -1,5 +1,6 @@
 /** The snapshot writer's hook (alerts read e-stop and battery there): once per written snapshot, never per sample. */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { WriteFailure } from '../../src/store/background-writes.js';
 import { SnapshotWriter } from '../../src/telemetry/ingest/snapshot-writer.js';
 import { snapshotConditions } from '../../src/telemetry/sample/snapshot-codec.js';
 import { alertWorld, snapshotBytes, type AlertWorld } from '../fleet/alerts-support.js';
@@ -21,7 +22,7 @@ describe('SnapshotWriter onWritten', () => {
     w = alertWorld(1);
     const r0 = w.robotIds[0]!;
     const seen: { robotId: string; estop: boolean; batteryPct: number }[] = [];
-    const writer = new SnapshotWriter(w.store.snapshots, 60_000, (robotId, value) => {
+    const writer = new SnapshotWriter(w.store.snapshots, w.store.writes, 60_000, (robotId, value) => {
       const c = snapshotConditions(value)!;
       seen.push({ robotId, estop: c.estop, batteryPct: c.batteryPct });
     });
@@ -43,7 +44,7 @@ describe('SnapshotWriter onWritten', () => {
     w = alertWorld(1);
     const r0 = w.robotIds[0]!;
     const values: Uint8Array[] = [];
-    const writer = new SnapshotWriter(w.store.snapshots, 60_000, (_robotId, value) => values.push(Uint8Array.from(value)));
+    const writer = new SnapshotWriter(w.store.snapshots, w.store.writes, 60_000, (_robotId, value) => values.push(Uint8Array.from(value)));
     const long = snapshotBytes(r0, w.fleetId, { tsMs: 1, faults: Array.from({ length: 40 }, (_, i) => `fault-code-${i}`) });
     const short = snapshotBytes(r0, w.fleetId, { tsMs: 2 });
     expect(long.length).toBeGreaterThan(256);
@@ -59,7 +60,7 @@ describe('SnapshotWriter onWritten', () => {
     w = alertWorld(1);
     const r0 = w.robotIds[0]!;
     const values: Uint8Array[] = [];
-    const writer = new SnapshotWriter(w.store.snapshots, 60_000, (_robotId, value) => values.push(Uint8Array.from(value)));
+    const writer = new SnapshotWriter(w.store.snapshots, w.store.writes, 60_000, (_robotId, value) => values.push(Uint8Array.from(value)));
     const short = (tsMs: number, estop: boolean): Uint8Array => snapshotBytes(r0, w!.fleetId, { tsMs, estop });
     const first = short(1, false);
     writer.offer(r0, 1, ...amid(first.subarray(1)));
@@ -77,5 +78,22 @@ describe('SnapshotWriter onWritten', () => {
     await writer.flushed();
     expect(values.map((v) => Buffer.from(v))).toEqual([first, second, third].map((v) => Buffer.from(v)));
     expect(Buffer.from(w.store.snapshots.get(r0) as Uint8Array)).toEqual(Buffer.from(third));
+  });
+
+  it('reports every failed put as the telemetry module\'s, not only the one awaited', async () => {
+    w = alertWorld(2);
+    const [r0, r1] = [w.robotIds[0]!, w.robotIds[1]!];
+    const failures: WriteFailure[] = [];
+    w.store.writes.onFailure((f) => failures.push(f));
+    vi.spyOn(w.store.snapshots, 'put').mockImplementation(() => Promise.reject(new Error('MDB_MAP_FULL')));
+    const writer = new SnapshotWriter(w.store.snapshots, w.store.writes, 60_000);
+    writer.offer(r0, 1, ...amid(snapshotBytes(r0, w.fleetId, { tsMs: 1 }).subarray(1)));
+    writer.offer(r1, 1, ...amid(snapshotBytes(r1, w.fleetId, { tsMs: 1 }).subarray(1)));
+    await expect(writer.flushed()).rejects.toThrow('MDB_MAP_FULL');
+    await new Promise((r) => setImmediate(r));
+    expect(failures.map((f) => [f.owner, f.db, (f.err as Error).message])).toEqual([
+      ['telemetry', 'snapshots', 'MDB_MAP_FULL'],
+      ['telemetry', 'snapshots', 'MDB_MAP_FULL'],
+    ]);
   });
 });

@@ -197,7 +197,7 @@ class Ingest implements TelemetryIngest {
         this.ageTimer = setTimeout(this.onAge, 0);
       }
     });
-    this.snapshots = new SnapshotWriter(opts.store.snapshots, opts.snapshotIntervalMs ?? 1_000, opts.onSnapshot);
+    this.snapshots = new SnapshotWriter(opts.store.snapshots, opts.store.writes, opts.snapshotIntervalMs ?? 1_000, opts.onSnapshot);
     this.results = new ResultApplier(this.s, slots, this.rowArena, this.inserts, this.snapshots, opts.foxglove, this.bounds, this.log, this.now);
   }
 

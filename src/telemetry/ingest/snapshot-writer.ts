@@ -16,6 +16,7 @@
  * registered robots (the robot link only accepts registered robots).
  */
 import type { Database } from 'lmdb';
+import type { BackgroundWrites } from '../../store/background-writes.js';
 import { SNAPSHOT_FORMAT, snapshotTsOf } from '../sample/index.js';
 
 interface Slot {
@@ -43,6 +44,11 @@ export class SnapshotWriter {
 
   constructor(
     private readonly db: Database<unknown, string>,
+    /**
+     * Hears each put's failure (the gateway's log and `fleetgw_store_write_failures_total`): nobody
+     * awaits a put but the last one. The robot's next newer row writes its snapshot again.
+     */
+    private readonly writes: Pick<BackgroundWrites, 'watch'>,
     private readonly intervalMs = 1_000,
     /**
      * Told of each snapshot as it is written (at most once per interval per robot, never per sample):
@@ -112,7 +118,9 @@ export class SnapshotWriter {
       // same view is put again later) and commits all puts of this turn in one transaction. That
       // holds because the database has an encoder (msgpack, store/lmdb.ts): without one lmdb-js
       // would keep the caller's bytes until the commit.
-      this.lastPut = this.db.put(robotId, slot.view);
+      const put = this.db.put(robotId, slot.view);
+      this.writes.watch(put, 'telemetry', 'snapshots');
+      this.lastPut = put;
       this.onWritten?.(robotId, slot.view);
     }
     this.dirtyCount = 0;
