@@ -248,11 +248,11 @@ export interface FleetgwConfig {
   /** FLEETGW_CLICKHOUSE_USER / FLEETGW_CLICKHOUSE_PASSWORD (src/cli/clickhouse-credentials.ts decides which source wins). */
   readonly clickhouseUser: string | undefined;
   readonly clickhousePassword: string | undefined;
-  /** FLEETGW_CLICKHOUSE_INSERT_FORMAT (src/telemetry/native-insert.ts). */
+  /** FLEETGW_CLICKHOUSE_INSERT_FORMAT (src/telemetry/store/native-insert.ts). */
   readonly clickhouseInsertFormat: (typeof INSERT_FORMATS)[number];
   /** FLEETGW_TELEMETRY_DECODER: `native` uses the C++ addon when it loads; `js` and `reference` run without the addon. */
   readonly telemetryDecoder: (typeof TELEMETRY_DECODERS)[number];
-  /** FLEETGW_HUGE_PAGES (src/telemetry/large-buffer.ts). */
+  /** FLEETGW_HUGE_PAGES (src/telemetry/store/large-buffer.ts). */
   readonly hugePages: (typeof HUGE_PAGES)[number];
   /** FLEETGW_ROBOT_TOKEN: `fleetgw sim --robot-id`'s token when no token flag is given. */
   readonly robotToken: string | undefined;

@@ -45,7 +45,7 @@ export interface NewRobotOptions {
   name: string;
   capabilities: string[];
   active: boolean;
-  /** The robot's VDA 5050 identity, already checked topic-safe (src/vda5050/identity/binding.ts). */
+  /** The robot's VDA 5050 identity, already checked topic-safe (src/fleet/robots/vda5050-identity.ts). */
   vda5050?: StoredVda5050Binding;
 }
 

@@ -2,7 +2,7 @@
  * Robots by VDA 5050 identity, so the MQTT broker finds the robot of a connecting
  * `manufacturer/serialNumber` with one key lookup (index key
  * `robotsByVda5050/<manufacturer>/<serialNumber>/<robotId>` in `index`, written with the robot by
- * identity.ts). Neither part may contain `/` (src/vda5050/identity/binding.ts checks that before
+ * identity.ts). Neither part may contain `/` (src/fleet/robots/vda5050-identity.ts checks that before
  * anything is written), so a key names exactly one identity. Every hit is checked against the robot
  * record, so a key left behind by a record changed elsewhere never yields a wrong robot.
  *
