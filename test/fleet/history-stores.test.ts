@@ -77,7 +77,7 @@ describe.skipIf(url === null)(`telemetry history on chdb and on a ClickHouse ser
       ingest.push(robot.robotId, randomUUID(), batch);
       await ingest.flush();
     }
-    selects = [['chdb', (q) => chdb.sampleStore.select!(q)], ['server', (q) => server.sampleStore.select!(q)]];
+    selects = [['chdb', (q) => chdb.sampleStore.select(q)], ['server', (q) => server.sampleStore.select(q)]];
   }, 60_000);
 
   afterAll(async () => {

@@ -81,8 +81,8 @@ describe.skipIf(url === null)(`utilization on chdb and on a ClickHouse server${u
 
   it('gives the same figures on both stores, and the right ones', async () => {
     const now = Date.now();
-    const fromChdb = await utilization(store, (q) => chdb.sampleStore.select!(q), fleetId, null, window, now);
-    const fromServer = await utilization(store, (q) => server.sampleStore.select!(q), fleetId, null, window, now);
+    const fromChdb = await utilization(store, (q) => chdb.sampleStore.select(q), fleetId, null, window, now);
+    const fromServer = await utilization(store, (q) => server.sampleStore.select(q), fleetId, null, window, now);
     expect(fromServer).toEqual(fromChdb);
     const a = fromChdb.robots.find((r) => r.robotId === robotA);
     expect(a).toEqual({
@@ -97,7 +97,7 @@ describe.skipIf(url === null)(`utilization on chdb and on a ClickHouse server${u
   it('narrows to one robot and cuts a window that ends mid-slot', async () => {
     const w = { fromMs: t0 + 2_500, toMs: t0 + 12_500 };
     for (const ingest of [chdb, server]) {
-      const r = await utilization(store, (q) => ingest.sampleStore.select!(q), fleetId, robotA, w, Date.now());
+      const r = await utilization(store, (q) => ingest.sampleStore.select(q), fleetId, robotA, w, Date.now());
       expect(r.robots).toEqual([{ robotId: robotA, onlineMs: 10_000, runningMissionMs: 10_000, idleMs: 0, pausedMs: 0, chargingMs: 0, offlineMs: 0, missionsCompleted: 1, missionsFailed: 0, distanceM: 10 }]);
     }
   });

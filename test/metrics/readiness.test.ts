@@ -43,9 +43,11 @@ describe('Readiness status', () => {
 });
 
 describe('StoreHealth', () => {
-  function fakeStore(): { kind: 'clickhouse'; answer: 'ok' | 'fail' | 'hang'; queries: number; queryText(): Promise<string> } {
+  function fakeStore(): { kind: 'clickhouse'; probe: null; answer: 'ok' | 'fail' | 'hang'; queries: number; queryText(): Promise<string> } {
     return {
       kind: 'clickhouse',
+      // One server: `SELECT 1` is the probe.
+      probe: null,
       answer: 'ok',
       queries: 0,
       queryText() {

@@ -53,7 +53,7 @@ describe.skipIf(reason !== null && process.env.CI !== 'true')(`ClickHouse cluste
       await store.insert([block], block.length, 60, 'own-block');
       expect(await sql(cluster.shards[1]!.url, 'SELECT count(), uniqExact(robot_id, ts_ms) FROM telemetry_samples WHERE robot_id LIKE \'own-%\'')).toBe('60\t60');
       // The gateway's own bound reads (utilization, history) go through the Distributed table.
-      const read = await store.select!({
+      const read = await store.select({
         sql: 'SELECT robot_id, count() FROM telemetry_samples WHERE robot_id IN (SELECT arrayJoin({ids:Array(String)})) AND ts_ms >= {from:Int64} GROUP BY robot_id ORDER BY robot_id',
         params: { ids: { type: 'Array(String)', value: robots }, from: { type: 'Int64', value: 0 } },
       });

@@ -12,20 +12,21 @@ import { createTelemetryIngest, type TelemetryIngest, type TelemetryIngestOption
 import { InsertQueue, MAX_ROBOT_BATCHES_PER_BLOCK, type InsertQueueOptions } from '../../src/telemetry/store/insert-queue.js';
 import type { SampleStore } from '../../src/telemetry/store/sample-store.js';
 import { TelemetrySpool } from '../../src/telemetry/store/spool.js';
+import { NoopSampleStore } from '../support/noop-sample-store.js';
 import { encodeBatch, tempDir, until } from './helpers.js';
 
 /** Records inserts; stands in for the store only where the queue's timing is what is tested. */
-function recordingStore(): SampleStore & { inserted: number[] } {
-  const inserted: number[] = [];
-  return {
-    kind: 'chdb', version: 'test', dedup: 'token', inserted,
-    insert: (_chunks, _bytes, rows) => {
-      inserted.push(rows);
-      return Promise.resolve();
-    },
-    queryText: () => Promise.resolve('0\n'),
-    close: () => Promise.resolve(),
-  };
+class RecordingStore extends NoopSampleStore {
+  readonly inserted: number[] = [];
+
+  override insert(_chunks: readonly Uint8Array[], _bytes: number, rows: number): Promise<void> {
+    this.inserted.push(rows);
+    return Promise.resolve();
+  }
+}
+
+function recordingStore(): RecordingStore {
+  return new RecordingStore();
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -365,26 +366,30 @@ describe('insert queue: a replay before the store was set up', () => {
     let setUp = false;
     const inserts: (string | undefined)[] = [];
     const probes: string[] = [];
-    const store: SampleStore = {
-      kind: 'clickhouse', version: 'unknown',
-      get dedup() {
-        return setUp ? 'token' as const : 'none' as const;
-      },
-      ensureSetUp: () => {
+    const store = new (class extends NoopSampleStore {
+      override readonly kind = 'clickhouse' as const;
+      override readonly version = 'unknown';
+      override readonly schema = null;
+      override get dedup(): SampleStore['dedup'] {
+        return setUp ? 'token' : 'none';
+      }
+
+      override ensureSetUp(): Promise<void> {
         setUp = true;
         return Promise.resolve();
-      },
-      insert: (_c, _b, _rows, token) => {
+      }
+
+      override insert(_c: readonly Uint8Array[], _b: number, _rows: number, token?: string): Promise<void> {
         inserts.push(token);
         // The first attempt fails (the server's outage), so the block is replayed from the spool.
         return inserts.length === 1 ? Promise.reject(new Error('store down')) : Promise.resolve();
-      },
-      queryText: (sql) => {
+      }
+
+      override queryText(sql: string): Promise<string> {
         probes.push(sql);
         return Promise.resolve('1\n');
-      },
-      close: () => Promise.resolve(),
-    };
+      }
+    })();
     // One RowBinary row's key (robot_id, a string, ts_ms, received_at_ms): what a probe reads.
     const row = new Uint8Array([2, 0x72, 0x31, 1, 0x78, ...new Uint8Array(16).fill(1)]);
     const q = new InsertQueue(store, pino({ enabled: false }), spool, { maxAgeMs: 60_000, maxRows: 1, baseDelayMs: 10, maxDelayMs: 10 });

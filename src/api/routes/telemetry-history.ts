@@ -23,8 +23,11 @@ import {
 export interface TelemetryHistoryDeps {
   /** Robot records for the access check (the registry's). */
   identity: Pick<IdentityReads, 'robot'>;
-  /** Bound-parameter reads on the telemetry store; absent: 503. */
-  select?: HistorySelect;
+  /**
+   * Bound-parameter reads on the telemetry store. Null where the process has no telemetry store (the
+   * offline document, openapi-document.ts, which serves nothing): the routes answer 503.
+   */
+  select: HistorySelect | null;
   now?: () => number;
   log?: Logger;
   /** Bytes of messages an MCAP export writes at most (default MAX_EXPORT_BYTES). */
@@ -59,7 +62,7 @@ export function telemetryHistoryRoutes(deps: TelemetryHistoryDeps): RouteDef[] {
   /** Runs a read, turning a store failure into 503 (logged without the query's values). */
   const read = async <T>(robot: HistoryRobot, what: string, f: (select: HistorySelect) => Promise<T>): Promise<T> => {
     const select = deps.select;
-    if (select === undefined) throw apiError('telemetry_reads_unavailable');
+    if (select === null) throw apiError('telemetry_reads_unavailable');
     try {
       return await f(select);
     } catch (err) {

@@ -17,8 +17,11 @@ export interface UtilizationDeps {
   store: Store;
   /** Fleet and robot records for the access checks (the registry's). */
   identity: IdentityReads;
-  /** Bound-parameter reads on the telemetry store; absent: 503. */
-  select?: TelemetrySelect;
+  /**
+   * Bound-parameter reads on the telemetry store. Null where the process has no telemetry store (the
+   * offline document, openapi-document.ts, which serves nothing): the route answers 503.
+   */
+  select: TelemetrySelect | null;
   now?: () => number;
   log?: Logger;
 }
@@ -47,7 +50,7 @@ export function utilizationRoutes(deps: UtilizationDeps): RouteDef[] {
       const robotId = query.robot_id ?? null;
       if (robotId !== null && identity.cachedRobot(robotId)?.fleetId !== fleet.fleetId) throw apiError('robot_not_found', { robotId });
       const select = deps.select;
-      if (select === undefined) throw apiError('telemetry_reads_unavailable');
+      if (select === null) throw apiError('telemetry_reads_unavailable');
       let r;
       try {
         r = await utilization(store, select, fleet.fleetId, robotId, w, nowMs);

@@ -57,7 +57,7 @@ export function telemetryPlugin(ctx: GatewayContext): GatewayPlugin {
       // Inserts report to it (above), the probe runs from here on: /readyz never queries the store itself.
       const storeHealth = parts.provide('storeHealth', new StoreHealth(ingest.sampleStore, ctx.logFor('telemetry')));
       // A server that did not answer at start (or refused): the gateway serves without it, and reports it.
-      const setUpError = ingest.sampleStore.setUpError ?? null;
+      const setUpError = ingest.sampleStore.setUpError;
       if (setUpError !== null) storeHealth.note(false, setUpError);
       storeHealth.start();
       const heapLog = ctx.logFor('gateway');
@@ -76,13 +76,13 @@ export function telemetryPlugin(ctx: GatewayContext): GatewayPlugin {
       const store = parts.get('store');
       const identity = parts.get('identity');
       const log = ctx.logFor('api');
-      // Bound-parameter reads on the telemetry store; absent (a store without them, or the offline
-      // document, openapi-document.ts, which has no ingest), these routes answer 503.
+      // Bound-parameter reads on the telemetry store. The served gateway builds these routes after its
+      // start opened the store; only the offline document (openapi-document.ts) has no ingest.
       const sampleStore = parts.peek('ingest')?.sampleStore;
-      const select = sampleStore?.select !== undefined ? { select: sampleStore.select.bind(sampleStore) } : {};
+      const select = sampleStore !== undefined ? sampleStore.select.bind(sampleStore) : null;
       return [
-        { name: 'utilization', routes: utilizationRoutes({ store, identity, ...select, log }) },
-        { name: 'telemetry-history', routes: telemetryHistoryRoutes({ identity, ...select, log, exportMaxBytes: t.historyExportMaxBytes, maxExports: t.historyExports }) },
+        { name: 'utilization', routes: utilizationRoutes({ store, identity, select, log }) },
+        { name: 'telemetry-history', routes: telemetryHistoryRoutes({ identity, select, log, exportMaxBytes: t.historyExportMaxBytes, maxExports: t.historyExports }) },
       ];
     },
     quiesce: nothing,

@@ -29,10 +29,10 @@ export async function openSampleStore(opts: TelemetryIngestOptions): Promise<Sam
 
 /** Logs the store's set-up now, or once it is done when its server did not answer at start. */
 export function reportStoreSetUp(log: Logger | undefined, sampleStore: SampleStore): void {
-  if (log !== undefined && (sampleStore.setUpError ?? null) === null) logSchema(log, sampleStore);
+  if (log !== undefined && sampleStore.setUpError === null) logSchema(log, sampleStore);
   else if (log !== undefined) {
     // The server did not answer at start (the gateway reports it down): said once it is set up.
-    void sampleStore.setUpDone?.().then(() => {
+    void sampleStore.setUpDone().then(() => {
       log.info({ store: sampleStore.kind, version: sampleStore.version, schemaVersion: sampleStore.schema?.to }, 'telemetry store set up: its server answered after the gateway started');
       logSchema(log, sampleStore);
     });
@@ -46,7 +46,7 @@ function logSchema(log: Logger, store: SampleStore): void {
     if (f !== null) log.info({ store: store.kind, insertFormat: f.format, reason: f.reason }, 'telemetry inserts encoded');
   }
   const s = store.schema;
-  if (s === undefined) return;
+  if (s === null) return;
   if (s.newerThanKnown) {
     log.warn({ store: store.kind, schemaVersion: s.from }, 'telemetry schema is newer than this gateway knows: upgrade the gateway (migrations are additive, so inserts keep working)');
   } else if (s.applied.length > 0) {

@@ -82,6 +82,12 @@ export async function openChdbStore(opts: ChdbStoreOptions): Promise<SampleStore
       kind: 'chdb',
       version,
       schema,
+      // Set up by the open above, which throws when it cannot: nothing is left to do later.
+      setUpError: null,
+      setUpDone: () => Promise.resolve(),
+      ensureSetUp: () => Promise.resolve(),
+      // `SELECT 1` in the session tells whether it answers (store-health.ts).
+      probe: null,
       dedup: 'token',
       async insertFile(file, _rows, token) {
         if (closed) throw new Error('chdb store is closed');

@@ -141,9 +141,26 @@ class ClusterStore implements ClickHouseSampleStore {
   /** Each shard's rows are split out of the block as RowBinary rows (row-split.ts) and sent as such. */
   readonly insertFormat = { format: 'rowbinary' as const, reason: 'cluster store: rows are split by shard as RowBinary' };
 
+  /** The servers read no file of the gateway's: a spooled block is read back and sent. */
+  readonly insertFile = null;
+  /**
+   * The open fails unless a shard answered, whose set-up gives the version, flavor and schema; a shard
+   * that did not answer is set up by the first insert that reaches it, and {@link probe} reports it.
+   */
+  readonly setUpError = null;
+
   readonly version: string;
   readonly flavor: SchemaFlavor;
   readonly schema: MigrationResult;
+
+  setUpDone(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** Nothing store-wide is left to set up; each shard's own set-up runs before its first insert. */
+  ensureSetUp(): Promise<void> {
+    return Promise.resolve();
+  }
 
   nativeStats(): null {
     return null;
@@ -246,7 +263,7 @@ class ClusterStore implements ClickHouseSampleStore {
     return this.readVia(async (s) => (await s.client.query({ query: sql, format: 'TabSeparated' })).text());
   }
 
-  select: NonNullable<ClickHouseSampleStore['select']> = (query) => this.readVia((s) => selectWithExternalData({
+  select: ClickHouseSampleStore['select'] = (query) => this.readVia((s) => selectWithExternalData({
     origin: s.origin,
     database: this.database,
     ...(this.username !== undefined ? { username: this.username } : {}),

@@ -124,6 +124,10 @@ export async function openClickHouseStore(opts: ClickHouseStoreOptions): Promise
 class ServerStore implements ClickHouseSampleStore {
   readonly kind = 'clickhouse' as const;
   readonly setUp: DeferredSetUp<ServerInfo>;
+  /** The server reads no file of the gateway's: a spooled block is read back and sent. */
+  readonly insertFile = null;
+  /** `SELECT 1` (through {@link queryText}, which sets the server up first) tells. */
+  readonly probe = null;
   private readonly client: ClickHouseClient;
   private readonly insertSql = `INSERT INTO ${TABLE_NAME} ${INSERT_COLUMN_LIST} FORMAT RowBinary`;
   private readonly nativeSql = `INSERT INTO ${TABLE_NAME} ${INSERT_COLUMN_LIST} FORMAT Native`;
@@ -154,8 +158,8 @@ class ServerStore implements ClickHouseSampleStore {
     return this.setUp.value?.flavor ?? null;
   }
 
-  get schema(): MigrationResult | undefined {
-    return this.setUp.value?.schema;
+  get schema(): MigrationResult | null {
+    return this.setUp.value?.schema ?? null;
   }
 
   /** Before the set-up: `none` (a replay completes the set-up before it reads this: insert-queue.ts). */
@@ -265,7 +269,7 @@ class ServerStore implements ClickHouseSampleStore {
   }
 
   // Bound parameters as external data on every server version (18.16 has no query parameters).
-  select: NonNullable<SampleStore['select']> = async (query) => {
+  select: SampleStore['select'] = async (query) => {
     await this.setUp.ensure();
     return selectWithExternalData({
       origin: this.origin,

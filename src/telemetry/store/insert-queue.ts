@@ -588,7 +588,7 @@ export class InsertQueue {
     const startedAt = this.now();
     try {
       const token = spooled?.name;
-      if (spooled && this.store.insertFile) await this.store.insertFile(spooled.rowsPath, rows, token);
+      if (spooled && this.store.insertFile !== null) await this.store.insertFile(spooled.rowsPath, rows, token);
       else if (chunks) await this.store.insert(chunks, bytes, rows, token);
       else {
         const data = await this.spool.read(spooled!);
@@ -596,7 +596,7 @@ export class InsertQueue {
         // twice, look for it first (row-probe.ts). The set-up runs first: before it `dedup` says
         // `none` on every server, and a probe on a server that deduplicates by token would skip a
         // block of which only one part (one daily partition of two) was stored.
-        await this.store.ensureSetUp?.();
+        await this.store.ensureSetUp();
         if (!(this.store.dedup === 'none' && await this.alreadyStored(data))) await this.store.insert([data], bytes, rows, token);
       }
       this.s.inserts++;

@@ -12,20 +12,26 @@ export interface SampleStore {
   readonly kind: StoreKind;
   /** Human-readable engine version (e.g. "18.16.1"), for logs and the README's flavor rules. */
   readonly version: string;
-  /** What the start-up migrations found and did (stores opened by the gateway; absent on test doubles). */
-  readonly schema?: MigrationResult;
+  /**
+   * What the start-up migrations found and did. Null while the set-up has not run (a server that did
+   * not answer at open: {@link setUpError}); chdb and the cluster store have it once open.
+   */
+  readonly schema: MigrationResult | null;
   /**
    * Why the store is not set up yet: its server did not answer at open, or refused (store-setup.ts);
-   * every use tries again until it succeeds once. Null once set up; absent on stores set up at open.
+   * every use tries again until it succeeds once. Null once set up, and always on stores whose open
+   * sets them up or fails (chdb; the cluster store, whose shards that did not answer are set up one
+   * by one and reported by {@link probe}).
    */
-  readonly setUpError?: string | null;
-  /** Resolves once the set-up the open could not do has run (with {@link setUpError}). */
-  setUpDone?(): Promise<void>;
+  readonly setUpError: string | null;
+  /** Resolves once the set-up the open could not do has run (at once on a store set up at open). */
+  setUpDone(): Promise<void>;
   /**
-   * Runs the set-up unless it ran (one attempt; {@link dedup} is known once it resolves).
+   * Runs the set-up unless it ran (one attempt; {@link dedup} is known once it resolves). Resolves at
+   * once on a store set up at open.
    * @throws the attempt's error
    */
-  ensureSetUp?(): Promise<void>;
+  ensureSetUp(): Promise<void>;
   /**
    * What a repeated insert with the same `token` does (telemetry/README.md, "Duplicates"):
    * `token`: the store drops it (insert_deduplication_token: chdb, ClickHouse 22.2+);
@@ -41,21 +47,21 @@ export interface SampleStore {
    */
   insert(chunks: readonly Uint8Array[], totalBytes: number, rows: number, token?: string): Promise<void>;
   /**
-   * Inserts a RowBinary file of whole rows in place, when the store can read files itself (chdb);
-   * otherwise the caller reads the file and calls {@link insert}.
+   * Inserts a RowBinary file of whole rows in place: chdb, which reads files itself. Null on stores
+   * that cannot (a server reads no file of the gateway's): the caller reads the file and calls
+   * {@link insert}.
    */
-  insertFile?(path: string, rows: number, token?: string): Promise<void>;
+  readonly insertFile: ((path: string, rows: number, token?: string) => Promise<void>) | null;
   /**
-   * The readiness probe (store-health.ts), when `SELECT 1` through {@link queryText} would not tell:
-   * the cluster store asks every shard, because its reads fall back to any shard that answers.
+   * The readiness probe (store-health.ts), on a store where `SELECT 1` through {@link queryText} would
+   * not tell: the cluster store asks every shard, because its reads fall back to any shard that
+   * answers, and an insert into some shards says nothing about the others. Null where `SELECT 1`
+   * tells (chdb, one server): there a recent successful insert also stands in for the probe.
    */
-  probe?(): Promise<void>;
+  readonly probe: (() => Promise<void>) | null;
   /** Runs a read query, returns TabSeparated text (tests, ops tooling; not on the hot path). */
   queryText(sql: string): Promise<string>;
-  /**
-   * Runs a read query with bound parameters (bound-query.ts), the same SQL on every store; absent on
-   * test doubles (readers then answer 503).
-   */
-  select?(query: BoundQuery): Promise<Rows>;
+  /** Runs a read query with bound parameters (bound-query.ts), the same SQL on every store. */
+  select(query: BoundQuery): Promise<Rows>;
   close(): Promise<void>;
 }

@@ -69,7 +69,7 @@ export class StoreHealth {
 
   /** The periodic probe: on one server, skipped while a successful insert is fresher than the interval. */
   async tick(): Promise<void> {
-    if (this.store.probe === undefined && this.up && this.now() - this.lastInsertOkAt < this.intervalMs) return;
+    if (this.store.probe === null && this.up && this.now() - this.lastInsertOkAt < this.intervalMs) return;
     await this.probe();
   }
 
@@ -101,7 +101,7 @@ export class StoreHealth {
   async probe(): Promise<void> {
     if (this.probing) return;
     this.probing = true;
-    const query = this.store.probe !== undefined ? this.store.probe() : this.store.queryText('SELECT 1');
+    const query = this.store.probe !== null ? this.store.probe() : this.store.queryText('SELECT 1');
     void query.then(
       () => (this.probing = false),
       () => (this.probing = false),
