@@ -33,8 +33,30 @@ const UWS_FACADE = '^src/http/uws\\.ts$';
 // uws-pack's exports map resolves for TypeScript only, so dependency-cruiser records the bare name.
 const UWS_PACKAGES = '^uWebSockets\\.js$|(^|/)node_modules/(uWebSockets\\.js|@btc-vision/uwebsockets\\.js)/';
 
-// Modules that own LMDB databases or key prefixes (src/gateway/plugins declares which).
-const STORAGE_OWNERS = ['auth', 'commands', 'events', 'idempotency', 'telemetry', 'missions/catalog', 'missions/scheduling', 'missions/runs', 'fleet/alerts', 'fleet/faults', 'fleet/health', 'fleet/field-rules', 'fleet/objects', 'fleet/robot-details'];
+// Modules that own LMDB databases or key prefixes, by plugin (src/gateway/plugins/*.ts, `storage`):
+// `module` is where the owner's files are, `keys` its `keys.ts` files (key shapes, prefix constants):
+// only the owner's own files import them. Owners with `keys: []` key their databases by a bare id
+// (snapshots, usage, floor plans, device health), or keep their key constants unexported in the files
+// that write them (the registry: src/store/identity.ts, robot-names.ts, vda5050-index.ts).
+const STORAGE_OWNERS = [
+  { plugin: 'registry', module: ['store/identity.ts', 'store/robot-names.ts', 'store/vda5050-index.ts', 'store/registry-writes.ts'], keys: [] },
+  { plugin: 'auth', module: ['auth/'], keys: ['auth/users/keys.ts'] },
+  { plugin: 'events', module: ['events/'], keys: ['events/keys.ts'] },
+  { plugin: 'idempotency', module: ['idempotency/'], keys: ['idempotency/keys.ts'] },
+  { plugin: 'commands', module: ['commands/'], keys: ['commands/keys.ts'] },
+  { plugin: 'telemetry', module: ['telemetry/'], keys: [] },
+  { plugin: 'usage', module: ['fleet/robots/details/'], keys: [] },
+  { plugin: 'alerts', module: ['fleet/safety/alerts/'], keys: ['fleet/safety/alerts/keys.ts'] },
+  { plugin: 'faults', module: ['fleet/safety/faults/', 'fleet/robots/health/'], keys: ['fleet/safety/faults/keys.ts'] },
+  { plugin: 'field-rules', module: ['fleet/safety/field-rules/'], keys: ['fleet/safety/field-rules/keys.ts'] },
+  { plugin: 'objects', module: ['fleet/site/objects/'], keys: ['fleet/site/objects/keys.ts'] },
+  { plugin: 'catalog', module: ['missions/catalog/'], keys: ['missions/catalog/keys.ts'] },
+  { plugin: 'missions', module: ['missions/scheduling/', 'missions/runs/', 'missions/retention.ts'], keys: ['missions/scheduling/keys.ts', 'missions/runs/keys.ts'] },
+  { plugin: 'floor-plans', module: ['fleet/floor-plans/'], keys: [] },
+  { plugin: 'webhooks', module: ['webhooks/'], keys: ['webhooks/keys.ts'] },
+];
+/** `src/<path>` as an anchored regex (a folder when it ends in `/`). */
+const srcPaths = (paths) => paths.map((p) => `^src/${p.replace(/[.]/g, '\\.')}${p.endsWith('/') ? '' : '$'}`).join('|');
 
 /** One forbidden edge; `comment` is what lint prints when it is crossed. */
 const forbid = (name, comment, from, to) => ({ name, severity: 'error', comment, from, to });
@@ -96,14 +118,14 @@ export default {
       { path: '^src/(auth/access|api/fleet-scope|api/list-reader|api/robot-view-cache|api/entities/robot-live|api/routes/(control-robot|robot-commands|robot-config|robots|stream-tickets|telemetry-history)|missions/scheduling/fleet-roster)\\.ts$' },
       { path: '^src/store/lmdb\\.ts$' },
     ),
-    // Each module builds its own LMDB keys (docs/ARCHITECTURE.md, "Who owns which database"): a
-    // module's `keys.ts` is private to it; others call the module's functions.
-    ...STORAGE_OWNERS.map((m) =>
+    // Each module builds its own LMDB keys (docs/ARCHITECTURE.md, "Who owns which database"): the
+    // files that build them are private to it; others call the module's functions.
+    ...STORAGE_OWNERS.filter((o) => o.keys.length > 0).map((o) =>
       forbid(
-        `storage-keys-private-${m.replace(/\//g, '-')}`,
-        `src/${m}/keys.ts builds the LMDB keys src/${m} owns: only src/${m} imports it. Call the module's own functions (its store plugin owns the databases) instead of building its keys.`,
-        { pathNot: `^src/${m}/` },
-        { path: `^src/${m}/keys\\.ts$|^src/${m}/[a-z-]+/keys\\.ts$` },
+        `storage-keys-private-${o.plugin}`,
+        `${o.keys.map((k) => `src/${k}`).join(', ')} build${o.keys.length === 1 ? 's' : ''} the LMDB keys plugin \`${o.plugin}\` owns (${o.module.map((m) => `src/${m}`).join(', ')}): only its own files import ${o.keys.length === 1 ? 'it' : 'them'}. Call the owner's functions (its plugin owns the databases) instead of building its keys.`,
+        { pathNot: srcPaths(o.module) },
+        { path: srcPaths(o.keys) },
       ),
     ),
 

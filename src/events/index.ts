@@ -1,3 +1,3 @@
 /** The correlated event log: append from any module, read one timeline (GET /v1/events). */
-export { EventLog, timelinePrefix, MAX_TIMELINE_LIMIT, type TimelineOptions } from './log.js';
+export { EventLog, MAX_TIMELINE_LIMIT, type TimelineOptions } from './log.js';
 export { recordLinkConflicts } from './link-conflict.js';

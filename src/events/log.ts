@@ -10,21 +10,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { EventRecord } from './record.js';
-import { keyPrefix, KEY_END, sortableNumber } from '../store/keys.js';
+import { KEY_END, sortableNumber } from '../store/keys.js';
+import { eventKey, SEQ_META_KEY, timelinePrefix } from './keys.js';
 import type { Keyset, KeysetPage } from '../store/keyset.js';
 import { walkGroups, type Budget } from '../store/group-walk.js';
 import type { Store } from '../store/lmdb.js';
-
-const SEQ_META_KEY = 'eventSeq';
-
-/** `<fleetId>/<correlationId>/` — the key prefix of one timeline. */
-export function timelinePrefix(fleetId: string, correlationId: string): string {
-  return keyPrefix(fleetId, correlationId);
-}
-
-function eventKey(e: Pick<EventRecord, 'fleetId' | 'correlationId' | 'seq'>): string {
-  return `${timelinePrefix(e.fleetId, e.correlationId)}${sortableNumber(e.seq)}`;
-}
 
 /**
  * How retention walks the log: keys are grouped by timeline (`<fleetId>/<correlationId>/`), in append

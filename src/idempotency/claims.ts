@@ -4,14 +4,8 @@
  * the handler runs and two requests can never both win the same key — even from two processes.
  */
 import type { Store } from '../store/lmdb.js';
+import { expiryKey } from './keys.js';
 import { BOOT, CLAIM_LEASE_MS, REPLAY_WINDOW_MS, type IdempotencyRecord, type StoredReply } from './record.js';
-
-/** Expiry index entries in `store.index`: `idemExpiry/<expiresAtMs 16 hex>/<storageKey>`. */
-export const EXPIRY_PREFIX = 'idemExpiry';
-
-export function expiryKey(expiresAtMs: number, key: string): string {
-  return `${EXPIRY_PREFIX}/${expiresAtMs.toString(16).padStart(16, '0')}/${key}`;
-}
 
 export type ClaimOutcome =
   | { kind: 'claimed' }

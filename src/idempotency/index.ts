@@ -23,11 +23,12 @@
 import type { Logger } from 'pino';
 import { apiError } from '../errors/catalog.js';
 import type { IdempotencyClaims } from './claims.js';
-import { bodyHash, storageKey, type IdempotencyScope, type StoredReply } from './record.js';
+import { storageKey } from './keys.js';
+import { bodyHash, type IdempotencyScope, type StoredReply } from './record.js';
 
 export { IdempotencyClaims } from './claims.js';
 export { startIdempotencyPurger, purgeExpired } from './purge.js';
-export { BOOT, CLAIM_LEASE_MS, REPLAY_WINDOW_MS, storageKey, bodyHash, canonicalJson } from './record.js';
+export { BOOT, CLAIM_LEASE_MS, REPLAY_WINDOW_MS, bodyHash, canonicalJson } from './record.js';
 export type { IdempotencyRecord, IdempotencyScope, StoredReply, ClaimOwner } from './record.js';
 
 /** Response header set on a replayed response. */

@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { Store } from '../store/lmdb.js';
-import { EXPIRY_PREFIX, expiryKey } from './claims.js';
+import { EXPIRY_PREFIX, expiryKey } from './keys.js';
 
 /** Entries removed per purge transaction: keeps each write transaction short. */
 const PURGE_BATCH = 500;

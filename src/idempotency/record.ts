@@ -56,16 +56,6 @@ export interface IdempotencyScope {
   endpoint: string;
 }
 
-/** The LMDB key for (scope, key): hex SHA-256, fixed length. */
-export function storageKey(scope: IdempotencyScope, key: string): string {
-  const h = createHash('sha256');
-  // Length-prefixed parts: no concatenation of two different tuples can collide.
-  for (const part of [scope.actor, scope.orgId, scope.fleetId, scope.endpoint, key]) {
-    h.update(`${part.length}:`).update(part);
-  }
-  return h.digest('hex');
-}
-
 /** SHA-256 of the canonical JSON of `body` (object keys sorted), so key order never matters. */
 export function bodyHash(body: unknown): string {
   return createHash('sha256').update(canonicalJson(body)).digest('hex');

@@ -21,7 +21,8 @@ import type { AlertChange } from '../fleet/safety/alerts/alert-service.js';
 import type { AlertRecord } from '../fleet/safety/alerts/records.js';
 import type { Store } from '../store/lmdb.js';
 import { deliveryBody, DELIVERED_CHANGES } from './formats.js';
-import { urlOrigin, webhookKey, type DeadLetterReason, type DeadLetterRecord } from './records.js';
+import { deadLetterKey, webhookKey } from './keys.js';
+import { urlOrigin, type DeadLetterReason, type DeadLetterRecord } from './records.js';
 import { SIGNATURE_HEADER, signDelivery, TIMESTAMP_HEADER } from './signing.js';
 
 /** Delivery outcomes, the label values of `fleetgw_webhook_deliveries_total` (all present from zero). */
@@ -243,11 +244,6 @@ export class WebhookDelivery {
     });
     this.lastWrite = write.catch((err: unknown) => this.log.error({ err, orgId: job.orgId, webhookId: job.webhookId }, 'webhook dead letter not written'));
   }
-}
-
-/** `<orgId>/<deadAtMs:12 hex>/<id>`: an organization's dead letters in time order. */
-export function deadLetterKey(rec: Pick<DeadLetterRecord, 'orgId' | 'deadAtMs' | 'deadLetterId'>): string {
-  return `${rec.orgId}/${rec.deadAtMs.toString(16).padStart(12, '0')}/${rec.deadLetterId}`;
 }
 
 /**

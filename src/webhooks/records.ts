@@ -65,9 +65,6 @@ declare module '../store/lmdb.js' {
   }
 }
 
-/** The key of a webhook record. */
-export const webhookKey = (orgId: string, webhookId: string): string => `${orgId}/${webhookId}`;
-
 /** Scheme, host and port of a URL: what logs and listings show of a webhook URL. */
 export function urlOrigin(url: string): string {
   try {

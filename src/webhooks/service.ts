@@ -8,7 +8,8 @@ import { isIP } from 'node:net';
 import { ALERT_KINDS, type AlertKind } from '../fleet/safety/alerts/records.js';
 import { keysetOver, type Keyset } from '../store/keyset.js';
 import type { Store } from '../store/lmdb.js';
-import { urlOrigin, webhookKey, WEBHOOK_FORMATS, type DeadLetterRecord, type WebhookFormat, type WebhookRecord } from './records.js';
+import { webhookKey } from './keys.js';
+import { urlOrigin, WEBHOOK_FORMATS, type DeadLetterRecord, type WebhookFormat, type WebhookRecord } from './records.js';
 import { newSigningSecret } from './signing.js';
 
 /** Webhooks per organization. */

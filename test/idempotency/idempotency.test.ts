@@ -12,10 +12,10 @@ import {
   CLAIM_LEASE_MS,
   purgeExpired,
   REPLAY_WINDOW_MS,
-  storageKey,
   withIdempotency,
   type IdempotencyRecord,
 } from '../../src/idempotency/index.js';
+import { storageKey } from '../../src/idempotency/keys.js';
 import { req, startStack, type Stack, type StackServices } from './harness.js';
 
 const Params = Type.Object({ org_id: Uuid, fleet_id: Uuid }, { additionalProperties: false });

@@ -55,16 +55,6 @@ declare module '../../store/lmdb.js' {
   }
 }
 
-/** `index` key prefix: `usersByEmail/<encoded email>/<userId>`. */
-export const USERS_BY_EMAIL = 'usersByEmail';
-/** `index` key prefix: `sessionsByUser/<userId>/<sessionId>`. */
-export const SESSIONS_BY_USER = 'sessionsByUser';
-
-/** The email's index segment: lower-cased and URI-encoded, so a `/` in it cannot split the key. */
-export function emailKey(email: string): string {
-  return encodeURIComponent(email.trim().toLowerCase());
-}
-
 /** Whether the user is disabled (records written before accounts could be disabled have no field: enabled). */
 export function isDisabled(u: Pick<UserRecord, 'disabledAtMs'>): boolean {
   return u.disabledAtMs !== undefined && u.disabledAtMs !== null;

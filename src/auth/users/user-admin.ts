@@ -5,7 +5,8 @@
  */
 import { indexRange } from '../../store/keys.js';
 import type { Store } from '../../store/lmdb.js';
-import { isDisabled, SESSIONS_BY_USER, type UserRecord } from './records.js';
+import { SESSIONS_BY_USER } from './keys.js';
+import { isDisabled, type UserRecord } from './records.js';
 import { sessionEnded } from './sessions.js';
 
 /** The organization's users, oldest first. */

@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { indexRange } from '../../store/keys.js';
 import type { Store } from '../../store/lmdb.js';
 import { hashPassword } from './password.js';
-import { emailKey, USERS_BY_EMAIL, type UserRecord } from './records.js';
+import { emailKey, USERS_BY_EMAIL } from './keys.js';
+import type { UserRecord } from './records.js';
 import type { Role } from './roles.js';
 import { orgRecord } from '../../store/identity-reads.js';
 

@@ -14,11 +14,9 @@ import { keysetOver, type Keyset } from '../../store/keyset.js';
 import type { Store } from '../../store/lmdb.js';
 import type { FleetRecord } from '../../store/records.js';
 import { validateGeometry } from './geometry.js';
+import { FEATURES_BY_FLEET, featureIndexKey } from './keys.js';
 import type { FeatureRecord, Geometry } from './records.js';
 
-const FEATURES_BY_FLEET = 'featuresByFleet';
-export const featureIndexKey = (fleetId: string, featureId: string): string => `${FEATURES_BY_FLEET}/${fleetId}/${featureId}`;
-export const featureUseKey = (featureId: string, missionId: string): string => `templatesByFeature/${featureId}/${missionId}`;
 
 function featureEvent(events: EventLog, f: FeatureRecord, atMs: number, kind: string, data: Record<string, unknown> = {}): void {
   events.append({ fleetId: f.fleetId, correlationId: f.featureId, atMs, kind, subject: { type: 'feature', id: f.featureId }, data });

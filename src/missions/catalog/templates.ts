@@ -16,14 +16,13 @@ import { indexRange, keyPrefix, lastSegment } from '../../store/keys.js';
 import { keysetOver, type Keyset } from '../../store/keyset.js';
 import type { Store } from '../../store/lmdb.js';
 import type { FleetRecord } from '../../store/records.js';
-import { featureUseKey, getFeature } from './features.js';
+import { getFeature } from './features.js';
+import { featureUseKey, TEMPLATES_BY_FLEET, templateIndexKey } from './keys.js';
 import { operationOrNew, putNewOperation } from './operation.js';
 import type { MissionStepRecord, OperationRecord, TemplateRecord } from './records.js';
 import { missingCapability, type AdvertisedCapabilities } from './robot-capabilities.js';
 import { robotRecord } from '../../store/identity-reads.js';
 
-const TEMPLATES_BY_FLEET = 'templatesByFleet';
-export const templateIndexKey = (fleetId: string, missionId: string): string => `${TEMPLATES_BY_FLEET}/${fleetId}/${missionId}`;
 
 /** A step as a request gives it: `stepId` names an existing step to keep or edit. */
 export interface StepInput {

@@ -13,30 +13,13 @@ import { firstIndexed, keyPrefix, lastSegment, prefixRange, sortableNumber } fro
 import { keysetOver, type Keyset } from '../../store/keyset.js';
 import type { Store } from '../../store/lmdb.js';
 import type { RunRecord, RunState } from './records.js';
+import { ACTIVE_BY_TEMPLATE, ACTIVE_RUNS, activeKeys, RUNS_BY_FLEET, RUNS_BY_ROBOT, RUNS_BY_SCHEDULE, timeKeys } from './keys.js';
 
 export const FINISHED_STATES: ReadonlySet<RunState> = new Set<RunState>(['completed', 'failed', 'cancelled', 'aborted']);
 
 /** True once the run ended (completed, failed, cancelled, aborted). */
 export function isFinished(state: RunState): boolean {
   return FINISHED_STATES.has(state);
-}
-
-/** The index names this module owns (nobody else builds these keys). */
-const RUNS_BY_FLEET = 'runsByFleet';
-const RUNS_BY_ROBOT = 'runsByRobot';
-const RUNS_BY_SCHEDULE = 'runsBySchedule';
-const ACTIVE_BY_TEMPLATE = 'activeRunsByTemplate';
-const ACTIVE_RUNS = 'activeRuns';
-
-function timeKeys(r: RunRecord): string[] {
-  const t = sortableNumber(r.startedAtMs);
-  const keys = [`${keyPrefix(RUNS_BY_FLEET, r.fleetId)}${t}/${r.runId}`, `${keyPrefix(RUNS_BY_ROBOT, r.robotId)}${t}/${r.runId}`];
-  if (r.scheduleId !== null) keys.push(`${keyPrefix(RUNS_BY_SCHEDULE, r.scheduleId)}${t}/${r.runId}`);
-  return keys;
-}
-
-function activeKeys(r: RunRecord): string[] {
-  return [`${keyPrefix(ACTIVE_BY_TEMPLATE, r.missionId)}${r.runId}`, `${keyPrefix(ACTIVE_RUNS, r.fleetId)}${r.runId}`];
 }
 
 /** Inside a write transaction: stores a new run and all its index keys. */

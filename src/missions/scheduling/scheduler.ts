@@ -29,17 +29,13 @@
  */
 import { pino, type Logger } from 'pino';
 import type { FireRecord, ScheduleRecord } from './records.js';
+import { fireKeyOf } from './keys.js';
 import { syncTemplateRef } from './schedules.js';
 import { sortableNumber } from '../../store/keys.js';
 import type { Store } from '../../store/lmdb.js';
 import type { Clock } from '../clock.js';
 import { nextFireAfter } from './recurrence.js';
 import { TimerHeap } from './timer-heap.js';
-
-/** Key of one occurrence in the `fires` db. */
-export function fireKeyOf(scheduleId: string, dueAtMs: number): string {
-  return `${scheduleId}/${sortableNumber(dueAtMs)}`;
-}
 
 /**
  * How retention walks the `fires` db: keys grouped by schedule (`<scheduleId>/`), due-time ordered

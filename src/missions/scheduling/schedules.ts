@@ -11,32 +11,17 @@
 import { randomUUID } from 'node:crypto';
 import { apiError } from '../../errors/catalog.js';
 import { nextFireAfter } from './recurrence.js';
-import { countPrefix, firstIndexed, keyPrefix, lastSegment, prefixRange, sortableNumber } from '../../store/keys.js';
+import { countPrefix, firstIndexed, keyPrefix, lastSegment, prefixRange } from '../../store/keys.js';
 import { keysetOver, type Keyset } from '../../store/keyset.js';
 import type { Store } from '../../store/lmdb.js';
 import type { FireRecord, ScheduleRecord, ScheduleSpec } from './records.js';
+import { ACTIVE, activeKey, BY_FLEET, BY_TEMPLATE, fleetKey, templateKey } from './keys.js';
 
 /** Deployment window used when a request gives none (documented in OpenAPI). */
 export const DEFAULT_DEPLOYMENT_DEADLINE_MS = 300_000;
 export const DEFAULT_RETRY_INTERVAL_SECS = 30;
 /** Active (non-cancelled) schedules per fleet; a create beyond it is refused (409). */
 export const MAX_ACTIVE_SCHEDULES_PER_FLEET = 20_000;
-
-const BY_FLEET = 'schedulesByFleet';
-const BY_TEMPLATE = 'schedulesByTemplate';
-const ACTIVE = 'activeSchedules';
-
-function fleetKey(s: Pick<ScheduleRecord, 'fleetId' | 'createdAtMs' | 'scheduleId'>): string {
-  return `${keyPrefix(BY_FLEET, s.fleetId)}${sortableNumber(s.createdAtMs)}/${s.scheduleId}`;
-}
-
-function activeKey(s: Pick<ScheduleRecord, 'fleetId' | 'scheduleId'>): string {
-  return `${keyPrefix(ACTIVE, s.fleetId)}${s.scheduleId}`;
-}
-
-function templateKey(s: ScheduleRecord): string | null {
-  return s.target.type === 'mission' ? `${keyPrefix(BY_TEMPLATE, s.target.missionId)}${s.scheduleId}` : null;
-}
 
 export interface NewSchedule {
   orgId: string;

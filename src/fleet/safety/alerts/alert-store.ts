@@ -11,19 +11,10 @@
  * these keys.
  */
 import { keyPrefix, prefixRange, sortableNumber } from '../../../store/keys.js';
+import { ALERTS_BY_FLEET as BY_FLEET, ALERTS_BY_ROBOT as BY_ROBOT, ALERTS_UNRESOLVED as UNRESOLVED, alertTimeId as timeId } from './keys.js';
 import { keysetOver, type Keyset } from '../../../store/keyset.js';
 import type { Store } from '../../../store/lmdb.js';
 import type { AlertKind, AlertRecord, AlertState } from './records.js';
-
-/** The fleet index's root (retention walks it). */
-export const ALERTS_BY_FLEET = 'alertsByFleet';
-const BY_FLEET = ALERTS_BY_FLEET;
-const BY_ROBOT = 'alertsByRobot';
-const UNRESOLVED = 'alertsUnresolved';
-
-function timeId(a: AlertRecord): string {
-  return `${sortableNumber(a.openedAtMs)}/${a.alertId}`;
-}
 
 /** Writes a new alert with its index keys (asynchronous; resolves when committed). */
 export function putNewAlert(store: Store, a: AlertRecord): Promise<unknown> {
@@ -34,13 +25,6 @@ export function putNewAlert(store: Store, a: AlertRecord): Promise<unknown> {
   ];
   if (a.robotId !== null) puts.push(store.index.put(`${keyPrefix(BY_ROBOT, a.fleetId, a.robotId)}${timeId(a)}`, true));
   return Promise.all(puts);
-}
-
-/** Every index key of an alert (retention removes them with the record). */
-export function alertIndexKeys(a: AlertRecord): string[] {
-  const keys = [`${keyPrefix(BY_FLEET, a.fleetId)}${timeId(a)}`, `${keyPrefix(UNRESOLVED, a.fleetId)}${timeId(a)}`];
-  if (a.robotId !== null) keys.push(`${keyPrefix(BY_ROBOT, a.fleetId, a.robotId)}${timeId(a)}`);
-  return keys;
 }
 
 /** Writes a changed alert; a resolved one leaves the unresolved index (asynchronous). */

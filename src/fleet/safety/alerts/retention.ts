@@ -10,7 +10,7 @@
 import type { Logger } from 'pino';
 import { KEY_END, parseSortableNumber } from '../../../store/keys.js';
 import type { Store } from '../../../store/lmdb.js';
-import { alertIndexKeys, ALERTS_BY_FLEET } from './alert-store.js';
+import { alertIndexKeys, ALERTS_BY_FLEET } from './keys.js';
 
 const DAY = 24 * 3600 * 1000;
 

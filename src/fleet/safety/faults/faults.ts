@@ -7,24 +7,10 @@
  * This module is the only one to build these keys; the list routes read them through {@link faultsOf}.
  */
 import { keyPrefix, lastSegment, prefixRange, sortableNumber } from '../../../store/keys.js';
+import { ACTIVE, ACTIVE_BY_ROBOT, activeKeys, allKeys, BY_FLEET, BY_ROBOT } from './keys.js';
 import { keysetOver, type Keyset } from '../../../store/keyset.js';
 import type { Store } from '../../../store/lmdb.js';
 import type { FaultRecord } from './records.js';
-
-const BY_FLEET = 'faultsByFleet';
-const BY_ROBOT = 'faultsByRobot';
-const ACTIVE = 'activeFaults';
-const ACTIVE_BY_ROBOT = 'activeFaultsByRobot';
-
-function allKeys(f: FaultRecord): string[] {
-  const t = sortableNumber(f.raisedAtMs);
-  return [`${keyPrefix(BY_FLEET, f.fleetId)}${t}/${f.faultId}`, `${keyPrefix(BY_ROBOT, f.robotId)}${t}/${f.faultId}`];
-}
-
-function activeKeys(f: FaultRecord): string[] {
-  const t = sortableNumber(f.raisedAtMs);
-  return [`${keyPrefix(ACTIVE, f.fleetId)}${t}/${f.faultId}`, `${keyPrefix(ACTIVE_BY_ROBOT, f.robotId)}${t}/${f.faultId}`];
-}
 
 /** Inside a write transaction: stores a new (active) fault with its index keys. */
 export function putNewFaultSync(store: Store, f: FaultRecord): void {

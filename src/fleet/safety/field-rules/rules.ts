@@ -13,10 +13,7 @@ import { keysetOver, type Keyset } from '../../../store/keyset.js';
 import type { Store } from '../../../store/lmdb.js';
 import type { FleetRecord } from '../../../store/records.js';
 import type { FieldRuleParameters, FieldRuleRecord, FieldRuleType } from './records.js';
-
-const RULES_BY_FLEET = 'fieldRulesByFleet';
-const ruleIndexKey = (fleetId: string, directiveId: string): string => `${RULES_BY_FLEET}/${fleetId}/${directiveId}`;
-const versionKey = (fleetId: string): string => `fieldRuleSetVersion/${fleetId}`;
+import { ruleIndexKey, RULES_BY_FLEET, versionKey } from './keys.js';
 
 /** Most rules one fleet may hold (every robot of the fleet receives all enabled ones). */
 export const MAX_RULES_PER_FLEET = 100;

@@ -7,17 +7,10 @@
  * write transaction.
  */
 import { firstIndexed, keyPrefix, lastSegment, prefixRange, sortableNumber } from '../../../store/keys.js';
+import { BY_FLEET, EXPIRY, expiryKey, fleetKey, trackPrefix } from './keys.js';
 import { keysetOver, type Keyset } from '../../../store/keyset.js';
 import type { Store } from '../../../store/lmdb.js';
 import type { ObjectRecord, ObjectSource } from './records.js';
-
-const BY_FLEET = 'objectsByFleet';
-const BY_TRACK = 'objectsByTrack';
-const EXPIRY = 'objectExpiry';
-
-const fleetKey = (o: ObjectRecord): string => `${keyPrefix(BY_FLEET, o.fleetId)}${sortableNumber(o.firstSeenMs)}/${o.objectId}`;
-const trackPrefix = (robotId: string, trackId: string): string => keyPrefix(BY_TRACK, robotId, encodeURIComponent(trackId));
-const expiryKey = (atMs: number, objectId: string): string => `${keyPrefix(EXPIRY)}${sortableNumber(atMs)}/${objectId}`;
 
 /** An object of `fleetId`, or undefined (also when it belongs to another fleet). */
 export function getObject(store: Store, fleetId: string, objectId: string): ObjectRecord | undefined {
