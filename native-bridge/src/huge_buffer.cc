@@ -3,9 +3,9 @@
 // buffer's memory (a SharedArrayBuffer, which only V8 can allocate).
 //
 // Why: on the machines here (Firecracker guests, transparent huge pages in `madvise` mode) the first
-// write to a fresh 4 KiB page costs ~14 us of CPU, so a 4 MiB buffer costs ~14 ms before it holds a
-// byte; on 2 MiB huge pages a first fill costs 0.11-0.27 ms per MiB (0.5-1 us per 4 KiB) once the
-// guest has backed the memory (bench/micro/page-touch.mjs). The gateway's large long-lived buffers (the row arena, the Native insert
+// write to a fresh 4 KiB page costs enough CPU that a 4 MiB buffer is expensive before it holds a
+// byte; on 2 MiB huge pages a first fill costs an order of magnitude less once the guest has backed
+// the memory (figures: bench/micro/page-touch.mjs, bench/notes/telemetry-ingest.md). The gateway's large long-lived buffers (the row arena, the Native insert
 // output) are filled at peak rate exactly when a peak starts; with 4 KiB pages that first fill was the
 // largest single cost of a peak's first seconds (bench/notes/telemetry-ingest.md, "The row buffers on huge pages"). V8's own ArrayBuffers come
 // from calloc, whose mappings are neither aligned nor advised, and Node offers no way to ask.

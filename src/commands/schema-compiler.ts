@@ -17,8 +17,8 @@ const META_SCHEMA = 'https://json-schema.org/draft/2020-12/schema';
 
 function newAjv(): Ajv2020 {
   const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false, code: { regExp: safeRegExp } });
-  // Compiles the draft 2020-12 meta-schema (every compile validates against it) now, about 40 ms,
-  // rather than inside a compile's budget.
+  // Compiles the draft 2020-12 meta-schema (every compile validates against it) now, rather than
+  // inside a compile's budget: it is the slowest compile of all.
   ajv.getSchema(META_SCHEMA);
   // Runs the pattern engine once so that a robot's first validation does not pay for its JIT warm-up
   // (a few ms, many more on a loaded host) inside the validation budget.
@@ -29,8 +29,8 @@ function newAjv(): Ajv2020 {
 
 export class SchemaCompiler {
   /**
-   * Built at the first compile, not at start (about 60 ms that a command service's construction
-   * need not pay); null again after a cut-off, until the rebuild (queued with setImmediate, or the
+   * Built at the first compile, not at start (tens of milliseconds that a command service's
+   * construction need not pay); null again after a cut-off, until the rebuild (queued with setImmediate, or the
    * next compile). A build is outside the compile's budget but charged to the robot's allowance.
    */
   private ajv: Ajv2020 | null = null;
@@ -68,7 +68,7 @@ export class SchemaCompiler {
   }
 }
 
-/** What rebuilding the compiler after a cut-off costs (measured: about 60 ms, more on a loaded host). */
+/** What rebuilding the compiler after a cut-off is charged: above what a rebuild takes on an idle host, since a loaded one takes longer. */
 export const RESET_COST_MS = 100;
 
 /**

@@ -6,16 +6,16 @@
  * most of the gateway's marking runs on helper threads, so V8 judges it cheap and keeps the headroom
  * at about 10% of the live heap (a few MB). Telemetry at a high rate then started a full mark several
  * times a second although little survived each one, and the GC helper threads spent more CPU per
- * sample than the decode itself. The default, 100% (limit = 2x the live heap), took about a third off
- * the gateway's CPU per sample there (200% a little more, but past the memory allowed at 1,000 robots x
- * 10 Hz): bench/notes/telemetry-ingest.md, "Targets 1 and 2, same session". The cost is memory: up to
+ * sample than the decode itself. The default, 100% (limit = 2x the live heap), cut the gateway's CPU
+ * per sample there (200% a little more, but past the memory allowed at 1,000 robots x 10 Hz):
+ * bench/notes/telemetry-ingest.md, "Targets 1 and 2, same session". The cost is memory: up to
  * one more live heap of garbage, less in practice, because the young generation's collections keep
  * most garbage out of the old one.
  *
  * Why it follows the load (HeapGrowthPolicy): at low rates full GCs are cheap anyway and memory is
  * what counts. At 1,000 robots x 10 Hz, with the telemetry fast path (little young garbage, so full
  * GCs come minutes apart), 100% let RSS climb past the memory that load is allowed over 10 minutes;
- * 50% held it under at the same CPU. At peak, 50% cost about 40% more CPU per sample
+ * 50% held it under at the same CPU. At peak, 50% cost markedly more CPU per sample
  * (bench/notes/telemetry-ingest.md, "Telemetry fast path"). So the gateway starts at the low-load value
  * and switches to the peak value while telemetry runs above 50,000 samples/s, back below 25,000.
  */

@@ -4,6 +4,12 @@
  */
 import type { Command, CommandAck, CommandPolicy, CommandResult, FieldRuleSet, FieldRuleSetAck, HealthReport, MissionStatus, ObjectDetections } from '../gen/fleetgw/v1/robot_link_pb.js';
 
+/**
+ * A subscription to the link's events: a listener implements the hooks of the events it handles and
+ * the link set calls those present (as an EventEmitter calls the handlers registered), so a hook left
+ * out is an event not subscribed to, never a duty skipped. The link itself ({@link RobotLink}) has no
+ * optional member.
+ */
 export interface RobotLinkListener {
   /**
    * A robot finished its Hello and is online; `capabilities` are the ones it advertised and

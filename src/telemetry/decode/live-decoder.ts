@@ -1,7 +1,7 @@
 /**
  * Decodes one robot frame on the main thread the moment it arrives, for fleets that have live
- * subscribers: the live stream no longer waits for the store's batching and a worker round trip
- * (that cost ~25 ms). The decode workers still write every row and snapshot; this is a second,
+ * subscribers: the live stream does not wait for the store's batching and a worker round trip
+ * (bench/notes/live-fanout.md). The decode workers still write every row and snapshot; this is a second,
  * small decode of a frame someone is watching.
  *
  * It runs the hand-rolled JS reader (decode/fast-reader.ts) whatever the workers run: its output is

@@ -1,7 +1,7 @@
 /**
  * Copies bytes into or out of a task slot (shared memory) at memcpy speed: the addon's `copyBytes`
  * for copies of {@link NATIVE_MIN_BYTES} and more; `TypedArray.prototype.set` for smaller ones (the
- * call into the addon costs ~110 ns, more than V8's copy of a short message) and when the addon is
+ * call into the addon costs more than V8's copy of a short message: bench/notes/telemetry-ingest.md) and when the addon is
  * not loaded (the JS decoder path: same bytes, slower).
  *
  * Why: V8 copies into or out of a SharedArrayBuffer with relaxed atomic stores, byte by byte when the

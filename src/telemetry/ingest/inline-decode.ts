@@ -40,8 +40,7 @@ export const DEFAULT_INLINE_DECODE_MAX_BYTES = 256 * 1024;
 export const DEFAULT_INLINE_DECODE_BUDGET_MS = 1;
 /**
  * First estimate of the decode time per frames byte, before any batch was decoded here: about twice
- * what each decoder takes for the simulator's samples (addon 1.6-2.5 ns, JS reader 4.6-6.7 ns;
- * bench/micro/inline-decode.mjs).
+ * what each decoder takes for the simulator's samples (measured by bench/micro/inline-decode.mjs).
  */
 const INITIAL_NS_PER_BYTE = { native: 5, js: 12, reference: 100 } as const;
 /** Observations the estimate is the median of. */

@@ -1,6 +1,6 @@
 /**
- * Coalesces decode-worker row buffers into large INSERTs (a 1-row insert costs ~11 ms on the server,
- * so rows are only worth sending by the tens of thousands), makes each one durable in the disk spool
+ * Coalesces decode-worker row buffers into large INSERTs (an insert's fixed cost on the server is
+ * far above a row's, so rows are only worth sending by the tens of thousands: bench/notes/telemetry-ingest.md), makes each one durable in the disk spool
  * before it is sent, keeps a bounded number in flight, and replays the spool when the store fails.
  *
  * The path of a block (telemetry/README.md, "Write path and its bounds"):

@@ -3,8 +3,8 @@
  * is loaded (native-bridge/src/huge_buffer.cc).
  *
  * Why: on the machines here (Firecracker guests, transparent huge pages in `madvise` mode) the first
- * fill of fresh memory costs 2.8-3.9 ms of CPU per MiB with 4 KiB pages, every time, and 0.11-0.27
- * with 2 MiB pages (1.8-2.2 when the guest must back that memory): bench/micro/page-touch.mjs. A
+ * fill of fresh memory costs an order of magnitude more CPU with 4 KiB pages than with 2 MiB pages
+ * (figures: bench/micro/page-touch.mjs and bench/notes/telemetry-ingest.md). A
  * peak fills the row arena (up to 96 buffers of 4 MiB) and the Native insert buffers within its first
  * seconds, so on 4 KiB pages those first fills cost more CPU than the decoding (bench/notes/telemetry-ingest.md,
  * "The row buffers on huge pages"). Only memory the process asks for gets huge pages in `madvise` mode, and V8 cannot be asked.

@@ -33,8 +33,8 @@
  * count a SharedArrayBuffer's (bench/micro/shared-buffer-gc.mjs). The flip side: a dropped one is
  * freed only at some later full GC, so its pages are given back to the kernel when it is dropped
  * (the addon's releasePages: madvise), and only its address space waits for the GC. From 32 MiB
- * their whole 2 MiB blocks are advised for huge pages (large-buffer.ts: a first fill on 4 KiB pages
- * costs ~3.5 ms of CPU per MiB here).
+ * their whole 2 MiB blocks are advised for huge pages (large-buffer.ts: why a first fill on 4 KiB pages
+ * is costly here).
  */
 import { ROWBINARY_TYPES } from './columns.js';
 import { adviseHugePages } from './large-buffer.js';
