@@ -35,7 +35,7 @@ import type { FoxgloveHub } from '../telemetry/foxglove/index.js';
 import type { StoreHealth } from '../telemetry/store/index.js';
 import type { StreamHub } from '../telemetry/live/index.js';
 import type { TicketIssuer } from '../telemetry/live/index.js';
-import type { Vda5050BrokerConnection, Vda5050Identities } from '../vda5050/contracts.js';
+import type { Vda5050Broker, Vda5050Identities } from '../vda5050/contracts.js';
 import type { InboundGate } from '../vda5050/inbound/index.js';
 import type { GatewayOptions } from './options.js';
 import type { Readiness } from './readiness.js';
@@ -77,7 +77,7 @@ export interface PartTypes {
   /** Robot <-> VDA 5050 identity lookups (src/vda5050). */
   vda5050Identities: Vda5050Identities;
   /** How VDA 5050 master control reaches its broker; null when VDA 5050 is off. */
-  vda5050Broker: Vda5050BrokerConnection | null;
+  vda5050Broker: Vda5050Broker | null;
   /** The check every inbound VDA 5050 message passes (src/vda5050/inbound); provided while VDA 5050 is on. */
   vda5050Inbound: InboundGate;
   /** Robots with a live control stream (the `fleetgw_robots_online` gauge). */

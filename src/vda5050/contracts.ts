@@ -42,3 +42,52 @@ export interface Vda5050BrokerConnection {
   /** The protocol version robots speak (`2.0.0`, `2.1.0`); topics use its major (`v2`). */
   readonly version: string;
 }
+
+/**
+ * The broker master control uses, as the broker plugin provides it: the topic layout robots use and
+ * a way to open master control's session on it.
+ */
+export interface Vda5050Broker {
+  /** The topic prefix's interface name (`uagv` by default). */
+  readonly interfaceName: string;
+  /** The protocol version robots speak (`2.0.0`, `2.1.0`); topics use its major (`v2`). */
+  readonly version: string;
+  /** Where robots reach the broker, for log lines (never with a credential). */
+  readonly url: string;
+  /**
+   * Opens master control's session: an MQTT client for an external broker; for the embedded broker,
+   * a subscription inside it (no socket, no second MQTT parse between the broker and master control).
+   */
+  openMasterSession(clientId: string): MasterSession;
+}
+
+/** What a master control session reports. Called only after {@link MasterSession.start}. */
+export interface MasterSessionEvents {
+  /** Connected, or connected again: the session holds no subscriptions until {@link MasterSession.subscribe}. */
+  connect(): void;
+  /** Lost the broker; the session tries again by itself. */
+  close(): void;
+  /** A failed connection attempt or a broker error (the session goes on trying). */
+  error(err: Error): void;
+  /** A message on a subscribed topic (and, at subscribe time, each retained one). */
+  message(topic: string, payload: Buffer): void;
+  /** {@link MasterSession.publish} may be called again after it returned false. */
+  drain(): void;
+}
+
+/** Master control's session on the broker (MQTT 3.1.1 semantics, QoS 0 both ways). */
+export interface MasterSession {
+  /** Starts connecting; events go to `events` from the next turn on. */
+  start(events: MasterSessionEvents): void;
+  /** Subscribes to `filters` and delivers their retained messages; `done` once the broker accepted them. */
+  subscribe(filters: readonly string[], done: (err: Error | null) => void): void;
+  /**
+   * Publishes at QoS 0, not retained. Returns false when the session wants a `drain` event before
+   * more (the message itself is taken).
+   */
+  publish(topic: string, payload: Buffer): boolean;
+  /** Messages the session dropped at its own bound (not sent; the command service resends what they carried). */
+  readonly droppedCount: number;
+  /** Ends the session; no event after it settles. */
+  close(): Promise<void>;
+}

@@ -12,6 +12,7 @@ import { CommandAck_Status, CommandSchema, type Command, type CommandAck, type C
 import { TelemetryBatchSchema, type TelemetryBatch } from '../../src/gen/fleetgw/v1/telemetry_pb.js';
 import type { RobotLinkListener } from '../../src/protocol/robot-link.js';
 import { MapFrame } from '../../src/vda5050/link/map-frame.js';
+import { externalBroker } from '../../src/vda5050/broker/mqtt-session.js';
 import { Vda5050Link } from '../../src/vda5050/link/link.js';
 import { until } from '../support/until.js';
 import { factsheetOf, identitiesOf, scriptedRobot, startAgv, startTestBroker, type TestBroker } from './vda-fixtures.js';
@@ -86,7 +87,7 @@ describe('VDA 5050 master control against vda-5050-lib', () => {
   let watch: Awaited<ReturnType<typeof spy>>;
   const rec = new Recorder();
   const log = pino({ enabled: false });
-  const connect = (): Promise<Vda5050Link> => Vda5050Link.connect({ broker: { url: broker.url, username: '', password: '', interfaceName: 'uagv', version: '2.0.0' }, identities: identitiesOf([ROBOT]), log, frame });
+  const connect = (): Promise<Vda5050Link> => Vda5050Link.connect({ broker: externalBroker({ url: broker.url, username: '', password: '', interfaceName: 'uagv', version: '2.0.0' }), identities: identitiesOf([ROBOT]), log, frame });
 
   beforeAll(async () => {
     broker = await startTestBroker();
@@ -287,7 +288,7 @@ describe('VDA 5050 delivery against a scripted robot', () => {
 
   beforeAll(async () => {
     broker = await startTestBroker();
-    link = await Vda5050Link.connect({ broker: { url: broker.url, username: '', password: '', interfaceName: 'uagv', version: '2.0.0' }, identities: identitiesOf([A, B]), log: pino({ enabled: false }), frame });
+    link = await Vda5050Link.connect({ broker: externalBroker({ url: broker.url, username: '', password: '', interfaceName: 'uagv', version: '2.0.0' }), identities: identitiesOf([A, B]), log: pino({ enabled: false }), frame });
     link.listen(rec);
     a = await scriptedRobot(broker.url, A.binding);
     b = await scriptedRobot(broker.url, B.binding);
@@ -330,7 +331,8 @@ describe('VDA 5050 delivery against a scripted robot', () => {
     expect(link.send(A.robotId, stop)).toBe(true);
     await until(() => a.actionIds().includes(stop.commandId), 10_000, 'the stop published');
     let immediateRan: boolean | null = null;
-    const client = (link as unknown as { client: mqtt.MqttClient }).client;
+    // Master control's MQTT client, inside its session on this (external) broker.
+    const client = (link as unknown as { session: { client: mqtt.MqttClient } }).session.client;
     const mark = (_topic: string, payload: Buffer): void => {
       if (!payload.toString().includes(stop.commandId)) return;
       immediateRan = false;

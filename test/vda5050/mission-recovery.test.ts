@@ -9,6 +9,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CommandSchema, MissionStartSchema, type MissionStart, type MissionStatus } from '../../src/gen/fleetgw/v1/robot_link_pb.js';
 import type { RobotLinkListener } from '../../src/protocol/robot-link.js';
+import { externalBroker } from '../../src/vda5050/broker/mqtt-session.js';
 import { Vda5050Link } from '../../src/vda5050/link/link.js';
 import { MapFrame } from '../../src/vda5050/link/map-frame.js';
 import { missionOrderOf, outboundOf } from '../../src/vda5050/link/outbound.js';
@@ -59,7 +60,7 @@ describe('a mission order after a master control restart', () => {
   const connect = async (): Promise<{ link: Vda5050Link; statuses: MissionStatus[] }> => {
     const log = pino({ level: 'warn' }, { write: (line: string) => void logLines.push(line) });
     const link = await Vda5050Link.connect({
-      broker: { url: broker.url, username: '', password: '', interfaceName: 'uagv', version: '2.0.0' },
+      broker: externalBroker({ url: broker.url, username: '', password: '', interfaceName: 'uagv', version: '2.0.0' }),
       identities: identitiesOf([ROBOT]),
       log,
       frame,

@@ -1,6 +1,7 @@
 /** VDA 5050 robot identities and the MQTT broker robots and master control meet on (src/vda5050). */
 import { vda5050BrokerMetrics } from '../../metrics/vda5050-broker-metrics.js';
 import { DENIAL_REASONS, EmbeddedBroker } from '../../vda5050/broker/embedded.js';
+import { externalBroker } from '../../vda5050/broker/mqtt-session.js';
 import { DEFAULT_VDA5050_SETTINGS } from '../../vda5050/broker/settings.js';
 import { RegistryVda5050Identities } from '../../vda5050/identity/identities.js';
 import type { GatewayContext } from '../parts.js';
@@ -8,11 +9,11 @@ import { NO_STORAGE, noRoutes, type GatewayPlugin } from '../plugin.js';
 
 /**
  * Provides `vda5050Identities` always, and `vda5050Broker`: null with `--vda5050 off`; an external
- * broker's login with `--vda5050-mqtt-url`; else the embedded broker's. In `auto` mode the embedded
- * broker listens from start when a robot has a VDA 5050 identity, otherwise from the moment one
- * gets one (REST or `fleetgw admin`, seen within the identity poll); so master control, which
- * connects with the login in `vda5050Broker`, should do so once `vda5050Identities.all()` is
- * non-empty or `onChange` fires (its client's reconnect covers the gap otherwise).
+ * broker (master control's session is an MQTT client with the login of `--vda5050-mqtt-url`); else
+ * the embedded broker (the session is attached inside it). In `auto` mode the embedded broker
+ * listens from start when a robot has a VDA 5050 identity, otherwise from the moment one gets one
+ * (REST or `fleetgw admin`, seen within the identity poll); master control opens its session once
+ * `vda5050Identities.all()` is non-empty or `onChange` fires.
  */
 export function vda5050BrokerPlugin(ctx: GatewayContext): GatewayPlugin {
   let identities: RegistryVda5050Identities | null = null;
@@ -36,7 +37,7 @@ export function vda5050BrokerPlugin(ctx: GatewayContext): GatewayPlugin {
       }
       const { external, interfaceName, version } = settings;
       if (external !== null) {
-        parts.provide('vda5050Broker', Object.freeze({
+        parts.provide('vda5050Broker', externalBroker({
           url: external.url,
           username: external.username ?? '',
           password: external.password ?? '',
@@ -63,7 +64,7 @@ export function vda5050BrokerPlugin(ctx: GatewayContext): GatewayPlugin {
         log,
       });
       broker = embedded;
-      parts.provide('vda5050Broker', embedded.connection);
+      parts.provide('vda5050Broker', embedded.forMasterControl);
       if (settings.mode === 'on' || identities.all().length > 0) {
         await embedded.listen();
         return;

@@ -19,8 +19,9 @@ import { createServer as createTlsServer } from 'node:tls';
 import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import type { Logger } from 'pino';
 import type { Store } from '../../store/lmdb.js';
-import type { Vda5050Binding, Vda5050BrokerConnection, Vda5050Identities } from '../contracts.js';
+import type { Vda5050Binding, Vda5050Broker, Vda5050BrokerConnection, Vda5050Identities } from '../contracts.js';
 import { authenticateVdaRobot, MASTER_USERNAME, MasterCredential } from './credentials.js';
+import { InProcessMasterSession } from './in-process-session.js';
 import { LogWindow } from './log-window.js';
 import { PacketLimitedStream } from './packet-limit.js';
 import { robotTopic, robotTopics, topicRoot, underRoot, type RobotTopics } from './topics.js';
@@ -102,8 +103,10 @@ export class EmbeddedBroker {
   private aedesReady: Promise<void> | null = null;
   private unsubscribe: () => void = () => {};
   private closed = false;
-  /** How master control reaches this broker. */
+  /** The broker's MQTT login for master control (a client on this machine; tests and tools use it). */
   readonly connection: Vda5050BrokerConnection;
+  /** The broker as master control uses it: its session is attached inside the broker (in-process-session.ts). */
+  readonly forMasterControl: Vda5050Broker;
 
   constructor(private readonly opts: EmbeddedBrokerOptions) {
     this.root = topicRoot(opts.interfaceName, opts.version);
@@ -140,6 +143,13 @@ export class EmbeddedBroker {
         return p === undefined || (p.kind === 'robot' && !p.topics.subscribe.has(packet.topic)) ? null : packet;
       },
     });
+    const inside = { aedes: this.aedes, ready: () => this.aedesStarted() };
+    this.forMasterControl = Object.freeze({
+      interfaceName: opts.interfaceName,
+      version: opts.version,
+      url: this.connection.url,
+      openMasterSession: () => new InProcessMasterSession(inside, opts.log),
+    });
     // aedes' types do not declare its mqemitter; its `length` is the number of queued publishes.
     this.routingQueue = (this.aedes as unknown as { mq: { readonly length: number } }).mq;
     this.aedes.on('clientReady', (client) => this.sessionStarted(client));
@@ -167,9 +177,14 @@ export class EmbeddedBroker {
     return this.listening;
   }
 
-  private async startListening(): Promise<void> {
+  /** aedes' own start (its persistence), once; shared by listening and master control's session. */
+  private aedesStarted(): Promise<void> {
     this.aedesReady ??= this.aedes.listen();
-    await this.aedesReady;
+    return this.aedesReady;
+  }
+
+  private async startListening(): Promise<void> {
+    await this.aedesStarted();
     const { tls, maxConnections, maxPacketBytes } = this.opts;
     const accept = (socket: Socket): void => {
       // A stop is one small packet: Nagle's algorithm would hold it ~40 ms behind an unacknowledged

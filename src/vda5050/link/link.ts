@@ -5,17 +5,18 @@
  * reports, mission status), and publishes commands as `instantActions` and `order` messages. The
  * mapping and the delivery rules are in docs/vda5050.md.
  *
- * Inbound messages are read once per robot per read of the broker connection (right after the MQTT
- * client has handed over that read's packets): a robot's `state` and `visualization` are full
- * snapshots, so an unread one is replaced by a newer one (counted as coalesced). A robot that floods
- * costs one parse per read, and never delays another robot's messages or stops.
+ * The session on the broker (src/vda5050/broker) is attached inside the embedded broker, or an MQTT
+ * client of an external one. Inbound messages are read once per robot per batch the session hands
+ * over (one socket read, of the robot's connection or of master control's): a robot's `state` and
+ * `visualization` are full snapshots, so an unread one is replaced by a newer one (counted as
+ * coalesced). A robot that floods costs one parse per read, and never delays another robot's
+ * messages or stops.
  */
 import { create } from '@bufbuild/protobuf';
-import mqtt, { type MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
 import { CommandAck_Status, CommandAckSchema, type Command, type FieldRuleSet, type MissionStart, type MissionStatus } from '../../gen/fleetgw/v1/robot_link_pb.js';
 import type { LinkConflictView, RobotLink, RobotLinkListener } from '../../protocol/robot-link.js';
-import type { Vda5050BrokerConnection, Vda5050Identities, Vda5050Robot } from '../contracts.js';
+import type { MasterSession, Vda5050Broker, Vda5050Identities, Vda5050Robot } from '../contracts.js';
 import { verdictOf, type Verdict } from './delivery.js';
 import { capabilitiesOf, policyOf, UNSUPPORTED_ACTIONS } from './factsheet.js';
 import { HEALTH_REFRESH_MS, healthReportOf, healthSignature } from './health.js';
@@ -29,14 +30,12 @@ import { RobotEntry } from './robot-entry.js';
 import { batchOf, type MissionSampleInfo } from './telemetry.js';
 import { inboundFilters, parseInboundTopic, robotTopic, topicPrefix } from './topics.js';
 
-/** How soon master control tries the broker again after losing it. */
-export const RECONNECT_MS = 1_000;
-
 /** The shortest time between two state requests to a robot that is not online. */
 export const STATE_REQUEST_EVERY_MS = 2_000;
 
 export interface Vda5050LinkOptions {
-  broker: Vda5050BrokerConnection;
+  /** The broker and how master control's session on it is opened (src/vda5050/broker). */
+  broker: Vda5050Broker;
   identities: Vda5050Identities;
   log: Logger;
   /** Where the robots' map lies on the earth; the simulator's depot by default. */
@@ -96,7 +95,7 @@ export class Vda5050Link implements RobotLink {
   private closed = false;
 
   private constructor(
-    private readonly client: MqttClient,
+    private readonly session: MasterSession,
     private readonly opts: Vda5050LinkOptions,
   ) {
     this.prefix = topicPrefix(opts.broker.interfaceName, opts.broker.version);
@@ -106,47 +105,31 @@ export class Vda5050Link implements RobotLink {
     this.actionsKey = (major ?? 2) < 2 || ((major ?? 2) === 2 && (minor ?? 0) === 0) ? 'instantActions' : 'actions';
     this.deviationKeys = deviationKeysOf(opts.broker.version);
     this.now = opts.now ?? Date.now;
-    this.queue = new PublishQueue((p) => {
-      // QoS 0 (VDA 5050); the return value is the socket's: false asks for a drain.
-      client.publish(p.topic, p.payload, { qos: 0 });
-      const stream = client.stream as { writableNeedDrain?: boolean } | undefined;
-      return stream?.writableNeedDrain !== true;
-    });
-    client.on('message', (topic, payload) => this.onMessage(topic, payload));
-    client.on('connect', () => this.onBrokerConnect());
-    client.on('close', () => this.onBrokerLost());
-    client.on('error', (err) => {
-      // The client retries by itself; one line per distinct failure, not one per retry.
-      if (err.message === this.lastError) return;
-      this.lastError = err.message;
-      opts.log.warn({ err: err.message, url: opts.broker.url }, 'VDA 5050 master control: broker connection failed; retrying');
-    });
+    // QoS 0 (VDA 5050); false asks for a drain.
+    this.queue = new PublishQueue((p) => session.publish(p.topic, p.payload));
     this.unlistenIdentities = opts.identities.onChange((robotId) => this.onIdentityChange(robotId));
+    session.start({
+      message: (topic, payload) => this.onMessage(topic, payload),
+      connect: () => this.onBrokerConnect(),
+      close: () => this.onBrokerLost(),
+      drain: () => this.queue.resume(),
+      error: (err) => {
+        // The session retries by itself; one line per distinct failure, not one per retry.
+        if (err.message === this.lastError) return;
+        this.lastError = err.message;
+        opts.log.warn({ err: err.message, url: opts.broker.url }, 'VDA 5050 master control: broker connection failed; retrying');
+      },
+    });
   }
 
   /**
-   * Starts master control: its client connects to the broker (and reconnects whenever it loses it,
+   * Starts master control: its session connects to the broker (and reconnects whenever it loses it,
    * each time subscribing to every robot's topics again) without holding up the caller, since an
    * embedded broker may start listening only once the first robot is bound.
    */
   static start(opts: Vda5050LinkOptions): Vda5050Link {
-    const b = opts.broker;
-    const client = mqtt.connect(b.url, {
-      username: b.username,
-      password: b.password,
-      ...(b.ca !== undefined ? { ca: b.ca } : {}),
-      clientId: opts.clientId ?? `fleetgw-master-${process.pid}-${Math.random().toString(16).slice(2, 10)}`,
-      clean: true,
-      // Subscriptions are made on every connect (onBrokerConnect), not replayed by the client.
-      resubscribe: false,
-      // QoS 0 messages are not queued while disconnected: robots are offline then, and what they did
-      // not get is resent from the outbox when they are back.
-      queueQoSZero: false,
-      reconnectPeriod: RECONNECT_MS,
-      connectTimeout: 10_000,
-      protocolVersion: 4,
-    });
-    return new Vda5050Link(client, opts);
+    const clientId = opts.clientId ?? `fleetgw-master-${process.pid}-${Math.random().toString(16).slice(2, 10)}`;
+    return new Vda5050Link(opts.broker.openMasterSession(clientId), opts);
   }
 
   /** Starts master control and waits until it is subscribed (tests and tools). */
@@ -179,7 +162,7 @@ export class Vda5050Link implements RobotLink {
 
   /** Counts of dropped and refused messages. */
   stats(): Vda5050LinkStats {
-    return { ...this.counts, publishDropped: this.queue.droppedCount };
+    return { ...this.counts, publishDropped: this.queue.droppedCount + this.session.droppedCount };
   }
 
   /** Disconnects from the broker; every online robot goes offline for the listeners. */
@@ -188,7 +171,7 @@ export class Vda5050Link implements RobotLink {
     this.closed = true;
     this.unlistenIdentities();
     for (const e of this.robots.values()) this.goOffline(e, 'the gateway is stopping');
-    await this.client.endAsync(false).catch(() => undefined);
+    await this.session.close();
   }
 
   listen(listener: RobotLinkListener): () => void {
@@ -347,10 +330,11 @@ export class Vda5050Link implements RobotLink {
     this.dirty.add(e);
     if (this.drainScheduled) return;
     this.drainScheduled = true;
-    // Read once the MQTT client has handed over every packet of this read from the broker (it hands
-    // them over in process.nextTick steps, which run before microtasks): one parse per robot per read
-    // still, and a stop's ack settles in this I/O callback's turn, so its LMDB commit is issued at
-    // this turn's end like a gRPC ack's, not one event-loop iteration later.
+    // Read once the session has handed over every packet of this socket read (the embedded broker
+    // parses a read's packets synchronously; an MQTT client hands them over in process.nextTick
+    // steps, which run before microtasks): one parse per robot per read still, and a stop's ack
+    // settles in this I/O callback's turn, so its LMDB commit is issued at this turn's end like a
+    // gRPC ack's, not one event-loop iteration later.
     queueMicrotask(() => this.drainInbound());
   }
 
@@ -524,10 +508,7 @@ export class Vda5050Link implements RobotLink {
 
   private onBrokerConnect(): void {
     this.lastError = '';
-    // Stops are single small packets: Nagle's algorithm would hold one behind an unacknowledged write.
-    (this.client.stream as { setNoDelay?: (on: boolean) => void }).setNoDelay?.(true);
-    this.client.stream.on('drain', () => this.queue.resume());
-    this.client.subscribe(inboundFilters(this.prefix), { qos: 0 }, (err) => {
+    this.session.subscribe(inboundFilters(this.prefix), (err) => {
       if (err) {
         this.opts.log.error({ err: err.message }, 'VDA 5050 master control: subscription refused');
         return;
