@@ -224,6 +224,14 @@ export class CommandOutbox {
     if (this.held.has(record)) this.writes.hurry();
   }
 
+  /**
+   * The records' acks are in and their answers now wait for the commit: their held first writes (with
+   * the acks' settled states) go out now rather than at the end of the turn ({@link WriteBehind.flushSoon}).
+   */
+  release(records: readonly CommandRecord[]): void {
+    if (records.some((r) => this.held.has(r))) this.writes.flushSoon();
+  }
+
   /** The live record, or the committed one from LMDB; undefined when unknown. */
   get(commandId: string): CommandRecord | undefined {
     const rec = this.live.get(commandId);

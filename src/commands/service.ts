@@ -266,11 +266,8 @@ export class CommandService {
       this.outbox.hurry(rec);
       return Promise.resolve(deliveryOf(rec));
     }
-    return this.waiters.add(commandId, ms, signal, () => this.expiredDelivery(commandId, rec)).then((d) => {
-      // The answer waits for the command's first write next (`Submitted.persisted`): no more holding it.
-      this.outbox.hurry(rec);
-      return d;
-    });
+    // The answer waits for the command's first write next (`Submitted.persisted`): no more holding it.
+    return this.waiters.add(commandId, ms, signal, () => this.expiredDelivery(commandId, rec), () => this.outbox.release([rec]));
   }
 
   /** What a wait that ended without an ack reports. */
@@ -303,19 +300,15 @@ export class CommandService {
       }
     });
     // Held first writes go out once the whole group is answered (not at its first ack), so the
-    // acks that arrive meanwhile are still stored with them.
-    const release = (): void => {
-      for (const rec of records) this.outbox.hurry(rec);
-    };
+    // acks that arrive meanwhile are still stored with them; in the turn of the last ack.
     if (open.length === 0) {
-      release();
+      for (const rec of records) this.outbox.hurry(rec);
       return Promise.resolve(answers as Delivery[]);
     }
-    return this.waiters.addMany(open, ms, signal, (commandId) => this.expiredDelivery(commandId)).then((got) => {
+    return this.waiters.addMany(open, ms, signal, (commandId) => this.expiredDelivery(commandId), () => this.outbox.release(records)).then((got) => {
       got.forEach((d, j) => {
         answers[openAt[j] as number] = d;
       });
-      release();
       return answers as Delivery[];
     });
   }

@@ -38,8 +38,10 @@ export class Waiters<T> {
   /**
    * Waits for {@link AckWaiters.settle} on `commandId`, at most `ms`, or until `signal` aborts.
    * @param onExpire builds the answer when the wait ends without an ack (`timed_out`).
+   * @param onEnd called synchronously when the wait ends, however it ends, before the promise settles
+   *   (whatever must happen in the turn the ack arrived, not a microtask later)
    */
-  add(commandId: string, ms: number, signal: AbortSignal | undefined, onExpire: () => T): Promise<T> {
+  add(commandId: string, ms: number, signal: AbortSignal | undefined, onExpire: () => T, onEnd: () => void = noop): Promise<T> {
     if (this.count >= this.max) throw apiError('ack_waiters_full');
     return new Promise<T>((resolve) => {
       let done = false;
@@ -49,6 +51,7 @@ export class Waiters<T> {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         this.remove(commandId, waiter);
+        onEnd();
         resolve(d);
       };
       const waiter: Waiter<T> = { resolve: finish, expire: () => finish(onExpire()) };
@@ -71,9 +74,10 @@ export class Waiters<T> {
    * promise for the whole group (a 100-robot request would otherwise allocate a hundred of each).
    * Counts as `commandIds.length` waiters against the bound; each command is answered on its own
    * (settled, or `onExpire(commandId)` when the shared time elapses or `signal` aborts).
+   * @param onEnd as for {@link Waiters.add}: called synchronously when the whole group is answered
    * @throws ApiError `ack_waiters_full` when the group does not fit (nothing is registered)
    */
-  addMany(commandIds: readonly string[], ms: number, signal: AbortSignal | undefined, onExpire: (commandId: string) => T): Promise<T[]> {
+  addMany(commandIds: readonly string[], ms: number, signal: AbortSignal | undefined, onExpire: (commandId: string) => T, onEnd: () => void = noop): Promise<T[]> {
     if (this.count + commandIds.length > this.max) throw apiError('ack_waiters_full');
     const n = commandIds.length;
     if (n === 0) return Promise.resolve([]);
@@ -84,6 +88,7 @@ export class Waiters<T> {
       const end = (): void => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
+        onEnd();
         resolve(results);
       };
       const expireRest = (): void => {
@@ -136,6 +141,8 @@ export class Waiters<T> {
     if (set.size === 0) this.byCommand.delete(commandId);
   }
 }
+
+function noop(): void {}
 
 /** Waits for acknowledgements. */
 export class AckWaiters extends Waiters<Delivery> {}

@@ -30,6 +30,9 @@
 /** Longest a lazy write waits for an end-of-turn flush to join. */
 export const LAZY_MS = 5;
 
+/** {@link WriteBehind.flushSoon} issues at most this many queued writes at once; more wait for the end of the turn. */
+export const FLUSH_NOW_MAX = 16;
+
 /** One deferred write: issues its LMDB operations and returns the promises of their commits. */
 export type WriteOp = () => Promise<unknown> | readonly Promise<unknown>[] | void;
 
@@ -74,6 +77,19 @@ export class WriteBehind {
   /** Makes queued lazy writes go out at the end of this turn (someone now waits on one). */
   hurry(): void {
     if (this.entries.length > 0) this.schedule(false);
+  }
+
+  /**
+   * Issues the queued writes now when they are few, else at the end of this turn. For an answer that
+   * waits on their commit (an ack just arrived): lmdb-js closes a transaction in an immediate queued
+   * by its first write, so writes issued from the end-of-turn immediate commit one loop iteration
+   * later. A long queue (a bulk send of this turn, whose frames may not have left yet) still waits
+   * for the end of the turn.
+   */
+  flushSoon(): void {
+    if (this.entries.length === 0) return;
+    if (this.entries.length <= FLUSH_NOW_MAX) this.flush();
+    else this.schedule(false);
   }
 
   private schedule(lazy: boolean): void {

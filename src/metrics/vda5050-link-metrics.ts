@@ -19,7 +19,7 @@ const SERIES: ReadonlyArray<readonly [name: string, help: string, read: (s: Vda5
   ['fleetgw_vda5050_messages_coalesced_total', 'Unread VDA 5050 state and visualization messages replaced by a newer one of the same robot before master control read them (each is a full snapshot; a robot publishing faster than master control reads).', (s) => s.coalesced],
   ['fleetgw_vda5050_messages_unbound_total', 'VDA 5050 messages on the topics of an identity no robot is bound to, dropped unread (an external broker lets such clients publish).', (s) => s.unbound],
   ['fleetgw_vda5050_messages_unmapped_total', 'VDA 5050 messages that passed the inbound checks but that master control could not map to telemetry, acks or status, dropped (a gap between the schema and the mapping: a bug).', (s) => s.unmapped],
-  ['fleetgw_vda5050_publish_dropped_total', 'Messages master control dropped from a robot\'s full outbound lane (16 urgent, 64 other per robot, oldest first); the command each carried is published again by the next resend.', (s) => s.publishDropped],
+  ['fleetgw_vda5050_publish_dropped_total', 'Messages master control dropped: from a robot\'s full outbound lane (16 urgent, 64 other per robot, oldest first), or beyond 128 per topic in the embedded broker for a robot that is not reading; the command each carried is published again by the next resend.', (s) => s.publishDropped],
 ];
 
 /**

@@ -74,6 +74,28 @@ describe('outbox writes', () => {
     await until(() => fx.store.outbox.get(outboxKey(robotId, 1)) === undefined && stored(fx, s.commandId)?.state === 'agent_received', 2000);
   });
 
+  it('issues the first write of a command whose caller waits, in the turn its ack arrives', async () => {
+    const { fx, link, svc, robotId, stop } = setup();
+    const recordPuts = vi.spyOn(fx.store.commands, 'put');
+    link.connect(robotId);
+    // The first write's LAZY_MS hold on a clock driven by hand, so that it is still held at the ack.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const s = svc.submit(stop(true));
+    const answer = svc.waitForAcks([s.commandId], 10_000);
+    try {
+      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+      expect(recordPuts.mock.calls.filter(([id]) => id === s.commandId)).toHaveLength(0);
+      link.ack(robotId, s.commandId);
+      // Not at the end of the turn: its answer waits for this commit, which then starts an iteration sooner.
+      expect(recordPuts.mock.calls.filter(([id]) => id === s.commandId)).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect((await answer)[0]?.state).toBe('agent_received');
+    await s.persisted;
+    expect(stored(fx, s.commandId)?.state).toBe('agent_received');
+  });
+
   it('writes a command nobody waits an ack for at the end of its turn', async () => {
     const { fx, link, svc, robotId, stop } = setup();
     const outboxPuts = vi.spyOn(fx.store.outbox, 'put');

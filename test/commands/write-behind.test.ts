@@ -1,7 +1,7 @@
 // The outbox's write scheduling (src/commands/write-behind.ts): end-of-turn writes, lazy writes that
 // wait for company, order across both kinds, and failures.
 import { describe, expect, it, vi } from 'vitest';
-import { LAZY_MS, WriteBehind } from '../../src/commands/write-behind.js';
+import { FLUSH_NOW_MAX, LAZY_MS, WriteBehind } from '../../src/commands/write-behind.js';
 
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 
@@ -16,6 +16,21 @@ describe('WriteBehind', () => {
     expect(issued).toEqual(['a', 'b']);
     await expect(p1).resolves.toBeUndefined();
     await expect(p2).resolves.toBeUndefined();
+  });
+
+  it('flushSoon issues a short queue at once and leaves a long one for the end of the turn', async () => {
+    const wb = new WriteBehind();
+    const issued: number[] = [];
+    for (let i = 0; i < FLUSH_NOW_MAX; i++) void wb.defer(() => { issued.push(i); return []; }, true);
+    wb.flushSoon();
+    // In the caller's turn: lmdb-js closes its transaction in an immediate its first write queues.
+    expect(issued).toHaveLength(FLUSH_NOW_MAX);
+    for (let i = 0; i <= FLUSH_NOW_MAX; i++) void wb.defer(() => { issued.push(i); return []; }, true);
+    wb.flushSoon();
+    expect(issued).toHaveLength(FLUSH_NOW_MAX);
+    await tick();
+    expect(issued).toHaveLength(2 * FLUSH_NOW_MAX + 1);
+    wb.flushSoon(); // nothing queued: nothing to do
   });
 
   it('holds lazy writes up to LAZY_MS after the turn, unless an end-of-turn write takes them along', async () => {

@@ -357,6 +357,32 @@ describe('VDA 5050 delivery against a scripted robot', () => {
     }
   });
 
+  it('puts a state\'s telemetry after what the listeners of its acks started (the ack\'s commit), in the same turn', async () => {
+    const stop = command({ case: 'stop', value: { reason: 'commit first' } });
+    expect(link.send(A.robotId, stop)).toBe(true);
+    await until(() => a.actionIds().includes(stop.commandId), 10_000, 'the stop published');
+    let atAck = -1;
+    let atListenersImmediate = -1;
+    const unlisten = link.listen({
+      onAck: (_robotId, ack) => {
+        if (ack.commandId !== stop.commandId) return;
+        atAck = rec.batches.length;
+        // What the command service starts on an ack is queued here, as lmdb-js queues its commit.
+        setImmediate(() => {
+          atListenersImmediate = rec.batches.length;
+        });
+      },
+    });
+    try {
+      await a.publishState({ actionStates: [{ actionId: stop.commandId, actionType: 'startPause', actionStatus: 'FINISHED' }] });
+      await until(() => atListenersImmediate >= 0, 10_000, 'the stop ack');
+      expect(atListenersImmediate).toBe(atAck);
+      await until(() => rec.batches.length > atAck, 10_000, 'the state\'s telemetry');
+    } finally {
+      unlisten();
+    }
+  });
+
   it('records a FAILED action (with the robot\'s error) as a rejection naming it', async () => {
     const act = command({ case: 'invokeAction', value: { name: 'startCharging', argumentsJson: '{}' } });
     link.send(A.robotId, act);

@@ -3,7 +3,7 @@
  * router and publishes handed to it directly, so a robot's state reaches master control in the turn
  * the broker parsed it and a stop is on its way to the robot in the turn it was asked for. An MQTT
  * client would add, each way, a packet written and parsed again and a loopback socket read one
- * event-loop iteration later (bench/notes/vda5050.md, "Where the time goes").
+ * event-loop iteration later (bench/notes/vda5050.md, "Master control inside the embedded broker").
  *
  * There is no shared socket to push back: each robot's messages wait in its own connection. Bound:
  * at most {@link MAX_IN_FLIGHT_PER_TOPIC} of master control's messages per topic (a robot's `order`

@@ -30,6 +30,9 @@ import { RobotEntry } from './robot-entry.js';
 import { batchOf, type MissionSampleInfo } from './telemetry.js';
 import { inboundFilters, parseInboundTopic, robotTopic, topicPrefix } from './topics.js';
 
+/** The shortest time between two warnings about a robot's unknown mission orders. */
+const UNKNOWN_ORDER_LOG_MS = 60_000;
+
 /** The shortest time between two state requests to a robot that is not online. */
 export const STATE_REQUEST_EVERY_MS = 2_000;
 
@@ -75,6 +78,8 @@ export class Vda5050Link implements RobotLink {
   private telemetryListeners: readonly RobotLinkListener[] = [];
   private readonly robots = new Map<string, RobotEntry>();
   private readonly dirty = new Set<RobotEntry>();
+  /** The rest of a state that settled acks, run after the acks' commits are issued (see onState). */
+  private readonly afterAcks = new Map<RobotEntry, () => void>();
   private drainScheduled = false;
   private readPaused = false;
   private readonly prefix: string;
@@ -375,11 +380,35 @@ export class Vda5050Link implements RobotLink {
   }
 
   private onState(e: RobotEntry, state: VdaState): void {
+    this.runAfterAcks(e);
     if (e.connection === 'OFFLINE' || e.connection === 'CONNECTIONBROKEN') return;
     e.state = state;
     const now = this.now();
     if (!e.online) this.goOnline(e, state);
-    for (const { commandId, verdict } of e.awaited.settle(state, now)) this.emitAck(e.robotId, commandId, verdict);
+    const settled = e.awaited.settle(state, now);
+    for (const { commandId, verdict } of settled) this.emitAck(e.robotId, commandId, verdict);
+    if (settled.length === 0) {
+      this.afterState(e, state, now);
+      return;
+    }
+    // An ack's answer waits for its LMDB commit, which the command service issues as it hears the
+    // ack: the state's telemetry, health and mission work (all of it a snapshot nobody waits on) runs
+    // after that, in this turn's immediates, not before the commit starts. The robot's next message
+    // runs it first if it comes sooner, so the robot's samples stay in order.
+    this.afterAcks.set(e, () => this.afterState(e, state, now));
+    setImmediate(() => this.runAfterAcks(e));
+  }
+
+  /** The rest of a state put off by {@link onState}, once (a no-op when it already ran or the link closed). */
+  private runAfterAcks(e: RobotEntry): void {
+    const rest = this.afterAcks.get(e);
+    if (rest === undefined) return;
+    this.afterAcks.delete(e);
+    if (!this.closed) rest();
+  }
+
+  /** A state's telemetry, health report and mission progress. */
+  private afterState(e: RobotEntry, state: VdaState, now: number): void {
     const mission = this.missionOf(e, state, now);
     this.telemetry(e, state, null, mission);
     const sig = healthSignature(state);
@@ -392,6 +421,7 @@ export class Vda5050Link implements RobotLink {
   }
 
   private onVisualization(e: RobotEntry, v: VdaVisualization): void {
+    this.runAfterAcks(e);
     if (!e.online || e.state === null) {
       // A robot that is there but not known online (its connection message was lost with a broker
       // restart, and its next periodic state may be far off): ask for its state.
@@ -429,16 +459,21 @@ export class Vda5050Link implements RobotLink {
       start = this.opts.missionStartOf?.(e.robotId, MissionProgress.runIdOf(orderId) ?? '') ?? null;
     } catch (err) {
       // The robot's state is still read; its run only lacks what the order would tell.
-      this.opts.log.error({ err, robotId: e.robotId, orderId }, 'VDA 5050 link: the run of a mission order could not be read');
+      this.opts.log.error({ err, robotId: e.robotId, orderId: orderId.slice(0, 128) }, 'VDA 5050 link: the run of a mission order could not be read');
     }
     if (start !== null) {
       const order = missionOrderOf(start, this.frame);
       e.rememberMission(orderId, order);
       return order;
     }
-    if (e.unknownMissionOrder !== orderId) {
+    // Once per order id, and at most once a minute per robot (a robot may cycle through order ids).
+    const now = this.now();
+    if (e.unknownMissionOrder !== orderId && now - e.unknownMissionLoggedAtMs >= UNKNOWN_ORDER_LOG_MS) {
       e.unknownMissionOrder = orderId;
-      this.opts.log.warn({ robotId: e.robotId, orderId }, `robot ${e.robotId}: runs mission order ${orderId}, whose run this gateway does not know; its progress is estimated from the nodes left, without a mission id`);
+      e.unknownMissionLoggedAtMs = now;
+      // The id is the robot's to choose: cut, so one line stays short.
+      const shown = orderId.slice(0, 128);
+      this.opts.log.warn({ robotId: e.robotId, orderId: shown }, `robot ${e.robotId}: runs mission order ${shown}, whose run this gateway does not know; its progress is estimated from the nodes left, without a mission id`);
     }
     return null;
   }
@@ -498,6 +533,7 @@ export class Vda5050Link implements RobotLink {
   }
 
   private goOffline(e: RobotEntry, reason: string): void {
+    this.runAfterAcks(e);
     this.queue.dropRobot(e.robotId);
     if (!e.online) return;
     e.online = false;

@@ -29,6 +29,7 @@ export class RobotEntry {
   mission: MissionProgress | null = null;
   /** The last mission order id the robot ran whose run was not known (logged once). */
   unknownMissionOrder = '';
+  unknownMissionLoggedAtMs = -Infinity;
   /** When master control last asked for the robot's state (stateRequest). */
   stateRequestedAtMs = -Infinity;
   healthSignature = '';
