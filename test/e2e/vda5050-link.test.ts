@@ -3,7 +3,9 @@
  * VirtualAgvAdapter) logs in to the embedded broker with its robot token, goes online, its state
  * shows in GET /v1/robots, a go-to order is driven to its end, stop and release through
  * POST /v1/agent/control-robot reach FINISHED in the robot's actionStates with delivery states that
- * match, and a command VDA 5050 cannot carry is refused with a 4xx before anything is published.
+ * match, and a command VDA 5050 cannot carry is refused before anything is published: 422
+ * `policy_rejected` on the per-robot route, 502 `unavailable` with the outcome's `policy_rejected` on
+ * control-robot.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgvController, VirtualAgvAdapter } from 'vda-5050-lib';
@@ -101,10 +103,20 @@ describe('VDA 5050 robot through fleetgw serve', () => {
 
   it('refuses a command VDA 5050 cannot carry with a 4xx naming why, publishing nothing', async () => {
     const shown = agv.currentState.actionStates.length;
-    // control-robot reports each target's refusal (and a 502 when every target failed).
+    // control-robot (the Agent API's bulk route) reports each target's refusal in its outcome; with
+    // every target refused the answer is 502 `unavailable` (the bulk rule: 200 / 207 / 502).
     const reset = await control({ action: 'force_reset' });
+    expect(reset.status).toBe(502);
+    expect(reset.body.code).toBe('unavailable');
+    expect(reset.body.outcomes[0].success).toBe(false);
     expect(reset.body.outcomes[0].error.code).toBe('policy_rejected');
     expect(reset.body.outcomes[0].error.message).toMatch(/VDA 5050 defines no reset/);
+    const bulkMode = await control({ action: 'mode', mode: 'manual' });
+    expect(bulkMode.status).toBe(502);
+    expect(bulkMode.body.code).toBe('unavailable');
+    expect(bulkMode.body.outcomes[0].error.code).toBe('policy_rejected');
+    expect(bulkMode.body.outcomes[0].error.message).toMatch(/operating mode/);
+    // The per-robot REST route answers the refusal itself: 422 `policy_rejected`.
     const mode = await api(gw.ready.http, d.apiKey, `/v1/orgs/${d.orgId}/fleets/${d.fleetId}/robots/${robotId}/mode`, { method: 'POST', body: JSON.stringify({ mode: 'manual' }) });
     expect(mode.status).toBe(422);
     expect(mode.body.code).toBe('policy_rejected');

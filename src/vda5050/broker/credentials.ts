@@ -34,9 +34,14 @@ export class MasterCredential {
   }
 }
 
+/** Whether a username has the shape of a robot id (the UUID `add-robot` prints). */
+export function isRobotIdShaped(username: string): boolean {
+  return UUID.test(username);
+}
+
 /** The robot a username/password pair authenticates, when it has a VDA 5050 identity; else null. */
 export function authenticateVdaRobot(store: Store, username: string | undefined, password: Buffer | undefined): Readonly<RobotRecord> | null {
-  const record = username !== undefined && UUID.test(username) ? cachedRobot(store, username) : undefined;
+  const record = username !== undefined && isRobotIdShaped(username) ? cachedRobot(store, username) : undefined;
   const ok = secretMatches(password === undefined ? '' : password.toString('utf8'), record?.tokenHash ?? DECOY_HASH);
   return ok && record?.vda5050 !== undefined ? record : null;
 }

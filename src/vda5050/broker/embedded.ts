@@ -20,7 +20,7 @@ import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import type { Logger } from 'pino';
 import type { Store } from '../../store/lmdb.js';
 import type { Vda5050Binding, Vda5050Broker, Vda5050BrokerConnection, Vda5050Identities } from '../contracts.js';
-import { authenticateVdaRobot, MASTER_USERNAME, MasterCredential } from './credentials.js';
+import { authenticateVdaRobot, isRobotIdShaped, MASTER_USERNAME, MasterCredential } from './credentials.js';
 import { InProcessMasterSession } from './in-process-session.js';
 import { LogWindow } from './log-window.js';
 import { PacketLimitedStream } from './packet-limit.js';
@@ -154,8 +154,9 @@ export class EmbeddedBroker {
     this.routingQueue = (this.aedes as unknown as { mq: { readonly length: number } }).mq;
     this.aedes.on('clientReady', (client) => this.sessionStarted(client));
     this.aedes.on('clientDisconnect', (client) => this.sessionEnded(client));
-    this.aedes.on('clientError', (client, err) => this.opts.log.debug({ err: err.message, clientId: client.id }, 'VDA 5050 client error'));
-    this.aedes.on('connectionError', (client, err) => this.opts.log.debug({ err: err.message, clientId: client?.id }, 'VDA 5050 connection error'));
+    // Named by the principal, not the client id: a client id is the client's to choose and may hold anything.
+    this.aedes.on('clientError', (client, err) => this.opts.log.debug({ err: err.message, ...this.whoIs(client) }, 'VDA 5050 client error'));
+    this.aedes.on('connectionError', (client, err) => this.opts.log.debug({ err: err.message, ...this.whoIs(client) }, 'VDA 5050 connection error'));
   }
 
   /** Whether the broker accepts connections. */
@@ -248,7 +249,7 @@ export class EmbeddedBroker {
     const will = this.wills.get(client);
     if (will !== undefined && will !== robotTopic(this.root, robot.vda5050, 'connection')) {
       this.opts.observer.denied('will');
-      this.logThrottled(robot.robotId, 'warn', { robotId: robot.robotId, fleetId: robot.fleetId, willTopic: will }, 'VDA 5050 robot refused: its last will is not on its own connection topic');
+      this.logThrottled(robot.robotId, 'warn', { robotId: robot.robotId, fleetId: robot.fleetId, willTopic: will.slice(0, 256) }, 'VDA 5050 robot refused: its last will is not on its own connection topic');
       return done(authError('will topic not allowed', RC_NOT_AUTHORIZED), false);
     }
     this.principals.set(client, { kind: 'robot', robotId: robot.robotId, fleetId: robot.fleetId, binding: robot.vda5050, topics: robotTopics(this.root, robot.vda5050) });
@@ -257,9 +258,13 @@ export class EmbeddedBroker {
 
   private refuseLogin(done: (err: AuthenticateError | null, ok: boolean | null) => void, username: string | undefined, reason: DenialReason, rc: number): void {
     this.opts.observer.denied(reason);
-    // The username is a robot id or a name, never a secret; it is cut so a client cannot write long lines.
-    const who = (username ?? '').slice(0, 64);
-    this.logThrottled(`auth:${who}`, 'warn', { username: who }, 'VDA 5050 login refused: unknown robot, wrong token, or no VDA 5050 identity');
+    // A client may put anything in the username, a secret too (a robot token, with username and
+    // password swapped): only a robot id or master control's name is logged, anything else by its
+    // length, all of those under one log window.
+    const name = username ?? '';
+    const named = isRobotIdShaped(name) || name === MASTER_USERNAME;
+    const fields = named ? { username: name } : { usernameLength: name.length };
+    this.logThrottled(named ? `auth:${name}` : 'auth:other', 'warn', fields, 'VDA 5050 login refused: unknown robot, wrong token, or no VDA 5050 identity');
     done(authError('bad username or password', rc), false);
   }
 
@@ -315,6 +320,13 @@ export class EmbeddedBroker {
   private sessionEnded(client: Client): void {
     const p = this.principals.get(client);
     if (p?.kind === 'robot' && this.sessions.get(p.robotId) === client) this.sessions.delete(p.robotId);
+  }
+
+  /** The log fields naming a client: its robot, master control, or nothing before it logged in. */
+  private whoIs(client: Client | null | undefined): Record<string, string> {
+    const p = client === null || client === undefined ? undefined : this.principals.get(client);
+    if (p === undefined) return {};
+    return p.kind === 'robot' ? { robotId: p.robotId, fleetId: p.fleetId } : { username: MASTER_USERNAME };
   }
 
   private logThrottled(key: string, level: 'info' | 'warn', fields: Record<string, unknown>, msg: string): void {
