@@ -4,7 +4,8 @@
  * starting where the robot stands); the AGV refuses it, since it neither is idle nor extends the
  * active order's base, and reports an `orderUpdateError` naming that order id in its state; the
  * command's delivery is `agent_rejected` with the robot's reason (the go-to answers 422
- * `policy_rejected`, as for any agent's refusal), and the first order drives on.
+ * `policy_rejected`, as for any agent's refusal), the robot's error shows as a warning fault, and the
+ * first order drives on.
  * The way out: `release` (instant action `cancelOrder`) ends the active order, then the go-to is taken.
  */
 import { rmSync } from 'node:fs';
@@ -78,6 +79,12 @@ describe('a go-to sent to a VDA 5050 robot that drives an order', () => {
       retryBudgetExhausted: false,
     });
 
+    // The robot's error is also a warning fault of the robot, naming the refused order.
+    const faults = async (): Promise<any[]> => (await api(gw.ready.http, d.apiKey, `/v1/robots/${robot.robotId}/faults`)).body.items as any[];
+    const refusal = async (): Promise<any> => (await faults()).find((f) => f.code === 'orderUpdateError');
+    await until(async () => (await refusal())?.state === 'active', 10_000, 'the orderUpdateError fault', 100);
+    expect(await refusal()).toMatchObject({ severity: 'warning', component: `orderId=${secondId}`, message: 'stitching order base not extending active order base' });
+
     // The way out: release ends the active order (cancelOrder), then the go-to is taken.
     const release = await api(gw.ready.http, d.apiKey, '/v1/agent/control-robot', {
       method: 'POST',
@@ -95,5 +102,8 @@ describe('a go-to sent to a VDA 5050 robot that drives an order', () => {
     expect(third.body.delivery.state).toBe('agent_received');
     expect(agv!.state().orderId).toBe(third.body.delivery.commandId);
     await until(() => agv!.state().driving, 10_000, 'the AGV driving the new order');
+    // vda-5050-lib drops an order's rejection error when it accepts the next order: the fault clears from its report.
+    await until(async () => (await refusal())?.state === 'cleared', 10_000, 'the orderUpdateError fault cleared', 100);
+    expect((await refusal()).clearedBy).toBe('robot_report');
   }, 60_000);
 });
