@@ -23,10 +23,19 @@ export interface MosquittoOptions {
   acl: string;
 }
 
+/** A TLS listener's files (PEM): the CA, the server's certificate and its key. */
+export interface MosquittoTls {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+}
+
 export interface RunningMosquitto {
   readonly url: string;
   readonly port: number;
   readonly dir: string;
+  /** The broker's recent log (stderr, its last 8000 characters; errors, warnings and notices). */
+  log(): string;
   /** Rewrites the password file and the ACL and signals the broker to reload them (SIGHUP; no reply: wait for the state you need). */
   reconfigure(opts: MosquittoOptions): void;
   /** Stops the broker (SIGKILL when `hard`) and waits for the exit. */
@@ -37,14 +46,15 @@ export interface RunningMosquitto {
   close(): Promise<void>;
 }
 
-/** Starts mosquitto and resolves once it accepts connections. */
-export async function startMosquitto(opts: MosquittoOptions): Promise<RunningMosquitto> {
+/** Starts mosquitto and resolves once it accepts connections; with `tls`, its listener speaks MQTT over TLS only (`mqtts://`). */
+export async function startMosquitto(opts: MosquittoOptions, tls?: MosquittoTls): Promise<RunningMosquitto> {
   const dir = mkdtempSync(join(tmpdir(), 'fleetgw-mosquitto-'));
   const port = await freePort();
   const conf = join(dir, 'mosquitto.conf');
   writeFiles(dir, opts);
   writeFileSync(conf, [
     `listener ${port} 127.0.0.1`,
+    ...(tls !== undefined ? [`cafile ${tls.caFile}`, `certfile ${tls.certFile}`, `keyfile ${tls.keyFile}`] : []),
     'allow_anonymous false',
     `password_file ${join(dir, 'passwd')}`,
     `acl_file ${join(dir, 'acl')}`,
@@ -80,9 +90,10 @@ export async function startMosquitto(opts: MosquittoOptions): Promise<RunningMos
   };
   await start();
   return {
-    url: `mqtt://127.0.0.1:${port}`,
+    url: `${tls !== undefined ? 'mqtts' : 'mqtt'}://127.0.0.1:${port}`,
     port,
     dir,
+    log: () => stderr,
     reconfigure(next) {
       writeFiles(dir, next);
       proc?.kill('SIGHUP');

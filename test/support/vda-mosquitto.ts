@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { fleetgw } from './cli.js';
-import { startMosquitto, type RunningMosquitto } from './mosquitto.js';
+import { startMosquitto, type MosquittoTls, type RunningMosquitto } from './mosquitto.js';
 
 export interface MosquittoForGateway extends RunningMosquitto {
   /** Arguments for `fleetgw serve`: the external broker and master control's login. */
@@ -45,9 +45,10 @@ export function mosquittoAcl(robots: BrokerRobot[], interfaceName = 'uagv'): str
 /**
  * Starts mosquitto for the robots of `dataDir`: the ACL is what `fleetgw admin vda5050-acl` writes
  * (docs/vda5050.md, "mosquitto"), the password file holds master control and each of `robots`; master
- * control's password goes to a mode-0600 file in `dataDir`.
+ * control's password goes to a mode-0600 file in `dataDir`. With `tls`, the listener speaks MQTT over
+ * TLS and the serve arguments name its CA (`--vda5050-mqtt-ca`).
  */
-export async function startMosquittoFor(dataDir: string, robots: BrokerRobot[]): Promise<MosquittoForGateway> {
+export async function startMosquittoFor(dataDir: string, robots: BrokerRobot[], tls?: MosquittoTls): Promise<MosquittoForGateway> {
   const masterPassword = randomBytes(24).toString('base64url');
   const passwordFile = join(dataDir, 'vda5050-broker-password');
   writeFileSync(passwordFile, `${masterPassword}\n`, { mode: 0o600 });
@@ -57,8 +58,11 @@ export async function startMosquittoFor(dataDir: string, robots: BrokerRobot[]):
   const broker = await startMosquitto({
     users: [{ username: MASTER, password: masterPassword }, ...robots.map((r) => ({ username: r.robotId, password: r.robotToken }))],
     acl: readFileSync(aclFile, 'utf8'),
-  });
+  }, tls);
   return Object.assign(broker, {
-    serveArgs: ['--vda5050-mqtt-url', broker.url, '--vda5050-mqtt-username', MASTER, '--vda5050-mqtt-password-file', passwordFile],
+    serveArgs: [
+      '--vda5050-mqtt-url', broker.url, '--vda5050-mqtt-username', MASTER, '--vda5050-mqtt-password-file', passwordFile,
+      ...(tls !== undefined ? ['--vda5050-mqtt-ca', tls.caFile] : []),
+    ],
   });
 }

@@ -85,8 +85,8 @@ export interface ScriptedRobot {
   end(): Promise<void>;
 }
 
-/** A scripted robot logged in as `username`/`password` (empty for an open broker). */
-export async function scriptedRobot(url: string, binding: Vda5050Binding, login: { username?: string; password?: string } = {}): Promise<ScriptedRobot> {
+/** A scripted robot logged in as `username`/`password` (empty for an open broker); `ca`: the CA to trust for `mqtts://`. */
+export async function scriptedRobot(url: string, binding: Vda5050Binding, login: { username?: string; password?: string; ca?: Buffer } = {}): Promise<ScriptedRobot> {
   const prefix = `uagv/v2/${binding.manufacturer}/${binding.serialNumber}`;
   const header = (id: number): Record<string, unknown> => ({ headerId: id, timestamp: new Date().toISOString(), version: '2.0.0', manufacturer: binding.manufacturer, serialNumber: binding.serialNumber });
   const c = await mqtt.connectAsync(url, {
