@@ -73,6 +73,12 @@ export interface MasterSessionEvents {
   message(topic: string, payload: Buffer): void;
   /** {@link MasterSession.publish} may be called again after it returned false. */
   drain(): void;
+  /**
+   * A robot's MQTT session ended. Only a broker that knows its robots' sessions tells this (the
+   * embedded one); on an external broker a robot's last will and master control's silence check
+   * (src/vda5050/link) find a robot gone.
+   */
+  robotDisconnected(binding: Vda5050Binding): void;
 }
 
 /** Master control's session on the broker (MQTT 3.1.1 semantics, QoS 0 both ways). */

@@ -8,7 +8,9 @@
  *   (FLEETGW_ALERT_OFFLINE_AFTER_S=1) and is on the robot's event timeline; the robot back resolves
  *   the alert and takes the deferred stop;
  * - a vda-5050-lib AGV that stops the orderly way (connection OFFLINE) is offline in REST too, for
- *   that reason, and gets its own alert.
+ *   that reason, and gets its own alert;
+ * - a robot without a last will that loses its connection is taken offline by the broker's end of
+ *   its session, and comes back with its next state.
  */
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +28,7 @@ describe('a VDA 5050 robot offline through fleetgw serve: last will, offline ale
   let url = '';
   let willRobot: VdaRobot;
   let agvRobot: VdaRobot;
+  let silentRobot: VdaRobot;
   const scripted: ScriptedRobot[] = [];
   let agv: VirtualAgv | undefined;
   const get = (path: string): Promise<{ status: number; body: any }> => api(gw.ready.http, d.apiKey, path);
@@ -40,6 +43,7 @@ describe('a VDA 5050 robot offline through fleetgw serve: last will, offline ale
   beforeAll(async () => {
     willRobot = addVdaRobot(d.dataDir, d.fleetId, 'will', 'Acme', 'WILL-1');
     agvRobot = addVdaRobot(d.dataDir, d.fleetId, 'agv', 'Acme', 'AGV-1');
+    silentRobot = addVdaRobot(d.dataDir, d.fleetId, 'silent', 'Acme', 'SILENT-1');
     const broker = await embeddedBroker();
     url = broker.url;
     gw = await startGatewayProcess(d.dataDir, ['--insecure-http', ...broker.args], { FLEETGW_ALERT_OFFLINE_AFTER_S: '1' });
@@ -114,6 +118,24 @@ describe('a VDA 5050 robot offline through fleetgw serve: last will, offline ale
     await until(() => robot.actionIds().includes(stopDelivery.commandId), 15_000, 'the deferred stop at the robot', 100);
     await robot.publishState({ paused: true, actionStates: [{ actionId: stopDelivery.commandId, actionType: 'startPause', actionStatus: 'FINISHED' }] });
     await until(async () => (await get(`/v1/robot-commands/${stopDelivery.commandId as string}`)).body.state === 'agent_received', 10_000, 'the deferred stop agent_received', 100);
+  }, 60_000);
+
+  it('a robot without a last will that loses its connection is offline by the end of its session, and back with its next state', async () => {
+    const login = { username: silentRobot.robotId, password: silentRobot.robotToken, noWill: true };
+    const binding = { manufacturer: silentRobot.manufacturer, serialNumber: silentRobot.serialNumber };
+    const first = await scriptedRobot(url, binding, login);
+    scripted.push(first);
+    // No connection message at all: its state alone brings it online.
+    await first.publishState();
+    await until(() => online(silentRobot.robotId), 30_000, 'the robot online', 100);
+    first.drop();
+    await until(async () => !(await online(silentRobot.robotId)), 10_000, 'the robot offline', 100);
+    await until(() => offlineLines(silentRobot.robotId).length === 1, 10_000, 'the offline log line');
+    expect(offlineLines(silentRobot.robotId)[0]).toContain('the robot\'s MQTT session ended without a connection message');
+    const again = await scriptedRobot(url, binding, login);
+    scripted.push(again);
+    await again.publishState();
+    await until(() => online(silentRobot.robotId), 15_000, 'the robot online again', 100);
   }, 60_000);
 
   it('a vda-5050-lib AGV that says goodbye (connection OFFLINE) is offline for that reason and gets the alert', async () => {

@@ -56,24 +56,26 @@ describe('master control inside the embedded broker', () => {
     return { client, seen };
   };
 
-  const master = async (): Promise<{ session: MasterSession; seen: Seen[]; turns: string[] }> => {
+  const master = async (): Promise<{ session: MasterSession; seen: Seen[]; turns: string[]; gone: string[] }> => {
     const session = broker.forMasterControl.openMasterSession('test-master');
     sessions.push(session);
     const seen: Seen[] = [];
     const turns: string[] = [];
+    const gone: string[] = [];
     await new Promise<void>((resolve, reject) => {
       session.start({
         connect: () => session.subscribe(INBOUND, (err) => (err ? reject(err) : resolve())),
         close: () => {},
         error: reject,
         drain: () => {},
+        robotDisconnected: (binding) => gone.push(binding.serialNumber),
         message: (topic, payload) => {
           seen.push({ topic, payload: payload.toString() });
           turns.push(topic);
         },
       });
     });
-    return { session, seen, turns };
+    return { session, seen, turns, gone };
   };
 
   beforeAll(async () => {
@@ -148,6 +150,19 @@ describe('master control inside the embedded broker', () => {
       socket.removeListener('data', mark);
       await m.session.close();
     }
+  });
+
+  it('tells when a robot\'s session ends, but not when the robot replaced it by logging in again', async () => {
+    const m = await master();
+    const b = await robot('b');
+    const again = await robot('b');
+    // The first session was closed by the second login: B is still there.
+    await until(() => !b.client.connected, 5_000, 'the replaced session closed');
+    expect(m.gone).toEqual([]);
+    again.client.stream.destroy();
+    await until(() => m.gone.length > 0, 5_000, 'B\'s session end');
+    expect(m.gone).toEqual(['B1']);
+    await m.session.close();
   });
 
   it('publishes to the robot it names only', async () => {

@@ -85,15 +85,19 @@ export interface ScriptedRobot {
   end(): Promise<void>;
 }
 
-/** A scripted robot logged in as `username`/`password` (empty for an open broker); `ca`: the CA to trust for `mqtts://`. */
-export async function scriptedRobot(url: string, binding: Vda5050Binding, login: { username?: string; password?: string; ca?: Buffer } = {}): Promise<ScriptedRobot> {
+/**
+ * A scripted robot logged in as `username`/`password` (empty for an open broker); `ca`: the CA to trust
+ * for `mqtts://`; `noWill`: without the standard's last will (CONNECTIONBROKEN on its connection topic).
+ */
+export async function scriptedRobot(url: string, binding: Vda5050Binding, login: { username?: string; password?: string; ca?: Buffer; noWill?: boolean } = {}): Promise<ScriptedRobot> {
+  const { noWill = false, ...auth } = login;
   const prefix = `uagv/v2/${binding.manufacturer}/${binding.serialNumber}`;
   const header = (id: number): Record<string, unknown> => ({ headerId: id, timestamp: new Date().toISOString(), version: '2.0.0', manufacturer: binding.manufacturer, serialNumber: binding.serialNumber });
   const c = await mqtt.connectAsync(url, {
     reconnectPeriod: 200,
     clientId: `scripted-${binding.serialNumber}-${Math.random().toString(16).slice(2)}`,
-    ...login,
-    will: { topic: `${prefix}/connection`, payload: Buffer.from(JSON.stringify({ ...header(0), connectionState: 'CONNECTIONBROKEN' })), qos: 1, retain: true },
+    ...auth,
+    ...(noWill ? {} : { will: { topic: `${prefix}/connection`, payload: Buffer.from(JSON.stringify({ ...header(0), connectionState: 'CONNECTIONBROKEN' })), qos: 1 as const, retain: true } }),
   });
   const received: ScriptedRobot['received'] = [];
   c.on('message', (topic, payload) => received.push({ topic: topic.endsWith('/order') ? 'order' : 'instantActions', body: JSON.parse(payload.toString()) as Record<string, unknown> }));

@@ -96,6 +96,8 @@ export class EmbeddedBroker {
   private readonly wills = new WeakMap<Client, string>();
   /** Each robot's one session. */
   private readonly sessions = new Map<string, Client>();
+  /** Told when a robot's current session ends (master control's session inside the broker). */
+  private readonly sessionEndListeners = new Set<(binding: Vda5050Binding) => void>();
   private readonly root: string;
   private readonly logWindow: LogWindow;
   private server: Server | null = null;
@@ -143,7 +145,14 @@ export class EmbeddedBroker {
         return p === undefined || (p.kind === 'robot' && !p.topics.subscribe.has(packet.topic)) ? null : packet;
       },
     });
-    const inside = { aedes: this.aedes, ready: () => this.aedesStarted() };
+    const inside = {
+      aedes: this.aedes,
+      ready: () => this.aedesStarted(),
+      onRobotSessionEnded: (fn: (binding: Vda5050Binding) => void) => {
+        this.sessionEndListeners.add(fn);
+        return () => this.sessionEndListeners.delete(fn);
+      },
+    };
     this.forMasterControl = Object.freeze({
       interfaceName: opts.interfaceName,
       version: opts.version,
@@ -319,7 +328,16 @@ export class EmbeddedBroker {
 
   private sessionEnded(client: Client): void {
     const p = this.principals.get(client);
-    if (p?.kind === 'robot' && this.sessions.get(p.robotId) === client) this.sessions.delete(p.robotId);
+    if (p?.kind !== 'robot' || this.sessions.get(p.robotId) !== client) return;
+    this.sessions.delete(p.robotId);
+    // Told after the robot's last will, which aedes routes through its persistence's promises: a
+    // robot with one goes offline by it (CONNECTIONBROKEN), one without only by this. Not when the
+    // robot logged in again meanwhile.
+    const robotId = p.robotId;
+    setImmediate(() => {
+      if (this.sessions.has(robotId)) return;
+      for (const fn of this.sessionEndListeners) fn(p.binding);
+    });
   }
 
   /** The log fields naming a client: its robot, master control, or nothing before it logged in. */

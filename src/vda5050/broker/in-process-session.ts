@@ -15,7 +15,7 @@
  */
 import type { Aedes, AedesPublishPacket } from 'aedes';
 import type { Logger } from 'pino';
-import type { MasterSession, MasterSessionEvents } from '../contracts.js';
+import type { MasterSession, MasterSessionEvents, Vda5050Binding } from '../contracts.js';
 
 /**
  * Master control's messages per topic handed to the broker and not yet written to the robot's socket.
@@ -28,6 +28,8 @@ export interface InProcessBroker {
   readonly aedes: Aedes;
   /** Settles once aedes is set up (its persistence holds the retained messages). */
   ready(): Promise<void>;
+  /** Calls `fn` whenever a robot's current session ends; returns an unsubscribe. */
+  onRobotSessionEnded(fn: (binding: Vda5050Binding) => void): () => void;
 }
 
 /** The retained-message store of aedes' persistence (not in aedes' types). */
@@ -48,6 +50,7 @@ export class InProcessMasterSession implements MasterSession {
   private readonly onBrokerClosed = (): void => {
     if (!this.closed) this.events?.close();
   };
+  private unlistenSessions = (): void => {};
 
   constructor(
     private readonly broker: InProcessBroker,
@@ -61,6 +64,14 @@ export class InProcessMasterSession implements MasterSession {
   start(events: MasterSessionEvents): void {
     this.events = events;
     this.broker.aedes.on('closed', this.onBrokerClosed);
+    this.unlistenSessions = this.broker.onRobotSessionEnded((binding) => {
+      if (this.closed) return;
+      try {
+        events.robotDisconnected(binding);
+      } catch (err) {
+        this.log.error({ err }, 'VDA 5050 master control failed on a robot\'s disconnect');
+      }
+    });
     this.broker.ready().then(
       () => {
         if (this.closed) return;
@@ -112,6 +123,7 @@ export class InProcessMasterSession implements MasterSession {
     if (this.closed) return;
     this.closed = true;
     this.broker.aedes.removeListener('closed', this.onBrokerClosed);
+    this.unlistenSessions();
     await Promise.all([...this.filters].map((f) => new Promise<void>((resolve) => this.broker.aedes.unsubscribe(f, this.deliver, resolve))));
     this.filters.clear();
   }

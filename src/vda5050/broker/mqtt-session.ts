@@ -31,6 +31,7 @@ class MqttMasterSession implements MasterSession {
     return 0;
   }
 
+  /** An external broker does not tell master control about robots' sessions (`robotDisconnected` is never called). */
   start(events: MasterSessionEvents): void {
     const b = this.connection;
     const client = mqtt.connect(b.url, {

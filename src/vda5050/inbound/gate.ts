@@ -56,6 +56,12 @@ export interface InboundGate {
   accept(robot: Vda5050Robot, topic: string, payload: Uint8Array): ValidatedMessage | undefined;
   /** Forgets a robot's headerIds and log window (call when its binding is removed or changed). */
   forget(robotId: string): void;
+  /**
+   * The robot's MQTT session ended (the broker says so): its next message on each topic starts a new
+   * session whatever its headerId, as after a `connection` ONLINE (a robot that restarts without
+   * publishing one). Its log window stays.
+   */
+  sessionEnded(robotId: string): void;
   stats(): InboundGateStats;
 }
 
@@ -133,6 +139,9 @@ export function createInboundGate(opts: InboundGateOptions): InboundGate {
     forget(robotId) {
       order.forget(robotId);
       log.forget(robotId);
+    },
+    sessionEnded(robotId) {
+      order.sessionStarted(robotId);
     },
     stats: () => ({ accepted, rejected: [...rejected], headerResets }),
   };

@@ -16,7 +16,7 @@ import { create } from '@bufbuild/protobuf';
 import type { Logger } from 'pino';
 import { CommandAck_Status, CommandAckSchema, type Command, type FieldRuleSet, type MissionStart, type MissionStatus } from '../../gen/fleetgw/v1/robot_link_pb.js';
 import type { LinkConflictView, RobotLink, RobotLinkListener } from '../../protocol/robot-link.js';
-import type { MasterSession, Vda5050Broker, Vda5050Identities, Vda5050Robot } from '../contracts.js';
+import type { MasterSession, Vda5050Binding, Vda5050Broker, Vda5050Identities, Vda5050Robot } from '../contracts.js';
 import { verdictOf, type Verdict } from './delivery.js';
 import { capabilitiesOf, policyOf, UNSUPPORTED_ACTIONS } from './factsheet.js';
 import { HEALTH_REFRESH_MS, healthReportOf, healthSignature } from './health.js';
@@ -32,6 +32,14 @@ import { inboundFilters, parseInboundTopic, robotTopic, topicPrefix } from './to
 
 /** The shortest time between two warnings about a robot's unknown mission orders. */
 const UNKNOWN_ORDER_LOG_MS = 60_000;
+
+/**
+ * How long an online robot may be silent (no message on any of its topics) before master control
+ * asks for its state, and before it takes the robot offline. A VDA 5050 robot publishes its state at
+ * least every 30 s (vda-5050-lib's default period), so a silent one has lost its connection, without
+ * a last will or with one the broker could not send (an external broker that restarted without it).
+ */
+export const SILENCE = { askAfterMs: 35_000, offlineAfterMs: 45_000, checkEveryMs: 5_000 } as const;
 
 /** The shortest time between two state requests to a robot that is not online. */
 export const STATE_REQUEST_EVERY_MS = 2_000;
@@ -58,6 +66,8 @@ export interface Vda5050LinkOptions {
    */
   missionStartOf?: (robotId: string, runId: string) => MissionStart | null;
   now?: () => number;
+  /** The silence check's times ({@link SILENCE} by default; tests shorten them). */
+  silence?: { askAfterMs: number; offlineAfterMs: number; checkEveryMs: number };
 }
 
 /** Counts of what the link dropped, for metrics and tests (the gate counts what it refuses). */
@@ -98,6 +108,8 @@ export class Vda5050Link implements RobotLink {
   /** The names of a node's deviation radius for this version (outbound.ts). */
   private readonly deviationKeys: readonly DeviationKey[];
   private closed = false;
+  private readonly silence: { askAfterMs: number; offlineAfterMs: number; checkEveryMs: number };
+  private readonly silenceTimer: NodeJS.Timeout;
 
   private constructor(
     private readonly session: MasterSession,
@@ -113,7 +125,12 @@ export class Vda5050Link implements RobotLink {
     // QoS 0 (VDA 5050); false asks for a drain.
     this.queue = new PublishQueue((p) => session.publish(p.topic, p.payload));
     this.unlistenIdentities = opts.identities.onChange((robotId) => this.onIdentityChange(robotId));
+    this.silence = opts.silence ?? SILENCE;
+    this.silenceTimer = setInterval(() => this.checkSilence(), this.silence.checkEveryMs);
+    // The check must not keep a process alive; close() clears it.
+    this.silenceTimer.unref();
     session.start({
+      robotDisconnected: (binding) => this.onRobotDisconnected(binding),
       message: (topic, payload) => this.onMessage(topic, payload),
       connect: () => this.onBrokerConnect(),
       close: () => this.onBrokerLost(),
@@ -174,6 +191,7 @@ export class Vda5050Link implements RobotLink {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.silenceTimer);
     this.unlistenIdentities();
     for (const e of this.robots.values()) this.goOffline(e, 'the gateway is stopping');
     await this.session.close();
@@ -270,6 +288,7 @@ export class Vda5050Link implements RobotLink {
     // A retained message is cleared by an empty one: nothing to read.
     if (payload.length === 0) return;
     const e = this.entryOf(robot);
+    e.lastHeardMs = this.now();
     switch (t.topic) {
       case 'state':
         if (e.pendingState !== null) this.counts.coalesced++;
@@ -359,6 +378,42 @@ export class Vda5050Link implements RobotLink {
       const vm = vis === null ? null : this.pass(e, 'visualization', vis);
       if (vm !== null) this.read(e, 'visualization', () => this.onVisualization(e, readVisualization(vm)));
     }
+  }
+
+  /** The broker saw the robot's session end: it is offline until it is heard again. */
+  private onRobotDisconnected(binding: Vda5050Binding): void {
+    const robot = this.opts.identities.robotOf(binding.manufacturer, binding.serialNumber);
+    if (robot === undefined) return;
+    // Its next session may number its messages from 0 again, with or without a connection ONLINE.
+    this.gate.sessionEnded(robot.robotId);
+    const e = this.robots.get(robot.robotId);
+    if (e === undefined || !e.online) return;
+    this.lostRobot(e, 'the robot\'s MQTT session ended without a connection message');
+  }
+
+  /**
+   * Online robots silent for `askAfterMs` are asked for their state; silent for `offlineAfterMs`,
+   * they go offline (and come back with their next message).
+   */
+  private checkSilence(): void {
+    const now = this.now();
+    for (const e of this.robots.values()) {
+      if (!e.online) continue;
+      const silent = now - e.lastHeardMs;
+      if (silent >= this.silence.offlineAfterMs) this.lostRobot(e, `no message from the robot for ${Math.round(silent / 1000)} s`);
+      else if (silent >= this.silence.askAfterMs) this.requestState(e);
+    }
+  }
+
+  /**
+   * Offline without a connection message: nothing unread of it counts any more, and its next state
+   * brings it back (a robot that does not use its connection topic publishes none on its return).
+   */
+  private lostRobot(e: RobotEntry, reason: string): void {
+    e.connection = null;
+    e.pendingState = null;
+    e.pendingVisualization = null;
+    this.goOffline(e, reason);
   }
 
   private onConnection(e: RobotEntry, s: 'ONLINE' | 'OFFLINE' | 'CONNECTIONBROKEN'): void {

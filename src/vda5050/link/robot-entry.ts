@@ -29,6 +29,8 @@ export class RobotEntry {
   mission: MissionProgress | null = null;
   /** The last mission order id the robot ran whose run was not known (logged once). */
   unknownMissionOrder = '';
+  /** When master control last got a message on any of the robot's topics (its clock). */
+  lastHeardMs = 0;
   unknownMissionLoggedAtMs = -Infinity;
   /** When master control last asked for the robot's state (stateRequest). */
   stateRequestedAtMs = -Infinity;
