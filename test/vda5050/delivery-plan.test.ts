@@ -45,7 +45,7 @@ describe('outbound headerId', () => {
     let last = first;
     for (let i = 0; i < 7000; i++) last = nextHeaderId(last);
     expect(headerIdSeed(t0 + 3600_000 + 1000)).toBeGreaterThan(last);
-    expect(new RobotEntry({ robotId: 'r', fleetId: 'f', binding: { manufacturer: 'm', serialNumber: 's' } } as never, t0).headerIds).toEqual({ order: first, instantActions: first });
+    expect(new RobotEntry({ robotId: 'r', fleetId: 'f', binding: { manufacturer: 'm', serialNumber: 's' } }, t0).headerIds).toEqual({ order: first, instantActions: first });
   });
 
   it('stays a uint32 for decades and wraps like vda-5050-lib past 2^32 - 1', () => {
