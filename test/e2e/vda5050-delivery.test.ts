@@ -6,6 +6,8 @@
  *   and both end `agent_received`: a resend with no state read since the publication asks for the
  *   robot's state instead of publishing again;
  * - a publication the robot never gets is published once more, after a state that does not show it;
+ * - a start the robot never got is not published after a stop issued later (that would undo the
+ *   stop): it is rejected `superseded_by_stop`, as the gRPC agent does;
  * - with mosquitto, a gateway kill -9 while the robot keeps publishing states (1 s period, so an ended
  *   action leaves its `actionStates` after 5 of them, as vda-5050-lib does): after the restart the
  *   pick is not published again (its delivery is uncertain: it ends with `retryBudgetExhausted`),
@@ -41,7 +43,7 @@ class SlowRobot {
   battery = 80;
   private readonly held: Array<{ actionId: string; actionType: string }> = [];
   private readonly actionStates: Array<ActionState & { endedStates: number }> = [];
-  private paused = false;
+  paused = false;
   private headers = { state: 0, connection: 0, factsheet: 0 };
   private timer: NodeJS.Timeout | null = null;
 
@@ -126,21 +128,23 @@ class SlowRobot {
 type Depot = ReturnType<typeof makeDataDir>;
 
 function client(gw: RunningGateway, d: Depot, robotId: string) {
+  const control = async (action: 'stop' | 'start'): Promise<string> => {
+    const r = await api(gw.ready.http, d.apiKey, '/v1/agent/control-robot', { method: 'POST', body: JSON.stringify({ org_id: d.orgId, fleet_id: d.fleetId, robot_id: robotId, action, ...(action === 'stop' ? { reason: 'delivery test' } : {}) }) });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body.outcomes[0].delivery.commandId as string;
+  };
   const base = `/v1/orgs/${d.orgId}/fleets/${d.fleetId}/robots/${robotId}`;
   return {
     online: async (): Promise<boolean> => (await api(gw.ready.http, d.apiKey, `/v1/robots/${robotId}`)).body.online === true,
     battery: async (): Promise<number | null> => (await api(gw.ready.http, d.apiKey, `/v1/robots/${robotId}`)).body.batteryPct as number | null,
-    stop: async (): Promise<string> => {
-      const r = await api(gw.ready.http, d.apiKey, '/v1/agent/control-robot', { method: 'POST', body: JSON.stringify({ org_id: d.orgId, fleet_id: d.fleetId, robot_id: robotId, action: 'stop', reason: 'delivery test' }) });
-      expect(r.status).toBe(200);
-      return r.body.outcomes[0].delivery.commandId as string;
-    },
+    stop: async (): Promise<string> => control('stop'),
+    start: async (): Promise<string> => control('start'),
     pick: async (): Promise<string> => {
       const r = await api(gw.ready.http, d.apiKey, `${base}/invoke-service`, { method: 'POST', body: JSON.stringify({ action_name: 'pick' }) });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       return r.body.delivery.commandId as string;
     },
-    command: async (id: string): Promise<{ state: string; retryBudgetExhausted: boolean }> => (await api(gw.ready.http, d.apiKey, `/v1/robot-commands/${id}`)).body,
+    command: async (id: string): Promise<{ state: string; retryBudgetExhausted: boolean; rejectReason?: string }> => (await api(gw.ready.http, d.apiKey, `/v1/robot-commands/${id}`)).body,
   };
 }
 
@@ -148,6 +152,7 @@ describe('VDA 5050 delivery to a slow robot (embedded broker)', () => {
   const d = makeDataDir('fleetgw-vda-delivery-');
   let gw: RunningGateway | undefined;
   let robot: SlowRobot | undefined;
+  let robotId = '';
 
   afterAll(async () => {
     await robot?.end();
@@ -157,6 +162,7 @@ describe('VDA 5050 delivery to a slow robot (embedded broker)', () => {
 
   it('a robot that answers 2.5 s after receiving (later than the first resend) gets a stop and a pick once each; a lost copy is published once more', async () => {
     const r = addVdaRobot(d.dataDir, d.fleetId, 'slow', 'Acme', 'SLOW-1');
+    robotId = r.robotId;
     const broker = await embeddedBroker();
     gw = await startGatewayProcess(d.dataDir, ['--insecure-http', '--vda5050', 'on', ...broker.args]);
     robot = await SlowRobot.connect(broker.url, r);
@@ -185,6 +191,21 @@ describe('VDA 5050 delivery to a slow robot (embedded broker)', () => {
     expect(robot.times(stop)).toBe(1);
     expect(robot.times(pick)).toBe(1);
   }, 90_000);
+
+  it('a start lost on the way is not published again after a later stop: it is rejected superseded_by_stop', async () => {
+    // The robot and gateway of the test above.
+    const c = client(gw!, d, robotId);
+    robot!.delayMs = 10;
+    robot!.dropNext = 'stopPause';
+    const start = await c.start();
+    const stop = await c.stop();
+    await until(async () => (await c.command(stop)).state === 'agent_received', 30_000, 'the stop received');
+    // The start's resend comes after a state that does not show it: published then, it would undo the stop.
+    await until(async () => (await c.command(start)).state !== 'dispatched' || robot!.times(start) > 1, 30_000, 'the start decided');
+    expect(await c.command(start)).toMatchObject({ state: 'agent_rejected', rejectReason: 'superseded_by_stop' });
+    expect(robot!.times(start)).toBe(1);
+    expect(robot!.paused).toBe(true);
+  }, 60_000);
 });
 
 describe.skipIf(!HAVE_MOSQUITTO)('VDA 5050 delivery across a gateway kill -9 with mosquitto', () => {

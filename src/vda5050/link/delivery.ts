@@ -130,6 +130,11 @@ export class AwaitedIds {
     this.byId.set(id, { commandId, kind, actionType, sinceMs: nowMs, publishedAtState: statesRead, withheld });
   }
 
+  /** Stops waiting for `id`. */
+  forget(id: string): void {
+    this.byId.delete(id);
+  }
+
   /** The commands this state decides (forgotten here), and drops entries past their time. */
   settle(state: VdaState, nowMs: number): Array<{ commandId: string; verdict: Verdict }> {
     const out: Array<{ commandId: string; verdict: Verdict }> = [];

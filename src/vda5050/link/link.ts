@@ -24,7 +24,7 @@ import { MapFrame } from './map-frame.js';
 import { createInboundGate, type InboundGate } from '../inbound/index.js';
 import { readConnection, readFactsheet, readState, readVisualization, VdaMessageError, type VdaState, type VdaVisualization } from './messages.js';
 import { MissionProgress } from './mission.js';
-import { deviationKeysOf, missionOrderOf, outboundOf, type DeviationKey, type MissionOrder, type Outbound } from './outbound.js';
+import { deviationKeysOf, isMotionCommand, missionOrderOf, outboundOf, type DeviationKey, type MissionOrder, type Outbound } from './outbound.js';
 import { PublishQueue } from './publish-queue.js';
 import { nextHeaderId, RobotEntry } from './robot-entry.js';
 import { batchOf, type MissionSampleInfo } from './telemetry.js';
@@ -199,7 +199,8 @@ export class Vda5050Link implements RobotLink {
    * Publishes a command (docs/vda5050.md, "Mapping", "Delivery"). True once it is handled: queued;
    * acknowledged without publishing when the robot's latest state already shows its id; on a resend
    * with no state read since the last publication, a state request instead; or withheld (a
-   * non-repeatable command of a previous process, delivery.ts). False when the robot is not online.
+   * non-repeatable command of a previous process, delivery.ts); or, a motion command issued before a
+   * stop already published, answered REJECTED `superseded_by_stop`. False when the robot is not online.
    * A command this link cannot carry is answered REJECTED (the policy path refuses those before they
    * get here).
    */
@@ -214,8 +215,16 @@ export class Vda5050Link implements RobotLink {
     const kind = out.kind === 'order' ? 'order' : 'action';
     const actionType = out.kind === 'order' ? '' : out.actions[0]!.actionType;
     const shown = verdictOf(e.state, out.awaitId, kind, actionType);
+    if (actionType === 'startPause' && command.seq > e.stopSeq) e.stopSeq = command.seq;
     if (shown !== null) {
       this.ackLater(robotId, command.commandId, shown);
+      return true;
+    }
+    // As the gRPC agent does (src/agent/command-ledger.ts): the robot would take this after a stop
+    // issued later, so it would undo that stop; a reconnect flush sends stops first.
+    if (command.seq > 0n && command.seq < e.stopSeq && isMotionCommand(command)) {
+      e.awaited.forget(out.awaitId);
+      this.ackLater(robotId, command.commandId, { received: false, reason: 'superseded_by_stop' });
       return true;
     }
     const plan = resendPlan(e.awaited.get(out.awaitId), e.statesRead, Number(command.issuedAtMs) < this.startedAtMs, kind, actionType);

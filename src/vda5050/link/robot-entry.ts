@@ -48,6 +48,11 @@ export class RobotEntry {
   pendingVisualization: Uint8Array | null = null;
   /** Next `headerId` per topic master control publishes to this robot ({@link headerIdSeed}). */
   readonly headerIds: { order: number; instantActions: number };
+  /**
+   * The highest seq of a stop or mission pause (`startPause`) this process published to the robot or
+   * saw in its state: a motion command issued before it is not published after it (link.ts, send).
+   */
+  stopSeq = 0n;
   /** States of this robot read by this process: a publication is answered only by a state read after it (delivery.ts). */
   statesRead = 0;
   readonly missionOrders = new Map<string, MissionOrder>();
