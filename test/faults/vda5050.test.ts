@@ -1,9 +1,10 @@
 /**
  * Faults under 100 third-party VDA 5050 AGVs (vda-5050-lib), through the real processes: kill -9 of
  * the gateway (embedded broker, so the broker dies with it) and a restart of an external broker
- * (Debian mosquitto) while stop and start commands go out to every AGV. Each AGV counts the instant
- * actions it receives by action id (the action id is the gateway's command id): every command the
- * gateway accepted arrives exactly once, none twice, and the AGVs' states settle on the last command.
+ * (Debian mosquitto) while stop and start commands go out to every AGV (and stops while the broker is
+ * down, kept `deferred`). Each AGV counts the instant actions it receives by action id (the action id
+ * is the gateway's command id): every command the gateway accepted arrives exactly once, none twice,
+ * the AGVs' states settle on the last command, and the gateway reports every one `agent_received`.
  */
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -77,6 +78,34 @@ async function statesSettle(agvs: VirtualAgv[], depot: VdaDepot, sent: Sent[]): 
   }), 60_000, 'every AGV paused or running as its last command says');
 }
 
+/**
+ * The gateway's side (GET /v1/robot-commands/{id}): every accepted command ends `agent_received`, or,
+ * a start only, `agent_rejected` `superseded_by_stop` (a stop issued after it went out first: it is
+ * not published after that stop). Returns the superseded starts.
+ */
+async function allReceived(gw: RunningGateway, depot: VdaDepot, sent: Sent[]): Promise<Set<string>> {
+  let open = sent;
+  const superseded = new Set<string>();
+  const last: Record<string, string> = {};
+  await until(async () => {
+    const still: Sent[] = [];
+    for (let i = 0; i < open.length; i += 20) {
+      await Promise.all(open.slice(i, i + 20).map(async (s) => {
+        const r = await api(gw.ready.http, depot.apiKey, `/v1/robot-commands/${s.commandId}`).catch(() => null);
+        const b = r?.body as { state?: string; rejectReason?: string; retryBudgetExhausted?: boolean } | undefined;
+        last[s.commandId] = r === null ? 'unreachable' : `${r.status} ${String(b?.state)} ${b?.rejectReason ?? ''}${b?.retryBudgetExhausted === true ? ' exhausted' : ''}`;
+        if (s.action === 'start' && b?.state === 'agent_rejected' && b.rejectReason === 'superseded_by_stop') superseded.add(s.commandId);
+        else if (b?.state !== 'agent_received') still.push(s);
+      }));
+    }
+    open = still;
+    return open.length === 0;
+  }, 60_000, 'every accepted command agent_received', 500).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}: ${open.length} not received, e.g. ${open.slice(0, 3).map((s) => `${s.action} ${s.commandId}: ${last[s.commandId]}`).join('; ')}`);
+  });
+  return superseded;
+}
+
 async function allOnline(gw: RunningGateway, depot: VdaDepot): Promise<void> {
   await until(async () => {
     const r = await api(gw.ready.http, depot.apiKey, `/v1/robots?fleet_id=${depot.fleetId}`).catch(() => null);
@@ -126,8 +155,10 @@ describe('VDA 5050 AGVs under gateway and broker faults', () => {
       await allOnline(gw, depot);
     }
     await statesSettle(agvs, depot, sent);
-    const { missing, doubled } = checkExactlyOnce(agvs, depot, sent);
-    console.log(`[faults] ${JSON.stringify({ test: 'vda5050-kill-gateway', agvs: AGVS, rounds: ROUNDS, commands: sent.length, notSent: notSent.length, notSentExample: notSent[0] ?? null, missing: missing.length, doubled: doubled.length })}`);
+    const superseded = await allReceived(gw, depot, sent);
+    // A superseded start need not arrive (it may have, before the stop).
+    const { missing, doubled } = checkExactlyOnce(agvs, depot, sent.filter((x) => !superseded.has(x.commandId)));
+    console.log(`[faults] ${JSON.stringify({ test: 'vda5050-kill-gateway', agvs: AGVS, rounds: ROUNDS, commands: sent.length, superseded: superseded.size, notSent: notSent.length, notSentExample: notSent[0] ?? null, missing: missing.length, doubled: doubled.length })}`);
     notSent.length = 0;
     expect(sent.length).toBeGreaterThan(0);
     expect(missing).toEqual([]);
@@ -154,14 +185,18 @@ describe('VDA 5050 AGVs under gateway and broker faults', () => {
       sent.push(...await broadcast(gw, depot, k % 2 === 0 ? 'stop' : 'start'));
       await sleep(k === 0 ? 0 : Math.floor(Math.random() * 200));
       await mosquitto.stop(k % 2 === 0);
-      // While the broker is down the commands wait in the gateway (deferred or unconfirmed).
-      sent.push(...await broadcast(gw, depot, k % 2 === 0 ? 'start' : 'stop'));
+      // While the broker is down every robot is offline: a stop is kept (deferred) and published when
+      // it is back, while the commands sent before wait unconfirmed (a start would be refused).
+      sent.push(...await broadcast(gw, depot, 'stop'));
       await mosquitto.restart();
       await allOnline(gw, depot);
     }
     await statesSettle(agvs, depot, sent);
-    const { missing, doubled } = checkExactlyOnce(agvs, depot, sent);
-    console.log(`[faults] ${JSON.stringify({ test: 'vda5050-broker-restart', agvs: AGVS, rounds: ROUNDS, commands: sent.length, notSent: notSent.length, notSentExample: notSent[0] ?? null, missing: missing.length, doubled: doubled.length })}`);
+    const superseded = await allReceived(gw, depot, sent);
+    // A superseded start need not arrive (it may have, before the stop).
+    const { missing, doubled } = checkExactlyOnce(agvs, depot, sent.filter((x) => !superseded.has(x.commandId)));
+    console.log(`[faults] ${JSON.stringify({ test: 'vda5050-broker-restart', agvs: AGVS, rounds: ROUNDS, commands: sent.length, superseded: superseded.size, notSent: notSent.length, notSentExample: notSent[0] ?? null, missing: missing.length, doubled: doubled.length })}`);
+    expect(sent.length).toBeGreaterThan(0);
     expect(missing).toEqual([]);
     expect(doubled).toEqual([]);
     await Promise.all(agvs.map((a) => a.stop()));

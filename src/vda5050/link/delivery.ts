@@ -3,8 +3,9 @@
  * message directly, so a command counts as received only when the robot's own `state` shows it: its
  * action id in `actionStates`, or its order id as the state's `orderId`. Until then the command
  * service resends it on its usual schedule, and every send first looks at the latest state: an id
- * the robot already shows is acknowledged, not published again (exactly once by id, also after a
- * gateway or broker restart, where the link takes a robot online only with its first state).
+ * the robot already shows is acknowledged, not published again. A resend publishes again only when a
+ * state read after the last publish still does not show the id ({@link resendPlan}): a robot slower
+ * than the resend interval is asked for its state instead of being sent the command twice.
  */
 import type { VdaError, VdaState } from './messages.js';
 
@@ -52,11 +53,53 @@ function reasonOf(state: VdaState, key: string, id: string): string | null {
 }
 
 
-interface Awaiting {
+/**
+ * Instant actions a robot may be sent again whatever it did with the first copy: a repeat leaves it
+ * where the first one did (a paused robot refuses `startPause` as already paused, a robot without an
+ * order refuses `cancelOrder` with `noOrderToCancel`, both read as received), or asks for nothing but
+ * a report. Orders are in the same class: a robot discards an order whose `orderId` and
+ * `orderUpdateId` it already has.
+ */
+export const REPEATABLE_ACTIONS: ReadonlySet<string> = new Set(['startPause', 'stopPause', 'cancelOrder', 'stateRequest', 'factsheetRequest']);
+
+/** Whether a second copy of this publication is harmless to the robot ({@link REPEATABLE_ACTIONS}). */
+export function isRepeatable(kind: 'action' | 'order', actionType: string): boolean {
+  return kind === 'order' || REPEATABLE_ACTIONS.has(actionType);
+}
+
+/**
+ * What a send of an id that is not in the robot's latest state does:
+ * - `publish`: first publication in this process, or a state read after the last one did not show it
+ *   (the message was lost);
+ * - `ask`: no state was read since the last publication: the robot may simply not have answered yet,
+ *   so it is asked for its state (a lost message shows at the next state) rather than sent it twice;
+ * - `withhold`: issued before this process started and not repeatable: the previous process may have
+ *   published it and the robot ended it and dropped it from `actionStates` (vda-5050-lib does after 5
+ *   states), so a second copy could be a second physical action. It is never published by this
+ *   process; a state that still shows it acknowledges it, else its retry budget runs out.
+ */
+export type ResendPlan = 'publish' | 'ask' | 'withhold';
+
+/**
+ * The plan for one send (see {@link ResendPlan}). `statesRead`: the robot's count of states read by
+ * this process; `issuedBeforeStart`: the command was issued before this process started.
+ */
+export function resendPlan(w: Awaiting | undefined, statesRead: number, issuedBeforeStart: boolean, kind: 'action' | 'order', actionType: string): ResendPlan {
+  if (w === undefined) return issuedBeforeStart && !isRepeatable(kind, actionType) ? 'withhold' : 'publish';
+  if (w.withheld) return 'withhold';
+  // Counted, not timed: a state read in the same turn (or millisecond) as the publication is not after it.
+  return statesRead > w.publishedAtState ? 'publish' : 'ask';
+}
+
+export interface Awaiting {
   commandId: string;
   kind: 'action' | 'order';
   actionType: string;
   sinceMs: number;
+  /** The robot's count of states read when this id was last published. */
+  publishedAtState: number;
+  /** Never published by this process ({@link ResendPlan} `withhold`). */
+  withheld: boolean;
 }
 
 /** One robot's published ids waiting to show in its state. */
@@ -67,11 +110,29 @@ export class AwaitedIds {
     return this.byId.size;
   }
 
-  /** Starts (or keeps) waiting for `id`, published for `commandId`. */
-  add(id: string, commandId: string, kind: 'action' | 'order', actionType: string, nowMs: number): void {
-    if (this.byId.has(id)) return;
+  /** What is known of `id`, if it is awaited. */
+  get(id: string): Awaiting | undefined {
+    return this.byId.get(id);
+  }
+
+  /**
+   * Waits for `id`, published for `commandId` when the robot's count of states read was
+   * `statesRead` (or withheld: never published by this process); an entry already there is updated.
+   */
+  add(id: string, commandId: string, kind: 'action' | 'order', actionType: string, nowMs: number, statesRead: number, withheld = false): void {
+    const w = this.byId.get(id);
+    if (w !== undefined) {
+      w.publishedAtState = statesRead;
+      w.withheld = withheld;
+      return;
+    }
     if (this.byId.size >= MAX_AWAITING_PER_ROBOT) this.byId.delete(this.byId.keys().next().value!);
-    this.byId.set(id, { commandId, kind, actionType, sinceMs: nowMs });
+    this.byId.set(id, { commandId, kind, actionType, sinceMs: nowMs, publishedAtState: statesRead, withheld });
+  }
+
+  /** Stops waiting for `id`. */
+  forget(id: string): void {
+    this.byId.delete(id);
   }
 
   /** The commands this state decides (forgotten here), and drops entries past their time. */

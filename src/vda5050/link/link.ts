@@ -17,16 +17,16 @@ import type { Logger } from 'pino';
 import { CommandAck_Status, CommandAckSchema, type Command, type FieldRuleSet, type MissionStart, type MissionStatus } from '../../gen/fleetgw/v1/robot_link_pb.js';
 import type { LinkConflictView, RobotLink, RobotLinkListener } from '../../protocol/robot-link.js';
 import type { MasterSession, Vda5050Binding, Vda5050Broker, Vda5050Identities, Vda5050Robot } from '../contracts.js';
-import { verdictOf, type Verdict } from './delivery.js';
+import { resendPlan, verdictOf, type Verdict } from './delivery.js';
 import { capabilitiesOf, policyOf, UNSUPPORTED_ACTIONS } from './factsheet.js';
 import { HEALTH_REFRESH_MS, healthReportOf, healthSignature } from './health.js';
 import { MapFrame } from './map-frame.js';
 import { createInboundGate, type InboundGate } from '../inbound/index.js';
 import { readConnection, readFactsheet, readState, readVisualization, VdaMessageError, type VdaState, type VdaVisualization } from './messages.js';
 import { MissionProgress } from './mission.js';
-import { deviationKeysOf, missionOrderOf, outboundOf, type DeviationKey, type MissionOrder, type Outbound } from './outbound.js';
+import { deviationKeysOf, isMotionCommand, missionOrderOf, outboundOf, type DeviationKey, type MissionOrder, type Outbound } from './outbound.js';
 import { PublishQueue } from './publish-queue.js';
-import { RobotEntry } from './robot-entry.js';
+import { nextHeaderId, RobotEntry } from './robot-entry.js';
 import { batchOf, type MissionSampleInfo } from './telemetry.js';
 import { inboundFilters, parseInboundTopic, robotTopic, topicPrefix } from './topics.js';
 
@@ -41,7 +41,7 @@ const UNKNOWN_ORDER_LOG_MS = 60_000;
  */
 export const SILENCE = { askAfterMs: 35_000, offlineAfterMs: 45_000, checkEveryMs: 5_000 } as const;
 
-/** The shortest time between two state requests to a robot that is not online. */
+/** The shortest time between two state requests to a robot (not known online, or not yet showing a command). */
 export const STATE_REQUEST_EVERY_MS = 2_000;
 
 export interface Vda5050LinkOptions {
@@ -110,6 +110,8 @@ export class Vda5050Link implements RobotLink {
   private closed = false;
   private readonly silence: { askAfterMs: number; offlineAfterMs: number; checkEveryMs: number };
   private readonly silenceTimer: NodeJS.Timeout;
+  /** When this link started: a command issued before was this process's predecessor's (delivery.ts, `withhold`). */
+  private readonly startedAtMs: number;
 
   private constructor(
     private readonly session: MasterSession,
@@ -122,6 +124,7 @@ export class Vda5050Link implements RobotLink {
     this.actionsKey = (major ?? 2) < 2 || ((major ?? 2) === 2 && (minor ?? 0) === 0) ? 'instantActions' : 'actions';
     this.deviationKeys = deviationKeysOf(opts.broker.version);
     this.now = opts.now ?? Date.now;
+    this.startedAtMs = this.now();
     // QoS 0 (VDA 5050); false asks for a drain.
     this.queue = new PublishQueue((p) => session.publish(p.topic, p.payload));
     this.unlistenIdentities = opts.identities.onChange((robotId) => this.onIdentityChange(robotId));
@@ -216,10 +219,13 @@ export class Vda5050Link implements RobotLink {
   }
 
   /**
-   * Publishes a command (docs/vda5050.md, "Mapping"). True once it is queued or, when the robot's
-   * latest state already shows its id, acknowledged without publishing again; false when the robot
-   * is not online. A command this link cannot carry is answered REJECTED (the policy path refuses
-   * those before they get here).
+   * Publishes a command (docs/vda5050.md, "Mapping", "Delivery"). True once it is handled: queued;
+   * acknowledged without publishing when the robot's latest state already shows its id; on a resend
+   * with no state read since the last publication, a state request instead; or withheld (a
+   * non-repeatable command of a previous process, delivery.ts); or, a motion command issued before a
+   * stop already published, answered REJECTED `superseded_by_stop`. False when the robot is not online.
+   * A command this link cannot carry is answered REJECTED (the policy path refuses those before they
+   * get here).
    */
   send(robotId: string, command: Command): boolean {
     const e = this.robots.get(robotId);
@@ -232,12 +238,33 @@ export class Vda5050Link implements RobotLink {
     const kind = out.kind === 'order' ? 'order' : 'action';
     const actionType = out.kind === 'order' ? '' : out.actions[0]!.actionType;
     const shown = verdictOf(e.state, out.awaitId, kind, actionType);
+    if (actionType === 'startPause' && command.seq > e.stopSeq) e.stopSeq = command.seq;
     if (shown !== null) {
       this.ackLater(robotId, command.commandId, shown);
       return true;
     }
+    // As the gRPC agent does (src/agent/command-ledger.ts): the robot would take this after a stop
+    // issued later, so it would undo that stop; a reconnect flush sends stops first.
+    if (command.seq > 0n && command.seq < e.stopSeq && isMotionCommand(command)) {
+      e.awaited.forget(out.awaitId);
+      this.ackLater(robotId, command.commandId, { received: false, reason: 'superseded_by_stop' });
+      return true;
+    }
+    const plan = resendPlan(e.awaited.get(out.awaitId), e.statesRead, Number(command.issuedAtMs) < this.startedAtMs, kind, actionType);
+    if (plan === 'ask') {
+      this.requestState(e);
+      return true;
+    }
+    const withheld = plan === 'withhold';
+    if (withheld && e.awaited.get(out.awaitId) === undefined) {
+      this.opts.log.warn(
+        { robotId, commandId: command.commandId, actionType },
+        `robot ${robotId}: command ${command.commandId} (${actionType}) was issued before this gateway started and the robot's state does not show it: not published again (a second copy could be a second action); it is acknowledged if a state shows it, else its retry budget runs out with its delivery uncertain`,
+      );
+    }
+    e.awaited.add(out.awaitId, command.commandId, kind, actionType, this.now(), e.statesRead, withheld);
+    if (withheld) return true;
     if (out.kind === 'order' && out.mission !== null) e.rememberMission(out.awaitId, out.mission);
-    e.awaited.add(out.awaitId, command.commandId, kind, actionType, this.now());
     this.publish(e, out);
     return true;
   }
@@ -318,7 +345,7 @@ export class Vda5050Link implements RobotLink {
     const e = this.robots.get(robot.robotId);
     if (e && e.robot.fleetId === robot.fleetId && e.robot.binding.manufacturer === robot.binding.manufacturer && e.robot.binding.serialNumber === robot.binding.serialNumber) return e;
     if (e) this.closeSession(robot.robotId, 'the robot\'s record changed');
-    const fresh = new RobotEntry(robot);
+    const fresh = new RobotEntry(robot, this.now());
     this.robots.set(robot.robotId, fresh);
     return fresh;
   }
@@ -438,6 +465,7 @@ export class Vda5050Link implements RobotLink {
     this.runAfterAcks(e);
     if (e.connection === 'OFFLINE' || e.connection === 'CONNECTIONBROKEN') return;
     e.state = state;
+    e.statesRead++;
     const now = this.now();
     if (!e.online) this.goOnline(e, state);
     const settled = e.awaited.settle(state, now);
@@ -625,7 +653,10 @@ export class Vda5050Link implements RobotLink {
 
   // ---- outbound ----
 
-  /** Asks for the robot's state, at most once per {@link STATE_REQUEST_EVERY_MS}. */
+  /**
+   * Asks for the robot's state, at most once per {@link STATE_REQUEST_EVERY_MS} (a robot not known
+   * online; a command published with no state read since).
+   */
   private requestState(e: RobotEntry): void {
     const now = this.now();
     if (now - e.stateRequestedAtMs < STATE_REQUEST_EVERY_MS) return;
@@ -648,12 +679,13 @@ export class Vda5050Link implements RobotLink {
     const topic = out.kind === 'order' ? 'order' : 'instantActions';
     const b = e.robot.binding;
     const header = {
-      headerId: e.headerIds[topic]++,
+      headerId: e.headerIds[topic],
       timestamp: new Date(this.now()).toISOString(),
       version: this.opts.broker.version,
       manufacturer: b.manufacturer,
       serialNumber: b.serialNumber,
     };
+    e.headerIds[topic] = nextHeaderId(e.headerIds[topic]);
     const body = out.kind === 'order' ? { ...header, ...out.order } : { ...header, [this.actionsKey]: out.actions };
     this.queue.push(e.robotId, { topic: robotTopic(this.prefix, b, topic), payload: Buffer.from(JSON.stringify(body)) }, out.urgent);
   }

@@ -109,6 +109,16 @@ export function outboundOf(cmd: Command, state: VdaState | null, frame: MapFrame
   }
 }
 
+/**
+ * Whether a command sets the robot moving (or may): start, invoke_action, go_to, mission start and
+ * resume, the motion commands the gRPC agent refuses after a later stop (src/agent/command-processor.ts).
+ */
+export function isMotionCommand(cmd: Command): boolean {
+  const a = cmd.action;
+  if (a.case === 'missionControl') return a.value.action === MissionControl_Action.RESUME;
+  return a.case === 'start' || a.case === 'setMode' || a.case === 'invokeAction' || a.case === 'goTo' || a.case === 'missionStart';
+}
+
 interface Waypoint {
   x: number;
   y: number;

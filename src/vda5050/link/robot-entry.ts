@@ -11,6 +11,29 @@ import type { ConnectionState, VdaFactsheet, VdaState } from './messages.js';
 import type { MissionProgress } from './mission.js';
 import type { MissionOrder } from './outbound.js';
 
+/** The start of the outbound headerId clock ({@link headerIdSeed}): 2025-01-01T00:00:00Z. */
+export const HEADER_ID_EPOCH_MS = Date.UTC(2025, 0, 1);
+/** Outbound headerIds the seed moves ahead per second of wall clock. */
+export const HEADER_IDS_PER_SECOND = 2;
+
+/**
+ * The first outbound `headerId` of a topic for a robot entry made at `nowMs`. VDA 5050 makes
+ * `headerId` a uint32 that increases by one per message; master control keeps no storage for it, so
+ * each start seeds it from the clock: {@link HEADER_IDS_PER_SECOND} per second since
+ * {@link HEADER_ID_EPOCH_MS}. A later start so begins above every id an earlier one sent as long as
+ * that run published fewer than 2 messages a second per robot and topic on average (stateRequests are
+ * at most one per 2 s; commands far fewer) and the clock did not step back. 2^32 / 2 s is 68 years:
+ * the seed stays in uint32 until 2093 (then it, and a counter that reaches 2^32, wrap to 0).
+ */
+export function headerIdSeed(nowMs: number): number {
+  return Math.floor((Math.max(0, nowMs - HEADER_ID_EPOCH_MS) / 1000) * HEADER_IDS_PER_SECOND) % 2 ** 32;
+}
+
+/** The `headerId` after `id` (uint32: wraps to 0 past 2^32 - 1, as vda-5050-lib does). */
+export function nextHeaderId(id: number): number {
+  return id >= 2 ** 32 - 1 ? 0 : id + 1;
+}
+
 /** Mission orders remembered per robot (the latest ones sent or rebuilt; an older one is rebuilt again when its run is known). */
 export const MISSION_ORDERS_KEPT = 8;
 
@@ -23,8 +46,15 @@ export class RobotEntry {
   /** The robot's newest unread `state` and `visualization` (full snapshots: a newer one replaces an unread older one). */
   pendingState: Uint8Array | null = null;
   pendingVisualization: Uint8Array | null = null;
-  /** Next `headerId` per topic master control publishes to this robot. */
-  readonly headerIds = { order: 0, instantActions: 0 };
+  /** Next `headerId` per topic master control publishes to this robot ({@link headerIdSeed}). */
+  readonly headerIds: { order: number; instantActions: number };
+  /**
+   * The highest seq of a stop or mission pause (`startPause`) this process published to the robot or
+   * saw in its state: a motion command issued before it is not published after it (link.ts, send).
+   */
+  stopSeq = 0n;
+  /** States of this robot read by this process: a publication is answered only by a state read after it (delivery.ts). */
+  statesRead = 0;
   readonly missionOrders = new Map<string, MissionOrder>();
   mission: MissionProgress | null = null;
   /** The last mission order id the robot ran whose run was not known (logged once). */
@@ -39,7 +69,10 @@ export class RobotEntry {
   /** Telemetry sinks for the listener array they were made for. */
   sinks: { listeners: readonly unknown[]; sinks: Array<(batch: Uint8Array) => boolean | void> } | null = null;
 
-  constructor(readonly robot: Vda5050Robot) {}
+  constructor(readonly robot: Vda5050Robot, nowMs = Date.now()) {
+    const seed = headerIdSeed(nowMs);
+    this.headerIds = { order: seed, instantActions: seed };
+  }
 
   get robotId(): string {
     return this.robot.robotId;
