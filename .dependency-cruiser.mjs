@@ -54,6 +54,7 @@ const STORAGE_OWNERS = [
   { plugin: 'missions', module: ['missions/scheduling/', 'missions/runs/', 'missions/retention.ts'], keys: ['missions/scheduling/keys.ts', 'missions/runs/keys.ts'] },
   { plugin: 'floor-plans', module: ['fleet/floor-plans/'], keys: [] },
   { plugin: 'webhooks', module: ['webhooks/'], keys: ['webhooks/keys.ts'] },
+  { plugin: 'vda5050', module: ['vda5050/link/'], keys: ['vda5050/link/keys.ts'] },
 ];
 /** `src/<path>` as an anchored regex (a folder when it ends in `/`). */
 const srcPaths = (paths) => paths.map((p) => `^src/${p.replace(/[.]/g, '\\.')}${p.endsWith('/') ? '' : '$'}`).join('|');

@@ -94,6 +94,11 @@ export interface MasterSession {
   publish(topic: string, payload: Buffer): boolean;
   /** Messages the session dropped at its own bound (not sent; the command service resends what they carried). */
   readonly droppedCount: number;
+  /**
+   * Whether the broker tells the end of each robot's session ({@link MasterSessionEvents.robotDisconnected}):
+   * then a robot is online exactly while its session is, and a quiet one is only asked for its state.
+   */
+  readonly tellsRobotSessions: boolean;
   /** Ends the session; no event after it settles. */
   close(): Promise<void>;
 }

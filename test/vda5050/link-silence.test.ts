@@ -9,7 +9,7 @@ import { externalBroker } from '../../src/vda5050/broker/mqtt-session.js';
 import { STATE_REQUEST_EVERY_MS, Vda5050Link } from '../../src/vda5050/link/link.js';
 import { MapFrame } from '../../src/vda5050/link/map-frame.js';
 import { until } from '../support/until.js';
-import { identitiesOf, scriptedRobot, startTestBroker, type ScriptedRobot, type TestBroker } from './vda-fixtures.js';
+import { identitiesOf, scriptedRobot, startTestBroker, type ScriptedRobot, type TestBroker, memoryStopMarks } from './vda-fixtures.js';
 
 const ROBOT = { robotId: 'robot-quiet', fleetId: 'fleet-1', binding: { manufacturer: 'Acme', serialNumber: 'QUIET-1' } };
 
@@ -22,7 +22,7 @@ describe('master control\'s silence check', () => {
   beforeAll(async () => {
     broker = await startTestBroker();
     link = await Vda5050Link.connect({
-      broker: externalBroker({ url: broker.url, username: '', password: '', interfaceName: 'uagv', version: '2.0.0' }),
+      broker: externalBroker({ url: broker.url, username: '', password: '', interfaceName: 'uagv', version: '2.0.0' }), stopMarks: memoryStopMarks(),
       identities: identitiesOf([ROBOT]),
       log: pino({ enabled: false }),
       frame: new MapFrame(),

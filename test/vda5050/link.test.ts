@@ -15,7 +15,7 @@ import { MapFrame } from '../../src/vda5050/link/map-frame.js';
 import { externalBroker } from '../../src/vda5050/broker/mqtt-session.js';
 import { Vda5050Link } from '../../src/vda5050/link/link.js';
 import { until } from '../support/until.js';
-import { factsheetOf, identitiesOf, scriptedRobot, startAgv, startTestBroker, type TestBroker } from './vda-fixtures.js';
+import { factsheetOf, identitiesOf, scriptedRobot, startAgv, startTestBroker, type TestBroker, memoryStopMarks } from './vda-fixtures.js';
 
 const ROBOT = { robotId: 'robot-1', fleetId: 'fleet-1', binding: { manufacturer: 'Acme', serialNumber: 'AGV-1' } };
 const frame = new MapFrame();
@@ -87,7 +87,7 @@ describe('VDA 5050 master control against vda-5050-lib', () => {
   let watch: Awaited<ReturnType<typeof spy>>;
   const rec = new Recorder();
   const log = pino({ enabled: false });
-  const connect = (): Promise<Vda5050Link> => Vda5050Link.connect({ broker: externalBroker({ url: broker.url, username: '', password: '', interfaceName: 'uagv', version: '2.0.0' }), identities: identitiesOf([ROBOT]), log, frame });
+  const connect = (): Promise<Vda5050Link> => Vda5050Link.connect({ broker: externalBroker({ url: broker.url, username: '', password: '', interfaceName: 'uagv', version: '2.0.0' }), stopMarks: memoryStopMarks(), identities: identitiesOf([ROBOT]), log, frame });
 
   beforeAll(async () => {
     broker = await startTestBroker();
@@ -288,7 +288,7 @@ describe('VDA 5050 delivery against a scripted robot', () => {
 
   beforeAll(async () => {
     broker = await startTestBroker();
-    link = await Vda5050Link.connect({ broker: externalBroker({ url: broker.url, username: '', password: '', interfaceName: 'uagv', version: '2.0.0' }), identities: identitiesOf([A, B]), log: pino({ enabled: false }), frame });
+    link = await Vda5050Link.connect({ broker: externalBroker({ url: broker.url, username: '', password: '', interfaceName: 'uagv', version: '2.0.0' }), stopMarks: memoryStopMarks(), identities: identitiesOf([A, B]), log: pino({ enabled: false }), frame });
     link.listen(rec);
     a = await scriptedRobot(broker.url, A.binding);
     b = await scriptedRobot(broker.url, B.binding);
@@ -380,6 +380,53 @@ describe('VDA 5050 delivery against a scripted robot', () => {
       await until(() => rec.batches.length > atAck, 10_000, 'the state\'s telemetry');
     } finally {
       unlisten();
+    }
+  });
+
+  it('does not send a pick twice to a robot that lists it only when it starts it, until its session changes', async () => {
+    const pick = command({ case: 'invokeAction', value: { name: 'pick', argumentsJson: '{}' } });
+    expect(link.send(A.robotId, pick)).toBe(true);
+    await until(() => a.actionIds().includes(pick.commandId), 10_000, 'the pick published');
+    // The robot answers with states that do not list the pick yet (it lists an action when it starts it).
+    await stateRead(a);
+    await stateRead(a);
+    expect(link.send(A.robotId, pick)).toBe(true); // a resend: asks for the state instead
+    await until(() => a.received.some((r) => JSON.stringify(r.body).includes('stateRequest')), 10_000, 'a state request');
+    await stateRead(a);
+    expect(a.actionIds().filter((id) => id === pick.commandId)).toHaveLength(1);
+    // A new session of the robot's (ONLINE): the pick may not have reached it, so a resend publishes it.
+    await a.online();
+    await stateRead(a);
+    expect(link.send(A.robotId, pick)).toBe(true);
+    await until(() => a.actionIds().filter((id) => id === pick.commandId).length === 2, 10_000, 'the pick published again');
+    await stateRead(a, { actionStates: [{ actionId: pick.commandId, actionType: 'pick', actionStatus: 'RUNNING' }] });
+    await until(() => rec.ackOf(pick.commandId) !== undefined, 10_000, 'the pick ack');
+  });
+
+  it('keeps a robot\'s stop mark across a master control restart: an older start is not published after it', async () => {
+    const marks = memoryStopMarks();
+    const open = (): Promise<Vda5050Link> => Vda5050Link.connect({ broker: externalBroker({ url: broker.url, username: '', password: '', interfaceName: 'uagv', version: '2.0.0' }), stopMarks: marks, identities: identitiesOf([B]), clientId: `restart-${Math.random()}`, log: pino({ enabled: false }), frame });
+    const first = await open();
+    const start = command({ case: 'start', value: {} });
+    const stop = command({ case: 'stop', value: { reason: 'after the start' } });
+    await b.publishState();
+    await until(() => first.isOnline(B.robotId), 10_000, 'B online at the first link');
+    expect(first.send(B.robotId, stop)).toBe(true);
+    await until(() => b.actionIds().includes(stop.commandId), 10_000, 'the stop published');
+    await first.close();
+    const second = await open();
+    const answers: CommandAck[] = [];
+    second.listen({ onAck: (_robotId, ack) => answers.push(ack) });
+    try {
+      await b.publishState({ paused: true });
+      await until(() => second.isOnline(B.robotId), 10_000, 'B online at the second link');
+      // The start was issued before the stop (lower seq) and got lost: sending it now would undo the stop.
+      expect(second.send(B.robotId, start)).toBe(true);
+      await until(() => answers.some((x) => x.commandId === start.commandId), 10_000, 'the start answered');
+      expect(answers.find((x) => x.commandId === start.commandId)).toMatchObject({ status: CommandAck_Status.REJECTED, reason: 'superseded_by_stop' });
+      expect(b.actionIds()).not.toContain(start.commandId);
+    } finally {
+      await second.close();
     }
   });
 

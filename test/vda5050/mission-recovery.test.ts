@@ -15,7 +15,7 @@ import { MapFrame } from '../../src/vda5050/link/map-frame.js';
 import { missionOrderOf, outboundOf } from '../../src/vda5050/link/outbound.js';
 import type { VdaState } from '../../src/vda5050/link/messages.js';
 import { until } from '../support/until.js';
-import { identitiesOf, scriptedRobot, startTestBroker, type ScriptedRobot, type TestBroker } from './vda-fixtures.js';
+import { identitiesOf, scriptedRobot, startTestBroker, type ScriptedRobot, type TestBroker, memoryStopMarks } from './vda-fixtures.js';
 
 const frame = new MapFrame();
 const ROBOT = { robotId: 'robot-r', fleetId: 'fleet-1', binding: { manufacturer: 'Acme', serialNumber: 'R' } };
@@ -60,7 +60,7 @@ describe('a mission order after a master control restart', () => {
   const connect = async (): Promise<{ link: Vda5050Link; statuses: MissionStatus[] }> => {
     const log = pino({ level: 'warn' }, { write: (line: string) => void logLines.push(line) });
     const link = await Vda5050Link.connect({
-      broker: externalBroker({ url: broker.url, username: '', password: '', interfaceName: 'uagv', version: '2.0.0' }),
+      broker: externalBroker({ url: broker.url, username: '', password: '', interfaceName: 'uagv', version: '2.0.0' }), stopMarks: memoryStopMarks(),
       identities: identitiesOf([ROBOT]),
       log,
       frame,
@@ -104,7 +104,7 @@ describe('a mission order after a master control restart', () => {
     const first = await connect();
     await robot.publishState();
     await until(() => first.link.isOnline(ROBOT.robotId), 10_000, 'the robot online');
-    first.link.send(ROBOT.robotId, create(CommandSchema, { commandId: 'c-known', action: { case: 'missionStart', value: runs.get('run-known')! } }));
+    first.link.send(ROBOT.robotId, create(CommandSchema, { commandId: 'c-known', issuedAtMs: BigInt(Date.now()), action: { case: 'missionStart', value: runs.get('run-known')! } }));
     await until(() => robot.received.some((r) => r.topic === 'order'), 10_000, 'the order published');
     const order = robot.received.find((r) => r.topic === 'order')!.body;
     const sentView = await statusAfter(first.statuses, under(order, 2), 'run-known');

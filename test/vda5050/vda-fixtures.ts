@@ -7,6 +7,7 @@ import { Aedes } from 'aedes';
 import mqtt from 'mqtt';
 import { AgvController, VirtualAgvAdapter } from 'vda-5050-lib';
 import type { Vda5050Binding, Vda5050Identities, Vda5050Robot } from '../../src/vda5050/contracts.js';
+import type { StopMarks } from '../../src/vda5050/link/stop-marks.js';
 
 export interface TestBroker {
   url: string;
@@ -32,6 +33,17 @@ export async function startTestBroker(port = 0): Promise<TestBroker> {
         aedes.close(() => server.close(() => resolve()));
         for (const c of Object.values((aedes as unknown as { clients: Record<string, { conn?: { destroy(): void } }> }).clients)) c.conn?.destroy();
       }),
+  };
+}
+
+/** Stop marks held in memory (a test's gateway lives for one test; the LMDB ones: test/vda5050/stop-marks.test.ts). */
+export function memoryStopMarks(): StopMarks {
+  const marks = new Map<string, bigint>();
+  return {
+    get: (robotId) => marks.get(robotId) ?? 0n,
+    raise: (robotId, seq) => {
+      if (seq > (marks.get(robotId) ?? 0n)) marks.set(robotId, seq);
+    },
   };
 }
 

@@ -6,8 +6,9 @@ import { vda5050LinkMetrics } from '../../metrics/vda5050-link-metrics.js';
 import { createInboundGate } from '../../vda5050/inbound/index.js';
 import { MapFrame } from '../../vda5050/link/map-frame.js';
 import { Vda5050Link } from '../../vda5050/link/link.js';
+import { LmdbStopMarks, STOP_MARKS_META_PREFIX } from '../../vda5050/link/stop-marks.js';
 import type { GatewayContext } from '../parts.js';
-import { NO_STORAGE, noRoutes, type GatewayPlugin } from '../plugin.js';
+import { noRoutes, type GatewayPlugin } from '../plugin.js';
 
 /**
  * Connects master control to the broker the `vda5050-broker` plugin provides and adds it to the
@@ -23,7 +24,8 @@ export function vda5050Plugin(ctx: GatewayContext): GatewayPlugin {
   return {
     name: 'vda5050',
     dependsOn: ['vda5050-broker', 'robotlink', 'metrics', 'missions'],
-    storage: NO_STORAGE,
+    // Each robot's stop mark (src/vda5050/link/stop-marks.ts).
+    storage: { databases: [], prefixes: { meta: [STOP_MARKS_META_PREFIX] } },
     routes: noRoutes,
     start: () => {
       const { parts } = ctx;
@@ -44,7 +46,8 @@ export function vda5050Plugin(ctx: GatewayContext): GatewayPlugin {
       const begin = (): void => {
         if (link !== null || identities.all().length === 0) return;
         stopWaiting();
-        link = Vda5050Link.start({ broker, gate, identities, frame: new MapFrame(ctx.opts.vda5050MapOrigin), missionStartOf, log });
+        const stopMarks = new LmdbStopMarks(parts.get('store'), (err, robotId) => log.error({ err, robotId }, 'VDA 5050: a robot\'s stop mark could not be stored'));
+        link = Vda5050Link.start({ broker, gate, identities, frame: new MapFrame(ctx.opts.vda5050MapOrigin), missionStartOf, stopMarks, log });
         parts.get('link').add(link);
       };
       // Master control connects once a robot is bound: before that it has nobody to serve, and an

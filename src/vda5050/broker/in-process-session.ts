@@ -61,6 +61,9 @@ export class InProcessMasterSession implements MasterSession {
     return this.dropped;
   }
 
+  /** The embedded broker tells master control when a robot's session ends. */
+  readonly tellsRobotSessions = true;
+
   start(events: MasterSessionEvents): void {
     this.events = events;
     this.broker.aedes.on('closed', this.onBrokerClosed);

@@ -26,6 +26,9 @@ class MqttMasterSession implements MasterSession {
     private readonly clientId: string,
   ) {}
 
+  /** An external broker does not tell robots' session ends: master control's silence check finds a robot gone. */
+  readonly tellsRobotSessions = false;
+
   /** Nothing is dropped here: a full socket pushes back (`publish` returns false) instead. */
   get droppedCount(): number {
     return 0;

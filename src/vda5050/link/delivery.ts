@@ -68,11 +68,34 @@ export function isRepeatable(kind: 'action' | 'order', actionType: string): bool
 }
 
 /**
+ * Whether a copy of a command from before this process started may be published though the robot's
+ * state does not show it: the repeatable instant actions only. An order is not: the robot may have
+ * driven it and taken others since, and would drive it again. A start cannot undo a stop issued after
+ * it (the robot's stop mark, stop-marks.ts, outlives the process); a release may cancel an order the
+ * robot took after it, which leaves the robot standing (docs/vda5050.md, "Limits").
+ */
+export function isRepeatableAfterRestart(kind: 'action' | 'order', actionType: string): boolean {
+  return kind === 'action' && REPEATABLE_ACTIONS.has(actionType);
+}
+
+/**
+ * Where a robot's link stood when something was published: states read, and the link epoch, which
+ * moves whenever a message to the robot may have been lost (its session or master control's ended,
+ * or master control dropped a message to it at a bound). Over one live MQTT connection nothing is
+ * lost, so a command is known lost only when the epoch moved.
+ */
+export interface LinkPoint {
+  states: number;
+  epoch: number;
+}
+
+/**
  * What a send of an id that is not in the robot's latest state does:
- * - `publish`: first publication in this process, or a state read after the last one did not show it
- *   (the message was lost);
- * - `ask`: no state was read since the last publication: the robot may simply not have answered yet,
- *   so it is asked for its state (a lost message shows at the next state) rather than sent it twice;
+ * - `publish`: first publication in this process; or the link epoch moved since the last one (it may
+ *   have been lost); or, for a repeatable command, a state read after the last one did not show it;
+ * - `ask`: the robot may simply not have listed it yet (a robot may list an action only when it
+ *   starts it, and answer a state request at once): it is asked for its state rather than sent a
+ *   second copy, which for an action like a pick would be a second pick;
  * - `withhold`: issued before this process started and not repeatable: the previous process may have
  *   published it and the robot ended it and dropped it from `actionStates` (vda-5050-lib does after 5
  *   states), so a second copy could be a second physical action. It is never published by this
@@ -81,14 +104,15 @@ export function isRepeatable(kind: 'action' | 'order', actionType: string): bool
 export type ResendPlan = 'publish' | 'ask' | 'withhold';
 
 /**
- * The plan for one send (see {@link ResendPlan}). `statesRead`: the robot's count of states read by
- * this process; `issuedBeforeStart`: the command was issued before this process started.
+ * The plan for one send (see {@link ResendPlan}). `now`: where the robot's link stands;
+ * `issuedBeforeStart`: the command was issued before this process started.
  */
-export function resendPlan(w: Awaiting | undefined, statesRead: number, issuedBeforeStart: boolean, kind: 'action' | 'order', actionType: string): ResendPlan {
-  if (w === undefined) return issuedBeforeStart && !isRepeatable(kind, actionType) ? 'withhold' : 'publish';
+export function resendPlan(w: Awaiting | undefined, now: LinkPoint, issuedBeforeStart: boolean, kind: 'action' | 'order', actionType: string): ResendPlan {
+  if (w === undefined) return issuedBeforeStart && !isRepeatableAfterRestart(kind, actionType) ? 'withhold' : 'publish';
   if (w.withheld) return 'withhold';
+  if (now.epoch > w.publishedAt.epoch) return 'publish';
   // Counted, not timed: a state read in the same turn (or millisecond) as the publication is not after it.
-  return statesRead > w.publishedAtState ? 'publish' : 'ask';
+  return isRepeatable(kind, actionType) && now.states > w.publishedAt.states ? 'publish' : 'ask';
 }
 
 export interface Awaiting {
@@ -96,8 +120,8 @@ export interface Awaiting {
   kind: 'action' | 'order';
   actionType: string;
   sinceMs: number;
-  /** The robot's count of states read when this id was last published. */
-  publishedAtState: number;
+  /** Where the robot's link stood when this id was last published. */
+  publishedAt: LinkPoint;
   /** Never published by this process ({@link ResendPlan} `withhold`). */
   withheld: boolean;
 }
@@ -116,18 +140,18 @@ export class AwaitedIds {
   }
 
   /**
-   * Waits for `id`, published for `commandId` when the robot's count of states read was
-   * `statesRead` (or withheld: never published by this process); an entry already there is updated.
+   * Waits for `id`, published for `commandId` when the robot's link stood at `at` (or withheld: never
+   * published by this process); an entry already there is updated.
    */
-  add(id: string, commandId: string, kind: 'action' | 'order', actionType: string, nowMs: number, statesRead: number, withheld = false): void {
+  add(id: string, commandId: string, kind: 'action' | 'order', actionType: string, nowMs: number, at: LinkPoint, withheld = false): void {
     const w = this.byId.get(id);
     if (w !== undefined) {
-      w.publishedAtState = statesRead;
+      w.publishedAt = { ...at };
       w.withheld = withheld;
       return;
     }
     if (this.byId.size >= MAX_AWAITING_PER_ROBOT) this.byId.delete(this.byId.keys().next().value!);
-    this.byId.set(id, { commandId, kind, actionType, sinceMs: nowMs, publishedAtState: statesRead, withheld });
+    this.byId.set(id, { commandId, kind, actionType, sinceMs: nowMs, publishedAt: { ...at }, withheld });
   }
 
   /** Stops waiting for `id`. */

@@ -27,6 +27,7 @@ import { MissionProgress } from './mission.js';
 import { deviationKeysOf, isMotionCommand, missionOrderOf, outboundOf, type DeviationKey, type MissionOrder, type Outbound } from './outbound.js';
 import { PublishQueue } from './publish-queue.js';
 import { nextHeaderId, RobotEntry } from './robot-entry.js';
+import type { StopMarks } from './stop-marks.js';
 import { batchOf, type MissionSampleInfo } from './telemetry.js';
 import { inboundFilters, parseInboundTopic, robotTopic, topicPrefix } from './topics.js';
 
@@ -66,6 +67,8 @@ export interface Vda5050LinkOptions {
    */
   missionStartOf?: (robotId: string, runId: string) => MissionStart | null;
   now?: () => number;
+  /** Each robot's stop mark, kept across restarts (stop-marks.ts). */
+  stopMarks: StopMarks;
   /** The silence check's times ({@link SILENCE} by default; tests shorten them). */
   silence?: { askAfterMs: number; offlineAfterMs: number; checkEveryMs: number };
 }
@@ -125,8 +128,13 @@ export class Vda5050Link implements RobotLink {
     this.deviationKeys = deviationKeysOf(opts.broker.version);
     this.now = opts.now ?? Date.now;
     this.startedAtMs = this.now();
-    // QoS 0 (VDA 5050); false asks for a drain.
-    this.queue = new PublishQueue((p) => session.publish(p.topic, p.payload));
+    // QoS 0 (VDA 5050); false asks for a drain. A message dropped on the way may have carried a command.
+    this.queue = new PublishQueue((p, robotId) => {
+      const dropped = session.droppedCount;
+      const ok = session.publish(p.topic, p.payload);
+      if (session.droppedCount !== dropped) this.mayHaveLost(robotId);
+      return ok;
+    }, (robotId) => this.mayHaveLost(robotId));
     this.unlistenIdentities = opts.identities.onChange((robotId) => this.onIdentityChange(robotId));
     this.silence = opts.silence ?? SILENCE;
     this.silenceTimer = setInterval(() => this.checkSilence(), this.silence.checkEveryMs);
@@ -238,7 +246,10 @@ export class Vda5050Link implements RobotLink {
     const kind = out.kind === 'order' ? 'order' : 'action';
     const actionType = out.kind === 'order' ? '' : out.actions[0]!.actionType;
     const shown = verdictOf(e.state, out.awaitId, kind, actionType);
-    if (actionType === 'startPause' && command.seq > e.stopSeq) e.stopSeq = command.seq;
+    if (actionType === 'startPause' && command.seq > e.stopSeq) {
+      e.stopSeq = command.seq;
+      this.opts.stopMarks.raise(robotId, command.seq);
+    }
     if (shown !== null) {
       this.ackLater(robotId, command.commandId, shown);
       return true;
@@ -250,7 +261,7 @@ export class Vda5050Link implements RobotLink {
       this.ackLater(robotId, command.commandId, { received: false, reason: 'superseded_by_stop' });
       return true;
     }
-    const plan = resendPlan(e.awaited.get(out.awaitId), e.statesRead, Number(command.issuedAtMs) < this.startedAtMs, kind, actionType);
+    const plan = resendPlan(e.awaited.get(out.awaitId), { states: e.statesRead, epoch: e.epoch }, Number(command.issuedAtMs) < this.startedAtMs, kind, actionType);
     if (plan === 'ask') {
       this.requestState(e);
       return true;
@@ -262,7 +273,7 @@ export class Vda5050Link implements RobotLink {
         `robot ${robotId}: command ${command.commandId} (${actionType}) was issued before this gateway started and the robot's state does not show it: not published again (a second copy could be a second action); it is acknowledged if a state shows it, else its retry budget runs out with its delivery uncertain`,
       );
     }
-    e.awaited.add(out.awaitId, command.commandId, kind, actionType, this.now(), e.statesRead, withheld);
+    e.awaited.add(out.awaitId, command.commandId, kind, actionType, this.now(), { states: e.statesRead, epoch: e.epoch }, withheld);
     if (withheld) return true;
     if (out.kind === 'order' && out.mission !== null) e.rememberMission(out.awaitId, out.mission);
     this.publish(e, out);
@@ -346,6 +357,7 @@ export class Vda5050Link implements RobotLink {
     if (e && e.robot.fleetId === robot.fleetId && e.robot.binding.manufacturer === robot.binding.manufacturer && e.robot.binding.serialNumber === robot.binding.serialNumber) return e;
     if (e) this.closeSession(robot.robotId, 'the robot\'s record changed');
     const fresh = new RobotEntry(robot, this.now());
+    fresh.stopSeq = this.opts.stopMarks.get(robot.robotId);
     this.robots.set(robot.robotId, fresh);
     return fresh;
   }
@@ -407,10 +419,17 @@ export class Vda5050Link implements RobotLink {
     }
   }
 
+  /** A message to the robot may have been lost: what was published to it before may be published again (delivery.ts). */
+  private mayHaveLost(robotId: string): void {
+    const e = this.robots.get(robotId);
+    if (e !== undefined) e.epoch++;
+  }
+
   /** The broker saw the robot's session end: it is offline until it is heard again. */
   private onRobotDisconnected(binding: Vda5050Binding): void {
     const robot = this.opts.identities.robotOf(binding.manufacturer, binding.serialNumber);
     if (robot === undefined) return;
+    this.mayHaveLost(robot.robotId);
     // Its next session may number its messages from 0 again, with or without a connection ONLINE.
     this.gate.sessionEnded(robot.robotId);
     const e = this.robots.get(robot.robotId);
@@ -419,15 +438,16 @@ export class Vda5050Link implements RobotLink {
   }
 
   /**
-   * Online robots silent for `askAfterMs` are asked for their state; silent for `offlineAfterMs`,
-   * they go offline (and come back with their next message).
+   * Online robots silent for `askAfterMs` are asked for their state. Silent for `offlineAfterMs`, they
+   * go offline (and come back with their next state), unless the broker tells robots' session ends:
+   * there a quiet robot whose session is open still reads its commands, so it stays online.
    */
   private checkSilence(): void {
     const now = this.now();
     for (const e of this.robots.values()) {
       if (!e.online) continue;
       const silent = now - e.lastHeardMs;
-      if (silent >= this.silence.offlineAfterMs) this.lostRobot(e, `no message from the robot for ${Math.round(silent / 1000)} s`);
+      if (silent >= this.silence.offlineAfterMs && !this.session.tellsRobotSessions) this.lostRobot(e, `no message from the robot for ${Math.round(silent / 1000)} s`);
       else if (silent >= this.silence.askAfterMs) this.requestState(e);
     }
   }
@@ -437,6 +457,7 @@ export class Vda5050Link implements RobotLink {
    * brings it back (a robot that does not use its connection topic publishes none on its return).
    */
   private lostRobot(e: RobotEntry, reason: string): void {
+    e.epoch++;
     e.connection = null;
     e.pendingState = null;
     e.pendingVisualization = null;
@@ -444,6 +465,8 @@ export class Vda5050Link implements RobotLink {
   }
 
   private onConnection(e: RobotEntry, s: 'ONLINE' | 'OFFLINE' | 'CONNECTIONBROKEN'): void {
+    // A new or ended session of the robot's: what was published to the last one may not have reached it.
+    e.epoch++;
     e.connection = s;
     if (s === 'ONLINE') {
       // Its state and factsheet at once, rather than at its next periodic state.
@@ -646,6 +669,7 @@ export class Vda5050Link implements RobotLink {
     this.subscribed = false;
     if (this.closed) return;
     for (const e of this.robots.values()) {
+      e.epoch++;
       e.connection = null;
       this.goOffline(e, 'master control lost its broker connection');
     }

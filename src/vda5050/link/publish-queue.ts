@@ -18,8 +18,8 @@ export interface Publication {
   payload: Buffer;
 }
 
-/** Publishes one message; returns false when the socket wants a `drain` before more. */
-export type PublishFn = (p: Publication) => boolean;
+/** Publishes one message to `robotId`; returns false when the socket wants a `drain` before more. */
+export type PublishFn = (p: Publication, robotId: string) => boolean;
 
 class Lanes {
   readonly urgent: Publication[] = [];
@@ -36,7 +36,11 @@ export class PublishQueue {
   private scheduled = false;
   private dropped = 0;
 
-  constructor(private readonly publish: PublishFn) {}
+  /** @param onDrop told of each message dropped from a full lane (the robot it was for) */
+  constructor(
+    private readonly publish: PublishFn,
+    private readonly onDrop: (robotId: string) => void,
+  ) {}
 
   /** Messages dropped from a full lane so far. */
   get droppedCount(): number {
@@ -51,6 +55,7 @@ export class PublishQueue {
     if (lane.length >= (urgent ? URGENT_PER_ROBOT : NORMAL_PER_ROBOT)) {
       lane.shift();
       this.dropped++;
+      this.onDrop(robotId);
     }
     lane.push(p);
     (urgent ? this.urgentRobots : this.normalRobots).add(robotId);
@@ -85,23 +90,23 @@ export class PublishQueue {
     while (!this.blocked) {
       const next = this.take();
       if (next === null) return;
-      if (!this.publish(next)) this.blocked = true;
+      if (!this.publish(next.p, next.robotId)) this.blocked = true;
     }
   }
 
-  private take(): Publication | null {
+  private take(): { p: Publication; robotId: string } | null {
     for (const robotId of this.urgentRobots) {
       const lanes = this.byRobot.get(robotId);
       const p = lanes?.urgent.shift();
       if (!lanes || lanes.urgent.length === 0) this.urgentRobots.delete(robotId);
-      if (p) return p;
+      if (p) return { p, robotId };
     }
     for (const robotId of this.normalRobots) {
       const lanes = this.byRobot.get(robotId);
       const p = lanes?.normal.shift();
       this.normalRobots.delete(robotId);
       if (lanes && lanes.normal.length > 0) this.normalRobots.add(robotId);
-      if (p) return p;
+      if (p) return { p, robotId };
     }
     return null;
   }

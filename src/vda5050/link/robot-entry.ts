@@ -49,12 +49,15 @@ export class RobotEntry {
   /** Next `headerId` per topic master control publishes to this robot ({@link headerIdSeed}). */
   readonly headerIds: { order: number; instantActions: number };
   /**
-   * The highest seq of a stop or mission pause (`startPause`) this process published to the robot or
-   * saw in its state: a motion command issued before it is not published after it (link.ts, send).
+   * The highest seq of a stop or mission pause (`startPause`) published to the robot or seen in its
+   * state, this process's or kept from an earlier one (stop-marks.ts): a motion command issued before
+   * it is not published after it (link.ts, send).
    */
   stopSeq = 0n;
   /** States of this robot read by this process: a publication is answered only by a state read after it (delivery.ts). */
   statesRead = 0;
+  /** Moves whenever a message to the robot may have been lost (delivery.ts, `LinkPoint`). */
+  epoch = 0;
   readonly missionOrders = new Map<string, MissionOrder>();
   mission: MissionProgress | null = null;
   /** The last mission order id the robot ran whose run was not known (logged once). */
