@@ -48,7 +48,7 @@ describe('resendPlan', () => {
     const ids = new AwaitedIds();
     ids.add('p', 'c-p', 'action', 'pick', 0, { states: 1, epoch: 0 }, true);
     const state = { actionStates: [{ actionId: 'p', actionType: 'pick', actionStatus: 'FINISHED' }], errors: [], orderId: '', paused: false } as never;
-    expect(ids.settle(state, 1)).toEqual([{ commandId: 'c-p', verdict: { received: true } }]);
+    expect(ids.settle(state, 1)).toEqual([{ commandId: 'c-p', actionType: 'pick', verdict: { received: true } }]);
   });
 });
 

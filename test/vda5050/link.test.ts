@@ -413,12 +413,18 @@ describe('VDA 5050 delivery against a scripted robot', () => {
     await until(() => first.isOnline(B.robotId), 10_000, 'B online at the first link');
     expect(first.send(B.robotId, stop)).toBe(true);
     await until(() => b.actionIds().includes(stop.commandId), 10_000, 'the stop published');
+    // The robot takes the stop: its state shows it (the mark is kept from here on).
+    const acked: string[] = [];
+    first.listen({ onAck: (_robotId, ack) => acked.push(ack.commandId) });
+    await b.publishState({ paused: true, actionStates: [{ actionId: stop.commandId, actionType: 'startPause', actionStatus: 'FINISHED' }] });
+    await until(() => acked.includes(stop.commandId), 10_000, 'the stop acknowledged');
     await first.close();
     const second = await open();
     const answers: CommandAck[] = [];
     second.listen({ onAck: (_robotId, ack) => answers.push(ack) });
     try {
-      await b.publishState({ paused: true });
+      // More states since: the robot no longer lists the stop (vda-5050-lib drops an ended action after 5).
+      await b.publishState({ paused: true, actionStates: [] });
       await until(() => second.isOnline(B.robotId), 10_000, 'B online at the second link');
       // The start was issued before the stop (lower seq) and got lost: sending it now would undo the stop.
       expect(second.send(B.robotId, start)).toBe(true);

@@ -160,12 +160,12 @@ export class AwaitedIds {
   }
 
   /** The commands this state decides (forgotten here), and drops entries past their time. */
-  settle(state: VdaState, nowMs: number): Array<{ commandId: string; verdict: Verdict }> {
-    const out: Array<{ commandId: string; verdict: Verdict }> = [];
+  settle(state: VdaState, nowMs: number): Array<{ commandId: string; actionType: string; verdict: Verdict }> {
+    const out: Array<{ commandId: string; actionType: string; verdict: Verdict }> = [];
     for (const [id, w] of this.byId) {
       const verdict = verdictOf(state, id, w.kind, w.actionType);
       if (verdict !== null) {
-        out.push({ commandId: w.commandId, verdict });
+        out.push({ commandId: w.commandId, actionType: w.actionType, verdict });
         this.byId.delete(id);
       } else if (nowMs - w.sinceMs > AWAIT_TTL_MS) {
         this.byId.delete(id);

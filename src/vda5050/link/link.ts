@@ -246,11 +246,9 @@ export class Vda5050Link implements RobotLink {
     const kind = out.kind === 'order' ? 'order' : 'action';
     const actionType = out.kind === 'order' ? '' : out.actions[0]!.actionType;
     const shown = verdictOf(e.state, out.awaitId, kind, actionType);
-    if (actionType === 'startPause' && command.seq > e.stopSeq) {
-      e.stopSeq = command.seq;
-      this.opts.stopMarks.raise(robotId, command.seq);
-    }
+    if (actionType === 'startPause' && command.seq > e.stopSeq) e.stopSeq = command.seq;
     if (shown !== null) {
+      if (actionType === 'startPause') this.opts.stopMarks.raise(robotId, e.stopSeq);
       this.ackLater(robotId, command.commandId, shown);
       return true;
     }
@@ -493,6 +491,10 @@ export class Vda5050Link implements RobotLink {
     if (!e.online) this.goOnline(e, state);
     const settled = e.awaited.settle(state, now);
     for (const { commandId, verdict } of settled) this.emitAck(e.robotId, commandId, verdict);
+    // Kept once the robot has a stop, in the turn its ack's record is written (one LMDB transaction;
+    // a write at the publication would hold the stop's answer behind a commit of its own). A stop not
+    // acknowledged when the gateway dies is still in the outbox, and resent first after the restart.
+    if (settled.some((s) => s.actionType === 'startPause')) this.opts.stopMarks.raise(e.robotId, e.stopSeq);
     if (settled.length === 0) {
       this.afterState(e, state, now);
       return;

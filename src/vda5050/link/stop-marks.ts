@@ -6,8 +6,9 @@
  * a VDA 5050 robot keeps nothing of the kind, so master control keeps it, in LMDB, so that a start
  * lost before a gateway restart cannot undo a stop the robot took after it.
  *
- * Written with the publish (an asynchronous put, committed with the writes of that turn); a mark not
- * committed when the gateway dies is lost with that stop's own record, whose answer waits for it.
+ * Written when the robot's state shows a stop (an asynchronous put, in the turn the stop's ack is
+ * written, so in its transaction); a stop the robot had not shown when the gateway died is still in
+ * the outbox, and the restart's flush sends stops first, which raises the mark again in memory.
  */
 import type { Store } from '../../store/lmdb.js';
 import { STOP_MARK_PREFIX, stopMarkKey } from './keys.js';
