@@ -131,7 +131,12 @@ export class InProcessMasterSession implements MasterSession {
     this.filters.clear();
   }
 
-  /** Hands each retained message under `filters` to master control, as a broker does at SUBSCRIBE. */
+  /**
+   * Hands each retained message under `filters` to master control, as a broker does at SUBSCRIBE
+   * (after the subscription is live, as aedes does for a client: a robot that connects in between may
+   * have its live `connection` message arrive before its older retained one; this happens only at
+   * master control's start).
+   */
   private async replayRetained(filters: string[]): Promise<void> {
     const store = (this.broker.aedes as unknown as { persistence: RetainedStore }).persistence;
     for await (const packet of store.createRetainedStreamCombi(filters)) {
