@@ -134,6 +134,32 @@ describe('VDA 5050 master control against vda-5050-lib', () => {
     expect(rec.policy!.goToArea?.ring).toHaveLength(4);
   });
 
+  it('announces a factsheet again only when it changed (a repeated one is read, not announced)', async () => {
+    const robotSide = await mqtt.connectAsync(broker.url, { clientId: 'factsheet-repeater' });
+    const actions = [{ actionType: 'startCharging', actionScopes: ['INSTANT'] }];
+    const onlines = (): number => rec.events.filter((e) => e === `online ${ROBOT.robotId}`).length;
+    const accepted = (): number => (link as unknown as { gate: { stats(): { accepted: number } } }).gate.stats().accepted;
+    // This factsheet differs from the last one (announced once), then comes 19 more times unchanged.
+    const atFirst = accepted();
+    const beforeFirst = onlines();
+    await robotSide.publishAsync('uagv/v2/Acme/AGV-1/factsheet', JSON.stringify({ ...factsheetOf(ROBOT.binding, actions), headerId: 1001 }));
+    await until(() => accepted() > atFirst, 10_000, 'the first factsheet read');
+    const first = onlines();
+    expect(first).toBe(beforeFirst + 1);
+    const before = accepted();
+    const coalescedBefore = link.stats().coalesced;
+    for (let i = 2; i <= 20; i++) {
+      await robotSide.publishAsync('uagv/v2/Acme/AGV-1/factsheet', JSON.stringify({ ...factsheetOf(ROBOT.binding, actions), headerId: 1000 + i }));
+    }
+    // Each of the 19 read, or replaced unread by a newer one.
+    await until(() => accepted() - before + link.stats().coalesced - coalescedBefore >= 19, 10_000, 'the repeated factsheets read');
+    expect(onlines()).toBe(first);
+    await robotSide.publishAsync('uagv/v2/Acme/AGV-1/factsheet', JSON.stringify({ ...factsheetOf(ROBOT.binding, [...actions, { actionType: 'stopCharging', actionScopes: ['INSTANT'] }]), headerId: 2000 }));
+    await until(() => rec.policy?.actions.some((a) => a.name === 'stopCharging') === true, 10_000, 'the changed factsheet announced');
+    expect(onlines()).toBe(first + 1);
+    await robotSide.endAsync();
+  });
+
   it('drives a go-to order to its end; received only once the state shows the order id', async () => {
     const target = frame.toLatLon(16, 28);
     const go = command({ case: 'goTo', value: { latitude: target.latitude, longitude: target.longitude, hasHeading: false, headingDeg: 0, maxSpeedMps: 0 } });

@@ -341,11 +341,12 @@ export class Vda5050Link implements RobotLink {
         if (m !== null) this.read(e, 'connection', () => this.onConnection(e, readConnection(m)));
         return;
       }
-      case 'factsheet': {
-        const m = this.pass(e, 'factsheet', payload);
-        if (m !== null) this.read(e, 'factsheet', () => this.onFactsheet(e, readFactsheet(m)));
+      case 'factsheet':
+        // Read once per read like a state (a robot that repeats it costs one parse per read).
+        if (e.pendingFactsheet !== null) this.counts.coalesced++;
+        e.pendingFactsheet = payload;
+        this.markDirty(e);
         return;
-      }
     }
   }
 
@@ -408,8 +409,12 @@ export class Vda5050Link implements RobotLink {
       if (this.robots.get(e.robotId) !== e) continue;
       const state = e.pendingState;
       const vis = e.pendingVisualization;
+      const factsheet = e.pendingFactsheet;
       e.pendingState = null;
       e.pendingVisualization = null;
+      e.pendingFactsheet = null;
+      const fm = factsheet === null ? null : this.pass(e, 'factsheet', factsheet);
+      if (fm !== null) this.read(e, 'factsheet', () => this.onFactsheet(e, readFactsheet(fm)));
       const sm = state === null ? null : this.pass(e, 'state', state);
       if (sm !== null) this.read(e, 'state', () => this.onState(e, readState(sm)));
       const vm = vis === null ? null : this.pass(e, 'visualization', vis);
@@ -478,7 +483,11 @@ export class Vda5050Link implements RobotLink {
 
   private onFactsheet(e: RobotEntry, f: ReturnType<typeof readFactsheet>): void {
     e.factsheet = f;
-    // A changed policy reaches the listeners as another onOnline (they are idempotent).
+    // A changed factsheet (a changed policy) reaches the listeners as another onOnline; the same one
+    // again does not (each onOnline has the command service walk the robot's backlog).
+    const signature = JSON.stringify(f);
+    if (signature === e.factsheetSignature) return;
+    e.factsheetSignature = signature;
     if (e.online) this.emitOnline(e);
   }
 

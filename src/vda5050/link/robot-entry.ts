@@ -46,6 +46,9 @@ export class RobotEntry {
   /** The robot's newest unread `state` and `visualization` (full snapshots: a newer one replaces an unread older one). */
   pendingState: Uint8Array | null = null;
   pendingVisualization: Uint8Array | null = null;
+  pendingFactsheet: Uint8Array | null = null;
+  /** The last factsheet read, as mapped (a new `onOnline` only when it differs). */
+  factsheetSignature = '';
   /** Next `headerId` per topic master control publishes to this robot ({@link headerIdSeed}). */
   readonly headerIds: { order: number; instantActions: number };
   /**
